@@ -1,0 +1,110 @@
+"""``toolrelay`` command line: one verb per module, one exit-code table for all.
+
+    0    success
+    1    the command ran and reports a failure (a tool error, a run that did not
+         complete, a broken link found)
+    2    usage error (bad flags, unreadable config or input)
+    3    protocol or transport failure (server crashed, exited or timed out, JSON-RPC
+         error, model endpoint unreachable or answering an HTTP error)
+    130  interrupted (Ctrl-C)
+
+Command modules are imported only when their verb is used, so ``toolrelay --help`` and
+small verbs start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import NoReturn, Protocol
+
+from ..errors import ToolrelayError
+
+__all__ = ["EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TRANSPORT", "EXIT_USAGE", "main"]
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_TRANSPORT = 3
+EXIT_INTERRUPTED = 130
+
+# verb → (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "files": ("files_cmd", "serve the hardened read-only MCP file server (stdio or HTTP)"),
+    "tools": ("tools_cmd", "show the tools the model will see, as a table or the exact tools array"),
+    "call": ("call_cmd", "call one tool by its alias and print the result"),
+    "run": ("run_cmd", "run a task: model ↔ MCP tools until the model answers"),
+    "demo": ("demo_cmd", "run the seed's scenario for real and write its attachments"),
+    "verify": ("verify_cmd", "check a transcript or demo folder link by link"),
+    "explain": ("explain_cmd", "explain a run's call chain stage by stage"),
+    "view": ("view_cmd", "draw a run as a self-contained HTML sequence diagram"),
+}
+
+EPILOG = """exit codes: 0 success · 1 the command ran and reports a failure · 2 usage error ·
+3 protocol or transport failure · 130 interrupted"""
+
+
+class CommandModule(Protocol):
+    def configure(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with our usage exit code (2) and a one-line error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"toolrelay: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def _load(verb: str) -> CommandModule:
+    module_name, _ = COMMANDS[verb]
+    module: CommandModule = importlib.import_module(f"toolrelay.cli.{module_name}")
+    return module
+
+
+def build_parser(verb: str | None) -> argparse.ArgumentParser:
+    from .. import __version__
+
+    parser = _Parser(
+        prog="toolrelay",
+        description="Connect a model's function calls to MCP tool servers, and prove what ran.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"toolrelay {__version__}")
+    sub = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
+    for name, (_, help_text) in COMMANDS.items():
+        command = sub.add_parser(
+            name, help=help_text, description=help_text, epilog=EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        if name == verb:  # only the chosen verb's module is imported
+            _load(name).configure(command)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    verb = next((a for a in arguments if not a.startswith("-")), None)
+    parser = build_parser(verb if verb in COMMANDS else None)
+    try:
+        args = parser.parse_args(arguments)
+    except SystemExit as exc:
+        return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
+    if args.verb is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return _load(args.verb).run(args)
+    except ToolrelayError as exc:
+        sys.stderr.write(f"toolrelay {args.verb}: error: {exc}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write(f"toolrelay {args.verb}: interrupted\n")
+        return EXIT_INTERRUPTED
+

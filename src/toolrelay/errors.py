@@ -1,0 +1,132 @@
+"""One exception tree for everything toolrelay raises.
+
+    ToolrelayError                  exit_code
+    ├── UsageError                  2   bad flags, unreadable config or input
+    │   └── ConfigError             2   a config file toolrelay cannot use
+    ├── ProtocolError               3   the peer broke the protocol or answered a JSON-RPC error
+    │   ├── RpcError                3   a JSON-RPC error response (code, message, data)
+    │   └── VersionMismatch         3   no protocol version both sides speak
+    ├── TransportError              3   the channel to a server failed
+    │   ├── ServerExited            3   a stdio server exited or its pipe broke
+    │   ├── RequestTimeout          3   no answer within the request's timeout
+    │   ├── MessageTooLarge         3   a message above the size cap
+    │   └── HttpStatusError         3   an MCP HTTP endpoint answered an error status
+    ├── ModelError                  3   the model endpoint is unreachable or answered an error
+    │   └── ModelFeatureUnsupported 3   the endpoint lacks a feature the request used
+    └── RunInterrupted              130 Ctrl-C
+
+Errors a model can act on (invalid arguments, unknown tools, tool errors) are not
+exceptions: they are outcome values (see ``toolrelay.relay.result``). Exceptions here
+end a command or fail one request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ConfigError",
+    "HttpStatusError",
+    "MessageTooLarge",
+    "ModelError",
+    "ModelFeatureUnsupported",
+    "ProtocolError",
+    "RequestTimeout",
+    "RpcError",
+    "RunInterrupted",
+    "ServerExited",
+    "ToolrelayError",
+    "TransportError",
+    "UsageError",
+    "VersionMismatch",
+]
+
+
+class ToolrelayError(Exception):
+    """Base of every error toolrelay raises; ``exit_code`` is what the CLI exits with."""
+
+    exit_code = 1
+
+
+class UsageError(ToolrelayError):
+    """The user asked for something that cannot work: bad flags, input or config."""
+
+    exit_code = 2
+
+
+class ConfigError(UsageError):
+    """A server configuration file is unreadable, malformed or names something unsupported."""
+
+
+class ProtocolError(ToolrelayError):
+    """The peer broke the MCP / JSON-RPC protocol."""
+
+    exit_code = 3
+
+
+class RpcError(ProtocolError):
+    """A JSON-RPC error response: the peer understood the request and refused it."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"JSON-RPC error {code}: {message}")
+        self.code = code
+        self.rpc_message = message
+        self.data = data
+
+
+class VersionMismatch(ProtocolError):
+    """The server answered ``initialize`` with a protocol version we do not speak."""
+
+
+class TransportError(ToolrelayError):
+    """The channel to a server failed before an answer arrived."""
+
+    exit_code = 3
+
+
+class ServerExited(TransportError):
+    """A stdio server exited (or closed its pipes); carries its last stderr lines."""
+
+    def __init__(self, server: str, returncode: int | None, stderr_tail: str = "") -> None:
+        code = "unknown" if returncode is None else str(returncode)
+        detail = f": {stderr_tail}" if stderr_tail else ""
+        super().__init__(f"server {server} exited (code {code}){detail}")
+        self.server = server
+        self.returncode = returncode
+        self.stderr_tail = stderr_tail
+
+
+class RequestTimeout(TransportError):
+    """A request got no answer within its timeout; a cancellation was sent."""
+
+
+class MessageTooLarge(TransportError):
+    """A message exceeded the configured size cap and was refused."""
+
+
+class HttpStatusError(TransportError):
+    """An MCP Streamable HTTP endpoint answered with an error status."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ModelError(ToolrelayError):
+    """The model endpoint could not be reached, or answered with an HTTP error."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ModelFeatureUnsupported(ModelError):
+    """The endpoint rejected a feature of the request (previous_response_id, strict, ...)."""
+
+
+class RunInterrupted(ToolrelayError):
+    """The user pressed Ctrl-C."""
+
+    exit_code = 130

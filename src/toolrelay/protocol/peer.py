@@ -1,0 +1,298 @@
+"""One side of an MCP conversation, shared by the client and the server.
+
+The peer owns what both sides need and nothing that touches a pipe or a socket: request
+ids, the table of requests awaiting an answer, pairing each response to its request,
+timeouts with ``notifications/cancelled``, and dispatch of incoming requests and
+notifications to handlers. A transport feeds it decoded messages (``receive``) and gives
+it a ``send`` function; a ``Tracer`` sees every message in and out, which is how exact
+wire messages and ids reach the event stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..errors import RequestTimeout, RpcError, ToolrelayError, TransportError
+from . import jsonrpc
+from .jsonrpc import (
+    ErrorResponse,
+    JSONObject,
+    Message,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+)
+
+__all__ = ["Exchange", "Peer", "RequestHandler", "Tracer"]
+
+log = logging.getLogger("toolrelay.protocol")
+
+# A handler answers with a result object, or an awaitable of one (run as its own task so
+# the peer keeps reading, e.g. the response to a request the handler itself is awaiting).
+RequestHandler = Callable[[Request], JSONObject | Awaitable[JSONObject]]
+NotificationHandler = Callable[[Notification], None]
+
+
+class Tracer(Protocol):
+    """Sees every message the peer sends and receives, with the tag of its request."""
+
+    def sent(self, message: JSONObject, tag: Any) -> None: ...
+
+    def received(self, message: Message, tag: Any, elapsed: float | None) -> None: ...
+
+
+@dataclass(slots=True)
+class Exchange:
+    """One request and its answer, exactly as they crossed the wire."""
+
+    mcp_id: RequestId
+    method: str
+    request: JSONObject
+    response: JSONObject | None = None
+    result: JSONObject | None = None
+    error: ErrorResponse | None = None
+    started: float = field(default_factory=time.monotonic)
+    elapsed: float = 0.0
+
+    def raise_for_error(self) -> JSONObject:
+        """The result, or RpcError for an error response."""
+        if self.error is not None:
+            raise RpcError(self.error.code, self.error.message, self.error.data)
+        assert self.result is not None
+        return self.result
+
+
+@dataclass(slots=True)
+class _Pending:
+    exchange: Exchange
+    future: asyncio.Future[Exchange]
+    tag: Any
+
+
+class Peer:
+    """Ids, pending requests and dispatch for one session; I/O is the transport's."""
+
+    def __init__(
+        self,
+        send: Callable[[JSONObject], None],
+        *,
+        on_request: RequestHandler | None = None,
+        on_notification: NotificationHandler | None = None,
+        tracer: Tracer | None = None,
+        first_id: int = 1,
+    ) -> None:
+        self._send = send
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self.tracer = tracer
+        self._ids = itertools.count(first_id)
+        self._pending: dict[RequestId, _Pending] = {}
+        self._handling: dict[RequestId, asyncio.Task[None]] = {}
+        self._closed: ToolrelayError | None = None
+
+    # -- outgoing -------------------------------------------------------------------
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    @property
+    def pending_count(self) -> int:
+        return len(self._pending)
+
+    def pending_tags(self) -> list[Any]:
+        return [p.tag for p in self._pending.values()]
+
+    async def call(
+        self,
+        method: str,
+        params: JSONObject | None = None,
+        *,
+        timeout: float | None = None,
+        tag: Any = None,
+    ) -> Exchange:
+        """Send a request and wait for its answer; JSON-RPC errors come back in the Exchange.
+
+        Raises TransportError when no answer can come (closed, timed out). On timeout or
+        cancellation of the caller, ``notifications/cancelled`` names the request id.
+        """
+        if self._closed is not None:
+            raise self._closed
+        mcp_id = self.next_id()
+        message = jsonrpc.request(mcp_id, method, params)
+        exchange = Exchange(mcp_id, method, message)
+        future: asyncio.Future[Exchange] = asyncio.get_running_loop().create_future()
+        self._pending[mcp_id] = _Pending(exchange, future, tag)
+        try:
+            self._emit(message, tag)
+        except BaseException:
+            self._pending.pop(mcp_id, None)
+            raise
+        try:
+            if timeout is None:
+                return await future
+            return await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            self._abandon(mcp_id, f"timed out after {timeout:g} s")
+            raise RequestTimeout(
+                f"{method} request {jsonrpc.id_text(mcp_id)} got no answer within {timeout:g} s "
+                "(a cancellation was sent)"
+            ) from None
+        except asyncio.CancelledError:
+            self._abandon(mcp_id, "cancelled by the client")
+            raise
+
+    async def request(
+        self, method: str, params: JSONObject | None = None, *, timeout: float | None = None
+    ) -> JSONObject:
+        """Send a request; return its result or raise RpcError."""
+        exchange = await self.call(method, params, timeout=timeout)
+        return exchange.raise_for_error()
+
+    def notify(self, method: str, params: JSONObject | None = None, tag: Any = None) -> None:
+        """Send a notification (no answer expected)."""
+        self._emit(jsonrpc.notification(method, params), tag)
+
+    def cancel(self, mcp_id: RequestId, reason: str) -> None:
+        """Tell the other side we gave up on a request, and stop waiting for it."""
+        self._abandon(mcp_id, reason)
+
+    def _abandon(self, mcp_id: RequestId, reason: str) -> None:
+        pending = self._pending.pop(mcp_id, None)
+        if pending is None or self._closed is not None:
+            return
+        if pending.exchange.method == "initialize":  # MUST NOT be cancelled (lifecycle)
+            return
+        cancelled = jsonrpc.notification("notifications/cancelled", {"requestId": mcp_id, "reason": reason})
+        with contextlib.suppress(TransportError):  # a dead channel needs no cancellation
+            self._emit(cancelled, pending.tag)
+
+    def _emit(self, message: JSONObject, tag: Any) -> None:
+        if self.tracer is not None:
+            self.tracer.sent(message, tag)
+        self._send(message)
+
+    # -- incoming -------------------------------------------------------------------
+
+    def receive(self, message: Message) -> None:
+        """Dispatch one decoded message from the other side."""
+        if isinstance(message, (Response, ErrorResponse)):
+            self._receive_answer(message)
+        elif isinstance(message, Request):
+            self._receive_request(message)
+        else:
+            self._receive_notification(message)
+
+    def _receive_answer(self, message: Response | ErrorResponse) -> None:
+        pending = self._pending.pop(message.id, None) if message.id is not None else None
+        if pending is None:
+            # Late (after a timeout or cancel) or never asked for: seen, then ignored.
+            if self.tracer is not None:
+                self.tracer.received(message, None, None)
+            return
+        exchange = pending.exchange
+        exchange.elapsed = time.monotonic() - exchange.started
+        exchange.response = message.raw
+        if isinstance(message, Response):
+            exchange.result = message.result
+        else:
+            exchange.error = message
+        if self.tracer is not None:
+            self.tracer.received(message, pending.tag, exchange.elapsed)
+        if not pending.future.done():
+            pending.future.set_result(exchange)
+
+    def _receive_request(self, message: Request) -> None:
+        if self.tracer is not None:
+            self.tracer.received(message, None, None)
+        if self._on_request is None:
+            self.answer_error(message.id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {message.method}")
+            return
+        try:
+            outcome = self._on_request(message)
+        except RpcError as exc:
+            self.answer_error(message.id, exc.code, exc.rpc_message, exc.data)
+            return
+        except Exception as exc:  # a handler bug must not end the session
+            self._internal_error(message, exc)
+            return
+        if isinstance(outcome, dict):
+            self.answer(message.id, outcome)
+            return
+        task = asyncio.ensure_future(self._finish_request(message, outcome))
+        self._handling[message.id] = task
+        request_id = message.id
+
+        def forget(_task: asyncio.Task[None]) -> None:
+            self._handling.pop(request_id, None)
+
+        task.add_done_callback(forget)
+
+    async def _finish_request(self, message: Request, pending: Awaitable[JSONObject]) -> None:
+        try:
+            result = await pending
+        except RpcError as exc:
+            self.answer_error(message.id, exc.code, exc.rpc_message, exc.data)
+        except asyncio.CancelledError:
+            return  # the other side cancelled: no response (lifecycle spec)
+        except TransportError:
+            return  # the channel is gone; nobody to answer
+        except Exception as exc:
+            self._internal_error(message, exc)
+        else:
+            self.answer(message.id, result)
+
+    def _internal_error(self, message: Request, exc: Exception) -> None:
+        log.exception("handler for %s failed", message.method)
+        self.answer_error(
+            message.id, jsonrpc.INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"
+        )
+
+    def _receive_notification(self, message: Notification) -> None:
+        if self.tracer is not None:
+            self.tracer.received(message, None, None)
+        if message.method == "notifications/cancelled":
+            request_id = (message.params or {}).get("requestId")
+            task = self._handling.pop(request_id, None) if request_id is not None else None
+            if task is not None:
+                task.cancel()
+        if self._on_notification is not None:
+            self._on_notification(message)
+
+    def answer(self, mcp_id: RequestId, result: JSONObject) -> None:
+        """Send a success response."""
+        self._try_emit(jsonrpc.response(mcp_id, result))
+
+    def answer_error(
+        self, mcp_id: RequestId | None, code: int, message: str, data: Any = None
+    ) -> None:
+        """Send an error response."""
+        self._try_emit(jsonrpc.error_response(mcp_id, code, message, data))
+
+    def _try_emit(self, message: JSONObject) -> None:
+        with contextlib.suppress(TransportError):  # the other side left; no reader
+            self._emit(message, None)
+
+    # -- end --------------------------------------------------------------------------
+
+    def close(self, error: ToolrelayError) -> None:
+        """Fail every pending request at once with ``error``; refuse new ones."""
+        if self._closed is None:
+            self._closed = error
+        pending, self._pending = self._pending, {}
+        for entry in pending.values():
+            if not entry.future.done():
+                entry.future.set_exception(error)
+        for task in list(self._handling.values()):
+            task.cancel()
+
+    @property
+    def closed(self) -> ToolrelayError | None:
+        return self._closed

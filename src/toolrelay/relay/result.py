@@ -1,0 +1,105 @@
+"""Stage 7, result: how one tool call ended, as a value (never an exception).
+
+Every function_call the model makes ends in exactly one ``CallOutcome``. Its ``status``
+keeps the classes apart that peers tend to merge: a tool that ran and failed
+(``tool_error``, MCP ``isError``) is not a JSON-RPC error (``protocol_error``), which is
+not a dead channel (``transport_error``), which is not a call that never left toolrelay
+(``invalid_arguments``, ``unknown_tool``, ``not_approved``, ``cancelled``). The outcome
+carries both id domains: the model's ``call_id`` and the MCP request id (``mcp_id``)
+with its server and connection number, plus the exact JSON-RPC request and response.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["OUTCOME_STATUSES", "CallOutcome", "OutcomeStatus"]
+
+OutcomeStatus = Literal[
+    "ok",
+    "tool_error",
+    "protocol_error",
+    "transport_error",
+    "invalid_arguments",
+    "unknown_tool",
+    "not_approved",
+    "cancelled",
+]
+OUTCOME_STATUSES: tuple[OutcomeStatus, ...] = (
+    "ok",
+    "tool_error",
+    "protocol_error",
+    "transport_error",
+    "invalid_arguments",
+    "unknown_tool",
+    "not_approved",
+    "cancelled",
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class CallOutcome:
+    """The end of one tool call, whatever happened to it."""
+
+    status: OutcomeStatus
+    alias: str
+    """The name the model used."""
+    call_id: str | None = None
+    """The model's id for this call (None for a direct ``toolrelay call``)."""
+    server: str | None = None
+    tool: str | None = None
+    """The original MCP tool name on ``server``."""
+    arguments_text: str | None = None
+    """The model's arguments exactly as sent (JSON text)."""
+    arguments: dict[str, Any] | None = None
+    """The object sent as MCP ``params.arguments`` (after null-stripping in strict mode)."""
+    mcp_id: int | str | None = None
+    connection: int | None = None
+    request: dict[str, Any] | None = None
+    """The exact JSON-RPC request sent."""
+    response: dict[str, Any] | None = None
+    """The exact JSON-RPC response received."""
+    result: dict[str, Any] | None = None
+    """MCP ``CallToolResult`` for ``ok`` and ``tool_error``."""
+    error_code: int | None = None
+    """JSON-RPC error code for ``protocol_error``."""
+    error_data: Any = None
+    transport_kind: str | None = None
+    """For ``transport_error``: ``exited``, ``timeout``, ``too_large``, ``http`` or ``closed``."""
+    message: str = ""
+    """What went wrong, in words a model (and a person) can act on; empty for ``ok``."""
+    elapsed: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def ran(self) -> bool:
+        """Whether the tool was executed on its server (successfully or not)."""
+        return self.status in ("ok", "tool_error")
+
+    def to_record(self) -> dict[str, Any]:
+        """The outcome for transcripts: class, ids and message. The exact messages are
+        recorded as their own MCP events, so they are not repeated here."""
+        record: dict[str, Any] = {
+            "status": self.status,
+            "alias": self.alias,
+            "call_id": self.call_id,
+            "server": self.server,
+            "tool": self.tool,
+            "mcp_id": self.mcp_id,
+            "connection": self.connection,
+            "elapsed": round(self.elapsed, 6),
+        }
+        if self.status != "ok":
+            record["message"] = self.message
+        if self.error_code is not None:
+            record["error_code"] = self.error_code
+        if self.error_data is not None:
+            record["error_data"] = self.error_data
+        if self.transport_kind is not None:
+            record["transport_kind"] = self.transport_kind
+        return record

@@ -1,0 +1,217 @@
+"""The MCP server side of a session, independent of the transport.
+
+``ServerSession`` answers the lifecycle (initialize, ping), ``tools/list`` and
+``tools/call`` for one connected client, asks the client for its roots when it offers
+them, and hands tool calls to a ``ToolService``. The stdio and Streamable HTTP
+transports create one per session and feed it bytes; everything malformed is answered
+with a JSON-RPC error and never ends the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..errors import RpcError, ToolrelayError, TransportError
+from ..protocol import jsonrpc
+from ..protocol import mcp as m
+from ..protocol.framing import Oversized, find_id
+from ..protocol.jsonrpc import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    DecodeError,
+    JSONObject,
+    Notification,
+    Request,
+)
+from ..protocol.peer import Peer, Tracer
+from ..protocol.versions import choose_server_version
+
+__all__ = ["CallContext", "ServerSession", "ToolService", "UnknownTool"]
+
+log = logging.getLogger("toolrelay.server")
+
+ROOTS_TIMEOUT = 10.0  # seconds to wait for the client's roots/list answer
+
+
+class UnknownTool(Exception):
+    """Raised by a ToolService for a name it does not offer (answered with -32602)."""
+
+
+@dataclass(slots=True)
+class CallContext:
+    """What a tool call may know about its session."""
+
+    client_roots: list[str] | None
+    """file:// URIs the client declared, or None when it declared no roots capability."""
+    roots_error: str | None = None
+    """Why the client's roots could not be obtained, if they could not."""
+
+
+class ToolService(Protocol):
+    """What a server offers: tool declarations and their execution."""
+
+    name: str
+    version: str
+    instructions: str | None
+
+    def tools(self) -> list[JSONObject]: ...
+
+    def call(
+        self, name: str, arguments: JSONObject, context: CallContext
+    ) -> JSONObject | Awaitable[JSONObject]: ...
+
+
+@dataclass
+class _RootsState:
+    supported: bool = False
+    stale: bool = True
+    uris: list[str] | None = None
+    error: str | None = None
+    fetch: asyncio.Task[None] | None = None  # one roots/list in flight, shared by all calls
+
+
+class ServerSession:
+    """One client's session: lifecycle, dispatch, roots; bytes in, messages out."""
+
+    def __init__(
+        self,
+        service: ToolService,
+        send: Callable[[JSONObject], None],
+        *,
+        tracer: Tracer | None = None,
+    ) -> None:
+        self.service = service
+        self.peer = Peer(
+            send, on_request=self._on_request, on_notification=self._on_notification, tracer=tracer
+        )
+        self.initialized = False
+        self.protocol_version: str | None = None
+        self.client_info: JSONObject = {}
+        self._roots = _RootsState()
+
+    # -- bytes in -------------------------------------------------------------------
+
+    def receive_line(self, line: bytes | Oversized) -> None:
+        """Handle one framed message (or an oversized one) from the client."""
+        if isinstance(line, Oversized):
+            self.peer.answer_error(
+                find_id(line),
+                INVALID_REQUEST,
+                f"Invalid Request: message of {line.size} bytes exceeds the size limit",
+            )
+            return
+        if not line.strip():
+            return
+        try:
+            message = jsonrpc.decode(line)
+        except DecodeError as exc:
+            self.peer.answer_error(exc.id, exc.code, exc.message)
+            return
+        self.peer.receive(message)
+
+    # -- requests -------------------------------------------------------------------
+
+    def _on_request(self, request: Request) -> JSONObject | Awaitable[JSONObject]:
+        method = request.method
+        if method == m.INITIALIZE:
+            return self._initialize(request.params)
+        if method == m.PING:
+            return {}
+        if not self.initialized and self.protocol_version is None:
+            raise RpcError(
+                INVALID_REQUEST, "Invalid Request: the session is not initialized; send initialize first"
+            )
+        if method == m.LIST_TOOLS:
+            return {"tools": self.service.tools()}
+        if method == m.CALL_TOOL:
+            return self._call_tool(request.params)
+        raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    def _initialize(self, params: JSONObject | None) -> JSONObject:
+        if not isinstance(params, dict):
+            raise RpcError(INVALID_PARAMS, 'Invalid params: initialize needs "protocolVersion"')
+        requested = params.get("protocolVersion")
+        if not isinstance(requested, str):
+            raise RpcError(INVALID_PARAMS, 'Invalid params: "protocolVersion" must be a string')
+        capabilities = params.get("capabilities")
+        if capabilities is not None and not isinstance(capabilities, dict):
+            raise RpcError(INVALID_PARAMS, 'Invalid params: "capabilities" must be an object')
+        info = params.get("clientInfo")
+        self.client_info = info if isinstance(info, dict) else {}
+        self.protocol_version = choose_server_version(requested)
+        self._roots = _RootsState(supported=isinstance((capabilities or {}).get("roots"), dict))
+        result: JSONObject = {
+            "protocolVersion": self.protocol_version,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": self.service.name, "version": self.service.version},
+        }
+        if self.service.instructions:
+            result["instructions"] = self.service.instructions
+        return result
+
+    def _call_tool(self, params: JSONObject | None) -> JSONObject | Awaitable[JSONObject]:
+        name = m.require_str(params, "name")
+        arguments = m.require_object(params, "arguments", optional=True)
+        if self._roots.supported and self._roots.stale:
+            return self._call_after_roots(name, arguments)
+        return self._dispatch(name, arguments)
+
+    def _dispatch(self, name: str, arguments: JSONObject) -> JSONObject | Awaitable[JSONObject]:
+        context = CallContext(self._roots.uris, self._roots.error)
+        try:
+            return self.service.call(name, arguments, context)
+        except UnknownTool:
+            raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}") from None
+
+    async def _call_after_roots(self, name: str, arguments: JSONObject) -> JSONObject:
+        state = self._roots
+        if state.fetch is None or state.fetch.done():
+            state.fetch = asyncio.ensure_future(self._refresh_roots())
+        await asyncio.shield(state.fetch)
+        outcome = self._dispatch(name, arguments)
+        if isinstance(outcome, dict):
+            return outcome
+        return await outcome
+
+    async def _refresh_roots(self) -> None:
+        state = self._roots
+        try:
+            result = await self.peer.request(m.LIST_ROOTS, timeout=ROOTS_TIMEOUT)
+        except (RpcError, TransportError) as exc:
+            state.uris, state.error = [], f"the client did not answer roots/list: {exc}"
+            state.stale = False  # asked once; asked again on roots/list_changed
+            return
+        roots = result.get("roots")
+        if not isinstance(roots, list):
+            state.uris, state.error = [], "the client's roots/list answer has no roots array"
+            state.stale = False
+            return
+        state.uris = [r["uri"] for r in roots if isinstance(r, dict) and isinstance(r.get("uri"), str)]
+        state.error = None
+        state.stale = False
+
+    # -- notifications --------------------------------------------------------------
+
+    def _on_notification(self, note: Notification) -> None:
+        if note.method == m.INITIALIZED:
+            self.initialized = True
+        elif note.method == m.ROOTS_CHANGED:
+            self._roots.stale = True
+
+    def close(self, reason: ToolrelayError) -> None:
+        self.peer.close(reason)
+
+
+def stderr_logging(level: int = logging.INFO) -> None:
+    """Log to stderr (stdout belongs to the protocol on stdio)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("toolrelay files: %(message)s"))
+    root = logging.getLogger("toolrelay")
+    root.handlers[:] = [handler]
+    root.setLevel(level)

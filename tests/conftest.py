@@ -1,0 +1,64 @@
+"""Shared test set-up: peers the tests drive, and the skip-or-fail rule for missing tools.
+
+A test that needs a tool this machine may lack (npm, Chromium) installs it here or skips
+with the reason; under TOOLRELAY_REQUIRE_ALL=1 (set by .ci/run) it fails instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CACHE = REPO / ".toolrelay-cache"
+NODE_FS_PACKAGE = "@modelcontextprotocol/server-filesystem@2026.8.31"
+PYTHON = sys.executable
+
+
+def require_or_skip(reason: str) -> None:
+    """Skip with ``reason`` -- or fail, when TOOLRELAY_REQUIRE_ALL=1 demands every test run."""
+    if os.environ.get("TOOLRELAY_REQUIRE_ALL") == "1":
+        pytest.fail(f"required under TOOLRELAY_REQUIRE_ALL=1: {reason}")
+    pytest.skip(reason)
+
+
+def _install_node_fs_server() -> Path | str:
+    """Install the Node reference file server once; its dist/index.js, or why not."""
+    npm = shutil.which("npm")
+    node = shutil.which("node")
+    if npm is None or node is None:
+        return "npm/node not found on PATH: cannot install the Node reference file server"
+    prefix = CACHE / "npm"
+    index = prefix / "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+    if index.exists():
+        return index
+    prefix.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(
+        [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
+         NODE_FS_PACKAGE],
+        capture_output=True, text=True, timeout=300,
+    )
+    if proc.returncode != 0 or not index.exists():
+        return f"npm install {NODE_FS_PACKAGE} failed: {proc.stderr.strip()[-500:]}"
+    return index
+
+
+@pytest.fixture(scope="session")
+def node_fs_server() -> list[str]:
+    """Command prefix that starts the Node reference file server (append root dirs)."""
+    found = _install_node_fs_server()
+    if isinstance(found, str):
+        require_or_skip(found)
+    assert isinstance(found, Path)
+    return [shutil.which("node") or "node", str(found)]
+
+
+@pytest.fixture
+def toolrelay_cmd() -> list[str]:
+    """How tests start the toolrelay CLI as a real subprocess."""
+    return [PYTHON, "-m", "toolrelay"]
