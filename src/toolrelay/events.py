@@ -128,6 +128,11 @@ class McpMessage(Event):
     def event_kind(self) -> str:
         return self.role
 
+    def to_record(self) -> dict[str, Any]:
+        record = Event.to_record(self)
+        del record["role"]  # it is the record's kind
+        return record
+
 
 @dataclass(slots=True, kw_only=True)
 class McpInvalid(Event):
@@ -204,7 +209,7 @@ class CallParsed(Event):
     """A function_call item's arguments text, verbatim, and what parsing made of it."""
 
     kind: ClassVar[str] = "call_parsed"
-    call_id: str
+    call_id: str | None
     alias: str
     arguments_text: str
     arguments: Any = None
@@ -216,7 +221,7 @@ class CallRouted(Event):
     """alias → server and original tool name (the router's decision)."""
 
     kind: ClassVar[str] = "call_routed"
-    call_id: str
+    call_id: str | None
     alias: str
     server: str
     tool: str
@@ -227,7 +232,7 @@ class CallOutcomeEvent(Event):
     """How one call ended (its class), with the MCP id that served it."""
 
     kind: ClassVar[str] = "call_outcome"
-    call_id: str
+    call_id: str | None
     outcome: dict[str, Any]
 
 

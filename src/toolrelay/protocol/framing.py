@@ -93,7 +93,10 @@ class LineFramer:
 
 _ID_VALUE = rb'(-?\d+|"(?:[^"\\]|\\.)*")'
 # Top-level ids only: first member(s) at the start, or last member at the very end.
-_HEAD_ID: Final = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*' + _ID_VALUE)
+# The value must end there: "id":1.5 is no integer id 1.
+_HEAD_ID: Final = re.compile(
+    rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*' + _ID_VALUE + rb"(?=\s*[,}])"
+)
 _TAIL_ID: Final = re.compile(rb'"id"\s*:\s*' + _ID_VALUE + rb'\s*\}\s*$')
 
 

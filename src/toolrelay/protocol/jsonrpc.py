@@ -109,6 +109,10 @@ def _valid_id(value: Any) -> bool:
     return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
 
 
+def _valid_code(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def decode(data: bytes | str) -> Message:
     """Decode one wire message; raise DecodeError with the code to answer with."""
     try:
@@ -155,7 +159,7 @@ def classify(obj: JSONObject) -> Message:
         return Response(readable_id, result, obj)
     if "error" in obj:
         error = obj["error"]
-        if not isinstance(error, dict) or not isinstance(error.get("code"), int):
+        if not isinstance(error, dict) or not _valid_code(error.get("code")):
             raise DecodeError(INVALID_REQUEST, "Invalid Request: malformed error object", readable_id)
         if has_id and msg_id is not None and readable_id is None:
             raise DecodeError(INVALID_REQUEST, "Invalid Request: malformed error id")

@@ -132,6 +132,9 @@ class Peer:
         self._pending[mcp_id] = _Pending(exchange, future, tag)
         try:
             self._emit(message, tag)
+        except TransportError as exc:
+            self._pending.pop(mcp_id, None)
+            raise exc.for_request(mcp_id, message) from None
         except BaseException:
             self._pending.pop(mcp_id, None)
             raise
@@ -141,10 +144,12 @@ class Peer:
             return await asyncio.wait_for(future, timeout)
         except TimeoutError:
             self._abandon(mcp_id, f"timed out after {timeout:g} s")
+            sent = "" if method == "initialize" else " (a cancellation was sent)"  # see _abandon
             raise RequestTimeout(
-                f"{method} request {jsonrpc.id_text(mcp_id)} got no answer within {timeout:g} s "
-                "(a cancellation was sent)"
-            ) from None
+                f"{method} request {jsonrpc.id_text(mcp_id)} got no answer within {timeout:g} s{sent}"
+            ).for_request(mcp_id, message) from None
+        except TransportError as exc:
+            raise exc.for_request(mcp_id, message) from None
         except asyncio.CancelledError:
             self._abandon(mcp_id, "cancelled by the client")
             raise
@@ -163,6 +168,21 @@ class Peer:
     def cancel(self, mcp_id: RequestId, reason: str) -> None:
         """Tell the other side we gave up on a request, and stop waiting for it."""
         self._abandon(mcp_id, reason)
+
+    def pending_exchange(self, mcp_id: RequestId) -> Exchange | None:
+        """The exchange of a request still awaiting its answer, if ``mcp_id`` names one."""
+        pending = self._pending.get(mcp_id)
+        return pending.exchange if pending is not None else None
+
+    def fail(self, mcp_id: RequestId, error: ToolrelayError) -> bool:
+        """Fail one pending request whose answer cannot arrive (refused as too large, or
+        its HTTP POST failed); no cancellation is sent. False if it was not pending."""
+        pending = self._pending.pop(mcp_id, None)
+        if pending is None:
+            return False
+        if not pending.future.done():
+            pending.future.set_exception(error)
+        return True
 
     def _abandon(self, mcp_id: RequestId, reason: str) -> None:
         pending = self._pending.pop(mcp_id, None)
@@ -260,9 +280,11 @@ class Peer:
             self.tracer.received(message, None, None)
         if message.method == "notifications/cancelled":
             request_id = (message.params or {}).get("requestId")
-            task = self._handling.pop(request_id, None) if request_id is not None else None
-            if task is not None:
-                task.cancel()
+            # Only a valid id can name a request (a list or object would not even hash).
+            if isinstance(request_id, (int, str)) and not isinstance(request_id, bool):
+                task = self._handling.pop(request_id, None)
+                if task is not None:
+                    task.cancel()
         if self._on_notification is not None:
             self._on_notification(message)
 

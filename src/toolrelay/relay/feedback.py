@@ -38,7 +38,8 @@ def error_marker(outcome: CallOutcome) -> str | None:
     if status == "tool_error":
         return "Error (tool): "
     if status == "protocol_error":
-        return f"Error (protocol {outcome.error_code}): "
+        code = "" if outcome.error_code is None else f" {outcome.error_code}"
+        return f"Error (protocol{code}): "
     if status == "transport_error":
         kind = outcome.transport_kind
         if kind == "exited":

@@ -1,0 +1,94 @@
+"""``toolrelay call ALIAS 'JSON'``: one tool call, its result, and with ``--wire`` the exact
+JSON-RPC lines (with their ids).
+
+Exit codes: 0 success; 1 a tool error, or arguments the tool's schema rejects; 2 usage
+(unknown alias, arguments that are not JSON); 3 a protocol or transport error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from ..errors import UsageError
+from ..events import EventStream
+from ..relay.result import CallOutcome
+from .common import add_server_options, catalog_from_args, print_json
+from .progress import WirePrinter
+
+__all__ = ["configure", "run"]
+
+EXAMPLES = """examples:
+  toolrelay call fs__read_text_file '{"path": "notes.txt", "head": 5}'
+  toolrelay call fs__list_directory '{"path": "."}' --wire"""
+
+_EXIT = {
+    "ok": 0, "tool_error": 1, "invalid_arguments": 1, "unknown_tool": 2,
+    "protocol_error": 3, "transport_error": 3, "not_approved": 1, "cancelled": 130,
+}
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("alias", help="the tool's alias, as `toolrelay tools` lists it")
+    parser.add_argument("arguments", nargs="?", default="{}", help="arguments as JSON text (default {})")
+    add_server_options(parser, strict=False)
+    parser.add_argument("--wire", action="store_true", help="print the JSON-RPC request and response lines")
+    parser.add_argument("--timeout", type=float, metavar="S", help="seconds to wait (default: server config, 60)")
+    parser.add_argument("--json", action="store_true", help="print the whole outcome as JSON")
+    parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        json.loads(args.arguments)
+    except ValueError as exc:
+        raise UsageError(f"arguments must be JSON text, e.g. '{{\"path\": \"notes.txt\"}}': {exc}") from None
+    return asyncio.run(_run(args))
+
+
+async def _run(args: argparse.Namespace) -> int:
+    events = EventStream()
+    if args.wire:
+        events.subscribe(WirePrinter(sys.stdout))
+    async with catalog_from_args(args, events) as catalog:
+        outcome = await catalog.call(args.alias, args.arguments, timeout=args.timeout)
+    if args.json:
+        print_json(_outcome_json(outcome))
+    else:
+        _print_outcome(outcome)
+    return _EXIT[outcome.status]
+
+
+def _outcome_json(outcome: CallOutcome) -> dict[str, Any]:
+    return outcome.to_record() | {
+        "arguments": outcome.arguments, "request": outcome.request,
+        "response": outcome.response, "result": outcome.result,
+    }
+
+
+def _print_outcome(outcome: CallOutcome) -> None:
+    if outcome.status not in ("ok", "tool_error"):
+        label = outcome.status.replace("_", " ")
+        code = f" {outcome.error_code}" if outcome.error_code is not None else ""
+        sys.stderr.write(f"toolrelay call: {label}{code}: {outcome.message}\n")
+        return
+    result = outcome.result or {}
+    if outcome.status == "tool_error":
+        note = f"the tool reported an error (isError: true, mcp id {outcome.mcp_id})"
+        sys.stderr.write(f"toolrelay call: {note}\n")
+    for block in result.get("content") or []:
+        sys.stdout.write(_block_text(block))
+    if "structuredContent" in result:
+        sys.stdout.write("\n--- structuredContent\n")
+        sys.stdout.write(json.dumps(result["structuredContent"], indent=2, ensure_ascii=False) + "\n")
+
+
+def _block_text(block: dict[str, Any]) -> str:
+    if block.get("type") == "text":
+        text = str(block.get("text", ""))
+        return text if text.endswith("\n") or not text else text + "\n"
+    shown = {k: (f"<{len(str(v))} base64 chars>" if k in ("data", "blob") else v) for k, v in block.items()}
+    return f"[{block.get('type')} block] {json.dumps(shown, ensure_ascii=False)}\n"

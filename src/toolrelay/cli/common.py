@@ -1,0 +1,54 @@
+"""Options and set-up shared by the verbs that connect to MCP servers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..client.catalog import Catalog, servers_from
+from ..events import EventStream
+from ..protocol.versions import DEFAULT_VERSION, SUPPORTED_VERSIONS
+from .progress import ProgressPrinter
+
+__all__ = ["add_server_options", "catalog_from_args", "print_json"]
+
+CONFIG_HELP = """config: an MCP config file as users already have it (Claude Desktop, Cursor,
+Claude Code: {"mcpServers": {...}}; VS Code: {"servers": {...}, "inputs": [...]}).
+Without --config, the one server is toolrelay's read-only file server on the
+current directory, named "fs"."""
+
+
+def add_server_options(parser: argparse.ArgumentParser, *, strict: bool = True) -> None:
+    parser.add_argument("--config", metavar="FILE", help="MCP servers config file (see below)")
+    parser.add_argument(
+        "--protocol-version",
+        default=DEFAULT_VERSION,
+        choices=SUPPORTED_VERSIONS,
+        help=f"MCP revision to ask for in the handshake (default {DEFAULT_VERSION})",
+    )
+    if strict:
+        parser.add_argument(
+            "--strict",
+            action="store_true",
+            help="declare tools in OpenAI strict mode (optional parameters become nullable)",
+        )
+    parser.epilog = CONFIG_HELP + "\n\n" + (parser.epilog or "")
+
+
+def catalog_from_args(args: argparse.Namespace, events: EventStream, *, verbose: bool = False) -> Catalog:
+    """The catalog the options describe; notices (and with ``verbose`` progress) on stderr."""
+    events.subscribe(ProgressPrinter(verbose=verbose))
+    servers = servers_from(Path(args.config) if args.config else None, events=events)
+    return Catalog(
+        servers,
+        events=events,
+        strict=bool(getattr(args, "strict", False)),
+        protocol_version=args.protocol_version,
+    )
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,101 @@
+"""Live progress on stderr and the ``--wire`` view, both read from the event stream."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TextIO
+
+from ..events import (
+    CallOutcomeEvent,
+    CatalogReady,
+    Event,
+    McpMessage,
+    ModelRequestEvent,
+    ModelResponseEvent,
+    Notice,
+    RunEndEvent,
+    ServerExitedEvent,
+    ServerReady,
+)
+
+__all__ = ["ProgressPrinter", "WirePrinter"]
+
+
+def _ms(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    return f"{seconds * 1000:.0f} ms" if seconds < 10 else f"{seconds:.1f} s"
+
+
+class ProgressPrinter:
+    """One line per model turn, call, notice and server event (only notices and server
+    failures unless ``verbose``)."""
+
+    def __init__(self, stream: TextIO | None = None, *, verbose: bool = True) -> None:
+        self.stream = stream or sys.stderr
+        self.verbose = verbose
+
+    def _say(self, text: str) -> None:
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, (Notice, ServerExitedEvent)):
+            self._notice(event)
+        elif self.verbose:
+            self._progress(event)
+
+    def _progress(self, event: Event) -> None:
+        if isinstance(event, ServerReady):
+            info = event.server_info
+            self._say(
+                f"· connected {event.server} ({info.get('name', '?')} {info.get('version', '')}, "
+                f"MCP {event.protocol_version})"
+            )
+        elif isinstance(event, CatalogReady):
+            servers = len({route[0] for route in event.routes.values()})
+            self._say(f"· {len(event.tools)} tool(s) from {servers} server(s) ({event.reason})")
+        elif isinstance(event, ModelRequestEvent):
+            retry = f" (attempt {event.attempt})" if event.attempt > 1 else ""
+            self._say(f"turn {event.turn} → model {event.body.get('model', '?')}{retry}")
+        elif isinstance(event, ModelResponseEvent):
+            self._say(f"turn {event.turn} ← HTTP {event.status} in {_ms(event.elapsed)}")
+        elif isinstance(event, CallOutcomeEvent):
+            self._say(_call_line(event.outcome))
+        elif isinstance(event, RunEndEvent):
+            self._say(f"run {event.status} after {event.turns} turn(s): {event.reason}")
+
+    def _notice(self, event: Notice | ServerExitedEvent) -> None:
+        if isinstance(event, Notice):
+            self._say(f"! {event.text}")
+        elif not event.expected:
+            tail = f": {event.stderr_tail}" if event.stderr_tail else ""
+            code = "?" if event.returncode is None else event.returncode
+            self._say(f"! server {event.server} exited (code {code}){tail}")
+
+
+def _call_line(outcome: dict[str, object]) -> str:
+    status = str(outcome.get("status"))
+    where = f"{outcome.get('server')}/{outcome.get('tool')}" if outcome.get("server") else "not routed"
+    mcp = f" · mcp id {json.dumps(outcome['mcp_id'])}" if outcome.get("mcp_id") is not None else ""
+    elapsed = outcome.get("elapsed")
+    took = f" · {_ms(elapsed)}" if isinstance(elapsed, float) and outcome.get("mcp_id") is not None else ""
+    verdict = "ok" if status == "ok" else f"{status}: {outcome.get('message', '')}"
+    first_line = verdict.splitlines()[0] if verdict else verdict
+    return f"  call {outcome.get('alias')} → {where}{mcp}{took} · {first_line[:200]}"
+
+
+class WirePrinter:
+    """Every JSON-RPC line with its direction, server, connection and id (``--wire``)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+
+    def __call__(self, event: Event) -> None:
+        if not isinstance(event, McpMessage):
+            return
+        arrow = ">>" if event.direction == "out" else "<<"
+        line = json.dumps(event.message, ensure_ascii=False, separators=(",", ":"))
+        self.stream.write(f"{arrow} {event.server}#{event.connection} {line}\n")
+        self.stream.flush()

@@ -1,0 +1,141 @@
+"""``toolrelay run "TASK"``: the model chooses tools, toolrelay runs them, until it answers.
+
+Progress goes to stderr (each model turn, each call with alias, server, mcp id, duration
+and ok/error); the answer goes to stdout. Exit 0 only when the run completed; 1 when it
+ended any other way (max turns, a refusal, an incomplete response...); 3 when the model
+endpoint is unreachable or answers an HTTP error; 130 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from ..errors import UsageError
+from ..events import EventStream
+from ..relay.consent import NO_TERMINAL_HINT, approve_all, refusing, terminal_approver
+from ..relay.feedback import DEFAULT_OUTPUT_BUDGET
+from ..relay.loop import Approver, RunLimits, RunResult
+from ..runner import DEFAULT_MODEL, OFFLINE_MODEL, RunOptions, run_async
+from .common import add_server_options
+from .progress import ProgressPrinter
+
+__all__ = ["add_model_options", "configure", "run"]
+
+EXAMPLES = """examples:
+  toolrelay run "Read the first 20 lines of notes.txt" --model offline
+  OPENAI_API_KEY=sk-... toolrelay run "Summarise notes.txt" --model gpt-4.1
+  toolrelay run "What is in todo.md?" --base-url http://127.0.0.1:11434/v1 --model qwen3
+  toolrelay run "..." --config .vscode/mcp.json --transcript run.jsonl --json
+
+model endpoint: OPENAI_API_KEY, OPENAI_BASE_URL (or --base-url); Azure OpenAI with
+AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY and OPENAI_API_VERSION. --model offline is a
+deterministic stand-in model on loopback (no network, no key): it follows --script FILE,
+or with none reads the first lines of notes.txt with the read_text_file tool it is offered."""
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default=DEFAULT_MODEL,
+                        help=f"model name, or 'offline' (default {DEFAULT_MODEL})")
+    parser.add_argument("--base-url", metavar="URL",
+                        help="Responses endpoint (default OPENAI_BASE_URL or OpenAI)")
+    parser.add_argument("--script", metavar="FILE", help="the offline model's script (with --model offline)")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("task", help="what the model should do")
+    add_server_options(parser)
+    add_model_options(parser)
+    add = parser.add_argument
+    add("--instructions", help="system instructions sent with every request")
+    add("--chain", action="store_true", help="send previous_response_id instead of replaying the context")
+    add("--no-store", dest="store", action="store_const", const=False, default=None,
+        help="send store: false (and ask for encrypted reasoning items to replay)")
+    add("--tool-choice", default="auto", metavar="CHOICE", help="auto (default), required, none, or an alias")
+    add("--no-parallel", dest="parallel", action="store_false",
+        help="parallel_tool_calls: false (at most one call per turn)")
+    add("--max-turns", type=_positive, default=10, metavar="N", help="model requests (default 10)")
+    add("--max-tool-calls", type=_positive, metavar="N", help="tool calls in the whole run")
+    add("--timeout", type=float, metavar="S", help="wall-clock limit for the run, in seconds")
+    add("--call-timeout", type=float, metavar="S", help="per tools/call (default: each server's, 60)")
+    add("--output-budget", type=_positive, default=DEFAULT_OUTPUT_BUDGET, metavar="CHARS",
+        help=f"tool output passed on before it is cut (default {DEFAULT_OUTPUT_BUDGET})")
+    add("--text-only", action="store_true",
+        help="images/files in results become text stand-ins (for text-only endpoints)")
+    add("--yes", action="store_true", help="approve every call of tools not marked read-only")
+    add("--transcript", metavar="FILE", help="record every event as JSONL")
+    add("--json", action="store_true", help="print the whole result as JSON on stdout")
+    add("--quiet", action="store_true", help="no progress on stderr")
+    parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def approver(yes: bool) -> Approver:
+    """--yes approves all; a terminal asks; otherwise calls needing consent are refused."""
+    if yes:
+        return approve_all
+    if sys.stdin.isatty() and sys.stderr.isatty():
+        return terminal_approver()
+    return refusing(NO_TERMINAL_HINT)
+
+
+def options_from_args(args: argparse.Namespace, events: EventStream) -> RunOptions:
+    return RunOptions(
+        model=args.model, base_url=args.base_url, config=Path(args.config) if args.config else None,
+        strict=args.strict, chain=args.chain, store=args.store, instructions=args.instructions,
+        tool_choice=args.tool_choice, parallel_tool_calls=args.parallel,
+        limits=RunLimits(
+            max_turns=args.max_turns, max_tool_calls=args.max_tool_calls, timeout=args.timeout,
+            call_timeout=args.call_timeout, output_budget=args.output_budget,
+            multimodal=not args.text_only,
+        ),
+        approve=approver(args.yes), script=args.script, transcript=args.transcript, events=events,
+        protocol_version=args.protocol_version,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.script and args.model != OFFLINE_MODEL:
+        raise UsageError("--script drives the offline model; add --model offline")
+    events = EventStream()
+    if not args.quiet:
+        events.subscribe(ProgressPrinter())
+        if args.config is None:
+            sys.stderr.write(
+                f"· no --config: the built-in read-only file server exposes {os.getcwd()} as server fs\n"
+            )
+    try:
+        result = asyncio.run(run_async(args.task, options_from_args(args, events)))
+    except KeyboardInterrupt:
+        sys.stderr.write("toolrelay run: aborted (Ctrl-C); in-flight calls were cancelled\n")
+        return 130
+    _print_result(result, as_json=args.json)
+    return 0 if result.completed else 1
+
+
+def _print_result(result: RunResult, *, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        return
+    if result.refusal is not None:
+        sys.stdout.write(f"[refusal] {result.refusal}\n")
+    elif result.final_text is not None:
+        sys.stdout.write(result.final_text + ("\n" if not result.final_text.endswith("\n") else ""))
+    failed = [c for c in result.calls if not c.ok]
+    if failed:
+        sys.stderr.write(f"toolrelay run: {len(failed)} of {len(result.calls)} call(s) failed:\n")
+        for call in failed:
+            first_line = call.message.splitlines()[0] if call.message else ""
+            sys.stderr.write(f"  {call.call_id} {call.alias}: {call.status}: {first_line}\n")
+    if not result.completed:
+        sys.stderr.write(f"toolrelay run: the run ended {result.status}: {result.reason}\n")

@@ -1,0 +1,74 @@
+"""``toolrelay tools``: what the model will see — a table, the exact ``tools`` array
+(``--json``), or the strict conversion report (``--report``)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import sys
+
+from ..client.catalog import Catalog
+from ..events import EventStream
+from .common import add_server_options, catalog_from_args, print_json
+
+__all__ = ["configure", "run"]
+
+EXAMPLES = """examples:
+  toolrelay tools                          the built-in file server on this directory
+  toolrelay tools --config ~/.cursor/mcp.json --json
+  toolrelay tools --strict --report        what strict mode changes, tool by tool"""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_server_options(parser)
+    parser.add_argument("--json", action="store_true", help="print the exact Responses tools array")
+    parser.add_argument(
+        "--report", action="store_true", help="print the strict-mode conversion report for every tool"
+    )
+    parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
+
+
+def run(args: argparse.Namespace) -> int:
+    return asyncio.run(_run(args))
+
+
+async def _run(args: argparse.Namespace) -> int:
+    async with catalog_from_args(args, EventStream()) as catalog:
+        if args.json:
+            print_json(catalog.declarations())
+        elif args.report:
+            _print_report(catalog)
+        else:
+            _print_table(catalog)
+    return 0
+
+
+def _print_table(catalog: Catalog) -> None:
+    tools = {tool["name"]: tool for tool in catalog.declarations()}
+    rows = [("ALIAS", "SERVER", "TOOL", "READ-ONLY", "STRICT", "DESCRIPTION")]
+    for route in catalog.routes:
+        declared = tools[route.alias]
+        description = (declared.get("description") or "").split("\n", 1)[0]
+        rows.append((
+            route.alias, route.server, route.tool, "yes" if route.read_only else "no",
+            "yes" if declared.get("strict") else "no", description,
+        ))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    room = max(20, shutil.get_terminal_size((120, 20)).columns - sum(widths) - 10)
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        text = row[5] if len(row[5]) <= room else row[5][: room - 1] + "…"
+        sys.stdout.write("  ".join([*cells, text]).rstrip() + "\n")
+    sys.stdout.write(f"\n{len(rows) - 1} tool(s) from {len(catalog.connections)} server(s)\n")
+
+
+def _print_report(catalog: Catalog) -> None:
+    for report in catalog.report(strict=True):
+        verdict = "strict" if report.strict else f"non-strict (fell back: {report.fallback_reason})"
+        sys.stdout.write(f"{report.alias}  ({report.server}/{report.tool}): {verdict}\n")
+        lines = report.lines()
+        for line in lines:
+            sys.stdout.write(f"  - {line}\n")
+        if not lines:
+            sys.stdout.write("  - no changes\n")

@@ -1,0 +1,487 @@
+"""Server configs: the MCP config files users already have, read unchanged.
+
+Accepted shapes (JSON or JSONC, comments and trailing commas allowed):
+
+- Claude Desktop, Cursor, Claude Code, Inspector: ``{"mcpServers": {NAME: ENTRY}}``
+- VS Code ``.vscode/mcp.json``: ``{"servers": {NAME: ENTRY}, "inputs": [...]}``
+
+An entry is stdio (``command``, ``args``, ``env``, ``envFile``, ``cwd``) or Streamable
+HTTP (``url``, ``headers``), chosen by ``type`` (``stdio``, ``http``,
+``streamable-http``) or inferred from ``command`` / ``url``. Entries toolrelay cannot
+serve (``type: "sse"``, ``unix://`` / ``pipe://`` / ``ws://`` URLs) are skipped with a
+warning naming the server; a file where every entry is unusable is a ConfigError.
+Values are expanded as described in ``environment.py``. toolrelay's own settings live in
+an optional ``"toolrelay"`` object inside an entry (other clients ignore it)::
+
+    "toolrelay": {"timeout": 120, "requestTimeout": 30, "maxMessageBytes": 8388608,
+                  "allow": ["read_*"], "deny": ["write_file"]}
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import getpass
+import logging
+import math
+import os
+import shlex
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Final, Literal
+from urllib.parse import urlsplit
+
+from ..errors import ConfigError
+from ..events import EventStream, Notice
+from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
+from . import jsonc
+from .environment import ExpansionContext, expand, input_variable_name, parse_dotenv, redact
+
+__all__ = [
+    "DEFAULT_CALL_TIMEOUT",
+    "DEFAULT_REQUEST_TIMEOUT",
+    "LoadedConfig",
+    "ServerConfig",
+    "builtin_file_server",
+    "load_config",
+    "read_config",
+]
+
+log = logging.getLogger("toolrelay.client")
+
+DEFAULT_CALL_TIMEOUT: Final = 60.0
+DEFAULT_REQUEST_TIMEOUT: Final = 30.0
+DEFAULT_SHUTDOWN_GRACE: Final = 2.0
+_HTTP_TYPES: Final = frozenset({"http", "streamable-http", "streamable_http", "streamableHttp"})
+_OPTION_KEYS: Final = frozenset({"timeout", "requestTimeout", "maxMessageBytes", "allow", "deny"})
+
+
+def _empty_map() -> Mapping[str, str]:
+    return MappingProxyType({})
+
+
+Prompt = Callable[[str, bool], str]
+"""Asks the user for a value: (question, is_password) → answer."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True, repr=False)
+class ServerConfig:
+    """One MCP server toolrelay can connect to, with every value already expanded."""
+
+    name: str
+    transport: Literal["stdio", "http"]
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=_empty_map)
+    """Only the variables the config names (plus its envFile), expanded."""
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=_empty_map)
+    call_timeout: float = DEFAULT_CALL_TIMEOUT
+    """Seconds a tools/call may take."""
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT
+    """Seconds for initialize, tools/list and ping."""
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    allow: tuple[str, ...] | None = None
+    """Tool names (or fnmatch patterns) offered; None offers all."""
+    deny: tuple[str, ...] = ()
+    """Tool names (or patterns) never offered; deny wins over allow."""
+    secrets: frozenset[str] = frozenset()
+    """Every env and header value (and ${input:...} answer): redacted, never recorded."""
+    shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE
+    """Seconds between closing stdin, SIGTERM and SIGKILL when a stdio server stops."""
+    origin: str = ""
+    """Where this entry came from, for messages: ``path: servers.NAME``."""
+
+    def __post_init__(self) -> None:
+        values = {*self.env.values(), *self.headers.values()}
+        object.__setattr__(self, "secrets", frozenset(self.secrets | values))
+
+    def __repr__(self) -> str:  # args, env and headers may hold secrets: show the redacted target
+        return f"ServerConfig(name={self.name!r}, transport={self.transport!r}, target={self.target!r})"
+
+    @property
+    def target(self) -> str:
+        """The command line or URL, with secret values redacted (safe to show and record)."""
+        if self.transport == "http":
+            return redact(self.url or "", self.secrets)
+        return redact(shlex.join([self.command or "", *self.args]), self.secrets)
+
+    def allows(self, tool_name: str) -> bool:
+        """Whether the allow/deny filters offer ``tool_name``."""
+        if any(fnmatch.fnmatchcase(tool_name, pattern) for pattern in self.deny):
+            return False
+        return self.allow is None or any(fnmatch.fnmatchcase(tool_name, p) for p in self.allow)
+
+
+@dataclass(slots=True, kw_only=True)
+class LoadedConfig:
+    """A config file's usable servers and the entries skipped (with the reason)."""
+
+    servers: list[ServerConfig]
+    skipped: list[str]
+
+
+def builtin_file_server(root: Path) -> ServerConfig:
+    """toolrelay's own read-only file server over ``root``, as the server named ``fs``."""
+    return ServerConfig(
+        name="fs",
+        transport="stdio",
+        command=sys.executable,
+        args=("-m", "toolrelay", "files", str(root)),
+        origin="built-in file server",
+    )
+
+
+def load_config(
+    path: str | Path,
+    *,
+    events: EventStream | None = None,
+    environ: Mapping[str, str] | None = None,
+    prompt: Prompt | None = None,
+) -> list[ServerConfig]:
+    """The servers of a config file; skipped entries become warning Notices.
+
+    Raises ConfigError (exit 2) naming the file and the entry for anything unusable.
+    """
+    loaded = read_config(path, environ=environ, prompt=prompt)
+    for reason in loaded.skipped:
+        if events is not None and events.active:
+            events.emit(Notice(level="warning", text=reason))
+        else:
+            log.warning("%s", reason)
+    return loaded.servers
+
+
+def read_config(
+    path: str | Path, *, environ: Mapping[str, str] | None = None, prompt: Prompt | None = None
+) -> LoadedConfig:
+    """Parse a config file into server configs and the list of skipped entries."""
+    config_path = Path(path).expanduser()
+    document = _read_document(config_path)
+    entries = _server_entries(document, config_path)
+    environment = dict(os.environ if environ is None else environ)
+    inputs = _InputResolver(_declared_inputs(document, config_path), environment, prompt)
+    context = ExpansionContext(
+        environ=environment, workspace=_workspace_of(config_path), resolve_input=inputs
+    )
+    servers: list[ServerConfig] = []
+    skipped: list[str] = []
+    for name, entry in entries.items():
+        where = f"{config_path}: server {name!r}"
+        context.substituted.clear()  # ${input:...} answers are secrets of the entry using them
+        try:
+            server = _parse_entry(name, entry, context, where)
+        except _Skipped as skip:
+            skipped.append(f"{where} skipped: {skip}")
+            continue
+        servers.append(server)
+    if not servers:
+        raise ConfigError(f"{config_path}: no usable server: " + "; ".join(skipped))
+    return LoadedConfig(servers=servers, skipped=skipped)
+
+
+class _Skipped(Exception):
+    """An entry toolrelay cannot or should not serve; the message says why."""
+
+
+# -- the file ---------------------------------------------------------------------------
+
+
+def _read_document(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"cannot read config {path}: no such file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"cannot read config {path}: it is a directory") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"cannot read config {path}: not UTF-8 text ({exc.reason})") from None
+    try:
+        document = jsonc.loads(text)
+    except jsonc.JsoncError as exc:
+        raise ConfigError(f"{path}: invalid JSON at {exc}") from None
+    if not isinstance(document, dict):
+        raise ConfigError(f"{path}: expected a JSON object at the top level")
+    return document
+
+
+def _server_entries(document: dict[str, Any], path: Path) -> dict[str, Any]:
+    entries: dict[str, Any] = {}
+    found = False
+    for key in ("mcpServers", "servers"):  # everyone else / VS Code
+        if key not in document:
+            continue
+        found = True
+        block = document[key]
+        if not isinstance(block, dict):
+            raise ConfigError(f'{path}: "{key}" must be an object of servers by name')
+        for name, entry in block.items():
+            if name in entries:
+                raise ConfigError(f"{path}: server {name!r} is defined twice")
+            entries[name] = entry
+    if not found:
+        raise ConfigError(
+            f'{path}: no servers: expected an "mcpServers" object (Claude Desktop, Cursor, '
+            'Claude Code) or a "servers" object (VS Code)'
+        )
+    if not entries:
+        raise ConfigError(f"{path}: defines no servers")
+    return entries
+
+
+def _workspace_of(path: Path) -> Path:
+    """The project folder: the parent of .vscode/ or .cursor/, else the file's folder."""
+    folder = path.resolve().parent
+    return folder.parent if folder.name in (".vscode", ".cursor") else folder
+
+
+# -- one entry --------------------------------------------------------------------------
+
+
+def _parse_entry(name: str, entry: Any, context: ExpansionContext, where: str) -> ServerConfig:
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where}: expected an object, got {_json_kind(entry)}")
+    if not name.strip():
+        raise ConfigError(f"{where}: a server needs a non-empty name")
+    if entry.get("disabled") is True:
+        raise _Skipped("it is disabled in the config")
+    transport = _transport_of(entry, where)
+    if transport == "stdio":
+        transport_fields = _stdio_fields(entry, context, where)
+    else:
+        transport_fields = _http_fields(entry, context, where)
+    return ServerConfig(
+        name=name,
+        transport=transport,
+        **transport_fields,
+        **_options(entry, where),
+        secrets=frozenset(context.substituted),
+        origin=where,
+    )
+
+
+def _transport_of(entry: dict[str, Any], where: str) -> Literal["stdio", "http"]:
+    kind = entry.get("type", entry.get("transport"))
+    if kind is None:
+        if "command" in entry and "url" in entry:
+            raise ConfigError(f'{where}: has both "command" and "url"; add "type": "stdio" or "http"')
+        if "command" in entry:
+            return "stdio"
+        if "url" in entry:
+            return "http"
+        raise ConfigError(f'{where}: needs "command" (a stdio server) or "url" (an HTTP server)')
+    if kind == "stdio":
+        return "stdio"
+    if kind in _HTTP_TYPES:
+        return "http"
+    if kind == "sse":
+        raise _Skipped('type "sse" (the deprecated HTTP+SSE transport) is not supported; '
+                       'use the server\'s Streamable HTTP endpoint with "type": "http"')
+    raise _Skipped(f"transport type {kind!r} is not supported (toolrelay speaks stdio and http)")
+
+
+def _stdio_fields(entry: dict[str, Any], context: ExpansionContext, where: str) -> dict[str, Any]:
+    command = entry.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise ConfigError(f'{where}: "command" must be a non-empty string')
+    env = _env_file(entry, context, where)
+    env.update(_string_map(entry, "env", context, where))
+    cwd = entry.get("cwd")
+    if cwd is not None:
+        if not isinstance(cwd, str):
+            raise ConfigError(f'{where}: "cwd" must be a string')
+        cwd = str(context.workspace / Path(expand(cwd, context, f"{where}, cwd")).expanduser())
+    return {
+        "command": expand(command, context, f"{where}, command"),
+        "args": tuple(_string_list(entry, "args", context, where)),
+        "env": MappingProxyType(env),
+        "cwd": cwd,
+    }
+
+
+def _env_file(entry: dict[str, Any], context: ExpansionContext, where: str) -> dict[str, str]:
+    raw = entry.get("envFile")
+    if raw is None:
+        return {}
+    if not isinstance(raw, str):
+        raise ConfigError(f'{where}: "envFile" must be a string')
+    env_path = context.workspace / Path(expand(raw, context, f"{where}, envFile")).expanduser()
+    try:
+        text = env_path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read envFile {env_path}: {exc.strerror or exc}") from None
+    return parse_dotenv(text, f"{where}, envFile {env_path}")
+
+
+def _http_fields(entry: dict[str, Any], context: ExpansionContext, where: str) -> dict[str, Any]:
+    raw = entry.get("url")
+    if not isinstance(raw, str) or not raw.strip():
+        raise ConfigError(f'{where}: "url" must be a non-empty string')
+    url = expand(raw, context, f"{where}, url")
+    scheme = urlsplit(url).scheme.lower()
+    if scheme in ("unix", "pipe", "ws", "wss"):
+        raise _Skipped(f"{scheme}:// URLs are not supported (toolrelay speaks Streamable HTTP over http(s))")
+    if scheme not in ("http", "https") or not urlsplit(url).hostname:
+        raise ConfigError(f'{where}: "url" must be an http:// or https:// URL, got {url!r}')
+    return {"url": url, "headers": MappingProxyType(_string_map(entry, "headers", context, where))}
+
+
+def _options(entry: dict[str, Any], where: str) -> dict[str, Any]:
+    """toolrelay's settings: the "toolrelay" object, plus Gemini's includeTools/excludeTools."""
+    block = entry.get("toolrelay", {})
+    if not isinstance(block, dict):
+        raise ConfigError(f'{where}: "toolrelay" must be an object')
+    unknown = sorted(set(block) - _OPTION_KEYS)
+    if unknown:
+        raise ConfigError(
+            f'{where}: unknown key "toolrelay.{unknown[0]}" (known: {", ".join(sorted(_OPTION_KEYS))})'
+        )
+    options: dict[str, Any] = {}
+    if "timeout" in block:
+        options["call_timeout"] = _seconds(block["timeout"], f"{where}, toolrelay.timeout")
+    if "requestTimeout" in block:
+        options["request_timeout"] = _seconds(block["requestTimeout"], f"{where}, toolrelay.requestTimeout")
+    if "maxMessageBytes" in block:
+        options["max_message_bytes"] = _byte_count(block["maxMessageBytes"], where)
+    allow = block.get("allow", entry.get("includeTools"))
+    if allow is not None:
+        options["allow"] = tuple(_plain_strings(allow, f"{where}, toolrelay.allow"))
+    deny = block.get("deny", entry.get("excludeTools"))
+    if deny is not None:
+        options["deny"] = tuple(_plain_strings(deny, f"{where}, toolrelay.deny"))
+    return options
+
+
+# -- value checks -----------------------------------------------------------------------
+
+
+def _scalar_text(value: Any) -> str | None:
+    """Strings, and numbers/booleans people write unquoted (``"PORT": 3000``), as text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    return None
+
+
+def _string_list(entry: dict[str, Any], key: str, context: ExpansionContext, where: str) -> list[str]:
+    raw = entry.get(key, [])
+    if not isinstance(raw, list):
+        raise ConfigError(f'{where}: "{key}" must be an array of strings')
+    values = []
+    for index, item in enumerate(raw):
+        text = _scalar_text(item)
+        if text is None:
+            raise ConfigError(f'{where}: "{key}[{index}]" must be a string, got {_json_kind(item)}')
+        values.append(expand(text, context, f"{where}, {key}[{index}]"))
+    return values
+
+
+def _string_map(entry: dict[str, Any], key: str, context: ExpansionContext, where: str) -> dict[str, str]:
+    raw = entry.get(key, {})
+    if not isinstance(raw, dict):
+        raise ConfigError(f'{where}: "{key}" must be an object of strings')
+    values = {}
+    for name, item in raw.items():
+        text = _scalar_text(item)
+        if text is None:
+            raise ConfigError(f'{where}: "{key}.{name}" must be a string, got {_json_kind(item)}')
+        values[name] = expand(text, context, f"{where}, {key}.{name}")
+    return values
+
+
+def _plain_strings(raw: Any, where: str) -> list[str]:
+    if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
+        raise ConfigError(f"{where}: must be an array of tool names")
+    return list(raw)
+
+
+def _seconds(raw: Any, where: str) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw) or raw <= 0:
+        raise ConfigError(f"{where}: must be a positive number of seconds, got {raw!r}")
+    return float(raw)
+
+
+def _byte_count(raw: Any, where: str) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1024:
+        raise ConfigError(f"{where}, toolrelay.maxMessageBytes: must be an integer ≥ 1024, got {raw!r}")
+    return raw
+
+
+def _json_kind(value: Any) -> str:
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number")
+
+
+# -- ${input:ID} ------------------------------------------------------------------------
+
+
+def _declared_inputs(document: dict[str, Any], path: Path) -> dict[str, dict[str, Any]]:
+    raw = document.get("inputs", [])
+    if not isinstance(raw, list):
+        raise ConfigError(f'{path}: "inputs" must be an array')
+    declared = {}
+    for item in raw:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            raise ConfigError(f'{path}: every entry of "inputs" needs a string "id"')
+        declared[item["id"]] = item
+    return declared
+
+
+def _terminal_prompt(question: str, password: bool) -> str:
+    if password:
+        return getpass.getpass(question)
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    return input()
+
+
+class _InputResolver:
+    """Answers ``${input:ID}``: TOOLRELAY_INPUT_<ID>, a terminal prompt, the default."""
+
+    def __init__(
+        self, declared: dict[str, dict[str, Any]], environ: Mapping[str, str], prompt: Prompt | None
+    ) -> None:
+        self._declared = declared
+        self._environ = environ
+        self._prompt = prompt
+        self._answers: dict[str, str] = {}
+
+    def __call__(self, input_id: str) -> str:
+        if input_id not in self._answers:
+            self._answers[input_id] = self._resolve(input_id)
+        return self._answers[input_id]
+
+    def _resolve(self, input_id: str) -> str:
+        variable = input_variable_name(input_id)
+        if variable in self._environ:
+            return self._environ[variable]
+        spec = self._declared.get(input_id, {})
+        default = spec.get("default")
+        prompt = self._prompt or (_terminal_prompt if sys.stdin.isatty() else None)
+        if prompt is not None:
+            answer = prompt(_question(input_id, spec), spec.get("password") is True)
+            if answer or not isinstance(default, str):
+                return answer
+        if isinstance(default, str):
+            return default
+        raise ConfigError(
+            f"${{input:{input_id}}} needs a value: set {variable} in the environment "
+            "or run toolrelay on a terminal to be asked"
+        )
+
+
+def _question(input_id: str, spec: dict[str, Any]) -> str:
+    text = str(spec.get("description") or input_id)
+    options = spec.get("options")
+    if isinstance(options, list) and options:
+        text += f" ({' / '.join(str(o) for o in options)})"
+    default = spec.get("default")
+    if isinstance(default, str) and not spec.get("password"):
+        text += f" [{default}]"
+    return f"{text}: "

@@ -1,0 +1,465 @@
+"""One MCP server, as toolrelay's client sees it: handshake, requests, restarts, events.
+
+A ``Connection`` owns a numbered sequence of links. Link 1 is the first start; when a
+stdio server dies, its pending requests fail at once (``ServerExited`` with the exit code
+and its last stderr lines) and the next use starts link 2, re-initializes, tells the user
+(a Notice) and lets the catalog re-list (``on_restart``). A Streamable HTTP session that
+the server forgot (404) is renewed the same way. A ``tools/call`` is never retried.
+
+Each link is a ``Peer`` (ids, pending requests, timeouts, cancellation) over a
+transport, plus the decoding of what arrives: non-JSON lines are skipped and reported,
+oversized messages fail only the request they answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from .. import __version__
+from ..errors import (
+    MessageTooLarge,
+    ProtocolError,
+    RequestTimeout,
+    RpcError,
+    ServerExited,
+    ToolrelayError,
+    TransportError,
+    UsageError,
+)
+from ..events import EventStream, McpInvalid, Notice, ServerExitedEvent, ServerReady, ServerStarting
+from ..protocol import jsonrpc
+from ..protocol import mcp as m
+from ..protocol.framing import Oversized, find_id
+from ..protocol.jsonrpc import METHOD_NOT_FOUND, PARSE_ERROR, DecodeError, JSONObject, Notification, Request
+from ..protocol.peer import Exchange, Peer
+from ..protocol.versions import DEFAULT_VERSION, accept_server_version
+from .config import ServerConfig
+from .environment import redact
+from .serverlog import ServerLog
+from .sizes import too_large_message
+from .stdio import StdioTransport
+from .tracing import WireTracer
+
+if TYPE_CHECKING:
+    from .http import HttpTransport
+
+__all__ = ["Connection"]
+
+CLIENT_NAME: Final = "toolrelay"
+_EXIT_TAIL_LINES: Final = 10  # stderr lines quoted when a server dies
+_PREVIEW: Final = 200
+_MAX_PAGES: Final = 1000  # a server whose nextCursor never ends must not loop us forever
+
+
+class Connection:
+    """One configured server: start, list tools, call tools, restart, close."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        events: EventStream,
+        *,
+        protocol_version: str = DEFAULT_VERSION,
+        log_dir: Path | None = None,
+    ) -> None:
+        self.config = config
+        self.name = config.name
+        self.number = 0
+        """Connection number: 1 on the first start, +1 on every restart or session renewal."""
+        self.protocol_version: str | None = None
+        self.server_info: dict[str, Any] = {}
+        self.capabilities: dict[str, Any] = {}
+        self.instructions: str | None = None
+        self.on_tools_changed: Callable[[str], None] | None = None
+        self.on_restart: Callable[[str], Awaitable[None]] | None = None
+        self.events = events
+        self._asked_version = protocol_version
+        self._log = ServerLog(config.name, log_dir) if config.transport == "stdio" else None
+        self._link: _Link | None = None
+        self._lock = asyncio.Lock()
+        self._closed = False
+
+    # -- state ----------------------------------------------------------------------------
+
+    @property
+    def alive(self) -> bool:
+        link = self._link
+        return link is not None and link.ready and link.peer.closed is None
+
+    @property
+    def log_path(self) -> Path | None:
+        """The server's stderr log file (stdio servers)."""
+        return self._log.path if self._log is not None else None
+
+    @property
+    def pid(self) -> int | None:
+        """The server process id (stdio servers that are running)."""
+        link = self._link
+        return link.transport.pid if link is not None and isinstance(link.transport, StdioTransport) else None
+
+    def stderr_tail(self, lines: int = 20) -> str:
+        """The last lines the server wrote to stderr (secrets redacted)."""
+        if self._log is None:
+            return ""
+        return redact(self._log.tail(lines), self.config.secrets)
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start the server (or open the HTTP session) and complete the handshake."""
+        async with self._lock:
+            self._closed = False
+            if not self.alive:
+                await self._open()
+
+    async def close(self) -> None:
+        """Stop the server and fail whatever is pending; safe to call twice."""
+        self._closed = True
+        link = self._link
+        if link is not None:
+            await link.close()
+
+    async def _open(self) -> None:
+        previous = self._link
+        if previous is not None:
+            await previous.close()  # reap what is left of the last one
+        self.number += 1
+        self._emit_starting()
+        link = _Link(self, self.number)
+        self._link = link
+        try:
+            await link.connect()
+            await self._handshake(link)
+        except BaseException:
+            if link.end_reason is None:
+                link.end_reason = "failed to start"
+            await link.close()
+            raise
+        link.ready = True
+        self._emit_ready()
+
+    async def _ready_link(self) -> _Link:
+        link = self._link
+        if link is not None and link.ready and link.peer.closed is None:
+            return link
+        return await self._revive()
+
+    async def _revive(self) -> _Link:
+        """Start on first use, or restart a server that died (never while closed)."""
+        async with self._lock:
+            if self._closed:
+                raise TransportError(f"connection to server {self.name} is closed")
+            previous = self._link
+            if self.alive and previous is not None:
+                return previous
+            reason = previous.end_reason if previous is not None else None
+            try:
+                await self._open()
+            except ToolrelayError as exc:
+                if reason is not None:
+                    self._notice("error", f"server {self.name} {reason}; restart failed: {exc}")
+                raise
+        if reason is not None:
+            self._notice("warning", f"server {self.name} {reason}; restarted (connection {self.number})")
+            if self.on_restart is not None:
+                await self.on_restart(self.name)
+        assert self._link is not None
+        return self._link
+
+    async def _handshake(self, link: _Link) -> None:
+        asked = self._asked_version
+        params = m.initialize_params(asked, CLIENT_NAME, __version__)
+        timeout = self.config.request_timeout
+        try:
+            result = await link.peer.request(m.INITIALIZE, params, timeout=timeout)
+        except RequestTimeout:
+            raise RequestTimeout(
+                f"server {self.name} did not answer initialize within {timeout:g} s"
+            ) from None
+        except RpcError as exc:
+            raise ProtocolError(
+                f"server {self.name} refused initialize ({asked}): {exc.rpc_message}"
+            ) from None
+        self.protocol_version = accept_server_version(self.name, asked, result.get("protocolVersion"))
+        self.server_info = _object(result.get("serverInfo"))
+        self.capabilities = _object(result.get("capabilities"))
+        instructions = result.get("instructions")
+        self.instructions = instructions if isinstance(instructions, str) else None
+        link.peer.notify(m.INITIALIZED)
+        if not isinstance(link.transport, StdioTransport):
+            link.transport.protocol_version = self.protocol_version
+            link.transport.listen()
+
+    async def renew_session(self, link: _Link) -> None:
+        """The HTTP server forgot our session (404): handshake again on the same link."""
+        self.number += 1
+        link.tracer.connection = self.number
+        self._emit_starting()
+        try:
+            await self._handshake(link)
+        except ToolrelayError as exc:
+            link.end_reason = f"lost its HTTP session ({exc})"
+            link.peer.close(exc)  # the next use reconnects from scratch
+            self._notice("error", f"server {self.name}: HTTP session expired; re-initializing failed: {exc}")
+            raise
+        self._emit_ready()
+        self._notice("warning", f"server {self.name}: the HTTP session expired (404); "
+                                f"re-initialized (connection {self.number})")
+        if self.on_restart is not None:
+            await self.on_restart(self.name)
+
+    # -- requests -------------------------------------------------------------------------
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """Every tool the server offers (all pages), minus those the config filters out."""
+        link = await self._ready_link()
+        tools: list[dict[str, Any]] = []
+        cursor: Any = None
+        for _ in range(_MAX_PAGES):
+            params = {"cursor": cursor} if cursor is not None else None
+            exchange = await link.peer.call(m.LIST_TOOLS, params, timeout=self.config.request_timeout)
+            result = exchange.raise_for_error()
+            tools.extend(self._usable_tools(result.get("tools")))
+            cursor = result.get("nextCursor")
+            if not isinstance(cursor, (str, int)) or isinstance(cursor, bool):
+                return tools
+        raise ProtocolError(f"server {self.name} sent more than {_MAX_PAGES} pages of tools/list")
+
+    def _usable_tools(self, raw: Any) -> list[dict[str, Any]]:
+        if not isinstance(raw, list):
+            raise ProtocolError(f"server {self.name} answered tools/list without a tools array")
+        usable = []
+        for tool in raw:
+            if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+                self._notice("warning", f"server {self.name} listed a tool without a name; ignored")
+            elif self.config.allows(tool["name"]):
+                usable.append(tool)
+        return usable
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        call_id: str | None = None,
+        timeout: float | None = None,
+    ) -> Exchange:
+        """Send one tools/call; a JSON-RPC error comes back inside the Exchange.
+
+        Raises TransportError subclasses when no answer can come: ServerExited,
+        RequestTimeout (after sending notifications/cancelled), MessageTooLarge,
+        HttpStatusError. Cancelling the caller sends notifications/cancelled.
+        """
+        if not self.config.allows(name):
+            raise UsageError(f"tool {name!r} of server {self.name} is excluded by its allow/deny list")
+        link = self._link
+        if link is None or not link.ready or link.peer.closed is not None:
+            link = await self._revive()
+        limit = self.config.call_timeout if timeout is None else timeout
+        params = {"name": name, "arguments": arguments}
+        return await link.peer.call(m.CALL_TOOL, params, timeout=limit, tag=call_id)
+
+    async def ping(self) -> None:
+        """Check the server answers (request_timeout applies)."""
+        link = await self._ready_link()
+        (await link.peer.call(m.PING, None, timeout=self.config.request_timeout)).raise_for_error()
+
+    # -- events ---------------------------------------------------------------------------
+
+    def _emit_starting(self) -> None:
+        if self.events.active:
+            self.events.emit(ServerStarting(server=self.name, connection=self.number,
+                                            transport=self.config.transport, target=self.config.target))
+
+    def _emit_ready(self) -> None:
+        if self.events.active:
+            self.events.emit(ServerReady(
+                server=self.name, connection=self.number, protocol_version=self.protocol_version or "",
+                server_info=self.server_info, capabilities=self.capabilities,
+            ))
+
+    def _notice(self, level: str, text: str) -> None:
+        if self.events.active:
+            self.events.emit(Notice(level=level, text=text, server=self.name))
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _answer_server_request(request: Request) -> JSONObject:
+    """We declare no client capabilities: ping is answered, everything else is -32601."""
+    if request.method == m.PING:
+        return {}
+    raise RpcError(
+        METHOD_NOT_FOUND, f"Method not found: {request.method} (toolrelay offers no client features)"
+    )
+
+
+class _Link:
+    """One connection number: a peer over a transport, and the decoding in between."""
+
+    def __init__(self, owner: Connection, number: int) -> None:
+        self.owner = owner
+        self.config = owner.config
+        self.number = number
+        self.tracer = WireTracer(owner.events, owner.name, number)
+        self.transport: StdioTransport | HttpTransport
+        if self.config.transport == "stdio":
+            assert owner._log is not None
+            self.transport = StdioTransport(self.config, self.inbound, owner._log)
+        else:
+            from .http import HttpTransport  # httpx2 costs ~50 ms to import: only when needed
+
+            self.transport = HttpTransport(self.config, self)
+        self.peer = Peer(self.transport.send, on_request=_answer_server_request,
+                         on_notification=self._on_notification, tracer=self.tracer)
+        self.ready = False
+        self.closing = False
+        self.end_reason: str | None = None
+        """How this link ended ("exited (code 1)"), shown when the next one starts."""
+        self._watcher: asyncio.Task[None] | None = None
+        self._close_task: asyncio.Task[None] | None = None
+        self._garbage_lines = 0
+
+    async def connect(self) -> None:
+        """Spawn the process or open the HTTP client (the handshake is the owner's)."""
+        transport = self.transport
+        if isinstance(transport, StdioTransport):
+            log = self.owner._log
+            assert log is not None
+            config = self.config
+            warning = log.open(f"starting server {config.name} (connection {self.number}): {config.target}")
+            if warning is not None:
+                self.owner._notice("warning", f"server {config.name}: {warning}; stderr kept in memory only")
+            await transport.start()
+            self._watcher = asyncio.ensure_future(self._watch_exit(transport))
+        else:
+            await transport.start()
+
+    # -- incoming -------------------------------------------------------------------------
+
+    def inbound(self, line: bytes | Oversized) -> None:
+        """One framed message from the server."""
+        if type(line) is bytes:
+            try:
+                message = jsonrpc.decode(line)
+            except DecodeError as exc:
+                self._undecodable(line, exc)
+                return
+            self.peer.receive(message)
+        elif isinstance(line, Oversized):
+            self._oversized(line)
+
+    deliver = inbound  # HttpSink: a JSON body or an SSE event's data
+
+    def _on_notification(self, notification: Notification) -> None:
+        owner = self.owner
+        if notification.method == m.TOOLS_CHANGED and owner.on_tools_changed is not None:
+            try:
+                owner.on_tools_changed(owner.name)
+            except Exception as exc:  # the catalog's problem must not break this connection
+                owner._notice("error", f"server {owner.name}: handling tools/list_changed failed: {exc}")
+
+    def _undecodable(self, line: bytes, exc: DecodeError) -> None:
+        if not line.strip():
+            return
+        if exc.id is not None and exc.code != PARSE_ERROR:
+            self._malformed(line, exc, exc.id)
+            return
+        self._garbage_lines += 1
+        preview = line[:_PREVIEW].decode("utf-8", "replace")
+        self._invalid(f"not a JSON-RPC message ({exc.message}); skipped", preview)
+        if self.owner._log is not None:
+            self.owner._log.note(f"skipped a line on stdout that is not JSON-RPC: {preview!r}")
+        if self._garbage_lines == 1:
+            self.owner._notice("warning", f"server {self.owner.name} printed something that is not JSON-RPC "
+                                          f"on stdout (skipped): {preview!r}")
+
+    def _malformed(self, line: bytes, exc: DecodeError, mcp_id: jsonrpc.RequestId) -> None:
+        """Valid JSON, invalid message, readable id: answer it, or fail our request."""
+        try:
+            is_request = "method" in json.loads(line)
+        except ValueError:
+            is_request = False
+        if is_request:
+            self.peer.answer_error(mcp_id, exc.code, exc.message)
+            return
+        exchange = self.peer.pending_exchange(mcp_id)
+        what = f"{exchange.method} request {jsonrpc.id_text(mcp_id)}" if exchange else "a request"
+        self.peer.fail(mcp_id, ProtocolError(f"server {self.owner.name} sent a malformed answer to {what}: "
+                                             f"{exc.message}"))
+        self._invalid(exc.message, line[:_PREVIEW].decode("utf-8", "replace"))
+
+    def _oversized(self, marker: Oversized) -> None:
+        mcp_id = find_id(marker)
+        exchange = self.peer.pending_exchange(mcp_id) if mcp_id is not None else None
+        limit = self.config.max_message_bytes
+        if exchange is not None:
+            reason = too_large_message(exchange.method, mcp_id, marker.size, limit)
+            self.peer.fail(exchange.mcp_id, MessageTooLarge(reason))
+        else:
+            reason = too_large_message(None, None, marker.size, limit)
+        text = f"server {self.owner.name}: {reason}; refused (the connection stays open)"
+        self._invalid(reason, marker.head[:_PREVIEW].decode("utf-8", "replace"))
+        self.owner._notice("warning", text)
+        if self.owner._log is not None:
+            self.owner._log.note(text)
+
+    def _invalid(self, reason: str, preview: str) -> None:
+        events = self.owner.events
+        if events.active:
+            events.emit(McpInvalid(server=self.owner.name, connection=self.tracer.connection,
+                                   reason=reason, preview=preview))
+
+    # -- HttpSink -------------------------------------------------------------------------
+
+    def pending(self, mcp_id: jsonrpc.RequestId) -> bool:
+        return self.peer.pending_exchange(mcp_id) is not None
+
+    def fail(self, mcp_id: jsonrpc.RequestId, error: ToolrelayError) -> None:
+        self.peer.fail(mcp_id, error)
+
+    def notice(self, text: str) -> None:
+        self.owner._notice("warning", text)
+
+    async def reinitialize(self) -> None:
+        await self.owner.renew_session(self)
+
+    # -- end ------------------------------------------------------------------------------
+
+    async def _watch_exit(self, transport: StdioTransport) -> None:
+        """A stdio server ended: fail everything pending at once, with its stderr."""
+        assert transport.ended is not None
+        code = await transport.ended
+        owner = self.owner
+        tail = owner.stderr_tail(_EXIT_TAIL_LINES)
+        self.peer.close(ServerExited(owner.name, code, tail))
+        self.end_reason = f"exited (code {'unknown' if code is None else code})"
+        if owner.events.active:
+            owner.events.emit(ServerExitedEvent(server=owner.name, connection=self.number, returncode=code,
+                                                stderr_tail=tail, expected=self.closing))
+
+    async def close(self) -> None:
+        if self._close_task is None:
+            self._close_task = asyncio.ensure_future(self._close())
+        await asyncio.shield(self._close_task)
+
+    async def _close(self) -> None:
+        self.closing = True
+        owner = self.owner
+        self.peer.close(TransportError(f"connection to server {owner.name} was closed"))
+        await self.transport.close()
+        if self._watcher is not None:
+            await asyncio.wait([self._watcher])  # (it may have been cancelled by asyncio.run's shutdown)
+        elif owner.events.active:
+            owner.events.emit(ServerExitedEvent(server=owner.name, connection=self.number, returncode=None,
+                                                stderr_tail="", expected=True))
+        if self.end_reason is None:
+            self.end_reason = "was closed"
+        if owner._log is not None:
+            owner._log.close()

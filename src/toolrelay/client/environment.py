@@ -1,0 +1,166 @@
+"""What a server process gets from toolrelay's environment, and ``${...}`` expansion.
+
+A stdio server starts with a *minimal* environment: the variables a program needs to run
+(PATH, HOME, locale, terminal, temp dir, time zone, ...) plus exactly the variables its
+config entry names. Nothing else of toolrelay's own environment leaks into it, so an
+``OPENAI_API_KEY`` or ``TOOLRELAY_TOKEN`` reaches a server only when the config says so.
+
+Config values may use the interpolation dialects of the files users already have:
+``${env:NAME}`` (Cursor, VS Code), ``${NAME}`` and ``${NAME:-default}`` (Claude Code),
+``${userHome}``, ``${workspaceFolder}``, ``${workspaceFolderBasename}``, ``${/}`` and
+``${pathSeparator}`` (VS Code), and ``${input:ID}`` (VS Code prompts; toolrelay reads
+``TOOLRELAY_INPUT_<ID>`` from the environment, else asks on the terminal).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from ..errors import ConfigError
+
+__all__ = [
+    "PASSED_THROUGH",
+    "ExpansionContext",
+    "child_environment",
+    "expand",
+    "input_variable_name",
+    "parse_dotenv",
+    "redact",
+]
+
+# Variables every program may need and none of which is a credential. Anything else
+# reaches a server only when its config entry names it.
+PASSED_THROUGH: Final = frozenset({
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "COLORTERM", "LANG", "LANGUAGE",
+    "TMPDIR", "TEMP", "TMP", "TZ", "XDG_RUNTIME_DIR",
+    # Windows equivalents, so the same rule works there
+    "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "USERPROFILE", "USERNAME",
+    "APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "PROGRAMFILES", "HOMEDRIVE", "HOMEPATH",
+})
+PASSED_PREFIXES: Final = ("LC_",)
+
+# ${input:ID}, ${env:NAME[:-default]}, ${NAME[:-default]}, ${userHome}, ${/}, ...
+_VARIABLE: Final = re.compile(r"\$\{(?:(input|env):)?([A-Za-z0-9_./-]+)(?::-([^}]*))?\}")
+_REDACTED: Final = "***"
+# Shorter values ("info", "3000", "true") are rarely secrets and would blank out ordinary text.
+_MIN_SECRET_LENGTH: Final = 8
+
+
+def child_environment(named: Mapping[str, str], base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a server process: the pass-through variables plus ``named``."""
+    source = os.environ if base is None else base
+    env = {
+        key: value
+        for key, value in source.items()
+        if key.upper() in PASSED_THROUGH or key.startswith(PASSED_PREFIXES)
+    }
+    env.update(named)
+    return env
+
+
+def input_variable_name(input_id: str) -> str:
+    """The environment variable that answers ``${input:ID}``: TOOLRELAY_INPUT_<ID>."""
+    return "TOOLRELAY_INPUT_" + re.sub(r"[^A-Za-z0-9]", "_", input_id).upper()
+
+
+InputResolver = Callable[[str], str]
+"""Given an input id, its value (or ConfigError); see config.py for the VS Code rules."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ExpansionContext:
+    """Where ``${...}`` values come from while one config file is loaded."""
+
+    environ: Mapping[str, str]
+    workspace: Path
+    """The project folder of the config file (the parent of .vscode/ or .cursor/)."""
+    resolve_input: InputResolver | None = None
+    substituted: set[str] = field(default_factory=set)
+    """Values that came from ``${input:...}``: treated as secrets (redacted)."""
+
+    def builtin(self, name: str) -> str | None:
+        values = {
+            "userHome": str(Path.home()),
+            "workspaceFolder": str(self.workspace),
+            "workspaceFolderBasename": self.workspace.name,
+            "/": os.sep,
+            "pathSeparator": os.sep,
+        }
+        return values.get(name)
+
+
+def expand(text: str, context: ExpansionContext, where: str) -> str:
+    """Replace every ``${...}`` in ``text``; ``where`` names the place for error messages."""
+    if "${" not in text:
+        return text
+
+    def substitute(match: re.Match[str]) -> str:
+        kind, name, default = match.group(1), match.group(2), match.group(3)
+        if kind == "input":
+            return _input_value(name, context, where)
+        if kind is None:
+            value = context.builtin(name)
+            if value is not None:
+                return value
+        value = context.environ.get(name)
+        if value is not None:
+            return value
+        if default is not None:
+            return default
+        raise ConfigError(
+            f"{where}: variable {name} is not set (from {match.group(0)}); "
+            f"set it in the environment or write ${{{name}:-default}}"
+        )
+
+    return _VARIABLE.sub(substitute, text)
+
+
+def _input_value(input_id: str, context: ExpansionContext, where: str) -> str:
+    if context.resolve_input is None:
+        raise ConfigError(f"{where}: ${{input:{input_id}}} cannot be answered here")
+    try:
+        value = context.resolve_input(input_id)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    if len(value) >= _MIN_SECRET_LENGTH:
+        context.substituted.add(value)
+    return value
+
+
+def parse_dotenv(text: str, where: str) -> dict[str, str]:
+    """The variables of a dotenv file: ``KEY=value`` lines, ``#`` comments, optional
+    ``export``, single or double quotes (double quotes understand ``\\n``)."""
+    values: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("export "):
+            line = line[len("export "):].lstrip()
+        key, sep, value = line.partition("=")
+        key = key.strip()
+        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", key):
+            raise ConfigError(f"{where}, line {number}: expected KEY=value, got {raw.strip()[:60]!r}")
+        values[key] = _dotenv_value(value.strip())
+    return values
+
+
+def _dotenv_value(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        inner = value[1:-1]
+        return inner.replace("\\n", "\n").replace('\\"', '"') if value[0] == '"' else inner
+    comment = value.find(" #")  # an unquoted value ends at a comment
+    return value[:comment].rstrip() if comment >= 0 else value
+
+
+def redact(text: str, secrets: frozenset[str]) -> str:
+    """``text`` with every secret value (of a useful length) replaced by ***."""
+    for secret in secrets:
+        if len(secret) >= _MIN_SECRET_LENGTH and secret in text:
+            text = text.replace(secret, _REDACTED)
+    return text

@@ -1,0 +1,358 @@
+"""The Streamable HTTP transport (MCP 2025-06-18), client side, on httpx2.
+
+Every message is one POST to the server's endpoint with ``Accept: application/json,
+text/event-stream``. A request is answered with a JSON body or an SSE stream; the stream
+may carry server requests and notifications before the response, and each is handed to
+the peer as it arrives (our answers to server requests are POSTed back). The server's
+``Mcp-Session-Id`` is kept and sent; ``MCP-Protocol-Version`` is sent once negotiated;
+a GET stream, when the server offers one, brings notifications such as
+``tools/list_changed``; the session is DELETEd on close.
+
+Session loss: a 404 to a request carrying our session id means the server no longer
+knows the session, and, because the session is checked before anything else, that the
+request was never processed. So toolrelay re-initializes once and re-sends that same
+request once: this is not a retry of an executed call, and a second 404 is an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import ssl
+from contextvars import ContextVar
+from typing import Final, Protocol
+
+import httpx2
+
+from .. import __version__
+from ..errors import HttpStatusError, MessageTooLarge, ToolrelayError, TransportError
+from ..protocol import jsonrpc
+from ..protocol import mcp as m
+from ..protocol.jsonrpc import JSONObject, RequestId
+from .config import ServerConfig
+from .environment import redact
+from .sizes import too_large_message
+
+__all__ = ["HttpSink", "HttpTransport"]
+
+_ERROR_BODY_LIMIT: Final = 64 * 1024
+_DELETE_TIMEOUT: Final = 2.0
+# Set inside the task that renews a session, so its own initialize/initialized (and the
+# re-listing the catalog does on restart) do not wait for the renewal to finish.
+_RENEWING: ContextVar[bool] = ContextVar("toolrelay_http_renewing", default=False)
+
+
+class HttpSink(Protocol):
+    """What the transport hands its results to (the connection)."""
+
+    def deliver(self, data: bytes) -> None:
+        """One JSON-RPC message received (JSON text)."""
+
+    def pending(self, mcp_id: RequestId) -> bool:
+        """Whether our request ``mcp_id`` still awaits its answer."""
+
+    def fail(self, mcp_id: RequestId, error: ToolrelayError) -> None:
+        """Our request ``mcp_id`` cannot be answered."""
+
+    def notice(self, text: str) -> None:
+        """Something went wrong that belongs to no request."""
+
+    async def reinitialize(self) -> None:
+        """Run a fresh handshake (the session was lost)."""
+
+
+class _SessionExpired(Exception):
+    def __init__(self, session_id: str | None) -> None:
+        super().__init__("session expired")
+        self.session_id = session_id
+
+
+class HttpTransport:
+    """One Streamable HTTP session with one server endpoint."""
+
+    def __init__(self, config: ServerConfig, sink: HttpSink) -> None:
+        assert config.url is not None
+        self.config = config
+        self.url = config.url
+        self._sink = sink
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        """Sent as MCP-Protocol-Version once the handshake has negotiated it."""
+        self._client: httpx2.AsyncClient | None = None
+        self._posts: dict[asyncio.Task[None], RequestId | None] = {}
+        self._renewal: asyncio.Future[None] | None = None
+        self._listener: asyncio.Task[None] | None = None
+        self._closed = False
+
+    async def start(self) -> None:
+        headers = {"user-agent": f"toolrelay/{__version__}", **self.config.headers}
+        timeout = httpx2.Timeout(None, connect=self.config.request_timeout)  # the peer times requests
+        self._client = httpx2.AsyncClient(headers=headers, timeout=timeout, verify=_tls_context())
+
+    # -- sending ------------------------------------------------------------------------
+
+    def send(self, message: JSONObject) -> None:
+        """POST one message (in the background; results reach the sink)."""
+        if self._client is None or self._closed:
+            raise TransportError(f"connection to server {self.config.name} is closed")
+        method = message.get("method")
+        mcp_id = message.get("id") if method is not None else None  # our requests only
+        task = asyncio.ensure_future(self._exchange(message, method, mcp_id, _RENEWING.get()))
+        self._posts[task] = mcp_id
+        task.add_done_callback(self._forget)
+        if method == m.CANCELLED:  # we gave up on it: stop reading its stream too
+            self._drop_stream((message.get("params") or {}).get("requestId"))
+
+    def _forget(self, task: asyncio.Task[None]) -> None:
+        self._posts.pop(task, None)
+
+    def _drop_stream(self, mcp_id: object) -> None:
+        for task, request_id in list(self._posts.items()):
+            if request_id == mcp_id and mcp_id is not None:
+                task.cancel()
+
+    async def _exchange(
+        self, message: JSONObject, method: str | None, mcp_id: RequestId | None, renewing: bool
+    ) -> None:
+        try:
+            if not renewing and method != m.INITIALIZE:
+                await self._renewed()
+            try:
+                await self._post(message, method, mcp_id)
+            except _SessionExpired as expired:
+                if mcp_id is None:
+                    return  # a notification to a dead session has nobody to reach
+                await self._renew(expired.session_id)
+                await self._post(message, method, mcp_id)  # once: the 404 proved it never ran
+        except asyncio.CancelledError:
+            return
+        except _SessionExpired:
+            self._report(method, mcp_id, HttpStatusError(404, self._what(method, mcp_id) + (
+                " got HTTP 404 again after a fresh initialize: the server keeps losing the session")))
+        except ToolrelayError as exc:
+            self._report(method, mcp_id, exc)
+        except httpx2.HTTPError as exc:
+            self._report(method, mcp_id, self._translate(exc, method, mcp_id))
+        except Exception as exc:  # e.g. a failing on_restart hook: the request fails, the task stays quiet
+            what = self._what(method, mcp_id)
+            self._report(method, mcp_id, TransportError(
+                f"server {self.config.name}: {what} failed: {type(exc).__name__}: {exc}"))
+
+    def _report(self, method: str | None, mcp_id: RequestId | None, error: ToolrelayError) -> None:
+        if mcp_id is not None:
+            self._sink.fail(mcp_id, error)
+        elif not self._closed:
+            self._sink.notice(f"server {self.config.name}: sending {method or 'a reply'} failed: {error}")
+
+    async def _post(self, message: JSONObject, method: str | None, mcp_id: RequestId | None) -> None:
+        assert self._client is not None
+        headers = self._session_headers(initialize=method == m.INITIALIZE)
+        headers["content-type"] = "application/json"
+        headers["accept"] = "application/json, text/event-stream"
+        body = jsonrpc.encode(message)
+        async with self._client.stream("POST", self.url, content=body, headers=headers) as response:
+            if method == m.INITIALIZE:
+                self.session_id = response.headers.get("mcp-session-id")
+            status = response.status_code
+            if status == 404 and "mcp-session-id" in headers:
+                raise _SessionExpired(headers["mcp-session-id"])
+            if status >= 400:
+                raise await self._status_error(response, method, mcp_id)
+            if mcp_id is None:
+                return  # notifications and our replies: 202 Accepted, nothing to read
+            await self._read_answer(response, method, mcp_id)
+        if self._sink.pending(mcp_id):
+            raise TransportError(f"server {self.config.name} ended the HTTP response to "
+                                 f"{self._what(method, mcp_id)} without answering it")
+
+    def _session_headers(self, *, initialize: bool) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        if not initialize:  # a new handshake starts without the old session
+            if self.session_id is not None:
+                headers["mcp-session-id"] = self.session_id
+            if self.protocol_version is not None:
+                headers["mcp-protocol-version"] = self.protocol_version
+        return headers
+
+    # -- reading ------------------------------------------------------------------------
+
+    async def _read_answer(self, response: httpx2.Response, method: str | None, mcp_id: RequestId) -> None:
+        content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+        if content_type == "application/json":
+            self._sink.deliver(await self._read_body(response, method, mcp_id))
+        elif content_type == "text/event-stream":
+            await self._read_events(response, method, mcp_id)
+        else:
+            shown = content_type or "no body"
+            raise TransportError(f"server {self.config.name} answered {self._what(method, mcp_id)} with "
+                                 f"HTTP {response.status_code} and {shown}, not JSON or an event stream")
+
+    async def _read_body(self, response: httpx2.Response, method: str | None, mcp_id: RequestId) -> bytes:
+        limit = self.config.max_message_bytes
+        declared = response.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise MessageTooLarge(too_large_message(method, mcp_id, int(declared), limit))
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > limit:
+                raise MessageTooLarge(too_large_message(method, mcp_id, None, limit))
+        return bytes(body)
+
+    async def _read_events(self, response: httpx2.Response, method: str | None, mcp_id: RequestId) -> None:
+        source = httpx2.EventSource(response, max_event_size=self.config.max_message_bytes)
+        try:
+            async for event in source:
+                if event.event == "message" and event.data:  # empty data: a priming event
+                    self._sink.deliver(event.data.encode())
+                if not self._sink.pending(mcp_id):
+                    return  # answered; the server should close the stream now anyway
+        except httpx2.SSEError as exc:
+            if "limit" not in str(exc):
+                raise
+            raise MessageTooLarge(
+                too_large_message(method, mcp_id, None, self.config.max_message_bytes)
+            ) from None
+
+    async def _status_error(
+        self, response: httpx2.Response, method: str | None, mcp_id: RequestId | None
+    ) -> HttpStatusError:
+        body = bytearray()
+        with contextlib.suppress(httpx2.HTTPError):
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > _ERROR_BODY_LIMIT:
+                    break
+        status = response.status_code
+        text = f"server {self.config.name} answered HTTP {status} {response.reason_phrase} to "
+        text += self._what(method, mcp_id)
+        detail = _error_detail(bytes(body))
+        if detail:
+            text += f": {redact(detail, self.config.secrets)}"
+        return HttpStatusError(status, text + _status_hint(status, method))
+
+    def _what(self, method: str | None, mcp_id: RequestId | None) -> str:
+        if mcp_id is not None:
+            return f"{method} request {jsonrpc.id_text(mcp_id)}"
+        return f"{method} notification" if method else "our reply"
+
+    def _translate(
+        self, exc: httpx2.HTTPError, method: str | None, mcp_id: RequestId | None
+    ) -> TransportError:
+        where = f"server {self.config.name} at {redact(self.url, self.config.secrets)}"
+        if isinstance(exc, httpx2.ConnectError):
+            return TransportError(f"cannot connect to {where}: {_connect_failure(exc)}")
+        if isinstance(exc, httpx2.TimeoutException):
+            return TransportError(f"cannot connect to {where}: timed out")
+        return TransportError(f"{where} failed during {self._what(method, mcp_id)}: "
+                              f"{type(exc).__name__}: {exc}")
+
+    # -- session ------------------------------------------------------------------------
+
+    async def _renew(self, expired_session: str | None) -> None:
+        """Re-initialize once for every request that found the session gone."""
+        renewal = self._renewal
+        if renewal is None or renewal.done():
+            if self.session_id not in (expired_session, None):
+                return  # renewed since this request went out: just send it again
+            self.session_id = None
+            token = _RENEWING.set(True)
+            try:
+                renewal = self._renewal = asyncio.ensure_future(self._sink.reinitialize())
+            finally:
+                _RENEWING.reset(token)
+        await asyncio.shield(renewal)
+
+    async def _renewed(self) -> None:
+        """Let a request wait while the session is being renewed."""
+        renewal = self._renewal
+        if renewal is not None and not renewal.done():
+            with contextlib.suppress(ToolrelayError):
+                await asyncio.shield(renewal)
+
+    def listen(self) -> None:
+        """Open the GET stream for server messages outside any request (if offered)."""
+        if self._listener is not None:
+            self._listener.cancel()
+        self._listener = asyncio.ensure_future(self._listen())
+
+    async def _listen(self) -> None:
+        assert self._client is not None
+        headers = self._session_headers(initialize=False)
+        headers["accept"] = "text/event-stream"
+        limit = self.config.max_message_bytes
+        with contextlib.suppress(httpx2.HTTPError, asyncio.CancelledError):
+            async with self._client.stream("GET", self.url, headers=headers) as response:
+                if response.status_code != 200:
+                    return  # 405: the server offers no such stream, which is allowed
+                async for event in httpx2.EventSource(response, max_event_size=limit):
+                    if event.event == "message" and event.data:
+                        self._sink.deliver(event.data.encode())
+
+    async def close(self) -> None:
+        """Stop every exchange, DELETE the session, release the sockets."""
+        if self._closed:
+            return
+        self._closed = True
+        tasks = list(self._posts)
+        if self._listener is not None:
+            tasks.append(self._listener)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if self._client is None:
+            return
+        if self.session_id is not None:
+            with contextlib.suppress(httpx2.HTTPError):
+                await self._client.delete(
+                    self.url, headers=self._session_headers(initialize=False), timeout=_DELETE_TIMEOUT
+                )
+        await self._client.aclose()
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """httpx2's default verifying context, built once: loading the CA bundle costs ~0.1 s."""
+    return httpx2.create_ssl_context()
+
+
+def _connect_failure(exc: BaseException) -> str:
+    """The root cause of a failed connect, in words ("connection refused")."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, OSError) and cause.strerror:
+            return cause.strerror.lower()
+        cause = cause.__cause__ or cause.__context__
+    return str(exc) or "connect failed"
+
+
+def _error_detail(body: bytes) -> str:
+    """The message in an error body: JSON-RPC error, {"error": ...}, or plain text."""
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text[:300]
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return str(error["message"])
+        for key in ("error_description", "error", "message", "detail"):
+            if isinstance(data.get(key), str):
+                return str(data[key])
+    return text[:300]
+
+
+def _status_hint(status: int, method: str | None) -> str:
+    if status in (401, 403):
+        return " (check the server's headers or token in the config)"
+    if status == 404:
+        return " (check the URL)"
+    if status == 405 and method is not None:
+        return (" (is this a Streamable HTTP endpoint? toolrelay does not speak the deprecated "
+                "HTTP+SSE transport)")
+    return ""

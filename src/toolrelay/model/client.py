@@ -1,0 +1,217 @@
+"""The Responses API HTTP client: one request body out, one Response object back.
+
+toolrelay builds the request body itself and serialises it once; those exact bytes are
+posted and the exact bytes of the answer are kept (``ModelReply.raw``), so the transcript
+shows what went over the wire, not an SDK's idea of it. Every attempt is an event:
+``ModelRequestEvent`` before (the body dict that was serialised, the URL without
+secrets) and ``ModelResponseEvent`` after (status, parsed body or text). Credentials
+travel only in headers, and headers are never recorded.
+
+Retries follow ``retry.py``; the meaning of a failure follows ``failures.py``. A failed
+request raises ``ModelError`` (exit code 3) with the API's own message, or
+``ModelFeatureUnsupported`` naming the option that avoids the missing feature.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import ssl
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Final, cast
+from urllib.parse import urlsplit
+
+import httpx2
+
+from ..errors import ModelError
+from ..events import EventStream, ModelRequestEvent, ModelResponseEvent, Notice
+from .endpoint import ModelEndpoint
+from .failures import check_reply, classify_failure
+from .retry import RETRY_STATUSES, backoff_delay, retry_wait
+
+__all__ = ["ModelEndpoint", "ModelReply", "ResponsesClient", "describe_transport_error"]
+
+REDACTED: Final = b"[redacted]"
+CONNECT_TIMEOUT: Final = 15.0
+LOOPBACK_PATTERNS: Final = ("all://127.0.0.1", "all://localhost", "all://[::1]")
+
+
+@dataclass(slots=True, kw_only=True)
+class ModelReply:
+    """A Responses object as received."""
+
+    status: int
+    body: dict[str, Any]
+    elapsed: float
+    """Seconds of the successful attempt, from sending to the last byte of the answer."""
+    raw: bytes
+    """The answer's exact bytes."""
+    request_raw: bytes = b""
+    """The exact bytes that were posted."""
+    attempts: int = 1
+
+
+@dataclass(slots=True)
+class _Answer:
+    status: int
+    headers: httpx2.Headers
+    raw: bytes
+    body: Any
+    """Parsed JSON, or the text when it is not JSON (secrets redacted)."""
+    elapsed: float
+
+
+class ResponsesClient:
+    """Posts request bodies to ``{base_url}/responses``; use as ``async with``."""
+
+    def __init__(
+        self,
+        endpoint: ModelEndpoint,
+        *,
+        events: EventStream,
+        timeout: float = 120.0,
+        max_retries: int = 4,
+        backoff: float = 0.5,
+    ) -> None:
+        self.endpoint = endpoint
+        self.url = endpoint.shown_url
+        """The URL as recorded and printed (no secrets)."""
+        self._events = events
+        self._timeout = timeout
+        self._max_retries = max(max_retries, 0)
+        self._backoff = backoff
+        self._headers = endpoint.request_headers()
+        self._secret = endpoint.api_key.encode() if endpoint.api_key else None
+        self._warned = False
+        limits = httpx2.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT))
+        # Loopback endpoints (local servers, the offline model) never go through a proxy.
+        direct: dict[str, httpx2.AsyncBaseTransport | None] = dict.fromkeys(LOOPBACK_PATTERNS)
+        self._http = httpx2.AsyncClient(timeout=limits, follow_redirects=False, mounts=direct)
+
+    async def __aenter__(self) -> ResponsesClient:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def create(self, body: dict[str, Any], *, turn: int) -> ModelReply:
+        """POST ``body`` (serialised once); the Response object, or ``ModelError``."""
+        content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        self._warn_about_cleartext_key()
+        attempt = 0
+        while True:
+            attempt += 1
+            self._events.emit(ModelRequestEvent(turn=turn, url=self.url, body=body, attempt=attempt))
+            try:
+                answer = await self._send(content)
+            except httpx2.TransportError as exc:
+                await self._pause(self._transport_retry(exc, attempt), attempt, describe_transport_error(exc))
+                continue
+            except httpx2.RequestError as exc:
+                raise ModelError(f"cannot read the model endpoint's answer from {self.url}: {exc}") from exc
+            self._events.emit(ModelResponseEvent(turn=turn, status=answer.status, body=answer.body,
+                                                 elapsed=round(answer.elapsed, 6), attempt=attempt))
+            if 200 <= answer.status < 300:
+                return self._reply(answer, body, content, attempt)
+            if answer.status in RETRY_STATUSES and attempt <= self._max_retries:
+                wait = retry_wait(answer.headers, attempt, self._backoff)
+                await self._pause(wait, attempt, f"HTTP {answer.status}")
+                continue
+            raise self._failure(answer, body, attempt)
+
+    async def _send(self, content: bytes) -> _Answer:
+        started = time.perf_counter()
+        response = await self._http.post(self.endpoint.responses_url, content=content, headers=self._headers)
+        elapsed = time.perf_counter() - started
+        raw = response.content
+        shown = raw.replace(self._secret, REDACTED) if self._secret and self._secret in raw else raw
+        return _Answer(response.status_code, response.headers, raw, _parse(shown), elapsed)
+
+    def _reply(self, answer: _Answer, body: dict[str, Any], content: bytes, attempt: int) -> ModelReply:
+        problem = check_reply(answer.body, body)
+        if problem is not None:
+            raise problem
+        body_dict = cast(dict[str, Any], answer.body)
+        return ModelReply(status=answer.status, body=body_dict, elapsed=answer.elapsed, raw=answer.raw,
+                          request_raw=content, attempts=attempt)
+
+    def _failure(self, answer: _Answer, body: dict[str, Any], attempt: int) -> ModelError:
+        error = classify_failure(answer.status, answer.body, body, url=self.url)
+        notes = []
+        if 300 <= answer.status < 400 and answer.headers.get("location"):
+            notes.append(f"it redirects to {answer.headers['location']}; use that URL")
+        if attempt > 1:
+            notes.append(f"tried {attempt} times")
+        if not notes:
+            return error
+        return type(error)(f"{error} ({'; '.join(notes)})", error.status)
+
+    def _transport_retry(self, exc: httpx2.TransportError, attempt: int) -> float:
+        """The wait before the next attempt, or the final error when attempts are spent."""
+        if attempt <= self._max_retries:
+            return backoff_delay(attempt, self._backoff)
+        tried = f" (tried {attempt} times)" if attempt > 1 else ""
+        if isinstance(exc, httpx2.TimeoutException) and not isinstance(exc, httpx2.ConnectTimeout):
+            message = f"the model endpoint {self.url} did not answer within {self._timeout:g} s{tried}"
+        else:
+            message = f"cannot reach the model endpoint {self.url}: {describe_transport_error(exc)}{tried}"
+        raise ModelError(message) from exc
+
+    async def _pause(self, seconds: float, attempt: int, why: str) -> None:
+        text = f"model request attempt {attempt} failed ({why}); retrying in {seconds:.2f} s"
+        self._events.emit(Notice(level="warning", text=text))
+        await asyncio.sleep(seconds)
+
+    def _warn_about_cleartext_key(self) -> None:
+        if self._warned or not self.endpoint.sends_key_in_clear:
+            return
+        self._warned = True
+        host = urlsplit(self.endpoint.base_url).hostname
+        text = f"the API key is sent to {host} over plain http; use https"
+        self._events.emit(Notice(level="warning", text=text))
+
+
+def _parse(raw: bytes) -> Any:
+    """JSON when the answer is JSON, else its text (HTML error pages, plain-text 404s)."""
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return raw.decode("utf-8", errors="replace")
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def describe_transport_error(exc: BaseException) -> str:
+    """What went wrong on the way to the endpoint, in a few words."""
+    for cause in _causes(exc):
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, socket.gaierror):
+            return f"host name not resolved (DNS: {cause.strerror})"
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            return f"TLS certificate not trusted ({cause.verify_message})"
+        if isinstance(cause, ssl.SSLError):
+            return f"TLS failed ({cause.reason or cause})"
+        if isinstance(cause, ConnectionResetError):
+            return "connection reset by the server"
+    if isinstance(exc, httpx2.RemoteProtocolError):
+        return "the server closed the connection without a valid answer"
+    if isinstance(exc, httpx2.TimeoutException):
+        return "timed out"
+    return str(exc) or type(exc).__name__

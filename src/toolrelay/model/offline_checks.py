@@ -1,0 +1,216 @@
+"""The offline stand-in's request checks: the 400s the real Responses API answers.
+
+A relay bug that the hosted API would reject (an output without its call, a call
+without its output, a replayed call without its reasoning item, arguments turned into
+an object, a strict schema that is not strict-compatible) must fail offline too, with
+the same error body. The messages are the API's own (spec.md §C1, §C4); each check is
+a small pure function of the request and the ``Ledger``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+from .offline_state import IssuedResponse, Ledger, encrypted_reasoning
+from .wire import error_body
+
+__all__ = ["RequestRejected", "check_request", "resolve_context"]
+
+_NAME_PATTERN: Final = re.compile(r"^[a-zA-Z0-9_-]+$")
+_JSON_TYPES: Final = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+                      int: "an integer", float: "a number", type(None): "null"}
+
+
+class RequestRejected(Exception):
+    """The request is invalid: answer ``status`` with the API's error body."""
+
+    def __init__(
+        self, message: str, *, param: str | None = "input", code: str | None = None, status: int = 400
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = error_body(message, param=param, code=code)
+
+
+def check_request(body: Mapping[str, Any], ledger: Ledger) -> list[dict[str, Any]]:
+    """Every check, in the API's order; returns the context the model answers."""
+    _check_shape(body)
+    _check_tools(body.get("tools") or [])
+    items = input_items(body.get("input"))
+    _check_argument_types(items)
+    context = resolve_context(body, ledger)
+    _check_outputs_have_calls(items, context)
+    _check_calls_have_outputs(context)
+    _check_reasoning(items, ledger)
+    return context
+
+
+def input_items(value: Any) -> list[dict[str, Any]]:
+    """The request's ``input`` as items (a string is one user message)."""
+    if isinstance(value, str):
+        return [{"type": "message", "role": "user", "content": value}]
+    return [item for item in value or [] if isinstance(item, dict)]
+
+
+def resolve_context(body: Mapping[str, Any], ledger: Ledger) -> list[dict[str, Any]]:
+    """The chained history of ``previous_response_id`` (if any) followed by the input."""
+    items = input_items(body.get("input"))
+    previous_id = body.get("previous_response_id")
+    if previous_id is None:
+        return items
+    previous = ledger.stored(previous_id) if isinstance(previous_id, str) else None
+    if previous is None:
+        raise RequestRejected(
+            f"Previous response with id '{previous_id}' not found.",
+            param="previous_response_id", code="previous_response_not_found",
+        )
+    return [*previous.history, *items]
+
+
+def _json_type(value: Any) -> str:
+    return _JSON_TYPES.get(type(value), "an object")
+
+
+def _check_shape(body: Mapping[str, Any]) -> None:
+    if not isinstance(body.get("model"), str) or not body.get("model"):
+        raise RequestRejected("Missing required parameter: 'model'.", param="model",
+                              code="missing_required_parameter")
+    value = body.get("input")
+    if value is not None and not isinstance(value, str | list):
+        raise RequestRejected(
+            "Invalid type for 'input': expected one of a string or an array, "
+            f"but got {_json_type(value)} instead.",
+            code="invalid_type",
+        )
+    tools = body.get("tools")
+    if tools is not None and not isinstance(tools, list):
+        raise RequestRejected(
+            f"Invalid type for 'tools': expected an array, but got {_json_type(tools)} instead.",
+            param="tools", code="invalid_type",
+        )
+
+
+def _check_tools(tools: list[Any]) -> None:
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, Mapping) or tool.get("type") != "function":
+            continue
+        name = tool.get("name")
+        if not isinstance(name, str) or not _NAME_PATTERN.match(name):
+            raise RequestRejected(
+                f"Invalid 'tools[{index}].name': string does not match pattern. "
+                "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+                param=f"tools[{index}].name", code="invalid_value",
+            )
+        if tool.get("strict") is True:
+            problem = next(_strict_problems(tool.get("parameters"), ()), None)
+            if problem is not None:
+                raise RequestRejected(f"Invalid schema for function '{name}': {problem}",
+                                      param=f"tools[{index}].parameters", code="invalid_function_parameters")
+
+
+def _strict_problems(schema: Any, path: tuple[str, ...]) -> Iterator[str]:
+    """Why ``schema`` is not strict-compatible (structured-outputs rules), depth first."""
+    if not isinstance(schema, Mapping):
+        return
+    where = f"In context={path!r}, "
+    if _is_object_schema(schema):
+        properties = schema.get("properties")
+        if not isinstance(properties, Mapping):
+            yield f"{where}object schema missing properties."
+            return
+        if schema.get("additionalProperties") is not False:
+            yield f"{where}'additionalProperties' is required to be supplied and to be false."
+        required = schema.get("required")
+        missing = [key for key in properties if not isinstance(required, list) or key not in required]
+        if missing:
+            yield (f"{where}'required' is required to be supplied and to be an array including every key "
+                   f"in properties. Missing '{missing[0]}'.")
+        for key, sub in properties.items():
+            yield from _strict_problems(sub, (*path, "properties", key))
+    yield from _nested_problems(schema, path)
+
+
+def _is_object_schema(schema: Mapping[str, Any]) -> bool:
+    kind = schema.get("type")
+    return kind == "object" or (isinstance(kind, list) and "object" in kind)
+
+
+def _nested_problems(schema: Mapping[str, Any], path: tuple[str, ...]) -> Iterator[str]:
+    if "default" in schema and path:
+        yield f"In context={path!r}, 'default' is not permitted."
+    if isinstance(schema.get("items"), Mapping):
+        yield from _strict_problems(schema["items"], (*path, "items"))
+    for key in ("anyOf", "$defs", "definitions"):
+        children = schema.get(key)
+        if isinstance(children, list):
+            for i, sub in enumerate(children):
+                yield from _strict_problems(sub, (*path, key, str(i)))
+        elif isinstance(children, Mapping):
+            for name, sub in children.items():
+                yield from _strict_problems(sub, (*path, key, name))
+
+
+def _check_argument_types(items: list[dict[str, Any]]) -> None:
+    for index, item in enumerate(items):
+        if item.get("type") == "function_call" and not isinstance(item.get("arguments"), str):
+            raise RequestRejected(
+                f"Invalid type for 'input[{index}].arguments': expected a string, "
+                f"but got {_json_type(item.get('arguments'))} instead.",
+                param=f"input[{index}].arguments", code="invalid_type",
+            )
+
+
+def _check_outputs_have_calls(items: list[dict[str, Any]], context: list[dict[str, Any]]) -> None:
+    called = {item.get("call_id") for item in context if item.get("type") == "function_call"}
+    for item in items:
+        if item.get("type") == "function_call_output" and item.get("call_id") not in called:
+            raise RequestRejected(
+                f"No tool call found for function call output with call_id {item.get('call_id')}."
+            )
+
+
+def _check_calls_have_outputs(context: list[dict[str, Any]]) -> None:
+    answered = {item.get("call_id") for item in context if item.get("type") == "function_call_output"}
+    for item in context:
+        if item.get("type") == "function_call" and item.get("call_id") not in answered:
+            raise RequestRejected(f"No tool output found for function call {item.get('call_id')}.")
+
+
+def _check_reasoning(items: list[dict[str, Any]], ledger: Ledger) -> None:
+    """Replayed items of reasoning responses: reasoning kept, before its item, and readable."""
+    seen: set[Any] = set()
+    for index, item in enumerate(items):
+        issuer = ledger.issuer(item.get("id"))
+        if issuer is None:
+            continue
+        if item.get("type") == "reasoning":
+            _check_reasoning_item(item, items[index + 1:index + 2], issuer)
+            seen.add(item.get("id"))
+        elif item.get("type") == "function_call":
+            needed = issuer.reasoning_before(item["id"])
+            if needed is not None and needed not in seen:
+                raise RequestRejected(
+                    f"Item '{item['id']}' of type 'function_call' was provided without its required "
+                    f"'reasoning' item: '{needed}'."
+                )
+
+
+def _check_reasoning_item(
+    item: dict[str, Any], following: list[dict[str, Any]], issuer: IssuedResponse
+) -> None:
+    item_id = item["id"]
+    content = item.get("encrypted_content")
+    if content is None and not issuer.store:
+        raise RequestRejected(
+            f"Item with id '{item_id}' not found. Items are not persisted when `store` is set to false. "
+            "Try again with `store` set to true, or remove this item from your input."
+        )
+    if content is not None and content != encrypted_reasoning(item_id):
+        raise RequestRejected(f"The encrypted content for item {item_id} could not be verified.",
+                              param=None, code="invalid_encrypted_content")
+    if not following or following[0].get("type") not in ("function_call", "message"):
+        raise RequestRejected(
+            f"Item '{item_id}' of type 'reasoning' was provided without its required following item."
+        )

@@ -1,0 +1,223 @@
+"""Responses API wire objects: the shapes an endpoint answers with.
+
+Output items (``message``, ``function_call``, ``reasoning``), the full ``Response``
+object, the error body every OpenAI-style endpoint uses, and the server-sent event
+sequence of a streamed response. The field lists follow openai-python's
+``types/responses`` (v2.14 / 3.57) and spec.md §C3 and §C5. Only the offline stand-in
+model builds these; the client reads whatever an endpoint sends.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+__all__ = [
+    "OFFLINE_EPOCH",
+    "compact_json",
+    "error_body",
+    "function_call_item",
+    "message_item",
+    "reasoning_item",
+    "refusal_item",
+    "response_object",
+    "sse_events",
+    "token_estimate",
+    "usage",
+]
+
+OFFLINE_EPOCH: Final = 1_767_225_600
+"""2026-01-01T00:00:00Z: the stand-in's synthetic clock, so two runs are byte-identical."""
+
+_TEXT_DEFAULT: Final = {"format": {"type": "text"}, "verbosity": "medium"}
+
+
+def compact_json(value: Any) -> str:
+    """JSON text as the API writes it: compact, UTF-8 characters kept."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def message_item(item_id: str, text: str, *, status: str = "completed") -> dict[str, Any]:
+    """An assistant ``message`` with one ``output_text`` part."""
+    part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+    return {"id": item_id, "type": "message", "status": status, "role": "assistant", "content": [part]}
+
+
+def refusal_item(item_id: str, refusal: str) -> dict[str, Any]:
+    """An assistant ``message`` whose only part is a ``refusal``."""
+    part = {"type": "refusal", "refusal": refusal}
+    return {"id": item_id, "type": "message", "status": "completed", "role": "assistant", "content": [part]}
+
+
+def function_call_item(
+    item_id: str, call_id: str, name: str, arguments: str, *, status: str = "completed"
+) -> dict[str, Any]:
+    """A ``function_call``: ``arguments`` is JSON *text*, exactly as the model wrote it."""
+    return {
+        "id": item_id,
+        "type": "function_call",
+        "status": status,
+        "arguments": arguments,
+        "call_id": call_id,
+        "name": name,
+    }
+
+
+def reasoning_item(item_id: str, summary: str | None, encrypted_content: str | None) -> dict[str, Any]:
+    """A ``reasoning`` item; ``encrypted_content`` only when the request asked for it."""
+    parts = [] if summary is None else [{"type": "summary_text", "text": summary}]
+    item: dict[str, Any] = {"id": item_id, "type": "reasoning", "summary": parts}
+    if encrypted_content is not None:
+        item["encrypted_content"] = encrypted_content
+    return item
+
+
+def token_estimate(value: Any) -> int:
+    """A deterministic token count: about four characters per token."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return len(text) // 4 + 1
+
+
+def usage(input_tokens: int, output_tokens: int, reasoning_tokens: int = 0) -> dict[str, Any]:
+    return {
+        "input_tokens": input_tokens,
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "output_tokens": output_tokens,
+        "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
+        "total_tokens": input_tokens + output_tokens,
+    }
+
+
+def error_body(
+    message: str, *, type: str = "invalid_request_error", param: str | None = None, code: str | None = None
+) -> dict[str, Any]:
+    """The error body of an HTTP error answer: ``{"error": {message, type, param, code}}``."""
+    return {"error": {"message": message, "type": type, "param": param, "code": code}}
+
+
+def _echo_tool(tool: Any) -> Any:
+    """A request tool as the response echoes it (function tools get every field)."""
+    if not isinstance(tool, Mapping) or tool.get("type") != "function":
+        return tool
+    return {
+        "type": "function",
+        "name": tool.get("name"),
+        "description": tool.get("description"),
+        "parameters": tool.get("parameters"),
+        "strict": tool.get("strict", True),
+    }
+
+
+def _reasoning_echo(request: Mapping[str, Any]) -> dict[str, Any]:
+    asked = request.get("reasoning")
+    asked = asked if isinstance(asked, Mapping) else {}
+    return {"effort": asked.get("effort"), "summary": asked.get("summary")}
+
+
+def response_object(
+    *,
+    response_id: str,
+    created_at: int,
+    request: Mapping[str, Any],
+    output: list[dict[str, Any]],
+    status: str = "completed",
+    error: dict[str, Any] | None = None,
+    incomplete_reason: str | None = None,
+    token_usage: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The full ``Response`` object, echoing the request's settings like the real API."""
+    tools = request.get("tools")
+    return {
+        "id": response_id,
+        "object": "response",
+        "created_at": created_at,
+        "status": status,
+        "background": False,
+        "completed_at": created_at + 1 if status == "completed" else None,
+        "error": error,
+        "incomplete_details": {"reason": incomplete_reason} if incomplete_reason else None,
+        "instructions": request.get("instructions"),
+        "max_output_tokens": request.get("max_output_tokens"),
+        "max_tool_calls": request.get("max_tool_calls"),
+        "metadata": request.get("metadata") or {},
+        "model": request.get("model"),
+        "output": output,
+        "parallel_tool_calls": request.get("parallel_tool_calls", True),
+        "previous_response_id": request.get("previous_response_id"),
+        "prompt_cache_key": None,
+        "reasoning": _reasoning_echo(request),
+        "safety_identifier": None,
+        "service_tier": "default",
+        "store": request.get("store", True) is not False,
+        "temperature": request.get("temperature", 1.0),
+        "text": request.get("text") or _TEXT_DEFAULT,
+        "tool_choice": request.get("tool_choice", "auto"),
+        "tools": [_echo_tool(t) for t in tools] if isinstance(tools, list) else [],
+        "top_logprobs": 0,
+        "top_p": request.get("top_p", 1.0),
+        "truncation": request.get("truncation") or "disabled",
+        "usage": token_usage,
+        "user": None,
+    }
+
+
+# -- streaming (spec.md §C5) ------------------------------------------------------------------
+
+_END_EVENTS: Final = {"incomplete": "response.incomplete", "failed": "response.failed"}
+
+
+def sse_events(response: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The (event name, data) sequence that streams ``response``, with sequence numbers."""
+    numbers = itertools.count()
+    shell = {**response, "status": "in_progress", "output": [], "usage": None, "completed_at": None}
+    for name, data in _event_bodies(response, shell):
+        yield name, {"type": name, "sequence_number": next(numbers), **data}
+
+
+def _event_bodies(response: dict[str, Any], shell: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    yield "response.created", {"response": shell}
+    yield "response.in_progress", {"response": shell}
+    for index, item in enumerate(response["output"]):
+        yield from _item_events(index, item)
+    yield _END_EVENTS.get(response["status"], "response.completed"), {"response": response}
+
+
+def _item_events(index: int, item: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    kind = item["type"]
+    if kind == "function_call":
+        started = {**item, "arguments": "", "status": "in_progress"}
+    elif kind == "message":
+        started = {**item, "content": [], "status": "in_progress"}
+    else:
+        started = {**item, "summary": []}
+    yield "response.output_item.added", {"output_index": index, "item": started}
+    if kind == "function_call":
+        yield from _arguments_events(index, item)
+    elif kind == "message":
+        for part_index, part in enumerate(item["content"]):
+            yield from _part_events(index, item["id"], part_index, part)
+    yield "response.output_item.done", {"output_index": index, "item": item}
+
+
+def _arguments_events(index: int, item: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    where = {"item_id": item["id"], "output_index": index}
+    yield "response.function_call_arguments.delta", {**where, "delta": item["arguments"]}
+    done = {**where, "name": item["name"], "arguments": item["arguments"]}
+    yield "response.function_call_arguments.done", done
+
+
+def _part_events(
+    index: int, item_id: str, part_index: int, part: dict[str, Any]
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    where = {"item_id": item_id, "output_index": index, "content_index": part_index}
+    if part["type"] == "refusal":
+        yield "response.content_part.added", {**where, "part": {**part, "refusal": ""}}
+        yield "response.refusal.delta", {**where, "delta": part["refusal"]}
+        yield "response.refusal.done", {**where, "refusal": part["refusal"]}
+    else:
+        yield "response.content_part.added", {**where, "part": {**part, "text": ""}}
+        yield "response.output_text.delta", {**where, "delta": part["text"], "logprobs": []}
+        yield "response.output_text.done", {**where, "text": part["text"], "logprobs": []}
+    yield "response.content_part.done", {**where, "part": part}

@@ -1,0 +1,250 @@
+"""The relay loop: turns of request → parse → calls → feedback until the model answers.
+
+Each turn wires the stages: build the body (``request``), send it (``model``), read the
+output items by type (``parse``), run every function call concurrently through the
+catalog (``route`` → ``call`` → ``result``), render each outcome (``feedback``) and put
+the outputs into the next request. The loop has its own stop conditions: an answer with
+no calls (completed), a non-completed response status, max turns, max tool calls, the
+wall-clock timeout, Ctrl-C. A failure is never reported as a success.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..errors import ModelError
+from ..events import EventStream, FeedbackEvent, RunEndEvent, RunStartEvent
+from .feedback import DEFAULT_OUTPUT_BUDGET, feedback_item, render_output
+from .parse import FunctionCall, ModelTurn, read_response
+from .request import Conversation, RequestSettings, build_body
+from .result import CallOutcome
+from .route import Route
+
+__all__ = ["Approver", "Relay", "RunLimits", "RunResult", "ToolCatalog"]
+
+Approver = Callable[[Route, dict[str, Any]], Awaitable[str | None]]
+"""Asked before a tool that is not read-only runs: None approves, a string is the refusal."""
+
+
+class ToolCatalog(Protocol):
+    """What the loop needs of the catalog (``toolrelay.client.catalog.Catalog``)."""
+
+    def declarations(self, *, strict: bool = False) -> list[dict[str, Any]]: ...
+
+    async def refresh_if_changed(self) -> bool: ...
+
+    async def call(
+        self,
+        alias: str,
+        arguments_text: str,
+        *,
+        call_id: str | None = None,
+        approve: Approver | None = None,
+        timeout: float | None = None,
+        malformed: str | None = None,
+    ) -> CallOutcome: ...
+
+
+class ModelClient(Protocol):
+    """What the loop needs of the model client (``toolrelay.model.client.ResponsesClient``)."""
+
+    async def create(self, body: dict[str, Any], *, turn: int) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunLimits:
+    """When the loop stops on its own, and how calls are bounded."""
+
+    max_turns: int = 10
+    """Model requests per run."""
+    max_tool_calls: int | None = None
+    timeout: float | None = None
+    """Wall-clock seconds for the whole run."""
+    concurrency: int = 8
+    """Calls of one response running at once."""
+    call_timeout: float | None = None
+    """Overrides each server's tools/call timeout when set."""
+    output_budget: int = DEFAULT_OUTPUT_BUDGET
+    multimodal: bool = True
+    """Pass images and files to the model as input_image/input_file parts."""
+
+
+@dataclass(slots=True, kw_only=True)
+class RunResult:
+    """How a run ended, with every call and both of its ids."""
+
+    run_id: str
+    status: str
+    """completed, refused, max_turns, max_tool_calls, timeout, aborted, incomplete, failed,
+    cancelled (the model's own statuses pass through), or error (the endpoint failed)."""
+    reason: str
+    final_text: str | None = None
+    refusal: str | None = None
+    turns: int = 0
+    calls: list[CallOutcome] = field(default_factory=list)
+    response_ids: list[str] = field(default_factory=list)
+
+    @property
+    def completed(self) -> bool:
+        return self.status == "completed"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "status": self.status,
+            "reason": self.reason,
+            "final_text": self.final_text,
+            "refusal": self.refusal,
+            "turns": self.turns,
+            "response_ids": self.response_ids,
+            "calls": [c.to_record() | {"arguments_text": c.arguments_text} for c in self.calls],
+        }
+
+
+class _Stop(Exception):
+    """Ends the turn loop with a status (internal control flow)."""
+
+    def __init__(self, status: str, reason: str, turn: ModelTurn | None = None) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+        self.turn = turn
+
+
+class Relay:
+    """Runs tasks: the model chooses tools, toolrelay executes them on MCP servers."""
+
+    def __init__(
+        self,
+        catalog: ToolCatalog,
+        model: ModelClient,
+        settings: RequestSettings,
+        *,
+        events: EventStream,
+        limits: RunLimits | None = None,
+        strict: bool = False,
+        approve: Approver | None = None,
+        endpoint: str = "",
+    ) -> None:
+        self.catalog = catalog
+        self.model = model
+        self.settings = settings
+        self.events = events
+        self.limits = limits or RunLimits()
+        self.strict = strict
+        self.approve = approve
+        self.endpoint = endpoint
+        self.result: RunResult | None = None
+        """The latest run's result, also set when the run was interrupted."""
+
+    async def run(self, task: str, *, run_id: str | None = None) -> RunResult:
+        """Run one task to its end; never raises for tool failures."""
+        result = RunResult(run_id=run_id or uuid.uuid4().hex[:12], status="error", reason="not started")
+        self.result = result
+        self.events.emit(
+            RunStartEvent(
+                run_id=result.run_id, model=self.settings.model, endpoint=self.endpoint,
+                context_mode=self.settings.context_mode, strict=self.strict, task=task,
+            )
+        )
+        try:
+            async with asyncio.timeout(self.limits.timeout):
+                await self._turns(task, result)
+        except _Stop as stop:
+            result.status, result.reason = stop.status, stop.reason
+        except TimeoutError:
+            result.status, result.reason = "timeout", f"the run's timeout ({self.limits.timeout:g} s) passed"
+        except asyncio.CancelledError:
+            result.status, result.reason = "aborted", "interrupted by the user"
+            self._end(result)
+            raise
+        except ModelError as exc:
+            result.status, result.reason = "error", str(exc)
+            self._end(result)
+            raise
+        self._end(result)
+        return result
+
+    def _end(self, result: RunResult) -> None:
+        self.events.emit(
+            RunEndEvent(
+                status=result.status, reason=result.reason,
+                final_text=result.final_text if result.refusal is None else result.refusal,
+                turns=result.turns,
+            )
+        )
+
+    async def _turns(self, task: str, result: RunResult) -> None:
+        conversation = Conversation()
+        conversation.start(task)
+        for turn_number in range(1, self.limits.max_turns + 1):
+            result.turns = turn_number
+            turn = await self._ask_model(conversation, turn_number)
+            if turn.response_id:
+                result.response_ids.append(turn.response_id)
+            conversation.add_response(turn.response_id, turn.output)
+            self._check_turn(turn, result)  # raises _Stop when the model answered
+            outcomes = await self._run_calls(turn.calls, result)
+            conversation.add_outputs([self._feedback(o) for o in outcomes])
+        raise _Stop(
+            "max_turns",
+            f"reached --max-turns {self.limits.max_turns}; the model has not seen the last outputs",
+        )
+
+    async def _ask_model(self, conversation: Conversation, turn_number: int) -> ModelTurn:
+        await self.catalog.refresh_if_changed()
+        tools = self.catalog.declarations(strict=self.strict)
+        body = build_body(self.settings, tools, conversation)
+        reply = await self.model.create(body, turn=turn_number)
+        try:
+            return read_response(reply.body)
+        except ValueError as exc:
+            raise _Stop("failed", f"the model endpoint's answer is not a Responses object: {exc}") from None
+
+    def _check_turn(self, turn: ModelTurn, result: RunResult) -> None:
+        if turn.status != "completed":
+            raise _Stop(turn.status, turn.reason or f"the model response ended with status {turn.status!r}")
+        if turn.malformed:
+            raise _Stop("failed", "; ".join(turn.malformed))
+        if turn.calls:
+            limit = self.limits.max_tool_calls
+            if limit is not None and len(result.calls) + len(turn.calls) > limit:
+                raise _Stop(
+                    "max_tool_calls",
+                    f"the model asked for {len(turn.calls)} more call(s); --max-tool-calls {limit} "
+                    f"allows {limit - len(result.calls)}; none of them were run",
+                )
+            return
+        if turn.refusal is not None:
+            result.refusal = turn.refusal
+            raise _Stop("refused", "the model refused")
+        result.final_text = turn.text or ""
+        raise _Stop("completed", "the model answered without asking for more tool calls")
+
+    async def _run_calls(self, calls: list[FunctionCall], result: RunResult) -> list[CallOutcome]:
+        """Run one response's calls concurrently (bounded); outcomes in the calls' order."""
+        gate = asyncio.Semaphore(max(1, self.limits.concurrency))
+
+        async def one(call: FunctionCall) -> CallOutcome:
+            async with gate:
+                return await self.catalog.call(
+                    call.name, call.arguments_text, call_id=call.call_id,
+                    approve=self.approve, timeout=self.limits.call_timeout, malformed=call.problem,
+                )
+
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(one(call)) for call in calls]
+        outcomes = [task.result() for task in tasks]
+        result.calls.extend(outcomes)
+        return outcomes
+
+    def _feedback(self, outcome: CallOutcome) -> dict[str, Any]:
+        assert outcome.call_id is not None
+        output = render_output(outcome, budget=self.limits.output_budget, multimodal=self.limits.multimodal)
+        item = feedback_item(outcome.call_id, output)
+        self.events.emit(FeedbackEvent(call_id=outcome.call_id, item=item))
+        return item

@@ -1,0 +1,118 @@
+"""Stage 3, parse (model side): one Responses body → what the model asked for.
+
+Every output item is read by its ``type``, never by position: ``function_call`` items
+become calls (their ``arguments`` text kept verbatim), ``message`` items give the answer
+text or a refusal, and everything (reasoning, unknown kinds) is kept in ``output`` so the
+next request can replay it unchanged. A plausible call is not an execution: this stage
+only reads.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["FunctionCall", "ModelTurn", "read_response"]
+
+
+@dataclass(slots=True, kw_only=True)
+class FunctionCall:
+    """One ``function_call`` output item, as the model produced it."""
+
+    call_id: str
+    name: str
+    arguments_text: str
+    """Exactly the model's JSON text (not parsed here)."""
+    item_id: str | None = None
+    problem: str | None = None
+    """Why the item is malformed (e.g. arguments not a string); it still gets an output."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ModelTurn:
+    """What one model response contains."""
+
+    response_id: str | None
+    status: str
+    output: list[dict[str, Any]]
+    """Every output item, unchanged, in order (for replay)."""
+    calls: list[FunctionCall] = field(default_factory=list)
+    text: str | None = None
+    refusal: str | None = None
+    reason: str | None = None
+    """Why the status is not ``completed`` (incomplete_details.reason or error.message)."""
+    malformed: list[str] = field(default_factory=list)
+    """Items that cannot be answered at all (e.g. a function_call without call_id)."""
+
+
+def read_response(body: dict[str, Any]) -> ModelTurn:
+    """Read a Responses object. Raises ValueError only if it is not one at all."""
+    output = body.get("output")
+    if not isinstance(output, list):
+        raise ValueError('the model response has no "output" array')
+    turn = ModelTurn(
+        response_id=body.get("id") if isinstance(body.get("id"), str) else None,
+        status=str(body.get("status") or "completed"),
+        output=output,
+        reason=_status_reason(body),
+    )
+    texts: list[str] = []
+    refusals: list[str] = []
+    for index, item in enumerate(output):
+        kind = item.get("type") if isinstance(item, dict) else None
+        if kind == "function_call":
+            _read_call(item, index, turn)
+        elif kind == "message":
+            _read_message(item, texts, refusals)
+    turn.text = "\n".join(texts) if texts else None
+    turn.refusal = "\n".join(refusals) if refusals else None
+    return turn
+
+
+def _read_call(item: dict[str, Any], index: int, turn: ModelTurn) -> None:
+    call_id = item.get("call_id")
+    name = item.get("name")
+    if not isinstance(call_id, str) or not call_id:
+        turn.malformed.append(f"output[{index}] is a function_call without a call_id")
+        return
+    arguments = item.get("arguments")
+    problem = None
+    if not isinstance(name, str):
+        problem, name = "the function_call has no tool name", ""
+    if not isinstance(arguments, str):
+        problem = problem or f"arguments must be JSON text (a string), got {type(arguments).__name__}"
+        arguments = "" if arguments is None else _as_text(arguments)
+    item_id = item.get("id") if isinstance(item.get("id"), str) else None
+    turn.calls.append(
+        FunctionCall(call_id=call_id, name=name, arguments_text=arguments, item_id=item_id, problem=problem)
+    )
+
+
+def _as_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _read_message(item: dict[str, Any], texts: list[str], refusals: list[str]) -> None:
+    content = item.get("content")
+    if isinstance(content, str):
+        texts.append(content)
+        return
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "output_text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif block.get("type") == "refusal" and isinstance(block.get("refusal"), str):
+            refusals.append(block["refusal"])
+
+
+def _status_reason(body: dict[str, Any]) -> str | None:
+    details = body.get("incomplete_details")
+    if isinstance(details, dict) and details.get("reason"):
+        return str(details["reason"])
+    error = body.get("error")
+    if isinstance(error, dict) and error.get("message"):
+        code = f" ({error['code']})" if error.get("code") else ""
+        return f"{error['message']}{code}"
+    return None

@@ -1,0 +1,99 @@
+"""Stage 2, request: the Responses request body for each turn.
+
+Two context modes. ``replay`` (default) is explicit: every request carries the original
+input, every output item of the previous responses (calls, reasoning, messages, unknown
+kinds, unchanged and in order), then the ``function_call_output`` items — it works with
+``store: false`` and with stateless local servers. ``chain`` sends only the new outputs
+plus ``previous_response_id``, and the instructions again (they are not carried over).
+Declarations (``tools``) are rules: the same array every turn unless the catalog changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..errors import UsageError
+
+__all__ = ["Conversation", "RequestSettings", "build_body", "tool_choice_value", "user_message"]
+
+ContextMode = Literal["replay", "chain"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestSettings:
+    """Per-run request options (from the CLI or the library)."""
+
+    model: str
+    instructions: str | None = None
+    tool_choice: str = "auto"
+    """``auto``, ``required``, ``none`` or a tool alias."""
+    parallel_tool_calls: bool = True
+    context_mode: ContextMode = "replay"
+    store: bool | None = None
+    """None leaves the API default; False also asks for encrypted reasoning to replay."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """More body fields (temperature, max_output_tokens, ...), sent as given."""
+
+
+def user_message(task: str) -> dict[str, Any]:
+    """The user's task as the first input item."""
+    return {"role": "user", "content": task}
+
+
+def tool_choice_value(choice: str, aliases: list[str]) -> str | dict[str, Any]:
+    """``auto`` / ``required`` / ``none``, or a specific tool by alias."""
+    if choice in ("auto", "required", "none"):
+        return choice
+    if choice not in aliases:
+        offered = ", ".join(aliases) or "none"
+        raise UsageError(f"--tool-choice {choice!r} is not a tool alias; tools: {offered}")
+    return {"type": "function", "name": choice}
+
+
+@dataclass(slots=True)
+class Conversation:
+    """The items the model has seen and produced, in order: the replay history."""
+
+    history: list[dict[str, Any]] = field(default_factory=list)
+    pending: list[dict[str, Any]] = field(default_factory=list)
+    """Items produced since the last request (what chain mode sends)."""
+    previous_response_id: str | None = None
+
+    def start(self, task: str) -> None:
+        first = user_message(task)
+        self.history.append(first)
+        self.pending.append(first)
+
+    def add_response(self, response_id: str | None, output: list[dict[str, Any]]) -> None:
+        self.history.extend(output)
+        self.pending.clear()
+        self.previous_response_id = response_id
+
+    def add_outputs(self, items: list[dict[str, Any]]) -> None:
+        self.history.extend(items)
+        self.pending.extend(items)
+
+
+def build_body(
+    settings: RequestSettings, tools: list[dict[str, Any]], conversation: Conversation
+) -> dict[str, Any]:
+    """The exact JSON body of the next request."""
+    body: dict[str, Any] = {"model": settings.model}
+    if settings.instructions:
+        body["instructions"] = settings.instructions
+    chain = settings.context_mode == "chain" and conversation.previous_response_id is not None
+    body["input"] = list(conversation.pending if chain else conversation.history)
+    if chain:
+        body["previous_response_id"] = conversation.previous_response_id
+    if tools:
+        body["tools"] = tools
+        aliases = [t["name"] for t in tools]
+        body["tool_choice"] = tool_choice_value(settings.tool_choice, aliases)
+        body["parallel_tool_calls"] = settings.parallel_tool_calls
+    if settings.store is not None:
+        body["store"] = settings.store
+        if settings.store is False:
+            body["include"] = ["reasoning.encrypted_content"]
+    body.update(settings.extra)
+    return body

@@ -1,0 +1,117 @@
+"""The library's front door: run one task end to end.
+
+``await run_async(task, RunOptions(...))`` opens the model endpoint (or starts the
+offline stand-in), connects the MCP servers, optionally records a transcript, runs the
+relay loop and closes everything; ``run(task, **options)`` is the synchronous form.
+The CLI's ``run`` and ``demo`` use the same function.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .client.catalog import Catalog, ConfigSource, servers_from
+from .events import EventStream
+from .model import ModelEndpoint, OfflineModel, ResponsesClient
+from .protocol.versions import DEFAULT_VERSION
+from .relay.consent import LIBRARY_HINT, refusing
+from .relay.loop import Approver, Relay, RunLimits, RunResult
+from .relay.request import RequestSettings
+from .transcript.writer import TranscriptWriter
+
+__all__ = ["DEFAULT_MODEL", "OFFLINE_MODEL", "RunOptions", "run", "run_async"]
+
+DEFAULT_MODEL = "gpt-4.1"
+OFFLINE_MODEL = "offline"
+
+
+@dataclass(kw_only=True)
+class RunOptions:
+    """Everything a run can be told; defaults match the CLI's."""
+
+    model: str = DEFAULT_MODEL
+    """A model name, or ``offline`` for the built-in stand-in on loopback."""
+    base_url: str | None = None
+    """The Responses endpoint (default ``OPENAI_BASE_URL`` or OpenAI's)."""
+    api_key: str | None = None
+    """Default: ``OPENAI_API_KEY`` (or Azure's) from the environment."""
+    config: ConfigSource = None
+    """An MCP config file or server configs; None = the built-in file server on the cwd."""
+    strict: bool = False
+    chain: bool = False
+    store: bool | None = None
+    instructions: str | None = None
+    tool_choice: str = "auto"
+    parallel_tool_calls: bool = True
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    limits: RunLimits = field(default_factory=RunLimits)
+    approve: Approver | None = None
+    """Asked before tools that are not read-only; None refuses them (the model is told)."""
+    script: str | Path | None = None
+    """The offline model's script (``--script``)."""
+    transcript: str | Path | None = None
+    events: EventStream | None = None
+    protocol_version: str = DEFAULT_VERSION
+    environ: Mapping[str, str] | None = None
+    run_id: str | None = None
+
+
+async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
+    """Run ``task`` to its end; raises only for what ends the run itself (ModelError,
+    config and connection failures, interruption)."""
+    opts = options or RunOptions()
+    events = opts.events or EventStream()
+    run_id = opts.run_id or uuid.uuid4().hex[:12]
+    async with contextlib.AsyncExitStack() as stack:
+        endpoint = _endpoint(opts, stack)
+        servers = servers_from(opts.config, events=events)
+        if opts.transcript is not None:
+            writer = TranscriptWriter(opts.transcript, run_id)
+            writer.add_secrets(s for server in servers for s in server.secrets)
+            writer.add_secrets([endpoint.api_key] if endpoint.api_key else [])
+            stack.callback(writer.close)
+            stack.callback(events.subscribe(writer))
+        catalog = Catalog(servers, events=events, strict=opts.strict, protocol_version=opts.protocol_version)
+        await stack.enter_async_context(catalog)
+        client = await stack.enter_async_context(ResponsesClient(endpoint, events=events))
+        relay = Relay(
+            catalog, client, _settings(opts), events=events, limits=opts.limits, strict=opts.strict,
+            approve=opts.approve or refusing(LIBRARY_HINT), endpoint=client.url,
+        )
+        return await relay.run(task, run_id=run_id)
+    raise AssertionError("unreachable")  # pragma: no cover  (mypy: the with block returns)
+
+
+def run(task: str, **options: Any) -> RunResult:
+    """Synchronous ``run_async``: ``toolrelay.run("…", model="offline")``."""
+    return asyncio.run(run_async(task, replace(RunOptions(), **options)))
+
+
+def _endpoint(opts: RunOptions, stack: contextlib.AsyncExitStack) -> ModelEndpoint:
+    if opts.model == OFFLINE_MODEL:
+        model = stack.enter_context(OfflineModel(opts.script))
+        return ModelEndpoint(base_url=model.base_url)
+    environ = os.environ if opts.environ is None else opts.environ
+    endpoint = ModelEndpoint.from_environment(opts.base_url, environ)
+    if opts.api_key is not None:
+        endpoint = replace(endpoint, api_key=opts.api_key)
+    return endpoint
+
+
+def _settings(opts: RunOptions) -> RequestSettings:
+    return RequestSettings(
+        model=opts.model,
+        instructions=opts.instructions,
+        tool_choice=opts.tool_choice,
+        parallel_tool_calls=opts.parallel_tool_calls,
+        context_mode="chain" if opts.chain else "replay",
+        store=opts.store,
+        extra=dict(opts.extra_body),
+    )

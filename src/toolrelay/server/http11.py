@@ -1,0 +1,263 @@
+"""A minimal HTTP/1.1 server: asyncio streams for I/O, h11 for the protocol (sans-IO).
+
+It does what one MCP endpoint needs and no more: every request goes to one handler;
+request bodies are read with a size cap enforced while reading (a body above the cap is
+drained and dropped, never buffered); responses are sent whole (Content-Length) or
+streamed (chunked, for SSE); connections are kept alive between requests; a client that
+vanishes mid-request ends only its own connection; cancelling ``HttpServer.serve``
+closes the listener and every connection it accepted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any, Final
+
+import h11
+
+__all__ = ["ClientGone", "Handler", "HttpRequest", "HttpResponder", "HttpServer"]
+
+log = logging.getLogger("toolrelay.server.http")
+
+_READ_CHUNK: Final = 64 * 1024
+_MAX_HEAD_BYTES: Final = 16 * 1024  # request line + headers
+# An oversized body is read and dropped (so the client sees our 413 instead of a reset
+# while it is still writing) up to this many bytes; past it the connection is closed.
+_DRAIN_LIMIT: Final = 64 * 1024 * 1024
+
+_KNOWN_STATUSES: Final = frozenset(status.value for status in HTTPStatus)
+
+Headers = Sequence[tuple[str, str]]
+
+
+class ClientGone(ConnectionError):
+    """The client closed the connection before the response was complete."""
+
+
+@dataclass(slots=True, kw_only=True)
+class HttpRequest:
+    """One request as the handler sees it: head decoded, body capped."""
+
+    method: str
+    path: str
+    """The request target without its query string."""
+    headers: list[tuple[str, str]]
+    """Names lower-case, values as sent, in order."""
+    body: bytes
+    """The body; empty when it exceeded the cap."""
+    body_too_large: bool = False
+
+    def header(self, name: str) -> str | None:
+        """The value of header ``name`` (repeats joined with ", "), or None when absent."""
+        values = [value for key, value in self.headers if key == name]
+        return ", ".join(values) if values else None
+
+
+Handler = Callable[[HttpRequest, "HttpResponder"], Awaitable[None]]
+
+
+class HttpResponder:
+    """Writes the one response to one request: whole with ``send``, or streamed."""
+
+    def __init__(self, conn: h11.Connection, writer: asyncio.StreamWriter, *, close_after: bool) -> None:
+        self._conn = conn
+        self._writer = writer
+        self._close_after = close_after
+        self.extra_headers: list[tuple[str, str]] = []
+        """Headers added to whatever response is sent (e.g. CORS)."""
+        self.started = False
+        self.finished = False
+
+    async def send(self, status: int, headers: Headers = (), body: bytes = b"") -> None:
+        """A complete response with a Content-Length."""
+        # 204 and 304 carry no body, and so no Content-Length either (RFC 9110).
+        sized = [] if status in (204, 304) else [("content-length", str(len(body)))]
+        await self.start(status, [*headers, *sized])
+        if body:
+            await self.write(body)
+        await self.end()
+
+    async def start(self, status: int, headers: Headers) -> None:
+        """Send the status line and headers; without Content-Length the body is chunked."""
+        all_headers = [*headers, *self.extra_headers]
+        if self._close_after:
+            all_headers.append(("connection", "close"))
+        encoded = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in all_headers]
+        self.started = True
+        reason = HTTPStatus(status).phrase.encode() if status in _KNOWN_STATUSES else b""
+        await self._emit(h11.Response(status_code=status, headers=encoded, reason=reason))
+
+    async def write(self, data: bytes) -> None:
+        """Send part of the body."""
+        await self._emit(h11.Data(data=data))
+
+    async def end(self) -> None:
+        """Finish the response."""
+        await self._emit(h11.EndOfMessage())
+        self.finished = True
+
+    async def _emit(self, event: Any) -> None:
+        await _write(self._writer, self._conn.send(event))
+
+
+async def _write(writer: asyncio.StreamWriter, data: bytes | None) -> None:
+    if writer.is_closing():
+        raise ClientGone("the client closed the connection")
+    try:
+        if data:
+            writer.write(data)
+        await writer.drain()
+    except OSError as exc:  # reset, broken pipe
+        raise ClientGone(str(exc)) from None
+
+
+class _Connection:
+    """One client connection: requests one after another (keep-alive)."""
+
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, handler: Handler, max_body: int
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._handler = handler
+        self._max_body = max_body
+        self._conn = h11.Connection(h11.SERVER, max_incomplete_event_size=_MAX_HEAD_BYTES)
+
+    async def run(self) -> None:
+        try:
+            while await self._serve_one():
+                self._conn.start_next_cycle()
+        except h11.RemoteProtocolError as exc:
+            await self._reject_malformed(exc)
+        except OSError:  # includes ClientGone: the client left; nothing to answer
+            pass
+        finally:
+            self._writer.close()
+            with contextlib.suppress(OSError):
+                await self._writer.wait_closed()
+
+    async def _serve_one(self) -> bool:
+        """Serve one request; True when the connection can carry another."""
+        head = await self._next_event()
+        if not isinstance(head, h11.Request):
+            return False  # the client closed an idle connection
+        request = await self._read_request(head)
+        responder = HttpResponder(
+            self._conn, self._writer, close_after=self._conn.their_state is not h11.DONE
+        )
+        try:
+            await self._handler(request, responder)
+        except ClientGone:
+            return False
+        except Exception:  # a handler bug costs this request, never the server
+            log.exception("HTTP handler failed on %s %s", request.method, request.path)
+            if responder.started:
+                return False
+            await responder.send(500, [("content-type", "text/plain")], b"internal server error\n")
+        if not responder.finished:
+            return False
+        return self._conn.our_state is h11.DONE and self._conn.their_state is h11.DONE
+
+    async def _next_event(self) -> Any:
+        while True:
+            event = self._conn.next_event()
+            if event is not h11.NEED_DATA:
+                return event
+            self._conn.receive_data(await self._reader.read(_READ_CHUNK))
+
+    async def _read_request(self, head: h11.Request) -> HttpRequest:
+        target = head.target.decode("latin-1")
+        request = HttpRequest(
+            method=head.method.decode("latin-1"),
+            path=target.split("?", 1)[0],
+            headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in head.headers],
+            body=b"",
+        )
+        declared = _content_length(request)
+        if declared is not None and declared > self._max_body:
+            request.body_too_large = True
+            if declared > _DRAIN_LIMIT or self._conn.client_is_waiting_for_100_continue:
+                return request  # answer now, without the body; the connection closes after
+        elif self._conn.client_is_waiting_for_100_continue:
+            go_on = h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue")
+            await _write(self._writer, self._conn.send(go_on))
+        await self._read_body(request)
+        return request
+
+    async def _read_body(self, request: HttpRequest) -> None:
+        """Read the body into ``request``; above the cap keep counting, but keep nothing."""
+        body = bytearray()
+        size = 0
+        while size <= _DRAIN_LIMIT:
+            event = await self._next_event()
+            if isinstance(event, h11.EndOfMessage):
+                break
+            if not isinstance(event, h11.Data):
+                raise ClientGone("the client closed the connection while sending the body")
+            size += len(event.data)
+            if size > self._max_body:
+                request.body_too_large = True
+                body = bytearray()
+            elif not request.body_too_large:
+                body += event.data
+        request.body = bytes(body)
+
+    async def _reject_malformed(self, exc: h11.RemoteProtocolError) -> None:
+        if self._conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+            return
+        responder = HttpResponder(self._conn, self._writer, close_after=True)
+        reason = str(exc).split(":", 1)[0]  # h11 appends the offending bytes; do not echo them
+        with contextlib.suppress(OSError, h11.LocalProtocolError):
+            await responder.send(
+                exc.error_status_hint, [("content-type", "text/plain")], f"bad request: {reason}\n".encode()
+            )
+
+
+def _content_length(request: HttpRequest) -> int | None:
+    value = request.header("content-length")
+    return int(value) if value is not None and value.isdigit() else None
+
+
+class HttpServer:
+    """Accepts connections and serves each on its own task until ``serve`` is cancelled."""
+
+    def __init__(self, handler: Handler, *, max_body_bytes: int) -> None:
+        self._handler = handler
+        self._max_body = max_body_bytes
+        self._connections: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
+
+    async def serve(self, host: str, port: int, on_listening: Callable[[int], None]) -> None:
+        """Listen on ``host:port`` (0: any free port, passed to ``on_listening``) until cancelled."""
+        server = await asyncio.start_server(self._accept, host, port)
+        try:
+            on_listening(server.sockets[0].getsockname()[1])
+            await asyncio.Event().wait()
+        finally:
+            server.close()
+            await self._close_connections()
+            await server.wait_closed()
+
+    def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        # A plain callback (not a coroutine): the writer is known before the task runs,
+        # so shutdown can close it even if the task never got to start.
+        connection = _Connection(reader, writer, self._handler, self._max_body)
+        task = asyncio.ensure_future(connection.run())
+        self._connections[task] = writer
+        task.add_done_callback(self._forget)
+
+    def _forget(self, task: asyncio.Task[None]) -> None:
+        self._connections.pop(task, None)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("HTTP connection failed", exc_info=task.exception())
+
+    async def _close_connections(self) -> None:
+        tasks = list(self._connections.items())
+        for task, writer in tasks:
+            task.cancel()
+            writer.close()
+        await asyncio.gather(*(task for task, _ in tasks), return_exceptions=True)

@@ -1,0 +1,67 @@
+"""Write the event stream as a JSONL transcript: one event per line, flushed as written.
+
+Each line is ``{"seq", "time", "run", "kind", ...}``. Message bodies (model requests and
+responses, JSON-RPC messages) are recorded exactly. Credentials toolrelay handles (API
+keys, Authorization headers, tokens, config env and header values) are never part of
+those bodies; where they could appear — command lines, URLs, server stderr, notices —
+they are replaced by ``[redacted]``. A run killed midway leaves a valid prefix.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO, Any, Final
+
+from ..events import Event
+
+__all__ = ["REDACTED", "TranscriptWriter", "redact"]
+
+REDACTED: Final = "[redacted]"
+# Fields that hold free text which could carry a credential (never message bodies).
+_FREE_TEXT_FIELDS: Final = ("target", "url", "stderr_tail", "text", "preview", "reason")
+_MIN_SECRET_LENGTH: Final = 4  # shorter values ("1", "on") would mangle unrelated text
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every secret value replaced by ``[redacted]`` (longest first)."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        if len(secret) >= _MIN_SECRET_LENGTH and secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+class TranscriptWriter:
+    """An EventStream subscriber that appends each event to a JSONL file."""
+
+    def __init__(self, path: str | Path, run_id: str, secrets: Iterable[str] = ()) -> None:
+        self.path = Path(path)
+        self.run_id = run_id
+        self._secrets = frozenset(s for s in secrets if len(s) >= _MIN_SECRET_LENGTH)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[str] | None = self.path.open("w", encoding="utf-8")
+        self.lines = 0
+
+    def add_secrets(self, secrets: Iterable[str]) -> None:
+        self._secrets |= {s for s in secrets if len(s) >= _MIN_SECRET_LENGTH}
+
+    def __call__(self, event: Event) -> None:
+        if self._file is None:
+            return
+        record = event.to_record()
+        line: dict[str, Any] = {"seq": record.pop("seq"), "time": record.pop("time"), "run": self.run_id}
+        line.update(record)
+        if self._secrets:
+            for name in _FREE_TEXT_FIELDS:
+                value = line.get(name)
+                if isinstance(value, str):
+                    line[name] = redact(value, self._secrets)
+        self._file.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+        self._file.flush()
+        self.lines += 1
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
