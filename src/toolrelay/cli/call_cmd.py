@@ -36,7 +36,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("arguments", nargs="?", default="{}", help="arguments as JSON text (default {})")
     add_server_options(parser, strict=False)
     parser.add_argument("--wire", action="store_true", help="print the JSON-RPC request and response lines")
-    parser.add_argument("--timeout", type=float, metavar="S", help="seconds to wait (default: server config, 60)")
+    parser.add_argument("--timeout", type=float, metavar="S",
+                        help="seconds to wait (default: the server's, 60)")
     parser.add_argument("--json", action="store_true", help="print the whole outcome as JSON")
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
 

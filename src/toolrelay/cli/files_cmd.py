@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
 import logging
 import os
 import re
-import sys
 
 from ..errors import ToolrelayError, UsageError
 from ..files import DEFAULT_MAX_RESULT_BYTES, FileService, Limits, root_from_argument
@@ -62,15 +60,6 @@ def listen_address(text: str) -> tuple[str, int]:
     if not port.isdigit() or int(port) > 65535 or not host:
         raise argparse.ArgumentTypeError(f"invalid address {text!r} (expected [HOST:]PORT, e.g. 8765)")
     return host, int(port)
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False  # a host name: it may resolve to anything
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -121,12 +110,8 @@ def _run_http(service: FileService, args: argparse.Namespace) -> int:
     except ImportError:
         raise ToolrelayError("the Streamable HTTP transport is not available in this installation") from None
     host, port = args.http
-    token = os.environ.get(TOKEN_VARIABLE) or None
-    if not is_loopback(host):
-        sys.stderr.write(
-            f"toolrelay files: warning: listening on {host}, not a loopback address: other machines may "
-            f"reach this server{'' if token else f' and, without {TOKEN_VARIABLE}, read the allowed files'}\n"
-        )
+    token = os.environ.get(TOKEN_VARIABLE) or None  # set but empty counts as unset
+    # serve_http itself warns (on stderr, through logging) when HOST is not a loopback address.
 
     def ready(url: str) -> None:
         log.info("serving Streamable HTTP on %s%s", url, " (bearer token required)" if token else "")

@@ -49,6 +49,7 @@ class _ChildProtocol(asyncio.SubprocessProtocol):
         self._on_line = on_line
         self._log = log
         self.exited: asyncio.Future[None] = loop.create_future()
+        self.stdin_closed: asyncio.Future[None] = loop.create_future()
         self.stdout_closed: asyncio.Future[None] = loop.create_future()
         self.finished: asyncio.Future[None] = loop.create_future()
 
@@ -63,7 +64,9 @@ class _ChildProtocol(asyncio.SubprocessProtocol):
                 log.exception("server %s: handling a message failed", self._log.server)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd == 1:
+        if fd == 0:
+            _resolve(self.stdin_closed)
+        elif fd == 1:
             _resolve(self.stdout_closed)
 
     def process_exited(self) -> None:
@@ -90,6 +93,7 @@ class StdioTransport:
         self._stdin: asyncio.WriteTransport | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._stopping: asyncio.Task[None] | None = None
+        self._stopper: asyncio.Task[None] | None = None
         self.pid: int | None = None
         self.ended: asyncio.Future[int | None] | None = None
         """Resolves with the exit code (None if unknown) once the server cannot answer."""
@@ -131,8 +135,10 @@ class StdioTransport:
     def send(self, message: JSONObject) -> None:
         """Write one message line to the server's stdin."""
         stdin = self._stdin
-        if stdin is None or stdin.is_closing() or (self.ended is not None and self.ended.done()):
+        if stdin is None or (self.ended is not None and self.ended.done()):
             raise TransportError(f"server {self.config.name} is not running")
+        if stdin.is_closing():
+            return  # it stopped reading (it is exiting): the watcher fails what is pending
         stdin.write(jsonrpc.encode(message) + b"\n")
 
     @property
@@ -142,15 +148,16 @@ class StdioTransport:
     # -- end ----------------------------------------------------------------------------
 
     async def _watch(self) -> None:
-        """Notice the end of the server (exit, or stdout closed) and clean up after it."""
+        """Notice the end of the server (exit, or a pipe closed) and clean up after it."""
         protocol, ended = self._protocol, self.ended
         assert protocol is not None and ended is not None
-        await asyncio.wait((protocol.exited, protocol.stdout_closed), return_when=asyncio.FIRST_COMPLETED)
+        ends = (protocol.exited, protocol.stdout_closed, protocol.stdin_closed)
+        await asyncio.wait(ends, return_when=asyncio.FIRST_COMPLETED)
         # The last response and stderr lines may still be in the pipes: let them arrive.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(protocol.finished), _SETTLE)
-        if not protocol.exited.done():  # stdout closed but the process lives on: stop it
-            await self._stop_process()
+        if not protocol.exited.done():  # a pipe closed but the process lives on: stop it
+            await self._stop()
         _resolve_code(ended, self.returncode)
         await self._sweep_group()
 
@@ -165,7 +172,7 @@ class StdioTransport:
     async def _close(self) -> None:
         assert self._transport is not None and self._watcher is not None
         if self._protocol is not None and not self._protocol.exited.done():
-            await self._stop_process()
+            await self._stop()
         await asyncio.wait([self._watcher])
         if self._watcher.cancelled():  # asyncio.run's shutdown cancels every task: do its job
             assert self.ended is not None
@@ -175,6 +182,12 @@ class StdioTransport:
         assert self._protocol is not None
         with contextlib.suppress(TimeoutError):  # pipes held open by a stray grandchild
             await asyncio.wait_for(asyncio.shield(self._protocol.finished), _SETTLE)
+
+    async def _stop(self) -> None:
+        """Run the shutdown sequence once, whoever asks first (close() or the watcher)."""
+        if self._stopper is None:
+            self._stopper = asyncio.ensure_future(self._stop_process())
+        await asyncio.shield(self._stopper)
 
     async def _stop_process(self) -> None:
         """Close stdin, wait, SIGTERM the group, wait, SIGKILL (the MCP shutdown order)."""

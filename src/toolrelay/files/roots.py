@@ -27,6 +27,8 @@ __all__ = ["RootPolicy", "narrow", "root_from_argument", "root_from_uri"]
 
 log = logging.getLogger("toolrelay.files")
 
+_CACHE_SIZE: Final = 64
+
 NO_ROOTS: Final = (
     "No allowed directories: the server was started without a ROOT directory and the client "
     "offers no roots. Start the server with ROOT directories, or use a client that declares MCP roots."
@@ -110,9 +112,9 @@ class RootPolicy:
         self.server_roots = tuple(roots)
         self._kernel = kernel_locate
         self._server_sandbox = Sandbox(self.server_roots, kernel_locate=kernel_locate)
-        # The client's list changes rarely: resolve it once per distinct list.
-        self._cached_key: object = None
-        self._cached: Sandbox | ToolFailure | None = None
+        # A client's list changes rarely: resolve each distinct list once (several HTTP
+        # sessions may each have their own).
+        self._cache: dict[tuple[tuple[str, ...], str | None], Sandbox | ToolFailure] = {}
 
     def sandbox(self, context: CallContext) -> Sandbox:
         """The effective roots of this call; ToolFailure when there are none."""
@@ -121,12 +123,14 @@ class RootPolicy:
                 raise ToolFailure(NO_ROOTS)
             return self._server_sandbox
         key = (tuple(context.client_roots), context.roots_error)
-        if key != self._cached_key or self._cached is None:
-            self._cached = self._from_client(context.client_roots, context.roots_error)
-            self._cached_key = key
-        if isinstance(self._cached, ToolFailure):
-            raise ToolFailure(self._cached.message)
-        return self._cached
+        found = self._cache.get(key)
+        if found is None:
+            if len(self._cache) >= _CACHE_SIZE:
+                self._cache.clear()
+            found = self._cache[key] = self._from_client(context.client_roots, context.roots_error)
+        if isinstance(found, ToolFailure):
+            raise ToolFailure(found.message)
+        return found
 
     def _from_client(self, uris: Sequence[str], error: str | None) -> Sandbox | ToolFailure:
         if error is not None or not uris:  # the client named no roots: nothing to narrow

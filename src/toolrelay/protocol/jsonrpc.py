@@ -171,7 +171,13 @@ def classify(obj: JSONObject) -> Message:
 
 def encode(obj: JSONObject) -> bytes:
     """Serialise one message compactly; UTF-8, no embedded newlines (stdio framing)."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        # A lone surrogate (e.g. echoed from a peer's "\ud800") has no UTF-8 form; escaped
+        # JSON still carries it faithfully.
+        return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode()
 
 
 def request(msg_id: RequestId, method: str, params: JSONObject | None = None) -> JSONObject:

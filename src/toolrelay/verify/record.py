@@ -1,0 +1,247 @@
+"""A run's transcript indexed for checking: rounds, calls and MCP messages, in one pass.
+
+Events are kept as the dicts read from the transcript (``seq``, ``kind``, fields), never
+re-shaped, so every finding can point at the seq numbers it rests on. A call is what the
+model asked for: each ``function_call`` item of a model response. The events toolrelay
+recorded for that call (parse, route, MCP messages tagged with its call_id, outcome,
+feedback) are attached to it by ``call_id`` — the recorded link between the two id
+domains, never a guess. Events naming a call_id the model never used are kept apart
+(``orphans``), as evidence of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CallTrace", "ModelRound", "RunRecord", "index_events", "is_2xx"]
+
+Event = dict[str, Any]
+
+_CALL_EVENT_LISTS = {
+    "call_parsed": "parsed",
+    "call_routed": "routed",
+    "call_outcome": "outcomes",
+    "feedback": "feedbacks",
+}
+MCP_KINDS = frozenset(
+    {"mcp_request", "mcp_response", "mcp_notification", "mcp_server_request", "mcp_reply", "mcp_unpaired"}
+)
+
+
+def is_2xx(status: Any) -> bool:
+    return isinstance(status, int) and 200 <= status < 300
+
+
+@dataclass(slots=True, kw_only=True)
+class CallTrace:
+    """One function_call of the model and every event recorded for it."""
+
+    call_id: str
+    turn: int
+    index: int
+    """Position of the item in the response's ``output``."""
+    item: dict[str, Any]
+    """The function_call item exactly as the model sent it."""
+    response_seq: int
+    parsed: list[Event] = field(default_factory=list)
+    routed: list[Event] = field(default_factory=list)
+    mcp_requests: list[Event] = field(default_factory=list)
+    """tools/call requests tagged with this call_id (exactly one when it was sent)."""
+    mcp_responses: list[Event] = field(default_factory=list)
+    mcp_other: list[Event] = field(default_factory=list)
+    """Other MCP messages tagged with it (e.g. notifications/cancelled)."""
+    outcomes: list[Event] = field(default_factory=list)
+    feedbacks: list[Event] = field(default_factory=list)
+
+    @property
+    def alias(self) -> Any:
+        return self.item.get("name")
+
+    @property
+    def outcome(self) -> dict[str, Any] | None:
+        """The recorded outcome (class, ids, message), when there is one."""
+        return self.outcomes[0].get("outcome") if self.outcomes else None
+
+    @property
+    def status(self) -> str | None:
+        outcome = self.outcome
+        return outcome.get("status") if isinstance(outcome, dict) else None
+
+    def first(self, name: str) -> Event | None:
+        events: list[Event] = getattr(self, name)
+        return events[0] if events else None
+
+
+@dataclass(slots=True, kw_only=True)
+class ModelRound:
+    """One turn: the request actually answered (the last attempt) and its response."""
+
+    turn: int
+    request: Event | None = None
+    response: Event | None = None
+    attempts: int = 0
+    calls: list[CallTrace] = field(default_factory=list)
+
+    @property
+    def body(self) -> dict[str, Any]:
+        """The request body ({} when missing)."""
+        body = self.request.get("body") if self.request else None
+        return body if isinstance(body, dict) else {}
+
+    @property
+    def answer(self) -> dict[str, Any] | None:
+        """The response body when it is a 2xx JSON object, else None."""
+        if self.response is None or not is_2xx(self.response.get("status")):
+            return None
+        body = self.response.get("body")
+        return body if isinstance(body, dict) else None
+
+    def output(self) -> list[Any]:
+        answer = self.answer
+        output = answer.get("output") if answer else None
+        return output if isinstance(output, list) else []
+
+
+@dataclass(slots=True, kw_only=True)
+class RunRecord:
+    """Everything verify, explain and the trace view read about one run."""
+
+    source: Path
+    events: list[Event]
+    run_id: str | None = None
+    run_start: Event | None = None
+    run_end: Event | None = None
+    rounds: list[ModelRound] = field(default_factory=list)
+    calls: list[CallTrace] = field(default_factory=list)
+    catalogs: list[Event] = field(default_factory=list)
+    """``declarations`` events: what the model was offered from then on."""
+    mcp: list[Event] = field(default_factory=list)
+    """Every MCP message event, in order."""
+    exits: list[Event] = field(default_factory=list)
+    orphans: list[Event] = field(default_factory=list)
+    """Call events whose call_id no model response holds."""
+    cut_tail: bool = False
+    files: dict[str, Any] = field(default_factory=dict)
+    """For a demo folder: each attachment file's content, by file name."""
+    file_differences: list[tuple[str, str, int | None]] = field(default_factory=list)
+    """For a demo folder: (file, JSON path, seq) where a file differs from the transcript."""
+
+    @property
+    def context_mode(self) -> str:
+        mode = self.run_start.get("context_mode") if self.run_start else None
+        return mode if isinstance(mode, str) else "replay"
+
+    @property
+    def strict(self) -> bool:
+        return bool(self.run_start.get("strict")) if self.run_start else False
+
+    @property
+    def status(self) -> str | None:
+        return self.run_end.get("status") if self.run_end else None
+
+    def calls_by_id(self) -> dict[str, list[CallTrace]]:
+        found: dict[str, list[CallTrace]] = {}
+        for call in self.calls:
+            found.setdefault(call.call_id, []).append(call)
+        return found
+
+    def round(self, turn: int) -> ModelRound | None:
+        return self.rounds[turn - 1] if 1 <= turn <= len(self.rounds) else None
+
+    def tool_calls(self) -> Iterator[Event]:
+        """Every tools/call request sent, in order."""
+        return (e for e in self.mcp if e["kind"] == "mcp_request" and e.get("method") == "tools/call")
+
+
+class _Indexer:
+    """The single pass that builds a RunRecord."""
+
+    def __init__(self, record: RunRecord) -> None:
+        self.record = record
+        self.latest: dict[str, CallTrace] = {}
+
+    def add(self, event: Event) -> None:
+        kind = event["kind"]
+        if kind in MCP_KINDS:
+            self._mcp(event)
+        elif kind in _CALL_EVENT_LISTS:
+            self._call_event(event, _CALL_EVENT_LISTS[kind])
+        elif kind == "model_request":
+            self._request(event)
+        elif kind == "model_response":
+            self._response(event)
+        elif kind == "declarations":
+            self.record.catalogs.append(event)
+        elif kind == "run_start" and self.record.run_start is None:
+            self.record.run_start = event
+        elif kind == "run_end" and self.record.run_end is None:
+            self.record.run_end = event
+        elif kind == "server_exited":
+            self.record.exits.append(event)
+
+    def _round(self, turn: Any) -> ModelRound | None:
+        if not isinstance(turn, int) or turn < 1:
+            return None
+        rounds = self.record.rounds
+        while len(rounds) < turn:
+            rounds.append(ModelRound(turn=len(rounds) + 1))
+        return rounds[turn - 1]
+
+    def _request(self, event: Event) -> None:
+        current = self._round(event.get("turn"))
+        if current is not None:
+            current.request, current.response = event, None
+            current.attempts += 1
+
+    def _response(self, event: Event) -> None:
+        current = self._round(event.get("turn"))
+        if current is None:
+            return
+        current.response = event
+        for index, item in enumerate(current.output()):
+            if isinstance(item, dict) and item.get("type") == "function_call":
+                self._new_call(current, index, item, event)
+
+    def _new_call(self, current: ModelRound, index: int, item: dict[str, Any], event: Event) -> None:
+        call_id = item.get("call_id")
+        if not isinstance(call_id, str):
+            return  # a function_call without a call_id: the model_response check reports it
+        call = CallTrace(call_id=call_id, turn=current.turn, index=index, item=item, response_seq=event["seq"])
+        current.calls.append(call)
+        self.record.calls.append(call)
+        self.latest[call_id] = call
+
+    def _call_event(self, event: Event, name: str) -> None:
+        call = self.latest.get(event.get("call_id"))  # type: ignore[arg-type]
+        if call is None:
+            self.record.orphans.append(event)
+        else:
+            getattr(call, name).append(event)
+
+    def _mcp(self, event: Event) -> None:
+        self.record.mcp.append(event)
+        call_id = event.get("call_id")
+        if not isinstance(call_id, str):
+            return
+        call = self.latest.get(call_id)
+        if call is None:
+            self.record.orphans.append(event)
+        elif event["kind"] == "mcp_request" and event.get("method") == "tools/call":
+            call.mcp_requests.append(event)
+        elif event["kind"] == "mcp_response" and event.get("method") == "tools/call":
+            call.mcp_responses.append(event)
+        else:
+            call.mcp_other.append(event)
+
+
+def index_events(events: list[Event], source: Path, *, cut_tail: bool = False) -> RunRecord:
+    """Index ``events`` (a transcript's lines, in order) in one pass."""
+    record = RunRecord(source=source, events=events, cut_tail=cut_tail)
+    record.run_id = next((e.get("run") for e in events if isinstance(e.get("run"), str)), None)
+    indexer = _Indexer(record)
+    for event in events:
+        indexer.add(event)
+    return record

@@ -1,0 +1,113 @@
+"""What ``verify`` concludes: one finding per checked link, and the run's verdict.
+
+The seven links are the seed's order for finding a fault (section 8): model response →
+parse result → routing target → server checks → actual feedback → correlation ids → next
+model input. A finding names its link, says what was checked in words a person can act
+on, and carries the ids involved (``call_id`` on the model side, ``mcp_id`` with its
+``server`` on the MCP side) and the transcript ``seqs`` of the events it rests on.
+A run that simply did not finish is not a broken link: it is ``unfinished``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+__all__ = ["LINKS", "LINK_TITLES", "NEXT_STEP", "Finding", "Verdict", "link_rank"]
+
+LINKS: Final = (
+    "model_response", "parse", "routing", "server_check", "feedback", "correlation", "next_input",
+)
+"""The seed's order (section 8)."""
+
+LINK_TITLES: Final = {
+    "model_response": "model response",
+    "parse": "parse result",
+    "routing": "routing target",
+    "server_check": "server checks",
+    "feedback": "actual feedback",
+    "correlation": "correlation ids",
+    "next_input": "next model input",
+}
+
+NEXT_STEP: Final = {
+    "model_response": "read the model_response body: its status, its output items and each "
+                      "function_call's call_id, name and arguments text",
+    "parse": "compare the function_call's arguments text with the call_parsed event: the text must "
+             "be a string and parse to the recorded value",
+    "routing": "check the declarations' routes (alias → server/tool) and the tools/call params: "
+               "the original tool name and the same argument values",
+    "server_check": "read the MCP exchange: was the tools/call sent, answered once, and classified "
+                    "as the server answered it (result, isError, JSON-RPC error)?",
+    "feedback": "compare the function_call_output with what render_output gives for the recorded "
+                "MCP response: same text, failure markers kept",
+    "correlation": "pair the ids: each MCP request id with one response on the same server "
+                   "connection, each call_id with one function_call_output",
+    "next_input": "diff the next request with the previous one: same declarations, the previous "
+                  "input and output items unchanged and in order, then the outputs",
+}
+"""What to check next when a link is broken (the seed's section 8 order)."""
+
+
+def link_rank(link: str) -> int:
+    """The link's position in the seed's order (unknown links sort last)."""
+    return LINKS.index(link) if link in LINKS else len(LINKS)
+
+
+@dataclass(slots=True, kw_only=True)
+class Finding:
+    """One checked fact about one link: holds (``ok``) or contradicts the record."""
+
+    link: str
+    ok: bool
+    message: str
+    call_id: str | None = None
+    mcp_id: int | str | None = None
+    server: str | None = None
+    turn: int | None = None
+    seqs: tuple[int, ...] = ()
+    """Transcript seq numbers of the events involved."""
+    check: str = ""
+    """Which invariant produced it (e.g. ``arguments_equal``), for tools that group findings."""
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "link": self.link, "ok": self.ok, "check": self.check, "message": self.message,
+            "call_id": self.call_id, "mcp_id": self.mcp_id, "server": self.server,
+            "turn": self.turn, "seqs": list(self.seqs),
+        }
+
+
+@dataclass(slots=True, kw_only=True)
+class Verdict:
+    """Every finding, the first broken link in the seed's order, and whether the run finished."""
+
+    findings: list[Finding]
+    broken: Finding | None
+    finished: bool
+    unfinished: list[str] = field(default_factory=list)
+    """Why the run is not finished, e.g. ``call_x has no output``."""
+    run_status: str | None = None
+    """run_end's status, or None when the transcript has no run_end."""
+    run_id: str | None = None
+    source: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """No link is broken (an unfinished run can be ok)."""
+        return self.broken is None
+
+    def broken_findings(self) -> list[Finding]:
+        return [finding for finding in self.findings if not finding.ok]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "source": self.source,
+            "run_id": self.run_id,
+            "ok": self.ok,
+            "broken": None if self.broken is None else self.broken.to_dict(),
+            "finished": self.finished,
+            "unfinished": self.unfinished,
+            "run_status": self.run_status,
+            "findings": [finding.to_dict() for finding in self.findings],
+        }

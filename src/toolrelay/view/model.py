@@ -1,0 +1,175 @@
+"""The trace's diagram data: lanes, rows (arrows and notes), call groups and turn groups.
+
+These values are what the page draws; ``to_dict()`` is the JSON the HTML embeds. Every
+model request/response and every JSON-RPC message is one *arrow* row (``message`` is
+True); the application's own steps (parse, route, outcome, feedback, declare...) and
+server life events are *note* rows on one lane. Rows keep the transcript ``seq`` of the
+event they draw, so a verify finding (which names seqs) lands on exactly those rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "Badge",
+    "CallGroup",
+    "Group",
+    "Lane",
+    "LinkNote",
+    "Row",
+    "RowState",
+    "RunSummary",
+    "Trace",
+    "VerdictNote",
+]
+
+RowState = Literal["ok", "failed", "warn"]
+
+
+@dataclass(slots=True, kw_only=True)
+class Lane:
+    """One column of the diagram: ``user``, ``app``, ``model`` or ``server:NAME``."""
+
+    key: str
+    title: str
+    note: str = ""
+
+
+@dataclass(slots=True, kw_only=True)
+class Badge:
+    """A small id chip: ``call`` (call_id), ``mcp`` (JSON-RPC id), ``server`` (name#connection)..."""
+
+    kind: str
+    text: str
+
+
+@dataclass(slots=True, kw_only=True)
+class LinkNote:
+    """A verify finding shown on the rows of the events it names."""
+
+    link: str
+    message: str
+    ok: bool
+
+
+@dataclass(slots=True, kw_only=True)
+class Row:
+    """One event drawn: an arrow between two lanes, or a note on one lane (source == target)."""
+
+    type: str = field(default="row", init=False)
+    seq: int
+    kind: str
+    stage: str
+    """The seed's stage shown beside the row: declare, request, parse, route, call, result..."""
+    source: str
+    target: str
+    label: str
+    detail: str = ""
+    badges: list[Badge] = field(default_factory=list)
+    elapsed: float | None = None
+    at: float = 0.0
+    """Seconds since the transcript's first event."""
+    state: RowState = "ok"
+    message: bool = False
+    """A wire message (model HTTP body or JSON-RPC message): drawn as an arrow."""
+    call_id: str | None = None
+    links: list[LinkNote] = field(default_factory=list)
+
+
+@dataclass(slots=True, kw_only=True)
+class CallGroup:
+    """Every row of one model call (``call_id``): parse, route, MCP messages, outcome, feedback."""
+
+    type: str = field(default="call", init=False)
+    call_id: str
+    rows: list[Row] = field(default_factory=list)
+    alias: str = ""
+    target: str = ""
+    """``server / tool`` once routed."""
+    mcp_id: int | str | None = None
+    connection: str = ""
+    """``server#connection`` of the MCP request."""
+    status: str = ""
+    elapsed: float | None = None
+    state: RowState = "ok"
+    broken: bool = False
+    """A verify finding that failed names one of its rows."""
+    expanded: bool = True
+
+
+@dataclass(slots=True, kw_only=True)
+class Group:
+    """A collapsible section: the setup (connect, discover, declare), one model turn, or shutdown."""
+
+    key: str
+    kind: Literal["setup", "turn", "end"]
+    title: str
+    turn: int | None = None
+    items: list[Row | CallGroup] = field(default_factory=list)
+    summary: str = ""
+    state: RowState = "ok"
+    broken: bool = False
+    expanded: bool = True
+
+    def rows(self) -> list[Row]:
+        """All rows, call groups flattened."""
+        found: list[Row] = []
+        for item in self.items:
+            found.extend(item.rows if isinstance(item, CallGroup) else [item])
+        return found
+
+    def calls(self) -> list[CallGroup]:
+        return [item for item in self.items if isinstance(item, CallGroup)]
+
+
+@dataclass(slots=True, kw_only=True)
+class VerdictNote:
+    """verify's result as the page shows it: the first broken link and every failed one."""
+
+    ok: bool
+    checked: int
+    broken_link: str | None = None
+    broken_message: str | None = None
+    broken_seqs: list[int] = field(default_factory=list)
+    failures: list[LinkNote] = field(default_factory=list)
+    finished: bool = True
+    unfinished: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True, kw_only=True)
+class RunSummary:
+    """The run at a glance, for the page header."""
+
+    source: str
+    run_id: str = ""
+    model: str = ""
+    endpoint: str = ""
+    task: str = ""
+    status: str = ""
+    reason: str = ""
+    turns: int = 0
+    calls: int = 0
+    failed_calls: int = 0
+    events: int = 0
+    messages: int = 0
+    duration: float = 0.0
+
+
+@dataclass(slots=True, kw_only=True)
+class Trace:
+    """Everything the page needs; ``records`` maps seq → the exact recorded body, pretty-printed."""
+
+    title: str
+    run: RunSummary
+    lanes: list[Lane]
+    groups: list[Group]
+    records: dict[int, str]
+    verdict: VerdictNote | None = None
+
+    def rows(self) -> list[Row]:
+        return [row for group in self.groups for row in group.rows()]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

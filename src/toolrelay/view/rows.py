@@ -1,0 +1,358 @@
+"""One transcript record → one diagram row: who sends to whom, a label, ids, state.
+
+Wire messages become arrows (App ↔ Model for the Responses bodies, App ↔ server for
+JSON-RPC); the application's own steps become notes on the App lane, a server's life
+events notes on its lane, and the task and the answer arrows between User and App. A
+kind this module does not know still becomes a note, so nothing recorded is hidden.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from ..relay.feedback import ERROR_PREFIX
+from .model import Badge, Row, RowState
+
+__all__ = ["MESSAGE_KINDS", "describe", "server_lane"]
+
+MCP_KINDS: Final = frozenset(
+    {"mcp_request", "mcp_response", "mcp_notification", "mcp_server_request", "mcp_reply", "mcp_unpaired"}
+)
+MESSAGE_KINDS: Final = MCP_KINDS | {"model_request", "model_response"}
+"""The kinds drawn as arrows: exactly the recorded wire messages."""
+_LABEL_CHARS: Final = 120
+_DETAIL_CHARS: Final = 240
+
+Describer = Callable[[dict[str, Any]], Row]
+
+
+def server_lane(server: str) -> str:
+    return f"server:{server}"
+
+
+def describe(record: dict[str, Any], origin: float) -> Row:
+    """The row drawing ``record``; ``origin`` is the first event's time (rows show offsets)."""
+    kind = str(record.get("kind", "event"))
+    describer = _MCP if kind in MCP_KINDS else _DESCRIBERS.get(kind, _other)
+    row = describer(record)
+    row.at = max(0.0, float(record.get("time") or origin) - origin)
+    row.label = clip(row.label, _LABEL_CHARS)
+    row.detail = clip(row.detail, _DETAIL_CHARS)
+    return row
+
+
+def clip(text: str, limit: int) -> str:
+    """One line of at most ``limit`` characters (the side panel shows the full record)."""
+    flat = " ⏎ ".join(part for part in text.strip().splitlines() if part.strip())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _base(record: dict[str, Any], **fields: Any) -> Row:
+    return Row(seq=int(record.get("seq", 0)), kind=str(record.get("kind", "event")), **fields)
+
+
+def _ids(record: dict[str, Any], *, mcp_id: Any = None, server: str | None = None) -> list[Badge]:
+    badges: list[Badge] = []
+    if record.get("call_id"):
+        badges.append(Badge(kind="call", text=str(record["call_id"])))
+    if mcp_id is not None:
+        badges.append(Badge(kind="mcp", text=f"id {mcp_id}"))
+    if server:
+        badges.append(Badge(kind="server", text=f"{server}#{record.get('connection') or '?'}"))
+    return badges
+
+
+# -- model side ---------------------------------------------------------------------------
+
+
+def _model_request(record: dict[str, Any]) -> Row:
+    body = _mapping(record.get("body"))
+    parts = [f"input: {_count(body.get('input'), 'item')}", f"tools: {len(body.get('tools') or [])}"]
+    if body.get("previous_response_id"):
+        parts.append(f"previous_response_id {body['previous_response_id']}")
+    if body.get("tool_choice") not in (None, "auto"):
+        parts.append(f"tool_choice {compact(body['tool_choice'])}")
+    badges = [Badge(kind="turn", text=f"turn {record.get('turn', '?')}")]
+    if int(record.get("attempt") or 1) > 1:
+        badges.append(Badge(kind="attempt", text=f"attempt {record['attempt']}"))
+    path = urlsplit(str(record.get("url") or "")).path or "/responses"
+    return _base(record, stage="request", source="app", target="model", label=f"POST {path}",
+                 detail=" · ".join(parts), badges=badges, message=True)
+
+
+def _model_response(record: dict[str, Any]) -> Row:
+    status = int(record.get("status") or 0)
+    body = record.get("body")
+    state: RowState = "ok" if 200 <= status < 300 else "failed"
+    label = f"HTTP {status}"
+    if isinstance(body, dict):
+        label += f" · {body.get('status', '?')}" if "status" in body else ""
+        state = _response_state(state, body.get("status"))
+    badges = [Badge(kind="resp", text=str(body["id"]))] if isinstance(body, dict) and body.get("id") else []
+    if int(record.get("attempt") or 1) > 1:
+        badges.append(Badge(kind="attempt", text=f"attempt {record['attempt']}"))
+    return _base(record, stage="response", source="model", target="app", label=label,
+                 detail=_response_detail(body), badges=badges, elapsed=_seconds(record.get("elapsed")),
+                 state=state, message=True)
+
+
+def _response_state(http_state: RowState, status: Any) -> RowState:
+    if http_state == "failed" or status == "failed":
+        return "failed"
+    return "warn" if status in ("incomplete", "cancelled") else "ok"
+
+
+def _response_detail(body: Any) -> str:
+    """What the model answered: calls by name, or the start of its text, or the error."""
+    if not isinstance(body, dict):
+        return str(body)
+    if isinstance(body.get("error"), dict):
+        return str(body["error"].get("message", ""))
+    named: list[str] = []
+    for item in body.get("output") or []:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "function_call":
+            named.append(f"function_call {item.get('name')}")
+        elif item.get("type") == "message":
+            named.append("message " + _quote(_message_text(item)))
+        else:
+            named.append(str(item.get("type")))
+    return ", ".join(_runs(named)) or "no output items"
+
+
+def _message_text(item: dict[str, Any]) -> str:
+    texts = [str(part.get("text") or part.get("refusal") or "") for part in item.get("content") or []
+             if isinstance(part, dict)]
+    return " ".join(texts)
+
+
+def _runs(names: list[str]) -> list[str]:
+    """``a, a, a, b`` → ``a ×3, b`` (a turn of a hundred calls stays one line)."""
+    counted: list[tuple[str, int]] = []
+    for name in names:
+        if counted and counted[-1][0] == name:
+            counted[-1] = (name, counted[-1][1] + 1)
+        else:
+            counted.append((name, 1))
+    return [name if n == 1 else f"{name} ×{n}" for name, n in counted]
+
+
+# -- MCP side -------------------------------------------------------------------------------
+
+
+def _mcp(record: dict[str, Any]) -> Row:
+    server = str(record.get("server") or "?")
+    lane = server_lane(server)
+    outgoing = record.get("direction") == "out"
+    message = _mapping(record.get("message"))
+    label, detail, state = _mcp_text(record, message)
+    return _base(
+        record, stage=_mcp_stage(record), source="app" if outgoing else lane,
+        target=lane if outgoing else "app", label=label, detail=detail,
+        badges=_ids(record, mcp_id=record.get("mcp_id"), server=server),
+        elapsed=_seconds(record.get("elapsed")), state=state, message=True,
+        call_id=record.get("call_id"),
+    )
+
+
+def _mcp_stage(record: dict[str, Any]) -> str:
+    method = record.get("method")
+    if method == "tools/call":
+        return "call" if record.get("kind") == "mcp_request" else "result"
+    if method in ("initialize", "notifications/initialized"):
+        return "connect"
+    if method == "tools/list":
+        return "discover"
+    return "mcp"
+
+
+def _mcp_text(record: dict[str, Any], message: dict[str, Any]) -> tuple[str, str, RowState]:
+    kind = record.get("kind")
+    method = str(record.get("method") or message.get("method") or "")
+    if kind == "mcp_unpaired":
+        return "unpaired response", "an answer to no pending request: " + compact(message), "failed"
+    if "error" in message:
+        error = message["error"] if isinstance(message["error"], dict) else {}
+        return f"error {error.get('code', '?')}", str(error.get("message", "")), "failed"
+    if kind in ("mcp_response", "mcp_reply"):
+        return _mcp_result(method, message.get("result"))
+    params = message.get("params")
+    if method == "tools/call" and isinstance(params, dict):
+        return f"tools/call {params.get('name')}", "arguments " + compact(params.get("arguments")), "ok"
+    return method or "message", compact(params) if params else "", "ok"
+
+
+def _mcp_result(method: str, result: Any) -> tuple[str, str, RowState]:
+    if not isinstance(result, dict):
+        return "result", compact(result), "ok"
+    if method == "tools/call":
+        text = _content_text(result.get("content"))
+        if result.get("isError") is True:
+            return "result · isError", text, "failed"
+        return "result", text, "ok"
+    if method == "tools/list":
+        names = [str(tool.get("name")) for tool in result.get("tools") or [] if isinstance(tool, dict)]
+        return f"{len(names)} tools", ", ".join(names), "ok"
+    if method == "initialize":
+        info = result.get("serverInfo") or {}
+        return "initialized", f"{info.get('name', '?')} {info.get('version', '')} · MCP " \
+            f"{result.get('protocolVersion', '?')}", "ok"
+    return "result", compact(result), "ok"
+
+
+def _content_text(content: Any) -> str:
+    parts = []
+    for part in content if isinstance(content, list) else []:
+        if isinstance(part, dict):
+            parts.append(str(part["text"]) if part.get("type") == "text" else f"[{part.get('type')}]")
+    return " ".join(parts)
+
+
+# -- the application's steps -----------------------------------------------------------------
+
+
+def _call_parsed(record: dict[str, Any]) -> Row:
+    text = str(record.get("arguments_text") or "")
+    error = record.get("error")
+    return _base(
+        record, stage="parse", source="app", target="app",
+        label=f"parse {record.get('alias')} arguments" + (" · invalid" if error else ""),
+        detail=f"{error} — text {text}" if error else text, badges=_ids(record),
+        state="failed" if error else "ok", call_id=record.get("call_id"),
+    )
+
+
+def _call_routed(record: dict[str, Any]) -> Row:
+    return _base(
+        record, stage="route", source="app", target="app",
+        label=f"route {record.get('alias')} → {record.get('server')} / {record.get('tool')}",
+        badges=_ids(record), call_id=record.get("call_id"),
+    )
+
+
+def _call_outcome(record: dict[str, Any]) -> Row:
+    outcome = _mapping(record.get("outcome"))
+    status = str(outcome.get("status", "?"))
+    return _base(
+        record, stage="outcome", source="app", target="app", label=f"outcome {status}",
+        detail=str(outcome.get("message") or ""),
+        badges=_ids(record, mcp_id=outcome.get("mcp_id")), elapsed=_seconds(outcome.get("elapsed")),
+        state="ok" if status == "ok" else "failed", call_id=record.get("call_id"),
+    )
+
+
+def _feedback(record: dict[str, Any]) -> Row:
+    output = _mapping(record.get("item")).get("output")
+    text = output if isinstance(output, str) else f"[{_count(output, 'part')}]"
+    return _base(
+        record, stage="feedback", source="app", target="app", label="function_call_output",
+        detail=text, badges=_ids(record), state="failed" if text.startswith(ERROR_PREFIX) else "ok",
+        call_id=record.get("call_id"),
+    )
+
+
+def _declarations(record: dict[str, Any]) -> Row:
+    tools = [str(tool.get("name")) for tool in record.get("tools") or [] if isinstance(tool, dict)]
+    return _base(record, stage="declare", source="app", target="app",
+                 label=f"declare {len(tools)} tools ({record.get('reason', 'initial')})",
+                 detail=", ".join(tools))
+
+
+def _run_start(record: dict[str, Any]) -> Row:
+    return _base(record, stage="task", source="user", target="app", label=str(record.get("task") or ""),
+                 detail=f"model {record.get('model')} · context {record.get('context_mode')}")
+
+
+def _run_end(record: dict[str, Any]) -> Row:
+    status = str(record.get("status") or "?")
+    final = record.get("final_text")
+    return _base(record, stage="answer", source="app", target="user",
+                 label=str(final) if final else f"run {status}", detail=f"{status}: {record.get('reason', '')}",
+                 state="ok" if status == "completed" else "failed")
+
+
+# -- servers and notices ----------------------------------------------------------------------
+
+
+def _server_note(record: dict[str, Any], label: str, detail: str, state: RowState = "ok") -> Row:
+    lane = server_lane(str(record.get("server") or "?"))
+    return _base(record, stage="server", source=lane, target=lane, label=label, detail=detail,
+                 badges=_ids(record, server=str(record.get("server") or "?")), state=state)
+
+
+def _server_starting(record: dict[str, Any]) -> Row:
+    return _server_note(record, f"start ({record.get('transport')})", str(record.get("target") or ""))
+
+
+def _server_ready(record: dict[str, Any]) -> Row:
+    info = _mapping(record.get("server_info"))
+    return _server_note(record, f"ready · {info.get('name', '?')} {info.get('version', '')}",
+                        f"MCP {record.get('protocol_version')}")
+
+
+def _server_exited(record: dict[str, Any]) -> Row:
+    expected = record.get("expected") is True
+    label = "closed" if expected else f"exited unexpectedly (code {record.get('returncode')})"
+    return _server_note(record, label, str(record.get("stderr_tail") or ""), "ok" if expected else "failed")
+
+
+def _mcp_invalid(record: dict[str, Any]) -> Row:
+    return _server_note(record, f"invalid line: {record.get('reason')}", str(record.get("preview") or ""),
+                        "failed")
+
+
+def _notice(record: dict[str, Any]) -> Row:
+    lane = server_lane(str(record["server"])) if record.get("server") else "app"
+    level = str(record.get("level") or "info")
+    state: RowState = "failed" if level == "error" else "warn" if level == "warning" else "ok"
+    return _base(record, stage="notice", source=lane, target=lane, label=f"{level}: {record.get('text', '')}",
+                 state=state)
+
+
+def _other(record: dict[str, Any]) -> Row:
+    fields = {k: v for k, v in record.items() if k not in ("seq", "time", "run", "kind")}
+    return _base(record, stage="event", source="app", target="app", label=str(record.get("kind")),
+                 detail=compact(fields))
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _count(value: Any, noun: str) -> str:
+    n = len(value) if isinstance(value, list) else 0 if value is None else 1
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _quote(text: str) -> str:
+    return f"“{clip(text, 80)}”"
+
+
+def _seconds(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+_DESCRIBERS: Final[dict[str, Describer]] = {
+    "model_request": _model_request,
+    "model_response": _model_response,
+    "call_parsed": _call_parsed,
+    "call_routed": _call_routed,
+    "call_outcome": _call_outcome,
+    "feedback": _feedback,
+    "declarations": _declarations,
+    "run_start": _run_start,
+    "run_end": _run_end,
+    "server_starting": _server_starting,
+    "server_ready": _server_ready,
+    "server_exited": _server_exited,
+    "mcp_invalid": _mcp_invalid,
+    "notice": _notice,
+}

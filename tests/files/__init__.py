@@ -1,0 +1,1 @@
+"""Tests of the hardened MCP file server (``toolrelay files``)."""
