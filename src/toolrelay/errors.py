@@ -43,9 +43,24 @@ __all__ = [
 
 
 class ToolrelayError(Exception):
-    """Base of every error toolrelay raises; ``exit_code`` is what the CLI exits with."""
+    """Base of every error toolrelay raises; ``exit_code`` is what the CLI exits with.
+
+    When the error ended one request, ``mcp_id`` and ``request`` name it, so an outcome
+    keeps the link between the model's call and the JSON-RPC id that was sent.
+    """
 
     exit_code = 1
+    mcp_id: int | str | None = None
+    request: dict[str, Any] | None = None
+
+    def for_request(self, mcp_id: int | str, request: dict[str, Any]) -> ToolrelayError:
+        """A copy of this error naming one request (one failure may end many requests)."""
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone.args = self.args
+        clone.mcp_id = mcp_id
+        clone.request = request
+        return clone
 
 
 class UsageError(ToolrelayError):
@@ -79,24 +94,9 @@ class VersionMismatch(ProtocolError):
 
 
 class TransportError(ToolrelayError):
-    """The channel to a server failed before an answer arrived.
-
-    When the failure ended one request, ``mcp_id`` and ``request`` name it, so the
-    outcome keeps the link between the model's call and the JSON-RPC id that was sent.
-    """
+    """The channel to a server failed before an answer arrived."""
 
     exit_code = 3
-    mcp_id: int | str | None = None
-    request: dict[str, Any] | None = None
-
-    def for_request(self, mcp_id: int | str, request: dict[str, Any]) -> TransportError:
-        """A copy of this error naming one request (one failure may end many requests)."""
-        clone = type(self).__new__(type(self))
-        clone.__dict__.update(self.__dict__)
-        clone.args = self.args
-        clone.mcp_id = mcp_id
-        clone.request = request
-        return clone
 
 
 class ServerExited(TransportError):

@@ -62,6 +62,15 @@ class Exchange:
     started: float = field(default_factory=time.monotonic)
     elapsed: float = 0.0
 
+    def settle(self, message: Response | ErrorResponse) -> None:
+        """Record the answer. The live peer and ``verify`` (replaying a transcript) both
+        use this one function, so a recorded exchange is read exactly as it was live."""
+        self.response = message.raw
+        if isinstance(message, Response):
+            self.result = message.result
+        else:
+            self.error = message
+
     def raise_for_error(self) -> JSONObject:
         """The result, or RpcError for an error response."""
         if self.error is not None:
@@ -132,7 +141,7 @@ class Peer:
         self._pending[mcp_id] = _Pending(exchange, future, tag)
         try:
             self._emit(message, tag)
-        except TransportError as exc:
+        except ToolrelayError as exc:
             self._pending.pop(mcp_id, None)
             raise exc.for_request(mcp_id, message) from None
         except BaseException:
@@ -148,7 +157,7 @@ class Peer:
             raise RequestTimeout(
                 f"{method} request {jsonrpc.id_text(mcp_id)} got no answer within {timeout:g} s{sent}"
             ).for_request(mcp_id, message) from None
-        except TransportError as exc:
+        except ToolrelayError as exc:  # the channel failed, or the answer was unusable
             raise exc.for_request(mcp_id, message) from None
         except asyncio.CancelledError:
             self._abandon(mcp_id, "cancelled by the client")
@@ -219,11 +228,7 @@ class Peer:
             return
         exchange = pending.exchange
         exchange.elapsed = time.monotonic() - exchange.started
-        exchange.response = message.raw
-        if isinstance(message, Response):
-            exchange.result = message.result
-        else:
-            exchange.error = message
+        exchange.settle(message)
         if self.tracer is not None:
             self.tracer.received(message, pending.tag, exchange.elapsed)
         if not pending.future.done():

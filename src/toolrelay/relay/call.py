@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from ..errors import (
     HttpStatusError,
     MessageTooLarge,
+    ProtocolError,
     RequestTimeout,
     ServerExited,
     TransportError,
@@ -61,17 +62,14 @@ async def call_tool(
     }
     try:
         exchange = await connection.call_tool(route.tool, arguments, call_id=call_id, timeout=timeout)
-    except TransportError as exc:
-        return CallOutcome(
-            status="transport_error",
-            transport_kind=transport_kind(exc),
-            message=str(exc),
-            mcp_id=exc.mcp_id,
-            request=exc.request,
-            connection=connection.number,
-            elapsed=time.monotonic() - started,
-            **base,
-        )
+    except (TransportError, ProtocolError) as exc:
+        failed: dict[str, Any] = {
+            "mcp_id": exc.mcp_id, "request": exc.request, "connection": connection.number,
+            "elapsed": time.monotonic() - started, "message": str(exc),
+        }
+        if isinstance(exc, ProtocolError):  # an answer came, but not a usable one
+            return CallOutcome(status="protocol_error", **failed, **base)
+        return CallOutcome(status="transport_error", transport_kind=transport_kind(exc), **failed, **base)
     return outcome_from_exchange(exchange, connection=connection.number, **base)
 
 

@@ -1,0 +1,82 @@
+"""Helpers for the relay loop's end-to-end tests: a workspace, the offline model with a
+script (a stand-in for the hosted model: a real loopback HTTP server speaking the
+Responses wire format), the real file server, and the events of the run."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolrelay.client.config import ServerConfig, builtin_file_server
+from toolrelay.events import Event, EventStream
+from toolrelay.model import OfflineModel
+from toolrelay.model.script import parse_script
+from toolrelay.relay.loop import RunLimits, RunResult
+from toolrelay.runner import RunOptions, run_async
+
+REPO = Path(__file__).resolve().parents[2]
+TOOLBOX = REPO / "tests" / "client" / "servers" / "toolbox_server.py"
+NOTES = "".join(f"line {i}\n" for i in range(1, 31))
+
+
+def make_workspace(root: Path) -> Path:
+    """A folder like the seed's /workspace: notes.txt (30 lines) and todo.md."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "notes.txt").write_text(NOTES, encoding="utf-8")
+    (root / "todo.md").write_text("- write tests\n- ship\n", encoding="utf-8")
+    return root
+
+
+def toolbox_server(name: str = "box", *extra: str) -> ServerConfig:
+    """The hostile test server (crash, hang, echo, ...) as a stdio server config."""
+    return ServerConfig(name=name, transport="stdio", command=sys.executable, args=(str(TOOLBOX), *extra))
+
+
+@dataclass
+class Run:
+    """A finished run: its result, the exact bodies the endpoint received, and all events."""
+
+    result: RunResult
+    requests: list[dict[str, Any]]
+    events: list[Event] = field(default_factory=list)
+
+    def kinds(self, kind: str) -> list[Event]:
+        return [e for e in self.events if e.event_kind == kind]
+
+    def records(self, kind: str) -> list[dict[str, Any]]:
+        return [e.to_record() for e in self.kinds(kind)]
+
+    def outputs(self, request_index: int) -> list[dict[str, Any]]:
+        return [i for i in self.requests[request_index]["input"] if i.get("type") == "function_call_output"]
+
+
+def run_script(
+    workspace: Path,
+    script: dict[str, Any] | None,
+    task: str = "Read the first 20 lines of notes.txt",
+    *,
+    servers: list[ServerConfig] | None = None,
+    **options: Any,
+) -> Run:
+    """Run ``task`` against the offline model (following ``script``) and the file server."""
+    events = EventStream()
+    seen: list[Event] = []
+    events.subscribe(seen.append)
+    parsed = parse_script(script) if script is not None else None
+    limits = options.pop("limits", RunLimits())
+    with OfflineModel(parsed) as model:
+        opts = RunOptions(
+            model="gpt-4.1",
+            base_url=model.base_url,
+            api_key=None,
+            config=servers if servers is not None else [builtin_file_server(workspace)],
+            events=events,
+            limits=limits,
+            environ={},
+            **options,
+        )
+        result = asyncio.run(run_async(task, opts))
+        return Run(result=result, requests=list(model.requests), events=seen)

@@ -1,0 +1,229 @@
+"""``toolrelay run`` as a user meets it: a real subprocess, the offline stand-in model,
+real MCP servers; exit codes and the messages on stdout/stderr."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from loop_helpers import TOOLBOX, make_workspace
+
+FIRST_20 = "".join(f"line {i}\n" for i in range(1, 21))
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    return make_workspace(tmp_path / "workspace")
+
+
+def toolrelay(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    return subprocess.run(
+        [sys.executable, "-m", "toolrelay", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def write_json(path: Path, value: object) -> Path:
+    path.write_text(json.dumps(value))
+    return path
+
+
+def box_config(path: Path, *extra: str) -> Path:
+    return write_json(
+        path, {"mcpServers": {"box": {"command": sys.executable, "args": [str(TOOLBOX), *extra]}}}
+    )
+
+
+def test_the_seed_task_prints_the_answer_and_progress(workspace: Path) -> None:
+    proc = toolrelay("run", "Read the first 20 lines of notes.txt", "--model", "offline", cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "The tool returned:\n" + FIRST_20
+    assert f"no --config: the built-in read-only file server exposes {workspace} as server fs" in proc.stderr
+    assert "call fs__read_text_file → fs/read_text_file · mcp id 3" in proc.stderr
+    assert "run completed after 2 turn(s)" in proc.stderr
+
+
+def test_json_prints_the_whole_result_with_both_ids(workspace: Path) -> None:
+    proc = toolrelay(
+        "run", "Read the first 5 lines of notes.txt", "--model", "offline", "--json", "--quiet", cwd=workspace
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["status"] == "completed" and result["turns"] == 2
+    [call] = result["calls"]
+    assert call["call_id"].startswith("call_") and call["mcp_id"] == 3 and call["status"] == "ok"
+    assert json.loads(call["arguments_text"]) == {"path": "notes.txt", "head": 5}
+    assert proc.stderr == ""
+
+
+def test_a_run_that_does_not_complete_exits_1_and_says_how_it_ended(workspace: Path) -> None:
+    script = write_json(
+        workspace / "s.json", {"turns": [{"status": "incomplete", "reason": "content_filter"}]}
+    )
+    proc = toolrelay("run", "x", "--model", "offline", "--script", str(script), cwd=workspace)
+    assert proc.returncode == 1
+    assert "toolrelay run: the run ended incomplete: content_filter" in proc.stderr
+
+
+def test_failed_calls_are_shown_beside_the_answer(workspace: Path) -> None:
+    script = write_json(
+        workspace / "s.json",
+        {"turns": [{"calls": [{"name": "fs__read_text_file", "arguments": {"path": "nope.txt"}}]}]},
+    )
+    proc = toolrelay("run", "x", "--model", "offline", "--script", str(script), cwd=workspace)
+    assert proc.returncode == 0  # the model answered: completed, but the failure is shown
+    assert proc.stdout.startswith("The tool returned:\nError (tool): ")
+    assert "toolrelay run: 1 of 1 call(s) failed:" in proc.stderr
+    assert "fs__read_text_file: tool_error:" in proc.stderr
+
+
+def test_usage_errors_exit_2(workspace: Path) -> None:
+    bad_choice = toolrelay("run", "x", "--model", "offline", "--tool-choice", "fs__nope", cwd=workspace)
+    assert bad_choice.returncode == 2
+    assert "--tool-choice 'fs__nope' is not a tool alias; tools: fs__get_file_info" in bad_choice.stderr
+    no_offline = toolrelay("run", "x", "--script", "s.json", cwd=workspace)
+    assert no_offline.returncode == 2 and "add --model offline" in no_offline.stderr
+    bad_turns = toolrelay("run", "x", "--max-turns", "0", cwd=workspace)
+    assert bad_turns.returncode == 2 and "must be at least 1" in bad_turns.stderr
+
+
+def test_consent_is_refused_without_a_terminal_and_given_by_yes(workspace: Path) -> None:
+    config = box_config(workspace / "box.json")
+    script = write_json(
+        workspace / "s.json", {"turns": [{"calls": [{"name": "box__echo", "arguments": {"text": "hi"}}]}]}
+    )
+    refused = toolrelay(
+        "run", "x", "--model", "offline", "--script", str(script), "--config", str(config), cwd=workspace
+    )
+    assert refused.returncode == 0
+    assert refused.stdout == (
+        "The tool returned:\nError (not approved): tool echo on server box is not marked read-only and "
+        "was not approved (no terminal to ask on; rerun with --yes to approve all calls)\n"
+    )
+    approved = toolrelay(
+        "run",
+        "x",
+        "--model",
+        "offline",
+        "--script",
+        str(script),
+        "--config",
+        str(config),
+        "--yes",
+        cwd=workspace,
+    )
+    assert approved.returncode == 0 and approved.stdout == "The tool returned:\nhi\n"
+
+
+class _Unauthorized(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = json.dumps(
+            {
+                "error": {
+                    "message": "Incorrect API key provided: sk-test.",
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": "invalid_api_key",
+                }
+            }
+        )
+        self.send_response(401)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def unauthorized_endpoint() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Unauthorized)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_http_error_from_the_model_endpoint_exits_3_with_the_apis_message(
+    workspace: Path, unauthorized_endpoint: str
+) -> None:
+    proc = toolrelay("run", "x", "--base-url", unauthorized_endpoint, cwd=workspace)
+    assert proc.returncode == 3
+    assert "Incorrect API key provided: sk-test." in proc.stderr
+    assert "401" in proc.stderr
+
+
+def test_ctrl_c_cancels_the_call_and_leaves_no_process_behind(workspace: Path, tmp_path: Path) -> None:
+    record = tmp_path / "received.jsonl"
+    config = box_config(workspace / "box.json", "--record", str(record))
+    script = write_json(
+        workspace / "s.json", {"turns": [{"calls": [{"name": "box__hang", "arguments": {}}]}]}
+    )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "toolrelay",
+            "run",
+            "x",
+            "--model",
+            "offline",
+            "--script",
+            str(script),
+            "--config",
+            str(config),
+            "--yes",
+            "--json",
+        ],
+        cwd=workspace,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and '"hang"' not in (record.read_text() if record.exists() else ""):
+        time.sleep(0.05)
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    assert "aborted (Ctrl-C); in-flight calls were cancelled" in stderr
+    hang = next(m for m in lines if m.get("params", {}).get("name") == "hang")
+    received = [json.loads(line) for line in record.read_text().splitlines()]
+    cancels = [m for m in received if m.get("method") == "notifications/cancelled"]
+    assert [c["params"]["requestId"] for c in cancels] == [hang["id"]]
+    server_pids = _pids_running(str(record))
+    assert server_pids == [], f"server processes left behind: {server_pids}"
+
+
+def _pids_running(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline:
+            found.append(int(entry.name))
+    return found
