@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 import sys
+import threading
+from collections.abc import Callable
 
 from ..errors import TransportError
 from ..protocol import jsonrpc
@@ -59,12 +62,43 @@ async def serve_stdio(
 
     session = ServerSession(service, send)
     done: asyncio.Future[None] = loop.create_future()
-    framer = LineFramer(max_message_bytes)
-    transport, _ = await loop.connect_read_pipe(
-        lambda: _StdinProtocol(session, framer, done), os.fdopen(sys.stdin.fileno(), "rb", 0, closefd=False)
-    )
+    protocol = _StdinProtocol(session, LineFramer(max_message_bytes), done)
+    in_fd = sys.stdin.fileno()
+    if _is_pipe_or_socket(in_fd):
+        transport, _ = await loop.connect_read_pipe(
+            lambda: protocol, os.fdopen(in_fd, "rb", 0, closefd=False)
+        )
+        stop = transport.close
+    else:
+        stop = _read_in_thread(loop, in_fd, protocol)
     try:
         await done
     finally:
-        transport.close()
+        stop()
         session.close(TransportError("stdin closed"))
+
+
+def _is_pipe_or_socket(fd: int) -> bool:
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _read_in_thread(
+    loop: asyncio.AbstractEventLoop, fd: int, protocol: _StdinProtocol
+) -> Callable[[], None]:
+    """Read a file, a terminal or /dev/null as stdin: the event loop cannot watch those
+    (epoll never reports a regular file or /dev/null ready), so a thread reads blocking."""
+
+    def pump() -> None:
+        while True:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                data = b""
+            if not data:
+                loop.call_soon_threadsafe(protocol.eof_received)
+                return
+            loop.call_soon_threadsafe(protocol.data_received, data)
+
+    threading.Thread(target=pump, name="toolrelay-stdin", daemon=True).start()
+    return lambda: None  # the daemon thread ends with the process (or at EOF)

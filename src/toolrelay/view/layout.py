@@ -137,9 +137,9 @@ def plan_expansion(groups: list[Group], budget: int = ROW_BUDGET) -> None:
     for group in groups:
         _plan_calls(group)
         cost = _cost(group)
-        group.expanded = group.broken or used + cost <= budget
-        if group.expanded:
-            used += cost
+        fits = used + cost <= budget
+        used = used + cost if fits else budget + 1  # once one section stays shut, so do the rest
+        group.expanded = fits or group.broken
 
 
 def _plan_calls(group: Group) -> None:

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from ..relay.feedback import ERROR_PREFIX
 from .model import Badge, Row, RowState
 
-__all__ = ["MESSAGE_KINDS", "describe", "server_lane"]
+__all__ = ["MCP_KINDS", "MESSAGE_KINDS", "clip", "compact", "describe", "seconds", "server_lane", "whole"]
 
 MCP_KINDS: Final = frozenset(
     {"mcp_request", "mcp_response", "mcp_notification", "mcp_server_request", "mcp_reply", "mcp_unpaired"}
@@ -36,9 +36,9 @@ def server_lane(server: str) -> str:
 def describe(record: dict[str, Any], origin: float) -> Row:
     """The row drawing ``record``; ``origin`` is the first event's time (rows show offsets)."""
     kind = str(record.get("kind", "event"))
-    describer = _MCP if kind in MCP_KINDS else _DESCRIBERS.get(kind, _other)
+    describer = _mcp if kind in MCP_KINDS else _DESCRIBERS.get(kind, _other)
     row = describer(record)
-    row.at = max(0.0, float(record.get("time") or origin) - origin)
+    row.at = max(0.0, (seconds(record.get("time")) or origin) - origin)
     row.label = clip(row.label, _LABEL_CHARS)
     row.detail = clip(row.detail, _DETAIL_CHARS)
     return row
@@ -46,7 +46,8 @@ def describe(record: dict[str, Any], origin: float) -> Row:
 
 def clip(text: str, limit: int) -> str:
     """One line of at most ``limit`` characters (the side panel shows the full record)."""
-    flat = " ⏎ ".join(part for part in text.strip().splitlines() if part.strip())
+    head = text[: limit * 4]  # enough to fill the line; a tool's output can be megabytes
+    flat = " ⏎ ".join(part for part in head.strip().splitlines() if part.strip())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -74,13 +75,13 @@ def _ids(record: dict[str, Any], *, mcp_id: Any = None, server: str | None = Non
 
 def _model_request(record: dict[str, Any]) -> Row:
     body = _mapping(record.get("body"))
-    parts = [f"input: {_count(body.get('input'), 'item')}", f"tools: {len(body.get('tools') or [])}"]
+    parts = [f"input: {_count(body.get('input'), 'item')}", f"tools: {len(_items(body.get('tools')))}"]
     if body.get("previous_response_id"):
         parts.append(f"previous_response_id {body['previous_response_id']}")
     if body.get("tool_choice") not in (None, "auto"):
         parts.append(f"tool_choice {compact(body['tool_choice'])}")
     badges = [Badge(kind="turn", text=f"turn {record.get('turn', '?')}")]
-    if int(record.get("attempt") or 1) > 1:
+    if whole(record.get("attempt"), 1) > 1:
         badges.append(Badge(kind="attempt", text=f"attempt {record['attempt']}"))
     path = urlsplit(str(record.get("url") or "")).path or "/responses"
     return _base(record, stage="request", source="app", target="model", label=f"POST {path}",
@@ -88,7 +89,7 @@ def _model_request(record: dict[str, Any]) -> Row:
 
 
 def _model_response(record: dict[str, Any]) -> Row:
-    status = int(record.get("status") or 0)
+    status = whole(record.get("status"), 0)
     body = record.get("body")
     state: RowState = "ok" if 200 <= status < 300 else "failed"
     label = f"HTTP {status}"
@@ -96,10 +97,10 @@ def _model_response(record: dict[str, Any]) -> Row:
         label += f" · {body.get('status', '?')}" if "status" in body else ""
         state = _response_state(state, body.get("status"))
     badges = [Badge(kind="resp", text=str(body["id"]))] if isinstance(body, dict) and body.get("id") else []
-    if int(record.get("attempt") or 1) > 1:
+    if whole(record.get("attempt"), 1) > 1:
         badges.append(Badge(kind="attempt", text=f"attempt {record['attempt']}"))
     return _base(record, stage="response", source="model", target="app", label=label,
-                 detail=_response_detail(body), badges=badges, elapsed=_seconds(record.get("elapsed")),
+                 detail=_response_detail(body), badges=badges, elapsed=seconds(record.get("elapsed")),
                  state=state, message=True)
 
 
@@ -116,7 +117,7 @@ def _response_detail(body: Any) -> str:
     if isinstance(body.get("error"), dict):
         return str(body["error"].get("message", ""))
     named: list[str] = []
-    for item in body.get("output") or []:
+    for item in _items(body.get("output")):
         if not isinstance(item, dict):
             continue
         if item.get("type") == "function_call":
@@ -129,7 +130,7 @@ def _response_detail(body: Any) -> str:
 
 
 def _message_text(item: dict[str, Any]) -> str:
-    texts = [str(part.get("text") or part.get("refusal") or "") for part in item.get("content") or []
+    texts = [str(part.get("text") or part.get("refusal") or "") for part in _items(item.get("content"))
              if isinstance(part, dict)]
     return " ".join(texts)
 
@@ -158,8 +159,8 @@ def _mcp(record: dict[str, Any]) -> Row:
         record, stage=_mcp_stage(record), source="app" if outgoing else lane,
         target=lane if outgoing else "app", label=label, detail=detail,
         badges=_ids(record, mcp_id=record.get("mcp_id"), server=server),
-        elapsed=_seconds(record.get("elapsed")), state=state, message=True,
-        call_id=record.get("call_id"),
+        elapsed=seconds(record.get("elapsed")), state=state, message=True,
+        call_id=_text_or_none(record.get("call_id")),
     )
 
 
@@ -180,7 +181,7 @@ def _mcp_text(record: dict[str, Any], message: dict[str, Any]) -> tuple[str, str
     if kind == "mcp_unpaired":
         return "unpaired response", "an answer to no pending request: " + compact(message), "failed"
     if "error" in message:
-        error = message["error"] if isinstance(message["error"], dict) else {}
+        error = _mapping(message["error"])
         return f"error {error.get('code', '?')}", str(error.get("message", "")), "failed"
     if kind in ("mcp_response", "mcp_reply"):
         return _mcp_result(method, message.get("result"))
@@ -199,12 +200,12 @@ def _mcp_result(method: str, result: Any) -> tuple[str, str, RowState]:
             return "result · isError", text, "failed"
         return "result", text, "ok"
     if method == "tools/list":
-        names = [str(tool.get("name")) for tool in result.get("tools") or [] if isinstance(tool, dict)]
+        names = [str(tool.get("name")) for tool in _items(result.get("tools")) if isinstance(tool, dict)]
         return f"{len(names)} tools", ", ".join(names), "ok"
     if method == "initialize":
-        info = result.get("serverInfo") or {}
-        return "initialized", f"{info.get('name', '?')} {info.get('version', '')} · MCP " \
-            f"{result.get('protocolVersion', '?')}", "ok"
+        info = _mapping(result.get("serverInfo"))
+        server = f"{info.get('name', '?')} {info.get('version', '')}".strip()
+        return "initialized", f"{server} · MCP {result.get('protocolVersion', '?')}", "ok"
     return "result", compact(result), "ok"
 
 
@@ -226,7 +227,7 @@ def _call_parsed(record: dict[str, Any]) -> Row:
         record, stage="parse", source="app", target="app",
         label=f"parse {record.get('alias')} arguments" + (" · invalid" if error else ""),
         detail=f"{error} — text {text}" if error else text, badges=_ids(record),
-        state="failed" if error else "ok", call_id=record.get("call_id"),
+        state="failed" if error else "ok", call_id=_text_or_none(record.get("call_id")),
     )
 
 
@@ -234,7 +235,7 @@ def _call_routed(record: dict[str, Any]) -> Row:
     return _base(
         record, stage="route", source="app", target="app",
         label=f"route {record.get('alias')} → {record.get('server')} / {record.get('tool')}",
-        badges=_ids(record), call_id=record.get("call_id"),
+        badges=_ids(record), call_id=_text_or_none(record.get("call_id")),
     )
 
 
@@ -244,8 +245,8 @@ def _call_outcome(record: dict[str, Any]) -> Row:
     return _base(
         record, stage="outcome", source="app", target="app", label=f"outcome {status}",
         detail=str(outcome.get("message") or ""),
-        badges=_ids(record, mcp_id=outcome.get("mcp_id")), elapsed=_seconds(outcome.get("elapsed")),
-        state="ok" if status == "ok" else "failed", call_id=record.get("call_id"),
+        badges=_ids(record, mcp_id=outcome.get("mcp_id")), elapsed=seconds(outcome.get("elapsed")),
+        state="ok" if status == "ok" else "failed", call_id=_text_or_none(record.get("call_id")),
     )
 
 
@@ -255,12 +256,12 @@ def _feedback(record: dict[str, Any]) -> Row:
     return _base(
         record, stage="feedback", source="app", target="app", label="function_call_output",
         detail=text, badges=_ids(record), state="failed" if text.startswith(ERROR_PREFIX) else "ok",
-        call_id=record.get("call_id"),
+        call_id=_text_or_none(record.get("call_id")),
     )
 
 
 def _declarations(record: dict[str, Any]) -> Row:
-    tools = [str(tool.get("name")) for tool in record.get("tools") or [] if isinstance(tool, dict)]
+    tools = [str(tool.get("name")) for tool in _items(record.get("tools")) if isinstance(tool, dict)]
     return _base(record, stage="declare", source="app", target="app",
                  label=f"declare {len(tools)} tools ({record.get('reason', 'initial')})",
                  detail=", ".join(tools))
@@ -275,7 +276,8 @@ def _run_end(record: dict[str, Any]) -> Row:
     status = str(record.get("status") or "?")
     final = record.get("final_text")
     return _base(record, stage="answer", source="app", target="user",
-                 label=str(final) if final else f"run {status}", detail=f"{status}: {record.get('reason', '')}",
+                 label=str(final) if final else f"run {status}",
+                 detail=f"{status}: {record.get('reason', '')}",
                  state="ok" if status == "completed" else "failed")
 
 
@@ -327,6 +329,14 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _count(value: Any, noun: str) -> str:
     n = len(value) if isinstance(value, list) else 0 if value is None else 1
     return f"{n} {noun}{'' if n == 1 else 's'}"
@@ -336,8 +346,14 @@ def _quote(text: str) -> str:
     return f"“{clip(text, 80)}”"
 
 
-def _seconds(value: Any) -> float | None:
+def seconds(value: Any) -> float | None:
+    """A time or duration field, or None when a (tampered) record holds something else."""
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def whole(value: Any, default: int) -> int:
+    """An integer field, or ``default`` when a (tampered) record holds something else."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
 _DESCRIBERS: Final[dict[str, Describer]] = {

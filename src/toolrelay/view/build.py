@@ -1,0 +1,133 @@
+"""A run's recorded events (and verify's verdict) → the ``Trace`` the page draws.
+
+One pass describes every event as a row; verify's failed findings are attached to the
+rows of the seqs they name; rows are arranged into the setup, the turns and the call
+frames; and each event's exact recorded body is kept, pretty-printed, for the side panel.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Final
+
+from ..verify import Finding, Verdict
+from .layout import arrange, plan_expansion
+from .model import Lane, LinkNote, Row, RunSummary, Trace, VerdictNote
+from .rows import MCP_KINDS, clip, describe, seconds, server_lane, whole
+
+__all__ = ["body_of", "build_trace"]
+
+_ENVELOPE: Final = ("seq", "time", "run", "kind")
+_BODY_FIELDS: Final = {
+    "model_request": "body",
+    "model_response": "body",
+    "feedback": "item",
+    "call_outcome": "outcome",
+}
+
+
+def build_trace(
+    events: Sequence[dict[str, Any]], verdict: Verdict | None = None, *, source: str = ""
+) -> Trace:
+    """The diagram of ``events`` (a transcript's lines, in order)."""
+    origin = (seconds(events[0].get("time")) or 0.0) if events else 0.0
+    rows = [describe(event, origin) for event in events]
+    if verdict is not None:
+        _attach_findings(rows, verdict.broken_findings())
+    groups = arrange(zip(rows, events, strict=True))
+    plan_expansion(groups)
+    run = _summary(events, rows, source)
+    return Trace(
+        title=f"toolrelay trace · {clip(run.task, 60) or run.run_id or source}",
+        run=run,
+        lanes=_lanes(events),
+        groups=groups,
+        records={int(event.get("seq", 0)): _pretty(body_of(event)) for event in events},
+        verdict=_verdict_note(verdict) if verdict is not None else None,
+    )
+
+
+def body_of(event: dict[str, Any]) -> Any:
+    """What the side panel shows for an event: the exact message body when it is a message
+    (model request/response body, JSON-RPC message, function_call_output item, outcome),
+    otherwise the event's own fields."""
+    if event.get("kind") in MCP_KINDS:
+        return event.get("message")
+    field_name = _BODY_FIELDS.get(str(event.get("kind")))
+    if field_name is not None:
+        return event.get(field_name)
+    return {key: value for key, value in event.items() if key not in _ENVELOPE}
+
+
+def _pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def _lanes(events: Sequence[dict[str, Any]]) -> list[Lane]:
+    """User · App · Model · one lane per MCP server (in order of first appearance)."""
+    start = next((e for e in events if e.get("kind") == "run_start"), {})
+    lanes = [
+        Lane(key="user", title="User", note="task and answer"),
+        Lane(key="app", title="App", note="toolrelay · MCP client"),
+        Lane(key="model", title="Model", note=str(start.get("model") or "Responses API")),
+    ]
+    notes: dict[str, str] = {}
+    for event in events:
+        server = event.get("server")
+        if isinstance(server, str) and server not in notes:
+            notes[server] = "MCP server"
+        if event.get("kind") == "server_ready" and isinstance(server, str):
+            info = event["server_info"] if isinstance(event.get("server_info"), dict) else {}
+            notes[server] = f"{info.get('name', 'MCP server')} {info.get('version', '')}".strip()
+    lanes.extend(Lane(key=server_lane(name), title=name, note=note) for name, note in notes.items())
+    return lanes
+
+
+def _summary(events: Sequence[dict[str, Any]], rows: list[Row], source: str) -> RunSummary:
+    start = next((e for e in events if e.get("kind") == "run_start"), {})
+    end = next((e for e in events if e.get("kind") == "run_end"), {})
+    outcomes = [e.get("outcome") for e in events if e.get("kind") == "call_outcome"]
+    times = [t for t in (seconds(e.get("time")) for e in events) if t is not None]
+    return RunSummary(
+        source=source,
+        run_id=str(start.get("run_id") or (events[0].get("run") if events else "") or ""),
+        model=str(start.get("model") or ""),
+        endpoint=str(start.get("endpoint") or ""),
+        task=str(start.get("task") or ""),
+        status=str(end.get("status") or "unfinished"),
+        reason=str(end.get("reason") or "the transcript has no run_end event"),
+        turns=whole(end.get("turns"), 0) or sum(1 for e in events if e.get("kind") == "model_request"
+                                                and whole(e.get("attempt"), 1) == 1),
+        calls=len(outcomes),
+        failed_calls=sum(1 for o in outcomes if not (isinstance(o, dict) and o.get("status") == "ok")),
+        events=len(events),
+        messages=sum(1 for row in rows if row.message),
+        duration=(max(times) - min(times)) if times else 0.0,
+    )
+
+
+def _attach_findings(rows: list[Row], findings: list[Finding]) -> None:
+    """Each failed finding on the rows of the events it names (by call_id when it names none)."""
+    by_seq = {row.seq: row for row in rows}
+    for finding in findings:
+        note = LinkNote(link=finding.link, message=finding.message, ok=finding.ok)
+        targets = [by_seq[seq] for seq in finding.seqs if seq in by_seq]
+        if not targets and finding.call_id is not None:
+            targets = [row for row in rows if row.call_id == finding.call_id][:1]
+        for row in targets:
+            row.links.append(note)
+
+
+def _verdict_note(verdict: Verdict) -> VerdictNote:
+    broken = verdict.broken
+    return VerdictNote(
+        ok=verdict.ok,
+        checked=len(verdict.findings),
+        broken_link=broken.link if broken else None,
+        broken_message=broken.message if broken else None,
+        broken_seqs=list(broken.seqs) if broken else [],
+        failures=[LinkNote(link=f.link, message=f.message, ok=False) for f in verdict.broken_findings()],
+        finished=verdict.finished,
+        unfinished=list(verdict.unfinished),
+    )

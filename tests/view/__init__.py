@@ -1,0 +1,1 @@
+"""Tests of the HTML trace view (``toolrelay view``)."""

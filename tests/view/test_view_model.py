@@ -1,0 +1,184 @@
+"""Transcript → diagram data, on real transcripts: lanes, arrows, sections, call frames, states."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolrelay.verify.verdict import Finding, Verdict
+from toolrelay.view.build import body_of, build_trace
+from toolrelay.view.layout import CALLS_OPEN, ROW_BUDGET
+from toolrelay.view.model import CallGroup, Row, Trace
+from toolrelay.view.render import embed_json, render_html
+from toolrelay.view.rows import describe
+
+from .conftest import BIG_CALLS_PER_TURN, BIG_TURNS
+from .helpers import message_events, read_events
+
+
+def _trace(path: Path, verdict: Verdict | None = None) -> tuple[Trace, list[dict[str, Any]]]:
+    events = read_events(path)
+    return build_trace(events, verdict, source=str(path)), events
+
+
+def _call(trace: Trace, call_id: str) -> CallGroup:
+    return next(c for g in trace.groups for c in g.calls() if c.call_id == call_id)
+
+
+def test_lanes_are_user_app_model_and_one_per_server(seed_transcript: Path) -> None:
+    trace, _ = _trace(seed_transcript)
+    assert [(lane.key, lane.title) for lane in trace.lanes] == [
+        ("user", "User"), ("app", "App"), ("model", "Model"), ("server:fs", "fs")]
+    assert trace.lanes[2].note == "offline"
+    assert trace.lanes[3].note == "toolrelay-files 0.1.0"
+
+
+def test_every_wire_message_is_one_arrow_in_seq_order(seed_transcript: Path) -> None:
+    trace, events = _trace(seed_transcript)
+    arrows = [row for row in trace.rows() if row.message]
+    assert [row.seq for row in arrows] == [e["seq"] for e in message_events(events)]
+    assert all(row.source != row.target for row in arrows)
+    assert len(trace.rows()) == len(events)  # nothing recorded is left out
+
+
+def test_sections_follow_the_seed_order(seed_transcript: Path) -> None:
+    trace, _ = _trace(seed_transcript)
+    assert [g.title for g in trace.groups] == [
+        "Setup · connect, discover, declare", "Turn 1", "Turn 2", "Shutdown"]
+    setup = [(row.kind, row.label) for row in trace.groups[0].rows()]
+    assert ("mcp_request", "initialize") in setup and ("mcp_request", "tools/list") in setup
+    turn1 = trace.groups[1]
+    assert [item.kind for item in turn1.items if isinstance(item, Row)] == [
+        "run_start", "model_request", "model_response"]
+    (call,) = turn1.calls()
+    assert [row.stage for row in call.rows] == ["parse", "route", "call", "result", "outcome", "feedback"]
+    assert (call.alias, call.target, call.mcp_id, call.connection, call.status) == (
+        "fs__read_text_file", "fs / read_text_file", 3, "fs#1", "ok")
+    assert [row.kind for row in trace.groups[2].rows()] == ["model_request", "model_response", "run_end"]
+
+
+def test_arrows_point_between_the_right_lanes_with_ids_and_durations(seed_transcript: Path) -> None:
+    trace, events = _trace(seed_transcript)
+    by_seq = {row.seq: row for row in trace.rows()}
+    call_request = next(e for e in events if e["kind"] == "mcp_request" and e["method"] == "tools/call")
+    call_response = next(e for e in events if e["kind"] == "mcp_response" and e["method"] == "tools/call")
+    model_response = next(e for e in events if e["kind"] == "model_response")
+    request_row = by_seq[call_request["seq"]]
+    assert (request_row.source, request_row.target) == ("app", "server:fs")
+    assert request_row.label == "tools/call read_text_file"
+    assert {(b.kind, b.text) for b in request_row.badges} == {
+        ("call", "call_offline_0001"), ("mcp", "id 3"), ("server", "fs#1")}
+    assert (by_seq[call_response["seq"]].source, by_seq[call_response["seq"]].target) == ("server:fs", "app")
+    assert by_seq[call_response["seq"]].elapsed == call_response["elapsed"]
+    assert by_seq[model_response["seq"]].elapsed == model_response["elapsed"]
+    assert (by_seq[model_response["seq"]].source, by_seq[model_response["seq"]].target) == ("model", "app")
+
+
+def test_failures_are_marked_by_class(failing_transcript: Path) -> None:
+    trace, events = _trace(failing_transcript)
+    statuses = {c.call_id: (c.status, c.state) for g in trace.groups for c in g.calls()}
+    assert statuses == {
+        "call_offline_0001": ("ok", "ok"),
+        "call_offline_0002": ("tool_error", "failed"),
+        "call_offline_0003": ("invalid_arguments", "failed"),
+        "call_offline_0004": ("unknown_tool", "failed"),
+        "call_offline_0005": ("tool_error", "failed"),
+    }
+    by_seq = {row.seq: row for row in trace.rows()}
+    error_result = next(e for e in events
+                        if e["kind"] == "mcp_response" and e.get("call_id") == "call_offline_0002")
+    assert by_seq[error_result["seq"]].state == "failed"
+    assert by_seq[error_result["seq"]].label == "result · isError"
+    http_500 = next(e for e in events if e["kind"] == "model_response" and e["status"] == 500)
+    assert by_seq[http_500["seq"]].state == "failed"
+    parsed = next(e for e in events if e["kind"] == "call_parsed" and e["call_id"] == "call_offline_0003")
+    assert by_seq[parsed["seq"]].state == "failed"
+    assert trace.run.calls == 5 and trace.run.failed_calls == 4
+
+
+def test_a_json_rpc_error_response_is_a_failed_arrow() -> None:
+    record = {"seq": 7, "time": 1.0, "kind": "mcp_response", "direction": "in", "server": "fs",
+              "connection": 2, "mcp_id": 9, "method": "tools/call", "call_id": "call_1", "elapsed": 0.01,
+              "message": {"jsonrpc": "2.0", "id": 9, "error": {"code": -32602, "message": "Unknown tool: x"}}}
+    row = describe(record, 0.0)
+    assert (row.state, row.label, row.detail) == ("failed", "error -32602", "Unknown tool: x")
+    assert ("server", "fs#2") in {(b.kind, b.text) for b in row.badges}
+
+
+def test_panel_bodies_are_the_exact_recorded_bodies(seed_transcript: Path) -> None:
+    trace, events = _trace(seed_transcript)
+    for event in events:
+        shown = json.loads(trace.records[event["seq"]])
+        if event["kind"] in ("model_request", "model_response"):
+            assert shown == event["body"]
+        elif event["kind"].startswith("mcp_"):
+            assert shown == event["message"]
+        elif event["kind"] == "feedback":
+            assert shown == event["item"]
+        assert shown == body_of(event)
+
+
+def test_failed_findings_land_on_the_rows_they_name(seed_transcript: Path) -> None:
+    _, events = _trace(seed_transcript)
+    feedback = next(e for e in events if e["kind"] == "feedback")
+    broken = Finding(link="feedback", ok=False, message="output differs", call_id=feedback["call_id"],
+                     seqs=(feedback["seq"],))
+    holds = Finding(link="parse", ok=True, message="parsed", seqs=(feedback["seq"] - 5,))
+    trace = build_trace(events, Verdict(findings=[holds, broken], broken=broken, finished=True))
+    noted = {row.seq: [(n.link, n.message) for n in row.links] for row in trace.rows() if row.links}
+    assert noted == {feedback["seq"]: [("feedback", "output differs")]}
+    assert trace.verdict is not None
+    assert (trace.verdict.ok, trace.verdict.broken_link, trace.verdict.broken_seqs) == (
+        False, "feedback", [feedback["seq"]])
+    assert trace.groups[1].broken and trace.groups[1].calls()[0].broken
+
+
+def test_a_large_run_starts_mostly_collapsed(big_transcript: Path) -> None:
+    trace, _ = _trace(big_transcript)
+    turns = [g for g in trace.groups if g.kind == "turn"]
+    assert len(turns) == BIG_TURNS + 1
+    assert sum(len(g.calls()) for g in turns) == BIG_TURNS * BIG_CALLS_PER_TURN
+    assert trace.groups[0].expanded and turns[0].expanded
+    assert not any(g.expanded for g in turns[1:])
+    open_calls = [c for c in turns[0].calls() if c.expanded]
+    assert len(open_calls) == CALLS_OPEN and open_calls == turns[0].calls()[:CALLS_OPEN]
+    drawn = sum(len(c.rows) + 1 if isinstance(c, CallGroup) and c.expanded else 1
+                for g in trace.groups if g.expanded for c in g.items)
+    assert drawn <= ROW_BUDGET
+
+
+def test_embedded_json_cannot_close_its_script_element() -> None:
+    value = {"text": "</script><script>alert(1)</script> <!-- & \u2028"}
+    embedded = embed_json(value)
+    assert "<" not in embedded and ">" not in embedded and "&" not in embedded
+    assert json.loads(embedded) == value
+
+
+@pytest.mark.parametrize("fixture", ["seed_transcript", "failing_transcript"])
+def test_the_page_inlines_everything(fixture: str, request: pytest.FixtureRequest) -> None:
+    trace, _ = _trace(request.getfixturevalue(fixture))
+    page = render_html(trace)
+    assert page.count("<script") == 2 and page.count("</script>") == 2  # the data, the code
+    head, _, rest = page.partition('<script type="application/json" id="trace-data">')
+    data, _, tail = rest.partition("</script>")
+    assert json.loads(data) == json.loads(json.dumps(trace.to_dict(), default=str))
+    shell = head + tail
+    assert "<link rel=\"stylesheet\"" not in shell and " src=" not in shell and "url(" not in shell
+    assert "default-src 'none'" in shell
+
+
+@pytest.mark.parametrize("junk", ["garbage", None, [1, "two"], {"odd": True}, 7, True])
+def test_a_transcript_with_fields_of_the_wrong_type_still_draws(junk: Any, failing_transcript: Path) -> None:
+    """A tampered transcript must render so the reader can see what is wrong with it."""
+    events = read_events(failing_transcript)
+    for event in events:
+        for key in event:
+            if key not in ("seq", "kind"):  # the reader itself insists on these two
+                event[key] = junk
+    trace = build_trace(events)
+    assert len(trace.rows()) == len(events)
+    assert "</script>" not in embed_json(trace.to_dict())
+    render_html(trace)
