@@ -179,6 +179,10 @@ class RunStartEvent(Event):
     context_mode: str
     strict: bool
     task: str
+    output_budget: int | None = None
+    """Characters of tool output passed on (what verify re-renders feedback with)."""
+    multimodal: bool = True
+    """Whether images/files in results became input_image/input_file parts."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -41,13 +41,26 @@ def test_claude_desktop_config() -> None:
     fs, weather = servers
     assert (fs.name, fs.transport, fs.command) == ("filesystem", "stdio", "npx")
     assert fs.args == (
-        "-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop", "/Users/me/Downloads")
+        "-y",
+        "@modelcontextprotocol/server-filesystem",
+        "/Users/me/Desktop",
+        "/Users/me/Downloads",
+    )
     assert dict(fs.env) == {"LOG_LEVEL": "info", "API_KEY": "sk-desktop-12345"}
     assert fs.secrets == {"info", "sk-desktop-12345"}
     assert (fs.call_timeout, fs.request_timeout, fs.max_message_bytes, fs.allow, fs.deny) == (
-        60.0, 30.0, 4 * 1024 * 1024, None, ())
+        60.0,
+        30.0,
+        4 * 1024 * 1024,
+        None,
+        (),
+    )
     assert (weather.command, weather.args, dict(weather.env), weather.cwd) == (
-        "uvx", ("mcp-weather", "--units", "metric"), {}, None)
+        "uvx",
+        ("mcp-weather", "--units", "metric"),
+        {},
+        None,
+    )
 
 
 def test_cursor_config_with_env_interpolation_and_env_file() -> None:
@@ -57,7 +70,10 @@ def test_cursor_config_with_env_interpolation_and_env_file() -> None:
     assert local.command == f"{HOME}/bin/mcp-local"
     assert local.args == ("--root", f"{workspace}/src")
     assert dict(local.env) == {  # env wins over envFile
-        "DB_URL": "postgres://localhost/dev", "API_KEY": "key-from-environment", "GREETING": "hello world"}
+        "DB_URL": "postgres://localhost/dev",
+        "API_KEY": "key-from-environment",
+        "GREETING": "hello world",
+    }
     assert (remote.transport, remote.url) == ("http", "https://api.example.com/mcp")
     assert dict(remote.headers) == {"Authorization": "Bearer tok-123456"}
     assert "Bearer tok-123456" in remote.secrets
@@ -67,8 +83,9 @@ def test_vscode_config_jsonc_inputs_and_unsupported_entries(monkeypatch: pytest.
     monkeypatch.setattr(sys, "stdin", io.StringIO())  # not a terminal: nobody to ask
     recorder = Recorder()
     environ = {"TOOLRELAY_INPUT_API_TOKEN": "vs-token-987"}
-    local, remote = load_config(CONFIGS / "vscode" / ".vscode" / "mcp.json", events=recorder.events,
-                                environ=environ)
+    local, remote = load_config(
+        CONFIGS / "vscode" / ".vscode" / "mcp.json", events=recorder.events, environ=environ
+    )
     workspace = CONFIGS / "vscode"
     assert local.args == ("server.py", "--region", "eu-west")  # the input's default (no terminal)
     assert dict(local.env) == {"API_KEY": "vs-token-987"}
@@ -79,7 +96,7 @@ def test_vscode_config_jsonc_inputs_and_unsupported_entries(monkeypatch: pytest.
     path = CONFIGS / "vscode" / ".vscode" / "mcp.json"
     assert recorder.notices() == [
         f"{path}: server 'legacy' skipped: type \"sse\" (the deprecated HTTP+SSE transport) is not "
-        "supported; use the server's Streamable HTTP endpoint with \"type\": \"http\"",
+        'supported; use the server\'s Streamable HTTP endpoint with "type": "http"',
         f"{path}: server 'socket' skipped: unix:// URLs are not supported (toolrelay speaks Streamable HTTP "
         "over http(s))",
     ]
@@ -104,9 +121,12 @@ def test_inspector_config_streamable_http_and_numbers() -> None:
 
 
 def test_toolrelay_options_and_filters(tmp_path: Path) -> None:
-    path = write(tmp_path, '{"mcpServers": {"s": {"command": "x", "toolrelay": {"timeout": 5, '
-                           '"requestTimeout": 2.5, "maxMessageBytes": 1048576, "deny": ["write_*"]}}, '
-                           '"g": {"command": "y", "includeTools": ["a", "b"], "excludeTools": ["b"]}}}')
+    path = write(
+        tmp_path,
+        '{"mcpServers": {"s": {"command": "x", "toolrelay": {"timeout": 5, '
+        '"requestTimeout": 2.5, "maxMessageBytes": 1048576, "deny": ["write_*"]}}, '
+        '"g": {"command": "y", "includeTools": ["a", "b"], "excludeTools": ["b"]}}}',
+    )
     s, g = load_config(path, environ={})
     assert (s.call_timeout, s.request_timeout, s.max_message_bytes) == (5.0, 2.5, 1048576)
     assert (s.allows("read_file"), s.allows("write_file")) == (True, False)
@@ -114,11 +134,15 @@ def test_toolrelay_options_and_filters(tmp_path: Path) -> None:
 
 
 def test_secrets_stay_out_of_repr_and_target() -> None:
-    config = ServerConfig(name="s", transport="stdio", command="bridge",
-                          args=("--header", "Authorization:Bearer abcdef123"),
-                          env={"TOKEN": "Bearer abcdef123"})
+    config = ServerConfig(
+        name="s",
+        transport="stdio",
+        command="bridge",
+        args=("--header", "Authorization:Bearer abcdef123"),
+        env={"TOKEN": "Bearer abcdef123"},
+    )
     assert "abcdef123" not in repr(config)
-    assert config.target == "bridge --header 'Authorization:***'"
+    assert config.target == "bridge --header 'Authorization:[redacted]'"
 
 
 def test_builtin_file_server(tmp_path: Path) -> None:
@@ -129,10 +153,15 @@ def test_builtin_file_server(tmp_path: Path) -> None:
 
 def test_input_prompted_on_a_terminal_with_getpass(tmp_path: Path) -> None:
     """A real pseudo-terminal: the password is asked for, not echoed, and used."""
-    path = write(tmp_path, '{"inputs": [{"id": "tok", "description": "Your token", "password": true}], '
-                           '"servers": {"s": {"command": "x", "env": {"T": "${input:tok}"}}}}')
-    script = ("from toolrelay.client.config import load_config; import sys; "
-              f"print('ENV=' + load_config({str(path)!r})[0].env['T'])")
+    path = write(
+        tmp_path,
+        '{"inputs": [{"id": "tok", "description": "Your token", "password": true}], '
+        '"servers": {"s": {"command": "x", "env": {"T": "${input:tok}"}}}}',
+    )
+    script = (
+        "from toolrelay.client.config import load_config; import sys; "
+        f"print('ENV=' + load_config({str(path)!r})[0].env['T'])"
+    )
     pid, fd = pty.fork()
     if pid == 0:  # the child: toolrelay loading the config on a terminal
         os.execv(sys.executable, [sys.executable, "-c", script])
@@ -158,7 +187,12 @@ def test_input_prompted_on_a_terminal_with_getpass(tmp_path: Path) -> None:
 
 def test_dotenv_format() -> None:
     assert parse_dotenv("A=1\n# c\nexport B = two \nC=\"x\\ny\"\nD='$raw'\nE=v # note\n", "f") == {
-        "A": "1", "B": "two", "C": "x\ny", "D": "$raw", "E": "v"}
+        "A": "1",
+        "B": "two",
+        "C": "x\ny",
+        "D": "$raw",
+        "E": "v",
+    }
     with pytest.raises(ConfigError) as caught:
         parse_dotenv("GOOD=1\nnot a pair\n", "f.env")
     assert str(caught.value) == "f.env, line 2: expected KEY=value, got 'not a pair'"
@@ -177,8 +211,9 @@ def test_missing_and_unreadable_files(tmp_path: Path) -> None:
 
 
 def test_malformed_json_names_line_and_column(tmp_path: Path) -> None:
-    path = write(tmp_path, '{\n  // fine\n  "mcpServers": {\n    "a": {"command": "x"}\n'
-                           '    "b": {}\n  }\n}\n')
+    path = write(
+        tmp_path, '{\n  // fine\n  "mcpServers": {\n    "a": {"command": "x"}\n    "b": {}\n  }\n}\n'
+    )
     assert config_error(path) == f"{path}: invalid JSON at line 5, column 5: Expecting ',' delimiter"
 
 
@@ -186,28 +221,47 @@ def test_malformed_json_names_line_and_column(tmp_path: Path) -> None:
     ("text", "message"),
     [
         ("[]", "expected a JSON object at the top level"),
-        ('{"tools": {}}', 'no servers: expected an "mcpServers" object (Claude Desktop, Cursor, Claude Code) '
-                          'or a "servers" object (VS Code)'),
+        (
+            '{"tools": {}}',
+            'no servers: expected an "mcpServers" object (Claude Desktop, Cursor, Claude Code) '
+            'or a "servers" object (VS Code)',
+        ),
         ('{"mcpServers": []}', '"mcpServers" must be an object of servers by name'),
         ('{"mcpServers": {}}', "defines no servers"),
-        ('{"mcpServers": {"a": {"command": "x"}}, "servers": {"a": {"command": "y"}}}',
-         "server 'a' is defined twice"),
+        (
+            '{"mcpServers": {"a": {"command": "x"}}, "servers": {"a": {"command": "y"}}}',
+            "server 'a' is defined twice",
+        ),
         ('{"mcpServers": {"a": "npx server"}}', "server 'a': expected an object, got a string"),
-        ('{"mcpServers": {"a": {"command": "x", "url": "http://h/mcp"}}}',
-         "server 'a': has both \"command\" and \"url\"; add \"type\": \"stdio\" or \"http\""),
-        ('{"mcpServers": {"a": {"args": []}}}',
-         "server 'a': needs \"command\" (a stdio server) or \"url\" (an HTTP server)"),
-        ('{"mcpServers": {"a": {"command": "x", "args": "--flag"}}}',
-         "server 'a': \"args\" must be an array of strings"),
-        ('{"mcpServers": {"a": {"command": "x", "env": {"K": null}}}}',
-         "server 'a': \"env.K\" must be a string, got null"),
-        ('{"mcpServers": {"a": {"url": "ftp://h/x"}}}',
-         "server 'a': \"url\" must be an http:// or https:// URL, got 'ftp://h/x'"),
-        ('{"mcpServers": {"a": {"command": "x", "toolrelay": {"timout": 3}}}}',
-         "server 'a': unknown key \"toolrelay.timout\" "
-         "(known: allow, deny, maxMessageBytes, requestTimeout, timeout)"),
-        ('{"mcpServers": {"a": {"command": "x", "toolrelay": {"timeout": 0}}}}',
-         "server 'a', toolrelay.timeout: must be a positive number of seconds, got 0"),
+        (
+            '{"mcpServers": {"a": {"command": "x", "url": "http://h/mcp"}}}',
+            'server \'a\': has both "command" and "url"; add "type": "stdio" or "http"',
+        ),
+        (
+            '{"mcpServers": {"a": {"args": []}}}',
+            'server \'a\': needs "command" (a stdio server) or "url" (an HTTP server)',
+        ),
+        (
+            '{"mcpServers": {"a": {"command": "x", "args": "--flag"}}}',
+            "server 'a': \"args\" must be an array of strings",
+        ),
+        (
+            '{"mcpServers": {"a": {"command": "x", "env": {"K": null}}}}',
+            "server 'a': \"env.K\" must be a string, got null",
+        ),
+        (
+            '{"mcpServers": {"a": {"url": "ftp://h/x"}}}',
+            "server 'a': \"url\" must be an http:// or https:// URL, got 'ftp://h/x'",
+        ),
+        (
+            '{"mcpServers": {"a": {"command": "x", "toolrelay": {"timout": 3}}}}',
+            "server 'a': unknown key \"toolrelay.timout\" "
+            "(known: allow, deny, maxMessageBytes, requestTimeout, timeout)",
+        ),
+        (
+            '{"mcpServers": {"a": {"command": "x", "toolrelay": {"timeout": 0}}}}',
+            "server 'a', toolrelay.timeout: must be a positive number of seconds, got 0",
+        ),
         ('{"mcpServers": {"a": {"command": "x", "envFile": "missing.env"}}}', None),
     ],
 )
@@ -219,11 +273,15 @@ def test_structural_errors(tmp_path: Path, text: str, message: str | None) -> No
 
 
 def test_undefined_variable_names_variable_and_server(tmp_path: Path) -> None:
-    path = write(tmp_path, '{"mcpServers": {"remote": {"url": "https://h/mcp", '
-                           '"headers": {"Authorization": "Bearer ${env:MY_TOKEN}"}}}}')
+    path = write(
+        tmp_path,
+        '{"mcpServers": {"remote": {"url": "https://h/mcp", '
+        '"headers": {"Authorization": "Bearer ${env:MY_TOKEN}"}}}}',
+    )
     assert config_error(path) == (
         f"{path}: server 'remote', headers.Authorization: variable MY_TOKEN is not set "
-        "(from ${env:MY_TOKEN}); set it in the environment or write ${MY_TOKEN:-default}")
+        "(from ${env:MY_TOKEN}); set it in the environment or write ${MY_TOKEN:-default}"
+    )
 
 
 def test_input_without_value_off_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -231,14 +289,32 @@ def test_input_without_value_off_terminal(tmp_path: Path, monkeypatch: pytest.Mo
     path = write(tmp_path, '{"servers": {"s": {"command": "x", "env": {"K": "${input:api-key}"}}}}')
     assert config_error(path) == (
         f"{path}: server 's', env.K: ${{input:api-key}} needs a value: set TOOLRELAY_INPUT_API_KEY in the "
-        "environment or run toolrelay on a terminal to be asked")
+        "environment or run toolrelay on a terminal to be asked"
+    )
 
 
 def test_every_entry_unsupported_is_an_error(tmp_path: Path) -> None:
-    path = write(tmp_path, '{"servers": {"old": {"type": "sse", "url": "https://h/sse"}, '
-                           '"ws": {"type": "websocket", "url": "wss://h"}}}')
+    path = write(
+        tmp_path,
+        '{"servers": {"old": {"type": "sse", "url": "https://h/sse"}, '
+        '"ws": {"type": "websocket", "url": "wss://h"}}}',
+    )
     assert config_error(path) == (
         f"{path}: no usable server: {path}: server 'old' skipped: type \"sse\" (the deprecated HTTP+SSE "
-        "transport) is not supported; use the server's Streamable HTTP endpoint with \"type\": \"http\"; "
+        'transport) is not supported; use the server\'s Streamable HTTP endpoint with "type": "http"; '
         f"{path}: server 'ws' skipped: transport type 'websocket' is not supported (toolrelay speaks stdio "
-        "and http)")
+        "and http)"
+    )
+
+
+def test_environment_values_expanded_into_args_or_urls_are_redacted(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(
+        '{"mcpServers": {"bridge": {"command": "bridge", "args": ["--token", "${env:BRIDGE_TOKEN}", "${HOME_DIR}"]},'
+        ' "remote": {"url": "https://example.test/mcp?key=${REMOTE_KEY}"}}}'
+    )
+    environ = {"BRIDGE_TOKEN": "tok-0123456789", "HOME_DIR": "/srv/projects", "REMOTE_KEY": "k-9876543210"}
+    bridge, remote = read_config(path, environ=environ).servers
+    assert bridge.args == ("--token", "tok-0123456789", "/srv/projects")  # the server gets the real value
+    assert "tok-0123456789" not in bridge.target and "[redacted]" in bridge.target
+    assert remote.target == "https://example.test/mcp?key=[redacted]"

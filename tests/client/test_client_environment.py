@@ -37,16 +37,32 @@ def test_child_sees_only_the_minimal_environment_and_named_variables(
 
 
 def test_child_environment_rule() -> None:
-    base = {"PATH": "/bin", "HOME": "/h", "LANG": "C.UTF-8", "LC_ALL": "C", "TZ": "UTC", "TMPDIR": "/t",
-            "OPENAI_API_KEY": "x", "GITHUB_TOKEN": "y", "PYTHONPATH": "/p"}
+    base = {
+        "PATH": "/bin",
+        "HOME": "/h",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C",
+        "TZ": "UTC",
+        "TMPDIR": "/t",
+        "OPENAI_API_KEY": "x",
+        "GITHUB_TOKEN": "y",
+        "PYTHONPATH": "/p",
+    }
     assert child_environment({"API_KEY": "named", "PATH": "/custom"}, base) == {
-        "PATH": "/custom", "HOME": "/h", "LANG": "C.UTF-8", "LC_ALL": "C", "TZ": "UTC", "TMPDIR": "/t",
-        "API_KEY": "named"}
+        "PATH": "/custom",
+        "HOME": "/h",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C",
+        "TZ": "UTC",
+        "TMPDIR": "/t",
+        "API_KEY": "named",
+    }
 
 
 def test_stderr_goes_to_the_log_file_with_a_header_per_start(tmp_path: Path) -> None:
-    config = stdio_config("toolbox_server.py", "--stderr", "server says hello on stderr",
-                          env={"TOKEN": "hide-this-token"})
+    config = stdio_config(
+        "toolbox_server.py", "--stderr", "server says hello on stderr", env={"TOKEN": "hide-this-token"}
+    )
 
     async def scenario() -> tuple[Path | None, str]:
         async with open_connection(config, tmp_path) as conn:
@@ -81,15 +97,21 @@ def test_unwritable_log_dir_keeps_the_tail_in_memory(tmp_path: Path) -> None:
     recorder = Recorder()
 
     async def scenario() -> str:
-        async with open_connection(stdio_config("toolbox_server.py", "--stderr", "still kept"), blocked / "x",
-                                   recorder) as conn:
+        async with open_connection(
+            stdio_config("toolbox_server.py", "--stderr", "still kept"), blocked / "x", recorder
+        ) as conn:
             await conn.call_tool("echo", {"text": "x"})
             return conn.stderr_tail()
 
     assert run(scenario()) == "still kept"
-    assert any(n.startswith("server t: cannot write server log") and n.endswith("stderr kept in memory only")
-               for n in recorder.notices())
+    assert any(
+        n.startswith("server t: cannot write server log") and n.endswith("stderr kept in memory only")
+        for n in recorder.notices()
+    )
 
 
 def test_redact() -> None:
-    assert redact("Bearer abc12345 and abc12345", frozenset({"abc12345", "1"})) == "Bearer *** and ***"
+    assert (
+        redact("Bearer abc12345 and abc12345", frozenset({"abc12345", "1"}))
+        == "Bearer [redacted] and [redacted]"
+    )

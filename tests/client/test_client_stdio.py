@@ -386,3 +386,19 @@ def test_close_fails_pending_calls_with_a_clear_message(tmp_path: Path) -> None:
 
     assert run(scenario()) == "connection to server t was closed"
 
+
+
+def test_server_that_stops_reading_is_reported_and_stopped(tmp_path: Path) -> None:
+    """Closing stdin while staying alive: pending requests fail, the process is stopped."""
+    config = ServerConfig(name="deaf", transport="stdio", command="sh",
+                          args=("-c", "exec 0<&-; echo 'not listening' >&2; exec sleep 30"),
+                          shutdown_grace=0.3)
+
+    async def scenario() -> tuple[float, object]:
+        async with open_connection(config, tmp_path, start=False) as conn:
+            return await elapsed(conn.start())
+
+    took, outcome = run(scenario())
+    assert isinstance(outcome, ServerExited)
+    assert str(outcome) == f"server deaf exited (code {-signal.SIGTERM}): not listening"
+    assert took < 3.0

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn, Protocol
@@ -107,4 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write(f"toolrelay {args.verb}: interrupted\n")
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`toolrelay tools --json | head`): nothing failed here, and
+        # Python must not complain again when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 

@@ -93,7 +93,7 @@ class ServerConfig:
     shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE
     """Seconds between closing stdin, SIGTERM and SIGKILL when a stdio server stops."""
     origin: str = ""
-    """Where this entry came from, for messages: ``path: servers.NAME``."""
+    """Where this entry came from, for messages: ``path: server 'NAME'``."""
 
     def __post_init__(self) -> None:
         values = {*self.env.values(), *self.headers.values()}

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Final
 
 from ..errors import ConfigError
+from ..redaction import redact, worth_redacting
 
 __all__ = [
     "PASSED_THROUGH",
@@ -46,9 +47,6 @@ PASSED_PREFIXES: Final = ("LC_",)
 
 # ${input:ID}, ${env:NAME[:-default]}, ${NAME[:-default]}, ${userHome}, ${/}, ...
 _VARIABLE: Final = re.compile(r"\$\{(?:(input|env):)?([A-Za-z0-9_./-]+)(?::-([^}]*))?\}")
-_REDACTED: Final = "***"
-# Shorter values ("info", "3000", "true") are rarely secrets and would blank out ordinary text.
-_MIN_SECRET_LENGTH: Final = 8
 
 
 def child_environment(named: Mapping[str, str], base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -81,7 +79,7 @@ class ExpansionContext:
     """The project folder of the config file (the parent of .vscode/ or .cursor/)."""
     resolve_input: InputResolver | None = None
     substituted: set[str] = field(default_factory=set)
-    """Values that came from ``${input:...}``: treated as secrets (redacted)."""
+    """Values that came from the environment or ``${input:...}``: treated as secrets."""
 
     def builtin(self, name: str) -> str | None:
         values = {
@@ -109,6 +107,8 @@ def expand(text: str, context: ExpansionContext, where: str) -> str:
                 return value
         value = context.environ.get(name)
         if value is not None:
+            if worth_redacting(value):  # e.g. a token passed as "--token ${env:TOKEN}"
+                context.substituted.add(value)
             return value
         if default is not None:
             return default
@@ -127,7 +127,7 @@ def _input_value(input_id: str, context: ExpansionContext, where: str) -> str:
         value = context.resolve_input(input_id)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
-    if len(value) >= _MIN_SECRET_LENGTH:
+    if worth_redacting(value):
         context.substituted.add(value)
     return value
 
@@ -156,11 +156,3 @@ def _dotenv_value(value: str) -> str:
         return inner.replace("\\n", "\n").replace('\\"', '"') if value[0] == '"' else inner
     comment = value.find(" #")  # an unquoted value ends at a comment
     return value[:comment].rstrip() if comment >= 0 else value
-
-
-def redact(text: str, secrets: frozenset[str]) -> str:
-    """``text`` with every secret value (of a useful length) replaced by ***."""
-    for secret in secrets:
-        if len(secret) >= _MIN_SECRET_LENGTH and secret in text:
-            text = text.replace(secret, _REDACTED)
-    return text

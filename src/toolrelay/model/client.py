@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 
+from .. import redaction
 from ..errors import ModelError
 from ..events import EventStream, ModelRequestEvent, ModelResponseEvent, Notice
 from .endpoint import ModelEndpoint
@@ -35,7 +36,7 @@ from .retry import RETRY_STATUSES, backoff_delay, retry_wait
 
 __all__ = ["ModelEndpoint", "ModelReply", "ResponsesClient", "describe_transport_error"]
 
-REDACTED: Final = b"[redacted]"
+REDACTED: Final = redaction.REDACTED.encode()
 CONNECT_TIMEOUT: Final = 15.0
 LOOPBACK_PATTERNS: Final = ("all://127.0.0.1", "all://localhost", "all://[::1]")
 

@@ -149,6 +149,7 @@ class Relay:
             RunStartEvent(
                 run_id=result.run_id, model=self.settings.model, endpoint=self.endpoint,
                 context_mode=self.settings.context_mode, strict=self.strict, task=task,
+                output_budget=self.limits.output_budget, multimodal=self.limits.multimodal,
             )
         )
         try:

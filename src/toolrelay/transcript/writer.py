@@ -15,21 +15,12 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from ..events import Event
+from ..redaction import redact, worth_redacting
 
-__all__ = ["REDACTED", "TranscriptWriter", "redact"]
+__all__ = ["TranscriptWriter"]
 
-REDACTED: Final = "[redacted]"
 # Fields that hold free text which could carry a credential (never message bodies).
 _FREE_TEXT_FIELDS: Final = ("target", "url", "stderr_tail", "text", "preview", "reason")
-_MIN_SECRET_LENGTH: Final = 4  # shorter values ("1", "on") would mangle unrelated text
-
-
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every secret value replaced by ``[redacted]`` (longest first)."""
-    for secret in sorted(secrets, key=len, reverse=True):
-        if len(secret) >= _MIN_SECRET_LENGTH and secret in text:
-            text = text.replace(secret, REDACTED)
-    return text
 
 
 class TranscriptWriter:
@@ -38,13 +29,13 @@ class TranscriptWriter:
     def __init__(self, path: str | Path, run_id: str, secrets: Iterable[str] = ()) -> None:
         self.path = Path(path)
         self.run_id = run_id
-        self._secrets = frozenset(s for s in secrets if len(s) >= _MIN_SECRET_LENGTH)
+        self._secrets = frozenset(s for s in secrets if worth_redacting(s))
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] | None = self.path.open("w", encoding="utf-8")
         self.lines = 0
 
     def add_secrets(self, secrets: Iterable[str]) -> None:
-        self._secrets |= {s for s in secrets if len(s) >= _MIN_SECRET_LENGTH}
+        self._secrets |= {s for s in secrets if worth_redacting(s)}
 
     def __call__(self, event: Event) -> None:
         if self._file is None:

@@ -11,7 +11,7 @@ domains, never a guess. Events naming a call_id the model never used are kept ap
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -151,10 +151,6 @@ class RunRecord:
     def round(self, turn: int) -> ModelRound | None:
         return self.rounds[turn - 1] if 1 <= turn <= len(self.rounds) else None
 
-    def tool_calls(self) -> Iterator[Event]:
-        """Every tools/call request sent, in order."""
-        return (e for e in self.mcp if e["kind"] == "mcp_request" and e.get("method") == "tools/call")
-
 
 class _Indexer:
     """The single pass that builds a RunRecord."""
@@ -162,25 +158,31 @@ class _Indexer:
     def __init__(self, record: RunRecord) -> None:
         self.record = record
         self.latest: dict[str, CallTrace] = {}
+        self._handlers: dict[str, Callable[[Event], None]] = {
+            **dict.fromkeys(MCP_KINDS, self._mcp),
+            **{kind: self._call_event_handler(name) for kind, name in _CALL_EVENT_LISTS.items()},
+            "model_request": self._request,
+            "model_response": self._response,
+            "declarations": record.catalogs.append,
+            "run_start": self._first_of("run_start"),
+            "run_end": self._first_of("run_end"),
+            "server_exited": record.exits.append,
+        }
 
     def add(self, event: Event) -> None:
-        kind = event["kind"]
-        if kind in MCP_KINDS:
-            self._mcp(event)
-        elif kind in _CALL_EVENT_LISTS:
-            self._call_event(event, _CALL_EVENT_LISTS[kind])
-        elif kind == "model_request":
-            self._request(event)
-        elif kind == "model_response":
-            self._response(event)
-        elif kind == "declarations":
-            self.record.catalogs.append(event)
-        elif kind == "run_start" and self.record.run_start is None:
-            self.record.run_start = event
-        elif kind == "run_end" and self.record.run_end is None:
-            self.record.run_end = event
-        elif kind == "server_exited":
-            self.record.exits.append(event)
+        handler = self._handlers.get(event["kind"])
+        if handler is not None:
+            handler(event)
+
+    def _first_of(self, name: str) -> Callable[[Event], None]:
+        def keep(event: Event) -> None:
+            if getattr(self.record, name) is None:
+                setattr(self.record, name, event)
+
+        return keep
+
+    def _call_event_handler(self, name: str) -> Callable[[Event], None]:
+        return lambda event: self._call_event(event, name)
 
     def _round(self, turn: Any) -> ModelRound | None:
         if not isinstance(turn, int) or turn < 1:
@@ -209,7 +211,9 @@ class _Indexer:
         call_id = item.get("call_id")
         if not isinstance(call_id, str):
             return  # a function_call without a call_id: the model_response check reports it
-        call = CallTrace(call_id=call_id, turn=current.turn, index=index, item=item, response_seq=event["seq"])
+        call = CallTrace(
+            call_id=call_id, turn=current.turn, index=index, item=item, response_seq=event["seq"]
+        )
         current.calls.append(call)
         self.record.calls.append(call)
         self.latest[call_id] = call

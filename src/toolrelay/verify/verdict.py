@@ -16,7 +16,13 @@ from typing import Final
 __all__ = ["LINKS", "LINK_TITLES", "NEXT_STEP", "Finding", "Verdict", "link_rank"]
 
 LINKS: Final = (
-    "model_response", "parse", "routing", "server_check", "feedback", "correlation", "next_input",
+    "model_response",
+    "parse",
+    "routing",
+    "server_check",
+    "feedback",
+    "correlation",
+    "next_input",
 )
 """The seed's order (section 8)."""
 
@@ -32,19 +38,19 @@ LINK_TITLES: Final = {
 
 NEXT_STEP: Final = {
     "model_response": "read the model_response body: its status, its output items and each "
-                      "function_call's call_id, name and arguments text",
+    "function_call's call_id, name and arguments text",
     "parse": "compare the function_call's arguments text with the call_parsed event: the text must "
-             "be a string and parse to the recorded value",
+    "be a string and parse to the recorded value",
     "routing": "check the declarations' routes (alias → server/tool) and the tools/call params: "
-               "the original tool name and the same argument values",
+    "the original tool name and the same argument values",
     "server_check": "read the MCP exchange: was the tools/call sent, answered once, and classified "
-                    "as the server answered it (result, isError, JSON-RPC error)?",
+    "as the server answered it (result, isError, JSON-RPC error)?",
     "feedback": "compare the function_call_output with what render_output gives for the recorded "
-                "MCP response: same text, failure markers kept",
+    "MCP response: same text, failure markers kept",
     "correlation": "pair the ids: each MCP request id with one response on the same server "
-                   "connection, each call_id with one function_call_output",
+    "connection, each call_id with one function_call_output",
     "next_input": "diff the next request with the previous one: same declarations, the previous "
-                  "input and output items unchanged and in order, then the outputs",
+    "input and output items unchanged and in order, then the outputs",
 }
 """What to check next when a link is broken (the seed's section 8 order)."""
 
@@ -72,9 +78,15 @@ class Finding:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "link": self.link, "ok": self.ok, "check": self.check, "message": self.message,
-            "call_id": self.call_id, "mcp_id": self.mcp_id, "server": self.server,
-            "turn": self.turn, "seqs": list(self.seqs),
+            "link": self.link,
+            "ok": self.ok,
+            "check": self.check,
+            "message": self.message,
+            "call_id": self.call_id,
+            "mcp_id": self.mcp_id,
+            "server": self.server,
+            "turn": self.turn,
+            "seqs": list(self.seqs),
         }
 
 

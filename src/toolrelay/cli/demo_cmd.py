@@ -1,0 +1,82 @@
+"""``toolrelay demo``: run the seed's scenario for real, write its attachments, verify them.
+
+Exit 0 only when the run completed, the model really called the file server, and the
+folder verifies; 1 otherwise (the reason is printed); 3 when the model endpoint fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..demo import DEFAULT_OUT, DEMO_TASK, DemoResult, run_demo
+from ..events import EventStream
+from ..runner import OFFLINE_MODEL
+from ..verify.explain import walk
+from .progress import ProgressPrinter
+
+__all__ = ["configure", "run"]
+
+EXAMPLES = f"""examples:
+  toolrelay demo                                   offline stand-in model, writes ./{DEFAULT_OUT}
+  toolrelay demo --out /tmp/seed
+  OPENAI_API_KEY=sk-... toolrelay demo --model gpt-4.1
+  toolrelay demo --model qwen3 --base-url http://127.0.0.1:11434/v1
+
+then check the files yourself:
+  toolrelay verify {DEFAULT_OUT}       toolrelay explain {DEFAULT_OUT}
+  python3 examples/verify_roundtrip.py {DEFAULT_OUT}
+  python3 examples/verify_fields.py {DEFAULT_OUT}"""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add = parser.add_argument
+    add(
+        "--out",
+        metavar="DIR",
+        default=DEFAULT_OUT,
+        help=f"where to write the attachments (default ./{DEFAULT_OUT})",
+    )
+    add(
+        "--model",
+        default=OFFLINE_MODEL,
+        help=f"model name (default {OFFLINE_MODEL}: the deterministic stand-in)",
+    )
+    add(
+        "--base-url",
+        metavar="URL",
+        help="Responses endpoint for a real model (default OPENAI_BASE_URL or OpenAI)",
+    )
+    add("--verbose", action="store_true", help="show the run's progress on stderr")
+    parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
+
+
+def run(args: argparse.Namespace) -> int:
+    events = EventStream()
+    if args.verbose:
+        events.subscribe(ProgressPrinter())
+    out = sys.stdout
+    out.write(
+        f"toolrelay demo: {DEMO_TASK!r}, run for real (model {args.model}; the built-in file server as fs "
+        "on a temporary workspace with a 30-line notes.txt)\n"
+    )
+    demo = run_demo(args.out, model=args.model, base_url=args.base_url, events=events)
+    out.write(f"wrote {demo.out}/: {' '.join(demo.files)}\n\n")
+    out.write(walk(demo.run, demo.verdict))
+    out.write("\n" + _conclusion(demo))
+    return 0 if demo.ok else 1
+
+
+def _conclusion(demo: DemoResult) -> str:
+    if not demo.result.completed:
+        return f"the run did not complete: it ended {demo.result.status}: {demo.result.reason}\n"
+    if not demo.called:
+        return "the model answered without calling the file server: the seed's call did not happen\n"
+    if demo.verdict.broken is not None:
+        broken = demo.verdict.broken
+        return f"verify: BROKEN at {broken.link}: {broken.message}\n"
+    return (
+        f"every link holds. Check the files yourself:\n"
+        f"  toolrelay verify {demo.out}\n  toolrelay explain {demo.out}\n"
+        f"  python3 examples/verify_roundtrip.py {demo.out}\n  python3 examples/verify_fields.py {demo.out}\n"
+    )

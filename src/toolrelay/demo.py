@@ -1,0 +1,118 @@
+"""``toolrelay demo``: the seed's scenario run for real, written out as its attachments.
+
+A temporary workspace gets a ``notes.txt`` of more than 20 lines; the built-in file
+server serves it as ``fs``; the model (the offline stand-in by default, or a real one) is
+asked for the first 20 lines. The run's transcript is kept, and the seed's attachments
+are written from it — the exact messages of that run, not illustrations: the model
+requests and responses of each turn, the MCP request and response of the call, the
+round-trip bundle and the field fragments. The folder is then verified as a folder, so
+the files themselves are what is checked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from .client.config import builtin_file_server
+from .events import EventStream
+from .relay.loop import RunResult
+from .runner import OFFLINE_MODEL, RunOptions, run_async
+from .verify import RunRecord, Verdict, load_run, verify
+from .verify.attachments import (
+    FIELD_FRAGMENTS,
+    ROUNDTRIP,
+    TRANSCRIPT,
+    bundles,
+    executed,
+    is_attachment,
+    slots,
+)
+
+__all__ = ["DEFAULT_OUT", "DEMO_TASK", "DemoResult", "notes_text", "run_demo", "write_attachments"]
+
+DEMO_TASK: Final = "Read the first 20 lines of notes.txt"
+DEFAULT_OUT: Final = "toolrelay-demo"
+NOTES_LINES: Final = 30
+
+
+@dataclass(slots=True, kw_only=True)
+class DemoResult:
+    """The run, the folder written from it, and the folder's verdict."""
+
+    out: Path
+    result: RunResult
+    run: RunRecord
+    verdict: Verdict
+    files: list[str]
+
+    @property
+    def called(self) -> bool:
+        """Whether the seed's call happened: a tools/call reached the file server."""
+        return bool(executed(self.run))
+
+    @property
+    def ok(self) -> bool:
+        return self.result.completed and self.called and self.verdict.ok
+
+
+def notes_text() -> str:
+    """The workspace's notes.txt: more than 20 numbered lines, so head 20 is a real cut."""
+    return "".join(f"note {n:02d}: line {n} of the seed's notes.txt\n" for n in range(1, NOTES_LINES + 1))
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def clear_folder(out: Path) -> None:
+    """Remove a previous demo's files (only those: other files in DIR are left alone)."""
+    for path in out.iterdir() if out.is_dir() else []:
+        if path.is_file() and (is_attachment(path.name) or path.name in (ROUNDTRIP, FIELD_FRAGMENTS)):
+            path.unlink()
+
+
+def write_attachments(run: RunRecord, out: Path) -> list[str]:
+    """Write every attachment of ``run`` into ``out``; the file names, in order."""
+    names: list[str] = []
+    for slot in slots(run):
+        (out / slot.name).write_text(_dump(slot.value), encoding="utf-8")
+        names.append(slot.name)
+    for name, bundle in bundles(run).items():
+        (out / name).write_text(_dump(bundle), encoding="utf-8")
+        names.append(name)
+    return [*names, TRANSCRIPT]
+
+
+def run_demo(
+    out: str | Path = DEFAULT_OUT,
+    *,
+    model: str = OFFLINE_MODEL,
+    base_url: str | None = None,
+    events: EventStream | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> DemoResult:
+    """Run the seed's scenario, write its attachments into ``out`` and verify the folder."""
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    clear_folder(folder)
+    with tempfile.TemporaryDirectory(prefix="toolrelay-demo-") as workspace:
+        root = Path(workspace)
+        (root / "notes.txt").write_text(notes_text(), encoding="utf-8")
+        options = RunOptions(
+            model=model,
+            base_url=base_url,
+            config=[builtin_file_server(root)],
+            transcript=folder / TRANSCRIPT,
+            events=events,
+            environ=environ,
+        )
+        result = asyncio.run(run_async(DEMO_TASK, options))
+    files = write_attachments(load_run(folder / TRANSCRIPT), folder)
+    run = load_run(folder)
+    return DemoResult(out=folder, result=result, run=run, verdict=verify(run), files=files)

@@ -1,0 +1,95 @@
+"""``verify(run)``: every link check over one run record, and the verdict.
+
+Each check is a pure function ``(run, facts) -> findings`` for one invariant; they run in
+the seed's order and the first broken link in that order is the verdict's ``broken``.
+For a demo folder, where files depart from the transcript is reported too, ranked after
+the link checks (which already ran on the files themselves). A run that did not finish
+is not broken: what is missing is listed in ``unfinished``. Time is linear in the
+transcript's size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..transcript.reader import paused_gc
+from .agreement import check_agreement
+from .context import check_answer_order, check_context, check_declarations
+from .correlation import check_call_links, check_mcp_pairs, check_outputs
+from .facts import RunFacts
+from .feedback import check_feedback
+from .mcp_side import check_routing, check_server
+from .model_side import check_answer, check_parse, check_rounds
+from .record import RunRecord
+from .verdict import Finding, Verdict, link_rank
+
+__all__ = ["CHECKS", "unfinished_reasons", "verify"]
+
+Check = Callable[[RunRecord, RunFacts], list[Finding]]
+
+CHECKS: tuple[Check, ...] = (
+    check_rounds,
+    check_answer,  # model_response
+    check_parse,  # parse
+    check_routing,  # routing
+    check_server,  # server_check
+    check_feedback,  # feedback
+    check_mcp_pairs,
+    check_call_links,
+    check_outputs,  # correlation
+    check_declarations,
+    check_context,
+    check_answer_order,  # next_input
+)
+
+
+def verify(run: RunRecord) -> Verdict:
+    """Check every link the record holds; the first broken one in the seed's order."""
+    with paused_gc():  # many small findings over a large record: see paused_gc
+        return _verdict(run)
+
+
+def _verdict(run: RunRecord) -> Verdict:
+    facts = RunFacts(run)
+    findings = [finding for check in CHECKS for finding in check(run, facts)]
+    findings.sort(key=lambda finding: link_rank(finding.link))  # stable: each link keeps its order
+    agreement = check_agreement(run)
+    broken = _first_broken(findings) or _first_broken(agreement)
+    reasons = unfinished_reasons(run, facts)
+    return Verdict(
+        findings=findings + agreement,
+        broken=broken,
+        finished=not reasons,
+        unfinished=reasons,
+        run_status=run.status,
+        run_id=run.run_id,
+        source=str(run.source),
+    )
+
+
+def _first_broken(findings: list[Finding]) -> Finding | None:
+    broken = [finding for finding in findings if not finding.ok]
+    return min(broken, key=lambda finding: link_rank(finding.link)) if broken else None
+
+
+def unfinished_reasons(run: RunRecord, facts: RunFacts) -> list[str]:
+    """Why the run is not finished: no run_end, another status, calls left without output."""
+    reasons: list[str] = []
+    if run.run_end is None:
+        last = run.events[-1]["seq"] if run.events else 0
+        cut = "; its last line was cut short" if run.cut_tail else ""
+        reasons.append(
+            f"the transcript ends at seq {last} without run_end: the run was stopped before it ended{cut}"
+        )
+    elif run.status != "completed":
+        reasons.append(f"the run ended {run.status}: {run.run_end.get('reason')}")
+    if not run.calls:
+        reasons.append("the model made no tool call: nothing ran")
+    for call in run.calls:
+        if facts.sent_after(call):
+            continue
+        if call.outcomes:
+            reasons.append(f"{call.call_id} has no output in a later request: the model never saw its result")
+        else:
+            reasons.append(f"{call.call_id} has no output: it was not run to its end")
+    return reasons

@@ -1,0 +1,302 @@
+"""Link 7, next input: declarations stay rules, and each request continues the last one.
+
+Declarations: each ``declarations`` event is what ``relay.declare.declare_tools`` derives
+from the servers' recorded ``tools/list`` answers (rules come from rules, never from a
+call's values), and every request offers the declarations in force — the same array
+every turn unless a tools/list_changed (or a restart) rebuilt them in between.
+Context: request 1 starts from the task; in replay mode request N+1's input is request
+N's input, then response N's output items, unchanged and in order, then the outputs; in
+chain mode ``previous_response_id`` names response N and the input holds only the
+outputs, in the calls' order. The answer's request comes after every feedback.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..relay.declare import declare_tools
+from ..relay.request import user_message
+from .evidence import seqs_of
+from .facts import RunFacts
+from .jsonpath import excerpt, first_difference, item_label
+from .record import ModelRound, RunRecord
+from .verdict import Finding
+
+__all__ = ["check_answer_order", "check_context", "check_declarations"]
+
+
+def _finding(ok: bool, message: str, check: str, turn: int | None, *events: dict[str, Any] | None) -> Finding:
+    return Finding(link="next_input", ok=ok, message=message, check=check, turn=turn, seqs=seqs_of(*events))
+
+
+def check_declarations(run: RunRecord, facts: RunFacts) -> list[Finding]:
+    """next_input: declarations derive from tools/list and are offered unchanged."""
+    findings = [f for f in (_derived(catalog, run, facts) for catalog in run.catalogs) if f is not None]
+    previous: ModelRound | None = None
+    for current in run.rounds:
+        if current.request is not None:
+            findings.append(_offered(current, previous, facts))
+            previous = current
+    return findings
+
+
+def _derived(catalog: dict[str, Any], run: RunRecord, facts: RunFacts) -> Finding | None:
+    routes = catalog.get("routes")
+    if not isinstance(routes, dict):
+        return None
+    pairs = []
+    for server, tool in (r for r in routes.values() if isinstance(r, list) and len(r) == 2):
+        listing = facts.listing_at(server, catalog["seq"])
+        if listing is None or tool not in listing.tools:
+            return None  # the listing is not in the transcript: nothing to derive from
+        pairs.append((server, listing.tools[tool]))
+    derived = declare_tools(pairs, strict=run.strict).tools()
+    path = first_difference(derived, catalog.get("tools"))
+    if path is None:
+        return _finding(
+            True,
+            f"{len(derived)} declaration(s) ({catalog.get('reason')}) are what the servers' "
+            "tools/list rules give: no call values in them",
+            "rules",
+            None,
+            catalog,
+        )
+    return _finding(
+        False,
+        f"the declarations ({catalog.get('reason')}) are not what the servers' tools/list "
+        f"rules give (differs at tools{_index(path)}): a rule must come from a rule",
+        "rules",
+        None,
+        catalog,
+    )
+
+
+def _index(path: str) -> str:
+    return path if path.startswith("[") else f".{path}"
+
+
+def _offered(current: ModelRound, previous: ModelRound | None, facts: RunFacts) -> Finding:
+    assert current.request is not None
+    tools = current.body.get("tools", [])
+    catalog = facts.catalog_at(current.request["seq"])
+    if catalog is not None:
+        expected, source = catalog.get("tools", []), f"the declarations in force (seq {catalog['seq']})"
+    elif previous is not None:
+        expected, source = previous.body.get("tools", []), f"request {previous.turn}"
+    else:
+        expected, source = tools, ""
+    path = first_difference(expected, tools)
+    if path is None:
+        said = f"request {current.turn} offers {_which(catalog, previous, facts)} ({len(tools)} tool(s))"
+        return _finding(True, said, "declarations", current.turn, current.request, catalog)
+    if previous is not None and previous.request is not None \
+            and first_difference(previous.body.get("tools", []), tools) is not None \
+            and facts.catalog_at(previous.request["seq"]) is catalog:
+        said = (f"the declarations changed between request {previous.turn} and {current.turn} "
+                f"(tools{_index(path)}) with no tools/list_changed recorded in between")
+        return _finding(False, said, "declarations", current.turn, previous.request, current.request)
+    said = f"request {current.turn}'s tools are not {source} (differs at tools{_index(path)})"
+    return _finding(False, said + _held_value(tools, expected, facts), "declarations", current.turn,
+                    current.request, catalog)
+
+
+def _held_value(tools: Any, expected: Any, facts: RunFacts) -> str:
+    """``: they hold a call's value ...`` when a changed declaration holds an argument value."""
+    added = _strings(tools) - _strings(expected)
+    for call in facts.run.calls:
+        parsed = call.first("parsed")
+        values = parsed.get("arguments") if parsed else None
+        for value in values.values() if isinstance(values, dict) else []:
+            if isinstance(value, str) and value in added:
+                return (
+                    f"; they hold {call.call_id}'s value {excerpt(value)}: "
+                    "a declaration is a rule, never a value"
+                )
+    return ""
+
+
+def _strings(value: Any) -> set[str]:
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            found.add(item)
+    return found
+
+
+def _which(catalog: dict[str, Any] | None, previous: ModelRound | None, facts: RunFacts) -> str:
+    if previous is None or previous.request is None:
+        return "the declarations"
+    if catalog is not None and facts.catalog_at(previous.request["seq"]) is not catalog:
+        reason = f"{catalog.get('reason')}, seq {catalog['seq']}"
+        return f"the declarations rebuilt since request {previous.turn} ({reason})"
+    return "the same declarations as the previous request"
+
+
+def check_context(run: RunRecord, facts: RunFacts) -> list[Finding]:
+    """next_input: each request continues the previous one (replay or chain)."""
+    findings: list[Finding] = []
+    first = run.rounds[0] if run.rounds else None
+    if first is not None and first.request is not None and run.run_start is not None:
+        findings.append(_first_input(first, str(run.run_start.get("task"))))
+    for current in run.rounds[1:]:
+        previous = run.rounds[current.turn - 2]
+        if current.request is None or previous.answer is None:
+            continue
+        if "previous_response_id" in current.body:
+            findings.append(_chained(current, previous))
+        elif run.context_mode == "chain" and isinstance(previous.answer.get("id"), str):
+            findings.append(
+                _finding(
+                    False,
+                    f"chain mode, but request {current.turn} has no previous_response_id",
+                    "context",
+                    current.turn,
+                    current.request,
+                )
+            )
+        else:
+            findings.append(_replayed(current, previous))
+    return findings
+
+
+def _first_input(first: ModelRound, task: str) -> Finding:
+    expected = [user_message(task)]
+    path = first_difference(expected, first.body.get("input"))
+    if path is None:
+        return _finding(True, f"request 1 starts from the task: {excerpt(task)}", "context", 1, first.request)
+    return _finding(
+        False,
+        f"request 1's input is not the task {excerpt(task)} (differs at input{_index(path)})",
+        "context",
+        1,
+        first.request,
+    )
+
+
+def _replayed(current: ModelRound, previous: ModelRound) -> Finding:
+    prefix = list(previous.body.get("input") or []) + previous.output()
+    items = current.body.get("input")
+    items = items if isinstance(items, list) else []
+    where = f"request {current.turn}"
+    problem = _prefix_problem(prefix, items, len(previous.body.get("input") or []), previous.turn, where)
+    if problem is None:
+        problem = _tail_problem(items[len(prefix) :], previous, where)
+    if problem is not None:
+        return _finding(False, problem, "context", current.turn, previous.response, current.request)
+    return _finding(
+        True,
+        f"{where} replays request {previous.turn}'s {len(prefix) - len(previous.output())} "
+        f"item(s) and response {previous.turn}'s {len(previous.output())} output item(s) unchanged, "
+        "in order, then the outputs",
+        "context",
+        current.turn,
+        previous.response,
+        current.request,
+    )
+
+
+def _origin(index: int, carried: int, turn: int) -> str:
+    if index < carried:
+        return f"input[{index}] of request {turn}"
+    return f"output[{index - carried}] of response {turn}"
+
+
+def _prefix_problem(prefix: list[Any], items: list[Any], carried: int, turn: int, where: str) -> str | None:
+    index = next((i for i, item in enumerate(prefix) if i >= len(items) or items[i] != item), None)
+    if index is None:
+        return None
+    wanted = prefix[index]
+    origin = _origin(index, carried, turn)
+    if wanted not in items:
+        near = items[index] if index < len(items) else None
+        changed = (
+            isinstance(near, dict) and isinstance(wanted, dict) and item_label(near) == item_label(wanted)
+        )
+        if changed:
+            path = first_difference(wanted, near)
+            return f"{where} changed {item_label(wanted)} ({origin}) at input[{index}].{path}"
+        return f"{where} dropped {item_label(wanted)} ({origin}): the context must carry it unchanged"
+    return (
+        f"{where} reordered the context: input[{index}] is {item_label(items[index])}, "
+        f"where {item_label(wanted)} ({origin}) belongs"
+    )
+
+
+def _tail_problem(tail: list[Any], previous: ModelRound, where: str) -> str | None:
+    strays = [
+        item for item in tail if not (isinstance(item, dict) and item.get("type") == "function_call_output")
+    ]
+    if strays:
+        return f"{where} adds {item_label(strays[0])} after the carried context: only outputs may follow it"
+    return _order_problem(tail, previous, where)
+
+
+def _order_problem(outputs: list[Any], previous: ModelRound, where: str) -> str | None:
+    order = {call.call_id: n for n, call in enumerate(previous.calls)}
+    ranks = [
+        order[str(i.get("call_id"))] for i in outputs if isinstance(i, dict) and i.get("call_id") in order
+    ]
+    if ranks != sorted(ranks):
+        return (
+            f"{where} reordered the outputs: they do not follow the order of response {previous.turn}'s calls"
+        )
+    return None
+
+
+def _chained(current: ModelRound, previous: ModelRound) -> Finding:
+    named = current.body.get("previous_response_id")
+    response_id = previous.answer.get("id") if previous.answer else None
+    where = f"request {current.turn}"
+    items = current.body.get("input")
+    if named != response_id:
+        problem: str | None = (
+            f"{where}'s previous_response_id is {named!r}, the previous response is {response_id!r}"
+        )
+    else:
+        problem = _tail_problem(items if isinstance(items, list) else [], previous, where)
+    if problem is not None:
+        return _finding(False, problem, "context", current.turn, previous.response, current.request)
+    return _finding(
+        True,
+        f"{where} continues {response_id} (previous_response_id) with the outputs of its "
+        f"{len(previous.calls)} call(s), in order",
+        "context",
+        current.turn,
+        current.request,
+    )
+
+
+def check_answer_order(run: RunRecord, facts: RunFacts) -> list[Finding]:
+    """next_input: the answer's request was sent after every feedback."""
+    if run.status != "completed" or not run.rounds or run.rounds[-1].request is None:
+        return []
+    final = run.rounds[-1].request
+    late = [e for call in run.calls for e in call.feedbacks if e["seq"] > final["seq"]]
+    if late:
+        return [
+            _finding(
+                False,
+                f"the answer's request (turn {run.rounds[-1].turn}) was sent before the feedback "
+                f"of {late[0].get('call_id')}",
+                "answer_order",
+                run.rounds[-1].turn,
+                final,
+                late[0],
+            )
+        ]
+    count = sum(len(call.feedbacks) for call in run.calls)
+    return [
+        _finding(
+            True,
+            f"the answer's request (turn {run.rounds[-1].turn}) follows all {count} feedback(s)",
+            "answer_order",
+            run.rounds[-1].turn,
+            final,
+        )
+    ]

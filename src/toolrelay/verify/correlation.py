@@ -1,0 +1,283 @@
+"""Link 6, correlation: the two id domains, each paired within itself, linked by toolrelay.
+
+MCP side: in each session (server + connection), every request id is unique and answered
+by exactly one response with that id; a request may stay unanswered only when its call
+failed in transport or was cancelled, the server exited, or the run did not finish.
+Model side: every ``call_id`` is unique, every function_call gets exactly one
+``function_call_output`` in the next request, and no output is without its call. The link
+between them is recorded (the MCP events carry the call_id), and the outcome names the
+same MCP id: checked, never guessed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from .evidence import call_finding, seqs_of
+from .facts import RunFacts
+from .record import CallTrace, ModelRound, RunRecord
+from .verdict import Finding
+
+__all__ = ["check_call_links", "check_mcp_pairs", "check_outputs"]
+
+_PAIRED_KINDS = frozenset({"mcp_request", "mcp_response", "mcp_server_request", "mcp_reply"})
+_TOLERATED_ENDINGS = frozenset({"aborted", "timeout", "error", None})
+
+
+@dataclass(slots=True)
+class _Session:
+    server: Any
+    connection: Any
+    open: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    seen: set[Any] = field(default_factory=set)
+    answered: int = 0
+    cancelled: set[Any] = field(default_factory=set)
+    exited: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.server} (connection {self.connection})"
+
+
+def _broken(
+    message: str,
+    *events: dict[str, Any] | None,
+    mcp_id: Any = None,
+    server: Any = None,
+    call_id: str | None = None,
+) -> Finding:
+    return Finding(
+        link="correlation",
+        ok=False,
+        check="mcp_pairs",
+        message=message,
+        mcp_id=mcp_id,
+        server=server,
+        call_id=call_id,
+        seqs=seqs_of(*events),
+    )
+
+
+def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
+    """correlation: MCP ids unique per session, each request answered once by its id."""
+    sessions: dict[tuple[Any, Any], _Session] = {}
+    findings: list[Finding] = []
+    for event in run.mcp:
+        key = (event.get("server"), event.get("connection"))
+        session = sessions.setdefault(key, _Session(*key))
+        problem = _pair(session, event)
+        if problem is not None:
+            findings.append(problem)
+    for exit_event in run.exits:
+        found = sessions.get((exit_event.get("server"), exit_event.get("connection")))
+        if found is not None:
+            found.exited = True
+    ended = {c.call_id: c.status for c in run.calls}
+    for session in sessions.values():
+        findings.extend(_unanswered(session, run, ended))
+        findings.append(
+            Finding(
+                link="correlation",
+                ok=True,
+                check="mcp_pairs",
+                server=session.server,
+                message=f"{session.name}: {len(session.seen)} request id(s), unique; "
+                f"{session.answered} answered by their own id",
+            )
+        )
+    return findings
+
+
+def _pair(session: _Session, event: dict[str, Any]) -> Finding | None:
+    kind = event["kind"]
+    message: dict[str, Any] = event["message"] if isinstance(event.get("message"), dict) else {}
+    mcp_id = message.get("id")
+    if kind in _PAIRED_KINDS and event.get("mcp_id") != mcp_id:
+        return _broken(
+            f"the {kind} event on {session.name} records mcp id {event.get('mcp_id')}, its message "
+            f"has id {mcp_id}",
+            event,
+            mcp_id=mcp_id,
+            server=session.server,
+        )
+    if kind == "mcp_request":
+        if mcp_id in session.seen:
+            return _broken(
+                f"mcp id {mcp_id} is used twice on {session.name}: ids must be unique in a session",
+                event,
+                mcp_id=mcp_id,
+                server=session.server,
+            )
+        session.seen.add(mcp_id)
+        session.open[mcp_id] = event
+    elif kind == "mcp_response":
+        request = session.open.pop(mcp_id, None)
+        if request is None:
+            why = "answers an id already answered" if mcp_id in session.seen else "answers no request"
+            return _broken(
+                f"the response with mcp id {mcp_id} on {session.name} {why}",
+                event,
+                mcp_id=mcp_id,
+                server=session.server,
+                call_id=event.get("call_id"),
+            )
+        session.answered += 1
+    elif kind == "mcp_notification" and message.get("method") == "notifications/cancelled":
+        params = message.get("params")
+        if isinstance(params, dict):
+            session.cancelled.add(params.get("requestId"))
+    return None
+
+
+def _unanswered(session: _Session, run: RunRecord, ended: dict[str, str | None]) -> list[Finding]:
+    found: list[Finding] = []
+    for mcp_id, request in session.open.items():
+        call_status = ended.get(request.get("call_id"))  # type: ignore[arg-type]
+        if (
+            session.exited
+            or mcp_id in session.cancelled
+            or run.status in _TOLERATED_ENDINGS
+            or call_status in ("transport_error", "cancelled")
+        ):
+            continue
+        found.append(
+            _broken(
+                f"{request.get('method')} mcp id {mcp_id} on {session.name} was never answered, "
+                "yet the run ended normally",
+                request,
+                mcp_id=mcp_id,
+                server=session.server,
+                call_id=request.get("call_id"),
+            )
+        )
+    return found
+
+
+def check_call_links(run: RunRecord, facts: RunFacts) -> list[Finding]:
+    """correlation: each call's MCP messages and outcome name the same MCP id."""
+    findings = [f for f in (_call_link(call) for call in run.calls) if f is not None]
+    findings.extend(
+        Finding(
+            link="correlation",
+            ok=False,
+            check="call_links",
+            call_id=event.get("call_id"),
+            seqs=seqs_of(event),
+            message=f"a {event['kind']} event names call_id {event.get('call_id')}, "
+            "which no model response holds",
+        )
+        for event in run.orphans
+        if event["kind"] != "call_parsed"
+    )
+    return findings
+
+
+def _call_link(call: CallTrace) -> Finding | None:
+    request = call.first("mcp_requests")
+    if request is None:
+        return None
+    mcp_id = request.get("message", {}).get("id")
+    where = (request.get("server"), request.get("connection"))
+    response = call.first("mcp_responses")
+    problem = _link_problem(call, mcp_id, where, response)
+    if problem is not None:
+        return call_finding(call, "correlation", False, f"{call.call_id}: {problem}", "call_links", request,
+                            response, call.first("outcomes"))
+    message = f"{call.call_id} ↔ mcp id {mcp_id} on {where[0]} (connection {where[1]})"
+    return call_finding(call, "correlation", True, message, "call_links", request, response)
+
+
+def _link_problem(
+    call: CallTrace, mcp_id: Any, where: tuple[Any, Any], response: dict[str, Any] | None
+) -> str | None:
+    outcome = call.outcome or {}
+    named = (outcome.get("mcp_id"), outcome.get("server"), outcome.get("connection"))
+    if named[0] is not None and named != (mcp_id, *where):
+        return (f"call_outcome names mcp id {named[0]} on {named[1]}, but its tools/call is mcp id {mcp_id} "
+                f"on {where[0]}")
+    if response is not None:
+        answered = response.get("message", {}).get("id")
+        if (answered, response.get("server"), response.get("connection")) != (mcp_id, *where):
+            return f"its tools/call is mcp id {mcp_id}, but the answer recorded for it has mcp id {answered}"
+    return None
+
+
+def check_outputs(run: RunRecord, facts: RunFacts) -> list[Finding]:
+    """correlation: each call_id unique, answered once in the next request, no stray outputs."""
+    findings: list[Finding] = []
+    for call_id, calls in run.calls_by_id().items():
+        if len(calls) > 1:
+            turns = ", ".join(str(c.turn) for c in calls)
+            findings.append(
+                call_finding(
+                    calls[-1],
+                    "correlation",
+                    False,
+                    f"call_id {call_id} is used by {len(calls)} function_calls (turns {turns})",
+                    "call_ids",
+                )
+            )
+    asked: set[str] = set()
+    for current in run.rounds[1:]:
+        previous = run.rounds[current.turn - 2]
+        asked.update(call.call_id for call in previous.calls)
+        findings.extend(_outputs_of(current, previous, asked, facts))
+    return findings
+
+
+def _outputs_of(current: ModelRound, previous: ModelRound, asked: set[str], facts: RunFacts) -> list[Finding]:
+    items = current.body.get("input")
+    outputs = [i for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"] \
+        if isinstance(items, list) else []
+    counts = Counter(str(item.get("call_id")) for item in outputs)
+    where = f"request {current.turn}"
+    problems = [
+        *((call_id, f"{where} holds {count} function_call_output items for {call_id}: one call, one output")
+          for call_id, count in counts.items() if count > 1),
+        *((call_id, f"{where} holds an output for {call_id}, but no earlier response has a function_call "
+                    "with that call_id") for call_id in counts if call_id not in asked),
+        *((call.call_id, f"{call.call_id} (response {previous.turn}) has no function_call_output in {where}")
+          for call in previous.calls if counts[call.call_id] == 0),
+    ]
+    findings = [_round_broken(current, message, call_id) for call_id, message in problems]
+    findings.extend(_swaps(current, previous, outputs, facts))
+    if not findings and previous.calls:
+        count = len(previous.calls)
+        message = f"{where} answers each of the {count} call(s) of response {previous.turn} once, by call_id"
+        findings.append(Finding(link="correlation", ok=True, check="call_outputs", turn=current.turn,
+                                seqs=seqs_of(current.request), message=message))
+    return findings
+
+
+def _swaps(
+    current: ModelRound, previous: ModelRound, outputs: list[dict[str, Any]], facts: RunFacts
+) -> list[Finding]:
+    calls = {call.call_id: call for call in previous.calls}
+    found: list[Finding] = []
+    for item in outputs:
+        call = calls.get(str(item.get("call_id")))
+        other = facts.swapped_with(call, item) if call is not None else None
+        if call is not None and other is not None:
+            found.append(
+                _round_broken(
+                    current,
+                    f"request {current.turn}'s output for {call.call_id} carries the "
+                    f"result of {other.call_id}: call_ids swapped",
+                    call.call_id,
+                )
+            )
+    return found
+
+
+def _round_broken(current: ModelRound, message: str, call_id: str) -> Finding:
+    return Finding(
+        link="correlation",
+        ok=False,
+        check="call_outputs",
+        message=message,
+        call_id=call_id,
+        turn=current.turn,
+        seqs=seqs_of(current.request),
+    )

@@ -1,0 +1,38 @@
+"""Building findings from recorded events: the ids and seq numbers a finding rests on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .record import CallTrace
+from .verdict import Finding
+
+__all__ = ["call_finding", "seqs_of"]
+
+
+def seqs_of(*events: dict[str, Any] | None) -> tuple[int, ...]:
+    """The seq numbers of the given events (missing ones skipped), in order."""
+    seqs = [e["seq"] for e in events if e is not None]
+    return tuple(sorted(set(seqs))) if len(seqs) > 1 else tuple(seqs)
+
+
+def call_finding(
+    call: CallTrace, link: str, ok: bool, message: str, check: str, *events: dict[str, Any] | None
+) -> Finding:
+    """A finding about one call, carrying both of its ids and where it lives."""
+    requests = call.mcp_requests
+    if requests:
+        server, mcp_id = requests[0].get("server"), requests[0]["message"].get("id")
+    else:
+        server, mcp_id = (call.routed[0].get("server") if call.routed else None), None
+    return Finding(
+        link=link,
+        ok=ok,
+        message=message,
+        check=check,
+        call_id=call.call_id,
+        mcp_id=mcp_id,
+        server=server,
+        turn=call.turn,
+        seqs=tuple(sorted([call.response_seq, *[e["seq"] for e in events if e is not None]])),
+    )

@@ -1,0 +1,317 @@
+"""The chain for a person: each stage in the seed's order, with its ids, values and state.
+
+``explain(run, verdict)`` groups the run by turn; each call shows the seven links (model
+response → parse → routing → server checks → feedback → correlation → next input) with
+what was recorded there — call_id, alias → server/tool, MCP id, the arguments text and
+the arguments object, the outcome, the feedback, the next request — and whether the link
+holds. A broken link says what to check next, in the seed's section 8 order. Turns with
+many calls show one line per call and expand only the broken ones. ``walk`` is the short
+walk ``toolrelay demo`` prints for the seed's one call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from .attachments import called_declarations, executed
+from .facts import RunFacts
+from .jsonpath import excerpt, item_label
+from .record import CallTrace, ModelRound, RunRecord
+from .verdict import LINK_TITLES, LINKS, NEXT_STEP, Finding, Verdict, link_rank
+
+__all__ = ["COMPACT_AFTER", "explain", "walk"]
+
+COMPACT_AFTER: Final = 5
+"""Turns with more calls than this list one line per call (broken calls stay expanded)."""
+_MARK: Final = {"ok": "ok", "broken": "BROKEN", "none": "·"}
+
+
+@dataclass(slots=True)
+class _Index:
+    """Findings by call and link, by turn and link, and the rest (linear to build)."""
+
+    by_call: dict[tuple[str, str], list[Finding]] = field(default_factory=dict)
+    by_turn: dict[tuple[int, str], list[Finding]] = field(default_factory=dict)
+    general: list[Finding] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, findings: Iterable[Finding]) -> _Index:
+        index = cls()
+        for finding in findings:
+            if finding.call_id is not None:
+                index.by_call.setdefault((finding.call_id, finding.link), []).append(finding)
+            if finding.turn is not None and finding.call_id is None:
+                index.by_turn.setdefault((finding.turn, finding.link), []).append(finding)
+            if finding.call_id is None and finding.turn is None:
+                index.general.append(finding)
+        return index
+
+
+def _state(findings: list[Finding]) -> tuple[str, Finding | None]:
+    broken = next((f for f in findings if not f.ok), None)
+    if broken is not None:
+        return "broken", broken
+    return ("ok" if findings else "none"), None
+
+
+def explain(run: RunRecord, verdict: Verdict, *, expand_all: bool = False) -> str:
+    """The whole chain as text, grouped by turn."""
+    facts = RunFacts(run)
+    index = _Index.of(verdict.findings)
+    lines = _header(run)
+    lines += _general(index.general)
+    for current in run.rounds:
+        lines += _turn(current, run, facts, index, expand_all)
+    lines += _footer(run, verdict)
+    return "\n".join(lines) + "\n"
+
+
+def _header(run: RunRecord) -> list[str]:
+    start = run.run_start or {}
+    ending = f"{run.status} after {len(run.rounds)} turn(s)" if run.run_end else "not ended (no run_end)"
+    return [
+        f"run {run.run_id} · model {start.get('model', '?')} · {run.context_mode} · "
+        f"{'strict' if run.strict else 'non-strict'} · {ending}",
+        f"source: {run.source}",
+        f"task: {excerpt(start.get('task'), 100)}",
+        "",
+    ]
+
+
+def _general(findings: list[Finding]) -> list[str]:
+    return [
+        f"{_MARK['ok' if f.ok else 'broken']:>6}  {LINK_TITLES.get(f.link, f.link)}: {f.message}"
+        for f in findings
+    ]
+
+
+def _turn(current: ModelRound, run: RunRecord, facts: RunFacts, index: _Index, expand_all: bool) -> list[str]:
+    body, answer = current.body, current.answer or {}
+    previous = run.round(current.turn - 1)
+    # this request's context findings show at the previous turn's calls, when it has any
+    links = ("model_response",) if previous is not None and previous.calls else LINKS
+    own = [f for link in links for f in index.by_turn.get((current.turn, link), [])]
+    state, broken = _state(own)
+    tools = _list(body.get("tools"))
+    chained = (
+        f", previous_response_id {body['previous_response_id']}" if "previous_response_id" in body else ""
+    )
+    lines = [
+        "",
+        f"turn {current.turn}  [{_MARK[state]}]",
+        f"  request_{current.turn}: {len(_list(body.get('input')))} input item(s), {len(tools)} tool(s), "
+        f"tool_choice {excerpt(body.get('tool_choice'))}{chained}",
+        f"  response_{current.turn}: {_response_line(current, answer)}",
+    ]
+    if broken is not None:
+        lines += _problem(broken, "    ")
+    compact = len(current.calls) > COMPACT_AFTER and not expand_all
+    for call in current.calls:
+        stages = _stages(call, run, facts, index)
+        if compact and all(state != "broken" for _, state, _, _ in stages):
+            lines.append(_call_line(call, stages))
+        else:
+            lines += _call_block(call, stages)
+    return lines
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _response_line(current: ModelRound, answer: dict[str, Any]) -> str:
+    if current.response is None:
+        return "none (the run stopped while waiting)"
+    if not answer:
+        return f"HTTP {current.response.get('status')}: {excerpt(current.response.get('body'), 80)}"
+    calls = len(current.calls)
+    texts = [
+        block.get("text")
+        for item in current.output()
+        if isinstance(item, dict) and item.get("type") == "message"
+        for block in item.get("content") or []
+        if isinstance(block, dict) and block.get("type") == "output_text"
+    ]
+    said = f", message {excerpt(texts[0], 70)}" if texts else ""
+    return f"{answer.get('id')} ({answer.get('status')}): {calls} function_call(s){said}"
+
+
+def _stages(
+    call: CallTrace, run: RunRecord, facts: RunFacts, index: _Index
+) -> list[tuple[str, str, str, Finding | None]]:
+    """(link, state, recorded values, broken finding) for each of the seven links."""
+    values = _values(call, run, facts)
+    stages = []
+    for link in LINKS:
+        found = list(index.by_call.get((call.call_id, link), []))
+        if link == "model_response":  # one response per turn: its findings carry no call_id
+            found += index.by_turn.get((call.turn, link), [])
+        elif link in ("next_input", "correlation"):  # the next request's findings, likewise
+            found += index.by_turn.get((call.turn + 1, link), [])
+        state, broken = _state(found)
+        stages.append((link, state, values[link], broken))
+    return stages
+
+
+def _values(call: CallTrace, run: RunRecord, facts: RunFacts) -> dict[str, str]:
+    parsed, routed = call.first("parsed"), call.first("routed")
+    request, response = call.first("mcp_requests"), call.first("mcp_responses")
+    feedback = call.first("feedbacks")
+    sent = facts.sent_after(call)
+    mcp_id = request.get("message", {}).get("id") if request else None
+    current = run.round(call.turn)
+    response_id = (current.answer or {}).get("id") if current else None
+    return {
+        "model_response": f"function_call {call.alias} (output[{call.index}] of {response_id}), arguments "
+        f"text {excerpt(call.item.get('arguments'), 70)}",
+        "parse": _parse_value(parsed),
+        "routing": (
+            f"{call.alias} → {routed.get('server')}/{routed.get('tool')}"
+            if routed
+            else "unknown alias: sent to no server"
+            if call.status == "unknown_tool"
+            else "not routed"
+        ),
+        "server_check": _server_value(call, request, response),
+        "feedback": (
+            f"function_call_output {excerpt(feedback.get('item', {}).get('output'), 70)}"
+            if feedback
+            else "no output yet"
+        ),
+        "correlation": (f"{call.call_id} ↔ mcp id {mcp_id}" if request else f"{call.call_id} (no MCP id)")
+        + (f"; output in request {sent[0][0]} input[{sent[0][1]}]" if sent else "; no output sent"),
+        "next_input": (
+            f"request {call.turn + 1} carries the output" if sent else "no later request (the run ended)"
+        ),
+    }
+
+
+def _parse_value(parsed: dict[str, Any] | None) -> str:
+    if parsed is None:
+        return "not parsed"
+    if parsed.get("error") is not None:
+        return f"refused: {excerpt(parsed.get('error'), 80)}"
+    return f"object {excerpt(parsed.get('arguments'), 70)}"
+
+
+def _server_value(call: CallTrace, request: dict[str, Any] | None, response: dict[str, Any] | None) -> str:
+    outcome = call.outcome or {}
+    status = outcome.get("status", "no outcome")
+    if request is None:
+        return f"not sent ({status})"
+    message = request.get("message", {})
+    arguments = (message.get("params") or {}).get("arguments")
+    answered = "answered" if response is not None else "no answer"
+    failure = f": {excerpt(outcome.get('message'), 60)}" if outcome.get("message") else ""
+    return (
+        f"tools/call mcp id {message.get('id')} on {request.get('server')} (connection "
+        f"{request.get('connection')}), arguments object {excerpt(arguments, 60)}; "
+        f"{answered}, {status}{failure}"
+    )
+
+
+def _call_line(call: CallTrace, stages: list[tuple[str, str, str, Finding | None]]) -> str:
+    reached = sum(1 for _, state, _, _ in stages if state == "ok")
+    request = call.first("mcp_requests")
+    mcp = f"mcp id {request.get('message', {}).get('id')}" if request else "no MCP id"
+    return f"  [{reached}/7 ok] {call.call_id} {call.alias} · {mcp} · {call.status or 'no outcome'}"
+
+
+def _call_block(call: CallTrace, stages: list[tuple[str, str, str, Finding | None]]) -> list[str]:
+    lines = [f"  call {call.call_id}"]
+    for number, (link, state, value, broken) in enumerate(stages, 1):
+        lines.append(f"    {number} {LINK_TITLES[link]:<17} {_MARK[state]:<6} {value}")
+        if broken is not None:
+            lines += _problem(broken, "        ")
+    return lines
+
+
+def _problem(finding: Finding, pad: str) -> list[str]:
+    return [f"{pad}✗ {finding.message}", f"{pad}  check next: {NEXT_STEP[finding.link]}"]
+
+
+def _footer(run: RunRecord, verdict: Verdict) -> list[str]:
+    lines = [""]
+    final = run.run_end.get("final_text") if run.run_end else None
+    if final is not None:
+        lines.append(f"answer: {excerpt(final, 100)}")
+    if verdict.broken is None:
+        lines.append(f"verdict: every recorded link holds ({len(verdict.findings)} checks)")
+    else:
+        broken = verdict.broken
+        lines.append(f"verdict: BROKEN at {broken.link} ({LINK_TITLES[broken.link]}): {broken.message}")
+        lines.append("check, in the seed's order:")
+        lines += [
+            f"  {n}. {LINK_TITLES[link]}: {NEXT_STEP[link]}"
+            for n, link in enumerate(LINKS[link_rank(broken.link) :], 1)
+        ]
+    lines += [f"unfinished: {reason}" for reason in verdict.unfinished]
+    return lines
+
+
+def walk(run: RunRecord, verdict: Verdict) -> str:
+    """The seed's chain for the first executed call, one short line per stage."""
+    calls = executed(run)
+    if not calls:
+        return "the model made no tool call: there is no chain to walk\n"
+    call = calls[0]
+    rows = _walk_rows(run, call)
+    width = max(len(label) for label, _ in rows)
+    lines = [f"{label:<{width}}  {value}" for label, value in rows]
+    state = (
+        "all 7 links hold" if verdict.ok else f"BROKEN at {verdict.broken.link if verdict.broken else '?'}"
+    )
+    lines.append(f"{'verify':<{width}}  {state}: {' → '.join(LINKS)}")
+    return "\n".join(lines) + "\n"
+
+
+def _walk_rows(run: RunRecord, call: CallTrace) -> list[tuple[str, str]]:
+    routed, parsed = call.first("routed") or {}, call.first("parsed") or {}
+    request = call.mcp_requests[0].get("message", {})
+    response = (call.first("mcp_responses") or {}).get("message") or {}
+    feedback = (call.first("feedbacks") or {}).get("item") or {}
+    first = run.rounds[call.turn - 1]
+    target = f"{routed.get('server')}/{routed.get('tool')}"
+    rows = [
+        ("declaration", f"{call.alias} ← {target}: parameters {{{_rule(run, call)}}} "
+                        "(a rule: types, no values)"),
+        (f"request_{first.turn}", f"input {excerpt(first.body.get('input'), 70)}, "
+                                  f"{len(_list(first.body.get('tools')))} tool(s)"),
+        ("function_call", f"{call.call_id}: {call.alias}, arguments (JSON text) "
+                          f"{excerpt(call.item.get('arguments'))}"),
+        ("parse", f"→ object {excerpt(parsed.get('arguments'))}"),
+        ("route", f"{call.alias} → {target}"),
+        ("MCP request", f"id {request.get('id')} tools/call, params.arguments (object) "
+                        f"{excerpt((request.get('params') or {}).get('arguments'))}"),
+        ("MCP response", f"id {response.get('id')}: {_answer_shape(response)} → {call.status}"),
+        ("function_call_output", f"{feedback.get('call_id')} (same call_id): "
+                                 f"{excerpt(feedback.get('output'), 70)}"),
+    ]
+    later = run.round(call.turn + 1)
+    if later is not None:
+        items = _list(later.body.get("input"))
+        shown = ", ".join(item_label(item) for item in items[:4]) + (", …" if len(items) > 4 else "")
+        rows.append((f"request_{later.turn}", f"input: {shown}"))
+    final = run.run_end.get("final_text") if run.run_end else None
+    rows.append(("answer", excerpt(final, 80) if final is not None else "none (the run did not complete)"))
+    return rows
+
+
+def _answer_shape(response: dict[str, Any]) -> str:
+    """What the server's answer holds: result content blocks (isError?) or a JSON-RPC error."""
+    if "error" in response:
+        return f"JSON-RPC error {(response.get('error') or {}).get('code')}"
+    result = response.get("result") or {}
+    blocks = [str(b.get("type")) for b in _list(result.get("content")) if isinstance(b, dict)]
+    flag = ", isError: true" if result.get("isError") is True else ""
+    return f"result.content [{', '.join(blocks)}]{flag}"
+
+
+def _rule(run: RunRecord, call: CallTrace) -> str:
+    """The called tool's parameters as ``name: type`` pairs (the rule, shown without values)."""
+    declaration = next((d for d in called_declarations(run) if d["alias"] == call.alias), None)
+    function_tool = (declaration or {}).get("function_tool") or {}
+    properties = (function_tool.get("parameters") or {}).get("properties") or {}
+    return ", ".join(f"{name}: {(schema or {}).get('type')}" for name, schema in properties.items())

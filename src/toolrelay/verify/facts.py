@@ -1,0 +1,174 @@
+"""Facts derived once from a run record and shared by the link checks (linear time).
+
+Each model response is read by the live path's own reader (``relay.parse.read_response``);
+the declarations in force at any point and each server's tool rules (its latest
+``tools/list`` answer, all pages) are found by binary search over seq numbers.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..protocol.peer import Exchange
+from ..relay.parse import FunctionCall, ModelTurn, read_response
+from ..relay.result import CallOutcome
+from .outcomes import expected_item, rebuild_outcome, recorded_exchange
+from .record import CallTrace, RunRecord
+
+__all__ = ["Listing", "RunFacts"]
+
+
+@dataclass(slots=True, kw_only=True)
+class Listing:
+    """One complete tools/list of a server (every page), as of its first page's seq."""
+
+    server: str
+    seq: int
+    tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class RunFacts:
+    """Lazily computed, cached views of one RunRecord."""
+
+    def __init__(self, run: RunRecord) -> None:
+        self.run = run
+        self.turns: dict[int, ModelTurn | str] = {}
+        for current in run.rounds:
+            answer = current.answer
+            if answer is not None:
+                try:
+                    self.turns[current.turn] = read_response(answer)
+                except ValueError as exc:
+                    self.turns[current.turn] = str(exc)
+        self._calls: dict[int, dict[str, FunctionCall]] = {}
+        self._declared: dict[int, dict[Any, dict[str, Any]]] = {}
+        self._catalog_seqs = [event["seq"] for event in run.catalogs]
+        self.listings = _listings(run.mcp)
+        self._listing_seqs = {server: [x.seq for x in found] for server, found in self.listings.items()}
+        self.sent = _sent_outputs(run)
+        """call_id → every function_call_output for it in a request: (turn, index, item)."""
+        self._exchanges: dict[int, Exchange | str | None] = {}
+        self._outcomes: dict[int, CallOutcome | None] = {}
+        self._expected: dict[int, dict[str, Any] | None] = {}
+
+    def turn(self, number: int) -> ModelTurn | None:
+        found = self.turns.get(number)
+        return found if isinstance(found, ModelTurn) else None
+
+    def function_call(self, call: CallTrace) -> FunctionCall | None:
+        """The live reader's view of the call's item (its arguments text and any problem)."""
+        if call.turn not in self._calls:
+            turn = self.turn(call.turn)
+            self._calls[call.turn] = {c.call_id: c for c in turn.calls} if turn is not None else {}
+        return self._calls[call.turn].get(call.call_id)
+
+    def declared(self, turn: int, alias: Any) -> dict[str, Any] | None:
+        """The tools entry the model was offered as ``alias`` in turn ``turn``'s request."""
+        if turn not in self._declared:
+            current = self.run.round(turn)
+            tools = current.body.get("tools") if current is not None else None
+            self._declared[turn] = (
+                {t.get("name"): t for t in tools if isinstance(t, dict)} if isinstance(tools, list) else {}
+            )
+        return self._declared[turn].get(alias)
+
+    def catalog_at(self, seq: int) -> dict[str, Any] | None:
+        """The declarations event in force at ``seq`` (the latest before it)."""
+        index = bisect.bisect_left(self._catalog_seqs, seq) - 1
+        return self.run.catalogs[index] if index >= 0 else None
+
+    def listing_at(self, server: str, seq: int) -> Listing | None:
+        seqs = self._listing_seqs.get(server, [])
+        index = bisect.bisect_left(seqs, seq) - 1
+        return self.listings[server][index] if index >= 0 else None
+
+    def rule_of(self, server: Any, tool: Any, seq: int) -> dict[str, Any] | None:
+        """The inputSchema ``server`` listed for ``tool`` before ``seq``."""
+        listing = self.listing_at(server, seq) if isinstance(server, str) else None
+        entry = listing.tools.get(tool) if listing is not None and isinstance(tool, str) else None
+        schema = entry.get("inputSchema") if entry is not None else None
+        return schema if isinstance(schema, dict) else None
+
+    def sent_after(self, call: CallTrace) -> list[tuple[int, int, dict[str, Any]]]:
+        """The call's outputs in requests after its response (turn, index in input, item)."""
+        entries = self.sent.get(call.call_id, ())
+        return [entry for entry in entries if entry[0] > call.turn] if entries else []
+
+    def swapped_with(self, call: CallTrace, item: dict[str, Any]) -> CallTrace | None:
+        """Another call of the same response whose output ``item`` carries, when it is not
+        ``call``'s own: the sign of call_ids swapped between outputs."""
+        if _same_output(item, self.expected(call)):
+            return None
+        current = self.run.round(call.turn)
+        others = current.calls if current is not None else []
+        return next((o for o in others if o is not call and _same_output(item, self.expected(o))), None)
+
+    def exchange(self, call: CallTrace) -> Exchange | str | None:
+        """The call's recorded exchange (see ``outcomes.recorded_exchange``), read once."""
+        key = id(call)
+        if key not in self._exchanges:
+            self._exchanges[key] = recorded_exchange(call)
+        return self._exchanges[key]
+
+    def outcome(self, call: CallTrace) -> CallOutcome | None:
+        key = id(call)
+        if key not in self._outcomes:
+            self._outcomes[key] = rebuild_outcome(call, self.exchange(call))
+        return self._outcomes[key]
+
+    def expected(self, call: CallTrace) -> dict[str, Any] | None:
+        """The function_call_output the call must have produced (None if not derivable)."""
+        key = id(call)
+        if key not in self._expected:
+            outcome = self.outcome(call)
+            self._expected[key] = None if outcome is None else expected_item(outcome, self.run)
+        return self._expected[key]
+
+
+def _same_output(item: dict[str, Any], expected: dict[str, Any] | None) -> bool:
+    return expected is not None and item.get("output") == expected.get("output")
+
+
+def _sent_outputs(run: RunRecord) -> dict[str, list[tuple[int, int, dict[str, Any]]]]:
+    found: dict[str, list[tuple[int, int, dict[str, Any]]]] = {}
+    for current in run.rounds:
+        items = current.body.get("input")
+        for index, item in enumerate(items if isinstance(items, list) else []):
+            if isinstance(item, dict) and item.get("type") == "function_call_output":
+                found.setdefault(str(item.get("call_id")), []).append((current.turn, index, item))
+    return found
+
+
+def _listings(mcp: list[dict[str, Any]]) -> dict[str, list[Listing]]:
+    """Every server's tools/list answers grouped into complete listings (pages joined)."""
+    first_page: dict[tuple[Any, Any, Any], bool] = {}
+    found: dict[str, list[Listing]] = {}
+    for event in mcp:
+        if event.get("method") != "tools/list":
+            continue
+        message = event.get("message") or {}
+        key = (event.get("server"), event.get("connection"), message.get("id"))
+        if event["kind"] == "mcp_request":
+            params = message.get("params")
+            first_page[key] = not (isinstance(params, dict) and "cursor" in params)
+        elif event["kind"] == "mcp_response":
+            _add_page(found, event, message, first_page.get(key, True))
+    return found
+
+
+def _add_page(
+    found: dict[str, list[Listing]], event: dict[str, Any], message: dict[str, Any], first: bool
+) -> None:
+    server = event.get("server")
+    result = message.get("result")
+    if not isinstance(server, str) or not isinstance(result, dict):
+        return
+    listings = found.setdefault(server, [])
+    if first or not listings:
+        listings.append(Listing(server=server, seq=event["seq"]))
+    listing = listings[-1]
+    for tool in result.get("tools", []) if isinstance(result.get("tools"), list) else []:
+        if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+            listing.tools.setdefault(tool["name"], tool)  # a duplicate name: the first one is used

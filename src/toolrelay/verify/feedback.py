@@ -1,0 +1,120 @@
+"""Link 5, feedback: what the model was given is what the server's answer renders to.
+
+For each call the outcome is classified again from the recorded answer by the live path's
+own function, and the ``function_call_output`` it must give is rendered again by the one
+rendering (``relay.feedback.render_output``) with the run's recorded budget. The feedback
+event and every copy of the output sent to the model must be exactly that: the same
+result, not re-run, not altered. A failure (``isError``, a JSON-RPC error, a dead channel)
+fed back as a success is named as such.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..relay.feedback import ERROR_PREFIX
+from ..relay.result import CallOutcome
+from .evidence import call_finding
+from .facts import RunFacts
+from .jsonpath import excerpt, first_difference
+from .record import CallTrace, RunRecord
+from .verdict import Finding
+
+__all__ = ["check_feedback"]
+
+
+def check_feedback(run: RunRecord, facts: RunFacts) -> list[Finding]:
+    """feedback: each output equals render_output of the recorded answer."""
+    return [f for f in (_feedback(call, facts) for call in run.calls) if f is not None]
+
+
+def _feedback(call: CallTrace, facts: RunFacts) -> Finding | None:
+    sent = facts.sent_after(call)
+    if not call.feedbacks and not sent:
+        return None  # no output yet: unfinished, or not reached
+    if not call.outcomes:
+        return _bad(call, "an output was given, but no outcome was recorded for the call", *call.feedbacks)
+    outcome, expected = facts.outcome(call), facts.expected(call)
+    if outcome is None or expected is None:
+        return None  # the claimed answer is missing: server_check names it
+    if outcome.status != call.status:
+        return _bad(
+            call,
+            f"call_outcome records {call.status}, but the recorded answer is {_class(outcome)}",
+            call.first("outcomes"),
+            call.first("mcp_responses"),
+        )
+    if len(call.feedbacks) > 1:
+        return _bad(call, f"{len(call.feedbacks)} feedback events for one call", *call.feedbacks)
+    if not call.feedbacks:
+        return _bad(call, f"request {sent[0][0]} sends an output for it, but no feedback was recorded")
+    problem = _differs(call.feedbacks[0].get("item"), expected, outcome, "the feedback event")
+    if problem is not None:
+        return _bad(call, problem, call.feedbacks[0], call.first("mcp_responses"))
+    for turn, index, item in sent:
+        if facts.swapped_with(call, item) is not None:
+            continue  # another call's output under this call_id: correlation names it
+        problem = _differs(item, expected, outcome, f"request {turn} input[{index}]")
+        if problem is not None:
+            return _bad(call, problem, call.first("mcp_responses"), _request_event(facts, turn))
+    return call_finding(
+        call,
+        "feedback",
+        True,
+        _ok_message(outcome, expected, len(sent)),
+        "rendering",
+        call.first("mcp_responses"),
+        call.feedbacks[0],
+    )
+
+
+def _request_event(facts: RunFacts, turn: int) -> dict[str, Any] | None:
+    current = facts.run.round(turn)
+    return current.request if current is not None else None
+
+
+def _bad(call: CallTrace, message: str, *events: dict[str, Any] | None) -> Finding:
+    return call_finding(call, "feedback", False, f"{call.call_id}: {message}", "rendering", *events)
+
+
+def _class(outcome: CallOutcome) -> str:
+    if outcome.status == "tool_error":
+        return "a tool error (isError: true)"
+    if outcome.status == "protocol_error":
+        return f"a protocol error ({outcome.message})"
+    if outcome.status == "ok":
+        return "a success (no isError)"
+    return outcome.status.replace("_", " ")
+
+
+def _differs(actual: Any, expected: dict[str, Any], outcome: CallOutcome, where: str) -> str | None:
+    path = first_difference(expected, actual)
+    if path is None:
+        return None
+    given = actual.get("output") if isinstance(actual, dict) else actual
+    if outcome.status != "ok" and not _reads_as_failure(given):
+        return (
+            f"{where} feeds a failure ({_class(outcome)}) back as success: "
+            f'{excerpt(given)} has no "{ERROR_PREFIX}…): " marker'
+        )
+    return (
+        f"{where} holds {excerpt(given)}; render_output gives {excerpt(expected.get('output'))} for the "
+        f"recorded answer, {_class(outcome)} (differs at {path})"
+    )
+
+
+def _reads_as_failure(output: Any) -> bool:
+    if isinstance(output, str):
+        return output.startswith(ERROR_PREFIX)
+    if isinstance(output, list) and output and isinstance(output[0], dict):
+        return str(output[0].get("text", "")).startswith(ERROR_PREFIX)
+    return False
+
+
+def _ok_message(outcome: CallOutcome, expected: dict[str, Any], copies: int) -> str:
+    output = expected.get("output")
+    size = f"{len(output)} characters" if isinstance(output, str) else f"{len(output or [])} parts"
+    sent = f"sent {copies} time(s)" if copies else "not sent to the model (the run ended)"
+    if outcome.status == "ok":
+        return f"the output is the tool's own result ({size}, as render_output gives it), {sent}"
+    return f"the output keeps the failure ({_class(outcome)}), {sent}: {excerpt(output)}"

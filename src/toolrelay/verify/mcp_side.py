@@ -1,0 +1,248 @@
+"""Links 3 and 4: where each call was routed, and what its server answered.
+
+``routing``: the alias resolved to the (server, original tool) the declarations' routes
+name; the tools/call went to that server with that name, and its ``params.arguments``
+is an object equal to the parsed value (after the strict-mode null-stripping, with the
+tool's rule from the recorded tools/list, for tools declared strict). ``server_check``:
+a call recorded as answered (ok, tool error, protocol error) has exactly one tools/call
+and one answer; a call that never left toolrelay (invalid arguments, unknown tool, not
+approved) has none; a transport failure has no answer. A plausible JSON object is not an
+execution: only a recorded exchange shows that a server ran the tool.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..relay.strict import strip_optional_nulls
+from .evidence import call_finding
+from .facts import RunFacts
+from .jsonpath import excerpt, first_difference, json_equal
+from .outcomes import ANSWERED, NEVER_SENT
+from .record import CallTrace, RunRecord
+from .verdict import Finding
+
+__all__ = ["check_routing", "check_server"]
+
+
+def check_routing(run: RunRecord, facts: RunFacts) -> list[Finding]:
+    """routing: alias → (server, tool) as declared, arguments unchanged on the way."""
+    return [f for f in (_route(call, facts) for call in run.calls) if f is not None]
+
+
+def _route(call: CallTrace, facts: RunFacts) -> Finding | None:
+    if not call.routed:
+        return _not_routed(call, facts)
+    routed = call.routed[0]
+    target = f"{routed.get('server')}/{routed.get('tool')}"
+    problem = _route_problem(call, routed, facts)
+    if problem is None:
+        request = call.first("mcp_requests")
+        problem = _request_problem(call, routed, request, facts) if request is not None else None
+    if problem is not None:
+        return call_finding(
+            call, "routing", False, f"{call.call_id}: {problem}", "route", routed, call.first("mcp_requests")
+        )
+    request = call.first("mcp_requests")
+    if request is None:
+        return call_finding(
+            call, "routing", True, f"{call.alias} → {target} (not sent: {call.status})", "route", routed
+        )
+    return call_finding(
+        call,
+        "routing",
+        True,
+        f"{call.alias} → {target}; tools/call mcp id "
+        f"{request['message'].get('id')} carries the values of the arguments text",
+        "route",
+        routed,
+        request,
+    )
+
+
+def _not_routed(call: CallTrace, facts: RunFacts) -> Finding | None:
+    if call.mcp_requests:
+        return call_finding(
+            call,
+            "routing",
+            False,
+            f"{call.call_id}: a tools/call was sent with no routing decision recorded",
+            "route",
+            call.mcp_requests[0],
+        )
+    if call.status != "unknown_tool":
+        return None
+    outcome_event = call.outcomes[0]
+    catalog = facts.catalog_at(outcome_event["seq"])
+    routes = catalog.get("routes", {}) if catalog else {}
+    if call.alias in routes:
+        server, tool = routes[call.alias]
+        return call_finding(
+            call,
+            "routing",
+            False,
+            f"{call.call_id}: {call.alias} routes to {server}/{tool}, "
+            "yet the call was reported as an unknown tool",
+            "route",
+            outcome_event,
+            catalog,
+        )
+    return call_finding(
+        call,
+        "routing",
+        True,
+        f"{call.alias} is not a declared alias: reported as an unknown tool, sent to no server",
+        "route",
+        outcome_event,
+    )
+
+
+def _route_problem(call: CallTrace, routed: dict[str, Any], facts: RunFacts) -> str | None:
+    if len(call.routed) > 1:
+        return f"routed {len(call.routed)} times"
+    if routed.get("alias") != call.alias:
+        return f"call_routed names alias {routed.get('alias')!r}, the model called {call.alias!r}"
+    if call.status == "unknown_tool":
+        return "routed, yet reported as an unknown tool"
+    catalog = facts.catalog_at(routed["seq"])
+    declared = catalog.get("routes", {}).get(call.alias) if catalog else None
+    chosen = [routed.get("server"), routed.get("tool")]
+    if catalog is not None and declared != chosen:
+        return (
+            f"the declarations route {call.alias} to {_target(declared)}, the call went to {_target(chosen)}"
+        )
+    return None
+
+
+def _target(pair: Any) -> str:
+    return "/".join(str(p) for p in pair) if isinstance(pair, list) else "nowhere"
+
+
+def _request_problem(
+    call: CallTrace, routed: dict[str, Any], request: dict[str, Any], facts: RunFacts
+) -> str | None:
+    message = request.get("message") or {}
+    params = message.get("params")
+    mcp_id = message.get("id")
+    if request.get("server") != routed.get("server"):
+        went = request.get("server")
+        return f"tools/call mcp id {mcp_id} went to server {went}, routed to {routed.get('server')}"
+    if not isinstance(params, dict) or params.get("name") != routed.get("tool"):
+        name = params.get("name") if isinstance(params, dict) else None
+        original = routed.get("tool")
+        return f"tools/call mcp id {mcp_id} names tool {name!r}, the route's original name is {original!r}"
+    arguments = params.get("arguments")
+    if not isinstance(arguments, dict):
+        return f"params.arguments of mcp id {mcp_id} is {excerpt(arguments)}, not an object"
+    expected = _expected_arguments(call, routed, request, facts)
+    if expected is not None and not json_equal(arguments, expected):
+        where = first_difference(expected, arguments)
+        return (
+            f"params.arguments of mcp id {mcp_id}, {excerpt(arguments)}, is not the parsed arguments text "
+            f"{excerpt(expected)} (differs at {where})"
+        )
+    return None
+
+
+def _expected_arguments(
+    call: CallTrace, routed: dict[str, Any], request: dict[str, Any], facts: RunFacts
+) -> Any:
+    """The parsed value, null-stripped with the original rule when the tool was declared strict."""
+    parsed = call.first("parsed")
+    if parsed is None or parsed.get("error") is not None:
+        return None
+    value = parsed.get("arguments")
+    declaration = facts.declared(call.turn, call.alias)
+    if declaration is not None and declaration.get("strict") is True:
+        rule = facts.rule_of(routed.get("server"), routed.get("tool"), request["seq"])
+        if rule is not None:
+            value = strip_optional_nulls(value, rule)
+    return value
+
+
+def check_server(run: RunRecord, facts: RunFacts) -> list[Finding]:
+    """server_check: an execution is claimed only where an exchange was recorded."""
+    return [f for f in (_server(call, facts) for call in run.calls) if f is not None]
+
+
+def _server(call: CallTrace, facts: RunFacts) -> Finding | None:
+    requests, responses, status = call.mcp_requests, call.mcp_responses, call.status
+    outcome_event = call.first("outcomes")
+    if len(requests) > 1:
+        ids = ", ".join(str(r.get("message", {}).get("id")) for r in requests)
+        return _bad(call, f"tools/call was sent {len(requests)} times (mcp ids {ids}): one call runs once",
+                    *requests)
+    if len(responses) > 1:
+        return _bad(call, f"the tools/call was answered {len(responses)} times", *responses)
+    if status is None:
+        return None  # no outcome recorded: the run stopped first (unfinished)
+    if status in NEVER_SENT:
+        return _never_sent(call, status, outcome_event)
+    if status in ANSWERED:
+        return _answered(call, facts, outcome_event)
+    if responses:
+        return _bad(call, f"recorded as {status}, yet the server answered the tools/call", outcome_event,
+                    responses[0])
+    recorded = call.outcome or {}
+    kind = recorded.get("transport_kind") or status
+    message = f"no answer ({kind}): {excerpt(recorded.get('message'), 80)}"
+    return call_finding(call, "server_check", True, message, "exchange", outcome_event, *requests)
+
+
+def _never_sent(call: CallTrace, status: str, outcome_event: dict[str, Any] | None) -> Finding:
+    """A call that never left toolrelay must have no tools/call."""
+    if call.mcp_requests:
+        mcp_id = call.mcp_requests[0].get("message", {}).get("id")
+        return _bad(call, f"recorded as {status} (never sent), yet tools/call mcp id {mcp_id} was sent",
+                    outcome_event, call.mcp_requests[0])
+    why = excerpt(call.outcome.get("message") if call.outcome else "", 80)
+    return call_finding(call, "server_check", True, f"{status}: not sent to any server ({why})", "exchange",
+                        outcome_event)
+
+
+def _bad(call: CallTrace, message: str, *events: dict[str, Any] | None) -> Finding:
+    return call_finding(call, "server_check", False, f"{call.call_id}: {message}", "exchange", *events)
+
+
+def _answered(call: CallTrace, facts: RunFacts, outcome_event: dict[str, Any] | None) -> Finding:
+    missing = "tools/call request" if not call.mcp_requests else "answer" if not call.mcp_responses else None
+    if missing is not None:
+        return _bad(
+            call,
+            f"recorded as {call.status}, but no {missing} is recorded for it: nothing shows "
+            "that a server ran the tool",
+            outcome_event,
+            call.first("mcp_requests"),
+        )
+    request, response = call.mcp_requests[0], call.mcp_responses[0]
+    exchange = facts.exchange(call)
+    if isinstance(exchange, str) or exchange is None:
+        return _bad(
+            call,
+            f"the answer to mcp id {request.get('message', {}).get('id')} is not a JSON-RPC "
+            f"response: {exchange}",
+            request,
+            response,
+        )
+    outcome = facts.outcome(call)
+    said = "?" if outcome is None else _said(outcome.status, outcome.message, outcome.error_code)
+    where = f"{request.get('server')} (connection {request.get('connection')})"
+    return call_finding(
+        call,
+        "server_check",
+        True,
+        f"{where} answered mcp id {exchange.mcp_id}: {said}",
+        "exchange",
+        request,
+        response,
+    )
+
+
+def _said(status: str, message: str, code: int | None) -> str:
+    if status == "ok":
+        return "a result (ok)"
+    if status == "tool_error":
+        return f"isError: true (tool error): {excerpt(message, 80)}"
+    if code is None:
+        return f"a malformed result (protocol error): {excerpt(message, 80)}"
+    return f"JSON-RPC error {code} (protocol error): {excerpt(message, 80)}"

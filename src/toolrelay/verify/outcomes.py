@@ -1,0 +1,99 @@
+"""A call's outcome rebuilt from what was recorded, and the feedback it must have given.
+
+For a call the server answered, the outcome is classified again from the recorded
+JSON-RPC request and response by the live path's own function
+(``relay.call.outcome_from_exchange``, fed an ``Exchange`` settled with the recorded
+answer exactly as the peer settles it). For a call that never got an answer (invalid
+arguments, unknown tool, refused, cancelled, transport failure) the recorded outcome
+record is the evidence. The expected ``function_call_output`` is then what the one
+rendering (``relay.feedback.render_output``) gives, with the run's recorded budget.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from ..protocol.jsonrpc import DecodeError, ErrorResponse, Response, classify
+from ..protocol.peer import Exchange
+from ..relay.call import outcome_from_exchange
+from ..relay.feedback import DEFAULT_OUTPUT_BUDGET, feedback_item, render_output
+from ..relay.result import OUTCOME_STATUSES, CallOutcome, OutcomeStatus
+from .record import CallTrace, RunRecord
+
+__all__ = ["ANSWERED", "NEVER_SENT", "expected_item", "rebuild_outcome", "recorded_exchange"]
+
+ANSWERED = frozenset({"ok", "tool_error", "protocol_error"})
+"""Classes that rest on a server's answer."""
+NEVER_SENT = frozenset({"invalid_arguments", "unknown_tool", "not_approved"})
+"""Classes of calls that must never reach a server."""
+
+
+def recorded_exchange(call: CallTrace) -> Exchange | str | None:
+    """The call's tools/call exchange rebuilt from the recorded messages; a string says why
+    the recorded answer is not a JSON-RPC response; None when nothing was answered."""
+    if not call.mcp_requests or not call.mcp_responses:
+        return None
+    request = call.mcp_requests[0].get("message")
+    response = call.mcp_responses[0].get("message")
+    if not isinstance(request, dict) or not isinstance(response, dict):
+        return "the recorded message is not a JSON object"
+    try:
+        answer = classify(response)
+    except DecodeError as exc:
+        return str(exc)
+    if not isinstance(answer, Response | ErrorResponse):
+        return "the recorded answer is a request or notification, not a response"
+    exchange = Exchange(mcp_id=request.get("id"), method="tools/call", request=request)  # type: ignore[arg-type]
+    exchange.settle(answer)
+    return exchange
+
+
+def _base(call: CallTrace) -> dict[str, Any]:
+    routed = call.first("routed") or {}
+    parsed = call.first("parsed") or {}
+    return {
+        "alias": call.alias if isinstance(call.alias, str) else "",
+        "call_id": call.call_id,
+        "server": routed.get("server"),
+        "tool": routed.get("tool"),
+        "arguments_text": parsed.get("arguments_text"),
+    }
+
+
+def rebuild_outcome(call: CallTrace, exchange: Exchange | str | None) -> CallOutcome | None:
+    """The call's outcome as the live path would classify the recorded evidence (its
+    ``recorded_exchange``), or None when the record lacks what it rests on (no outcome; an
+    answered class without an answer)."""
+    request = call.first("mcp_requests") or {}
+    if isinstance(exchange, Exchange):
+        return outcome_from_exchange(exchange, connection=request.get("connection"), **_base(call))
+    recorded = call.outcome
+    if not isinstance(recorded, dict) or recorded.get("status") not in OUTCOME_STATUSES:
+        return None
+    status = cast(OutcomeStatus, recorded["status"])
+    if status in ANSWERED:
+        return None
+    return CallOutcome(
+        status=status,
+        message=str(recorded.get("message", "")),
+        error_code=recorded.get("error_code"),
+        error_data=recorded.get("error_data"),
+        transport_kind=recorded.get("transport_kind"),
+        mcp_id=recorded.get("mcp_id"),
+        connection=recorded.get("connection"),
+        **_base(call),
+    )
+
+
+def expected_item(outcome: CallOutcome, run: RunRecord) -> dict[str, Any]:
+    """The function_call_output the run's own rendering gives for ``outcome``."""
+    start = run.run_start or {}
+    budget = start.get("output_budget")
+    multimodal = start.get("multimodal", True)
+    output = render_output(
+        outcome,
+        budget=budget if isinstance(budget, int) else DEFAULT_OUTPUT_BUDGET,
+        multimodal=multimodal is not False,
+    )
+    assert outcome.call_id is not None
+    return feedback_item(outcome.call_id, output)

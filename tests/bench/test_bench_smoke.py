@@ -1,0 +1,94 @@
+"""Smoke checks of the benches: every script answers --help, and the adapters the benches
+(and /work/shared/peer-bench's harness) drive really work against real processes.
+
+Real parts: the stdlib echo server as a subprocess, toolrelay's client, the fake Responses
+endpoint in its own process over loopback HTTP (a fake, because the hosted model cannot
+run here; it speaks the real wire format). The peers that need openai / openai-agents are
+not importable in the test venv and are exercised by the benches themselves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+BENCH = REPO / "bench"
+sys.path.insert(0, str(BENCH))
+
+import peer_adapters  # noqa: E402
+from loop_bench import EXPECTED, PROMPT, endpoint_stats, fake_endpoint  # noqa: E402
+
+ECHO_SERVER = [sys.executable, str(BENCH / "servers" / "minimal_echo_server.py")]
+
+
+@pytest.mark.parametrize(
+    ("script", "mentions"),
+    [
+        ("client_bench.py", "--client"),
+        ("startup_bench.py", "--runs"),
+        ("loop_bench.py", "--runner"),
+        ("run_all.py", "--only"),
+        ("setup_peers.py", "--node"),
+        ("servers/fake_responses.py", "--text"),
+    ],
+)
+def test_every_bench_script_answers_help(script: str, mentions: str) -> None:
+    done = subprocess.run([sys.executable, str(BENCH / script), "--help"], capture_output=True, text=True,
+                          timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert mentions in done.stdout
+    assert "BENCH_QUICK" in done.stdout or script in ("setup_peers.py", "servers/fake_responses.py")
+
+
+async def _one_call(factory_name: str, text: str) -> tuple[list[str], str]:
+    async with peer_adapters.CLIENTS[factory_name](ECHO_SERVER, None) as client:
+        return await client.list_tools(), await client.call_tool("echo", {"text": text})
+
+
+@pytest.mark.parametrize("client", ["toolrelay", "toolrelay-catalog", "sdk-session"])
+def test_client_adapters_echo_one_call_through_a_real_server(client: str) -> None:
+    names, echoed = asyncio.run(_one_call(client, "héllo from the smoke test"))
+    assert names == ["echo"]
+    assert echoed == "héllo from the smoke test"
+
+
+async def _unknown_tool() -> None:
+    async with peer_adapters.open_client(ECHO_SERVER) as client:
+        await client.call_tool("nope", {})
+
+
+def test_a_tool_error_is_not_a_bench_result() -> None:
+    with pytest.raises(RuntimeError, match="tool error: unknown tool"):
+        asyncio.run(_unknown_tool())
+
+
+def test_an_unknown_client_name_says_what_exists() -> None:
+    with pytest.raises(SystemExit, match="unknown name 'nope': use one of toolrelay, toolrelay-catalog"):
+        peer_adapters.resolve("nope", peer_adapters.CLIENTS)
+
+
+async def _two_runs(base_url: str) -> list[str]:
+    async with peer_adapters.runner(base_url, ECHO_SERVER) as run_once:
+        return [await run_once(PROMPT), await run_once(PROMPT)]
+
+
+def test_the_toolrelay_runner_keeps_its_server_across_runs_against_the_fake_endpoint() -> None:
+    with fake_endpoint(sys.executable) as base_url:
+        answers = asyncio.run(_two_runs(base_url))
+        stats = endpoint_stats(base_url)
+    # each run: a function_call to the echo tool, then the final answer quoting its output
+    assert answers == [EXPECTED, EXPECTED]
+    assert stats["requests"] == 4
+    assert stats["handler_s_total"] > 0
+
+
+def test_the_shared_harness_can_import_the_adapters_by_module_path() -> None:
+    found = peer_adapters.resolve("peer_adapters:open_client", {})
+    assert found is peer_adapters.open_client
+    assert Path(peer_adapters.__file__).parent == BENCH

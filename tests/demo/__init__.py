@@ -1,0 +1,1 @@
+"""Tests of `toolrelay demo` and the seed's standalone checks."""

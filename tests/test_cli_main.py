@@ -1,0 +1,41 @@
+"""The CLI's shared behaviour: help, usage errors, exit codes, a closed pipe."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+
+def toolrelay(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolrelay", *args], capture_output=True, text=True, timeout=60, cwd=cwd
+    )
+
+
+def test_help_lists_every_verb_and_the_exit_codes() -> None:
+    proc = toolrelay("--help")
+    assert proc.returncode == 0
+    for verb in ("files", "tools", "call", "run", "demo", "verify", "explain", "view"):
+        assert f"    {verb} " in proc.stdout
+    assert "exit codes: 0 success · 1 the command ran and reports a failure · 2 usage error" in proc.stdout
+
+
+def test_no_verb_and_unknown_options_are_usage_errors() -> None:
+    assert toolrelay().returncode == 2
+    proc = toolrelay("tools", "--no-such-flag")
+    assert proc.returncode == 2
+    assert "toolrelay: error: unrecognized arguments: --no-such-flag" in proc.stderr
+
+
+def test_a_reader_that_goes_away_is_not_an_error(tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_text("line\n" * 200_000)
+    command = [sys.executable, "-m", "toolrelay", "call", "fs__read_text_file",
+               '{"path": "big.txt", "head": 150000}']
+    with subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline() == b"line\n"
+        proc.stdout.close()
+        stderr = proc.stderr.read().decode()
+        assert proc.wait(timeout=60) == 0
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr

@@ -1,0 +1,1 @@
+"""Tests of the proof tools: transcripts, verify, explain."""

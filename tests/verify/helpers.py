@@ -1,0 +1,169 @@
+"""Real runs for the proof tests, and the tools to tamper with copies of their records.
+
+Every run is real: the offline stand-in model over loopback HTTP (its --script picks the
+calls), toolrelay's own file server and/or ``servers/honest_server.py`` as stdio
+subprocesses, and the transcript written by the run itself. Tests mutate copies only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from toolrelay.client.config import ServerConfig, builtin_file_server
+from toolrelay.relay.loop import RunLimits, RunResult
+from toolrelay.runner import RunOptions, run_async
+from toolrelay.verify import Verdict, load_run, verify
+
+HERE = Path(__file__).resolve().parent
+HONEST_SERVER = HERE / "servers" / "honest_server.py"
+TASK = "Read the first 20 lines of notes.txt"
+Event = dict[str, Any]
+
+
+def honest_server(name: str = "box") -> ServerConfig:
+    """The stdlib server whose tools end every way a call can end."""
+    return ServerConfig(name=name, transport="stdio", command=sys.executable, args=(str(HONEST_SERVER),))
+
+
+def write_notes(root: Path, lines: int = 30) -> None:
+    (root / "notes.txt").write_text("".join(f"line {n}\n" for n in range(1, lines + 1)), encoding="utf-8")
+
+
+def real_run(
+    folder: Path,
+    turns: list[dict[str, Any]] | None = None,
+    *,
+    task: str = TASK,
+    servers: list[ServerConfig] | None = None,
+    chain: bool = False,
+    strict: bool = False,
+    max_turns: int = 10,
+) -> tuple[Path, RunResult]:
+    """One real run in ``folder`` (notes.txt, file server as fs); its transcript and result."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_notes(folder)
+    script = None
+    if turns is not None:
+        script = folder / "script.json"
+        script.write_text(json.dumps({"turns": turns}), encoding="utf-8")
+    transcript = folder / "run.jsonl"
+    options = RunOptions(
+        model="offline",
+        script=script,
+        config=servers or [builtin_file_server(folder)],
+        transcript=transcript,
+        chain=chain,
+        strict=strict,
+        limits=RunLimits(max_turns=max_turns),
+    )
+    result = asyncio.run(run_async(task, options))
+    return transcript, result
+
+
+def read_events(path: Path) -> list[Event]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def write_events(path: Path, events: list[Event]) -> Path:
+    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events), encoding="utf-8")
+    return path
+
+
+def tampered(source: Path, target: Path, change: Callable[[list[Event]], None]) -> Path:
+    """A copy of the transcript ``source`` at ``target`` with ``change`` applied to its events."""
+    events = copy.deepcopy(read_events(source))
+    change(events)
+    return write_events(target, events)
+
+
+def tampered_folder(source: Path, target: Path, name: str, change: Callable[[Any], object]) -> Path:
+    """A copy of a demo folder with one JSON file changed in place by ``change``."""
+    shutil.copytree(source, target)
+    path = target / name
+    value = json.loads(path.read_text(encoding="utf-8"))
+    change(value)
+    path.write_text(json.dumps(value, indent=2), encoding="utf-8")
+    return target
+
+
+def find(events: list[Event], kind: str, **fields: Any) -> Event:
+    """The first event of ``kind`` whose fields match."""
+    return next(iter_events(events, kind, **fields))
+
+
+def iter_events(events: list[Event], kind: str, **fields: Any) -> Iterator[Event]:
+    return (e for e in events if e["kind"] == kind and all(e.get(k) == v for k, v in fields.items()))
+
+
+def tool_call(events: list[Event], n: int = 0, role: str = "mcp_request") -> Event:
+    """The n-th tools/call request (or response) event."""
+    return list(iter_events(events, role, method="tools/call"))[n]
+
+
+def model_body(events: list[Event], kind: str, turn: int) -> Any:
+    """The body of the last model_request / model_response of ``turn``."""
+    return list(iter_events(events, kind, turn=turn))[-1]["body"]
+
+
+def verdict_of(path: Path) -> Verdict:
+    return verify(load_run(path))
+
+
+def broken_link(path: Path) -> tuple[str | None, str]:
+    """(the first broken link, its message) of the run at ``path``."""
+    verdict = verdict_of(path)
+    return (verdict.broken.link, verdict.broken.message) if verdict.broken else (None, "")
+
+
+@contextmanager
+def http_file_server(root: Path, token: str) -> Iterator[str]:
+    """``toolrelay files ROOT --http 0`` (bearer token required) as a subprocess; its URL."""
+    env = {**os.environ, "TOOLRELAY_TOKEN": token}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolrelay", "files", str(root), "--http", "0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stderr is not None
+    try:
+        seen = []
+        for line in proc.stderr:  # the URL is announced on stderr
+            seen.append(line)
+            if found := re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line):
+                break
+        else:
+            raise AssertionError(f"toolrelay files --http printed no URL: {''.join(seen)}")
+        yield found.group(1)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(10)
+        proc.stderr.close()
+
+
+def run_cli(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """``python -m toolrelay ARGS`` as a real subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "toolrelay", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
