@@ -310,7 +310,8 @@ def test_every_entry_unsupported_is_an_error(tmp_path: Path) -> None:
 def test_environment_values_expanded_into_args_or_urls_are_redacted(tmp_path: Path) -> None:
     path = tmp_path / "mcp.json"
     path.write_text(
-        '{"mcpServers": {"bridge": {"command": "bridge", "args": ["--token", "${env:BRIDGE_TOKEN}", "${HOME_DIR}"]},'
+        '{"mcpServers": {"bridge": {"command": "bridge",'
+        ' "args": ["--token", "${env:BRIDGE_TOKEN}", "${HOME_DIR}"]},'
         ' "remote": {"url": "https://example.test/mcp?key=${REMOTE_KEY}"}}}'
     )
     environ = {"BRIDGE_TOKEN": "tok-0123456789", "HOME_DIR": "/srv/projects", "REMOTE_KEY": "k-9876543210"}
