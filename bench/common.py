@@ -1,13 +1,42 @@
-"""Small, generic helpers shared by the benches: quick mode, statistics, and a process's
-RSS and CPU time from Linux /proc. Nothing here knows what is being measured."""
+"""Small, generic helpers shared by the benches: quick mode, statistics, pass order, a
+process's RSS, CPU time and children from Linux /proc, and running a measuring child
+process. Nothing here knows what is being measured."""
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-__all__ = ["cpu_seconds", "quick", "rss_kb", "scaled", "summary"]
+__all__ = [
+    "BENCH_DIR",
+    "CACHE",
+    "append_jsonl",
+    "arg_parser",
+    "child_pids",
+    "cpu_seconds",
+    "median_of",
+    "medians_by",
+    "print_ratios",
+    "print_table",
+    "quick",
+    "ratio",
+    "rotated",
+    "rss_kb",
+    "run_child",
+    "scaled",
+    "summary",
+]
+
+BENCH_DIR = Path(__file__).resolve().parent
+CACHE = BENCH_DIR / ".cache"
 
 
 def quick() -> bool:
@@ -43,3 +72,85 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time a process has used, in seconds."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def arg_parser(doc: str | None) -> argparse.ArgumentParser:
+    """A parser whose --help shows the script's docstring as written."""
+    return argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def child_pids(parent: int) -> list[int]:
+    """The direct children of ``parent`` (a /proc walk)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # it ended while we looked
+        if int(fields[1]) == parent:
+            found.append(int(entry.name))
+    return found
+
+
+def rotated(names: Sequence[str], number: int) -> list[str]:
+    """The order of pass ``number``: rotated by one each pass, so nobody always goes first."""
+    shift = number % len(names) if names else 0
+    return [*names[shift:], *names[:shift]]
+
+
+def median_of(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def medians_by(
+    records: Sequence[dict[str, Any]], key: str, fields: Sequence[str]
+) -> dict[str, dict[str, float | None]]:
+    """For each value of ``key`` (a client, a runner), the median of each field over its records."""
+    names = list(dict.fromkeys(record[key] for record in records))
+    return {name: {field: median_of([r.get(field) for r in records if r[key] == name]) for field in fields}
+            for name in names}
+
+
+def ratio(numerator: float | None, denominator: float | None) -> float | None:
+    return numerator / denominator if numerator and denominator else None
+
+
+def run_child(command: list[str], *, timeout: float, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run a measuring child process; its last stdout line is its JSON record."""
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                          env=None if env is None else {**os.environ, **env})
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(f"{' '.join(command[:4])}... failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    record: dict[str, Any] = json.loads(lines[-1])
+    return record
+
+
+def append_jsonl(path: str | None, record: dict[str, Any]) -> None:
+    """Append one JSON line (with a timestamp and the interpreter) when ``path`` is given."""
+    if path:
+        stamped = {"ts": time.strftime("%Y-%m-%dT%H:%M:%S"), "python": sys.version.split()[0], **record}
+        with open(path, "a") as handle:
+            handle.write(json.dumps(stamped) + "\n")
+
+
+def print_table(table: dict[str, dict[str, float | None]], *, title: str = "") -> None:
+    """Columns are the table's keys (e.g. clients), rows their fields; '-' where missing."""
+    columns = list(table)
+    fields = list(dict.fromkeys(field for row in table.values() for field in row))
+    width = max([14, *(len(c) + 2 for c in columns)])
+    label = max([28, *(len(f) + 2 for f in fields)])
+    print(f"\n{title:{label}}" + "".join(f"{c:>{width}}" for c in columns))
+    for field in fields:
+        cells = (table[c].get(field) for c in columns)
+        shown = (f"{'-':>{width}}" if v is None else f"{v:>{width}.3f}" for v in cells)
+        print(f"{field:{label}}" + "".join(shown))
+
+
+def print_ratios(ratios: dict[str, float | None]) -> None:
+    width = max(len(label) for label in ratios) + 2 if ratios else 0
+    for label, value in ratios.items():
+        print(f"{label:{width}}" + ("-" if value is None else f"{value:.3f}"))

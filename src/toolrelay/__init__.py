@@ -13,16 +13,38 @@ __version__ = "0.1.0"
 # public name → module that defines it
 _EXPORTS: dict[str, str] = {
     "CallOutcome": "toolrelay.relay.result",
+    "Catalog": "toolrelay.client.catalog",
     "EventStream": "toolrelay.events",
+    "Relay": "toolrelay.relay.loop",
+    "RunLimits": "toolrelay.relay.loop",
+    "RunOptions": "toolrelay.runner",
+    "RunResult": "toolrelay.relay.loop",
+    "ServerConfig": "toolrelay.client.config",
     "ToolrelayError": "toolrelay.errors",
+    "connect": "toolrelay.client.catalog",
+    "load_run": "toolrelay.verify",
+    "run": "toolrelay.runner",
+    "run_async": "toolrelay.runner",
+    "verify": "toolrelay.verify",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])
 
 if TYPE_CHECKING:
+    from .client.catalog import Catalog as Catalog
+    from .client.catalog import connect as connect
+    from .client.config import ServerConfig as ServerConfig
     from .errors import ToolrelayError as ToolrelayError
     from .events import EventStream as EventStream
+    from .relay.loop import Relay as Relay
+    from .relay.loop import RunLimits as RunLimits
+    from .relay.loop import RunResult as RunResult
     from .relay.result import CallOutcome as CallOutcome
+    from .runner import RunOptions as RunOptions
+    from .runner import run as run
+    from .runner import run_async as run_async
+    from .verify import load_run as load_run
+    from .verify import verify as verify
 
 
 def __getattr__(name: str) -> Any:

@@ -147,21 +147,31 @@ class Peer:
         except BaseException:
             self._pending.pop(mcp_id, None)
             raise
+        # A timer handle per request, not asyncio.wait_for: the hot path stays one future.
+        loop = future.get_loop()
+        timer = None if timeout is None else loop.call_later(timeout, self._expire, mcp_id, timeout)
         try:
-            if timeout is None:
-                return await future
-            return await asyncio.wait_for(future, timeout)
-        except TimeoutError:
-            self._abandon(mcp_id, f"timed out after {timeout:g} s")
-            sent = "" if method == "initialize" else " (a cancellation was sent)"  # see _abandon
-            raise RequestTimeout(
-                f"{method} request {jsonrpc.id_text(mcp_id)} got no answer within {timeout:g} s{sent}"
-            ).for_request(mcp_id, message) from None
-        except ToolrelayError as exc:  # the channel failed, or the answer was unusable
+            return await future
+        except ToolrelayError as exc:  # timed out, the channel failed, or the answer was unusable
             raise exc.for_request(mcp_id, message) from None
         except asyncio.CancelledError:
             self._abandon(mcp_id, "cancelled by the client")
             raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+    def _expire(self, mcp_id: RequestId, timeout: float) -> None:
+        """A request's timeout passed: fail it and tell the other side (not for initialize)."""
+        pending = self._pending.get(mcp_id)
+        if pending is None or pending.future.done():
+            return
+        method = pending.exchange.method
+        self._abandon(mcp_id, f"timed out after {timeout:g} s")
+        sent = "" if method == "initialize" else " (a cancellation was sent)"  # see _abandon
+        pending.future.set_exception(RequestTimeout(
+            f"{method} request {jsonrpc.id_text(mcp_id)} got no answer within {timeout:g} s{sent}"
+        ))
 
     async def request(
         self, method: str, params: JSONObject | None = None, *, timeout: float | None = None

@@ -19,15 +19,15 @@ import json
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, Final, Literal
-
-import referencing
-from jsonschema import validators
-from jsonschema.exceptions import SchemaError, ValidationError
-from jsonschema.protocols import Validator
+from dataclasses import dataclass, replace
+from functools import cache
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .strict import json_type_name, strip_optional_nulls
+
+if TYPE_CHECKING:  # jsonschema is imported on first validation: `toolrelay tools` never needs it
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
 
 __all__ = [
     "MAX_ARGUMENT_DEPTH",
@@ -48,14 +48,20 @@ _SHOWN_CHARS: Final = 60
 _EXCERPT_CHARS: Final = 24
 _LISTED_NAMES: Final = 20
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
-_DRAFTS: Final[tuple[type[Validator], ...]] = (
-    validators.Draft202012Validator,
-    validators.Draft201909Validator,
-    validators.Draft7Validator,
-    validators.Draft6Validator,
-    validators.Draft4Validator,
-    validators.Draft3Validator,
-)
+
+
+@cache
+def _drafts() -> tuple[type[Validator], ...]:
+    from jsonschema import validators
+
+    return (
+        validators.Draft202012Validator,
+        validators.Draft201909Validator,
+        validators.Draft7Validator,
+        validators.Draft6Validator,
+        validators.Draft4Validator,
+        validators.Draft3Validator,
+    )
 
 ArgumentErrorKind = Literal["empty", "json", "not_object", "invalid", "tool_schema"]
 
@@ -167,6 +173,8 @@ class _Cached:
     fingerprint: str
     validator: Validator | None
     problem: ArgumentError | None
+    rule: Any = None
+    """The rule object it was built for: the same object needs no re-hashing."""
 
 
 class ArgumentChecker:
@@ -205,11 +213,15 @@ class ArgumentChecker:
         return ArgumentError(kind="invalid", message=self._summary(problems), problems=problems)
 
     def _validator(self, alias: str, rule: Mapping[str, Any]) -> _Cached:
-        fingerprint = _fingerprint(rule)
         cached = self._cache.get(alias)
+        if cached is not None and cached.rule is rule:  # the catalog's rules are never mutated
+            return cached
+        fingerprint = _fingerprint(rule)
         if cached is None or cached.fingerprint != fingerprint:
             cached = _build_validator(rule, fingerprint)
-            self._cache[alias] = cached
+        else:
+            cached = replace(cached, rule=rule)
+        self._cache[alias] = cached
         return cached
 
     def _summary(self, problems: tuple[str, ...]) -> str:
@@ -229,19 +241,22 @@ def _fingerprint(rule: Mapping[str, Any]) -> str:
 
 def _build_validator(rule: Any, fingerprint: str) -> _Cached:
     """The validator for ``rule`` (Any: a server may send a non-object schema)."""
+    import jsonschema
+    import referencing
+
     if not isinstance(rule, dict):
         problem = _tool_schema_problem(f"the schema is not an object (got {json_type_name(rule)})")
-        return _Cached(fingerprint, None, problem)
+        return _Cached(fingerprint, None, problem, rule)
     cls = validator_class(rule)
     try:
         cls.check_schema(rule)
-    except SchemaError as error:
+    except jsonschema.SchemaError as error:
         where = _path_text(error.absolute_path, root="(schema)")
-        return _Cached(fingerprint, None, _tool_schema_problem(f"{where}: {error.message}"))
+        return _Cached(fingerprint, None, _tool_schema_problem(f"{where}: {error.message}"), rule)
     except Exception as error:  # e.g. RecursionError on a pathological schema
-        return _Cached(fingerprint, None, _tool_schema_problem(_describe_crash(error)))
+        return _Cached(fingerprint, None, _tool_schema_problem(_describe_crash(error)), rule)
     # An empty registry: $refs resolve inside the schema only; nothing is fetched.
-    return _Cached(fingerprint, cls(rule, registry=referencing.Registry()), None)
+    return _Cached(fingerprint, cls(rule, registry=referencing.Registry()), None, rule)
 
 
 def validator_class(rule: Mapping[str, Any]) -> type[Validator]:
@@ -249,10 +264,10 @@ def validator_class(rule: Mapping[str, Any]) -> type[Validator]:
     declared = rule.get("$schema")
     if isinstance(declared, str):
         wanted = _draft_key(declared)
-        for cls in _DRAFTS:
+        for cls in _drafts():
             if _draft_key(str(cls.META_SCHEMA.get("$id") or cls.META_SCHEMA.get("id"))) == wanted:
                 return cls
-    return validators.Draft202012Validator
+    return _drafts()[0]
 
 
 def _draft_key(uri: str) -> str:

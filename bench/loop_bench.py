@@ -1,0 +1,255 @@
+"""Loop overhead per model turn: toolrelay's relay loop beside the OpenAI Agents SDK and a
+hand-written openai + mcp loop, against one fake endpoint and one stdio echo server.
+
+A run = model request 1 (answered with a ``function_call`` to the echo tool) -> MCP
+``tools/call`` -> model request 2 (carrying the ``function_call_output``; answered with
+the final message). Runners (peer_adapters.py), each keeping its MCP connection open
+across runs:
+
+  toolrelay      relay.Relay over an open Catalog and a ResponsesClient
+  agents         OpenAI Agents SDK, Runner.run + MCPServerStdio, its defaults
+                 (tools/list sent to the server every turn)
+  agents-cached  the same with cache_tools_list=True
+  raw            hand-written loop: AsyncOpenAI.responses.create + ClientSession.call_tool
+  toolrelay-lean-http  (only when asked) toolrelay with a prototype HTTP client, to measure a
+                 proposed change (bench/README.md, P1)
+
+The endpoint (bench/servers/fake_responses.py) runs in its own process and reports its
+own handler time; the MCP server is the stdlib minimal echo server for everyone (``--server
+sdk`` for the SDK's MCPServer). Each runner runs in its own child process (the bench
+venv's python). Overhead per run = median wall time of a run - the endpoint's own time
+per run; per turn = that / model requests per run. It includes the MCP round trip and
+the HTTP round trips. Passes rotate the order; figures are medians over passes, ratios
+are from this run only. Floor: a bare http.client keep-alive POST to the endpoint.
+
+Goal: toolrelay's overhead per turn <= 1/8 of the Agents SDK's and <= 1/3 of the raw loop's.
+
+    python bench/loop_bench.py                   5 passes of 200 runs
+    BENCH_QUICK=1 python bench/loop_bench.py     1 pass of 30 runs
+    options: --runner NAME (repeatable), --server minimal|sdk, --runs, --passes, --json-out FILE,
+             --profile [RUNNER] (cProfile of one child's runs, on stderr)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import cProfile
+import http.client
+import io
+import json
+import os
+import pstats
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+from common import (
+    BENCH_DIR,
+    append_jsonl,
+    arg_parser,
+    child_pids,
+    cpu_seconds,
+    medians_by,
+    print_ratios,
+    print_table,
+    quick,
+    ratio,
+    rotated,
+    run_child,
+    scaled,
+    summary,
+)
+
+PROMPT = "Please echo something, then tell me what you got."
+EXPECTED = "Done. The tool returned: hello from the fake model"
+SERVERS = {"minimal": "minimal_echo_server.py", "sdk": "sdk_echo_server.py"}
+DEFAULT_RUNNERS = ["toolrelay", "agents", "agents-cached", "raw"]
+FIELDS = ("connect_ms", "wall_median_ms", "wall_p90_ms", "endpoint_ms_per_run", "requests_per_run",
+          "overhead_ms_per_run", "overhead_ms_per_turn", "client_cpu_ms_per_run", "server_cpu_ms_per_run")
+
+
+# -- the endpoint ---------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def fake_endpoint(python: str) -> Iterator[str]:
+    """The fake Responses endpoint in its own process; yields its base URL."""
+    command = [python, str(BENCH_DIR / "servers" / "fake_responses.py"), "--max-seconds", "3600"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline().strip()
+        if not line.startswith("FAKE_RESPONSES_BASE_URL="):
+            raise RuntimeError(f"the fake endpoint did not start: {line!r}")
+        yield line.split("=", 1)[1]
+    finally:
+        process.terminate()
+        process.wait(10)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def endpoint_stats(base_url: str, *, reset: bool = False) -> dict[str, Any]:
+    root = base_url.rsplit("/v1", 1)[0]
+    request = urllib.request.Request(root + ("/_stats/reset" if reset else "/_stats"),
+                                     data=b"" if reset else None, method="POST" if reset else "GET")
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        found: dict[str, Any] = json.loads(answer.read())
+    return found
+
+
+def http_floor(base_url: str, requests: int) -> float:
+    """Median ms of a bare keep-alive POST of a final-turn request (no SDK, no framework)."""
+    parts = urlsplit(base_url)
+    connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=10)
+    body = json.dumps({"model": "fake-model", "input": [{"type": "function_call_output", "call_id": "c1",
+                                                           "output": "x"}]}).encode()
+    samples = []
+    for number in range(requests + 20):
+        started = time.perf_counter()
+        connection.request("POST", parts.path + "/responses", body, {"Content-Type": "application/json"})
+        connection.getresponse().read()
+        if number >= 20:
+            samples.append(time.perf_counter() - started)
+    connection.close()
+    return summary(samples)["median_ms"]
+
+
+# -- child: one runner ----------------------------------------------------------------------
+
+
+async def _timed_runs(run_once: Any, runs: int) -> list[float]:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        text = await asyncio.wait_for(run_once(PROMPT), 60)
+        samples.append(time.perf_counter() - started)
+        assert text == EXPECTED, text
+    return samples
+
+
+async def measure(
+    name: str, base_url: str, server_cmd: list[str], args: argparse.Namespace
+) -> dict[str, Any]:
+    from peer_adapters import RUNNERS, preload, resolve
+
+    factory = resolve(name, RUNNERS)
+    preload(name)
+    started = time.perf_counter()
+    async with factory(base_url, server_cmd) as run_once:
+        connect_ms = (time.perf_counter() - started) * 1e3
+        for _ in range(args.warmup):
+            assert await run_once(PROMPT) == EXPECTED
+        servers = child_pids(os.getpid())
+        endpoint_stats(base_url, reset=True)
+        server_before, client_before = sum(map(cpu_seconds, servers)), time.process_time()
+        profiler = cProfile.Profile() if args.profile else None
+        if profiler is not None:
+            profiler.enable()
+        samples = await _timed_runs(run_once, args.runs)
+        if profiler is not None:
+            profiler.disable()
+        client_cpu = time.process_time() - client_before
+        server_cpu = sum(map(cpu_seconds, servers)) - server_before
+        stats = endpoint_stats(base_url)
+    if profiler is not None:
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(35)
+        print(f"# cProfile of {args.runs} runs\n{out.getvalue()}", file=sys.stderr)
+    return _record(samples, stats, connect_ms, client_cpu, server_cpu if servers else None, args.runs)
+
+
+def _record(samples: list[float], stats: dict[str, Any], connect_ms: float, client_cpu: float,
+            server_cpu: float | None, runs: int) -> dict[str, Any]:
+    wall = summary(samples)
+    endpoint_ms = stats["handler_s_total"] / runs * 1e3
+    requests = stats["requests"] / runs
+    overhead = wall["median_ms"] - endpoint_ms
+    return {"connect_ms": connect_ms, "wall_median_ms": wall["median_ms"], "wall_p90_ms": wall["p90_ms"],
+            "endpoint_ms_per_run": endpoint_ms, "requests_per_run": requests, "overhead_ms_per_run": overhead,
+            "overhead_ms_per_turn": overhead / max(requests, 1.0),
+            "client_cpu_ms_per_run": client_cpu / runs * 1e3,
+            "server_cpu_ms_per_run": None if server_cpu is None else server_cpu / runs * 1e3}
+
+
+# -- parent ---------------------------------------------------------------------------------
+
+
+def child_command(python: str, name: str, base_url: str, args: argparse.Namespace) -> list[str]:
+    server_cmd = [python, str(BENCH_DIR / "servers" / SERVERS[args.server])]
+    return [python, str(BENCH_DIR / "loop_bench.py"), "--child", name, "--base-url", base_url,
+            "--server-cmd", json.dumps(server_cmd), "--runs", str(args.runs), "--warmup", str(args.warmup)]
+
+
+def run_passes(python: str, base_url: str, args: argparse.Namespace) -> list[dict[str, Any]]:
+    records = []
+    for number in range(args.passes):
+        for name in rotated(args.runner or DEFAULT_RUNNERS, number):
+            print(f"# pass {number + 1}/{args.passes}: {name}", file=sys.stderr)
+            record = run_child(child_command(python, name, base_url, args), timeout=1200)
+            records.append({"runner": name, "pass": number + 1, **record})
+    return records
+
+
+def report(records: list[dict[str, Any]], floor_ms: float) -> tuple[dict[str, Any], dict[str, float | None]]:
+    table = medians_by(records, "runner", FIELDS)
+    print_table(table, title="per run (ms)")
+    print(f"\nfloor: bare http.client keep-alive POST to the endpoint, median {floor_ms:.3f} ms per request")
+    goals = {"agents": " (goal <= 0.125)", "raw": " (goal <= 0.333)"}
+    ratios = {
+        f"overhead per turn, {mine} / {peer}{goals.get(peer, '')}": ratio(
+            table[mine]["overhead_ms_per_turn"], table[peer]["overhead_ms_per_turn"])
+        for mine in table if mine.startswith("toolrelay")
+        for peer in table if not peer.startswith("toolrelay")
+    }
+    print()
+    print_ratios(ratios)
+    return table, ratios
+
+
+def parse_args() -> argparse.Namespace:
+    parser = arg_parser(__doc__)
+    parser.add_argument("--runner", action="append", help=f"runner to measure (default {DEFAULT_RUNNERS})")
+    parser.add_argument("--server", default="minimal", choices=sorted(SERVERS), help="the MCP echo server")
+    parser.add_argument("--runs", type=int, default=scaled(200, 30), help="timed runs per runner and pass")
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--passes", type=int, default=scaled(5, 1), help="cheap, and the loop is noisy")
+    parser.add_argument("--json-out", help="append the summary as one JSON line")
+    parser.add_argument("--profile", nargs="?", const="toolrelay", metavar="RUNNER",
+                        help="cProfile one child's timed runs (stderr)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--base-url", help=argparse.SUPPRESS)
+    parser.add_argument("--server-cmd", help=argparse.SUPPRESS)
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
+    if args.child:
+        record = asyncio.run(measure(args.child, args.base_url, json.loads(args.server_cmd), args))
+        print(json.dumps(record))
+        return
+    from setup_peers import bench_python
+
+    python = str(bench_python())
+    with fake_endpoint(python) as base_url:
+        if args.profile:
+            command = [*child_command(python, args.profile, base_url, args), "--profile", args.profile]
+            subprocess.run(command, check=True)
+            return
+        floor_ms = http_floor(base_url, args.runs)
+        records = run_passes(python, base_url, args)
+    table, ratios = report(records, floor_ms)
+    append_jsonl(args.json_out, {"bench": "loop", "quick": quick(), "server": args.server, "runs": args.runs,
+                                 "passes": args.passes, "http_floor_ms": floor_ms, "medians": table,
+                                 "ratios": ratios, "records": records})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""A stdlib-only MCP stdio server with one tool, ``echo(text) -> text``: a near-zero-cost peer.
+
+Measuring a client against it isolates the client's own cost per call. It speaks the
+initialize handshake (echoing the client's protocolVersion when it is a handshake-era
+revision, else 2025-11-25) and answers ``server/discover`` and every other unknown
+method with JSON-RPC -32601, so mcp 2.x clients in "auto" mode fall back to the
+handshake. It validates nothing beyond what the echo needs.
+
+    python minimal_echo_server.py        (stdio)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+ECHO_TOOL = {
+    "name": "echo",
+    "description": "Return the given text unchanged.",
+    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+}
+
+
+def result_for(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+    """The result of a request, or None for a method this server does not have."""
+    if method == "initialize":
+        asked = params.get("protocolVersion")
+        return {
+            "protocolVersion": asked if asked in HANDSHAKE_VERSIONS else "2025-11-25",
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": "bench-minimal-echo", "version": "0"},
+        }
+    if method == "tools/list":
+        return {"tools": [ECHO_TOOL]}
+    if method == "tools/call":
+        if params.get("name") != "echo":
+            return {"content": [{"type": "text", "text": "unknown tool"}], "isError": True}
+        text = str((params.get("arguments") or {}).get("text", ""))
+        return {"content": [{"type": "text", "text": text}], "isError": False}
+    if method == "ping":
+        return {}
+    return None
+
+
+def answer(message: dict[str, Any]) -> dict[str, Any] | None:
+    """The response to one message (None for notifications)."""
+    request_id = message.get("id")
+    if request_id is None:
+        return None
+    method = str(message.get("method"))
+    result = result_for(method, message.get("params") or {})
+    if result is None:
+        return {"jsonrpc": "2.0", "id": request_id,
+                "error": {"code": -32601, "message": f"Method not found: {method}"}}
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def main() -> None:
+    out = sys.stdout
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            reply = answer(json.loads(line))
+        except ValueError:
+            reply = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+        if reply is not None:
+            out.write(json.dumps(reply) + "\n")
+            out.flush()
+
+
+if __name__ == "__main__":
+    main()

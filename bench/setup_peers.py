@@ -1,0 +1,65 @@
+"""The bench's own venv with the peers installed: ``bench/.cache/venv``.
+
+toolrelay's dependencies stay lean; the peers it is measured against (the mcp SDK, the
+openai SDK, the OpenAI Agents SDK, pinned to the versions of BASELINES.md) live only in
+this venv, next to an editable install of toolrelay itself. Every measuring child process
+runs with this venv's python, so toolrelay and its peers share one interpreter.
+
+    python bench/setup_peers.py            create or update the venv, print its python
+    python bench/setup_peers.py --node     also install the Node reference file server
+"""
+
+from __future__ import annotations
+
+import compileall
+import subprocess
+import sys
+from pathlib import Path
+
+from common import BENCH_DIR, CACHE, arg_parser
+
+__all__ = ["PEER_SPECS", "bench_python", "compile_toolrelay"]
+
+PEER_SPECS = ("mcp==2.3.0", "openai==3.57.0", "openai-agents==0.24.0")
+REPO = BENCH_DIR.parent
+VENV = CACHE / "venv"
+
+
+def bench_python() -> Path:
+    """The venv's python, created and installed on first use (idempotent, ~1 min once)."""
+    python = VENV / "bin" / "python"
+    marker = VENV / "bench-specs.txt"
+    wanted = "\n".join([str(REPO), *PEER_SPECS])
+    if python.exists() and marker.exists() and marker.read_text() == wanted:
+        return python
+    print(f"# setting up {VENV} ({' '.join(PEER_SPECS)})", file=sys.stderr)
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", str(REPO), *PEER_SPECS], check=True)
+    marker.write_text(wanted)
+    return python
+
+
+def compile_toolrelay() -> None:
+    """Write toolrelay's bytecode, as a wheel install would.
+
+    With PYTHONDONTWRITEBYTECODE=1 (set here) an editable install never gets .pyc files and
+    every start re-compiles the package, while pip-installed peers start from bytecode."""
+    compileall.compile_dir(str(REPO / "src" / "toolrelay"), quiet=1)
+
+
+def main() -> None:
+    parser = arg_parser(__doc__)
+    parser.add_argument("--node", action="store_true", help="install the Node reference server (files_bench)")
+    args = parser.parse_args()
+    python = bench_python()
+    compile_toolrelay()
+    if args.node:
+        from files_bench import node_server
+
+        print(" ".join(node_server()))
+    print(python)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+"""Time ``toolrelay verify`` on a large real transcript: 10,000 calls, 100 turns × 100 calls.
+
+The transcript comes from one real run, made once and kept in bench/.cache: the offline
+stand-in model follows a script of 100 turns of 100 ``fs__read_text_file`` calls each in
+chain mode (previous_response_id), and toolrelay's own file server answers every call
+over stdio. Then ``load_run`` + ``verify`` are timed (best of a few passes, in this
+process) and compared with the target: under 2 s, linear in the transcript's size. The
+target is judged on the process's CPU time, because the wall time on a shared machine
+includes waiting for a CPU (the wall time is printed too, with the load average).
+
+    python bench/verify_bench.py                 # full: 100 × 100 calls
+    BENCH_QUICK=1 python bench/verify_bench.py   # smoke: 10 × 20 calls
+    options: --regenerate (make the transcript again), --passes N
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import quick, scaled
+from toolrelay.client.config import builtin_file_server
+from toolrelay.relay.loop import RunLimits
+from toolrelay.runner import RunOptions, run_async
+from toolrelay.verify import load_run, verify
+
+HERE = Path(__file__).resolve().parent
+CACHE = HERE / ".cache"
+TARGET_SECONDS = 2.0
+
+
+def script(turns: int, calls: int) -> dict[str, object]:
+    """``turns`` model responses of ``calls`` parallel reads each; every arguments text is
+    different (head 1, 2, 3, ...), so nothing in verify can profit from repeated values."""
+    return {
+        "turns": [
+            {
+                "calls": [
+                    {
+                        "name": "fs__read_text_file",
+                        "arguments": {"path": "notes.txt", "head": 1 + t * calls + c},
+                    }
+                    for c in range(calls)
+                ]
+            }
+            for t in range(turns)
+        ]
+    }
+
+
+def make_transcript(path: Path, turns: int, calls: int) -> float:
+    """One real run writing ``path``; its wall time in seconds."""
+    with tempfile.TemporaryDirectory(prefix="verify-bench-") as workspace:
+        root = Path(workspace)
+        (root / "notes.txt").write_text("".join(f"line {n}\n" for n in range(1, 31)), encoding="utf-8")
+        (root / "script.json").write_text(json.dumps(script(turns, calls)), encoding="utf-8")
+        options = RunOptions(
+            model="offline",
+            script=root / "script.json",
+            config=[builtin_file_server(root)],
+            chain=True,
+            transcript=path,
+            limits=RunLimits(max_turns=turns + 1, concurrency=16),
+        )
+        started = time.perf_counter()
+        result = asyncio.run(run_async("Read notes.txt many times", options))
+        elapsed = time.perf_counter() - started
+    if result.status != "completed" or len(result.calls) != turns * calls:
+        raise SystemExit(
+            f"the bench run ended {result.status} with {len(result.calls)} calls: {result.reason}"
+        )
+    return elapsed
+
+
+def time_verify(path: Path, passes: int) -> tuple[float, float, int, bool]:
+    """Best wall and CPU time of load_run + verify; the number of findings and whether it passed."""
+    wall, cpu, findings, ok = float("inf"), float("inf"), 0, False
+    for _ in range(passes):
+        started, started_cpu = time.perf_counter(), time.process_time()
+        verdict = verify(load_run(path))
+        wall = min(wall, time.perf_counter() - started)
+        cpu = min(cpu, time.process_time() - started_cpu)
+        findings, ok = len(verdict.findings), verdict.ok and verdict.finished
+    return wall, cpu, findings, ok
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--regenerate", action="store_true", help="make the transcript again")
+    parser.add_argument("--passes", type=int, default=scaled(5, 1))
+    args = parser.parse_args()
+    turns, calls = scaled(100, 10), scaled(100, 20)
+    path = CACHE / f"verify-{turns}x{calls}-chain-v2.jsonl"
+    CACHE.mkdir(parents=True, exist_ok=True)
+    if args.regenerate or not path.exists():
+        print(f"making the transcript: a real run of {turns} turns × {calls} calls (chain mode)…", flush=True)
+        print(f"  run: {make_transcript(path, turns, calls):.1f} s")
+    size = path.stat().st_size
+    lines = sum(1 for _ in path.open(encoding="utf-8"))
+    wall, cpu, findings, ok = time_verify(path, args.passes)
+    print(f"transcript: {path} ({size / 1e6:.1f} MB, {lines} events, {turns * calls} calls)")
+    print(
+        f"verify (load_run + verify, best of {args.passes}): {wall:.2f} s wall, {cpu:.2f} s CPU; "
+        f"{findings} findings, {'all links hold' if ok else 'NOT CLEAN'}; {size / 1e6 / cpu:.1f} MB/s"
+    )
+    load = os.getloadavg()[0]
+    if load > (os.cpu_count() or 1):
+        print(
+            f"note: load average {load:.1f} on {os.cpu_count()} CPUs: "
+            "the wall time includes waiting for a CPU"
+        )
+    target = TARGET_SECONDS * (1 if not quick() else 0.1)
+    print(f"target: under {target:g} s of CPU → {'PASS' if cpu < target else 'FAIL'}")
+    return 0 if ok and cpu < target else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
