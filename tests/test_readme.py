@@ -1,0 +1,133 @@
+"""README.md's set-up and examples are checked: the two commands, .ci/run, every
+``console`` block (commands and their output) and every ``python`` block with the
+``output`` block that follows it, run for real in a workspace like the one README
+describes (a notes.txt of 30 lines, ``line 1`` … ``line 30``).
+
+In expected output, a line ``...`` stands for any number of lines, ``...`` inside a line
+for any text, and a last line ``(exit N)`` for the command's exit code (0 otherwise).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+README = (REPO / "README.md").read_text(encoding="utf-8")
+TWO_READS = (
+    '{"turns": [{"calls": [{"name": "fs__read_text_file", "arguments": {"path": "notes.txt", "tail": 2}}, '
+    '{"name": "fs__read_text_file", "arguments": {"path": "missing.txt"}}]}]}'
+)
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def blocks() -> list[tuple[str, str]]:
+    return [(m.group(1), m.group(2)) for m in FENCE.finditer(README)]
+
+
+def console_examples() -> list[list[tuple[str, list[str]]]]:
+    """Per console block, its (command, expected output lines), in order."""
+    examples = []
+    for kind, body in blocks():
+        if kind != "console":
+            continue
+        steps = []
+        for chunk in re.split(r"^\$ ", body, flags=re.MULTILINE)[1:]:
+            command, _, rest = chunk.partition("\n")
+            steps.append((command, rest.splitlines()))
+        examples.append(steps)
+    return examples
+
+
+def python_examples() -> list[tuple[str, str]]:
+    found = blocks()
+    return [
+        (code, found[i + 1][1])
+        for i, (kind, code) in enumerate(found[:-1])
+        if kind == "python" and found[i + 1][0] == "output"
+    ]
+
+
+def make_workspace(root: Path) -> Path:
+    (root / "notes.txt").write_text("".join(f"line {i}\n" for i in range(1, 31)))
+    (root / "two-reads.json").write_text(TWO_READS)
+    (root / "examples").symlink_to(REPO / "examples")
+    return root
+
+
+def run_shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return subprocess.run(
+        command + " 2>&1",
+        shell=True,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def expected_pattern(lines: list[str]) -> re.Pattern[str]:
+    parts = []
+    for line in lines:
+        if line == "...":
+            parts.append(r"(?:[^\n]*\n)*?")
+        else:
+            parts.append(".*?".join(re.escape(piece) for piece in line.split("...")) + r"\n")
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def test_readme_opens_with_the_two_commands_and_ci_runs_the_second() -> None:
+    first_block = blocks()[0]
+    assert first_block[0] == "sh"
+    main_command, test_command = first_block[1].strip().splitlines()
+    assert main_command.endswith(".venv/bin/toolrelay demo")
+    assert test_command.endswith(".venv/bin/python -m pytest")
+    ci = (REPO / ".ci" / "run").read_text().splitlines()
+    assert test_command in ci, ".ci/run must run README's test command exactly"
+    assert ci[-1] == test_command, "the test command is the last step of .ci/run (its status is CI's)"
+    assert main_command in ci
+
+
+def test_the_two_reads_script_shown_in_the_readme_is_the_one_tested() -> None:
+    assert TWO_READS in " ".join(README.split())  # README wraps it over lines
+
+
+@pytest.mark.parametrize("steps", console_examples(), ids=lambda steps: steps[0][0][:50])
+def test_console_example(steps: list[tuple[str, list[str]]], tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path)
+    for command, expected in steps:
+        code = 0
+        if expected and (m := re.fullmatch(r"\(exit (\d+)\)", expected[-1])):
+            code, expected = int(m.group(1)), expected[:-1]
+        proc = run_shell(command, workspace)
+        assert proc.returncode == code, f"$ {command}\n{proc.stdout}"
+        output = proc.stdout if proc.stdout.endswith("\n") or not proc.stdout else proc.stdout + "\n"
+        shown = "\n".join(expected)
+        assert expected_pattern(expected).fullmatch(output), (
+            f"$ {command}\nREADME shows:\n{shown}\n\ngot:\n{output}"
+        )
+
+
+@pytest.mark.parametrize(("code", "expected"), python_examples(), ids=lambda v: str(v)[:40])
+def test_python_example(code: str, expected: str, tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=make_workspace(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env={k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == expected
