@@ -154,7 +154,10 @@ def test_a_tool_error_with_only_an_image_still_starts_with_the_marker() -> None:
 
 def test_the_budget_cuts_text_with_a_visible_note() -> None:
     output = render_output(ok(text("x" * 50)), budget=10)
-    note = "[toolrelay: output cut to 10 of 50 characters; ask for less (for example with head or tail) to see the rest]"
+    note = (
+        "[toolrelay: output cut to 10 of 50 characters; "
+        "ask for less (for example with head or tail) to see the rest]"
+    )
     assert output == "x" * 10 + "\n" + note
 
 
