@@ -11,8 +11,6 @@ across runs:
                  (tools/list sent to the server every turn)
   agents-cached  the same with cache_tools_list=True
   raw            hand-written loop: AsyncOpenAI.responses.create + ClientSession.call_tool
-  toolrelay-lean-http  (only when asked) toolrelay with a prototype HTTP client, to measure a
-                 proposed change (bench/README.md, P1)
 
 The endpoint (bench/servers/fake_responses.py) runs in its own process and reports its
 own handler time; the MCP server is the stdlib minimal echo server for everyone (``--server

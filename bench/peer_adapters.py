@@ -15,8 +15,6 @@ model answers), returning the final text.
                 open_catalog_client  client.Catalog.call (the relay's whole call path: JSON text
                                      parsed, routed, validated against the schema, outcome built)
                 runner               relay.Relay over a Catalog and a model.ResponsesClient
-                runner_lean_http     the same with a prototype HTTP client (asyncio + h11), to
-                                     measure proposal P1 of bench/README.md; not a product path
     peers       sdk_session          mcp.ClientSession over mcp.client.stdio.stdio_client
                 sdk_client           mcp.Client (mcp 2.x high-level client, "auto" mode)
                 agents_runner        OpenAI Agents SDK: Runner.run + MCPServerStdio (its defaults)
@@ -30,18 +28,15 @@ and ``agents_loop.py --runner peer_adapters:runner``.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import importlib
 import itertools
 import json
 import os
 import tempfile
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol, TextIO
-from urllib.parse import urlsplit
 
 from toolrelay.client.catalog import Catalog
 from toolrelay.client.config import ServerConfig
@@ -61,7 +56,6 @@ __all__ = [
     "raw_runner",
     "resolve",
     "runner",
-    "runner_lean_http",
     "sdk_client",
     "sdk_session",
 ]
@@ -151,9 +145,7 @@ async def open_catalog_client(
 
 
 @contextlib.asynccontextmanager
-async def runner(
-    base_url: str, server_cmd: list[str], *, model_client: Callable[..., Any] | None = None
-) -> AsyncIterator[RunOnce]:
+async def runner(base_url: str, server_cmd: list[str]) -> AsyncIterator[RunOnce]:
     """toolrelay's relay loop: ``Relay.run`` over one open Catalog and one ResponsesClient.
 
     No consent prompt (``approve=None``), like the peers, which have none by default."""
@@ -163,10 +155,9 @@ async def runner(
 
     events = EventStream()
     endpoint = ModelEndpoint(base_url=base_url, api_key=API_KEY)
-    make_model = model_client or (lambda e, events: ResponsesClient(e, events=events))
     async with (
         Catalog([_server_config("echo", server_cmd, None)], events=events, log_dir=LOG_DIR) as catalog,
-        make_model(endpoint, events) as model,
+        ResponsesClient(endpoint, events=events) as model,
     ):
         relay = Relay(catalog, model, RequestSettings(model=MODEL), events=events, endpoint=model.url)
 
@@ -176,81 +167,6 @@ async def runner(
                 raise RuntimeError(f"toolrelay run ended {result.status}: {result.reason}")
             return result.final_text or ""
 
-        yield run_once
-
-
-# -- a prototype, not a peer: toolrelay's loop with a lean HTTP client ---------------------
-
-
-class _LeanHttp:
-    """Proposal P1's prototype: one keep-alive HTTP/1.1 connection on asyncio streams + h11
-    (already a toolrelay dependency), the request written in one piece. Plain http and
-    Content-Length answers only: enough for the bench endpoint, not a product."""
-
-    def __init__(self, url: str) -> None:
-        self.url = urlsplit(url)
-        self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
-
-    async def post(self, content: bytes, headers: dict[str, str]) -> tuple[int, list[tuple[str, str]], bytes]:
-        import h11
-
-        if self._streams is None:
-            self._streams = await asyncio.open_connection(self.url.hostname, self.url.port)
-        reader, writer = self._streams
-        http = h11.Connection(h11.CLIENT)
-        fields = [("Host", self.url.netloc), ("Content-Length", str(len(content))), *headers.items()]
-        target = self.url.path + (f"?{self.url.query}" if self.url.query else "")
-        writer.write(http.send(h11.Request(method="POST", target=target, headers=fields))
-                     + (http.send(h11.Data(data=content)) or b"") + (http.send(h11.EndOfMessage()) or b""))
-        status, answer_headers, body = 0, [], bytearray()
-        while True:
-            event = http.next_event()
-            if event is h11.NEED_DATA:
-                http.receive_data(await reader.read(1 << 16))
-            elif isinstance(event, h11.Response):
-                status = event.status_code
-                answer_headers = [(k.decode(), v.decode()) for k, v in event.headers]
-            elif isinstance(event, h11.Data):
-                body += event.data
-            elif isinstance(event, h11.EndOfMessage):
-                return status, answer_headers, bytes(body)
-
-    async def aclose(self) -> None:
-        if self._streams is not None:
-            self._streams[1].close()
-            await self._streams[1].wait_closed()
-
-
-def _lean_model_client(endpoint: Any, events: EventStream) -> Any:
-    """A ResponsesClient whose ``_send`` uses ``_LeanHttp`` (everything else unchanged)."""
-    import httpx2
-
-    from toolrelay.model import ResponsesClient
-    from toolrelay.model import client as model_client
-
-    class LeanResponsesClient(ResponsesClient):
-        def __init__(self) -> None:
-            super().__init__(endpoint, events=events)
-            self.lean = _LeanHttp(endpoint.responses_url)
-
-        async def _send(self, content: bytes) -> Any:
-            started = time.perf_counter()
-            status, headers, raw = await self.lean.post(content, self._headers)
-            elapsed = time.perf_counter() - started
-            parsed = model_client._parse(raw)
-            return model_client._Answer(status, httpx2.Headers(headers), raw, parsed, elapsed)
-
-        async def aclose(self) -> None:
-            await self.lean.aclose()
-            await super().aclose()
-
-    return LeanResponsesClient()
-
-
-@contextlib.asynccontextmanager
-async def runner_lean_http(base_url: str, server_cmd: list[str]) -> AsyncIterator[RunOnce]:
-    """``runner`` with proposal P1's HTTP client (bench prototype; see bench/README.md)."""
-    async with runner(base_url, server_cmd, model_client=_lean_model_client) as run_once:
         yield run_once
 
 
@@ -384,7 +300,6 @@ CLIENTS: dict[str, Callable[..., Any]] = {
 }
 RUNNERS: dict[str, Callable[..., Any]] = {
     "toolrelay": runner,
-    "toolrelay-lean-http": runner_lean_http,
     "agents": agents_runner,
     "agents-cached": agents_cached_runner,
     "raw": raw_runner,
@@ -393,7 +308,6 @@ RUNNERS: dict[str, Callable[..., Any]] = {
 
 _PRELOAD: dict[str, tuple[str, ...]] = {
     "toolrelay": ("toolrelay.model", "toolrelay.relay.loop"),
-    "toolrelay-lean-http": ("toolrelay.model", "toolrelay.relay.loop", "h11"),
     "sdk-session": ("mcp", "mcp.client.stdio"),
     "sdk-client": ("mcp", "mcp.client.stdio"),
     "agents": ("openai", "agents", "agents.mcp"),

@@ -9,12 +9,16 @@ travel only in headers, and headers are never recorded.
 
 Retries follow ``retry.py``; the meaning of a failure follows ``failures.py``. A failed
 request raises ``ModelError`` (exit code 3) with the API's own message, or
-``ModelFeatureUnsupported`` naming the option that avoids the missing feature.
+``ModelFeatureUnsupported`` naming the option that avoids the missing feature. The bytes
+travel over ``http.py``'s lean HTTP/1.1 client, or httpx2 when a proxy applies
+(``transport.py``); the failures of either are the ``HttpFailure`` classes, turned into
+messages in one place here (``describe_transport_error`` and ``_transport_retry``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import socket
 import ssl
@@ -23,22 +27,29 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final, cast
-from urllib.parse import urlsplit
-
-import httpx2
+from urllib.parse import unquote, urlsplit
 
 from .. import redaction
 from ..errors import ModelError
 from ..events import EventStream, ModelRequestEvent, ModelResponseEvent, Notice
 from .endpoint import ModelEndpoint
 from .failures import check_reply, classify_failure
+from .http import (
+    ConnectionClosed,
+    ConnectTimeout,
+    HttpFailure,
+    ReadTimeout,
+    RequestRejected,
+    Target,
+    TransportFailure,
+)
 from .retry import RETRY_STATUSES, backoff_delay, retry_wait
+from .transport import open_transport
 
 __all__ = ["ModelEndpoint", "ModelReply", "ResponsesClient", "describe_transport_error"]
 
 REDACTED: Final = redaction.REDACTED.encode()
 CONNECT_TIMEOUT: Final = 15.0
-LOOPBACK_PATTERNS: Final = ("all://127.0.0.1", "all://localhost", "all://[::1]")
 
 
 @dataclass(slots=True, kw_only=True)
@@ -59,7 +70,8 @@ class ModelReply:
 @dataclass(slots=True)
 class _Answer:
     status: int
-    headers: httpx2.Headers
+    headers: dict[str, str]
+    """Names lower-case."""
     raw: bytes
     body: Any
     """Parsed JSON, or the text when it is not JSON (secrets redacted)."""
@@ -85,13 +97,13 @@ class ResponsesClient:
         self._timeout = timeout
         self._max_retries = max(max_retries, 0)
         self._backoff = backoff
-        self._headers = endpoint.request_headers()
+        self._target = Target.parse(endpoint.responses_url)
+        self._headers = _request_headers(endpoint)
         self._secret = endpoint.api_key.encode() if endpoint.api_key else None
         self._warned = False
-        limits = httpx2.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT))
-        # Loopback endpoints (local servers, the offline model) never go through a proxy.
-        direct: dict[str, httpx2.AsyncBaseTransport | None] = dict.fromkeys(LOOPBACK_PATTERNS)
-        self._http = httpx2.AsyncClient(timeout=limits, follow_redirects=False, mounts=direct)
+        self._http = open_transport(
+            endpoint.responses_url, timeout=timeout, connect_timeout=min(timeout, CONNECT_TIMEOUT)
+        )
 
     async def __aenter__(self) -> ResponsesClient:
         return self
@@ -114,10 +126,12 @@ class ResponsesClient:
             self._events.emit(ModelRequestEvent(turn=turn, url=self.url, body=body, attempt=attempt))
             try:
                 answer = await self._send(content)
-            except httpx2.TransportError as exc:
+            except TransportFailure as exc:
                 await self._pause(self._transport_retry(exc, attempt), attempt, describe_transport_error(exc))
                 continue
-            except httpx2.RequestError as exc:
+            except RequestRejected as exc:
+                raise ModelError(f"cannot send the request to the model endpoint {self.url}: {exc}") from exc
+            except HttpFailure as exc:  # an answer too large, or in an encoding not decoded
                 raise ModelError(f"cannot read the model endpoint's answer from {self.url}: {exc}") from exc
             self._events.emit(ModelResponseEvent(turn=turn, status=answer.status, body=answer.body,
                                                  elapsed=round(answer.elapsed, 6), attempt=attempt))
@@ -131,11 +145,11 @@ class ResponsesClient:
 
     async def _send(self, content: bytes) -> _Answer:
         started = time.perf_counter()
-        response = await self._http.post(self.endpoint.responses_url, content=content, headers=self._headers)
+        response = await self._http.post(self._target, self._headers, content)
         elapsed = time.perf_counter() - started
-        raw = response.content
+        raw = response.body
         shown = raw.replace(self._secret, REDACTED) if self._secret and self._secret in raw else raw
-        return _Answer(response.status_code, response.headers, raw, _parse(shown), elapsed)
+        return _Answer(response.status, response.headers, raw, _parse(shown), elapsed)
 
     def _reply(self, answer: _Answer, body: dict[str, Any], content: bytes, attempt: int) -> ModelReply:
         problem = check_reply(answer.body, body)
@@ -156,12 +170,12 @@ class ResponsesClient:
             return error
         return type(error)(f"{error} ({'; '.join(notes)})", error.status)
 
-    def _transport_retry(self, exc: httpx2.TransportError, attempt: int) -> float:
+    def _transport_retry(self, exc: TransportFailure, attempt: int) -> float:
         """The wait before the next attempt, or the final error when attempts are spent."""
         if attempt <= self._max_retries:
             return backoff_delay(attempt, self._backoff)
         tried = f" (tried {attempt} times)" if attempt > 1 else ""
-        if isinstance(exc, httpx2.TimeoutException) and not isinstance(exc, httpx2.ConnectTimeout):
+        if isinstance(exc, ReadTimeout):
             message = f"the model endpoint {self.url} did not answer within {self._timeout:g} s{tried}"
         else:
             message = f"cannot reach the model endpoint {self.url}: {describe_transport_error(exc)}{tried}"
@@ -179,6 +193,16 @@ class ResponsesClient:
         host = urlsplit(self.endpoint.base_url).hostname
         text = f"the API key is sent to {host} over plain http; use https"
         self._events.emit(Notice(level="warning", text=text))
+
+
+def _request_headers(endpoint: ModelEndpoint) -> list[tuple[str, str]]:
+    """The headers of every request, built once; user info in the URL becomes Basic auth."""
+    headers = endpoint.request_headers()
+    parts = urlsplit(endpoint.base_url)
+    if parts.username is not None and not any(name.lower() == "authorization" for name in headers):
+        pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+    return list(headers.items())
 
 
 def _parse(raw: bytes) -> Any:
@@ -211,8 +235,8 @@ def describe_transport_error(exc: BaseException) -> str:
             return f"TLS failed ({cause.reason or cause})"
         if isinstance(cause, ConnectionResetError):
             return "connection reset by the server"
-    if isinstance(exc, httpx2.RemoteProtocolError):
+    if isinstance(exc, ConnectionClosed):
         return "the server closed the connection without a valid answer"
-    if isinstance(exc, httpx2.TimeoutException):
+    if isinstance(exc, ConnectTimeout | ReadTimeout):
         return "timed out"
     return str(exc) or type(exc).__name__

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -48,7 +49,10 @@ def _env(env: Mapping[str, str], name: str) -> str | None:
 
 @dataclass(frozen=True, kw_only=True)
 class ModelEndpoint:
-    """A Responses endpoint: ``POST {base_url}/responses``."""
+    """A Responses endpoint: ``POST {base_url}/responses``.
+
+    The derived URLs and flags are computed once (``cached_property``: the fields are frozen),
+    not on every request."""
 
     base_url: str
     """e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1."""
@@ -83,11 +87,11 @@ class ModelEndpoint:
         key = _env(env, "AZURE_OPENAI_API_KEY") or _env(env, "OPENAI_API_KEY")
         return cls(base_url=base, api_key=key, azure_api_version=version)
 
-    @property
+    @cached_property
     def is_azure(self) -> bool:
         return self.azure_api_version is not None or _is_azure_host(self.base_url)
 
-    @property
+    @cached_property
     def responses_url(self) -> str:
         """The exact URL posted to (it may carry query parameters of ``base_url``)."""
         parts = urlsplit(self.base_url)
@@ -98,12 +102,12 @@ class ModelEndpoint:
         path = parts.path.rstrip("/") + "/responses"
         return urlunsplit((parts.scheme, parts.netloc, path, urlencode(query), ""))
 
-    @property
+    @cached_property
     def shown_url(self) -> str:
         """The URL as recorded and printed: no secrets."""
         return redact_url(self.responses_url)
 
-    @property
+    @cached_property
     def sends_key_in_clear(self) -> bool:
         """An API key would travel over plain http to a host that is not this machine."""
         parts = urlsplit(self.base_url)

@@ -1,0 +1,131 @@
+"""Which HTTP client carries the model's requests: the lean one, or httpx2 behind a proxy.
+
+Direct connections use ``http.HttpClient`` (asyncio + h11). When the environment names a
+proxy for the endpoint's URL (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``, minus
+``NO_PROXY``, as ``urllib.request`` reads them), the requests go through httpx2 instead,
+which speaks HTTP proxies and CONNECT tunnels; its failures are turned into the same
+``HttpFailure`` classes, so the model client handles one family of errors. Loopback
+endpoints (local servers, the offline model) never go through a proxy.
+"""
+
+from __future__ import annotations
+
+import urllib.request
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+from urllib.parse import urlsplit
+
+from .endpoint import is_loopback
+from .http import (
+    MAX_ANSWER_BYTES,
+    AnswerRejected,
+    ConnectFailed,
+    ConnectionClosed,
+    ConnectTimeout,
+    HttpAnswer,
+    HttpClient,
+    HttpFailure,
+    ReadTimeout,
+    Target,
+    TransportFailure,
+    size_text,
+)
+
+if TYPE_CHECKING:
+    import httpx2
+
+__all__ = ["HttpTransport", "ProxiedClient", "open_transport", "proxy_for"]
+
+
+class HttpTransport(Protocol):
+    """What the model client posts through (``HttpClient`` or ``ProxiedClient``)."""
+
+    async def post(
+        self, target: Target, headers: Sequence[tuple[str, str]], content: bytes
+    ) -> HttpAnswer: ...
+
+    async def aclose(self) -> None: ...
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy URL the environment names for ``url``, or None (direct; always for loopback)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if is_loopback(host):
+        return None
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy:
+        return None
+    # proxy_bypass reads NO_PROXY ("host:port" matches entries with or without a port)
+    checked = host if ":" in host or parts.port is None else f"{host}:{parts.port}"
+    if urllib.request.proxy_bypass(checked):
+        return None
+    return proxy if "://" in proxy else f"http://{proxy}"  # "proxy:3128" means an http proxy
+
+
+def open_transport(url: str, *, timeout: float, connect_timeout: float) -> HttpTransport:
+    """The client for requests to ``url``: direct and lean, unless a proxy applies."""
+    proxy = proxy_for(url)
+    if proxy is None:
+        return HttpClient(timeout=timeout, connect_timeout=connect_timeout)
+    return ProxiedClient(proxy, timeout=timeout, connect_timeout=connect_timeout)
+
+
+class ProxiedClient:
+    """httpx2 through ``proxy``; answers and failures shaped like ``HttpClient``'s."""
+
+    def __init__(
+        self, proxy: str, *, timeout: float, connect_timeout: float, max_answer_bytes: int = MAX_ANSWER_BYTES
+    ) -> None:
+        import httpx2  # only here: a direct connection never pays for importing it
+
+        self.proxy = proxy
+        self.max_answer_bytes = max_answer_bytes
+        limits = httpx2.Timeout(timeout, connect=connect_timeout)
+        self._http = httpx2.AsyncClient(timeout=limits, follow_redirects=False, proxy=proxy)
+
+    async def post(self, target: Target, headers: Sequence[tuple[str, str]], content: bytes) -> HttpAnswer:
+        import httpx2
+
+        try:
+            request = self._http.build_request("POST", target.url, content=content, headers=list(headers))
+            answer = await self._http.send(request, stream=True)
+            try:
+                body = await self._read(answer)
+            finally:
+                await answer.aclose()
+        except httpx2.RequestError as exc:
+            raise _failure(exc) from exc
+        return HttpAnswer(status=answer.status_code, headers=dict(answer.headers.items()), body=body)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _read(self, answer: httpx2.Response) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in answer.aiter_bytes():
+            size += len(chunk)
+            if size > self.max_answer_bytes:
+                raise AnswerRejected(f"the answer is larger than {size_text(self.max_answer_bytes)}")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+
+def _failure(exc: httpx2.RequestError) -> HttpFailure:
+    """httpx2's error as the lean client's (the cause chain keeps the OS error)."""
+    import httpx2
+
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, httpx2.ConnectTimeout):
+        return ConnectTimeout(text)
+    if isinstance(exc, httpx2.TimeoutException):
+        return ReadTimeout(text)
+    if isinstance(exc, httpx2.ConnectError):
+        return ConnectFailed(text)
+    if isinstance(exc, httpx2.RemoteProtocolError):
+        return ConnectionClosed(text)
+    if isinstance(exc, httpx2.TransportError):
+        return TransportFailure(text)
+    return AnswerRejected(text)  # decoding errors and the like: the answer came, unreadable
