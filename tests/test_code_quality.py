@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -20,3 +21,16 @@ def test_ruff_is_clean() -> None:
 def test_mypy_strict_is_clean() -> None:
     proc = _run("mypy", "--strict", "src/toolrelay")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_helper_modules_imported_by_bare_name_are_unique() -> None:
+    # pytest puts each test folder on sys.path: two `from helpers import ...` of helpers.py
+    # in different folders would shadow each other, depending on which test ran first.
+    files = [p for p in (REPO / "tests").rglob("*.py") if p.name != "__init__.py"]
+    by_name: dict[str, list[str]] = {}
+    for path in files:
+        by_name.setdefault(path.stem, []).append(str(path.relative_to(REPO)))
+    imported = {m.group(1) for p in files for m in re.finditer(r"^from (\w+) import", p.read_text(), re.M)}
+    imported.discard("conftest")  # pytest loads conftest files itself, one per folder
+    clashes = {name: by_name[name] for name in imported if len(by_name.get(name, [])) > 1}
+    assert clashes == {}, f"helper modules imported by a name that several files have: {clashes}"
