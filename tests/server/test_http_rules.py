@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from toolrelay.loopback import is_loopback
 from toolrelay.server.http11 import HttpRequest
-from toolrelay.server.http_rules import AccessPolicy, Refusal, check_origin, is_loopback
+from toolrelay.server.http_rules import AccessPolicy, Refusal, check_origin
 
 
 def _request(host: str, origin: str | None = None) -> HttpRequest:
@@ -24,7 +25,7 @@ def _refused(request: HttpRequest, policy: AccessPolicy) -> int | None:
 
 @pytest.mark.parametrize(("host", "loopback"), [
     ("127.0.0.1", True), ("127.0.0.2", True), ("localhost", True), ("::1", True), ("[::1]", True),
-    ("0.0.0.0", False), ("::", False), ("192.168.1.5", False), ("example.com", False),
+    ("0.0.0.0", False), ("::", False), ("192.168.1.5", False), ("example.com", False), ("LocalHost", True),
 ])
 def test_is_loopback(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback

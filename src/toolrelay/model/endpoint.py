@@ -11,7 +11,6 @@ and ``key`` / ``api-key`` / ``token`` query parameters are removed.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -20,8 +19,9 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .. import __version__
 from ..errors import UsageError
+from ..loopback import is_loopback
 
-__all__ = ["DEFAULT_BASE_URL", "ModelEndpoint", "is_loopback", "redact_url"]
+__all__ = ["DEFAULT_BASE_URL", "ModelEndpoint", "redact_url"]
 
 DEFAULT_BASE_URL: Final = "https://api.openai.com/v1"
 _AZURE_HOSTS: Final = (".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com")
@@ -124,16 +124,6 @@ class ModelEndpoint:
                 headers["Authorization"] = f"Bearer {self.api_key}"
         headers.update(self.headers)
         return headers
-
-
-def is_loopback(host: str) -> bool:
-    """``localhost`` or a loopback address (127.0.0.0/8, ::1)."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _is_azure_host(url: str) -> bool:

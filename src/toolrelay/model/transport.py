@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
-from .endpoint import is_loopback
+from ..loopback import is_loopback
 from .http import (
     MAX_ANSWER_BYTES,
     AnswerRejected,

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from ..errors import UsageError
+from ..loopback import is_loopback
 from ..protocol import jsonrpc
 from ..protocol import mcp as m
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
@@ -32,7 +33,6 @@ from .http_rules import (
     check_protocol_version,
     check_token,
     cors_headers,
-    is_loopback,
     preflight_headers,
 )
 from .http_session import HttpSession, PostStream, is_final

@@ -28,7 +28,6 @@ __all__ = [
     "check_protocol_version",
     "check_token",
     "cors_headers",
-    "is_loopback",
     "preflight_headers",
 ]
 
@@ -79,17 +78,6 @@ class AccessPolicy:
             token=token,
             allowed_origins=frozenset(_normal_origin(origin) for origin in allowed_origins),
         )
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or address, brackets allowed) is this machine only."""
-    bare = _bare_host(host)
-    if bare == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(bare).is_loopback
-    except ValueError:
-        return False
 
 
 def check_origin(request: HttpRequest, policy: AccessPolicy) -> None:

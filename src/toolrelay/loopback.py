@@ -1,0 +1,21 @@
+"""Is a host this machine only? One answer for the HTTP server's bind warning and the
+model client's "never proxy loopback" and "key over plain http" rules."""
+
+from __future__ import annotations
+
+import ipaddress
+
+__all__ = ["is_loopback"]
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost`` or a loopback address (127.0.0.0/8, ::1; IPv6 brackets allowed)."""
+    bare = host.strip().lower()
+    if bare.startswith("[") and bare.endswith("]"):
+        bare = bare[1:-1]
+    if bare == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(bare).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve to anything
