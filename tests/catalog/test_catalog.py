@@ -15,6 +15,7 @@ import pytest
 
 from toolrelay.client.catalog import connect
 from toolrelay.client.config import ServerConfig
+from toolrelay.events import EventStream, Notice
 
 HERE = Path(__file__).resolve().parent
 HOSTILE = HERE / "servers" / "hostile_server.py"
@@ -202,3 +203,31 @@ def test_library_connect_declares_and_calls(workspace: Path) -> None:
             assert bad.status == "invalid_arguments" and "NaN" in bad.message
 
     asyncio.run(main())
+
+
+def test_a_server_that_fails_to_start_is_left_out_and_reported(workspace: Path) -> None:
+    fs = ServerConfig(
+        name="fs",
+        transport="stdio",
+        command=sys.executable,
+        args=("-m", "toolrelay", "files", str(workspace)),
+    )
+    broken = ServerConfig(
+        name="broken",
+        transport="stdio",
+        command=sys.executable,
+        args=("-c", "import sys; sys.stderr.write('missing API token\\n'); sys.exit(2)"),
+    )
+    notices: list[str] = []
+
+    async def main() -> None:
+        events = EventStream()
+        events.subscribe(lambda e: notices.append(e.to_record()["text"]) if isinstance(e, Notice) else None)
+        async with connect([fs, broken], events=events) as catalog:
+            assert sorted(catalog.unavailable) == ["broken"]
+            assert {r.server for r in catalog.routes} == {"fs"}
+            outcome = await catalog.call("broken__anything", "{}")
+            assert outcome.status == "unknown_tool"
+
+    asyncio.run(main())
+    assert notices == ["server broken unavailable: server broken exited (code 2): missing API token"]
