@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,13 @@ REPO = Path(__file__).resolve().parent.parent
 CACHE = REPO / ".toolrelay-cache"
 NODE_FS_PACKAGE = "@modelcontextprotocol/server-filesystem@2026.8.31"
 PYTHON = sys.executable
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Servers started by tests log their stderr under a temporary folder, not the user's
+    # ~/.local/state/toolrelay/logs (subprocesses inherit the variable).
+    if "TOOLRELAY_LOG_DIR" not in os.environ:
+        os.environ["TOOLRELAY_LOG_DIR"] = tempfile.mkdtemp(prefix="toolrelay-test-logs-")
 
 
 def require_or_skip(reason: str) -> None:
