@@ -114,11 +114,8 @@ class Catalog:
     # -- declarations -------------------------------------------------------------------
 
     def _rebuild(self, reason: str) -> None:
-        pairs = [(server, tool) for server in sorted(self._tools) for tool in self._tools[server]]
-        self._sets = {False: declare_tools(pairs, strict=False)}
-        if self.strict:
-            self._sets[True] = declare_tools(pairs, strict=True)
-        plain = self._sets[False]
+        self._sets = {}  # rebuilt lazily by _set, for each mode asked for
+        plain = self._set(False)
         self._router = Router(
             Route(
                 alias=d.alias, server=d.server, tool=d.tool, rule=d.rule,

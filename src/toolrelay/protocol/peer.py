@@ -116,9 +116,6 @@ class Peer:
     def pending_count(self) -> int:
         return len(self._pending)
 
-    def pending_tags(self) -> list[Any]:
-        return [p.tag for p in self._pending.values()]
-
     async def call(
         self,
         method: str,
@@ -183,10 +180,6 @@ class Peer:
     def notify(self, method: str, params: JSONObject | None = None, tag: Any = None) -> None:
         """Send a notification (no answer expected)."""
         self._emit(jsonrpc.notification(method, params), tag)
-
-    def cancel(self, mcp_id: RequestId, reason: str) -> None:
-        """Tell the other side we gave up on a request, and stop waiting for it."""
-        self._abandon(mcp_id, reason)
 
     def pending_exchange(self, mcp_id: RequestId) -> Exchange | None:
         """The exchange of a request still awaiting its answer, if ``mcp_id`` names one."""

@@ -16,12 +16,8 @@ from .loop import Approver
 from .route import Route
 
 __all__ = [
-    "LIBRARY_HINT", "NO_TERMINAL_HINT", "approve_all", "needs_consent", "refusing", "terminal_approver",
+    "LIBRARY_HINT", "NO_TERMINAL_HINT", "approve_all", "refusing", "terminal_approver",
 ]
-
-
-def needs_consent(route: Route) -> bool:
-    return not route.read_only
 
 
 async def approve_all(route: Route, arguments: dict[str, Any]) -> str | None:
