@@ -9,6 +9,7 @@ between the swaps) — never SECRET, never an internal error.
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 from collections.abc import Iterator
@@ -53,27 +54,51 @@ def swapping(tmp_path: Path) -> Iterator[Path]:
 
 
 def _allowed(text: str) -> bool:
-    return text in ("inside\n", DENIED) or text.startswith("No such file or directory")
+    return text in ("inside\n", "[FILE] f.txt", DENIED) or text.startswith(
+        ("No such file or directory", "size: 7\n")
+    )
 
 
 def test_swap_race_over_stdio(swapping: Path) -> None:
     with RawClient(str(swapping)) as client:
-        texts = [client.call("read_text_file", {"path": "swap/f.txt", "head": 5})["content"][0]["text"]
-                 for _ in range(CALLS)]
+        texts = [
+            client.call("read_text_file", {"path": "swap/f.txt", "head": 5})["content"][0]["text"]
+            for _ in range(CALLS)
+        ]
     assert not any(SECRET in text for text in texts)
     assert all(_allowed(text) for text in texts), {text for text in texts if not _allowed(text)}
 
 
-def test_swap_race_on_the_portable_path(swapping: Path) -> None:
+@pytest.mark.parametrize(
+    ("tool", "path"),
+    [("read_text_file", "swap/f.txt"), ("get_file_info", "swap/f.txt"), ("list_directory", "swap")],
+)
+def test_swap_race_on_the_portable_path(swapping: Path, tool: str, path: str) -> None:
     service = FileService([root_from_argument(str(swapping))], kernel_locate=False)
     context = CallContext(client_roots=None)
     texts = []
     for _ in range(CALLS):
-        result = service.call("read_text_file", {"path": "swap/f.txt"}, context)
+        result = service.call(tool, {"path": path}, context)
         assert isinstance(result, dict)
         texts.append(result["content"][0]["text"])
     assert not any(SECRET in text for text in texts)
     assert all(_allowed(text) for text in texts), {text for text in texts if not _allowed(text)}
+
+
+def test_a_link_that_turns_into_a_folder_while_resolving_is_denied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """realpath's readlink meets a folder (EINVAL) when a link is swapped back mid-walk."""
+    (tmp_path / "f.txt").write_text("inside\n")
+    sandbox = Sandbox([root_from_argument(str(tmp_path))], kernel_locate=False)
+
+    def swapped_mid_walk(path: str, *, strict: bool = False) -> str:
+        raise OSError(errno.EINVAL, "Invalid argument", path)
+
+    monkeypatch.setattr("toolrelay.files.sandbox.os.path.realpath", swapped_mid_walk)
+    with pytest.raises(ToolFailure) as raised:
+        sandbox.locate("f.txt")
+    assert raised.value.message == DENIED
 
 
 @pytest.mark.parametrize("kernel", [True, False], ids=["kernel", "portable"])
@@ -97,5 +122,37 @@ def test_what_was_checked_is_what_is_opened(tmp_path: Path, kernel: bool) -> Non
     with os.fdopen(fd) as handle:
         assert handle.read() == "inside\n"  # the checked file, now at parked/f.txt
     with pytest.raises(ToolFailure) as raised:  # asked afresh, the path now leads outside
+        sandbox.locate("swap/f.txt")
+    assert raised.value.message == DENIED
+
+
+def test_a_folder_swapped_during_the_portable_walk_is_denied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """realpath saw a folder; by the walk it is a link: the answer is the denial, not ENOTDIR."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "swap").mkdir(parents=True)
+    outside.mkdir()
+    (root / "swap" / "f.txt").write_text("inside\n")
+    (outside / "f.txt").write_text(f"{SECRET}\n")
+    sandbox = Sandbox([root_from_argument(str(root))], kernel_locate=False)
+    resolve = os.path.realpath
+
+    calls = []
+
+    def resolve_then_swap(path: str, *, strict: bool = False) -> str:
+        """First resolution: then swap to the link. Any later one: swap back first."""
+        calls.append(path)
+        if len(calls) > 1 and (root / "swap").is_symlink():
+            os.unlink(root / "swap")
+            os.rename(root / "parked", root / "swap")
+        real = resolve(path, strict=strict)
+        if len(calls) == 1:
+            os.rename(root / "swap", root / "parked")
+            os.symlink(outside, root / "swap")
+        return real
+
+    monkeypatch.setattr("toolrelay.files.sandbox.os.path.realpath", resolve_then_swap)
+    with pytest.raises(ToolFailure) as raised:
         sandbox.locate("swap/f.txt")
     assert raised.value.message == DENIED

@@ -186,7 +186,13 @@ class Sandbox:
 
     def _locate_portable(self, candidate: str) -> Located:
         """realpath, then walk down from the root refusing links: a link met now is a swap."""
-        real = os.path.realpath(candidate, strict=True)
+        try:
+            real = os.path.realpath(candidate, strict=True)
+        except OSError as exc:
+            # EINVAL: readlink met a link that had become a folder mid-resolution, a swap
+            if exc.errno == errno.EINVAL:
+                raise denied() from None
+            raise
         root = next((root.real for root in self.roots if within(real, root.real)), None)
         if root is None:
             raise denied()
@@ -194,7 +200,7 @@ class Sandbox:
         fd = os.open(root, _DIRECTORY_FLAGS)
         try:
             for name in names[:-1]:
-                child = os.open(name, _DIRECTORY_FLAGS, dir_fd=fd)
+                child = _open_walked_folder(name, fd)
                 os.close(fd)
                 fd = child
             if not names:
@@ -276,12 +282,25 @@ class Sandbox:
             name = located.name or "."
             fd = os.open(name, flags | os.O_NOFOLLOW | _O_CLOEXEC, dir_fd=located.fd)
         except OSError as exc:
+            if not self._kernel and exc.errno in (errno.ENOTDIR, errno.ELOOP):
+                raise denied() from None  # checked as a file or folder, a link by now: swapped
             raise os_failure(exc, requested) from None
         opened = os.fstat(fd)
         if (opened.st_dev, opened.st_ino) != (located.stat.st_dev, located.stat.st_ino):
             os.close(fd)
             raise denied()  # swapped between the check and the open
         return fd
+
+
+def _open_walked_folder(name: str, dir_fd: int) -> int:
+    """Open a folder realpath just walked through; a link or file there now is a swap."""
+    try:
+        return os.open(name, _DIRECTORY_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        # O_NOFOLLOW | O_DIRECTORY on a symlink fails with ENOTDIR (Linux) or ELOOP
+        if exc.errno in (errno.ENOTDIR, errno.ELOOP):
+            raise denied() from None
+        raise
 
 
 def _normalise(path: str) -> str:
