@@ -4,7 +4,9 @@ the seed's own standalone scripts — which must also reject tampered copies."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -364,6 +366,33 @@ def test_a_model_that_makes_no_call_fails_the_demo(tmp_path: Path) -> None:
     )
     assert verify_proc.returncode == 0  # honest, but unfinished
     assert "the model made no tool call: nothing ran" in verify_proc.stdout
+
+
+def test_an_unreachable_model_endpoint_exits_3_and_keeps_the_transcript(tmp_path: Path) -> None:
+    """Nothing listens on the port: the retries show as they happen, then exit 3 (takes ~7 s)."""
+    with socket.socket() as probe:  # a port that was free a moment ago: connection refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolrelay", "demo", "--out", str(out), "--model", "gpt-4.1",
+         "--base-url", f"http://127.0.0.1:{port}/v1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "OPENAI_API_KEY": "sk-demo-test-key-0123456789"},
+    )
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    endpoint = f"http://127.0.0.1:{port}/v1/responses"
+    said = f"toolrelay demo: error: cannot reach the model endpoint {endpoint}: connection refused"
+    assert said in proc.stderr
+    assert "! model request attempt 1 failed (connection refused); retrying in" in proc.stderr
+    events = read_events(out / "transcript.jsonl")
+    assert events[-1]["kind"] == "server_exited"  # the file server was shut down after the run
+    ended = find(events, "run_end")
+    assert (ended["status"], ended["reason"].startswith("cannot reach the model endpoint")) == ("error", True)
+    assert "sk-demo-test-key-0123456789" not in (out / "transcript.jsonl").read_text()
 
 
 def test_an_untouched_copy_verifies(demo_folder: Path, tmp_path: Path) -> None:

@@ -119,6 +119,26 @@ def outputs_swapped(events: list[Event]) -> None:
     outputs[0]["call_id"], outputs[1]["call_id"] = outputs[1]["call_id"], outputs[0]["call_id"]
 
 
+def _swap_tags(events: list[Event], *roles: str) -> None:
+    for role in roles:
+        first, second = tool_call(events, 0, role), tool_call(events, 1, role)
+        first["call_id"], second["call_id"] = second["call_id"], first["call_id"]
+
+
+def mcp_request_tags_swapped(events: list[Event]) -> None:
+    _swap_tags(events, "mcp_request")
+
+
+def mcp_exchange_tags_swapped(events: list[Event]) -> None:
+    _swap_tags(events, "mcp_request", "mcp_response")
+
+
+def mcp_arguments_copied_from_another_call(events: list[Event]) -> None:
+    """One-sided: the first tools/call now carries the second's arguments, not a swap."""
+    second = tool_call(events, 1)["message"]["params"]["arguments"]
+    tool_call(events)["message"]["params"]["arguments"] = dict(second)
+
+
 def previous_response_id_changed(events: list[Event]) -> None:
     _request_2(events)["previous_response_id"] = "resp_offline_9999"
 
@@ -256,6 +276,25 @@ CASES: list[tuple[str, Mutation, str, str]] = [
         "carries the result of call_offline_0001: call_ids swapped",
     ),
     ("parallel_run", items_reordered, "next_input", "request 2 reordered the context"),
+    (
+        "parallel_run",
+        mcp_request_tags_swapped,
+        "correlation",
+        "the tools/call tagged call_offline_0001 (mcp id 4) carries the arguments of call_offline_0002: "
+        "the MCP events' call_id tags are swapped",
+    ),
+    (
+        "parallel_run",
+        mcp_exchange_tags_swapped,
+        "correlation",
+        "the tools/call tagged call_offline_0001 (mcp id 4) carries the arguments of call_offline_0002",
+    ),
+    (
+        "parallel_run",
+        mcp_arguments_copied_from_another_call,
+        "routing",
+        'params.arguments of mcp id 3, {"path": "notes.txt", "head": 2}, is not the parsed arguments text',
+    ),
     (
         "tool_error_run",
         is_error_flipped,

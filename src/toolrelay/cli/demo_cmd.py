@@ -47,14 +47,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="Responses endpoint for a real model (default OPENAI_BASE_URL or OpenAI)",
     )
-    add("--verbose", action="store_true", help="show the run's progress on stderr")
+    add("--verbose", action="store_true", help="show every turn and call on stderr (warnings always show)")
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
 
 
 def run(args: argparse.Namespace) -> int:
     events = EventStream()
-    if args.verbose:
-        events.subscribe(ProgressPrinter())
+    # warnings (retries, a server that died) always: a silent wait looks like a hang
+    events.subscribe(ProgressPrinter(verbose=args.verbose))
     out = sys.stdout
     out.write(
         f"toolrelay demo: {DEMO_TASK!r}, run for real (model {args.model}; the built-in file server as fs "

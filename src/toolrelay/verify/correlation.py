@@ -17,6 +17,7 @@ from typing import Any
 
 from .evidence import call_finding, seqs_of
 from .facts import RunFacts
+from .mcp_side import tagged_for_another
 from .record import CallTrace, ModelRound, RunRecord
 from .verdict import Finding
 
@@ -157,7 +158,7 @@ def _unanswered(session: _Session, run: RunRecord, ended: dict[str, str | None])
 
 def check_call_links(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """correlation: each call's MCP messages and outcome name the same MCP id."""
-    findings = [f for f in (_call_link(call) for call in run.calls) if f is not None]
+    findings = [f for f in (_call_link(call, facts) for call in run.calls) if f is not None]
     findings.extend(
         Finding(
             link="correlation",
@@ -174,14 +175,20 @@ def check_call_links(run: RunRecord, facts: RunFacts) -> list[Finding]:
     return findings
 
 
-def _call_link(call: CallTrace) -> Finding | None:
+def _call_link(call: CallTrace, facts: RunFacts) -> Finding | None:
     request = call.first("mcp_requests")
     if request is None:
         return None
     mcp_id = request.get("message", {}).get("id")
     where = (request.get("server"), request.get("connection"))
     response = call.first("mcp_responses")
-    problem = _link_problem(call, mcp_id, where, response)
+    owner = tagged_for_another(call, facts)
+    problem = (
+        f"the tools/call tagged {call.call_id} (mcp id {mcp_id}) carries the arguments of {owner.call_id}: "
+        "the MCP events' call_id tags are swapped"
+        if owner is not None
+        else _link_problem(call, mcp_id, where, response)
+    )
     if problem is not None:
         return call_finding(call, "correlation", False, f"{call.call_id}: {problem}", "call_links", request,
                             response, call.first("outcomes"))

@@ -52,6 +52,8 @@ class RunFacts:
         self._exchanges: dict[int, Exchange | str | None] = {}
         self._outcomes: dict[int, CallOutcome | None] = {}
         self._expected: dict[int, dict[str, Any] | None] = {}
+        self.tag_owners: dict[int, CallTrace | None] = {}
+        """id(call) → mcp_side.tagged_for_another's answer, asked by three checks."""
 
     def turn(self, number: int) -> ModelTurn | None:
         found = self.turns.get(number)

@@ -17,6 +17,7 @@ from ..relay.result import CallOutcome
 from .evidence import call_finding
 from .facts import RunFacts
 from .jsonpath import excerpt, first_difference
+from .mcp_side import tagged_for_another
 from .record import CallTrace, RunRecord
 from .verdict import Finding
 
@@ -34,6 +35,8 @@ def _feedback(call: CallTrace, facts: RunFacts) -> Finding | None:
         return None  # no output yet: unfinished, or not reached
     if not call.outcomes:
         return _bad(call, "an output was given, but no outcome was recorded for the call", *call.feedbacks)
+    if tagged_for_another(call, facts) is not None:
+        return None  # its MCP exchange is another call's: correlation names the swapped tags
     outcome, expected = facts.outcome(call), facts.expected(call)
     if outcome is None or expected is None:
         return None  # the claimed answer is missing: server_check names it

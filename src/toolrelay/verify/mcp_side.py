@@ -22,7 +22,7 @@ from .outcomes import ANSWERED, NEVER_SENT
 from .record import CallTrace, RunRecord
 from .verdict import Finding
 
-__all__ = ["check_routing", "check_server"]
+__all__ = ["check_routing", "check_server", "tagged_for_another"]
 
 
 def check_routing(run: RunRecord, facts: RunFacts) -> list[Finding]:
@@ -36,14 +36,19 @@ def _route(call: CallTrace, facts: RunFacts) -> Finding | None:
     routed = call.routed[0]
     target = f"{routed.get('server')}/{routed.get('tool')}"
     problem = _route_problem(call, routed, facts)
-    if problem is None:
-        request = call.first("mcp_requests")
-        problem = _request_problem(call, routed, request, facts) if request is not None else None
-    if problem is not None:
-        return call_finding(
-            call, "routing", False, f"{call.call_id}: {problem}", "route", routed, call.first("mcp_requests")
-        )
     request = call.first("mcp_requests")
+    owner = None
+    if problem is None and request is not None:
+        problem = _request_problem(call, routed, request, facts)
+        owner = tagged_for_another(call, facts) if problem is not None else None
+    if owner is not None and request is not None:  # the route held; the call_id tag is wrong
+        message = (
+            f"{call.alias} → {target}; tools/call mcp id {request['message'].get('id')} carries the "
+            f"arguments of {owner.call_id}: its call_id tag is checked under correlation"
+        )
+        return call_finding(call, "routing", True, message, "route", routed, request)
+    if problem is not None:
+        return call_finding(call, "routing", False, f"{call.call_id}: {problem}", "route", routed, request)
     if request is None:
         return call_finding(
             call, "routing", True, f"{call.alias} → {target} (not sent: {call.status})", "route", routed
@@ -142,6 +147,44 @@ def _request_problem(
             f"{excerpt(expected)} (differs at {where})"
         )
     return None
+
+
+def tagged_for_another(call: CallTrace, facts: RunFacts) -> CallTrace | None:
+    """The other call of the same response whose tools/call ``call``'s MCP events hold, and
+    which holds ``call``'s: the sign of call_id tags swapped between MCP events."""
+    key = id(call)
+    if key not in facts.tag_owners:
+        facts.tag_owners[key] = _swap_partner(call, facts)
+    return facts.tag_owners[key]
+
+
+def _swap_partner(call: CallTrace, facts: RunFacts) -> CallTrace | None:
+    if _carries_arguments_of(call, call, facts) is not False:
+        return None
+    current = facts.run.round(call.turn)
+    others = current.calls if current is not None else []
+    return next(
+        (
+            other
+            for other in others
+            if other is not call
+            and _carries_arguments_of(call, other, facts)
+            and _carries_arguments_of(other, call, facts)
+        ),
+        None,
+    )
+
+
+def _carries_arguments_of(holder: CallTrace, owner: CallTrace, facts: RunFacts) -> bool | None:
+    """Does ``holder``'s tools/call carry ``owner``'s parsed arguments? None: nothing to compare."""
+    request = holder.first("mcp_requests")
+    if request is None or not owner.routed:
+        return None
+    expected = _expected_arguments(owner, owner.routed[0], request, facts)
+    if expected is None:
+        return None
+    params = request.get("message", {}).get("params")
+    return isinstance(params, dict) and json_equal(params.get("arguments"), expected)
 
 
 def _expected_arguments(

@@ -48,7 +48,8 @@ NEXT_STEP: Final = {
     "feedback": "compare the function_call_output with what render_output gives for the recorded "
     "MCP response: same text, failure markers kept",
     "correlation": "pair the ids: each MCP request id with one response on the same server "
-    "connection, each call_id with one function_call_output",
+    "connection, each call_id with one function_call_output, and each MCP event with the call_id "
+    "whose arguments it carries",
     "next_input": "diff the next request with the previous one: same declarations, the previous "
     "input and output items unchanged and in order, then the outputs",
 }
