@@ -19,6 +19,7 @@ SCENARIOS = {
     "ping": {"ping"},
     "tools-list": {"tools-list"},
     "dns-rebinding-protection": {"localhost-host-rebinding-rejected", "localhost-host-valid-accepted"},
+    "server-sse-multiple-streams": {"server-accepts-multiple-post-streams"},
 }
 
 

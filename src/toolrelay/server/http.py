@@ -157,7 +157,7 @@ class McpEndpoint:
                 404,
                 "Not Found: this MCP session does not exist or has ended; start a new one with initialize",
             )
-        check_protocol_version(request.header("mcp-protocol-version"), session.protocol_version)
+        check_protocol_version(request.header("mcp-protocol-version"))
         self._sessions.move_to_end(session_id)
         return session
 

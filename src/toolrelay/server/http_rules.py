@@ -2,7 +2,7 @@
 
 Each check raises ``Refusal`` (an HTTP status plus the JSON-RPC error a client shows)
 or returns nothing. Order of use: Host and Origin (DNS rebinding), the bearer token,
-then the headers a POST must carry, then the session's protocol version. A browser page
+then the headers a POST must carry, then the MCP-Protocol-Version header. A browser page
 from an allowed Origin also gets the CORS headers that let it read the answers.
 """
 
@@ -167,8 +167,12 @@ def check_post_headers(request: HttpRequest) -> None:
         )
 
 
-def check_protocol_version(value: str | None, negotiated: str | None) -> None:
-    """The MCP-Protocol-Version header, when sent, must be the session's revision (400)."""
+def check_protocol_version(value: str | None) -> None:
+    """The MCP-Protocol-Version header, when sent, must name a revision toolrelay speaks (400).
+
+    A supported revision other than the negotiated one is accepted, as the official SDK
+    servers and the conformance suite (``server-sse-multiple-streams``) expect; the
+    session keeps the negotiated revision's behaviour."""
     if value is None:  # the spec says: assume 2025-03-26, which we accept
         return
     if value not in SUPPORTED_VERSIONS:
@@ -176,12 +180,6 @@ def check_protocol_version(value: str | None, negotiated: str | None) -> None:
             400,
             f"Bad Request: unsupported MCP-Protocol-Version {_shown(value)} "
             f"(supported: {', '.join(SUPPORTED_VERSIONS)})",
-        )
-    if negotiated is not None and value != negotiated:
-        raise Refusal(
-            400,
-            f"Bad Request: MCP-Protocol-Version {value} does not match the version negotiated "
-            f"for this session ({negotiated})",
         )
 
 
