@@ -11,7 +11,7 @@ from relay_helpers import READ_TEXT_FILE_SCHEMA, READ_TEXT_FILE_TOOL
 
 from toolrelay.relay.arguments import ArgumentChecker
 from toolrelay.relay.declare import declare_tools, normalize_parameters
-from toolrelay.relay.strict import strip_optional_nulls
+from toolrelay.relay.optional_nulls import strip_optional_nulls
 
 DESCRIPTION = READ_TEXT_FILE_TOOL["description"]
 TAIL = {"description": "If provided, returns only the last N lines of the file", "type": "number"}

@@ -18,7 +18,8 @@ from relay_helpers import Exhausted, original_schemas, strict_value, strict_viol
 
 from toolrelay.relay.alias import ALIAS_PATTERN, assign_aliases
 from toolrelay.relay.declare import normalize_parameters
-from toolrelay.relay.strict import strip_optional_nulls, to_strict
+from toolrelay.relay.optional_nulls import strip_optional_nulls
+from toolrelay.relay.strict import to_strict
 
 SETTINGS = settings(
     max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]

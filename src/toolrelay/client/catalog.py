@@ -25,9 +25,9 @@ from ..relay.arguments import ArgumentChecker, ArgumentError, parse_arguments
 from ..relay.call import call_tool
 from ..relay.declare import DeclarationReport, DeclarationSet, declare_tools
 from ..relay.loop import Approver
+from ..relay.optional_nulls import strip_optional_nulls
 from ..relay.result import CallOutcome
 from ..relay.route import Route, Router
-from ..relay.strict import strip_optional_nulls
 from .config import ServerConfig, builtin_file_server, load_config
 from .connection import Connection
 

@@ -23,7 +23,8 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from .strict import json_type_name, strip_optional_nulls
+from .optional_nulls import strip_optional_nulls
+from .strict import json_type_name
 
 if TYPE_CHECKING:  # jsonschema is imported on first validation: `toolrelay tools` never needs it
     from jsonschema.exceptions import ValidationError

@@ -4,8 +4,8 @@ In strict mode the API needs every object closed (``additionalProperties: false`
 every property listed in ``required``. Blindly requiring every property (what the Agents
 SDK does) turns optional parameters into mandatory ones: for ``read_text_file`` the model
 would have to send ``head`` *and* ``tail``, which the server refuses. Here an optional
-property becomes required *and nullable*, and :func:`strip_optional_nulls` removes those
-nulls again before the call, so the server receives what its own schema allows.
+property becomes required *and nullable*, and ``optional_nulls.strip_optional_nulls``
+removes those nulls again before the call, so the server receives what its own schema allows.
 
 The conversion works on a copy of an untrusted schema, within budgets (nodes, depth, the
 API's published limits). Anything the strict subset cannot express without changing what
@@ -30,12 +30,12 @@ __all__ = [
     "SUPPORTED_FORMATS",
     "SchemaChange",
     "StrictConversion",
+    "accepts_null",
     "copy_json",
     "count_json_nodes",
     "json_pointer",
     "json_type_name",
     "resolve_local_ref",
-    "strip_optional_nulls",
     "to_strict",
 ]
 
@@ -70,7 +70,6 @@ _JSON_TYPES: Final = frozenset({"string", "number", "integer", "boolean", "objec
 _TYPED_KEYS: Final = ("type", "$ref", "anyOf", "enum", "const")
 _HOISTED_KEYS: Final = ("title", "description")
 _MAX_REF_HOPS: Final = 32
-_MAX_STRIP_DEPTH: Final = 128
 _MISSING: Final = object()
 
 
@@ -331,7 +330,7 @@ class _StrictWalker:
 
     def _nullable(self, node: dict[str, Any], pointer: str) -> dict[str, Any]:
         """The optional property's schema, made to accept null."""
-        if _accepts_null(node):
+        if accepts_null(node):
             self.note(pointer, "now required; already accepts null (optional)")
             return node
         self.note(pointer, "made nullable (optional)")
@@ -340,7 +339,7 @@ class _StrictWalker:
             return {"anyOf": [node, {"type": "null"}], **outer}
         if "type" in node and "null" not in _types(node):
             node["type"] = [*_types(node), "null"]
-        if "anyOf" in node and not any(_accepts_null(branch) for branch in node["anyOf"]):
+        if "anyOf" in node and not any(accepts_null(branch) for branch in node["anyOf"]):
             node["anyOf"].append({"type": "null"})
         if "enum" in node and None not in node["enum"]:
             node["enum"].append(None)
@@ -375,7 +374,7 @@ def _required_names(node: Mapping[str, Any], pointer: str) -> set[str]:
     return set(required)
 
 
-def _accepts_null(node: Any) -> bool:
+def accepts_null(node: Any) -> bool:
     """Whether the schema certainly accepts null (False when it cannot tell, e.g. a $ref)."""
     if not isinstance(node, Mapping):
         return False
@@ -386,7 +385,7 @@ def _accepts_null(node: Any) -> bool:
     if "enum" in node and None not in node["enum"]:
         return False
     if "anyOf" in node:
-        return any(_accepts_null(branch) for branch in node["anyOf"])
+        return any(accepts_null(branch) for branch in node["anyOf"])
     return "type" in node or "enum" in node
 
 
@@ -452,102 +451,3 @@ def _count_values(node: Mapping[str, Any], totals: dict[str, int]) -> None:
             "", f"an enum of {len(enum)} values has {chars} characters (OpenAI limit: "
             f"{OPENAI_LIMITS['large_enum_chars']} above {OPENAI_LIMITS['large_enum_values']} values)"
         )
-
-
-# -- back again: nulls of optional properties ------------------------------------------------
-
-
-def strip_optional_nulls(value: Any, original_schema: Mapping[str, Any]) -> Any:
-    """``value`` without the nulls the strict declaration added (a new value; the input is
-    not modified). A null is removed where the *original* schema made the property optional
-    (nested objects, array items and ``$ref``'d objects included); a null for a required
-    property stays, so the original schema rejects it, as it should."""
-    return _NullStripper(original_schema).strip(value, original_schema, 0)
-
-
-@dataclass(slots=True, kw_only=True, frozen=True)
-class _Shape:
-    properties: dict[str, Any]
-    required: frozenset[str]
-
-
-class _NullStripper:
-    def __init__(self, root: Mapping[str, Any]) -> None:
-        self.root = root
-
-    def strip(self, value: Any, schema: Any, depth: int) -> Any:
-        if depth > _MAX_STRIP_DEPTH or not isinstance(schema, Mapping):
-            return value
-        if isinstance(value, dict):
-            return self._strip_object(value, schema, depth)
-        if isinstance(value, list):
-            items = self._items(schema)
-            return [self.strip(item, items, depth + 1) for item in value]
-        return value
-
-    def _strip_object(self, value: dict[str, Any], schema: Mapping[str, Any], depth: int) -> Any:
-        shape = self._shape(schema, value)
-        result: dict[str, Any] = {}
-        for key, item in value.items():
-            if item is None and key in shape.properties and key not in shape.required:
-                continue
-            result[key] = self.strip(item, shape.properties.get(key), depth + 1)
-        return result
-
-    def _conjuncts(self, schema: Any) -> list[Mapping[str, Any]]:
-        """The schema with everything that applies together: its $ref target and allOf."""
-        found: list[Mapping[str, Any]] = []
-        pending: list[Any] = [schema]
-        while pending and len(found) < _MAX_REF_HOPS:
-            node = pending.pop(0)
-            if not isinstance(node, Mapping) or any(node is seen for seen in found):
-                continue
-            found.append(node)
-            if isinstance(node.get("$ref"), str):
-                pending.append(resolve_local_ref(self.root, node["$ref"]))
-            if isinstance(node.get("allOf"), list):
-                pending.extend(node["allOf"])
-        return found
-
-    def _shape(self, schema: Mapping[str, Any], value: Mapping[str, Any], hops: int = 0) -> _Shape:
-        properties: dict[str, Any] = {}
-        required: set[str] = set()
-        branches: list[Any] = []
-        for part in self._conjuncts(schema):
-            if isinstance(part.get("properties"), Mapping):
-                properties = {**part["properties"], **properties}
-            if isinstance(part.get("required"), list):
-                required.update(name for name in part["required"] if isinstance(name, str))
-            for keyword in ("anyOf", "oneOf"):
-                if isinstance(part.get(keyword), list):
-                    branches.extend(part[keyword])
-        if not properties and branches and hops < _MAX_REF_HOPS:
-            return self._pick_branch(branches, value, hops + 1) or _Shape(properties={}, required=frozenset())
-        return _Shape(properties=properties, required=frozenset(required))
-
-    def _pick_branch(self, branches: list[Any], value: Mapping[str, Any], hops: int) -> _Shape | None:
-        """The branch the value was made for: same property names and its nulls allowed
-        there, else the first branch declaring every name the value uses."""
-        shapes = [self._shape(b, value, hops) for b in branches if isinstance(b, Mapping)]
-        names = set(value)
-        for shape in shapes:
-            if set(shape.properties) == names and all(
-                value[key] is not None or key not in shape.required or _accepts_null(shape.properties[key])
-                for key in names
-            ):
-                return shape
-        return next((s for s in shapes if s.properties and names <= set(s.properties)), None)
-
-    def _items(self, schema: Mapping[str, Any]) -> Any:
-        """The item schema of an array schema (also inside its anyOf / oneOf branches)."""
-        pending: list[Any] = [schema]
-        visited = 0
-        while pending and visited < _MAX_REF_HOPS:
-            for part in self._conjuncts(pending.pop(0)):
-                visited += 1
-                if isinstance(part.get("items"), Mapping):
-                    return part["items"]
-                for keyword in ("anyOf", "oneOf"):
-                    if isinstance(part.get(keyword), list):
-                        pending.extend(part[keyword])
-        return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..relay.strict import strip_optional_nulls
+from ..relay.optional_nulls import strip_optional_nulls
 from .evidence import call_finding
 from .facts import RunFacts
 from .jsonpath import excerpt, first_difference, json_equal
