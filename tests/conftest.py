@@ -14,6 +14,14 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+# CI gets one shot, so property tests draw a fixed, reproducible set of examples there
+# ("fixed"). To hunt for new counterexamples, run with HYPOTHESIS_PROFILE=explore (fresh
+# random examples each run) and add what it finds as a plain test.
+hypothesis_settings.register_profile("fixed", derandomize=True, database=None)
+hypothesis_settings.register_profile("explore", derandomize=False)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed"))
 
 REPO = Path(__file__).resolve().parent.parent
 CACHE = REPO / ".toolrelay-cache"

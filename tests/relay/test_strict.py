@@ -529,6 +529,21 @@ def test_the_branch_with_the_same_property_names_decides() -> None:
     }
 
 
+def test_items_of_the_array_branch_the_value_was_made_for_are_stripped() -> None:
+    """Found by the property test: an anyOf of two array types; the second one's items hold
+    the optional null, so the first branch's items (strings) must not decide."""
+    node = obj({"v": {"type": "integer"}, "next": {"$ref": "#/$defs/Node"}}, ["v"])
+    schema = {
+        **obj({"a": {"anyOf": [{"type": "array", "items": {"type": "string"}},
+                               {"type": "array", "items": {"$ref": "#/$defs/Node"}}]}}),
+        "$defs": {"Node": node},
+    }
+    stripped = strip_optional_nulls({"a": [{"v": 0, "next": None}]}, schema)
+    assert stripped == {"a": [{"v": 0}]}
+    assert not list(Draft202012Validator(schema).iter_errors(stripped))
+    assert strip_optional_nulls({"a": ["x", "y"]}, schema) == {"a": ["x", "y"]}
+
+
 def test_a_branch_with_exactly_the_values_names_beats_a_wider_one() -> None:
     wide = obj({"a": {"type": "integer"}, "b": {"type": "integer"}, "c": {"type": "integer"}}, ["a", "c"])
     narrow = obj({"a": {"type": "integer"}, "b": {"type": ["integer", "null"]}}, ["a", "b"])

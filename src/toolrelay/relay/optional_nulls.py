@@ -104,15 +104,19 @@ class _NullStripper:
         return next((s for s in shapes if s.properties and names <= set(s.properties)), None)
 
     def _items(self, schema: Mapping[str, Any]) -> Any:
-        """The item schema of an array schema (also inside its anyOf / oneOf branches)."""
+        """The item schema of an array schema; with several array branches (anyOf / oneOf),
+        all their item schemas as one anyOf, so each element finds the branch it was made for."""
+        found: list[Any] = []
         pending: list[Any] = [schema]
         visited = 0
         while pending and visited < _MAX_REF_HOPS:
             for part in self._conjuncts(pending.pop(0)):
                 visited += 1
                 if isinstance(part.get("items"), Mapping):
-                    return part["items"]
+                    found.append(part["items"])
                 for keyword in ("anyOf", "oneOf"):
                     if isinstance(part.get(keyword), list):
                         pending.extend(part[keyword])
-        return None
+        if len(found) > 1:
+            return {"anyOf": found}
+        return found[0] if found else None
