@@ -102,6 +102,7 @@ def _endpoint(opts: RunOptions, stack: contextlib.AsyncExitStack) -> ModelEndpoi
     endpoint = ModelEndpoint.from_environment(opts.base_url, environ)
     if opts.api_key is not None:
         endpoint = replace(endpoint, api_key=opts.api_key)
+    endpoint.check_key()
     return endpoint
 
 

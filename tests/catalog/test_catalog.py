@@ -134,7 +134,7 @@ def test_call_exit_codes_and_messages(config: Path) -> None:
     assert "invalid arguments" in rejected.stderr and "path" in rejected.stderr
     unknown = toolrelay("call", "fs__nope", "{}", "--config", str(config))
     assert unknown.returncode == 2
-    assert "unknown tool 'fs__nope'; available tools:" in unknown.stderr
+    assert "toolrelay call: unknown tool 'fs__nope'; available tools:" in unknown.stderr
     not_json = toolrelay("call", "fs__read_text_file", "{path}", "--config", str(config))
     assert not_json.returncode == 2 and "arguments must be JSON text" in not_json.stderr
 

@@ -100,6 +100,13 @@ def test_usage_errors_exit_2(workspace: Path) -> None:
     assert no_offline.returncode == 2 and "add --model offline" in no_offline.stderr
     bad_turns = toolrelay("run", "x", "--max-turns", "0", cwd=workspace)
     assert bad_turns.returncode == 2 and "must be at least 1" in bad_turns.stderr
+    no_key = toolrelay("run", "x", "--model", "gpt-4.1", cwd=workspace)  # OPENAI_API_KEY unset
+    assert no_key.returncode == 2, no_key.stderr
+    assert no_key.stderr.endswith(
+        "toolrelay run: error: no API key for https://api.openai.com/v1/responses: set OPENAI_API_KEY, "
+        "or use --model offline (the built-in stand-in), or --base-url for a local server that needs no key\n"
+    )
+    assert "turn 1" not in no_key.stderr  # refused before any request
 
 
 def test_consent_is_refused_without_a_terminal_and_given_by_yes(workspace: Path) -> None:

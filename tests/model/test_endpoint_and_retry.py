@@ -67,6 +67,19 @@ def test_bad_url_is_a_usage_error() -> None:
     assert failed.value.exit_code == 2
 
 
+def test_a_hosted_endpoint_without_a_key_is_refused_before_any_request() -> None:
+    with pytest.raises(UsageError) as openai:
+        ModelEndpoint.from_environment(None, {}).check_key()
+    said = str(openai.value)
+    assert said.startswith("no API key for https://api.openai.com/v1/responses: set OPENAI_API_KEY,")
+    assert openai.value.exit_code == 2
+    with pytest.raises(UsageError) as azure:
+        ModelEndpoint.from_environment(None, {"AZURE_OPENAI_ENDPOINT": "https://r.openai.azure.com"}).check_key()
+    assert "set AZURE_OPENAI_API_KEY (or OPENAI_API_KEY)" in str(azure.value)
+    ModelEndpoint.from_environment(None, {"OPENAI_API_KEY": "sk-1"}).check_key()  # a key: fine
+    ModelEndpoint.from_environment("http://127.0.0.1:11434/v1", {}).check_key()  # a local server needs none
+
+
 def test_recorded_urls_carry_no_secrets() -> None:
     assert redact_url("https://user:pw@h.example:8443/v1/responses?key=s&api-key=t&token=u&x=1") == (
         "https://h.example:8443/v1/responses?x=1"

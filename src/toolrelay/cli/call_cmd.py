@@ -74,7 +74,8 @@ def _print_outcome(outcome: CallOutcome) -> None:
     if outcome.status not in ("ok", "tool_error"):
         label = outcome.status.replace("_", " ")
         code = f" {outcome.error_code}" if outcome.error_code is not None else ""
-        sys.stderr.write(f"toolrelay call: {label}{code}: {outcome.message}\n")
+        said = outcome.message if outcome.message.startswith(label) else f"{label}{code}: {outcome.message}"
+        sys.stderr.write(f"toolrelay call: {said}\n")
         return
     result = outcome.result or {}
     if outcome.status == "tool_error":

@@ -24,6 +24,7 @@ from ..loopback import is_loopback
 __all__ = ["DEFAULT_BASE_URL", "ModelEndpoint", "redact_url"]
 
 DEFAULT_BASE_URL: Final = "https://api.openai.com/v1"
+_OPENAI_HOST: Final = "api.openai.com"
 _AZURE_HOSTS: Final = (".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com")
 _SECRET_PARAMS: Final = frozenset(
     {"key", "api-key", "api_key", "apikey", "token", "access_token", "code", "sig"}
@@ -101,6 +102,21 @@ class ModelEndpoint:
             query.append(("api-version", self.azure_api_version))
         path = parts.path.rstrip("/") + "/responses"
         return urlunsplit((parts.scheme, parts.netloc, path, urlencode(query), ""))
+
+    @cached_property
+    def needs_key(self) -> bool:
+        """A hosted endpoint (OpenAI, Azure) that answers every keyless request with 401."""
+        host = (urlsplit(self.base_url).hostname or "").lower()
+        return host == _OPENAI_HOST or self.is_azure
+
+    def check_key(self) -> None:
+        """Fail before any request when a hosted endpoint has no key (UsageError, exit 2)."""
+        if self.needs_key and not self.api_key:
+            variable = "AZURE_OPENAI_API_KEY (or OPENAI_API_KEY)" if self.is_azure else "OPENAI_API_KEY"
+            raise UsageError(
+                f"no API key for {self.shown_url}: set {variable}, or use --model offline "
+                "(the built-in stand-in), or --base-url for a local server that needs no key"
+            )
 
     @cached_property
     def shown_url(self) -> str:
