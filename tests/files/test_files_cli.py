@@ -7,6 +7,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -133,3 +134,16 @@ def test_http_on_another_address_warns(tmp_path: Path) -> None:
         assert url.startswith("http://0.0.0.0:")
         assert ("toolrelay files: serving MCP over HTTP on 0.0.0.0, which other machines can reach; "
                 "no bearer token is set, so anyone who can connect may call the tools\n") in lines
+
+
+def test_a_port_in_use_is_a_transport_failure_with_a_hint(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = run_files(str(tmp_path), "--http", f"127.0.0.1:{port}")
+    assert proc.returncode == 3
+    assert proc.stderr == (
+        f"toolrelay files: error: cannot listen on 127.0.0.1:{port}: address already in use "
+        "(choose another port, or 0 for any free one)\n"
+    )

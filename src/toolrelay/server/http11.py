@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, Final
 
 import h11
+
+from ..errors import TransportError
 
 __all__ = ["ClientGone", "Handler", "HttpRequest", "HttpResponder", "HttpServer"]
 
@@ -233,7 +237,10 @@ class HttpServer:
 
     async def serve(self, host: str, port: int, on_listening: Callable[[int], None]) -> None:
         """Listen on ``host:port`` (0: any free port, passed to ``on_listening``) until cancelled."""
-        server = await asyncio.start_server(self._accept, host, port)
+        try:
+            server = await asyncio.start_server(self._accept, host, port)
+        except OSError as exc:
+            raise _cannot_listen(host, port, exc) from None
         try:
             on_listening(server.sockets[0].getsockname()[1])
             await asyncio.Event().wait()
@@ -261,3 +268,10 @@ class HttpServer:
             task.cancel()
             writer.close()
         await asyncio.gather(*(task for task, _ in tasks), return_exceptions=True)
+
+
+def _cannot_listen(host: str, port: int, exc: OSError) -> TransportError:
+    reason = (os.strerror(exc.errno) if exc.errno else str(exc)).lower()  # asyncio's text repeats the address
+    hint = " (choose another port, or 0 for any free one)" if exc.errno == errno.EADDRINUSE else ""
+    shown = f"[{host}]" if ":" in host else host
+    return TransportError(f"cannot listen on {shown}:{port}: {reason}{hint}")
