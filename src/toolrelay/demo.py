@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from .client.config import builtin_file_server
+from .errors import UsageError, os_reason
 from .events import EventStream
 from .relay.loop import RunResult
 from .runner import OFFLINE_MODEL, RunOptions, run_async
@@ -99,8 +100,11 @@ def run_demo(
 ) -> DemoResult:
     """Run the seed's scenario, write its attachments into ``out`` and verify the folder."""
     folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    clear_folder(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        clear_folder(folder)
+    except OSError as exc:
+        raise UsageError(f"cannot write the demo folder {folder}: {os_reason(exc)}") from None
     with tempfile.TemporaryDirectory(prefix="toolrelay-demo-") as workspace:
         root = Path(workspace)
         (root / "notes.txt").write_text(notes_text(), encoding="utf-8")

@@ -22,6 +22,9 @@ end a command or fail one request.
 
 from __future__ import annotations
 
+import errno
+import os
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -39,6 +42,7 @@ __all__ = [
     "TransportError",
     "UsageError",
     "VersionMismatch",
+    "os_reason",
 ]
 
 
@@ -145,3 +149,19 @@ class RunInterrupted(ToolrelayError):
     """The user pressed Ctrl-C."""
 
     exit_code = 130
+
+
+def os_reason(exc: OSError) -> str:
+    """Why a file could not be written, in words: a file standing where a folder must be
+    is named, since "File exists" / "Not a directory" leave the user guessing which one."""
+    if isinstance(exc, FileExistsError) or exc.errno == errno.ENOTDIR:
+        blocker = _file_in_the_way(exc.filename)
+        return f"{blocker} is a file, not a folder" if blocker else "a file is in the way of a folder"
+    return exc.strerror or str(exc)
+
+
+def _file_in_the_way(filename: object) -> Path | None:
+    if not isinstance(filename, str | os.PathLike):
+        return None
+    path = Path(filename)
+    return next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), None)

@@ -395,6 +395,18 @@ def test_an_unreachable_model_endpoint_exits_3_and_keeps_the_transcript(tmp_path
     assert "sk-demo-test-key-0123456789" not in (out / "transcript.jsonl").read_text()
 
 
+def test_an_out_folder_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("mine")
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolrelay", "demo", "--out", str(tmp_path / "taken")],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 2
+    said = f"cannot write the demo folder {tmp_path / 'taken'}: {tmp_path / 'taken'} is a file, not a folder"
+    assert proc.stderr == f"toolrelay demo: error: {said}\n"
+    assert (tmp_path / "taken").read_text() == "mine"  # untouched
+
+
 def test_an_untouched_copy_verifies(demo_folder: Path, tmp_path: Path) -> None:
     copy = tmp_path / "copy"
     shutil.copytree(demo_folder, copy)

@@ -107,6 +107,13 @@ def test_usage_errors_exit_2(workspace: Path) -> None:
         "or use --model offline (the built-in stand-in), or --base-url for a local server that needs no key\n"
     )
     assert "turn 1" not in no_key.stderr  # refused before any request
+    (workspace / "a.txt").write_text("x")
+    no_transcript = toolrelay("run", "x", "--model", "offline", "--transcript", "a.txt/t", cwd=workspace)
+    assert no_transcript.returncode == 2
+    assert no_transcript.stderr.endswith(
+        "toolrelay run: error: cannot write the transcript a.txt/t: a.txt is a file, not a folder\n"
+    )
+    assert "turn 1" not in no_transcript.stderr  # refused before the run starts
 
 
 def test_consent_is_refused_without_a_terminal_and_given_by_yes(workspace: Path) -> None:

@@ -74,6 +74,13 @@ def test_an_unwritable_output_is_a_usage_error(seed_transcript: Path, tmp_path: 
     proc = view(str(seed_transcript), "-o", str(target))
     assert proc.returncode == 2
     assert proc.stderr == f"toolrelay view: error: cannot write {target}: No such file or directory\n"
+    (tmp_path / "a.txt").write_text("x")
+    under_a_file = view(str(seed_transcript), "-o", str(tmp_path / "a.txt" / "trace.html"))
+    assert under_a_file.returncode == 2
+    assert under_a_file.stderr == (
+        f"toolrelay view: error: cannot write {tmp_path / 'a.txt' / 'trace.html'}: "
+        f"{tmp_path / 'a.txt'} is a file, not a folder\n"
+    )
 
 
 def test_a_tampered_transcript_still_renders_and_names_its_broken_link(seed_transcript: Path,

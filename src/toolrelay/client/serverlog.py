@@ -15,6 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO, Final
 
+from ..errors import os_reason
+
 __all__ = ["ServerLog", "default_log_dir"]
 
 _TAIL_LINES: Final = 200
@@ -51,7 +53,7 @@ class ServerLog:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 (kept open while the server runs)
         except OSError as exc:
-            return f"cannot write server log {self.path}: {exc.strerror or exc}"
+            return f"cannot write server log {self.path}: {os_reason(exc)}"
         self.note(header)
         return None
 

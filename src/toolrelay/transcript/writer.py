@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any, Final
 
+from ..errors import UsageError, os_reason
 from ..events import Event
 from ..redaction import redact, worth_redacting
 
@@ -30,8 +31,11 @@ class TranscriptWriter:
         self.path = Path(path)
         self.run_id = run_id
         self._secrets = frozenset(s for s in secrets if worth_redacting(s))
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] | None = self.path.open("w", encoding="utf-8")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file: IO[str] | None = self.path.open("w", encoding="utf-8")
+        except OSError as exc:  # before the run starts: nothing is lost
+            raise UsageError(f"cannot write the transcript {self.path}: {os_reason(exc)}") from None
         self.lines = 0
 
     def add_secrets(self, secrets: Iterable[str]) -> None:

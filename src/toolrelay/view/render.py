@@ -20,7 +20,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, Final
 
-from ..errors import UsageError
+from ..errors import UsageError, os_reason
 from .model import Trace
 
 __all__ = ["embed_json", "render_html", "write_html"]
@@ -71,4 +71,4 @@ def write_html(trace: Trace, path: Path) -> None:
     try:
         path.write_text(render_html(trace), encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot write {path}: {os_reason(exc)}") from None
