@@ -15,7 +15,7 @@ from echo_service import EchoService
 from http_helpers import BASE_HEADERS, init_message, open_session, post, rpc_error, running_server
 
 from conftest import require_or_skip
-from toolrelay.errors import UsageError
+from toolrelay.errors import TransportError, UsageError
 from toolrelay.server.http import serve_http
 
 TOKEN = "s3cret-token-value-0123456789"
@@ -161,8 +161,9 @@ def test_non_loopback_bind_warns(caplog: pytest.LogCaptureFixture) -> None:
     # 192.0.2.1 (TEST-NET-1) is not on this machine: the warning comes first, then the bind
     # fails, so no port is ever opened to the network.
     caplog.set_level(logging.WARNING, logger="toolrelay")
-    with pytest.raises(OSError):
+    with pytest.raises(TransportError) as failed:
         asyncio.run(serve_http(EchoService(), host="192.0.2.1"))
+    assert str(failed.value) == "cannot listen on 192.0.2.1:0: cannot assign requested address"
     assert [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [
         "serving MCP over HTTP on 192.0.2.1, which other machines can reach; no bearer token is set, "
         "so anyone who can connect may call the tools"
@@ -171,7 +172,7 @@ def test_non_loopback_bind_warns(caplog: pytest.LogCaptureFixture) -> None:
 
 def test_non_loopback_bind_with_token_warns_without_the_token(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="toolrelay")
-    with pytest.raises(OSError):
+    with pytest.raises(TransportError):
         asyncio.run(serve_http(EchoService(), host="192.0.2.1", token=TOKEN))
     messages = [r.getMessage() for r in caplog.records]
     assert messages == ["serving MCP over HTTP on 192.0.2.1, which other machines can reach"]
