@@ -13,11 +13,12 @@ import contextlib
 import os
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from .client.catalog import Catalog, ConfigSource, servers_from
+from .errors import UsageError
 from .events import EventStream
 from .model import ModelEndpoint, OfflineModel, ResponsesClient
 from .protocol.versions import DEFAULT_VERSION
@@ -91,7 +92,32 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
 
 def run(task: str, **options: Any) -> RunResult:
     """Synchronous ``run_async``: ``toolrelay.run("…", model="offline")``."""
+    _check_no_running_loop()
+    _check_option_names(options)
     return asyncio.run(run_async(task, replace(RunOptions(), **options)))
+
+
+def _check_option_names(options: Mapping[str, Any]) -> None:
+    names = [f.name for f in fields(RunOptions)]
+    for name in options:
+        if name not in names:
+            import difflib  # only on this error path: start-up time matters
+
+            close = difflib.get_close_matches(name, names, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            takes = ", ".join(names)
+            raise UsageError(f"toolrelay.run() has no option {name!r}: {hint}RunOptions takes {takes}")
+
+
+def _check_no_running_loop() -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return  # the normal case: no loop here, run() starts one
+    raise UsageError(
+        "toolrelay.run() cannot start inside a running event loop (async code, Jupyter): "
+        "use `await toolrelay.run_async(task, toolrelay.RunOptions(...))` there"
+    )
 
 
 def _endpoint(opts: RunOptions, stack: contextlib.AsyncExitStack) -> ModelEndpoint:

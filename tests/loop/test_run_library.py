@@ -1,0 +1,45 @@
+"""``toolrelay.run()`` misused: clear errors before anything starts."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+import toolrelay
+from toolrelay.client.config import builtin_file_server
+from toolrelay.errors import UsageError
+
+
+def test_a_misspelt_option_names_the_right_one() -> None:
+    with pytest.raises(UsageError) as failed:
+        toolrelay.run("x", modle="offline")
+    said = str(failed.value)
+    assert said.startswith("toolrelay.run() has no option 'modle': did you mean 'model'? ")
+    assert "RunOptions takes model, base_url, api_key, config," in said
+    assert failed.value.exit_code == 2
+
+
+def test_inside_a_running_event_loop_it_points_to_run_async() -> None:
+    async def from_async_code() -> str:
+        with pytest.raises(UsageError) as failed:
+            toolrelay.run("x", model="offline")
+        return str(failed.value)
+
+    assert asyncio.run(from_async_code()) == (
+        "toolrelay.run() cannot start inside a running event loop (async code, Jupyter): "
+        "use `await toolrelay.run_async(task, toolrelay.RunOptions(...))` there"
+    )
+
+
+def test_run_async_works_where_run_cannot(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("".join(f"line {n}\n" for n in range(1, 31)))
+    options = toolrelay.RunOptions(model="offline", config=[builtin_file_server(tmp_path)])
+
+    async def from_async_code() -> toolrelay.RunResult:
+        return await toolrelay.run_async("Read the first 3 lines of notes.txt", options)
+
+    result = asyncio.run(from_async_code())
+    assert (result.status, [call.status for call in result.calls]) == ("completed", ["ok"])
+    assert "line 1\nline 2\nline 3\n" in (result.final_text or "")
