@@ -139,6 +139,44 @@ def mcp_arguments_copied_from_another_call(events: list[Event]) -> None:
     tool_call(events)["message"]["params"]["arguments"] = dict(second)
 
 
+def tools_call_method_changed(events: list[Event]) -> None:
+    tool_call(events)["message"]["method"] = "tools/run"
+
+
+def jsonrpc_version_changed(events: list[Event]) -> None:
+    tool_call(events)["message"]["jsonrpc"] = "1.0"  # the answer's is checked at server_check
+
+
+def outcome_names_another_tool(events: list[Event]) -> None:
+    find(events, "call_outcome")["outcome"]["tool"] = "read_file"
+
+
+def outcome_message_changed(events: list[Event]) -> None:
+    find(events, "call_outcome")["outcome"]["message"] = "all fine"
+
+
+def never_sent_outcome_names_an_mcp_id(events: list[Event]) -> None:
+    find(events, "call_outcome", call_id="call_offline_0002")["outcome"]["mcp_id"] = 4
+
+
+def listed_tool_removed(events: list[Event]) -> None:
+    listing = find(events, "mcp_response", method="tools/list")["message"]["result"]
+    listing["tools"] = [tool for tool in listing["tools"] if tool["name"] != "read_text_file"]
+
+
+def error_code_changed(events: list[Event]) -> None:
+    outcome = find(events, "call_outcome", call_id="call_offline_0002")["outcome"]
+    outcome["error_code"] = -32603
+
+
+def notice_line_removed(events: list[Event]) -> None:
+    events.remove(find(events, "server_ready"))
+
+
+def line_repeated(events: list[Event]) -> None:
+    events.insert(1, dict(events[1]))
+
+
 def previous_response_id_changed(events: list[Event]) -> None:
     _request_2(events)["previous_response_id"] = "resp_offline_9999"
 
@@ -276,6 +314,57 @@ CASES: list[tuple[str, Mutation, str, str]] = [
         "carries the result of call_offline_0001: call_ids swapped",
     ),
     ("parallel_run", items_reordered, "next_input", "request 2 reordered the context"),
+    (
+        "seed_run",
+        tools_call_method_changed,
+        "correlation",
+        "the mcp_request event on fs (connection 1) records method tools/call, its message has method "
+        "'tools/run'",
+    ),
+    (
+        "seed_run",
+        jsonrpc_version_changed,
+        "correlation",
+        "the mcp_request event on fs (connection 1) (mcp id 3) holds a message that is not JSON-RPC 2.0 "
+        "(jsonrpc: '1.0')",
+    ),
+    (
+        "seed_run",
+        outcome_names_another_tool,
+        "routing",
+        "call_outcome names fs/read_file, the call was routed to fs/read_text_file",
+    ),
+    (
+        "tool_error_run",
+        outcome_message_changed,
+        "feedback",
+        "call_outcome records the message \"all fine\", but the recorded answer gives",
+    ),
+    (
+        "invalid_run",
+        never_sent_outcome_names_an_mcp_id,
+        "server_check",
+        "recorded as invalid_arguments (never sent), yet its outcome names mcp id 4",
+    ),
+    (
+        "seed_run",
+        notice_line_removed,
+        "correlation",
+        "event seq 6 follows seq 4: a line of the transcript is missing, repeated or out of order",
+    ),
+    ("seed_run", line_repeated, "correlation", "event seq 2 follows seq 2"),
+    (
+        "seed_run",
+        listed_tool_removed,
+        "next_input",
+        "route to fs/read_text_file, but fs's tools/list answer (seq 7) lists no such tool",
+    ),
+    (
+        "errors_run",
+        error_code_changed,
+        "feedback",
+        "call_outcome records the error_code -32603, but the recorded answer gives -32602",
+    ),
     (
         "parallel_run",
         mcp_request_tags_swapped,

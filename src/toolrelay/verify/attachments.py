@@ -89,12 +89,17 @@ def place(slot: Slot, value: Any) -> None:
 def called_declarations(run: RunRecord) -> list[dict[str, Any]]:
     """For each tool the model called: its MCP declaration and the Responses one, side by side."""
     first = run.rounds[0].body if run.rounds else {}
-    tools = {t.get("name"): t for t in first.get("tools", []) if isinstance(t, dict)}
+    declared = first.get("tools")
+    tools = {
+        t["name"]: t
+        for t in (declared if isinstance(declared, list) else [])
+        if isinstance(t, dict) and isinstance(t.get("name"), str)
+    }
     found: list[dict[str, Any]] = []
     seen: set[Any] = set()
     for call in run.calls:
         routed = call.first("routed")
-        if routed is None or call.alias in seen:
+        if routed is None or not isinstance(call.alias, str) or call.alias in seen:
             continue
         seen.add(call.alias)
         found.append(
@@ -118,7 +123,8 @@ def mcp_tool(run: RunRecord, server: Any, name: Any) -> dict[str, Any] | None:
         if event.get("server") != server:
             continue
         result = event.get("message", {}).get("result")
-        for tool in result.get("tools", []) if isinstance(result, dict) else []:
+        tools = result.get("tools") if isinstance(result, dict) else None
+        for tool in tools if isinstance(tools, list) else []:
             if isinstance(tool, dict) and tool.get("name") == name:
                 found = tool
     return found

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from ..transcript.reader import paused_gc
 from .agreement import check_agreement
 from .context import check_answer_order, check_context, check_declarations
-from .correlation import check_call_links, check_mcp_pairs, check_outputs
+from .correlation import check_call_links, check_event_order, check_mcp_pairs, check_outputs
 from .facts import RunFacts
 from .feedback import check_feedback
 from .mcp_side import check_routing, check_server
@@ -27,20 +27,24 @@ __all__ = ["CHECKS", "unfinished_reasons", "verify"]
 
 Check = Callable[[RunRecord, RunFacts], list[Finding]]
 
-CHECKS: tuple[Check, ...] = (
-    check_rounds,
-    check_answer,  # model_response
-    check_parse,  # parse
-    check_routing,  # routing
-    check_server,  # server_check
-    check_feedback,  # feedback
-    check_mcp_pairs,
-    check_call_links,
-    check_outputs,  # correlation
-    check_declarations,
-    check_context,
-    check_answer_order,  # next_input
+CHECKS: tuple[tuple[str, Check], ...] = (
+    ("model_response", check_rounds),
+    ("model_response", check_answer),
+    ("parse", check_parse),
+    ("routing", check_routing),
+    ("server_check", check_server),
+    ("feedback", check_feedback),
+    ("correlation", check_event_order),
+    ("correlation", check_mcp_pairs),
+    ("correlation", check_call_links),
+    ("correlation", check_outputs),
+    ("next_input", check_declarations),
+    ("next_input", check_context),
+    ("next_input", check_answer_order),
 )
+"""Each check with the link it judges, in the seed's order."""
+
+_UNEXPECTED_SHAPE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
 
 
 def verify(run: RunRecord) -> Verdict:
@@ -51,7 +55,7 @@ def verify(run: RunRecord) -> Verdict:
 
 def _verdict(run: RunRecord) -> Verdict:
     facts = RunFacts(run)
-    findings = [finding for check in CHECKS for finding in check(run, facts)]
+    findings = [finding for link, check in CHECKS for finding in _run_check(link, check, run, facts)]
     findings.sort(key=lambda finding: link_rank(finding.link))  # stable: each link keeps its order
     agreement = check_agreement(run)
     broken = _first_broken(findings) or _first_broken(agreement)
@@ -65,6 +69,18 @@ def _verdict(run: RunRecord) -> Verdict:
         run_id=run.run_id,
         source=str(run.source),
     )
+
+
+def _run_check(link: str, check: Check, run: RunRecord, facts: RunFacts) -> list[Finding]:
+    """The check's findings; evidence in a shape no toolrelay run produces (a hand-edited
+    body, say) cannot be judged, so it breaks the link instead of crashing verify."""
+    try:
+        return check(run, facts)
+    except _UNEXPECTED_SHAPE as exc:
+        what = f"{type(exc).__name__}: {exc}"
+        return [Finding(link=link, ok=False, check=check.__name__.removeprefix("check_"),
+                        message=f"the record cannot be checked here: it holds a value in a shape toolrelay "
+                                f"never writes ({what})")]
 
 
 def _first_broken(findings: list[Finding]) -> Finding | None:

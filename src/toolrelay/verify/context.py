@@ -47,8 +47,17 @@ def _derived(catalog: dict[str, Any], run: RunRecord, facts: RunFacts) -> Findin
     pairs = []
     for server, tool in (r for r in routes.values() if isinstance(r, list) and len(r) == 2):
         listing = facts.listing_at(server, catalog["seq"])
-        if listing is None or tool not in listing.tools:
+        if listing is None:
             return None  # the listing is not in the transcript: nothing to derive from
+        if not isinstance(tool, str) or tool not in listing.tools:
+            return _finding(
+                False,
+                f"the declarations ({catalog.get('reason')}) route to {server}/{tool}, but {server}'s "
+                f"tools/list answer (seq {listing.seq}) lists no such tool: a declaration without its rule",
+                "rules",
+                None,
+                catalog,
+            )
         pairs.append((server, listing.tools[tool]))
     derived = declare_tools(pairs, strict=run.strict).tools()
     path = first_difference(derived, catalog.get("tools"))
@@ -180,11 +189,13 @@ def _first_input(first: ModelRound, task: str) -> Finding:
 
 
 def _replayed(current: ModelRound, previous: ModelRound) -> Finding:
-    prefix = list(previous.body.get("input") or []) + previous.output()
+    given = previous.body.get("input")
+    given = given if isinstance(given, list) else []
+    prefix = given + previous.output()
     items = current.body.get("input")
     items = items if isinstance(items, list) else []
     where = f"request {current.turn}"
-    problem = _prefix_problem(prefix, items, len(previous.body.get("input") or []), previous.turn, where)
+    problem = _prefix_problem(prefix, items, len(given), previous.turn, where)
     if problem is None:
         problem = _tail_problem(items[len(prefix) :], previous, where)
     if problem is not None:

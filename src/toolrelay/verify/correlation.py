@@ -21,9 +21,11 @@ from .mcp_side import tagged_for_another
 from .record import CallTrace, ModelRound, RunRecord
 from .verdict import Finding
 
-__all__ = ["check_call_links", "check_mcp_pairs", "check_outputs"]
+__all__ = ["check_call_links", "check_event_order", "check_mcp_pairs", "check_outputs"]
 
 _PAIRED_KINDS = frozenset({"mcp_request", "mcp_response", "mcp_server_request", "mcp_reply"})
+_NAMED_KINDS = frozenset({"mcp_request", "mcp_notification", "mcp_server_request"})
+"""Kinds whose message carries the method the event records."""
 _TOLERATED_ENDINGS = frozenset({"aborted", "timeout", "error", None})
 
 
@@ -61,6 +63,22 @@ def _broken(
     )
 
 
+def check_event_order(run: RunRecord, facts: RunFacts) -> list[Finding]:
+    """correlation: the record's own ids, the seq numbers, run on without a gap or repeat
+    (every event is written once, in order), so no line was dropped, copied or moved."""
+    previous: int | None = None
+    for event in run.events:
+        seq = event["seq"]
+        if previous is not None and seq != previous + 1:
+            return [Finding(link="correlation", ok=False, check="event_order", seqs=(previous, seq),
+                            message=f"event seq {seq} follows seq {previous}: a line of the transcript is "
+                                    "missing, repeated or out of order")]
+        previous = seq
+    return [Finding(link="correlation", ok=True, check="event_order",
+                    message=f"{len(run.events)} events, seq {run.events[0]['seq'] if run.events else 0} "
+                            f"to {previous}, each once and in order")]
+
+
 def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """correlation: MCP ids unique per session, each request answered once by its id."""
     sessions: dict[tuple[Any, Any], _Session] = {}
@@ -95,6 +113,22 @@ def _pair(session: _Session, event: dict[str, Any]) -> Finding | None:
     kind = event["kind"]
     message: dict[str, Any] = event["message"] if isinstance(event.get("message"), dict) else {}
     mcp_id = message.get("id")
+    if message.get("jsonrpc") != "2.0":
+        return _broken(
+            f"the {kind} event on {session.name} (mcp id {event.get('mcp_id')}) holds a message that is "
+            f"not JSON-RPC 2.0 (jsonrpc: {message.get('jsonrpc')!r})",
+            event,
+            mcp_id=event.get("mcp_id"),
+            server=session.server,
+        )
+    if kind in _NAMED_KINDS and message.get("method") != event.get("method"):
+        return _broken(
+            f"the {kind} event on {session.name} records method {event.get('method')}, its message has "
+            f"method {message.get('method')!r}",
+            event,
+            mcp_id=event.get("mcp_id"),
+            server=session.server,
+        )
     if kind in _PAIRED_KINDS and event.get("mcp_id") != mcp_id:
         return _broken(
             f"the {kind} event on {session.name} records mcp id {event.get('mcp_id')}, its message "

@@ -121,6 +121,11 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object; an empty one otherwise (a hand-edited record)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _response_line(current: ModelRound, answer: dict[str, Any]) -> str:
     if current.response is None:
         return "none (the run stopped while waiting)"
@@ -269,9 +274,9 @@ def walk(run: RunRecord, verdict: Verdict) -> str:
 
 def _walk_rows(run: RunRecord, call: CallTrace) -> list[tuple[str, str]]:
     routed, parsed = call.first("routed") or {}, call.first("parsed") or {}
-    request = call.mcp_requests[0].get("message", {})
-    response = (call.first("mcp_responses") or {}).get("message") or {}
-    feedback = (call.first("feedbacks") or {}).get("item") or {}
+    request = _dict(call.mcp_requests[0].get("message"))
+    response = _dict((call.first("mcp_responses") or {}).get("message"))
+    feedback = _dict((call.first("feedbacks") or {}).get("item"))
     first = run.rounds[call.turn - 1]
     target = f"{routed.get('server')}/{routed.get('tool')}"
     rows = [
@@ -284,7 +289,7 @@ def _walk_rows(run: RunRecord, call: CallTrace) -> list[tuple[str, str]]:
         ("parse", f"→ object {excerpt(parsed.get('arguments'))}"),
         ("route", f"{call.alias} → {target}"),
         ("MCP request", f"id {request.get('id')} tools/call, params.arguments (object) "
-                        f"{excerpt((request.get('params') or {}).get('arguments'))}"),
+                        f"{excerpt(_dict(request.get('params')).get('arguments'))}"),
         ("MCP response", f"id {response.get('id')}: {_answer_shape(response)} → {call.status}"),
         ("function_call_output", f"{feedback.get('call_id')} (same call_id): "
                                  f"{excerpt(feedback.get('output'), 70)}"),
@@ -302,8 +307,8 @@ def _walk_rows(run: RunRecord, call: CallTrace) -> list[tuple[str, str]]:
 def _answer_shape(response: dict[str, Any]) -> str:
     """What the server's answer holds: result content blocks (isError?) or a JSON-RPC error."""
     if "error" in response:
-        return f"JSON-RPC error {(response.get('error') or {}).get('code')}"
-    result = response.get("result") or {}
+        return f"JSON-RPC error {_dict(response.get('error')).get('code')}"
+    result = _dict(response.get("result"))
     blocks = [str(b.get("type")) for b in _list(result.get("content")) if isinstance(b, dict)]
     flag = ", isError: true" if result.get("isError") is True else ""
     return f"result.content [{', '.join(blocks)}]{flag}"
@@ -312,6 +317,6 @@ def _answer_shape(response: dict[str, Any]) -> str:
 def _rule(run: RunRecord, call: CallTrace) -> str:
     """The called tool's parameters as ``name: type`` pairs (the rule, shown without values)."""
     declaration = next((d for d in called_declarations(run) if d["alias"] == call.alias), None)
-    function_tool = (declaration or {}).get("function_tool") or {}
-    properties = (function_tool.get("parameters") or {}).get("properties") or {}
-    return ", ".join(f"{name}: {(schema or {}).get('type')}" for name, schema in properties.items())
+    function_tool = _dict((declaration or {}).get("function_tool"))
+    properties = _dict(_dict(function_tool.get("parameters")).get("properties"))
+    return ", ".join(f"{name}: {_dict(schema).get('type')}" for name, schema in properties.items())

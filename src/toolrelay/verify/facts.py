@@ -72,16 +72,20 @@ class RunFacts:
             current = self.run.round(turn)
             tools = current.body.get("tools") if current is not None else None
             self._declared[turn] = (
-                {t.get("name"): t for t in tools if isinstance(t, dict)} if isinstance(tools, list) else {}
+                {t["name"]: t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)}
+                if isinstance(tools, list)
+                else {}
             )
-        return self._declared[turn].get(alias)
+        return self._declared[turn].get(alias) if isinstance(alias, str) else None
 
     def catalog_at(self, seq: int) -> dict[str, Any] | None:
         """The declarations event in force at ``seq`` (the latest before it)."""
         index = bisect.bisect_left(self._catalog_seqs, seq) - 1
         return self.run.catalogs[index] if index >= 0 else None
 
-    def listing_at(self, server: str, seq: int) -> Listing | None:
+    def listing_at(self, server: Any, seq: int) -> Listing | None:
+        if not isinstance(server, str):
+            return None
         seqs = self._listing_seqs.get(server, [])
         index = bisect.bisect_left(seqs, seq) - 1
         return self.listings[server][index] if index >= 0 else None
@@ -151,7 +155,7 @@ def _listings(mcp: list[dict[str, Any]]) -> dict[str, list[Listing]]:
         if event.get("method") != "tools/list":
             continue
         message = event.get("message") or {}
-        key = (event.get("server"), event.get("connection"), message.get("id"))
+        key = (event.get("server"), event.get("connection"), event.get("mcp_id"))  # envelope: hashable
         if event["kind"] == "mcp_request":
             params = message.get("params")
             first_page[key] = not (isinstance(params, dict) and "cursor" in params)

@@ -47,6 +47,16 @@ def _feedback(call: CallTrace, facts: RunFacts) -> Finding | None:
             call.first("outcomes"),
             call.first("mcp_responses"),
         )
+    recorded = call.outcome or {}
+    for name, value in (("message", outcome.message), ("error_code", outcome.error_code)):
+        if outcome.status != "ok" and recorded.get(name) != value:
+            return _bad(
+                call,
+                f"call_outcome records the {name} {excerpt(recorded.get(name))}, but the recorded answer "
+                f"gives {excerpt(value)}",
+                call.first("outcomes"),
+                call.first("mcp_responses"),
+            )
     if len(call.feedbacks) > 1:
         return _bad(call, f"{len(call.feedbacks)} feedback events for one call", *call.feedbacks)
     if not call.feedbacks:

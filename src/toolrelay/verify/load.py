@@ -17,6 +17,7 @@ from ..transcript.reader import read_transcript
 from . import attachments
 from .jsonpath import first_difference
 from .record import RunRecord, index_events
+from .shape import check_envelopes
 
 __all__ = ["load_run"]
 
@@ -31,6 +32,7 @@ def load_run(path: str | Path) -> RunRecord:
     if not source.exists():
         raise UsageError(f"{source}: no such transcript file or demo folder")
     transcript = read_transcript(source)
+    check_envelopes(transcript.events, source)
     return index_events(transcript.events, source, cut_tail=transcript.cut_tail)
 
 
@@ -42,6 +44,7 @@ def _load_folder(folder: Path) -> RunRecord:
             "next to its attachments (toolrelay demo --out DIR writes both)"
         )
     transcript = read_transcript(transcript_path)
+    check_envelopes(transcript.events, transcript_path)
     run = index_events(transcript.events, folder, cut_tail=transcript.cut_tail)
     files = {p.name: _read_json(p) for p in sorted(folder.glob("*.json"))}
     differences: list[tuple[str, str, int | None]] = []

@@ -41,6 +41,8 @@ def _route(call: CallTrace, facts: RunFacts) -> Finding | None:
     if problem is None and request is not None:
         problem = _request_problem(call, routed, request, facts)
         owner = tagged_for_another(call, facts) if problem is not None else None
+    if problem is None:  # its own arguments went out: no swap to look for later (verify's speed)
+        facts.tag_owners.setdefault(id(call), None)
     if owner is not None and request is not None:  # the route held; the call_id tag is wrong
         message = (
             f"{call.alias} → {target}; tools/call mcp id {request['message'].get('id')} carries the "
@@ -116,6 +118,20 @@ def _route_problem(call: CallTrace, routed: dict[str, Any], facts: RunFacts) -> 
         return (
             f"the declarations route {call.alias} to {_target(declared)}, the call went to {_target(chosen)}"
         )
+    return _outcome_names(call, routed)
+
+
+def _outcome_names(call: CallTrace, routed: dict[str, Any]) -> str | None:
+    """The call_outcome must name the alias the model called and the route it took."""
+    outcome = call.outcome
+    if outcome is None:
+        return None  # no outcome yet: the run stopped first
+    if outcome.get("alias") != call.alias:
+        return f"call_outcome names alias {outcome.get('alias')!r}, the model called {call.alias!r}"
+    said = (outcome.get("server"), outcome.get("tool"))
+    if said != (routed.get("server"), routed.get("tool")):
+        went = _target([routed.get("server"), routed.get("tool")])
+        return f"call_outcome names {_target(list(said))}, the call was routed to {went}"
     return None
 
 
@@ -238,6 +254,10 @@ def _never_sent(call: CallTrace, status: str, outcome_event: dict[str, Any] | No
         mcp_id = call.mcp_requests[0].get("message", {}).get("id")
         return _bad(call, f"recorded as {status} (never sent), yet tools/call mcp id {mcp_id} was sent",
                     outcome_event, call.mcp_requests[0])
+    named = (call.outcome or {}).get("mcp_id")
+    if named is not None:
+        return _bad(call, f"recorded as {status} (never sent), yet its outcome names mcp id {named!r}",
+                    outcome_event)
     why = excerpt(call.outcome.get("message") if call.outcome else "", 80)
     return call_finding(call, "server_check", True, f"{status}: not sent to any server ({why})", "exchange",
                         outcome_event)

@@ -213,7 +213,7 @@ def _content_text(content: Any) -> str:
     parts = []
     for part in content if isinstance(content, list) else []:
         if isinstance(part, dict):
-            parts.append(str(part["text"]) if part.get("type") == "text" else f"[{part.get('type')}]")
+            parts.append(str(part.get("text", "")) if part.get("type") == "text" else f"[{part.get('type')}]")
     return " ".join(parts)
 
 

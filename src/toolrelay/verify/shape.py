@@ -1,0 +1,185 @@
+"""The envelope every transcript event must have before verify reads it.
+
+The writer gives each field of an event the JSON type its event class declares
+(``events.py``); a call outcome's record likewise (``CallOutcome.to_record``). A line
+whose envelope fields are missing or of another type was not written by toolrelay as it
+stands (hand-edited or corrupted), so it is refused as unreadable input (exit 2), naming
+the line's ``seq``, its kind and the field, rather than half-checked. What the envelopes
+carry (request and response bodies, JSON-RPC messages, tool results) is the evidence
+itself: the link checks judge it, whatever its shape.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+import types
+import typing
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Final
+
+from .. import events as event_classes
+from ..errors import UsageError
+
+__all__ = ["check_envelopes"]
+
+MCP_KINDS: Final = (
+    "mcp_request", "mcp_response", "mcp_notification", "mcp_server_request", "mcp_reply", "mcp_unpaired",
+)
+Rule = dict[str, tuple[type, ...] | None]
+"""field → the JSON types it may hold (None: any value, but present)."""
+
+_OUTCOME_FIELDS: Final[Rule] = {
+    "status": (str,),
+    "alias": (str,),
+    "call_id": (str, type(None)),
+    "server": (str, type(None)),
+    "tool": (str, type(None)),
+    "mcp_id": (int, str, type(None)),
+    "connection": (int, type(None)),
+}
+_JSON_NAMES: Final = {
+    dict: "an object", list: "an array", str: "a string", int: "an integer", float: "a number",
+    bool: "true or false", type(None): "null",
+}
+
+
+def check_envelopes(events: Iterable[dict[str, Any]], source: Path) -> None:
+    """Raise UsageError for the first event whose envelope is not what toolrelay writes."""
+    rules, fast = _rules(), _fast_rules()
+    for event in events:
+        kind = event["kind"]  # the reader already made sure of seq (int) and kind (str)
+        rule = fast.get(kind)
+        if rule is None:
+            continue  # a kind verify does not read
+        if rule.holds(event) and (kind != "call_outcome" or _fast_outcome().holds(event["outcome"])):
+            continue  # the fast path: a large transcript has many events
+        problem = _problem(event, rules[kind])
+        problem = problem or (_outcome_problem(event) if kind == "call_outcome" else None)
+        if problem is not None:
+            raise UsageError(
+                f"{source}: event seq {event['seq']} ({kind}) {problem}; toolrelay never writes "
+                "that, so this transcript cannot be checked"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class _FastRule:
+    """One kind's envelope as C-level operations: the typed fields' exact Python types as
+    one tuple, looked up among every allowed combination; fields of any type only present."""
+
+    typed: Callable[[dict[str, Any]], Any]
+    combinations: frozenset[tuple[type, ...]]
+    untyped: Callable[[dict[str, Any]], Any] | None
+
+    def holds(self, event: dict[str, Any]) -> bool:
+        try:
+            found = self.typed(event)
+            if self.untyped is not None:
+                self.untyped(event)
+        except KeyError:
+            return False  # a missing field (or no run id): the slow path says which
+        return tuple(map(type, found)) in self.combinations
+
+
+@cache
+def _fast_rules() -> dict[str, _FastRule]:
+    return {kind: _fast(fields) for kind, fields in _rules().items()}
+
+
+@cache
+def _fast_outcome() -> _FastRule:
+    return _fast(_OUTCOME_FIELDS)
+
+
+def _fast(fields: Rule) -> _FastRule:
+    typed = [(name, allowed) for name, allowed in fields.items() if allowed is not None]
+    untyped = [name for name, allowed in fields.items() if allowed is None]
+    exact = [set(allowed) | ({int} if float in allowed else set()) for _, allowed in typed]
+    return _FastRule(
+        typed=_getter([name for name, _ in typed]),
+        combinations=frozenset(itertools.product(*exact)),
+        untyped=_getter(untyped) if untyped else None,
+    )
+
+
+def _getter(names: list[str]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """The values of ``names`` as a tuple (``itemgetter`` returns a bare value for one name)."""
+    if len(names) == 1:
+        only = names[0]
+        return lambda record: (record[only],)
+    return operator.itemgetter(*names)
+
+
+def _problem(record: dict[str, Any], fields: Rule, where: str = "") -> str | None:
+    for name, allowed in fields.items():
+        if name not in record:
+            if name == "run":  # added by the writer, not part of the event
+                continue
+            return f"has no '{where}{name}' field"
+        value = record[name]
+        if allowed is not None and not _is_one_of(value, allowed):
+            expected = " or ".join(dict.fromkeys(_JSON_NAMES[t] for t in allowed))
+            found = _JSON_NAMES.get(type(value), type(value).__name__)
+            return f"has {found} as '{where}{name}', not {expected}"
+    return None
+
+
+def _outcome_problem(event: dict[str, Any]) -> str | None:
+    return _problem(event["outcome"], _OUTCOME_FIELDS, where="outcome.")
+
+
+def _is_one_of(value: Any, allowed: tuple[type, ...]) -> bool:
+    if isinstance(value, bool):  # bool is an int to Python, never to JSON
+        return bool in allowed
+    if isinstance(value, int) and float in allowed:
+        return True
+    return isinstance(value, allowed)
+
+
+@cache
+def _rules() -> dict[str, Rule]:
+    """kind → field → the JSON types allowed, read from the event classes themselves."""
+    found: dict[str, Rule] = {}
+    for cls in _event_classes():
+        hints = typing.get_type_hints(cls)
+        fields: Rule = {"run": (str, type(None))}
+        for name, hint in hints.items():
+            if name not in ("kind", "seq", "time", "role"):
+                fields[name] = _json_types(hint)
+        kinds = MCP_KINDS if cls is event_classes.McpMessage else (cls.kind,)
+        for kind in kinds:
+            found[kind] = fields
+    return found
+
+
+def _event_classes() -> list[type[event_classes.Event]]:
+    pending, found = [event_classes.Event], []
+    while pending:
+        for sub in pending.pop().__subclasses__():
+            found.append(sub)
+            pending.append(sub)
+    return found
+
+
+def _json_types(hint: Any) -> tuple[type, ...] | None:
+    """The JSON types a field's annotation allows (None: anything)."""
+    if hint is Any or hint is object:
+        return None
+    origin = typing.get_origin(hint)
+    if origin in (types.UnionType, typing.Union):
+        parts = [_json_types(arg) for arg in typing.get_args(hint)]
+        if any(part is None for part in parts):
+            return None
+        return tuple(t for part in parts if part is not None for t in part)
+    base = origin or hint
+    if base is typing.Literal:
+        return tuple(dict.fromkeys(type(arg) for arg in typing.get_args(hint)))
+    for python_type, json_type in ((dict, dict), (list, list), (tuple, list), (bool, bool), (int, int),
+                                   (float, float), (str, str), (type(None), type(None))):
+        if isinstance(base, type) and issubclass(base, python_type):
+            return (json_type,)
+    return None

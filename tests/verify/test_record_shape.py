@@ -1,0 +1,140 @@
+"""Hand-edited or corrupted records: a clear refusal or a broken link, never a crash.
+
+Envelope fields (ids, server names, the body and message slots) have one JSON type in
+every transcript toolrelay writes; another type there is unreadable input (exit 2) that
+names the event. Inside the evidence (bodies, JSON-RPC messages) any shape may appear;
+verify judges it and reports a broken link, and explain and view still render. A seeded
+mutation sweep over real transcripts holds all of that for a few hundred random edits.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolrelay.errors import ToolrelayError, UsageError
+from toolrelay.verify import load_run, verify
+from toolrelay.verify.explain import walk
+from toolrelay.view.build import build_trace
+from toolrelay.view.render import render_html
+
+from .helpers import Event, find, model_body, tampered, tool_call, verdict_of
+
+SWEEP_EDITS = 300
+ODD_VALUES: list[Any] = [None, 0, -1, 1.5, "", "x", [], {}, True, [1], {"a": 1}, "call_offline_0001"]
+
+
+def _refusal(path: Path) -> str:
+    with pytest.raises(UsageError) as refused:
+        load_run(path)
+    return str(refused.value)
+
+
+def test_an_id_of_the_wrong_type_names_the_event_and_field(seed_run: Path, tmp_path: Path) -> None:
+    def object_id(events: list[Event]) -> None:
+        tool_call(events, 0, "mcp_response")["mcp_id"] = {"id": 3}
+
+    copy_path = tampered(seed_run, tmp_path / "t.jsonl", object_id)
+    seq = tool_call(json.loads(f"[{','.join(copy_path.read_text().splitlines())}]"), 0, "mcp_response")["seq"]
+    assert _refusal(copy_path) == (
+        f"{copy_path}: event seq {seq} (mcp_response) has an object as 'mcp_id', not an integer or a "
+        "string or null; toolrelay never writes that, so this transcript cannot be checked"
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "change", "said"),
+    [
+        ("mcp_request", lambda e: e.pop("message"), "has no 'message' field"),
+        ("model_request", lambda e: e.update(body=["input"]), "has an array as 'body', not an object"),
+        ("call_outcome", lambda e: e["outcome"].update(status=["ok"]),
+         "has an array as 'outcome.status', not a string"),
+        ("call_routed", lambda e: e.update(server=7), "has an integer as 'server', not a string"),
+        ("model_response", lambda e: e.update(turn=True), "has true or false as 'turn', not an integer"),
+    ],
+    ids=["missing-message", "body-array", "outcome-status", "server-number", "turn-bool"],
+)
+def test_envelope_fields_are_checked_before_any_link(
+    seed_run: Path, tmp_path: Path, kind: str, change: Any, said: str
+) -> None:
+    copy_path = tampered(seed_run, tmp_path / "t.jsonl", lambda events: change(find(events, kind)))
+    message = _refusal(copy_path)
+    assert f"({kind}) {said};" in message
+    proc = subprocess.run([sys.executable, "-m", "toolrelay", "verify", str(copy_path)],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2 and said in proc.stderr
+
+
+def test_odd_evidence_breaks_a_link_and_still_explains_and_renders(seed_run: Path, tmp_path: Path) -> None:
+    def odd_bodies(events: list[Event]) -> None:
+        request_2 = model_body(events, "model_request", 2)
+        request_2["input"] = 1.5  # not a list of items
+        request_2["tools"] = [{"name": ["fs__read_text_file"]}]  # a name that is not text
+        tool_call(events, 0, "mcp_response")["message"]["result"]["content"] = [{"type": "text"}]
+
+    copy_path = tampered(seed_run, tmp_path / "t.jsonl", odd_bodies)
+    run = load_run(copy_path)
+    verdict = verify(run)
+    assert verdict.broken is not None and verdict.broken.link == "feedback"
+    assert 'render_output gives "" for the recorded answer' in verdict.broken.message  # text-less block
+    assert "BROKEN at feedback" in walk(run, verdict)
+    assert "<html" in render_html(build_trace(run.events, verdict, source=str(copy_path)))
+
+
+def _nodes(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [path]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _nodes(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _nodes(item, (*path, index))
+    return found
+
+
+def _edit(events: list[Event], rng: random.Random) -> None:
+    """One to three random edits anywhere in the record: a value replaced or removed."""
+    for _ in range(rng.randint(1, 3)):
+        event = rng.choice(events)
+        path = rng.choice(_nodes(event)[1:])
+        parent = event
+        for key in path[:-1]:
+            parent = parent[key]
+        if isinstance(parent, dict) and rng.random() < 0.3:
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = copy.deepcopy(rng.choice(ODD_VALUES))
+
+
+@pytest.mark.parametrize("run", ["seed_run", "parallel_run", "errors_run"])
+def test_a_sweep_of_random_edits_never_crashes_verify_explain_or_view(
+    run: str, run_named: Any, tmp_path: Path
+) -> None:
+    rng = random.Random(f"toolrelay-{run}")  # seeded: the same edits on every machine
+    source = run_named(run)
+    original = [json.loads(line) for line in source.read_text().splitlines()]
+    outcomes = {"refused": 0, "broken": 0, "holds": 0}
+    for number in range(SWEEP_EDITS // 3):
+        events = copy.deepcopy(original)
+        _edit(events, rng)
+        path = tmp_path / f"edit-{number}.jsonl"
+        path.write_text("".join(json.dumps(event) + "\n" for event in events))
+        try:
+            record = load_run(path)
+        except ToolrelayError:
+            outcomes["refused"] += 1
+            continue
+        verdict = verify(record)
+        walk(record, verdict)
+        render_html(build_trace(record.events, verdict, source=str(path)))
+        outcomes["broken" if verdict.broken else "holds"] += 1
+    # some edits touch no link (a timestamp, a server's version string): those may hold
+    assert outcomes["refused"] > 0 and outcomes["broken"] > 0, outcomes
+    assert verdict_of(source).ok  # and the untouched run still holds
