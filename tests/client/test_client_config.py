@@ -297,13 +297,14 @@ def test_every_entry_unsupported_is_an_error(tmp_path: Path) -> None:
     path = write(
         tmp_path,
         '{"servers": {"old": {"type": "sse", "url": "https://h/sse"}, '
-        '"ws": {"type": "websocket", "url": "wss://h"}}}',
+        '"ws": {"type": "websocket", "url": "wss://h"}, "odd": {"type": ["http"], "url": "http://h"}}}',
     )
     assert config_error(path) == (
         f"{path}: no usable server: {path}: server 'old' skipped: type \"sse\" (the deprecated HTTP+SSE "
         'transport) is not supported; use the server\'s Streamable HTTP endpoint with "type": "http"; '
         f"{path}: server 'ws' skipped: transport type 'websocket' is not supported (toolrelay speaks stdio "
-        "and http)"
+        f"and http); {path}: server 'odd' skipped: transport type ['http'] is not supported (toolrelay "
+        "speaks stdio and http)"
     )
 
 

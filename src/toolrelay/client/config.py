@@ -277,7 +277,7 @@ def _transport_of(entry: dict[str, Any], where: str) -> Literal["stdio", "http"]
         raise ConfigError(f'{where}: needs "command" (a stdio server) or "url" (an HTTP server)')
     if kind == "stdio":
         return "stdio"
-    if kind in _HTTP_TYPES:
+    if isinstance(kind, str) and kind in _HTTP_TYPES:
         return "http"
     if kind == "sse":
         raise _Skipped('type "sse" (the deprecated HTTP+SSE transport) is not supported; '
