@@ -16,9 +16,10 @@ import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 __all__ = [
+    "MCP_ROLES",
     "CallOutcomeEvent",
     "CallParsed",
     "CallRouted",
@@ -100,6 +101,12 @@ class ServerExitedEvent(Event):
     stderr_tail: str
     expected: bool
     """True when toolrelay shut it down itself."""
+
+
+MCP_ROLES: Final = frozenset(
+    {"mcp_request", "mcp_response", "mcp_notification", "mcp_server_request", "mcp_reply", "mcp_unpaired"}
+)
+"""The kinds an ``McpMessage`` is recorded under (its ``role``)."""
 
 
 @dataclass(slots=True, kw_only=True)

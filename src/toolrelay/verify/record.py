@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..events import MCP_ROLES
+
 __all__ = ["CallTrace", "ModelRound", "RunRecord", "index_events", "is_2xx"]
 
 Event = dict[str, Any]
@@ -26,9 +28,6 @@ _CALL_EVENT_LISTS = {
     "call_outcome": "outcomes",
     "feedback": "feedbacks",
 }
-MCP_KINDS = frozenset(
-    {"mcp_request", "mcp_response", "mcp_notification", "mcp_server_request", "mcp_reply", "mcp_unpaired"}
-)
 
 
 def is_2xx(status: Any) -> bool:
@@ -159,7 +158,7 @@ class _Indexer:
         self.record = record
         self.latest: dict[str, CallTrace] = {}
         self._handlers: dict[str, Callable[[Event], None]] = {
-            **dict.fromkeys(MCP_KINDS, self._mcp),
+            **dict.fromkeys(MCP_ROLES, self._mcp),
             **{kind: self._call_event_handler(name) for kind, name in _CALL_EVENT_LISTS.items()},
             "model_request": self._request,
             "model_response": self._response,

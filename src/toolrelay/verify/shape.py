@@ -26,9 +26,6 @@ from ..errors import UsageError
 
 __all__ = ["check_envelopes"]
 
-MCP_KINDS: Final = (
-    "mcp_request", "mcp_response", "mcp_notification", "mcp_server_request", "mcp_reply", "mcp_unpaired",
-)
 Rule = dict[str, tuple[type, ...] | None]
 """field → the JSON types it may hold (None: any value, but present)."""
 
@@ -150,7 +147,7 @@ def _rules() -> dict[str, Rule]:
         for name, hint in hints.items():
             if name not in ("kind", "seq", "time", "role"):
                 fields[name] = _json_types(hint)
-        kinds = MCP_KINDS if cls is event_classes.McpMessage else (cls.kind,)
+        kinds = event_classes.MCP_ROLES if cls is event_classes.McpMessage else {cls.kind}
         for kind in kinds:
             found[kind] = fields
     return found

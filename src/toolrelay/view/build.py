@@ -11,10 +11,11 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final
 
+from ..events import MCP_ROLES
 from ..verify import Finding, Verdict
 from .layout import arrange, plan_expansion
 from .model import Lane, LinkNote, Row, RunSummary, Trace, VerdictNote
-from .rows import MCP_KINDS, clip, describe, seconds, server_lane, whole
+from .rows import clip, describe, seconds, server_lane, whole
 
 __all__ = ["body_of", "build_trace"]
 
@@ -52,7 +53,7 @@ def body_of(event: dict[str, Any]) -> Any:
     """What the side panel shows for an event: the exact message body when it is a message
     (model request/response body, JSON-RPC message, function_call_output item, outcome),
     otherwise the event's own fields."""
-    if event.get("kind") in MCP_KINDS:
+    if event.get("kind") in MCP_ROLES:
         return event.get("message")
     field_name = _BODY_FIELDS.get(str(event.get("kind")))
     if field_name is not None:

@@ -13,15 +13,13 @@ from collections.abc import Callable
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from ..events import MCP_ROLES
 from ..relay.feedback import ERROR_PREFIX
 from .model import Badge, Row, RowState
 
-__all__ = ["MCP_KINDS", "MESSAGE_KINDS", "clip", "compact", "describe", "seconds", "server_lane", "whole"]
+__all__ = ["MESSAGE_KINDS", "clip", "compact", "describe", "seconds", "server_lane", "whole"]
 
-MCP_KINDS: Final = frozenset(
-    {"mcp_request", "mcp_response", "mcp_notification", "mcp_server_request", "mcp_reply", "mcp_unpaired"}
-)
-MESSAGE_KINDS: Final = MCP_KINDS | {"model_request", "model_response"}
+MESSAGE_KINDS: Final = MCP_ROLES | {"model_request", "model_response"}
 """The kinds drawn as arrows: exactly the recorded wire messages."""
 _LABEL_CHARS: Final = 120
 _DETAIL_CHARS: Final = 240
@@ -36,7 +34,7 @@ def server_lane(server: str) -> str:
 def describe(record: dict[str, Any], origin: float) -> Row:
     """The row drawing ``record``; ``origin`` is the first event's time (rows show offsets)."""
     kind = str(record.get("kind", "event"))
-    describer = _mcp if kind in MCP_KINDS else _DESCRIBERS.get(kind, _other)
+    describer = _mcp if kind in MCP_ROLES else _DESCRIBERS.get(kind, _other)
     row = describer(record)
     row.at = max(0.0, (seconds(record.get("time")) or origin) - origin)
     row.label = clip(row.label, _LABEL_CHARS)
