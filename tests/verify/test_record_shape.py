@@ -58,8 +58,9 @@ def test_an_id_of_the_wrong_type_names_the_event_and_field(seed_run: Path, tmp_p
          "has an array as 'outcome.status', not a string"),
         ("call_routed", lambda e: e.update(server=7), "has an integer as 'server', not a string"),
         ("model_response", lambda e: e.update(turn=True), "has true or false as 'turn', not an integer"),
+        ("server_ready", lambda e: e.update(run=["r"]), "has an array as 'run', not a string or null"),
     ],
-    ids=["missing-message", "body-array", "outcome-status", "server-number", "turn-bool"],
+    ids=["missing-message", "body-array", "outcome-status", "server-number", "turn-bool", "run-array"],
 )
 def test_envelope_fields_are_checked_before_any_link(
     seed_run: Path, tmp_path: Path, kind: str, change: Any, said: str

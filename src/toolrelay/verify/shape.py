@@ -29,6 +29,8 @@ __all__ = ["check_envelopes"]
 Rule = dict[str, tuple[type, ...] | None]
 """field → the JSON types it may hold (None: any value, but present)."""
 
+_RUN_ONLY: Final[Rule] = {"run": (str, type(None))}
+"""Every event: the run id the writer adds (absent in events written by hand)."""
 _OUTCOME_FIELDS: Final[Rule] = {
     "status": (str,),
     "alias": (str,),
@@ -49,12 +51,10 @@ def check_envelopes(events: Iterable[dict[str, Any]], source: Path) -> None:
     rules, fast = _rules(), _fast_rules()
     for event in events:
         kind = event["kind"]  # the reader already made sure of seq (int) and kind (str)
-        rule = fast.get(kind)
-        if rule is None:
-            continue  # a kind verify does not read
+        rule = fast.get(kind) or _fast_run_only()  # a kind verify does not read: its run id only
         if rule.holds(event) and (kind != "call_outcome" or _fast_outcome().holds(event["outcome"])):
             continue  # the fast path: a large transcript has many events
-        problem = _problem(event, rules[kind])
+        problem = _problem(event, rules.get(kind, _RUN_ONLY))
         problem = problem or (_outcome_problem(event) if kind == "call_outcome" else None)
         if problem is not None:
             raise UsageError(
@@ -88,6 +88,11 @@ def _fast_rules() -> dict[str, _FastRule]:
 
 
 @cache
+def _fast_run_only() -> _FastRule:
+    return _fast(_RUN_ONLY)
+
+
+@cache
 def _fast_outcome() -> _FastRule:
     return _fast(_OUTCOME_FIELDS)
 
@@ -95,7 +100,7 @@ def _fast_outcome() -> _FastRule:
 def _fast(fields: Rule) -> _FastRule:
     typed = [(name, allowed) for name, allowed in fields.items() if allowed is not None]
     untyped = [name for name, allowed in fields.items() if allowed is None]
-    exact = [set(allowed) | ({int} if float in allowed else set()) for _, allowed in typed]
+    exact = [_exact_types(allowed) for _, allowed in typed]
     return _FastRule(
         typed=_getter([name for name, _ in typed]),
         combinations=frozenset(itertools.product(*exact)),
@@ -118,7 +123,7 @@ def _problem(record: dict[str, Any], fields: Rule, where: str = "") -> str | Non
                 continue
             return f"has no '{where}{name}' field"
         value = record[name]
-        if allowed is not None and not _is_one_of(value, allowed):
+        if allowed is not None and type(value) not in _exact_types(allowed):
             expected = " or ".join(dict.fromkeys(_JSON_NAMES[t] for t in allowed))
             found = _JSON_NAMES.get(type(value), type(value).__name__)
             return f"has {found} as '{where}{name}', not {expected}"
@@ -129,12 +134,10 @@ def _outcome_problem(event: dict[str, Any]) -> str | None:
     return _problem(event["outcome"], _OUTCOME_FIELDS, where="outcome.")
 
 
-def _is_one_of(value: Any, allowed: tuple[type, ...]) -> bool:
-    if isinstance(value, bool):  # bool is an int to Python, never to JSON
-        return bool in allowed
-    if isinstance(value, int) and float in allowed:
-        return True
-    return isinstance(value, allowed)
+def _exact_types(allowed: tuple[type, ...]) -> frozenset[type]:
+    """The exact Python types a JSON value of these types decodes to: a whole number is an
+    int even where a number is declared; true stays a bool, never an int (so ``type()``)."""
+    return frozenset(allowed) | ({int} if float in allowed else frozenset())
 
 
 @cache
@@ -143,7 +146,7 @@ def _rules() -> dict[str, Rule]:
     found: dict[str, Rule] = {}
     for cls in _event_classes():
         hints = typing.get_type_hints(cls)
-        fields: Rule = {"run": (str, type(None))}
+        fields: Rule = dict(_RUN_ONLY)
         for name, hint in hints.items():
             if name not in ("kind", "seq", "time", "role"):
                 fields[name] = _json_types(hint)
