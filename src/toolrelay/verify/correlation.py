@@ -113,22 +113,10 @@ def _pair(session: _Session, event: dict[str, Any]) -> Finding | None:
     kind = event["kind"]
     message: dict[str, Any] = event["message"] if isinstance(event.get("message"), dict) else {}
     mcp_id = message.get("id")
-    if message.get("jsonrpc") != "2.0":
-        return _broken(
-            f"the {kind} event on {session.name} (mcp id {event.get('mcp_id')}) holds a message that is "
-            f"not JSON-RPC 2.0 (jsonrpc: {message.get('jsonrpc')!r})",
-            event,
-            mcp_id=event.get("mcp_id"),
-            server=session.server,
-        )
-    if kind in _NAMED_KINDS and message.get("method") != event.get("method"):
-        return _broken(
-            f"the {kind} event on {session.name} records method {event.get('method')}, its message has "
-            f"method {message.get('method')!r}",
-            event,
-            mcp_id=event.get("mcp_id"),
-            server=session.server,
-        )
+    unlike = _unlike_its_event(kind, event, message)
+    if unlike is not None:
+        return _broken(f"the {kind} event on {session.name} {unlike}", event, mcp_id=event.get("mcp_id"),
+                       server=session.server)
     if kind in _PAIRED_KINDS and event.get("mcp_id") != mcp_id:
         return _broken(
             f"the {kind} event on {session.name} records mcp id {event.get('mcp_id')}, its message "
@@ -163,6 +151,16 @@ def _pair(session: _Session, event: dict[str, Any]) -> Finding | None:
         params = message.get("params")
         if isinstance(params, dict):
             session.cancelled.add(params.get("requestId"))
+    return None
+
+
+def _unlike_its_event(kind: str, event: dict[str, Any], message: dict[str, Any]) -> str | None:
+    """How the recorded message departs from the event that records it, if it does."""
+    if message.get("jsonrpc") != "2.0":
+        return (f"(mcp id {event.get('mcp_id')}) holds a message that is not JSON-RPC 2.0 "
+                f"(jsonrpc: {message.get('jsonrpc')!r})")
+    if kind in _NAMED_KINDS and message.get("method") != event.get("method"):
+        return f"records method {event.get('method')}, its message has method {message.get('method')!r}"
     return None
 
 
