@@ -44,6 +44,9 @@ _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _PROC_FD = "/proc/self/fd/"
 _DIRECTORY_FLAGS = os.O_RDONLY | _O_DIRECTORY | os.O_NOFOLLOW | _O_CLOEXEC
+_LINK_WHERE_CHECKED = (errno.ENOTDIR, errno.ELOOP)
+"""What an O_NOFOLLOW open gives when a symlink now stands where a folder or file was
+checked (ENOTDIR with O_DIRECTORY on Linux, else ELOOP): the path was swapped."""
 
 
 def _probe_kernel_locate() -> bool:
@@ -282,7 +285,7 @@ class Sandbox:
             name = located.name or "."
             fd = os.open(name, flags | os.O_NOFOLLOW | _O_CLOEXEC, dir_fd=located.fd)
         except OSError as exc:
-            if not self._kernel and exc.errno in (errno.ENOTDIR, errno.ELOOP):
+            if not self._kernel and exc.errno in _LINK_WHERE_CHECKED:
                 raise denied() from None  # checked as a file or folder, a link by now: swapped
             raise os_failure(exc, requested) from None
         opened = os.fstat(fd)
@@ -297,8 +300,7 @@ def _open_walked_folder(name: str, dir_fd: int) -> int:
     try:
         return os.open(name, _DIRECTORY_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
-        # O_NOFOLLOW | O_DIRECTORY on a symlink fails with ENOTDIR (Linux) or ELOOP
-        if exc.errno in (errno.ENOTDIR, errno.ELOOP):
+        if exc.errno in _LINK_WHERE_CHECKED:
             raise denied() from None
         raise
 
