@@ -1,11 +1,12 @@
 """Is a host this machine only? One answer for the HTTP server's bind warning and the
-model client's "never proxy loopback" and "key over plain http" rules."""
+model client's "never proxy loopback" and "key over plain http" rules. And how a host is
+written in a URL or message (an IPv6 address in brackets)."""
 
 from __future__ import annotations
 
 import ipaddress
 
-__all__ = ["is_loopback"]
+__all__ = ["is_loopback", "url_host"]
 
 
 def is_loopback(host: str) -> bool:
@@ -19,3 +20,8 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(bare).is_loopback
     except ValueError:
         return False  # a host name: it may resolve to anything
+
+
+def url_host(host: str) -> str:
+    """``host`` as written before ``:PORT`` in a URL: an IPv6 address in brackets."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host

@@ -19,7 +19,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .. import __version__
 from ..errors import UsageError
-from ..loopback import is_loopback
+from ..loopback import is_loopback, url_host
 
 __all__ = ["DEFAULT_BASE_URL", "ModelEndpoint", "redact_url"]
 
@@ -34,9 +34,7 @@ _SECRET_PARAMS: Final = frozenset(
 def redact_url(url: str) -> str:
     """``url`` without user info or secret-bearing query parameters."""
     parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
+    host = url_host(parts.hostname or "")
     netloc = f"{host}:{parts.port}" if parts.port else host
     pairs = parse_qsl(parts.query, keep_blank_values=True)
     query = [(k, v) for k, v in pairs if k.lower() not in _SECRET_PARAMS]

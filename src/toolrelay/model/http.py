@@ -41,6 +41,8 @@ from urllib.parse import urlsplit
 
 import h11
 
+from ..loopback import url_host
+
 __all__ = [
     "MAX_ANSWER_BYTES",
     "AnswerRejected",
@@ -134,7 +136,7 @@ class Target:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http:// or https:// URL: {url!r}")
         host = parts.hostname
-        shown = f"[{host}]" if ":" in host else host
+        shown = url_host(host)
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         port = parts.port or (443 if parts.scheme == "https" else 80)
         host_header = shown if parts.port is None else f"{shown}:{parts.port}"

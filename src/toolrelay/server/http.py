@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from ..errors import UsageError
-from ..loopback import is_loopback
+from ..loopback import is_loopback, url_host
 from ..protocol import jsonrpc
 from ..protocol import mcp as m
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
@@ -195,8 +195,7 @@ def _decode(body: bytes) -> Message:
 
 def endpoint_url(host: str, port: int) -> str:
     """``http://HOST:PORT/mcp``, with an IPv6 address in brackets."""
-    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
-    return f"http://{shown}:{port}{MCP_PATH}"
+    return f"http://{url_host(host)}:{port}{MCP_PATH}"
 
 
 async def serve_http(

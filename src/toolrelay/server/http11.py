@@ -23,6 +23,7 @@ from typing import Any, Final
 import h11
 
 from ..errors import TransportError
+from ..loopback import url_host
 
 __all__ = ["ClientGone", "Handler", "HttpRequest", "HttpResponder", "HttpServer"]
 
@@ -273,5 +274,4 @@ class HttpServer:
 def _cannot_listen(host: str, port: int, exc: OSError) -> TransportError:
     reason = (os.strerror(exc.errno) if exc.errno else str(exc)).lower()  # asyncio's text repeats the address
     hint = " (choose another port, or 0 for any free one)" if exc.errno == errno.EADDRINUSE else ""
-    shown = f"[{host}]" if ":" in host else host
-    return TransportError(f"cannot listen on {shown}:{port}: {reason}{hint}")
+    return TransportError(f"cannot listen on {url_host(host)}:{port}: {reason}{hint}")
