@@ -28,13 +28,19 @@ from .helpers import DENIED, SECRET, RawClient
 CALLS = 300
 
 
-@pytest.fixture
-def swapping(tmp_path: Path) -> Iterator[Path]:
+def _swap_layout(tmp_path: Path) -> tuple[Path, Path]:
+    """root/swap/f.txt says "inside"; outside/f.txt holds SECRET (where a swapped link leads)."""
     root, outside = tmp_path / "root", tmp_path / "outside"
     (root / "swap").mkdir(parents=True)
     outside.mkdir()
     (root / "swap" / "f.txt").write_text("inside\n")
     (outside / "f.txt").write_text(f"{SECRET}\n")
+    return root, outside
+
+
+@pytest.fixture
+def swapping(tmp_path: Path) -> Iterator[Path]:
+    root, outside = _swap_layout(tmp_path)
     stop = threading.Event()
 
     def swap() -> None:
@@ -106,11 +112,7 @@ def test_what_was_checked_is_what_is_opened(tmp_path: Path, kernel: bool) -> Non
     """Deterministic: swap the folder for an outside link between locate() and reopen()."""
     if kernel and not KERNEL_LOCATE:
         require_or_skip("O_PATH and /proc/self/fd are Linux-only")
-    root, outside = tmp_path / "root", tmp_path / "outside"
-    (root / "swap").mkdir(parents=True)
-    outside.mkdir()
-    (root / "swap" / "f.txt").write_text("inside\n")
-    (outside / "f.txt").write_text(f"{SECRET}\n")
+    root, outside = _swap_layout(tmp_path)
     sandbox = Sandbox([root_from_argument(str(root))], kernel_locate=kernel)
     located = sandbox.locate("swap/f.txt")
     os.rename(root / "swap", root / "parked")
@@ -130,11 +132,7 @@ def test_a_folder_swapped_during_the_portable_walk_is_denied(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """realpath saw a folder; by the walk it is a link: the answer is the denial, not ENOTDIR."""
-    root, outside = tmp_path / "root", tmp_path / "outside"
-    (root / "swap").mkdir(parents=True)
-    outside.mkdir()
-    (root / "swap" / "f.txt").write_text("inside\n")
-    (outside / "f.txt").write_text(f"{SECRET}\n")
+    root, outside = _swap_layout(tmp_path)
     sandbox = Sandbox([root_from_argument(str(root))], kernel_locate=False)
     resolve = os.path.realpath
 
