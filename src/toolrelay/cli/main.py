@@ -69,7 +69,7 @@ def _load(verb: str) -> CommandModule:
 
 
 def build_parser(verb: str | None) -> argparse.ArgumentParser:
-    from .. import __version__
+    from .._version import __version__
 
     parser = _Parser(
         prog="toolrelay",

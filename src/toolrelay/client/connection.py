@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from .. import __version__
+from .._version import __version__
 from ..errors import (
     MessageTooLarge,
     ProtocolError,

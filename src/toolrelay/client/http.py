@@ -26,7 +26,7 @@ from typing import Final, Protocol
 
 import httpx2
 
-from .. import __version__
+from .._version import __version__
 from ..errors import HttpStatusError, MessageTooLarge, ToolrelayError, TransportError
 from ..protocol import jsonrpc
 from ..protocol import mcp as m

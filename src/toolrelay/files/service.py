@@ -13,7 +13,7 @@ import logging
 import os
 from collections.abc import Awaitable, Sequence
 
-from .. import __version__
+from .._version import __version__
 from ..protocol.jsonrpc import JSONObject
 from ..server.app import CallContext, UnknownTool
 from .declarations import TOOLS, declarations

@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from .. import __version__
+from .._version import __version__
 from ..errors import UsageError
 from ..loopback import is_loopback, url_host
 

@@ -1,0 +1,144 @@
+"""The OpenAI Responses API wire vocabulary, named once (as ``mcp.py`` names MCP's).
+
+Item and content-part type names, the statuses toolrelay reads, and TypedDicts for the
+input and output items it reads and writes. Everything that builds or reads a Responses
+body (relay/, model/, the offline stand-in, verify/, view/) takes the names from here;
+streaming adds its server-sent event names here too. Field lists follow openai-python's
+``types/responses`` and ../shared/notes/spec.md §C.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal, NotRequired, TypedDict
+
+__all__ = [
+    "COMPLETED",
+    "FUNCTION_CALL",
+    "FUNCTION_CALL_OUTPUT",
+    "INPUT_FILE",
+    "INPUT_IMAGE",
+    "INPUT_TEXT",
+    "MESSAGE",
+    "OUTPUT_TEXT",
+    "REASONING",
+    "REFUSAL",
+    "SUMMARY_TEXT",
+    "FunctionCallItem",
+    "FunctionCallOutputItem",
+    "InputFilePart",
+    "InputImagePart",
+    "InputMessageItem",
+    "InputTextPart",
+    "MessageItem",
+    "OutputPart",
+    "OutputTextPart",
+    "ReasoningItem",
+    "RefusalPart",
+]
+
+# -- output and input item types (the "type" of an item in output / input) --------------
+MESSAGE: Final = "message"
+FUNCTION_CALL: Final = "function_call"
+FUNCTION_CALL_OUTPUT: Final = "function_call_output"
+REASONING: Final = "reasoning"
+
+# -- content part types -----------------------------------------------------------------
+OUTPUT_TEXT: Final = "output_text"
+REFUSAL: Final = "refusal"
+INPUT_TEXT: Final = "input_text"
+INPUT_IMAGE: Final = "input_image"
+INPUT_FILE: Final = "input_file"
+SUMMARY_TEXT: Final = "summary_text"
+
+# -- statuses ---------------------------------------------------------------------------
+COMPLETED: Final = "completed"
+"""The status of a whole response, and of an item, that finished normally."""
+
+
+class InputTextPart(TypedDict):
+    """Text in a user message or in a ``function_call_output``'s part list."""
+
+    type: Literal["input_text"]
+    text: str
+
+
+class InputImagePart(TypedDict):
+    """An image given to the model (``image_url`` is a URL or a ``data:`` URL)."""
+
+    type: Literal["input_image"]
+    image_url: str
+    detail: str
+
+
+class InputFilePart(TypedDict):
+    """A file given to the model (``file_data`` is a ``data:`` URL)."""
+
+    type: Literal["input_file"]
+    filename: str
+    file_data: str
+
+
+class InputMessageItem(TypedDict):
+    """A user (or developer) message in ``input``."""
+
+    role: str
+    content: str | list[InputTextPart | InputImagePart | InputFilePart]
+    type: NotRequired[Literal["message"]]
+
+
+class OutputTextPart(TypedDict):
+    """The answer text inside an assistant ``message``."""
+
+    type: Literal["output_text"]
+    text: str
+    annotations: list[Any]
+    logprobs: NotRequired[list[Any]]
+
+
+class RefusalPart(TypedDict):
+    """A refusal inside an assistant ``message``."""
+
+    type: Literal["refusal"]
+    refusal: str
+
+
+OutputPart = OutputTextPart | RefusalPart
+
+
+class MessageItem(TypedDict):
+    """An assistant ``message`` output item."""
+
+    id: str
+    type: Literal["message"]
+    status: str
+    role: Literal["assistant"]
+    content: list[OutputPart]
+
+
+class FunctionCallItem(TypedDict):
+    """A ``function_call`` output item: ``arguments`` is JSON *text*, as the model wrote it."""
+
+    type: Literal["function_call"]
+    call_id: str
+    name: str
+    arguments: str
+    id: NotRequired[str]
+    status: NotRequired[str]
+
+
+class FunctionCallOutputItem(TypedDict):
+    """The feedback for one call, paired to it by ``call_id``; ``output`` is text or parts."""
+
+    type: Literal["function_call_output"]
+    call_id: str
+    output: str | list[InputTextPart | InputImagePart | InputFilePart]
+
+
+class ReasoningItem(TypedDict):
+    """A ``reasoning`` output item, replayed unchanged in the next input."""
+
+    id: str
+    type: Literal["reasoning"]
+    summary: list[dict[str, Any]]
+    encrypted_content: NotRequired[str | None]
+    content: NotRequired[list[dict[str, Any]]]
