@@ -102,7 +102,7 @@ class Catalog:
 
     async def _start(self, name: str) -> None:
         connection = self.connections[name]
-        connection.on_tools_changed = self._changed.add
+        connection.on_tools_changed = self._mark_changed
         connection.on_restart = self._relist
         await connection.start()
         self._tools[name] = await connection.list_tools()
@@ -158,11 +158,16 @@ class Catalog:
         """Re-list servers that sent tools/list_changed; True when the catalog was rebuilt."""
         if not self._changed:
             return False
-        changed, self._changed = sorted(self._changed), set()
+        # Cleared in place: a notification that arrives while we re-list stays marked.
+        changed = sorted(self._changed)
+        self._changed.clear()
         for name in changed:
             self._tools[name] = await self.connections[name].list_tools()
         self._rebuild(f"tools/list_changed from {', '.join(changed)}")
         return True
+
+    def _mark_changed(self, name: str) -> None:
+        self._changed.add(name)
 
     async def _relist(self, name: str) -> None:
         tools = await self.connections[name].list_tools()
