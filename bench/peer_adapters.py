@@ -12,7 +12,7 @@ one agent run against the Responses endpoint at ``base_url`` (model requests unt
 model answers), returning the final text.
 
     toolrelay   open_client          client.Connection (the MCP client alone)
-                open_catalog_client  client.Catalog.call (the relay's whole call path: JSON text
+                open_catalog_client  relay.Catalog.call (the relay's whole call path: JSON text
                                      parsed, routed, validated against the schema, outcome built)
                 runner               relay.Relay over a Catalog and a model.ResponsesClient
     peers       sdk_session          mcp.ClientSession over mcp.client.stdio.stdio_client
@@ -38,10 +38,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from toolrelay.client.catalog import Catalog
 from toolrelay.client.config import ServerConfig
 from toolrelay.client.connection import Connection
 from toolrelay.events import EventStream
+from toolrelay.relay.catalog import Catalog
 
 __all__ = [
     "CLIENTS",

@@ -13,7 +13,7 @@ from ._version import __version__ as __version__
 # public name → module that defines it
 _EXPORTS: dict[str, str] = {
     "CallOutcome": "toolrelay.relay.result",
-    "Catalog": "toolrelay.client.catalog",
+    "Catalog": "toolrelay.relay.catalog",
     "EventStream": "toolrelay.events",
     "Relay": "toolrelay.relay.loop",
     "RunLimits": "toolrelay.relay.loop",
@@ -21,7 +21,7 @@ _EXPORTS: dict[str, str] = {
     "RunResult": "toolrelay.relay.loop",
     "ServerConfig": "toolrelay.client.config",
     "ToolrelayError": "toolrelay.errors",
-    "connect": "toolrelay.client.catalog",
+    "connect": "toolrelay.relay.catalog",
     "load_run": "toolrelay.verify",
     "run": "toolrelay.runner",
     "run_async": "toolrelay.runner",
@@ -31,11 +31,11 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted([*_EXPORTS, "__version__"])
 
 if TYPE_CHECKING:
-    from .client.catalog import Catalog as Catalog
-    from .client.catalog import connect as connect
     from .client.config import ServerConfig as ServerConfig
     from .errors import ToolrelayError as ToolrelayError
     from .events import EventStream as EventStream
+    from .relay.catalog import Catalog as Catalog
+    from .relay.catalog import connect as connect
     from .relay.loop import Relay as Relay
     from .relay.loop import RunLimits as RunLimits
     from .relay.loop import RunResult as RunResult

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from .client.catalog import Catalog, ConfigSource, servers_from
 from .errors import UsageError
 from .events import EventStream
 from .model import ModelEndpoint, OfflineModel, ResponsesClient
 from .protocol.versions import DEFAULT_VERSION
+from .relay.catalog import Catalog, ConfigSource, servers_from
 from .relay.consent import LIBRARY_HINT, refusing
 from .relay.loop import Approver, Relay, RunLimits, RunResult
 from .relay.request import RequestSettings

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from toolrelay.client.catalog import connect
 from toolrelay.client.config import ServerConfig
 from toolrelay.events import EventStream, Notice
+from toolrelay.relay.catalog import connect
 
 HERE = Path(__file__).resolve().parent
 HOSTILE = HERE / "servers" / "hostile_server.py"

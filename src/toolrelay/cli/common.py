@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..client.catalog import Catalog, servers_from
 from ..events import EventStream
 from ..protocol.versions import DEFAULT_VERSION, SUPPORTED_VERSIONS
+from ..relay.catalog import Catalog, servers_from
 from .progress import ProgressPrinter
 
 __all__ = ["add_server_options", "catalog_from_args", "print_json"]

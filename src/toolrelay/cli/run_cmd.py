@@ -17,11 +17,12 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..events import EventStream
-from ..relay.consent import NO_TERMINAL_HINT, approve_all, refusing, terminal_approver
+from ..relay.consent import Approver, approve_all, refusing
 from ..relay.feedback import DEFAULT_OUTPUT_BUDGET
-from ..relay.loop import Approver, RunLimits, RunResult
+from ..relay.loop import RunLimits, RunResult
 from ..runner import DEFAULT_MODEL, OFFLINE_MODEL, RunOptions, run_async
 from .common import add_server_options
+from .consent import NO_TERMINAL_HINT, terminal_approver
 from .progress import ProgressPrinter
 
 __all__ = ["add_model_options", "configure", "run"]

@@ -8,8 +8,8 @@ import asyncio
 import shutil
 import sys
 
-from ..client.catalog import Catalog
 from ..events import EventStream
+from ..relay.catalog import Catalog
 from .common import add_server_options, catalog_from_args, print_json
 
 __all__ = ["configure", "run"]

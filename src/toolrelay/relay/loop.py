@@ -12,26 +12,23 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import ModelError
 from ..events import EventStream, FeedbackEvent, RunEndEvent, RunStartEvent
+from .consent import Approver
 from .feedback import DEFAULT_OUTPUT_BUDGET, feedback_item, render_output
 from .parse import FunctionCall, ModelTurn, read_response
 from .request import Conversation, RequestSettings, build_body
 from .result import CallOutcome
-from .route import Route
 
+# Approver is defined in consent.py; it stays importable from here (toolrelay.relay.loop).
 __all__ = ["Approver", "Relay", "RunLimits", "RunResult", "ToolCatalog"]
-
-Approver = Callable[[Route, dict[str, Any]], Awaitable[str | None]]
-"""Asked before a tool that is not read-only runs: None approves, a string is the refusal."""
 
 
 class ToolCatalog(Protocol):
-    """What the loop needs of the catalog (``toolrelay.client.catalog.Catalog``)."""
+    """What the loop needs of the catalog (``toolrelay.relay.catalog.Catalog``)."""
 
     def declarations(self, *, strict: bool = False) -> list[dict[str, Any]]: ...
 

@@ -1,0 +1,107 @@
+"""Every configured server at once: started together, their tool lists kept current.
+
+A ``ServerPool`` starts all servers concurrently and records the ones that could not
+start (with why), holds each server's ``tools/list`` result as the server sent it (all
+pages, minus what the config filters out), marks servers that send
+``notifications/tools/list_changed`` so they are re-listed on request, re-lists a
+server after a restart, and closes everything. What the tools become for the model is
+decided above this package (``relay.catalog``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import ToolrelayError
+from ..events import EventStream, Notice
+from ..protocol.versions import DEFAULT_VERSION
+from .config import ServerConfig
+from .connection import Connection
+
+__all__ = ["ServerPool"]
+
+ToolLists = Mapping[str, list[dict[str, Any]]]
+"""Server name → the tools it listed (the raw MCP tool objects)."""
+
+
+class ServerPool:
+    """The connections of one set of servers and the tools each one lists."""
+
+    def __init__(
+        self,
+        servers: Sequence[ServerConfig],
+        events: EventStream,
+        *,
+        protocol_version: str = DEFAULT_VERSION,
+        log_dir: Path | None = None,
+    ) -> None:
+        self.events = events
+        self.connections: dict[str, Connection] = {
+            s.name: Connection(s, events, protocol_version=protocol_version, log_dir=log_dir)
+            for s in servers
+        }
+        self.unavailable: dict[str, ToolrelayError] = {}
+        """Servers that could not be started, with why."""
+        self.on_relisted: Callable[[str], None] | None = None
+        """Called with the reason when a restart brought a different tool list."""
+        self._tools: dict[str, list[dict[str, Any]]] = {}
+        self._changed: set[str] = set()
+
+    @property
+    def tools(self) -> ToolLists:
+        """Each available server's tools, as last listed."""
+        return self._tools
+
+    async def open(self) -> None:
+        """Start every server at once; those that fail are reported and left out.
+
+        Raises the first failure when no server could start, and anything that is not a
+        ``ToolrelayError`` (after closing what did start).
+        """
+        names = list(self.connections)
+        started = await asyncio.gather(*(self._start(n) for n in names), return_exceptions=True)
+        for name, outcome in zip(names, started, strict=True):
+            if isinstance(outcome, ToolrelayError):
+                self.unavailable[name] = outcome
+                text = f"server {name} unavailable: {outcome}"
+                self.events.emit(Notice(level="error", text=text, server=name))
+            elif isinstance(outcome, BaseException):
+                await self.close()
+                raise outcome
+        if names and len(self.unavailable) == len(names):
+            await self.close()
+            raise next(iter(self.unavailable.values()))
+
+    async def _start(self, name: str) -> None:
+        connection = self.connections[name]
+        connection.on_tools_changed = self._mark_changed
+        connection.on_restart = self._relist_after_restart
+        await connection.start()
+        self._tools[name] = await connection.list_tools()
+
+    async def close(self) -> None:
+        """Stop every server (no process is left behind)."""
+        await asyncio.gather(*(c.close() for c in self.connections.values()), return_exceptions=True)
+
+    def _mark_changed(self, name: str) -> None:
+        self._changed.add(name)
+
+    async def relist_changed(self) -> list[str]:
+        """Re-list the servers that sent tools/list_changed since the last time; their names."""
+        # Taken and cleared in place: a notification that arrives while we re-list stays
+        # marked for the next time (replacing the set would lose every later one).
+        changed = sorted(self._changed)
+        self._changed.clear()
+        for name in changed:
+            self._tools[name] = await self.connections[name].list_tools()
+        return changed
+
+    async def _relist_after_restart(self, name: str) -> None:
+        tools = await self.connections[name].list_tools()
+        if tools != self._tools.get(name):
+            self._tools[name] = tools
+            if self.on_relisted is not None:
+                self.on_relisted(f"restart of {name}")

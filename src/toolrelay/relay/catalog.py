@@ -1,0 +1,190 @@
+"""The catalog: every configured server connected, every tool declared, every call routed.
+
+``async with connect(config) as catalog`` starts all servers concurrently (a
+``client.pool.ServerPool``), assigns each listed tool an alias and builds the router.
+``declarations()`` is the exact Responses ``tools`` array; ``call(alias,
+arguments_text)`` runs one call through ``dispatch`` (parse → route → validate →
+consent → ``tools/call``) and always returns a ``CallOutcome``.
+``notifications/tools/list_changed`` marks a server; the catalog is rebuilt before the
+next model turn (``refresh_if_changed``), and at once when a restarted server lists
+different tools.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from ..client.config import ServerConfig, builtin_file_server, load_config
+from ..client.connection import Connection
+from ..client.pool import ServerPool
+from ..errors import ToolrelayError
+from ..events import CatalogReady, EventStream, Notice
+from ..protocol.versions import DEFAULT_VERSION
+from .arguments import ArgumentChecker
+from .consent import Approver
+from .declare import DeclarationReport, DeclarationSet, declare_tools
+from .dispatch import DispatchTable, dispatch
+from .result import CallOutcome
+from .route import Route, Router
+
+__all__ = ["Catalog", "ConfigSource", "connect", "servers_from"]
+
+ConfigSource = str | os.PathLike[str] | Sequence[ServerConfig] | None
+"""A config file path, server configs, or None (the built-in file server on the cwd)."""
+
+
+def servers_from(config: ConfigSource, *, events: EventStream | None = None) -> list[ServerConfig]:
+    """Server configs from a config file path, a list, or None (the built-in file server)."""
+    if config is None:
+        return [builtin_file_server(Path.cwd())]
+    if isinstance(config, (str, os.PathLike)):
+        return load_config(Path(config), events=events)
+    return list(config)
+
+
+class Catalog:
+    """Connections, declarations and the router, for one set of servers."""
+
+    def __init__(
+        self,
+        servers: Sequence[ServerConfig],
+        *,
+        events: EventStream | None = None,
+        strict: bool = False,
+        protocol_version: str = DEFAULT_VERSION,
+        log_dir: Path | None = None,
+    ) -> None:
+        self.events = events or EventStream()
+        self.strict = strict
+        self._pool = ServerPool(servers, self.events, protocol_version=protocol_version, log_dir=log_dir)
+        self._pool.on_relisted = self._rebuild
+        self._sets: dict[bool, DeclarationSet] = {}
+        # Replaced, never changed in place: a call in flight keeps the table it started with.
+        self._table = DispatchTable(
+            router=Router(), connections=self._pool.connections, strict_aliases=frozenset(),
+            checker=ArgumentChecker(), events=self.events,
+        )
+
+    @property
+    def connections(self) -> dict[str, Connection]:
+        """Server name → its connection (also for servers that could not start)."""
+        return self._pool.connections
+
+    @property
+    def unavailable(self) -> dict[str, ToolrelayError]:
+        """Servers that could not be started, with why."""
+        return self._pool.unavailable
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    async def __aenter__(self) -> Catalog:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def open(self) -> None:
+        """Start every server at once; those that fail are reported and left out."""
+        await self._pool.open()
+        self._rebuild("initial")
+
+    async def close(self) -> None:
+        """Stop every server (no process is left behind)."""
+        await self._pool.close()
+
+    # -- declarations -------------------------------------------------------------------
+
+    def _rebuild(self, reason: str) -> None:
+        self._sets = {}  # rebuilt lazily by _set, for each mode asked for
+        plain = self._set(False)
+        router = Router(
+            Route(
+                alias=d.alias, server=d.server, tool=d.tool, rule=d.rule,
+                description=d.description or "", annotations=d.annotations,
+            )
+            for d in plain.declarations
+        )
+        self._table = replace(self._table, router=router)
+        for skipped in plain.skipped:
+            self.events.emit(Notice(level="warning", text=skipped))
+        if self.events.active:
+            tools = self.declarations(strict=self.strict)
+            self.events.emit(CatalogReady(tools=tools, routes=router.table(), reason=reason))
+
+    def _set(self, strict: bool) -> DeclarationSet:
+        if strict not in self._sets:
+            tools = self._pool.tools
+            pairs = [(server, tool) for server in sorted(tools) for tool in tools[server]]
+            self._sets[strict] = declare_tools(pairs, strict=strict)
+        return self._sets[strict]
+
+    def declarations(self, *, strict: bool | None = None) -> list[dict[str, Any]]:
+        """The exact Responses ``tools`` array (strict: the OpenAI strict subset, per-tool
+        fall-back). Calls to strict-declared tools get their added nulls stripped."""
+        chosen = self.strict if strict is None else strict
+        declared = self._set(chosen)
+        offered = frozenset(d.alias for d in declared.declarations if d.strict)
+        if offered != self._table.strict_aliases:
+            self._table = replace(self._table, strict_aliases=offered)
+        return declared.tools()
+
+    def report(self, *, strict: bool = True) -> list[DeclarationReport]:
+        """What was changed for each tool on its way to the model, and why."""
+        return [d.report for d in self._set(strict).declarations]
+
+    @property
+    def routes(self) -> list[Route]:
+        return list(self._table.router)
+
+    def route(self, alias: str) -> Route | None:
+        return self._table.router.resolve(alias)
+
+    async def refresh_if_changed(self) -> bool:
+        """Re-list servers that sent tools/list_changed; True when the catalog was rebuilt."""
+        changed = await self._pool.relist_changed()
+        if not changed:
+            return False
+        self._rebuild(f"tools/list_changed from {', '.join(changed)}")
+        return True
+
+    # -- calls --------------------------------------------------------------------------
+
+    async def call(
+        self,
+        alias: str,
+        arguments_text: str,
+        *,
+        call_id: str | None = None,
+        approve: Approver | None = None,
+        timeout: float | None = None,
+        malformed: str | None = None,
+    ) -> CallOutcome:
+        """One call, parse → route → validate → consent → tools/call; never raises for a
+        failed call (the outcome says what happened)."""
+        return await dispatch(
+            self._table, alias, arguments_text,
+            call_id=call_id, approve=approve, timeout=timeout, malformed=malformed,
+        )
+
+
+def connect(
+    config: ConfigSource = None,
+    *,
+    events: EventStream | None = None,
+    strict: bool = False,
+    protocol_version: str = DEFAULT_VERSION,
+    log_dir: Path | None = None,
+) -> Catalog:
+    """A catalog over ``config`` (a config file, server configs, or None for the built-in
+    file server on the current directory); use it as ``async with connect(...) as catalog``."""
+    stream = events or EventStream()
+    servers = servers_from(config, events=stream)
+    return Catalog(servers, events=stream, strict=strict, protocol_version=protocol_version, log_dir=log_dir)

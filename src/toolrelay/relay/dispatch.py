@@ -1,0 +1,111 @@
+"""Stages 3–5 for one call: arguments text → route → validate → consent → ``tools/call``.
+
+``dispatch`` takes one function call as the model sent it (alias, arguments text,
+call_id, and the parser's complaint if the item was malformed) and returns one
+``CallOutcome``; it never raises for a failed call. It emits the call's events in order:
+``CallParsed``, ``CallRouted`` (when the alias resolves), the MCP messages (from the
+connection), and ``CallOutcomeEvent`` — also for a call cancelled mid-flight, before the
+cancellation goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Set
+from dataclasses import dataclass
+from typing import Any
+
+from ..events import CallOutcomeEvent, CallParsed, CallRouted, EventStream
+from .alias import unknown_tool_message
+from .arguments import ArgumentChecker, ArgumentError, parse_arguments
+from .call import ToolCaller, call_tool
+from .consent import Approver
+from .optional_nulls import strip_optional_nulls
+from .result import CallOutcome
+from .route import Route, Router
+
+__all__ = ["DispatchTable", "dispatch"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DispatchTable:
+    """What a call is routed, checked and sent against: one state of the catalog."""
+
+    router: Router
+    connections: Mapping[str, ToolCaller]
+    """Server name → its connection."""
+    strict_aliases: Set[str]
+    """Aliases the model was offered in strict form: their added nulls are stripped."""
+    checker: ArgumentChecker
+    events: EventStream
+
+
+async def dispatch(
+    table: DispatchTable,
+    alias: str,
+    arguments_text: str,
+    *,
+    call_id: str | None = None,
+    approve: Approver | None = None,
+    timeout: float | None = None,
+    malformed: str | None = None,
+) -> CallOutcome:
+    """Run one call to its outcome. ``approve`` is asked for tools not marked read-only
+    (None: nobody is asked); ``malformed`` is why the call item itself was unusable."""
+    try:
+        outcome = await _dispatch(table, alias, arguments_text, call_id, approve, timeout, malformed)
+    except asyncio.CancelledError:
+        stopped = CallOutcome(status="cancelled", alias=alias, call_id=call_id,
+                              arguments_text=arguments_text, message="the run was interrupted")
+        table.events.emit(CallOutcomeEvent(call_id=call_id, outcome=stopped.to_record()))
+        raise
+    table.events.emit(CallOutcomeEvent(call_id=call_id, outcome=outcome.to_record()))
+    return outcome
+
+
+async def _dispatch(
+    table: DispatchTable, alias: str, text: str, call_id: str | None, approve: Approver | None,
+    timeout: float | None, malformed: str | None,
+) -> CallOutcome:
+    parsed = _parse(table.events, alias, text, call_id, malformed)
+    facts: dict[str, Any] = {"alias": alias, "call_id": call_id, "arguments_text": text}
+    route = table.router.resolve(alias)
+    if route is None:
+        message = unknown_tool_message(alias, table.router.aliases)
+        return CallOutcome(status="unknown_tool", message=message, **facts)
+    table.events.emit(CallRouted(call_id=call_id, alias=alias, server=route.server, tool=route.tool))
+    facts |= {"server": route.server, "tool": route.tool}
+    if isinstance(parsed, ArgumentError):
+        return CallOutcome(status="invalid_arguments", message=parsed.message, **facts)
+    value = strip_optional_nulls(parsed, route.rule) if alias in table.strict_aliases else parsed
+    facts["arguments"] = value
+    problem = table.checker.validate(alias, route.rule, value)
+    if problem is not None:
+        return CallOutcome(status="invalid_arguments", message=problem.message, **facts)
+    refusal = await _ask_consent(approve, route, value)
+    if refusal is not None:
+        return CallOutcome(status="not_approved", message=refusal, **facts)
+    return await call_tool(
+        table.connections[route.server], route, value,
+        call_id=call_id, arguments_text=text, timeout=timeout,
+    )
+
+
+def _parse(
+    events: EventStream, alias: str, text: str, call_id: str | None, malformed: str | None
+) -> dict[str, Any] | ArgumentError:
+    """The arguments as an object, or why not; recorded as ``CallParsed`` either way."""
+    parsed = ArgumentError(kind="json", message=malformed) if malformed else parse_arguments(text)
+    error = parsed.message if isinstance(parsed, ArgumentError) else None
+    events.emit(CallParsed(
+        call_id=call_id, alias=alias, arguments_text=text,
+        arguments=None if error else parsed, error=error,
+    ))
+    return parsed
+
+
+async def _ask_consent(approve: Approver | None, route: Route, value: dict[str, Any]) -> str | None:
+    """The refusal, or None when the call may run (read-only tools are never asked about)."""
+    if approve is None or route.read_only:
+        return None
+    return await approve(route, value)
