@@ -12,9 +12,12 @@ from __future__ import annotations
 from typing import Any, Final, Literal, NotRequired, TypedDict
 
 __all__ = [
+    "CANCELLED",
     "COMPLETED",
+    "FAILED",
     "FUNCTION_CALL",
     "FUNCTION_CALL_OUTPUT",
+    "INCOMPLETE",
     "INPUT_FILE",
     "INPUT_IMAGE",
     "INPUT_TEXT",
@@ -28,6 +31,7 @@ __all__ = [
     "InputFilePart",
     "InputImagePart",
     "InputMessageItem",
+    "InputPart",
     "InputTextPart",
     "MessageItem",
     "OutputPart",
@@ -53,6 +57,12 @@ SUMMARY_TEXT: Final = "summary_text"
 # -- statuses ---------------------------------------------------------------------------
 COMPLETED: Final = "completed"
 """The status of a whole response, and of an item, that finished normally."""
+INCOMPLETE: Final = "incomplete"
+"""A response cut short (``incomplete_details.reason`` says why: max_output_tokens, ...)."""
+FAILED: Final = "failed"
+"""A response the endpoint gave up on (``error`` says why)."""
+CANCELLED: Final = "cancelled"
+"""A response stopped by a cancel request."""
 
 
 class InputTextPart(TypedDict):
@@ -78,11 +88,15 @@ class InputFilePart(TypedDict):
     file_data: str
 
 
+InputPart = InputTextPart | InputImagePart | InputFilePart
+"""A content part given to the model: in a user message or a ``function_call_output``."""
+
+
 class InputMessageItem(TypedDict):
     """A user (or developer) message in ``input``."""
 
     role: str
-    content: str | list[InputTextPart | InputImagePart | InputFilePart]
+    content: str | list[InputPart]
     type: NotRequired[Literal["message"]]
 
 
@@ -131,7 +145,7 @@ class FunctionCallOutputItem(TypedDict):
 
     type: Literal["function_call_output"]
     call_id: str
-    output: str | list[InputTextPart | InputImagePart | InputFilePart]
+    output: str | list[InputPart]
 
 
 class ReasoningItem(TypedDict):
