@@ -21,8 +21,10 @@ __all__ = [
     "INPUT_FILE",
     "INPUT_IMAGE",
     "INPUT_TEXT",
+    "ITEM_TYPES",
     "MESSAGE",
     "OUTPUT_TEXT",
+    "PART_TYPES",
     "REASONING",
     "REFUSAL",
     "SUMMARY_TEXT",
@@ -45,6 +47,8 @@ MESSAGE: Final = "message"
 FUNCTION_CALL: Final = "function_call"
 FUNCTION_CALL_OUTPUT: Final = "function_call_output"
 REASONING: Final = "reasoning"
+ITEM_TYPES: Final = frozenset({MESSAGE, FUNCTION_CALL, FUNCTION_CALL_OUTPUT, REASONING})
+"""Every item type named here (a new one is added to this set, and gets its TypedDict)."""
 
 # -- content part types -----------------------------------------------------------------
 OUTPUT_TEXT: Final = "output_text"
@@ -53,6 +57,8 @@ INPUT_TEXT: Final = "input_text"
 INPUT_IMAGE: Final = "input_image"
 INPUT_FILE: Final = "input_file"
 SUMMARY_TEXT: Final = "summary_text"
+PART_TYPES: Final = frozenset({OUTPUT_TEXT, REFUSAL, INPUT_TEXT, INPUT_IMAGE, INPUT_FILE, SUMMARY_TEXT})
+"""Every content part type named here."""
 
 # -- statuses ---------------------------------------------------------------------------
 COMPLETED: Final = "completed"
