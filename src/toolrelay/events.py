@@ -19,7 +19,13 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Final
 
 __all__ = [
+    "MCP_NOTIFICATION",
+    "MCP_REPLY",
+    "MCP_REQUEST",
+    "MCP_RESPONSE",
     "MCP_ROLES",
+    "MCP_SERVER_REQUEST",
+    "MCP_UNPAIRED",
     "CallOutcomeEvent",
     "CallParsed",
     "CallRouted",
@@ -103,8 +109,15 @@ class ServerExitedEvent(Event):
     """True when toolrelay shut it down itself."""
 
 
+# The roles an McpMessage is recorded under: its transcript kind (see McpMessage's docstring).
+MCP_REQUEST: Final = "mcp_request"
+MCP_RESPONSE: Final = "mcp_response"
+MCP_NOTIFICATION: Final = "mcp_notification"
+MCP_SERVER_REQUEST: Final = "mcp_server_request"
+MCP_REPLY: Final = "mcp_reply"
+MCP_UNPAIRED: Final = "mcp_unpaired"
 MCP_ROLES: Final = frozenset(
-    {"mcp_request", "mcp_response", "mcp_notification", "mcp_server_request", "mcp_reply", "mcp_unpaired"}
+    {MCP_REQUEST, MCP_RESPONSE, MCP_NOTIFICATION, MCP_SERVER_REQUEST, MCP_REPLY, MCP_UNPAIRED}
 )
 """The kinds an ``McpMessage`` is recorded under (its ``role``)."""
 

@@ -12,14 +12,19 @@ from __future__ import annotations
 from typing import Any, Final, Literal, NotRequired, TypedDict
 
 __all__ = [
+    "CANCELLED",
     "COMPLETED",
+    "FAILED",
     "FUNCTION_CALL",
     "FUNCTION_CALL_OUTPUT",
+    "INCOMPLETE",
     "INPUT_FILE",
     "INPUT_IMAGE",
     "INPUT_TEXT",
+    "ITEM_TYPES",
     "MESSAGE",
     "OUTPUT_TEXT",
+    "PART_TYPES",
     "REASONING",
     "REFUSAL",
     "SUMMARY_TEXT",
@@ -28,6 +33,7 @@ __all__ = [
     "InputFilePart",
     "InputImagePart",
     "InputMessageItem",
+    "InputPart",
     "InputTextPart",
     "MessageItem",
     "OutputPart",
@@ -41,6 +47,8 @@ MESSAGE: Final = "message"
 FUNCTION_CALL: Final = "function_call"
 FUNCTION_CALL_OUTPUT: Final = "function_call_output"
 REASONING: Final = "reasoning"
+ITEM_TYPES: Final = frozenset({MESSAGE, FUNCTION_CALL, FUNCTION_CALL_OUTPUT, REASONING})
+"""Every item type named here (a new one is added to this set, and gets its TypedDict)."""
 
 # -- content part types -----------------------------------------------------------------
 OUTPUT_TEXT: Final = "output_text"
@@ -49,10 +57,18 @@ INPUT_TEXT: Final = "input_text"
 INPUT_IMAGE: Final = "input_image"
 INPUT_FILE: Final = "input_file"
 SUMMARY_TEXT: Final = "summary_text"
+PART_TYPES: Final = frozenset({OUTPUT_TEXT, REFUSAL, INPUT_TEXT, INPUT_IMAGE, INPUT_FILE, SUMMARY_TEXT})
+"""Every content part type named here."""
 
 # -- statuses ---------------------------------------------------------------------------
 COMPLETED: Final = "completed"
 """The status of a whole response, and of an item, that finished normally."""
+INCOMPLETE: Final = "incomplete"
+"""A response cut short (``incomplete_details.reason`` says why: max_output_tokens, ...)."""
+FAILED: Final = "failed"
+"""A response the endpoint gave up on (``error`` says why)."""
+CANCELLED: Final = "cancelled"
+"""A response stopped by a cancel request."""
 
 
 class InputTextPart(TypedDict):
@@ -78,11 +94,15 @@ class InputFilePart(TypedDict):
     file_data: str
 
 
+InputPart = InputTextPart | InputImagePart | InputFilePart
+"""A content part given to the model: in a user message or a ``function_call_output``."""
+
+
 class InputMessageItem(TypedDict):
     """A user (or developer) message in ``input``."""
 
     role: str
-    content: str | list[InputTextPart | InputImagePart | InputFilePart]
+    content: str | list[InputPart]
     type: NotRequired[Literal["message"]]
 
 
@@ -131,7 +151,7 @@ class FunctionCallOutputItem(TypedDict):
 
     type: Literal["function_call_output"]
     call_id: str
-    output: str | list[InputTextPart | InputImagePart | InputFilePart]
+    output: str | list[InputPart]
 
 
 class ReasoningItem(TypedDict):

@@ -12,6 +12,15 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+from ..protocol.responses import (
+    FUNCTION_CALL_OUTPUT,
+    INPUT_FILE,
+    INPUT_IMAGE,
+    INPUT_TEXT,
+    InputFilePart,
+    InputPart,
+    InputTextPart,
+)
 from .result import CallOutcome
 
 __all__ = [
@@ -27,7 +36,8 @@ DEFAULT_OUTPUT_BUDGET: Final = 100_000
 """Characters of tool output passed to the model before it is cut with a note."""
 ERROR_PREFIX: Final = "Error ("
 
-FeedbackOutput = str | list[dict[str, Any]]
+FeedbackOutput = str | list[InputPart]
+"""A ``function_call_output``'s ``output``: the text, or parts when a result holds media."""
 
 
 def error_marker(outcome: CallOutcome) -> str | None:
@@ -65,40 +75,41 @@ def render_output(
         text = outcome.message
         if outcome.status == "protocol_error" and outcome.error_data is not None:
             text += f" (data: {json.dumps(outcome.error_data, ensure_ascii=False)})"
-        parts = [{"type": "input_text", "text": (marker or "") + text}]
+        parts = [_text((marker or "") + text)]
     parts = _apply_budget(parts, budget)
-    if all(p["type"] == "input_text" for p in parts):
-        return "\n".join(p["text"] for p in parts)
+    texts = [part["text"] for part in parts if part["type"] == INPUT_TEXT]
+    if len(texts) == len(parts):
+        return "\n".join(texts)
     return parts
 
 
 def feedback_item(call_id: str, output: FeedbackOutput) -> dict[str, Any]:
     """The Responses input item that answers the function_call with ``call_id``."""
-    return {"type": "function_call_output", "call_id": call_id, "output": output}
+    return {"type": FUNCTION_CALL_OUTPUT, "call_id": call_id, "output": output}
 
 
 # -- content blocks → parts ---------------------------------------------------------------
 
 
-def _result_parts(result: dict[str, Any], multimodal: bool) -> list[dict[str, Any]]:
+def _result_parts(result: dict[str, Any], multimodal: bool) -> list[InputPart]:
     blocks = result.get("content")
-    parts: list[dict[str, Any]] = []
+    parts: list[InputPart] = []
     if isinstance(blocks, list):
         for block in blocks:
             parts.append(_block_part(block, multimodal))
     if not parts and "structuredContent" in result:
         text = json.dumps(result["structuredContent"], ensure_ascii=False)
-        parts.append({"type": "input_text", "text": text})
+        parts.append(_text(text))
     if not parts:
-        parts.append({"type": "input_text", "text": ""})
+        parts.append(_text(""))
     return parts
 
 
-def _text(text: str) -> dict[str, Any]:
-    return {"type": "input_text", "text": text}
+def _text(text: str) -> InputTextPart:
+    return {"type": INPUT_TEXT, "text": text}
 
 
-def _block_part(block: Any, multimodal: bool) -> dict[str, Any]:
+def _block_part(block: Any, multimodal: bool) -> InputPart:
     if not isinstance(block, dict):
         return _text(f"[malformed content block: {json.dumps(block, ensure_ascii=False)[:200]}]")
     kind = block.get("type")
@@ -117,19 +128,19 @@ def _block_part(block: Any, multimodal: bool) -> dict[str, Any]:
     return _text(f"[{kind} content block: not representable as model input]")
 
 
-def _media_part(block: dict[str, Any], kind: str, multimodal: bool) -> dict[str, Any]:
+def _media_part(block: dict[str, Any], kind: str, multimodal: bool) -> InputPart:
     mime = str(block.get("mimeType", "application/octet-stream"))
     data = str(block.get("data", ""))
     if not multimodal:
         return _text(_stand_in(kind, mime, data))
     url = f"data:{mime};base64,{data}"
     if kind == "image":
-        return {"type": "input_image", "image_url": url, "detail": "auto"}
+        return {"type": INPUT_IMAGE, "image_url": url, "detail": "auto"}
     extension = mime.rsplit("/", 1)[-1]
-    return {"type": "input_file", "filename": f"{kind}.{extension}", "file_data": url}
+    return _file(f"{kind}.{extension}", url)
 
 
-def _resource_part(resource: Any, multimodal: bool) -> dict[str, Any]:
+def _resource_part(resource: Any, multimodal: bool) -> InputPart:
     if not isinstance(resource, dict):
         return _text("[resource content block without a resource]")
     uri = str(resource.get("uri", ""))
@@ -142,7 +153,11 @@ def _resource_part(resource: Any, multimodal: bool) -> dict[str, Any]:
         return _text(_stand_in(f"resource {uri}", mime or "application/octet-stream", blob))
     filename = uri.rstrip("/").rsplit("/", 1)[-1] or "resource"
     url = f"data:{mime or 'application/octet-stream'};base64,{blob}"
-    return {"type": "input_file", "filename": filename, "file_data": url}
+    return _file(filename, url)
+
+
+def _file(filename: str, url: str) -> InputFilePart:
+    return {"type": INPUT_FILE, "filename": filename, "file_data": url}
 
 
 def _stand_in(what: str, mime: str, data: str) -> str:
@@ -153,25 +168,26 @@ def _stand_in(what: str, mime: str, data: str) -> str:
 # -- markers and budget ---------------------------------------------------------------------
 
 
-def _prefix(marker: str, parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    if parts and parts[0]["type"] == "input_text":
-        return [_text(marker + parts[0]["text"]), *parts[1:]]
+def _prefix(marker: str, parts: list[InputPart]) -> list[InputPart]:
+    first = parts[0] if parts else None
+    if first is not None and first["type"] == INPUT_TEXT:
+        return [_text(marker + first["text"]), *parts[1:]]
     return [_text(marker.rstrip()), *parts]
 
 
-def _apply_budget(parts: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
+def _apply_budget(parts: list[InputPart], budget: int) -> list[InputPart]:
     """Cut text beyond ``budget`` characters (all parts together) with a visible note."""
     total = sum(_part_size(p) for p in parts)
     if total <= budget:
         return parts
-    out: list[dict[str, Any]] = []
+    out: list[InputPart] = []
     left = budget
     for part in parts:
         size = _part_size(part)
         if size <= left:
             out.append(part)
             left -= size
-        elif part["type"] == "input_text":
+        elif part["type"] == INPUT_TEXT:
             out.append(_text(part["text"][:left]))
             left = 0
         else:
@@ -181,14 +197,16 @@ def _apply_budget(parts: list[dict[str, Any]], budget: int) -> list[dict[str, An
         "ask for less (for example with head or tail) to see the rest]"
     )
     last = out[-1]
-    if last["type"] == "input_text":
+    if last["type"] == INPUT_TEXT:
         out[-1] = _text(last["text"] + note)
     else:
         out.append(_text(note.lstrip("\n")))
     return out
 
 
-def _part_size(part: dict[str, Any]) -> int:
-    if part["type"] == "input_text":
+def _part_size(part: InputPart) -> int:
+    if part["type"] == INPUT_TEXT:
         return len(part["text"])
-    return len(part.get("image_url") or part.get("file_data") or "")
+    if part["type"] == INPUT_IMAGE:
+        return len(part["image_url"])
+    return len(part["file_data"])

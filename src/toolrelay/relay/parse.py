@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..protocol.responses import COMPLETED, FUNCTION_CALL, MESSAGE, OUTPUT_TEXT, REFUSAL
+
 __all__ = ["FunctionCall", "ModelTurn", "read_response"]
 
 
@@ -53,7 +55,7 @@ def read_response(body: dict[str, Any]) -> ModelTurn:
         raise ValueError('the model response has no "output" array')
     turn = ModelTurn(
         response_id=body.get("id") if isinstance(body.get("id"), str) else None,
-        status=str(body.get("status") or "completed"),
+        status=str(body.get("status") or COMPLETED),
         output=output,
         reason=_status_reason(body),
     )
@@ -61,9 +63,9 @@ def read_response(body: dict[str, Any]) -> ModelTurn:
     refusals: list[str] = []
     for index, item in enumerate(output):
         kind = item.get("type") if isinstance(item, dict) else None
-        if kind == "function_call":
+        if kind == FUNCTION_CALL:
             _read_call(item, index, turn)
-        elif kind == "message":
+        elif kind == MESSAGE:
             _read_message(item, texts, refusals)
     turn.text = "\n".join(texts) if texts else None
     turn.refusal = "\n".join(refusals) if refusals else None
@@ -101,9 +103,9 @@ def _read_message(item: dict[str, Any], texts: list[str], refusals: list[str]) -
     for block in content if isinstance(content, list) else []:
         if not isinstance(block, dict):
             continue
-        if block.get("type") == "output_text" and isinstance(block.get("text"), str):
+        if block.get("type") == OUTPUT_TEXT and isinstance(block.get("text"), str):
             texts.append(block["text"])
-        elif block.get("type") == "refusal" and isinstance(block.get("refusal"), str):
+        elif block.get("type") == REFUSAL and isinstance(block.get("refusal"), str):
             refusals.append(block["refusal"])
 
 

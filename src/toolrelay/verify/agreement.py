@@ -25,6 +25,7 @@ _FILE_LINK: Final = {
     "mcp_request": "routing",
     "mcp_response": "server_check",
 }
+"""An attachment file's role (its name without ``_N.json``) → the link a departure breaks."""
 _SECTION_LINK: Final = {
     "declarations": "next_input",
     "declaration": "next_input",
@@ -37,6 +38,8 @@ _SECTION_LINK: Final = {
     "route": "routing",
     "feedback": "feedback",
 }
+"""A bundle's top-level key → the link a departure there breaks (file roles and bundle keys
+are the attachments' names: some are spelled like event kinds, but none is one)."""
 _ID_KEY: Final = re.compile(r"(?:^|\.)(id|call_id|mcp_id|previous_response_id|requestId)$")
 
 

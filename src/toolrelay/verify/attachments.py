@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ..events import MCP_RESPONSE
 from .record import CallTrace, RunRecord
 
 __all__ = [
@@ -118,7 +119,7 @@ def mcp_tool(run: RunRecord, server: Any, name: Any) -> dict[str, Any] | None:
     """The Tool object ``server`` listed as ``name`` (its latest tools/list answer)."""
     found: dict[str, Any] | None = None
     for event in run.mcp:
-        if event["kind"] != "mcp_response" or event.get("method") != "tools/list":
+        if event["kind"] != MCP_RESPONSE or event.get("method") != "tools/list":
             continue
         if event.get("server") != server:
             continue

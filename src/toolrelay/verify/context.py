@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from ..relay.declare import declare_tools
 from ..relay.request import user_message
 from .evidence import seqs_of
@@ -241,7 +242,7 @@ def _prefix_problem(prefix: list[Any], items: list[Any], carried: int, turn: int
 
 def _tail_problem(tail: list[Any], previous: ModelRound, where: str) -> str | None:
     strays = [
-        item for item in tail if not (isinstance(item, dict) and item.get("type") == "function_call_output")
+        item for item in tail if not (isinstance(item, dict) and item.get("type") == FUNCTION_CALL_OUTPUT)
     ]
     if strays:
         return f"{where} adds {item_label(strays[0])} after the carried context: only outputs may follow it"

@@ -15,6 +15,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..events import MCP_NOTIFICATION, MCP_REPLY, MCP_REQUEST, MCP_RESPONSE, MCP_SERVER_REQUEST, CallParsed
+from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from .evidence import call_finding, seqs_of
 from .facts import RunFacts
 from .mcp_side import tagged_for_another
@@ -23,8 +25,8 @@ from .verdict import Finding
 
 __all__ = ["check_call_links", "check_event_order", "check_mcp_pairs", "check_outputs"]
 
-_PAIRED_KINDS = frozenset({"mcp_request", "mcp_response", "mcp_server_request", "mcp_reply"})
-_NAMED_KINDS = frozenset({"mcp_request", "mcp_notification", "mcp_server_request"})
+_PAIRED_KINDS = frozenset({MCP_REQUEST, MCP_RESPONSE, MCP_SERVER_REQUEST, MCP_REPLY})
+_NAMED_KINDS = frozenset({MCP_REQUEST, MCP_NOTIFICATION, MCP_SERVER_REQUEST})
 """Kinds whose message carries the method the event records."""
 _TOLERATED_ENDINGS = frozenset({"aborted", "timeout", "error", None})
 
@@ -125,7 +127,7 @@ def _pair(session: _Session, event: dict[str, Any]) -> Finding | None:
             mcp_id=mcp_id,
             server=session.server,
         )
-    if kind == "mcp_request":
+    if kind == MCP_REQUEST:
         if mcp_id in session.seen:
             return _broken(
                 f"mcp id {mcp_id} is used twice on {session.name}: ids must be unique in a session",
@@ -135,7 +137,7 @@ def _pair(session: _Session, event: dict[str, Any]) -> Finding | None:
             )
         session.seen.add(mcp_id)
         session.open[mcp_id] = event
-    elif kind == "mcp_response":
+    elif kind == MCP_RESPONSE:
         request = session.open.pop(mcp_id, None)
         if request is None:
             why = "answers an id already answered" if mcp_id in session.seen else "answers no request"
@@ -147,7 +149,7 @@ def _pair(session: _Session, event: dict[str, Any]) -> Finding | None:
                 call_id=event.get("call_id"),
             )
         session.answered += 1
-    elif kind == "mcp_notification" and message.get("method") == "notifications/cancelled":
+    elif kind == MCP_NOTIFICATION and message.get("method") == "notifications/cancelled":
         params = message.get("params")
         if isinstance(params, dict):
             session.cancelled.add(params.get("requestId"))
@@ -202,7 +204,7 @@ def check_call_links(run: RunRecord, facts: RunFacts) -> list[Finding]:
             "which no model response holds",
         )
         for event in run.orphans
-        if event["kind"] != "call_parsed"
+        if event["kind"] != CallParsed.kind
     )
     return findings
 
@@ -268,7 +270,7 @@ def check_outputs(run: RunRecord, facts: RunFacts) -> list[Finding]:
 
 def _outputs_of(current: ModelRound, previous: ModelRound, asked: set[str], facts: RunFacts) -> list[Finding]:
     items = current.body.get("input")
-    outputs = [i for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"] \
+    outputs = [i for i in items if isinstance(i, dict) and i.get("type") == FUNCTION_CALL_OUTPUT] \
         if isinstance(items, list) else []
     counts = Counter(str(item.get("call_id")) for item in outputs)
     where = f"request {current.turn}"

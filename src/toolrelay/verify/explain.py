@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from ..protocol.responses import FUNCTION_CALL, FUNCTION_CALL_OUTPUT, MESSAGE, OUTPUT_TEXT
 from .attachments import called_declarations, executed
 from .facts import RunFacts
 from .jsonpath import excerpt, item_label
@@ -135,9 +136,9 @@ def _response_line(current: ModelRound, answer: dict[str, Any]) -> str:
     texts = [
         block.get("text")
         for item in current.output()
-        if isinstance(item, dict) and item.get("type") == "message"
+        if isinstance(item, dict) and item.get("type") == MESSAGE
         for block in item.get("content") or []
-        if isinstance(block, dict) and block.get("type") == "output_text"
+        if isinstance(block, dict) and block.get("type") == OUTPUT_TEXT
     ]
     said = f", message {excerpt(texts[0], 70)}" if texts else ""
     return f"{answer.get('id')} ({answer.get('status')}): {calls} function_call(s){said}"
@@ -284,15 +285,15 @@ def _walk_rows(run: RunRecord, call: CallTrace) -> list[tuple[str, str]]:
                         "(a rule: types, no values)"),
         (f"request_{first.turn}", f"input {excerpt(first.body.get('input'), 70)}, "
                                   f"{len(_list(first.body.get('tools')))} tool(s)"),
-        ("function_call", f"{call.call_id}: {call.alias}, arguments (JSON text) "
-                          f"{excerpt(call.item.get('arguments'))}"),
+        (FUNCTION_CALL, f"{call.call_id}: {call.alias}, arguments (JSON text) "
+                        f"{excerpt(call.item.get('arguments'))}"),
         ("parse", f"→ object {excerpt(parsed.get('arguments'))}"),
         ("route", f"{call.alias} → {target}"),
         ("MCP request", f"id {request.get('id')} tools/call, params.arguments (object) "
                         f"{excerpt(_dict(request.get('params')).get('arguments'))}"),
         ("MCP response", f"id {response.get('id')}: {_answer_shape(response)} → {call.status}"),
-        ("function_call_output", f"{feedback.get('call_id')} (same call_id): "
-                                 f"{excerpt(feedback.get('output'), 70)}"),
+        (FUNCTION_CALL_OUTPUT, f"{feedback.get('call_id')} (same call_id): "
+                               f"{excerpt(feedback.get('output'), 70)}"),
     ]
     later = run.round(call.turn + 1)
     if later is not None:

@@ -11,7 +11,9 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..events import MCP_REQUEST, MCP_RESPONSE
 from ..protocol.peer import Exchange
+from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from ..relay.parse import FunctionCall, ModelTurn, read_response
 from ..relay.result import CallOutcome
 from .outcomes import expected_item, rebuild_outcome, recorded_exchange
@@ -142,7 +144,7 @@ def _sent_outputs(run: RunRecord) -> dict[str, list[tuple[int, int, dict[str, An
     for current in run.rounds:
         items = current.body.get("input")
         for index, item in enumerate(items if isinstance(items, list) else []):
-            if isinstance(item, dict) and item.get("type") == "function_call_output":
+            if isinstance(item, dict) and item.get("type") == FUNCTION_CALL_OUTPUT:
                 found.setdefault(str(item.get("call_id")), []).append((current.turn, index, item))
     return found
 
@@ -156,10 +158,10 @@ def _listings(mcp: list[dict[str, Any]]) -> dict[str, list[Listing]]:
             continue
         message = event.get("message") or {}
         key = (event.get("server"), event.get("connection"), event.get("mcp_id"))  # envelope: hashable
-        if event["kind"] == "mcp_request":
+        if event["kind"] == MCP_REQUEST:
             params = message.get("params")
             first_page[key] = not (isinstance(params, dict) and "cursor" in params)
-        elif event["kind"] == "mcp_response":
+        elif event["kind"] == MCP_RESPONSE:
             _add_page(found, event, message, first_page.get(key, True))
     return found
 

@@ -6,6 +6,8 @@ import json
 import marshal
 from typing import Any, Final
 
+from ..protocol.responses import MESSAGE
+
 __all__ = ["excerpt", "first_difference", "item_label", "json_equal"]
 
 _EXCERPT: Final = 60
@@ -81,6 +83,6 @@ def item_label(item: Any) -> str:
     """A Responses input/output item named by its type and id: ``function_call call_x``."""
     if not isinstance(item, dict):
         return f"a {type(item).__name__}"
-    kind = item.get("type") or ("message" if "role" in item else "item")
+    kind = item.get("type") or (MESSAGE if "role" in item else "item")  # a message may omit its type
     ident = item.get("call_id") or item.get("id") or item.get("role")
     return f"{kind} {ident}" if ident else str(kind)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..events import CallParsed
+from ..protocol.responses import FUNCTION_CALL, MESSAGE
 from ..relay.arguments import ArgumentError, parse_arguments
 from ..relay.parse import ModelTurn
 from ..relay.strict import json_type_name
@@ -91,10 +93,10 @@ def _describe(output: list[Any]) -> str:
     parts: list[str] = []
     for item in output:
         kind = item.get("type") if isinstance(item, dict) else None
-        if kind == "function_call":
+        if kind == FUNCTION_CALL:
             parts.append(f"function_call {item.get('call_id')} → {item.get('name')}")
-        elif kind == "message":
-            parts.append("message")
+        elif kind == MESSAGE:
+            parts.append(MESSAGE)
         else:
             parts.append(str(kind))
     return ", ".join(parts) if parts else "no output items"
@@ -143,7 +145,7 @@ def check_parse(run: RunRecord, facts: RunFacts) -> list[Finding]:
             "response holds: a call was parsed that the model never made",
         )
         for event in run.orphans
-        if event["kind"] == "call_parsed"
+        if event["kind"] == CallParsed.kind
     )
     return [finding for finding in findings if finding is not None]
 

@@ -16,18 +16,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..events import MCP_ROLES
+from ..events import (
+    MCP_REQUEST,
+    MCP_RESPONSE,
+    MCP_ROLES,
+    CallOutcomeEvent,
+    CallParsed,
+    CallRouted,
+    CatalogReady,
+    FeedbackEvent,
+    ModelRequestEvent,
+    ModelResponseEvent,
+    RunEndEvent,
+    RunStartEvent,
+    ServerExitedEvent,
+)
+from ..protocol.responses import FUNCTION_CALL
 
 __all__ = ["CallTrace", "ModelRound", "RunRecord", "index_events", "is_2xx"]
 
 Event = dict[str, Any]
 
 _CALL_EVENT_LISTS = {
-    "call_parsed": "parsed",
-    "call_routed": "routed",
-    "call_outcome": "outcomes",
-    "feedback": "feedbacks",
+    CallParsed.kind: "parsed",
+    CallRouted.kind: "routed",
+    CallOutcomeEvent.kind: "outcomes",
+    FeedbackEvent.kind: "feedbacks",
 }
+"""Event kind → the CallTrace list its events join."""
 
 
 def is_2xx(status: Any) -> bool:
@@ -160,12 +176,12 @@ class _Indexer:
         self._handlers: dict[str, Callable[[Event], None]] = {
             **dict.fromkeys(MCP_ROLES, self._mcp),
             **{kind: self._call_event_handler(name) for kind, name in _CALL_EVENT_LISTS.items()},
-            "model_request": self._request,
-            "model_response": self._response,
-            "declarations": record.catalogs.append,
-            "run_start": self._first_of("run_start"),
-            "run_end": self._first_of("run_end"),
-            "server_exited": record.exits.append,
+            ModelRequestEvent.kind: self._request,
+            ModelResponseEvent.kind: self._response,
+            CatalogReady.kind: record.catalogs.append,
+            RunStartEvent.kind: self._first_of("run_start"),
+            RunEndEvent.kind: self._first_of("run_end"),
+            ServerExitedEvent.kind: record.exits.append,
         }
 
     def add(self, event: Event) -> None:
@@ -203,7 +219,7 @@ class _Indexer:
             return
         current.response = event
         for index, item in enumerate(current.output()):
-            if isinstance(item, dict) and item.get("type") == "function_call":
+            if isinstance(item, dict) and item.get("type") == FUNCTION_CALL:
                 self._new_call(current, index, item, event)
 
     def _new_call(self, current: ModelRound, index: int, item: dict[str, Any], event: Event) -> None:
@@ -232,9 +248,9 @@ class _Indexer:
         call = self.latest.get(call_id)
         if call is None:
             self.record.orphans.append(event)
-        elif event["kind"] == "mcp_request" and event.get("method") == "tools/call":
+        elif event["kind"] == MCP_REQUEST and event.get("method") == "tools/call":
             call.mcp_requests.append(event)
-        elif event["kind"] == "mcp_response" and event.get("method") == "tools/call":
+        elif event["kind"] == MCP_RESPONSE and event.get("method") == "tools/call":
             call.mcp_responses.append(event)
         else:
             call.mcp_other.append(event)

@@ -31,6 +31,8 @@ Rule = dict[str, tuple[type, ...] | None]
 
 _RUN_ONLY: Final[Rule] = {"run": (str, type(None))}
 """Every event: the run id the writer adds (absent in events written by hand)."""
+_OUTCOME_KIND: Final = event_classes.CallOutcomeEvent.kind
+"""The kind whose ``outcome`` (a ``CallOutcome.to_record()``) has an envelope of its own."""
 _OUTCOME_FIELDS: Final[Rule] = {
     "status": (str,),
     "alias": (str,),
@@ -52,10 +54,10 @@ def check_envelopes(events: Iterable[dict[str, Any]], source: Path) -> None:
     for event in events:
         kind = event["kind"]  # the reader already made sure of seq (int) and kind (str)
         rule = fast.get(kind) or _fast_run_only()  # a kind verify does not read: its run id only
-        if rule.holds(event) and (kind != "call_outcome" or _fast_outcome().holds(event["outcome"])):
+        if rule.holds(event) and (kind != _OUTCOME_KIND or _fast_outcome().holds(event["outcome"])):
             continue  # the fast path: a large transcript has many events
         problem = _problem(event, rules.get(kind, _RUN_ONLY))
-        problem = problem or (_outcome_problem(event) if kind == "call_outcome" else None)
+        problem = problem or (_outcome_problem(event) if kind == _OUTCOME_KIND else None)
         if problem is not None:
             raise UsageError(
                 f"{source}: event seq {event['seq']} ({kind}) {problem}; toolrelay never writes "

@@ -24,7 +24,8 @@ LINKS: Final = (
     "correlation",
     "next_input",
 )
-"""The seed's order (section 8)."""
+"""The seed's order (section 8). Link names, not event kinds: the link ``model_response``
+and ``ModelResponseEvent.kind`` (likewise ``feedback``) only share a spelling."""
 
 LINK_TITLES: Final = {
     "model_response": "model response",

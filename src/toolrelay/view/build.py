@@ -11,7 +11,16 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ..events import MCP_ROLES
+from ..events import (
+    MCP_ROLES,
+    CallOutcomeEvent,
+    FeedbackEvent,
+    ModelRequestEvent,
+    ModelResponseEvent,
+    RunEndEvent,
+    RunStartEvent,
+    ServerReady,
+)
 from ..verify import Finding, Verdict
 from .layout import arrange, plan_expansion
 from .model import Lane, LinkNote, Row, RunSummary, Trace, VerdictNote
@@ -21,11 +30,12 @@ __all__ = ["body_of", "build_trace"]
 
 _ENVELOPE: Final = ("seq", "time", "run", "kind")
 _BODY_FIELDS: Final = {
-    "model_request": "body",
-    "model_response": "body",
-    "feedback": "item",
-    "call_outcome": "outcome",
+    ModelRequestEvent.kind: "body",
+    ModelResponseEvent.kind: "body",
+    FeedbackEvent.kind: "item",
+    CallOutcomeEvent.kind: "outcome",
 }
+"""Event kind → the field holding the message it records."""
 
 
 def build_trace(
@@ -67,7 +77,7 @@ def _pretty(value: Any) -> str:
 
 def _lanes(events: Sequence[dict[str, Any]]) -> list[Lane]:
     """User · App · Model · one lane per MCP server (in order of first appearance)."""
-    start = next((e for e in events if e.get("kind") == "run_start"), {})
+    start = next((e for e in events if e.get("kind") == RunStartEvent.kind), {})
     lanes = [
         Lane(key="user", title="User", note="task and answer"),
         Lane(key="app", title="App", note="toolrelay · MCP client"),
@@ -78,7 +88,7 @@ def _lanes(events: Sequence[dict[str, Any]]) -> list[Lane]:
         server = event.get("server")
         if isinstance(server, str) and server not in notes:
             notes[server] = "MCP server"
-        if event.get("kind") == "server_ready" and isinstance(server, str):
+        if event.get("kind") == ServerReady.kind and isinstance(server, str):
             info = event["server_info"] if isinstance(event.get("server_info"), dict) else {}
             notes[server] = f"{info.get('name', 'MCP server')} {info.get('version', '')}".strip()
     lanes.extend(Lane(key=server_lane(name), title=name, note=note) for name, note in notes.items())
@@ -86,9 +96,9 @@ def _lanes(events: Sequence[dict[str, Any]]) -> list[Lane]:
 
 
 def _summary(events: Sequence[dict[str, Any]], rows: list[Row], source: str) -> RunSummary:
-    start = next((e for e in events if e.get("kind") == "run_start"), {})
-    end = next((e for e in events if e.get("kind") == "run_end"), {})
-    outcomes = [e.get("outcome") for e in events if e.get("kind") == "call_outcome"]
+    start = next((e for e in events if e.get("kind") == RunStartEvent.kind), {})
+    end = next((e for e in events if e.get("kind") == RunEndEvent.kind), {})
+    outcomes = [e.get("outcome") for e in events if e.get("kind") == CallOutcomeEvent.kind]
     times = [t for t in (seconds(e.get("time")) for e in events) if t is not None]
     return RunSummary(
         source=source,
@@ -98,7 +108,7 @@ def _summary(events: Sequence[dict[str, Any]], rows: list[Row], source: str) -> 
         task=str(start.get("task") or ""),
         status=str(end.get("status") or "unfinished"),
         reason=str(end.get("reason") or "the transcript has no run_end event"),
-        turns=whole(end.get("turns"), 0) or sum(1 for e in events if e.get("kind") == "model_request"
+        turns=whole(end.get("turns"), 0) or sum(1 for e in events if e.get("kind") == ModelRequestEvent.kind
                                                 and whole(e.get("attempt"), 1) == 1),
         calls=len(outcomes),
         failed_calls=sum(1 for o in outcomes if not (isinstance(o, dict) and o.get("status") == "ok")),

@@ -15,6 +15,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from ..events import (
+    MCP_REQUEST,
+    CallOutcomeEvent,
+    CallParsed,
+    CallRouted,
+    ModelRequestEvent,
+    ModelResponseEvent,
+    RunEndEvent,
+    RunStartEvent,
+)
 from .model import CallGroup, Group, Row, RowState
 
 __all__ = ["CALLS_OPEN", "ROW_BUDGET", "arrange", "plan_expansion"]
@@ -23,6 +33,8 @@ ROW_BUDGET: Final = 300
 """Rows drawn when the page opens (collapsed calls count one line each)."""
 CALLS_OPEN: Final = 12
 """In a turn with more than ``2 * CALLS_OPEN`` calls, only the first ``CALLS_OPEN`` open."""
+_MODEL_KINDS: Final = (ModelRequestEvent.kind, ModelResponseEvent.kind)
+"""A turn's own rows: they stay in the turn, outside any call's frame."""
 
 
 @dataclass(slots=True)
@@ -64,7 +76,7 @@ def arrange(drawn: Iterable[tuple[Row, dict[str, Any]]]) -> list[Group]:
 
 def _place(sections: _Sections, row: Row, record: dict[str, Any]) -> None:
     group = sections.current
-    if row.call_id is None or row.kind in ("model_request", "model_response"):
+    if row.call_id is None or row.kind in _MODEL_KINDS:
         group.items.append(row)
         return
     call = sections.calls.get(row.call_id)
@@ -78,14 +90,14 @@ def _place(sections: _Sections, row: Row, record: dict[str, Any]) -> None:
 def _note_call_facts(call: CallGroup, record: dict[str, Any]) -> None:
     """The call frame's header: alias, route target, MCP id and connection, outcome."""
     kind = record.get("kind")
-    if kind == "call_parsed":
+    if kind == CallParsed.kind:
         call.alias = str(record.get("alias") or "")
-    elif kind == "call_routed":
+    elif kind == CallRouted.kind:
         call.target = f"{record.get('server')} / {record.get('tool')}"
-    elif kind == "mcp_request" and record.get("method") == "tools/call":
+    elif kind == MCP_REQUEST and record.get("method") == "tools/call":
         call.mcp_id = record.get("mcp_id")
         call.connection = f"{record.get('server')}#{record.get('connection')}"
-    elif kind == "call_outcome" and isinstance(record.get("outcome"), dict):
+    elif kind == CallOutcomeEvent.kind and isinstance(record.get("outcome"), dict):
         outcome = record["outcome"]
         call.status = str(outcome.get("status") or "")
         call.elapsed = outcome.get("elapsed") if isinstance(outcome.get("elapsed"), int | float) else None
@@ -94,15 +106,15 @@ def _note_call_facts(call: CallGroup, record: dict[str, Any]) -> None:
 
 def _maybe_open_section(sections: _Sections, row: Row, record: dict[str, Any]) -> None:
     group = sections.current
-    if row.kind == "run_start":
+    if row.kind == RunStartEvent.kind:
         sections.open("turn")
-    elif row.kind == "model_request" and not sections.ended:
+    elif row.kind == ModelRequestEvent.kind and not sections.ended:
         turn = record.get("turn") if isinstance(record.get("turn"), int) else None
         if group.kind == "turn" and group.turn is None:
             group.turn, group.title, group.key = turn, f"Turn {turn}", f"turn-{turn}"
         elif group.kind != "turn" or group.turn != turn:
             sections.open("turn", turn)
-    elif row.kind == "run_end":
+    elif row.kind == RunEndEvent.kind:
         sections.ended = True
     elif sections.ended and group.kind != "end":
         sections.open("end")

@@ -13,13 +13,35 @@ from collections.abc import Callable
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from ..events import MCP_ROLES
+from ..events import (
+    MCP_REPLY,
+    MCP_REQUEST,
+    MCP_RESPONSE,
+    MCP_ROLES,
+    MCP_UNPAIRED,
+    CallOutcomeEvent,
+    CallParsed,
+    CallRouted,
+    CatalogReady,
+    Event,
+    FeedbackEvent,
+    McpInvalid,
+    ModelRequestEvent,
+    ModelResponseEvent,
+    Notice,
+    RunEndEvent,
+    RunStartEvent,
+    ServerExitedEvent,
+    ServerReady,
+    ServerStarting,
+)
+from ..protocol.responses import CANCELLED, FAILED, FUNCTION_CALL, FUNCTION_CALL_OUTPUT, INCOMPLETE, MESSAGE
 from ..relay.feedback import ERROR_PREFIX
 from .model import Badge, Row, RowState
 
 __all__ = ["MESSAGE_KINDS", "clip", "compact", "describe", "seconds", "server_lane", "whole"]
 
-MESSAGE_KINDS: Final = MCP_ROLES | {"model_request", "model_response"}
+MESSAGE_KINDS: Final = MCP_ROLES | {ModelRequestEvent.kind, ModelResponseEvent.kind}
 """The kinds drawn as arrows: exactly the recorded wire messages."""
 _LABEL_CHARS: Final = 120
 _DETAIL_CHARS: Final = 240
@@ -33,7 +55,7 @@ def server_lane(server: str) -> str:
 
 def describe(record: dict[str, Any], origin: float) -> Row:
     """The row drawing ``record``; ``origin`` is the first event's time (rows show offsets)."""
-    kind = str(record.get("kind", "event"))
+    kind = str(record.get("kind", Event.kind))
     describer = _mcp if kind in MCP_ROLES else _DESCRIBERS.get(kind, _other)
     row = describer(record)
     row.at = max(0.0, (seconds(record.get("time")) or origin) - origin)
@@ -54,7 +76,7 @@ def compact(value: Any) -> str:
 
 
 def _base(record: dict[str, Any], **fields: Any) -> Row:
-    return Row(seq=int(record.get("seq", 0)), kind=str(record.get("kind", "event")), **fields)
+    return Row(seq=int(record.get("seq", 0)), kind=str(record.get("kind", Event.kind)), **fields)
 
 
 def _ids(record: dict[str, Any], *, mcp_id: Any = None, server: str | None = None) -> list[Badge]:
@@ -103,9 +125,9 @@ def _model_response(record: dict[str, Any]) -> Row:
 
 
 def _response_state(http_state: RowState, status: Any) -> RowState:
-    if http_state == "failed" or status == "failed":
+    if http_state == "failed" or status == FAILED:
         return "failed"
-    return "warn" if status in ("incomplete", "cancelled") else "ok"
+    return "warn" if status in (INCOMPLETE, CANCELLED) else "ok"
 
 
 def _response_detail(body: Any) -> str:
@@ -118,9 +140,9 @@ def _response_detail(body: Any) -> str:
     for item in _items(body.get("output")):
         if not isinstance(item, dict):
             continue
-        if item.get("type") == "function_call":
+        if item.get("type") == FUNCTION_CALL:
             named.append(f"function_call {item.get('name')}")
-        elif item.get("type") == "message":
+        elif item.get("type") == MESSAGE:
             named.append("message " + _quote(_message_text(item)))
         else:
             named.append(str(item.get("type")))
@@ -165,7 +187,7 @@ def _mcp(record: dict[str, Any]) -> Row:
 def _mcp_stage(record: dict[str, Any]) -> str:
     method = record.get("method")
     if method == "tools/call":
-        return "call" if record.get("kind") == "mcp_request" else "result"
+        return "call" if record.get("kind") == MCP_REQUEST else "result"
     if method in ("initialize", "notifications/initialized"):
         return "connect"
     if method == "tools/list":
@@ -176,12 +198,12 @@ def _mcp_stage(record: dict[str, Any]) -> str:
 def _mcp_text(record: dict[str, Any], message: dict[str, Any]) -> tuple[str, str, RowState]:
     kind = record.get("kind")
     method = str(record.get("method") or message.get("method") or "")
-    if kind == "mcp_unpaired":
+    if kind == MCP_UNPAIRED:
         return "unpaired response", "an answer to no pending request: " + compact(message), "failed"
     if "error" in message:
         error = _mapping(message["error"])
         return f"error {error.get('code', '?')}", str(error.get("message", "")), "failed"
-    if kind in ("mcp_response", "mcp_reply"):
+    if kind in (MCP_RESPONSE, MCP_REPLY):
         return _mcp_result(method, message.get("result"))
     params = message.get("params")
     if method == "tools/call" and isinstance(params, dict):
@@ -252,7 +274,7 @@ def _feedback(record: dict[str, Any]) -> Row:
     output = _mapping(record.get("item")).get("output")
     text = output if isinstance(output, str) else f"[{_count(output, 'part')}]"
     return _base(
-        record, stage="feedback", source="app", target="app", label="function_call_output",
+        record, stage="feedback", source="app", target="app", label=FUNCTION_CALL_OUTPUT,
         detail=text, badges=_ids(record), state="failed" if text.startswith(ERROR_PREFIX) else "ok",
         call_id=_text_or_none(record.get("call_id")),
     )
@@ -355,18 +377,19 @@ def whole(value: Any, default: int) -> int:
 
 
 _DESCRIBERS: Final[dict[str, Describer]] = {
-    "model_request": _model_request,
-    "model_response": _model_response,
-    "call_parsed": _call_parsed,
-    "call_routed": _call_routed,
-    "call_outcome": _call_outcome,
-    "feedback": _feedback,
-    "declarations": _declarations,
-    "run_start": _run_start,
-    "run_end": _run_end,
-    "server_starting": _server_starting,
-    "server_ready": _server_ready,
-    "server_exited": _server_exited,
-    "mcp_invalid": _mcp_invalid,
-    "notice": _notice,
+    ModelRequestEvent.kind: _model_request,
+    ModelResponseEvent.kind: _model_response,
+    CallParsed.kind: _call_parsed,
+    CallRouted.kind: _call_routed,
+    CallOutcomeEvent.kind: _call_outcome,
+    FeedbackEvent.kind: _feedback,
+    CatalogReady.kind: _declarations,
+    RunStartEvent.kind: _run_start,
+    RunEndEvent.kind: _run_end,
+    ServerStarting.kind: _server_starting,
+    ServerReady.kind: _server_ready,
+    ServerExitedEvent.kind: _server_exited,
+    McpInvalid.kind: _mcp_invalid,
+    Notice.kind: _notice,
 }
+"""Event kind → its row (MCP messages, recorded under their role, go to ``_mcp``)."""
