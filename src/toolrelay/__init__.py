@@ -54,3 +54,8 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    # The lazy names are not in globals() until first used; REPL completion reads dir().
+    return sorted({*globals(), *__all__})

@@ -64,7 +64,7 @@ class DemoResult:
 
 def notes_text() -> str:
     """The workspace's notes.txt: more than 20 numbered lines, so head 20 is a real cut."""
-    return "".join(f"note {n:02d}: line {n} of the seed's notes.txt\n" for n in range(1, NOTES_LINES + 1))
+    return "".join(f"note {n:02d}: line {n} of the demo's notes.txt\n" for n in range(1, NOTES_LINES + 1))
 
 
 def _dump(value: Any) -> str:

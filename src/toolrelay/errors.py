@@ -5,6 +5,8 @@
     │   └── ConfigError             2   a config file toolrelay cannot use
     ├── ProtocolError               3   the peer broke the protocol or answered a JSON-RPC error
     │   ├── RpcError                3   a JSON-RPC error response (code, message, data)
+    │   │   └── UnknownTool         3   a ToolService has no tool of that name (answered -32602)
+    │   ├── DecodeError             3   a received message is not valid JSON-RPC (code, message, id)
     │   └── VersionMismatch         3   no protocol version both sides speak
     ├── TransportError              3   the channel to a server failed
     │   ├── ServerExited            3   a stdio server exited or its pipe broke
@@ -18,6 +20,21 @@
 Errors a model can act on (invalid arguments, unknown tools, tool errors) are not
 exceptions: they are outcome values (see ``toolrelay.relay.result``). Exceptions here
 end a command or fail one request.
+
+Internal exceptions never escape a public call (a name ``toolrelay`` exports, a core API
+of docs/architecture.md, a CLI command): each is raised and caught inside its package,
+where it becomes a value or an answer to the peer.
+
+    server.http_rules.Refusal       an HTTP request refused: answered with its status and a JSON-RPC error
+    files.failures.ToolFailure      one file tool call failed: an ``isError`` result
+    files.globbing.GlobError        a search pattern that cannot be compiled: a ToolFailure
+    files.reading.InvalidText       the bytes read are not UTF-8: a ToolFailure
+    files.reading.TooLarge          a whole-file read above the byte cap: a ToolFailure
+    files.reading.FileChanged       the file shrank while it was read: a ToolFailure
+    client.jsonc.JsoncError         malformed JSONC: a ConfigError naming the file
+
+Any other exception class is private: its name, or its module's name, starts with ``_``.
+tests/test_errors.py holds every exception class in src/ to these rules.
 """
 
 from __future__ import annotations
@@ -25,10 +42,11 @@ from __future__ import annotations
 import errno
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 __all__ = [
     "ConfigError",
+    "DecodeError",
     "HttpStatusError",
     "MessageTooLarge",
     "ModelError",
@@ -40,10 +58,13 @@ __all__ = [
     "ServerExited",
     "ToolrelayError",
     "TransportError",
+    "UnknownTool",
     "UsageError",
     "VersionMismatch",
     "os_reason",
 ]
+
+_INVALID_PARAMS: Final = -32602  # JSON-RPC's code; protocol/ names it, and protocol/ imports this module
 
 
 class ToolrelayError(Exception):
@@ -91,6 +112,29 @@ class RpcError(ProtocolError):
         self.code = code
         self.rpc_message = message
         self.data = data
+
+
+class UnknownTool(RpcError):
+    """Raised by a ToolService for a tool name it does not offer; the server answers it as
+    the JSON-RPC error -32602 (Invalid params), as MCP prescribes."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(_INVALID_PARAMS, f"Unknown tool: {name}")
+        self.name = name
+
+
+class DecodeError(ProtocolError):
+    """A received message that is not valid MCP JSON-RPC.
+
+    ``code`` and ``message`` are what the receiver answers with; ``id`` is the request id
+    when one could be read (so the error can be paired), else None.
+    """
+
+    def __init__(self, code: int, message: str, id: int | str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.id = id
 
 
 class VersionMismatch(ProtocolError):

@@ -1,16 +1,21 @@
-"""What a server process gets: a minimal environment, the variables its config names, a log file."""
+"""What a server process gets: a minimal environment, the variables its config names (its
+envFile read as python-dotenv reads it), ``${input:ID}`` answers, a log file."""
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
 from client_helpers import Recorder, open_connection, run, stdio_config
 
+from toolrelay.client.config import load_config
 from toolrelay.client.connection import Connection
-from toolrelay.client.environment import child_environment, redact
+from toolrelay.client.environment import child_environment, parse_dotenv, redact
 from toolrelay.client.serverlog import default_log_dir
+from toolrelay.errors import ConfigError
 from toolrelay.events import EventStream
 
 
@@ -115,3 +120,76 @@ def test_redact() -> None:
         redact("Bearer abc12345 and abc12345", frozenset({"abc12345", "1"}))
         == "Bearer [redacted] and [redacted]"
     )
+
+
+@pytest.mark.parametrize(
+    ("line", "value"),
+    [
+        ("A='x y' # note", "x y"),  # a comment after a quoted value is not part of it
+        ('A="x y" # note', "x y"),
+        ("A=x y # note", "x y"),
+        ("A=x#y", "x#y"),  # '#' starts a comment only after a space
+        ("export A = two ", "two"),
+        ('A="a\\nb\\t\\"c\\""', 'a\nb\t"c"'),  # double quotes read escapes
+        ("A='a\\nb'", "a\\nb"),  # single quotes keep every character
+        ("A=", ""),
+        ("A=''", ""),
+        ('A=""', ""),
+        ('A="two\nlines"', "two\nlines"),  # a quoted value may span lines
+        ("A=${HOME}/x", "${HOME}/x"),  # not expanded, as in VS Code's envFile
+        ('A="${UNSET:-fallback}"', "${UNSET:-fallback}"),
+    ],
+)
+def test_dotenv_values_are_read_as_python_dotenv_reads_them(line: str, value: str) -> None:
+    assert parse_dotenv(f"# a comment line\n{line}\n", "f.env") == {"A": value}
+
+
+def test_a_name_without_equals_sets_nothing() -> None:
+    assert parse_dotenv("A=1\nLONELY\nB=2\n", "f.env") == {"A": "1", "B": "2"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('A=1\nB="unterminated\nC=3\n', "f.env, line 2: expected KEY=value, got 'B=\"unterminated' "
+         "(the double quote is not closed)"),
+        ("A='open\n", "f.env, line 1: expected KEY=value, got \"A='open\" (the single quote is not closed)"),
+        ('A="x" junk\n', "f.env, line 1: expected KEY=value, got 'A=\"x\" junk'"),
+        ("GOOD=1\nnot a pair\n", "f.env, line 2: expected KEY=value, got 'not a pair'"),
+    ],
+)
+def test_a_statement_dotenv_cannot_parse_names_its_line(text: str, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_dotenv(text, "f.env")
+    assert str(caught.value) == message
+
+
+def test_env_file_values_reach_the_server_config(tmp_path: Path) -> None:
+    (tmp_path / "server.env").write_text("export TOKEN='x y' # a note\nRAW=${HOME}\nPLAIN=from-file\n")
+    config = tmp_path / "mcp.json"
+    entry = '{"command": "x", "envFile": "server.env", "env": {"PLAIN": "from-env"}}'
+    config.write_text(f'{{"mcpServers": {{"s": {entry}}}}}')
+    (server,) = load_config(config, environ={"HOME": "/home/someone"})
+    assert dict(server.env) == {"TOKEN": "x y", "RAW": "${HOME}", "PLAIN": "from-env"}  # env wins
+
+
+@pytest.mark.parametrize(
+    "variable", ["TOOLRELAY_INPUT_apiKey", "TOOLRELAY_INPUT_APIKEY"], ids=["as written", "upper case"]
+)
+def test_input_answered_by_the_variable_named_as_written_or_upper_case(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO())  # not a terminal: nobody to ask
+    config = tmp_path / "mcp.json"
+    config.write_text('{"servers": {"s": {"command": "x", "env": {"K": "${input:apiKey}"}}}}')
+    (server,) = load_config(config, environ={variable: "answer-1234"})
+    assert dict(server.env) == {"K": "answer-1234"}
+
+
+def test_input_named_as_written_wins_over_upper_case(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO())
+    config = tmp_path / "mcp.json"
+    config.write_text('{"servers": {"s": {"command": "x", "env": {"K": "${input:api-key}"}}}}')
+    environ = {"TOOLRELAY_INPUT_api-key": "as-written", "TOOLRELAY_INPUT_API_KEY": "upper"}
+    (server,) = load_config(config, environ=environ)
+    assert dict(server.env) == {"K": "as-written"}

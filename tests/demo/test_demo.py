@@ -356,7 +356,7 @@ def test_a_model_that_makes_no_call_fails_the_demo(tmp_path: Path) -> None:
             stdin=subprocess.DEVNULL,
         )
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "the model answered without calling the file server: the seed's call did not happen" in proc.stdout
+    assert "without calling the file server: the read_text_file call did not happen" in proc.stdout
     assert "the model made no tool call: there is no chain to walk" in proc.stdout
     verify_proc = subprocess.run(
         [sys.executable, "-m", "toolrelay", "verify", str(tmp_path / "out")],

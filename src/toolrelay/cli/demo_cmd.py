@@ -1,4 +1,5 @@
-"""``toolrelay demo``: run the seed's scenario for real, write its attachments, verify them.
+"""``toolrelay demo``: run the read_text_file walk-through for real, write each message to a
+file, verify the folder.
 
 Exit 0 only when the run completed, the model really called the file server, and the
 folder verifies; 1 otherwise (the reason is printed); 3 when the model endpoint fails.
@@ -17,9 +18,13 @@ from .progress import ProgressPrinter
 
 __all__ = ["configure", "run"]
 
-EXAMPLES = f"""examples:
+EXAMPLES = f"""The read_text_file walk-through: a model is asked for the first 20 lines of notes.txt
+(in a temporary folder), calls read_text_file on toolrelay's file server, gets the result
+back paired by call_id, and answers. Each message of that run is written to a file.
+
+examples:
   toolrelay demo                                   offline stand-in model, writes ./{DEFAULT_OUT}
-  toolrelay demo --out /tmp/seed
+  toolrelay demo --out /tmp/demo-run
   OPENAI_API_KEY=sk-... toolrelay demo --model gpt-4.1
   toolrelay demo --model qwen3 --base-url http://127.0.0.1:11434/v1
 
@@ -35,7 +40,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--out",
         metavar="DIR",
         default=DEFAULT_OUT,
-        help=f"where to write the attachments (default ./{DEFAULT_OUT})",
+        help=f"where to write the message files (default ./{DEFAULT_OUT})",
     )
     add(
         "--model",
@@ -71,7 +76,7 @@ def _conclusion(demo: DemoResult) -> str:
     if not demo.result.completed:
         return f"the run did not complete: it ended {demo.result.status}: {demo.result.reason}\n"
     if not demo.called:
-        return "the model answered without calling the file server: the seed's call did not happen\n"
+        return "the model answered without calling the file server: the read_text_file call did not happen\n"
     if demo.verdict.broken is not None:
         broken = demo.verdict.broken
         return f"verify: BROKEN at {broken.link}: {broken.message}\n"

@@ -1,8 +1,8 @@
 """``toolrelay explain PATH``: a run's call chain for a person, stage by stage.
 
-Each turn, each call, each link in the seed's order (model response → parse → routing →
-server checks → feedback → correlation → next input) with its ids and values, ok or
-broken; a broken link says what to check next. Exit codes as ``verify``.
+Each turn, each call, each link in the order a fault is traced (model response → parse →
+routing → server checks → feedback → correlation → next input) with its ids and values,
+ok or broken; a broken link says what to check next. Exit codes as ``verify``.
 """
 
 from __future__ import annotations

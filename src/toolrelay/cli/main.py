@@ -37,7 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tools": ("tools_cmd", "show the tools the model will see, as a table or the exact tools array"),
     "call": ("call_cmd", "call one tool by its alias and print the result"),
     "run": ("run_cmd", "run a task: model ↔ MCP tools until the model answers"),
-    "demo": ("demo_cmd", "run the seed's scenario for real and write its attachments"),
+    "demo": ("demo_cmd", "run the read_text_file walk-through for real and write its messages as files"),
     "verify": ("verify_cmd", "check a transcript or demo folder link by link"),
     "explain": ("explain_cmd", "explain a run's call chain stage by stage"),
     "view": ("view_cmd", "draw a run as a self-contained HTML sequence diagram"),

@@ -1,7 +1,7 @@
 """``toolrelay verify PATH``: check a transcript or a demo folder link by link.
 
 Exit 0 when every recorded link holds (an unfinished run included: it is reported, not
-failed); 1 naming the first broken link in the seed's order, with the ids involved; 2
+failed); 1 naming the first broken link in the order below, with the ids involved; 2
 when PATH cannot be read as a transcript or demo folder.
 """
 
@@ -17,11 +17,11 @@ __all__ = ["configure", "run"]
 
 EXAMPLES = """examples:
   toolrelay verify run.jsonl              a transcript (toolrelay run --transcript run.jsonl)
-  toolrelay verify toolrelay-demo         a demo folder: the attachment files themselves are checked
+  toolrelay verify toolrelay-demo         a demo folder: its message files themselves are checked
   toolrelay verify run.jsonl --all        every check, not only the broken ones
   toolrelay verify run.jsonl --json
 
-links, in the seed's order: """ + " → ".join(LINKS)
+links, in the order a fault is traced: """ + " → ".join(LINKS)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

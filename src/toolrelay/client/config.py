@@ -37,7 +37,14 @@ from ..errors import ConfigError
 from ..events import EventStream, Notice
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from . import jsonc
-from .environment import ExpansionContext, expand, input_variable_name, parse_dotenv, redact
+from .environment import (
+    ExpansionContext,
+    expand,
+    input_from_environment,
+    input_variable_name,
+    parse_dotenv,
+    redact,
+)
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -459,8 +466,9 @@ class _InputResolver:
 
     def _resolve(self, input_id: str) -> str:
         variable = input_variable_name(input_id)
-        if variable in self._environ:
-            return self._environ[variable]
+        answer = input_from_environment(input_id, self._environ)
+        if answer is not None:
+            return answer
         spec = self._declared.get(input_id, {})
         default = spec.get("default")
         prompt = self._prompt or (_terminal_prompt if sys.stdin.isatty() else None)

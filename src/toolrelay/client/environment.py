@@ -9,17 +9,22 @@ Config values may use the interpolation dialects of the files users already have
 ``${env:NAME}`` (Cursor, VS Code), ``${NAME}`` and ``${NAME:-default}`` (Claude Code),
 ``${userHome}``, ``${workspaceFolder}``, ``${workspaceFolderBasename}``, ``${/}`` and
 ``${pathSeparator}`` (VS Code), and ``${input:ID}`` (VS Code prompts; toolrelay reads
-``TOOLRELAY_INPUT_<ID>`` from the environment, else asks on the terminal).
+``TOOLRELAY_INPUT_<ID>`` from the environment, the id as written or upper-cased, else asks
+on the terminal).
 """
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
+
+from dotenv import dotenv_values
+from dotenv.parser import parse_stream
 
 from ..errors import ConfigError
 from ..redaction import redact, worth_redacting
@@ -29,6 +34,7 @@ __all__ = [
     "ExpansionContext",
     "child_environment",
     "expand",
+    "input_from_environment",
     "input_variable_name",
     "parse_dotenv",
     "redact",
@@ -62,8 +68,18 @@ def child_environment(named: Mapping[str, str], base: Mapping[str, str] | None =
 
 
 def input_variable_name(input_id: str) -> str:
-    """The environment variable that answers ``${input:ID}``: TOOLRELAY_INPUT_<ID>."""
+    """The environment variable named in messages for ``${input:ID}``: TOOLRELAY_INPUT_<ID>,
+    upper case, other characters as ``_`` (``api-key`` → TOOLRELAY_INPUT_API_KEY)."""
     return "TOOLRELAY_INPUT_" + re.sub(r"[^A-Za-z0-9]", "_", input_id).upper()
+
+
+def input_from_environment(input_id: str, environ: Mapping[str, str]) -> str | None:
+    """The answer to ``${input:ID}`` from the environment: TOOLRELAY_INPUT_ plus the id as
+    written (``TOOLRELAY_INPUT_apiKey``), else its upper-case name; None when neither is set."""
+    for variable in ("TOOLRELAY_INPUT_" + input_id, input_variable_name(input_id)):
+        if variable in environ:
+            return environ[variable]
+    return None
 
 
 InputResolver = Callable[[str], str]
@@ -133,26 +149,23 @@ def _input_value(input_id: str, context: ExpansionContext, where: str) -> str:
 
 
 def parse_dotenv(text: str, where: str) -> dict[str, str]:
-    """The variables of a dotenv file: ``KEY=value`` lines, ``#`` comments, optional
-    ``export``, single or double quotes (double quotes understand ``\\n``)."""
-    values: dict[str, str] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        if line.startswith("export "):
-            line = line[len("export "):].lstrip()
-        key, sep, value = line.partition("=")
-        key = key.strip()
-        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", key):
-            raise ConfigError(f"{where}, line {number}: expected KEY=value, got {raw.strip()[:60]!r}")
-        values[key] = _dotenv_value(value.strip())
-    return values
+    """The variables of a dotenv file, read as python-dotenv reads them (``KEY=value``,
+    ``#`` comments, ``export``, quotes, escapes in double quotes). ``${...}`` stays as
+    written, as in VS Code's envFile; a name without ``=`` sets nothing. A statement
+    python-dotenv cannot parse (an unclosed quote, say) is a ConfigError naming its line."""
+    for binding in parse_stream(io.StringIO(text)):
+        if binding.error:
+            problem = _unparsable(binding.original.string)
+            raise ConfigError(f"{where}, line {binding.original.line}: {problem}")
+    values = dotenv_values(stream=io.StringIO(text), interpolate=False)
+    return {key: value for key, value in values.items() if value is not None}
 
 
-def _dotenv_value(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        inner = value[1:-1]
-        return inner.replace("\\n", "\n").replace('\\"', '"') if value[0] == '"' else inner
-    comment = value.find(" #")  # an unquoted value ends at a comment
-    return value[:comment].rstrip() if comment >= 0 else value
+def _unparsable(statement: str) -> str:
+    shown = statement.strip()[:60]
+    value = statement.partition("=")[2].lstrip()
+    quote = value[:1]
+    if quote in ("'", '"') and not re.search(rf"(?<!\\){quote}", value.splitlines()[0][1:]):
+        kind = "single" if quote == "'" else "double"
+        return f"expected KEY=value, got {shown!r} (the {kind} quote is not closed)"
+    return f"expected KEY=value, got {shown!r}"

@@ -8,6 +8,10 @@ narrowed by the client's), ``reading`` (head/tail/whole, byte cap, UTF-8), ``dir
 (listing and search walk), ``globbing`` (search patterns), ``arguments`` (argument
 checks), ``tools`` (one function per tool), ``declarations`` (their schemas),
 ``results`` (result shapes), ``failures`` (tool error messages), ``service``.
+
+Layering: files/ runs on server/ and imports only server/, protocol/ and the bottom modules
+(errors, _version, ...); never client/, relay/, model/, the offline stand-in, runner, cli/,
+transcript/, verify/ or view/.
 """
 
 from __future__ import annotations

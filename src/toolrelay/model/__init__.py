@@ -4,6 +4,10 @@
 (OpenAI, Azure OpenAI, Ollama, vLLM, LM Studio, llama-server) and keeps the exact bytes;
 ``OfflineModel`` is a deterministic stand-in served on loopback HTTP that speaks the same
 wire format, for tests, demos and benchmarks without a hosted model.
+
+Layering: model/ imports only protocol/ and the bottom modules (errors, events, loopback,
+redaction, _version); never relay/, client/, server/, files/, runner, cli/, transcript/,
+verify/ or view/. The loop drives it through relay's ``ModelClient`` protocol.
 """
 
 from __future__ import annotations

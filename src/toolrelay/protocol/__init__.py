@@ -1,1 +1,10 @@
-"""protocol."""
+"""The sans-IO wire core shared by the MCP client and server, and the Responses vocabulary.
+
+``jsonrpc`` (decode, classify, encode), ``framing`` (newline-delimited messages with a size
+cap), ``peer`` (requests paired with answers, timeouts, cancellation), ``mcp`` (method names
+and param checks), ``versions`` (protocol revisions), ``responses`` (Responses item and
+part types). No sockets, no processes: transports live in client/ and server/.
+
+The bottom layer: protocol/ imports only errors.py (and the standard library), never
+another toolrelay package; every package may import it.
+"""

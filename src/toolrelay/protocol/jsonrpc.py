@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from ..errors import DecodeError
+
 __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -84,20 +86,6 @@ class ErrorResponse:
 
 
 Message = Request | Notification | Response | ErrorResponse
-
-
-class DecodeError(Exception):
-    """A received message that is not valid MCP JSON-RPC.
-
-    ``code`` and ``message`` are what the receiver answers with; ``id`` is the request id
-    when one could be read (so the error can be paired), else None.
-    """
-
-    def __init__(self, code: int, message: str, id: RequestId | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.id = id
 
 
 def _reject_constant(name: str) -> Any:

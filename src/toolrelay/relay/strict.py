@@ -100,6 +100,8 @@ class StrictConversion:
 
 
 class _CannotBeStrict(Exception):
+    """A schema strict mode cannot express; ``to_strict`` turns it into a fallback."""
+
     def __init__(self, pointer: str, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..errors import RpcError, ToolrelayError, TransportError
+from ..errors import RpcError, ToolrelayError, TransportError, UnknownTool
 from ..protocol import jsonrpc
 from ..protocol import mcp as m
 from ..protocol.framing import Oversized, find_id
@@ -37,10 +37,6 @@ __all__ = ["CallContext", "ServerSession", "ToolService", "UnknownTool"]
 log = logging.getLogger("toolrelay.server")
 
 ROOTS_TIMEOUT = 10.0  # seconds to wait for the client's roots/list answer
-
-
-class UnknownTool(Exception):
-    """Raised by a ToolService for a name it does not offer (answered with -32602)."""
 
 
 @dataclass(slots=True)

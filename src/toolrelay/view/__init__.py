@@ -6,6 +6,10 @@
 ``rows`` turns each recorded event into an arrow or a note, ``layout`` arranges them into
 the setup, the turns and the call frames, ``render`` writes the page (``trace.html``,
 ``trace.css`` and ``trace.js`` inlined, the data as inert JSON).
+
+Layering: view/ draws what verify/ found and imports only verify/, relay/'s feedback
+markers, events and errors; never client/, model/, server/, files/, the offline stand-in,
+runner, cli/ or transcript/ (verify/ loads the run).
 """
 
 from .build import body_of, build_trace
