@@ -20,7 +20,8 @@ from typing import Any
 from .client.catalog import Catalog, ConfigSource, servers_from
 from .errors import UsageError
 from .events import EventStream
-from .model import ModelEndpoint, OfflineModel, ResponsesClient
+from .model import ModelEndpoint, ResponsesClient
+from .offline import OfflineModel
 from .protocol.versions import DEFAULT_VERSION
 from .relay.consent import LIBRARY_HINT, refusing
 from .relay.loop import Approver, Relay, RunLimits, RunResult
