@@ -20,7 +20,7 @@ from ..protocol.responses import FUNCTION_CALL, FUNCTION_CALL_OUTPUT, MESSAGE, R
 from .state import IssuedResponse, Ledger, encrypted_reasoning
 from .wire import error_body
 
-__all__ = ["Rejection", "check_request", "input_items"]
+__all__ = ["Rejection", "check_request"]
 
 _NAME_PATTERN: Final = re.compile(r"^[a-zA-Z0-9_-]+$")
 _JSON_TYPES: Final = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
