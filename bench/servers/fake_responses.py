@@ -8,7 +8,7 @@ alone, so runners that name the tool differently (toolrelay's ``echo__echo``, th
     first function tool offered, with arguments ``{"text": TEXT}``;
   * otherwise: a final assistant message, ``Done. The tool returned: <output text>``.
 
-The bodies are toolrelay's own wire shapes (``toolrelay.model.wire``: the full
+The bodies are toolrelay's own wire shapes (``toolrelay.offline.wire``: the full
 ``Response`` object the openai SDK and the Agents SDK parse). It keeps no ledger and runs
 no request checks, so its cost per request is small and the same for every runner.
 
@@ -31,7 +31,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from toolrelay.model.wire import function_call_item, message_item, response_object, usage
+from toolrelay.offline.wire import function_call_item, message_item, response_object, usage
 
 DEFAULT_TEXT = "hello from the fake model"
 

@@ -14,6 +14,10 @@
     │   ├── MessageTooLarge         3   a message above the size cap
     │   └── HttpStatusError         3   an MCP HTTP endpoint answered an error status
     ├── ModelError                  3   the model endpoint is unreachable or answered an error
+    │   ├── ModelUnreachable        3   no complete answer: refused, reset, closed, DNS, TLS, not HTTP
+    │   │   └── ModelTimeout        3   no connection or no complete answer within the timeout
+    │   ├── ModelAnswerUnreadable   3   an answer too large, or in an encoding not decoded
+    │   ├── ModelRequestUnsendable  3   a request HTTP/1.1 cannot carry (a forbidden header)
     │   └── ModelFeatureUnsupported 3   the endpoint lacks a feature the request used
     └── RunInterrupted              130 Ctrl-C
 
@@ -49,8 +53,12 @@ __all__ = [
     "DecodeError",
     "HttpStatusError",
     "MessageTooLarge",
+    "ModelAnswerUnreadable",
     "ModelError",
     "ModelFeatureUnsupported",
+    "ModelRequestUnsendable",
+    "ModelTimeout",
+    "ModelUnreachable",
     "ProtocolError",
     "RequestTimeout",
     "RpcError",
@@ -183,6 +191,29 @@ class ModelError(ToolrelayError):
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+class ModelUnreachable(ModelError):
+    """No complete answer came from the model endpoint; the client retries the request.
+
+    ``reason`` says what happened in a few words ("connection refused"), for the notice
+    of each retry; the message names the endpoint too."""
+
+    def __init__(self, message: str, status: int | None = None, *, reason: str = "") -> None:
+        super().__init__(message, status)
+        self.reason = reason or message
+
+
+class ModelTimeout(ModelUnreachable):
+    """No connection, or no complete answer, within the timeout."""
+
+
+class ModelAnswerUnreadable(ModelError):
+    """An answer arrived that cannot be read: too large, or in an encoding not decoded."""
+
+
+class ModelRequestUnsendable(ModelError):
+    """The request cannot be sent as HTTP/1.1: a header has a name or value HTTP forbids."""
 
 
 class ModelFeatureUnsupported(ModelError):

@@ -19,7 +19,8 @@ from typing import Any
 
 from .errors import UsageError
 from .events import EventStream
-from .model import ModelEndpoint, OfflineModel, ResponsesClient
+from .model import ModelEndpoint, ResponsesClient
+from .offline import OfflineModel
 from .protocol.versions import DEFAULT_VERSION
 from .relay.catalog import Catalog, ConfigSource, servers_from
 from .relay.consent import LIBRARY_HINT, refusing

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from toolrelay.demo import run_demo
-from toolrelay.model import OfflineModel
+from toolrelay.offline import OfflineModel
 from toolrelay.verify import load_run, verify
 from verify.helpers import broken_link, find, iter_events, read_events, tampered_folder
 

@@ -12,8 +12,7 @@ from typing import Any
 
 from toolrelay.client.config import ServerConfig, builtin_file_server
 from toolrelay.events import Event, EventStream
-from toolrelay.model import OfflineModel
-from toolrelay.model.script import parse_script
+from toolrelay.offline import OfflineModel, parse_script
 from toolrelay.relay.loop import RunLimits, RunResult
 from toolrelay.runner import RunOptions, run_async
 

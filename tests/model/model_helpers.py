@@ -1,4 +1,4 @@
-"""Helpers for the model-side tests: a canned HTTP endpoint, event capture, tools.
+"""Helpers for the model client's tests: a canned HTTP endpoint, and the shared helpers.
 
 ``CannedEndpoint`` is a small stdlib HTTP server on 127.0.0.1 that answers each POST with
 the next canned answer (status, headers, body) and records what it received, exactly.
@@ -9,78 +9,29 @@ client talks real HTTP to it.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import socket
 import threading
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, TypeVar
+from typing import Any
 
-from toolrelay.events import Event, EventStream
-from toolrelay.model.wire import message_item, response_object
+from responses_helpers import Recorder, read_tool, recorded_stream, run
+from toolrelay.offline.wire import message_item, response_object
 
-T = TypeVar("T")
-
-READ_PARAMETERS_STRICT: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string"},
-        "head": {"type": ["number", "null"]},
-        "tail": {"type": ["number", "null"]},
-    },
-    "required": ["path", "head", "tail"],
-    "additionalProperties": False,
-}
-READ_PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {"path": {"type": "string"}, "head": {"type": "number"}, "tail": {"type": "number"}},
-    "required": ["path"],
-}
-
-
-def read_tool(name: str = "fs__read_text_file", *, strict: bool = True) -> dict[str, Any]:
-    """The seed's read_text_file declaration as toolrelay offers it."""
-    return {
-        "type": "function",
-        "name": name,
-        "description": "Read a text file (head/tail lines).",
-        "parameters": READ_PARAMETERS_STRICT if strict else READ_PARAMETERS,
-        "strict": strict,
-    }
-
-
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coro)
-
-
-@dataclass
-class Recorder:
-    """Every event of a stream, as transcript records."""
-
-    events: list[Event] = field(default_factory=list)
-
-    def attach(self, stream: EventStream) -> EventStream:
-        stream.subscribe(self.events.append)
-        return stream
-
-    def records(self, kind: str | None = None) -> list[dict[str, Any]]:
-        return [e.to_record() for e in self.events if kind is None or e.event_kind == kind]
-
-    def dump(self) -> str:
-        """All records serialised, as a transcript would hold them."""
-        return "\n".join(json.dumps(r, ensure_ascii=False) for r in self.records())
-
-
-def recorded_stream() -> tuple[EventStream, Recorder]:
-    recorder = Recorder()
-    return recorder.attach(EventStream()), recorder
-
+__all__ = [
+    "Canned",
+    "CannedEndpoint",
+    "Recorder",
+    "Seen",
+    "closed_port",
+    "read_tool",
+    "recorded_stream",
+    "run",
+    "valid_response",
+]
 
 def closed_port() -> int:
     """A loopback port nobody listens on (bound, then released)."""
@@ -182,32 +133,3 @@ class CannedEndpoint:
                 self.close_connection = True
 
         return Handler
-
-
-# -- plain HTTP to the offline model (to see its exact error bodies) ------------------------
-
-
-def post_json(url: str, body: Any, headers: dict[str, str] | None = None) -> tuple[int, Any, dict[str, str]]:
-    """POST ``body`` as JSON; (status, parsed body or text, headers)."""
-    data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    request = urllib.request.Request(
-        url, data=data, method="POST", headers={"Content-Type": "application/json", **(headers or {})}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=10) as answer:
-            return answer.status, _decode(answer.read()), dict(answer.headers)
-    except urllib.error.HTTPError as error:
-        with error:
-            return error.code, _decode(error.read()), dict(error.headers)
-
-
-def get_json(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=10) as answer:
-        return _decode(answer.read())
-
-
-def _decode(raw: bytes) -> Any:
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw.decode()

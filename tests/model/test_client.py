@@ -18,7 +18,8 @@ from model_helpers import (
 )
 
 from toolrelay.errors import ModelError, ModelFeatureUnsupported
-from toolrelay.model import ModelEndpoint, ModelReply, OfflineModel, ResponsesClient
+from toolrelay.model import ModelEndpoint, ModelReply, ResponsesClient
+from toolrelay.offline import OfflineModel
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
 OPENAI_401 = {

@@ -27,7 +27,8 @@ from model_http_helpers import RawServer, Received, answer, make_local_ca, reset
 from toolrelay import __version__
 from toolrelay.errors import ModelError
 from toolrelay.model import ModelEndpoint, ModelReply, ResponsesClient
-from toolrelay.model.http import AnswerRejected, HttpClient, Target
+from toolrelay.model._http_failures import AnswerRejected
+from toolrelay.model.http import HttpClient, Target
 from toolrelay.model.transport import ProxiedClient, open_transport, proxy_for
 
 BODY = {"model": "m", "input": "hi"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from toolrelay.httpserver import HttpRequest
 from toolrelay.loopback import is_loopback
-from toolrelay.server.http11 import HttpRequest
 from toolrelay.server.http_rules import AccessPolicy, Refusal, check_origin
 
 

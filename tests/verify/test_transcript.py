@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from toolrelay.model import OfflineModel
+from toolrelay.offline import OfflineModel
 from toolrelay.transcript.reader import read_transcript
 from toolrelay.verify import load_run, verify
 

@@ -7,12 +7,13 @@ shows what went over the wire, not an SDK's idea of it. Every attempt is an even
 secrets) and ``ModelResponseEvent`` after (status, parsed body or text). Credentials
 travel only in headers, and headers are never recorded.
 
-Retries follow ``retry.py``; the meaning of a failure follows ``failures.py``. A failed
-request raises ``ModelError`` (exit code 3) with the API's own message, or
+Retries follow ``retry.py``; the meaning of an error answer follows ``failures.py``. A
+failed request raises ``ModelError`` (exit code 3) with the API's own message, or
 ``ModelFeatureUnsupported`` naming the option that avoids the missing feature. The bytes
 travel over ``http.py``'s lean HTTP/1.1 client, or httpx2 when a proxy applies
-(``transport.py``); the failures of either are the ``HttpFailure`` classes, turned into
-messages in one place here (``describe_transport_error`` and ``_transport_retry``).
+(``transport.py``); their failures become ``errors.py`` errors at one boundary,
+``MapHttpFailures`` around the post (``ModelUnreachable`` is retried; an unreadable
+answer or an unsendable request is not).
 """
 
 from __future__ import annotations
@@ -20,33 +21,23 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import socket
-import ssl
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final, cast
 from urllib.parse import unquote, urlsplit
 
 from .. import redaction
-from ..errors import ModelError
+from ..errors import ModelError, ModelUnreachable
 from ..events import EventStream, ModelRequestEvent, ModelResponseEvent, Notice
+from ._http_failures import MapHttpFailures
 from .endpoint import ModelEndpoint
 from .failures import check_reply, classify_failure
-from .http import (
-    ConnectionClosed,
-    ConnectTimeout,
-    HttpFailure,
-    ReadTimeout,
-    RequestRejected,
-    Target,
-    TransportFailure,
-)
+from .http import Target
 from .retry import RETRY_STATUSES, backoff_delay, retry_wait
 from .transport import open_transport
 
-__all__ = ["ModelEndpoint", "ModelReply", "ResponsesClient", "describe_transport_error"]
+__all__ = ["ModelEndpoint", "ModelReply", "ResponsesClient"]
 
 REDACTED: Final = redaction.REDACTED.encode()
 CONNECT_TIMEOUT: Final = 15.0
@@ -98,6 +89,7 @@ class ResponsesClient:
         self._max_retries = max(max_retries, 0)
         self._backoff = backoff
         self._target = Target.parse(endpoint.responses_url)
+        self._map_failures = MapHttpFailures(self.url)
         self._headers = _request_headers(endpoint)
         self._secret = endpoint.api_key.encode() if endpoint.api_key else None
         self._warned = False
@@ -126,13 +118,11 @@ class ResponsesClient:
             self._events.emit(ModelRequestEvent(turn=turn, url=self.url, body=body, attempt=attempt))
             try:
                 answer = await self._send(content)
-            except TransportFailure as exc:
-                await self._pause(self._transport_retry(exc, attempt), attempt, describe_transport_error(exc))
+            except ModelUnreachable as unreachable:  # other ModelErrors would fail again: raised
+                if attempt > self._max_retries:
+                    raise _tried(unreachable, attempt) from unreachable.__cause__
+                await self._pause(backoff_delay(attempt, self._backoff), attempt, unreachable.reason)
                 continue
-            except RequestRejected as exc:
-                raise ModelError(f"cannot send the request to the model endpoint {self.url}: {exc}") from exc
-            except HttpFailure as exc:  # an answer too large, or in an encoding not decoded
-                raise ModelError(f"cannot read the model endpoint's answer from {self.url}: {exc}") from exc
             self._events.emit(ModelResponseEvent(turn=turn, status=answer.status, body=answer.body,
                                                  elapsed=round(answer.elapsed, 6), attempt=attempt))
             if 200 <= answer.status < 300:
@@ -145,7 +135,8 @@ class ResponsesClient:
 
     async def _send(self, content: bytes) -> _Answer:
         started = time.perf_counter()
-        response = await self._http.post(self._target, self._headers, content)
+        with self._map_failures:
+            response = await self._http.post(self._target, self._headers, content)
         elapsed = time.perf_counter() - started
         raw = response.body
         shown = raw.replace(self._secret, REDACTED) if self._secret and self._secret in raw else raw
@@ -169,17 +160,6 @@ class ResponsesClient:
         if not notes:
             return error
         return type(error)(f"{error} ({'; '.join(notes)})", error.status)
-
-    def _transport_retry(self, exc: TransportFailure, attempt: int) -> float:
-        """The wait before the next attempt, or the final error when attempts are spent."""
-        if attempt <= self._max_retries:
-            return backoff_delay(attempt, self._backoff)
-        tried = f" (tried {attempt} times)" if attempt > 1 else ""
-        if isinstance(exc, ReadTimeout):
-            message = f"the model endpoint {self.url} did not answer within {self._timeout:g} s{tried}"
-        else:
-            message = f"cannot reach the model endpoint {self.url}: {describe_transport_error(exc)}{tried}"
-        raise ModelError(message) from exc
 
     async def _pause(self, seconds: float, attempt: int, why: str) -> None:
         text = f"model request attempt {attempt} failed ({why}); retrying in {seconds:.2f} s"
@@ -213,30 +193,8 @@ def _parse(raw: bytes) -> Any:
         return raw.decode("utf-8", errors="replace")
 
 
-def _causes(exc: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__ or current.__context__
-
-
-def describe_transport_error(exc: BaseException) -> str:
-    """What went wrong on the way to the endpoint, in a few words."""
-    for cause in _causes(exc):
-        if isinstance(cause, ConnectionRefusedError):
-            return "connection refused"
-        if isinstance(cause, socket.gaierror):
-            return f"host name not resolved (DNS: {cause.strerror})"
-        if isinstance(cause, ssl.SSLCertVerificationError):
-            return f"TLS certificate not trusted ({cause.verify_message})"
-        if isinstance(cause, ssl.SSLError):
-            return f"TLS failed ({cause.reason or cause})"
-        if isinstance(cause, ConnectionResetError):
-            return "connection reset by the server"
-    if isinstance(exc, ConnectionClosed):
-        return "the server closed the connection without a valid answer"
-    if isinstance(exc, ConnectTimeout | ReadTimeout):
-        return "timed out"
-    return str(exc) or type(exc).__name__
+def _tried(error: ModelUnreachable, attempt: int) -> ModelUnreachable:
+    """The last attempt's error, saying how many attempts were made."""
+    if attempt == 1:
+        return error
+    return type(error)(f"{error} (tried {attempt} times)", error.status, reason=error.reason)

@@ -24,9 +24,10 @@ it never read it. A connection the server closed, or spoke on, while it sat idle
 reused in the first place; the retry covers the close that crosses the request on the
 wire. Resending is safe for this POST: had the server read it after all, the only effect
 of creating a response twice is its cost, and the model client retries a reset
-connection with backoff anyway. Any other failure is raised as one of the
-``HttpFailure`` classes below, for the caller's retry policy. Proxies are not spoken
-here: ``transport.py`` sends proxied requests with httpx2.
+connection with backoff anyway. Any other failure is raised as one of the internal
+``_http_failures`` kinds, with its reason in words; the model client turns them into
+``errors.py``'s ``ModelError`` classes. Proxies are not spoken here: ``transport.py``
+sends proxied requests with httpx2.
 """
 
 from __future__ import annotations
@@ -42,21 +43,23 @@ from urllib.parse import urlsplit
 import h11
 
 from ..loopback import url_host
+from ._http_failures import (
+    CLOSED_WITHOUT_ANSWER,
+    AnswerRejected,
+    ConnectFailed,
+    ConnectionClosed,
+    ConnectTimeout,
+    NotHttp,
+    ReadTimeout,
+    RequestRejected,
+    socket_reason,
+)
 
 __all__ = [
     "MAX_ANSWER_BYTES",
-    "AnswerRejected",
-    "ConnectFailed",
-    "ConnectTimeout",
-    "ConnectionClosed",
     "HttpAnswer",
     "HttpClient",
-    "HttpFailure",
-    "ProtocolFailure",
-    "ReadTimeout",
-    "RequestRejected",
     "Target",
-    "TransportFailure",
     "decode_content",
     "size_text",
 ]
@@ -72,47 +75,8 @@ _HAPPY_EYEBALLS_DELAY: Final = 0.25  # RFC 8305: try the next address if one han
 Origin = tuple[str, str, int]
 
 
-# -- failures ---------------------------------------------------------------------------------
-
-
-class HttpFailure(Exception):
-    """The exchange failed; the message says how, in a few words."""
-
-
-class TransportFailure(HttpFailure):
-    """No complete answer arrived; asking again may work."""
-
-
-class ConnectFailed(TransportFailure):
-    """No connection: refused, name not resolved, TLS handshake failed (see ``__cause__``)."""
-
-
-class ConnectTimeout(TransportFailure):
-    """No connection within the connect timeout."""
-
-
-class ReadTimeout(TransportFailure):
-    """Connected, but no complete answer within the timeout."""
-
-
-class ConnectionClosed(TransportFailure):
-    """The server closed or reset the connection before the answer was complete."""
-
-
 class _NothingReceived(ConnectionClosed):
     """Closed or reset before a single byte of answer: on a reused connection, resent once."""
-
-
-class ProtocolFailure(TransportFailure):
-    """The answer is not valid HTTP/1.1."""
-
-
-class AnswerRejected(HttpFailure):
-    """An answer arrived that cannot be accepted: too large, or in an encoding not decoded."""
-
-
-class RequestRejected(HttpFailure):
-    """The request cannot be sent as HTTP/1.1 (a header with forbidden characters)."""
 
 
 # -- values -----------------------------------------------------------------------------------
@@ -233,8 +197,8 @@ class _Connection(asyncio.Protocol):
             body = await self._body(headers, cap)
         except h11.RemoteProtocolError as exc:
             if self._eof:
-                raise ConnectionClosed("the server closed the connection mid-answer") from exc
-            raise ProtocolFailure(f"the answer is not valid HTTP/1.1 ({exc})") from exc
+                raise ConnectionClosed(CLOSED_WITHOUT_ANSWER) from exc
+            raise NotHttp(f"the answer is not valid HTTP/1.1 ({exc})") from exc
         return HttpAnswer(status=response.status_code, headers=headers, body=body)
 
     def next_cycle(self) -> bool:
@@ -255,9 +219,11 @@ class _Connection(asyncio.Protocol):
         self._transport.write(data)  # a failed send ends the connection: _read raises
 
     def _closed_error(self) -> ConnectionClosed:
+        # A reset or a TLS failure says more than "closed"; a plain close says nothing more.
+        reason = (socket_reason(self._lost) if self._lost else None) or CLOSED_WITHOUT_ANSWER
         if self._received == 0:
-            return _NothingReceived("the server closed the connection before answering")
-        return ConnectionClosed("the server closed the connection mid-answer")
+            return _NothingReceived(reason)
+        return ConnectionClosed(reason)
 
     async def _response_head(self) -> Any:
         while True:
@@ -265,7 +231,7 @@ class _Connection(asyncio.Protocol):
             if type(event) is h11.Response:
                 return event
             if type(event) is not h11.InformationalResponse:  # 1xx answers precede the real one
-                raise ProtocolFailure(f"the answer is not valid HTTP/1.1 (unexpected {event!r})")
+                raise NotHttp(f"the answer is not valid HTTP/1.1 (unexpected {event!r})")
 
     async def _body(self, headers: dict[str, str], cap: int) -> bytes:
         announced = headers.get("content-length", "")
@@ -283,7 +249,7 @@ class _Connection(asyncio.Protocol):
             elif type(event) is h11.EndOfMessage:
                 return b"".join(chunks)
             else:
-                raise ConnectionClosed("the server closed the connection mid-answer")
+                raise ConnectionClosed(CLOSED_WITHOUT_ANSWER)
 
     async def _next_event(self) -> Any:
         while True:
@@ -452,7 +418,7 @@ class HttpClient:
                 async with asyncio.timeout(self.timeout):
                     answer = await connection.exchange(request, content, self.max_answer_bytes)
             except TimeoutError as exc:
-                raise ReadTimeout(f"no complete answer within {self.timeout:g} s") from exc
+                raise ReadTimeout(self.timeout) from exc
             complete = True
         finally:
             self._busy.discard(connection)
@@ -482,9 +448,9 @@ class HttpClient:
                     server_hostname=target.host if tls else None, happy_eyeballs_delay=_HAPPY_EYEBALLS_DELAY,
                 )
         except TimeoutError as exc:
-            raise ConnectTimeout(f"no connection within {self.connect_timeout:g} s") from exc
+            raise ConnectTimeout() from exc
         except OSError as exc:  # refused, DNS (gaierror), TLS (SSLError), unreachable
-            raise ConnectFailed(str(exc) or type(exc).__name__) from exc
+            raise ConnectFailed(socket_reason(exc) or str(exc) or type(exc).__name__) from exc
         return connection
 
     def _tls_context(self) -> ssl.SSLContext:

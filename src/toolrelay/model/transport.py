@@ -4,8 +4,8 @@ Direct connections use ``http.HttpClient`` (asyncio + h11). When the environment
 proxy for the endpoint's URL (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``, minus
 ``NO_PROXY``, as ``urllib.request`` reads them), the requests go through httpx2 instead,
 which speaks HTTP proxies and CONNECT tunnels; its failures are turned into the same
-``HttpFailure`` classes, so the model client handles one family of errors. Loopback
-endpoints (local servers, the offline model) never go through a proxy.
+internal ``_http_failures`` kinds, so the model client handles one family of failures.
+Loopback endpoints (local servers, the offline model) never go through a proxy.
 """
 
 from __future__ import annotations
@@ -16,20 +16,17 @@ from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
 from ..loopback import is_loopback
-from .http import (
-    MAX_ANSWER_BYTES,
+from ._http_failures import (
     AnswerRejected,
     ConnectFailed,
     ConnectionClosed,
     ConnectTimeout,
-    HttpAnswer,
-    HttpClient,
     HttpFailure,
     ReadTimeout,
-    Target,
     TransportFailure,
-    size_text,
+    socket_reason,
 )
+from .http import MAX_ANSWER_BYTES, HttpAnswer, HttpClient, Target, size_text
 
 if TYPE_CHECKING:
     import httpx2
@@ -82,6 +79,7 @@ class ProxiedClient:
 
         self.proxy = proxy
         self.max_answer_bytes = max_answer_bytes
+        self._timeout = timeout
         limits = httpx2.Timeout(timeout, connect=connect_timeout)
         self._http = httpx2.AsyncClient(timeout=limits, follow_redirects=False, proxy=proxy)
 
@@ -96,7 +94,7 @@ class ProxiedClient:
             finally:
                 await answer.aclose()
         except httpx2.RequestError as exc:
-            raise _failure(exc) from exc
+            raise _failure(exc, self._timeout) from exc
         return HttpAnswer(status=answer.status_code, headers=dict(answer.headers.items()), body=body)
 
     async def aclose(self) -> None:
@@ -113,19 +111,33 @@ class ProxiedClient:
         return b"".join(chunks)
 
 
-def _failure(exc: httpx2.RequestError) -> HttpFailure:
-    """httpx2's error as the lean client's (the cause chain keeps the OS error)."""
+def _failure(exc: httpx2.RequestError, timeout: float) -> HttpFailure:
+    """httpx2's error as the lean client's failure kind, with the same reasons."""
     import httpx2
 
-    text = str(exc) or type(exc).__name__
     if isinstance(exc, httpx2.ConnectTimeout):
-        return ConnectTimeout(text)
+        return ConnectTimeout()
     if isinstance(exc, httpx2.TimeoutException):
-        return ReadTimeout(text)
+        return ReadTimeout(timeout)
+    reason = _os_reason(exc) or str(exc) or type(exc).__name__
     if isinstance(exc, httpx2.ConnectError):
-        return ConnectFailed(text)
+        return ConnectFailed(reason)
     if isinstance(exc, httpx2.RemoteProtocolError):
-        return ConnectionClosed(text)
+        return ConnectionClosed(reason)
     if isinstance(exc, httpx2.TransportError):
-        return TransportFailure(text)
-    return AnswerRejected(text)  # decoding errors and the like: the answer came, unreadable
+        return TransportFailure(reason)
+    return AnswerRejected(reason)  # decoding errors and the like: the answer came, unreadable
+
+
+def _os_reason(exc: BaseException) -> str | None:
+    """The reason of the OS error under an httpx2 error. httpx2 (through httpcore and anyio)
+    wraps it up to three levels down; this foreign chain is the only one toolrelay reads."""
+    inner = exc.__cause__ or exc.__context__
+    for _ in range(4):
+        if inner is None:
+            return None
+        reason = socket_reason(inner)
+        if reason is not None:
+            return reason
+        inner = inner.__cause__ or inner.__context__
+    return None

@@ -18,13 +18,13 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from ..errors import UsageError
+from ..httpserver import HttpRequest, HttpResponder, HttpServer
 from ..loopback import is_loopback, url_host
 from ..protocol import jsonrpc
 from ..protocol import mcp as m
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from ..protocol.jsonrpc import DecodeError, JSONObject, Message, Request
 from .app import ToolService
-from .http11 import HttpRequest, HttpResponder, HttpServer
 from .http_rules import (
     AccessPolicy,
     Refusal,

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
 
+from ..httpserver import HttpRequest
 from ..protocol.jsonrpc import INVALID_REQUEST, RequestId
 from ..protocol.versions import SUPPORTED_VERSIONS
-from .http11 import HttpRequest
 
 __all__ = [
     "LOOPBACK_NAMES",

@@ -4,7 +4,8 @@ Output items (``message``, ``function_call``, ``reasoning``), the full ``Respons
 object, the error body every OpenAI-style endpoint uses, and the server-sent event
 sequence of a streamed response. The field lists follow openai-python's
 ``types/responses`` (v2.14 / 3.57) and spec.md §C3 and §C5. Only the offline stand-in
-model builds these; the client reads whatever an endpoint sends.
+model builds these (benchmarks' fake endpoints borrow them); the client reads whatever an
+endpoint sends. Type names come from ``protocol/responses.py``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,16 @@ import itertools
 import json
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
+
+from ..protocol.responses import (
+    COMPLETED,
+    FUNCTION_CALL,
+    MESSAGE,
+    OUTPUT_TEXT,
+    REASONING,
+    REFUSAL,
+    SUMMARY_TEXT,
+)
 
 __all__ = [
     "OFFLINE_EPOCH",
@@ -39,25 +50,26 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def message_item(item_id: str, text: str, *, status: str = "completed") -> dict[str, Any]:
+def message_item(item_id: str, text: str, *, status: str = COMPLETED) -> dict[str, Any]:
     """An assistant ``message`` with one ``output_text`` part."""
-    part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
-    return {"id": item_id, "type": "message", "status": status, "role": "assistant", "content": [part]}
+    part = {"type": OUTPUT_TEXT, "text": text, "annotations": [], "logprobs": []}
+    return {"id": item_id, "type": MESSAGE, "status": status, "role": "assistant", "content": [part]}
 
 
 def refusal_item(item_id: str, refusal: str) -> dict[str, Any]:
     """An assistant ``message`` whose only part is a ``refusal``."""
-    part = {"type": "refusal", "refusal": refusal}
-    return {"id": item_id, "type": "message", "status": "completed", "role": "assistant", "content": [part]}
+    part = {"type": REFUSAL, "refusal": refusal}
+    return {"id": item_id, "type": MESSAGE, "status": COMPLETED, "role": "assistant", "content": [part]}
 
 
 def function_call_item(
-    item_id: str, call_id: str, name: str, arguments: str, *, status: str = "completed"
+    item_id: str, call_id: str, name: str, arguments: str, *, status: str = COMPLETED
 ) -> dict[str, Any]:
     """A ``function_call``: ``arguments`` is JSON *text*, exactly as the model wrote it."""
+    # Key order is the API's (and the transcripts'): id, type, status, arguments, call_id, name.
     return {
         "id": item_id,
-        "type": "function_call",
+        "type": FUNCTION_CALL,
         "status": status,
         "arguments": arguments,
         "call_id": call_id,
@@ -67,8 +79,8 @@ def function_call_item(
 
 def reasoning_item(item_id: str, summary: str | None, encrypted_content: str | None) -> dict[str, Any]:
     """A ``reasoning`` item; ``encrypted_content`` only when the request asked for it."""
-    parts = [] if summary is None else [{"type": "summary_text", "text": summary}]
-    item: dict[str, Any] = {"id": item_id, "type": "reasoning", "summary": parts}
+    parts = [] if summary is None else [{"type": SUMMARY_TEXT, "text": summary}]
+    item: dict[str, Any] = {"id": item_id, "type": REASONING, "summary": parts}
     if encrypted_content is not None:
         item["encrypted_content"] = encrypted_content
     return item
@@ -122,7 +134,7 @@ def response_object(
     created_at: int,
     request: Mapping[str, Any],
     output: list[dict[str, Any]],
-    status: str = "completed",
+    status: str = COMPLETED,
     error: dict[str, Any] | None = None,
     incomplete_reason: str | None = None,
     token_usage: dict[str, Any] | None = None,
@@ -135,7 +147,7 @@ def response_object(
         "created_at": created_at,
         "status": status,
         "background": False,
-        "completed_at": created_at + 1 if status == "completed" else None,
+        "completed_at": created_at + 1 if status == COMPLETED else None,
         "error": error,
         "incomplete_details": {"reason": incomplete_reason} if incomplete_reason else None,
         "instructions": request.get("instructions"),
@@ -186,16 +198,16 @@ def _event_bodies(response: dict[str, Any], shell: dict[str, Any]) -> Iterator[t
 
 def _item_events(index: int, item: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     kind = item["type"]
-    if kind == "function_call":
+    if kind == FUNCTION_CALL:
         started = {**item, "arguments": "", "status": "in_progress"}
-    elif kind == "message":
+    elif kind == MESSAGE:
         started = {**item, "content": [], "status": "in_progress"}
     else:
         started = {**item, "summary": []}
     yield "response.output_item.added", {"output_index": index, "item": started}
-    if kind == "function_call":
+    if kind == FUNCTION_CALL:
         yield from _arguments_events(index, item)
-    elif kind == "message":
+    elif kind == MESSAGE:
         for part_index, part in enumerate(item["content"]):
             yield from _part_events(index, item["id"], part_index, part)
     yield "response.output_item.done", {"output_index": index, "item": item}
@@ -212,7 +224,7 @@ def _part_events(
     index: int, item_id: str, part_index: int, part: dict[str, Any]
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     where = {"item_id": item_id, "output_index": index, "content_index": part_index}
-    if part["type"] == "refusal":
+    if part["type"] == REFUSAL:
         yield "response.content_part.added", {**where, "part": {**part, "refusal": ""}}
         yield "response.refusal.delta", {**where, "delta": part["refusal"]}
         yield "response.refusal.done", {**where, "refusal": part["refusal"]}

@@ -15,8 +15,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from .offline_state import IdSource, encrypted_reasoning
-from .script import ScriptTurn
+from ..protocol.responses import (
+    COMPLETED,
+    FUNCTION_CALL,
+    FUNCTION_CALL_OUTPUT,
+    INPUT_TEXT,
+    MESSAGE,
+)
+from .script import INCOMPLETE, ScriptTurn
+from .state import IdSource, encrypted_reasoning
 from .wire import compact_json, function_call_item, message_item, reasoning_item, refusal_item
 
 __all__ = [
@@ -49,7 +56,7 @@ class Decision:
     """One answer: output items and the response status."""
 
     output: list[dict[str, Any]] = field(default_factory=list)
-    status: str = "completed"
+    status: str = COMPLETED
     error: dict[str, Any] | None = None
     incomplete_reason: str | None = None
 
@@ -119,7 +126,7 @@ def _offered(tools: list[dict[str, Any]]) -> str:
 def task_text(context: list[dict[str, Any]]) -> str:
     """The text of the last user message in the context."""
     for item in reversed(context):
-        if item.get("role") == "user" and item.get("type", "message") == "message":
+        if item.get("role") == "user" and item.get("type", MESSAGE) == MESSAGE:
             return content_text(item.get("content"))
     return ""
 
@@ -185,7 +192,7 @@ def latest_outputs(context: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The function_call_output items at the end of the context (the newest results)."""
     outputs: list[dict[str, Any]] = []
     for item in reversed(context):
-        if item.get("type") != "function_call_output":
+        if item.get("type") != FUNCTION_CALL_OUTPUT:
             break
         outputs.append(item)
     return outputs[::-1]
@@ -195,7 +202,7 @@ def quote_outputs(outputs: list[dict[str, Any]], context: list[dict[str, Any]]) 
     """The final message: each output quoted verbatim (text parts; other parts named)."""
     if len(outputs) == 1:
         return "The tool returned:\n" + output_text(outputs[0].get("output"))
-    names = {i.get("call_id"): i.get("name") for i in context if i.get("type") == "function_call"}
+    names = {i.get("call_id"): i.get("name") for i in context if i.get("type") == FUNCTION_CALL}
     blocks = [
         f"{n}. {names.get(o.get('call_id'), 'unknown tool')} ({o.get('call_id')}) returned:\n"
         + output_text(o.get("output"))
@@ -215,7 +222,7 @@ def output_text(output: Any) -> str:
 def _part_text(part: Any) -> str:
     if not isinstance(part, Mapping):
         return "[unreadable output part]"
-    if part.get("type") == "input_text":
+    if part.get("type") == INPUT_TEXT:
         return str(part.get("text", ""))
     label = part.get("filename") or part.get("detail") or ""
     return f"[{part.get('type', 'unknown')} part{' ' + str(label) if label else ''}: not quoted]"
@@ -230,7 +237,7 @@ def scripted_answer(turn: ScriptTurn, body: Mapping[str, Any], ids: IdSource) ->
     if turn.reasoning is not False:
         output.append(_reasoning(turn.reasoning, body, ids))
     if turn.message is not None:
-        status = "incomplete" if turn.status == "incomplete" else "completed"
+        status = INCOMPLETE if turn.status == INCOMPLETE else COMPLETED
         output.append(message_item(ids.next("msg"), turn.message, status=status))
     if turn.refusal is not None:
         output.append(refusal_item(ids.next("msg"), turn.refusal))

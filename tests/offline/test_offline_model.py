@@ -6,13 +6,17 @@ Responses wire format (spec.md §C3, §C5) and to the seed's walkthrough."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
-from model_helpers import get_json, post_json, read_tool, run
+from offline_helpers import get_json, post_json, raw_exchange
 
-from toolrelay.model import OfflineModel
-from toolrelay.model.wire import OFFLINE_EPOCH
+from responses_helpers import read_tool, run
+from toolrelay.errors import TransportError
+from toolrelay.offline import OfflineModel
+from toolrelay.offline.wire import OFFLINE_EPOCH
 
 RESPONSE_FIELDS = {
     "id",
@@ -313,6 +317,57 @@ def test_side_endpoints_and_errors_of_the_http_layer() -> None:
         status, body, _ = post_json(f"{model.base_url}/responses", b"{not json")
         assert status == 400 and body["error"]["message"].startswith("We could not parse the JSON body")
         assert len(model.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status_line", "message"),
+    [
+        (
+            b"POST /v1/responses HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n"
+            b"\r\n2\r\n{}\r\n0\r\n\r\n",
+            b"HTTP/1.1 411 Length Required",
+            "A Content-Length header is required.",
+        ),
+        (
+            b"POST /v1/responses HTTP/1.1\r\nHost: x\r\nContent-Length: 67108865\r\n"
+            b"Connection: close\r\n\r\n",
+            b"HTTP/1.1 413 Request Entity Too Large",
+            "Request body larger than 67108864 bytes.",
+        ),
+        (
+            b"DELETE /v1/responses/resp_1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            b"HTTP/1.1 404 Not Found",
+            "Invalid URL (DELETE /v1/responses/resp_1)",
+        ),
+    ],
+    ids=["chunked", "too-large", "other-method"],
+)
+def test_requests_the_stand_in_refuses_get_the_api_error_body(
+    request_bytes: bytes, status_line: bytes, message: str
+) -> None:
+    with OfflineModel() as model:
+        answer = raw_exchange(model.base_url, request_bytes)
+        assert model.requests == []
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.split(b"\r\n")[0] == status_line
+    assert b"Content-Type: application/json" in head.split(b"\r\n")
+    assert json.loads(body) == {
+        "error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}
+    }
+
+
+def test_a_port_already_taken_is_named() -> None:
+    with OfflineModel() as first:
+        port = int(first.base_url.split(":")[-1].removesuffix("/v1"))
+        taken = f"cannot listen on 127.0.0.1:{port}: address already in use"
+        with pytest.raises(TransportError, match=taken):
+            OfflineModel(port=port).start()
+        busy = subprocess.run(
+            [sys.executable, "-m", "toolrelay.offline", "--port", str(port)],
+            capture_output=True, text=True, timeout=30,
+        )
+    assert busy.returncode == 3 and busy.stdout == ""
+    assert busy.stderr.startswith(f"toolrelay: {taken}")
 
 
 def test_sync_and_async_use_and_loopback_only() -> None:

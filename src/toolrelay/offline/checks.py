@@ -4,65 +4,80 @@ A relay bug that the hosted API would reject (an output without its call, a call
 without its output, a replayed call without its reasoning item, arguments turned into
 an object, a strict schema that is not strict-compatible) must fail offline too, with
 the same error body. The messages are the API's own (spec.md §C1, §C4); each check is
-a small pure function of the request and the ``Ledger``.
+a small pure function of the request and the ``Ledger`` that raises ``_Rejected``;
+``check_request`` turns the first one into a ``Rejection`` value, so no exception leaves
+this module.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
-from .offline_state import IssuedResponse, Ledger, encrypted_reasoning
+from ..protocol.responses import FUNCTION_CALL, FUNCTION_CALL_OUTPUT, MESSAGE, REASONING
+from .state import IssuedResponse, Ledger, encrypted_reasoning
 from .wire import error_body
 
-__all__ = ["RequestRejected", "check_request", "resolve_context"]
+__all__ = ["Rejection", "check_request"]
 
 _NAME_PATTERN: Final = re.compile(r"^[a-zA-Z0-9_-]+$")
 _JSON_TYPES: Final = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
                       int: "an integer", float: "a number", type(None): "null"}
 
 
-class RequestRejected(Exception):
-    """The request is invalid: answer ``status`` with the API's error body."""
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """The answer to an invalid request: ``status`` with the API's error ``body``."""
+
+    status: int
+    body: dict[str, Any]
+
+
+class _Rejected(Exception):
+    """Internal: a check failed; ``check_request`` returns it as a ``Rejection``."""
 
     def __init__(
         self, message: str, *, param: str | None = "input", code: str | None = None, status: int = 400
     ) -> None:
         super().__init__(message)
-        self.status = status
-        self.body = error_body(message, param=param, code=code)
+        self.rejection = Rejection(status, error_body(message, param=param, code=code))
 
 
-def check_request(body: Mapping[str, Any], ledger: Ledger) -> list[dict[str, Any]]:
-    """Every check, in the API's order; returns the context the model answers."""
-    _check_shape(body)
-    _check_tools(body.get("tools") or [])
-    items = input_items(body.get("input"))
-    _check_argument_types(items)
-    context = resolve_context(body, ledger)
-    _check_outputs_have_calls(items, context)
-    _check_calls_have_outputs(context)
-    _check_reasoning(items, ledger)
+def check_request(body: Mapping[str, Any], ledger: Ledger) -> list[dict[str, Any]] | Rejection:
+    """Every check, in the API's order: the context the model answers, or the first rejection."""
+    try:
+        _check_shape(body)
+        _check_tools(body.get("tools") or [])
+        items = input_items(body.get("input"))
+        _check_argument_types(items)
+        context = _resolve_context(body, items, ledger)
+        _check_outputs_have_calls(items, context)
+        _check_calls_have_outputs(context)
+        _check_reasoning(items, ledger)
+    except _Rejected as rejected:
+        return rejected.rejection
     return context
 
 
 def input_items(value: Any) -> list[dict[str, Any]]:
     """The request's ``input`` as items (a string is one user message)."""
     if isinstance(value, str):
-        return [{"type": "message", "role": "user", "content": value}]
+        return [{"type": MESSAGE, "role": "user", "content": value}]
     return [item for item in value or [] if isinstance(item, dict)]
 
 
-def resolve_context(body: Mapping[str, Any], ledger: Ledger) -> list[dict[str, Any]]:
+def _resolve_context(
+    body: Mapping[str, Any], items: list[dict[str, Any]], ledger: Ledger
+) -> list[dict[str, Any]]:
     """The chained history of ``previous_response_id`` (if any) followed by the input."""
-    items = input_items(body.get("input"))
     previous_id = body.get("previous_response_id")
     if previous_id is None:
         return items
     previous = ledger.stored(previous_id) if isinstance(previous_id, str) else None
     if previous is None:
-        raise RequestRejected(
+        raise _Rejected(
             f"Previous response with id '{previous_id}' not found.",
             param="previous_response_id", code="previous_response_not_found",
         )
@@ -75,18 +90,18 @@ def _json_type(value: Any) -> str:
 
 def _check_shape(body: Mapping[str, Any]) -> None:
     if not isinstance(body.get("model"), str) or not body.get("model"):
-        raise RequestRejected("Missing required parameter: 'model'.", param="model",
+        raise _Rejected("Missing required parameter: 'model'.", param="model",
                               code="missing_required_parameter")
     value = body.get("input")
     if value is not None and not isinstance(value, str | list):
-        raise RequestRejected(
+        raise _Rejected(
             "Invalid type for 'input': expected one of a string or an array, "
             f"but got {_json_type(value)} instead.",
             code="invalid_type",
         )
     tools = body.get("tools")
     if tools is not None and not isinstance(tools, list):
-        raise RequestRejected(
+        raise _Rejected(
             f"Invalid type for 'tools': expected an array, but got {_json_type(tools)} instead.",
             param="tools", code="invalid_type",
         )
@@ -98,7 +113,7 @@ def _check_tools(tools: list[Any]) -> None:
             continue
         name = tool.get("name")
         if not isinstance(name, str) or not _NAME_PATTERN.match(name):
-            raise RequestRejected(
+            raise _Rejected(
                 f"Invalid 'tools[{index}].name': string does not match pattern. "
                 "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
                 param=f"tools[{index}].name", code="invalid_value",
@@ -106,7 +121,7 @@ def _check_tools(tools: list[Any]) -> None:
         if tool.get("strict") is True:
             problem = next(_strict_problems(tool.get("parameters"), ()), None)
             if problem is not None:
-                raise RequestRejected(f"Invalid schema for function '{name}': {problem}",
+                raise _Rejected(f"Invalid schema for function '{name}': {problem}",
                                       param=f"tools[{index}].parameters", code="invalid_function_parameters")
 
 
@@ -154,8 +169,8 @@ def _nested_problems(schema: Mapping[str, Any], path: tuple[str, ...]) -> Iterat
 
 def _check_argument_types(items: list[dict[str, Any]]) -> None:
     for index, item in enumerate(items):
-        if item.get("type") == "function_call" and not isinstance(item.get("arguments"), str):
-            raise RequestRejected(
+        if item.get("type") == FUNCTION_CALL and not isinstance(item.get("arguments"), str):
+            raise _Rejected(
                 f"Invalid type for 'input[{index}].arguments': expected a string, "
                 f"but got {_json_type(item.get('arguments'))} instead.",
                 param=f"input[{index}].arguments", code="invalid_type",
@@ -163,19 +178,19 @@ def _check_argument_types(items: list[dict[str, Any]]) -> None:
 
 
 def _check_outputs_have_calls(items: list[dict[str, Any]], context: list[dict[str, Any]]) -> None:
-    called = {item.get("call_id") for item in context if item.get("type") == "function_call"}
+    called = {item.get("call_id") for item in context if item.get("type") == FUNCTION_CALL}
     for item in items:
-        if item.get("type") == "function_call_output" and item.get("call_id") not in called:
-            raise RequestRejected(
+        if item.get("type") == FUNCTION_CALL_OUTPUT and item.get("call_id") not in called:
+            raise _Rejected(
                 f"No tool call found for function call output with call_id {item.get('call_id')}."
             )
 
 
 def _check_calls_have_outputs(context: list[dict[str, Any]]) -> None:
-    answered = {item.get("call_id") for item in context if item.get("type") == "function_call_output"}
+    answered = {item.get("call_id") for item in context if item.get("type") == FUNCTION_CALL_OUTPUT}
     for item in context:
-        if item.get("type") == "function_call" and item.get("call_id") not in answered:
-            raise RequestRejected(f"No tool output found for function call {item.get('call_id')}.")
+        if item.get("type") == FUNCTION_CALL and item.get("call_id") not in answered:
+            raise _Rejected(f"No tool output found for function call {item.get('call_id')}.")
 
 
 def _check_reasoning(items: list[dict[str, Any]], ledger: Ledger) -> None:
@@ -185,13 +200,13 @@ def _check_reasoning(items: list[dict[str, Any]], ledger: Ledger) -> None:
         issuer = ledger.issuer(item.get("id"))
         if issuer is None:
             continue
-        if item.get("type") == "reasoning":
+        if item.get("type") == REASONING:
             _check_reasoning_item(item, items[index + 1:index + 2], issuer)
             seen.add(item.get("id"))
-        elif item.get("type") == "function_call":
+        elif item.get("type") == FUNCTION_CALL:
             needed = issuer.reasoning_before(item["id"])
             if needed is not None and needed not in seen:
-                raise RequestRejected(
+                raise _Rejected(
                     f"Item '{item['id']}' of type 'function_call' was provided without its required "
                     f"'reasoning' item: '{needed}'."
                 )
@@ -203,14 +218,14 @@ def _check_reasoning_item(
     item_id = item["id"]
     content = item.get("encrypted_content")
     if content is None and not issuer.store:
-        raise RequestRejected(
+        raise _Rejected(
             f"Item with id '{item_id}' not found. Items are not persisted when `store` is set to false. "
             "Try again with `store` set to true, or remove this item from your input."
         )
     if content is not None and content != encrypted_reasoning(item_id):
-        raise RequestRejected(f"The encrypted content for item {item_id} could not be verified.",
+        raise _Rejected(f"The encrypted content for item {item_id} could not be verified.",
                               param=None, code="invalid_encrypted_content")
-    if not following or following[0].get("type") not in ("function_call", "message"):
-        raise RequestRejected(
+    if not following or following[0].get("type") not in (FUNCTION_CALL, MESSAGE):
+        raise _Rejected(
             f"Item '{item_id}' of type 'reasoning' was provided without its required following item."
         )

@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from model_helpers import post_json, read_tool
+from offline_helpers import post_json
 
-from toolrelay.model import OfflineModel
-from toolrelay.model.offline_state import encrypted_reasoning
-from toolrelay.model.script import parse_script
+from responses_helpers import read_tool
+from toolrelay.offline import OfflineModel, parse_script
+from toolrelay.offline.state import encrypted_reasoning
 
 USER = {"role": "user", "content": "first 2 lines of notes.txt"}
 REASONING_SCRIPT = parse_script(

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..protocol.responses import REASONING
+
 __all__ = ["IdSource", "IssuedResponse", "Ledger", "encrypted_reasoning"]
 
 
@@ -55,7 +57,7 @@ class IssuedResponse:
         for item in self.output:
             if item.get("id") == item_id:
                 return reasoning
-            if item.get("type") == "reasoning":
+            if item.get("type") == REASONING:
                 reasoning = item.get("id")
         return None
 

@@ -1,11 +1,17 @@
-"""A minimal HTTP/1.1 server: asyncio streams for I/O, h11 for the protocol (sans-IO).
+"""toolrelay's one HTTP/1.1 server: asyncio streams for I/O, h11 for the protocol (sans-IO).
 
-It does what one MCP endpoint needs and no more: every request goes to one handler;
+Every HTTP endpoint toolrelay serves runs on it: the file server's Streamable HTTP
+endpoint (``server/http.py``) and the offline stand-in model (``offline/``). It is a
+bottom-layer module: it imports only ``errors`` and ``loopback``, never a package above.
+
+It does what one endpoint needs and no more: every request goes to one handler;
 request bodies are read with a size cap enforced while reading (a body above the cap is
 drained and dropped, never buffered); responses are sent whole (Content-Length) or
 streamed (chunked, for SSE); connections are kept alive between requests; a client that
-vanishes mid-request ends only its own connection; cancelling ``HttpServer.serve``
-closes the listener and every connection it accepted.
+vanishes mid-request ends only its own connection (the handler's next write raises a
+``ConnectionError``); cancelling ``HttpServer.serve`` closes the listener and every
+connection it accepted. ``ServerThread`` runs a server on its own event loop in a
+background thread, for callers that are synchronous or must not share their loop.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import contextlib
 import errno
 import logging
 import os
+import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -22,12 +29,12 @@ from typing import Any, Final
 
 import h11
 
-from ..errors import TransportError
-from ..loopback import url_host
+from .errors import TransportError
+from .loopback import url_host
 
-__all__ = ["ClientGone", "Handler", "HttpRequest", "HttpResponder", "HttpServer"]
+__all__ = ["Handler", "HttpRequest", "HttpResponder", "HttpServer", "ServerThread"]
 
-log = logging.getLogger("toolrelay.server.http")
+log = logging.getLogger("toolrelay.httpserver")
 
 _READ_CHUNK: Final = 64 * 1024
 _MAX_HEAD_BYTES: Final = 16 * 1024  # request line + headers
@@ -40,8 +47,11 @@ _KNOWN_STATUSES: Final = frozenset(status.value for status in HTTPStatus)
 Headers = Sequence[tuple[str, str]]
 
 
-class ClientGone(ConnectionError):
-    """The client closed the connection before the response was complete."""
+class _ClientGone(ConnectionError):
+    """Internal: the client closed the connection before the response was complete.
+
+    A ``ConnectionError``, so a handler that streams can stop on it; the server ends the
+    connection quietly when it escapes the handler."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -67,35 +77,46 @@ Handler = Callable[[HttpRequest, "HttpResponder"], Awaitable[None]]
 
 
 class HttpResponder:
-    """Writes the one response to one request: whole with ``send``, or streamed."""
+    """Writes the one response to one request: whole with ``send``, or streamed.
 
-    def __init__(self, conn: h11.Connection, writer: asyncio.StreamWriter, *, close_after: bool) -> None:
+    Each method raises ``ConnectionError`` when the client has gone."""
+
+    def __init__(
+        self, conn: h11.Connection, writer: asyncio.StreamWriter, *, close_after: bool, head_only: bool
+    ) -> None:
         self._conn = conn
         self._writer = writer
         self._close_after = close_after
+        self._head_only = head_only  # the answer to HEAD: headers as for GET, never a body
         self.extra_headers: list[tuple[str, str]] = []
         """Headers added to whatever response is sent (e.g. CORS)."""
         self.started = False
         self.finished = False
 
     async def send(self, status: int, headers: Headers = (), body: bytes = b"") -> None:
-        """A complete response with a Content-Length."""
+        """A complete response with a Content-Length, written in one piece (one segment on
+        the wire for a small one: the client wakes once)."""
         # 204 and 304 carry no body, and so no Content-Length either (RFC 9110).
         sized = [] if status in (204, 304) else [("content-length", str(len(body)))]
-        await self.start(status, [*headers, *sized])
-        if body:
-            await self.write(body)
-        await self.end()
+        data = self._head(status, [*headers, *sized])
+        if body and not self._head_only:
+            data += self._conn.send(h11.Data(data=body))
+        data += self._conn.send(h11.EndOfMessage())
+        await _write(self._writer, data)
+        self.finished = True
 
     async def start(self, status: int, headers: Headers) -> None:
         """Send the status line and headers; without Content-Length the body is chunked."""
+        await _write(self._writer, self._head(status, headers))
+
+    def _head(self, status: int, headers: Headers) -> bytes:
         all_headers = [*headers, *self.extra_headers]
         if self._close_after:
             all_headers.append(("connection", "close"))
         encoded = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in all_headers]
         self.started = True
         reason = HTTPStatus(status).phrase.encode() if status in _KNOWN_STATUSES else b""
-        await self._emit(h11.Response(status_code=status, headers=encoded, reason=reason))
+        return self._conn.send(h11.Response(status_code=status, headers=encoded, reason=reason)) or b""
 
     async def write(self, data: bytes) -> None:
         """Send part of the body."""
@@ -112,13 +133,13 @@ class HttpResponder:
 
 async def _write(writer: asyncio.StreamWriter, data: bytes | None) -> None:
     if writer.is_closing():
-        raise ClientGone("the client closed the connection")
+        raise _ClientGone("the client closed the connection")
     try:
         if data:
             writer.write(data)
         await writer.drain()
     except OSError as exc:  # reset, broken pipe
-        raise ClientGone(str(exc)) from None
+        raise _ClientGone(str(exc)) from None
 
 
 class _Connection:
@@ -139,7 +160,7 @@ class _Connection:
                 self._conn.start_next_cycle()
         except h11.RemoteProtocolError as exc:
             await self._reject_malformed(exc)
-        except OSError:  # includes ClientGone: the client left; nothing to answer
+        except OSError:  # includes _ClientGone: the client left; nothing to answer
             pass
         finally:
             self._writer.close()
@@ -153,11 +174,12 @@ class _Connection:
             return False  # the client closed an idle connection
         request = await self._read_request(head)
         responder = HttpResponder(
-            self._conn, self._writer, close_after=self._conn.their_state is not h11.DONE
+            self._conn, self._writer, close_after=self._conn.their_state is not h11.DONE,
+            head_only=request.method == "HEAD",
         )
         try:
             await self._handler(request, responder)
-        except ClientGone:
+        except _ClientGone:
             return False
         except Exception:  # a handler bug costs this request, never the server
             log.exception("HTTP handler failed on %s %s", request.method, request.path)
@@ -203,7 +225,7 @@ class _Connection:
             if isinstance(event, h11.EndOfMessage):
                 break
             if not isinstance(event, h11.Data):
-                raise ClientGone("the client closed the connection while sending the body")
+                raise _ClientGone("the client closed the connection while sending the body")
             size += len(event.data)
             if size > self._max_body:
                 request.body_too_large = True
@@ -215,7 +237,7 @@ class _Connection:
     async def _reject_malformed(self, exc: h11.RemoteProtocolError) -> None:
         if self._conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
             return
-        responder = HttpResponder(self._conn, self._writer, close_after=True)
+        responder = HttpResponder(self._conn, self._writer, close_after=True, head_only=False)
         reason = str(exc).split(":", 1)[0]  # h11 appends the offending bytes; do not echo them
         with contextlib.suppress(OSError, h11.LocalProtocolError):
             await responder.send(
@@ -275,3 +297,64 @@ def _cannot_listen(host: str, port: int, exc: OSError) -> TransportError:
     reason = (os.strerror(exc.errno) if exc.errno else str(exc)).lower()  # asyncio's text repeats the address
     hint = " (choose another port, or 0 for any free one)" if exc.errno == errno.EADDRINUSE else ""
     return TransportError(f"cannot listen on {url_host(host)}:{port}: {reason}{hint}")
+
+
+class ServerThread:
+    """An ``HttpServer`` on its own event loop in a daemon thread (started once).
+
+    ``start`` returns once the server listens (or raises why it cannot), ``stop`` cancels
+    the serving task, which closes the listener and every connection, and joins the
+    thread. Its loop is independent of the caller's: sync callers can use it, and an
+    async caller that blocks its own loop (a test using urllib) is still answered."""
+
+    def __init__(self, handler: Handler, *, max_body_bytes: int, name: str) -> None:
+        self._server = HttpServer(handler, max_body_bytes=max_body_bytes)
+        self._name = name
+        self._thread: threading.Thread | None = None
+        self._listening = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Future[None] | None = None
+        self._failure: Exception | None = None
+        self.port = 0
+
+    def start(self, host: str, port: int) -> int:
+        """Listen on ``host:port`` (0: any free port); the port it listens on."""
+        self._thread = threading.Thread(target=self._run, args=(host, port), name=self._name, daemon=True)
+        self._thread.start()
+        self._listening.wait()
+        if self._failure is not None:
+            self._thread.join()
+            self._thread = None
+            raise self._failure
+        return self.port
+
+    def stop(self) -> None:
+        """Close the listener and every connection; return when the thread has ended."""
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        if self._loop is not None and self._task is not None:
+            with contextlib.suppress(RuntimeError):  # the loop already ended (the server failed)
+                self._loop.call_soon_threadsafe(self._task.cancel)
+        thread.join()
+
+    def _run(self, host: str, port: int) -> None:
+        try:
+            asyncio.run(self._serve(host, port))
+        except asyncio.CancelledError:
+            pass  # stop() cancelled the serving task: the normal end
+        except Exception as exc:  # it cannot listen: start() raises this in the caller's thread
+            if self._listening.is_set():  # it failed while serving: a bug, never silent
+                log.exception("HTTP server %s failed", self._name)
+            self._failure = exc
+        finally:
+            self._listening.set()
+
+    async def _serve(self, host: str, port: int) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        await self._server.serve(host, port, self._listened)
+
+    def _listened(self, port: int) -> None:
+        self.port = port
+        self._listening.set()

@@ -26,11 +26,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..errors import UsageError
+from ..protocol.responses import COMPLETED
 from .wire import compact_json
 
-__all__ = ["Script", "ScriptTurn", "ScriptedCall", "load_script", "parse_script"]
+__all__ = ["INCOMPLETE", "Script", "ScriptTurn", "ScriptedCall", "load_script", "parse_script"]
 
-RESPONSE_STATUSES: Final = ("completed", "incomplete", "failed", "cancelled")
+INCOMPLETE: Final = "incomplete"
+FAILED: Final = "failed"
+RESPONSE_STATUSES: Final = (COMPLETED, INCOMPLETE, FAILED, "cancelled")
 INCOMPLETE_REASONS: Final = ("max_output_tokens", "content_filter")
 _TURN_KEYS: Final = frozenset(
     {"calls", "reasoning", "message", "refusal", "status", "reason", "error", "http_status",
@@ -60,7 +63,7 @@ class ScriptTurn:
     """True: a reasoning item with an empty summary; a string: its summary text."""
     message: str | None = None
     refusal: str | None = None
-    status: str = "completed"
+    status: str = COMPLETED
     reason: str | None = None
     """``incomplete_details.reason`` for an incomplete response."""
     error: dict[str, Any] | None = None
@@ -158,21 +161,21 @@ def _parse_fault(entry: Mapping[str, Any], where: str) -> ScriptTurn:
 
 
 def _parse_status(entry: Mapping[str, Any], where: str) -> dict[str, Any]:
-    status = entry.get("status", "completed")
+    status = entry.get("status", COMPLETED)
     if status not in RESPONSE_STATUSES:
         raise UsageError(f"{where}: status must be one of {', '.join(RESPONSE_STATUSES)}, got {status!r}")
     reason = entry.get("reason")
-    if reason is not None and status != "incomplete":
+    if reason is not None and status != INCOMPLETE:
         raise UsageError(f'{where}: "reason" goes with status "incomplete" only')
-    if status == "incomplete":
+    if status == INCOMPLETE:
         reason = reason or "max_output_tokens"
         if reason not in INCOMPLETE_REASONS:
             expected = ", ".join(INCOMPLETE_REASONS)
             raise UsageError(f"{where}: reason must be one of {expected}, got {reason!r}")
     error = entry.get("error")
-    if error is not None and status != "failed":
+    if error is not None and status != FAILED:
         raise UsageError(f'{where}: "error" goes with status "failed" or http_status only')
-    if status == "failed":
+    if status == FAILED:
         error = _failure(error, where)
     return {"status": status, "reason": reason, "error": error}
 

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from model_helpers import post_json, read_tool, recorded_stream, run
+from offline_helpers import post_json
 
+from responses_helpers import read_tool, recorded_stream, run
 from toolrelay.errors import ModelError, UsageError
-from toolrelay.model import ModelEndpoint, ModelReply, OfflineModel, ResponsesClient, load_script
-from toolrelay.model.script import ScriptedCall, parse_script
+from toolrelay.model import ModelEndpoint, ModelReply, ResponsesClient
+from toolrelay.offline import OfflineModel, ScriptedCall, load_script, parse_script
 
 USER = {"role": "user", "content": "go"}
 
@@ -315,7 +316,7 @@ def test_fault_headers_are_sent() -> None:
 
 def test_standalone_offline_model_process(tmp_path: Path) -> None:
     missing = subprocess.run(
-        [sys.executable, "-m", "toolrelay.model", "--script", str(tmp_path / "x.json")],
+        [sys.executable, "-m", "toolrelay.offline", "--script", str(tmp_path / "x.json")],
         capture_output=True,
         text=True,
         timeout=30,
@@ -326,7 +327,9 @@ def test_standalone_offline_model_process(tmp_path: Path) -> None:
     )
     script = write(tmp_path, {"turns": [{"message": "from the script"}]})
     with subprocess.Popen(
-        [sys.executable, "-m", "toolrelay.model", "--script", str(script)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "toolrelay.offline", "--script", str(script)],
+        stdout=subprocess.PIPE,
+        text=True,
     ) as process:
         try:
             assert process.stdout is not None

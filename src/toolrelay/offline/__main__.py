@@ -1,4 +1,4 @@
-"""Serve the offline stand-in model on its own: ``python -m toolrelay.model [--script F]``.
+"""Serve the offline stand-in model on its own: ``python -m toolrelay.offline [--script F]``.
 
 Prints ``OFFLINE_MODEL_BASE_URL=http://127.0.0.1:PORT/v1`` and serves until interrupted,
 so any client (the openai SDK, curl, a benchmark in another process) can point its base
@@ -11,19 +11,19 @@ import argparse
 import sys
 import threading
 
-from ..errors import UsageError
-from .offline import OfflineModel
+from ..errors import ToolrelayError
+from .standin import OfflineModel
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m toolrelay.model", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m toolrelay.offline", description=__doc__)
     parser.add_argument("--script", help="JSON script of the answers (default: the seed scenario)")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free one)")
     parser.add_argument("--api-key", help="require this key (Authorization: Bearer or api-key)")
     args = parser.parse_args(argv)
     try:
-        model = OfflineModel(args.script, require_key=args.api_key, port=args.port)
-    except UsageError as exc:
+        model = OfflineModel(args.script, require_key=args.api_key, port=args.port).start()
+    except ToolrelayError as exc:  # a bad script (exit 2), a port already taken (exit 3)
         print(f"toolrelay: {exc}", file=sys.stderr)
         return exc.exit_code
     with model:

@@ -1,0 +1,184 @@
+"""The stand-in's answer to each request, apart from HTTP: its state, and what it says.
+
+``Responder.post`` takes a POST's path, headers and body and returns an ``Answer``
+(status, body bytes, headers): the Response object (JSON, or SSE when ``stream`` is
+true), the API's error body of a rejected request, or the scripted HTTP failure of a
+fault entry. It follows the script (``script.py``) or plays the seed's scenario
+(``answer.py``), and validates each request like the real API (``checks.py``). The HTTP
+layer (``standin.py``) only carries the bytes; its lock guards the state, as requests
+and the caller's ``reset`` / ``stats`` come from different threads.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any, Final
+
+from ..protocol.responses import REASONING
+from .answer import Decision, final_answer, scenario_answer, scripted_answer
+from .checks import Rejection, check_request
+from .script import Script, ScriptTurn
+from .state import IdSource, IssuedResponse, Ledger
+from .wire import OFFLINE_EPOCH, error_body, response_object, sse_events, token_estimate, usage
+
+__all__ = ["RESPONSES_PATH", "Answer", "Responder", "json_answer"]
+
+RESPONSES_PATH: Final = "/v1/responses"
+STATS_RESET_PATH: Final = "/_stats/reset"
+_PARSE_ERROR: Final = (
+    "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your "
+    "HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)"
+)
+_FAULT_DEFAULTS: Final = {
+    429: ("Rate limit reached for requests on the offline model. Please try again in {wait}.", "requests",
+          "rate_limit_exceeded"),
+    500: ("The server had an error while processing your request. Sorry about that!", "server_error", None),
+    503: ("The engine is currently overloaded, please try again later.", "server_error", None),
+}
+
+
+@dataclass(slots=True, kw_only=True)
+class Answer:
+    """What the HTTP layer sends: a status, a body and its headers."""
+
+    status: int
+    body: bytes
+    content_type: str = "application/json"
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+def json_answer(status: int, value: Any, headers: tuple[tuple[str, str], ...] = ()) -> Answer:
+    return Answer(status=status, body=json.dumps(value, ensure_ascii=False).encode(), headers=headers)
+
+
+def _sse_answer(response: dict[str, Any]) -> Answer:
+    # The whole event sequence in one body: a paced stream (tokens at a scripted rate) would
+    # write these chunks one by one instead.
+    chunks = [f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+              for name, data in sse_events(response)]
+    return Answer(status=200, body="".join(chunks).encode(), content_type="text/event-stream",
+                  headers=(("Cache-Control", "no-cache"),))
+
+
+class Responder:
+    """The stand-in's state and its answer to each request; hold ``lock`` around each use."""
+
+    def __init__(self, script: Script | None, require_key: str | None) -> None:
+        self.lock = threading.Lock()
+        self.script = script
+        self.require_key = require_key
+        self.requests: list[dict[str, Any]] = []
+        self.handler_us: list[float] = []
+        self.reset()
+
+    def reset(self) -> None:
+        self.cursor = 0
+        self.ids = IdSource()
+        self.ledger = Ledger()
+        self.requests.clear()
+        self.handler_us.clear()
+
+    def stats(self) -> dict[str, Any]:
+        return {"requests": len(self.handler_us), "handler_s_total": round(sum(self.handler_us) / 1e6, 6),
+                "handler_us": list(self.handler_us)}
+
+    # -- one request ----------------------------------------------------------------------
+
+    def post(self, path: str, headers: Mapping[str, str], raw: bytes) -> Answer:
+        """The answer to one POST to ``path`` (no query); ``headers`` have lower-case names."""
+        if path == STATS_RESET_PATH:
+            self.handler_us.clear()
+            return json_answer(200, {})
+        if path != RESPONSES_PATH:
+            return json_answer(404, error_body(f"Invalid URL (POST {path})"))
+        refused = self._check_key(headers)
+        if refused is not None:
+            return refused
+        try:
+            body = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            return json_answer(400, error_body(_PARSE_ERROR))
+        if not isinstance(body, dict):
+            return json_answer(400, error_body(_PARSE_ERROR))
+        self.requests.append(body)
+        return self._answer(body)
+
+    def _answer(self, body: dict[str, Any]) -> Answer:
+        entry = self._peek()
+        if entry is not None and entry.is_fault:
+            self.cursor += 1
+            return _fault_answer(entry)
+        context = check_request(body, self.ledger)
+        if isinstance(context, Rejection):
+            return json_answer(context.status, context.body)
+        if entry is not None:
+            self.cursor += 1
+        if entry is not None and not entry.auto:
+            decision = scripted_answer(entry, body, self.ids)
+        elif self.script is not None and entry is None:
+            decision = final_answer(context, self.ids)
+        else:
+            decision = scenario_answer(context, body, self.ids)
+        response = self._respond(body, context, decision)
+        return _sse_answer(response) if body.get("stream") is True else json_answer(200, response)
+
+    def _peek(self) -> ScriptTurn | None:
+        if self.script is None or self.cursor >= len(self.script.turns):
+            return None
+        return self.script.turns[self.cursor]
+
+    def _respond(
+        self, body: dict[str, Any], context: list[dict[str, Any]], decision: Decision
+    ) -> dict[str, Any]:
+        response_id = self.ids.next("resp")
+        thought = 8 * sum(1 for item in decision.output if item["type"] == REASONING)
+        response = response_object(
+            response_id=response_id,
+            created_at=OFFLINE_EPOCH + len(self.ledger.responses),
+            request=body,
+            output=decision.output,
+            status=decision.status,
+            error=decision.error,
+            incomplete_reason=decision.incomplete_reason,
+            token_usage=usage(token_estimate(context), token_estimate(decision.output) + thought, thought),
+        )
+        store = body.get("store", True) is not False
+        self.ledger.record(IssuedResponse(response_id=response_id, store=store, context=context,
+                                          output=decision.output))
+        return response
+
+    def _check_key(self, headers: Mapping[str, str]) -> Answer | None:
+        if self.require_key is None:
+            return None
+        given = headers.get("api-key") or headers.get("authorization", "").removeprefix("Bearer ").strip()
+        if given == self.require_key:
+            return None
+        if not given:
+            message = ("You didn't provide an API key. You need to provide your API key in an Authorization "
+                       "header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).")
+            return json_answer(401, error_body(message))
+        shown = f"{given[:3]}{'*' * 8}{given[-4:]}" if len(given) >= 12 else "*" * len(given)
+        message = (f"Incorrect API key provided: {shown}. You can find your API key at "
+                   "https://platform.openai.com/account/api-keys.")
+        return json_answer(401, error_body(message, code="invalid_api_key"))
+
+
+def _fault_answer(entry: ScriptTurn) -> Answer:
+    """The scripted HTTP failure of one request (rate limit, server error, ...)."""
+    status = entry.http_status or 500
+    headers: list[tuple[str, str]] = []
+    if entry.retry_after is not None:
+        headers.append(("Retry-After", f"{entry.retry_after:g}"))
+    if entry.retry_after_ms is not None:
+        headers.append(("retry-after-ms", f"{entry.retry_after_ms:g}"))
+    wait = f"{entry.retry_after:g}s" if entry.retry_after is not None else "a moment"
+    fallback = (HTTPStatus(status).phrase + ".", "server_error", None)
+    template, kind, code = _FAULT_DEFAULTS.get(status, fallback)
+    message = entry.error["message"] if entry.error else template.format(wait=wait)
+    if status < 500 and status != 429:
+        kind = "invalid_request_error"
+    return json_answer(status, error_body(message, type=kind, code=code), tuple(headers))
