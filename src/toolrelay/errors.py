@@ -10,7 +10,8 @@
     │   ├── ServerExited            3   a stdio server exited or its pipe broke
     │   ├── RequestTimeout          3   no answer within the request's timeout
     │   ├── MessageTooLarge         3   a message above the size cap
-    │   └── HttpStatusError         3   an MCP HTTP endpoint answered an error status
+    │   ├── HttpStatusError         3   an MCP HTTP endpoint answered an error status
+    │   └── NoServerAvailable       3   no configured server could be started (each one's why)
     ├── ModelError                  3   the model endpoint is unreachable or answered an error
     │   └── ModelFeatureUnsupported 3   the endpoint lacks a feature the request used
     └── RunInterrupted              130 Ctrl-C
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ __all__ = [
     "MessageTooLarge",
     "ModelError",
     "ModelFeatureUnsupported",
+    "NoServerAvailable",
     "ProtocolError",
     "RequestTimeout",
     "RpcError",
@@ -43,6 +46,7 @@ __all__ = [
     "UsageError",
     "VersionMismatch",
     "os_reason",
+    "unavailable_text",
 ]
 
 
@@ -129,6 +133,21 @@ class HttpStatusError(TransportError):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
+
+
+def unavailable_text(server: str, error: BaseException) -> str:
+    """How a server that could not be started is reported, wherever it is."""
+    return f"server {server} unavailable: {error}"
+
+
+class NoServerAvailable(TransportError):
+    """No configured server could be started; ``unavailable`` holds each one's error."""
+
+    def __init__(self, unavailable: Mapping[str, ToolrelayError]) -> None:
+        lines = [unavailable_text(name, error) for name, error in unavailable.items()]
+        said = lines[0] if len(lines) == 1 else "no server is available:\n  " + "\n  ".join(lines)
+        super().__init__(said)
+        self.unavailable = dict(unavailable)
 
 
 class ModelError(ToolrelayError):
