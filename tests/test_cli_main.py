@@ -25,7 +25,7 @@ def test_no_verb_and_unknown_options_are_usage_errors() -> None:
     assert toolrelay().returncode == 2
     proc = toolrelay("tools", "--no-such-flag")
     assert proc.returncode == 2
-    assert "toolrelay: error: unrecognized arguments: --no-such-flag" in proc.stderr
+    assert "toolrelay tools: error: unrecognized arguments: --no-such-flag" in proc.stderr
 
 
 def test_a_reader_that_goes_away_is_not_an_error(tmp_path: Path) -> None:

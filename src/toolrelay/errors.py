@@ -12,7 +12,8 @@
     │   ├── ServerExited            3   a stdio server exited or its pipe broke
     │   ├── RequestTimeout          3   no answer within the request's timeout
     │   ├── MessageTooLarge         3   a message above the size cap
-    │   └── HttpStatusError         3   an MCP HTTP endpoint answered an error status
+    │   ├── HttpStatusError         3   an MCP HTTP endpoint answered an error status
+    │   └── NoServerAvailable       3   no configured server could be started (each one's why)
     ├── ModelError                  3   the model endpoint is unreachable or answered an error
     │   ├── ModelUnreachable        3   no complete answer: refused, reset, closed, DNS, TLS, not HTTP
     │   │   └── ModelTimeout        3   no connection or no complete answer within the timeout
@@ -45,6 +46,7 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -59,6 +61,7 @@ __all__ = [
     "ModelRequestUnsendable",
     "ModelTimeout",
     "ModelUnreachable",
+    "NoServerAvailable",
     "ProtocolError",
     "RequestTimeout",
     "RpcError",
@@ -70,6 +73,7 @@ __all__ = [
     "UsageError",
     "VersionMismatch",
     "os_reason",
+    "unavailable_text",
 ]
 
 _INVALID_PARAMS: Final = -32602  # JSON-RPC's code; protocol/ names it, and protocol/ imports this module
@@ -181,6 +185,21 @@ class HttpStatusError(TransportError):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
+
+
+def unavailable_text(server: str, error: BaseException) -> str:
+    """How a server that could not be started is reported, wherever it is."""
+    return f"server {server} unavailable: {error}"
+
+
+class NoServerAvailable(TransportError):
+    """No configured server could be started; ``unavailable`` holds each one's error."""
+
+    def __init__(self, unavailable: Mapping[str, ToolrelayError]) -> None:
+        lines = [unavailable_text(name, error) for name, error in unavailable.items()]
+        said = lines[0] if len(lines) == 1 else "no server is available:\n  " + "\n  ".join(lines)
+        super().__init__(said)
+        self.unavailable = dict(unavailable)
 
 
 class ModelError(ToolrelayError):

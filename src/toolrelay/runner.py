@@ -72,8 +72,9 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
     events = opts.events or EventStream()
     run_id = opts.run_id or uuid.uuid4().hex[:12]
     async with contextlib.AsyncExitStack() as stack:
-        endpoint = _endpoint(opts, stack)
+        # every file and option is checked before a model or server starts
         servers = servers_from(opts.config, events=events)
+        endpoint = _endpoint(opts, stack)
         if opts.transcript is not None:
             writer = TranscriptWriter(opts.transcript, run_id)
             writer.add_secrets(s for server in servers for s in server.secrets)

@@ -225,7 +225,11 @@ def test_a_server_that_fails_to_start_is_left_out_and_reported(workspace: Path) 
         events.subscribe(lambda e: notices.append(e.to_record()["text"]) if isinstance(e, Notice) else None)
         async with connect([fs, broken], events=events) as catalog:
             assert sorted(catalog.unavailable) == ["broken"]
+            assert catalog.available == ["fs"]
             assert {r.server for r in catalog.routes} == {"fs"}
+            assert catalog.servers_named_by("broken__anything") == ["broken"]
+            assert catalog.servers_named_by("fs__read_text_file") == ["fs"]
+            assert catalog.servers_named_by("nobody__x") == []
             outcome = await catalog.call("broken__anything", "{}")
             assert outcome.status == "unknown_tool"
 

@@ -203,7 +203,7 @@ def test_dotenv_format() -> None:
 
 def test_missing_and_unreadable_files(tmp_path: Path) -> None:
     missing = tmp_path / "nope.json"
-    assert config_error(missing) == f"cannot read config {missing}: no such file"
+    assert config_error(missing) == f"cannot read config {missing}: No such file or directory"
     assert config_error(tmp_path) == f"cannot read config {tmp_path}: it is a directory"
     binary = tmp_path / "bin.json"
     binary.write_bytes(b"\xff\xfe{")

@@ -13,7 +13,7 @@ from client_helpers import PYTHON, Recorder, async_wait_until, process_running, 
 
 from toolrelay.client.config import ServerConfig
 from toolrelay.client.pool import ServerPool
-from toolrelay.errors import ServerExited
+from toolrelay.errors import NoServerAvailable, ServerExited
 
 GROWING = Path(__file__).resolve().parents[1] / "catalog" / "servers" / "growing_server.py"
 TOOLBOX_TOOLS = ["echo", "crash", "hang", "huge", "env", "pid", "spawn", "sleep", "list_changed",
@@ -48,10 +48,28 @@ def test_servers_start_together_and_the_broken_one_is_recorded_with_why(tmp_path
     assert pid is not None and not process_running(pid)
 
 
-def test_when_no_server_starts_the_first_failure_is_raised(tmp_path: Path) -> None:
+def test_when_no_server_starts_one_error_says_why_for_each(tmp_path: Path) -> None:
+    broken = stdio_config("toolbox_server.py", "--exit-at-start", "5", name="broken")
+    gone = ServerConfig(name="gone", transport="stdio", command="/nonexistent/toolrelay-test-server")
+    recorder = Recorder()
+    pool = ServerPool([broken, gone], recorder.events, log_dir=tmp_path)
+    with pytest.raises(NoServerAvailable) as failed:
+        run(pool.open())
+    assert list(failed.value.unavailable) == ["broken", "gone"]
+    assert isinstance(failed.value.unavailable["broken"], ServerExited)
+    assert str(failed.value) == (
+        "no server is available:\n"
+        f"  server broken unavailable: {failed.value.unavailable['broken']}\n"
+        f"  server gone unavailable: {failed.value.unavailable['gone']}"
+    )
+    assert failed.value.exit_code == 3
+    assert recorder.notices() == []  # the error says it: no notice repeats it
+
+
+def test_when_the_only_server_fails_the_error_is_its_unavailability(tmp_path: Path) -> None:
     broken = stdio_config("toolbox_server.py", "--exit-at-start", "5", name="broken")
     pool = ServerPool([broken], Recorder().events, log_dir=tmp_path)
-    with pytest.raises(ServerExited, match="server broken exited"):
+    with pytest.raises(NoServerAvailable, match=r"^server broken unavailable: server broken exited"):
         run(pool.open())
 
 

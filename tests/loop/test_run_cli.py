@@ -88,8 +88,44 @@ def test_failed_calls_are_shown_beside_the_answer(workspace: Path) -> None:
     proc = toolrelay("run", "x", "--model", "offline", "--script", str(script), cwd=workspace)
     assert proc.returncode == 0  # the model answered: completed, but the failure is shown
     assert proc.stdout.startswith("The tool returned:\nError (tool): ")
-    assert "toolrelay run: 1 of 1 call(s) failed:" in proc.stderr
-    assert "fs__read_text_file: tool_error:" in proc.stderr
+    # with progress on, the call line says why (once); the closing line counts
+    assert proc.stderr.count("No such file or directory: nope.txt") == 1
+    assert "call fs__read_text_file → fs/read_text_file · mcp id 3 · " in proc.stderr
+    assert "toolrelay run: 1 of 1 call(s) failed (see the call lines above)\n" in proc.stderr
+    quiet = toolrelay("run", "x", "--model", "offline", "--script", str(script), "--quiet", cwd=workspace)
+    assert quiet.stderr == (
+        "toolrelay run: 1 of 1 call(s) failed:\n"
+        "  call_offline_0001 fs__read_text_file: tool_error: No such file or directory: nope.txt\n"
+    )
+
+
+def test_failed_calls_exit_1_with_fail_on_call_error_and_are_counted_in_json(workspace: Path) -> None:
+    script = write_json(
+        workspace / "s.json",
+        {"turns": [{"calls": [
+            {"name": "fs__read_text_file", "arguments": {"path": "notes.txt", "head": 1}},
+            {"name": "fs__read_text_file", "arguments": {"path": "nope.txt"}},
+        ]}]},
+    )
+    args = ("run", "x", "--model", "offline", "--script", str(script), "--quiet")
+    assert toolrelay(*args, cwd=workspace).returncode == 0  # the default: the model answered
+    strict = toolrelay(*args, "--fail-on-call-error", cwd=workspace)
+    assert strict.returncode == 1
+    assert strict.stdout.startswith("The tools returned:")  # the answer is still printed
+    assert "toolrelay run: 1 of 2 call(s) failed:" in strict.stderr
+    as_json = toolrelay(*args, "--json", "--fail-on-call-error", cwd=workspace)
+    assert as_json.returncode == 1
+    result = json.loads(as_json.stdout)
+    assert (result["status"], result["failed_calls"], len(result["calls"])) == ("completed", 1, 2)
+
+
+def test_fail_on_call_error_keeps_exit_0_when_every_call_succeeded(workspace: Path) -> None:
+    proc = toolrelay(
+        "run", "Read notes.txt", "--model", "offline", "--quiet", "--fail-on-call-error", "--json",
+        cwd=workspace,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["failed_calls"] == 0
 
 
 def test_usage_errors_exit_2(workspace: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,17 @@ def test_run_async_works_where_run_cannot(tmp_path: Path) -> None:
     result = asyncio.run(from_async_code())
     assert (result.status, [call.status for call in result.calls]) == ("completed", ["ok"])
     assert "line 1\nline 2\nline 3\n" in (result.final_text or "")
+
+
+def test_the_result_counts_the_failed_calls(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("line 1\n")
+    script = tmp_path / "two-reads.json"
+    script.write_text(json.dumps({"turns": [{"calls": [
+        {"name": "fs__read_text_file", "arguments": {"path": "notes.txt"}},
+        {"name": "fs__read_text_file", "arguments": {"path": "missing.txt"}},
+    ]}]}))
+    result = toolrelay.run("x", model="offline", script=script, config=[builtin_file_server(tmp_path)])
+    assert result.completed
+    assert [call.status for call in result.calls] == ["ok", "tool_error"]
+    assert result.failed_calls == 1
+    assert result.to_dict()["failed_calls"] == 1

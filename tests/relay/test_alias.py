@@ -5,7 +5,13 @@ from __future__ import annotations
 import itertools
 import re
 
-from toolrelay.relay.alias import ALIAS_PATTERN, alias_choices, assign_aliases, unknown_tool_message
+from toolrelay.relay.alias import (
+    ALIAS_PATTERN,
+    alias_choices,
+    assign_aliases,
+    server_prefix,
+    unknown_tool_message,
+)
 
 HASHED = re.compile(r"^(?P<stem>[A-Za-z0-9_-]+)_(?P<hash>[0-9a-f]{8})$")
 
@@ -132,3 +138,10 @@ def test_unknown_tool_message_without_tools_and_with_many_tools() -> None:
 def test_unknown_tool_message_clips_a_huge_name() -> None:
     message = unknown_tool_message("n" * 10_000, ["fs__a"])
     assert message == f"unknown tool '{'n' * 80}…'; available tools: fs__a"
+
+
+def test_the_server_prefix_is_how_its_aliases_begin() -> None:
+    pairs = [("my.box", "echo"), ("fs", "read_text_file"), ("a b", "c")]
+    for (server, tool), alias in assign_aliases(pairs).items():
+        assert alias.startswith(server_prefix(server)), (server, tool, alias)
+    assert server_prefix("my.box") == "my_box__"

@@ -210,7 +210,28 @@ def test_number_and_string_bounds() -> None:
         "head: expected a number >= 1, got 0 (integer)",
         'name: expected at most 3 characters, got "abcd" (string)',
         'code: expected text matching the pattern "^[A-Z]+$", got "ab" (string)',
-        "tags: expected at least 1 items, got [] (array)",
+        "tags: expected at least 1 item, got [] (array)",
+    )
+
+
+def test_bounds_of_one_are_singular_and_other_bounds_plural() -> None:
+    rule = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "minLength": 1},
+            "code": {"type": "string", "maxLength": 1},
+            "filter": {"type": "object", "minProperties": 1},
+            "pair": {"type": "array", "maxItems": 1},
+            "word": {"type": "string", "minLength": 2},
+        },
+    }
+    error = invalid(rule, {"path": "", "code": "ab", "filter": {}, "pair": [1, 2], "word": "a"})
+    assert error.problems == (
+        'path: expected at least 1 character, got "" (string)',
+        'code: expected at most 1 character, got "ab" (string)',
+        "filter: expected at least 1 property, got {} (object)",
+        "pair: expected at most 1 item, got [1, 2] (array)",
+        'word: expected at least 2 characters, got "a" (string)',
     )
 
 

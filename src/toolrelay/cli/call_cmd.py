@@ -2,7 +2,8 @@
 JSON-RPC lines (with their ids).
 
 Exit codes: 0 success; 1 a tool error, or arguments the tool's schema rejects; 2 usage
-(unknown alias, arguments that are not JSON); 3 a protocol or transport error.
+(unknown alias, arguments that are not JSON); 3 a protocol or transport error, or the
+alias's server is unavailable.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ import json
 import sys
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import TransportError, UsageError, unavailable_text
 from ..events import EventStream
+from ..relay.catalog import Catalog
 from ..relay.result import CallOutcome
-from .common import add_server_options, catalog_from_args, print_json
-from .progress import WirePrinter
+from .common import add_server_options, catalog_from_args, positive_seconds, print_json
+from .progress import ProgressPrinter, WireLog, WirePrinter
 
 __all__ = ["configure", "run"]
 
@@ -36,7 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("arguments", nargs="?", default="{}", help="arguments as JSON text (default {})")
     add_server_options(parser, strict=False)
     parser.add_argument("--wire", action="store_true", help="print the JSON-RPC request and response lines")
-    parser.add_argument("--timeout", type=float, metavar="S",
+    parser.add_argument("--timeout", type=positive_seconds, metavar="S",
                         help="seconds to wait (default: the server's, 60)")
     parser.add_argument("--json", action="store_true", help="print the whole outcome as JSON")
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
@@ -52,15 +54,32 @@ def run(args: argparse.Namespace) -> int:
 
 async def _run(args: argparse.Namespace) -> int:
     events = EventStream()
-    if args.wire:
-        events.subscribe(WirePrinter(sys.stdout))
-    async with catalog_from_args(args, events) as catalog:
+    wire = WireLog()
+    if args.wire:  # with --json the wire goes inside the JSON: stdout stays one document
+        events.subscribe(wire if args.json else WirePrinter(sys.stdout))
+    printer = ProgressPrinter(verbose=False)
+    catalog = catalog_from_args(args, events, printer=printer)
+    # this call's own server failing is this command's error, said once (not also a notice)
+    printer.silenced.update(catalog.servers_named_by(args.alias))
+    async with catalog:
+        _check_server_available(catalog, args.alias)
         outcome = await catalog.call(args.alias, args.arguments, timeout=args.timeout)
     if args.json:
-        print_json(_outcome_json(outcome))
+        print_json(_outcome_json(outcome) | ({"wire": wire.messages} if args.wire else {}))
     else:
         _print_outcome(outcome)
     return _EXIT[outcome.status]
+
+
+def _check_server_available(catalog: Catalog, alias: str) -> None:
+    """An alias of a server that never listed its tools is that server's failure, not an
+    unknown tool."""
+    if catalog.route(alias) is not None:
+        return
+    for server in catalog.servers_named_by(alias):
+        error = catalog.unavailable.get(server)
+        if error is not None:
+            raise TransportError(unavailable_text(server, error))
 
 
 def _outcome_json(outcome: CallOutcome) -> dict[str, Any]:
@@ -70,12 +89,19 @@ def _outcome_json(outcome: CallOutcome) -> dict[str, Any]:
     }
 
 
+def _failure_text(outcome: CallOutcome) -> str:
+    """``timeout: …``, ``protocol error -32602: … (data: …)``: the kind, then the message."""
+    label = "timeout" if outcome.transport_kind == "timeout" else outcome.status.replace("_", " ")
+    code = f" {outcome.error_code}" if outcome.error_code is not None else ""
+    said = outcome.message if outcome.message.startswith(label) else f"{label}{code}: {outcome.message}"
+    if outcome.error_data is not None:  # the model's feedback shows it too
+        said += f" (data: {json.dumps(outcome.error_data, ensure_ascii=False)})"
+    return said
+
+
 def _print_outcome(outcome: CallOutcome) -> None:
     if outcome.status not in ("ok", "tool_error"):
-        label = outcome.status.replace("_", " ")
-        code = f" {outcome.error_code}" if outcome.error_code is not None else ""
-        said = outcome.message if outcome.message.startswith(label) else f"{label}{code}: {outcome.message}"
-        sys.stderr.write(f"toolrelay call: {said}\n")
+        sys.stderr.write(f"toolrelay call: {_failure_text(outcome)}\n")
         return
     result = outcome.result or {}
     if outcome.status == "tool_error":

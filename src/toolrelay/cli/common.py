@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from ..protocol.versions import DEFAULT_VERSION, SUPPORTED_VERSIONS
 from ..relay.catalog import Catalog, servers_from
 from .progress import ProgressPrinter
 
-__all__ = ["add_server_options", "catalog_from_args", "print_json"]
+__all__ = ["add_server_options", "catalog_from_args", "positive_seconds", "print_json"]
 
 CONFIG_HELP = """config: an MCP config file as users already have it (Claude Desktop, Cursor,
 Claude Code: {"mcpServers": {...}}; VS Code: {"servers": {...}, "inputs": [...]}).
@@ -38,9 +39,23 @@ def add_server_options(parser: argparse.ArgumentParser, *, strict: bool = True) 
     parser.epilog = CONFIG_HELP + "\n\n" + (parser.epilog or "")
 
 
-def catalog_from_args(args: argparse.Namespace, events: EventStream, *, verbose: bool = False) -> Catalog:
-    """The catalog the options describe; notices (and with ``verbose`` progress) on stderr."""
-    events.subscribe(ProgressPrinter(verbose=verbose))
+def positive_seconds(text: str) -> float:
+    """An argparse type: seconds above 0 (0, negatives and nan would end every wait at once)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, not {text!r}")
+    return value
+
+
+def catalog_from_args(
+    args: argparse.Namespace, events: EventStream, *, printer: ProgressPrinter | None = None
+) -> Catalog:
+    """The catalog the options describe; notices on stderr (``printer``, by default one
+    without progress lines)."""
+    events.subscribe(printer or ProgressPrinter(verbose=False))
     servers = servers_from(Path(args.config) if args.config else None, events=events)
     return Catalog(
         servers,

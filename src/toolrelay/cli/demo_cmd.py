@@ -14,7 +14,7 @@ from ..demo import DEFAULT_OUT, DEMO_TASK, DemoResult, run_demo
 from ..events import EventStream
 from ..runner import OFFLINE_MODEL
 from ..verify.explain import walk
-from .progress import ProgressPrinter
+from .progress import AtFirstStart, ProgressPrinter
 
 __all__ = ["configure", "run"]
 
@@ -61,10 +61,11 @@ def run(args: argparse.Namespace) -> int:
     # warnings (retries, a server that died) always: a silent wait looks like a hang
     events.subscribe(ProgressPrinter(verbose=args.verbose))
     out = sys.stdout
-    out.write(
+    header = (
         f"toolrelay demo: {DEMO_TASK!r}, run for real (model {args.model}; the built-in file server as fs "
         "on a temporary workspace with a 30-line notes.txt)\n"
     )
+    events.subscribe(AtFirstStart(out, header))  # said as the run starts: never before a usage error
     demo = run_demo(args.out, model=args.model, base_url=args.base_url, events=events)
     out.write(f"wrote {demo.out}/: {' '.join(demo.files)}\n\n")
     out.write(walk(demo.run, demo.verdict))

@@ -1,11 +1,12 @@
 """``toolrelay`` command line: one verb per module, one exit-code table for all.
 
-    0    success
+    0    success (for ``run``: the model answered, also when some calls failed)
     1    the command ran and reports a failure (a tool error, a run that did not
-         complete, a broken link found)
-    2    usage error (bad flags, unreadable config or input)
-    3    protocol or transport failure (server crashed, exited or timed out, JSON-RPC
-         error, model endpoint unreachable or answering an HTTP error)
+         complete, with ``run --fail-on-call-error`` a failed call, a broken link found)
+    2    usage error (bad flags, unreadable config or input: refused before any server
+         or model starts; an unknown alias, once the servers have listed their tools)
+    3    protocol or transport failure (server crashed, exited or timed out, no server
+         available, JSON-RPC error, model endpoint unreachable or answering an HTTP error)
     130  interrupted (Ctrl-C)
 
 Command modules are imported only when their verb is used, so ``toolrelay --help`` and
@@ -58,7 +59,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
-        sys.stderr.write(f"toolrelay: error: {message}\n")
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(EXIT_USAGE)
 
 
@@ -79,11 +80,13 @@ def build_parser(verb: str | None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"toolrelay {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
+    parser.set_defaults(verb_parser=parser)
     for name, (_, help_text) in COMMANDS.items():
         command = sub.add_parser(
             name, help=help_text, description=help_text, epilog=EPILOG,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
+        command.set_defaults(verb_parser=command)
         if name == verb:  # only the chosen verb's module is imported
             _load(name).configure(command)
     return parser
@@ -94,7 +97,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     verb = next((a for a in arguments if not a.startswith("-")), None)
     parser = build_parser(verb if verb in COMMANDS else None)
     try:
-        args = parser.parse_args(arguments)
+        args, extras = parser.parse_known_args(arguments)
+        if extras:  # said by the verb's parser, with its usage (argparse would show the top-level one)
+            args.verb_parser.error(f"unrecognized arguments: {' '.join(extras)}")
     except SystemExit as exc:
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
     if args.verb is None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
+from ..errors import ServerExited
 from ..events import (
     CallOutcomeEvent,
     CatalogReady,
@@ -17,9 +18,10 @@ from ..events import (
     RunEndEvent,
     ServerExitedEvent,
     ServerReady,
+    ServerStarting,
 )
 
-__all__ = ["ProgressPrinter", "WirePrinter"]
+__all__ = ["AtFirstStart", "ProgressPrinter", "WireLog", "WirePrinter"]
 
 
 def _ms(seconds: float | None) -> str:
@@ -30,17 +32,29 @@ def _ms(seconds: float | None) -> str:
 
 class ProgressPrinter:
     """One line per model turn, call, notice and server event (only notices and server
-    failures unless ``verbose``)."""
+    failures unless ``verbose``).
+
+    Each failure is said once: a server that exits before its handshake is reported by
+    whoever started it (the unavailable notice or the error), and a call line does not
+    repeat the stderr lines of an exit already shown.
+    """
 
     def __init__(self, stream: TextIO | None = None, *, verbose: bool = True) -> None:
         self.stream = stream or sys.stderr
         self.verbose = verbose
+        self.silenced: set[str] = set()
+        """Servers whose failures the command reports itself (error notices and exits)."""
+        self._ready: set[tuple[str, int]] = set()
+        self._exits_said: dict[str, str] = {}
+        """An exit's full text (as a call's message says it) → the same without stderr."""
 
     def _say(self, text: str) -> None:
         self.stream.write(text + "\n")
         self.stream.flush()
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, ServerReady):
+            self._ready.add((event.server, event.connection))
         if isinstance(event, (Notice, ServerExitedEvent)):
             self._notice(event)
         elif self.verbose:
@@ -49,10 +63,9 @@ class ProgressPrinter:
     def _progress(self, event: Event) -> None:
         if isinstance(event, ServerReady):
             info = event.server_info
-            self._say(
-                f"· connected {event.server} ({info.get('name', '?')} {info.get('version', '')}, "
-                f"MCP {event.protocol_version})"
-            )
+            name, version = info.get("name", "?"), info.get("version")
+            named = f"{name} {version}" if version else name  # an empty version leaves no gap
+            self._say(f"· connected {event.server} ({named}, MCP {event.protocol_version})")
         elif isinstance(event, CatalogReady):
             servers = len({route[0] for route in event.routes.values()})
             self._say(f"· {len(event.tools)} tool(s) from {servers} server(s) ({event.reason})")
@@ -62,26 +75,32 @@ class ProgressPrinter:
         elif isinstance(event, ModelResponseEvent):
             self._say(f"turn {event.turn} ← HTTP {event.status} in {_ms(event.elapsed)}")
         elif isinstance(event, CallOutcomeEvent):
-            self._say(_call_line(event.outcome))
+            message = str(event.outcome.get("message", ""))
+            self._say(_call_line(event.outcome, self._exits_said.get(message, message)))
         elif isinstance(event, RunEndEvent):
             self._say(f"run {event.status} after {event.turns} turn(s): {event.reason}")
 
     def _notice(self, event: Notice | ServerExitedEvent) -> None:
+        if event.server in self.silenced and (isinstance(event, ServerExitedEvent) or event.level == "error"):
+            return
         if isinstance(event, Notice):
             self._say(f"! {event.text}")
-        elif not event.expected:
+        elif not event.expected and (event.server, event.connection) in self._ready:
             tail = f": {event.stderr_tail}" if event.stderr_tail else ""
             code = "?" if event.returncode is None else event.returncode
             self._say(f"! server {event.server} exited (code {code}){tail}")
+            if tail:
+                head = str(ServerExited(event.server, event.returncode))
+                self._exits_said[str(ServerExited(event.server, event.returncode, event.stderr_tail))] = head
 
 
-def _call_line(outcome: dict[str, object]) -> str:
+def _call_line(outcome: dict[str, object], message: str) -> str:
     status = str(outcome.get("status"))
     where = f"{outcome.get('server')}/{outcome.get('tool')}" if outcome.get("server") else "not routed"
     mcp = f" · mcp id {json.dumps(outcome['mcp_id'])}" if outcome.get("mcp_id") is not None else ""
     elapsed = outcome.get("elapsed")
     took = f" · {_ms(elapsed)}" if isinstance(elapsed, float) and outcome.get("mcp_id") is not None else ""
-    verdict = "ok" if status == "ok" else f"{status}: {outcome.get('message', '')}"
+    verdict = "ok" if status == "ok" else f"{status}: {message}"
     first_line = verdict.splitlines()[0] if verdict else verdict
     return f"  call {outcome.get('alias')} → {where}{mcp}{took} · {first_line[:200]}"
 
@@ -99,3 +118,32 @@ class WirePrinter:
         line = json.dumps(event.message, ensure_ascii=False, separators=(",", ":"))
         self.stream.write(f"{arrow} {event.server}#{event.connection} {line}\n")
         self.stream.flush()
+
+
+class WireLog:
+    """Every JSON-RPC message as an object (``--wire --json``: the wire inside the JSON)."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, McpMessage):
+            self.messages.append({
+                "direction": event.direction, "server": event.server,
+                "connection": event.connection, "message": event.message,
+            })
+
+
+class AtFirstStart:
+    """Writes ``text`` once, when the first server starts: every option and file has been
+    checked by then, so nothing is announced before a usage error."""
+
+    def __init__(self, stream: TextIO, text: str) -> None:
+        self.stream = stream
+        self._text: str | None = text
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, ServerStarting) and self._text is not None:
+            self.stream.write(self._text)
+            self.stream.flush()
+            self._text = None

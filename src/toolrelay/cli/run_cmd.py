@@ -1,7 +1,8 @@
 """``toolrelay run "TASK"``: the model chooses tools, toolrelay runs them, until it answers.
 
 Progress goes to stderr (each model turn, each call with alias, server, mcp id, duration
-and ok/error); the answer goes to stdout. Exit 0 only when the run completed; 1 when it
+and ok/error); the answer goes to stdout. Exit 0 only when the run completed (also when
+calls failed and the model answered anyway; 1 then with --fail-on-call-error); 1 when it
 ended any other way (max turns, a refusal, an incomplete response...); 3 when the model
 endpoint is unreachable or answers an HTTP error; 130 on Ctrl-C.
 """
@@ -21,9 +22,9 @@ from ..relay.consent import Approver, approve_all, refusing
 from ..relay.feedback import DEFAULT_OUTPUT_BUDGET
 from ..relay.loop import RunLimits, RunResult
 from ..runner import DEFAULT_MODEL, OFFLINE_MODEL, RunOptions, run_async
-from .common import add_server_options
+from .common import add_server_options, positive_seconds
 from .consent import NO_TERMINAL_HINT, terminal_approver
-from .progress import ProgressPrinter
+from .progress import AtFirstStart, ProgressPrinter
 
 __all__ = ["add_model_options", "configure", "run"]
 
@@ -61,14 +62,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="parallel_tool_calls: false (at most one call per turn)")
     add("--max-turns", type=_positive, default=10, metavar="N", help="model requests (default 10)")
     add("--max-tool-calls", type=_positive, metavar="N", help="tool calls in the whole run")
-    add("--timeout", type=float, metavar="S", help="wall-clock limit for the run, in seconds")
-    add("--call-timeout", type=float, metavar="S", help="per tools/call (default: each server's, 60)")
+    add("--timeout", type=positive_seconds, metavar="S", help="wall-clock limit for the run, in seconds")
+    add("--call-timeout", type=positive_seconds, metavar="S",
+        help="per tools/call (default: each server's, 60)")
     add("--output-budget", type=_positive, default=DEFAULT_OUTPUT_BUDGET, metavar="CHARS",
         help=f"tool output passed on before it is cut (default {DEFAULT_OUTPUT_BUDGET})")
     add("--text-only", action="store_true",
         help="images/files in results become text stand-ins (for text-only endpoints)")
     add("--yes", action="store_true", help="approve every call of tools not marked read-only")
     add("--transcript", metavar="FILE", help="record every event as JSONL")
+    add("--fail-on-call-error", action="store_true",
+        help="exit 1 when any tool call failed, even if the model answered")
     add("--json", action="store_true", help="print the whole result as JSON on stdout")
     add("--quiet", action="store_true", help="no progress on stderr")
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
@@ -110,21 +114,22 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--script drives the offline model; add --model offline")
     events = EventStream()
     if not args.quiet:
-        events.subscribe(ProgressPrinter())
         if args.config is None:
-            sys.stderr.write(
-                f"· no --config: the built-in read-only file server exposes {os.getcwd()} as server fs\n"
-            )
+            notice = f"· no --config: the built-in read-only file server exposes {os.getcwd()} as server fs\n"
+            events.subscribe(AtFirstStart(sys.stderr, notice))
+        events.subscribe(ProgressPrinter())
     try:
         result = asyncio.run(run_async(args.task, options_from_args(args, events)))
     except KeyboardInterrupt:
         sys.stderr.write("toolrelay run: aborted (Ctrl-C); in-flight calls were cancelled\n")
         return 130
-    _print_result(result, as_json=args.json)
-    return 0 if result.completed else 1
+    _print_result(result, as_json=args.json, progress_shown=not args.quiet)
+    if not result.completed or (args.fail_on_call_error and result.failed_calls):
+        return 1
+    return 0
 
 
-def _print_result(result: RunResult, *, as_json: bool) -> None:
+def _print_result(result: RunResult, *, as_json: bool, progress_shown: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
         return
@@ -133,7 +138,10 @@ def _print_result(result: RunResult, *, as_json: bool) -> None:
     elif result.final_text is not None:
         sys.stdout.write(result.final_text + ("\n" if not result.final_text.endswith("\n") else ""))
     failed = [c for c in result.calls if not c.ok]
-    if failed:
+    if failed and progress_shown:  # each call line said why: count them, do not repeat them
+        sys.stderr.write(f"toolrelay run: {len(failed)} of {len(result.calls)} call(s) failed "
+                         "(see the call lines above)\n")
+    elif failed:
         sys.stderr.write(f"toolrelay run: {len(failed)} of {len(result.calls)} call(s) failed:\n")
         for call in failed:
             first_line = call.message.splitlines()[0] if call.message else ""

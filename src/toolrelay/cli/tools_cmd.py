@@ -1,5 +1,6 @@
 """``toolrelay tools``: what the model will see — a table, the exact ``tools`` array
-(``--json``), or the strict conversion report (``--report``)."""
+(``--json``), or the strict conversion report (``--report``; as JSON with ``--json``).
+Exit 3 when no configured server is available."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import argparse
 import asyncio
 import shutil
 import sys
+from typing import Any
 
 from ..events import EventStream
 from ..relay.catalog import Catalog
+from ..relay.declare import DeclarationReport
 from .common import add_server_options, catalog_from_args, print_json
 
 __all__ = ["configure", "run"]
@@ -35,7 +38,9 @@ def run(args: argparse.Namespace) -> int:
 
 async def _run(args: argparse.Namespace) -> int:
     async with catalog_from_args(args, EventStream()) as catalog:
-        if args.json:
+        if args.report and args.json:
+            print_json([_report_json(report) for report in catalog.report(strict=True)])
+        elif args.json:
             print_json(catalog.declarations())
         elif args.report:
             _print_report(catalog)
@@ -60,7 +65,9 @@ def _print_table(catalog: Catalog) -> None:
         cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
         text = row[5] if len(row[5]) <= room else row[5][: room - 1] + "…"
         sys.stdout.write("  ".join([*cells, text]).rstrip() + "\n")
-    sys.stdout.write(f"\n{len(rows) - 1} tool(s) from {len(catalog.connections)} server(s)\n")
+    # why each unavailable one is missing was said once, as it happened (stderr)
+    missing = f"; unavailable: {', '.join(sorted(catalog.unavailable))}" if catalog.unavailable else ""
+    sys.stdout.write(f"\n{len(rows) - 1} tool(s) from {len(catalog.available)} server(s){missing}\n")
 
 
 def _print_report(catalog: Catalog) -> None:
@@ -72,3 +79,12 @@ def _print_report(catalog: Catalog) -> None:
             sys.stdout.write(f"  - {line}\n")
         if not lines:
             sys.stdout.write("  - no changes\n")
+
+
+def _report_json(report: DeclarationReport) -> dict[str, Any]:
+    return {
+        "alias": report.alias, "server": report.server, "tool": report.tool,
+        "strict_requested": report.strict_requested, "strict": report.strict,
+        "fallback_reason": report.fallback_reason, "notes": list(report.notes),
+        "changes": [{"pointer": change.pointer, "note": change.note} for change in report.changes],
+    }

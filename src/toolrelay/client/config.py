@@ -201,7 +201,7 @@ def _read_document(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(f"cannot read config {path}: no such file") from None
+        raise ConfigError(f"cannot read config {path}: No such file or directory") from None
     except IsADirectoryError:
         raise ConfigError(f"cannot read config {path}: it is a directory") from None
     except OSError as exc:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import ToolrelayError
+from ..errors import NoServerAvailable, ToolrelayError, unavailable_text
 from ..events import EventStream, Notice
 from ..protocol.versions import DEFAULT_VERSION
 from .config import ServerConfig
@@ -56,24 +56,26 @@ class ServerPool:
         return self._tools
 
     async def open(self) -> None:
-        """Start every server at once; those that fail are reported and left out.
+        """Start every server at once; those that fail are reported (a notice each) and
+        left out.
 
-        Raises the first failure when no server could start, and anything that is not a
-        ``ToolrelayError`` (after closing what did start).
+        Raises ``NoServerAvailable`` (each server's why, and no notice repeating it) when
+        no server could start, and anything that is not a ``ToolrelayError`` (after
+        closing what did start).
         """
         names = list(self.connections)
         started = await asyncio.gather(*(self._start(n) for n in names), return_exceptions=True)
         for name, outcome in zip(names, started, strict=True):
             if isinstance(outcome, ToolrelayError):
                 self.unavailable[name] = outcome
-                text = f"server {name} unavailable: {outcome}"
-                self.events.emit(Notice(level="error", text=text, server=name))
             elif isinstance(outcome, BaseException):
                 await self.close()
                 raise outcome
         if names and len(self.unavailable) == len(names):
             await self.close()
-            raise next(iter(self.unavailable.values()))
+            raise NoServerAvailable(self.unavailable)
+        for name, error in self.unavailable.items():
+            self.events.emit(Notice(level="error", text=unavailable_text(name, error), server=name))
 
     async def _start(self, name: str) -> None:
         connection = self.connections[name]

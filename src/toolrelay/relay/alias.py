@@ -35,6 +35,7 @@ __all__ = [
     "AliasHow",
     "alias_choices",
     "assign_aliases",
+    "server_prefix",
     "unknown_tool_message",
 ]
 
@@ -137,6 +138,12 @@ def _stem(server: str, tool: str, room: int) -> str:
 
 def _safe(part: str) -> str:
     return _UNSAFE.sub("_", part)
+
+
+def server_prefix(server: str) -> str:
+    """How the aliases of ``server``'s tools begin (``my.box`` → ``my_box__``), unless
+    the alias had to be shortened."""
+    return _safe(server) + SEPARATOR
 
 
 def unknown_tool_message(name: str, available: Iterable[str]) -> str:

@@ -340,12 +340,14 @@ _COMPARISONS: Final = {
     "exclusiveMinimum": "a number > {}",
     "exclusiveMaximum": "a number < {}",
     "multipleOf": "a multiple of {}",
-    "minLength": "at least {} characters",
-    "maxLength": "at most {} characters",
-    "minItems": "at least {} items",
-    "maxItems": "at most {} items",
-    "minProperties": "at least {} properties",
-    "maxProperties": "at most {} properties",
+}
+_COUNTS: Final = {
+    "minLength": ("at least", "character", "characters"),
+    "maxLength": ("at most", "character", "characters"),
+    "minItems": ("at least", "item", "items"),
+    "maxItems": ("at most", "item", "items"),
+    "minProperties": ("at least", "property", "properties"),
+    "maxProperties": ("at most", "property", "properties"),
 }
 
 
@@ -365,6 +367,9 @@ def _expectation(error: ValidationError) -> str:
     if keyword in _COMPARISONS:
         keyword = _draft4_exclusive(error, keyword)
         return f"expected {_COMPARISONS[keyword].format(_show(expected))}, {got}"
+    if keyword in _COUNTS:
+        bound, one, many = _COUNTS[keyword]
+        return f"expected {bound} {_show(expected)} {one if expected == 1 else many}, {got}"
     if keyword == "pattern":
         return f"expected text matching the pattern {_show(expected)}, {got}"
     if keyword in ("anyOf", "oneOf"):

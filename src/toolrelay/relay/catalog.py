@@ -25,6 +25,7 @@ from ..client.pool import ServerPool
 from ..errors import ToolrelayError
 from ..events import CatalogReady, EventStream, Notice
 from ..protocol.versions import DEFAULT_VERSION
+from .alias import server_prefix
 from .arguments import ArgumentChecker
 from .consent import Approver
 from .declare import DeclarationReport, DeclarationSet, declare_tools
@@ -80,6 +81,17 @@ class Catalog:
         """Servers that could not be started, with why."""
         return self._pool.unavailable
 
+    @property
+    def available(self) -> list[str]:
+        """The servers that started, in config order."""
+        return [name for name in self._pool.connections if name in self._pool.tools]
+
+    def servers_named_by(self, alias: str) -> list[str]:
+        """The configured servers an alias would belong to by its ``<server>__`` prefix,
+        longest name first; known before any server lists its tools."""
+        named = [name for name in self._pool.connections if alias.startswith(server_prefix(name))]
+        return sorted(named, key=len, reverse=True)
+
     # -- lifecycle --------------------------------------------------------------------
 
     async def __aenter__(self) -> Catalog:
@@ -92,7 +104,8 @@ class Catalog:
         await self.close()
 
     async def open(self) -> None:
-        """Start every server at once; those that fail are reported and left out."""
+        """Start every server at once; those that fail are reported and left out
+        (``NoServerAvailable`` when none starts)."""
         await self._pool.open()
         self._rebuild("initial")
 

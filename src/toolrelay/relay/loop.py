@@ -89,6 +89,12 @@ class RunResult:
     def completed(self) -> bool:
         return self.status == "completed"
 
+    @property
+    def failed_calls(self) -> int:
+        """Calls that did not end ``ok``: a completed run may have some (the model answered
+        anyway), so check this too when every call must have worked."""
+        return sum(1 for call in self.calls if not call.ok)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
@@ -97,6 +103,7 @@ class RunResult:
             "final_text": self.final_text,
             "refusal": self.refusal,
             "turns": self.turns,
+            "failed_calls": self.failed_calls,
             "response_ids": self.response_ids,
             "calls": [c.to_record() | {"arguments_text": c.arguments_text} for c in self.calls],
         }

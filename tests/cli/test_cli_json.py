@@ -1,0 +1,62 @@
+"""``--json`` output is one JSON document a program can read, whatever other flag is given."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_helpers import make_workspace, toolrelay
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    return make_workspace(tmp_path / "workspace")
+
+
+def test_call_wire_json_is_one_document_with_the_wire_inside(workspace: Path) -> None:
+    proc = toolrelay("call", "fs__read_text_file", '{"path": "notes.txt", "head": 1}', "--wire", "--json",
+                     cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    outcome = json.loads(proc.stdout)
+    assert outcome["status"] == "ok" and outcome["mcp_id"] == 3
+    wire = outcome["wire"]
+    first_two = [(w["direction"], w["server"], w["connection"]) for w in wire[:2]]
+    assert first_two == [("out", "fs", 1), ("in", "fs", 1)]
+    assert wire[0]["message"]["method"] == "initialize"
+    request, response = wire[-2]["message"], wire[-1]["message"]
+    assert request == outcome["request"] and response == outcome["response"]
+    assert request["method"] == "tools/call" and response["id"] == request["id"] == 3
+    assert proc.stderr == ""
+
+
+def test_call_wire_without_json_prints_the_lines(workspace: Path) -> None:
+    proc = toolrelay("call", "fs__read_text_file", '{"path": "notes.txt", "head": 1}', "--wire",
+                     cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith('>> fs#1 {"jsonrpc":"2.0","id":1,"method":"initialize"')
+    assert lines[lines.index("line 1") - 1].startswith('<< fs#1 {"jsonrpc":"2.0","id":3,"result":')
+
+
+@pytest.mark.parametrize("strict", [[], ["--strict"]])
+def test_tools_report_json_is_the_report(workspace: Path, strict: list[str]) -> None:
+    proc = toolrelay("tools", "--report", "--json", *strict, cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    by_alias = {entry["alias"]: entry for entry in report}
+    assert len(by_alias) == 6
+    read = by_alias["fs__read_text_file"]
+    assert read["server"] == "fs" and read["tool"] == "read_text_file"
+    assert read["strict"] is True and read["fallback_reason"] is None
+    assert {"pointer": "/properties/head", "note": "made nullable (optional)"} in read["changes"]
+    assert all(isinstance(note, str) for entry in report for note in entry["notes"])
+
+
+def test_tools_report_prints_the_same_report_as_text(workspace: Path) -> None:
+    text = toolrelay("tools", "--report", cwd=workspace).stdout
+    report = json.loads(toolrelay("tools", "--report", "--json", cwd=workspace).stdout)
+    for entry in report:
+        assert f"{entry['alias']}  ({entry['server']}/{entry['tool']}): strict\n" in text
+        for change in entry["changes"]:
+            assert f"  - {change['pointer'] or '/'}: {change['note']}\n" in text
