@@ -10,11 +10,13 @@ from ..events import (
     CallOutcomeEvent,
     CatalogReady,
     Event,
+    FeedbackEvent,
     McpMessage,
     ModelRequestEvent,
     ModelResponseEvent,
     Notice,
     RunEndEvent,
+    RunStartEvent,
     ServerExitedEvent,
     ServerReady,
 )
@@ -28,23 +30,48 @@ def _ms(seconds: float | None) -> str:
     return f"{seconds * 1000:.0f} ms" if seconds < 10 else f"{seconds:.1f} s"
 
 
+CUT_MARK = " · the model did not get all of it"
+
+
 class ProgressPrinter:
-    """One line per model turn, call, notice and server event (only notices and server
-    failures unless ``verbose``)."""
+    """One line per model turn, call, notice and server event (only notices, server
+    failures and outputs the model did not get whole unless ``verbose``)."""
 
     def __init__(self, stream: TextIO | None = None, *, verbose: bool = True) -> None:
         self.stream = stream or sys.stderr
         self.verbose = verbose
+        self._in_run = False
+        self._held: tuple[str, str] | None = None
+        """In a run, a call's line waits for its feedback event (the very next event) to
+        be marked when the model did not get all of the output: (call_id, line)."""
+        self._aliases: dict[str, str] = {}
 
     def _say(self, text: str) -> None:
         self.stream.write(text + "\n")
         self.stream.flush()
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, (Notice, ServerExitedEvent)):
+        self._release(event)
+        if isinstance(event, (RunStartEvent, RunEndEvent)):
+            self._in_run = isinstance(event, RunStartEvent)
+        if isinstance(event, CallOutcomeEvent) and event.call_id is not None:
+            self._aliases[event.call_id] = str(event.outcome.get("alias"))
+        if isinstance(event, FeedbackEvent):
+            for cut in event.cut:
+                self._say(f"! {self._aliases.get(event.call_id, event.call_id)}: {cut}")
+        elif isinstance(event, (Notice, ServerExitedEvent)):
             self._notice(event)
         elif self.verbose:
             self._progress(event)
+
+    def _release(self, event: Event) -> None:
+        """Print the held call line, marked when ``event`` is its feedback with cuts."""
+        if self._held is None:
+            return
+        (call_id, line), self._held = self._held, None
+        if isinstance(event, FeedbackEvent) and event.call_id == call_id and event.cut:
+            line += CUT_MARK
+        self._say(line)
 
     def _progress(self, event: Event) -> None:
         if isinstance(event, ServerReady):
@@ -62,7 +89,11 @@ class ProgressPrinter:
         elif isinstance(event, ModelResponseEvent):
             self._say(f"turn {event.turn} ← HTTP {event.status} in {_ms(event.elapsed)}")
         elif isinstance(event, CallOutcomeEvent):
-            self._say(_call_line(event.outcome))
+            line = _call_line(event.outcome)
+            if self._in_run and event.call_id is not None:
+                self._held = (event.call_id, line)
+            else:
+                self._say(line)
         elif isinstance(event, RunEndEvent):
             self._say(f"run {event.status} after {event.turns} turn(s): {event.reason}")
 
