@@ -201,6 +201,8 @@ class RunStartEvent(Event):
     task: str
     output_budget: int | None = None
     """Characters of tool output passed on (what verify re-renders feedback with)."""
+    media_budget: int | None = None
+    """Bytes of images and files per tool output passed on (verify re-renders with it too)."""
     multimodal: bool = True
     """Whether images/files in results became input_image/input_file parts."""
 
@@ -267,6 +269,8 @@ class FeedbackEvent(Event):
     kind: ClassVar[str] = "feedback"
     call_id: str
     item: dict[str, Any]
+    cut: list[str] = field(default_factory=list)
+    """What of the result the model did not get, one phrase each (empty: all of it)."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -18,6 +18,7 @@ from toolrelay.runner import RunOptions, run_async
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLBOX = REPO / "tests" / "client" / "servers" / "toolbox_server.py"
+MEDIA = REPO / "tests" / "loop" / "servers" / "media_server.py"
 NOTES = "".join(f"line {i}\n" for i in range(1, 31))
 
 
@@ -27,6 +28,11 @@ def make_workspace(root: Path) -> Path:
     (root / "notes.txt").write_text(NOTES, encoding="utf-8")
     (root / "todo.md").write_text("- write tests\n- ship\n", encoding="utf-8")
     return root
+
+
+def media_server(name: str = "media") -> ServerConfig:
+    """The server whose results hold audio, a large image and a text/plain blob."""
+    return ServerConfig(name=name, transport="stdio", command=sys.executable, args=(str(MEDIA),))
 
 
 def toolbox_server(name: str = "box", *extra: str) -> ServerConfig:

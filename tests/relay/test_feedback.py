@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from toolrelay.relay.feedback import feedback_item, render_output
+from toolrelay.relay.feedback import feedback_item, render_feedback, render_output
 from toolrelay.relay.result import CallOutcome
 
 PNG = base64.b64encode(b"\x89PNG fake").decode()
@@ -21,6 +21,10 @@ def ok(*blocks: dict[str, Any], **extra: Any) -> CallOutcome:
 
 def text(value: str) -> dict[str, Any]:
     return {"type": "text", "text": value}
+
+
+def resource(uri: str, mime: str, **body: str) -> dict[str, Any]:
+    return {"type": "resource", "resource": {"uri": uri, "mimeType": mime, **body}}
 
 
 def test_a_single_text_block_is_the_output_itself() -> None:
@@ -115,23 +119,49 @@ def test_an_image_becomes_an_input_image_part_or_a_text_stand_in() -> None:
     )
 
 
-def test_audio_and_blob_resources_become_files() -> None:
+def test_audio_becomes_a_text_stand_in_and_the_cut_is_reported() -> None:
+    """The Responses API has no audio input: an audio input_file ends the run with a 400."""
+    rendering = render_feedback(ok(text("a beep"), {"type": "audio", "mimeType": "audio/wav", "data": PNG}))
+    assert rendering.output == (
+        "a beep\n[audio (audio/wav, about 9 bytes) not passed on: the model takes no audio input here]"
+    )
+    assert rendering.cut == ("audio (audio/wav, about 9 bytes) replaced by a text note: no audio input",)
+
+
+def test_binary_resources_become_files_named_with_an_extension() -> None:
     outcome = ok(
-        {"type": "audio", "mimeType": "audio/wav", "data": PNG},
-        {
-            "type": "resource",
-            "resource": {"uri": "file:///r/report.pdf", "mimeType": "application/pdf", "blob": PNG},
-        },
+        resource("file:///r/report.pdf", "application/pdf", blob=PNG),
+        resource("test://static/resource/4", "application/pdf", blob=PNG),
+        resource("test://static/pic", "image/png", blob=PNG),
     )
     assert render_output(outcome) == [
-        {"type": "input_file", "filename": "audio.wav", "file_data": f"data:audio/wav;base64,{PNG}"},
         {"type": "input_file", "filename": "report.pdf", "file_data": f"data:application/pdf;base64,{PNG}"},
+        {"type": "input_file", "filename": "4.pdf", "file_data": f"data:application/pdf;base64,{PNG}"},
+        {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}", "detail": "auto"},
+    ]
+
+
+@pytest.mark.parametrize(
+    "mime", ["text/plain", "application/json", "text/csv; charset=utf-8", "image/svg+xml"]
+)
+def test_a_blob_with_a_text_mime_type_is_decoded_to_text(mime: str) -> None:
+    blob = base64.b64encode("Hello, World! é".encode()).decode()
+    outcome = ok(resource("test://static/resource/2", mime, blob=blob))
+    assert render_output(outcome) == f"[resource test://static/resource/2, {mime}]\nHello, World! é"
+    assert render_output(outcome, multimodal=False) == render_output(outcome)
+
+
+def test_a_text_mime_blob_that_is_not_utf8_stays_a_file() -> None:
+    blob = base64.b64encode(b"\xff\xfe\x00binary").decode()
+    outcome = ok(resource("test://r/data.txt", "text/plain", blob=blob))
+    assert render_output(outcome) == [
+        {"type": "input_file", "filename": "data.txt", "file_data": f"data:text/plain;base64,{blob}"}
     ]
 
 
 def test_text_resources_and_links_are_text() -> None:
     outcome = ok(
-        {"type": "resource", "resource": {"uri": "test://r", "mimeType": "text/plain", "text": "body"}},
+        resource("test://r", "text/plain", text="body"),
         {"type": "resource_link", "uri": "file:///a.txt", "name": "a.txt"},
         {"type": "video", "url": "x"},
         "not a block",
@@ -153,22 +183,69 @@ def test_a_tool_error_with_only_an_image_still_starts_with_the_marker() -> None:
 
 
 def test_the_budget_cuts_text_with_a_visible_note() -> None:
-    output = render_output(ok(text("x" * 50)), budget=10)
+    rendering = render_feedback(ok(text("x" * 50)), budget=10)
     note = (
         "[toolrelay: output cut to 10 of 50 characters; "
         "ask for less (for example with head or tail) to see the rest]"
     )
-    assert output == "x" * 10 + "\n" + note
+    assert rendering.output == "x" * 10 + "\n" + note
+    assert rendering.cut == ("text cut to 10 of 50 characters (--output-budget 10)",)
 
 
-def test_the_budget_drops_a_large_image_but_keeps_the_text_before_it() -> None:
-    big = base64.b64encode(b"\0" * 3000).decode()
-    output = render_output(
-        ok(text("caption"), {"type": "image", "mimeType": "image/png", "data": big}), budget=100
+def test_an_image_larger_than_the_text_budget_is_passed_on_whole() -> None:
+    """Images have their own budget, in bytes: a 300 KB screenshot is not text."""
+    big = base64.b64encode(b"\0" * 300_000).decode()
+    rendering = render_feedback(ok(text("caption"), {"type": "image", "mimeType": "image/png", "data": big}))
+    assert rendering.output == [
+        {"type": "input_text", "text": "caption"},
+        {"type": "input_image", "image_url": f"data:image/png;base64,{big}", "detail": "auto"},
+    ]
+    assert rendering.cut == ()
+
+
+def test_an_image_over_the_media_budget_becomes_a_note_with_advice_for_images() -> None:
+    small, big = (base64.b64encode(b"\0" * n).decode() for n in (1000, 3000))
+    rendering = render_feedback(
+        ok(
+            text("caption"),
+            {"type": "image", "mimeType": "image/png", "data": small},
+            {"type": "image", "mimeType": "image/jpeg", "data": big},
+        ),
+        media_budget=2000,
     )
-    assert isinstance(output, str)
-    assert output.startswith("caption\n[input_image of ")
-    assert "dropped: over the budget]" in output and "[toolrelay: output cut to 100 of" in output
+    note = (
+        "[image (image/jpeg, 3000 bytes) not passed on: over toolrelay's limit of 2000 bytes of images and "
+        "files per tool output; ask the tool for a smaller image (a lower resolution or a crop) if it can]"
+    )
+    assert rendering.output == [
+        {"type": "input_text", "text": "caption"},
+        {"type": "input_image", "image_url": f"data:image/png;base64,{small}", "detail": "auto"},
+        {"type": "input_text", "text": note},
+    ]
+    assert "head or tail" not in json.dumps(rendering.output)
+    assert rendering.cut == ("image (image/jpeg, 3000 bytes) dropped: over --media-budget 2000 bytes",)
+
+
+def test_a_file_over_the_media_budget_gets_advice_for_files() -> None:
+    blob = base64.b64encode(b"%PDF" + b"\0" * 996).decode()
+    outcome = ok(resource("file:///r/a.pdf", "application/pdf", blob=blob))
+    assert render_output(outcome, media_budget=10) == (
+        "[resource file:///r/a.pdf (application/pdf, 1000 bytes) not passed on: over toolrelay's limit of 10 "
+        "bytes of images and files per tool output; ask for a smaller file or a part of it if the tool can]"
+    )
+
+
+def test_text_only_stand_ins_are_the_users_choice_not_a_cut() -> None:
+    rendering = render_feedback(ok({"type": "image", "mimeType": "image/png", "data": PNG}), multimodal=False)
+    assert rendering.output == (
+        "[image (image/png, about 9 bytes) not passed on: this endpoint takes text only]"
+    )
+    assert rendering.cut == ()
+
+
+def test_unrepresentable_blocks_are_reported_as_dropped() -> None:
+    rendering = render_feedback(ok(text("t"), {"type": "video", "url": "x"}))
+    assert rendering.cut == ("a video content block dropped: not representable as model input",)
 
 
 def test_the_item_pairs_the_output_with_its_call_id() -> None:

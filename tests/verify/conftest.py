@@ -14,7 +14,7 @@ import pytest
 
 from toolrelay.client.config import builtin_file_server
 
-from .helpers import honest_server, real_run
+from .helpers import honest_server, media_server, real_run
 
 
 def _read(path: str, **arguments: Any) -> dict[str, Any]:
@@ -23,6 +23,10 @@ def _read(path: str, **arguments: Any) -> dict[str, Any]:
 
 def _box(tool: str, **arguments: Any) -> dict[str, Any]:
     return {"name": f"box__{tool}", "arguments": arguments}
+
+
+def _media(tool: str, **arguments: Any) -> dict[str, Any]:
+    return {"name": f"media__{tool}", "arguments": arguments}
 
 
 RUNS: dict[str, dict[str, Any]] = {
@@ -57,6 +61,13 @@ RUNS: dict[str, dict[str, Any]] = {
         "turns": [{"reasoning": "three reads", "calls": [_read("notes.txt", head=n) for n in (1, 2, 3)]}]
     },
     "many_calls_run": {"turns": [{"calls": [_read("notes.txt", head=n) for n in range(1, 8)]}]},
+    "media_run": {
+        "turns": [
+            {"calls": [_media("sound"), _media("photo", kb=1), _media("photo", kb=300), _media("note")]}
+        ],
+        "media": True,
+        "media_budget": 100_000,
+    },
 }
 
 
@@ -64,6 +75,7 @@ def _make(name: str, factory: pytest.TempPathFactory) -> Path:
     settings = dict(RUNS[name])
     folder = factory.mktemp(name)
     servers = [honest_server(), builtin_file_server(folder)] if settings.pop("box", False) else None
+    servers = [media_server(), builtin_file_server(folder)] if settings.pop("media", False) else servers
     transcript, _ = real_run(folder, servers=servers, **settings)
     return transcript
 

@@ -28,6 +28,7 @@ from toolrelay.verify import Verdict, load_run, verify
 
 HERE = Path(__file__).resolve().parent
 HONEST_SERVER = HERE / "servers" / "honest_server.py"
+MEDIA_SERVER = HERE.parent / "loop" / "servers" / "media_server.py"
 TASK = "Read the first 20 lines of notes.txt"
 Event = dict[str, Any]
 
@@ -35,6 +36,11 @@ Event = dict[str, Any]
 def honest_server(name: str = "box") -> ServerConfig:
     """The stdlib server whose tools end every way a call can end."""
     return ServerConfig(name=name, transport="stdio", command=sys.executable, args=(str(HONEST_SERVER),))
+
+
+def media_server(name: str = "media") -> ServerConfig:
+    """The stdlib server whose results hold audio, an image of any size and a text/plain blob."""
+    return ServerConfig(name=name, transport="stdio", command=sys.executable, args=(str(MEDIA_SERVER),))
 
 
 def write_notes(root: Path, lines: int = 30) -> None:
@@ -50,6 +56,7 @@ def real_run(
     chain: bool = False,
     strict: bool = False,
     max_turns: int = 10,
+    media_budget: int | None = None,
 ) -> tuple[Path, RunResult]:
     """One real run in ``folder`` (notes.txt, file server as fs); its transcript and result."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -66,7 +73,9 @@ def real_run(
         transcript=transcript,
         chain=chain,
         strict=strict,
-        limits=RunLimits(max_turns=max_turns),
+        limits=RunLimits(max_turns=max_turns)
+        if media_budget is None
+        else RunLimits(max_turns=max_turns, media_budget=media_budget),
     )
     result = asyncio.run(run_async(task, options))
     return transcript, result

@@ -98,6 +98,26 @@ def test_protocol_error_image_result_and_refused_consent(run_named: Any) -> None
     assert "JSON-RPC error -32602 (protocol error)" in messages(verdict, "server_check")
 
 
+def test_media_results_verify_with_the_recorded_media_budget(run_named: Any, tmp_path: Path) -> None:
+    """Audio, an image within and one over the media budget, a text/plain blob: verify
+    renders them again with the run's own budget; a copy claiming another budget fails."""
+    path = run_named("media_run")
+    assert verdict_of(path).ok
+    events = read_events(path)
+    assert find(events, "run_start")["media_budget"] == 100_000
+    cuts = [cut for e in iter_events(events, "feedback") for cut in e["cut"]]
+    assert cuts == [
+        "audio (audio/wav, about 44 bytes) replaced by a text note: no audio input",
+        "image (image/png, 300000 bytes) dropped: over --media-budget 100000 bytes",
+    ]
+    find(events, "run_start")["media_budget"] = 1_000_000
+    claimed = tmp_path / "claimed.jsonl"
+    claimed.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    broken = verdict_of(claimed).broken
+    assert broken is not None and broken.link == "feedback"
+    assert "render_output gives" in broken.message
+
+
 def test_max_turns_is_unfinished_not_broken(run_named: Any) -> None:
     verdict = verdict_of(run_named("max_turns_run"))
     assert verdict.ok and not verdict.finished

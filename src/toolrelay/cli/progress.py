@@ -11,11 +11,13 @@ from ..events import (
     CallOutcomeEvent,
     CatalogReady,
     Event,
+    FeedbackEvent,
     McpMessage,
     ModelRequestEvent,
     ModelResponseEvent,
     Notice,
     RunEndEvent,
+    RunStartEvent,
     ServerExitedEvent,
     ServerReady,
     ServerStarting,
@@ -30,9 +32,12 @@ def _ms(seconds: float | None) -> str:
     return f"{seconds * 1000:.0f} ms" if seconds < 10 else f"{seconds:.1f} s"
 
 
+CUT_MARK = " · the model did not get all of it"
+
+
 class ProgressPrinter:
-    """One line per model turn, call, notice and server event (only notices and server
-    failures unless ``verbose``).
+    """One line per model turn, call, notice and server event (only notices, server
+    failures and outputs the model did not get whole unless ``verbose``).
 
     Each failure is said once: a server that exits before its handshake is reported by
     whoever started it (the unavailable notice or the error), and a call line does not
@@ -47,18 +52,40 @@ class ProgressPrinter:
         self._ready: set[tuple[str, int]] = set()
         self._exits_said: dict[str, str] = {}
         """An exit's full text (as a call's message says it) → the same without stderr."""
+        self._in_run = False
+        self._held: tuple[str, str] | None = None
+        """In a run, a call's line waits for its feedback event (the very next event) to
+        be marked when the model did not get all of the output: (call_id, line)."""
+        self._aliases: dict[str, str] = {}
 
     def _say(self, text: str) -> None:
         self.stream.write(text + "\n")
         self.stream.flush()
 
     def __call__(self, event: Event) -> None:
+        self._release(event)
         if isinstance(event, ServerReady):
             self._ready.add((event.server, event.connection))
-        if isinstance(event, (Notice, ServerExitedEvent)):
+        if isinstance(event, (RunStartEvent, RunEndEvent)):
+            self._in_run = isinstance(event, RunStartEvent)
+        if isinstance(event, CallOutcomeEvent) and event.call_id is not None:
+            self._aliases[event.call_id] = str(event.outcome.get("alias"))
+        if isinstance(event, FeedbackEvent):
+            for cut in event.cut:
+                self._say(f"! {self._aliases.get(event.call_id, event.call_id)}: {cut}")
+        elif isinstance(event, (Notice, ServerExitedEvent)):
             self._notice(event)
         elif self.verbose:
             self._progress(event)
+
+    def _release(self, event: Event) -> None:
+        """Print the held call line, marked when ``event`` is its feedback with cuts."""
+        if self._held is None:
+            return
+        (call_id, line), self._held = self._held, None
+        if isinstance(event, FeedbackEvent) and event.call_id == call_id and event.cut:
+            line += CUT_MARK
+        self._say(line)
 
     def _progress(self, event: Event) -> None:
         if isinstance(event, ServerReady):
@@ -76,7 +103,11 @@ class ProgressPrinter:
             self._say(f"turn {event.turn} ← HTTP {event.status} in {_ms(event.elapsed)}")
         elif isinstance(event, CallOutcomeEvent):
             message = str(event.outcome.get("message", ""))
-            self._say(_call_line(event.outcome, self._exits_said.get(message, message)))
+            line = _call_line(event.outcome, self._exits_said.get(message, message))
+            if self._in_run and event.call_id is not None:
+                self._held = (event.call_id, line)
+            else:
+                self._say(line)
         elif isinstance(event, RunEndEvent):
             self._say(f"run {event.status} after {event.turns} turn(s): {event.reason}")
 

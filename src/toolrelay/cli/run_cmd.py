@@ -19,7 +19,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..events import EventStream
 from ..relay.consent import Approver, approve_all, refusing
-from ..relay.feedback import DEFAULT_OUTPUT_BUDGET
+from ..relay.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET
 from ..relay.loop import RunLimits, RunResult
 from ..runner import DEFAULT_MODEL, OFFLINE_MODEL, RunOptions, run_async
 from .common import add_server_options, positive_seconds
@@ -67,6 +67,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="per tools/call (default: each server's, 60)")
     add("--output-budget", type=_positive, default=DEFAULT_OUTPUT_BUDGET, metavar="CHARS",
         help=f"tool output passed on before it is cut (default {DEFAULT_OUTPUT_BUDGET})")
+    add("--media-budget", type=_positive, default=DEFAULT_MEDIA_BUDGET, metavar="BYTES",
+        help=f"images and files per tool output passed on (default {DEFAULT_MEDIA_BUDGET})")
     add("--text-only", action="store_true",
         help="images/files in results become text stand-ins (for text-only endpoints)")
     add("--yes", action="store_true", help="approve every call of tools not marked read-only")
@@ -102,7 +104,7 @@ def options_from_args(args: argparse.Namespace, events: EventStream) -> RunOptio
         limits=RunLimits(
             max_turns=args.max_turns, max_tool_calls=args.max_tool_calls, timeout=args.timeout,
             call_timeout=args.call_timeout, output_budget=args.output_budget,
-            multimodal=not args.text_only,
+            media_budget=args.media_budget, multimodal=not args.text_only,
         ),
         approve=approver(args.yes), script=args.script, transcript=args.transcript, events=events,
         protocol_version=args.protocol_version,

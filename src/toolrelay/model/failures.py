@@ -2,8 +2,9 @@
 
 ``classify_failure`` turns an HTTP error answer into a ``ModelError`` carrying the API's
 own message, or a ``ModelFeatureUnsupported`` when the endpoint lacks something the
-request used — ``previous_response_id``, strict schemas, ``tool_choice``, ``include``, or
-``/v1/responses`` itself — naming the option that avoids it. ``check_reply`` does the same
+request used — ``previous_response_id``, strict schemas, ``tool_choice``, ``include``,
+images or files in tool outputs, or ``/v1/responses`` itself — naming the option that
+avoids it. ``check_reply`` does the same
 for a 200 that is not a usable Responses object. Both are pure; the rules come from the
 error bodies real endpoints send: OpenAI/Azure ``{"error": {message, type, param, code}}``,
 Ollama (same shape), vLLM (same, or a top-level ``message``), llama-server
@@ -20,11 +21,13 @@ from http import HTTPStatus
 from typing import Any, Final
 
 from ..errors import ModelError, ModelFeatureUnsupported
+from ..protocol.responses import FUNCTION_CALL_OUTPUT, INPUT_FILE, INPUT_IMAGE
 
 __all__ = [
     "CHAIN_ADVICE",
     "NO_RESPONSES_ADVICE",
     "STRICT_ADVICE",
+    "TEXT_ONLY_ADVICE",
     "ApiError",
     "check_reply",
     "classify_failure",
@@ -40,6 +43,10 @@ STRICT_ADVICE: Final = "this endpoint rejects strict function schemas; run witho
 NO_RESPONSES_ADVICE: Final = (
     "this endpoint has no /v1/responses (Responses API); "
     "Ollama ≥ 0.13.3, vLLM, LM Studio ≥ 0.3.29 and llama-server support it"
+)
+TEXT_ONLY_ADVICE: Final = (
+    "this endpoint or model refused an image or file from a tool result; "
+    "run with --text-only to give the model text stand-ins for them instead"
 )
 MESSAGE_LIMIT: Final = 500
 _REJECT_WORDS: Final = (
@@ -174,6 +181,30 @@ def _include_rule(status: int, error: ApiError, request: Mapping[str, Any]) -> s
     )
 
 
+def _tool_media_rule(status: int, error: ApiError, request: Mapping[str, Any]) -> str | None:
+    """A client error about files or images, for a request that carries some in a tool output."""
+    if not ((400 <= status < 500 and status not in (404, 405)) or status == 501):
+        return None
+    if not _carries_tool_media(request):
+        return None
+    if error.mentions("file", "image", "mime", "media") or ".output[" in (error.param or ""):
+        return TEXT_ONLY_ADVICE
+    return None
+
+
+def _carries_tool_media(request: Mapping[str, Any]) -> bool:
+    items = request.get("input")
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, Mapping) or item.get("type") != FUNCTION_CALL_OUTPUT:
+            continue
+        output = item.get("output")
+        if isinstance(output, list) and any(
+            isinstance(part, Mapping) and part.get("type") in (INPUT_FILE, INPUT_IMAGE) for part in output
+        ):
+            return True
+    return False
+
+
 def _no_responses_rule(status: int, error: ApiError, request: Mapping[str, Any]) -> str | None:
     if error.mentions("unexpected endpoint") or error.words.startswith("invalid url"):
         return NO_RESPONSES_ADVICE
@@ -183,7 +214,7 @@ def _no_responses_rule(status: int, error: ApiError, request: Mapping[str, Any])
 
 
 FEATURE_RULES: Final[tuple[Rule, ...]] = (_chain_rule, _strict_rule, _tool_choice_rule, _include_rule,
-                                          _no_responses_rule)
+                                          _tool_media_rule, _no_responses_rule)
 
 
 def classify_failure(

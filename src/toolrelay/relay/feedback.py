@@ -5,11 +5,19 @@ the same function on the recorded MCP response to prove the feedback was not alt
 Wrapping never re-runs a tool. A success is the tool's own text (the seed's rule: the
 feedback text equals the text the tool returned); every failure starts with a marker,
 ``Error (<class>): ``, so it can never read as a success.
+
+Two budgets bound one output: text in characters, images and files in decoded bytes (a
+screenshot is not text). Whatever does not reach the model (text past the budget, media
+past theirs, audio, blocks no input part can hold) is replaced by a note the model reads,
+and named in ``Rendering.cut`` so the user is told too.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+from dataclasses import dataclass
 from typing import Any, Final
 
 from ..protocol.responses import (
@@ -17,27 +25,43 @@ from ..protocol.responses import (
     INPUT_FILE,
     INPUT_IMAGE,
     INPUT_TEXT,
-    InputFilePart,
     InputPart,
     InputTextPart,
 )
 from .result import CallOutcome
 
 __all__ = [
+    "DEFAULT_MEDIA_BUDGET",
     "DEFAULT_OUTPUT_BUDGET",
     "ERROR_PREFIX",
     "FeedbackOutput",
+    "Rendering",
     "error_marker",
     "feedback_item",
+    "render_feedback",
     "render_output",
 ]
 
 DEFAULT_OUTPUT_BUDGET: Final = 100_000
 """Characters of tool output passed to the model before it is cut with a note."""
+DEFAULT_MEDIA_BUDGET: Final = 5_000_000
+"""Bytes of images and files (decoded) in one tool output passed to the model; any past
+that become a note. Big enough for a full-screen screenshot, small enough that several fit
+in one request (OpenAI takes 50 MB of images per request)."""
 ERROR_PREFIX: Final = "Error ("
 
 FeedbackOutput = str | list[InputPart]
 """A ``function_call_output``'s ``output``: the text, or parts when a result holds media."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rendering:
+    """What the model is given for one outcome, and what of the result it is not given."""
+
+    output: FeedbackOutput
+    cut: tuple[str, ...] = ()
+    """One phrase per thing cut or dropped (empty: the model got all of it). Stand-ins the
+    user asked for with ``multimodal=False`` are not cuts."""
 
 
 def error_marker(outcome: CallOutcome) -> str | None:
@@ -62,13 +86,18 @@ def error_marker(outcome: CallOutcome) -> str | None:
     return f"Error ({status.replace('_', ' ')}): "
 
 
-def render_output(
-    outcome: CallOutcome, *, budget: int = DEFAULT_OUTPUT_BUDGET, multimodal: bool = True
-) -> FeedbackOutput:
-    """The ``output`` of the function_call_output item for ``outcome``."""
+def render_feedback(
+    outcome: CallOutcome,
+    *,
+    budget: int = DEFAULT_OUTPUT_BUDGET,
+    media_budget: int = DEFAULT_MEDIA_BUDGET,
+    multimodal: bool = True,
+) -> Rendering:
+    """The ``output`` of the function_call_output item for ``outcome``, and what was cut."""
     marker = error_marker(outcome)
+    cut: list[str] = []
     if outcome.status in ("ok", "tool_error"):
-        parts = _result_parts(outcome.result or {}, multimodal)
+        parts = _Blocks(multimodal=multimodal, media_budget=media_budget, cut=cut).parts(outcome.result or {})
         if marker is not None:
             parts = _prefix(marker, parts)
     else:
@@ -76,11 +105,21 @@ def render_output(
         if outcome.status == "protocol_error" and outcome.error_data is not None:
             text += f" (data: {json.dumps(outcome.error_data, ensure_ascii=False)})"
         parts = [_text((marker or "") + text)]
-    parts = _apply_budget(parts, budget)
+    parts = _apply_budget(parts, budget, cut)
     texts = [part["text"] for part in parts if part["type"] == INPUT_TEXT]
-    if len(texts) == len(parts):
-        return "\n".join(texts)
-    return parts
+    output: FeedbackOutput = "\n".join(texts) if len(texts) == len(parts) else parts
+    return Rendering(output, tuple(cut))
+
+
+def render_output(
+    outcome: CallOutcome,
+    *,
+    budget: int = DEFAULT_OUTPUT_BUDGET,
+    media_budget: int = DEFAULT_MEDIA_BUDGET,
+    multimodal: bool = True,
+) -> FeedbackOutput:
+    """The ``output`` of the function_call_output item for ``outcome``."""
+    return render_feedback(outcome, budget=budget, media_budget=media_budget, multimodal=multimodal).output
 
 
 def feedback_item(call_id: str, output: FeedbackOutput) -> dict[str, Any]:
@@ -91,78 +130,130 @@ def feedback_item(call_id: str, output: FeedbackOutput) -> dict[str, Any]:
 # -- content blocks → parts ---------------------------------------------------------------
 
 
-def _result_parts(result: dict[str, Any], multimodal: bool) -> list[InputPart]:
-    blocks = result.get("content")
-    parts: list[InputPart] = []
-    if isinstance(blocks, list):
-        for block in blocks:
-            parts.append(_block_part(block, multimodal))
-    if not parts and "structuredContent" in result:
-        text = json.dumps(result["structuredContent"], ensure_ascii=False)
-        parts.append(_text(text))
-    if not parts:
-        parts.append(_text(""))
-    return parts
-
-
 def _text(text: str) -> InputTextPart:
     return {"type": INPUT_TEXT, "text": text}
 
 
-def _block_part(block: Any, multimodal: bool) -> InputPart:
-    if not isinstance(block, dict):
-        return _text(f"[malformed content block: {json.dumps(block, ensure_ascii=False)[:200]}]")
-    kind = block.get("type")
-    if kind == "text":
-        return _text(str(block.get("text", "")))
-    if kind == "image":
-        return _media_part(block, "image", multimodal)
-    if kind == "audio":
-        return _media_part(block, "audio", multimodal)
-    if kind == "resource_link":
-        name = block.get("name") or block.get("title") or ""
-        label = f" ({name})" if name else ""
-        return _text(f"[resource link: {block.get('uri', '')}{label}]")
-    if kind == "resource":
-        return _resource_part(block.get("resource"), multimodal)
-    return _text(f"[{kind} content block: not representable as model input]")
+@dataclass(slots=True, kw_only=True)
+class _Blocks:
+    """Turns one result's content blocks into parts, spending the media budget in order."""
+
+    multimodal: bool
+    media_budget: int
+    media_used: int = 0
+    """Bytes of images and files already in this output."""
+    cut: list[str]
+
+    def parts(self, result: dict[str, Any]) -> list[InputPart]:
+        blocks = result.get("content")
+        parts = [self.block(block) for block in blocks] if isinstance(blocks, list) else []
+        if not parts and "structuredContent" in result:
+            parts.append(_text(json.dumps(result["structuredContent"], ensure_ascii=False)))
+        return parts or [_text("")]
+
+    def block(self, block: Any) -> InputPart:
+        if not isinstance(block, dict):
+            return _text(f"[malformed content block: {json.dumps(block, ensure_ascii=False)[:200]}]")
+        kind = block.get("type")
+        if kind == "text":
+            return _text(str(block.get("text", "")))
+        if kind in ("image", "audio"):
+            mime = str(block.get("mimeType", "application/octet-stream"))
+            return self.media(str(kind), mime, str(block.get("data", "")), f"{kind}.{_extension(mime)}")
+        if kind == "resource_link":
+            name = block.get("name") or block.get("title") or ""
+            label = f" ({name})" if name else ""
+            return _text(f"[resource link: {block.get('uri', '')}{label}]")
+        if kind == "resource":
+            return self.resource(block.get("resource"))
+        self.cut.append(f"a {kind} content block dropped: not representable as model input")
+        return _text(f"[{kind} content block: not representable as model input]")
+
+    def resource(self, resource: Any) -> InputPart:
+        if not isinstance(resource, dict):
+            return _text("[resource content block without a resource]")
+        uri = str(resource.get("uri", ""))
+        mime = str(resource.get("mimeType", ""))
+        text = resource.get("text")
+        blob = str(resource.get("blob", ""))
+        if not isinstance(text, str) and _is_text_mime(mime):
+            text = _decoded_text(blob, mime)  # a text/plain blob is text, not a file named "2"
+        if isinstance(text, str):
+            kind = f", {mime}" if mime else ""
+            return _text(f"[resource {uri}{kind}]\n{text}")
+        mime = mime or "application/octet-stream"
+        name = uri.rstrip("/").rsplit("/", 1)[-1] or "resource"
+        filename = name if "." in name else f"{name}.{_extension(mime)}"
+        return self.media(f"resource {uri}", mime, blob, filename)
+
+    def media(self, what: str, mime: str, data: str, filename: str) -> InputPart:
+        """An image or file part, or the note the model reads instead."""
+        size = _decoded_size(data)
+        about = f"{what} ({mime}, about {size} bytes)"
+        if mime.startswith("audio/"):  # no Responses input part takes audio: a file is refused (400)
+            self.cut.append(f"{about} replaced by a text note: no audio input")
+            return _text(f"[{about} not passed on: the model takes no audio input here]")
+        if not self.multimodal:
+            return _text(f"[{about} not passed on: this endpoint takes text only]")
+        if self.media_used + size > self.media_budget:
+            return self._over_budget(what, mime, size)
+        self.media_used += size
+        url = f"data:{mime};base64,{data}"
+        if mime.startswith("image/"):
+            return {"type": INPUT_IMAGE, "image_url": url, "detail": "auto"}
+        return {"type": INPUT_FILE, "filename": filename, "file_data": url}
+
+    def _over_budget(self, what: str, mime: str, size: int) -> InputPart:
+        limit = self.media_budget
+        self.cut.append(f"{what} ({mime}, {size} bytes) dropped: over --media-budget {limit} bytes")
+        advice = (
+            "ask the tool for a smaller image (a lower resolution or a crop) if it can"
+            if mime.startswith("image/")
+            else "ask for a smaller file or a part of it if the tool can"
+        )
+        return _text(
+            f"[{what} ({mime}, {size} bytes) not passed on: over toolrelay's limit of {limit} bytes of "
+            f"images and files per tool output; {advice}]"
+        )
 
 
-def _media_part(block: dict[str, Any], kind: str, multimodal: bool) -> InputPart:
-    mime = str(block.get("mimeType", "application/octet-stream"))
-    data = str(block.get("data", ""))
-    if not multimodal:
-        return _text(_stand_in(kind, mime, data))
-    url = f"data:{mime};base64,{data}"
-    if kind == "image":
-        return {"type": INPUT_IMAGE, "image_url": url, "detail": "auto"}
-    extension = mime.rsplit("/", 1)[-1]
-    return _file(f"{kind}.{extension}", url)
+def _decoded_size(data: str) -> int:
+    """Bytes the base64 text decodes to (padding counted off)."""
+    return len(data) * 3 // 4 - data[-2:].count("=")
 
 
-def _resource_part(resource: Any, multimodal: bool) -> InputPart:
-    if not isinstance(resource, dict):
-        return _text("[resource content block without a resource]")
-    uri = str(resource.get("uri", ""))
-    mime = str(resource.get("mimeType", ""))
-    if isinstance(resource.get("text"), str):
-        kind = f", {mime}" if mime else ""
-        return _text(f"[resource {uri}{kind}]\n{resource['text']}")
-    blob = str(resource.get("blob", ""))
-    if not multimodal:
-        return _text(_stand_in(f"resource {uri}", mime or "application/octet-stream", blob))
-    filename = uri.rstrip("/").rsplit("/", 1)[-1] or "resource"
-    url = f"data:{mime or 'application/octet-stream'};base64,{blob}"
-    return _file(filename, url)
+_TEXT_TYPES: Final = frozenset({
+    "application/json", "application/xml", "application/javascript", "application/yaml",
+    "application/x-yaml", "application/toml", "application/sql", "application/x-sh",
+})
 
 
-def _file(filename: str, url: str) -> InputFilePart:
-    return {"type": INPUT_FILE, "filename": filename, "file_data": url}
+def _is_text_mime(mime: str) -> bool:
+    base = mime.split(";", 1)[0].strip().lower()
+    return base.startswith("text/") or base in _TEXT_TYPES or base.endswith(("+json", "+xml"))
 
 
-def _stand_in(what: str, mime: str, data: str) -> str:
-    size = len(data) * 3 // 4
-    return f"[{what} ({mime}, about {size} bytes) not passed on: this endpoint takes text only]"
+def _decoded_text(blob: str, mime: str) -> str | None:
+    """The blob as text in its charset (UTF-8 unless the MIME type names one), or None."""
+    charset = "utf-8"
+    for param in mime.split(";")[1:]:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset" and value.strip():
+            charset = value.strip().strip('"')
+    try:
+        return base64.b64decode(blob, validate=True).decode(charset)
+    except (binascii.Error, ValueError, LookupError):
+        return None
+
+
+_EXTENSIONS: Final = {"octet-stream": "bin", "jpeg": "jpg", "plain": "txt", "svg+xml": "svg", "mpeg": "mp3"}
+
+
+def _extension(mime: str) -> str:
+    """A file extension for a MIME type, from its subtype alone (the same on every machine,
+    so verify renders the same filename)."""
+    subtype = mime.split(";", 1)[0].strip().rsplit("/", 1)[-1].lower()
+    return _EXTENSIONS.get(subtype, subtype or "bin")
 
 
 # -- markers and budget ---------------------------------------------------------------------
@@ -175,23 +266,20 @@ def _prefix(marker: str, parts: list[InputPart]) -> list[InputPart]:
     return [_text(marker.rstrip()), *parts]
 
 
-def _apply_budget(parts: list[InputPart], budget: int) -> list[InputPart]:
-    """Cut text beyond ``budget`` characters (all parts together) with a visible note."""
-    total = sum(_part_size(p) for p in parts)
+def _apply_budget(parts: list[InputPart], budget: int, cut: list[str]) -> list[InputPart]:
+    """Cut text beyond ``budget`` characters (all text parts together) with a visible note;
+    images and files have their own budget."""
+    total = sum(len(part["text"]) for part in parts if part["type"] == INPUT_TEXT)
     if total <= budget:
         return parts
     out: list[InputPart] = []
     left = budget
     for part in parts:
-        size = _part_size(part)
-        if size <= left:
-            out.append(part)
-            left -= size
-        elif part["type"] == INPUT_TEXT:
-            out.append(_text(part["text"][:left]))
-            left = 0
-        else:
-            out.append(_text(f"[{part['type']} of {size} characters dropped: over the budget]"))
+        if part["type"] == INPUT_TEXT:
+            kept = part["text"][:left]
+            left -= len(kept)
+            part = _text(kept)
+        out.append(part)
     note = (
         f"\n[toolrelay: output cut to {budget} of {total} characters; "
         "ask for less (for example with head or tail) to see the rest]"
@@ -201,12 +289,5 @@ def _apply_budget(parts: list[InputPart], budget: int) -> list[InputPart]:
         out[-1] = _text(last["text"] + note)
     else:
         out.append(_text(note.lstrip("\n")))
+    cut.append(f"text cut to {budget} of {total} characters (--output-budget {budget})")
     return out
-
-
-def _part_size(part: InputPart) -> int:
-    if part["type"] == INPUT_TEXT:
-        return len(part["text"])
-    if part["type"] == INPUT_IMAGE:
-        return len(part["image_url"])
-    return len(part["file_data"])

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from ..errors import ModelError
 from ..events import EventStream, FeedbackEvent, RunEndEvent, RunStartEvent
 from .consent import Approver
-from .feedback import DEFAULT_OUTPUT_BUDGET, feedback_item, render_output
+from .feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET, feedback_item, render_feedback
 from .parse import FunctionCall, ModelTurn, read_response
 from .request import Conversation, RequestSettings, build_body
 from .result import CallOutcome
@@ -66,6 +66,9 @@ class RunLimits:
     call_timeout: float | None = None
     """Overrides each server's tools/call timeout when set."""
     output_budget: int = DEFAULT_OUTPUT_BUDGET
+    """Characters of text in one tool output passed to the model."""
+    media_budget: int = DEFAULT_MEDIA_BUDGET
+    """Bytes of images and files in one tool output passed to the model."""
     multimodal: bool = True
     """Pass images and files to the model as input_image/input_file parts."""
 
@@ -153,7 +156,8 @@ class Relay:
             RunStartEvent(
                 run_id=result.run_id, model=self.settings.model, endpoint=self.endpoint,
                 context_mode=self.settings.context_mode, strict=self.strict, task=task,
-                output_budget=self.limits.output_budget, multimodal=self.limits.multimodal,
+                output_budget=self.limits.output_budget, media_budget=self.limits.media_budget,
+                multimodal=self.limits.multimodal,
             )
         )
         try:
@@ -193,8 +197,7 @@ class Relay:
                 result.response_ids.append(turn.response_id)
             conversation.add_response(turn.response_id, turn.output)
             self._check_turn(turn, result)  # raises _Stop when the model answered
-            outcomes = await self._run_calls(turn.calls, result)
-            conversation.add_outputs([self._feedback(o) for o in outcomes])
+            conversation.add_outputs(await self._run_calls(turn.calls, result))
         raise _Stop(
             "max_turns",
             f"reached --max-turns {self.limits.max_turns}; the model has not seen the last outputs",
@@ -230,26 +233,33 @@ class Relay:
         result.final_text = turn.text or ""
         raise _Stop("completed", "the model answered without asking for more tool calls")
 
-    async def _run_calls(self, calls: list[FunctionCall], result: RunResult) -> list[CallOutcome]:
-        """Run one response's calls concurrently (bounded); outcomes in the calls' order."""
+    async def _run_calls(self, calls: list[FunctionCall], result: RunResult) -> list[dict[str, Any]]:
+        """Run one response's calls concurrently (bounded); their outputs in the calls' order."""
         gate = asyncio.Semaphore(max(1, self.limits.concurrency))
 
-        async def one(call: FunctionCall) -> CallOutcome:
+        async def one(call: FunctionCall) -> tuple[CallOutcome, dict[str, Any]]:
             async with gate:
-                return await self.catalog.call(
+                outcome = await self.catalog.call(
                     call.name, call.arguments_text, call_id=call.call_id,
                     approve=self.approve, timeout=self.limits.call_timeout, malformed=call.problem,
                 )
+                # rendered at once, so its feedback event follows the call's outcome event
+                # directly and the progress line can say whether the model got all of it
+                return outcome, self._feedback(outcome)
 
         async with asyncio.TaskGroup() as group:
             tasks = [group.create_task(one(call)) for call in calls]
-        outcomes = [task.result() for task in tasks]
-        result.calls.extend(outcomes)
-        return outcomes
+        done = [task.result() for task in tasks]
+        result.calls.extend(outcome for outcome, _ in done)
+        return [item for _, item in done]
 
     def _feedback(self, outcome: CallOutcome) -> dict[str, Any]:
         assert outcome.call_id is not None
-        output = render_output(outcome, budget=self.limits.output_budget, multimodal=self.limits.multimodal)
-        item = feedback_item(outcome.call_id, output)
-        self.events.emit(FeedbackEvent(call_id=outcome.call_id, item=item))
+        limits = self.limits
+        rendering = render_feedback(
+            outcome, budget=limits.output_budget, media_budget=limits.media_budget,
+            multimodal=limits.multimodal,
+        )
+        item = feedback_item(outcome.call_id, rendering.output)
+        self.events.emit(FeedbackEvent(call_id=outcome.call_id, item=item, cut=list(rendering.cut)))
         return item

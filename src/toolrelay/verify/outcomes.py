@@ -6,7 +6,7 @@ JSON-RPC request and response by the live path's own function
 answer exactly as the peer settles it). For a call that never got an answer (invalid
 arguments, unknown tool, refused, cancelled, transport failure) the recorded outcome
 record is the evidence. The expected ``function_call_output`` is then what the one
-rendering (``relay.feedback.render_output``) gives, with the run's recorded budget.
+rendering (``relay.feedback.render_output``) gives, with the run's recorded budgets.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, cast
 from ..protocol.jsonrpc import DecodeError, ErrorResponse, Response, classify
 from ..protocol.peer import Exchange
 from ..relay.call import outcome_from_exchange
-from ..relay.feedback import DEFAULT_OUTPUT_BUDGET, feedback_item, render_output
+from ..relay.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET, feedback_item, render_output
 from ..relay.result import OUTCOME_STATUSES, CallOutcome, OutcomeStatus
 from .record import CallTrace, RunRecord
 
@@ -88,11 +88,12 @@ def rebuild_outcome(call: CallTrace, exchange: Exchange | str | None) -> CallOut
 def expected_item(outcome: CallOutcome, run: RunRecord) -> dict[str, Any]:
     """The function_call_output the run's own rendering gives for ``outcome``."""
     start = run.run_start or {}
-    budget = start.get("output_budget")
+    budget, media_budget = start.get("output_budget"), start.get("media_budget")
     multimodal = start.get("multimodal", True)
     output = render_output(
         outcome,
         budget=budget if isinstance(budget, int) else DEFAULT_OUTPUT_BUDGET,
+        media_budget=media_budget if isinstance(media_budget, int) else DEFAULT_MEDIA_BUDGET,
         multimodal=multimodal is not False,
     )
     assert outcome.call_id is not None
