@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 from conftest import REPO
 
@@ -34,3 +35,11 @@ def test_helper_modules_imported_by_bare_name_are_unique() -> None:
     imported.discard("conftest")  # pytest loads conftest files itself, one per folder
     clashes = {name: by_name[name] for name in imported if len(by_name.get(name, [])) > 1}
     assert clashes == {}, f"helper modules imported by a name that several files have: {clashes}"
+
+
+def test_the_import_contract_holds() -> None:
+    # pyproject.toml's [tool.importlinter]: one call's walk goes down the layers, never up.
+    proc = subprocess.run(
+        [str(Path(sys.executable).with_name("lint-imports"))], cwd=REPO, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
