@@ -122,6 +122,8 @@ class ServerConfig:
 
     def allows(self, tool_name: str) -> bool:
         """Whether the allow/deny filters offer ``tool_name``."""
+        if self.allow is None and not self.deny:  # no filters: the common case, on every call
+            return True
         if any(fnmatch.fnmatchcase(tool_name, pattern) for pattern in self.deny):
             return False
         return self.allow is None or any(fnmatch.fnmatchcase(tool_name, p) for p in self.allow)
