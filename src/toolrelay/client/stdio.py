@@ -1,10 +1,10 @@
 """The stdio transport: a server as a child process speaking JSON lines on its pipes.
 
 The child runs in its own process group (``start_new_session``) with the minimal
-environment of ``environment.py``. Its stdout is a pipe of our own, read by an asyncio
-protocol straight into a ``LineFramer`` (no 64 KiB ``readline`` limit; oversized lines
-are never buffered): asyncio's subprocess pipes would hand every chunk over one event
-loop turn later, a third of the loop's work per call. stderr goes to the server's
+environment of ``environment.py``. Its stdout is a pipe of our own, read as soon as it
+is readable straight into a ``LineFramer`` (no 64 KiB ``readline`` limit; oversized
+lines are never buffered): asyncio's subprocess pipes would hand every chunk over one
+event loop turn later, a third of the loop's work per call. stderr goes to the server's
 ``ServerLog``. Stopping follows the MCP lifecycle: close stdin, wait, SIGTERM the group,
 wait, SIGKILL -- then any process left in the group (a grandchild such as ``npx``'s
 ``node``) gets the same treatment. No process is left behind: an ``atexit`` hook and a
@@ -40,18 +40,37 @@ log = logging.getLogger("toolrelay.client")
 _SETTLE: Final = 0.5  # after an exit, how long the last stdout/stderr bytes may take to arrive
 _KILL_WAIT: Final = 5.0  # after SIGKILL, how long to wait for the kernel to reap
 _EXIT_TAIL_LINES: Final = 10  # stderr lines quoted when a server dies
+_READ_SIZE: Final = 64 * 1024  # below malloc's mmap threshold (128 KiB)
 
 
-class _StdoutReader(asyncio.Protocol):
-    """The child's stdout: bytes to the framer, each line to the inbox, at once."""
+class _StdoutReader:
+    """The child's stdout, read as it becomes readable, each line to the inbox at once.
 
-    def __init__(self, framer: LineFramer, inbox: Inbox, server: str) -> None:
+    Not asyncio's read-pipe transport: it reads 256 KiB at a time, a buffer that malloc
+    serves with mmap, mremap and munmap on every read (measured here: 17 us per read of
+    a 300-byte answer, against 1.5 us for a 64 KiB read)."""
+
+    def __init__(self, fd: int, framer: LineFramer, inbox: Inbox, server: str) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._fd = fd
         self._framer = framer
         self._inbox = inbox
         self._server = server
-        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.closed: asyncio.Future[None] = self._loop.create_future()
+        os.set_blocking(fd, False)
+        self._loop.add_reader(fd, self._readable)
 
-    def data_received(self, data: bytes) -> None:
+    def _readable(self) -> None:
+        try:
+            data = os.read(self._fd, _READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            log.warning("server %s: reading its stdout failed: %s", self._server, exc)
+            data = b""
+        if not data:  # end of file: the server closed its stdout
+            self.close()
+            return
         received = self._inbox.received
         for line in self._framer.feed(data):
             try:
@@ -59,7 +78,12 @@ class _StdoutReader(asyncio.Protocol):
             except Exception:  # a failing hook or subscriber must not drop the lines after it
                 log.exception("server %s: handling a message failed", self._server)
 
-    def connection_lost(self, exc: Exception | None) -> None:
+    def close(self) -> None:
+        if self._fd < 0:
+            return
+        self._loop.remove_reader(self._fd)
+        os.close(self._fd)
+        self._fd = -1
         _resolve(self.closed)
 
 
@@ -146,7 +170,6 @@ class _Child:
         self.pid: int | None = None
         self._transport: asyncio.SubprocessTransport | None = None
         self._protocol: _ChildProtocol | None = None
-        self._stdout: asyncio.ReadTransport | None = None
         self._reader: _StdoutReader | None = None
         self._stdin: asyncio.WriteTransport | None = None
         self._watcher: asyncio.Task[None] | None = None
@@ -157,7 +180,6 @@ class _Child:
     # -- start --------------------------------------------------------------------------
 
     async def spawn(self) -> None:
-        loop = asyncio.get_running_loop()
         install_backstop()
         stdout_read, stdout_write = os.pipe()
         try:
@@ -167,10 +189,8 @@ class _Child:
             raise
         finally:
             os.close(stdout_write)  # the child holds its own copy
-        reader = _StdoutReader(LineFramer(self.config.max_message_bytes), self._inbox, self.config.name)
-        pipe = os.fdopen(stdout_read, "rb", buffering=0)
-        stdout, _ = await loop.connect_read_pipe(lambda: reader, pipe)
-        self._stdout, self._reader = stdout, reader
+        framer = LineFramer(self.config.max_message_bytes)
+        self._reader = _StdoutReader(stdout_read, framer, self._inbox, self.config.name)
         self._watcher = asyncio.ensure_future(self._watch())
 
     async def _exec(self, stdout: int) -> None:
@@ -252,8 +272,8 @@ class _Child:
             self._end()
             await self._sweep_group()
         self._transport.close()
-        assert self._protocol is not None and self._stdout is not None and self._reader is not None
-        self._stdout.close()
+        assert self._protocol is not None and self._reader is not None
+        self._reader.close()
         # pipes held open by a stray grandchild
         await asyncio.wait((self._protocol.finished, self._reader.closed), timeout=_SETTLE)
 

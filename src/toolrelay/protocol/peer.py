@@ -113,6 +113,7 @@ class Peer:
         # request (created, then cancelled when the answer comes) is a third of a call's work.
         self._watchdog: asyncio.TimerHandle | None = None
         self._watchdog_at = 0.0
+        self._loop: asyncio.AbstractEventLoop | None = None  # get_running_loop() costs a getpid()
 
     # -- outgoing -------------------------------------------------------------------
 
@@ -141,7 +142,9 @@ class Peer:
         mcp_id = next(self._ids)
         message = jsonrpc.request(mcp_id, method, params)
         exchange = Exchange(mcp_id, method, message)
-        loop = asyncio.get_running_loop()
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            loop = self._loop = asyncio.get_running_loop()
         future: asyncio.Future[Exchange] = loop.create_future()
         pending = self._pending[mcp_id] = _Pending(exchange, future, tag)
         try:
