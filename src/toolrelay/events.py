@@ -288,25 +288,35 @@ class EventStream:
 
     _subscribers: list[Subscriber] = field(default_factory=list)
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    active: bool = field(default=False, init=False)
+    """Whether anyone listens: producers check it before building an event (on every message)."""
+    _fanout: tuple[Subscriber, ...] = field(default=(), init=False, repr=False)
+    """The subscribers as emit() calls them: a snapshot kept, not copied for every event."""
 
-    @property
-    def active(self) -> bool:
-        return bool(self._subscribers)
+    def __post_init__(self) -> None:
+        self._changed()
+
+    def _changed(self) -> None:
+        self._fanout = tuple(self._subscribers)
+        self.active = bool(self._fanout)
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         """Add a subscriber; returns a function that removes it."""
         self._subscribers.append(subscriber)
+        self._changed()
 
         def unsubscribe() -> None:
             if subscriber in self._subscribers:
                 self._subscribers.remove(subscriber)
+                self._changed()
 
         return unsubscribe
 
     def emit(self, event: Event) -> None:
-        if not self._subscribers:
+        fanout = self._fanout
+        if not fanout:
             return
         event.seq = next(self._seq)
         event.time = time.time()
-        for subscriber in tuple(self._subscribers):
+        for subscriber in fanout:
             subscriber(event)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from toolrelay.protocol.framing import LineFramer, Oversized, find_id
 
@@ -33,6 +35,28 @@ def test_byte_by_byte_and_multibyte_utf8_split() -> None:
 def test_crlf_and_empty_lines() -> None:
     framer = LineFramer(1024)
     assert framer.feed(b'{"a":1}\r\n\n{"b":2}\r\n') == [b'{"a":1}', b"", b'{"b":2}']
+
+
+@given(
+    lines=st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=8),
+    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=10),
+    crlf=st.booleans(),
+)
+def test_any_chunking_gives_the_same_lines(lines: list[bytes], cuts: list[int], crlf: bool) -> None:
+    """Whole lines in one chunk take a shortcut; split ones go through the buffer: both
+    must give the same lines, CR stripped, and the same markers for lines over the cap."""
+    cap = 24
+    ending = b"\r\n" if crlf else b"\n"
+    stream = b"".join(line + ending for line in lines)
+    framer = LineFramer(cap)
+    out: list[bytes | Oversized] = []
+    start = 0
+    for cut in [*sorted(set(cuts)), len(stream)]:
+        out += framer.feed(stream[start:cut])
+        start = max(start, cut)
+    raw = [line + ending[:-1] for line in lines]  # what stands before each newline
+    expected = [r.removesuffix(b"\r") if len(r) <= cap else len(r) for r in raw]
+    assert [item if isinstance(item, bytes) else item.size for item in out] == expected
 
 
 def test_line_at_the_cap_passes_one_byte_more_is_oversized() -> None:

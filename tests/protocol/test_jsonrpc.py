@@ -4,6 +4,7 @@ one-line output."""
 
 from __future__ import annotations
 
+import codecs
 import json
 from typing import Any
 
@@ -64,6 +65,28 @@ def test_unreadable_json_is_a_parse_error(data: bytes) -> None:
     code, message, msg_id = _rejection(data)
     assert code == PARSE_ERROR and msg_id is None
     assert message.startswith("Parse error: ") and len(message) > len("Parse error: ")
+
+
+_PING = '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"t":"\u2603"}}'
+
+
+@pytest.mark.parametrize("data", [
+    _PING.encode(), _PING, codecs.BOM_UTF8 + _PING.encode(), "\ufeff" + _PING, _PING.encode("utf-16"),
+    _PING.encode("utf-16-le"), _PING.encode("utf-32-be"), b'{"jsonrpc":"2.0","method":"\xed\xa0\x80"}',
+    b'{"jsonrpc":"2.0","method":"\xc3"}', b"", b"  ", b'{"jsonrpc":"2.0","id":', b'{"jsonrpc":', b"{",
+    _PING.encode() + b" \r\n", b" " + _PING.encode(), _PING.encode() + b"{}",
+])
+def test_bytes_and_text_are_read_as_json_loads_reads_them(data: bytes | str) -> None:
+    """The decoder is built once, not per message: it must read exactly what json.loads reads."""
+    try:
+        expected: Any = jsonrpc.classify(json.loads(data)).raw
+    except (ValueError, UnicodeDecodeError) as exc:
+        expected = (PARSE_ERROR, f"Parse error: {exc}", None)
+    try:
+        got: Any = jsonrpc.decode(data).raw
+    except DecodeError:
+        got = _rejection(data)
+    assert got == expected
 
 
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
@@ -181,3 +204,20 @@ def test_encode_keeps_a_lone_surrogate_as_an_escape_instead_of_failing() -> None
     wire = jsonrpc.encode(message)
     assert b"\\ud800" in wire
     assert json.loads(wire)["error"]["message"] == "Unknown tool: \ud800"
+
+
+def _cyclic() -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": "x"}
+    message["params"] = message
+    return message
+
+
+@pytest.mark.parametrize(("message", "error", "text"), [
+    (_cyclic(), ValueError, "Circular reference detected"),
+    ({"params": {1, 2}}, TypeError, "Object of type set is not JSON serializable"),
+])
+def test_encode_refuses_what_json_dumps_refuses(message: dict[str, Any], error: type, text: str) -> None:
+    """The encoder skips json's cycle bookkeeping on the way out; a cycle still gets its words."""
+    with pytest.raises(error) as caught:
+        jsonrpc.encode(message)
+    assert str(caught.value) == text

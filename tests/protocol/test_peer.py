@@ -133,6 +133,37 @@ def test_timeout_sends_cancelled_and_a_late_answer_is_ignored() -> None:
     run(scenario)
 
 
+def test_each_request_times_out_at_its_own_deadline() -> None:
+    """One timer serves every deadline: a shorter timeout sent later still fires first,
+    and an answered request never times out."""
+
+    async def scenario() -> None:
+        wire = Wire()
+        peer = Peer(wire.send)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        failed_at: dict[str, float] = {}
+
+        async def timed(name: str, timeout: float) -> None:
+            with pytest.raises(RequestTimeout):
+                await peer.call("tools/call", {"name": name}, timeout=timeout)
+            failed_at[name] = loop.time() - started
+
+        answered = asyncio.ensure_future(peer.call("tools/call", {"name": "answered"}, timeout=0.05))
+        slow = asyncio.ensure_future(timed("slow", 0.4))
+        quick = asyncio.ensure_future(timed("quick", 0.1))
+        await asyncio.sleep(0)
+        _answer(peer, 1, {})
+        assert (await answered).result == {}
+        await asyncio.gather(slow, quick)
+        assert list(failed_at) == ["quick", "slow"]
+        assert 0.1 <= failed_at["quick"] < 0.3 and 0.4 <= failed_at["slow"] < 0.8
+        cancelled = [m["params"]["requestId"] for m in wire.of_method("notifications/cancelled")]
+        assert cancelled == [3, 2]
+
+    run(scenario)
+
+
 def test_caller_cancellation_sends_cancelled() -> None:
     async def scenario() -> None:
         wire = Wire()

@@ -7,9 +7,11 @@ Accepted shapes (JSON or JSONC, comments and trailing commas allowed):
 
 An entry is stdio (``command``, ``args``, ``env``, ``envFile``, ``cwd``) or Streamable
 HTTP (``url``, ``headers``), chosen by ``type`` (``stdio``, ``http``,
-``streamable-http``) or inferred from ``command`` / ``url``. Entries toolrelay cannot
-serve (``type: "sse"``, ``unix://`` / ``pipe://`` / ``ws://`` URLs) are skipped with a
-warning naming the server; a file where every entry is unusable is a ConfigError.
+``streamable-http``) or inferred from ``command`` / ``url``: the transport registry
+(``transport_registry.py``) maps each ``type`` to its transport and the reader of its
+fields (``config_entries.py``). Entries toolrelay cannot serve (``type: "sse"``,
+``unix://`` / ``pipe://`` / ``ws://`` URLs) are skipped with a warning naming the
+server; a file where every entry is unusable is a ConfigError.
 Values are expanded as described in ``environment.py``. toolrelay's own settings live in
 an optional ``"toolrelay"`` object inside an entry (other clients ignore it)::
 
@@ -30,21 +32,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Final, Literal
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import ConfigError
 from ..events import EventStream, Notice
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from . import jsonc
-from .environment import (
-    ExpansionContext,
-    expand,
-    input_from_environment,
-    input_variable_name,
-    parse_dotenv,
-    redact,
-)
+from .config_entries import EntrySkipped, json_kind
+from .environment import ExpansionContext, input_from_environment, input_variable_name, redact
+from .transport_registry import kind_for_entry, transport_kind
+
+if TYPE_CHECKING:
+    from .inprocess import PeerFactory
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -61,7 +60,6 @@ log = logging.getLogger("toolrelay.client")
 DEFAULT_CALL_TIMEOUT: Final = 60.0
 DEFAULT_REQUEST_TIMEOUT: Final = 30.0
 DEFAULT_SHUTDOWN_GRACE: Final = 2.0
-_HTTP_TYPES: Final = frozenset({"http", "streamable-http", "streamable_http", "streamableHttp"})
 _OPTION_KEYS: Final = frozenset({"timeout", "requestTimeout", "maxMessageBytes", "allow", "deny"})
 
 
@@ -78,7 +76,8 @@ class ServerConfig:
     """One MCP server toolrelay can connect to, with every value already expanded."""
 
     name: str
-    transport: Literal["stdio", "http"]
+    transport: str
+    """A transport of ``transport_registry.TRANSPORTS``: ``stdio``, ``http``, ``inprocess``."""
     command: str | None = None
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=_empty_map)
@@ -101,8 +100,11 @@ class ServerConfig:
     """Seconds between closing stdin, SIGTERM and SIGKILL when a stdio server stops."""
     origin: str = ""
     """Where this entry came from, for messages: ``path: server 'NAME'``."""
+    peer_factory: PeerFactory | None = None
+    """In-process servers: starts the server half of a session (``client/inprocess.py``)."""
 
     def __post_init__(self) -> None:
+        transport_kind(self.transport, self.name)  # an unknown transport fails here, not at start
         values = {*self.env.values(), *self.headers.values()}
         object.__setattr__(self, "secrets", frozenset(self.secrets | values))
 
@@ -111,13 +113,17 @@ class ServerConfig:
 
     @property
     def target(self) -> str:
-        """The command line or URL, with secret values redacted (safe to show and record)."""
-        if self.transport == "http":
-            return redact(self.url or "", self.secrets)
-        return redact(shlex.join([self.command or "", *self.args]), self.secrets)
+        """The URL or command line, with secret values redacted (safe to show and record)."""
+        if self.url is not None:
+            return redact(self.url, self.secrets)
+        if self.command is not None:
+            return redact(shlex.join([self.command, *self.args]), self.secrets)
+        return "in-process"
 
     def allows(self, tool_name: str) -> bool:
         """Whether the allow/deny filters offer ``tool_name``."""
+        if self.allow is None and not self.deny:  # no filters: the common case, on every call
+            return True
         if any(fnmatch.fnmatchcase(tool_name, pattern) for pattern in self.deny):
             return False
         return self.allow is None or any(fnmatch.fnmatchcase(tool_name, p) for p in self.allow)
@@ -181,17 +187,13 @@ def read_config(
         context.substituted.clear()  # ${input:...} answers are secrets of the entry using them
         try:
             server = _parse_entry(name, entry, context, where)
-        except _Skipped as skip:
+        except EntrySkipped as skip:
             skipped.append(f"{where} skipped: {skip}")
             continue
         servers.append(server)
     if not servers:
         raise ConfigError(f"{config_path}: no usable server: " + "; ".join(skipped))
     return LoadedConfig(servers=servers, skipped=skipped)
-
-
-class _Skipped(Exception):
-    """An entry toolrelay cannot or should not serve; the message says why."""
 
 
 # -- the file ---------------------------------------------------------------------------
@@ -252,90 +254,21 @@ def _workspace_of(path: Path) -> Path:
 
 def _parse_entry(name: str, entry: Any, context: ExpansionContext, where: str) -> ServerConfig:
     if not isinstance(entry, dict):
-        raise ConfigError(f"{where}: expected an object, got {_json_kind(entry)}")
+        raise ConfigError(f"{where}: expected an object, got {json_kind(entry)}")
     if not name.strip():
         raise ConfigError(f"{where}: a server needs a non-empty name")
     if entry.get("disabled") is True:
-        raise _Skipped("it is disabled in the config")
-    transport = _transport_of(entry, where)
-    if transport == "stdio":
-        transport_fields = _stdio_fields(entry, context, where)
-    else:
-        transport_fields = _http_fields(entry, context, where)
+        raise EntrySkipped("it is disabled in the config")
+    kind = kind_for_entry(entry, where)
+    assert kind.read_entry is not None  # only kinds with config types are found in files
     return ServerConfig(
         name=name,
-        transport=transport,
-        **transport_fields,
+        transport=kind.name,
+        **kind.read_entry(entry, context, where),
         **_options(entry, where),
         secrets=frozenset(context.substituted),
         origin=where,
     )
-
-
-def _transport_of(entry: dict[str, Any], where: str) -> Literal["stdio", "http"]:
-    kind = entry.get("type", entry.get("transport"))
-    if kind is None:
-        if "command" in entry and "url" in entry:
-            raise ConfigError(f'{where}: has both "command" and "url"; add "type": "stdio" or "http"')
-        if "command" in entry:
-            return "stdio"
-        if "url" in entry:
-            return "http"
-        raise ConfigError(f'{where}: needs "command" (a stdio server) or "url" (an HTTP server)')
-    if kind == "stdio":
-        return "stdio"
-    if isinstance(kind, str) and kind in _HTTP_TYPES:
-        return "http"
-    if kind == "sse":
-        raise _Skipped('type "sse" (the deprecated HTTP+SSE transport) is not supported; '
-                       'use the server\'s Streamable HTTP endpoint with "type": "http"')
-    raise _Skipped(f"transport type {kind!r} is not supported (toolrelay speaks stdio and http)")
-
-
-def _stdio_fields(entry: dict[str, Any], context: ExpansionContext, where: str) -> dict[str, Any]:
-    command = entry.get("command")
-    if not isinstance(command, str) or not command.strip():
-        raise ConfigError(f'{where}: "command" must be a non-empty string')
-    env = _env_file(entry, context, where)
-    env.update(_string_map(entry, "env", context, where))
-    cwd = entry.get("cwd")
-    if cwd is not None:
-        if not isinstance(cwd, str):
-            raise ConfigError(f'{where}: "cwd" must be a string')
-        cwd = str(context.workspace / Path(expand(cwd, context, f"{where}, cwd")).expanduser())
-    return {
-        "command": expand(command, context, f"{where}, command"),
-        "args": tuple(_string_list(entry, "args", context, where)),
-        "env": MappingProxyType(env),
-        "cwd": cwd,
-    }
-
-
-def _env_file(entry: dict[str, Any], context: ExpansionContext, where: str) -> dict[str, str]:
-    raw = entry.get("envFile")
-    if raw is None:
-        return {}
-    if not isinstance(raw, str):
-        raise ConfigError(f'{where}: "envFile" must be a string')
-    env_path = context.workspace / Path(expand(raw, context, f"{where}, envFile")).expanduser()
-    try:
-        text = env_path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{where}: cannot read envFile {env_path}: {exc.strerror or exc}") from None
-    return parse_dotenv(text, f"{where}, envFile {env_path}")
-
-
-def _http_fields(entry: dict[str, Any], context: ExpansionContext, where: str) -> dict[str, Any]:
-    raw = entry.get("url")
-    if not isinstance(raw, str) or not raw.strip():
-        raise ConfigError(f'{where}: "url" must be a non-empty string')
-    url = expand(raw, context, f"{where}, url")
-    scheme = urlsplit(url).scheme.lower()
-    if scheme in ("unix", "pipe", "ws", "wss"):
-        raise _Skipped(f"{scheme}:// URLs are not supported (toolrelay speaks Streamable HTTP over http(s))")
-    if scheme not in ("http", "https") or not urlsplit(url).hostname:
-        raise ConfigError(f'{where}: "url" must be an http:// or https:// URL, got {url!r}')
-    return {"url": url, "headers": MappingProxyType(_string_map(entry, "headers", context, where))}
 
 
 def _options(entry: dict[str, Any], where: str) -> dict[str, Any]:
@@ -367,41 +300,6 @@ def _options(entry: dict[str, Any], where: str) -> dict[str, Any]:
 # -- value checks -----------------------------------------------------------------------
 
 
-def _scalar_text(value: Any) -> str | None:
-    """Strings, and numbers/booleans people write unquoted (``"PORT": 3000``), as text."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (str, int, float)):
-        return str(value)
-    return None
-
-
-def _string_list(entry: dict[str, Any], key: str, context: ExpansionContext, where: str) -> list[str]:
-    raw = entry.get(key, [])
-    if not isinstance(raw, list):
-        raise ConfigError(f'{where}: "{key}" must be an array of strings')
-    values = []
-    for index, item in enumerate(raw):
-        text = _scalar_text(item)
-        if text is None:
-            raise ConfigError(f'{where}: "{key}[{index}]" must be a string, got {_json_kind(item)}')
-        values.append(expand(text, context, f"{where}, {key}[{index}]"))
-    return values
-
-
-def _string_map(entry: dict[str, Any], key: str, context: ExpansionContext, where: str) -> dict[str, str]:
-    raw = entry.get(key, {})
-    if not isinstance(raw, dict):
-        raise ConfigError(f'{where}: "{key}" must be an object of strings')
-    values = {}
-    for name, item in raw.items():
-        text = _scalar_text(item)
-        if text is None:
-            raise ConfigError(f'{where}: "{key}.{name}" must be a string, got {_json_kind(item)}')
-        values[name] = expand(text, context, f"{where}, {key}.{name}")
-    return values
-
-
 def _plain_strings(raw: Any, where: str) -> list[str]:
     if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
         raise ConfigError(f"{where}: must be an array of tool names")
@@ -418,11 +316,6 @@ def _byte_count(raw: Any, where: str) -> int:
     if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1024:
         raise ConfigError(f"{where}, toolrelay.maxMessageBytes: must be an integer ≥ 1024, got {raw!r}")
     return raw
-
-
-def _json_kind(value: Any) -> str:
-    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
-    return names.get(type(value), "a number")
 
 
 # -- ${input:ID} ------------------------------------------------------------------------

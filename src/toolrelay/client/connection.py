@@ -1,14 +1,17 @@
 """One MCP server, as toolrelay's client sees it: handshake, requests, restarts, events.
 
-A ``Connection`` owns a numbered sequence of links. Link 1 is the first start; when a
-stdio server dies, its pending requests fail at once (``ServerExited`` with the exit code
-and its last stderr lines) and the next use starts link 2, re-initializes, tells the user
-(a Notice) and lets the catalog re-list (``on_restart``). A Streamable HTTP session that
-the server forgot (404) is renewed the same way. A ``tools/call`` is never retried.
+A ``Connection`` owns the server's transport (``transport_registry.py`` picks it from
+the config's ``transport``) and a numbered sequence of links over it. Link 1 is the
+first start; when the channel ends (a stdio server dies), its pending requests fail at
+once (``ServerExited`` with the exit code and its last stderr lines) and the next use
+starts link 2, re-initializes, tells the user (a Notice) and lets the catalog re-list
+(``on_restart``). A session the server forgot (HTTP 404) is renewed the same way. A
+``tools/call`` is never retried.
 
-Each link is a ``Peer`` (ids, pending requests, timeouts, cancellation) over a
-transport, plus the decoding of what arrives: non-JSON lines are skipped and reported,
-oversized messages fail only the request they answer.
+Each link is a ``Peer`` (ids, pending requests, timeouts, cancellation) plus the
+``Inbox`` its transport delivers to: non-JSON lines are skipped and reported, oversized
+messages fail only the request they answer. Nothing here depends on which transport
+it is.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from .._version import __version__
 from ..errors import (
@@ -25,7 +28,6 @@ from ..errors import (
     ProtocolError,
     RequestTimeout,
     RpcError,
-    ServerExited,
     ToolrelayError,
     TransportError,
     UsageError,
@@ -39,18 +41,14 @@ from ..protocol.peer import Exchange, Peer
 from ..protocol.versions import DEFAULT_VERSION, accept_server_version
 from .config import ServerConfig
 from .environment import redact
-from .serverlog import ServerLog
 from .sizes import too_large_message
-from .stdio import StdioTransport
 from .tracing import WireTracer
-
-if TYPE_CHECKING:
-    from .http import HttpTransport
+from .transport import ChannelEnd, ClientTransport
+from .transport_registry import transport_kind
 
 __all__ = ["Connection"]
 
 CLIENT_NAME: Final = "toolrelay"
-_EXIT_TAIL_LINES: Final = 10  # stderr lines quoted when a server dies
 _PREVIEW: Final = 200
 _MAX_PAGES: Final = 1000  # a server whose nextCursor never ends must not loop us forever
 
@@ -77,8 +75,10 @@ class Connection:
         self.on_tools_changed: Callable[[str], None] | None = None
         self.on_restart: Callable[[str], Awaitable[None]] | None = None
         self.events = events
+        self.transport: ClientTransport = transport_kind(config.transport, config.name).create(
+            config, log_dir=log_dir
+        )
         self._asked_version = protocol_version
-        self._log = ServerLog(config.name, log_dir) if config.transport == "stdio" else None
         self._link: _Link | None = None
         self._lock = asyncio.Lock()
         self._closed = False
@@ -92,20 +92,19 @@ class Connection:
 
     @property
     def log_path(self) -> Path | None:
-        """The server's stderr log file (stdio servers)."""
-        return self._log.path if self._log is not None else None
+        """The server's stderr log file (servers run as a process)."""
+        log = self.transport.log
+        return log.path if log is not None else None
 
     @property
     def pid(self) -> int | None:
-        """The server process id (stdio servers that are running)."""
-        link = self._link
-        return link.transport.pid if link is not None and isinstance(link.transport, StdioTransport) else None
+        """The server's process id (servers run as a process, once started)."""
+        return self.transport.pid
 
     def stderr_tail(self, lines: int = 20) -> str:
         """The last lines the server wrote to stderr (secrets redacted)."""
-        if self._log is None:
-            return ""
-        return redact(self._log.tail(lines), self.config.secrets)
+        log = self.transport.log
+        return redact(log.tail(lines), self.config.secrets) if log is not None else ""
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -190,12 +189,10 @@ class Connection:
         instructions = result.get("instructions")
         self.instructions = instructions if isinstance(instructions, str) else None
         link.peer.notify(m.INITIALIZED)
-        if not isinstance(link.transport, StdioTransport):
-            link.transport.protocol_version = self.protocol_version
-            link.transport.listen()
+        link.transport.initialized(self.protocol_version)
 
     async def renew_session(self, link: _Link) -> None:
-        """The HTTP server forgot our session (404): handshake again on the same link."""
+        """The server forgot our session (HTTP 404): handshake again on the same link."""
         self.number += 1
         link.tracer.connection = self.number
         self._emit_starting()
@@ -301,61 +298,69 @@ def _answer_server_request(request: Request) -> JSONObject:
 
 
 class _Link:
-    """One connection number: a peer over a transport, and the decoding in between."""
+    """One connection number: a peer over the server's transport, and the inbox it fills."""
 
     def __init__(self, owner: Connection, number: int) -> None:
         self.owner = owner
         self.config = owner.config
         self.number = number
         self.tracer = WireTracer(owner.events, owner.name, number)
-        self.transport: StdioTransport | HttpTransport
-        if self.config.transport == "stdio":
-            assert owner._log is not None
-            self.transport = StdioTransport(self.config, self.inbound, owner._log)
-        else:
-            from .http import HttpTransport  # httpx2 costs ~50 ms to import: only when needed
-
-            self.transport = HttpTransport(self.config, self)
+        self.transport = owner.transport
         self.peer = Peer(self.transport.send, on_request=_answer_server_request,
                          on_notification=self._on_notification, tracer=self.tracer)
         self.ready = False
         self.closing = False
         self.end_reason: str | None = None
         """How this link ended ("exited (code 1)"), shown when the next one starts."""
-        self._watcher: asyncio.Task[None] | None = None
+        self._ended = False
         self._close_task: asyncio.Task[None] | None = None
         self._garbage_lines = 0
 
     async def connect(self) -> None:
-        """Spawn the process or open the HTTP client (the handshake is the owner's)."""
-        transport = self.transport
-        if isinstance(transport, StdioTransport):
-            log = self.owner._log
-            assert log is not None
-            config = self.config
-            warning = log.open(f"starting server {config.name} (connection {self.number}): {config.target}")
-            if warning is not None:
-                self.owner._notice("warning", f"server {config.name}: {warning}; stderr kept in memory only")
-            await transport.start()
-            self._watcher = asyncio.ensure_future(self._watch_exit(transport))
-        else:
-            await transport.start()
+        """Open the transport's channel (the handshake is the owner's)."""
+        await self.transport.open(self, connection=self.number)
 
-    # -- incoming -------------------------------------------------------------------------
+    # -- the inbox ------------------------------------------------------------------------
 
-    def inbound(self, line: bytes | Oversized) -> None:
+    def received(self, data: bytes | Oversized) -> None:
         """One framed message from the server."""
-        if type(line) is bytes:
+        if type(data) is bytes:
             try:
-                message = jsonrpc.decode(line)
+                message = jsonrpc.decode(data)
             except DecodeError as exc:
-                self._undecodable(line, exc)
+                self._undecodable(data, exc)
                 return
             self.peer.receive(message)
-        elif isinstance(line, Oversized):
-            self._oversized(line)
+        elif isinstance(data, Oversized):
+            self._oversized(data)
 
-    deliver = inbound  # HttpSink: a JSON body or an SSE event's data
+    def awaiting(self, mcp_id: jsonrpc.RequestId) -> bool:
+        return self.peer.pending_exchange(mcp_id) is not None
+
+    def failed(self, mcp_id: jsonrpc.RequestId, error: ToolrelayError) -> None:
+        self.peer.fail(mcp_id, error)
+
+    def notice(self, text: str) -> None:
+        self.owner._notice("warning", text)
+
+    def ended(self, end: ChannelEnd) -> None:
+        """The channel is over: fail everything pending at once, say how it ended."""
+        if self._ended:
+            return
+        self._ended = True
+        self.peer.close(end.error)
+        if self.end_reason is None:
+            self.end_reason = end.reason
+        owner = self.owner
+        if owner.events.active:
+            owner.events.emit(ServerExitedEvent(server=owner.name, connection=self.number,
+                                                returncode=end.returncode, stderr_tail=end.stderr_tail,
+                                                expected=self.closing))
+
+    async def session_forgotten(self) -> None:
+        await self.owner.renew_session(self)
+
+    # -- what the server sent -------------------------------------------------------------
 
     def _on_notification(self, notification: Notification) -> None:
         owner = self.owner
@@ -374,8 +379,7 @@ class _Link:
         self._garbage_lines += 1
         preview = line[:_PREVIEW].decode("utf-8", "replace")
         self._invalid(f"not a JSON-RPC message ({exc.message}); skipped", preview)
-        if self.owner._log is not None:
-            self.owner._log.note(f"skipped a line on stdout that is not JSON-RPC: {preview!r}")
+        self._log_note(f"skipped a line on stdout that is not JSON-RPC: {preview!r}")
         if self._garbage_lines == 1:
             self.owner._notice("warning", f"server {self.owner.name} printed something that is not JSON-RPC "
                                           f"on stdout (skipped): {preview!r}")
@@ -407,8 +411,7 @@ class _Link:
         text = f"server {self.owner.name}: {reason}; refused (the connection stays open)"
         self._invalid(reason, marker.head[:_PREVIEW].decode("utf-8", "replace"))
         self.owner._notice("warning", text)
-        if self.owner._log is not None:
-            self.owner._log.note(text)
+        self._log_note(text)
 
     def _invalid(self, reason: str, preview: str) -> None:
         events = self.owner.events
@@ -416,33 +419,13 @@ class _Link:
             events.emit(McpInvalid(server=self.owner.name, connection=self.tracer.connection,
                                    reason=reason, preview=preview))
 
-    # -- HttpSink -------------------------------------------------------------------------
-
-    def pending(self, mcp_id: jsonrpc.RequestId) -> bool:
-        return self.peer.pending_exchange(mcp_id) is not None
-
-    def fail(self, mcp_id: jsonrpc.RequestId, error: ToolrelayError) -> None:
-        self.peer.fail(mcp_id, error)
-
-    def notice(self, text: str) -> None:
-        self.owner._notice("warning", text)
-
-    async def reinitialize(self) -> None:
-        await self.owner.renew_session(self)
+    def _log_note(self, text: str) -> None:
+        """A line of toolrelay's own in the server's log, when it has one."""
+        log = self.transport.log
+        if log is not None:
+            log.note(text)
 
     # -- end ------------------------------------------------------------------------------
-
-    async def _watch_exit(self, transport: StdioTransport) -> None:
-        """A stdio server ended: fail everything pending at once, with its stderr."""
-        assert transport.ended is not None
-        code = await transport.ended
-        owner = self.owner
-        tail = owner.stderr_tail(_EXIT_TAIL_LINES)
-        self.peer.close(ServerExited(owner.name, code, tail))
-        self.end_reason = f"exited (code {'unknown' if code is None else code})"
-        if owner.events.active:
-            owner.events.emit(ServerExitedEvent(server=owner.name, connection=self.number, returncode=code,
-                                                stderr_tail=tail, expected=self.closing))
 
     async def close(self) -> None:
         if self._close_task is None:
@@ -451,15 +434,7 @@ class _Link:
 
     async def _close(self) -> None:
         self.closing = True
-        owner = self.owner
-        self.peer.close(TransportError(f"connection to server {owner.name} was closed"))
+        closed = TransportError(f"connection to server {self.owner.name} was closed")
+        self.peer.close(closed)
         await self.transport.close()
-        if self._watcher is not None:
-            await asyncio.wait([self._watcher])  # (it may have been cancelled by asyncio.run's shutdown)
-        elif owner.events.active:
-            owner.events.emit(ServerExitedEvent(server=owner.name, connection=self.number, returncode=None,
-                                                stderr_tail="", expected=True))
-        if self.end_reason is None:
-            self.end_reason = "was closed"
-        if owner._log is not None:
-            owner._log.close()
+        self.ended(ChannelEnd(error=closed, reason="was closed"))  # unless the transport told its end

@@ -3,15 +3,16 @@
 Every message is one POST to the server's endpoint with ``Accept: application/json,
 text/event-stream``. A request is answered with a JSON body or an SSE stream; the stream
 may carry server requests and notifications before the response, and each is handed to
-the peer as it arrives (our answers to server requests are POSTed back). The server's
+the inbox as it arrives (our answers to server requests are POSTed back). The server's
 ``Mcp-Session-Id`` is kept and sent; ``MCP-Protocol-Version`` is sent once negotiated;
 a GET stream, when the server offers one, brings notifications such as
 ``tools/list_changed``; the session is DELETEd on close.
 
 Session loss: a 404 to a request carrying our session id means the server no longer
 knows the session, and, because the session is checked before anything else, that the
-request was never processed. So toolrelay re-initializes once and re-sends that same
-request once: this is not a retry of an executed call, and a second 404 is an error.
+request was never processed. So the transport tells its inbox the session was forgotten
+(the connection runs a fresh handshake) and re-sends that same request once: this is
+not a retry of an executed call, and a second 404 is an error.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import functools
 import json
 import ssl
 from contextvars import ContextVar
-from typing import Final, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
 import httpx2
 
@@ -34,33 +36,18 @@ from ..protocol.jsonrpc import JSONObject, RequestId
 from .config import ServerConfig
 from .environment import redact
 from .sizes import too_large_message
+from .transport import Inbox
 
-__all__ = ["HttpSink", "HttpTransport"]
+if TYPE_CHECKING:
+    from .serverlog import ServerLog
+
+__all__ = ["HttpTransport"]
 
 _ERROR_BODY_LIMIT: Final = 64 * 1024
 _DELETE_TIMEOUT: Final = 2.0
 # Set inside the task that renews a session, so its own initialize/initialized (and the
 # re-listing the catalog does on restart) do not wait for the renewal to finish.
 _RENEWING: ContextVar[bool] = ContextVar("toolrelay_http_renewing", default=False)
-
-
-class HttpSink(Protocol):
-    """What the transport hands its results to (the connection)."""
-
-    def deliver(self, data: bytes) -> None:
-        """One JSON-RPC message received (JSON text)."""
-
-    def pending(self, mcp_id: RequestId) -> bool:
-        """Whether our request ``mcp_id`` still awaits its answer."""
-
-    def fail(self, mcp_id: RequestId, error: ToolrelayError) -> None:
-        """Our request ``mcp_id`` cannot be answered."""
-
-    def notice(self, text: str) -> None:
-        """Something went wrong that belongs to no request."""
-
-    async def reinitialize(self) -> None:
-        """Run a fresh handshake (the session was lost)."""
 
 
 class _SessionExpired(Exception):
@@ -70,13 +57,16 @@ class _SessionExpired(Exception):
 
 
 class HttpTransport:
-    """One Streamable HTTP session with one server endpoint."""
+    """One server endpoint; each ``open`` starts a new Streamable HTTP session with it."""
 
-    def __init__(self, config: ServerConfig, sink: HttpSink) -> None:
+    pid: int | None = None  # no process, no stderr log
+    log: ServerLog | None = None
+
+    def __init__(self, config: ServerConfig, *, log_dir: Path | None = None) -> None:
         assert config.url is not None
         self.config = config
         self.url = config.url
-        self._sink = sink
+        self._inbox: Inbox | None = None
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         """Sent as MCP-Protocol-Version once the handshake has negotiated it."""
@@ -86,15 +76,24 @@ class HttpTransport:
         self._listener: asyncio.Task[None] | None = None
         self._closed = False
 
-    async def start(self) -> None:
+    async def open(self, inbox: Inbox, *, connection: int) -> None:
+        """A new session: a fresh HTTP client, no session id until initialize answers."""
+        self._inbox, self._closed = inbox, False
+        self.session_id = self.protocol_version = None
+        self._posts, self._renewal, self._listener = {}, None, None
         headers = {"user-agent": f"toolrelay/{__version__}", **self.config.headers}
         timeout = httpx2.Timeout(None, connect=self.config.request_timeout)  # the peer times requests
         self._client = httpx2.AsyncClient(headers=headers, timeout=timeout, verify=_tls_context())
 
+    @property
+    def _receiver(self) -> Inbox:
+        assert self._inbox is not None
+        return self._inbox
+
     # -- sending ------------------------------------------------------------------------
 
     def send(self, message: JSONObject) -> None:
-        """POST one message (in the background; results reach the sink)."""
+        """POST one message (in the background; what comes back reaches the inbox)."""
         if self._client is None or self._closed:
             raise TransportError(f"connection to server {self.config.name} is closed")
         method = message.get("method")
@@ -142,9 +141,9 @@ class HttpTransport:
 
     def _report(self, method: str | None, mcp_id: RequestId | None, error: ToolrelayError) -> None:
         if mcp_id is not None:
-            self._sink.fail(mcp_id, error)
+            self._receiver.failed(mcp_id, error)
         elif not self._closed:
-            self._sink.notice(f"server {self.config.name}: sending {method or 'a reply'} failed: {error}")
+            self._receiver.notice(f"server {self.config.name}: sending {method or 'a reply'} failed: {error}")
 
     async def _post(self, message: JSONObject, method: str | None, mcp_id: RequestId | None) -> None:
         assert self._client is not None
@@ -163,7 +162,7 @@ class HttpTransport:
             if mcp_id is None:
                 return  # notifications and our replies: 202 Accepted, nothing to read
             await self._read_answer(response, method, mcp_id)
-        if self._sink.pending(mcp_id):
+        if self._receiver.awaiting(mcp_id):
             raise TransportError(f"server {self.config.name} ended the HTTP response to "
                                  f"{self._what(method, mcp_id)} without answering it")
 
@@ -181,7 +180,7 @@ class HttpTransport:
     async def _read_answer(self, response: httpx2.Response, method: str | None, mcp_id: RequestId) -> None:
         content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         if content_type == "application/json":
-            self._sink.deliver(await self._read_body(response, method, mcp_id))
+            self._receiver.received(await self._read_body(response, method, mcp_id))
         elif content_type == "text/event-stream":
             await self._read_events(response, method, mcp_id)
         else:
@@ -206,8 +205,8 @@ class HttpTransport:
         try:
             async for event in source:
                 if event.event == "message" and event.data:  # empty data: a priming event
-                    self._sink.deliver(event.data.encode())
-                if not self._sink.pending(mcp_id):
+                    self._receiver.received(event.data.encode())
+                if not self._receiver.awaiting(mcp_id):
                     return  # answered; the server should close the stream now anyway
         except httpx2.SSEError as exc:
             if "limit" not in str(exc):
@@ -260,7 +259,7 @@ class HttpTransport:
             self.session_id = None
             token = _RENEWING.set(True)
             try:
-                renewal = self._renewal = asyncio.ensure_future(self._sink.reinitialize())
+                renewal = self._renewal = asyncio.ensure_future(self._receiver.session_forgotten())
             finally:
                 _RENEWING.reset(token)
         await asyncio.shield(renewal)
@@ -272,8 +271,10 @@ class HttpTransport:
             with contextlib.suppress(ToolrelayError):
                 await asyncio.shield(renewal)
 
-    def listen(self) -> None:
-        """Open the GET stream for server messages outside any request (if offered)."""
+    def initialized(self, protocol_version: str) -> None:
+        """Send ``protocol_version`` from now on, and open the GET stream (if offered) for
+        server messages outside any request."""
+        self.protocol_version = protocol_version
         if self._listener is not None:
             self._listener.cancel()
         self._listener = asyncio.ensure_future(self._listen())
@@ -289,7 +290,7 @@ class HttpTransport:
                     return  # 405: the server offers no such stream, which is allowed
                 async for event in httpx2.EventSource(response, max_event_size=limit):
                     if event.event == "message" and event.data:
-                        self._sink.deliver(event.data.encode())
+                        self._receiver.received(event.data.encode())
 
     async def close(self) -> None:
         """Stop every exchange, DELETE the session, release the sockets."""

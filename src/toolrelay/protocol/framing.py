@@ -52,10 +52,15 @@ class LineFramer:
         while True:
             nl = data.find(b"\n", start)
             if nl < 0:
-                self._absorb(data[start:])
+                if start < len(data):
+                    self._absorb(data[start:])
                 return out
-            self._absorb(data[start:nl])
-            out.append(self._finish_line())
+            if nl - start <= self._max and not self._buffer and not self._skipping:
+                line = data[start:nl]  # a whole line in this chunk: no copy through the buffer
+                out.append(line[:-1] if line.endswith(b"\r") else line)
+            else:
+                self._absorb(data[start:nl])
+                out.append(self._finish_line())
             start = nl + 1
 
     def _absorb(self, chunk: bytes) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Final
 
 from ..errors import DecodeError
@@ -92,6 +93,49 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+# Built once: json.loads / json.dumps with options build a new coder for every message.
+_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
+_SCAN: Final = _DECODER.scan_once  # type: ignore[attr-defined]
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_ENCODE_ASCII: Final = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
+# The C encoder itself, without the circular-reference check: messages are trees, and a
+# cycle (or too deep a tree) still gets JSONEncoder's own error from the retry in encode().
+_C_ENCODE: Final = (
+    None if c_make_encoder is None
+    else c_make_encoder(None, _ENCODER.default, encode_basestring, None, ":", ",", False, False, True)
+)
+
+
+def _loads(data: bytes | str) -> Any:
+    """``json.loads(data, parse_constant=...)``, same rules, without building a decoder."""
+    if isinstance(data, str):
+        if data.startswith("\ufeff"):
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", data, 0)
+        text = data
+    else:
+        # '{"' rules out every BOM and UTF-16/32 (json.detect_encoding would say utf-8)
+        encoding = "utf-8" if data[:2] == b'{"' else json.detect_encoding(data)
+        text = data.decode(encoding, "surrogatepass")
+    if text[:1] == "{":  # nothing to skip in front: scan at once, as decode() would after skipping
+        try:
+            obj, end = _SCAN(text, 0)
+        except StopIteration:  # cut short: the decoder words it ("Expecting value")
+            pass
+        else:
+            if end == len(text):
+                return obj
+    return _DECODER.decode(text)  # whitespace around it, or extra data: the decoder's own verdict
+
+
+def _encode_text(obj: JSONObject) -> str:
+    if _C_ENCODE is not None:
+        try:
+            return "".join(_C_ENCODE(obj, 0))
+        except RecursionError:
+            pass  # a cycle or a very deep tree: let the checking encoder say which
+    return _ENCODER.encode(obj)
+
+
 def _valid_id(value: Any) -> bool:
     # bool is an int subclass in Python, but not a JSON-RPC id.
     return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
@@ -104,7 +148,7 @@ def _valid_code(value: Any) -> bool:
 def decode(data: bytes | str) -> Message:
     """Decode one wire message; raise DecodeError with the code to answer with."""
     try:
-        obj = json.loads(data, parse_constant=_reject_constant)
+        obj = _loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise DecodeError(PARSE_ERROR, f"Parse error: {exc}") from None
     if isinstance(obj, list):
@@ -121,7 +165,8 @@ def classify(obj: JSONObject) -> Message:
     """Classify an already-parsed JSON object as one of the four message kinds."""
     has_id = "id" in obj
     msg_id = obj.get("id")
-    readable_id = msg_id if _valid_id(msg_id) else None
+    id_type = type(msg_id)
+    readable_id = msg_id if id_type is int or id_type is str or _valid_id(msg_id) else None
     if obj.get("jsonrpc") != "2.0":
         raise DecodeError(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', readable_id)
     method = obj.get("method")
@@ -159,13 +204,13 @@ def classify(obj: JSONObject) -> Message:
 
 def encode(obj: JSONObject) -> bytes:
     """Serialise one message compactly; UTF-8, no embedded newlines (stdio framing)."""
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    text = _encode_text(obj)
     try:
         return text.encode()
     except UnicodeEncodeError:
         # A lone surrogate (e.g. echoed from a peer's "\ud800") has no UTF-8 form; escaped
         # JSON still carries it faithfully.
-        return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode()
+        return _ENCODE_ASCII(obj).encode()
 
 
 def request(msg_id: RequestId, method: str, params: JSONObject | None = None) -> JSONObject:

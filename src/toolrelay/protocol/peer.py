@@ -84,6 +84,9 @@ class _Pending:
     exchange: Exchange
     future: asyncio.Future[Exchange]
     tag: Any
+    timeout: float | None = None
+    deadline: float = 0.0
+    """Event loop time after which the request has timed out (when ``timeout`` is set)."""
 
 
 class Peer:
@@ -106,6 +109,11 @@ class Peer:
         self._pending: dict[RequestId, _Pending] = {}
         self._handling: dict[RequestId, asyncio.Task[None]] = {}
         self._closed: ToolrelayError | None = None
+        # One timer for every request's deadline, armed for the earliest: a timer per
+        # request (created, then cancelled when the answer comes) is a third of a call's work.
+        self._watchdog: asyncio.TimerHandle | None = None
+        self._watchdog_at = 0.0
+        self._loop: asyncio.AbstractEventLoop | None = None  # get_running_loop() costs a getpid()
 
     # -- outgoing -------------------------------------------------------------------
 
@@ -131,22 +139,28 @@ class Peer:
         """
         if self._closed is not None:
             raise self._closed
-        mcp_id = self.next_id()
+        mcp_id = next(self._ids)
         message = jsonrpc.request(mcp_id, method, params)
         exchange = Exchange(mcp_id, method, message)
-        future: asyncio.Future[Exchange] = asyncio.get_running_loop().create_future()
-        self._pending[mcp_id] = _Pending(exchange, future, tag)
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            loop = self._loop = asyncio.get_running_loop()
+        future: asyncio.Future[Exchange] = loop.create_future()
+        pending = self._pending[mcp_id] = _Pending(exchange, future, tag)
         try:
-            self._emit(message, tag)
+            if self.tracer is not None:  # (what _emit does, written out on the hot path)
+                self.tracer.sent(message, tag)
+            self._send(message)
         except ToolrelayError as exc:
             self._pending.pop(mcp_id, None)
             raise exc.for_request(mcp_id, message) from None
         except BaseException:
             self._pending.pop(mcp_id, None)
             raise
-        # A timer handle per request, not asyncio.wait_for: the hot path stays one future.
-        loop = future.get_loop()
-        timer = None if timeout is None else loop.call_later(timeout, self._expire, mcp_id, timeout)
+        if timeout is not None:  # a deadline, not asyncio.wait_for: the hot path stays one future
+            pending.timeout, pending.deadline = timeout, loop.time() + timeout
+            if self._watchdog is None or pending.deadline < self._watchdog_at:
+                self._arm(loop, pending.deadline)
         try:
             return await future
         except ToolrelayError as exc:  # timed out, the channel failed, or the answer was unusable
@@ -154,16 +168,30 @@ class Peer:
         except asyncio.CancelledError:
             self._abandon(mcp_id, "cancelled by the client")
             raise
-        finally:
-            if timer is not None:
-                timer.cancel()
 
-    def _expire(self, mcp_id: RequestId, timeout: float) -> None:
+    def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+        self._watchdog, self._watchdog_at = loop.call_at(when, self._check_deadlines, loop), when
+
+    def _check_deadlines(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Fail the requests whose deadline passed; wait for the next earliest one."""
+        self._watchdog = None
+        now = loop.time()
+        timed = [(mcp_id, p.deadline) for mcp_id, p in self._pending.items() if p.timeout is not None]
+        for mcp_id, deadline in timed:
+            if deadline <= now:
+                self._expire(mcp_id)
+        later = [deadline for _, deadline in timed if deadline > now]
+        if later and self._closed is None:
+            self._arm(loop, min(later))
+
+    def _expire(self, mcp_id: RequestId) -> None:
         """A request's timeout passed: fail it and tell the other side (not for initialize)."""
         pending = self._pending.get(mcp_id)
         if pending is None or pending.future.done():
             return
-        method = pending.exchange.method
+        method, timeout = pending.exchange.method, pending.timeout
         self._abandon(mcp_id, f"timed out after {timeout:g} s")
         sent = "" if method == "initialize" else " (a cancellation was sent)"  # see _abandon
         pending.future.set_exception(RequestTimeout(
@@ -316,6 +344,9 @@ class Peer:
         """Fail every pending request at once with ``error``; refuse new ones."""
         if self._closed is None:
             self._closed = error
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
         pending, self._pending = self._pending, {}
         for entry in pending.values():
             if not entry.future.done():

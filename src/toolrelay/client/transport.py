@@ -1,0 +1,91 @@
+"""The one contract every client transport keeps (stdio, Streamable HTTP, in-process).
+
+A transport carries JSON-RPC messages between toolrelay and one server and nothing
+more: ids, pairing, timeouts, events and restarts belong to the connection above it.
+One transport object serves one configured server for the connection's whole life;
+each ``open`` starts a fresh channel (a new process, a new HTTP session) and the
+connection numbers them.
+
+Sending is ``send(message)``: it never waits; a failure that belongs to one request
+reaches the inbox later. Receiving is the ``Inbox`` handed to ``open``: the transport
+calls it for everything that comes back, and tells it, in the same words for every
+transport, that one request can get no answer, that the channel ended (and why), or
+that the server forgot the session. The transport never reaches into the connection.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from ..errors import ToolrelayError, TransportError
+from ..protocol.framing import Oversized
+from ..protocol.jsonrpc import JSONObject, RequestId
+
+if TYPE_CHECKING:
+    from .serverlog import ServerLog
+
+__all__ = ["ChannelEnd", "ClientTransport", "Inbox"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChannelEnd:
+    """How a channel ended, as its transport tells it."""
+
+    error: TransportError
+    """What every request still waiting (and any sent later) fails with."""
+    reason: str
+    """The words for the notice when the next channel starts: ``exited (code 1)``."""
+    returncode: int | None = None
+    """A process transport's exit code (None if unknown or not a process)."""
+    stderr_tail: str = ""
+    """A process transport's last stderr lines, secrets redacted."""
+
+
+class Inbox(Protocol):
+    """What a transport hands what it receives to (the connection implements it)."""
+
+    def received(self, data: bytes | Oversized) -> None:
+        """One framed message from the server: JSON text, or the marker of one above the size cap."""
+
+    def awaiting(self, mcp_id: RequestId) -> bool:
+        """Whether our request ``mcp_id`` still waits for its answer (a stream may stop then)."""
+
+    def failed(self, mcp_id: RequestId, error: ToolrelayError) -> None:
+        """Our request ``mcp_id`` can get no answer (its POST failed, its answer was too large)."""
+
+    def notice(self, text: str) -> None:
+        """Something went wrong that belongs to no request; the user should hear of it."""
+
+    def ended(self, end: ChannelEnd) -> None:
+        """The channel is over (the process exited). Told at most once per ``open``; a
+        channel that ends only because ``close`` was called need not tell it."""
+
+    async def session_forgotten(self) -> None:
+        """The server no longer knows our session: run a fresh handshake on this channel,
+        raising ToolrelayError if that failed. Only session-keeping transports (HTTP) ask."""
+
+
+class ClientTransport(Protocol):
+    """One server's channel: open, send, close; what comes back goes to the Inbox."""
+
+    @property
+    def pid(self) -> int | None:
+        """The server's process id, for transports that run a process (else None)."""
+
+    @property
+    def log(self) -> ServerLog | None:
+        """The server's stderr log, for transports that run a process (else None)."""
+
+    async def open(self, inbox: Inbox, *, connection: int) -> None:
+        """Start channel number ``connection`` (the handshake is the connection's);
+        TransportError naming the command or URL if it cannot start."""
+
+    def send(self, message: JSONObject) -> None:
+        """Send one message; TransportError if the channel is not open."""
+
+    def initialized(self, protocol_version: str) -> None:
+        """The handshake agreed on ``protocol_version`` (HTTP sends it as a header)."""
+
+    async def close(self) -> None:
+        """End the channel and release what it holds; safe to call twice."""
