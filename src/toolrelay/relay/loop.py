@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from ..errors import ModelError
 from ..events import EventStream, FeedbackEvent, RunEndEvent, RunStartEvent
 from .consent import Approver
+from .dispatch import INTERRUPTED, StopReason
 from .feedback import DEFAULT_OUTPUT_BUDGET, feedback_item, render_output
 from .parse import FunctionCall, ModelTurn, read_response
 from .request import Conversation, RequestSettings, build_body
@@ -43,6 +44,7 @@ class ToolCatalog(Protocol):
         approve: Approver | None = None,
         timeout: float | None = None,
         malformed: str | None = None,
+        stop_reason: StopReason | None = None,
     ) -> CallOutcome: ...
 
 
@@ -150,14 +152,14 @@ class Relay:
             )
         )
         try:
-            async with asyncio.timeout(self.limits.timeout):
-                await self._turns(task, result)
+            async with asyncio.timeout(self.limits.timeout) as clock:
+                await self._turns(task, result, lambda: self._why_stopped(clock))
         except _Stop as stop:
             result.status, result.reason = stop.status, stop.reason
         except TimeoutError:
-            result.status, result.reason = "timeout", f"the run's timeout ({self.limits.timeout:g} s) passed"
+            result.status, result.reason = "timeout", self._time_limit_ran_out()
         except asyncio.CancelledError:
-            result.status, result.reason = "aborted", "interrupted by the user"
+            result.status, result.reason = "aborted", "the run was interrupted"
             self._end(result)
             raise
         except ModelError as exc:
@@ -166,6 +168,15 @@ class Relay:
             raise
         self._end(result)
         return result
+
+    def _time_limit_ran_out(self) -> str:
+        return f"the run's time limit ({self.limits.timeout:g} s) ran out"
+
+    def _why_stopped(self, clock: asyncio.Timeout) -> str:
+        """Why a call is being cancelled: the run's time limit, or an interruption."""
+        if clock.expired():
+            return f"{self._time_limit_ran_out()} before the call ended"
+        return INTERRUPTED
 
     def _end(self, result: RunResult) -> None:
         self.events.emit(
@@ -176,7 +187,7 @@ class Relay:
             )
         )
 
-    async def _turns(self, task: str, result: RunResult) -> None:
+    async def _turns(self, task: str, result: RunResult, stop_reason: StopReason) -> None:
         conversation = Conversation()
         conversation.start(task)
         for turn_number in range(1, self.limits.max_turns + 1):
@@ -186,7 +197,7 @@ class Relay:
                 result.response_ids.append(turn.response_id)
             conversation.add_response(turn.response_id, turn.output)
             self._check_turn(turn, result)  # raises _Stop when the model answered
-            outcomes = await self._run_calls(turn.calls, result)
+            outcomes = await self._run_calls(turn.calls, result, stop_reason)
             conversation.add_outputs([self._feedback(o) for o in outcomes])
         raise _Stop(
             "max_turns",
@@ -223,7 +234,9 @@ class Relay:
         result.final_text = turn.text or ""
         raise _Stop("completed", "the model answered without asking for more tool calls")
 
-    async def _run_calls(self, calls: list[FunctionCall], result: RunResult) -> list[CallOutcome]:
+    async def _run_calls(
+        self, calls: list[FunctionCall], result: RunResult, stop_reason: StopReason
+    ) -> list[CallOutcome]:
         """Run one response's calls concurrently (bounded); outcomes in the calls' order."""
         gate = asyncio.Semaphore(max(1, self.limits.concurrency))
 
@@ -232,6 +245,7 @@ class Relay:
                 return await self.catalog.call(
                     call.name, call.arguments_text, call_id=call.call_id,
                     approve=self.approve, timeout=self.limits.call_timeout, malformed=call.problem,
+                    stop_reason=stop_reason,
                 )
 
         async with asyncio.TaskGroup() as group:

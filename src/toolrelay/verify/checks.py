@@ -104,7 +104,9 @@ def unfinished_reasons(run: RunRecord, facts: RunFacts) -> list[str]:
     for call in run.calls:
         if facts.sent_after(call):
             continue
-        if call.outcomes:
+        if call.status == "cancelled":
+            reasons.append(f"{call.call_id} was cancelled: {(call.outcome or {}).get('message')}")
+        elif call.outcomes:
             reasons.append(f"{call.call_id} has no output in a later request: the model never saw its result")
         else:
             reasons.append(f"{call.call_id} has no output: it was not run to its end")

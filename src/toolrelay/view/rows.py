@@ -266,8 +266,13 @@ def _call_outcome(record: dict[str, Any]) -> Row:
         record, stage="outcome", source="app", target="app", label=f"outcome {status}",
         detail=str(outcome.get("message") or ""),
         badges=_ids(record, mcp_id=outcome.get("mcp_id")), elapsed=seconds(outcome.get("elapsed")),
-        state="ok" if status == "ok" else "failed", call_id=_text_or_none(record.get("call_id")),
+        state=_outcome_state(status), call_id=_text_or_none(record.get("call_id")),
     )
+
+
+def _outcome_state(status: str) -> RowState:
+    """A cancelled call was stopped with its run, not failed by its server: amber."""
+    return "ok" if status == "ok" else "warn" if status == "cancelled" else "failed"
 
 
 def _feedback(record: dict[str, Any]) -> Row:
