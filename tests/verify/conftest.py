@@ -57,6 +57,10 @@ RUNS: dict[str, dict[str, Any]] = {
         "turns": [{"reasoning": "three reads", "calls": [_read("notes.txt", head=n) for n in (1, 2, 3)]}]
     },
     "many_calls_run": {"turns": [{"calls": [_read("notes.txt", head=n) for n in range(1, 8)]}]},
+    "duplicate_call_id_run": {  # the repeat of call_id "dup" is refused, not run
+        "turns": [{"calls": [{**_read("notes.txt", head=1), "call_id": "dup"}, _read("notes.txt", tail=1),
+                             {**_read("todo.md"), "call_id": "dup"}]}]
+    },
 }
 
 

@@ -4,7 +4,9 @@ This is the only place a result becomes what the model reads; ``toolrelay verify
 the same function on the recorded MCP response to prove the feedback was not altered.
 Wrapping never re-runs a tool. A success is the tool's own text (the seed's rule: the
 feedback text equals the text the tool returned); every failure starts with a marker,
-``Error (<class>): ``, so it can never read as a success.
+``Error (<class>): ``, so it can never read as a success. A call_id gets exactly one
+output: when later function_calls of the response reused it, their refusals follow the
+first call's output in that one item (``with_refusals``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ __all__ = [
     "error_marker",
     "feedback_item",
     "render_output",
+    "with_refusals",
 ]
 
 DEFAULT_OUTPUT_BUDGET: Final = 100_000
@@ -81,6 +84,18 @@ def render_output(
     if len(texts) == len(parts):
         return "\n".join(texts)
     return parts
+
+
+def with_refusals(output: FeedbackOutput, refusals: list[CallOutcome]) -> FeedbackOutput:
+    """``output`` followed by the rendering of each refused duplicate of its call_id: the
+    one output the call_id gets tells the model why its other calls did not run."""
+    if not refusals:
+        return output
+    notes = [render_output(refusal) for refusal in refusals]
+    texts = [note for note in notes if isinstance(note, str)]  # a refusal renders as its text
+    if isinstance(output, str):
+        return "\n\n".join([output, *texts])
+    return [*output, *(_text(text) for text in texts)]
 
 
 def feedback_item(call_id: str, output: FeedbackOutput) -> dict[str, Any]:

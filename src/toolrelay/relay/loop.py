@@ -3,9 +3,11 @@
 Each turn wires the stages: build the body (``request``), send it (``model``), read the
 output items by type (``parse``), run every function call concurrently through the
 catalog (``route`` → ``call`` → ``result``), render each outcome (``feedback``) and put
-the outputs into the next request. The loop has its own stop conditions: an answer with
-no calls (completed), a non-completed response status, max turns, max tool calls, the
-wall-clock timeout, Ctrl-C. A failure is never reported as a success.
+the outputs into the next request. A function_call reusing a call_id of the same
+response is refused, not run: the call_id's one output carries the refusal. The loop has
+its own stop conditions: an answer with no calls (completed), a non-completed response
+status, max turns, max tool calls, the wall-clock timeout, Ctrl-C. A failure is never
+reported as a success.
 """
 
 from __future__ import annotations
@@ -16,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import ModelError
-from ..events import EventStream, FeedbackEvent, RunEndEvent, RunStartEvent
+from ..events import CallOutcomeEvent, EventStream, FeedbackEvent, RunEndEvent, RunStartEvent
 from .consent import Approver
 from .dispatch import INTERRUPTED, StopReason
-from .feedback import DEFAULT_OUTPUT_BUDGET, feedback_item, render_output
+from .feedback import DEFAULT_OUTPUT_BUDGET, feedback_item, render_output, with_refusals
 from .parse import FunctionCall, ModelTurn, read_response
 from .request import Conversation, RequestSettings, build_body
 from .result import CallOutcome
@@ -197,8 +199,10 @@ class Relay:
                 result.response_ids.append(turn.response_id)
             conversation.add_response(turn.response_id, turn.output)
             self._check_turn(turn, result)  # raises _Stop when the model answered
+            refused = self._refuse_duplicates(turn)
             outcomes = await self._run_calls(turn.calls, result, stop_reason)
-            conversation.add_outputs([self._feedback(o) for o in outcomes])
+            result.calls.extend(refused)
+            conversation.add_outputs([self._feedback(o, refused) for o in outcomes])
         raise _Stop(
             "max_turns",
             f"reached --max-turns {self.limits.max_turns}; the model has not seen the last outputs",
@@ -254,9 +258,26 @@ class Relay:
         result.calls.extend(outcomes)
         return outcomes
 
-    def _feedback(self, outcome: CallOutcome) -> dict[str, Any]:
+    def _refuse_duplicates(self, turn: ModelTurn) -> list[CallOutcome]:
+        """Each function_call reusing an earlier call's call_id, refused and recorded (not run)."""
+        first = {call.call_id: call for call in turn.calls}
+        refused = []
+        for call in turn.duplicates:
+            message = (
+                f"refused as a duplicate, not run: call_id {call.call_id} already belongs to the earlier "
+                f"function_call {first[call.call_id].name} in this response, and a call_id gets one "
+                f"output; call {call.name} again if you still need it"
+            )
+            outcome = CallOutcome(status="duplicate_call_id", alias=call.name, call_id=call.call_id,
+                                  arguments_text=call.arguments_text, message=message)
+            self.events.emit(CallOutcomeEvent(call_id=call.call_id, outcome=outcome.to_record()))
+            refused.append(outcome)
+        return refused
+
+    def _feedback(self, outcome: CallOutcome, refused: list[CallOutcome]) -> dict[str, Any]:
         assert outcome.call_id is not None
         output = render_output(outcome, budget=self.limits.output_budget, multimodal=self.limits.multimodal)
+        output = with_refusals(output, [r for r in refused if r.call_id == outcome.call_id])
         item = feedback_item(outcome.call_id, output)
         self.events.emit(FeedbackEvent(call_id=outcome.call_id, item=item))
         return item

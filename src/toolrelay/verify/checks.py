@@ -16,6 +16,7 @@ from ..transcript.reader import paused_gc
 from .agreement import check_agreement
 from .context import check_answer_order, check_context, check_declarations
 from .correlation import check_call_links, check_event_order, check_mcp_pairs, check_outputs
+from .duplicates import check_duplicates
 from .facts import RunFacts
 from .feedback import check_feedback
 from .mcp_side import check_routing, check_server
@@ -31,6 +32,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("model_response", check_rounds),
     ("model_response", check_answer),
     ("parse", check_parse),
+    ("parse", check_duplicates),
     ("routing", check_routing),
     ("server_check", check_server),
     ("feedback", check_feedback),
