@@ -25,6 +25,7 @@ from ..events import (
     CatalogReady,
     Event,
     FeedbackEvent,
+    McpDropped,
     McpInvalid,
     ModelRequestEvent,
     ModelResponseEvent,
@@ -336,6 +337,14 @@ def _mcp_invalid(record: dict[str, Any]) -> Row:
                         "failed")
 
 
+def _mcp_dropped(record: dict[str, Any]) -> Row:
+    """A flood: how many unasked messages were left out of the record, and of what kind."""
+    detail = ", ".join(f"{name} × {count}" for name, count in _mapping(record.get("methods")).items())
+    label = (f"{record.get('count')} unasked messages not recorded (over {record.get('limit')} "
+             f"per {record.get('window')} s)")
+    return _server_note(record, label, detail, "warn")
+
+
 def _notice(record: dict[str, Any]) -> Row:
     lane = server_lane(str(record["server"])) if record.get("server") else "app"
     level = str(record.get("level") or "info")
@@ -395,6 +404,7 @@ _DESCRIBERS: Final[dict[str, Describer]] = {
     ServerReady.kind: _server_ready,
     ServerExitedEvent.kind: _server_exited,
     McpInvalid.kind: _mcp_invalid,
+    McpDropped.kind: _mcp_dropped,
     Notice.kind: _notice,
 }
 """Event kind → its row (MCP messages, recorded under their role, go to ``_mcp``)."""
