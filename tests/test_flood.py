@@ -59,6 +59,17 @@ def test_a_window_keeps_the_limit_and_counts_the_rest_by_kind() -> None:
     assert gate.flush() == []  # nothing dropped since: no summary
 
 
+def test_windows_of_several_servers_end_each_at_its_own_time() -> None:
+    gate = FloodGate(FloodLimit(messages=1, window=10.0))
+    for server, start in (("a", 0.0), ("b", 4.0)):
+        gate.admit(server, 1, "notifications/message", now=start)
+        gate.admit(server, 1, "notifications/message", now=start + 1)
+    assert [w.server for w in gate.due(now=10.0)] == ["a"]
+    assert gate.due(now=13.9) == []
+    assert [w.server for w in gate.due(now=14.0)] == ["b"]
+    assert gate.due(now=100.0) == []
+
+
 def test_the_next_message_after_a_window_closes_it() -> None:
     gate = FloodGate(FloodLimit(messages=1, window=5.0))
     gate.admit("box", 1, "notifications/progress", now=0.0)

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Final
 
-from .flood import FloodGate, FloodLimit, Overflow
+from .flood import FloodGate, FloodLimit, FloodWindow
 
 __all__ = [
     "MCP_NOTIFICATION",
@@ -192,9 +192,9 @@ class McpDropped(Event):
     """The limit: ``limit`` unasked messages per server per ``window`` seconds are kept."""
 
     @classmethod
-    def of(cls, overflow: Overflow, limit: FloodLimit) -> McpDropped:
-        return cls(server=overflow.server, connection=overflow.connection, count=overflow.dropped.total(),
-                   methods=dict(overflow.dropped), limit=limit.messages, window=limit.window)
+    def of(cls, window: FloodWindow, limit: FloodLimit) -> McpDropped:
+        return cls(server=window.server, connection=window.connection, count=window.dropped.total(),
+                   methods=dict(window.dropped), limit=limit.messages, window=limit.window)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -361,15 +361,15 @@ class EventStream:
     def _admit(self, gate: FloodGate, event: Event) -> bool:
         """Whether ``event`` is recorded; first, the flood summaries now due before it."""
         now = time.monotonic()
-        overflows = gate.due(now)
+        windows_ended = gate.due(now)
         admitted = True
         if isinstance(event, (McpMessage, McpInvalid)) and _unasked(event):
             admitted, closed = gate.admit(event.server, event.connection, _what(event), now)
-            overflows += [closed] if closed is not None else []
+            windows_ended += [closed] if closed is not None else []
         elif isinstance(event, (RunEndEvent, ServerExitedEvent, ServerStarting)):
-            overflows += gate.flush(None if isinstance(event, RunEndEvent) else event.server)
-        for overflow in overflows:
-            self._send(McpDropped.of(overflow, gate.limit))
+            windows_ended += gate.flush(None if isinstance(event, RunEndEvent) else event.server)
+        for window in windows_ended:
+            self._send(McpDropped.of(window, gate.limit))
         return admitted
 
     def _send(self, event: Event) -> None:
