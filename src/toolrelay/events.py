@@ -8,6 +8,12 @@ way. Events are plain data; ``Event.to_record()`` is the transcript line's paylo
 
 Building an event costs a little, so producers check ``stream.active`` first when the
 event would copy anything large.
+
+What a server sends unasked (notifications, lines that are not JSON-RPC, answers to
+nothing) is bounded per server and time window (``FloodLimit``): past the limit such
+messages are not emitted, only counted, and one ``McpDropped`` event per server and
+window says how many of what were left out. A server sending 200,000 notifications
+leaves a few hundred lines in a transcript, not 100 MB. Nothing else is ever dropped.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Final
+
+from .flood import FloodGate, FloodLimit, FloodWindow
 
 __all__ = [
     "MCP_NOTIFICATION",
@@ -33,6 +41,8 @@ __all__ = [
     "Event",
     "EventStream",
     "FeedbackEvent",
+    "FloodLimit",
+    "McpDropped",
     "McpInvalid",
     "McpMessage",
     "ModelRequestEvent",
@@ -166,6 +176,28 @@ class McpInvalid(Event):
 
 
 @dataclass(slots=True, kw_only=True)
+class McpDropped(Event):
+    """Messages a server sent unasked that were not recorded: over the flood limit."""
+
+    kind: ClassVar[str] = "mcp_dropped"
+    server: str
+    connection: int
+    count: int
+    """Messages left out in this window."""
+    methods: dict[str, int]
+    """What they were: notification method (``invalid`` for a non-JSON-RPC line,
+    ``unpaired`` for an answer to nothing) → how many."""
+    limit: int
+    window: float
+    """The limit: ``limit`` unasked messages per server per ``window`` seconds are kept."""
+
+    @classmethod
+    def of(cls, window: FloodWindow, limit: FloodLimit) -> McpDropped:
+        return cls(server=window.server, connection=window.connection, count=window.dropped.total(),
+                   methods=dict(window.dropped), limit=limit.messages, window=limit.window)
+
+
+@dataclass(slots=True, kw_only=True)
 class CatalogReady(Event):
     """The tool catalog was (re)built: what the model is offered from now on."""
 
@@ -282,9 +314,24 @@ class RunEndEvent(Event):
     turns: int = 0
 
 
+def _what(event: McpMessage | McpInvalid) -> str:
+    if isinstance(event, McpInvalid):
+        return "invalid"
+    return event.method or "unpaired"
+
+
+def _unasked(event: Event) -> bool:
+    """A message the server sent on its own: a notification, a stray answer, a bad line."""
+    if isinstance(event, McpMessage):
+        return event.role == MCP_UNPAIRED or (event.role == MCP_NOTIFICATION and event.direction == "in")
+    return isinstance(event, McpInvalid)
+
+
 @dataclass
 class EventStream:
-    """Fan-out of events to subscribers, stamping each with a sequence number and time."""
+    """Fan-out of events to subscribers, stamping each with a sequence number and time.
+
+    ``flood`` bounds what servers send unasked (None: no bound)."""
 
     _subscribers: list[Subscriber] = field(default_factory=list)
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -292,8 +339,11 @@ class EventStream:
     """Whether anyone listens: producers check it before building an event (on every message)."""
     _fanout: tuple[Subscriber, ...] = field(default=(), init=False, repr=False)
     """The subscribers as emit() calls them: a snapshot kept, not copied for every event."""
+    flood: FloodLimit | None = field(default_factory=FloodLimit)
+    _gate: FloodGate | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self._gate = FloodGate(self.flood) if self.flood is not None else None
         self._changed()
 
     def _changed(self) -> None:
@@ -313,10 +363,28 @@ class EventStream:
         return unsubscribe
 
     def emit(self, event: Event) -> None:
-        fanout = self._fanout
-        if not fanout:
+        if not self._fanout:
             return
+        if self._gate is not None and not self._admit(self._gate, event):
+            return
+        self._send(event)
+
+    def _admit(self, gate: FloodGate, event: Event) -> bool:
+        """Whether ``event`` is recorded; first, the flood summaries now due before it."""
+        now = time.monotonic()
+        windows_ended = gate.due(now)
+        admitted = True
+        if isinstance(event, (McpMessage, McpInvalid)) and _unasked(event):
+            admitted, closed = gate.admit(event.server, event.connection, _what(event), now)
+            windows_ended += [closed] if closed is not None else []
+        elif isinstance(event, (RunEndEvent, ServerExitedEvent, ServerStarting)):
+            windows_ended += gate.flush(None if isinstance(event, RunEndEvent) else event.server)
+        for window in windows_ended:
+            self._send(McpDropped.of(window, gate.limit))
+        return admitted
+
+    def _send(self, event: Event) -> None:
         event.seq = next(self._seq)
         event.time = time.time()
-        for subscriber in fanout:
+        for subscriber in self._fanout:
             subscriber(event)

@@ -226,3 +226,42 @@ def test_outputs_over_the_budget_are_cut_with_a_visible_note(workspace: Path) ->
     [output] = run.outputs(1)
     assert output["output"].startswith(NOTES[:20])
     assert f"[toolrelay: output cut to 20 of {len(NOTES)} characters" in output["output"]
+
+
+def test_a_call_id_used_twice_in_a_response_runs_once_and_gets_one_output(workspace: Path) -> None:
+    script = {
+        "turns": [
+            {
+                "calls": [
+                    {**call("fs__read_text_file", path="notes.txt", head=1), "call_id": "dup"},
+                    call("fs__read_text_file", path="todo.md", tail=1),
+                    {**call("fs__list_directory", path="."), "call_id": "dup"},
+                ]
+            },
+            {"message": "done"},
+        ]
+    }
+    run = run_script(workspace, script)
+    assert run.result.status == "completed"
+    # The first function_call with the call_id ran; the later one reached no server.
+    sent = [e["message"]["params"]["name"] for e in run.records("mcp_request") if e["method"] == "tools/call"]
+    assert sent == ["read_text_file", "read_text_file"]
+    # Request 2 replays all three call items unchanged, and answers each call_id once.
+    response_1 = run.records("model_response")[0]["body"]
+    assert run.requests[1]["input"][1:4] == response_1["output"]
+    outputs = run.outputs(1)
+    assert [o["call_id"] for o in outputs] == ["dup", "call_offline_0001"]
+    assert outputs[0]["output"] == (
+        "line 1\n\n\nError (duplicate call id): refused as a duplicate, not run: call_id dup already "
+        "belongs to the earlier function_call fs__read_text_file in this response, and a call_id gets one "
+        "output; call fs__list_directory again if you still need it"
+    )
+    # The refusal is recorded as the duplicate's own outcome, and reported with the run.
+    refusals = [o for o in (e.to_record()["outcome"] for e in run.kinds("call_outcome"))
+                if o["status"] == "duplicate_call_id"]
+    assert [(o["alias"], o["call_id"], o["mcp_id"]) for o in refusals] == [
+        ("fs__list_directory", "dup", None)
+    ]
+    assert [(c.call_id, c.status) for c in run.result.calls] == [
+        ("dup", "ok"), ("call_offline_0001", "ok"), ("dup", "duplicate_call_id")
+    ]

@@ -105,7 +105,7 @@ def test_the_run_timeout_ends_the_run_and_cancels_the_call(workspace: Path, tmp_
     )
     assert time.monotonic() - started < 10
     assert run.result.status == "timeout"
-    assert run.result.reason == "the run's timeout (1 s) passed"
+    assert run.result.reason == "the run's time limit (1 s) ran out"
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
         if any(m.get("method") == "notifications/cancelled" for m in received(record)):
@@ -114,6 +114,7 @@ def test_the_run_timeout_ends_the_run_and_cancels_the_call(workspace: Path, tmp_
     assert any(m.get("method") == "notifications/cancelled" for m in received(record))
     [outcome] = [e.to_record()["outcome"] for e in run.kinds("call_outcome")]
     assert outcome["status"] == "cancelled"
+    assert outcome["message"] == "the run's time limit (1 s) ran out before the call ended"
 
 
 def test_tools_list_changed_refreshes_the_catalog_before_the_next_turn(workspace: Path) -> None:

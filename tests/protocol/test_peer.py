@@ -17,7 +17,7 @@ import pytest
 from toolrelay.errors import RequestTimeout, RpcError, TransportError
 from toolrelay.protocol import jsonrpc
 from toolrelay.protocol.jsonrpc import JSONObject, Message, Request
-from toolrelay.protocol.peer import Peer
+from toolrelay.protocol.peer import Peer, last_sent
 
 
 class Wire:
@@ -176,6 +176,36 @@ def test_caller_cancellation_sends_cancelled() -> None:
         assert wire.of_method("notifications/cancelled")[0]["params"] == {
             "requestId": 1, "reason": "cancelled by the client"}
         assert peer.pending_count == 0
+
+    run(scenario)
+
+
+def test_a_caller_cancelled_mid_request_can_tell_which_request_it_abandoned() -> None:
+    async def caller(peer: Peer) -> int | str | None:
+        await peer.call("tools/list")
+        try:
+            await peer.call("tools/call", tag="call_A")
+        except asyncio.CancelledError:
+            sent = last_sent.get()  # the cancellation carries no value; the task's context does
+            return sent.mcp_id if sent is not None and sent.method == "tools/call" else None
+        return None
+
+    async def scenario() -> None:
+        wire, called = Wire(), asyncio.Event()
+
+        def send(message: JSONObject) -> None:
+            wire.send(message)
+            if message.get("method") == "tools/call":
+                called.set()
+
+        peer = Peer(send)
+        task = asyncio.ensure_future(caller(peer))
+        await asyncio.sleep(0)
+        _answer(peer, 1, {"tools": []})
+        await called.wait()
+        task.cancel()
+        assert await task == 2
+        assert last_sent.get() is None  # another task's requests are not this one's
 
     run(scenario)
 

@@ -158,7 +158,14 @@ def test_nulls_are_stripped_only_for_aliases_offered_strict() -> None:
     assert plain.status == "invalid_arguments" and "head" in plain.message
 
 
-def test_a_cancelled_call_records_its_outcome_and_the_cancellation_goes_on() -> None:
+@pytest.mark.parametrize(("stop_reason", "message"), [
+    (None, "the run was interrupted before the call ended"),
+    (lambda: "the run's time limit (2 s) ran out before the call ended",
+     "the run's time limit (2 s) ran out before the call ended"),
+])
+def test_a_cancelled_call_records_its_outcome_and_the_cancellation_goes_on(
+    stop_reason: Any, message: str
+) -> None:
     server = FakeServer(None)
     events = EventStream()
     seen: list[Event] = []
@@ -166,7 +173,9 @@ def test_a_cancelled_call_records_its_outcome_and_the_cancellation_goes_on() -> 
 
     async def main() -> None:
         table = table_for(server, events)
-        call = asyncio.create_task(dispatch(table, "box__read", '{"path": "a"}', call_id="c9"))
+        call = asyncio.create_task(
+            dispatch(table, "box__read", '{"path": "a"}', call_id="c9", stop_reason=stop_reason)
+        )
         await server.called.wait()
         call.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -175,6 +184,6 @@ def test_a_cancelled_call_records_its_outcome_and_the_cancellation_goes_on() -> 
     asyncio.run(main())
     assert kinds(seen) == ["call_parsed", "call_routed", "call_outcome"]
     outcome = seen[-1].to_record()["outcome"]
-    assert (outcome["status"], outcome["call_id"], outcome["message"]) == (
-        "cancelled", "c9", "the run was interrupted"
-    )
+    assert (outcome["status"], outcome["call_id"], outcome["message"]) == ("cancelled", "c9", message)
+    # where the call got to: its route (the real peer adds the MCP id: tests/loop/test_stopped_runs.py)
+    assert (outcome["alias"], outcome["server"], outcome["tool"]) == ("box__read", "box", "read")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from toolrelay.relay.feedback import feedback_item, render_feedback, render_output
+from toolrelay.relay.feedback import feedback_item, render_feedback, render_output, with_refusals
 from toolrelay.relay.result import CallOutcome
 
 PNG = base64.b64encode(b"\x89PNG fake").decode()
@@ -252,3 +252,16 @@ def test_the_item_pairs_the_output_with_its_call_id() -> None:
     item = feedback_item("call_1", render_output(ok(text("t"))))
     assert item == {"type": "function_call_output", "call_id": "call_1", "output": "t"}
     json.dumps(item)  # a plain JSON value
+
+
+def test_the_one_output_of_a_call_id_carries_the_refusals_of_its_duplicates() -> None:
+    refused = CallOutcome(status="duplicate_call_id", alias="fs__y", call_id="c1", message="refused")
+    assert with_refusals("a", []) == "a"
+    assert with_refusals("a", [refused, refused]) == (
+        "a\n\nError (duplicate call id): refused\n\nError (duplicate call id): refused"
+    )
+    image = render_output(ok(text("t"), {"type": "image", "mimeType": "image/png", "data": PNG}))
+    assert isinstance(image, list)
+    assert with_refusals(image, [refused]) == [
+        *image, {"type": "input_text", "text": "Error (duplicate call id): refused"}
+    ]

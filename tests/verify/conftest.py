@@ -68,6 +68,10 @@ RUNS: dict[str, dict[str, Any]] = {
         "media": True,
         "media_budget": 100_000,
     },
+    "duplicate_call_id_run": {  # the repeat of call_id "dup" is refused, not run
+        "turns": [{"calls": [{**_read("notes.txt", head=1), "call_id": "dup"}, _read("notes.txt", tail=1),
+                             {**_read("todo.md"), "call_id": "dup"}]}]
+    },
 }
 
 

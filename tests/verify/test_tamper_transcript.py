@@ -209,6 +209,31 @@ def invalid_call_sent(events: list[Event]) -> None:
     find(events, "call_outcome", call_id="call_offline_0002")["outcome"]["status"] = "ok"
 
 
+def _rename_call_id(events: list[Event], old: str, new: str) -> None:
+    """Every trace of ``old`` now says ``new``: the record of a run in which both ran."""
+    text = json.dumps(events).replace(f'"{old}"', f'"{new}"')
+    events[:] = json.loads(text)
+
+
+def repeated_call_id_run_twice(events: list[Event]) -> None:
+    _rename_call_id(events, "call_offline_0002", "call_offline_0001")
+
+
+def _refusal(events: list[Event]) -> Event:
+    outcomes = (e for e in events if e["kind"] == "call_outcome")
+    return next(e for e in outcomes if e["outcome"]["status"] == "duplicate_call_id")
+
+
+def refusal_not_recorded(events: list[Event]) -> None:
+    events.remove(_refusal(events))
+
+
+def refusal_dropped_from_the_output(events: list[Event]) -> None:
+    for item in _request_2(events)["input"]:
+        if item.get("call_id") == "dup" and item["type"] == "function_call_output":
+            item["output"] = item["output"].split("\n\n\nError (duplicate call id)")[0]
+
+
 CASES: list[tuple[str, Mutation, str, str]] = [
     ("seed_run", wrong_mcp_id, "correlation", "records mcp id 3, its message has id 99"),
     (
@@ -425,6 +450,22 @@ CASES: list[tuple[str, Mutation, str, str]] = [
         "call_outcome records ok, but the recorded answer is a tool error",
     ),
     ("max_turns_run", wrong_mcp_id, "correlation", "its message has id 99"),
+    (
+        "parallel_run",
+        repeated_call_id_run_twice,
+        "parse",
+        "call_id call_offline_0001 is used by 2 function_calls of response 1 (fs__read_text_file, "
+        "fs__read_text_file) and 2 of them were run: only the first may run, the later ones must be refused "
+        "as duplicates (the API takes one function_call_output per call_id)",
+    ),
+    (
+        "duplicate_call_id_run",
+        refusal_not_recorded,
+        "parse",
+        "output[2] (fs__read_text_file) has no refusal recorded, yet the call_id's output was given",
+    ),
+    ("duplicate_call_id_run", refusal_dropped_from_the_output, "feedback",
+     'request 2 input[4] holds "line 1"'),
 ]
 
 

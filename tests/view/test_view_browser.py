@@ -74,6 +74,9 @@ def test_clicking_an_arrow_shows_that_messages_exact_json(browser: Any, seed_tra
         expected = event["body"] if event["kind"].startswith("model_") else event["message"]
         assert _panel_json(opened, event["seq"]) == expected, event["kind"]
         assert opened.page.text_content("#panel-kind") == event["kind"]
+        # indented in the page from the exact text, as json.dumps(indent=2) lays it out
+        shown = opened.page.text_content("#panel-json")
+        assert shown == json.dumps(expected, indent=2, ensure_ascii=False), event["kind"]
     assert opened.page.locator(".row.selected").count() == 1
     opened.page.keyboard.press("Escape")
     assert opened.page.locator("#panel").is_hidden()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -168,6 +169,11 @@ def test_the_page_inlines_everything(fixture: str, request: pytest.FixtureReques
     shell = head + tail
     assert "<link rel=\"stylesheet\"" not in shell and " src=" not in shell and "url(" not in shell
     assert "default-src 'none'" in shell
+
+
+def test_the_embedded_data_is_every_field_of_the_trace(failing_transcript: Path) -> None:
+    trace, _ = _trace(failing_transcript)
+    assert trace.to_dict() == dataclasses.asdict(trace)  # the same data, without asdict's deep copy
 
 
 @pytest.mark.parametrize("junk", ["garbage", None, [1, "two"], {"odd": True}, 7, True])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import itertools
 import logging
 import time
@@ -31,7 +32,7 @@ from .jsonrpc import (
     Response,
 )
 
-__all__ = ["Exchange", "Peer", "RequestHandler", "Tracer"]
+__all__ = ["Exchange", "Peer", "RequestHandler", "Tracer", "last_sent"]
 
 log = logging.getLogger("toolrelay.protocol")
 
@@ -77,6 +78,12 @@ class Exchange:
             raise RpcError(self.error.code, self.error.message, self.error.data)
         assert self.result is not None
         return self.result
+
+
+last_sent: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar("last_sent", default=None)
+"""The request the current task sent last (set by ``Peer.call`` once it is on the wire).
+A cancellation carries no value, so this is how a caller cancelled mid-request learns
+which request it abandoned (its id, for the record)."""
 
 
 @dataclass(slots=True)
@@ -157,6 +164,7 @@ class Peer:
         except BaseException:
             self._pending.pop(mcp_id, None)
             raise
+        last_sent.set(exchange)
         if timeout is not None:  # a deadline, not asyncio.wait_for: the hot path stays one future
             pending.timeout, pending.deadline = timeout, loop.time() + timeout
             if self._watchdog is None or pending.deadline < self._watchdog_at:

@@ -5,17 +5,21 @@ call_id, and the parser's complaint if the item was malformed) and returns one
 ``CallOutcome``; it never raises for a failed call. It emits the call's events in order:
 ``CallParsed``, ``CallRouted`` (when the alias resolves), the MCP messages (from the
 connection), and ``CallOutcomeEvent`` — also for a call cancelled mid-flight, before the
-cancellation goes on.
+cancellation goes on: that outcome names as much as the call got to (route, MCP id and
+connection of a request already sent) and why it was stopped.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Set
+import time
+from collections.abc import Callable, Mapping, Set
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from ..events import CallOutcomeEvent, CallParsed, CallRouted, EventStream
+from ..protocol import mcp
+from ..protocol.peer import last_sent
 from .alias import unknown_tool_message
 from .arguments import ArgumentChecker, ArgumentError, parse_arguments
 from .call import ToolCaller, call_tool
@@ -24,7 +28,12 @@ from .optional_nulls import strip_optional_nulls
 from .result import CallOutcome
 from .route import Route, Router
 
-__all__ = ["DispatchTable", "dispatch"]
+__all__ = ["INTERRUPTED", "DispatchTable", "StopReason", "dispatch"]
+
+StopReason = Callable[[], str]
+"""Says why a call is being cancelled, asked at that moment (the run knows, the call does not)."""
+INTERRUPTED: Final = "the run was interrupted before the call ended"
+"""A cancelled call's message when nobody says why."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,26 +58,45 @@ async def dispatch(
     approve: Approver | None = None,
     timeout: float | None = None,
     malformed: str | None = None,
+    stop_reason: StopReason | None = None,
 ) -> CallOutcome:
     """Run one call to its outcome. ``approve`` is asked for tools not marked read-only
-    (None: nobody is asked); ``malformed`` is why the call item itself was unusable."""
+    (None: nobody is asked); ``malformed`` is why the call item itself was unusable;
+    ``stop_reason`` says why, if the call is cancelled (default ``INTERRUPTED``)."""
+    facts: dict[str, Any] = {"alias": alias, "call_id": call_id, "arguments_text": arguments_text}
+    started = time.monotonic()
+    outer = last_sent.set(None)  # what the peer sends for this call, in this task
     try:
-        outcome = await _dispatch(table, alias, arguments_text, call_id, approve, timeout, malformed)
+        outcome = await _dispatch(table, facts, approve, timeout, malformed)
     except asyncio.CancelledError:
-        stopped = CallOutcome(status="cancelled", alias=alias, call_id=call_id,
-                              arguments_text=arguments_text, message="the run was interrupted")
+        why = stop_reason() if stop_reason is not None else INTERRUPTED
+        stopped = _cancelled(table, facts, why, started)
         table.events.emit(CallOutcomeEvent(call_id=call_id, outcome=stopped.to_record()))
         raise
+    finally:
+        last_sent.reset(outer)
     table.events.emit(CallOutcomeEvent(call_id=call_id, outcome=outcome.to_record()))
     return outcome
 
 
+def _cancelled(table: DispatchTable, facts: dict[str, Any], why: str, started: float) -> CallOutcome:
+    """The outcome of a call stopped midway: where it got to, and why it stopped."""
+    server = facts.get("server")
+    connection = table.connections.get(server) if isinstance(server, str) else None
+    sent = last_sent.get()
+    if connection is not None and sent is not None and sent.method == mcp.CALL_TOOL:
+        facts |= {"mcp_id": sent.mcp_id, "connection": connection.number, "request": sent.request}
+    return CallOutcome(status="cancelled", message=why, elapsed=time.monotonic() - started, **facts)
+
+
 async def _dispatch(
-    table: DispatchTable, alias: str, text: str, call_id: str | None, approve: Approver | None,
-    timeout: float | None, malformed: str | None,
+    table: DispatchTable, facts: dict[str, Any], approve: Approver | None, timeout: float | None,
+    malformed: str | None,
 ) -> CallOutcome:
+    """The call's stages; ``facts`` grows as they pass (a cancelled call's outcome is built
+    from it)."""
+    alias, text, call_id = facts["alias"], facts["arguments_text"], facts["call_id"]
     parsed = _parse(table.events, alias, text, call_id, malformed)
-    facts: dict[str, Any] = {"alias": alias, "call_id": call_id, "arguments_text": text}
     route = table.router.resolve(alias)
     if route is None:
         message = unknown_tool_message(alias, table.router.aliases)

@@ -10,6 +10,9 @@ Two budgets bound one output: text in characters, images and files in decoded by
 screenshot is not text). Whatever does not reach the model (text past the budget, media
 past theirs, audio, blocks no input part can hold) is replaced by a note the model reads,
 and named in ``Rendering.cut`` so the user is told too.
+
+A call_id gets exactly one output: when later function_calls of the response reused it,
+their refusals follow the first call's output in that one item (``with_refusals``).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ __all__ = [
     "feedback_item",
     "render_feedback",
     "render_output",
+    "with_refusals",
 ]
 
 DEFAULT_OUTPUT_BUDGET: Final = 100_000
@@ -120,6 +124,18 @@ def render_output(
 ) -> FeedbackOutput:
     """The ``output`` of the function_call_output item for ``outcome``."""
     return render_feedback(outcome, budget=budget, media_budget=media_budget, multimodal=multimodal).output
+
+
+def with_refusals(output: FeedbackOutput, refusals: list[CallOutcome]) -> FeedbackOutput:
+    """``output`` followed by the rendering of each refused duplicate of its call_id: the
+    one output the call_id gets tells the model why its other calls did not run."""
+    if not refusals:
+        return output
+    notes = [render_output(refusal) for refusal in refusals]
+    texts = [note for note in notes if isinstance(note, str)]  # a refusal renders as its text
+    if isinstance(output, str):
+        return "\n\n".join([output, *texts])
+    return [*output, *(_text(text) for text in texts)]
 
 
 def feedback_item(call_id: str, output: FeedbackOutput) -> dict[str, Any]:

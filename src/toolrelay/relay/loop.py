@@ -3,9 +3,11 @@
 Each turn wires the stages: build the body (``request``), send it (``model``), read the
 output items by type (``parse``), run every function call concurrently through the
 catalog (``route`` → ``call`` → ``result``), render each outcome (``feedback``) and put
-the outputs into the next request. The loop has its own stop conditions: an answer with
-no calls (completed), a non-completed response status, max turns, max tool calls, the
-wall-clock timeout, Ctrl-C. A failure is never reported as a success.
+the outputs into the next request. A function_call reusing a call_id of the same
+response is refused, not run: the call_id's one output carries the refusal. The loop has
+its own stop conditions: an answer with no calls (completed), a non-completed response
+status, max turns, max tool calls, the wall-clock timeout, Ctrl-C. A failure is never
+reported as a success.
 """
 
 from __future__ import annotations
@@ -16,9 +18,16 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import ModelError
-from ..events import EventStream, FeedbackEvent, RunEndEvent, RunStartEvent
+from ..events import CallOutcomeEvent, EventStream, FeedbackEvent, RunEndEvent, RunStartEvent
 from .consent import Approver
-from .feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET, feedback_item, render_feedback
+from .dispatch import INTERRUPTED, StopReason
+from .feedback import (
+    DEFAULT_MEDIA_BUDGET,
+    DEFAULT_OUTPUT_BUDGET,
+    feedback_item,
+    render_feedback,
+    with_refusals,
+)
 from .parse import FunctionCall, ModelTurn, read_response
 from .request import Conversation, RequestSettings, build_body
 from .result import CallOutcome
@@ -43,6 +52,7 @@ class ToolCatalog(Protocol):
         approve: Approver | None = None,
         timeout: float | None = None,
         malformed: str | None = None,
+        stop_reason: StopReason | None = None,
     ) -> CallOutcome: ...
 
 
@@ -161,14 +171,14 @@ class Relay:
             )
         )
         try:
-            async with asyncio.timeout(self.limits.timeout):
-                await self._turns(task, result)
+            async with asyncio.timeout(self.limits.timeout) as clock:
+                await self._turns(task, result, lambda: self._why_stopped(clock))
         except _Stop as stop:
             result.status, result.reason = stop.status, stop.reason
         except TimeoutError:
-            result.status, result.reason = "timeout", f"the run's timeout ({self.limits.timeout:g} s) passed"
+            result.status, result.reason = "timeout", self._time_limit_ran_out()
         except asyncio.CancelledError:
-            result.status, result.reason = "aborted", "interrupted by the user"
+            result.status, result.reason = "aborted", "the run was interrupted"
             self._end(result)
             raise
         except ModelError as exc:
@@ -177,6 +187,15 @@ class Relay:
             raise
         self._end(result)
         return result
+
+    def _time_limit_ran_out(self) -> str:
+        return f"the run's time limit ({self.limits.timeout:g} s) ran out"
+
+    def _why_stopped(self, clock: asyncio.Timeout) -> str:
+        """Why a call is being cancelled: the run's time limit, or an interruption."""
+        if clock.expired():
+            return f"{self._time_limit_ran_out()} before the call ended"
+        return INTERRUPTED
 
     def _end(self, result: RunResult) -> None:
         self.events.emit(
@@ -187,7 +206,7 @@ class Relay:
             )
         )
 
-    async def _turns(self, task: str, result: RunResult) -> None:
+    async def _turns(self, task: str, result: RunResult, stop_reason: StopReason) -> None:
         conversation = Conversation()
         conversation.start(task)
         for turn_number in range(1, self.limits.max_turns + 1):
@@ -197,7 +216,10 @@ class Relay:
                 result.response_ids.append(turn.response_id)
             conversation.add_response(turn.response_id, turn.output)
             self._check_turn(turn, result)  # raises _Stop when the model answered
-            conversation.add_outputs(await self._run_calls(turn.calls, result))
+            refused = self._refuse_duplicates(turn)
+            outputs = await self._run_calls(turn.calls, result, stop_reason, refused)
+            result.calls.extend(refused)
+            conversation.add_outputs(outputs)
         raise _Stop(
             "max_turns",
             f"reached --max-turns {self.limits.max_turns}; the model has not seen the last outputs",
@@ -233,7 +255,10 @@ class Relay:
         result.final_text = turn.text or ""
         raise _Stop("completed", "the model answered without asking for more tool calls")
 
-    async def _run_calls(self, calls: list[FunctionCall], result: RunResult) -> list[dict[str, Any]]:
+    async def _run_calls(
+        self, calls: list[FunctionCall], result: RunResult, stop_reason: StopReason,
+        refused: list[CallOutcome],
+    ) -> list[dict[str, Any]]:
         """Run one response's calls concurrently (bounded); their outputs in the calls' order."""
         gate = asyncio.Semaphore(max(1, self.limits.concurrency))
 
@@ -242,10 +267,11 @@ class Relay:
                 outcome = await self.catalog.call(
                     call.name, call.arguments_text, call_id=call.call_id,
                     approve=self.approve, timeout=self.limits.call_timeout, malformed=call.problem,
+                    stop_reason=stop_reason,
                 )
                 # rendered at once, so its feedback event follows the call's outcome event
                 # directly and the progress line can say whether the model got all of it
-                return outcome, self._feedback(outcome)
+                return outcome, self._feedback(outcome, refused)
 
         async with asyncio.TaskGroup() as group:
             tasks = [group.create_task(one(call)) for call in calls]
@@ -253,13 +279,30 @@ class Relay:
         result.calls.extend(outcome for outcome, _ in done)
         return [item for _, item in done]
 
-    def _feedback(self, outcome: CallOutcome) -> dict[str, Any]:
+    def _refuse_duplicates(self, turn: ModelTurn) -> list[CallOutcome]:
+        """Each function_call reusing an earlier call's call_id, refused and recorded (not run)."""
+        first = {call.call_id: call for call in turn.calls}
+        refused = []
+        for call in turn.duplicates:
+            message = (
+                f"refused as a duplicate, not run: call_id {call.call_id} already belongs to the earlier "
+                f"function_call {first[call.call_id].name} in this response, and a call_id gets one "
+                f"output; call {call.name} again if you still need it"
+            )
+            outcome = CallOutcome(status="duplicate_call_id", alias=call.name, call_id=call.call_id,
+                                  arguments_text=call.arguments_text, message=message)
+            self.events.emit(CallOutcomeEvent(call_id=call.call_id, outcome=outcome.to_record()))
+            refused.append(outcome)
+        return refused
+
+    def _feedback(self, outcome: CallOutcome, refused: list[CallOutcome]) -> dict[str, Any]:
         assert outcome.call_id is not None
         limits = self.limits
         rendering = render_feedback(
             outcome, budget=limits.output_budget, media_budget=limits.media_budget,
             multimodal=limits.multimodal,
         )
-        item = feedback_item(outcome.call_id, rendering.output)
+        output = with_refusals(rendering.output, [r for r in refused if r.call_id == outcome.call_id])
+        item = feedback_item(outcome.call_id, output)
         self.events.emit(FeedbackEvent(call_id=outcome.call_id, item=item, cut=list(rendering.cut)))
         return item

@@ -3,8 +3,10 @@
 Every output item is read by its ``type``, never by position: ``function_call`` items
 become calls (their ``arguments`` text kept verbatim), ``message`` items give the answer
 text or a refusal, and everything (reasoning, unknown kinds) is kept in ``output`` so the
-next request can replay it unchanged. A plausible call is not an execution: this stage
-only reads.
+next request can replay it unchanged. A function_call whose call_id an earlier item of
+the same response already holds is kept apart (``duplicates``): the API takes exactly one
+output per call_id, so only the first may run. A plausible call is not an execution:
+this stage only reads.
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ class ModelTurn:
     output: list[dict[str, Any]]
     """Every output item, unchanged, in order (for replay)."""
     calls: list[FunctionCall] = field(default_factory=list)
+    """The function calls to run: the first item of each call_id, in output order."""
+    duplicates: list[FunctionCall] = field(default_factory=list)
+    """Later items reusing a call_id of ``calls``: refused, never run (one output per call_id)."""
     text: str | None = None
     refusal: str | None = None
     reason: str | None = None
@@ -61,10 +66,11 @@ def read_response(body: dict[str, Any]) -> ModelTurn:
     )
     texts: list[str] = []
     refusals: list[str] = []
+    call_ids: set[str] = set()
     for index, item in enumerate(output):
         kind = item.get("type") if isinstance(item, dict) else None
         if kind == FUNCTION_CALL:
-            _read_call(item, index, turn)
+            _read_call(item, index, turn, call_ids)
         elif kind == MESSAGE:
             _read_message(item, texts, refusals)
     turn.text = "\n".join(texts) if texts else None
@@ -72,7 +78,7 @@ def read_response(body: dict[str, Any]) -> ModelTurn:
     return turn
 
 
-def _read_call(item: dict[str, Any], index: int, turn: ModelTurn) -> None:
+def _read_call(item: dict[str, Any], index: int, turn: ModelTurn, call_ids: set[str]) -> None:
     call_id = item.get("call_id")
     name = item.get("name")
     if not isinstance(call_id, str) or not call_id:
@@ -86,9 +92,11 @@ def _read_call(item: dict[str, Any], index: int, turn: ModelTurn) -> None:
         problem = problem or f"arguments must be JSON text (a string), got {type(arguments).__name__}"
         arguments = "" if arguments is None else _as_text(arguments)
     item_id = item.get("id") if isinstance(item.get("id"), str) else None
-    turn.calls.append(
-        FunctionCall(call_id=call_id, name=name, arguments_text=arguments, item_id=item_id, problem=problem)
+    call = FunctionCall(
+        call_id=call_id, name=name, arguments_text=arguments, item_id=item_id, problem=problem
     )
+    (turn.duplicates if call_id in call_ids else turn.calls).append(call)
+    call_ids.add(call_id)
 
 
 def _as_text(value: Any) -> str:

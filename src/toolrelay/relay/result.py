@@ -4,7 +4,8 @@ Every function_call the model makes ends in exactly one ``CallOutcome``. Its ``s
 keeps the classes apart that peers tend to merge: a tool that ran and failed
 (``tool_error``, MCP ``isError``) is not a JSON-RPC error (``protocol_error``), which is
 not a dead channel (``transport_error``), which is not a call that never left toolrelay
-(``invalid_arguments``, ``unknown_tool``, ``not_approved``, ``cancelled``). The outcome
+(``invalid_arguments``, ``unknown_tool``, ``not_approved``, ``duplicate_call_id``,
+``cancelled``). The outcome
 carries both id domains: the model's ``call_id`` and the MCP request id (``mcp_id``)
 with its server and connection number, plus the exact JSON-RPC request and response.
 """
@@ -24,6 +25,7 @@ OutcomeStatus = Literal[
     "invalid_arguments",
     "unknown_tool",
     "not_approved",
+    "duplicate_call_id",
     "cancelled",
 ]
 OUTCOME_STATUSES: tuple[OutcomeStatus, ...] = (
@@ -34,6 +36,7 @@ OUTCOME_STATUSES: tuple[OutcomeStatus, ...] = (
     "invalid_arguments",
     "unknown_tool",
     "not_approved",
+    "duplicate_call_id",
     "cancelled",
 )
 

@@ -16,6 +16,7 @@ from ..transcript.reader import paused_gc
 from .agreement import check_agreement
 from .context import check_answer_order, check_context, check_declarations
 from .correlation import check_call_links, check_event_order, check_mcp_pairs, check_outputs
+from .duplicates import check_duplicates
 from .facts import RunFacts
 from .feedback import check_feedback
 from .mcp_side import check_routing, check_server
@@ -31,6 +32,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("model_response", check_rounds),
     ("model_response", check_answer),
     ("parse", check_parse),
+    ("parse", check_duplicates),
     ("routing", check_routing),
     ("server_check", check_server),
     ("feedback", check_feedback),
@@ -104,7 +106,9 @@ def unfinished_reasons(run: RunRecord, facts: RunFacts) -> list[str]:
     for call in run.calls:
         if facts.sent_after(call):
             continue
-        if call.outcomes:
+        if call.status == "cancelled":
+            reasons.append(f"{call.call_id} was cancelled: {(call.outcome or {}).get('message')}")
+        elif call.outcomes:
             reasons.append(f"{call.call_id} has no output in a later request: the model never saw its result")
         else:
             reasons.append(f"{call.call_id} has no output: it was not run to its end")

@@ -132,7 +132,7 @@ def _response_line(current: ModelRound, answer: dict[str, Any]) -> str:
         return "none (the run stopped while waiting)"
     if not answer:
         return f"HTTP {current.response.get('status')}: {excerpt(current.response.get('body'), 80)}"
-    calls = len(current.calls)
+    calls = len(current.calls) + sum(len(call.duplicates) for call in current.calls)
     texts = [
         block.get("text")
         for item in current.output()
@@ -231,6 +231,10 @@ def _call_block(call: CallTrace, stages: list[tuple[str, str, str, Finding | Non
         lines.append(f"    {number} {LINK_TITLES[link]:<17} {_MARK[state]:<6} {value}")
         if broken is not None:
             lines += _problem(broken, "        ")
+    for duplicate in call.duplicates:  # the same call_id again in this response: refused, not run
+        said = "refused as a duplicate, not run" if duplicate.outcomes else "no refusal recorded"
+        where = f"output[{duplicate.index}] {duplicate.alias}"
+        lines.append(f"    · {where} reuses call_id {call.call_id}: {said}")
     return lines
 
 

@@ -131,7 +131,8 @@ class RunFacts:
         key = id(call)
         if key not in self._expected:
             outcome = self.outcome(call)
-            self._expected[key] = None if outcome is None else expected_item(outcome, self.run)
+            refusals = [r for d in call.duplicates if (r := rebuild_outcome(d, None)) is not None]
+            self._expected[key] = None if outcome is None else expected_item(outcome, self.run, refusals)
         return self._expected[key]
 
 

@@ -74,7 +74,7 @@ def _feedback(call: CallTrace, facts: RunFacts) -> Finding | None:
         call,
         "feedback",
         True,
-        _ok_message(outcome, expected, len(sent)),
+        _ok_message(outcome, expected, len(sent)) + _refusals_note(call),
         "rendering",
         call.first("mcp_responses"),
         call.feedbacks[0],
@@ -122,6 +122,11 @@ def _reads_as_failure(output: Any) -> bool:
     if isinstance(output, list) and output and isinstance(output[0], dict):
         return str(output[0].get("text", "")).startswith(ERROR_PREFIX)
     return False
+
+
+def _refusals_note(call: CallTrace) -> str:
+    refused = sum(1 for duplicate in call.duplicates if duplicate.outcomes)
+    return f"; it carries the refusal of {refused} duplicate(s) of its call_id" if refused else ""
 
 
 def _ok_message(outcome: CallOutcome, expected: dict[str, Any], copies: int) -> str:

@@ -164,6 +164,8 @@ def _parse(call: CallTrace, facts: RunFacts) -> Finding | None:
             "parsed_once",
         )
     parsed = call.parsed[0]
+    if len(call.parsed) > 1 and call.duplicates:
+        return None  # its repeats were run too: the duplicate check says so
     if len(call.parsed) > 1:
         return call_finding(
             call,

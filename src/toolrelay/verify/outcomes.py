@@ -16,7 +16,13 @@ from typing import Any, cast
 from ..protocol.jsonrpc import DecodeError, ErrorResponse, Response, classify
 from ..protocol.peer import Exchange
 from ..relay.call import outcome_from_exchange
-from ..relay.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET, feedback_item, render_output
+from ..relay.feedback import (
+    DEFAULT_MEDIA_BUDGET,
+    DEFAULT_OUTPUT_BUDGET,
+    feedback_item,
+    render_output,
+    with_refusals,
+)
 from ..relay.result import OUTCOME_STATUSES, CallOutcome, OutcomeStatus
 from .record import CallTrace, RunRecord
 
@@ -24,7 +30,7 @@ __all__ = ["ANSWERED", "NEVER_SENT", "expected_item", "rebuild_outcome", "record
 
 ANSWERED = frozenset({"ok", "tool_error", "protocol_error"})
 """Classes that rest on a server's answer."""
-NEVER_SENT = frozenset({"invalid_arguments", "unknown_tool", "not_approved"})
+NEVER_SENT = frozenset({"invalid_arguments", "unknown_tool", "not_approved", "duplicate_call_id"})
 """Classes of calls that must never reach a server."""
 
 
@@ -85,8 +91,11 @@ def rebuild_outcome(call: CallTrace, exchange: Exchange | str | None) -> CallOut
     )
 
 
-def expected_item(outcome: CallOutcome, run: RunRecord) -> dict[str, Any]:
-    """The function_call_output the run's own rendering gives for ``outcome``."""
+def expected_item(
+    outcome: CallOutcome, run: RunRecord, refusals: list[CallOutcome] | None = None
+) -> dict[str, Any]:
+    """The function_call_output the run's own rendering gives for ``outcome``, followed by
+    the ``refusals`` of function_calls that reused its call_id."""
     start = run.run_start or {}
     budget, media_budget = start.get("output_budget"), start.get("media_budget")
     multimodal = start.get("multimodal", True)
@@ -97,4 +106,4 @@ def expected_item(outcome: CallOutcome, run: RunRecord) -> dict[str, Any]:
         multimodal=multimodal is not False,
     )
     assert outcome.call_id is not None
-    return feedback_item(outcome.call_id, output)
+    return feedback_item(outcome.call_id, with_refusals(output, refusals or []))

@@ -6,7 +6,10 @@ model asked for: each ``function_call`` item of a model response. The events too
 recorded for that call (parse, route, MCP messages tagged with its call_id, outcome,
 feedback) are attached to it by ``call_id`` — the recorded link between the two id
 domains, never a guess. Events naming a call_id the model never used are kept apart
-(``orphans``), as evidence of their own.
+(``orphans``), as evidence of their own. A function_call reusing the call_id of an
+earlier one in the same response is a duplicate: it is kept beside that first call
+(``CallTrace.duplicates``, not in ``calls``), and only a ``duplicate_call_id`` outcome —
+its refusal — is attached to it; everything else under the call_id is the first call's.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from ..events import (
     MCP_REQUEST,
@@ -33,7 +36,7 @@ from ..events import (
 )
 from ..protocol.responses import FUNCTION_CALL
 
-__all__ = ["CallTrace", "ModelRound", "RunRecord", "index_events", "is_2xx"]
+__all__ = ["REFUSED_DUPLICATE", "CallTrace", "ModelRound", "RunRecord", "index_events", "is_2xx"]
 
 Event = dict[str, Any]
 
@@ -44,6 +47,8 @@ _CALL_EVENT_LISTS = {
     FeedbackEvent.kind: "feedbacks",
 }
 """Event kind → the CallTrace list its events join."""
+REFUSED_DUPLICATE: Final = "duplicate_call_id"
+"""The outcome status of a function_call refused for reusing a call_id of its response."""
 
 
 def is_2xx(status: Any) -> bool:
@@ -70,6 +75,10 @@ class CallTrace:
     """Other MCP messages tagged with it (e.g. notifications/cancelled)."""
     outcomes: list[Event] = field(default_factory=list)
     feedbacks: list[Event] = field(default_factory=list)
+    duplicates: list[CallTrace] = field(default_factory=list)
+    """Later function_calls of the same response reusing this call_id (to be refused)."""
+    duplicate_of: CallTrace | None = None
+    """For a duplicate: the first function_call with its call_id."""
 
     @property
     def alias(self) -> Any:
@@ -138,6 +147,9 @@ class RunRecord:
     exits: list[Event] = field(default_factory=list)
     orphans: list[Event] = field(default_factory=list)
     """Call events whose call_id no model response holds."""
+    duplicates: list[CallTrace] = field(default_factory=list)
+    """function_calls reusing a call_id of their response (each also in its first call's
+    ``duplicates``); they are not in ``calls``."""
     cut_tail: bool = False
     files: dict[str, Any] = field(default_factory=dict)
     """For a demo folder: each attachment file's content, by file name."""
@@ -173,6 +185,7 @@ class _Indexer:
     def __init__(self, record: RunRecord) -> None:
         self.record = record
         self.latest: dict[str, CallTrace] = {}
+        self._responded: set[tuple[int, str]] = set()  # (response seq, call_id) of each call indexed
         self._handlers: dict[str, Callable[[Event], None]] = {
             **dict.fromkeys(MCP_ROLES, self._mcp),
             **{kind: self._call_event_handler(name) for kind, name in _CALL_EVENT_LISTS.items()},
@@ -229,6 +242,13 @@ class _Indexer:
         call = CallTrace(
             call_id=call_id, turn=current.turn, index=index, item=item, response_seq=event["seq"]
         )
+        first = self.latest.get(call_id)
+        if (call.response_seq, call_id) in self._responded and first is not None:
+            call.duplicate_of = first
+            first.duplicates.append(call)
+            self.record.duplicates.append(call)
+            return
+        self._responded.add((call.response_seq, call_id))
         current.calls.append(call)
         self.record.calls.append(call)
         self.latest[call_id] = call
@@ -237,8 +257,10 @@ class _Indexer:
         call = self.latest.get(event.get("call_id"))  # type: ignore[arg-type]
         if call is None:
             self.record.orphans.append(event)
-        else:
-            getattr(call, name).append(event)
+            return
+        if call.duplicates and name == "outcomes" and _is_refusal(event):
+            call = next((d for d in call.duplicates if not d.outcomes), call)
+        getattr(call, name).append(event)
 
     def _mcp(self, event: Event) -> None:
         self.record.mcp.append(event)
@@ -254,6 +276,11 @@ class _Indexer:
             call.mcp_responses.append(event)
         else:
             call.mcp_other.append(event)
+
+
+def _is_refusal(event: Event) -> bool:
+    outcome = event.get("outcome")
+    return isinstance(outcome, dict) and outcome.get("status") == REFUSED_DUPLICATE
 
 
 def index_events(events: list[Event], source: Path, *, cut_tail: bool = False) -> RunRecord:

@@ -36,7 +36,9 @@ _JSON_ESCAPES: Final = {
 def embed_json(value: Any) -> str:
     """``value`` as JSON safe to place inside a ``<script type="application/json">`` element."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    return re.sub("[<>&\u2028\u2029]", lambda m: _JSON_ESCAPES[m.group(0)], text)
+    for character, escape in _JSON_ESCAPES.items():  # one C-level pass each: fast on 100 MB
+        text = text.replace(character, escape)
+    return text
 
 
 def _asset(name: str) -> str:

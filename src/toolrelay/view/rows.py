@@ -25,6 +25,7 @@ from ..events import (
     CatalogReady,
     Event,
     FeedbackEvent,
+    McpDropped,
     McpInvalid,
     ModelRequestEvent,
     ModelResponseEvent,
@@ -266,8 +267,13 @@ def _call_outcome(record: dict[str, Any]) -> Row:
         record, stage="outcome", source="app", target="app", label=f"outcome {status}",
         detail=str(outcome.get("message") or ""),
         badges=_ids(record, mcp_id=outcome.get("mcp_id")), elapsed=seconds(outcome.get("elapsed")),
-        state="ok" if status == "ok" else "failed", call_id=_text_or_none(record.get("call_id")),
+        state=_outcome_state(status), call_id=_text_or_none(record.get("call_id")),
     )
+
+
+def _outcome_state(status: str) -> RowState:
+    """A cancelled call was stopped with its run, not failed by its server: amber."""
+    return "ok" if status == "ok" else "warn" if status == "cancelled" else "failed"
 
 
 def _feedback(record: dict[str, Any]) -> Row:
@@ -331,6 +337,14 @@ def _mcp_invalid(record: dict[str, Any]) -> Row:
                         "failed")
 
 
+def _mcp_dropped(record: dict[str, Any]) -> Row:
+    """A flood: how many unasked messages were left out of the record, and of what kind."""
+    detail = ", ".join(f"{name} × {count}" for name, count in _mapping(record.get("methods")).items())
+    label = (f"{record.get('count')} unasked messages not recorded (over {record.get('limit')} "
+             f"per {record.get('window')} s)")
+    return _server_note(record, label, detail, "warn")
+
+
 def _notice(record: dict[str, Any]) -> Row:
     lane = server_lane(str(record["server"])) if record.get("server") else "app"
     level = str(record.get("level") or "info")
@@ -390,6 +404,7 @@ _DESCRIBERS: Final[dict[str, Describer]] = {
     ServerReady.kind: _server_ready,
     ServerExitedEvent.kind: _server_exited,
     McpInvalid.kind: _mcp_invalid,
+    McpDropped.kind: _mcp_dropped,
     Notice.kind: _notice,
 }
 """Event kind → its row (MCP messages, recorded under their role, go to ``_mcp``)."""

@@ -263,9 +263,46 @@
     document.getElementById("panel-note").textContent = item.message
       ? "The exact message body, as recorded in the transcript:"
       : "The recorded event:";
-    document.getElementById("panel-json").textContent = data.records[String(item.seq)] ?? "";
+    document.getElementById("panel-json").textContent = indentJson(data.records[String(item.seq)] ?? "");
     panel.hidden = false;
     document.body.classList.add("panel-open");
+  }
+
+  // Indents compact JSON text without parsing it, so every number and string is shown
+  // exactly as recorded (JSON.parse would round large integers); the layout is Python's
+  // json.dumps(indent=2).
+  function indentJson(text) {
+    const out = [];
+    let depth = 0;
+    let start = 0;
+    const newline = () => "\n" + "  ".repeat(depth);
+    for (let i = 0; i < text.length; i++) {
+      const ch = text[i];
+      if (ch === '"') {  // copy the whole string, escapes included
+        let end = i + 1;
+        while (end < text.length && text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
+        i = end;
+        continue;
+      }
+      if (ch !== "{" && ch !== "[" && ch !== "}" && ch !== "]" && ch !== "," && ch !== ":") continue;
+      out.push(text.slice(start, i));
+      start = i + 1;
+      if ((ch === "{" && text[i + 1] === "}") || (ch === "[" && text[i + 1] === "]")) {
+        out.push(ch + text[i + 1]);
+        i++;
+        start = i + 1;
+      } else if (ch === "{" || ch === "[") {
+        depth++;
+        out.push(ch + newline());
+      } else if (ch === "}" || ch === "]") {
+        depth--;
+        out.push(newline() + ch);
+      } else {
+        out.push(ch === "," ? "," + newline() : ": ");
+      }
+    }
+    out.push(text.slice(start));
+    return out.join("");
   }
 
   function closePanel() {
