@@ -71,6 +71,7 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
     opts = options or RunOptions()
     events = opts.events or EventStream()
     run_id = opts.run_id or uuid.uuid4().hex[:12]
+    _check_context_mode(opts)
     async with contextlib.AsyncExitStack() as stack:
         # every file and option is checked before a model or server starts
         servers = servers_from(opts.config, events=events)
@@ -120,6 +121,17 @@ def _check_no_running_loop() -> None:
         "toolrelay.run() cannot start inside a running event loop (async code, Jupyter): "
         "use `await toolrelay.run_async(task, toolrelay.RunOptions(...))` there"
     )
+
+
+def _check_context_mode(opts: RunOptions) -> None:
+    """Chain mode continues from the previous response as the endpoint stored it; with
+    store: false it stores none, and the endpoint would be wrongly blamed afterwards."""
+    if opts.chain and (opts.store is False or opts.extra_body.get("store") is False):
+        raise UsageError(
+            "--chain (chain=True) continues from the previous response as the endpoint stored it, and "
+            "--no-store (store=False) sends store: false, so it keeps none: use one of them "
+            "(without --chain the context is replayed, which works with store: false)"
+        )
 
 
 def _endpoint(opts: RunOptions, stack: contextlib.AsyncExitStack) -> ModelEndpoint:

@@ -54,7 +54,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_model_options(parser)
     add = parser.add_argument
     add("--instructions", help="system instructions sent with every request")
-    add("--chain", action="store_true", help="send previous_response_id instead of replaying the context")
+    add("--chain", action="store_true",
+        help="send previous_response_id instead of replaying the context (not with --no-store)")
     add("--no-store", dest="store", action="store_const", const=False, default=None,
         help="send store: false (and ask for encrypted reasoning items to replay)")
     add("--tool-choice", default="auto", metavar="CHOICE", help="auto (default), required, none, or an alias")
