@@ -55,7 +55,7 @@ def test_the_seed_task_prints_the_answer_and_progress(workspace: Path) -> None:
     assert proc.stdout == "The tool returned:\n" + FIRST_20
     assert f"no --config: the built-in read-only file server exposes {workspace} as server fs" in proc.stderr
     assert "call fs__read_text_file → fs/read_text_file · mcp id 3" in proc.stderr
-    assert "run completed after 2 turn(s)" in proc.stderr
+    assert "run completed after 2 turns: " in proc.stderr
 
 
 def test_json_prints_the_whole_result_with_both_ids(workspace: Path) -> None:
@@ -77,7 +77,7 @@ def test_a_run_that_does_not_complete_exits_1_and_says_how_it_ended(workspace: P
     )
     proc = toolrelay("run", "x", "--model", "offline", "--script", str(script), cwd=workspace)
     assert proc.returncode == 1
-    assert "toolrelay run: the run ended incomplete: content_filter" in proc.stderr
+    assert "run ended after 1 turn with an incomplete response: content_filter" in proc.stderr
 
 
 def test_failed_calls_are_shown_beside_the_answer(workspace: Path) -> None:

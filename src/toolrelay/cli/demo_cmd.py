@@ -12,6 +12,7 @@ import sys
 
 from ..demo import DEFAULT_OUT, DEMO_TASK, DemoResult, run_demo
 from ..events import EventStream
+from ..relay.endings import ending_line
 from ..runner import OFFLINE_MODEL
 from ..verify.explain import walk
 from .progress import AtFirstStart, ProgressPrinter
@@ -75,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _conclusion(demo: DemoResult) -> str:
     if not demo.result.completed:
-        return f"the run did not complete: it ended {demo.result.status}: {demo.result.reason}\n"
+        result = demo.result
+        return f"the run did not complete: it {ending_line(result.status, result.turns, result.reason)}\n"
     if not demo.called:
         return "the model answered without calling the file server: the read_text_file call did not happen\n"
     if demo.verdict.broken is not None:

@@ -22,6 +22,7 @@ from ..events import (
     ServerReady,
     ServerStarting,
 )
+from ..relay.endings import ending_line
 
 __all__ = ["AtFirstStart", "ProgressPrinter", "WireLog", "WirePrinter"]
 
@@ -33,6 +34,8 @@ def _ms(seconds: float | None) -> str:
 
 
 CUT_MARK = " · the model did not get all of it"
+SAID_BY_THE_COMMAND = ("error", "aborted")
+"""Run endings the command reports itself (the endpoint's error, Ctrl-C): said once, there."""
 
 
 class ProgressPrinter:
@@ -108,8 +111,8 @@ class ProgressPrinter:
                 self._held = (event.call_id, line)
             else:
                 self._say(line)
-        elif isinstance(event, RunEndEvent):
-            self._say(f"run {event.status} after {event.turns} turn(s): {event.reason}")
+        elif isinstance(event, RunEndEvent) and event.status not in SAID_BY_THE_COMMAND:
+            self._say(f"run {ending_line(event.status, event.turns, event.reason)}")
 
     def _notice(self, event: Notice | ServerExitedEvent) -> None:
         if event.server in self.silenced and (isinstance(event, ServerExitedEvent) or event.level == "error"):

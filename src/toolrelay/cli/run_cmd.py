@@ -19,6 +19,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..events import EventStream
 from ..relay.consent import Approver, approve_all, refusing
+from ..relay.endings import ending_line
 from ..relay.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET
 from ..relay.loop import RunLimits, RunResult
 from ..runner import DEFAULT_MODEL, OFFLINE_MODEL, RunOptions, run_async
@@ -149,5 +150,6 @@ def _print_result(result: RunResult, *, as_json: bool, progress_shown: bool) -> 
         for call in failed:
             first_line = call.message.splitlines()[0] if call.message else ""
             sys.stderr.write(f"  {call.call_id} {call.alias}: {call.status}: {first_line}\n")
-    if not result.completed:
-        sys.stderr.write(f"toolrelay run: the run ended {result.status}: {result.reason}\n")
+    if not result.completed and not progress_shown:  # else the progress line said it
+        ending = ending_line(result.status, result.turns, result.reason)
+        sys.stderr.write(f"toolrelay run: the run {ending}\n")

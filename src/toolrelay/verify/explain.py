@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..protocol.responses import FUNCTION_CALL, FUNCTION_CALL_OUTPUT, MESSAGE, OUTPUT_TEXT
+from ..relay.endings import ending_sentence
 from .attachments import called_declarations, executed
 from .facts import RunFacts
 from .jsonpath import excerpt, item_label
@@ -71,7 +72,7 @@ def explain(run: RunRecord, verdict: Verdict, *, expand_all: bool = False) -> st
 
 def _header(run: RunRecord) -> list[str]:
     start = run.run_start or {}
-    ending = f"{run.status} after {len(run.rounds)} turn(s)" if run.run_end else "not ended (no run_end)"
+    ending = ending_sentence(str(run.status), len(run.rounds)) if run.run_end else "not ended (no run_end)"
     return [
         f"run {run.run_id} · model {start.get('model', '?')} · {run.context_mode} · "
         f"{'strict' if run.strict else 'non-strict'} · {ending}",
