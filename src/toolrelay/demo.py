@@ -35,11 +35,27 @@ from .verify.attachments import (
     slots,
 )
 
-__all__ = ["DEFAULT_OUT", "DEMO_TASK", "DemoResult", "notes_text", "run_demo", "write_attachments"]
+__all__ = [
+    "DEFAULT_OUT",
+    "DEMO_TASK",
+    "STANDALONE_CHECKS",
+    "DemoResult",
+    "notes_text",
+    "run_demo",
+    "standalone_check",
+    "write_attachments",
+]
 
 DEMO_TASK: Final = "Read the first 20 lines of notes.txt"
 DEFAULT_OUT: Final = "toolrelay-demo"
 NOTES_LINES: Final = 30
+STANDALONE_CHECKS: Final = ("verify_roundtrip.py", "verify_fields.py")
+"""Scripts that check a demo folder with the standard library only (no toolrelay import)."""
+
+
+def standalone_check(name: str) -> Path:
+    """Where a standalone check ships: the package's ``examples`` folder, installed or not."""
+    return Path(__file__).resolve().parent / "examples" / name
 
 
 @dataclass(slots=True, kw_only=True)
