@@ -23,7 +23,7 @@ from .client.config import builtin_file_server
 from .errors import UsageError, os_reason
 from .events import EventStream
 from .relay.loop import RunResult
-from .runner import OFFLINE_MODEL, RunOptions, run_async
+from .runner import OFFLINE_MODEL, RunOptions, check_options, run_async
 from .verify import RunRecord, Verdict, load_run, verify
 from .verify.attachments import (
     FIELD_FRAGMENTS,
@@ -87,6 +87,14 @@ def _dump(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 
+def _prepare_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        clear_folder(folder)
+    except OSError as exc:
+        raise UsageError(f"cannot write the demo folder {folder}: {os_reason(exc)}") from None
+
+
 def clear_folder(out: Path) -> None:
     """Remove a previous demo's files (only those: other files in DIR are left alone)."""
     for path in out.iterdir() if out.is_dir() else []:
@@ -114,16 +122,11 @@ def run_demo(
     events: EventStream | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> DemoResult:
-    """Run the seed's scenario, write its attachments into ``out`` and verify the folder."""
+    """Run the read_text_file walk-through, write each of its messages into ``out`` and
+    verify the folder. A usage error (no API key for a hosted model) creates nothing."""
     folder = Path(out)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        clear_folder(folder)
-    except OSError as exc:
-        raise UsageError(f"cannot write the demo folder {folder}: {os_reason(exc)}") from None
     with tempfile.TemporaryDirectory(prefix="toolrelay-demo-") as workspace:
         root = Path(workspace)
-        (root / "notes.txt").write_text(notes_text(), encoding="utf-8")
         options = RunOptions(
             model=model,
             base_url=base_url,
@@ -132,6 +135,9 @@ def run_demo(
             events=events,
             environ=environ,
         )
+        check_options(options)
+        _prepare_folder(folder)
+        (root / "notes.txt").write_text(notes_text(), encoding="utf-8")
         result = asyncio.run(run_async(DEMO_TASK, options))
     files = write_attachments(load_run(folder / TRANSCRIPT), folder)
     run = load_run(folder)

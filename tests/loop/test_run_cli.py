@@ -95,7 +95,7 @@ def test_failed_calls_are_shown_beside_the_answer(workspace: Path) -> None:
     quiet = toolrelay("run", "x", "--model", "offline", "--script", str(script), "--quiet", cwd=workspace)
     assert quiet.stderr == (
         "toolrelay run: 1 of 1 call(s) failed:\n"
-        "  call_offline_0001 fs__read_text_file: tool_error: No such file or directory: nope.txt\n"
+        "  call_offline_0001 fs__read_text_file: tool error: No such file or directory: nope.txt\n"
     )
 
 
@@ -135,7 +135,7 @@ def test_usage_errors_exit_2(workspace: Path) -> None:
     no_offline = toolrelay("run", "x", "--script", "s.json", cwd=workspace)
     assert no_offline.returncode == 2 and "add --model offline" in no_offline.stderr
     bad_turns = toolrelay("run", "x", "--max-turns", "0", cwd=workspace)
-    assert bad_turns.returncode == 2 and "must be at least 1" in bad_turns.stderr
+    assert bad_turns.returncode == 2 and "must be a whole number of at least 1, not '0'" in bad_turns.stderr
     no_key = toolrelay("run", "x", "--model", "gpt-4.1", cwd=workspace)  # OPENAI_API_KEY unset
     assert no_key.returncode == 2, no_key.stderr
     assert no_key.stderr.endswith(

@@ -1,12 +1,12 @@
-"""The chain for a person: each stage in the seed's order, with its ids, values and state.
+"""The chain for a person: each stage in the order a fault is traced, with its ids, values and state.
 
 ``explain(run, verdict)`` groups the run by turn; each call shows the seven links (model
 response → parse → routing → server checks → feedback → correlation → next input) with
 what was recorded there — call_id, alias → server/tool, MCP id, the arguments text and
 the arguments object, the outcome, the feedback, the next request — and whether the link
-holds. A broken link says what to check next, in the seed's section 8 order. Turns with
-many calls show one line per call and expand only the broken ones. ``walk`` is the short
-walk ``toolrelay demo`` prints for the seed's one call.
+holds. A broken link says what to check next, in that order. Turns with many calls show
+one line per call and expand only the broken ones. ``walk`` is the short walk
+``toolrelay demo`` prints for the read_text_file walk-through's one call.
 """
 
 from __future__ import annotations
@@ -249,7 +249,7 @@ def _footer(run: RunRecord, verdict: Verdict) -> list[str]:
     else:
         broken = verdict.broken
         lines.append(f"verdict: BROKEN at {broken.link} ({LINK_TITLES[broken.link]}): {broken.message}")
-        lines.append("check, in the seed's order:")
+        lines.append("check, in this order:")
         lines += [
             f"  {n}. {LINK_TITLES[link]}: {NEXT_STEP[link]}"
             for n, link in enumerate(LINKS[link_rank(broken.link) :], 1)
@@ -259,7 +259,7 @@ def _footer(run: RunRecord, verdict: Verdict) -> list[str]:
 
 
 def walk(run: RunRecord, verdict: Verdict) -> str:
-    """The seed's chain for the first executed call, one short line per stage."""
+    """The chain of the first executed call, one short line per stage."""
     calls = executed(run)
     if not calls:
         return "the model made no tool call: there is no chain to walk\n"
