@@ -23,7 +23,7 @@ from .client.config import builtin_file_server
 from .errors import UsageError, os_reason
 from .events import EventStream
 from .relay.loop import RunResult
-from .runner import OFFLINE_MODEL, RunOptions, run_async
+from .runner import OFFLINE_MODEL, RunOptions, check_options, run_async
 from .verify import RunRecord, Verdict, load_run, verify
 from .verify.attachments import (
     FIELD_FRAGMENTS,
@@ -35,11 +35,27 @@ from .verify.attachments import (
     slots,
 )
 
-__all__ = ["DEFAULT_OUT", "DEMO_TASK", "DemoResult", "notes_text", "run_demo", "write_attachments"]
+__all__ = [
+    "DEFAULT_OUT",
+    "DEMO_TASK",
+    "STANDALONE_CHECKS",
+    "DemoResult",
+    "notes_text",
+    "run_demo",
+    "standalone_check",
+    "write_attachments",
+]
 
 DEMO_TASK: Final = "Read the first 20 lines of notes.txt"
 DEFAULT_OUT: Final = "toolrelay-demo"
 NOTES_LINES: Final = 30
+STANDALONE_CHECKS: Final = ("verify_roundtrip.py", "verify_fields.py")
+"""Scripts that check a demo folder with the standard library only (no toolrelay import)."""
+
+
+def standalone_check(name: str) -> Path:
+    """Where a standalone check ships: the package's ``examples`` folder, installed or not."""
+    return Path(__file__).resolve().parent / "examples" / name
 
 
 @dataclass(slots=True, kw_only=True)
@@ -71,6 +87,14 @@ def _dump(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 
+def _prepare_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        clear_folder(folder)
+    except OSError as exc:
+        raise UsageError(f"cannot write the demo folder {folder}: {os_reason(exc)}") from None
+
+
 def clear_folder(out: Path) -> None:
     """Remove a previous demo's files (only those: other files in DIR are left alone)."""
     for path in out.iterdir() if out.is_dir() else []:
@@ -98,16 +122,11 @@ def run_demo(
     events: EventStream | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> DemoResult:
-    """Run the seed's scenario, write its attachments into ``out`` and verify the folder."""
+    """Run the read_text_file walk-through, write each of its messages into ``out`` and
+    verify the folder. A usage error (no API key for a hosted model) creates nothing."""
     folder = Path(out)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        clear_folder(folder)
-    except OSError as exc:
-        raise UsageError(f"cannot write the demo folder {folder}: {os_reason(exc)}") from None
     with tempfile.TemporaryDirectory(prefix="toolrelay-demo-") as workspace:
         root = Path(workspace)
-        (root / "notes.txt").write_text(notes_text(), encoding="utf-8")
         options = RunOptions(
             model=model,
             base_url=base_url,
@@ -116,6 +135,9 @@ def run_demo(
             events=events,
             environ=environ,
         )
+        check_options(options)
+        _prepare_folder(folder)
+        (root / "notes.txt").write_text(notes_text(), encoding="utf-8")
         result = asyncio.run(run_async(DEMO_TASK, options))
     files = write_attachments(load_run(folder / TRANSCRIPT), folder)
     run = load_run(folder)

@@ -20,7 +20,7 @@ from typing import Any
 from .errors import UsageError
 from .events import EventStream
 from .model import ModelEndpoint, ResponsesClient
-from .offline import OfflineModel
+from .offline import OfflineModel, load_script
 from .protocol.versions import DEFAULT_VERSION
 from .relay.catalog import Catalog, ConfigSource, servers_from
 from .relay.consent import LIBRARY_HINT, refusing
@@ -28,7 +28,7 @@ from .relay.loop import Approver, Relay, RunLimits, RunResult
 from .relay.request import RequestSettings
 from .transcript.writer import TranscriptWriter
 
-__all__ = ["DEFAULT_MODEL", "OFFLINE_MODEL", "RunOptions", "run", "run_async"]
+__all__ = ["DEFAULT_MODEL", "OFFLINE_MODEL", "RunOptions", "check_options", "run", "run_async"]
 
 DEFAULT_MODEL = "gpt-4.1"
 OFFLINE_MODEL = "offline"
@@ -71,6 +71,7 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
     opts = options or RunOptions()
     events = opts.events or EventStream()
     run_id = opts.run_id or uuid.uuid4().hex[:12]
+    _check_context_mode(opts)
     async with contextlib.AsyncExitStack() as stack:
         # every file and option is checked before a model or server starts
         servers = servers_from(opts.config, events=events)
@@ -111,6 +112,18 @@ def _check_option_names(options: Mapping[str, Any]) -> None:
             raise UsageError(f"toolrelay.run() has no option {name!r}: {hint}RunOptions takes {takes}")
 
 
+def check_options(options: RunOptions) -> None:
+    """Every check ``run_async`` makes before it starts anything, on its own (it starts
+    nothing either): for a caller that prepares something first, as the demo creates its
+    folder, and must create nothing on a usage error."""
+    _check_context_mode(options)
+    servers_from(options.config, events=EventStream())  # no subscriber: run_async says its notices
+    if options.model != OFFLINE_MODEL:
+        _hosted_endpoint(options)
+    elif options.script is not None:
+        load_script(options.script)
+
+
 def _check_no_running_loop() -> None:
     try:
         asyncio.get_running_loop()
@@ -122,10 +135,25 @@ def _check_no_running_loop() -> None:
     )
 
 
+def _check_context_mode(opts: RunOptions) -> None:
+    """Chain mode continues from the previous response as the endpoint stored it; with
+    store: false it stores none, and the endpoint would be wrongly blamed afterwards."""
+    if opts.chain and (opts.store is False or opts.extra_body.get("store") is False):
+        raise UsageError(
+            "--chain (chain=True) continues from the previous response as the endpoint stored it, and "
+            "--no-store (store=False) sends store: false, so it keeps none: use one of them "
+            "(without --chain the context is replayed, which works with store: false)"
+        )
+
+
 def _endpoint(opts: RunOptions, stack: contextlib.AsyncExitStack) -> ModelEndpoint:
     if opts.model == OFFLINE_MODEL:
         model = stack.enter_context(OfflineModel(opts.script))
         return ModelEndpoint(base_url=model.base_url)
+    return _hosted_endpoint(opts)
+
+
+def _hosted_endpoint(opts: RunOptions) -> ModelEndpoint:
     environ = os.environ if opts.environ is None else opts.environ
     endpoint = ModelEndpoint.from_environment(opts.base_url, environ)
     if opts.api_key is not None:

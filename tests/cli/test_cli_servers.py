@@ -108,6 +108,6 @@ def test_a_server_crashing_in_a_run_is_said_once(workspace: Path) -> None:
     quiet = toolrelay(*args, "--quiet", cwd=workspace)
     assert quiet.stderr == (
         "toolrelay run: 1 of 1 call(s) failed:\n"
-        "  call_offline_0001 honest__crash: transport_error: server honest exited (code 3): "
+        "  call_offline_0001 honest__crash: transport error: server honest exited (code 3): "
         "honest_server: crashing on purpose\n"
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent.parent
-EXAMPLES = REPO / "examples"
+EXAMPLES = REPO / "src" / "toolrelay" / "examples"
 
 
 @pytest.fixture(scope="module")

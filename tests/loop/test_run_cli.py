@@ -55,7 +55,7 @@ def test_the_seed_task_prints_the_answer_and_progress(workspace: Path) -> None:
     assert proc.stdout == "The tool returned:\n" + FIRST_20
     assert f"no --config: the built-in read-only file server exposes {workspace} as server fs" in proc.stderr
     assert "call fs__read_text_file → fs/read_text_file · mcp id 3" in proc.stderr
-    assert "run completed after 2 turn(s)" in proc.stderr
+    assert "run completed after 2 turns: " in proc.stderr
 
 
 def test_json_prints_the_whole_result_with_both_ids(workspace: Path) -> None:
@@ -77,7 +77,7 @@ def test_a_run_that_does_not_complete_exits_1_and_says_how_it_ended(workspace: P
     )
     proc = toolrelay("run", "x", "--model", "offline", "--script", str(script), cwd=workspace)
     assert proc.returncode == 1
-    assert "toolrelay run: the run ended incomplete: content_filter" in proc.stderr
+    assert "run ended after 1 turn with an incomplete response: content_filter" in proc.stderr
 
 
 def test_failed_calls_are_shown_beside_the_answer(workspace: Path) -> None:
@@ -95,7 +95,7 @@ def test_failed_calls_are_shown_beside_the_answer(workspace: Path) -> None:
     quiet = toolrelay("run", "x", "--model", "offline", "--script", str(script), "--quiet", cwd=workspace)
     assert quiet.stderr == (
         "toolrelay run: 1 of 1 call(s) failed:\n"
-        "  call_offline_0001 fs__read_text_file: tool_error: No such file or directory: nope.txt\n"
+        "  call_offline_0001 fs__read_text_file: tool error: No such file or directory: nope.txt\n"
     )
 
 
@@ -135,7 +135,7 @@ def test_usage_errors_exit_2(workspace: Path) -> None:
     no_offline = toolrelay("run", "x", "--script", "s.json", cwd=workspace)
     assert no_offline.returncode == 2 and "add --model offline" in no_offline.stderr
     bad_turns = toolrelay("run", "x", "--max-turns", "0", cwd=workspace)
-    assert bad_turns.returncode == 2 and "must be at least 1" in bad_turns.stderr
+    assert bad_turns.returncode == 2 and "must be a whole number of at least 1, not '0'" in bad_turns.stderr
     no_key = toolrelay("run", "x", "--model", "gpt-4.1", cwd=workspace)  # OPENAI_API_KEY unset
     assert no_key.returncode == 2, no_key.stderr
     assert no_key.stderr.endswith(

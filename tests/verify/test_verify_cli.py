@@ -137,7 +137,7 @@ def test_explain_says_what_to_check_next_for_a_broken_link(seed_run: Path, tmp_p
     assert broken.startswith("5 actual feedback   BROKEN")
     assert "✗ call_offline_0001: request 2 input[2] holds" in broken
     assert "check next: compare the function_call_output with what render_output gives" in broken
-    tail = out[out.index("check, in the seed's order:") :]
+    tail = out[out.index("check, in this order:") :]
     assert [line.split(".")[0].strip() for line in tail.splitlines()[1:4]] == ["1", "2", "3"]
     assert "1. actual feedback" in tail and "2. correlation ids" in tail and "3. next model input" in tail
 

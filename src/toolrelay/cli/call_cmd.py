@@ -19,7 +19,7 @@ from ..events import EventStream
 from ..relay.catalog import Catalog
 from ..relay.result import CallOutcome
 from .common import add_server_options, catalog_from_args, positive_seconds, print_json
-from .progress import ProgressPrinter, WireLog, WirePrinter
+from .progress import ProgressPrinter, WireLog, WirePrinter, failure_text
 
 __all__ = ["configure", "run"]
 
@@ -89,19 +89,9 @@ def _outcome_json(outcome: CallOutcome) -> dict[str, Any]:
     }
 
 
-def _failure_text(outcome: CallOutcome) -> str:
-    """``timeout: …``, ``protocol error -32602: … (data: …)``: the kind, then the message."""
-    label = "timeout" if outcome.transport_kind == "timeout" else outcome.status.replace("_", " ")
-    code = f" {outcome.error_code}" if outcome.error_code is not None else ""
-    said = outcome.message if outcome.message.startswith(label) else f"{label}{code}: {outcome.message}"
-    if outcome.error_data is not None:  # the model's feedback shows it too
-        said += f" (data: {json.dumps(outcome.error_data, ensure_ascii=False)})"
-    return said
-
-
 def _print_outcome(outcome: CallOutcome) -> None:
     if outcome.status not in ("ok", "tool_error"):
-        sys.stderr.write(f"toolrelay call: {_failure_text(outcome)}\n")
+        sys.stderr.write(f"toolrelay call: {failure_text(outcome.to_record())}\n")
         return
     result = outcome.result or {}
     if outcome.status == "tool_error":

@@ -14,7 +14,7 @@ from ..protocol.versions import DEFAULT_VERSION, SUPPORTED_VERSIONS
 from ..relay.catalog import Catalog, servers_from
 from .progress import ProgressPrinter
 
-__all__ = ["add_server_options", "catalog_from_args", "positive_seconds", "print_json"]
+__all__ = ["add_server_options", "catalog_from_args", "positive_count", "positive_seconds", "print_json"]
 
 CONFIG_HELP = """config: an MCP config file as users already have it (Claude Desktop, Cursor,
 Claude Code: {"mcpServers": {...}}; VS Code: {"servers": {...}, "inputs": [...]}).
@@ -37,6 +37,18 @@ def add_server_options(parser: argparse.ArgumentParser, *, strict: bool = True) 
             help="declare tools in OpenAI strict mode (optional parameters become nullable)",
         )
     parser.epilog = CONFIG_HELP + "\n\n" + (parser.epilog or "")
+
+
+def positive_count(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (its own message: argparse's would
+    name this function)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
+    return value
 
 
 def positive_seconds(text: str) -> float:

@@ -8,10 +8,15 @@ folder verifies; 1 otherwise (the reason is printed); 3 when the model endpoint 
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
+import shutil
 import sys
+from pathlib import Path
 
-from ..demo import DEFAULT_OUT, DEMO_TASK, DemoResult, run_demo
+from ..demo import DEFAULT_OUT, DEMO_TASK, STANDALONE_CHECKS, DemoResult, run_demo, standalone_check
 from ..events import EventStream
+from ..relay.endings import ending_line
 from ..runner import OFFLINE_MODEL
 from ..verify.explain import walk
 from .progress import AtFirstStart, ProgressPrinter
@@ -28,10 +33,9 @@ examples:
   OPENAI_API_KEY=sk-... toolrelay demo --model gpt-4.1
   toolrelay demo --model qwen3 --base-url http://127.0.0.1:11434/v1
 
-then check the files yourself:
-  toolrelay verify {DEFAULT_OUT}       toolrelay explain {DEFAULT_OUT}
-  python3 examples/verify_roundtrip.py {DEFAULT_OUT}
-  python3 examples/verify_fields.py {DEFAULT_OUT}"""
+then check the files yourself: toolrelay demo prints the commands at its end, ready to run
+where you are (toolrelay verify, toolrelay explain, and two standalone checks that ship
+with toolrelay and use the Python standard library only)."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -75,14 +79,58 @@ def run(args: argparse.Namespace) -> int:
 
 def _conclusion(demo: DemoResult) -> str:
     if not demo.result.completed:
-        return f"the run did not complete: it ended {demo.result.status}: {demo.result.reason}\n"
+        result = demo.result
+        return f"the run did not complete: it {ending_line(result.status, result.turns, result.reason)}\n"
     if not demo.called:
         return "the model answered without calling the file server: the read_text_file call did not happen\n"
     if demo.verdict.broken is not None:
         broken = demo.verdict.broken
         return f"verify: BROKEN at {broken.link}: {broken.message}\n"
-    return (
-        f"every link holds. Check the files yourself:\n"
-        f"  toolrelay verify {demo.out}\n  toolrelay explain {demo.out}\n"
-        f"  python3 examples/verify_roundtrip.py {demo.out}\n  python3 examples/verify_fields.py {demo.out}\n"
-    )
+    hints = "".join(f"  {hint}\n" for hint in _hints(demo.out))
+    return f"every link holds. Check the files yourself:\n{hints}"
+
+
+def _hints(out: Path) -> list[str]:
+    """Commands that check ``out``, as they run from here with this installation: the
+    toolrelay that is running, and the standalone checks where the package put them."""
+    folder = shlex.quote(str(out))
+    toolrelay, python = _toolrelay_command(), _python_command()
+    checks = [
+        f"{python} {shlex.quote(_shown(standalone_check(name)))} {folder}" for name in STANDALONE_CHECKS
+    ]
+    return [f"{toolrelay} verify {folder}", f"{toolrelay} explain {folder}", *checks]
+
+
+def _toolrelay_command() -> str:
+    """``toolrelay`` when that name finds this very script, else its path; ``python -m
+    toolrelay`` when started that way."""
+    started = Path(sys.argv[0])
+    if started.stem != "toolrelay":  # python -m toolrelay: argv[0] is the package's __main__.py
+        return f"{_python_command()} -m toolrelay"
+    return "toolrelay" if _found_as(started.name, started) else shlex.quote(_shown(started))
+
+
+def _python_command() -> str:
+    """``python3`` when that name finds this interpreter (same folder: the same venv), else its path."""
+    interpreter = Path(sys.executable)
+    return "python3" if _found_as("python3", interpreter) else shlex.quote(_shown(interpreter))
+
+
+def _found_as(name: str, path: Path) -> bool:
+    found = shutil.which(name)
+    if found is None or Path(found).absolute().parent != path.absolute().parent:
+        return False
+    try:
+        return os.path.samefile(found, path)
+    except OSError:
+        return False
+
+
+def _shown(path: Path) -> str:
+    """The path relative to the current folder when it lies inside it (``.venv/bin/python``)."""
+    try:
+        relative = path.absolute().relative_to(Path.cwd())
+    except ValueError:
+        return str(path.absolute())
+    shown = str(relative)
+    return shown if os.sep in shown else f".{os.sep}{shown}"  # a bare name would be looked up on PATH

@@ -15,7 +15,7 @@ import logging
 import os
 import re
 
-from ..errors import ToolrelayError, UsageError
+from ..errors import ToolrelayError
 from ..files import DEFAULT_MAX_RESULT_BYTES, FileService, Limits, root_from_argument
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from ..server.app import stderr_logging
@@ -88,12 +88,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    roots = []
-    for given in args.roots:
-        try:
-            roots.append(root_from_argument(given))
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
+    roots = [root_from_argument(given) for given in args.roots]
     stderr_logging()
     service = FileService(roots, limits=Limits(max_result_bytes=args.max_result_bytes))
     if not roots:

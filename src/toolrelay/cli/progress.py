@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from typing import Any, TextIO
 
 from ..errors import ServerExited
@@ -22,8 +23,9 @@ from ..events import (
     ServerReady,
     ServerStarting,
 )
+from ..relay.endings import ending_line
 
-__all__ = ["AtFirstStart", "ProgressPrinter", "WireLog", "WirePrinter"]
+__all__ = ["AtFirstStart", "ProgressPrinter", "WireLog", "WirePrinter", "failure_text"]
 
 
 def _ms(seconds: float | None) -> str:
@@ -33,6 +35,8 @@ def _ms(seconds: float | None) -> str:
 
 
 CUT_MARK = " · the model did not get all of it"
+SAID_BY_THE_COMMAND = ("error", "aborted")
+"""Run endings the command reports itself (the endpoint's error, Ctrl-C): said once, there."""
 
 
 class ProgressPrinter:
@@ -108,8 +112,8 @@ class ProgressPrinter:
                 self._held = (event.call_id, line)
             else:
                 self._say(line)
-        elif isinstance(event, RunEndEvent):
-            self._say(f"run {event.status} after {event.turns} turn(s): {event.reason}")
+        elif isinstance(event, RunEndEvent) and event.status not in SAID_BY_THE_COMMAND:
+            self._say(f"run {ending_line(event.status, event.turns, event.reason)}")
 
     def _notice(self, event: Notice | ServerExitedEvent) -> None:
         if event.server in self.silenced and (isinstance(event, ServerExitedEvent) or event.level == "error"):
@@ -125,13 +129,27 @@ class ProgressPrinter:
                 self._exits_said[str(ServerExited(event.server, event.returncode, event.stderr_tail))] = head
 
 
+def failure_text(outcome: Mapping[str, Any], message: str | None = None) -> str:
+    """A failed call in words, the same in ``call`` and a run's call line: ``timeout: …``,
+    ``tool error: …``, ``protocol error -32602: … (data: …)``. ``outcome`` is the outcome
+    record (``CallOutcome.to_record()``); ``message`` replaces its message when given."""
+    said = str(outcome.get("message", "")) if message is None else message
+    status = str(outcome.get("status"))
+    label = "timeout" if outcome.get("transport_kind") == "timeout" else status.replace("_", " ")
+    code = f" {outcome['error_code']}" if outcome.get("error_code") is not None else ""
+    text = said if said.startswith(label) else f"{label}{code}: {said}"
+    if outcome.get("error_data") is not None:  # the model's feedback shows it too
+        text += f" (data: {json.dumps(outcome['error_data'], ensure_ascii=False)})"
+    return text
+
+
 def _call_line(outcome: dict[str, object], message: str) -> str:
     status = str(outcome.get("status"))
     where = f"{outcome.get('server')}/{outcome.get('tool')}" if outcome.get("server") else "not routed"
     mcp = f" · mcp id {json.dumps(outcome['mcp_id'])}" if outcome.get("mcp_id") is not None else ""
     elapsed = outcome.get("elapsed")
     took = f" · {_ms(elapsed)}" if isinstance(elapsed, float) and outcome.get("mcp_id") is not None else ""
-    verdict = "ok" if status == "ok" else f"{status}: {message}"
+    verdict = "ok" if status == "ok" else failure_text(outcome, message)
     first_line = verdict.splitlines()[0] if verdict else verdict
     return f"  call {outcome.get('alias')} → {where}{mcp}{took} · {first_line[:200]}"
 

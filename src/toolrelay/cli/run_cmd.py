@@ -19,12 +19,13 @@ from pathlib import Path
 from ..errors import UsageError
 from ..events import EventStream
 from ..relay.consent import Approver, approve_all, refusing
+from ..relay.endings import ending_line
 from ..relay.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET
 from ..relay.loop import RunLimits, RunResult
 from ..runner import DEFAULT_MODEL, OFFLINE_MODEL, RunOptions, run_async
-from .common import add_server_options, positive_seconds
+from .common import add_server_options, positive_count, positive_seconds
 from .consent import NO_TERMINAL_HINT, terminal_approver
-from .progress import AtFirstStart, ProgressPrinter
+from .progress import AtFirstStart, ProgressPrinter, failure_text
 
 __all__ = ["add_model_options", "configure", "run"]
 
@@ -54,20 +55,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_model_options(parser)
     add = parser.add_argument
     add("--instructions", help="system instructions sent with every request")
-    add("--chain", action="store_true", help="send previous_response_id instead of replaying the context")
+    add("--chain", action="store_true",
+        help="send previous_response_id instead of replaying the context (not with --no-store)")
     add("--no-store", dest="store", action="store_const", const=False, default=None,
         help="send store: false (and ask for encrypted reasoning items to replay)")
     add("--tool-choice", default="auto", metavar="CHOICE", help="auto (default), required, none, or an alias")
     add("--no-parallel", dest="parallel", action="store_false",
         help="parallel_tool_calls: false (at most one call per turn)")
-    add("--max-turns", type=_positive, default=10, metavar="N", help="model requests (default 10)")
-    add("--max-tool-calls", type=_positive, metavar="N", help="tool calls in the whole run")
+    add("--max-turns", type=positive_count, default=10, metavar="N", help="model requests (default 10)")
+    add("--max-tool-calls", type=positive_count, metavar="N", help="tool calls in the whole run")
     add("--timeout", type=positive_seconds, metavar="S", help="wall-clock limit for the run, in seconds")
     add("--call-timeout", type=positive_seconds, metavar="S",
         help="per tools/call (default: each server's, 60)")
-    add("--output-budget", type=_positive, default=DEFAULT_OUTPUT_BUDGET, metavar="CHARS",
+    add("--output-budget", type=positive_count, default=DEFAULT_OUTPUT_BUDGET, metavar="CHARS",
         help=f"tool output passed on before it is cut (default {DEFAULT_OUTPUT_BUDGET})")
-    add("--media-budget", type=_positive, default=DEFAULT_MEDIA_BUDGET, metavar="BYTES",
+    add("--media-budget", type=positive_count, default=DEFAULT_MEDIA_BUDGET, metavar="BYTES",
         help=f"images and files per tool output passed on (default {DEFAULT_MEDIA_BUDGET})")
     add("--text-only", action="store_true",
         help="images/files in results become text stand-ins (for text-only endpoints)")
@@ -78,13 +80,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--json", action="store_true", help="print the whole result as JSON on stdout")
     add("--quiet", action="store_true", help="no progress on stderr")
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
 
 
 def approver(yes: bool) -> Approver:
@@ -145,8 +140,9 @@ def _print_result(result: RunResult, *, as_json: bool, progress_shown: bool) -> 
                          "(see the call lines above)\n")
     elif failed:
         sys.stderr.write(f"toolrelay run: {len(failed)} of {len(result.calls)} call(s) failed:\n")
-        for call in failed:
-            first_line = call.message.splitlines()[0] if call.message else ""
-            sys.stderr.write(f"  {call.call_id} {call.alias}: {call.status}: {first_line}\n")
-    if not result.completed:
-        sys.stderr.write(f"toolrelay run: the run ended {result.status}: {result.reason}\n")
+        for call in failed:  # worded as the call lines and `toolrelay call` word them
+            first_line = failure_text(call.to_record()).splitlines()[0]
+            sys.stderr.write(f"  {call.call_id} {call.alias}: {first_line}\n")
+    if not result.completed and not progress_shown:  # else the progress line said it
+        ending = ending_line(result.status, result.turns, result.reason)
+        sys.stderr.write(f"toolrelay run: the run {ending}\n")

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Final
 from urllib.parse import unquote, urlsplit
 
+from ..errors import UsageError
 from ..server.app import CallContext
 from .failures import ToolFailure
 from .sandbox import KERNEL_LOCATE, Root, Sandbox, within
@@ -48,16 +49,16 @@ DISJOINT_CLIENT_ROOTS: Final = (
 
 
 def root_from_argument(path: str) -> Root:
-    """A command-line ROOT; ValueError with a message for the user when unusable."""
+    """A command-line ROOT; ``UsageError`` with a message for the user when unusable."""
     given = os.path.abspath(os.path.expanduser(path))
     try:
         real = os.path.realpath(given, strict=True)
     except FileNotFoundError:
-        raise ValueError(f"ROOT {path!r} does not exist") from None
+        raise UsageError(f"ROOT {path!r} does not exist") from None
     except OSError as exc:
-        raise ValueError(f"ROOT {path!r} cannot be used: {exc.strerror}") from None
+        raise UsageError(f"ROOT {path!r} cannot be used: {exc.strerror}") from None
     if not os.path.isdir(real):
-        raise ValueError(f"ROOT {path!r} is not a directory")
+        raise UsageError(f"ROOT {path!r} is not a directory")
     return Root(real=real, given=given)
 
 

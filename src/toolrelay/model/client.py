@@ -93,6 +93,8 @@ class ResponsesClient:
         self._headers = _request_headers(endpoint)
         self._secret = endpoint.api_key.encode() if endpoint.api_key else None
         self._warned = False
+        self._answered = False
+        """Whether this URL has answered a 2xx: a later 404 is then never a missing endpoint."""
         self._http = open_transport(
             endpoint.responses_url, timeout=timeout, connect_timeout=min(timeout, CONNECT_TIMEOUT)
         )
@@ -126,6 +128,7 @@ class ResponsesClient:
             self._events.emit(ModelResponseEvent(turn=turn, status=answer.status, body=answer.body,
                                                  elapsed=round(answer.elapsed, 6), attempt=attempt))
             if 200 <= answer.status < 300:
+                self._answered = True
                 return self._reply(answer, body, content, attempt)
             if answer.status in RETRY_STATUSES and attempt <= self._max_retries:
                 wait = retry_wait(answer.headers, attempt, self._backoff)
@@ -151,7 +154,9 @@ class ResponsesClient:
                           request_raw=content, attempts=attempt)
 
     def _failure(self, answer: _Answer, body: dict[str, Any], attempt: int) -> ModelError:
-        error = classify_failure(answer.status, answer.body, body, url=self.url)
+        error = classify_failure(
+            answer.status, answer.body, body, url=self.url, answered_before=self._answered
+        )
         notes = []
         if 300 <= answer.status < 400 and answer.headers.get("location"):
             notes.append(f"it redirects to {answer.headers['location']}; use that URL")

@@ -4,7 +4,10 @@
 own message, or a ``ModelFeatureUnsupported`` when the endpoint lacks something the
 request used — ``previous_response_id``, strict schemas, ``tool_choice``, ``include``,
 images or files in tool outputs, or ``/v1/responses`` itself — naming the option that
-avoids it. ``check_reply`` does the same
+avoids it. What the endpoint was told not to keep (``store: false``) is a cause of its
+own (``CAUSE_RULES``, asked first): the API's message, with what fits, never a missing
+feature. A 404 from a URL that has already answered is never a missing endpoint.
+``check_reply`` does the same
 for a 200 that is not a usable Responses object. Both are pure; the rules come from the
 error bodies real endpoints send: OpenAI/Azure ``{"error": {message, type, param, code}}``,
 Ollama (same shape), vLLM (same, or a top-level ``message``), llama-server
@@ -54,6 +57,22 @@ _REJECT_WORDS: Final = (
     "extra inputs", "not allowed", "not implemented", "unknown field", "invalid",
 )
 _RESPONSE_NOT_FOUND: Final = re.compile(r"response with id .* not found")
+_ITEM_NOT_FOUND: Final = re.compile(r"item with id .* not found")
+UNSTORED_CHAIN_HINT: Final = (
+    "the request continues from a previous response (--chain) and sends store: false (--no-store), so "
+    "the endpoint kept no response to continue from; run without --no-store, or without --chain"
+)
+UNSTORED_ITEM_HINT: Final = (
+    "the request sends store: false (--no-store), so the endpoint keeps no items, and a replayed item "
+    "lacks the encrypted reasoning content that would stand in for it; run without --no-store"
+)
+UNKEPT_ITEM_HINT: Final = (
+    "the endpoint did not keep an item of an earlier response, as it stores none; run with --no-store, "
+    "so toolrelay asks for encrypted reasoning items it can replay in full"
+)
+ANSWERED_BEFORE_NOTE: Final = (
+    "it answered this URL before, so the endpoint exists: the 404 is about something the request names"
+)
 _ANSWERED_200: Final = "the model endpoint answered 200"
 
 
@@ -138,15 +157,17 @@ def _refusal(status: int, error: ApiError, *names: str) -> bool:
     return error.mentions(*names) and (400 <= status < 500 or status == 501 or error.rejects)
 
 
-def _chain_rule(status: int, error: ApiError, request: Mapping[str, Any]) -> str | None:
-    if not request.get("previous_response_id"):
-        return None
-    if (
+def _about_previous_response(error: ApiError) -> bool:
+    return bool(
         error.mentions("previous_response", "previous response")
         or error.param in ("previous_response_id", "response_id")
         or _RESPONSE_NOT_FOUND.search(error.words)
         or (error.mentions("store") and error.rejects)
-    ):
+    )
+
+
+def _chain_rule(status: int, error: ApiError, request: Mapping[str, Any]) -> str | None:
+    if request.get("previous_response_id") and _about_previous_response(error):
         return CHAIN_ADVICE
     return None
 
@@ -208,7 +229,8 @@ def _carries_tool_media(request: Mapping[str, Any]) -> bool:
 def _no_responses_rule(status: int, error: ApiError, request: Mapping[str, Any]) -> str | None:
     if error.mentions("unexpected endpoint") or error.words.startswith("invalid url"):
         return NO_RESPONSES_ADVICE
-    if status in (404, 405) and not error.mentions("model"):
+    # a missing route names no request parameter, and no model
+    if status in (404, 405) and not error.param and not error.mentions("model"):
         return NO_RESPONSES_ADVICE
     return None
 
@@ -217,19 +239,50 @@ FEATURE_RULES: Final[tuple[Rule, ...]] = (_chain_rule, _strict_rule, _tool_choic
                                           _tool_media_rule, _no_responses_rule)
 
 
+# -- cause rules: what the endpoint was told not to keep (asked before the feature rules) ----------
+
+
+def _unstored_chain_rule(status: int, error: ApiError, request: Mapping[str, Any]) -> str | None:
+    stored = request.get("store") is not False
+    if stored or not request.get("previous_response_id") or not _about_previous_response(error):
+        return None
+    return UNSTORED_CHAIN_HINT
+
+
+def _unkept_item_rule(status: int, error: ApiError, request: Mapping[str, Any]) -> str | None:
+    if not (_ITEM_NOT_FOUND.search(error.words) or error.mentions("not persisted")):
+        return None
+    return UNSTORED_ITEM_HINT if request.get("store") is False else UNKEPT_ITEM_HINT
+
+
+CAUSE_RULES: Final[tuple[Rule, ...]] = (_unstored_chain_rule, _unkept_item_rule)
+
+
 def classify_failure(
-    status: int, body: Any, request_body: Mapping[str, Any], *, url: str | None = None
+    status: int,
+    body: Any,
+    request_body: Mapping[str, Any],
+    *,
+    url: str | None = None,
+    answered_before: bool = False,
 ) -> ModelError:
     """The error for an HTTP error answer (``body`` parsed JSON, or text); ``url`` is named
-    when the endpoint has no Responses API at that address."""
+    when the endpoint has no Responses API at that address, which it never is when it
+    ``answered_before`` (a 2xx from the same URL)."""
     error = read_api_error(body)
     answered = f"answered {status_text(status)}" + (f": {error.message}" if error.message else "")
+    for rule in CAUSE_RULES:
+        hint = rule(status, error, request_body)
+        if hint is not None:
+            return ModelError(f"model endpoint {answered} — {hint}", status)
     for rule in FEATURE_RULES:
         advice = rule(status, error, request_body)
-        if advice is not None:
-            where = f"POST {url} " if url and advice == NO_RESPONSES_ADVICE else ""
-            return ModelFeatureUnsupported(f"{advice} ({where}{answered})", status)
-    return ModelError(f"model endpoint {answered}", status)
+        if advice is None or (advice == NO_RESPONSES_ADVICE and answered_before):
+            continue
+        where = f"POST {url} " if url and advice == NO_RESPONSES_ADVICE else ""
+        return ModelFeatureUnsupported(f"{advice} ({where}{answered})", status)
+    note = f" ({ANSWERED_BEFORE_NOTE})" if answered_before and status == 404 else ""
+    return ModelError(f"model endpoint {answered}{note}", status)
 
 
 def check_reply(body: Any, request_body: Mapping[str, Any]) -> ModelError | None:

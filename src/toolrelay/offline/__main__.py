@@ -17,8 +17,12 @@ from .standin import OfflineModel
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m toolrelay.offline", description=__doc__)
-    parser.add_argument("--script", help="JSON script of the answers (default: the seed scenario)")
-    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free one)")
+    parser.add_argument(
+        "--script",
+        help="JSON script of the answers (default: call the offered read_text_file with the path and "
+        "line count the task names, then quote what came back)",
+    )
+    parser.add_argument("--port", type=_port, default=0, help="port on 127.0.0.1 (default: any free one)")
     parser.add_argument("--api-key", help="require this key (Authorization: Bearer or api-key)")
     args = parser.parse_args(argv)
     try:
@@ -33,6 +37,12 @@ def main(argv: list[str] | None = None) -> int:
         except KeyboardInterrupt:
             return 130
     return 0
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number from 0 to 65535, not {text!r}")
+    return int(text)
 
 
 if __name__ == "__main__":

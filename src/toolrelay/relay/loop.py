@@ -90,7 +90,8 @@ class RunResult:
     run_id: str
     status: str
     """completed, refused, max_turns, max_tool_calls, timeout, aborted, incomplete, failed,
-    cancelled (the model's own statuses pass through), or error (the endpoint failed)."""
+    cancelled (the model's own statuses pass through), or error (the endpoint failed); in
+    words: ``relay.endings.ending_sentence``."""
     reason: str
     final_text: str | None = None
     refusal: str | None = None

@@ -1,12 +1,12 @@
-"""The chain for a person: each stage in the seed's order, with its ids, values and state.
+"""The chain for a person: each stage in the order a fault is traced, with its ids, values and state.
 
 ``explain(run, verdict)`` groups the run by turn; each call shows the seven links (model
 response → parse → routing → server checks → feedback → correlation → next input) with
 what was recorded there — call_id, alias → server/tool, MCP id, the arguments text and
 the arguments object, the outcome, the feedback, the next request — and whether the link
-holds. A broken link says what to check next, in the seed's section 8 order. Turns with
-many calls show one line per call and expand only the broken ones. ``walk`` is the short
-walk ``toolrelay demo`` prints for the seed's one call.
+holds. A broken link says what to check next, in that order. Turns with many calls show
+one line per call and expand only the broken ones. ``walk`` is the short walk
+``toolrelay demo`` prints for the read_text_file walk-through's one call.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..protocol.responses import FUNCTION_CALL, FUNCTION_CALL_OUTPUT, MESSAGE, OUTPUT_TEXT
+from ..relay.endings import ending_sentence
 from .attachments import called_declarations, executed
 from .facts import RunFacts
 from .jsonpath import excerpt, item_label
@@ -71,7 +72,7 @@ def explain(run: RunRecord, verdict: Verdict, *, expand_all: bool = False) -> st
 
 def _header(run: RunRecord) -> list[str]:
     start = run.run_start or {}
-    ending = f"{run.status} after {len(run.rounds)} turn(s)" if run.run_end else "not ended (no run_end)"
+    ending = ending_sentence(str(run.status), len(run.rounds)) if run.run_end else "not ended (no run_end)"
     return [
         f"run {run.run_id} · model {start.get('model', '?')} · {run.context_mode} · "
         f"{'strict' if run.strict else 'non-strict'} · {ending}",
@@ -252,7 +253,7 @@ def _footer(run: RunRecord, verdict: Verdict) -> list[str]:
     else:
         broken = verdict.broken
         lines.append(f"verdict: BROKEN at {broken.link} ({LINK_TITLES[broken.link]}): {broken.message}")
-        lines.append("check, in the seed's order:")
+        lines.append("check, in this order:")
         lines += [
             f"  {n}. {LINK_TITLES[link]}: {NEXT_STEP[link]}"
             for n, link in enumerate(LINKS[link_rank(broken.link) :], 1)
@@ -262,7 +263,7 @@ def _footer(run: RunRecord, verdict: Verdict) -> list[str]:
 
 
 def walk(run: RunRecord, verdict: Verdict) -> str:
-    """The seed's chain for the first executed call, one short line per stage."""
+    """The chain of the first executed call, one short line per stage."""
     calls = executed(run)
     if not calls:
         return "the model made no tool call: there is no chain to walk\n"

@@ -1,6 +1,6 @@
 """Check responses_roundtrip.json as the seed's verify_roundtrip.py does (standard library only).
 
-    python3 examples/verify_roundtrip.py toolrelay-demo       (the demo folder, or the file)
+    python3 path/to/verify_roundtrip.py toolrelay-demo       (the demo folder, or the file)
 
 The bundle holds one real run: every model request and response, the MCP request and
 response of each executed call, and the links between call_id and MCP id. It checks

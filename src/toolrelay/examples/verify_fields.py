@@ -1,6 +1,6 @@
 """Check field_fragments.json as the seed's verify_fields.py does (standard library only).
 
-    python3 examples/verify_fields.py toolrelay-demo          (the demo folder, or the file)
+    python3 path/to/verify_fields.py toolrelay-demo          (the demo folder, or the file)
 
 The fragments are one real call's declaration (rule), the model's call item and the MCP
 request (value), the MCP response and the feedback item (result). It checks that rules
