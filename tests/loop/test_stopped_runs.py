@@ -106,7 +106,7 @@ def test_a_run_ended_by_its_time_limit_says_so_in_each_call_and_at_the_end(tmp_p
     proc, transcript = _start_run(make_workspace(tmp_path / "workspace"), "--timeout", "3")
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 1
-    assert "toolrelay run: the run ended timeout: the run's time limit (3 s) ran out" in stderr
+    assert "run stopped at its time limit during turn 1: the run's time limit (3 s) ran out" in stderr
     _assert_stopped_cleanly(transcript, "the run's time limit (3 s) ran out before the call ended")
     [end] = _records(transcript, "run_end")
     assert (end["status"], end["reason"]) == ("timeout", "the run's time limit (3 s) ran out")
