@@ -122,7 +122,7 @@ def test_max_turns_is_unfinished_not_broken(run_named: Any) -> None:
     verdict = verdict_of(run_named("max_turns_run"))
     assert verdict.ok and not verdict.finished
     assert verdict.run_status == "max_turns"
-    assert "the run ended max_turns: reached --max-turns 1" in verdict.unfinished[0]
+    assert "the run stopped at the turn limit (1): reached --max-turns 1" in verdict.unfinished[0]
     assert (
         "call_offline_0001 has no output in a later request: the model never saw its result"
         in verdict.unfinished

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..relay.endings import ending_line
 from ..transcript.reader import paused_gc
 from .agreement import check_agreement
 from .context import check_answer_order, check_context, check_declarations
@@ -100,7 +101,9 @@ def unfinished_reasons(run: RunRecord, facts: RunFacts) -> list[str]:
             f"the transcript ends at seq {last} without run_end: the run was stopped before it ended{cut}"
         )
     elif run.status != "completed":
-        reasons.append(f"the run ended {run.status}: {run.run_end.get('reason')}")
+        turns = run.run_end.get("turns")
+        reason = str(run.run_end.get("reason") or "")
+        reasons.append("the run " + ending_line(str(run.status), turns if isinstance(turns, int) else 0, reason))
     if not run.calls:
         reasons.append("the model made no tool call: nothing ran")
     for call in run.calls:
