@@ -85,7 +85,7 @@ def check_agreement(run: RunRecord) -> list[Finding]:
                                      f"{name} is not what the run's messages give (differs at {path})"))
     if not findings:
         checked = sorted(n for n in run.files if attachments.is_attachment(n) or n in derived_bundles)
-        message = f"{len(checked)} attachment file(s) agree with transcript.jsonl"
+        message = f"{len(checked)} message file(s) agree with transcript.jsonl"
         findings.append(Finding(link="next_input", ok=True, check="files_agree", message=message))
     return findings
 

@@ -183,7 +183,7 @@ def field_fragments(run: RunRecord) -> dict[str, Any]:
     feedback = call.first("feedbacks")
     declarations = [d for d in called_declarations(run) if d["alias"] == call.alias]
     return {
-        "about": "the seed's fragments from one real call: a rule, a value, a result",
+        "about": "the read_text_file walk-through's fragments from one real call: a rule, a value, a result",
         "run_id": run.run_id,
         "strict": run.strict,
         "declaration": declarations[0] if declarations else None,

@@ -41,7 +41,7 @@ def _load_folder(folder: Path) -> RunRecord:
     if not transcript_path.is_file():
         raise UsageError(
             f"{folder} has no {attachments.TRANSCRIPT}: a demo folder holds the run's transcript "
-            "next to its attachments (toolrelay demo --out DIR writes both)"
+            "next to its message files (toolrelay demo --out DIR writes both)"
         )
     transcript = read_transcript(transcript_path)
     check_envelopes(transcript.events, transcript_path)
