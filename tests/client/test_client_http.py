@@ -221,6 +221,22 @@ def test_server_request_inside_sse_reply_is_answered(tmp_path: Path) -> None:
     assert text == 'streamed (ping answered: {"jsonrpc": "2.0", "id": "ping-1", "result": {}})'
 
 
+def test_bad_sse_data_is_reported_as_what_the_http_server_sent(tmp_path: Path) -> None:
+    recorder = Recorder()
+    with StubServer(StubBehaviour(sse_garbage_first=b"<html>oops</html>")) as stub:
+
+        async def scenario() -> str:
+            async with open_connection(http_config(stub.url), tmp_path, recorder) as conn:
+                exchange = await conn.call_tool("echo", {"text": "still answered"})
+                return exchange.raise_for_error()["content"][0]["text"]
+
+        assert run(scenario()) == "still answered"
+    assert [n for n in recorder.notices() if "not JSON-RPC" in n] == [
+        "server h sent something that is not JSON-RPC in an HTTP response (skipped): '<html>oops</html>'"
+    ]
+    assert not any("stdout" in notice for notice in recorder.notices())
+
+
 def test_oversized_json_body_fails_only_that_call(tmp_path: Path) -> None:
     with StubServer(StubBehaviour(huge_bytes=300_000)) as stub:
         config = http_config(stub.url, max_message_bytes=256 * 1024)

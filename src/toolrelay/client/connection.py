@@ -75,9 +75,10 @@ class Connection:
         self.on_tools_changed: Callable[[str], None] | None = None
         self.on_restart: Callable[[str], Awaitable[None]] | None = None
         self.events = events
-        self.transport: ClientTransport = transport_kind(config.transport, config.name).create(
-            config, log_dir=log_dir
-        )
+        kind = transport_kind(config.transport, config.name)
+        self.transport: ClientTransport = kind.create(config, log_dir=log_dir)
+        self.not_json_rpc = kind.not_json_rpc
+        """How a notice says this server sent what is not a message (its transport's words)."""
         self._asked_version = protocol_version
         self._link: _Link | None = None
         self._lock = asyncio.Lock()
@@ -379,10 +380,10 @@ class _Link:
         self._garbage_lines += 1
         preview = line[:_PREVIEW].decode("utf-8", "replace")
         self._invalid(f"not a JSON-RPC message ({exc.message}); skipped", preview)
-        self._log_note(f"skipped a line on stdout that is not JSON-RPC: {preview!r}")
+        self._log_note(f"skipped a line on stdout that is not JSON-RPC: {preview!r}")  # stdio only: a log
         if self._garbage_lines == 1:
-            self.owner._notice("warning", f"server {self.owner.name} printed something that is not JSON-RPC "
-                                          f"on stdout (skipped): {preview!r}")
+            owner = self.owner
+            owner._notice("warning", f"server {owner.name} {owner.not_json_rpc} (skipped): {preview!r}")
 
     def _malformed(self, line: bytes, exc: DecodeError, mcp_id: jsonrpc.RequestId) -> None:
         """Valid JSON, invalid message, readable id: answer it, or fail our request."""
