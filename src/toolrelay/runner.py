@@ -22,6 +22,7 @@ from .events import EventStream
 from .model import ModelEndpoint, ResponsesClient
 from .offline import OfflineModel
 from .protocol.versions import DEFAULT_VERSION
+from .redaction import url_secrets
 from .relay.catalog import Catalog, ConfigSource, servers_from
 from .relay.consent import LIBRARY_HINT, refusing
 from .relay.loop import Approver, Relay, RunLimits, RunResult
@@ -79,6 +80,7 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
             writer = TranscriptWriter(opts.transcript, run_id)
             writer.add_secrets(s for server in servers for s in server.secrets)
             writer.add_secrets([endpoint.api_key] if endpoint.api_key else [])
+            writer.add_secrets(url_secrets(endpoint.base_url))
             stack.callback(writer.close)
             stack.callback(events.subscribe(writer))
         catalog = Catalog(servers, events=events, strict=opts.strict, protocol_version=opts.protocol_version)

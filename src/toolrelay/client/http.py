@@ -240,7 +240,7 @@ class HttpTransport:
     def _translate(
         self, exc: httpx2.HTTPError, method: str | None, mcp_id: RequestId | None
     ) -> TransportError:
-        where = f"server {self.config.name} at {redact(self.url, self.config.secrets)}"
+        where = f"server {self.config.name} at {self.config.target}"
         if isinstance(exc, httpx2.ConnectError):
             return TransportError(f"cannot connect to {where}: {_connect_failure(exc)}")
         if isinstance(exc, httpx2.TimeoutException):
