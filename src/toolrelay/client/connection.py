@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final
@@ -41,7 +42,7 @@ from ..protocol.peer import Exchange, Peer
 from ..protocol.versions import DEFAULT_VERSION, accept_server_version
 from .config import ServerConfig
 from .environment import redact
-from .sizes import too_large_message
+from .refusals import malformed_answer_message, too_large_message
 from .tracing import WireTracer
 from .transport import ChannelEnd, ClientTransport
 from .transport_registry import transport_kind
@@ -386,19 +387,24 @@ class _Link:
             owner._notice("warning", f"server {owner.name} {owner.not_json_rpc} (skipped): {preview!r}")
 
     def _malformed(self, line: bytes, exc: DecodeError, mcp_id: jsonrpc.RequestId) -> None:
-        """Valid JSON, invalid message, readable id: answer it, or fail our request."""
+        """Valid JSON, invalid message, readable id: answer it, or fail our request.
+
+        The answer to a pending request is recorded as that request's response (exactly as
+        received), so the record shows what the call's protocol error rests on."""
         try:
-            is_request = "method" in json.loads(line)
+            raw = json.loads(line)
         except ValueError:
-            is_request = False
-        if is_request:
+            raw = None
+        if isinstance(raw, dict) and "method" in raw:
             self.peer.answer_error(mcp_id, exc.code, exc.message)
             return
         exchange = self.peer.pending_exchange(mcp_id)
-        what = f"{exchange.method} request {jsonrpc.id_text(mcp_id)}" if exchange else "a request"
-        self.peer.fail(mcp_id, ProtocolError(f"server {self.owner.name} sent a malformed answer to {what}: "
-                                             f"{exc.message}"))
-        self._invalid(exc.message, line[:_PREVIEW].decode("utf-8", "replace"))
+        if exchange is None or not isinstance(raw, dict):
+            self._invalid(exc.message, line[:_PREVIEW].decode("utf-8", "replace"))
+            return
+        self.tracer.malformed_answer(raw, mcp_id, time.monotonic() - exchange.started)
+        reason = malformed_answer_message(self.owner.name, exchange.method, mcp_id, exc.message)
+        self.peer.fail(mcp_id, ProtocolError(reason))
 
     def _oversized(self, marker: Oversized) -> None:
         mcp_id = find_id(marker)

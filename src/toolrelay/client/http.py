@@ -35,7 +35,7 @@ from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject, RequestId
 from .config import ServerConfig
 from .environment import redact
-from .sizes import too_large_message
+from .refusals import too_large_message
 from .transport import Inbox
 
 if TYPE_CHECKING:

@@ -10,7 +10,9 @@ Options:
   --exit-at-start CODE   write to stderr and exit with CODE before reading anything
 
 Tools: echo(text), crash(code, message), hang(), huge(megabytes), env(), pid(),
-spawn(), sleep(seconds), list_changed(), ask_client(method), malformed().
+spawn(), sleep(seconds), list_changed(), ask_client(method), malformed(shape): an answer
+with the right id that is not a JSON-RPC response (shape: result_not_object, the
+default; no_result; both; error_without_code; jsonrpc_1).
 """
 
 from __future__ import annotations
@@ -26,6 +28,13 @@ import time
 TOOL_NAMES = ("echo", "crash", "hang", "huge", "env", "pid", "spawn", "sleep", "list_changed",
               "ask_client", "malformed")
 OPTIONS = argparse.Namespace()
+MALFORMED = {
+    "result_not_object": {"result": "not an object"},
+    "no_result": {},
+    "both": {"result": {"content": []}, "error": {"code": -32603, "message": "and an error"}},
+    "error_without_code": {"error": {"message": "no code"}},
+    "jsonrpc_1": {"jsonrpc": "1.0", "result": {"content": []}},
+}
 
 
 def send(message: dict) -> None:
@@ -114,7 +123,8 @@ def handle(message: dict) -> None:
     elif method == "tools/list":
         result = tools_page(params.get("cursor"))
     elif method == "tools/call" and params.get("name") == "malformed":
-        send({"jsonrpc": "2.0", "id": mid, "result": "not an object"})
+        shape = (params.get("arguments") or {}).get("shape", "result_not_object")
+        send({"jsonrpc": "2.0", "id": mid, **MALFORMED[shape]})
         return
     elif method == "tools/call" and params.get("name") in TOOL_NAMES:
         result = call_tool(params["name"], params.get("arguments") or {})
