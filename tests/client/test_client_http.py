@@ -8,7 +8,15 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from client_helpers import Recorder, elapsed, free_port, open_connection, run, sdk_http_server
+from client_helpers import (
+    Recorder,
+    async_wait_until,
+    elapsed,
+    free_port,
+    open_connection,
+    run,
+    sdk_http_server,
+)
 from client_http_stub import StubBehaviour, StubServer
 
 from toolrelay.client.config import ServerConfig
@@ -285,6 +293,21 @@ def test_http_timeout_sends_cancelled(tmp_path: Path) -> None:
         cancelled = [p.body for p in stub.posts() if p.body.get("method") == "notifications/cancelled"]
     assert isinstance(outcome, RequestTimeout)
     assert took < 1.5
+    assert [c["params"]["requestId"] for c in cancelled] == [2]
+
+
+def test_a_cancellation_sent_just_before_closing_still_reaches_the_server(tmp_path: Path) -> None:
+    with StubServer(StubBehaviour()) as stub:
+
+        async def scenario() -> None:
+            async with open_connection(http_config(stub.url), tmp_path) as conn:
+                hanging = asyncio.ensure_future(conn.call_tool("hang", {}))
+                await async_wait_until(lambda: any(p.body.get("id") == 2 for p in stub.posts()))
+                hanging.cancel()  # sends notifications/cancelled; the connection closes at once
+                await asyncio.gather(hanging, return_exceptions=True)
+
+        run(scenario())
+        cancelled = [p.body for p in stub.posts() if p.body.get("method") == "notifications/cancelled"]
     assert [c["params"]["requestId"] for c in cancelled] == [2]
 
 
