@@ -43,6 +43,7 @@ from ..protocol.versions import DEFAULT_VERSION, accept_server_version
 from .config import ServerConfig
 from .environment import redact
 from .refusals import malformed_answer_message, too_large_message
+from .shutdown import forget_in_flight, track_in_flight
 from .tracing import WireTracer
 from .transport import ChannelEnd, ClientTransport
 from .transport_registry import transport_kind
@@ -76,10 +77,9 @@ class Connection:
         self.on_tools_changed: Callable[[str], None] | None = None
         self.on_restart: Callable[[str], Awaitable[None]] | None = None
         self.events = events
-        kind = transport_kind(config.transport, config.name)
-        self.transport: ClientTransport = kind.create(config, log_dir=log_dir)
-        self.not_json_rpc = kind.not_json_rpc
-        """How a notice says this server sent what is not a message (its transport's words)."""
+        self.transport: ClientTransport = transport_kind(config.transport, config.name).create(
+            config, log_dir=log_dir
+        )
         self._asked_version = protocol_version
         self._link: _Link | None = None
         self._lock = asyncio.Lock()
@@ -320,7 +320,13 @@ class _Link:
 
     async def connect(self) -> None:
         """Open the transport's channel (the handshake is the owner's)."""
+        track_in_flight(self)
         await self.transport.open(self, connection=self.number)
+
+    def cancel_in_flight(self, reason: str) -> None:
+        """toolrelay is told to stop: every request still waiting is cancelled now, while
+        the server can still read it (``shutdown.py`` stops the server after this)."""
+        self.peer.cancel_all(reason, TransportError(f"server {self.owner.name}: request given up: {reason}"))
 
     # -- the inbox ------------------------------------------------------------------------
 
@@ -382,15 +388,13 @@ class _Link:
         preview = line[:_PREVIEW].decode("utf-8", "replace")
         self._invalid(f"not a JSON-RPC message ({exc.message}); skipped", preview)
         self._log_note(f"skipped a line on stdout that is not JSON-RPC: {preview!r}")  # stdio only: a log
-        if self._garbage_lines == 1:
-            owner = self.owner
-            owner._notice("warning", f"server {owner.name} {owner.not_json_rpc} (skipped): {preview!r}")
+        if self._garbage_lines == 1:  # in the words of its transport: "printed ... on stdout"
+            said = transport_kind(self.config.transport, self.owner.name).not_json_rpc
+            self.owner._notice("warning", f"server {self.owner.name} {said} (skipped): {preview!r}")
 
     def _malformed(self, line: bytes, exc: DecodeError, mcp_id: jsonrpc.RequestId) -> None:
-        """Valid JSON, invalid message, readable id: answer it, or fail our request.
-
-        The answer to a pending request is recorded as that request's response (exactly as
-        received), so the record shows what the call's protocol error rests on."""
+        """Valid JSON, invalid message, readable id: answer it, or fail our request (its answer
+        recorded as its response, as received: what the protocol error rests on)."""
         try:
             raw = json.loads(line)
         except ValueError:
@@ -440,6 +444,7 @@ class _Link:
         await asyncio.shield(self._close_task)
 
     async def _close(self) -> None:
+        forget_in_flight(self)
         self.closing = True
         closed = TransportError(f"connection to server {self.owner.name} was closed")
         self.peer.close(closed)

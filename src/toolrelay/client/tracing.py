@@ -27,7 +27,7 @@ class WireTracer:
         """The connection number; the owner updates it when an HTTP session is renewed."""
         self._methods: dict[Any, tuple[str, Any]] = {}  # our request id → (method, tag), for its answer
 
-    def sent(self, message: JSONObject, tag: Any) -> None:
+    def sent(self, message: JSONObject, tag: Any, delivered: bool = True) -> None:
         if not self._events.active:
             return
         method = message.get("method")
@@ -39,7 +39,7 @@ class WireTracer:
         else:
             role = "mcp_request"
             self._methods[mcp_id] = (method, tag)
-        self._emit(role, "out", mcp_id, method, message, tag, None)
+        self._emit(role, "out", mcp_id, method, message, tag, None, delivered)
 
     def received(self, message: Message, tag: Any, elapsed: float | None) -> None:
         if not self._events.active:
@@ -71,6 +71,7 @@ class WireTracer:
         message: JSONObject,
         tag: Any,
         elapsed: float | None,
+        delivered: bool = True,
     ) -> None:
         self._events.emit(McpMessage(
             role=role,
@@ -82,4 +83,5 @@ class WireTracer:
             message=message,
             call_id=tag if isinstance(tag, str) else None,
             elapsed=elapsed,
+            delivered=delivered,
         ))
