@@ -48,8 +48,11 @@ __all__ = [
 
 log = logging.getLogger("toolrelay.client")
 
-_STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-_TERMINATING: Final = (signal.SIGTERM, signal.SIGHUP)
+# By name: a platform without one (Windows has no SIGHUP) simply lacks it.
+_STOP_SIGNALS: Final = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                             if hasattr(signal, name))
+_TERMINATING: Final = tuple(s for s in _STOP_SIGNALS if s != signal.SIGINT)
+_LOOP_LATE: Final = 1.0  # an event loop that has not run a callback for this long is stuck
 
 
 class InFlight(Protocol):
@@ -67,7 +70,8 @@ class _State:
     """What the signal handlers have seen (one process, one set of handlers)."""
 
     backstop_installed: bool = False
-    terminate_scheduled: bool = False
+    terminate_scheduled: float | None = None
+    """When SIGTERM / SIGHUP handed the cancellations to the event loop (monotonic time)."""
     terminate_ran: bool = False
     stopping_depth: int = 0
     """How many ``stopping_servers`` blocks are open (servers may stop concurrently)."""
@@ -234,19 +238,21 @@ def _restore_and_deliver() -> None:
 def _on_terminate(signum: int, frame: Any) -> None:
     """SIGTERM / SIGHUP: cancel what is in flight on the event loop, then exit (see the
     module docstring). A second one while that runs hurries the servers' stop; with no
-    event loop running (or one that never got to it), the servers get the signal and
-    toolrelay exits at once."""
+    event loop running (or one stuck for a second without getting to it), the servers get
+    the signal and toolrelay exits at once."""
     if _STATE.terminate_ran:
         _hurry()
         return
+    if _STATE.terminate_scheduled is not None and time.monotonic() - _STATE.terminate_scheduled < _LOOP_LATE:
+        return  # a burst (SIGHUP then SIGTERM): the loop is about to do it
     loop = None
     with contextlib.suppress(RuntimeError):
         loop = asyncio.get_running_loop()
-    if loop is None or _STATE.terminate_scheduled:
+    if loop is None or _STATE.terminate_scheduled is not None:
         for pgid in list(_GROUPS):
             signal_group(pgid, signal.SIGTERM)
         raise SystemExit(128 + signum)
-    _STATE.terminate_scheduled = True
+    _STATE.terminate_scheduled = time.monotonic()
     loop.call_soon_threadsafe(_terminate, signum, loop)
 
 
