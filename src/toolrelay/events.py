@@ -63,6 +63,8 @@ class Event:
     """Base of all events; ``seq`` and ``time`` are stamped by the stream on emit."""
 
     kind: ClassVar[str] = "event"
+    optional_fields: ClassVar[frozenset[str]] = frozenset()
+    """Fields a record holds only when they are not at their default (rare facts)."""
     seq: int = 0
     time: float = 0.0
 
@@ -142,6 +144,7 @@ class McpMessage(Event):
     """
 
     kind: ClassVar[str] = "mcp"
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"delivered"})
     role: str
     direction: str
     """``out`` (toolrelay → server) or ``in``."""
@@ -153,6 +156,10 @@ class McpMessage(Event):
     call_id: str | None = None
     """The model's call this message serves, when it serves one: the id link."""
     elapsed: float | None = None
+    delivered: bool = True
+    """False for a cancellation toolrelay could not write (the server had stopped reading):
+    the record never claims a message the server cannot have received. Recorded only when
+    False."""
 
     @property
     def event_kind(self) -> str:
@@ -161,6 +168,8 @@ class McpMessage(Event):
     def to_record(self) -> dict[str, Any]:
         record = Event.to_record(self)
         del record["role"]  # it is the record's kind
+        if self.delivered:
+            del record["delivered"]
         return record
 
 

@@ -5,17 +5,29 @@ are secrets. Where text that could carry one is shown or recorded (command lines
 server stderr, notices), every secret value is replaced by ``[redacted]``. Values shorter
 than eight characters ("info", "3000", "true") are rarely secrets and would blank out
 ordinary text, so they are left alone.
+
+A URL (the model's endpoint, an MCP server's) is shown by ``redact_url``: without user
+info and without query parameters named like secrets (``api_key``, ``token``, ``sig``...),
+whatever their length; ``url_secrets`` gives those values, so text quoting them is
+redacted too.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Final
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
-__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "redact", "worth_redacting"]
+__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "is_secret_name", "redact", "redact_url", "url_secrets",
+           "worth_redacting"]
 
 REDACTED: Final = "[redacted]"
 MIN_SECRET_LENGTH: Final = 8
+_SECRET_NAMES: Final = frozenset({"key", "code", "sig", "pass", "pwd"})
+"""Parameter names that are secrets when they are the whole name (``code`` is OAuth's)."""
+_SECRET_WORDS: Final = re.compile(r"key|token|secret|passw|auth|credential|signature|session")
+"""Parts of a name that make it a secret's (``apiKey``, ``access_token``, ``client_secret``)."""
 
 
 def worth_redacting(value: str) -> bool:
@@ -29,3 +41,32 @@ def redact(text: str, secrets: Iterable[str]) -> str:
         if worth_redacting(secret) and secret in text:
             text = text.replace(secret, REDACTED)
     return text
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a query parameter (or header) named ``name`` is taken to carry a secret."""
+    bare = name.lower().replace("-", "").replace("_", "")
+    return bare in _SECRET_NAMES or _SECRET_WORDS.search(bare) is not None
+
+
+def redact_url(url: str) -> str:
+    """``url`` without user info, secret-named query parameters or fragment."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:  # an IPv6 address is written in brackets
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    query = [(k, v) for k, v in pairs if not is_secret_name(k)]
+    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query), ""))
+
+
+def url_secrets(url: str) -> frozenset[str]:
+    """The secret values ``url`` carries (user info, secret-named parameters), as written in
+    it and decoded, so that messages quoting them are redacted too."""
+    parts = urlsplit(url)
+    found = [value for name, value in parse_qsl(parts.query, keep_blank_values=True) if is_secret_name(name)]
+    userinfo, at, _ = parts.netloc.rpartition("@")
+    if at:
+        found.extend(userinfo.split(":", 1))
+    return frozenset(text for value in found for text in (value, unquote(value)) if text)

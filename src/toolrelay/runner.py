@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from .events import EventStream
 from .model import ModelEndpoint, ResponsesClient
 from .offline import OfflineModel, load_script
 from .protocol.versions import DEFAULT_VERSION
+from .redaction import url_secrets
 from .relay.catalog import Catalog, ConfigSource, servers_from
 from .relay.consent import LIBRARY_HINT, refusing
 from .relay.loop import Approver, Relay, RunLimits, RunResult
@@ -63,6 +64,9 @@ class RunOptions:
     protocol_version: str = DEFAULT_VERSION
     environ: Mapping[str, str] | None = None
     run_id: str | None = None
+    on_result: Callable[[RunResult], None] | None = None
+    """Called with the result as soon as the run ends, before the servers are stopped
+    (which can take seconds, or be interrupted): the CLI prints the answer there."""
 
 
 async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
@@ -80,6 +84,7 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
             writer = TranscriptWriter(opts.transcript, run_id)
             writer.add_secrets(s for server in servers for s in server.secrets)
             writer.add_secrets([endpoint.api_key] if endpoint.api_key else [])
+            writer.add_secrets(url_secrets(endpoint.base_url))
             stack.callback(writer.close)
             stack.callback(events.subscribe(writer))
         catalog = Catalog(servers, events=events, strict=opts.strict, protocol_version=opts.protocol_version)
@@ -89,7 +94,10 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
             catalog, client, _settings(opts), events=events, limits=opts.limits, strict=opts.strict,
             approve=opts.approve or refusing(LIBRARY_HINT), endpoint=client.url,
         )
-        return await relay.run(task, run_id=run_id)
+        result = await relay.run(task, run_id=run_id)
+        if opts.on_result is not None:
+            opts.on_result(result)
+        return result
     raise AssertionError("unreachable")  # pragma: no cover  (mypy: the with block returns)
 
 

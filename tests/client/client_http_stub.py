@@ -32,6 +32,8 @@ class StubBehaviour:
     """Answer tools/call of "echo" with an SSE stream that pings the client first."""
     huge_bytes: int = 0
     huge_as_sse: bool = False
+    sse_garbage_first: bytes | None = None
+    """Answer tools/call of "echo" with an SSE stream whose first event's data is these bytes."""
     received: list[Received] = field(default_factory=list)
     replies: dict[Any, Any] = field(default_factory=dict)
 
@@ -181,18 +183,22 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(200, answer)
         elif name == "hang":
             self.stub.release.wait(20)
+        elif behaviour.sse_garbage_first is not None:
+            answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+            self._send_events([behaviour.sse_garbage_first, answer])
         elif behaviour.sse_ping_first:
             self._sse_with_ping({"jsonrpc": "2.0", "id": message["id"], "result": result})
         else:
             self._send(200, {"jsonrpc": "2.0", "id": message["id"], "result": result})
 
-    def _send_events(self, messages: list[dict[str, Any]]) -> None:
+    def _send_events(self, messages: list[dict[str, Any] | bytes]) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Connection", "close")
         self.end_headers()
         for message in messages:
-            self.wfile.write(b"event: message\ndata: " + json.dumps(message).encode() + b"\n\n")
+            data = message if isinstance(message, bytes) else json.dumps(message).encode()
+            self.wfile.write(b"event: message\ndata: " + data + b"\n\n")
         self.close_connection = True
 
     def _sse_with_ping(self, final: dict[str, Any]) -> None:

@@ -319,4 +319,4 @@ def test_environment_values_expanded_into_args_or_urls_are_redacted(tmp_path: Pa
     bridge, remote = read_config(path, environ=environ).servers
     assert bridge.args == ("--token", "tok-0123456789", "/srv/projects")  # the server gets the real value
     assert "tok-0123456789" not in bridge.target and "[redacted]" in bridge.target
-    assert remote.target == "https://example.test/mcp?key=[redacted]"
+    assert remote.target == "https://example.test/mcp"  # a secret-named parameter is not shown at all

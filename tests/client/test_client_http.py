@@ -8,7 +8,15 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from client_helpers import Recorder, elapsed, free_port, open_connection, run, sdk_http_server
+from client_helpers import (
+    Recorder,
+    async_wait_until,
+    elapsed,
+    free_port,
+    open_connection,
+    run,
+    sdk_http_server,
+)
 from client_http_stub import StubBehaviour, StubServer
 
 from toolrelay.client.config import ServerConfig
@@ -221,6 +229,22 @@ def test_server_request_inside_sse_reply_is_answered(tmp_path: Path) -> None:
     assert text == 'streamed (ping answered: {"jsonrpc": "2.0", "id": "ping-1", "result": {}})'
 
 
+def test_bad_sse_data_is_reported_as_what_the_http_server_sent(tmp_path: Path) -> None:
+    recorder = Recorder()
+    with StubServer(StubBehaviour(sse_garbage_first=b"<html>oops</html>")) as stub:
+
+        async def scenario() -> str:
+            async with open_connection(http_config(stub.url), tmp_path, recorder) as conn:
+                exchange = await conn.call_tool("echo", {"text": "still answered"})
+                return exchange.raise_for_error()["content"][0]["text"]
+
+        assert run(scenario()) == "still answered"
+    assert [n for n in recorder.notices() if "not JSON-RPC" in n] == [
+        "server h sent something that is not JSON-RPC in an HTTP response (skipped): '<html>oops</html>'"
+    ]
+    assert not any("stdout" in notice for notice in recorder.notices())
+
+
 def test_oversized_json_body_fails_only_that_call(tmp_path: Path) -> None:
     with StubServer(StubBehaviour(huge_bytes=300_000)) as stub:
         config = http_config(stub.url, max_message_bytes=256 * 1024)
@@ -269,6 +293,21 @@ def test_http_timeout_sends_cancelled(tmp_path: Path) -> None:
         cancelled = [p.body for p in stub.posts() if p.body.get("method") == "notifications/cancelled"]
     assert isinstance(outcome, RequestTimeout)
     assert took < 1.5
+    assert [c["params"]["requestId"] for c in cancelled] == [2]
+
+
+def test_a_cancellation_sent_just_before_closing_still_reaches_the_server(tmp_path: Path) -> None:
+    with StubServer(StubBehaviour()) as stub:
+
+        async def scenario() -> None:
+            async with open_connection(http_config(stub.url), tmp_path) as conn:
+                hanging = asyncio.ensure_future(conn.call_tool("hang", {}))
+                await async_wait_until(lambda: any(p.body.get("id") == 2 for p in stub.posts()))
+                hanging.cancel()  # sends notifications/cancelled; the connection closes at once
+                await asyncio.gather(hanging, return_exceptions=True)
+
+        run(scenario())
+        cancelled = [p.body for p in stub.posts() if p.body.get("method") == "notifications/cancelled"]
     assert [c["params"]["requestId"] for c in cancelled] == [2]
 
 

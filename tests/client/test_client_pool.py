@@ -17,7 +17,7 @@ from toolrelay.errors import NoServerAvailable, ServerExited
 
 GROWING = Path(__file__).resolve().parents[1] / "catalog" / "servers" / "growing_server.py"
 TOOLBOX_TOOLS = ["echo", "crash", "hang", "huge", "env", "pid", "spawn", "sleep", "list_changed",
-                 "ask_client", "malformed"]
+                 "ask_client", "malformed", "stop_reading"]
 
 
 def growing(name: str = "grow") -> ServerConfig:

@@ -81,7 +81,8 @@ def test_tools_list_follows_next_cursor_and_applies_filters(tmp_path: Path) -> N
         raise AssertionError("a denied tool was called")
 
     names, error = run(scenario())
-    assert names == ["echo", "env", "pid", "spawn", "sleep", "list_changed", "ask_client", "malformed"]
+    assert names == ["echo", "env", "pid", "spawn", "sleep", "list_changed", "ask_client", "malformed",
+                     "stop_reading"]
     assert str(error) == "tool 'hang' of server t is excluded by its allow/deny list"
     pages = [e.message.get("params") for e in recorder.of("mcp_request") if e.method == "tools/list"]
     assert pages == [None, {"cursor": "3"}, {"cursor": "6"}, {"cursor": "9"}]

@@ -44,7 +44,7 @@ class Trace:
     def __init__(self) -> None:
         self.events: list[tuple[str, Any, Any]] = []
 
-    def sent(self, message: JSONObject, tag: Any) -> None:
+    def sent(self, message: JSONObject, tag: Any, delivered: bool = True) -> None:
         self.events.append(("sent", message.get("id", message.get("method")), tag))
 
     def received(self, message: Message, tag: Any, elapsed: float | None) -> None:

@@ -115,15 +115,30 @@ def run(args: argparse.Namespace) -> int:
             notice = f"· no --config: the built-in read-only file server exposes {os.getcwd()} as server fs\n"
             events.subscribe(AtFirstStart(sys.stderr, notice))
         events.subscribe(ProgressPrinter())
+    options = options_from_args(args, events)
+    ended: list[RunResult] = []
+
+    def print_result(result: RunResult) -> None:  # before the servers stop: that may be cut short
+        ended.append(result)
+        _print_result(result, as_json=args.json, progress_shown=not args.quiet)
+
+    options.on_result = print_result
     try:
-        result = asyncio.run(run_async(args.task, options_from_args(args, events)))
+        result = asyncio.run(run_async(args.task, options))
     except KeyboardInterrupt:
-        sys.stderr.write("toolrelay run: aborted (Ctrl-C); in-flight calls were cancelled\n")
+        sys.stderr.write(_interrupted(ended[0] if ended else None))
         return 130
-    _print_result(result, as_json=args.json, progress_shown=not args.quiet)
     if not result.completed or (args.fail_on_call_error and result.failed_calls):
         return 1
     return 0
+
+
+def _interrupted(ended: RunResult | None) -> str:
+    """What Ctrl-C cut short: the run itself, or (its answer already out) the servers' stop."""
+    if ended is None:
+        return "toolrelay run: aborted (Ctrl-C); in-flight calls were cancelled\n"
+    how = "completed" if ended.completed else f"ended {ended.status}"
+    return f"toolrelay run: interrupted while the servers were stopping (the run had {how})\n"
 
 
 def _print_result(result: RunResult, *, as_json: bool, progress_shown: bool) -> None:

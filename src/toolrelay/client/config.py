@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Final
 from ..errors import ConfigError
 from ..events import EventStream, Notice
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
+from ..redaction import redact_url, url_secrets
 from . import jsonc
 from .config_entries import EntrySkipped, json_kind
 from .environment import ExpansionContext, input_from_environment, input_variable_name, redact
@@ -95,7 +96,8 @@ class ServerConfig:
     deny: tuple[str, ...] = ()
     """Tool names (or patterns) never offered; deny wins over allow."""
     secrets: frozenset[str] = frozenset()
-    """Every env and header value (and ${input:...} answer): redacted, never recorded."""
+    """Every env and header value, ${input:...} answer and credential in the URL (user
+    info, secret-named query parameters): redacted, never recorded."""
     shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE
     """Seconds between closing stdin, SIGTERM and SIGKILL when a stdio server stops."""
     origin: str = ""
@@ -106,6 +108,8 @@ class ServerConfig:
     def __post_init__(self) -> None:
         transport_kind(self.transport, self.name)  # an unknown transport fails here, not at start
         values = {*self.env.values(), *self.headers.values()}
+        if self.url is not None:
+            values |= url_secrets(self.url)
         object.__setattr__(self, "secrets", frozenset(self.secrets | values))
 
     def __repr__(self) -> str:  # args, env and headers may hold secrets: show the redacted target
@@ -113,9 +117,10 @@ class ServerConfig:
 
     @property
     def target(self) -> str:
-        """The URL or command line, with secret values redacted (safe to show and record)."""
+        """The URL (without its credentials) or command line, with secret values redacted:
+        safe to show and record."""
         if self.url is not None:
-            return redact(self.url, self.secrets)
+            return redact(redact_url(self.url), self.secrets)
         if self.command is not None:
             return redact(shlex.join([self.command, *self.args]), self.secrets)
         return "in-process"

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
+from ..redaction import redact_url
 from .environment import ExpansionContext, expand, parse_dotenv
 
 __all__ = ["EntrySkipped", "json_kind", "read_command_entry", "read_url_entry"]
@@ -70,7 +71,7 @@ def read_url_entry(entry: dict[str, Any], context: ExpansionContext, where: str)
             f"{scheme}:// URLs are not supported (toolrelay speaks Streamable HTTP over http(s))"
         )
     if scheme not in ("http", "https") or not urlsplit(url).hostname:
-        raise ConfigError(f'{where}: "url" must be an http:// or https:// URL, got {url!r}')
+        raise ConfigError(f'{where}: "url" must be an http:// or https:// URL, got {redact_url(url)!r}')
     return {"url": url, "headers": MappingProxyType(_string_map(entry, "headers", context, where))}
 
 

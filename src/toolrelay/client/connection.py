@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final
@@ -41,7 +42,8 @@ from ..protocol.peer import Exchange, Peer
 from ..protocol.versions import DEFAULT_VERSION, accept_server_version
 from .config import ServerConfig
 from .environment import redact
-from .sizes import too_large_message
+from .refusals import malformed_answer_message, too_large_message
+from .shutdown import forget_in_flight, track_in_flight
 from .tracing import WireTracer
 from .transport import ChannelEnd, ClientTransport
 from .transport_registry import transport_kind
@@ -318,7 +320,13 @@ class _Link:
 
     async def connect(self) -> None:
         """Open the transport's channel (the handshake is the owner's)."""
+        track_in_flight(self)
         await self.transport.open(self, connection=self.number)
+
+    def cancel_in_flight(self, reason: str) -> None:
+        """toolrelay is told to stop: every request still waiting is cancelled now, while
+        the server can still read it (``shutdown.py`` stops the server after this)."""
+        self.peer.cancel_all(reason, TransportError(f"server {self.owner.name}: request given up: {reason}"))
 
     # -- the inbox ------------------------------------------------------------------------
 
@@ -379,25 +387,28 @@ class _Link:
         self._garbage_lines += 1
         preview = line[:_PREVIEW].decode("utf-8", "replace")
         self._invalid(f"not a JSON-RPC message ({exc.message}); skipped", preview)
-        self._log_note(f"skipped a line on stdout that is not JSON-RPC: {preview!r}")
-        if self._garbage_lines == 1:
-            self.owner._notice("warning", f"server {self.owner.name} printed something that is not JSON-RPC "
-                                          f"on stdout (skipped): {preview!r}")
+        self._log_note(f"skipped a line on stdout that is not JSON-RPC: {preview!r}")  # stdio only: a log
+        if self._garbage_lines == 1:  # in the words of its transport: "printed ... on stdout"
+            said = transport_kind(self.config.transport, self.owner.name).not_json_rpc
+            self.owner._notice("warning", f"server {self.owner.name} {said} (skipped): {preview!r}")
 
     def _malformed(self, line: bytes, exc: DecodeError, mcp_id: jsonrpc.RequestId) -> None:
-        """Valid JSON, invalid message, readable id: answer it, or fail our request."""
+        """Valid JSON, invalid message, readable id: answer it, or fail our request (its answer
+        recorded as its response, as received: what the protocol error rests on)."""
         try:
-            is_request = "method" in json.loads(line)
+            raw = json.loads(line)
         except ValueError:
-            is_request = False
-        if is_request:
+            raw = None
+        if isinstance(raw, dict) and "method" in raw:
             self.peer.answer_error(mcp_id, exc.code, exc.message)
             return
         exchange = self.peer.pending_exchange(mcp_id)
-        what = f"{exchange.method} request {jsonrpc.id_text(mcp_id)}" if exchange else "a request"
-        self.peer.fail(mcp_id, ProtocolError(f"server {self.owner.name} sent a malformed answer to {what}: "
-                                             f"{exc.message}"))
-        self._invalid(exc.message, line[:_PREVIEW].decode("utf-8", "replace"))
+        if exchange is None or not isinstance(raw, dict):
+            self._invalid(exc.message, line[:_PREVIEW].decode("utf-8", "replace"))
+            return
+        self.tracer.malformed_answer(raw, mcp_id, time.monotonic() - exchange.started)
+        reason = malformed_answer_message(self.owner.name, exchange.method, mcp_id, exc.message)
+        self.peer.fail(mcp_id, ProtocolError(reason))
 
     def _oversized(self, marker: Oversized) -> None:
         mcp_id = find_id(marker)
@@ -433,6 +444,7 @@ class _Link:
         await asyncio.shield(self._close_task)
 
     async def _close(self) -> None:
+        forget_in_flight(self)
         self.closing = True
         closed = TransportError(f"connection to server {self.owner.name} was closed")
         self.peer.close(closed)

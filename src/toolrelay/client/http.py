@@ -35,7 +35,7 @@ from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject, RequestId
 from .config import ServerConfig
 from .environment import redact
-from .sizes import too_large_message
+from .refusals import too_large_message
 from .transport import Inbox
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ __all__ = ["HttpTransport"]
 
 _ERROR_BODY_LIMIT: Final = 64 * 1024
 _DELETE_TIMEOUT: Final = 2.0
+_NOTIFY_GRACE: Final = 1.0  # on close, how long notifications on their way may take to arrive
 # Set inside the task that renews a session, so its own initialize/initialized (and the
 # re-listing the catalog does on restart) do not wait for the renewal to finish.
 _RENEWING: ContextVar[bool] = ContextVar("toolrelay_http_renewing", default=False)
@@ -240,7 +241,7 @@ class HttpTransport:
     def _translate(
         self, exc: httpx2.HTTPError, method: str | None, mcp_id: RequestId | None
     ) -> TransportError:
-        where = f"server {self.config.name} at {redact(self.url, self.config.secrets)}"
+        where = f"server {self.config.name} at {self.config.target}"
         if isinstance(exc, httpx2.ConnectError):
             return TransportError(f"cannot connect to {where}: {_connect_failure(exc)}")
         if isinstance(exc, httpx2.TimeoutException):
@@ -293,10 +294,14 @@ class HttpTransport:
                         self._receiver.received(event.data.encode())
 
     async def close(self) -> None:
-        """Stop every exchange, DELETE the session, release the sockets."""
+        """Let notifications on their way arrive (briefly: a cancellation sent just before),
+        stop every other exchange, DELETE the session, release the sockets."""
         if self._closed:
             return
         self._closed = True
+        notifying = [task for task, mcp_id in self._posts.items() if mcp_id is None]
+        if notifying:
+            await asyncio.wait(notifying, timeout=_NOTIFY_GRACE)
         tasks = list(self._posts)
         if self._listener is not None:
             tasks.append(self._listener)

@@ -20,6 +20,7 @@ from ..events import EventStream, Notice
 from ..protocol.versions import DEFAULT_VERSION
 from .config import ServerConfig
 from .connection import Connection
+from .shutdown import stopping_servers
 
 __all__ = ["ServerPool"]
 
@@ -85,8 +86,10 @@ class ServerPool:
         self._tools[name] = await connection.list_tools()
 
     async def close(self) -> None:
-        """Stop every server (no process is left behind)."""
-        await asyncio.gather(*(c.close() for c in self.connections.values()), return_exceptions=True)
+        """Stop every server (no process is left behind): a Ctrl-C or SIGTERM meanwhile
+        hurries the stop rather than breaking it off (``shutdown.stopping_servers``)."""
+        with stopping_servers():
+            await asyncio.gather(*(c.close() for c in self.connections.values()), return_exceptions=True)
 
     def _mark_changed(self, name: str) -> None:
         self._changed.add(name)

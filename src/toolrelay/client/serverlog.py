@@ -3,7 +3,8 @@
 The file is ``<dir>/<server>.log`` where ``<dir>`` is ``$TOOLRELAY_LOG_DIR``, else
 ``$XDG_STATE_HOME/toolrelay/logs``, else ``~/.local/state/toolrelay/logs``. Every start
 appends a header line, so one file tells a server's whole history across restarts. The
-in-memory tail is what error messages quote when a server dies.
+in-memory tail is what error messages quote when a server dies. A server's stderr may
+print secrets, so the folder is 0700 and each file 0600 (an existing file is tightened).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class ServerLog:
         self.close()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 (kept open while the server runs)
+            self._file = _open_private(self.path)
         except OSError as exc:
             return f"cannot write server log {self.path}: {os_reason(exc)}"
         self.note(header)
@@ -89,6 +90,18 @@ class ServerLog:
             self._file.write(data)
         except OSError:  # a full disk must not take the server down with it
             self.close()
+
+
+def _open_private(path: Path) -> BinaryIO:
+    """``path`` for appending, readable and writable by its owner only."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        if os.stat(fd).st_mode & 0o077:  # created before (0644 by older versions): tighten it
+            os.fchmod(fd, 0o600)
+        return open(fd, "ab", buffering=0)  # kept open while the server runs
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _text(chunk: bytes) -> str:

@@ -7,22 +7,19 @@ lines are never buffered): asyncio's subprocess pipes would hand every chunk ove
 event loop turn later, a third of the loop's work per call. stderr goes to the server's
 ``ServerLog``. Stopping follows the MCP lifecycle: close stdin, wait, SIGTERM the group,
 wait, SIGKILL -- then any process left in the group (a grandchild such as ``npx``'s
-``node``) gets the same treatment. No process is left behind: an ``atexit`` hook and a
-SIGTERM handler kill groups still alive when toolrelay itself is interrupted.
+``node``) gets the same treatment. No process is left behind when toolrelay itself is
+told to stop or exits: ``shutdown.py`` keeps every group until it is gone.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import contextlib
 import logging
 import os
 import signal
-import threading
-import time
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from ..errors import ServerExited, TransportError
 from ..protocol import jsonrpc
@@ -31,6 +28,7 @@ from ..protocol.jsonrpc import JSONObject
 from .config import ServerConfig
 from .environment import child_environment, redact
 from .serverlog import ServerLog
+from .shutdown import forget_group, group_alive, kill_live_groups, signal_group, track_group, wait_group_gone
 from .transport import ChannelEnd, Inbox
 
 __all__ = ["StdioTransport", "kill_live_groups"]
@@ -180,7 +178,6 @@ class _Child:
     # -- start --------------------------------------------------------------------------
 
     async def spawn(self) -> None:
-        install_backstop()
         stdout_read, stdout_write = os.pipe()
         try:
             await self._exec(stdout_write)
@@ -215,7 +212,7 @@ class _Child:
         stdin = transport.get_pipe_transport(0)
         assert isinstance(stdin, asyncio.WriteTransport)
         self._stdin = stdin
-        _GROUPS.add(self.pid)
+        track_group(self.pid)
 
     # -- messages -----------------------------------------------------------------------
 
@@ -223,9 +220,12 @@ class _Child:
         stdin = self._stdin
         if stdin is None or self._ended:
             raise TransportError(f"server {self.config.name} is not running")
-        if stdin.is_closing():
-            return  # it stopped reading (it is exiting): the watcher fails what is pending
-        stdin.write(jsonrpc.encode(message) + b"\n")
+        if not stdin.is_closing():
+            stdin.write(jsonrpc.encode(message) + b"\n")
+        if stdin.is_closing() and "id" not in message:  # closed before, or by this write failing
+            # A notification has nobody waiting to be told: its sender is, here. (A request
+            # dropped so is failed by the watcher, with the exit code and stderr.)
+            raise TransportError(f"server {self.config.name} no longer reads its stdin")
 
     # -- end ----------------------------------------------------------------------------
 
@@ -290,10 +290,10 @@ class _Child:
         self._stdin.close()
         if await self._wait_exit(grace):
             return
-        _signal_group(self.pid, signal.SIGTERM)
+        signal_group(self.pid, signal.SIGTERM)
         if await self._wait_exit(grace):
             return
-        _signal_group(self.pid, signal.SIGKILL)
+        signal_group(self.pid, signal.SIGKILL)
         await self._wait_exit(_KILL_WAIT)
 
     async def _wait_exit(self, timeout: float) -> bool:
@@ -307,22 +307,12 @@ class _Child:
         pgid = self.pid
         assert pgid is not None
         try:
-            if _group_alive(pgid):
-                _signal_group(pgid, signal.SIGTERM)
-                if not await _wait_group_gone(pgid, self.config.shutdown_grace):
-                    _signal_group(pgid, signal.SIGKILL)
+            if group_alive(pgid):
+                signal_group(pgid, signal.SIGTERM)
+                if not await wait_group_gone(pgid, self.config.shutdown_grace):
+                    signal_group(pgid, signal.SIGKILL)
         finally:
-            _GROUPS.discard(pgid)
-
-
-async def _wait_group_gone(pgid: int, timeout: float) -> bool:
-    """Poll until no process of the group runs (there is no event to wait on for that)."""
-    deadline = time.monotonic() + timeout
-    while _group_alive(pgid):
-        if time.monotonic() >= deadline:
-            return False
-        await asyncio.sleep(0.02)
-    return True
+            forget_group(pgid)
 
 
 def _spawn_failure(config: ServerConfig, exc: OSError) -> str:
@@ -337,74 +327,3 @@ def _spawn_failure(config: ServerConfig, exc: OSError) -> str:
     if isinstance(exc, PermissionError):
         return f"cannot start server {config.name}: command {command!r} is not executable"
     return f"cannot start server {config.name}: {exc.strerror or exc}"
-
-
-# -- process groups ----------------------------------------------------------------------
-
-_GROUPS: set[int] = set()  # process groups of servers not yet fully stopped
-_BACKSTOP_INSTALLED = False
-
-
-def _signal_group(pgid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signum)
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether any process of the group is still running (zombies do not count)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return True  # no /proc: trust killpg
-    return any(_running_in_group(entry, pgid) for entry in entries if entry.isdigit())
-
-
-def _running_in_group(pid: str, pgid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            fields = stat.read().rpartition(b")")[2].split()
-    except OSError:
-        return False
-    return len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X")
-
-
-def kill_live_groups(wait: float = 0.5) -> None:
-    """SIGTERM every server group still alive, then SIGKILL what remains after ``wait``."""
-    groups = [pgid for pgid in _GROUPS if _group_alive(pgid)]
-    for pgid in groups:
-        _signal_group(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + wait
-    while groups and time.monotonic() < deadline:
-        groups = [pgid for pgid in groups if _group_alive(pgid)]
-        time.sleep(0.02)
-    for pgid in groups:
-        _signal_group(pgid, signal.SIGKILL)
-    _GROUPS.clear()
-
-
-def _on_terminate(signum: int, frame: Any) -> None:
-    """SIGTERM/SIGHUP to toolrelay: pass it on to the servers, then exit through the normal
-    unwinding so every connection's close() still runs."""
-    for pgid in list(_GROUPS):
-        _signal_group(pgid, signal.SIGTERM)
-    raise SystemExit(128 + signum)
-
-
-def install_backstop() -> None:
-    """Once per process: kill leftover servers at exit, and on SIGTERM / SIGHUP."""
-    global _BACKSTOP_INSTALLED
-    if _BACKSTOP_INSTALLED:
-        return
-    _BACKSTOP_INSTALLED = True
-    atexit.register(kill_live_groups)
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(signum) is signal.SIG_DFL:  # never replace an application's handler
-            signal.signal(signum, _on_terminate)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import EventStream, McpMessage
-from ..protocol.jsonrpc import JSONObject, Message, Notification, Request
+from ..protocol.jsonrpc import JSONObject, Message, Notification, Request, RequestId
 
 __all__ = ["WireTracer"]
 
@@ -25,9 +25,9 @@ class WireTracer:
         self.server = server
         self.connection = connection
         """The connection number; the owner updates it when an HTTP session is renewed."""
-        self._methods: dict[Any, str] = {}  # our request id → method, to label its response
+        self._methods: dict[Any, tuple[str, Any]] = {}  # our request id → (method, tag), for its answer
 
-    def sent(self, message: JSONObject, tag: Any) -> None:
+    def sent(self, message: JSONObject, tag: Any, delivered: bool = True) -> None:
         if not self._events.active:
             return
         method = message.get("method")
@@ -38,8 +38,8 @@ class WireTracer:
             role = "mcp_notification"
         else:
             role = "mcp_request"
-            self._methods[mcp_id] = method
-        self._emit(role, "out", mcp_id, method, message, tag, None)
+            self._methods[mcp_id] = (method, tag)
+        self._emit(role, "out", mcp_id, method, message, tag, None, delivered)
 
     def received(self, message: Message, tag: Any, elapsed: float | None) -> None:
         if not self._events.active:
@@ -52,8 +52,15 @@ class WireTracer:
             self._emit("mcp_notification", "in", None, message.method, message.raw, None, None)
         else:
             role = "mcp_unpaired" if elapsed is None else "mcp_response"
-            method = self._methods.pop(message.id, None) if elapsed is not None else None
-            self._emit(role, "in", message.id, method, message.raw, tag, elapsed)
+            sent = self._methods.pop(message.id, None) if elapsed is not None else None
+            self._emit(role, "in", message.id, sent[0] if sent else None, message.raw, tag, elapsed)
+
+    def malformed_answer(self, message: JSONObject, mcp_id: RequestId, elapsed: float) -> None:
+        """The answer to our request ``mcp_id``, though not a valid JSON-RPC response: recorded
+        as its response, with the request's tag, exactly as received."""
+        sent = self._methods.pop(mcp_id, None)
+        if self._events.active and sent is not None:
+            self._emit("mcp_response", "in", mcp_id, sent[0], message, sent[1], elapsed)
 
     def _emit(
         self,
@@ -64,6 +71,7 @@ class WireTracer:
         message: JSONObject,
         tag: Any,
         elapsed: float | None,
+        delivered: bool = True,
     ) -> None:
         self._events.emit(McpMessage(
             role=role,
@@ -75,4 +83,5 @@ class WireTracer:
             message=message,
             call_id=tag if isinstance(tag, str) else None,
             elapsed=elapsed,
+            delivered=delivered,
         ))

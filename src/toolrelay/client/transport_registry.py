@@ -43,6 +43,9 @@ class TransportKind:
     """The entry key that means this transport when ``type`` is absent (``command``)."""
     described: str = ""
     """How messages name a server of this kind: ``a stdio server``."""
+    not_json_rpc: str = "sent something that is not JSON-RPC"
+    """How a notice says the server sent what is not a message, and where: ``printed
+    something that is not JSON-RPC on stdout``."""
     read_entry: EntryReader | None = None
     """Reads the entry's fields (``config_entries.py``); needed when ``config_types`` is set."""
 
@@ -55,10 +58,12 @@ class TransportKind:
 
 TRANSPORTS: Final = (
     TransportKind(name="stdio", implementation=".stdio:StdioTransport", config_types=("stdio",),
-                  inferred_from="command", described="a stdio server", read_entry=read_command_entry),
+                  inferred_from="command", described="a stdio server", read_entry=read_command_entry,
+                  not_json_rpc="printed something that is not JSON-RPC on stdout"),
     TransportKind(name="http", implementation=".http:HttpTransport",
                   config_types=("http", "streamable-http", "streamable_http", "streamableHttp"),
-                  inferred_from="url", described="an HTTP server", read_entry=read_url_entry),
+                  inferred_from="url", described="an HTTP server", read_entry=read_url_entry,
+                  not_json_rpc="sent something that is not JSON-RPC in an HTTP response"),
     TransportKind(name="inprocess", implementation=".inprocess:InProcessTransport"),
 )
 

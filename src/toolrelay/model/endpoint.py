@@ -6,7 +6,8 @@ Azure OpenAI takes the ``api-key`` header instead, at either
 ``https://RESOURCE.openai.azure.com/openai/v1/responses`` (the v1 API, no version) or
 ``https://RESOURCE.openai.azure.com/openai/responses?api-version=VERSION`` (dated
 versions). The URL that toolrelay records and prints never carries a secret: user info
-and ``key`` / ``api-key`` / ``token`` query parameters are removed.
+and query parameters named like secrets (``key``, ``api-key``, ``token``...) are removed
+(``redaction.redact_url``, the rule for MCP server URLs too).
 """
 
 from __future__ import annotations
@@ -19,27 +20,14 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .._version import __version__
 from ..errors import UsageError
-from ..loopback import is_loopback, url_host
+from ..loopback import is_loopback
+from ..redaction import redact_url
 
 __all__ = ["DEFAULT_BASE_URL", "ModelEndpoint", "redact_url"]
 
 DEFAULT_BASE_URL: Final = "https://api.openai.com/v1"
 _OPENAI_HOST: Final = "api.openai.com"
 _AZURE_HOSTS: Final = (".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com")
-_SECRET_PARAMS: Final = frozenset(
-    {"key", "api-key", "api_key", "apikey", "token", "access_token", "code", "sig"}
-)
-
-
-def redact_url(url: str) -> str:
-    """``url`` without user info or secret-bearing query parameters."""
-    parts = urlsplit(url)
-    host = url_host(parts.hostname or "")
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    pairs = parse_qsl(parts.query, keep_blank_values=True)
-    query = [(k, v) for k, v in pairs if k.lower() not in _SECRET_PARAMS]
-    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query), ""))
-
 
 def _env(env: Mapping[str, str], name: str) -> str | None:
     value = env.get(name, "").strip()

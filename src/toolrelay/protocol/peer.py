@@ -45,7 +45,9 @@ NotificationHandler = Callable[[Notification], None]
 class Tracer(Protocol):
     """Sees every message the peer sends and receives, with the tag of its request."""
 
-    def sent(self, message: JSONObject, tag: Any) -> None: ...
+    def sent(self, message: JSONObject, tag: Any, delivered: bool = True) -> None:
+        """``delivered`` is False for a cancellation the channel could not take (told after
+        the attempt; every other message is told before it is sent)."""
 
     def received(self, message: Message, tag: Any, elapsed: float | None) -> None: ...
 
@@ -232,6 +234,15 @@ class Peer:
             pending.future.set_exception(error)
         return True
 
+    def cancel_all(self, reason: str, error: ToolrelayError) -> None:
+        """Give up on every request awaiting its answer: each gets its
+        ``notifications/cancelled`` now (as when its caller is cancelled) and fails with
+        ``error``. For a program about to stop its servers: the cancellations go first."""
+        for mcp_id, pending in list(self._pending.items()):
+            self._abandon(mcp_id, reason)
+            if not pending.future.done():
+                pending.future.set_exception(error)
+
     def _abandon(self, mcp_id: RequestId, reason: str) -> None:
         pending = self._pending.pop(mcp_id, None)
         if pending is None or self._closed is not None:
@@ -239,8 +250,14 @@ class Peer:
         if pending.exchange.method == "initialize":  # MUST NOT be cancelled (lifecycle)
             return
         cancelled = jsonrpc.notification("notifications/cancelled", {"requestId": mcp_id, "reason": reason})
-        with contextlib.suppress(TransportError):  # a dead channel needs no cancellation
-            self._emit(cancelled, pending.tag)
+        try:
+            self._send(cancelled)
+        except TransportError:  # the channel could not take it: recorded as such
+            delivered = False
+        else:
+            delivered = True
+        if self.tracer is not None:
+            self.tracer.sent(cancelled, pending.tag, delivered)
 
     def _emit(self, message: JSONObject, tag: Any) -> None:
         if self.tracer is not None:

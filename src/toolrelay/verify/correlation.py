@@ -158,7 +158,9 @@ def _pair(session: _Session, event: dict[str, Any]) -> Finding | None:
 
 def _unlike_its_event(kind: str, event: dict[str, Any], message: dict[str, Any]) -> str | None:
     """How the recorded message departs from the event that records it, if it does."""
-    if message.get("jsonrpc") != "2.0":
+    # An answer to our request is recorded as the server sent it, malformed or not: whether
+    # it is a JSON-RPC response is judged (and tied to the call's outcome) at server_check.
+    if message.get("jsonrpc") != "2.0" and kind != MCP_RESPONSE:
         return (f"(mcp id {event.get('mcp_id')}) holds a message that is not JSON-RPC 2.0 "
                 f"(jsonrpc: {message.get('jsonrpc')!r})")
     if kind in _NAMED_KINDS and message.get("method") != event.get("method"):

@@ -16,7 +16,7 @@ from ..protocol.peer import Exchange
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from ..relay.parse import FunctionCall, ModelTurn, read_response
 from ..relay.result import CallOutcome
-from .outcomes import expected_item, rebuild_outcome, recorded_exchange
+from .outcomes import MalformedAnswer, expected_item, rebuild_outcome, recorded_exchange
 from .record import CallTrace, RunRecord
 
 __all__ = ["Listing", "RunFacts"]
@@ -51,7 +51,7 @@ class RunFacts:
         self._listing_seqs = {server: [x.seq for x in found] for server, found in self.listings.items()}
         self.sent = _sent_outputs(run)
         """call_id → every function_call_output for it in a request: (turn, index, item)."""
-        self._exchanges: dict[int, Exchange | str | None] = {}
+        self._exchanges: dict[int, Exchange | MalformedAnswer | str | None] = {}
         self._outcomes: dict[int, CallOutcome | None] = {}
         self._expected: dict[int, dict[str, Any] | None] = {}
         self.tag_owners: dict[int, CallTrace | None] = {}
@@ -113,7 +113,7 @@ class RunFacts:
         others = current.calls if current is not None else []
         return next((o for o in others if o is not call and _same_output(item, self.expected(o))), None)
 
-    def exchange(self, call: CallTrace) -> Exchange | str | None:
+    def exchange(self, call: CallTrace) -> Exchange | MalformedAnswer | str | None:
         """The call's recorded exchange (see ``outcomes.recorded_exchange``), read once."""
         key = id(call)
         if key not in self._exchanges:

@@ -18,7 +18,7 @@ from ..relay.optional_nulls import strip_optional_nulls
 from .evidence import call_finding
 from .facts import RunFacts
 from .jsonpath import excerpt, first_difference, json_equal
-from .outcomes import ANSWERED, NEVER_SENT
+from .outcomes import ANSWERED, NEVER_SENT, MalformedAnswer
 from .record import CallTrace, RunRecord
 from .verdict import Finding
 
@@ -279,6 +279,14 @@ def _answered(call: CallTrace, facts: RunFacts, outcome_event: dict[str, Any] | 
         )
     request, response = call.mcp_requests[0], call.mcp_responses[0]
     exchange = facts.exchange(call)
+    if isinstance(exchange, MalformedAnswer) and call.status == "protocol_error":
+        where = f"{request.get('server')} (connection {request.get('connection')})"
+        said = f"answered mcp id {exchange.mcp_id} with a malformed answer (protocol error)"
+        return call_finding(call, "server_check", True, f"{where} {said}: {excerpt(exchange.reason, 80)}",
+                            "exchange", request, response)
+    if isinstance(exchange, MalformedAnswer):
+        return _bad(call, f"recorded as {call.status}, yet the answer to mcp id {exchange.mcp_id} is not a "
+                          f"JSON-RPC response: {exchange.reason}", request, response)
     if isinstance(exchange, str) or exchange is None:
         return _bad(
             call,

@@ -3,7 +3,9 @@
 For a call the server answered, the outcome is classified again from the recorded
 JSON-RPC request and response by the live path's own function
 (``relay.call.outcome_from_exchange``, fed an ``Exchange`` settled with the recorded
-answer exactly as the peer settles it). For a call that never got an answer (invalid
+answer exactly as the peer settles it); an answer with the request's id that is not a
+JSON-RPC response is the protocol error the connection made of it, in its words
+(``client.refusals.malformed_answer_message``). For a call that never got an answer (invalid
 arguments, unknown tool, refused, cancelled, transport failure) the recorded outcome
 record is the evidence. The expected ``function_call_output`` is then what the one
 rendering (``relay.feedback.render_output``) gives, with the run's recorded budgets.
@@ -11,9 +13,11 @@ rendering (``relay.feedback.render_output``) gives, with the run's recorded budg
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, cast
 
-from ..protocol.jsonrpc import DecodeError, ErrorResponse, Response, classify
+from ..client.refusals import malformed_answer_message
+from ..protocol.jsonrpc import DecodeError, ErrorResponse, RequestId, Response, classify
 from ..protocol.peer import Exchange
 from ..relay.call import outcome_from_exchange
 from ..relay.feedback import (
@@ -26,7 +30,9 @@ from ..relay.feedback import (
 from ..relay.result import OUTCOME_STATUSES, CallOutcome, OutcomeStatus
 from .record import CallTrace, RunRecord
 
-__all__ = ["ANSWERED", "NEVER_SENT", "expected_item", "rebuild_outcome", "recorded_exchange"]
+__all__ = [
+    "ANSWERED", "NEVER_SENT", "MalformedAnswer", "expected_item", "rebuild_outcome", "recorded_exchange",
+]
 
 ANSWERED = frozenset({"ok", "tool_error", "protocol_error"})
 """Classes that rest on a server's answer."""
@@ -34,9 +40,26 @@ NEVER_SENT = frozenset({"invalid_arguments", "unknown_tool", "not_approved", "du
 """Classes of calls that must never reach a server."""
 
 
-def recorded_exchange(call: CallTrace) -> Exchange | str | None:
-    """The call's tools/call exchange rebuilt from the recorded messages; a string says why
-    the recorded answer is not a JSON-RPC response; None when nothing was answered."""
+@dataclass(frozen=True, slots=True)
+class MalformedAnswer:
+    """The recorded answer to a call's tools/call carries its id but is not a JSON-RPC
+    response (no result, both result and error, an error without code...)."""
+
+    server: str
+    mcp_id: RequestId
+    reason: str
+    """What the decoder says is wrong with it."""
+
+    @property
+    def message(self) -> str:
+        """The protocol error the live connection failed the call with."""
+        return malformed_answer_message(self.server, "tools/call", self.mcp_id, self.reason)
+
+
+def recorded_exchange(call: CallTrace) -> Exchange | MalformedAnswer | str | None:
+    """The call's tools/call exchange rebuilt from the recorded messages (or the malformed
+    answer it got); a string says why the recorded answer cannot be its response; None
+    when nothing was answered."""
     if not call.mcp_requests or not call.mcp_responses:
         return None
     request = call.mcp_requests[0].get("message")
@@ -46,6 +69,9 @@ def recorded_exchange(call: CallTrace) -> Exchange | str | None:
     try:
         answer = classify(response)
     except DecodeError as exc:
+        server = call.mcp_requests[0].get("server")
+        if exc.id is not None and exc.id == request.get("id") and "method" not in response:
+            return MalformedAnswer(str(server), exc.id, exc.message)
         return str(exc)
     if not isinstance(answer, Response | ErrorResponse):
         return "the recorded answer is a request or notification, not a response"
@@ -66,13 +92,18 @@ def _base(call: CallTrace) -> dict[str, Any]:
     }
 
 
-def rebuild_outcome(call: CallTrace, exchange: Exchange | str | None) -> CallOutcome | None:
+def rebuild_outcome(call: CallTrace, exchange: Exchange | MalformedAnswer | str | None) -> CallOutcome | None:
     """The call's outcome as the live path would classify the recorded evidence (its
     ``recorded_exchange``), or None when the record lacks what it rests on (no outcome; an
     answered class without an answer)."""
     request = call.first("mcp_requests") or {}
     if isinstance(exchange, Exchange):
         return outcome_from_exchange(exchange, connection=request.get("connection"), **_base(call))
+    if isinstance(exchange, MalformedAnswer):
+        return CallOutcome(
+            status="protocol_error", message=exchange.message, mcp_id=exchange.mcp_id,
+            connection=request.get("connection"), request=request.get("message"), **_base(call),
+        )
     recorded = call.outcome
     if not isinstance(recorded, dict) or recorded.get("status") not in OUTCOME_STATUSES:
         return None

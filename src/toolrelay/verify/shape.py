@@ -149,8 +149,9 @@ def _rules() -> dict[str, Rule]:
     for cls in _event_classes():
         hints = typing.get_type_hints(cls)
         fields: Rule = dict(_RUN_ONLY)
+        skipped = {"kind", "seq", "time", "role", "optional_fields", *cls.optional_fields}  # not required
         for name, hint in hints.items():
-            if name not in ("kind", "seq", "time", "role"):
+            if name not in skipped:
                 fields[name] = _json_types(hint)
         kinds = event_classes.MCP_ROLES if cls is event_classes.McpMessage else {cls.kind}
         for kind in kinds:

@@ -1,7 +1,8 @@
 """A stdlib MCP stdio server that misbehaves on request, for the client's hostile cases.
 
 Options:
-  --record FILE          append every line received on stdin to FILE
+  --record FILE          append every line received on stdin to FILE, then {"toolbox":
+                         "stdin closed"} when stdin ends
   --garbage              print non-JSON lines on stdout (a banner, and before every answer)
   --answer-version V     answer initialize with protocol version V, whatever was asked
   --ignore-term          ignore SIGTERM and stay alive after stdin closes
@@ -10,7 +11,10 @@ Options:
   --exit-at-start CODE   write to stderr and exit with CODE before reading anything
 
 Tools: echo(text), crash(code, message), hang(), huge(megabytes), env(), pid(),
-spawn(), sleep(seconds), list_changed(), ask_client(method), malformed().
+spawn(), sleep(seconds), list_changed(), ask_client(method), stop_reading() (closes its
+stdin, records {"toolbox": "stopped reading"}, never answers), malformed(shape): an answer
+with the right id that is not a JSON-RPC response (shape: result_not_object, the
+default; no_result; both; error_without_code; jsonrpc_1).
 """
 
 from __future__ import annotations
@@ -24,8 +28,15 @@ import sys
 import time
 
 TOOL_NAMES = ("echo", "crash", "hang", "huge", "env", "pid", "spawn", "sleep", "list_changed",
-              "ask_client", "malformed")
+              "ask_client", "malformed", "stop_reading")
 OPTIONS = argparse.Namespace()
+MALFORMED = {
+    "result_not_object": {"result": "not an object"},
+    "no_result": {},
+    "both": {"result": {"content": []}, "error": {"code": -32603, "message": "and an error"}},
+    "error_without_code": {"error": {"message": "no code"}},
+    "jsonrpc_1": {"jsonrpc": "1.0", "result": {"content": []}},
+}
 
 
 def send(message: dict) -> None:
@@ -37,6 +48,13 @@ def send(message: dict) -> None:
 
 def text(value: str) -> dict:
     return {"content": [{"type": "text", "text": value}]}
+
+
+def note(what: str) -> None:
+    """A line of the server's own in the record file (not a message it received)."""
+    if OPTIONS.record:
+        with open(OPTIONS.record, "a") as record:
+            record.write(json.dumps({"toolbox": what}) + "\n")
 
 
 def read_message() -> dict | None:
@@ -58,6 +76,11 @@ def call_tool(name: str, args: dict) -> dict | None:
         sys.stderr.flush()
         os._exit(int(args.get("code", 1)))
     if name == "hang":
+        return None
+    if name == "stop_reading":
+        os.close(0)
+        note("stopped reading")
+        time.sleep(300)
         return None
     if name == "huge":
         return text("x" * int(float(args.get("megabytes", 50)) * 1024 * 1024))
@@ -114,7 +137,8 @@ def handle(message: dict) -> None:
     elif method == "tools/list":
         result = tools_page(params.get("cursor"))
     elif method == "tools/call" and params.get("name") == "malformed":
-        send({"jsonrpc": "2.0", "id": mid, "result": "not an object"})
+        shape = (params.get("arguments") or {}).get("shape", "result_not_object")
+        send({"jsonrpc": "2.0", "id": mid, **MALFORMED[shape]})
         return
     elif method == "tools/call" and params.get("name") in TOOL_NAMES:
         result = call_tool(params["name"], params.get("arguments") or {})
@@ -148,6 +172,7 @@ def main() -> None:
         sys.stdout.write("Welcome to the toolbox server v1 (this banner is not JSON)\n")
     while (message := read_message()) is not None:
         handle(message)
+    note("stdin closed")
     while OPTIONS.ignore_term:  # stdin closed: a well-behaved server would exit now
         time.sleep(1)
 

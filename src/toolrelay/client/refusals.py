@@ -1,10 +1,16 @@
-"""How toolrelay words a message refused for its size (shared by the stdio and HTTP paths)."""
+"""How toolrelay words an answer it refuses: too large (the stdio and HTTP paths), or not
+a JSON-RPC response (the connection, and ``verify`` re-reading a recorded one)."""
 
 from __future__ import annotations
 
 from ..protocol.jsonrpc import RequestId, id_text
 
-__all__ = ["size_text", "too_large_message"]
+__all__ = ["malformed_answer_message", "size_text", "too_large_message"]
+
+
+def malformed_answer_message(server: str, method: str, mcp_id: RequestId, reason: str) -> str:
+    """``server box sent a malformed answer to tools/call request 3: Invalid Request: ...``."""
+    return f"server {server} sent a malformed answer to {method} request {id_text(mcp_id)}: {reason}"
 
 
 def too_large_message(method: str | None, mcp_id: RequestId | None, size: int | None, limit: int) -> str:
