@@ -102,8 +102,8 @@ def unfinished_reasons(run: RunRecord, facts: RunFacts) -> list[str]:
         )
     elif run.status != "completed":
         turns = run.run_end.get("turns")
-        reason = str(run.run_end.get("reason") or "")
-        reasons.append("the run " + ending_line(str(run.status), turns if isinstance(turns, int) else 0, reason))
+        count = turns if isinstance(turns, int) else 0
+        reasons.append("the run " + ending_line(str(run.status), count, str(run.run_end.get("reason") or "")))
     if not run.calls:
         reasons.append("the model made no tool call: nothing ran")
     for call in run.calls:
