@@ -61,10 +61,12 @@ def test_deeply_nested_json_is_answered_as_a_parse_error_and_the_session_goes_on
     ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
     stdin = (json.dumps(INIT) + "\n" + deep + "\n" + json.dumps(ping) + "\n").encode()
     proc = subprocess.run(
-        [sys.executable, "-m", "toolrelay", "files", str(tmp_path)], input=stdin, capture_output=True, timeout=30,
+        [sys.executable, "-m", "toolrelay", "files", str(tmp_path)],
+        input=stdin, capture_output=True, timeout=30,
     )
     assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr
     answers = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [a["id"] for a in answers] == [1, 2, 3]
-    assert answers[1]["error"] == {"code": -32700, "message": "Parse error: JSON nested deeper than 512 levels"}
+    too_deep = "Parse error: JSON nested deeper than 512 levels"
+    assert answers[1]["error"] == {"code": -32700, "message": too_deep}
     assert answers[2]["result"] == {}
