@@ -25,6 +25,8 @@ from http_helpers import (
     server_process,
 )
 
+from toolrelay.httpserver import ConnectionLimits
+
 CAP = 64 * 1024
 
 
@@ -112,6 +114,19 @@ def test_deeply_nested_json_gets_400_parse_error(server: tuple[ServerThread, str
         echo = {"jsonrpc": "2.0", "id": 6, "method": "tools/call",
                 "params": {"name": "echo", "arguments": {"text": "still here"}}}
         assert post(client, url, echo, session=session).json()["result"]["content"][0]["text"] == "still here"
+
+
+def test_the_endpoint_closes_a_silent_connection_at_its_idle_timeout() -> None:
+    running = ServerThread(limits=ConnectionLimits(idle_timeout=0.5))
+    url = running.start()
+    try:
+        with RawConnection(url) as raw:
+            assert raw.request("POST", BASE_HEADERS, json.dumps(init_message()).encode())[0] == 200
+            started = time.monotonic()
+            assert raw.closed_by_server()
+            assert time.monotonic() - started < 8
+    finally:
+        running.stop()
 
 
 def test_client_leaving_mid_body_harms_nobody(server: tuple[ServerThread, str]) -> None:
