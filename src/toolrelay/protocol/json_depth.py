@@ -49,9 +49,9 @@ def loads(data: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH, **option
     try:
         value = json.loads(data, **options)
     except RecursionError:
-        raise too_deep(data, max_depth) from None
+        raise _too_deep(data, max_depth) from None
     if nested_too_deep(value, data, max_depth):
-        raise too_deep(data, max_depth)
+        raise _too_deep(data, max_depth)
     return value
 
 
@@ -73,7 +73,7 @@ def _deeper_than(value: Any, max_depth: int) -> bool:
     return any(isinstance(node, _CONTAINERS) for node in level)
 
 
-def too_deep(data: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> JsonTooDeep:
+def _too_deep(data: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> JsonTooDeep:
     """The error for ``data`` nested deeper than ``max_depth``, with the position."""
     text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
     return JsonTooDeep(f"nested deeper than {max_depth} levels", text, _first_too_deep(text, max_depth))
