@@ -12,15 +12,20 @@ vanishes mid-request ends only its own connection (the handler's next write rais
 ``ConnectionError``); cancelling ``HttpServer.serve`` closes the listener and every
 connection it accepted. ``ServerThread`` runs a server on its own event loop in a
 background thread, for callers that are synchronous or must not share their loop.
+
+A client costs what ``ConnectionLimits`` allows and no more: a request head must arrive
+whole within ``header_timeout`` however slowly it trickles (slowloris), a connection
+silent for ``idle_timeout`` between requests or inside a body is closed, and at most
+``max_connections`` are served at once (``httpaccept`` refuses the next with 503, and
+survives running out of file descriptors).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import logging
-import os
+import socket
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -29,10 +34,9 @@ from typing import Any, Final
 
 import h11
 
-from .errors import TransportError
-from .loopback import url_host
+from .httpaccept import Listener
 
-__all__ = ["Handler", "HttpRequest", "HttpResponder", "HttpServer", "ServerThread"]
+__all__ = ["ConnectionLimits", "Handler", "HttpRequest", "HttpResponder", "HttpServer", "ServerThread"]
 
 log = logging.getLogger("toolrelay.httpserver")
 
@@ -45,6 +49,24 @@ _DRAIN_LIMIT: Final = 64 * 1024 * 1024
 _KNOWN_STATUSES: Final = frozenset(status.value for status in HTTPStatus)
 
 Headers = Sequence[tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConnectionLimits:
+    """What one client may cost the server (the defaults are in README's file server section)."""
+
+    header_timeout: float = 30.0
+    """Seconds for a request head to arrive whole: from the connection's start, or from the
+    first byte of a later request on it."""
+    idle_timeout: float = 60.0
+    """Seconds a connection may stay silent between requests (then it is closed quietly)
+    or inside a request body (then it gets 408)."""
+    max_connections: int = 256
+    """Connections served at once; past them a new one gets 503 and is closed."""
+
+
+class _TimedOut(Exception):
+    """Internal: the client was too slow; the 408 body says how."""
 
 
 class _ClientGone(ConnectionError):
@@ -146,20 +168,28 @@ class _Connection:
     """One client connection: requests one after another (keep-alive)."""
 
     def __init__(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, handler: Handler, max_body: int
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, handler: Handler, max_body: int,
+        limits: ConnectionLimits,
     ) -> None:
         self._reader = reader
         self._writer = writer
         self._handler = handler
         self._max_body = max_body
+        self._limits = limits
         self._conn = h11.Connection(h11.SERVER, max_incomplete_event_size=_MAX_HEAD_BYTES)
 
     async def run(self) -> None:
+        # The first request's head is timed from the connection's start (a client that
+        # connects and says nothing holds a descriptor too); later ones from their first byte.
+        head_deadline: float | None = asyncio.get_running_loop().time() + self._limits.header_timeout
         try:
-            while await self._serve_one():
+            while await self._serve_one(head_deadline):
                 self._conn.start_next_cycle()
+                head_deadline = None
         except h11.RemoteProtocolError as exc:
             await self._reject_malformed(exc)
+        except _TimedOut as exc:
+            await self._answer_timeout(str(exc))
         except OSError:  # includes _ClientGone: the client left; nothing to answer
             pass
         finally:
@@ -167,11 +197,11 @@ class _Connection:
             with contextlib.suppress(OSError):
                 await self._writer.wait_closed()
 
-    async def _serve_one(self) -> bool:
+    async def _serve_one(self, head_deadline: float | None) -> bool:
         """Serve one request; True when the connection can carry another."""
-        head = await self._next_event()
+        head = await self._read_head(head_deadline)
         if not isinstance(head, h11.Request):
-            return False  # the client closed an idle connection
+            return False  # the client closed an idle connection, or left it silent
         request = await self._read_request(head)
         responder = HttpResponder(
             self._conn, self._writer, close_after=self._conn.their_state is not h11.DONE,
@@ -190,12 +220,48 @@ class _Connection:
             return False
         return self._conn.our_state is h11.DONE and self._conn.their_state is h11.DONE
 
-    async def _next_event(self) -> Any:
-        while True:
-            event = self._conn.next_event()
-            if event is not h11.NEED_DATA:
-                return event
-            self._conn.receive_data(await self._reader.read(_READ_CHUNK))
+    async def _read_head(self, deadline: float | None) -> Any:
+        """The next request's head event; None when the connection stayed silent for the
+        idle timeout between requests (closed quietly: a 408 could pass for an answer)."""
+        loop = asyncio.get_running_loop()
+        while (event := self._conn.next_event()) is h11.NEED_DATA:
+            if deadline is None and not self._conn.trailing_data[0]:
+                try:  # between requests, nothing of the next one yet
+                    data = await self._receive(loop.time() + self._limits.idle_timeout)
+                except TimeoutError:
+                    return None
+            else:
+                try:
+                    data = await self._receive(deadline or loop.time() + self._limits.header_timeout)
+                except TimeoutError:
+                    within = f"{self._limits.header_timeout:g} s"
+                    raise _TimedOut(f"the request head was not complete within {within}") from None
+            if deadline is None:  # the head has begun: it has header_timeout to end
+                deadline = loop.time() + self._limits.header_timeout
+            self._conn.receive_data(data)
+        return event
+
+    async def _next_body_event(self) -> Any:
+        while (event := self._conn.next_event()) is h11.NEED_DATA:
+            try:
+                data = await self._receive(asyncio.get_running_loop().time() + self._limits.idle_timeout)
+            except TimeoutError:
+                idle = f"{self._limits.idle_timeout:g} s"
+                raise _TimedOut(f"no part of the request body arrived for {idle}") from None
+            self._conn.receive_data(data)
+        return event
+
+    async def _receive(self, deadline: float) -> bytes:
+        async with asyncio.timeout_at(deadline):
+            return await self._reader.read(_READ_CHUNK)
+
+    async def _answer_timeout(self, reason: str) -> None:
+        log.debug("closing a slow connection: %s", reason)
+        body = f"request timeout: {reason}\n".encode()
+        head = ("HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain\r\nconnection: close\r\n"
+                f"content-length: {len(body)}\r\n\r\n")
+        with contextlib.suppress(OSError):  # written by hand: h11 answers only a request it has read
+            await _write(self._writer, head.encode() + body)
 
     async def _read_request(self, head: h11.Request) -> HttpRequest:
         target = head.target.decode("latin-1")
@@ -221,7 +287,7 @@ class _Connection:
         body = bytearray()
         size = 0
         while size <= _DRAIN_LIMIT:
-            event = await self._next_event()
+            event = await self._next_body_event()
             if isinstance(event, h11.EndOfMessage):
                 break
             if not isinstance(event, h11.Data):
@@ -253,50 +319,54 @@ def _content_length(request: HttpRequest) -> int | None:
 class HttpServer:
     """Accepts connections and serves each on its own task until ``serve`` is cancelled."""
 
-    def __init__(self, handler: Handler, *, max_body_bytes: int) -> None:
+    def __init__(
+        self, handler: Handler, *, max_body_bytes: int, limits: ConnectionLimits = ConnectionLimits()
+    ) -> None:
         self._handler = handler
         self._max_body = max_body_bytes
-        self._connections: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
+        self._limits = limits
+        self._listener: Listener | None = None
+        # the socket too: shutdown closes it even if its task never got to start
+        self._connections: dict[asyncio.Task[None], socket.socket] = {}
 
     async def serve(self, host: str, port: int, on_listening: Callable[[int], None]) -> None:
         """Listen on ``host:port`` (0: any free port, passed to ``on_listening``) until cancelled."""
+        listener = await Listener.open(host, port, max_connections=self._limits.max_connections)
+        self._listener = listener
         try:
-            server = await asyncio.start_server(self._accept, host, port)
-        except OSError as exc:
-            raise _cannot_listen(host, port, exc) from None
-        try:
-            on_listening(server.sockets[0].getsockname()[1])
-            await asyncio.Event().wait()
+            on_listening(listener.port)
+            await listener.accept_forever(self._accept, self._connections.__len__)
         finally:
-            server.close()
+            await listener.close()
             await self._close_connections()
-            await server.wait_closed()
 
-    def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        # A plain callback (not a coroutine): the writer is known before the task runs,
-        # so shutdown can close it even if the task never got to start.
-        connection = _Connection(reader, writer, self._handler, self._max_body)
-        task = asyncio.ensure_future(connection.run())
-        self._connections[task] = writer
+    def _accept(self, sock: socket.socket) -> None:
+        task = asyncio.ensure_future(self._serve_socket(sock))
+        self._connections[task] = sock
         task.add_done_callback(self._forget)
+
+    async def _serve_socket(self, sock: socket.socket) -> None:
+        try:
+            reader, writer = await asyncio.open_connection(sock=sock)
+        except BaseException:
+            sock.close()
+            raise
+        await _Connection(reader, writer, self._handler, self._max_body, self._limits).run()
 
     def _forget(self, task: asyncio.Task[None]) -> None:
         self._connections.pop(task, None)
+        if self._listener is not None:
+            self._listener.connection_ended()
         if not task.cancelled() and task.exception() is not None:
             log.error("HTTP connection failed", exc_info=task.exception())
 
     async def _close_connections(self) -> None:
         tasks = list(self._connections.items())
-        for task, writer in tasks:
+        for task, _ in tasks:
             task.cancel()
-            writer.close()
         await asyncio.gather(*(task for task, _ in tasks), return_exceptions=True)
-
-
-def _cannot_listen(host: str, port: int, exc: OSError) -> TransportError:
-    reason = (os.strerror(exc.errno) if exc.errno else str(exc)).lower()  # asyncio's text repeats the address
-    hint = " (choose another port, or 0 for any free one)" if exc.errno == errno.EADDRINUSE else ""
-    return TransportError(f"cannot listen on {url_host(host)}:{port}: {reason}{hint}")
+        for _, sock in tasks:
+            sock.close()  # a no-op unless its task was cancelled before it began
 
 
 class ServerThread:
@@ -307,8 +377,11 @@ class ServerThread:
     thread. Its loop is independent of the caller's: sync callers can use it, and an
     async caller that blocks its own loop (a test using urllib) is still answered."""
 
-    def __init__(self, handler: Handler, *, max_body_bytes: int, name: str) -> None:
-        self._server = HttpServer(handler, max_body_bytes=max_body_bytes)
+    def __init__(
+        self, handler: Handler, *, max_body_bytes: int, name: str,
+        limits: ConnectionLimits = ConnectionLimits(),
+    ) -> None:
+        self._server = HttpServer(handler, max_body_bytes=max_body_bytes, limits=limits)
         self._name = name
         self._thread: threading.Thread | None = None
         self._listening = threading.Event()

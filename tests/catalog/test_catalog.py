@@ -139,6 +139,12 @@ def test_call_exit_codes_and_messages(config: Path) -> None:
     assert not_json.returncode == 2 and "arguments must be JSON text" in not_json.stderr
 
 
+def test_call_arguments_nested_too_deep_are_a_usage_error(config: Path) -> None:
+    deep = toolrelay("call", "fs__read_text_file", "[" * 5000 + "]" * 5000, "--config", str(config))
+    assert deep.returncode == 2 and "Traceback" not in deep.stderr
+    assert "arguments must be JSON text" in deep.stderr and "nested deeper than 512 levels" in deep.stderr
+
+
 def test_wire_shows_the_exact_json_rpc_lines_with_ids(workspace: Path) -> None:
     proc = toolrelay(
         "call", "fs__read_text_file", '{"path": "notes.txt", "head": 1}', "--wire", cwd=workspace

@@ -217,6 +217,14 @@ def test_malformed_json_names_line_and_column(tmp_path: Path) -> None:
     assert config_error(path) == f"{path}: invalid JSON at line 5, column 5: Expecting ',' delimiter"
 
 
+def test_a_config_nested_too_deep_names_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text('{\n  // deep\n  "mcpServers": ' + "[" * 5000 + "]" * 5000 + "\n}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, environ={})
+    assert str(caught.value) == f"{path}: invalid JSON at line 3, column 528: nested deeper than 512 levels"
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

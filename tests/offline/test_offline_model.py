@@ -316,6 +316,9 @@ def test_side_endpoints_and_errors_of_the_http_layer() -> None:
         )
         status, body, _ = post_json(f"{model.base_url}/responses", b"{not json")
         assert status == 400 and body["error"]["message"].startswith("We could not parse the JSON body")
+        deep = b'{"model": "offline", "input": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+        status, body, _ = post_json(f"{model.base_url}/responses", deep)
+        assert status == 400 and body["error"]["message"].startswith("We could not parse the JSON body")
         assert len(model.requests) == 1
 
 

@@ -149,6 +149,15 @@ def test_bad_scripts_are_usage_errors_naming_the_place(tmp_path: Path, content: 
     assert failed.value.exit_code == 2
 
 
+def test_a_script_nested_too_deep_is_a_usage_error(tmp_path: Path) -> None:
+    path = write(tmp_path, '{"turns": ' + "[" * 5000 + "]" * 5000 + "}")
+    with pytest.raises(UsageError) as failed:
+        load_script(path)
+    # the 513th bracket: '{' and 511 '[' after the 10 characters of '{"turns": '
+    said = f"script {path} is not valid JSON: line 1 column 522: nested deeper than 512 levels"
+    assert str(failed.value) == said
+
+
 def test_a_missing_script_file(tmp_path: Path) -> None:
     with pytest.raises(UsageError) as failed:
         OfflineModel(tmp_path / "nope.json")

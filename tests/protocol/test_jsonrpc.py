@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from toolrelay.protocol import jsonrpc
+from toolrelay.protocol.json_depth import MAX_DEPTH
 from toolrelay.protocol.jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -93,6 +94,25 @@ def test_bytes_and_text_are_read_as_json_loads_reads_them(data: bytes | str) -> 
 def test_non_json_constants_are_a_parse_error(constant: str) -> None:
     data = '{"jsonrpc":"2.0","id":1,"method":"x","params":{"v":' + constant + '}}'
     assert _rejection(data) == (PARSE_ERROR, f"Parse error: {constant} is not valid JSON", None)
+
+
+def _nested(depth: int) -> str:
+    return '{"a":' * (depth - 1) + "[]" + "}" * (depth - 1)
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH, MAX_DEPTH + 1, 990, 100_000])
+@pytest.mark.parametrize("id_first", [True, False])
+def test_deep_nesting_is_a_parse_error_naming_the_id(depth: int, id_first: bool) -> None:
+    """Past MAX_DEPTH levels a message is malformed (never a RecursionError); the id is
+    read from either end, as encoders put it first or last, so its request can fail."""
+    params = _nested(depth - 1)  # inside the message object
+    body = f'"method":"tools/call","params":{params}'
+    data = '{"jsonrpc":"2.0","id":7,' + body + "}" if id_first else '{"jsonrpc":"2.0",' + body + ',"id":7}'
+    if depth <= MAX_DEPTH:
+        assert isinstance(jsonrpc.decode(data), Request)
+        return
+    refused = (PARSE_ERROR, f"Parse error: JSON nested deeper than {MAX_DEPTH} levels", 7)
+    assert _rejection(data) == refused and _rejection(data.encode()) == refused
 
 
 def test_batch_array_is_refused() -> None:

@@ -25,6 +25,8 @@ from http_helpers import (
     server_process,
 )
 
+from toolrelay.httpserver import ConnectionLimits
+
 CAP = 64 * 1024
 
 
@@ -96,6 +98,35 @@ def test_expect_100_continue_above_the_cap_is_refused_first(server: tuple[Server
         assert status == 413 and headers["connection"] == "close"
         message = json.loads(body)["error"]["message"]
         assert message == f"Payload Too Large: a message may have at most {CAP} bytes"
+
+
+@pytest.mark.parametrize("depth", [600, 5000])
+def test_deeply_nested_json_gets_400_parse_error(server: tuple[ServerThread, str], depth: int) -> None:
+    url = server[1]
+    with httpx2.Client(timeout=10) as client:
+        session = open_session(client, url)
+        deep = ('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":'
+                + "[" * depth + "]" * depth + "}}}").encode()
+        reply = post(client, url, deep, session=session)
+        assert reply.status_code == 400 and reply.headers["content-type"] == "application/json"
+        assert reply.json() == {"jsonrpc": "2.0", "id": 5, "error": {
+            "code": -32700, "message": "Parse error: JSON nested deeper than 512 levels"}}
+        echo = {"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "still here"}}}
+        assert post(client, url, echo, session=session).json()["result"]["content"][0]["text"] == "still here"
+
+
+def test_the_endpoint_closes_a_silent_connection_at_its_idle_timeout() -> None:
+    running = ServerThread(limits=ConnectionLimits(idle_timeout=0.5))
+    url = running.start()
+    try:
+        with RawConnection(url) as raw:
+            assert raw.request("POST", BASE_HEADERS, json.dumps(init_message()).encode())[0] == 200
+            started = time.monotonic()
+            assert raw.closed_by_server()
+            assert time.monotonic() - started < 8
+    finally:
+        running.stop()
 
 
 def test_client_leaving_mid_body_harms_nobody(server: tuple[ServerThread, str]) -> None:

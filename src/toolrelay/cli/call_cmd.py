@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import TransportError, UsageError, unavailable_text
 from ..events import EventStream
+from ..protocol import json_depth
 from ..relay.catalog import Catalog
 from ..relay.result import CallOutcome
 from .common import add_server_options, catalog_from_args, positive_seconds, print_json
@@ -46,7 +47,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        json.loads(args.arguments)
+        json_depth.loads(args.arguments)
     except ValueError as exc:
         raise UsageError(f"arguments must be JSON text, e.g. '{{\"path\": \"notes.txt\"}}': {exc}") from None
     return asyncio.run(_run(args))

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..protocol import json_depth
+
 __all__ = ["JsoncError", "loads", "strip_jsonc"]
 
 
@@ -28,7 +30,7 @@ def loads(text: str) -> Any:
         text = " " + text[1:]
     stripped = strip_jsonc(text)
     try:
-        return json.loads(stripped)
+        return json_depth.loads(stripped)
     except json.JSONDecodeError as exc:
         raise JsoncError(exc.msg, exc.lineno, exc.colno) from None
 

@@ -30,6 +30,7 @@ from urllib.parse import unquote, urlsplit
 from .. import redaction
 from ..errors import ModelError, ModelUnreachable
 from ..events import EventStream, ModelRequestEvent, ModelResponseEvent, Notice
+from ..protocol import json_depth
 from ._http_failures import MapHttpFailures
 from .endpoint import ModelEndpoint
 from .failures import check_reply, classify_failure
@@ -191,9 +192,10 @@ def _request_headers(endpoint: ModelEndpoint) -> list[tuple[str, str]]:
 
 
 def _parse(raw: bytes) -> Any:
-    """JSON when the answer is JSON, else its text (HTML error pages, plain-text 404s)."""
+    """JSON when the answer is JSON, else its text (HTML error pages, plain-text 404s, JSON
+    nested too deep to walk)."""
     try:
-        return json.loads(raw)
+        return json_depth.loads(raw)
     except (ValueError, UnicodeDecodeError):
         return raw.decode("utf-8", errors="replace")
 

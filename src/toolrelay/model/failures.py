@@ -24,6 +24,7 @@ from http import HTTPStatus
 from typing import Any, Final
 
 from ..errors import ModelError, ModelFeatureUnsupported
+from ..protocol import json_depth
 from ..protocol.responses import FUNCTION_CALL_OUTPUT, INPUT_FILE, INPUT_IMAGE
 
 __all__ = [
@@ -288,7 +289,7 @@ def classify_failure(
 def check_reply(body: Any, request_body: Mapping[str, Any]) -> ModelError | None:
     """Why a 2xx answer is not a usable Responses object, or None when it is one."""
     if isinstance(body, str):
-        return ModelError(f"{_ANSWERED_200} with a body that is not JSON: {_short(body)[:200]!r}")
+        return ModelError(f"{_ANSWERED_200} with {_unreadable(body)}: {_short(body)[:200]!r}")
     if not isinstance(body, Mapping):
         return ModelError(f"{_ANSWERED_200} with JSON {type(body).__name__}, not a Responses object")
     output = body.get("output")
@@ -304,6 +305,17 @@ def check_reply(body: Any, request_body: Mapping[str, Any]) -> ModelError | None
         ignored = "it answered with previous_response_id: null, so it ignored the previous response"
         return ModelFeatureUnsupported(f"{CHAIN_ADVICE} ({ignored})", 200)
     return None
+
+
+def _unreadable(text: str) -> str:
+    """What a body kept as text is: not JSON, or JSON too deep to read (json_depth)."""
+    try:
+        json_depth.loads(text)
+    except json_depth.JsonTooDeep:
+        return f"JSON nested deeper than {json_depth.MAX_DEPTH} levels"
+    except ValueError:
+        pass
+    return "a body that is not JSON"
 
 
 def _not_a_response(body: Mapping[str, Any]) -> ModelError:

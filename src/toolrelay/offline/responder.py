@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, Final
 
+from ..protocol import json_depth
 from ..protocol.responses import REASONING
 from .answer import Decision, final_answer, scenario_answer, scripted_answer
 from .checks import Rejection, check_request
@@ -99,7 +100,7 @@ class Responder:
         if refused is not None:
             return refused
         try:
-            body = json.loads(raw)
+            body = json_depth.loads(raw)
         except (ValueError, UnicodeDecodeError):
             return json_answer(400, error_body(_PARSE_ERROR))
         if not isinstance(body, dict):

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..errors import UsageError
+from ..protocol import json_depth
 from ..protocol.responses import COMPLETED
 from .wire import compact_json
 
@@ -94,7 +95,7 @@ def load_script(path: str | Path) -> Script:
     except UnicodeDecodeError as exc:
         raise UsageError(f"script {path} is not UTF-8 text: {exc.reason}") from exc
     try:
-        data = json.loads(text)
+        data = json_depth.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(
             f"script {path} is not valid JSON: line {exc.lineno} column {exc.colno}: {exc.msg}"

@@ -13,6 +13,8 @@ from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-
 from typing import Any, Final
 
 from ..errors import DecodeError
+from .framing import Oversized, find_id
+from .json_depth import MAX_DEPTH, nested_too_deep
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -151,6 +153,10 @@ def decode(data: bytes | str) -> Message:
         obj = _loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise DecodeError(PARSE_ERROR, f"Parse error: {exc}") from None
+    except RecursionError:
+        raise _too_deep(data) from None
+    if nested_too_deep(obj, data):
+        raise _too_deep(data)
     if isinstance(obj, list):
         raise DecodeError(
             INVALID_REQUEST,
@@ -159,6 +165,14 @@ def decode(data: bytes | str) -> Message:
     if not isinstance(obj, dict):
         raise DecodeError(INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
     return classify(obj)
+
+
+def _too_deep(data: bytes | str) -> DecodeError:
+    """Too deep to walk safely (json_depth): malformed, with the id read from either end so
+    the peer's request can fail at once instead of waiting out its timeout."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    msg_id = find_id(Oversized(len(raw), raw[:512], raw[-512:]))
+    return DecodeError(PARSE_ERROR, f"Parse error: JSON nested deeper than {MAX_DEPTH} levels", msg_id)
 
 
 def classify(obj: JSONObject) -> Message:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from ..errors import UsageError
-from ..httpserver import HttpRequest, HttpResponder, HttpServer
+from ..httpserver import ConnectionLimits, HttpRequest, HttpResponder, HttpServer
 from ..loopback import is_loopback, url_host
 from ..protocol import jsonrpc
 from ..protocol import mcp as m
@@ -207,11 +207,13 @@ async def serve_http(
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     allowed_origins: Sequence[str] = (),
     on_ready: Callable[[str], None] | None = None,
+    limits: ConnectionLimits | None = None,
 ) -> None:
     """Serve ``service`` on ``http://HOST:PORT/mcp`` until cancelled.
 
     ``port`` 0 picks a free port; ``on_ready`` receives the endpoint URL once listening.
-    With ``token``, every request needs ``Authorization: Bearer <token>``.
+    With ``token``, every request needs ``Authorization: Bearer <token>``. ``limits``:
+    the header deadline, idle timeout and connection cap (``ConnectionLimits()`` unless given).
     """
     if token is not None and not token.strip():
         raise UsageError("the HTTP bearer token must not be empty")
@@ -221,7 +223,9 @@ async def serve_http(
             "" if token else "; no bearer token is set, so anyone who can connect may call the tools",
         )
     endpoint = McpEndpoint(service, AccessPolicy.build(host, token, allowed_origins), max_message_bytes)
-    server = HttpServer(endpoint.handle, max_body_bytes=max_message_bytes)
+    server = HttpServer(
+        endpoint.handle, max_body_bytes=max_message_bytes, limits=limits or ConnectionLimits()
+    )
     # "localhost" may resolve to two addresses, each getting its own free port: bind one.
     bind = "127.0.0.1" if host == "localhost" else host.strip("[]")
 

@@ -2,7 +2,8 @@
 
 A run killed while writing may leave a last line cut short; that line is dropped and
 reported (``cut_tail``), because everything before it is a valid prefix. Any other
-unreadable line makes the file unusable as evidence: a UsageError (exit 2) names it.
+unreadable line makes the file unusable as evidence: a UsageError (exit 2) names it. A
+line nested deeper than ``json_depth.RECORD_DEPTH`` is unreadable too (too deep to walk).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..protocol.json_depth import RECORD_DEPTH, loads
 
 __all__ = ["Transcript", "paused_gc", "read_transcript"]
 
@@ -72,7 +74,7 @@ def _events(text: str, source: Path) -> list[dict[str, Any]]:
     """All lines in one parse (the fast path), or line by line to name a bad one."""
     body = text.rstrip("\n")
     try:
-        events = json.loads("[" + body.replace("\n", ",") + "]")
+        events = loads("[" + body.replace("\n", ",") + "]", max_depth=RECORD_DEPTH + 1)
     except json.JSONDecodeError:
         events = None
     count = body.count("\n") + 1 if body else 0
@@ -90,7 +92,7 @@ def _is_event(event: Any) -> bool:
 
 def _event(line: str, number: int, source: Path) -> dict[str, Any]:
     try:
-        event = json.loads(line)
+        event = loads(line, max_depth=RECORD_DEPTH)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{source}:{number} is not a JSON line: {exc.msg} (column {exc.colno})") from None
     if not isinstance(event, dict) or not isinstance(event.get("kind"), str):

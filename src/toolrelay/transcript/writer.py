@@ -4,7 +4,10 @@ Each line is ``{"seq", "time", "run", "kind", ...}``. Message bodies (model requ
 responses, JSON-RPC messages) are recorded exactly. Credentials toolrelay handles (API
 keys, Authorization headers, tokens, config env and header values) are never part of
 those bodies; where they could appear — command lines, URLs, server stderr, notices —
-they are replaced by ``[redacted]``. A run killed midway leaves a valid prefix.
+they are replaced by ``[redacted]``. A run killed midway leaves a valid prefix. A value
+nested too deep to encode (never one toolrelay decoded: those are held to
+``json_depth.MAX_DEPTH``) is recorded with its deepest part replaced by a note, so every
+line written can be read back.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import IO, Any, Final
 
 from ..errors import UsageError, os_reason
 from ..events import Event
+from ..protocol.json_depth import MAX_DEPTH, clip_depth
 from ..redaction import redact, worth_redacting
 
 __all__ = ["TranscriptWriter"]
@@ -52,7 +56,11 @@ class TranscriptWriter:
                 value = line.get(name)
                 if isinstance(value, str):
                     line[name] = redact(value, self._secrets)
-        self._file.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+        try:
+            text = json.dumps(line, ensure_ascii=False, default=str)
+        except RecursionError:
+            text = json.dumps(clip_depth(line, MAX_DEPTH), ensure_ascii=False, default=str)
+        self._file.write(text + "\n")
         self._file.flush()
         self.lines += 1
 

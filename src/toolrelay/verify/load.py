@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..protocol.json_depth import RECORD_DEPTH, loads
 from ..transcript.reader import read_transcript
 from . import attachments
 from .jsonpath import first_difference
@@ -73,7 +74,7 @@ def _unknown_attachments(run: RunRecord, files: dict[str, Any]) -> None:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return loads(path.read_text(encoding="utf-8"), max_depth=RECORD_DEPTH)
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {path}: {exc}") from None
     except json.JSONDecodeError as exc:
