@@ -1,5 +1,6 @@
 """A server's answer nested deeper than json_depth.MAX_DEPTH: the client records it as an
-invalid line with the reason, its call fails, and the connection goes on serving."""
+invalid line with the reason, its call fails at once (the id is read from the line), and the
+connection goes on serving."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from client_helpers import Recorder, open_connection, run
 
 from toolrelay.client.config import ServerConfig
-from toolrelay.errors import ProtocolError, RequestTimeout
+from toolrelay.errors import ProtocolError
 
 DEEP_SERVER = r'''
 import json, sys
@@ -44,8 +45,9 @@ def test_an_answer_nested_too_deep_is_recorded_and_the_connection_goes_on(tmp_pa
 
     async def scenario() -> str:
         async with open_connection(config, tmp_path, recorder) as conn:
-            with pytest.raises((ProtocolError, RequestTimeout)):
-                await conn.call_tool("deep", {}, timeout=1.0)
+            # fails at once with what was wrong (a RequestTimeout after 30 s would not match)
+            with pytest.raises(ProtocolError, match=r"malformed answer to tools/call request 2: .*nested deeper"):
+                await conn.call_tool("deep", {}, timeout=30.0)
             after = await conn.call_tool("echo", {})
             return str(after.raise_for_error()["content"][0]["text"])
 

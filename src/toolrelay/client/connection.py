@@ -17,7 +17,6 @@ it is.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -34,7 +33,7 @@ from ..errors import (
     UsageError,
 )
 from ..events import EventStream, McpInvalid, Notice, ServerExitedEvent, ServerReady, ServerStarting
-from ..protocol import jsonrpc
+from ..protocol import json_depth, jsonrpc
 from ..protocol import mcp as m
 from ..protocol.framing import Oversized, find_id
 from ..protocol.jsonrpc import METHOD_NOT_FOUND, PARSE_ERROR, DecodeError, JSONObject, Notification, Request
@@ -384,6 +383,8 @@ class _Link:
         if exc.id is not None and exc.code != PARSE_ERROR:
             self._malformed(line, exc, exc.id)
             return
+        if exc.id is not None and self._unreadable_answer(line, exc, exc.id):
+            return
         self._garbage_lines += 1
         preview = line[:_PREVIEW].decode("utf-8", "replace")
         self._invalid(f"not a JSON-RPC message ({exc.message}); skipped", preview)
@@ -392,11 +393,22 @@ class _Link:
             said = transport_kind(self.config.transport, self.owner.name).not_json_rpc
             self.owner._notice("warning", f"server {self.owner.name} {said} (skipped): {preview!r}")
 
+    def _unreadable_answer(self, line: bytes, exc: DecodeError, mcp_id: jsonrpc.RequestId) -> bool:
+        """Not JSON we read (nested too deep), but its id is readable: the request it answers
+        fails at once instead of waiting out its timeout. False when nothing waits for it."""
+        exchange = self.peer.pending_exchange(mcp_id)
+        if exchange is None:
+            return False
+        self._invalid(exc.message, line[:_PREVIEW].decode("utf-8", "replace"))
+        reason = malformed_answer_message(self.owner.name, exchange.method, mcp_id, exc.message)
+        self.peer.fail(mcp_id, ProtocolError(reason))
+        return True
+
     def _malformed(self, line: bytes, exc: DecodeError, mcp_id: jsonrpc.RequestId) -> None:
         """Valid JSON, invalid message, readable id: answer it, or fail our request (its answer
         recorded as its response, as received: what the protocol error rests on)."""
         try:
-            raw = json.loads(line)
+            raw = json_depth.loads(line)
         except ValueError:
             raw = None
         if isinstance(raw, dict) and "method" in raw:

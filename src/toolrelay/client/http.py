@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import json
 import ssl
 from contextvars import ContextVar
 from pathlib import Path
@@ -30,7 +29,7 @@ import httpx2
 
 from .._version import __version__
 from ..errors import HttpStatusError, MessageTooLarge, ToolrelayError, TransportError
-from ..protocol import jsonrpc
+from ..protocol import json_depth, jsonrpc
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject, RequestId
 from .config import ServerConfig
@@ -340,7 +339,7 @@ def _error_detail(body: bytes) -> str:
     """The message in an error body: JSON-RPC error, {"error": ...}, or plain text."""
     text = body.decode("utf-8", "replace").strip()
     try:
-        data = json.loads(text)
+        data = json_depth.loads(text)
     except ValueError:
         return text[:300]
     if isinstance(data, dict):
