@@ -139,3 +139,18 @@ def test_a_sweep_of_random_edits_never_crashes_verify_explain_or_view(
     # some edits touch no link (a timestamp, a server's version string): those may hold
     assert outcomes["refused"] > 0 and outcomes["broken"] > 0, outcomes
     assert verdict_of(source).ok  # and the untouched run still holds
+
+
+def test_a_transcript_from_before_a_field_was_added_still_verifies(seed_run: Path, tmp_path: Path) -> None:
+    # run_start.media_budget and feedback.cut came in a later version; a transcript written
+    # before them reads as if they had their defaults, and verifies as it did then
+    def older(events: list[Event]) -> None:
+        find(events, "run_start").pop("media_budget")
+        for event in events:
+            if event["kind"] == "feedback":
+                event.pop("cut")
+
+    copy_path = tampered(seed_run, tmp_path / "old.jsonl", older)
+    assert "media_budget" not in copy_path.read_text() and '"cut"' not in copy_path.read_text()
+    verdict = verdict_of(copy_path)
+    assert verdict.ok and verdict.finished, verdict.broken

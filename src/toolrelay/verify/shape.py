@@ -11,6 +11,9 @@ itself: the link checks judge it, whatever its shape.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import functools
 import itertools
 import operator
 import types
@@ -56,6 +59,7 @@ def check_envelopes(events: Iterable[dict[str, Any]], source: Path) -> None:
         rule = fast.get(kind) or _fast_run_only()  # a kind verify does not read: its run id only
         if rule.holds(event) and (kind != _OUTCOME_KIND or _fast_outcome().holds(event["outcome"])):
             continue  # the fast path: a large transcript has many events
+        _fill_defaults(event, _defaults().get(kind, {}))
         problem = _problem(event, rules.get(kind, _RUN_ONLY))
         problem = problem or (_outcome_problem(event) if kind == _OUTCOME_KIND else None)
         if problem is not None:
@@ -157,6 +161,32 @@ def _rules() -> dict[str, Rule]:
         for kind in kinds:
             found[kind] = fields
     return found
+
+
+@cache
+def _defaults() -> dict[str, dict[str, Callable[[], Any]]]:
+    """kind → the fields that have a default, each with a maker of it: a field added to an
+    event in a later version is missing from older transcripts, which still load (as if
+    it had its default) rather than being refused."""
+    found: dict[str, dict[str, Callable[[], Any]]] = {}
+    for cls in _event_classes():
+        makers: dict[str, Callable[[], Any]] = {}
+        for f in dataclasses.fields(cls):
+            if f.name in ("seq", "time") or f.name in cls.optional_fields:
+                continue
+            if f.default_factory is not dataclasses.MISSING:
+                makers[f.name] = f.default_factory
+            elif f.default is not dataclasses.MISSING:
+                makers[f.name] = functools.partial(copy.copy, f.default)
+        for kind in event_classes.MCP_ROLES if cls is event_classes.McpMessage else {cls.kind}:
+            found[kind] = makers
+    return found
+
+
+def _fill_defaults(event: dict[str, Any], makers: dict[str, Callable[[], Any]]) -> None:
+    for name, make in makers.items():
+        if name not in event:
+            event[name] = make()
 
 
 def _event_classes() -> list[type[event_classes.Event]]:
