@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from toolrelay.client.catalog import connect
+from toolrelay.relay.catalog import connect
 from toolrelay.client.config import ServerConfig, builtin_file_server
 from toolrelay.errors import UsageError
 from toolrelay.events import Event, EventStream, McpMessage
