@@ -37,6 +37,7 @@ where it becomes a value or an answer to the peer.
     files.reading.TooLarge          a whole-file read above the byte cap: a ToolFailure
     files.reading.FileChanged       the file shrank while it was read: a ToolFailure
     client.jsonc.JsoncError         malformed JSONC: a ConfigError naming the file
+    client.config_entries.EntrySkipped  a server entry toolrelay cannot serve: a notice, the entry left out
 
 Any other exception class is private: its name, or its module's name, starts with ``_``.
 tests/test_errors.py holds every exception class in src/ to these rules.
