@@ -10,15 +10,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from testkit.servers import MEDIA_SERVER, TOOLBOX_SERVER
 from toolrelay.client.config import ServerConfig, builtin_file_server
 from toolrelay.events import Event, EventStream
 from toolrelay.offline import OfflineModel, parse_script
 from toolrelay.relay.loop import RunLimits, RunResult
 from toolrelay.runner import RunOptions, run_async
 
-REPO = Path(__file__).resolve().parents[2]
-TOOLBOX = REPO / "tests" / "client" / "servers" / "toolbox_server.py"
-MEDIA = REPO / "tests" / "loop" / "servers" / "media_server.py"
+TOOLBOX = TOOLBOX_SERVER
+MEDIA = MEDIA_SERVER
 NOTES = "".join(f"line {i}\n" for i in range(1, 31))
 
 

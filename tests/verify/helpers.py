@@ -1,7 +1,7 @@
 """Real runs for the proof tests, and the tools to tamper with copies of their records.
 
 Every run is real: the offline stand-in model over loopback HTTP (its --script picks the
-calls), toolrelay's own file server and/or ``servers/honest_server.py`` as stdio
+calls), toolrelay's own file server and/or ``testkit/servers/honest_server.py`` as stdio
 subprocesses, and the transcript written by the run itself. Tests mutate copies only.
 """
 
@@ -11,9 +11,7 @@ import asyncio
 import copy
 import json
 import os
-import re
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -21,14 +19,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from testkit.mcp_http import files_http_process
+from testkit.processes import run
+from testkit.servers import HONEST_SERVER, MEDIA_SERVER
 from toolrelay.client.config import ServerConfig, builtin_file_server
 from toolrelay.relay.loop import RunLimits, RunResult
 from toolrelay.runner import RunOptions, run_async
 from toolrelay.verify import Verdict, load_run, verify
 
-HERE = Path(__file__).resolve().parent
-HONEST_SERVER = HERE / "servers" / "honest_server.py"
-MEDIA_SERVER = HERE.parent / "loop" / "servers" / "media_server.py"
 TASK = "Read the first 20 lines of notes.txt"
 Event = dict[str, Any]
 
@@ -139,40 +137,12 @@ def broken_link(path: Path) -> tuple[str | None, str]:
 @contextmanager
 def http_file_server(root: Path, token: str) -> Iterator[str]:
     """``toolrelay files ROOT --http 0`` (bearer token required) as a subprocess; its URL."""
-    env = {**os.environ, "TOOLRELAY_TOKEN": token}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "toolrelay", "files", str(root), "--http", "0"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    assert proc.stderr is not None
-    try:
-        seen = []
-        for line in proc.stderr:  # the URL is announced on stderr
-            seen.append(line)
-            if found := re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line):
-                break
-        else:
-            raise AssertionError(f"toolrelay files --http printed no URL: {''.join(seen)}")
-        yield found.group(1)
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(10)
-        proc.stderr.close()
+    with files_http_process(root, env={**os.environ, "TOOLRELAY_TOKEN": token}) as url:
+        yield url
 
 
 def run_cli(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
     """``python -m toolrelay ARGS`` as a real subprocess."""
-    return subprocess.run(
-        [sys.executable, "-m", "toolrelay", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
+    return run([sys.executable, "-m", "toolrelay", *args], text=True, cwd=cwd, env=env, timeout=timeout)
