@@ -1,8 +1,9 @@
 """Real runs for the proof tests, and the tools to tamper with copies of their records.
 
 Every run is real: the offline stand-in model over loopback HTTP (its --script picks the
-calls), toolrelay's own file server and/or ``testkit/servers/honest_server.py`` as stdio
-subprocesses, and the transcript written by the run itself. Tests mutate copies only.
+calls), toolrelay's own file service (in-process unless a run names its servers: the
+same server session, no process to start) and/or ``testkit/servers/honest_server.py`` as
+a stdio subprocess, and the transcript written by the run itself. Tests mutate copies only.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from typing import Any
 from testkit.mcp_http import files_http_process
 from testkit.processes import run
 from testkit.servers import HONEST_SERVER, MEDIA_SERVER
-from toolrelay.client.config import ServerConfig, builtin_file_server
+from toolrelay.client.config import ServerConfig
+from toolrelay.local import in_process_file_server
 from toolrelay.relay.loop import RunLimits, RunResult
 from toolrelay.runner import RunOptions, run_async
 from toolrelay.verify import Verdict, load_run, verify
@@ -56,7 +58,7 @@ def real_run(
     max_turns: int = 10,
     media_budget: int | None = None,
 ) -> tuple[Path, RunResult]:
-    """One real run in ``folder`` (notes.txt, file server as fs); its transcript and result."""
+    """One real run in ``folder`` (notes.txt, the file service as fs); its transcript and result."""
     folder.mkdir(parents=True, exist_ok=True)
     write_notes(folder)
     script = None
@@ -67,7 +69,7 @@ def real_run(
     options = RunOptions(
         model="offline",
         script=script,
-        config=servers or [builtin_file_server(folder)],
+        config=servers or [in_process_file_server(folder)],
         transcript=transcript,
         chain=chain,
         strict=strict,
