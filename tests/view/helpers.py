@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from testkit.processes import run
-
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "tests" / ".artifacts"
 TOOLRELAY = [sys.executable, "-m", "toolrelay"]
@@ -75,7 +73,8 @@ def real_run(folder: Path, task: str = SEED_TASK, *, script: dict[str, Any] | No
         args += ["--script", "script.json"]
     if max_turns is not None:
         args += ["--max-turns", str(max_turns)]
-    proc = run(args, cwd=folder, text=True, timeout=120)
+    proc = subprocess.run(args, cwd=folder, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
     transcript = folder / "run.jsonl"
     assert transcript.exists(), proc.stderr
     return transcript
@@ -85,7 +84,8 @@ def demo(folder: Path) -> Path:
     """``toolrelay demo --out DEMO``: the seed's scenario for real, its attachments and
     transcript in ``folder / "demo"``."""
     out = folder / "demo"
-    proc = run([*TOOLRELAY, "demo", "--out", str(out)], text=True, timeout=120)
+    proc = subprocess.run([*TOOLRELAY, "demo", "--out", str(out)], capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr
     return out
 
@@ -93,7 +93,8 @@ def demo(folder: Path) -> Path:
 def view(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None
          ) -> subprocess.CompletedProcess[str]:
     """``toolrelay view ARGS`` as a subprocess."""
-    return run([*TOOLRELAY, "view", *args], text=True, timeout=120, env=env, cwd=cwd)
+    return subprocess.run([*TOOLRELAY, "view", *args], capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL, env=env, cwd=cwd)
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
