@@ -94,7 +94,7 @@ def descendants(root: int, *, depth: int = 64) -> list[int]:
 
 
 def _kill_group_or_process(pid: int) -> None:
-    """SIGKILL the group ``pid`` leads (never pytest's own group), else ``pid`` alone."""
+    """SIGKILL the group ``pid`` is in (never pytest's own group), and ``pid`` itself."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         group = os.getpgid(pid)
         if group != os.getpgrp():
@@ -102,15 +102,25 @@ def _kill_group_or_process(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
-def kill_tree(proc: subprocess.Popen[Any] | int) -> None:
-    """SIGKILL a process, its process group, and every descendant's group; reap the process."""
-    pid = proc if isinstance(proc, int) else proc.pid
-    below = descendants(pid)  # before the kill: once the parent is gone they are orphans
-    for target in [pid, *below]:
-        _kill_group_or_process(target)
-    if isinstance(proc, subprocess.Popen):
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(10)
+def _kill_group(group: int) -> None:
+    if group != os.getpgrp():
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(group, signal.SIGKILL)
+
+
+def kill_tree(proc: subprocess.Popen[Any]) -> None:
+    """SIGKILL a process started by ``spawn``, its process group, and every descendant's
+    group; reap the process."""
+    if proc.poll() is not None:
+        # Already reaped: its pid may name another process by now, but a group id is never
+        # reused while the group has members, so what is left of its group is still ours.
+        _kill_group(proc.pid)
+        return
+    below = descendants(proc.pid)  # before the kill: once the parent is gone they are orphans
+    for pid in [proc.pid, *below]:
+        _kill_group_or_process(pid)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(10)
 
 
 def spawn(args: Sequence[str | os.PathLike[str]], **popen: Any) -> subprocess.Popen[Any]:
@@ -150,8 +160,7 @@ def run(
             kill_tree(proc)
             proc.communicate()
             raise
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)  # anything of its group it left running
+        _kill_group(proc.pid)  # anything of its group it left running
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
