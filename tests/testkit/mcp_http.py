@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from toolrelay.httpserver import ServerThread
 from toolrelay.protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
@@ -31,7 +32,9 @@ __all__ = ["EchoService", "McpHttpThread", "echo_http_process", "files_http_proc
 
 class McpHttpThread:
     """``service`` (default: a new ``EchoService``) on ``http://HOST:PORT/mcp``, served by
-    ``McpEndpoint`` on its own event loop in a daemon thread. ``start`` returns the URL."""
+    ``McpEndpoint`` on its own event loop in a daemon thread. ``start`` returns the URL.
+
+    ``thread_options`` go to ``toolrelay.httpserver.ServerThread`` as they are."""
 
     def __init__(
         self,
@@ -41,12 +44,15 @@ class McpHttpThread:
         token: str | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         allowed_origins: Sequence[str] = (),
+        **thread_options: Any,
     ) -> None:
         self.service = service if service is not None else EchoService()
         self._host = host.strip("[]")
         policy = AccessPolicy.build(self._host, token, allowed_origins)
         endpoint = McpEndpoint(self.service, policy, max_message_bytes)
-        self._thread = ServerThread(endpoint.handle, max_body_bytes=max_message_bytes, name="test-mcp-http")
+        self._thread = ServerThread(
+            endpoint.handle, max_body_bytes=max_message_bytes, name="test-mcp-http", **thread_options
+        )
 
     def start(self) -> str:
         return endpoint_url(self._host, self._thread.start(self._host, 0))
@@ -57,9 +63,9 @@ class McpHttpThread:
 
 
 @contextmanager
-def running_server(service: ToolService | None = None, **options: object) -> Iterator[str]:
+def running_server(service: ToolService | None = None, **options: Any) -> Iterator[str]:
     """``McpHttpThread(service, **options)`` for the ``with`` block; yields its URL."""
-    server = McpHttpThread(service, **options)  # type: ignore[arg-type]
+    server = McpHttpThread(service, **options)
     url = server.start()
     try:
         yield url
