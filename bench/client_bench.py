@@ -2,11 +2,12 @@
 
 Clients (peer_adapters.py): ``toolrelay`` (client.Connection), ``toolrelay-catalog``
 (Catalog.call: the relay's whole call path) and the peer ``sdk-session`` (mcp
-ClientSession); ``--client sdk-client`` adds mcp.Client. Servers (bench/servers/):
-``minimal`` (stdlib, near-zero cost: shows a client's own cost) and ``sdk`` (the SDK's
-MCPServer, ~2 ms of server CPU per call). Per (server, client): spawn, handshake,
-tools/list, 50 warm-up calls, then N sequential ``echo`` calls (calls/s, median and p90
-latency, client CPU per call, server CPU per call) and N calls with 16 in flight.
+ClientSession); ``--client sdk-client`` adds mcp.Client. Servers (tests/testkit/servers/,
+shared with the tests): ``minimal`` (stdlib, near-zero cost: shows a client's own cost) and
+``sdk`` (the SDK's MCPServer with one tool, ~2 ms of server CPU per call). Per (server,
+client): spawn, handshake, tools/list, 50 warm-up calls, then N sequential ``echo``
+calls (calls/s, median and p90 latency, client CPU per call, server CPU per call) and N
+calls with 16 in flight.
 
 Every measurement runs in its own child process (the bench venv's python), so the client
 CPU per call is ``time.process_time()`` of that client alone; server CPU comes from
@@ -37,10 +38,12 @@ from typing import Any
 
 from common import (
     BENCH_DIR,
+    ECHO_SERVERS,
     append_jsonl,
     arg_parser,
     child_pids,
     cpu_seconds,
+    echo_server_command,
     medians_by,
     print_ratios,
     print_table,
@@ -52,7 +55,7 @@ from common import (
     summary,
 )
 
-SERVERS = {"minimal": "minimal_echo_server.py", "sdk": "sdk_echo_server.py"}
+SERVERS = ECHO_SERVERS
 DEFAULT_CLIENTS = ["toolrelay", "toolrelay-catalog", "sdk-session"]
 PEER = "sdk-session"
 FIELDS = ("connect_ms", "seq_calls_per_s", "seq_median_ms", "seq_p90_ms", "client_cpu_us_per_call",
@@ -133,7 +136,7 @@ def _print_profile(profiler: cProfile.Profile, calls: int) -> None:
 
 
 def child_command(python: str, client: str, server: str, args: argparse.Namespace) -> list[str]:
-    server_cmd = [python, str(BENCH_DIR / "servers" / SERVERS[server])]
+    server_cmd = echo_server_command(python, server)
     return [python, str(BENCH_DIR / "client_bench.py"), "--child", client,
             "--server-cmd", json.dumps(server_cmd),
             "-n", str(args.n), "-c", str(args.concurrency), "--payload", str(args.payload),

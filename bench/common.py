@@ -18,10 +18,13 @@ from typing import Any
 __all__ = [
     "BENCH_DIR",
     "CACHE",
+    "ECHO_SERVERS",
+    "TEST_SERVERS",
     "append_jsonl",
     "arg_parser",
     "child_pids",
     "cpu_seconds",
+    "echo_server_command",
     "median_of",
     "medians_by",
     "print_ratios",
@@ -37,6 +40,18 @@ __all__ = [
 
 BENCH_DIR = Path(__file__).resolve().parent
 CACHE = BENCH_DIR / ".cache"
+TEST_SERVERS = BENCH_DIR.parent / "tests" / "testkit" / "servers"
+"""The test servers the benches share with the tests (run by path)."""
+ECHO_SERVERS = {
+    "minimal": ("minimal_echo_server.py",),  # stdlib: shows a client's own cost
+    "sdk": ("sdk_server.py", "stdio", "--echo-only"),  # the SDK's MCPServer with one tool
+}
+
+
+def echo_server_command(python: str, name: str) -> list[str]:
+    """How to start the MCP echo server ``name`` (a key of ``ECHO_SERVERS``) over stdio."""
+    script, *args = ECHO_SERVERS[name]
+    return [python, str(TEST_SERVERS / script), *args]
 
 
 def quick() -> bool:

@@ -12,7 +12,7 @@ across runs:
   agents-cached  the same with cache_tools_list=True
   raw            hand-written loop: AsyncOpenAI.responses.create + ClientSession.call_tool
 
-The endpoint (bench/servers/fake_responses.py) runs in its own process and reports its
+The endpoint (tests/testkit/servers/fake_responses.py) runs in its own process and reports its
 own handler time; the MCP server is the stdlib minimal echo server for everyone (``--server
 sdk`` for the SDK's MCPServer). Each runner runs in its own child process (the bench
 venv's python). Overhead per run = median wall time of a run - the endpoint's own time
@@ -49,10 +49,13 @@ from urllib.parse import urlsplit
 
 from common import (
     BENCH_DIR,
+    ECHO_SERVERS,
+    TEST_SERVERS,
     append_jsonl,
     arg_parser,
     child_pids,
     cpu_seconds,
+    echo_server_command,
     medians_by,
     print_ratios,
     print_table,
@@ -66,7 +69,7 @@ from common import (
 
 PROMPT = "Please echo something, then tell me what you got."
 EXPECTED = "Done. The tool returned: hello from the fake model"
-SERVERS = {"minimal": "minimal_echo_server.py", "sdk": "sdk_echo_server.py"}
+SERVERS = ECHO_SERVERS
 DEFAULT_RUNNERS = ["toolrelay", "agents", "agents-cached", "raw"]
 FIELDS = ("connect_ms", "wall_median_ms", "wall_p90_ms", "endpoint_ms_per_run", "requests_per_run",
           "overhead_ms_per_run", "overhead_ms_per_turn", "client_cpu_ms_per_run", "server_cpu_ms_per_run")
@@ -78,7 +81,7 @@ FIELDS = ("connect_ms", "wall_median_ms", "wall_p90_ms", "endpoint_ms_per_run", 
 @contextlib.contextmanager
 def fake_endpoint(python: str) -> Iterator[str]:
     """The fake Responses endpoint in its own process; yields its base URL."""
-    command = [python, str(BENCH_DIR / "servers" / "fake_responses.py"), "--max-seconds", "3600"]
+    command = [python, str(TEST_SERVERS / "fake_responses.py"), "--max-seconds", "3600"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
@@ -180,7 +183,7 @@ def _record(samples: list[float], stats: dict[str, Any], connect_ms: float, clie
 
 
 def child_command(python: str, name: str, base_url: str, args: argparse.Namespace) -> list[str]:
-    server_cmd = [python, str(BENCH_DIR / "servers" / SERVERS[args.server])]
+    server_cmd = echo_server_command(python, args.server)
     return [python, str(BENCH_DIR / "loop_bench.py"), "--child", name, "--base-url", base_url,
             "--server-cmd", json.dumps(server_cmd), "--runs", str(args.runs), "--warmup", str(args.warmup)]
 

@@ -1,20 +1,28 @@
-"""Shared test set-up: peers the tests drive, and the skip-or-fail rule for missing tools.
+"""Shared test set-up: peers the tests drive, the skip-or-fail rule for missing tools, and
+no process left behind.
 
 A test that needs a tool this machine may lack (npm, Chromium) installs it here or skips
 with the reason; under TOOLRELAY_REQUIRE_ALL=1 (set by .ci/run) it fails instead.
+
+A test that starts a process uses the ``processes`` fixture (or ``testkit.processes``:
+``spawned``, ``run``), which kills it and everything it started at teardown. Under all of
+it, ``LeftoverCheck`` errors the module that leaves a child process running.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings as hypothesis_settings
+
+from testkit import npm
+from testkit.processes import LeftoverCheck, ProcessKeeper, become_subreaper
 
 # CI gets one shot, so property tests draw a fixed, reproducible set of examples there
 # ("fixed"). To hunt for new counterexamples, run with HYPOTHESIS_PROFILE=explore (fresh
@@ -34,6 +42,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # ~/.local/state/toolrelay/logs (subprocesses inherit the variable).
     if "TOOLRELAY_LOG_DIR" not in os.environ:
         os.environ["TOOLRELAY_LOG_DIR"] = tempfile.mkdtemp(prefix="toolrelay-test-logs-")
+    # Orphans (a server whose parent was killed) become pytest's children, so the check sees them.
+    if become_subreaper():
+        config.pluginmanager.register(LeftoverCheck(), "toolrelay-leftover-processes")
 
 
 def require_or_skip(reason: str) -> None:
@@ -45,23 +56,11 @@ def require_or_skip(reason: str) -> None:
 
 def _install_node_fs_server() -> Path | str:
     """Install the Node reference file server once; its dist/index.js, or why not."""
-    npm = shutil.which("npm")
-    node = shutil.which("node")
-    if npm is None or node is None:
-        return "npm/node not found on PATH: cannot install the Node reference file server"
-    prefix = CACHE / "npm"
-    index = prefix / "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
-    if index.exists():
-        return index
-    prefix.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(
-        [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
-         NODE_FS_PACKAGE],
-        capture_output=True, text=True, timeout=300,
-    )
-    if proc.returncode != 0 or not index.exists():
-        return f"npm install {NODE_FS_PACKAGE} failed: {proc.stderr.strip()[-500:]}"
-    return index
+    if shutil.which("node") is None:
+        return "node not found on PATH: cannot run the Node reference file server"
+    index = "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+    installed = npm.install(CACHE / "npm", [NODE_FS_PACKAGE], [index])
+    return installed / index if isinstance(installed, Path) else installed
 
 
 @pytest.fixture(scope="session")
@@ -72,6 +71,17 @@ def node_fs_server() -> list[str]:
         require_or_skip(found)
     assert isinstance(found, Path)
     return [shutil.which("node") or "node", str(found)]
+
+
+@pytest.fixture
+def processes() -> Iterator[ProcessKeeper]:
+    """``processes.spawn(args, **popen)``: a process of the test's, killed at teardown with
+    everything it started (its process group and every descendant's)."""
+    keeper = ProcessKeeper()
+    try:
+        yield keeper
+    finally:
+        keeper.kill_all()
 
 
 @pytest.fixture

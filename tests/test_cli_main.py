@@ -6,11 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from testkit.processes import run, spawned
+
 
 def toolrelay(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolrelay", *args], capture_output=True, text=True, timeout=60, cwd=cwd
-    )
+    return run([sys.executable, "-m", "toolrelay", *args], text=True, timeout=60, cwd=cwd)
 
 
 def test_help_lists_every_verb_and_the_exit_codes() -> None:
@@ -32,7 +32,7 @@ def test_a_reader_that_goes_away_is_not_an_error(tmp_path: Path) -> None:
     (tmp_path / "big.txt").write_text("line\n" * 200_000)
     command = [sys.executable, "-m", "toolrelay", "call", "fs__read_text_file",
                '{"path": "big.txt", "head": 150000}']
-    with subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+    with spawned(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
         assert proc.stdout is not None and proc.stderr is not None
         assert proc.stdout.readline() == b"line\n"
         proc.stdout.close()

@@ -14,7 +14,8 @@ from toolrelay.httpserver import HttpRequest, HttpResponder, ServerThread
 
 
 async def echo_path(request: HttpRequest, http: HttpResponder) -> None:
-    await http.send(200, [("Content-Type", "text/plain")], f"{request.method} {request.path}".encode())
+    query = f" ?{request.query}" if request.query else ""
+    await http.send(200, [("Content-Type", "text/plain")], f"{request.method} {request.path}{query}".encode())
 
 
 @pytest.fixture
@@ -34,9 +35,15 @@ def exchange(port: int, request: bytes) -> bytes:
 
 
 def test_a_handler_is_served_from_sync_code_in_one_piece(port: int) -> None:
-    answer = exchange(port, b"GET /a/b?q=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    answer = exchange(port, b"GET /a/b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     head = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\ncontent-length: 8\r\nConnection: close\r\n"
     assert answer == head + b"\r\nGET /a/b"
+
+
+def test_the_query_string_comes_apart_from_the_path_as_sent(port: int) -> None:
+    request = b"GET /v1/responses?key=s%20x&d=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    answer = exchange(port, request)
+    assert answer.endswith(b"\r\n\r\nGET /v1/responses ?key=s%20x&d=1")
 
 
 def test_head_gets_the_headers_without_the_body(port: int) -> None:

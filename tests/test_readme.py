@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from testkit.processes import run
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 TWO_READS = (
@@ -64,15 +65,13 @@ def make_workspace(root: Path) -> Path:
 def run_shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    return subprocess.run(
+    return run(
         command + " 2>&1",
         shell=True,
         cwd=cwd,
-        capture_output=True,
         text=True,
         timeout=120,
         env=env,
-        stdin=subprocess.DEVNULL,
     )
 
 
@@ -120,13 +119,11 @@ def test_console_example(steps: list[tuple[str, list[str]]], tmp_path: Path) -> 
 
 @pytest.mark.parametrize(("code", "expected"), python_examples(), ids=lambda v: str(v)[:40])
 def test_python_example(code: str, expected: str, tmp_path: Path) -> None:
-    proc = subprocess.run(
+    proc = run(
         [sys.executable, "-c", code],
         cwd=make_workspace(tmp_path),
-        capture_output=True,
         text=True,
         timeout=120,
-        stdin=subprocess.DEVNULL,
         env={k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")},
     )
     assert proc.returncode == 0, proc.stderr

@@ -83,6 +83,8 @@ class HttpRequest:
     method: str
     path: str
     """The request target without its query string."""
+    query: str = ""
+    """The query string (after ``?``), as sent."""
     headers: list[tuple[str, str]]
     """Names lower-case, values as sent, in order."""
     body: bytes
@@ -264,10 +266,11 @@ class _Connection:
             await _write(self._writer, head.encode() + body)
 
     async def _read_request(self, head: h11.Request) -> HttpRequest:
-        target = head.target.decode("latin-1")
+        path, _, query = head.target.decode("latin-1").partition("?")
         request = HttpRequest(
             method=head.method.decode("latin-1"),
-            path=target.split("?", 1)[0],
+            path=path,
+            query=query,
             headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in head.headers],
             body=b"",
         )

@@ -3,7 +3,8 @@
 
 Real parts: the stdlib echo server as a subprocess, toolrelay's client, the fake Responses
 endpoint in its own process over loopback HTTP (a fake, because the hosted model cannot
-run here; it speaks the real wire format). The peers that need openai / openai-agents are
+run here; it speaks the real wire format). Both servers are the tests' own
+(tests/testkit/servers/), which the benches run by path. The peers that need openai / openai-agents are
 not importable in the test venv and are exercised by the benches themselves.
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from testkit.servers import FAKE_RESPONSES, MINIMAL_ECHO_SERVER
 
 BENCH = REPO / "bench"
 sys.path.insert(0, str(BENCH))
@@ -24,7 +26,8 @@ sys.path.insert(0, str(BENCH))
 import peer_adapters  # noqa: E402
 from loop_bench import EXPECTED, PROMPT, endpoint_stats, fake_endpoint  # noqa: E402
 
-ECHO_SERVER = [sys.executable, str(BENCH / "servers" / "minimal_echo_server.py")]
+ECHO_SERVER = [sys.executable, str(MINIMAL_ECHO_SERVER)]
+FAKE_RESPONSES_SCRIPT = "../tests/testkit/servers/fake_responses.py"
 
 
 @pytest.mark.parametrize(
@@ -35,7 +38,7 @@ ECHO_SERVER = [sys.executable, str(BENCH / "servers" / "minimal_echo_server.py")
         ("loop_bench.py", "--runner"),
         ("run_all.py", "--only"),
         ("setup_peers.py", "--node"),
-        ("servers/fake_responses.py", "--text"),
+        (FAKE_RESPONSES_SCRIPT, "--text"),
     ],
 )
 def test_every_bench_script_answers_help(script: str, mentions: str) -> None:
@@ -43,7 +46,7 @@ def test_every_bench_script_answers_help(script: str, mentions: str) -> None:
                           timeout=30)
     assert done.returncode == 0, done.stderr
     assert mentions in done.stdout
-    assert "BENCH_QUICK" in done.stdout or script in ("setup_peers.py", "servers/fake_responses.py")
+    assert "BENCH_QUICK" in done.stdout or script in ("setup_peers.py", FAKE_RESPONSES_SCRIPT)
 
 
 async def _one_call(factory_name: str, text: str) -> tuple[list[str], str]:
@@ -86,6 +89,16 @@ def test_the_toolrelay_runner_keeps_its_server_across_runs_against_the_fake_endp
     assert answers == [EXPECTED, EXPECTED]
     assert stats["requests"] == 4
     assert stats["handler_s_total"] > 0
+
+
+def test_the_benches_start_the_test_servers_by_path() -> None:
+    from common import TEST_SERVERS, echo_server_command
+
+    assert (TEST_SERVERS / "fake_responses.py").samefile(BENCH / FAKE_RESPONSES_SCRIPT)
+    assert (TEST_SERVERS / "fake_responses.py") == FAKE_RESPONSES
+    for name in ("minimal", "sdk"):
+        command = echo_server_command(sys.executable, name)
+        assert Path(command[1]).is_file(), command
 
 
 def test_the_shared_harness_can_import_the_adapters_by_module_path() -> None:

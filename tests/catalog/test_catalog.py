@@ -13,20 +13,18 @@ from typing import Any
 
 import pytest
 
+from testkit.processes import run
+from testkit.servers import HOSTILE_SERVER as HOSTILE
+from testkit.servers import SDK_SERVER
 from toolrelay.client.config import ServerConfig
 from toolrelay.events import EventStream, Notice
 from toolrelay.relay.catalog import connect
 
-HERE = Path(__file__).resolve().parent
-HOSTILE = HERE / "servers" / "hostile_server.py"
-SDK_SERVER = HERE.parent / "client" / "servers" / "sdk_server.py"
 ALIAS = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 def toolrelay(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolrelay", *args], capture_output=True, text=True, timeout=120, cwd=cwd
-    )
+    return run([sys.executable, "-m", "toolrelay", *args], text=True, timeout=120, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from pathlib import Path
 
 import toolrelay
+from testkit.servers import GROWING_SERVER as GROWING
 from toolrelay.client.config import ServerConfig
 from toolrelay.events import CatalogReady, EventStream
-
-GROWING = Path(__file__).resolve().parent / "servers" / "growing_server.py"
 
 
 def test_every_list_changed_is_followed_not_only_the_first() -> None:

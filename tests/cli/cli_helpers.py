@@ -11,8 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-TESTS = Path(__file__).resolve().parents[1]
-HONEST = TESTS / "verify" / "servers" / "honest_server.py"
+from testkit.processes import run
+from testkit.servers import HONEST_SERVER
+
+HONEST = HONEST_SERVER
 """A stdio server whose tools end every way a call can end (echo, fail, reject, crash, sleep)."""
 NOTES = "".join(f"line {i}\n" for i in range(1, 31))
 
@@ -20,10 +22,7 @@ NOTES = "".join(f"line {i}\n" for i in range(1, 31))
 def toolrelay(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """The CLI as a user runs it: no model key in the environment, no terminal on stdin."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AZURE_OPENAI_"))}
-    return subprocess.run(
-        [sys.executable, "-m", "toolrelay", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL,
-    )
+    return run([sys.executable, "-m", "toolrelay", *args], cwd=cwd, text=True, timeout=timeout, env=env)
 
 
 def make_workspace(root: Path) -> Path:

@@ -16,12 +16,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+from testkit.processes import spawned
+from testkit.servers import SDK_SERVER, SERVERS
 from toolrelay.client.config import ServerConfig
 from toolrelay.client.connection import Connection
-from toolrelay.events import Event, EventStream, Notice
+from toolrelay.events import MCP_REQUEST, Event, EventStream, McpMessage, Notice
 
 HERE = Path(__file__).resolve().parent
-SERVERS = HERE / "servers"
 PYTHON = sys.executable
 T = TypeVar("T")
 
@@ -36,7 +37,7 @@ def run(coro: Coroutine[Any, Any, T], timeout: float = 60.0) -> T:
 
 
 def stdio_config(script: str, *args: str, name: str = "t", **fields: Any) -> ServerConfig:
-    """A stdio ServerConfig for one of the test servers in servers/."""
+    """A stdio ServerConfig for one of the test servers (testkit/servers/)."""
     return ServerConfig(name=name, transport="stdio", command=PYTHON,
                         args=(str(SERVERS / script), *args), **fields)
 
@@ -57,6 +58,16 @@ class Recorder:
 
     def notices(self) -> list[str]:
         return [event.text for event in self.seen if isinstance(event, Notice)]
+
+    async def sent(self, tool: str, timeout: float = 5.0) -> None:
+        """Until a ``tools/call`` of ``tool`` has been sent (its ``mcp_request`` event)."""
+
+        def found() -> bool:
+            return any(isinstance(event, McpMessage) and event.role == MCP_REQUEST
+                       and event.method == "tools/call" and event.message["params"]["name"] == tool
+                       for event in self.seen)
+
+        assert await async_wait_until(found, timeout), f"no tools/call of {tool} was sent"
 
 
 @contextlib.asynccontextmanager
@@ -133,15 +144,7 @@ def wait_port(port: int, process: subprocess.Popen[bytes], timeout: float = 20.0
 def sdk_http_server(mode: str = "http") -> Any:
     """The SDK test server on a free loopback port; yields its /mcp URL."""
     port = free_port()
-    process = subprocess.Popen([PYTHON, str(SERVERS / "sdk_server.py"), mode, str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
+    with spawned([PYTHON, str(SDK_SERVER), mode, str(port)],
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as process:
         wait_port(port, process)
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()

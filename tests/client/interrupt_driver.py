@@ -17,7 +17,7 @@ from toolrelay.client.config import ServerConfig
 from toolrelay.client.connection import Connection
 from toolrelay.events import EventStream
 
-SERVER = Path(__file__).resolve().parent / "servers" / "toolbox_server.py"
+SERVER = Path(__file__).resolve().parents[1] / "testkit" / "servers" / "toolbox_server.py"
 
 
 async def main(mode: str, log_dir: Path) -> None:

@@ -89,7 +89,7 @@ def test_stderr_goes_to_the_log_file_with_a_header_per_start(tmp_path: Path) -> 
 def test_log_dir_comes_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLRELAY_LOG_DIR", str(tmp_path / "logs"))
     assert default_log_dir() == tmp_path / "logs"
-    connection = Connection(stdio_config("minimal_server.py", name="my/server"), EventStream())
+    connection = Connection(stdio_config("minimal_echo_server.py", name="my/server"), EventStream())
     assert connection.log_path == tmp_path / "logs" / "my_server.log"
     monkeypatch.delenv("TOOLRELAY_LOG_DIR")
     monkeypatch.delenv("XDG_STATE_HOME", raising=False)

@@ -1,4 +1,4 @@
-"""The Streamable HTTP client over real loopback HTTP: the SDK's server and a stdlib stub."""
+"""The Streamable HTTP client over real loopback HTTP: the SDK's server and a stub (testkit.mcp_http_stub)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from client_helpers import (
     run,
     sdk_http_server,
 )
-from client_http_stub import StubBehaviour, StubServer
 
+from testkit.mcp_http_stub import StubBehaviour, StubServer
 from toolrelay.client.config import ServerConfig
 from toolrelay.errors import HttpStatusError, MessageTooLarge, RequestTimeout, TransportError
 
@@ -113,7 +113,7 @@ def test_close_deletes_the_session(tmp_path: Path, sdk_sse_url: str) -> None:
     assert run(scenario()) == 404
 
 
-# -- against the stdlib stub ----------------------------------------------------------------
+# -- against the stub ---------------------------------------------------------------------
 
 
 def test_headers_session_and_protocol_version_are_sent(tmp_path: Path) -> None:
@@ -245,8 +245,20 @@ def test_bad_sse_data_is_reported_as_what_the_http_server_sent(tmp_path: Path) -
     assert not any("stdout" in notice for notice in recorder.notices())
 
 
-def test_oversized_json_body_fails_only_that_call(tmp_path: Path) -> None:
-    with StubServer(StubBehaviour(huge_bytes=300_000)) as stub:
+HUGE_ANSWER_BYTES = len(b'{"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "'
+                        + b"y" * 300_000 + b'"}]}}')
+
+
+@pytest.mark.parametrize(
+    ("as_sse", "said"),
+    [
+        (False, f"response to tools/call request 2 is {HUGE_ANSWER_BYTES:,} bytes, above the 256 KiB limit"),
+        (True, "response to tools/call request 2 exceeds the 256 KiB limit"),
+    ],
+    ids=["json-body", "sse-event"],
+)
+def test_an_oversized_answer_fails_only_that_call(tmp_path: Path, as_sse: bool, said: str) -> None:
+    with StubServer(StubBehaviour(huge_bytes=300_000, huge_as_sse=as_sse)) as stub:
         config = http_config(stub.url, max_message_bytes=256 * 1024)
 
         async def scenario() -> tuple[MessageTooLarge, str]:
@@ -257,25 +269,7 @@ def test_oversized_json_body_fails_only_that_call(tmp_path: Path) -> None:
                 return caught.value, after["content"][0]["text"]
 
         error, after = run(scenario())
-    size = len(b'{"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "'
-               + b"y" * 300_000 + b'"}]}}')
-    assert str(error) == f"response to tools/call request 2 is {size:,} bytes, above the 256 KiB limit"
-    assert after == "ok"
-
-
-def test_oversized_sse_event_fails_only_that_call(tmp_path: Path) -> None:
-    with StubServer(StubBehaviour(huge_bytes=300_000, huge_as_sse=True)) as stub:
-        config = http_config(stub.url, max_message_bytes=256 * 1024)
-
-        async def scenario() -> tuple[MessageTooLarge, str]:
-            async with open_connection(config, tmp_path) as conn:
-                with pytest.raises(MessageTooLarge) as caught:
-                    await conn.call_tool("huge", {})
-                after = (await conn.call_tool("echo", {"text": "ok"})).raise_for_error()
-                return caught.value, after["content"][0]["text"]
-
-        error, after = run(scenario())
-    assert str(error) == "response to tools/call request 2 exceeds the 256 KiB limit"
+    assert str(error) == said
     assert after == "ok"
 
 

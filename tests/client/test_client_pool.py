@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from client_helpers import PYTHON, Recorder, async_wait_until, process_running, run, stdio_config
 
+from testkit.servers import GROWING_SERVER as GROWING
 from toolrelay.client.config import ServerConfig
 from toolrelay.client.pool import ServerPool
 from toolrelay.errors import NoServerAvailable, ServerExited
 
-GROWING = Path(__file__).resolve().parents[1] / "catalog" / "servers" / "growing_server.py"
 TOOLBOX_TOOLS = ["echo", "crash", "hang", "huge", "env", "pid", "spawn", "sleep", "list_changed",
                  "ask_client", "malformed", "stop_reading"]
 

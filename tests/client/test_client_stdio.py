@@ -42,7 +42,7 @@ def test_handshake_list_and_call_are_recorded_with_ids(tmp_path: Path) -> None:
     recorder = Recorder()
 
     async def scenario() -> None:
-        async with open_connection(stdio_config("minimal_server.py"), tmp_path, recorder) as conn:
+        async with open_connection(stdio_config("minimal_echo_server.py"), tmp_path, recorder) as conn:
             assert (conn.number, conn.protocol_version, conn.alive) == (1, "2025-06-18", True)
             assert conn.server_info == {"name": "minimal-echo", "version": "1"}
             assert [tool["name"] for tool in await conn.list_tools()] == ["echo"]
@@ -138,7 +138,7 @@ def test_oversized_result_fails_only_its_request(tmp_path: Path) -> None:
     async def scenario() -> tuple[Exception, str, int]:
         async with open_connection(stdio_config("toolbox_server.py"), tmp_path, recorder) as conn:
             big = asyncio.ensure_future(conn.call_tool("huge", {"megabytes": 50}))
-            await asyncio.sleep(0)  # let it take id 2
+            await recorder.sent("huge")  # it took id 2
             small = await conn.call_tool("echo", {"text": "meanwhile"})
             with pytest.raises(MessageTooLarge) as caught:
                 await big
@@ -181,7 +181,7 @@ def test_crash_fails_pending_calls_at_once_and_next_use_restarts(tmp_path: Path)
             conn.on_restart = on_restart
             first_pid = conn.pid
             hanging = asyncio.ensure_future(conn.call_tool("hang", {}, call_id="call_h"))
-            await asyncio.sleep(0.05)
+            await recorder.sent("hang")
             took, crash = await elapsed(conn.call_tool("crash", {"code": 3, "message": "boom: disk on fire"}))
             assert took < 1.5
             assert isinstance(crash, ServerExited)
@@ -224,12 +224,13 @@ def test_timeout_sends_cancelled_with_the_request_id(tmp_path: Path) -> None:
 
 def test_cancelling_a_call_sends_cancelled(tmp_path: Path) -> None:
     record = tmp_path / "received.jsonl"
+    recorder = Recorder()
     config = stdio_config("toolbox_server.py", "--record", str(record))
 
     async def scenario() -> None:
-        async with open_connection(config, tmp_path) as conn:
+        async with open_connection(config, tmp_path, recorder) as conn:
             task = asyncio.ensure_future(conn.call_tool("hang", {}, timeout=30))
-            await asyncio.sleep(0.1)
+            await recorder.sent("hang")
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
@@ -256,7 +257,7 @@ def test_unsupported_version_answer_is_refused_naming_both(tmp_path: Path) -> No
 
 def test_other_versions_can_be_asked_for(tmp_path: Path) -> None:
     async def scenario() -> str | None:
-        async with open_connection(stdio_config("minimal_server.py"), tmp_path,
+        async with open_connection(stdio_config("minimal_echo_server.py"), tmp_path,
                                    protocol_version="2025-03-26") as conn:
             return conn.protocol_version
 
@@ -278,7 +279,7 @@ def test_server_that_dies_at_start_reports_its_stderr(tmp_path: Path) -> None:
 def test_missing_command_and_missing_cwd_are_named(tmp_path: Path) -> None:
     missing = ServerConfig(name="ghost", transport="stdio", command="no-such-mcp-server-xyz")
     spaced = ServerConfig(name="spaced", transport="stdio", command="npx -y some-server")
-    bad_cwd = stdio_config("minimal_server.py", cwd=str(tmp_path / "nowhere"))
+    bad_cwd = stdio_config("minimal_echo_server.py", cwd=str(tmp_path / "nowhere"))
 
     async def failure(config: ServerConfig) -> str:
         async with open_connection(config, tmp_path, start=False) as conn:
@@ -351,12 +352,12 @@ def test_server_ignoring_sigterm_is_killed(tmp_path: Path) -> None:
 
 
 def test_default_shutdown_grace_is_two_seconds() -> None:
-    assert stdio_config("minimal_server.py").shutdown_grace == 2.0
+    assert stdio_config("minimal_echo_server.py").shutdown_grace == 2.0
 
 
 def test_use_after_close_is_refused(tmp_path: Path) -> None:
     async def scenario() -> str:
-        async with open_connection(stdio_config("minimal_server.py"), tmp_path) as conn:
+        async with open_connection(stdio_config("minimal_echo_server.py"), tmp_path) as conn:
             await conn.close()
             with pytest.raises(TransportError) as caught:
                 await conn.call_tool("echo", {"text": "x"})
@@ -367,7 +368,7 @@ def test_use_after_close_is_refused(tmp_path: Path) -> None:
 
 def test_concurrent_calls_are_paired_by_id(tmp_path: Path) -> None:
     async def scenario() -> list[str]:
-        async with open_connection(stdio_config("minimal_server.py"), tmp_path) as conn:
+        async with open_connection(stdio_config("minimal_echo_server.py"), tmp_path) as conn:
             exchanges = await asyncio.gather(*(
                 conn.call_tool("echo", {"text": f"n{i}"}, call_id=f"call_{i}") for i in range(50)))
             return [e.raise_for_error()["content"][0]["text"] for e in exchanges]
@@ -376,10 +377,12 @@ def test_concurrent_calls_are_paired_by_id(tmp_path: Path) -> None:
 
 
 def test_close_fails_pending_calls_with_a_clear_message(tmp_path: Path) -> None:
+    recorder = Recorder()
+
     async def scenario() -> str:
-        async with open_connection(stdio_config("toolbox_server.py"), tmp_path) as conn:
+        async with open_connection(stdio_config("toolbox_server.py"), tmp_path, recorder) as conn:
             pending = asyncio.ensure_future(conn.call_tool("hang", {}))
-            await asyncio.sleep(0.05)
+            await recorder.sent("hang")
             await conn.close()
             with pytest.raises(TransportError) as caught:
                 await pending

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from client_helpers import free_port
-from client_http_stub import StubBehaviour, StubServer
 
+from testkit.mcp_http_stub import StubBehaviour, StubServer
 from toolrelay.client.config import ServerConfig
 from toolrelay.redaction import redact_url
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from testkit.processes import run
+
 REPO = Path(__file__).resolve().parent.parent.parent
 EXAMPLES = REPO / "src" / "toolrelay" / "examples"
 
@@ -17,12 +19,10 @@ EXAMPLES = REPO / "src" / "toolrelay" / "examples"
 def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
     """(the demo folder, the finished ``toolrelay demo --out`` process)."""
     out = tmp_path_factory.mktemp("demo") / "toolrelay-demo"
-    proc = subprocess.run(
+    proc = run(
         [sys.executable, "-m", "toolrelay", "demo", "--out", str(out)],
-        capture_output=True,
         text=True,
         timeout=60,
-        stdin=subprocess.DEVNULL,
         cwd=tmp_path_factory.getbasetemp(),
     )
     return out, proc

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from testkit.processes import run
 from toolrelay.demo import run_demo
 from toolrelay.offline import OfflineModel
 from toolrelay.verify import load_run, verify
@@ -337,7 +338,7 @@ def test_a_model_that_makes_no_call_fails_the_demo(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"turns": [{"message": "I would rather not read files."}]}))
     with OfflineModel(script) as model:
-        proc = subprocess.run(
+        proc = run(
             [
                 sys.executable,
                 "-m",
@@ -350,10 +351,8 @@ def test_a_model_that_makes_no_call_fails_the_demo(tmp_path: Path) -> None:
                 "--base-url",
                 model.base_url,
             ],
-            capture_output=True,
             text=True,
             timeout=60,
-            stdin=subprocess.DEVNULL,
         )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "without calling the file server: the read_text_file call did not happen" in proc.stdout
@@ -374,13 +373,11 @@ def test_an_unreachable_model_endpoint_exits_3_and_keeps_the_transcript(tmp_path
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     out = tmp_path / "out"
-    proc = subprocess.run(
+    proc = run(
         [sys.executable, "-m", "toolrelay", "demo", "--out", str(out), "--model", "gpt-4.1",
          "--base-url", f"http://127.0.0.1:{port}/v1"],
-        capture_output=True,
         text=True,
         timeout=60,
-        stdin=subprocess.DEVNULL,
         env={**os.environ, "OPENAI_API_KEY": "sk-demo-test-key-0123456789"},
     )
     assert proc.returncode == 3, proc.stdout + proc.stderr
@@ -397,9 +394,9 @@ def test_an_unreachable_model_endpoint_exits_3_and_keeps_the_transcript(tmp_path
 
 def test_an_out_folder_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "taken").write_text("mine")
-    proc = subprocess.run(
+    proc = run(
         [sys.executable, "-m", "toolrelay", "demo", "--out", str(tmp_path / "taken")],
-        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        text=True, timeout=60,
     )
     assert proc.returncode == 2
     said = f"cannot write the demo folder {tmp_path / 'taken'}: {tmp_path / 'taken'} is a file, not a folder"

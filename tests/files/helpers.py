@@ -12,7 +12,6 @@ import itertools
 import json
 import os
 import select
-import signal
 import socket
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from testkit.processes import kill_tree, spawn
 from toolrelay.protocol import jsonrpc
 from toolrelay.protocol.framing import LineFramer
 from toolrelay.protocol.jsonrpc import ErrorResponse, Message, Request, Response
@@ -45,7 +45,7 @@ class RawClient:
         self.roots = roots
         self.roots_requests = 0
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
-        self.proc = subprocess.Popen(
+        self.proc = spawn(
             [*(command or FILES_CMD), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self._stderr, env={**os.environ, **(env or {})},
         )
@@ -148,7 +148,7 @@ class RawClient:
         try:
             code = self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            self.proc.send_signal(signal.SIGKILL)
+            kill_tree(self.proc)
             code = self.proc.wait()
         if self.proc.stdout is not None:
             self.proc.stdout.close()

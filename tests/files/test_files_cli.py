@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from testkit.processes import spawned
 from toolrelay.cli.files_cmd import byte_size, listen_address
 
 from .helpers import FILES_CMD, RawClient
@@ -85,11 +86,10 @@ def test_message_size_cap_over_stdio(tmp_path: Path) -> None:
 @contextmanager
 def http_server(*args: str, env: dict[str, str] | None = None) -> Iterator[tuple[str, list[str]]]:
     """``toolrelay files ... --http``: (URL, stderr lines up to the ready line); Ctrl-C on exit."""
-    proc = subprocess.Popen([*FILES_CMD, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
-    assert proc.stderr is not None and proc.stdout is not None
-    lines: list[str] = []
-    try:
+    with spawned([*FILES_CMD, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                 stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})}) as proc:
+        assert proc.stderr is not None and proc.stdout is not None
+        lines: list[str] = []
         for line in proc.stderr:
             lines.append(line)
             if found := re.search(r"serving Streamable HTTP on (http://\S+/mcp)", line):
@@ -100,12 +100,6 @@ def http_server(*args: str, env: dict[str, str] | None = None) -> Iterator[tuple
         proc.send_signal(signal.SIGINT)
         assert proc.wait(10) == 130  # Ctrl-C: the interrupted exit code
         assert proc.stdout.read() == ""  # nothing but the protocol (none on HTTP) on stdout
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
 
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",

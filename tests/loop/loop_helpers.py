@@ -1,6 +1,10 @@
 """Helpers for the relay loop's end-to-end tests: a workspace, the offline model with a
 script (a stand-in for the hosted model: a real loopback HTTP server speaking the
-Responses wire format), the real file server, and the events of the run."""
+Responses wire format), the real file service, and the events of the run.
+
+The file service runs in-process by default (``toolrelay.local``: the same server
+session, no process to start); a test where the process matters passes
+``servers=[builtin_file_server(workspace)]``."""
 
 from __future__ import annotations
 
@@ -10,15 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolrelay.client.config import ServerConfig, builtin_file_server
+from testkit.servers import MEDIA_SERVER, TOOLBOX_SERVER
+from toolrelay.client.config import ServerConfig
 from toolrelay.events import Event, EventStream
+from toolrelay.local import in_process_file_server
 from toolrelay.offline import OfflineModel, parse_script
 from toolrelay.relay.loop import RunLimits, RunResult
 from toolrelay.runner import RunOptions, run_async
 
-REPO = Path(__file__).resolve().parents[2]
-TOOLBOX = REPO / "tests" / "client" / "servers" / "toolbox_server.py"
-MEDIA = REPO / "tests" / "loop" / "servers" / "media_server.py"
+TOOLBOX = TOOLBOX_SERVER
+MEDIA = MEDIA_SERVER
 NOTES = "".join(f"line {i}\n" for i in range(1, 31))
 
 
@@ -66,7 +71,7 @@ def run_script(
     servers: list[ServerConfig] | None = None,
     **options: Any,
 ) -> Run:
-    """Run ``task`` against the offline model (following ``script``) and the file server."""
+    """Run ``task`` against the offline model (following ``script``) and the file service."""
     events = EventStream()
     seen: list[Event] = []
     events.subscribe(seen.append)
@@ -77,7 +82,7 @@ def run_script(
             model="gpt-4.1",
             base_url=model.base_url,
             api_key=None,
-            config=servers if servers is not None else [builtin_file_server(workspace)],
+            config=servers if servers is not None else [in_process_file_server(workspace)],
             events=events,
             limits=limits,
             environ={},

@@ -1,6 +1,7 @@
 """The relay loop end to end: the offline model (a stand-in for the hosted model, a real
-loopback HTTP server speaking the Responses wire format) and the real file server over
-stdio. Every test asserts on the exact request bodies the endpoint received."""
+loopback HTTP server speaking the Responses wire format) and the real file service (over
+stdio for the seed scenario, in-process for the rest). Every test asserts on the exact
+request bodies the endpoint received."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 from loop_helpers import NOTES, make_workspace, run_script
 
+from toolrelay.client.config import builtin_file_server
 from toolrelay.relay.loop import RunLimits
 
 FIRST_20 = "".join(f"line {i}\n" for i in range(1, 21))
@@ -25,7 +27,7 @@ def call(name: str, **arguments: object) -> dict[str, object]:
 
 
 def test_seed_scenario_pairs_the_call_and_replays_the_context(workspace: Path) -> None:
-    run = run_script(workspace, None)
+    run = run_script(workspace, None, servers=[builtin_file_server(workspace)])  # a real process
     first, second = run.requests
     assert run.result.status == "completed"
     # Round 1: the task and the declarations (rules) at the root of the body.

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from loop_helpers import make_workspace
 
-FLOOD_SERVER = Path(__file__).resolve().parent / "servers" / "flood_server.py"
+from testkit.servers import FLOOD_SERVER
+
 NOTIFICATIONS = 200_000
 SCRIPT = {
     "turns": [

@@ -8,14 +8,15 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from loop_helpers import TOOLBOX, make_workspace
+
+from testkit.fake_http import Canned, CannedEndpoint
+from testkit.processes import ProcessKeeper, run
 
 FIRST_20 = "".join(f"line {i}\n" for i in range(1, 21))
 
@@ -27,15 +28,7 @@ def workspace(tmp_path: Path) -> Path:
 
 def toolrelay(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    return subprocess.run(
-        [sys.executable, "-m", "toolrelay", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
+    return run([sys.executable, "-m", "toolrelay", *args], cwd=cwd, text=True, timeout=timeout, env=env)
 
 
 def write_json(path: Path, value: object) -> Path:
@@ -180,36 +173,18 @@ def test_consent_is_refused_without_a_terminal_and_given_by_yes(workspace: Path)
     assert approved.returncode == 0 and approved.stdout == "The tool returned:\nhi\n"
 
 
-class _Unauthorized(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        body = json.dumps(
-            {
-                "error": {
-                    "message": "Incorrect API key provided: sk-test.",
-                    "type": "invalid_request_error",
-                    "param": None,
-                    "code": "invalid_api_key",
-                }
-            }
-        )
-        self.send_response(401)
-        self.send_header("Content-Type", "application/json")
-        self.end_headers()
-        self.wfile.write(body.encode())
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def unauthorized_endpoint() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Unauthorized)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/v1"
-    server.shutdown()
-    server.server_close()
+    refused = {
+        "error": {
+            "message": "Incorrect API key provided: sk-test.",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "invalid_api_key",
+        }
+    }
+    with CannedEndpoint(Canned(401, refused)) as endpoint:
+        yield endpoint.base_url
 
 
 def test_an_http_error_from_the_model_endpoint_exits_3_with_the_apis_message(
@@ -221,13 +196,15 @@ def test_an_http_error_from_the_model_endpoint_exits_3_with_the_apis_message(
     assert "401" in proc.stderr
 
 
-def test_ctrl_c_cancels_the_call_and_leaves_no_process_behind(workspace: Path, tmp_path: Path) -> None:
+def test_ctrl_c_cancels_the_call_and_leaves_no_process_behind(
+    workspace: Path, tmp_path: Path, processes: ProcessKeeper
+) -> None:
     record = tmp_path / "received.jsonl"
     config = box_config(workspace / "box.json", "--record", str(record))
     script = write_json(
         workspace / "s.json", {"turns": [{"calls": [{"name": "box__hang", "arguments": {}}]}]}
     )
-    proc = subprocess.Popen(
+    proc = processes.spawn(
         [
             sys.executable,
             "-m",

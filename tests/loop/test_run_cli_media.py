@@ -11,13 +11,12 @@ from pathlib import Path
 
 from loop_helpers import MEDIA
 
+from testkit.processes import run
+
 
 def toolrelay(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    return subprocess.run(
-        [sys.executable, "-m", "toolrelay", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=60, env=env, stdin=subprocess.DEVNULL,
-    )
+    return run([sys.executable, "-m", "toolrelay", *args], cwd=cwd, text=True, timeout=60, env=env)
 
 
 def write_json(path: Path, value: object) -> Path:

@@ -1,6 +1,6 @@
 """The model client's lean HTTP/1.1 transport (model/http.py) against raw loopback servers.
 
-Each server here writes exact bytes (model_http_helpers.RawServer), so every case is the case
+Each server here writes exact bytes (testkit.raw_http.RawServer), so every case is the case
 named: keep-alive, chunked and close-delimited answers, ``Connection: close``, a stale
 keep-alive connection, resets, timeouts, the size cap, compressed answers, TLS with a
 throwaway CA, concurrency, closing; and the httpx2 path when a proxy applies.
@@ -22,8 +22,9 @@ from typing import Any
 
 import pytest
 from model_helpers import closed_port, recorded_stream, run, valid_response
-from model_http_helpers import RawServer, Received, answer, make_local_ca, reset
+from model_http_helpers import make_local_ca
 
+from testkit.raw_http import RawServer, Received, answer, reset
 from toolrelay import __version__
 from toolrelay.errors import ModelError
 from toolrelay.model import ModelEndpoint, ModelReply, ResponsesClient

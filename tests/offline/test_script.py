@@ -12,6 +12,7 @@ import pytest
 from offline_helpers import post_json
 
 from responses_helpers import read_tool, recorded_stream, run
+from testkit.processes import spawned
 from toolrelay.errors import ModelError, UsageError
 from toolrelay.model import ModelEndpoint, ModelReply, ResponsesClient
 from toolrelay.offline import OfflineModel, ScriptedCall, load_script, parse_script
@@ -335,7 +336,7 @@ def test_standalone_offline_model_process(tmp_path: Path) -> None:
         missing.stderr == f"toolrelay: cannot read script {tmp_path / 'x.json'}: No such file or directory\n"
     )
     script = write(tmp_path, {"turns": [{"message": "from the script"}]})
-    with subprocess.Popen(
+    with spawned(
         [sys.executable, "-m", "toolrelay.offline", "--script", str(script)],
         stdout=subprocess.PIPE,
         text=True,

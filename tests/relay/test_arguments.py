@@ -3,15 +3,14 @@ Every failure is a message the model can act on; these tests pin the exact text.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from jsonschema import Draft7Validator, Draft202012Validator
 from relay_helpers import READ_TEXT_FILE_SCHEMA
 
+from testkit.fake_http import FakeHttpServer, HttpRequest, HttpResponder, send_json
 from toolrelay.relay.arguments import ArgumentChecker, ArgumentError, parse_arguments, validator_class
 
 HEAD = "arguments do not match the tool's input schema"
@@ -332,41 +331,23 @@ def test_a_looping_ref_is_reported_as_the_tools_problem() -> None:
 
 
 @pytest.fixture
-def hit_counter() -> Iterator[tuple[str, list[str]]]:
-    """A real loopback HTTP server serving a schema; returns its URL and the paths requested."""
-    hits: list[str] = []
+def schema_server() -> Iterator[FakeHttpServer]:
+    """A real loopback HTTP server that serves a schema to whoever asks (``seen``: who did)."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            hits.append(self.path)
-            body = b'{"type": "string"}'
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    async def schema(request: HttpRequest, http: HttpResponder) -> None:
+        await send_json(http, 200, {"type": "string"})
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/schema.json", hits
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with FakeHttpServer(schema) as server:
+        yield server
 
 
-def test_a_remote_ref_is_never_fetched(hit_counter: tuple[str, list[str]]) -> None:
-    url, hits = hit_counter
+def test_a_remote_ref_is_never_fetched(schema_server: FakeHttpServer) -> None:
+    url = f"{schema_server.origin}/schema.json"
     rule = {"type": "object", "properties": {"n": {"$ref": url}}}
     error = invalid(rule, {"n": 1})
     assert error.kind == "tool_schema"
     assert error.message.endswith(f"not of the arguments): Unresolvable: {url}")
-    assert hits == [], "a server's schema must not make toolrelay open URLs"
+    assert schema_server.seen == [], "a server's schema must not make toolrelay open URLs"
 
 
 def test_prepare_parses_strips_and_validates_in_that_order() -> None:

@@ -1,33 +1,24 @@
-"""Helpers for the HTTP server tests: a server on its own thread, a subprocess server,
-and a few raw Streamable HTTP calls made with httpx2 (no MCP SDK in between)."""
+"""Helpers for the HTTP server tests: a few raw Streamable HTTP calls made with httpx2 (no
+MCP SDK in between), a raw HTTP/1.1 connection, and the MCP conformance suite.
+
+The servers they talk to are testkit's (``testkit.mcp_http``): ``running_server`` /
+``McpHttpThread`` (the endpoint in this process, on its own thread), ``echo_http_process``
+(a subprocess) and ``files_http_process`` (``toolrelay files --http``).
+"""
 
 from __future__ import annotations
 
-import asyncio
-import fcntl
 import json
-import re
-import shutil
-import signal
 import socket
-import subprocess
-import sys
-import threading
-from collections.abc import Iterator
-from concurrent.futures import Future
-from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 import h11
 import httpx2
-import pytest
-from echo_service import EchoService
 
-from toolrelay.server.http import serve_http
+from testkit import npm
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CONFORMANCE_PACKAGE = "@modelcontextprotocol/conformance@0.1.16"
 NODE22_PACKAGE = "node@22"  # the suite needs Node >= 22; npm ships it as a package
 ACCEPT_BOTH = "application/json, text/event-stream"
@@ -35,122 +26,14 @@ BASE_HEADERS = {"accept": ACCEPT_BOTH, "content-type": "application/json"}
 NEGOTIATED = "2025-06-18"
 
 
-class ServerThread:
-    """``serve_http`` on its own event loop in a background thread."""
-
-    def __init__(self, **options: Any) -> None:
-        self._options = options
-        self._ready: Future[str] = Future()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self.error: BaseException | None = None
-
-    def start(self) -> str:
-        self._thread.start()
-        return self._ready.result(timeout=10)
-
-    def _run(self) -> None:
-        try:
-            asyncio.run(self._main())
-        except BaseException as exc:  # reported by stop()
-            self.error = exc
-            if not self._ready.done():
-                self._ready.set_exception(exc)
-
-    async def _main(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._task = asyncio.ensure_future(
-            serve_http(EchoService(), on_ready=self._ready.set_result, **self._options)
-        )
-        with suppress(asyncio.CancelledError):
-            await self._task
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Cancel the server and wait for it; raise whatever it raised."""
-        if self._loop is not None and self._task is not None:
-            self._loop.call_soon_threadsafe(self._task.cancel)
-        self._thread.join(timeout)
-        assert not self._thread.is_alive(), "the server did not stop after cancellation"
-        if self.error is not None:
-            raise self.error
-
-
-@contextmanager
-def running_server(**options: Any) -> Iterator[str]:
-    server = ServerThread(**options)
-    url = server.start()
-    try:
-        yield url
-    finally:
-        server.stop()
-
-
-@contextmanager
-def server_process(*args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    """``echo_http_server.py`` as a subprocess; yields (url, process); stops it with SIGTERM."""
-    proc = subprocess.Popen(
-        [sys.executable, str(HERE / "echo_http_server.py"), *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    assert proc.stdout is not None
-    try:
-        url = proc.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), f"no URL from the server: {proc.stderr.read()}"
-        yield url, proc
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-        proc.wait(10)
-        proc.stdout.close()
-        assert proc.stderr is not None
-        proc.stderr.close()
-
-
-@contextmanager
-def files_server_process(root: Path) -> Iterator[str]:
-    """``toolrelay files ROOT --http 0`` as a subprocess; yields its URL; stops it with SIGINT."""
-    proc = subprocess.Popen([sys.executable, "-m", "toolrelay", "files", str(root), "--http", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None and proc.stdout is not None
-    try:
-        lines = []
-        for line in proc.stderr:  # the URL is announced on stderr
-            lines.append(line)
-            if found := re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line):
-                break
-        else:
-            pytest.fail(f"toolrelay files --http printed no URL: {''.join(lines)}")
-        yield found.group(1)
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(10)
-        proc.stdout.close()
-        proc.stderr.close()
-
-
 def install_conformance_suite() -> list[str] | str:
     """The command that runs the MCP conformance suite (installed once into the cache), or
     why it cannot be had."""
-    npm = shutil.which("npm")
-    if npm is None:
-        return "npm not found on PATH: cannot install the MCP conformance suite"
-    prefix = REPO / ".toolrelay-cache" / "conformance"
-    node = prefix / "node_modules" / ".bin" / "node"
-    index = prefix / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
-    prefix.mkdir(parents=True, exist_ok=True)
-    with (prefix / ".install-lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # parallel test workers install once, not at once
-        if not (node.exists() and index.exists()):
-            proc = subprocess.run(
-                [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
-                 CONFORMANCE_PACKAGE, NODE22_PACKAGE],
-                capture_output=True, text=True, timeout=300,
-            )
-            if proc.returncode != 0 or not (node.exists() and index.exists()):
-                why = proc.stderr.strip()[-500:]
-                return f"npm install {CONFORMANCE_PACKAGE} {NODE22_PACKAGE} failed: {why}"
-    return [str(node), str(index)]
+    node = "node_modules/.bin/node"
+    index = "node_modules/@modelcontextprotocol/conformance/dist/index.js"
+    installed = npm.install(REPO / ".toolrelay-cache" / "conformance", [CONFORMANCE_PACKAGE, NODE22_PACKAGE],
+                            [node, index])
+    return [str(installed / node), str(installed / index)] if isinstance(installed, Path) else installed
 
 
 def init_message(msg_id: int | str = 0, *, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:

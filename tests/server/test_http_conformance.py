@@ -10,9 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from http_helpers import files_server_process, install_conformance_suite, running_server
+from http_helpers import install_conformance_suite
 
 from conftest import require_or_skip
+from testkit.mcp_http import files_http_process, running_server
 
 SCENARIOS = {
     "server-initialize": {"server-initialize"},
@@ -40,7 +41,7 @@ def target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         return
     root = tmp_path_factory.mktemp("conformance-root")
     (root / "a.txt").write_text("a\n", encoding="utf-8")
-    with files_server_process(root) as url:
+    with files_http_process(root) as url:
         yield url
 
 

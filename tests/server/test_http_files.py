@@ -9,9 +9,11 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from http_helpers import BASE_HEADERS, files_server_process, init_message
+from http_helpers import BASE_HEADERS, init_message
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+
+from testkit.mcp_http import files_http_process
 
 
 @pytest.fixture
@@ -20,7 +22,7 @@ def files_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     root.mkdir()
     (root / "notes.txt").write_text("first line\nsecond line\nthird line\n", encoding="utf-8")
     (tmp_path / "secret.txt").write_text("outside the root\n", encoding="utf-8")
-    with files_server_process(root) as url:
+    with files_http_process(root) as url:
         yield url, root
 
 

@@ -14,30 +14,28 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from http_helpers import (
-    BASE_HEADERS,
-    NEGOTIATED,
-    RawConnection,
-    ServerThread,
-    init_message,
-    open_session,
-    post,
-    server_process,
-)
+from http_helpers import BASE_HEADERS, NEGOTIATED, RawConnection, init_message, open_session, post
 
+from testkit.mcp_http import EchoService, McpHttpThread, echo_http_process
 from toolrelay.httpserver import ConnectionLimits
 
 CAP = 64 * 1024
 
 
 @pytest.fixture
-def server() -> Iterator[tuple[ServerThread, str]]:
-    running = ServerThread(max_message_bytes=CAP)
+def service() -> EchoService:
+    """The server's service: what its calls did, to wait on."""
+    return EchoService()
+
+
+@pytest.fixture
+def server(service: EchoService) -> Iterator[tuple[McpHttpThread, str]]:
+    running = McpHttpThread(service, max_message_bytes=CAP)
     url = running.start()
     try:
         yield running, url
     finally:
-        running.stop()  # raises if the server itself failed
+        running.stop()
 
 
 def _alive(url: str) -> None:
@@ -49,7 +47,7 @@ def _session_headers(session: str) -> dict[str, str]:
     return {**BASE_HEADERS, "mcp-session-id": session, "mcp-protocol-version": NEGOTIATED}
 
 
-def test_keep_alive_carries_a_whole_session_on_one_connection(server: tuple[ServerThread, str]) -> None:
+def test_keep_alive_carries_a_whole_session_on_one_connection(server: tuple[McpHttpThread, str]) -> None:
     with RawConnection(server[1]) as raw:
         status, headers, _ = raw.request("POST", BASE_HEADERS, json.dumps(init_message()).encode())
         assert status == 200
@@ -63,7 +61,7 @@ def test_keep_alive_carries_a_whole_session_on_one_connection(server: tuple[Serv
         assert status == 200
 
 
-def test_malformed_http_gets_400_and_a_closed_connection(server: tuple[ServerThread, str]) -> None:
+def test_malformed_http_gets_400_and_a_closed_connection(server: tuple[McpHttpThread, str]) -> None:
     with RawConnection(server[1]) as raw:
         raw.send_raw(b"THIS IS NOT HTTP\r\n\r\n")
         reply = b""
@@ -74,14 +72,14 @@ def test_malformed_http_gets_400_and_a_closed_connection(server: tuple[ServerThr
     _alive(server[1])
 
 
-def test_oversized_headers_get_431(server: tuple[ServerThread, str]) -> None:
+def test_oversized_headers_get_431(server: tuple[McpHttpThread, str]) -> None:
     with RawConnection(server[1]) as raw:
         raw.send_raw(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nX-Big: " + b"a" * 200_000 + b"\r\n\r\n")
         assert raw.read_until(b"\r\n").startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
     _alive(server[1])
 
 
-def test_expect_100_continue(server: tuple[ServerThread, str]) -> None:
+def test_expect_100_continue(server: tuple[McpHttpThread, str]) -> None:
     with RawConnection(server[1]) as raw:
         body = json.dumps(init_message()).encode()
         raw.send_head("POST", {**BASE_HEADERS, "expect": "100-continue"}, content_length=len(body))
@@ -91,7 +89,7 @@ def test_expect_100_continue(server: tuple[ServerThread, str]) -> None:
         assert status == 200 and headers["mcp-session-id"]
 
 
-def test_expect_100_continue_above_the_cap_is_refused_first(server: tuple[ServerThread, str]) -> None:
+def test_expect_100_continue_above_the_cap_is_refused_first(server: tuple[McpHttpThread, str]) -> None:
     with RawConnection(server[1]) as raw:
         raw.send_head("POST", {**BASE_HEADERS, "expect": "100-continue"}, content_length=CAP * 100)
         status, headers, body = raw.read_response()
@@ -101,7 +99,7 @@ def test_expect_100_continue_above_the_cap_is_refused_first(server: tuple[Server
 
 
 @pytest.mark.parametrize("depth", [600, 5000])
-def test_deeply_nested_json_gets_400_parse_error(server: tuple[ServerThread, str], depth: int) -> None:
+def test_deeply_nested_json_gets_400_parse_error(server: tuple[McpHttpThread, str], depth: int) -> None:
     url = server[1]
     with httpx2.Client(timeout=10) as client:
         session = open_session(client, url)
@@ -117,7 +115,7 @@ def test_deeply_nested_json_gets_400_parse_error(server: tuple[ServerThread, str
 
 
 def test_the_endpoint_closes_a_silent_connection_at_its_idle_timeout() -> None:
-    running = ServerThread(limits=ConnectionLimits(idle_timeout=0.5))
+    running = McpHttpThread(limits=ConnectionLimits(idle_timeout=0.5))
     url = running.start()
     try:
         with RawConnection(url) as raw:
@@ -129,14 +127,16 @@ def test_the_endpoint_closes_a_silent_connection_at_its_idle_timeout() -> None:
         running.stop()
 
 
-def test_client_leaving_mid_body_harms_nobody(server: tuple[ServerThread, str]) -> None:
+def test_client_leaving_mid_body_harms_nobody(server: tuple[McpHttpThread, str]) -> None:
     with RawConnection(server[1]) as raw:
         raw.send_head("POST", BASE_HEADERS, content_length=1000)
         raw.send_raw(b'{"jsonrpc":')
     _alive(server[1])
 
 
-def test_client_leaving_mid_call_harms_nobody(server: tuple[ServerThread, str]) -> None:
+def test_client_leaving_mid_call_harms_nobody(
+    server: tuple[McpHttpThread, str], service: EchoService
+) -> None:
     url = server[1]
     with httpx2.Client(timeout=10) as client:
         session = open_session(client, url)
@@ -145,13 +145,15 @@ def test_client_leaving_mid_call_harms_nobody(server: tuple[ServerThread, str]) 
         with RawConnection(url) as raw:
             raw.send_head("POST", _session_headers(session), content_length=len(call))
             raw.send_raw(call)
-        time.sleep(0.6)  # the tool finishes; its answer has nowhere to go
+        service.calls.wait_for("finished", "slow")  # its answer has nowhere to go
         echo = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                 "params": {"name": "echo", "arguments": {"text": "still here"}}}
         assert post(client, url, echo, session=session).json()["result"]["content"][0]["text"] == "still here"
 
 
-def test_client_leaving_mid_sse_stream_harms_nobody(server: tuple[ServerThread, str]) -> None:
+def test_client_leaving_mid_sse_stream_harms_nobody(
+    server: tuple[McpHttpThread, str], service: EchoService
+) -> None:
     url = server[1]
     with httpx2.Client(timeout=10) as client:
         session = open_session(client, url, capabilities={"roots": {}})
@@ -165,7 +167,7 @@ def test_client_leaving_mid_sse_stream_harms_nobody(server: tuple[ServerThread, 
         roots_id = json.loads(re.search(r"data: (\{.*\})", first).group(1))["id"]  # type: ignore[union-attr]
         answer = {"jsonrpc": "2.0", "id": roots_id, "result": {"roots": [{"uri": "file:///x"}]}}
         assert post(client, url, answer, session=session).status_code == 202
-        time.sleep(0.2)  # the call completes; its response finds no open stream
+        service.calls.wait_for("finished", "roots")  # its response finds no open stream
         again = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                  "params": {"name": "roots", "arguments": {}}}
         reply = post(client, url, again, session=session)
@@ -173,7 +175,8 @@ def test_client_leaving_mid_sse_stream_harms_nobody(server: tuple[ServerThread, 
 
 
 def test_shutdown_closes_connections_and_ends_calls_in_flight() -> None:
-    running = ServerThread()
+    service = EchoService()
+    running = McpHttpThread(service)
     url = running.start()
     idle = RawConnection(url)  # closed at the end: a leak would show in gc.collect()
     assert idle.request("POST", BASE_HEADERS, json.dumps(init_message()).encode())[0] == 200
@@ -191,12 +194,13 @@ def test_shutdown_closes_connections_and_ends_calls_in_flight() -> None:
 
     worker = threading.Thread(target=slow_call)
     worker.start()
-    time.sleep(0.5)
+    service.calls.wait_for("started", "slow")
     started = time.monotonic()
     running.stop()
     assert time.monotonic() - started < 3
     worker.join(10)
     assert isinstance(outcome[0], httpx2.RemoteProtocolError)  # the connection closed, no answer
+    service.calls.wait_for("cancelled", "slow", timeout=0)  # the tool stopped with the server
     assert idle.closed_by_server()
     idle.close()
     gc.collect()  # an unclosed transport would warn here, and warnings are errors
@@ -213,7 +217,7 @@ def test_huge_body_does_not_grow_server_memory() -> None:
     if not Path("/proc/self/status").exists():
         pytest.skip("needs /proc to read the server's peak memory")
     body_size = 48 * 1024 * 1024
-    with server_process("--max-bytes", str(CAP)) as (url, proc), httpx2.Client(timeout=30) as client:
+    with echo_http_process("--max-bytes", str(CAP)) as (url, proc), httpx2.Client(timeout=30) as client:
         session = open_session(client, url)  # warm up every code path first
         before = _peak_rss_kib(proc.pid)
 

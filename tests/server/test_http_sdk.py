@@ -13,16 +13,18 @@ from typing import Any
 import httpx2
 import mcp_types as t
 import pytest
-from http_helpers import post, server_process
+from http_helpers import post
 from mcp import ClientSession, MCPError
 from mcp.client.streamable_http import streamable_http_client
+
+from testkit.mcp_http import echo_http_process
 
 ROOTS = [t.Root(uri="file:///srv/project", name="project"), t.Root(uri="file:///tmp/scratch")]
 
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    with server_process() as running:
+    with echo_http_process() as running:
         yield running
 
 
@@ -120,7 +122,7 @@ def test_sdk_concurrent_calls_are_paired_by_id(served: tuple[str, subprocess.Pop
 
 
 def test_sigterm_exits_cleanly() -> None:
-    with server_process() as (url, proc):
+    with echo_http_process() as (url, proc):
         with httpx2.Client(timeout=10) as client:
             init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                     "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {}}}

@@ -11,10 +11,11 @@ from collections.abc import Iterator
 
 import httpx2
 import pytest
-from echo_service import EchoService
-from http_helpers import BASE_HEADERS, init_message, open_session, post, rpc_error, running_server
+from http_helpers import BASE_HEADERS, init_message, open_session, post, rpc_error
 
 from conftest import require_or_skip
+from testkit.mcp_http import running_server
+from testkit.servers.echo_service import EchoService
 from toolrelay.errors import TransportError, UsageError
 from toolrelay.server.http import serve_http
 

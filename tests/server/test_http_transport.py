@@ -4,6 +4,7 @@ answer forms (JSON / SSE / 202), sessions, DELETE, GET, protocol-version header,
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -17,16 +18,23 @@ from http_helpers import (
     open_session,
     post,
     rpc_error,
-    running_server,
     sse_messages,
 )
+
+from testkit.mcp_http import EchoService, running_server
 
 CAP = 64 * 1024
 
 
 @pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    with running_server(max_message_bytes=CAP) as endpoint:
+def service() -> EchoService:
+    """The server's service: what its calls did, to wait on."""
+    return EchoService()
+
+
+@pytest.fixture(scope="module")
+def url(service: EchoService) -> Iterator[str]:
+    with running_server(service, max_message_bytes=CAP) as endpoint:
         yield endpoint
 
 
@@ -205,32 +213,31 @@ def test_protocol_version_header_is_checked(client: httpx2.Client, url: str) -> 
 # -- bad bodies -------------------------------------------------------------------------
 
 
-def test_malformed_json_is_400_parse_error(client: httpx2.Client, url: str) -> None:
+BATCH = [{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "id": 2, "method": "ping"}]
+
+
+@pytest.mark.parametrize(
+    ("body", "answer_id", "code", "said"),
+    [
+        (b'{"jsonrpc": "2.0", "id": 1, "method": ', None, -32700, r"Parse error: .+"),
+        (json.dumps(BATCH).encode(), None, -32600,
+         re.escape("Invalid Request: batch arrays are not supported (removed in MCP 2025-06-18)")),
+        (b'{"jsonrpc": "1.0", "id": 4, "method": "ping"}', 4, -32600,
+         re.escape('Invalid Request: "jsonrpc" must be "2.0"')),
+    ],
+    ids=["malformed-json", "batch-array", "invalid-message"],
+)
+def test_a_bad_body_is_400_with_its_error_and_the_session_goes_on(
+    client: httpx2.Client, url: str, body: bytes, answer_id: int | None, code: int, said: str
+) -> None:
     session = open_session(client, url)
-    reply = post(client, url, b'{"jsonrpc": "2.0", "id": 1, "method": ', session=session)
+    reply = post(client, url, body, session=session)
     assert reply.status_code == 400
-    body = reply.json()
-    assert body["id"] is None and body["error"]["code"] == -32700
-    assert body["error"]["message"].startswith("Parse error: ")
+    answer = reply.json()
+    assert set(answer) == {"jsonrpc", "id", "error"} and set(answer["error"]) == {"code", "message"}
+    assert (answer["jsonrpc"], answer["id"], answer["error"]["code"]) == ("2.0", answer_id, code)
+    assert re.fullmatch(said, answer["error"]["message"]), answer["error"]["message"]
     _ping(client, url, session)
-
-
-def test_batch_array_is_400_invalid_request(client: httpx2.Client, url: str) -> None:
-    session = open_session(client, url)
-    batch = [{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "id": 2, "method": "ping"}]
-    reply = post(client, url, json.dumps(batch).encode(), session=session)
-    assert reply.status_code == 400
-    assert rpc_error(reply) == {"code": -32600, "message": (
-        "Invalid Request: batch arrays are not supported (removed in MCP 2025-06-18)")}
-    _ping(client, url, session)
-
-
-def test_invalid_message_is_400_with_its_id(client: httpx2.Client, url: str) -> None:
-    session = open_session(client, url)
-    reply = post(client, url, {"jsonrpc": "1.0", "id": 4, "method": "ping"}, session=session)
-    assert reply.status_code == 400
-    assert reply.json() == {"jsonrpc": "2.0", "id": 4,
-                            "error": {"code": -32600, "message": 'Invalid Request: "jsonrpc" must be "2.0"'}}
 
 
 def test_body_above_the_cap_is_413_and_the_connection_goes_on(client: httpx2.Client, url: str) -> None:
@@ -263,20 +270,31 @@ def test_chunked_body_above_the_cap_is_413(client: httpx2.Client, url: str) -> N
 # -- cancellation and concurrency ----------------------------------------------------------
 
 
-def test_cancelled_call_ends_its_post_without_a_response(client: httpx2.Client, url: str) -> None:
-    session = open_session(client, url)
-    replies: list[httpx2.Response] = []
-    slow = {"jsonrpc": "2.0", "id": 41, "method": "tools/call",
+def _slow_call_in_flight(
+    url: str, session: str, msg_id: int, service: EchoService
+) -> tuple[dict[str, object], threading.Thread, list[httpx2.Response]]:
+    """POST a 30 s ``slow`` call from another thread; return once the tool has started:
+    (the call, the thread, where its reply will be)."""
+    slow = {"jsonrpc": "2.0", "id": msg_id, "method": "tools/call",
             "params": {"name": "slow", "arguments": {"seconds": 30}}}
+    replies: list[httpx2.Response] = []
 
     def call() -> None:
         with httpx2.Client(timeout=20) as other:
             replies.append(post(other, url, slow, session=session))
 
     worker = threading.Thread(target=call)
-    started = time.monotonic()
     worker.start()
-    time.sleep(0.3)
+    service.calls.wait_for("started", "slow")
+    return slow, worker, replies
+
+
+def test_cancelled_call_ends_its_post_without_a_response(
+    client: httpx2.Client, url: str, service: EchoService
+) -> None:
+    session = open_session(client, url)
+    started = time.monotonic()
+    slow, worker, replies = _slow_call_in_flight(url, session, 41, service)
     duplicate = post(client, url, slow, session=session)
     assert duplicate.status_code == 400
     assert rpc_error(duplicate)["message"] == (
@@ -289,19 +307,11 @@ def test_cancelled_call_ends_its_post_without_a_response(client: httpx2.Client, 
     _ping(client, url, session)
 
 
-def test_delete_during_a_call_answers_it_with_an_error(client: httpx2.Client, url: str) -> None:
+def test_delete_during_a_call_answers_it_with_an_error(
+    client: httpx2.Client, url: str, service: EchoService
+) -> None:
     session = open_session(client, url)
-    replies: list[httpx2.Response] = []
-    slow = {"jsonrpc": "2.0", "id": 42, "method": "tools/call",
-            "params": {"name": "slow", "arguments": {"seconds": 30}}}
-
-    def call() -> None:
-        with httpx2.Client(timeout=20) as other:
-            replies.append(post(other, url, slow, session=session))
-
-    worker = threading.Thread(target=call)
-    worker.start()
-    time.sleep(0.3)
+    _, worker, replies = _slow_call_in_flight(url, session, 42, service)
     assert client.delete(url, headers={"mcp-session-id": session}).status_code == 200
     worker.join(10)
     assert replies[0].status_code == 200

@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
+from testkit.processes import kill_tree, spawn
+from testkit.servers import ECHO_STDIO_SERVER
+
 CAP = 4096
 
 
@@ -23,8 +25,8 @@ class StdioServer:
     """The subprocess, one JSON line in, one JSON line out."""
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, str(HERE / "echo_stdio_server.py"), "--max-bytes", str(CAP)],
+        self.proc = spawn(
+            [sys.executable, str(ECHO_STDIO_SERVER), "--max-bytes", str(CAP)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
 
@@ -75,11 +77,14 @@ INIT = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"nam
 @pytest.fixture
 def server() -> Iterator[StdioServer]:
     running = StdioServer()
-    yield running
-    if running.proc.poll() is None:
-        code, stderr = running.finish()
-        assert code == 0, stderr
-        assert "Traceback" not in stderr, stderr
+    try:
+        yield running
+        if running.proc.poll() is None:
+            code, stderr = running.finish()
+            assert code == 0, stderr
+            assert "Traceback" not in stderr, stderr
+    finally:
+        kill_tree(running.proc)
 
 
 def test_requests_before_initialize(server: StdioServer) -> None:

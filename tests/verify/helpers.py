@@ -1,8 +1,9 @@
 """Real runs for the proof tests, and the tools to tamper with copies of their records.
 
 Every run is real: the offline stand-in model over loopback HTTP (its --script picks the
-calls), toolrelay's own file server and/or ``servers/honest_server.py`` as stdio
-subprocesses, and the transcript written by the run itself. Tests mutate copies only.
+calls), toolrelay's own file service (in-process unless a run names its servers: the
+same server session, no process to start) and/or ``testkit/servers/honest_server.py`` as
+a stdio subprocess, and the transcript written by the run itself. Tests mutate copies only.
 """
 
 from __future__ import annotations
@@ -11,9 +12,7 @@ import asyncio
 import copy
 import json
 import os
-import re
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -21,14 +20,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from toolrelay.client.config import ServerConfig, builtin_file_server
+from testkit.mcp_http import files_http_process
+from testkit.processes import run
+from testkit.servers import HONEST_SERVER, MEDIA_SERVER
+from toolrelay.client.config import ServerConfig
+from toolrelay.local import in_process_file_server
 from toolrelay.relay.loop import RunLimits, RunResult
 from toolrelay.runner import RunOptions, run_async
 from toolrelay.verify import Verdict, load_run, verify
 
-HERE = Path(__file__).resolve().parent
-HONEST_SERVER = HERE / "servers" / "honest_server.py"
-MEDIA_SERVER = HERE.parent / "loop" / "servers" / "media_server.py"
 TASK = "Read the first 20 lines of notes.txt"
 Event = dict[str, Any]
 
@@ -58,7 +58,7 @@ def real_run(
     max_turns: int = 10,
     media_budget: int | None = None,
 ) -> tuple[Path, RunResult]:
-    """One real run in ``folder`` (notes.txt, file server as fs); its transcript and result."""
+    """One real run in ``folder`` (notes.txt, the file service as fs); its transcript and result."""
     folder.mkdir(parents=True, exist_ok=True)
     write_notes(folder)
     script = None
@@ -69,7 +69,7 @@ def real_run(
     options = RunOptions(
         model="offline",
         script=script,
-        config=servers or [builtin_file_server(folder)],
+        config=servers or [in_process_file_server(folder)],
         transcript=transcript,
         chain=chain,
         strict=strict,
@@ -139,40 +139,12 @@ def broken_link(path: Path) -> tuple[str | None, str]:
 @contextmanager
 def http_file_server(root: Path, token: str) -> Iterator[str]:
     """``toolrelay files ROOT --http 0`` (bearer token required) as a subprocess; its URL."""
-    env = {**os.environ, "TOOLRELAY_TOKEN": token}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "toolrelay", "files", str(root), "--http", "0"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    assert proc.stderr is not None
-    try:
-        seen = []
-        for line in proc.stderr:  # the URL is announced on stderr
-            seen.append(line)
-            if found := re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line):
-                break
-        else:
-            raise AssertionError(f"toolrelay files --http printed no URL: {''.join(seen)}")
-        yield found.group(1)
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(10)
-        proc.stderr.close()
+    with files_http_process(root, env={**os.environ, "TOOLRELAY_TOKEN": token}) as url:
+        yield url
 
 
 def run_cli(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
     """``python -m toolrelay ARGS`` as a real subprocess."""
-    return subprocess.run(
-        [sys.executable, "-m", "toolrelay", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
+    return run([sys.executable, "-m", "toolrelay", *args], text=True, cwd=cwd, env=env, timeout=timeout)

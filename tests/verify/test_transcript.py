@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from testkit.processes import ProcessKeeper, kill_tree
 from toolrelay.offline import OfflineModel
 from toolrelay.transcript.reader import read_transcript
 from toolrelay.verify import load_run, verify
@@ -140,7 +140,9 @@ def test_no_secret_reaches_the_transcript(tmp_path: Path) -> None:
     assert verify(load_run(tmp_path / "t.jsonl")).ok
 
 
-def test_a_killed_run_leaves_a_valid_prefix_that_verifies_as_unfinished(tmp_path: Path) -> None:
+def test_a_killed_run_leaves_a_valid_prefix_that_verifies_as_unfinished(
+    tmp_path: Path, processes: ProcessKeeper
+) -> None:
     write_notes(tmp_path)
     (tmp_path / "script.json").write_text(
         json.dumps({"turns": [{"calls": [{"name": "box__sleep", "arguments": {"seconds": 60}}]}]})
@@ -149,7 +151,7 @@ def test_a_killed_run_leaves_a_valid_prefix_that_verifies_as_unfinished(tmp_path
         json.dumps({"mcpServers": {"box": {"command": sys.executable, "args": [str(HONEST_SERVER)]}}})
     )
     transcript = tmp_path / "t.jsonl"
-    proc = subprocess.Popen(
+    proc = processes.spawn(
         [
             sys.executable,
             "-m",
@@ -170,7 +172,6 @@ def test_a_killed_run_leaves_a_valid_prefix_that_verifies_as_unfinished(tmp_path
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 30
@@ -178,8 +179,7 @@ def test_a_killed_run_leaves_a_valid_prefix_that_verifies_as_unfinished(tmp_path
             assert time.monotonic() < deadline and proc.poll() is None, "the run never sent its tools/call"
             time.sleep(0.05)
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)  # the run and the server it started
-        proc.wait(10)
+        kill_tree(proc)  # SIGKILL to the run, and to the server it started (in a session of its own)
     lines = transcript.read_text().splitlines()
     assert all(json.loads(line)["kind"] for line in lines)  # every line is a whole event
     assert '"kind": "run_end"' not in transcript.read_text()

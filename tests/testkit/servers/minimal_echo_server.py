@@ -1,9 +1,11 @@
 """A stdlib-only MCP stdio server with one tool, ``echo(text) -> text``: a near-zero-cost peer.
 
-Measuring a client against it isolates the client's own cost per call. It speaks the
+Measuring a client against it isolates the client's own cost per call (bench/), and tests
+use it where they need a real server process whose own cost is negligible. It speaks the
 initialize handshake (echoing the client's protocolVersion when it is a handshake-era
-revision, else 2025-11-25) and answers ``server/discover`` and every other unknown
-method with JSON-RPC -32601, so mcp 2.x clients in "auto" mode fall back to the
+revision, else 2025-11-25), answers ping, tools/list and tools/call, a call of another
+tool with an ``isError`` result ("unknown tool"), and ``server/discover`` and every other
+unknown method with JSON-RPC -32601, so mcp 2.x clients in "auto" mode fall back to the
 handshake. It validates nothing beyond what the echo needs.
 
     python minimal_echo_server.py        (stdio)
@@ -29,8 +31,8 @@ def result_for(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
         asked = params.get("protocolVersion")
         return {
             "protocolVersion": asked if asked in HANDSHAKE_VERSIONS else "2025-11-25",
-            "capabilities": {"tools": {"listChanged": False}},
-            "serverInfo": {"name": "bench-minimal-echo", "version": "0"},
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "minimal-echo", "version": "1"},
         }
     if method == "tools/list":
         return {"tools": [ECHO_TOOL]}
@@ -38,7 +40,7 @@ def result_for(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
         if params.get("name") != "echo":
             return {"content": [{"type": "text", "text": "unknown tool"}], "isError": True}
         text = str((params.get("arguments") or {}).get("text", ""))
-        return {"content": [{"type": "text", "text": text}], "isError": False}
+        return {"content": [{"type": "text", "text": text}]}
     if method == "ping":
         return {}
     return None

@@ -9,8 +9,9 @@ alone, so runners that name the tool differently (toolrelay's ``echo__echo``, th
   * otherwise: a final assistant message, ``Done. The tool returned: <output text>``.
 
 The bodies are toolrelay's own wire shapes (``toolrelay.offline.wire``: the full
-``Response`` object the openai SDK and the Agents SDK parse). It keeps no ledger and runs
-no request checks, so its cost per request is small and the same for every runner.
+``Response`` object the openai SDK and the Agents SDK parse), served on toolrelay's own
+HTTP server (``toolrelay.httpserver``, keep-alive). It keeps no ledger and runs no request
+checks, so its cost per request is small and the same for every runner.
 
 Side endpoints (not OpenAI's): ``GET /_stats`` → ``{"requests": n, "handler_s_total": s}``
 (its own time, from the end of reading a request to the end of writing the answer) and
@@ -23,25 +24,25 @@ Side endpoints (not OpenAI's): ``GET /_stats`` → ``{"requests": n, "handler_s_
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import itertools
 import json
 import os
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from toolrelay.httpserver import HttpRequest, HttpResponder, HttpServer
 from toolrelay.offline.wire import function_call_item, message_item, response_object, usage
 
 DEFAULT_TEXT = "hello from the fake model"
 
 
 class Endpoint:
-    """The decisions and the handler-time counters (shared by the handler threads)."""
+    """The decisions and the handler-time counters (one event loop: no lock needed)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.lock = threading.Lock()
         self.requests = 0
         self.handler_s = 0.0
         self._ids = itertools.count(1)
@@ -70,17 +71,14 @@ class Endpoint:
         return [function_call_item(self.next_id("fc"), self.next_id("call"), tools[0]["name"], arguments)]
 
     def record(self, seconds: float) -> None:
-        with self.lock:
-            self.requests += 1
-            self.handler_s += seconds
+        self.requests += 1
+        self.handler_s += seconds
 
     def stats(self) -> dict[str, Any]:
-        with self.lock:
-            return {"requests": self.requests, "handler_s_total": self.handler_s}
+        return {"requests": self.requests, "handler_s_total": self.handler_s}
 
     def reset(self) -> None:
-        with self.lock:
-            self.requests, self.handler_s = 0, 0.0
+        self.requests, self.handler_s = 0, 0.0
 
 
 def _output_text(output: Any) -> str:
@@ -92,44 +90,43 @@ def _output_text(output: Any) -> str:
     return json.dumps(output)
 
 
-def make_handler(endpoint: Endpoint) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive, like the real API
-        disable_nagle_algorithm = True  # headers and body in one segment (no 40 ms delayed ACK)
+class Handler:
+    """The HTTP side: routes, the stats side endpoints, and the handler-time record."""
 
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet."""
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
 
-        def _send(self, status: int, payload: bytes) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-            self.wfile.flush()
-
-        def do_GET(self) -> None:
-            found = self.path.startswith("/_stats")
-            self._send(200 if found else 404, json.dumps(endpoint.stats() if found else {}).encode())
-
-        def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            started = time.perf_counter()
-            if self.path.startswith("/_stats/reset"):
-                endpoint.reset()
-                self._send(200, b"{}")
-                return
-            if not self.path.rstrip("/").endswith("/responses"):
-                self._send(404, b'{"error": {"message": "no such route", "type": "invalid_request_error"}}')
-                return
-            body = json.loads(raw or b"{}")
+    async def __call__(self, request: HttpRequest, http: HttpResponder) -> None:
+        started = time.perf_counter()  # the body has been read: the handler's own time starts
+        if request.method == "GET":
+            found = request.path.startswith("/_stats")
+            await _send(http, 200 if found else 404, self.endpoint.stats() if found else {})
+        elif request.path.startswith("/_stats/reset"):
+            self.endpoint.reset()
+            await _send(http, 200, {})
+        elif not request.path.rstrip("/").endswith("/responses"):
+            await _send(http, 404, {"error": {"message": "no such route", "type": "invalid_request_error"}})
+        else:
+            body = json.loads(request.body or b"{}")
             if body.get("stream"):
-                self._send(400, b'{"error": {"message": "stream is not offered by the bench endpoint"}}')
+                await _send(http, 400, {"error": {"message": "stream is not offered by the bench endpoint"}})
                 return
-            self._send(200, json.dumps(endpoint.answer(body)).encode())
-            endpoint.record(time.perf_counter() - started)
+            await _send(http, 200, self.endpoint.answer(body))
+            self.endpoint.record(time.perf_counter() - started)
 
-    return Handler
+
+async def _send(http: HttpResponder, status: int, payload: dict[str, Any]) -> None:
+    await http.send(status, [("content-type", "application/json")], json.dumps(payload).encode())
+
+
+async def serve(text: str, max_seconds: float) -> None:
+    server = HttpServer(Handler(Endpoint(text)), max_body_bytes=64 * 1024 * 1024)
+
+    def listening(port: int) -> None:
+        print(f"FAKE_RESPONSES_BASE_URL=http://127.0.0.1:{port}/v1", flush=True)
+
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(server.serve("127.0.0.1", 0, listening), max_seconds)
 
 
 def main() -> None:
@@ -139,15 +136,8 @@ def main() -> None:
     parser.add_argument("--text", default=DEFAULT_TEXT, help="the echo tool's text argument")
     parser.add_argument("--max-seconds", type=float, default=3600.0, help="stop serving after this long")
     args = parser.parse_args()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(Endpoint(args.text)))
-    server.daemon_threads = True
-    print(f"FAKE_RESPONSES_BASE_URL=http://127.0.0.1:{server.server_address[1]}/v1", flush=True)
-    threading.Timer(args.max_seconds, server.shutdown).start()
-    try:
-        server.serve_forever(poll_interval=0.2)
-    finally:
-        server.server_close()
-        os._exit(0)  # the timer thread must not keep the process alive
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(args.text, args.max_seconds))
 
 
 if __name__ == "__main__":

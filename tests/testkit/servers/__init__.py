@@ -1,0 +1,36 @@
+"""The test servers, one file each, run by path as subprocesses (tests and bench/ alike).
+
+stdio MCP servers (the standard library only, unless noted):
+  minimal_echo_server.py  echo(text): the cheapest possible peer (the client bench's too)
+  sdk_server.py           the official SDK's MCPServer, stdio or Streamable HTTP (mcp)
+  toolbox_server.py       misbehaves on request: crash, hang, huge, garbage, spawn, ...
+  honest_server.py        its tools end every way a call can end, honestly
+  hostile_server.py       tool names and schemas the OpenAI API dislikes
+  growing_server.py       every call adds a tool (tools/list_changed)
+  media_server.py         audio, images and blobs in results
+  flood_server.py         floods toolrelay with notifications during a call
+  echo_stdio_server.py    ``EchoService`` on toolrelay's own stdio server runtime
+HTTP:
+  echo_http_server.py     ``EchoService`` on toolrelay's own Streamable HTTP endpoint
+  fake_responses.py       a stateless fake Responses endpoint (the loop bench's)
+
+A script here imports nothing from the tests; ``echo_service.py`` is the one module the
+scripts share, and tests import it as ``testkit.servers.echo_service``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SERVERS = Path(__file__).resolve().parent
+MINIMAL_ECHO_SERVER = SERVERS / "minimal_echo_server.py"
+SDK_SERVER = SERVERS / "sdk_server.py"
+TOOLBOX_SERVER = SERVERS / "toolbox_server.py"
+HONEST_SERVER = SERVERS / "honest_server.py"
+HOSTILE_SERVER = SERVERS / "hostile_server.py"
+GROWING_SERVER = SERVERS / "growing_server.py"
+MEDIA_SERVER = SERVERS / "media_server.py"
+FLOOD_SERVER = SERVERS / "flood_server.py"
+ECHO_STDIO_SERVER = SERVERS / "echo_stdio_server.py"
+ECHO_HTTP_SERVER = SERVERS / "echo_http_server.py"
+FAKE_RESPONSES = SERVERS / "fake_responses.py"
