@@ -39,7 +39,7 @@ def test_a_log_file_left_readable_by_an_older_version_is_made_private(tmp_path: 
     old.chmod(0o644)
 
     async def scenario() -> None:
-        async with open_connection(stdio_config("minimal_server.py"), log_dir):
+        async with open_connection(stdio_config("minimal_echo_server.py"), log_dir):
             pass
 
     run(scenario())

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from testkit.servers import TOOLBOX_SERVER
 from toolrelay.client.config import ServerConfig
 from toolrelay.events import MCP_RESPONSE
 from toolrelay.relay.consent import approve_all
@@ -19,7 +20,7 @@ from toolrelay.runner import RunOptions, run_async
 
 from .helpers import read_events, run_cli, tool_call, verdict_of
 
-TOOLBOX = Path(__file__).resolve().parents[1] / "client" / "servers" / "toolbox_server.py"
+TOOLBOX = TOOLBOX_SERVER
 SHAPES = {  # what the server answers besides jsonrpc and id → why toolrelay refuses it
     "no_result": ({}, "Invalid Request: neither a request nor a response"),
     "both": ({"result": {"content": []}, "error": {"code": -32603, "message": "and an error"}},
