@@ -84,10 +84,12 @@ def _parse_fault(value: Any, where: str) -> StreamFault | None:
     if key in ("error_after", "cut_after"):
         if isinstance(setting, bool) or not isinstance(setting, int) or setting < 0:
             raise UsageError(f"{where}: {key} must be an integer >= 0 (a number of events)")
-        return StreamFault(**{key: setting})
+        return StreamFault(error_after=setting) if key == "error_after" else StreamFault(cut_after=setting)
     if setting is not True:
         raise UsageError(f"{where}: {key} must be true")
-    return StreamFault(**{key: True})
+    if key == "failed_after_call":
+        return StreamFault(failed_after_call=True)
+    return StreamFault(no_completed=True)
 
 
 def _number(entry: Mapping[str, Any], key: str, where: str, *, positive: bool = False) -> float | None:
