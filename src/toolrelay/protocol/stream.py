@@ -74,6 +74,7 @@ __all__ = [
 ]
 
 _ERROR: Final = "error"
+_MAX_GAP: Final = 1000
 """``Assembled.terminal`` after an ``error`` event."""
 
 
@@ -91,6 +92,8 @@ class StreamAssembler:
         """The terminal event's Response."""
         self._error: dict[str, Any] | None = None
         self._last_sequence: int | None = None
+        self._missing: set[int] = set()
+        """Sequence numbers skipped so far: a late one is out of order, one never seen is missing."""
         self._problems: list[str] = []
         self._retry_safe = True
         self._events = 0
@@ -121,7 +124,8 @@ class StreamAssembler:
         if event.event is not None and payload.get("type") not in (None, event.event):
             self._problem(event, f"its event field says {event.event!r} but its data says {kind!r}", updates)
         if self._terminal is not None:
-            self._problem(event, f"{kind} arrived after the response ended ({self._terminal})", updates)
+            what = kind or "an event without a type"
+            self._problem(event, f"{what} arrived after the response ended ({self._terminal})", updates)
             return updates
         handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
         if handler is not None:
@@ -136,8 +140,14 @@ class StreamAssembler:
         differences = []
         if used is final and final is not None and built is not None:
             differences = compare_outputs(final["output"], built["output"])
+        problems = list(self._problems)
+        if self._missing:
+            numbers = sorted(self._missing)
+            shown = ", ".join(str(n) for n in numbers[:10]) + (", ..." if len(numbers) > 10 else "")
+            problems.append(f"sequence_number {shown} never arrived: {len(numbers)} "
+                            f"event{'s' if len(numbers) > 1 else ''} missing")
         return Assembled(response=used, built=built, terminal=self._terminal, differences=differences,
-                         problems=list(self._problems), retry_safe=self._retry_safe)
+                         problems=problems, retry_safe=self._retry_safe)
 
     # -- what each event type does ------------------------------------------------------
 
@@ -240,11 +250,15 @@ class StreamAssembler:
             if number != 0:
                 self._problem(event, f"the first sequence_number is {number}, not 0", updates)
         elif number <= last:
-            self._problem(event, f"sequence_number {number} after {last}: out of order", updates)
+            late = number in self._missing
+            self._missing.discard(number)
+            self._problem(event, f"sequence_number {number} after {last}: "
+                                 f"{'out of order' if late else 'a repeat'}", updates)
         elif number > last + 1:
-            missing = number - last - 1
-            self._problem(event, f"sequence_number jumps from {last} to {number}: {missing} "
-                                 f"event{'s' if missing > 1 else ''} missing", updates)
+            if number - last > _MAX_GAP:  # not worth remembering each: said now
+                self._problem(event, f"sequence_number jumps from {last} to {number}", updates)
+            else:
+                self._missing.update(range(last + 1, number))
         self._last_sequence = number if last is None else max(last, number)
 
     def _problem(self, event: StreamEvent, text: str, updates: list[Update]) -> None:
@@ -255,7 +269,7 @@ class StreamAssembler:
     def _built(self) -> dict[str, Any] | None:
         """The Response from the shell (or terminal Response) and the items, or None."""
         base = self._final if self._final is not None else self._shell
-        if base is None and not self._items and self._error is None:
+        if base is None and not self._items and self._terminal is None:
             return None
         built: dict[str, Any] = dict(base) if base is not None else {"object": "response"}
         status = self._terminal
