@@ -99,8 +99,8 @@ def test_two_outputs_for_one_call_are_rejected_in_replay_and_chain_mode() -> Non
         chained = rejected(model, {"previous_response_id": "resp_offline_0001",
                                    "input": [output("call_offline_0001"), output("call_offline_0001")]})
     expected = {
-        "message": "Duplicate function_call_output for call_id 'call_offline_0001'. Each function_call must have "
-        "exactly one matching function_call_output.",
+        "message": "Duplicate function_call_output for call_id 'call_offline_0001'. Each function_call must "
+        "have exactly one matching function_call_output.",
         "type": "invalid_request_error",
         "param": "input",
         "code": None,
