@@ -57,6 +57,7 @@ class Connection(asyncio.Protocol):
         self._lost: BaseException | None = None
         self._spoke_while_idle = False
         self._busy = False
+        self._body_ended = False
         self._received = 0
         self.served = 0
         """Exchanges completed on this connection (> 0: a reused keep-alive connection)."""
@@ -100,7 +101,7 @@ class Connection(asyncio.Protocol):
 
     async def start(self, request: h11.Request, content: bytes) -> tuple[int, dict[str, str]]:
         """Send ``request`` with ``content``; the answer's status and headers (names lower-case)."""
-        self._busy, self._received = True, 0
+        self._busy, self._received, self._body_ended = True, 0, False
         http = self._http
         head = http.send(request)
         self._write(head + http.send(h11.Data(data=content)) + http.send(h11.EndOfMessage()))
@@ -123,14 +124,27 @@ class Connection(asyncio.Protocol):
         return b"".join(chunks)
 
     async def chunk(self) -> bytes | None:
-        """The next bytes of the answer's body as they arrive (not decoded); None at its end."""
+        """The answer's body bytes that have arrived, waiting for some when none have (not
+        decoded); None at its end. Everything already received comes at once: a stream of
+        many small HTTP chunks costs one wake-up per read, not one per chunk."""
+        if self._body_ended:
+            return None
         with self._protocol_errors():
             event = await self._next_event()
-        if type(event) is h11.Data:
-            return bytes(event.data)
+            pieces = []
+            while type(event) is h11.Data:
+                pieces.append(event.data)
+                event = self._http.next_event()
+                if event is h11.NEED_DATA and self._inbox:
+                    self._http.receive_data(self._take_inbox())
+                    event = self._http.next_event()
         if type(event) is h11.EndOfMessage:
+            self._body_ended = True
+        elif event is not h11.NEED_DATA:
+            raise ConnectionClosed(CLOSED_WITHOUT_ANSWER)
+        if not pieces:
             return None
-        raise ConnectionClosed(CLOSED_WITHOUT_ANSWER)
+        return bytes(pieces[0]) if len(pieces) == 1 else b"".join(pieces)
 
     @contextlib.contextmanager
     def _protocol_errors(self) -> Iterator[None]:
@@ -193,6 +207,10 @@ class Connection(asyncio.Protocol):
                 await self._waiter
             finally:
                 self._waiter = None
+        return self._take_inbox()
+
+    def _take_inbox(self) -> bytes:
+        """The bytes received and not yet handed to h11 (there are some)."""
         data = b"".join(self._inbox) if len(self._inbox) > 1 else self._inbox[0]
         self._inbox.clear()
         self._inbox_size = 0

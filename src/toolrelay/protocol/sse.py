@@ -65,9 +65,12 @@ class StreamEvent:
         return kind if isinstance(kind, str) else self.event
 
 
+_DECODE: Final = json.JSONDecoder().decode  # json.loads without its per-call checks: once per event
+
+
 def _json_object(text: str) -> dict[str, Any] | None:
     try:
-        value = json.loads(text)
+        value = _DECODE(text)
     except (ValueError, RecursionError):  # not JSON, or nested deeper than Python recurses
         return None
     return value if isinstance(value, dict) else None
@@ -113,20 +116,17 @@ class SseParser:
             self._partial_size = 0
         *lines, rest = data.split(b"\n")
         found: list[StreamEvent] = []
-        for line in lines:
-            self._line(line, found)
+        self._lines(lines, found)
         self._keep_partial(rest)
         return found
 
     def end(self) -> list[StreamEvent]:
         """At the stream's clean end: the last event, when its final blank line is missing."""
+        lines = [b"".join(self._partial)] if self._partial else []
+        self._partial.clear()
+        self._partial_size = 0
         found: list[StreamEvent] = []
-        if self._partial:
-            line = b"".join(self._partial)
-            self._partial.clear()
-            self._partial_size = 0
-            self._line(line, found)
-        self._line(b"", found)
+        self._lines([*lines, b""], found)
         return found
 
     def _skip_bom(self, data: bytes) -> bytes:
@@ -148,22 +148,26 @@ class SseParser:
         if self._event_size + self._partial_size > self.max_event_bytes:
             raise EventTooLarge(self.max_event_bytes)
 
-    def _line(self, line: bytes, found: list[StreamEvent]) -> None:
-        if not line:
-            if self._data:
-                found.append(StreamEvent(index=self._count, event=self._event, data="\n".join(self._data)))
-                self._count += 1
-            self._event, self._data, self._event_size = None, [], 0
-            return
-        self._event_size += len(line) + 1
-        if self._event_size > self.max_event_bytes:
-            raise EventTooLarge(self.max_event_bytes)
-        name, colon, value = line.partition(b":")
-        if not name and colon:
-            return  # a comment (": keep-alive")
-        if value[:1] == b" ":
-            value = value[1:]
-        if name == b"data":
-            self._data.append(value.decode("utf-8", errors="replace"))
-        elif name == b"event":
-            self._event = value.decode("utf-8", errors="replace")
+    def _lines(self, lines: list[bytes], found: list[StreamEvent]) -> None:
+        """Read whole lines (the common fields first: this runs once per line of the stream)."""
+        cap = self.max_event_bytes
+        for line in lines:
+            if not line:
+                if self._data:
+                    data = "\n".join(self._data)
+                    found.append(StreamEvent(index=self._count, event=self._event, data=data))
+                    self._count += 1
+                self._event, self._data, self._event_size = None, [], 0
+                continue
+            self._event_size += len(line) + 1
+            if self._event_size > cap:
+                raise EventTooLarge(cap)
+            if line.startswith(b"data:"):
+                value = line[6:] if line[5:6] == b" " else line[5:]
+                self._data.append(value.decode("utf-8", errors="replace"))
+            elif line.startswith(b"event:"):
+                value = line[7:] if line[6:7] == b" " else line[6:]
+                self._event = value.decode("utf-8", errors="replace")
+            elif line[:1] != b":":  # not a comment: another field ("id", "retry"), or "data" alone
+                if line.partition(b":")[0] == b"data":
+                    self._data.append("")

@@ -34,6 +34,7 @@ from typing import Any, Final
 
 from .responses import (
     FAILED,
+    IN_PROGRESS,
     OUTPUT_ITEM_ADDED,
     OUTPUT_ITEM_DONE,
     RETRY_SAFE_STREAM_EVENTS,
@@ -113,15 +114,17 @@ class StreamAssembler:
         self._events += 1
         updates: list[Update] = []
         payload = event.payload
-        kind = event.type
+        said = payload.get("type") if payload is not None else None
+        kind = said if isinstance(said, str) else event.event
         if kind not in RETRY_SAFE_STREAM_EVENTS:
             self._retry_safe = False
         if payload is None:
             if event.data.strip() != "[DONE]":  # the Chat Completions sentinel some servers add
                 self._problem(event, "its data is not a JSON object", updates)
             return updates
-        self._check_sequence(event, payload, updates)
-        if event.event is not None and payload.get("type") not in (None, event.event):
+        if "sequence_number" in payload:
+            self._check_sequence(event, payload["sequence_number"], updates)
+        if event.event is not None and said is not None and said != event.event:
             self._problem(event, f"its event field says {event.event!r} but its data says {kind!r}", updates)
         if self._terminal is not None:
             what = kind or "an event without a type"
@@ -129,7 +132,7 @@ class StreamAssembler:
             return updates
         handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
         if handler is not None:
-            handler(self, event, payload, updates)
+            handler(self, event, str(kind), payload, updates)
         return updates
 
     def finish(self) -> Assembled:
@@ -151,12 +154,16 @@ class StreamAssembler:
 
     # -- what each event type does ------------------------------------------------------
 
-    def _response_started(self, event: StreamEvent, payload: dict[str, Any], updates: list[Update]) -> None:
+    def _response_started(
+        self, event: StreamEvent, kind: str, payload: dict[str, Any], updates: list[Update]
+    ) -> None:
         response = payload.get("response")
         if isinstance(response, dict):
             self._shell = response
 
-    def _item_added(self, event: StreamEvent, payload: dict[str, Any], updates: list[Update]) -> None:
+    def _item_added(
+        self, event: StreamEvent, kind: str, payload: dict[str, Any], updates: list[Update]
+    ) -> None:
         item = payload.get("item")
         if not isinstance(item, dict):
             self._problem(event, "output_item.added without an item object", updates)
@@ -171,7 +178,9 @@ class StreamAssembler:
         self._remember_id(item, index)
         updates.append(ItemAdded(output_index=index, item=item))
 
-    def _item_done(self, event: StreamEvent, payload: dict[str, Any], updates: list[Update]) -> None:
+    def _item_done(
+        self, event: StreamEvent, kind: str, payload: dict[str, Any], updates: list[Update]
+    ) -> None:
         item = payload.get("item")
         if not isinstance(item, dict):
             self._problem(event, "output_item.done without an item object", updates)
@@ -194,26 +203,32 @@ class StreamAssembler:
             self._problem(event, text, updates)
         updates.append(ItemDone(output_index=index, item=build_item(state, None)))
 
-    def _content(self, event: StreamEvent, payload: dict[str, Any], updates: list[Update]) -> None:
-        located = self._locate(event, payload, updates)
+    def _content(
+        self, event: StreamEvent, kind: str, payload: dict[str, Any], updates: list[Update]
+    ) -> None:
+        located = self._locate(event, kind, payload, updates)
         if located is None:
             return
         state, index, item_id = located
-        update = state.take(str(event.type), payload, index, item_id)
+        update = state.take(kind, payload, index, item_id)
         if isinstance(update, str):
             self._problem(event, update, updates)
         elif update is not None:
             updates.append(update)
 
-    def _ended(self, event: StreamEvent, payload: dict[str, Any], updates: list[Update]) -> None:
-        status = TERMINAL_STATUS.get(str(event.type), FAILED)
+    def _ended(
+        self, event: StreamEvent, kind: str, payload: dict[str, Any], updates: list[Update]
+    ) -> None:
+        status = TERMINAL_STATUS.get(kind, FAILED)
         self._terminal = status
         response = payload.get("response")
-        self._final = response if isinstance(response, dict) else None
-        assembled = self.finish()
-        updates.append(StreamEnded(status=status, response=assembled.response))
+        final = self._final = response if isinstance(response, dict) else None
+        used = final if final is not None and _nonempty_output(final) else self._built()
+        updates.append(StreamEnded(status=status, response=used))
 
-    def _failed(self, event: StreamEvent, payload: dict[str, Any], updates: list[Update]) -> None:
+    def _failed(
+        self, event: StreamEvent, kind: str, payload: dict[str, Any], updates: list[Update]
+    ) -> None:
         nested = payload.get("error")
         fields: dict[str, Any] = nested if isinstance(nested, dict) else payload
         code, message, param = (_text(fields.get(key)) for key in ("code", "message", "param"))
@@ -224,15 +239,15 @@ class StreamAssembler:
     # -- helpers ----------------------------------------------------------------------------
 
     def _locate(
-        self, event: StreamEvent, payload: dict[str, Any], updates: list[Update]
+        self, event: StreamEvent, kind: str, payload: dict[str, Any], updates: list[Update]
     ) -> Located | None:
         found = locate(payload, self._items, self._ids)
         if found is None:
-            self._problem(event, f"{event.type} names no item (no output_index or item_id)", updates)
+            self._problem(event, f"{kind} names no item (no output_index or item_id)", updates)
             return None
         state, index, item_id, known = found
         if not known:
-            self._problem(event, f"{event.type} arrived before its item (output_index {index})", updates)
+            self._problem(event, f"{kind} arrived before its item (output_index {index})", updates)
             self._items[index] = state
         return state, index, item_id
 
@@ -241,8 +256,7 @@ class StreamAssembler:
         if isinstance(item_id, str):
             self._ids[item_id] = index
 
-    def _check_sequence(self, event: StreamEvent, payload: dict[str, Any], updates: list[Update]) -> None:
-        number = payload.get("sequence_number")
+    def _check_sequence(self, event: StreamEvent, number: Any, updates: list[Update]) -> None:
         if not isinstance(number, int) or isinstance(number, bool):
             return  # local servers send none: nothing to check
         last = self._last_sequence
@@ -277,8 +291,9 @@ class StreamAssembler:
         if status == _ERROR:
             built["status"] = FAILED
             built["error"] = self._error
-        elif status is not None:
-            built["status"] = status
+        elif status is not None:  # the terminal Response's own status, unless it still says in progress
+            said = self._final.get("status") if self._final is not None else None
+            built["status"] = said if isinstance(said, str) and said != IN_PROGRESS else status
         return built
 
 
