@@ -326,3 +326,21 @@ def test_an_error_naming_stream_is_the_missing_stream_feature(
     assert isinstance(failed.value, ModelFeatureUnsupported) and failed.value.feature == "stream"
     assert str(failed.value).startswith("this endpoint does not stream responses; run with --no-stream (")
     assert not isinstance(failed.value, ModelUnreachable)
+
+
+def test_a_stream_that_contradicts_itself_is_recorded_and_warned_about() -> None:
+    events = stream_events()
+    changed = {**MESSAGE, "content": [{"type": "output_text", "text": "Bye", "annotations": []}]}
+    final = event(6, {"type": "response.completed", "response": {**SHELL, "status": "completed",
+                                                                  "output": [changed]}})
+    swapped = [*events[:3], events[4], events[3], events[5], final]
+    reply, _, recorder = outcome(serving(whole(swapped)))
+    assert isinstance(reply, ModelReply) and reply.body["output"] == [changed]  # the terminal event's
+    (response,) = recorder.records("model_response")
+    assert response["differences"] == ["output[0] (message msg_1): content differ from the stream's item"]
+    assert [r["text"] for r in recorder.records("notice")] == [
+        "the model endpoint's answer to turn 1: its response differs from the items it streamed: output[0] "
+        "(message msg_1): content differ from the stream's item",
+        "the model endpoint's answer to turn 1: its stream was out of order: event 4 "
+        "(response.output_text.delta): sequence_number 3 after 4: out of order (and 1 more)",
+    ]

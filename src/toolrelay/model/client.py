@@ -221,7 +221,16 @@ class ResponsesClient:
         ))
         if read.cut is not None:
             raise self._cut(read)
+        self._warn(turn, "its response differs from the items it streamed", assembled.differences)
+        self._warn(turn, "its stream was out of order", assembled.problems)
         return _Answer(http.status, http.headers, read.raw, assembled.response, elapsed, stream=read)
+
+    def _warn(self, turn: int, what: str, findings: list[str]) -> None:
+        """One notice per response for what a stream got wrong (each finding is recorded)."""
+        if findings:
+            more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
+            text = f"the model endpoint's answer to turn {turn}: {what}: {findings[0]}{more}"
+            self._events.emit(Notice(level="warning", text=text))
 
     def _cut(self, read: StreamRead) -> ModelError:
         """A stream that ended before its terminal event: retried if it said nothing yet."""

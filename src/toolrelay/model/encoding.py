@@ -16,6 +16,8 @@ from ._http_failures import AnswerRejected
 __all__ = ["StreamDecoder", "decode_content", "size_text"]
 
 _GZIP_OR_ZLIB: Final = 47  # zlib detects the gzip or zlib header itself
+_RESTART_WINDOW: Final = 64 * 1024
+"""Bytes kept from a deflate stream's start, in case it turns out to be raw deflate."""
 
 
 def size_text(count: int) -> str:
@@ -69,28 +71,32 @@ class StreamDecoder:
         self._coding = codings[0] if codings else None
         self._inflater = zlib.decompressobj(_GZIP_OR_ZLIB) if self._coding else None
         self._raw_tried = False
+        self._start = b""
+        """What was fed before any output: a raw deflate restart needs it again."""
         self._cap = cap
         self._size = 0
 
     def feed(self, data: bytes) -> bytes:
         if self._inflater is None:
             return data
+        if not self._size and len(self._start) < _RESTART_WINDOW:
+            self._start += data
         try:
             decoded = self._inflater.decompress(data)
         except zlib.error:
-            decoded = self._raw_deflate(data)
+            decoded = self._raw_deflate()
         self._size += len(decoded)
         if self._size > self._cap:
             raise AnswerRejected(f"the answer is larger than {size_text(self._cap)} once decompressed")
         return decoded
 
-    def _raw_deflate(self, data: bytes) -> bytes:
-        """A "deflate" stream sent without its zlib wrapper: restart raw, once, at the start."""
-        if self._coding != "deflate" or self._raw_tried or self._size:
+    def _raw_deflate(self) -> bytes:
+        """A "deflate" stream sent without its zlib wrapper: restart raw, once, from the start."""
+        if self._coding != "deflate" or self._raw_tried or self._size or len(self._start) >= _RESTART_WINDOW:
             raise AnswerRejected(f"the answer says it is {self._coding}-encoded but does not decompress")
         self._raw_tried = True
         self._inflater = zlib.decompressobj(-zlib.MAX_WBITS)
         try:
-            return self._inflater.decompress(data)
+            return self._inflater.decompress(self._start)
         except zlib.error:
             raise AnswerRejected("the answer says it is deflate-encoded but does not decompress") from None
