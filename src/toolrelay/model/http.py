@@ -14,7 +14,10 @@ POST needs, with h11 (already a dependency) doing the parsing:
   ``SSL_CERT_DIR`` as the ssl module reads them), SNI and ALPN ``http/1.1``;
 - a connect timeout and one timeout for each exchange (write the request, read the whole
   answer); an answer above ``max_answer_bytes`` is refused, never buffered; no
-  ``Accept-Encoding`` is sent, and a gzip or deflate answer sent anyway is decoded.
+  ``Accept-Encoding`` is sent, and a gzip or deflate answer sent anyway is decoded;
+- a streamed answer (server-sent events) is handed over once its head has arrived
+  (``open``), and its body read as it arrives (``OpenAnswer.chunks``), each read within
+  the timeout of the one before, so a long stream lives as long as it keeps talking.
 
 One retry happens here: a request written to a *reused* keep-alive connection that ends
 (EOF or reset) before a single byte of answer arrives is sent once more on a new
