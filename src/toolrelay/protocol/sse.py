@@ -168,6 +168,6 @@ class SseParser:
             elif line.startswith(b"event:"):
                 value = line[7:] if line[6:7] == b" " else line[6:]
                 self._event = value.decode("utf-8", errors="replace")
-            elif line[:1] != b":":  # not a comment: another field ("id", "retry"), or "data" alone
-                if line.partition(b":")[0] == b"data":
-                    self._data.append("")
+            elif line == b"data":  # a field without a colon: its value is empty
+                self._data.append("")
+            # anything else is a comment (":..."), or a field toolrelay ignores ("id", "retry")
