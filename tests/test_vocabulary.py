@@ -14,7 +14,9 @@ positives on toolrelay's own code:
   where it stands for a type: compared (``==``, ``!=``, or ``in`` a literal tuple, list
   or set) with a ``"type"`` lookup (``x["type"]``, ``x.get("type")``) or with a plain
   variable (``kind = item.get("type")``), as the value of a ``"type"`` key in a dict
-  literal, or as a ``case`` pattern.
+  literal, or as a ``case`` pattern;
+- a server-sent event type of a streamed response (``response.output_text.delta``, ...;
+  every one but ``error``, which is also a field) is flagged as any string constant.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ SRC = REPO / "src" / "toolrelay"
 VOCABULARY = SRC / "protocol" / "responses.py"
 
 TYPE_NAMES = responses.ITEM_TYPES | responses.PART_TYPES
-_ANYWHERE = frozenset(name for name in TYPE_NAMES if "_" in name)
+EVENT_NAMES = responses.STREAM_EVENT_TYPES - {responses.STREAM_ERROR}
+_ANYWHERE = frozenset(name for name in TYPE_NAMES if "_" in name) | EVENT_NAMES
 _AS_TYPE_ONLY = TYPE_NAMES - _ANYWHERE
 
 
@@ -138,6 +141,25 @@ def read(item, block, error):
         (13, "input_file"),
         (13, "message"),
     ]
+
+
+def test_stream_event_names_are_flagged_anywhere_but_error_is_not() -> None:
+    source = '''
+def read(event):
+    if event.type == "response.output_text.delta":
+        return {"type": "error", "error": event.data}
+    return HANDLERS.get("response.completed")
+'''
+    assert literal_type_names(source) == [(3, "response.output_text.delta"), (5, "response.completed")]
+
+
+def test_every_stream_event_name_is_listed_and_spelled_as_the_api_does() -> None:
+    constants = {name: value for name, value in vars(responses).items()
+                 if isinstance(value, str) and (value.startswith("response.") or value == "error")}
+    assert set(constants.values()) == responses.STREAM_EVENT_TYPES
+    named = responses.TERMINAL_STREAM_EVENTS | responses.RETRY_SAFE_STREAM_EVENTS
+    assert named <= responses.STREAM_EVENT_TYPES
+    assert set(responses.TERMINAL_STATUS) == responses.TERMINAL_STREAM_EVENTS
 
 
 def test_every_item_and_part_typed_dict_names_a_listed_type() -> None:

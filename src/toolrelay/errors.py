@@ -19,7 +19,8 @@
     │   │   └── ModelTimeout        3   no connection or no complete answer within the timeout
     │   ├── ModelAnswerUnreadable   3   an answer too large, or in an encoding not decoded
     │   ├── ModelRequestUnsendable  3   a request HTTP/1.1 cannot carry (a forbidden header)
-    │   └── ModelFeatureUnsupported 3   the endpoint lacks a feature the request used
+    │   ├── ModelFeatureUnsupported 3   the endpoint lacks a feature the request used (.feature)
+    │   └── ModelStreamCut          3   a streamed answer cut after it had said something (.assembled)
     └── RunInterrupted              130 Ctrl-C
 
 Errors a model can act on (invalid arguments, unknown tools, tool errors) are not
@@ -39,6 +40,7 @@ where it becomes a value or an answer to the peer.
     client.jsonc.JsoncError         malformed JSONC: a ConfigError naming the file
     client.config_entries.EntrySkipped  a server entry toolrelay cannot serve: a notice, the entry left out
     protocol.json_depth.JsonTooDeep JSON nested deeper than the limit: a ValueError, read as malformed JSON
+    protocol.sse.EventTooLarge      a server-sent event above the cap: a ModelAnswerUnreadable
 
 Any other exception class is private: its name, or its module's name, starts with ``_``.
 tests/test_errors.py holds every exception class in src/ to these rules.
@@ -61,6 +63,7 @@ __all__ = [
     "ModelError",
     "ModelFeatureUnsupported",
     "ModelRequestUnsendable",
+    "ModelStreamCut",
     "ModelTimeout",
     "ModelUnreachable",
     "NoServerAvailable",
@@ -238,7 +241,25 @@ class ModelRequestUnsendable(ModelError):
 
 
 class ModelFeatureUnsupported(ModelError):
-    """The endpoint rejected a feature of the request (previous_response_id, strict, ...)."""
+    """The endpoint rejected a feature of the request (previous_response_id, strict, ...).
+
+    ``feature`` names it (``"stream"``, ``"previous_response_id"``, ``"strict"``, ...), so a
+    caller can turn that one feature off and ask again; None when it is not known."""
+
+    def __init__(self, message: str, status: int | None = None, *, feature: str | None = None) -> None:
+        super().__init__(message, status)
+        self.feature = feature
+
+
+class ModelStreamCut(ModelError):
+    """A streamed answer ended without its terminal event after it had said something (text
+    shown, an item closed): it is not asked again blindly, as calls may have run.
+
+    ``assembled`` is what the stream said until the cut (a ``protocol.stream.Assembled``)."""
+
+    def __init__(self, message: str, *, assembled: Any = None) -> None:
+        super().__init__(message, 200)
+        self.assembled = assembled
 
 
 class RunInterrupted(ToolrelayError):

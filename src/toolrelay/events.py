@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar, Final
 
 from .flood import FloodGate, FloodLimit, FloodWindow
@@ -47,6 +47,7 @@ __all__ = [
     "McpMessage",
     "ModelRequestEvent",
     "ModelResponseEvent",
+    "ModelStreamEvent",
     "Notice",
     "RunEndEvent",
     "RunStartEvent",
@@ -71,9 +72,14 @@ class Event:
     def to_record(self) -> dict[str, Any]:
         """The event as a JSON-ready dict: kind, seq, time, then its own fields."""
         record: dict[str, Any] = {"seq": self.seq, "time": self.time, "kind": self.event_kind}
+        optional = self.optional_fields
         for f in fields(self):
-            if f.name not in ("seq", "time"):
-                record[f.name] = getattr(self, f.name)
+            if f.name in ("seq", "time"):
+                continue
+            value = getattr(self, f.name)
+            if optional and f.name in optional and value == _default(f):
+                continue
+            record[f.name] = value
         return record
 
     @property
@@ -166,10 +172,8 @@ class McpMessage(Event):
         return self.role
 
     def to_record(self) -> dict[str, Any]:
-        record = Event.to_record(self)
+        record = Event.to_record(self)  # without "delivered" when true (an optional field)
         del record["role"]  # it is the record's kind
-        if self.delivered:
-            del record["delivered"]
         return record
 
 
@@ -261,14 +265,44 @@ class ModelRequestEvent(Event):
 
 @dataclass(slots=True, kw_only=True)
 class ModelResponseEvent(Event):
-    """The endpoint's answer: HTTP status and exact body (parsed JSON, or text if not JSON)."""
+    """The endpoint's answer: HTTP status and exact body (parsed JSON, or text if not JSON).
+
+    For a streamed answer (one per attempt, after its ``model_stream`` events) ``body`` is
+    the Response used: the terminal event's, or the one assembled from the events."""
 
     kind: ClassVar[str] = "model_response"
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"streamed", "stream_events", "differences", "cut"})
     turn: int
     status: int
     body: Any
     elapsed: float
     attempt: int = 1
+    streamed: bool = False
+    """The answer was a stream of server-sent events (recorded only when true)."""
+    stream_events: int = 0
+    """How many: the ``model_stream`` events of this attempt."""
+    differences: list[str] = field(default_factory=list)
+    """Where the terminal event's output differs from the streamed items (known quirks aside)."""
+    cut: str | None = None
+    """Why the stream ended before a terminal event (the connection closed, it stalled, ...);
+    ``body`` is then what had been assembled."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ModelStreamEvent(Event):
+    """One server-sent event of a streamed answer, exactly as received: a transcript line each.
+
+    Its ``time`` shows when it arrived, so a call's start can be placed inside the stream."""
+
+    kind: ClassVar[str] = "model_stream"
+    turn: int
+    attempt: int
+    index: int
+    """Position in this attempt's stream, from 0."""
+    event: str | None
+    """The SSE ``event:`` field."""
+    data: str
+    """The SSE ``data:`` text as received (a person can read it: JSON text)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -321,6 +355,13 @@ class RunEndEvent(Event):
     reason: str
     final_text: str | None = None
     turns: int = 0
+
+
+def _default(f: Any) -> Any:
+    """A dataclass field's default value (its factory called: an empty list)."""
+    if f.default_factory is not MISSING:
+        return f.default_factory()
+    return f.default
 
 
 def _what(event: McpMessage | McpInvalid) -> str:

@@ -91,6 +91,32 @@ def test_a_call_without_its_output_chain() -> None:
     assert error["message"] == "No tool output found for function call call_offline_0001."
 
 
+def test_two_outputs_for_one_call_are_rejected_in_replay_and_chain_mode() -> None:
+    with OfflineModel() as model:
+        response = first_call(model)
+        replayed = rejected(model, {"input": [USER, *response["output"], output("call_offline_0001"),
+                                              output("call_offline_0001", "again")]})
+        chained = rejected(model, {"previous_response_id": "resp_offline_0001",
+                                   "input": [output("call_offline_0001"), output("call_offline_0001")]})
+    expected = {
+        "message": "Duplicate function_call_output for call_id 'call_offline_0001'. Each function_call must "
+        "have exactly one matching function_call_output.",
+        "type": "invalid_request_error",
+        "param": "input",
+        "code": None,
+    }
+    assert replayed == expected and chained == expected
+
+
+def test_two_calls_sharing_a_call_id_with_one_output_pass() -> None:
+    call = {"type": "function_call", "call_id": "call_same", "name": "fs__read_text_file", "arguments": "{}"}
+    with OfflineModel() as model:
+        status, answer = ask(model, {"input": [USER, call, {**call, "arguments": '{"path":"b"}'},
+                                               output("call_same")], "tools": [read_tool()]})
+    assert status == 200, answer
+    assert answer["output"][0]["type"] == "message"
+
+
 def test_a_replayed_call_needs_its_reasoning_item() -> None:
     with OfflineModel(REASONING_SCRIPT) as model:
         response = first_call(model)

@@ -1,4 +1,5 @@
-"""The Responses API HTTP client: one request body out, one Response object back.
+"""The Responses API HTTP client: one request body out, one Response object back, whole or
+streamed.
 
 toolrelay builds the request body itself and serialises it once; those exact bytes are
 posted and the exact bytes of the answer are kept (``ModelReply.raw``), so the transcript
@@ -14,6 +15,17 @@ travel over ``http.py``'s lean HTTP/1.1 client, or httpx2 when a proxy applies
 (``transport.py``); their failures become ``errors.py`` errors at one boundary,
 ``MapHttpFailures`` around the post (``ModelUnreachable`` is retried; an unreadable
 answer or an unsendable request is not).
+
+**Streaming.** A body with ``stream: true`` is answered with server-sent events, read as
+they arrive (``streaming.py``): each is recorded (a ``ModelStreamEvent``), assembled
+(``protocol.stream``), and its updates go to ``create``'s ``on_update`` at once; the
+reply's body is the Response the stream made (``ModelReply.streamed``, ``.assembled``),
+and one ``ModelResponseEvent`` per attempt follows the stream. An endpoint that answers
+JSON anyway gets a normal reply (``streamed`` false); one whose error names ``stream``
+raises ``ModelFeatureUnsupported`` with ``feature == "stream"``. A stream cut before it
+said anything (only created / in_progress / queued) is asked again like a 5xx; one cut
+later raises ``ModelStreamCut``: text may be on screen and calls may have run, so it is
+never repeated blindly.
 """
 
 from __future__ import annotations
@@ -28,20 +40,26 @@ from typing import Any, Final, cast
 from urllib.parse import unquote, urlsplit
 
 from .. import redaction
-from ..errors import ModelError, ModelUnreachable
+from ..errors import ModelError, ModelFeatureUnsupported, ModelStreamCut, ModelTimeout, ModelUnreachable
 from ..events import EventStream, ModelRequestEvent, ModelResponseEvent, Notice
 from ..protocol import json_depth
+from ..protocol.sse import DEFAULT_MAX_EVENT_BYTES
+from ..protocol.stream import Assembled
 from ._http_failures import MapHttpFailures
 from .endpoint import ModelEndpoint
 from .failures import check_reply, classify_failure
 from .http import Target
 from .retry import RETRY_STATUSES, backoff_delay, retry_wait
-from .transport import open_transport
+from .streaming import MAX_STREAM_BYTES, OnUpdate, StreamRead, StreamReader, one_piece
+from .transport import AnswerStream, open_transport
 
 __all__ = ["ModelEndpoint", "ModelReply", "ResponsesClient"]
 
 REDACTED: Final = redaction.REDACTED.encode()
 CONNECT_TIMEOUT: Final = 15.0
+EVENT_STREAM: Final = "text/event-stream"
+_SSE_STARTS: Final = (b"event:", b"data:", b":")
+"""How an SSE body sent without its content type begins."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -57,6 +75,11 @@ class ModelReply:
     request_raw: bytes = b""
     """The exact bytes that were posted."""
     attempts: int = 1
+    streamed: bool = False
+    """The answer was a stream of server-sent events; ``body`` is the Response they made."""
+    assembled: Assembled | None = None
+    """What the stream said, assembled (when ``streamed``): the built Response, where the
+    terminal event's differs from it, the stream's problems."""
 
 
 @dataclass(slots=True)
@@ -68,6 +91,8 @@ class _Answer:
     body: Any
     """Parsed JSON, or the text when it is not JSON (secrets redacted)."""
     elapsed: float
+    stream: StreamRead | None = None
+    """The stream it was, when it was one."""
 
 
 class ResponsesClient:
@@ -81,6 +106,8 @@ class ResponsesClient:
         timeout: float = 120.0,
         max_retries: int = 4,
         backoff: float = 0.5,
+        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        max_stream_bytes: int = MAX_STREAM_BYTES,
     ) -> None:
         self.endpoint = endpoint
         self.url = endpoint.shown_url
@@ -89,9 +116,13 @@ class ResponsesClient:
         self._timeout = timeout
         self._max_retries = max(max_retries, 0)
         self._backoff = backoff
+        self._max_event_bytes = max_event_bytes
+        self._max_stream_bytes = max_stream_bytes
         self._target = Target.parse(endpoint.responses_url)
         self._map_failures = MapHttpFailures(self.url)
         self._headers = _request_headers(endpoint)
+        self._stream_headers = [(name, value) for name, value in self._headers if name.lower() != "accept"]
+        self._stream_headers.append(("Accept", f"{EVENT_STREAM}, application/json"))
         self._secret = endpoint.api_key.encode() if endpoint.api_key else None
         self._warned = False
         self._answered = False
@@ -111,23 +142,34 @@ class ResponsesClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def create(self, body: dict[str, Any], *, turn: int) -> ModelReply:
-        """POST ``body`` (serialised once); the Response object, or ``ModelError``."""
+    async def create(
+        self, body: dict[str, Any], *, turn: int, on_update: OnUpdate | None = None
+    ) -> ModelReply:
+        """POST ``body`` (serialised once); the Response object, or ``ModelError``.
+
+        With ``stream: true`` in ``body``, ``on_update`` gets each update of the stream as
+        it arrives (see the module docstring); it is called inside the read loop, so it
+        must not block."""
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        streaming = body.get("stream") is True
         self._warn_about_cleartext_key()
         attempt = 0
         while True:
             attempt += 1
             self._events.emit(ModelRequestEvent(turn=turn, url=self.url, body=body, attempt=attempt))
             try:
-                answer = await self._send(content)
+                if streaming:
+                    answer = await self._send_streaming(content, turn, attempt, on_update)
+                else:
+                    answer = await self._send(content)
             except ModelUnreachable as unreachable:  # other ModelErrors would fail again: raised
                 if attempt > self._max_retries:
                     raise _tried(unreachable, attempt) from unreachable.__cause__
                 await self._pause(backoff_delay(attempt, self._backoff), attempt, unreachable.reason)
                 continue
-            self._events.emit(ModelResponseEvent(turn=turn, status=answer.status, body=answer.body,
-                                                 elapsed=round(answer.elapsed, 6), attempt=attempt))
+            if answer.stream is None:
+                self._events.emit(ModelResponseEvent(turn=turn, status=answer.status, body=answer.body,
+                                                     elapsed=round(answer.elapsed, 6), attempt=attempt))
             if 200 <= answer.status < 300:
                 self._answered = True
                 return self._reply(answer, body, content, attempt)
@@ -141,18 +183,83 @@ class ResponsesClient:
         started = time.perf_counter()
         with self._map_failures:
             response = await self._http.post(self._target, self._headers, content)
+        return self._answer(response.status, response.headers, response.body, started)
+
+    async def _send_streaming(
+        self, content: bytes, turn: int, attempt: int, on_update: OnUpdate | None
+    ) -> _Answer:
+        """Post a streamed request: the stream read as it arrives, or the answer read whole
+        when it is no stream (an error, or an endpoint that answers JSON anyway)."""
+        started = time.perf_counter()
+        with self._map_failures:
+            async with self._http.open(self._target, self._stream_headers, content) as http:
+                if 200 <= http.status < 300 and EVENT_STREAM in http.headers.get("content-type", ""):
+                    read = await self._reader(turn, attempt, on_update).read(http.chunks())
+                    return self._streamed(http, read, turn, attempt, started)
+                raw = await http.read()
+            if 200 <= http.status < 300 and raw.lstrip().startswith(_SSE_STARTS):  # no content type said so
+                read = await self._reader(turn, attempt, on_update).read(one_piece(raw))
+                return self._streamed(http, read, turn, attempt, started)
+        return self._answer(http.status, http.headers, raw, started)
+
+    def _reader(self, turn: int, attempt: int, on_update: OnUpdate | None) -> StreamReader:
+        return StreamReader(
+            events=self._events, turn=turn, attempt=attempt, on_update=on_update,
+            secret=self.endpoint.api_key, replacement=redaction.REDACTED,
+            max_event_bytes=self._max_event_bytes, max_stream_bytes=self._max_stream_bytes,
+        )
+
+    def _streamed(
+        self, http: AnswerStream, read: StreamRead, turn: int, attempt: int, started: float
+    ) -> _Answer:
+        """The stream's answer, recorded; a cut stream raises (retried when it said nothing)."""
         elapsed = time.perf_counter() - started
-        raw = response.body
+        assembled = read.assembled
+        self._events.emit(ModelResponseEvent(
+            turn=turn, status=http.status, body=assembled.response, elapsed=round(elapsed, 6),
+            attempt=attempt, streamed=True, stream_events=read.events,
+            differences=list(assembled.differences), cut=read.cut,
+        ))
+        if read.cut is not None:
+            raise self._cut(read)
+        self._warn(turn, "its response differs from the items it streamed", assembled.differences)
+        self._warn(turn, "its stream was out of order", assembled.problems)
+        return _Answer(http.status, http.headers, read.raw, assembled.response, elapsed, stream=read)
+
+    def _warn(self, turn: int, what: str, findings: list[str]) -> None:
+        """One notice per response for what a stream got wrong (each finding is recorded)."""
+        if findings:
+            more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
+            text = f"the model endpoint's answer to turn {turn}: {what}: {findings[0]}{more}"
+            self._events.emit(Notice(level="warning", text=text))
+
+    def _cut(self, read: StreamRead) -> ModelError:
+        """A stream that ended before its terminal event: retried if it said nothing yet."""
+        if read.assembled.retry_safe:
+            kind = ModelTimeout if read.cut and read.cut.startswith("no event for") else ModelUnreachable
+            said = f"the model endpoint {self.url} cut its stream before it said anything: {read.cut}"
+            return kind(said, 200, reason=f"stream cut: {read.cut}")
+        events = f"{read.events} event{'s' if read.events != 1 else ''}"
+        return ModelStreamCut(
+            f"the model endpoint {self.url} cut its stream after {events}: {read.cut}; not asked again, "
+            "as part of the answer had arrived (text may have been shown, calls may have started)",
+            assembled=read.assembled,
+        )
+
+    def _answer(self, status: int, headers: dict[str, str], raw: bytes, started: float) -> _Answer:
+        elapsed = time.perf_counter() - started
         shown = raw.replace(self._secret, REDACTED) if self._secret and self._secret in raw else raw
-        return _Answer(response.status, response.headers, raw, _parse(shown), elapsed)
+        return _Answer(status, headers, raw, _parse(shown), elapsed)
 
     def _reply(self, answer: _Answer, body: dict[str, Any], content: bytes, attempt: int) -> ModelReply:
         problem = check_reply(answer.body, body)
         if problem is not None:
             raise problem
         body_dict = cast(dict[str, Any], answer.body)
+        stream = answer.stream
         return ModelReply(status=answer.status, body=body_dict, elapsed=answer.elapsed, raw=answer.raw,
-                          request_raw=content, attempts=attempt)
+                          request_raw=content, attempts=attempt, streamed=stream is not None,
+                          assembled=stream.assembled if stream is not None else None)
 
     def _failure(self, answer: _Answer, body: dict[str, Any], attempt: int) -> ModelError:
         error = classify_failure(
@@ -165,7 +272,10 @@ class ResponsesClient:
             notes.append(f"tried {attempt} times")
         if not notes:
             return error
-        return type(error)(f"{error} ({'; '.join(notes)})", error.status)
+        text = f"{error} ({'; '.join(notes)})"
+        if isinstance(error, ModelFeatureUnsupported):
+            return ModelFeatureUnsupported(text, error.status, feature=error.feature)
+        return type(error)(text, error.status)
 
     async def _pause(self, seconds: float, attempt: int, why: str) -> None:
         text = f"model request attempt {attempt} failed ({why}); retrying in {seconds:.2f} s"

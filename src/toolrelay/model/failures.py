@@ -3,12 +3,12 @@
 ``classify_failure`` turns an HTTP error answer into a ``ModelError`` carrying the API's
 own message, or a ``ModelFeatureUnsupported`` when the endpoint lacks something the
 request used — ``previous_response_id``, strict schemas, ``tool_choice``, ``include``,
-images or files in tool outputs, or ``/v1/responses`` itself — naming the option that
-avoids it. What the endpoint was told not to keep (``store: false``) is a cause of its
-own (``CAUSE_RULES``, asked first): the API's message, with what fits, never a missing
-feature. A 404 from a URL that has already answered is never a missing endpoint.
-``check_reply`` does the same
-for a 200 that is not a usable Responses object. Both are pure; the rules come from the
+images or files in tool outputs, ``stream``, or ``/v1/responses`` itself — naming the
+option that avoids it (and the feature, in ``.feature``). What the endpoint was told not
+to keep (``store: false``) is a cause of its own (``CAUSE_RULES``, asked first): the API's
+message, with what fits, never a missing feature. A 404 from a URL that has already
+answered is never a missing endpoint. ``check_reply`` does the same for a 200 that is not
+a usable Responses object. Both are pure; the rules come from the
 error bodies real endpoints send: OpenAI/Azure ``{"error": {message, type, param, code}}``,
 Ollama (same shape), vLLM (same, or a top-level ``message``), llama-server
 (``{"error": {code, message, type}}``), LM Studio (``{"error": "text"}``, even with a 200),
@@ -30,6 +30,7 @@ from ..protocol.responses import FUNCTION_CALL_OUTPUT, INPUT_FILE, INPUT_IMAGE
 __all__ = [
     "CHAIN_ADVICE",
     "NO_RESPONSES_ADVICE",
+    "STREAM_ADVICE",
     "STRICT_ADVICE",
     "TEXT_ONLY_ADVICE",
     "ApiError",
@@ -52,6 +53,7 @@ TEXT_ONLY_ADVICE: Final = (
     "this endpoint or model refused an image or file from a tool result; "
     "run with --text-only to give the model text stand-ins for them instead"
 )
+STREAM_ADVICE: Final = "this endpoint does not stream responses; run with --no-stream"
 MESSAGE_LIMIT: Final = 500
 _REJECT_WORDS: Final = (
     "not supported", "unsupported", "does not support", "unknown parameter", "unrecognized", "not permitted",
@@ -59,6 +61,7 @@ _REJECT_WORDS: Final = (
 )
 _RESPONSE_NOT_FOUND: Final = re.compile(r"response with id .* not found")
 _ITEM_NOT_FOUND: Final = re.compile(r"item with id .* not found")
+_STREAM_WORD: Final = re.compile(r"\bstream(ing|ed|s)?\b")  # not "upstream", not "stream_options"
 UNSTORED_CHAIN_HINT: Final = (
     "the request continues from a previous response (--chain) and sends store: false (--no-store), so "
     "the endpoint kept no response to continue from; run without --no-store, or without --chain"
@@ -227,6 +230,15 @@ def _carries_tool_media(request: Mapping[str, Any]) -> bool:
     return False
 
 
+def _stream_rule(status: int, error: ApiError, request: Mapping[str, Any]) -> str | None:
+    if request.get("stream") is not True:
+        return None
+    named = error.param == "stream" or bool(_STREAM_WORD.search(error.words))
+    if named and (400 <= status < 500 or status == 501 or error.rejects) and status not in (404, 429):
+        return STREAM_ADVICE
+    return None
+
+
 def _no_responses_rule(status: int, error: ApiError, request: Mapping[str, Any]) -> str | None:
     if error.mentions("unexpected endpoint") or error.words.startswith("invalid url"):
         return NO_RESPONSES_ADVICE
@@ -236,8 +248,12 @@ def _no_responses_rule(status: int, error: ApiError, request: Mapping[str, Any])
     return None
 
 
-FEATURE_RULES: Final[tuple[Rule, ...]] = (_chain_rule, _strict_rule, _tool_choice_rule, _include_rule,
-                                          _tool_media_rule, _no_responses_rule)
+FEATURE_RULES: Final[tuple[tuple[str, Rule], ...]] = (
+    ("previous_response_id", _chain_rule), ("strict", _strict_rule), ("tool_choice", _tool_choice_rule),
+    ("include", _include_rule), ("tool_media", _tool_media_rule), ("stream", _stream_rule),
+    ("responses", _no_responses_rule),
+)
+"""(the feature it names, the rule), asked in order."""
 
 
 # -- cause rules: what the endpoint was told not to keep (asked before the feature rules) ----------
@@ -276,12 +292,12 @@ def classify_failure(
         hint = rule(status, error, request_body)
         if hint is not None:
             return ModelError(f"model endpoint {answered} — {hint}", status)
-    for rule in FEATURE_RULES:
+    for feature, rule in FEATURE_RULES:
         advice = rule(status, error, request_body)
         if advice is None or (advice == NO_RESPONSES_ADVICE and answered_before):
             continue
         where = f"POST {url} " if url and advice == NO_RESPONSES_ADVICE else ""
-        return ModelFeatureUnsupported(f"{advice} ({where}{answered})", status)
+        return ModelFeatureUnsupported(f"{advice} ({where}{answered})", status, feature=feature)
     note = f" ({ANSWERED_BEFORE_NOTE})" if answered_before and status == 404 else ""
     return ModelError(f"model endpoint {answered}{note}", status)
 
@@ -303,7 +319,7 @@ def check_reply(body: Any, request_body: Mapping[str, Any]) -> ModelError | None
     chained = request_body.get("previous_response_id")
     if chained and "previous_response_id" in body and body["previous_response_id"] is None:
         ignored = "it answered with previous_response_id: null, so it ignored the previous response"
-        return ModelFeatureUnsupported(f"{CHAIN_ADVICE} ({ignored})", 200)
+        return ModelFeatureUnsupported(f"{CHAIN_ADVICE} ({ignored})", 200, feature="previous_response_id")
     return None
 
 
@@ -322,7 +338,8 @@ def _not_a_response(body: Mapping[str, Any]) -> ModelError:
     error = read_api_error(body)
     if "error" in body and error.message:
         if error.mentions("unexpected endpoint"):
-            return ModelFeatureUnsupported(f"{NO_RESPONSES_ADVICE} (it answered 200: {error.message})", 200)
+            return ModelFeatureUnsupported(f"{NO_RESPONSES_ADVICE} (it answered 200: {error.message})", 200,
+                                           feature="responses")
         return ModelError(f"{_ANSWERED_200} with an error instead of a response: {error.message}")
     if "choices" in body:
         return ModelError(f"{_ANSWERED_200} with a Chat Completions object ('choices'), not a Responses "

@@ -14,7 +14,10 @@ POST needs, with h11 (already a dependency) doing the parsing:
   ``SSL_CERT_DIR`` as the ssl module reads them), SNI and ALPN ``http/1.1``;
 - a connect timeout and one timeout for each exchange (write the request, read the whole
   answer); an answer above ``max_answer_bytes`` is refused, never buffered; no
-  ``Accept-Encoding`` is sent, and a gzip or deflate answer sent anyway is decoded.
+  ``Accept-Encoding`` is sent, and a gzip or deflate answer sent anyway is decoded;
+- a streamed answer (server-sent events) is handed over once its head has arrived
+  (``open``), and its body read as it arrives (``OpenAnswer.chunks``), each read within
+  the timeout of the one before, so a long stream lives as long as it keeps talking.
 
 One retry happens here: a request written to a *reused* keep-alive connection that ends
 (EOF or reset) before a single byte of answer arrives is sent once more on a new
@@ -33,32 +36,33 @@ sends proxied requests with httpx2.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
-import zlib
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Final
 from urllib.parse import urlsplit
 
 import h11
 
 from ..loopback import url_host
+from ._connection import Connection, NothingReceived
 from ._http_failures import (
-    CLOSED_WITHOUT_ANSWER,
-    AnswerRejected,
     ConnectFailed,
-    ConnectionClosed,
     ConnectTimeout,
-    NotHttp,
     ReadTimeout,
     RequestRejected,
     socket_reason,
 )
+from .encoding import StreamDecoder, decode_content, size_text
+
+_NothingReceived = NothingReceived  # the name the tests and the retry below use
 
 __all__ = [
     "MAX_ANSWER_BYTES",
     "HttpAnswer",
     "HttpClient",
+    "OpenAnswer",
     "Target",
     "decode_content",
     "size_text",
@@ -66,17 +70,9 @@ __all__ = [
 
 MAX_ANSWER_BYTES: Final = 64 * 1024 * 1024
 MAX_IDLE_PER_ORIGIN: Final = 4
-KEEPALIVE_EXPIRY: Final = 30.0
-"""Seconds an idle connection is kept; older ones may have been dropped silently (NAT)."""
-_INBOX_LIMIT: Final = 256 * 1024  # bytes received and not yet parsed before reading pauses
-_CLOSE_WAIT: Final = 1.0
 _HAPPY_EYEBALLS_DELAY: Final = 0.25  # RFC 8305: try the next address if one hangs (broken IPv6)
 
 Origin = tuple[str, str, int]
-
-
-class _NothingReceived(ConnectionClosed):
-    """Closed or reset before a single byte of answer: on a reused connection, resent once."""
 
 
 # -- values -----------------------------------------------------------------------------------
@@ -122,223 +118,56 @@ class HttpAnswer:
     """De-chunked and decoded: the bytes of the answer's content."""
 
 
-# -- one connection ---------------------------------------------------------------------------
+def _request(target: Target, headers: Sequence[tuple[str, str]], content: bytes) -> h11.Request:
+    fields = [("Host", target.host_header), *headers, ("Content-Length", str(len(content)))]
+    try:
+        return h11.Request(method="POST", target=target.path, headers=fields)
+    except h11.LocalProtocolError:  # h11's message quotes the header value: maybe a secret
+        raise RequestRejected("a request header has a name or value HTTP/1.1 forbids") from None
 
 
-class _Connection(asyncio.Protocol):
-    """One open connection: the socket side (an asyncio protocol) and its h11 state.
+class OpenAnswer:
+    """An answer whose head has arrived (``HttpClient.open``); its body still to read."""
 
-    The bytes that arrive wait in ``_inbox`` until the exchange feeds them to h11; bytes
-    that arrive while no exchange runs (a 408 before the server closes, garbage) make the
-    connection unusable, so the next request never reads them as its answer."""
+    def __init__(
+        self, connection: Connection, status: int, headers: dict[str, str], client: HttpClient
+    ) -> None:
+        self.status = status
+        self.headers = headers
+        """Names lower-case; a repeated header's values joined with ", "."""
+        self.complete = False
+        """The body was read to its end (the connection may carry another request)."""
+        self._connection = connection
+        self._timeout = client.timeout
+        self._cap = client.max_answer_bytes
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
-        self._transport: asyncio.Transport | None = None
-        self._http = h11.Connection(h11.CLIENT)
-        self._inbox: list[bytes] = []
-        self._inbox_size = 0
-        self._waiter: asyncio.Future[None] | None = None
-        self._ended = loop.create_future()
-        self._eof = False
-        self._lost: BaseException | None = None
-        self._spoke_while_idle = False
-        self._busy = False
-        self._received = 0
-        self.served = 0
-        """Exchanges completed on this connection (> 0: a reused keep-alive connection)."""
-        self.idle_since = 0.0
-
-    # -- asyncio protocol callbacks --
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._transport = cast(asyncio.Transport, transport)
-
-    def data_received(self, data: bytes) -> None:
-        if not self._busy:
-            self._spoke_while_idle = True
-        self._inbox.append(data)
-        self._inbox_size += len(data)
-        if self._inbox_size > _INBOX_LIMIT and self._transport is not None:
-            self._transport.pause_reading()  # the exchange has not caught up: let TCP push back
-        self._wake()
-
-    def eof_received(self) -> bool:
-        self._eof = True
-        self._wake()
-        return False  # nothing more to say either: close
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._eof = True
-        self._lost = exc
-        if not self._ended.done():
-            self._ended.set_result(None)
-        self._wake()
-
-    def _wake(self) -> None:
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
-
-    # -- the exchange --
-
-    def reusable(self, now: float) -> bool:
-        """Idle, recent, and the server neither closed it nor spoke while it waited."""
-        return not (self._eof or self._spoke_while_idle or now - self.idle_since >= KEEPALIVE_EXPIRY)
-
-    async def exchange(self, request: h11.Request, content: bytes, cap: int) -> HttpAnswer:
-        """Send ``request`` with ``content``; the answer, its body not yet decoded."""
-        self._busy, self._received = True, 0
-        http = self._http
-        head = http.send(request)
-        self._write(head + http.send(h11.Data(data=content)) + http.send(h11.EndOfMessage()))
+    async def read(self) -> bytes:
+        """The whole body, decoded, within the timeout; above the cap it is refused."""
         try:
-            response = await self._response_head()
-            headers = _header_dict(response.headers)
-            body = await self._body(headers, cap)
-        except h11.RemoteProtocolError as exc:
-            if self._eof:
-                raise ConnectionClosed(CLOSED_WITHOUT_ANSWER) from exc
-            raise NotHttp(f"the answer is not valid HTTP/1.1 ({exc})") from exc
-        return HttpAnswer(status=response.status_code, headers=headers, body=body)
+            async with asyncio.timeout(self._timeout):
+                body = await self._connection.body(self.headers, self._cap)
+        except TimeoutError as exc:
+            raise ReadTimeout(self._timeout) from exc
+        self.complete = True
+        return decode_content(body, self.headers.get("content-encoding"), self._cap)
 
-    def next_cycle(self) -> bool:
-        """After a complete exchange: ready for another one (keep-alive), or must close."""
-        self._busy = False
-        http = self._http
-        if http.our_state is not h11.DONE or http.their_state is not h11.DONE or self._eof:
-            return False
-        if self._inbox or http.trailing_data[0]:  # more than the answer came: never trust it
-            return False
-        http.start_next_cycle()
-        self.served += 1
-        return True
-
-    def _write(self, data: bytes) -> None:
-        if self._eof or self._transport is None:  # closed as the request went out
-            raise self._closed_error() from self._lost
-        self._transport.write(data)  # a failed send ends the connection: _read raises
-
-    def _closed_error(self) -> ConnectionClosed:
-        # A reset or a TLS failure says more than "closed"; a plain close says nothing more.
-        reason = (socket_reason(self._lost) if self._lost else None) or CLOSED_WITHOUT_ANSWER
-        if self._received == 0:
-            return _NothingReceived(reason)
-        return ConnectionClosed(reason)
-
-    async def _response_head(self) -> Any:
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """The body, decoded, as it arrives: each piece within the timeout of the one before
+        (a stalled answer ends with ``ReadTimeout``; a long but live one does not). The
+        total is not capped here: the reader counts what it keeps."""
+        decoder = StreamDecoder(self.headers.get("content-encoding"), cap=2**62)
         while True:
-            event = await self._next_event()
-            if type(event) is h11.Response:
-                return event
-            if type(event) is not h11.InformationalResponse:  # 1xx answers precede the real one
-                raise NotHttp(f"the answer is not valid HTTP/1.1 (unexpected {event!r})")
-
-    async def _body(self, headers: dict[str, str], cap: int) -> bytes:
-        announced = headers.get("content-length", "")
-        if announced.isdigit() and int(announced) > cap:
-            raise AnswerRejected(f"the answer is larger than {size_text(cap)} (Content-Length: {announced})")
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            event = await self._next_event()
-            if type(event) is h11.Data:
-                size += len(event.data)
-                if size > cap:
-                    raise AnswerRejected(f"the answer is larger than {size_text(cap)}")
-                chunks.append(event.data)
-            elif type(event) is h11.EndOfMessage:
-                return b"".join(chunks)
-            else:
-                raise ConnectionClosed(CLOSED_WITHOUT_ANSWER)
-
-    async def _next_event(self) -> Any:
-        while True:
-            event = self._http.next_event()
-            if event is not h11.NEED_DATA:
-                return event
-            self._http.receive_data(await self._read())
-
-    async def _read(self) -> bytes:
-        """The bytes received so far; b"" at the end; waits when there are none yet."""
-        while not self._inbox:
-            if self._lost is not None or (self._eof and self._received == 0):  # reset, TLS failure, EOF
-                raise self._closed_error() from self._lost
-            if self._eof:
-                return b""  # the end of a close-delimited answer (or h11 finds it incomplete)
-            self._waiter = self._loop.create_future()
             try:
-                await self._waiter
-            finally:
-                self._waiter = None
-        data = b"".join(self._inbox) if len(self._inbox) > 1 else self._inbox[0]
-        self._inbox.clear()
-        self._inbox_size = 0
-        if self._transport is not None and not self._eof:
-            self._transport.resume_reading()
-        self._received += len(data)
-        return data
-
-    def abort(self) -> None:
-        """Drop the connection at once (its state is unknown: a failed or cancelled exchange)."""
-        if self._transport is not None:
-            self._transport.abort()
-
-    async def close(self) -> None:
-        """Close politely (TLS close_notify), but never wait long for the server."""
-        if self._transport is None:
-            return
-        self._transport.close()
-        try:
-            async with asyncio.timeout(_CLOSE_WAIT):
-                await asyncio.shield(self._ended)
-        except TimeoutError:
-            self.abort()
-
-
-def _header_dict(fields: Sequence[tuple[bytes, bytes]]) -> dict[str, str]:
-    headers: dict[str, str] = {}
-    for raw_name, raw_value in fields:
-        name, value = raw_name.decode("ascii"), raw_value.decode("latin-1")
-        headers[name] = f"{headers[name]}, {value}" if name in headers else value
-    return headers
-
-
-def size_text(count: int) -> str:
-    """``64 MiB``, or an exact byte count."""
-    mib = 1024 * 1024
-    return f"{count // mib} MiB" if count % mib == 0 else f"{count} bytes"
-
-
-# -- content encoding -------------------------------------------------------------------------
-
-
-def decode_content(body: bytes, encoding: str | None, cap: int) -> bytes:
-    """``body`` with its ``Content-Encoding`` (gzip, deflate; applied in order) undone.
-
-    toolrelay asks for no encoding; some servers compress anyway. The decoded size is
-    capped too (a small gzip body can expand a thousandfold)."""
-    if not encoding:
-        return body
-    for coding in reversed([c.strip().lower() for c in encoding.split(",")]):
-        if coding in ("gzip", "x-gzip", "deflate"):
-            body = _inflate(body, coding, cap)
-        elif coding not in ("identity", ""):
-            raise AnswerRejected(f"the answer is encoded with {coding!r}, which toolrelay does not decode")
-    return body
-
-
-def _inflate(body: bytes, coding: str, cap: int) -> bytes:
-    # gzip or zlib wrapper detected from the header (47); "deflate" is sometimes sent raw (-15)
-    for wbits in (47,) if coding != "deflate" else (47, -zlib.MAX_WBITS):
-        inflater = zlib.decompressobj(wbits)
-        try:
-            data = inflater.decompress(body, cap + 1)
-        except zlib.error:
-            continue
-        if len(data) > cap:
-            raise AnswerRejected(f"the answer is larger than {size_text(cap)} once decompressed")
-        return data
-    raise AnswerRejected(f"the answer says it is {coding}-encoded but does not decompress")
+                async with asyncio.timeout(self._timeout):
+                    data = await self._connection.chunk()
+            except TimeoutError as exc:
+                raise ReadTimeout(self._timeout) from exc
+            if data is None:
+                self.complete = True
+                return
+            decoded = decoder.feed(data)
+            if decoded:
+                yield decoded
 
 
 # -- the pool ---------------------------------------------------------------------------------
@@ -361,17 +190,14 @@ class HttpClient:
         self.max_answer_bytes = max_answer_bytes
         self._max_idle = max_idle
         self._tls = tls
-        self._idle: dict[Origin, list[_Connection]] = {}
-        self._busy: set[_Connection] = set()
+        self._idle: dict[Origin, list[Connection]] = {}
+        self._busy: set[Connection] = set()
         self._closed = False
 
     async def post(self, target: Target, headers: Sequence[tuple[str, str]], content: bytes) -> HttpAnswer:
-        """POST ``content`` to ``target`` with ``headers`` (Host and Content-Length are added)."""
-        fields = [("Host", target.host_header), *headers, ("Content-Length", str(len(content)))]
-        try:
-            request = h11.Request(method="POST", target=target.path, headers=fields)
-        except h11.LocalProtocolError:  # h11's message quotes the header value: maybe a secret
-            raise RequestRejected("a request header has a name or value HTTP/1.1 forbids") from None
+        """POST ``content`` to ``target`` with ``headers`` (Host and Content-Length are added);
+        the whole answer, within the timeout."""
+        request = _request(target, headers, content)
         connection = self._take_idle(target.origin)
         if connection is not None:
             try:
@@ -382,6 +208,33 @@ class HttpClient:
                 # the server closed it as the request went out: resend once (module docstring)
         connection = await self._connect(target)
         return await self._exchange(connection, target, request, content)
+
+    @contextlib.asynccontextmanager
+    async def open(
+        self, target: Target, headers: Sequence[tuple[str, str]], content: bytes
+    ) -> AsyncIterator[OpenAnswer]:
+        """POST as ``post`` does, but hand over the answer once its head has arrived (within
+        the timeout): its body is read whole (``read``) or as it arrives (``chunks``). A body
+        not read to its end when the block exits closes the connection."""
+        request = _request(target, headers, content)
+        connection = self._take_idle(target.origin)
+        status: tuple[int, dict[str, str]] | None = None
+        if connection is not None:
+            try:
+                status = await self._head(connection, request, content)
+            except _NothingReceived:
+                if self._closed:
+                    raise
+        if status is None:
+            connection = await self._connect(target)
+            status = await self._head(connection, request, content)
+        assert connection is not None
+        answer = OpenAnswer(connection, status[0], status[1], self)
+        try:
+            yield answer
+        finally:
+            self._busy.discard(connection)
+            await self._release(target.origin, connection, complete=answer.complete)
 
     async def aclose(self) -> None:
         """Close every connection (idle ones politely, busy ones at once)."""
@@ -398,7 +251,7 @@ class HttpClient:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    def _take_idle(self, origin: Origin) -> _Connection | None:
+    def _take_idle(self, origin: Origin) -> Connection | None:
         pool = self._idle.get(origin)
         now = asyncio.get_running_loop().time()
         while pool:
@@ -409,25 +262,40 @@ class HttpClient:
         return None
 
     async def _exchange(
-        self, connection: _Connection, target: Target, request: h11.Request, content: bytes
+        self, connection: Connection, target: Target, request: h11.Request, content: bytes
     ) -> HttpAnswer:
         self._busy.add(connection)
         complete = False
         try:
             try:
                 async with asyncio.timeout(self.timeout):
-                    answer = await connection.exchange(request, content, self.max_answer_bytes)
+                    status, headers = await connection.start(request, content)
+                    body = await connection.body(headers, self.max_answer_bytes)
             except TimeoutError as exc:
                 raise ReadTimeout(self.timeout) from exc
             complete = True
         finally:
             self._busy.discard(connection)
             await self._release(target.origin, connection, complete=complete)
-        encoding = answer.headers.get("content-encoding")
-        answer.body = decode_content(answer.body, encoding, self.max_answer_bytes)
-        return answer
+        body = decode_content(body, headers.get("content-encoding"), self.max_answer_bytes)
+        return HttpAnswer(status=status, headers=headers, body=body)
 
-    async def _release(self, origin: Origin, connection: _Connection, *, complete: bool) -> None:
+    async def _head(
+        self, connection: Connection, request: h11.Request, content: bytes
+    ) -> tuple[int, dict[str, str]]:
+        """Send the request; the answer's status and headers (the connection stays busy)."""
+        self._busy.add(connection)
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await connection.start(request, content)
+        except BaseException as exc:
+            self._busy.discard(connection)
+            connection.abort()
+            if isinstance(exc, TimeoutError):
+                raise ReadTimeout(self.timeout) from exc
+            raise
+
+    async def _release(self, origin: Origin, connection: Connection, *, complete: bool) -> None:
         if not complete:  # failed or cancelled mid-exchange: its state is unknown
             connection.abort()
             return
@@ -438,13 +306,13 @@ class HttpClient:
         else:  # the server wants it closed (Connection: close, close-delimited), or enough wait
             await connection.close()
 
-    async def _connect(self, target: Target) -> _Connection:
+    async def _connect(self, target: Target) -> Connection:
         tls = self._tls_context() if target.scheme == "https" else None
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(self.connect_timeout):
                 _, connection = await loop.create_connection(
-                    lambda: _Connection(loop), target.host, target.port, ssl=tls,
+                    lambda: Connection(loop), target.host, target.port, ssl=tls,
                     server_hostname=target.host if tls else None, happy_eyeballs_delay=_HAPPY_EYEBALLS_DELAY,
                 )
         except TimeoutError as exc:

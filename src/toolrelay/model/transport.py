@@ -6,12 +6,18 @@ proxy for the endpoint's URL (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``, mi
 which speaks HTTP proxies and CONNECT tunnels; its failures are turned into the same
 internal ``_http_failures`` kinds, so the model client handles one family of failures.
 Loopback endpoints (local servers, the offline model) never go through a proxy.
+
+Both post a request and return the whole answer (``post``), or hand over the answer once
+its head has arrived (``open``), so a streamed answer (server-sent events) is read as it
+arrives, each piece within the timeout of the one before.
 """
 
 from __future__ import annotations
 
+import contextlib
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
@@ -31,7 +37,19 @@ from .http import MAX_ANSWER_BYTES, HttpAnswer, HttpClient, Target, size_text
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["HttpTransport", "ProxiedClient", "open_transport", "proxy_for"]
+__all__ = ["AnswerStream", "HttpTransport", "ProxiedClient", "open_transport", "proxy_for"]
+
+
+class AnswerStream(Protocol):
+    """An answer whose head has arrived; its body read whole or as it arrives."""
+
+    status: int
+    headers: dict[str, str]
+    """Names lower-case."""
+
+    async def read(self) -> bytes: ...
+
+    def chunks(self) -> AsyncIterator[bytes]: ...
 
 
 class HttpTransport(Protocol):
@@ -40,6 +58,10 @@ class HttpTransport(Protocol):
     async def post(
         self, target: Target, headers: Sequence[tuple[str, str]], content: bytes
     ) -> HttpAnswer: ...
+
+    def open(
+        self, target: Target, headers: Sequence[tuple[str, str]], content: bytes
+    ) -> AbstractAsyncContextManager[AnswerStream]: ...
 
     async def aclose(self) -> None: ...
 
@@ -79,6 +101,7 @@ class ProxiedClient:
 
         self.proxy = proxy
         self.max_answer_bytes = max_answer_bytes
+        self.timeout = timeout
         self._timeout = timeout
         limits = httpx2.Timeout(timeout, connect=connect_timeout)
         self._http = httpx2.AsyncClient(timeout=limits, follow_redirects=False, proxy=proxy)
@@ -97,6 +120,23 @@ class ProxiedClient:
             raise _failure(exc, self._timeout) from exc
         return HttpAnswer(status=answer.status_code, headers=dict(answer.headers.items()), body=body)
 
+    @contextlib.asynccontextmanager
+    async def open(
+        self, target: Target, headers: Sequence[tuple[str, str]], content: bytes
+    ) -> AsyncIterator[AnswerStream]:
+        """The answer once its head has arrived, as ``HttpClient.open``."""
+        import httpx2
+
+        try:
+            request = self._http.build_request("POST", target.url, content=content, headers=list(headers))
+            answer = await self._http.send(request, stream=True)
+        except httpx2.RequestError as exc:
+            raise _failure(exc, self._timeout) from exc
+        try:
+            yield _ProxiedAnswer(self, answer)
+        finally:
+            await answer.aclose()
+
     async def aclose(self) -> None:
         await self._http.aclose()
 
@@ -109,6 +149,35 @@ class ProxiedClient:
                 raise AnswerRejected(f"the answer is larger than {size_text(self.max_answer_bytes)}")
             chunks.append(chunk)
         return b"".join(chunks)
+
+
+class _ProxiedAnswer:
+    """httpx2's streamed answer shaped like ``http.OpenAnswer``; its failures as failure kinds."""
+
+    def __init__(self, client: ProxiedClient, answer: httpx2.Response) -> None:
+        self.status = answer.status_code
+        self.headers = {name.lower(): value for name, value in answer.headers.items()}
+        self._client = client
+        self._answer = answer
+
+    async def read(self) -> bytes:
+        import httpx2
+
+        try:
+            return await self._client._read(self._answer)
+        except httpx2.RequestError as exc:
+            raise _failure(exc, self._client.timeout) from exc
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """Decoded pieces as they arrive; httpx2's read timeout bounds the wait for each."""
+        import httpx2
+
+        try:
+            async for chunk in self._answer.aiter_bytes():
+                if chunk:
+                    yield chunk
+        except httpx2.RequestError as exc:
+            raise _failure(exc, self._client.timeout) from exc
 
 
 def _failure(exc: httpx2.RequestError, timeout: float) -> HttpFailure:

@@ -40,6 +40,8 @@ __all__ = [
 DEFAULT_PATH: Final = "notes.txt"
 DEFAULT_LINES: Final = 20
 PREFERRED_TOOL: Final = "fs__read_text_file"
+COMMENTARY: Final = "commentary"
+"""The ``phase`` of a message said before the calls (gpt-5.5 sends it)."""
 SCRIPT_ENDED: Final = "The script has no more turns, and no tool output came back to quote."
 _LINES_EN: Final = re.compile(r"\b(first|last|top|bottom)\s+(\d+)\s+lines?\b", re.IGNORECASE)
 _LINES_ZH: Final = re.compile(r"(前|后|最后)\s*(\d+)\s*行")
@@ -236,6 +238,8 @@ def scripted_answer(turn: ScriptTurn, body: Mapping[str, Any], ids: IdSource) ->
     output: list[dict[str, Any]] = []
     if turn.reasoning is not False:
         output.append(_reasoning(turn.reasoning, body, ids))
+    if turn.preamble is not None:
+        output.append(message_item(ids.next("msg"), turn.preamble, phase=COMMENTARY))
     if turn.message is not None:
         status = INCOMPLETE if turn.status == INCOMPLETE else COMPLETED
         output.append(message_item(ids.next("msg"), turn.message, status=status))
@@ -244,6 +248,8 @@ def scripted_answer(turn: ScriptTurn, body: Mapping[str, Any], ids: IdSource) ->
     for call in turn.calls:
         call_id = call.call_id or ids.next("call")
         output.append(function_call_item(ids.next("fc"), call_id, call.name, call.arguments_text))
+    if turn.after_calls is not None:
+        output.append(message_item(ids.next("msg"), turn.after_calls))
     return Decision(output=output, status=turn.status, error=turn.error, incomplete_reason=turn.reason)
 
 

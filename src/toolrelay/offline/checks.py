@@ -54,6 +54,7 @@ def check_request(body: Mapping[str, Any], ledger: Ledger) -> list[dict[str, Any
         _check_argument_types(items)
         context = _resolve_context(body, items, ledger)
         _check_outputs_have_calls(items, context)
+        _check_one_output_per_call(context)
         _check_calls_have_outputs(context)
         _check_reasoning(items, ledger)
     except _Rejected as rejected:
@@ -184,6 +185,20 @@ def _check_outputs_have_calls(items: list[dict[str, Any]], context: list[dict[st
             raise _Rejected(
                 f"No tool call found for function call output with call_id {item.get('call_id')}."
             )
+
+
+def _check_one_output_per_call(context: list[dict[str, Any]]) -> None:
+    """Two outputs for one call_id are refused (two calls sharing an id, with one output, pass:
+    the API pairs by call_id). The wording is the API's, as an upstream error quotes it."""
+    answered: set[Any] = set()
+    for item in context:
+        if item.get("type") != FUNCTION_CALL_OUTPUT:
+            continue
+        call_id = item.get("call_id")
+        if call_id in answered:
+            raise _Rejected(f"Duplicate function_call_output for call_id '{call_id}'. Each function_call "
+                            "must have exactly one matching function_call_output.")
+        answered.add(call_id)
 
 
 def _check_calls_have_outputs(context: list[dict[str, Any]]) -> None:

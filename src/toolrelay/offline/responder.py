@@ -24,7 +24,9 @@ from .answer import Decision, final_answer, scenario_answer, scripted_answer
 from .checks import Rejection, check_request
 from .script import Script, ScriptTurn
 from .state import IdSource, IssuedResponse, Ledger
-from .wire import OFFLINE_EPOCH, error_body, response_object, sse_events, token_estimate, usage
+from .stream_plan import StreamPlan, stream_plan
+from .stream_script import StreamSettings
+from .wire import OFFLINE_EPOCH, error_body, response_object, token_estimate, usage
 
 __all__ = ["RESPONSES_PATH", "Answer", "Responder", "json_answer"]
 
@@ -50,19 +52,24 @@ class Answer:
     body: bytes
     content_type: str = "application/json"
     headers: tuple[tuple[str, str], ...] = ()
+    plan: StreamPlan | None = None
+    """A stream written over time (paced, held or cut); ``body`` is then empty."""
 
 
 def json_answer(status: int, value: Any, headers: tuple[tuple[str, str], ...] = ()) -> Answer:
     return Answer(status=status, body=json.dumps(value, ensure_ascii=False).encode(), headers=headers)
 
 
-def _sse_answer(response: dict[str, Any]) -> Answer:
-    # The whole event sequence in one body: a paced stream (tokens at a scripted rate) would
-    # write these chunks one by one instead.
-    chunks = [f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
-              for name, data in sse_events(response)]
-    return Answer(status=200, body="".join(chunks).encode(), content_type="text/event-stream",
-                  headers=(("Cache-Control", "no-cache"),))
+_SSE_HEADERS: Final = (("Cache-Control", "no-cache"),)
+
+
+def _sse_answer(response: dict[str, Any], settings: StreamSettings) -> Answer:
+    """The streamed answer: one sized body when it is written at once, else a plan."""
+    plan = stream_plan(response, settings)
+    if plan.simple:
+        body = plan.steps[0].data if plan.steps else b""
+        return Answer(status=200, body=body, content_type="text/event-stream", headers=_SSE_HEADERS)
+    return Answer(status=200, body=b"", content_type="text/event-stream", headers=_SSE_HEADERS, plan=plan)
 
 
 class Responder:
@@ -125,7 +132,9 @@ class Responder:
         else:
             decision = scenario_answer(context, body, self.ids)
         response = self._respond(body, context, decision)
-        return _sse_answer(response) if body.get("stream") is True else json_answer(200, response)
+        if body.get("stream") is not True:
+            return json_answer(200, response)
+        return _sse_answer(response, entry.stream if entry is not None else StreamSettings())
 
     def _peek(self) -> ScriptTurn | None:
         if self.script is None or self.cursor >= len(self.script.turns):

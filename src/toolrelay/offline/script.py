@@ -5,13 +5,19 @@ request the stand-in receives (after the script, it gives its final message). An
 is one of:
 
 - ``{"calls": [{"name": ALIAS, "arguments": {...}} | {"name": ALIAS, "arguments_text":
-  "raw text"}, ...], "reasoning": true | "summary", "message": "text said with the calls"}``
+  "raw text"}, ...], "reasoning": true | "summary", "message": "text said with the calls"}``;
+  ``"preamble": "text"`` adds a commentary message before everything but the reasoning
+  item, ``"after_calls": "text"`` a message after the calls
 - ``{"message": "final text"}`` or ``{"refusal": "text"}``
 - ``{"status": "incomplete", "reason": "max_output_tokens" | "content_filter", ...}``,
   ``{"status": "failed", "error": {"code": ..., "message": ...}}``, ``{"status": "cancelled"}``
 - ``{"http_status": 500}`` / ``{"http_status": 429, "retry_after": 0}``: the endpoint
   itself fails this one request (an HTTP error, not a Response)
 - ``{"auto": true}``: answer this request as the stand-in does without a script.
+
+A Response entry may also say how it streams (``stream_script.py``: ``tokens_per_second``,
+``pause``, ``stream_fault``, ``hold_completed_until_file``); those keys matter only for a
+request with ``stream: true``.
 
 Parsing checks every key, so a typo is a usage error naming the entry, not a silent
 change of behaviour.
@@ -21,13 +27,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from ..errors import UsageError
 from ..protocol import json_depth
 from ..protocol.responses import COMPLETED
+from .stream_script import STREAM_KEYS, StreamSettings, parse_stream_settings
 from .wire import compact_json
 
 __all__ = ["INCOMPLETE", "Script", "ScriptTurn", "ScriptedCall", "load_script", "parse_script"]
@@ -38,7 +45,7 @@ RESPONSE_STATUSES: Final = (COMPLETED, INCOMPLETE, FAILED, "cancelled")
 INCOMPLETE_REASONS: Final = ("max_output_tokens", "content_filter")
 _TURN_KEYS: Final = frozenset(
     {"calls", "reasoning", "message", "refusal", "status", "reason", "error", "http_status",
-     "retry_after", "retry_after_ms", "auto"}
+     "retry_after", "retry_after_ms", "auto", "preamble", "after_calls", *STREAM_KEYS}
 )
 _FAULT_KEYS: Final = frozenset({"http_status", "retry_after", "retry_after_ms", "error"})
 _CALL_KEYS: Final = frozenset({"name", "arguments", "arguments_text", "call_id"})
@@ -62,8 +69,12 @@ class ScriptTurn:
     calls: tuple[ScriptedCall, ...] = ()
     reasoning: str | bool = False
     """True: a reasoning item with an empty summary; a string: its summary text."""
+    preamble: str | None = None
+    """A commentary message before the others (after the reasoning item)."""
     message: str | None = None
     refusal: str | None = None
+    after_calls: str | None = None
+    """A message after the calls."""
     status: str = COMPLETED
     reason: str | None = None
     """``incomplete_details.reason`` for an incomplete response."""
@@ -73,6 +84,8 @@ class ScriptTurn:
     retry_after: float | None = None
     retry_after_ms: float | None = None
     auto: bool = False
+    stream: StreamSettings = field(default_factory=StreamSettings)
+    """How the answer streams, when the request asks for a stream."""
 
     @property
     def is_fault(self) -> bool:
@@ -121,7 +134,7 @@ def _parse_turn(entry: Any, where: str) -> ScriptTurn:
     if unknown:
         expected = ", ".join(sorted(_TURN_KEYS))
         raise UsageError(f"{where}: unknown key {unknown[0]!r} (expected one of: {expected})")
-    if not entry:
+    if not entry or set(entry) <= STREAM_KEYS:
         raise UsageError(f"{where}: empty entry; give calls, message, refusal, status, http_status or auto")
     if "http_status" in entry:
         return _parse_fault(entry, where)
@@ -134,8 +147,11 @@ def _parse_turn(entry: Any, where: str) -> ScriptTurn:
     return ScriptTurn(
         calls=_parse_calls(entry.get("calls", []), where),
         reasoning=_parse_reasoning(entry.get("reasoning", False), where),
+        preamble=_optional_text(entry, "preamble", where),
         message=_optional_text(entry, "message", where),
         refusal=_optional_text(entry, "refusal", where),
+        after_calls=_optional_text(entry, "after_calls", where),
+        stream=parse_stream_settings(entry, where),
         **_parse_status(entry, where),
     )
 

@@ -13,11 +13,17 @@ loop: ``with OfflineModel() as model:`` or ``async with OfflineModel() as model:
 endpoints for benchmarks (not OpenAI API): ``GET /_stats`` and ``POST /_stats/reset``
 report its own handling time (from the end of reading a request to its answer being
 ready to send); ``GET /_health`` answers ``ok``.
+
+A streamed answer is written at once, or, when its script entry paces it (a rate, pauses),
+holds it (until a file exists) or cuts it, as the timed writes of its ``StreamPlan``: on
+the server's own loop, outside the responder's lock, so other requests are answered
+meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from pathlib import Path
 from types import TracebackType
@@ -27,6 +33,7 @@ from ..errors import UsageError
 from ..httpserver import HttpRequest, HttpResponder, ServerThread
 from .responder import RESPONSES_PATH, Answer, Responder, json_answer
 from .script import Script, load_script
+from .stream_plan import StreamPlan
 from .wire import error_body
 
 __all__ = ["MAX_BODY_BYTES", "OfflineModel"]
@@ -34,6 +41,8 @@ __all__ = ["MAX_BODY_BYTES", "OfflineModel"]
 MAX_BODY_BYTES: Final = 64 * 1024 * 1024
 _LOOPBACK: Final = ("127.0.0.1", "localhost")
 _HEALTHY: Final = Answer(status=200, body=b"ok", content_type="text/plain")
+_HOLD_POLL: Final = 0.005
+"""Seconds between looks for a hold file."""
 
 
 class _Endpoint:
@@ -50,7 +59,10 @@ class _Endpoint:
         else:
             answer = json_answer(404, error_body(f"Invalid URL ({request.method} {request.path})"))
         headers = [("Content-Type", answer.content_type), *answer.headers]
-        await http.send(answer.status, headers, answer.body)
+        if answer.plan is not None:
+            await _write_stream(http, answer.status, headers, answer.plan)
+        else:
+            await http.send(answer.status, headers, answer.body)
 
     def _get(self, path: str) -> Answer:
         if path == "/_stats":
@@ -75,6 +87,35 @@ class _Endpoint:
             if request.path == RESPONSES_PATH:
                 responder.handler_us.append(round((time.perf_counter() - started) * 1e6, 1))
         return answer
+
+
+async def _write_stream(
+    http: HttpResponder, status: int, headers: list[tuple[str, str]], plan: StreamPlan
+) -> None:
+    """Carry out the plan's writes at their times; end the answer, or cut the connection."""
+    await http.start(status, headers)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    for step in plan.steps:
+        wait = started + step.at - loop.time()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        if step.hold and plan.hold_file is not None and not await _appears(plan.hold_file, plan.hold_timeout):
+            await http.write(plan.hold_failure)
+            break
+        await http.write(step.data)
+    if not plan.cut:  # a cut: the handler returns mid-answer, so the server closes the connection
+        await http.end()
+
+
+async def _appears(path: str, timeout: float) -> bool:
+    """Whether ``path`` exists within ``timeout`` seconds (looked for every few ms)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not await asyncio.to_thread(os.path.exists, path):
+        if asyncio.get_running_loop().time() >= deadline:
+            return False
+        await asyncio.sleep(_HOLD_POLL)
+    return True
 
 
 class OfflineModel:

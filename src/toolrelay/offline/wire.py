@@ -1,8 +1,8 @@
 """Responses API wire objects: the shapes an endpoint answers with.
 
 Output items (``message``, ``function_call``, ``reasoning``), the full ``Response``
-object, the error body every OpenAI-style endpoint uses, and the server-sent event
-sequence of a streamed response. The field lists follow openai-python's
+object and the error body every OpenAI-style endpoint uses (the server-sent events of a
+streamed response are ``stream_plan.py``'s). The field lists follow openai-python's
 ``types/responses`` (v2.14 / 3.57) and spec.md §C3 and §C5. Only the offline stand-in
 model builds these (benchmarks' fake endpoints borrow them); the client reads whatever an
 endpoint sends. Type names come from ``protocol/responses.py``.
@@ -10,9 +10,8 @@ endpoint sends. Type names come from ``protocol/responses.py``.
 
 from __future__ import annotations
 
-import itertools
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
 from ..protocol.responses import (
@@ -34,7 +33,6 @@ __all__ = [
     "reasoning_item",
     "refusal_item",
     "response_object",
-    "sse_events",
     "token_estimate",
     "usage",
 ]
@@ -50,10 +48,17 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def message_item(item_id: str, text: str, *, status: str = COMPLETED) -> dict[str, Any]:
-    """An assistant ``message`` with one ``output_text`` part."""
+def message_item(
+    item_id: str, text: str, *, status: str = COMPLETED, phase: str | None = None
+) -> dict[str, Any]:
+    """An assistant ``message`` with one ``output_text`` part; ``phase`` as gpt-5.5 sends it
+    (``commentary`` for what it says before calling tools)."""
     part = {"type": OUTPUT_TEXT, "text": text, "annotations": [], "logprobs": []}
-    return {"id": item_id, "type": MESSAGE, "status": status, "role": "assistant", "content": [part]}
+    if phase is None:
+        return {"id": item_id, "type": MESSAGE, "status": status, "role": "assistant", "content": [part]}
+    # the key order of the API's messages that carry a phase
+    return {"id": item_id, "type": MESSAGE, "status": status, "content": [part], "phase": phase,
+            "role": "assistant"}
 
 
 def refusal_item(item_id: str, refusal: str) -> dict[str, Any]:
@@ -173,63 +178,3 @@ def response_object(
         "usage": token_usage,
         "user": None,
     }
-
-
-# -- streaming (spec.md §C5) ------------------------------------------------------------------
-
-_END_EVENTS: Final = {"incomplete": "response.incomplete", "failed": "response.failed"}
-
-
-def sse_events(response: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    """The (event name, data) sequence that streams ``response``, with sequence numbers."""
-    numbers = itertools.count()
-    shell = {**response, "status": "in_progress", "output": [], "usage": None, "completed_at": None}
-    for name, data in _event_bodies(response, shell):
-        yield name, {"type": name, "sequence_number": next(numbers), **data}
-
-
-def _event_bodies(response: dict[str, Any], shell: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    yield "response.created", {"response": shell}
-    yield "response.in_progress", {"response": shell}
-    for index, item in enumerate(response["output"]):
-        yield from _item_events(index, item)
-    yield _END_EVENTS.get(response["status"], "response.completed"), {"response": response}
-
-
-def _item_events(index: int, item: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    kind = item["type"]
-    if kind == FUNCTION_CALL:
-        started = {**item, "arguments": "", "status": "in_progress"}
-    elif kind == MESSAGE:
-        started = {**item, "content": [], "status": "in_progress"}
-    else:
-        started = {**item, "summary": []}
-    yield "response.output_item.added", {"output_index": index, "item": started}
-    if kind == FUNCTION_CALL:
-        yield from _arguments_events(index, item)
-    elif kind == MESSAGE:
-        for part_index, part in enumerate(item["content"]):
-            yield from _part_events(index, item["id"], part_index, part)
-    yield "response.output_item.done", {"output_index": index, "item": item}
-
-
-def _arguments_events(index: int, item: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    where = {"item_id": item["id"], "output_index": index}
-    yield "response.function_call_arguments.delta", {**where, "delta": item["arguments"]}
-    done = {**where, "name": item["name"], "arguments": item["arguments"]}
-    yield "response.function_call_arguments.done", done
-
-
-def _part_events(
-    index: int, item_id: str, part_index: int, part: dict[str, Any]
-) -> Iterator[tuple[str, dict[str, Any]]]:
-    where = {"item_id": item_id, "output_index": index, "content_index": part_index}
-    if part["type"] == REFUSAL:
-        yield "response.content_part.added", {**where, "part": {**part, "refusal": ""}}
-        yield "response.refusal.delta", {**where, "delta": part["refusal"]}
-        yield "response.refusal.done", {**where, "refusal": part["refusal"]}
-    else:
-        yield "response.content_part.added", {**where, "part": {**part, "text": ""}}
-        yield "response.output_text.delta", {**where, "delta": part["text"], "logprobs": []}
-        yield "response.output_text.done", {**where, "text": part["text"], "logprobs": []}
-    yield "response.content_part.done", {**where, "part": part}

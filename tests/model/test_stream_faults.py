@@ -1,0 +1,158 @@
+"""The model client against the stand-in's streams: its rate and pauses, the faults it
+injects (an error event, a cut, response.failed after a call, no response.completed) and
+a terminal event held until a file exists."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from model_helpers import read_tool, run
+
+from responses_helpers import Recorder
+from toolrelay.errors import ModelError, ModelStreamCut
+from toolrelay.events import EventStream
+from toolrelay.model import ModelEndpoint, ModelReply, ResponsesClient
+from toolrelay.offline import OfflineModel, parse_script
+from toolrelay.protocol.stream import ItemAdded, ItemDone, StreamEnded, StreamFailed, TextDelta, Update
+
+CALL = {"name": "fs__read_text_file", "arguments": {"path": "a.txt", "head": 1, "tail": None}}
+CALL_2 = {"name": "fs__read_text_file", "arguments": {"path": "b.txt", "head": 2, "tail": None}}
+
+
+def body() -> dict[str, Any]:
+    return {"model": "offline", "input": "go", "tools": [read_tool()], "stream": True}
+
+
+Timed = list[tuple[float, Update]]
+
+
+def ask(
+    turns: list[dict[str, Any]], *, on_update: Any = None, **options: Any
+) -> tuple[ModelReply | ModelError, Timed, Recorder]:
+    """One streamed request to a stand-in playing ``turns``; the reply or error, each update
+    with the time it was handed on, and the records."""
+    recorder = Recorder()
+    timed: Timed = []
+
+    def record(update: Update) -> None:
+        timed.append((time.monotonic(), update))
+        if on_update is not None:
+            on_update(update)
+
+    async def scenario() -> ModelReply | ModelError:
+        async with OfflineModel(parse_script({"turns": turns})) as model:
+            endpoint = ModelEndpoint(base_url=model.base_url)
+            async with ResponsesClient(endpoint, events=recorder.attach(EventStream()), backoff=0.01,
+                                       **options) as client:
+                try:
+                    return await client.create(body(), turn=1, on_update=record)
+                except ModelError as error:
+                    return error
+
+    return run(scenario()), timed, recorder
+
+
+def of(timed: Timed, kind: type) -> list[Any]:
+    return [update for _, update in timed if isinstance(update, kind)]
+
+
+def test_an_error_event_ends_the_reply_as_a_failed_response() -> None:
+    reply, timed, recorder = ask([{"calls": [CALL], "stream_fault": {"error_after": 3}}])
+    assert isinstance(reply, ModelReply) and reply.streamed
+    assert reply.body["status"] == "failed" and reply.body["error"]["code"] == "server_error"
+    assert reply.assembled is not None and reply.assembled.terminal == "error"
+    assert of(timed, StreamFailed)[0].message.startswith("The server had an error")
+    assert [r["event"] for r in recorder.records("model_stream")][-1] == "error"
+
+
+def test_response_failed_right_after_a_call_closed() -> None:
+    reply, timed, _ = ask([{"preamble": "Reading both.", "calls": [CALL, CALL_2],
+                            "stream_fault": {"failed_after_call": True}}])
+    assert isinstance(reply, ModelReply)
+    assert [u.item["type"] for u in of(timed, ItemDone)] == ["message", "function_call"]
+    (ended,) = of(timed, StreamEnded)
+    assert ended.status == "failed" and ended.response is not None
+    # response.failed carries an empty output: the items that closed are what the reply holds
+    assert [item["type"] for item in reply.body["output"]] == ["message", "function_call"]
+    assert reply.body["status"] == "failed"
+    assert reply.body["output"][1]["arguments"] == '{"path":"a.txt","head":1,"tail":null}'
+
+
+def test_a_stream_without_response_completed_is_a_cut() -> None:
+    error, timed, recorder = ask([{"message": "Hello", "stream_fault": {"no_completed": True}}])
+    assert isinstance(error, ModelStreamCut)
+    assert "the stream ended without response.completed" in str(error)
+    assert of(timed, TextDelta)
+    assert recorder.records("model_response")[0]["cut"].startswith("the stream ended")
+
+
+def test_a_cut_after_created_and_in_progress_is_asked_again_and_a_later_cut_is_not() -> None:
+    turns = [{"message": "lost", "stream_fault": {"cut_after": 2}}, {"message": "Hello again"}]
+    reply, timed, recorder = ask(turns)
+    assert isinstance(reply, ModelReply) and reply.attempts == 2
+    assert "".join(u.delta for u in of(timed, TextDelta)) == "Hello again"
+    assert [r["cut"] for r in recorder.records("model_response") if "cut" in r] == ["the connection closed"]
+    error, timed, _ = ask([{"message": "Hello", "stream_fault": {"cut_after": 5}}, {"message": "never"}])
+    assert isinstance(error, ModelStreamCut) and "after 5 events: the connection closed" in str(error)
+    assert "".join(u.delta for u in of(timed, TextDelta)) == "Hello"
+
+
+def test_the_terminal_event_is_held_until_the_file_appears(tmp_path: Path) -> None:
+    started = tmp_path / "tools-call-received"
+
+    def on_update(update: Update) -> None:  # a relay that starts the call now creates the file
+        if isinstance(update, ItemDone) and update.item["type"] == "function_call":
+            started.write_text("called")
+
+    turn = {"calls": [CALL], "hold_completed_until_file": str(started), "hold_timeout": 20}
+    reply, timed, _ = ask([turn], on_update=on_update)
+    assert isinstance(reply, ModelReply) and reply.body["status"] == "completed"
+    assert [type(u) for _, u in timed][-2:] == [ItemDone, StreamEnded]
+
+
+def test_a_hold_that_times_out_ends_with_an_error_event(tmp_path: Path) -> None:
+    turn = {"calls": [CALL], "hold_completed_until_file": str(tmp_path / "never"), "hold_timeout": 0.2}
+    reply, timed, _ = ask([turn])
+    assert isinstance(reply, ModelReply) and reply.body["status"] == "failed"
+    assert reply.body["error"]["code"] == "hold_timeout"
+    message = reply.body["error"]["message"]
+    assert f"until {tmp_path / 'never'} existed; it did not appear within 0.2 s" in message
+    assert [type(u) for _, u in timed][-1] is StreamFailed
+
+
+def test_tokens_arrive_at_the_scripted_rate_with_pauses_between_items() -> None:
+    text = "one two six ten red blue gold jade ruby opal"  # 10 tokens (about four characters each)
+    turn = {"preamble": text, "calls": [CALL], "tokens_per_second": 50, "pause": 0.3}
+    reply, timed, _ = ask([turn], timeout=0.5)  # longer in all than the timeout, never idle that long
+    assert isinstance(reply, ModelReply) and reply.body["status"] == "completed"
+    deltas = [(at, u) for at, u in timed if isinstance(u, TextDelta)]
+    assert "|".join(u.delta for _, u in deltas) == "one| two| six| ten| red| blue| gold| jade| ruby| opal"
+    assert deltas[-1][0] - deltas[0][0] >= 9 / 50 - 0.02  # 10 tokens at 50 per second
+    message_done = next(at for at, u in timed if isinstance(u, ItemDone))
+    call_added = next(at for at, u in timed if isinstance(u, ItemAdded) and u.item["type"] == "function_call")
+    assert call_added - message_done >= 0.3 - 0.02
+
+
+@pytest.mark.parametrize("rate", [None, 1000.0])
+def test_a_streamed_answer_is_the_non_streamed_one(rate: float | None) -> None:
+    turn: dict[str, Any] = {"reasoning": "Two files.", "preamble": "Reading.", "calls": [CALL, CALL_2],
+                            "after_calls": "Both asked for."}
+    if rate:
+        turn["tokens_per_second"] = rate
+    streamed, _, _ = ask([turn])
+    assert isinstance(streamed, ModelReply)
+
+    async def plain() -> ModelReply:
+        async with OfflineModel(parse_script({"turns": [turn]})) as model:
+            endpoint = ModelEndpoint(base_url=model.base_url)
+            async with ResponsesClient(endpoint, events=EventStream()) as client:
+                return await client.create({**body(), "stream": False}, turn=1)
+
+    whole = run(plain())
+    assert not whole.streamed and streamed.body == whole.body
+    kinds = [item["type"] for item in whole.body["output"]]
+    assert kinds == ["reasoning", "message", "function_call", "function_call", "message"]
+    assert whole.body["output"][1]["phase"] == "commentary"
