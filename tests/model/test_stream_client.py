@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 from model_helpers import Canned, CannedEndpoint, run, valid_response
-from model_http_helpers import RawServer
 
 from responses_helpers import Recorder, recorded_stream
+from testkit.raw_http import RawServer
 from toolrelay.errors import (
     ModelAnswerUnreadable,
     ModelError,
