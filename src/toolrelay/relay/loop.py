@@ -194,7 +194,7 @@ class Relay:
                 run_id=result.run_id, model=self.settings.model, endpoint=self.endpoint,
                 context_mode=self.settings.context_mode, strict=self.strict, task=task,
                 output_budget=self.limits.output_budget, media_budget=self.limits.media_budget,
-                multimodal=self.limits.multimodal,
+                multimodal=self.limits.multimodal, early=self._early_policy(),
             )
         )
         try:
@@ -350,10 +350,16 @@ class Relay:
         text = f"{why}; the rest of the run goes on without streaming ({NO_STREAM_HINT})"
         self.events.emit(Notice(level="warning", text=text))
 
+    def _early_policy(self) -> str:
+        """The policy as it applies to this run (``none`` when nothing can start early)."""
+        if not self.settings.stream or self.limits.max_tool_calls is not None:
+            return "none"
+        return self.limits.early
+
     def _starts_early(self, call: FunctionCall) -> bool:
         """Whether ``call`` starts as its item closes (else when the response is complete)."""
-        policy = self.limits.early
-        if policy == "none" or self.limits.max_tool_calls is not None:
+        policy = self._early_policy()
+        if policy == "none":
             return False
         if policy == "all":
             return True

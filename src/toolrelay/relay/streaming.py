@@ -134,6 +134,9 @@ class TurnCalls:
         """The response will not be answered: cancel the calls still running (each outcome
         says ``why``); the outcome of every call that started."""
         self._why_stopped = why
+        # one turn of the event loop first: a call whose answer has already arrived ends
+        # with it, so only calls still waiting on their server are cancelled
+        await asyncio.sleep(0)
         running = [task for task in self._tasks.values() if not task.done()]
         for task in running:
             task.cancel()
