@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from toolrelay.verify import load_run, verify
+from toolrelay.verify.explain import explain
+
 from .helpers import Event, tampered, verdict_of
 from .stream_runs import call_item, held_run, message_item, sse_turn
 
@@ -83,3 +86,15 @@ def test_a_response_failing_after_an_early_call_verifies_as_unfinished(tmp_path:
     assert any(reason.startswith("call_look ") for reason in verdict.unfinished), verdict.unfinished
     records = [json.loads(line) for line in path.read_text().splitlines()]
     assert not [r for r in records if r["kind"] == "feedback"]
+
+
+def test_explain_shows_the_call_running_inside_the_stream(tmp_path: Path) -> None:
+    turns = [sse_turn("resp_1", [LOOK, message_item("reading it", "msg_1")], hold_after=0), _answer()]
+    path, _ = held_run(tmp_path, turns)
+    run = load_run(path)
+    text = explain(run, verify(run))
+    lines = text.splitlines()
+    stream = next(i for i, line in enumerate(lines) if line.startswith("  stream_1: "))
+    assert lines[stream].endswith("ended completed") and " events over " in lines[stream]
+    assert lines[stream + 1].startswith("    call_look started at ")
+    assert lines[stream + 1].endswith("stream event 5): it ran while the model was still writing")
