@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -108,11 +108,11 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
     raise AssertionError("unreachable")  # pragma: no cover  (mypy: the with block returns)
 
 
-async def run_stream(task: str, options: RunOptions | None = None) -> AsyncIterator[RunEvent]:
+async def run_stream(task: str, options: RunOptions | None = None) -> AsyncGenerator[RunEvent, None]:
     """``run_async`` seen as it happens: ``async for event in run_stream(task, options)``
     yields text deltas, calls started and finished, turns, and last ``RunFinished`` (with
     the ``RunResult``). Raises what ``run_async`` raises, after its ``RunFinished`` when
-    the run had begun; leaving the loop early cancels the run."""
+    the run had begun; closing the iterator early (``contextlib.aclosing``) cancels the run."""
     opts = options or RunOptions()
 
     async def start(listener: RunListener) -> RunResult:
@@ -120,8 +120,9 @@ async def run_stream(task: str, options: RunOptions | None = None) -> AsyncItera
         tell = listener if before is None else tell_both(before, listener)
         return await run_async(task, replace(opts, on_event=tell))
 
-    async for event in iterate_run(start):
-        yield event
+    async with contextlib.aclosing(iterate_run(start)) as events:  # closed with this one
+        async for event in events:
+            yield event
 
 
 

@@ -87,7 +87,7 @@ def test_leaving_run_stream_early_stops_the_run(tmp_path: Path) -> None:
         stream = toolrelay.run_stream("Read the first 2 lines of notes.txt", options)
         async for event in stream:
             if isinstance(event, toolrelay.CallFinished):
-                await stream.aclose()  # type: ignore[attr-defined]
+                await stream.aclose()
                 return event
         raise AssertionError("no call finished")
 

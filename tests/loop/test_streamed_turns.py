@@ -9,6 +9,7 @@ served in process by ``Box``, through the real catalog and dispatch.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from stream_helpers import (
@@ -26,7 +27,11 @@ from stream_helpers import (
 )
 
 from toolrelay.errors import ModelFeatureUnsupported, ModelStreamCut
-from toolrelay.relay.loop import RunLimits
+from toolrelay.events import EventStream
+from toolrelay.local import in_process_server
+from toolrelay.relay.catalog import connect
+from toolrelay.relay.loop import Relay, RunLimits
+from toolrelay.relay.request import RequestSettings
 from toolrelay.relay.run_events import (
     CallFinished,
     CallStarted,
@@ -255,3 +260,32 @@ def test_the_run_events_come_in_order_and_end_with_the_result() -> None:
     finished = run.told[-1]
     assert isinstance(finished, RunFinished) and finished.result is run.result
 
+
+
+def test_relay_stream_yields_the_same_run_and_leaving_early_cancels_it() -> None:
+    log: list[str] = []
+    box = Box(log)
+    first = response(LOOK, message_item("looking", "msg_1"))
+
+    def turns() -> list[Turn]:
+        return [Turn([done(0, LOOK), text("looking"), done(1, first["output"][1]), ended(first)], first),
+                answer_turn()]
+
+    async def scenario() -> tuple[list[str], list[str]]:
+        events = EventStream()
+        async with connect([in_process_server(box, name="box")], events=events) as catalog:
+            relay = Relay(catalog, ScriptedStream(turns()), RequestSettings(model="m"), events=events)
+            whole = [type(e).__name__ async for e in relay.stream("task")]
+            relay.model = ScriptedStream(turns())
+            cut: list[str] = []
+            async with contextlib.aclosing(relay.stream("task")) as watched:
+                async for event in watched:
+                    cut.append(type(event).__name__)
+                    if isinstance(event, TextDone):
+                        break  # closing the iterator cancels the run
+            assert relay.result is not None and relay.result.status == "aborted"
+            return whole, cut
+
+    whole, cut = asyncio.run(asyncio.wait_for(scenario(), 60))
+    assert whole[-1] == "RunFinished" and whole.count("TurnFinished") == 2
+    assert cut[-1] == "TextDone" and "RunFinished" not in cut

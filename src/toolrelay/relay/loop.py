@@ -16,8 +16,9 @@ reported as a success.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -215,11 +216,12 @@ class Relay:
         self._end(result)
         return result
 
-    async def stream(self, task: str, *, run_id: str | None = None) -> AsyncIterator[RunEvent]:
+    async def stream(self, task: str, *, run_id: str | None = None) -> AsyncGenerator[RunEvent, None]:
         """Run ``task``, yielding what happens as it happens (``run_events``): the answer
         text as it is written, each call as it starts and ends, each turn, and last
         ``RunFinished`` with the result ``run()`` returns. Raises what ``run()`` raises,
-        after its ``RunFinished``; leaving the loop early cancels the run."""
+        after its ``RunFinished``; closing the iterator early (``contextlib.aclosing``)
+        cancels the run."""
 
         async def start(listener: RunListener) -> RunResult:
             before = self.listener
@@ -229,8 +231,9 @@ class Relay:
             finally:
                 self.listener = before
 
-        async for event in iterate_run(start):
-            yield event
+        async with contextlib.aclosing(iterate_run(start)) as events:  # closed with this one
+            async for event in events:
+                yield event
 
     def _time_limit_ran_out(self) -> str:
         return f"the run's time limit ({self.limits.timeout:g} s) ran out"

@@ -10,7 +10,7 @@ still gives each message's text, as one delta. The last event is always ``RunFin
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -126,10 +126,10 @@ def tell_both(first: RunListener, second: RunListener) -> RunListener:
     return tell
 
 
-async def iterate_run(start: Callable[[RunListener], Awaitable[Any]]) -> AsyncIterator[RunEvent]:
+async def iterate_run(start: Callable[[RunListener], Awaitable[Any]]) -> AsyncGenerator[RunEvent, None]:
     """The events of the run ``start(listener)`` runs, as an async iterator. The run's own
-    exception (a ModelError, say) is raised after its ``RunFinished``; leaving the loop
-    early cancels the run."""
+    exception (a ModelError, say) is raised after its ``RunFinished``; closing the iterator
+    early cancels the run (``contextlib.aclosing`` closes it when the loop is left)."""
     queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
     running = asyncio.ensure_future(start(queue.put_nowait))
     running.add_done_callback(lambda _: queue.put_nowait(None))
