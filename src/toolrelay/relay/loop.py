@@ -309,8 +309,10 @@ class Relay:
 
     async def _stop_calls(self, calls: TurnCalls, ending: Exception) -> list[CallOutcome]:
         """The response will not be answered: stop the calls it started; their outcomes."""
-        if not isinstance(ending, _Stop):
+        if isinstance(ending, ModelStreamCut):
             why = "the model's answer broke off before the call ended"
+        elif not isinstance(ending, _Stop):
+            why = f"the run ended before the call ended ({ending})"
         elif ending.status in ("completed", "refused"):
             why = "the model's whole response does not ask for this call"
         else:

@@ -171,6 +171,7 @@ def _stream_lines(current: ModelRound) -> list[str]:
 
 
 def _stream_ending(current: ModelRound) -> str:
+    """How the turn's stream ended, as the recorded response says."""
     answer = current.answer
     if answer is not None:
         return f"ended {answer.get('status')}"
