@@ -289,3 +289,11 @@ def test_relay_stream_yields_the_same_run_and_leaving_early_cancels_it() -> None
     whole, cut = asyncio.run(asyncio.wait_for(scenario(), 60))
     assert whole[-1] == "RunFinished" and whole.count("TurnFinished") == 2
     assert cut[-1] == "TextDone" and "RunFinished" not in cut
+
+
+def test_a_message_streamed_without_deltas_is_still_told_once() -> None:
+    whole = message_item("no deltas here", "msg_2")
+    body = response(whole, rid="resp_2")
+    run = run_relay(ScriptedStream([Turn([done(0, whole), ended(body)], body)]))
+    assert [e.text for e in run.told if isinstance(e, TextDelta)] == ["no deltas here"]
+    assert run.result is not None and run.result.final_text == "no deltas here"

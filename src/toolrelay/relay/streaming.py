@@ -71,6 +71,8 @@ class TurnCalls:
         self._order: list[str] = []
         """call_ids in the response's order (then any the response does not hold)."""
         self._why_stopped: str | None = None
+        self._written: set[object] = set()
+        """Message items (by id, else output index) whose text came as deltas."""
 
     @property
     def started(self) -> list[str]:
@@ -82,6 +84,7 @@ class TurnCalls:
     def on_update(self, update: stream.Update) -> None:
         """The model client's callback, once per update, inside its read loop."""
         if isinstance(update, stream.TextDelta):
+            self._written.add(update.item_id or update.output_index)
             self._tell(TextDelta(turn=self._turn, text=update.delta, item_id=update.item_id))
         elif isinstance(update, stream.ReasoningDelta):
             self._tell(ReasoningDelta(turn=self._turn, text=update.delta, summary=update.summary,
@@ -93,6 +96,9 @@ class TurnCalls:
         kind = item.get("type")
         if kind == MESSAGE:
             text = message_text(item)
+            if text is not None and (_item_id(item) or index) not in self._written:
+                # some servers send a message whole, with no deltas: it is still shown once
+                self._tell(TextDelta(turn=self._turn, text=text, item_id=_item_id(item)))
             if text is not None:
                 self._tell(TextDone(turn=self._turn, text=text, item_id=_item_id(item)))
             return
