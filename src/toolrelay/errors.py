@@ -19,8 +19,7 @@
     │   │   └── ModelTimeout        3   no connection or no complete answer within the timeout
     │   ├── ModelAnswerUnreadable   3   an answer too large, or in an encoding not decoded
     │   ├── ModelRequestUnsendable  3   a request HTTP/1.1 cannot carry (a forbidden header)
-    │   ├── ModelFeatureUnsupported 3   the endpoint lacks a feature the request used
-    │   └── ModelStreamCut          3   a streamed answer ended before its terminal event (STUB: S1's)
+    │   └── ModelFeatureUnsupported 3   the endpoint lacks a feature the request used
     └── RunInterrupted              130 Ctrl-C
 
 Errors a model can act on (invalid arguments, unknown tools, tool errors) are not
@@ -61,7 +60,6 @@ __all__ = [
     "ModelError",
     "ModelFeatureUnsupported",
     "ModelRequestUnsendable",
-    "ModelStreamCut",
     "ModelTimeout",
     "ModelUnreachable",
     "NoServerAvailable",
@@ -240,20 +238,6 @@ class ModelRequestUnsendable(ModelError):
 
 class ModelFeatureUnsupported(ModelError):
     """The endpoint rejected a feature of the request (previous_response_id, strict, ...)."""
-
-    def __init__(self, message: str, status: int | None = None, *, feature: str | None = None) -> None:
-        super().__init__(message, status)
-        self.feature = feature
-
-
-class ModelStreamCut(ModelError):
-    """STUB (S1's): a streamed answer ended after more than its opening events, before its end.
-
-    ``assembled`` is what had arrived (a ``protocol.stream.Assembled``)."""
-
-    def __init__(self, message: str, assembled: Any = None) -> None:
-        super().__init__(message)
-        self.assembled = assembled
 
 
 class RunInterrupted(ToolrelayError):

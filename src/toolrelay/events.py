@@ -47,7 +47,6 @@ __all__ = [
     "McpMessage",
     "ModelRequestEvent",
     "ModelResponseEvent",
-    "ModelStreamEvent",
     "Notice",
     "RunEndEvent",
     "RunStartEvent",
@@ -269,35 +268,11 @@ class ModelResponseEvent(Event):
     """The endpoint's answer: HTTP status and exact body (parsed JSON, or text if not JSON)."""
 
     kind: ClassVar[str] = "model_response"
-    optional_fields: ClassVar[frozenset[str]] = frozenset({"streamed", "stream_events", "differences"})
     turn: int
     status: int
     body: Any
     elapsed: float
     attempt: int = 1
-    streamed: bool = False
-    """True when the body was assembled from server-sent events (``model_stream``)."""
-    stream_events: int = 0
-    differences: list[str] = field(default_factory=list)
-
-    def to_record(self) -> dict[str, Any]:
-        record = Event.to_record(self)
-        for name in self.optional_fields:
-            if not record[name]:
-                del record[name]
-        return record
-
-
-@dataclass(slots=True, kw_only=True)
-class ModelStreamEvent(Event):
-    """STUB (S1's): one server-sent event of a streamed answer, exactly as received."""
-
-    kind: ClassVar[str] = "model_stream"
-    turn: int
-    attempt: int
-    index: int
-    event: str | None
-    data: str
 
 
 @dataclass(slots=True, kw_only=True)

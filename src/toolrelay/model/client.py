@@ -22,16 +22,14 @@ import asyncio
 import base64
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final, cast
 from urllib.parse import unquote, urlsplit
 
 from .. import redaction
-from ..errors import ModelError, ModelStreamCut, ModelUnreachable
-from ..events import EventStream, ModelRequestEvent, ModelResponseEvent, ModelStreamEvent, Notice
-from ..protocol.stream import Assembled, StreamAssembler, StreamEvent, Update
+from ..errors import ModelError, ModelUnreachable
+from ..events import EventStream, ModelRequestEvent, ModelResponseEvent, Notice
 from ._http_failures import MapHttpFailures
 from .endpoint import ModelEndpoint
 from .failures import check_reply, classify_failure
@@ -58,9 +56,6 @@ class ModelReply:
     request_raw: bytes = b""
     """The exact bytes that were posted."""
     attempts: int = 1
-    streamed: bool = False
-    """True when the body was assembled from server-sent events (STUB: S1's)."""
-    assembled: Assembled | None = None
 
 
 @dataclass(slots=True)
@@ -115,9 +110,7 @@ class ResponsesClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def create(
-        self, body: dict[str, Any], *, turn: int, on_update: Callable[[Update], None] | None = None
-    ) -> ModelReply:
+    async def create(self, body: dict[str, Any], *, turn: int) -> ModelReply:
         """POST ``body`` (serialised once); the Response object, or ``ModelError``."""
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
         self._warn_about_cleartext_key()
@@ -132,8 +125,6 @@ class ResponsesClient:
                     raise _tried(unreachable, attempt) from unreachable.__cause__
                 await self._pause(backoff_delay(attempt, self._backoff), attempt, unreachable.reason)
                 continue
-            if body.get("stream") is True and _is_sse(answer):
-                return self._streamed(answer, content, turn, attempt, on_update)
             self._events.emit(ModelResponseEvent(turn=turn, status=answer.status, body=answer.body,
                                                  elapsed=round(answer.elapsed, 6), attempt=attempt))
             if 200 <= answer.status < 300:
@@ -153,30 +144,6 @@ class ResponsesClient:
         raw = response.body
         shown = raw.replace(self._secret, REDACTED) if self._secret and self._secret in raw else raw
         return _Answer(response.status, response.headers, raw, _parse(shown), elapsed)
-
-    def _streamed(
-        self, answer: _Answer, content: bytes, turn: int, attempt: int,
-        on_update: Callable[[Update], None] | None,
-    ) -> ModelReply:
-        """STUB (S1 reads the body incrementally): the whole SSE body, event by event."""
-        assembler = StreamAssembler()
-        events = _sse_events(answer.raw.decode("utf-8", errors="replace"))
-        for event in events:
-            self._events.emit(ModelStreamEvent(turn=turn, attempt=attempt, index=event.index,
-                                               event=event.event, data=event.data))
-            for update in assembler.feed(event):
-                if on_update is not None:
-                    on_update(update)
-        assembled = assembler.finish()
-        self._events.emit(ModelResponseEvent(
-            turn=turn, status=answer.status, body=assembled.response, elapsed=round(answer.elapsed, 6),
-            attempt=attempt, streamed=True, stream_events=len(events), differences=assembled.differences,
-        ))
-        if assembled.terminal is None or assembled.response is None:
-            raise ModelStreamCut(f"the model endpoint {self.url} cut the stream short", assembled)
-        return ModelReply(status=answer.status, body=assembled.response, elapsed=answer.elapsed,
-                          raw=answer.raw, request_raw=content, attempts=attempt, streamed=True,
-                          assembled=assembled)
 
     def _reply(self, answer: _Answer, body: dict[str, Any], content: bytes, attempt: int) -> ModelReply:
         problem = check_reply(answer.body, body)
@@ -236,23 +203,3 @@ def _tried(error: ModelUnreachable, attempt: int) -> ModelUnreachable:
     if attempt == 1:
         return error
     return type(error)(f"{error} (tried {attempt} times)", error.status, reason=error.reason)
-
-
-def _is_sse(answer: _Answer) -> bool:
-    return answer.headers.get("content-type", "").startswith("text/event-stream")
-
-
-def _sse_events(text: str) -> list[StreamEvent]:
-    """STUB: the events of a whole SSE body."""
-    found: list[StreamEvent] = []
-    for block in text.replace("\r\n", "\n").split("\n\n"):
-        name: str | None = None
-        data: list[str] = []
-        for line in block.split("\n"):
-            if line.startswith("event:"):
-                name = line[6:].strip()
-            elif line.startswith("data:"):
-                data.append(line[5:].removeprefix(" "))
-        if data:
-            found.append(StreamEvent(index=len(found), event=name, data="\n".join(data)))
-    return found

@@ -14,12 +14,8 @@ from typing import Any, Final, Literal, NotRequired, TypedDict
 __all__ = [
     "CANCELLED",
     "COMPLETED",
-    "CONTENT_PART_ADDED",
-    "CONTENT_PART_DONE",
     "FAILED",
     "FUNCTION_CALL",
-    "FUNCTION_CALL_ARGUMENTS_DELTA",
-    "FUNCTION_CALL_ARGUMENTS_DONE",
     "FUNCTION_CALL_OUTPUT",
     "INCOMPLETE",
     "INPUT_FILE",
@@ -27,32 +23,11 @@ __all__ = [
     "INPUT_TEXT",
     "ITEM_TYPES",
     "MESSAGE",
-    "OUTPUT_ITEM_ADDED",
-    "OUTPUT_ITEM_DONE",
     "OUTPUT_TEXT",
-    "OUTPUT_TEXT_DELTA",
-    "OUTPUT_TEXT_DONE",
     "PART_TYPES",
     "REASONING",
-    "REASONING_SUMMARY_PART_ADDED",
-    "REASONING_SUMMARY_PART_DONE",
-    "REASONING_SUMMARY_TEXT_DELTA",
-    "REASONING_SUMMARY_TEXT_DONE",
-    "REASONING_TEXT_DELTA",
-    "REASONING_TEXT_DONE",
     "REFUSAL",
-    "REFUSAL_DELTA",
-    "REFUSAL_DONE",
-    "RESPONSE_COMPLETED",
-    "RESPONSE_CREATED",
-    "RESPONSE_FAILED",
-    "RESPONSE_INCOMPLETE",
-    "RESPONSE_IN_PROGRESS",
-    "RESPONSE_QUEUED",
-    "RETRY_SAFE_STREAM_EVENTS",
-    "STREAM_ERROR",
     "SUMMARY_TEXT",
-    "TERMINAL_STREAM_EVENTS",
     "FunctionCallItem",
     "FunctionCallOutputItem",
     "InputFilePart",
@@ -187,31 +162,3 @@ class ReasoningItem(TypedDict):
     summary: list[dict[str, Any]]
     encrypted_content: NotRequired[str | None]
     content: NotRequired[list[dict[str, Any]]]
-
-
-# -- stream events (STUB: S1 writes the real list) -----------------------------------------
-RESPONSE_CREATED: Final = "response.created"
-RESPONSE_IN_PROGRESS: Final = "response.in_progress"
-RESPONSE_QUEUED: Final = "response.queued"
-OUTPUT_ITEM_ADDED: Final = "response.output_item.added"
-OUTPUT_ITEM_DONE: Final = "response.output_item.done"
-CONTENT_PART_ADDED: Final = "response.content_part.added"
-CONTENT_PART_DONE: Final = "response.content_part.done"
-OUTPUT_TEXT_DELTA: Final = "response.output_text.delta"
-OUTPUT_TEXT_DONE: Final = "response.output_text.done"
-FUNCTION_CALL_ARGUMENTS_DELTA: Final = "response.function_call_arguments.delta"
-FUNCTION_CALL_ARGUMENTS_DONE: Final = "response.function_call_arguments.done"
-REASONING_SUMMARY_PART_ADDED: Final = "response.reasoning_summary_part.added"
-REASONING_SUMMARY_PART_DONE: Final = "response.reasoning_summary_part.done"
-REASONING_SUMMARY_TEXT_DELTA: Final = "response.reasoning_summary_text.delta"
-REASONING_SUMMARY_TEXT_DONE: Final = "response.reasoning_summary_text.done"
-REASONING_TEXT_DELTA: Final = "response.reasoning_text.delta"
-REASONING_TEXT_DONE: Final = "response.reasoning_text.done"
-REFUSAL_DELTA: Final = "response.refusal.delta"
-REFUSAL_DONE: Final = "response.refusal.done"
-RESPONSE_COMPLETED: Final = "response.completed"
-RESPONSE_INCOMPLETE: Final = "response.incomplete"
-RESPONSE_FAILED: Final = "response.failed"
-STREAM_ERROR: Final = "error"
-TERMINAL_STREAM_EVENTS: Final = frozenset({RESPONSE_COMPLETED, RESPONSE_INCOMPLETE, RESPONSE_FAILED})
-RETRY_SAFE_STREAM_EVENTS: Final = frozenset({RESPONSE_CREATED, RESPONSE_IN_PROGRESS, RESPONSE_QUEUED})
