@@ -15,10 +15,12 @@ model answers), returning the final text.
                 open_catalog_client  relay.Catalog.call (the relay's whole call path: JSON text
                                      parsed, routed, validated against the schema, outcome built)
                 runner               relay.Relay over a Catalog and a model.ResponsesClient
+                                     (whole responses; stream_runner streams, calls start early)
     peers       sdk_session          mcp.ClientSession over mcp.client.stdio.stdio_client
                 sdk_client           mcp.Client (mcp 2.x high-level client, "auto" mode)
                 agents_runner        OpenAI Agents SDK: Runner.run + MCPServerStdio (its defaults)
                 agents_cached_runner the same with cache_tools_list=True
+                agents_streamed_runner  Runner.run_streamed, its events consumed as they come
                 raw_runner           hand-written loop: AsyncOpenAI.responses.create + ClientSession
 
 The peers' packages (mcp, openai, openai-agents) are imported only when used. From the
@@ -49,6 +51,8 @@ __all__ = [
     "BenchClient",
     "agents_cached_runner",
     "agents_runner",
+    "agents_streamed_runner",
+    "no_stream_runner",
     "null_log",
     "open_catalog_client",
     "open_client",
@@ -58,6 +62,7 @@ __all__ = [
     "runner",
     "sdk_client",
     "sdk_session",
+    "stream_runner",
 ]
 
 API_KEY = "sk-fake-bench"  # the fake endpoint takes any key; the SDKs insist on one
@@ -145,10 +150,14 @@ async def open_catalog_client(
 
 
 @contextlib.asynccontextmanager
-async def runner(base_url: str, server_cmd: list[str]) -> AsyncIterator[RunOnce]:
+async def runner(
+    base_url: str, server_cmd: list[str], *, stream: bool = False, server: str = "echo"
+) -> AsyncIterator[RunOnce]:
     """toolrelay's relay loop: ``Relay.run`` over one open Catalog and one ResponsesClient.
 
-    No consent prompt (``approve=None``), like the peers, which have none by default."""
+    Whole responses unless ``stream`` (then calls of read-only tools start as their item
+    closes: ``--early read-only``, the default). No consent prompt (``approve=None``), like
+    the peers, which have none by default."""
     from toolrelay.model import ModelEndpoint, ResponsesClient
     from toolrelay.relay.loop import Relay
     from toolrelay.relay.request import RequestSettings
@@ -156,10 +165,11 @@ async def runner(base_url: str, server_cmd: list[str]) -> AsyncIterator[RunOnce]
     events = EventStream()
     endpoint = ModelEndpoint(base_url=base_url, api_key=API_KEY)
     async with (
-        Catalog([_server_config("echo", server_cmd, None)], events=events, log_dir=LOG_DIR) as catalog,
+        Catalog([_server_config(server, server_cmd, None)], events=events, log_dir=LOG_DIR) as catalog,
         ResponsesClient(endpoint, events=events) as model,
     ):
-        relay = Relay(catalog, model, RequestSettings(model=MODEL), events=events, endpoint=model.url)
+        settings = RequestSettings(model=MODEL, stream=stream)
+        relay = Relay(catalog, model, settings, events=events, endpoint=model.url)
 
         async def run_once(prompt: str) -> str:
             result = await relay.run(prompt)
@@ -167,6 +177,20 @@ async def runner(base_url: str, server_cmd: list[str]) -> AsyncIterator[RunOnce]
                 raise RuntimeError(f"toolrelay run ended {result.status}: {result.reason}")
             return result.final_text or ""
 
+        yield run_once
+
+
+@contextlib.asynccontextmanager
+async def no_stream_runner(base_url: str, server_cmd: list[str]) -> AsyncIterator[RunOnce]:
+    """toolrelay's relay loop asking for whole responses (``--no-stream``), for the stream bench."""
+    async with runner(base_url, server_cmd, server="slow") as run_once:
+        yield run_once
+
+
+@contextlib.asynccontextmanager
+async def stream_runner(base_url: str, server_cmd: list[str]) -> AsyncIterator[RunOnce]:
+    """toolrelay's relay loop on streamed responses (calls start as their items close)."""
+    async with runner(base_url, server_cmd, stream=True, server="slow") as run_once:
         yield run_once
 
 
@@ -259,6 +283,35 @@ async def agents_cached_runner(base_url: str, server_cmd: list[str]) -> AsyncIte
 
 
 @contextlib.asynccontextmanager
+async def agents_streamed_runner(base_url: str, server_cmd: list[str]) -> AsyncIterator[RunOnce]:
+    """The Agents SDK streaming: ``Runner.run_streamed``, every event consumed as it comes
+    (it runs the tools once the response has completed), ``cache_tools_list=True``."""
+    from agents import Agent, Runner, set_default_openai_client, set_tracing_disabled
+    from agents.mcp import MCPServerStdio
+    from openai import AsyncOpenAI
+
+    set_tracing_disabled(True)
+    client = AsyncOpenAI(base_url=base_url, api_key=API_KEY)
+    set_default_openai_client(client, use_for_tracing=False)
+    params = {"command": server_cmd[0], "args": server_cmd[1:]}
+    try:
+        async with MCPServerStdio(params=params, cache_tools_list=True, name="slow",
+                                  client_session_timeout_seconds=60) as server:
+            agent = Agent(name="bench", instructions="You are a benchmark agent.", model=MODEL,
+                          mcp_servers=[server])
+
+            async def run_once(prompt: str) -> str:
+                result = Runner.run_streamed(agent, prompt)
+                async for _ in result.stream_events():
+                    pass
+                return str(result.final_output)
+
+            yield run_once
+    finally:
+        await client.close()
+
+
+@contextlib.asynccontextmanager
 async def raw_runner(base_url: str, server_cmd: list[str]) -> AsyncIterator[RunOnce]:
     """A hand-written loop on the same SDKs, no framework: ``AsyncOpenAI.responses.create`` +
     ``ClientSession.call_tool``, the conversation replayed each turn."""
@@ -300,6 +353,9 @@ CLIENTS: dict[str, Callable[..., Any]] = {
 }
 RUNNERS: dict[str, Callable[..., Any]] = {
     "toolrelay": runner,
+    "toolrelay-stream": stream_runner,
+    "toolrelay-no-stream": no_stream_runner,
+    "agents-streamed": agents_streamed_runner,
     "agents": agents_runner,
     "agents-cached": agents_cached_runner,
     "raw": raw_runner,
@@ -308,6 +364,9 @@ RUNNERS: dict[str, Callable[..., Any]] = {
 
 _PRELOAD: dict[str, tuple[str, ...]] = {
     "toolrelay": ("toolrelay.model", "toolrelay.relay.loop"),
+    "toolrelay-stream": ("toolrelay.model", "toolrelay.relay.loop"),
+    "toolrelay-no-stream": ("toolrelay.model", "toolrelay.relay.loop"),
+    "agents-streamed": ("openai", "agents", "agents.mcp"),
     "sdk-session": ("mcp", "mcp.client.stdio"),
     "sdk-client": ("mcp", "mcp.client.stdio"),
     "agents": ("openai", "agents", "agents.mcp"),

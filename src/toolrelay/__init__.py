@@ -12,19 +12,27 @@ from ._version import __version__ as __version__
 
 # public name → module that defines it
 _EXPORTS: dict[str, str] = {
+    "CallFinished": "toolrelay.relay.run_events",
     "CallOutcome": "toolrelay.relay.result",
+    "CallStarted": "toolrelay.relay.run_events",
     "Catalog": "toolrelay.relay.catalog",
     "EventStream": "toolrelay.events",
+    "ReasoningDelta": "toolrelay.relay.run_events",
     "Relay": "toolrelay.relay.loop",
     "RunLimits": "toolrelay.relay.loop",
     "RunOptions": "toolrelay.runner",
+    "RunFinished": "toolrelay.relay.run_events",
     "RunResult": "toolrelay.relay.loop",
     "ServerConfig": "toolrelay.client.config",
+    "TextDelta": "toolrelay.relay.run_events",
+    "TextDone": "toolrelay.relay.run_events",
     "ToolrelayError": "toolrelay.errors",
+    "TurnFinished": "toolrelay.relay.run_events",
     "connect": "toolrelay.relay.catalog",
     "load_run": "toolrelay.verify",
     "run": "toolrelay.runner",
     "run_async": "toolrelay.runner",
+    "run_stream": "toolrelay.runner",
     "verify": "toolrelay.verify",
 }
 
@@ -40,9 +48,17 @@ if TYPE_CHECKING:
     from .relay.loop import RunLimits as RunLimits
     from .relay.loop import RunResult as RunResult
     from .relay.result import CallOutcome as CallOutcome
+    from .relay.run_events import CallFinished as CallFinished
+    from .relay.run_events import CallStarted as CallStarted
+    from .relay.run_events import ReasoningDelta as ReasoningDelta
+    from .relay.run_events import RunFinished as RunFinished
+    from .relay.run_events import TextDelta as TextDelta
+    from .relay.run_events import TextDone as TextDone
+    from .relay.run_events import TurnFinished as TurnFinished
     from .runner import RunOptions as RunOptions
     from .runner import run as run
     from .runner import run_async as run_async
+    from .runner import run_stream as run_stream
     from .verify import load_run as load_run
     from .verify import verify as verify
 

@@ -131,6 +131,9 @@ def run_demo(
             model=model,
             base_url=base_url,
             config=[builtin_file_server(root)],
+            # the walk-through's files are the whole request and response of each turn,
+            # as the seed shows them: asked for without streaming
+            stream=False,
             transcript=folder / TRANSCRIPT,
             events=events,
             environ=environ,

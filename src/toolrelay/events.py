@@ -238,6 +238,7 @@ class Notice(Event):
 @dataclass(slots=True, kw_only=True)
 class RunStartEvent(Event):
     kind: ClassVar[str] = "run_start"
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"early"})
     run_id: str
     model: str
     endpoint: str
@@ -250,6 +251,9 @@ class RunStartEvent(Event):
     """Bytes of images and files per tool output passed on (verify re-renders with it too)."""
     multimodal: bool = True
     """Whether images/files in results became input_image/input_file parts."""
+    early: str | None = None
+    """Which calls of a streamed response may start before it is complete (``--early``:
+    all, read-only, none); verify holds each early start to it. Older transcripts lack it."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -2,7 +2,9 @@
 
 ``await run_async(task, RunOptions(...))`` opens the model endpoint (or starts the
 offline stand-in), connects the MCP servers, optionally records a transcript, runs the
-relay loop and closes everything; ``run(task, **options)`` is the synchronous form.
+relay loop and closes everything; ``run(task, **options)`` is the synchronous form, and
+``async for event in run_stream(task, options)`` the same run seen as it happens (the
+answer text as it is written, each call, each turn; ``relay.run_events``).
 The CLI's ``run`` and ``demo`` use the same function.
 """
 
@@ -12,7 +14,7 @@ import asyncio
 import contextlib
 import os
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -27,9 +29,10 @@ from .relay.catalog import Catalog, ConfigSource, servers_from
 from .relay.consent import LIBRARY_HINT, refusing
 from .relay.loop import Approver, Relay, RunLimits, RunResult
 from .relay.request import RequestSettings
+from .relay.run_events import RunEvent, RunListener, iterate_run, tell_both
 from .transcript.writer import TranscriptWriter
 
-__all__ = ["DEFAULT_MODEL", "OFFLINE_MODEL", "RunOptions", "check_options", "run", "run_async"]
+__all__ = ["DEFAULT_MODEL", "OFFLINE_MODEL", "RunOptions", "check_options", "run", "run_async", "run_stream"]
 
 DEFAULT_MODEL = "gpt-4.1"
 OFFLINE_MODEL = "offline"
@@ -53,6 +56,8 @@ class RunOptions:
     instructions: str | None = None
     tool_choice: str = "auto"
     parallel_tool_calls: bool = True
+    stream: bool = True
+    """Stream the answers (``--no-stream``: False asks for whole responses)."""
     extra_body: dict[str, Any] = field(default_factory=dict)
     limits: RunLimits = field(default_factory=RunLimits)
     approve: Approver | None = None
@@ -67,6 +72,8 @@ class RunOptions:
     on_result: Callable[[RunResult], None] | None = None
     """Called with the result as soon as the run ends, before the servers are stopped
     (which can take seconds, or be interrupted): the CLI prints the answer there."""
+    on_event: RunListener | None = None
+    """Told each event of ``relay.run_events`` as it happens (``run_stream`` iterates them)."""
 
 
 async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
@@ -92,13 +99,32 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
         client = await stack.enter_async_context(ResponsesClient(endpoint, events=events))
         relay = Relay(
             catalog, client, _settings(opts), events=events, limits=opts.limits, strict=opts.strict,
-            approve=opts.approve or refusing(LIBRARY_HINT), endpoint=client.url,
+            approve=opts.approve or refusing(LIBRARY_HINT), endpoint=client.url, listener=opts.on_event,
         )
         result = await relay.run(task, run_id=run_id)
         if opts.on_result is not None:
             opts.on_result(result)
         return result
     raise AssertionError("unreachable")  # pragma: no cover  (mypy: the with block returns)
+
+
+async def run_stream(task: str, options: RunOptions | None = None) -> AsyncGenerator[RunEvent, None]:
+    """``run_async`` seen as it happens: ``async for event in run_stream(task, options)``
+    yields text deltas, calls started and finished, turns, and last ``RunFinished`` (with
+    the ``RunResult``). Raises what ``run_async`` raises, after its ``RunFinished`` when
+    the run had begun; closing the iterator early (``contextlib.aclosing``) cancels the run."""
+    opts = options or RunOptions()
+
+    async def start(listener: RunListener) -> RunResult:
+        before = opts.on_event
+        tell = listener if before is None else tell_both(before, listener)
+        return await run_async(task, replace(opts, on_event=tell))
+
+    async with contextlib.aclosing(iterate_run(start)) as events:  # closed with this one
+        async for event in events:
+            yield event
+
+
 
 
 def run(task: str, **options: Any) -> RunResult:
@@ -178,5 +204,6 @@ def _settings(opts: RunOptions) -> RequestSettings:
         parallel_tool_calls=opts.parallel_tool_calls,
         context_mode="chain" if opts.chain else "replay",
         store=opts.store,
+        stream=opts.stream,
         extra=dict(opts.extra_body),
     )

@@ -11,6 +11,7 @@ not importable in the test venv and are exercised by the benches themselves.
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -36,9 +37,12 @@ FAKE_RESPONSES_SCRIPT = "../tests/testkit/servers/fake_responses.py"
         ("client_bench.py", "--client"),
         ("startup_bench.py", "--runs"),
         ("loop_bench.py", "--runner"),
+        ("stream_bench.py", "--scale"),
         ("run_all.py", "--only"),
         ("setup_peers.py", "--node"),
         (FAKE_RESPONSES_SCRIPT, "--text"),
+        ("../tests/testkit/servers/fake_stream.py", "--stamp"),
+        ("../tests/testkit/servers/slow_server.py", "--seconds"),
     ],
 )
 def test_every_bench_script_answers_help(script: str, mentions: str) -> None:
@@ -46,7 +50,7 @@ def test_every_bench_script_answers_help(script: str, mentions: str) -> None:
                           timeout=30)
     assert done.returncode == 0, done.stderr
     assert mentions in done.stdout
-    assert "BENCH_QUICK" in done.stdout or script in ("setup_peers.py", FAKE_RESPONSES_SCRIPT)
+    assert "BENCH_QUICK" in done.stdout or script == "setup_peers.py" or script.startswith("../tests/")
 
 
 async def _one_call(factory_name: str, text: str) -> tuple[list[str], str]:
@@ -105,3 +109,23 @@ def test_the_shared_harness_can_import_the_adapters_by_module_path() -> None:
     found = peer_adapters.resolve("peer_adapters:open_client", {})
     assert found is peer_adapters.open_client
     assert Path(peer_adapters.__file__).parent == BENCH
+
+
+def test_the_stream_bench_runs_tiny_and_prints_its_ratios_against_the_goals(tmp_path: Path) -> None:
+    """The issue's scenario at 1/20 of its times, toolrelay's two runners only (the Agents
+    SDK is not in the test venv), through the same parent, children and endpoint."""
+    out = tmp_path / "stream.jsonl"
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "stream_bench.py"), "--python", sys.executable, "--scale", "0.05",
+         "--runs", "1", "--runner", "toolrelay-stream", "--runner", "toolrelay-no-stream",
+         "--json-out", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "goal toolrelay-stream / toolrelay-no-stream <= 0.75: " in done.stdout
+    assert "goal delta to stdout, median ms <= 20: " in done.stdout
+    record = json.loads(out.read_text().splitlines()[-1])
+    assert record["bench"] == "stream"
+    assert set(record["records"]) == {"toolrelay-stream", "toolrelay-no-stream"}
+    assert record["latency"]["exit"] == 0 and record["latency"]["tokens"] >= 300
+    assert all(r["wall_median_s"] > 0.3 for r in record["records"].values())  # 6 s and 3 s tools, scaled

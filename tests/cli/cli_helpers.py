@@ -19,10 +19,14 @@ HONEST = HONEST_SERVER
 NOTES = "".join(f"line {i}\n" for i in range(1, 31))
 
 
-def toolrelay(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """The CLI as a user runs it: no model key in the environment, no terminal on stdin."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AZURE_OPENAI_"))}
-    return run([sys.executable, "-m", "toolrelay", *args], cwd=cwd, text=True, timeout=timeout, env=env)
+def toolrelay(
+    *args: str, cwd: Path, timeout: float = 60, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The CLI as a user runs it: no model key in the environment (unless ``env`` adds
+    one), no terminal on stdin."""
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AZURE_OPENAI_"))}
+    return run([sys.executable, "-m", "toolrelay", *args], cwd=cwd, text=True, timeout=timeout,
+               env={**inherited, **(env or {})})
 
 
 def make_workspace(root: Path) -> Path:

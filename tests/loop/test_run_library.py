@@ -58,3 +58,37 @@ def test_the_result_counts_the_failed_calls(tmp_path: Path) -> None:
     assert [call.status for call in result.calls] == ["ok", "tool_error"]
     assert result.failed_calls == 1
     assert result.to_dict()["failed_calls"] == 1
+
+
+def test_run_stream_yields_the_run_as_it_happens_and_ends_with_the_result(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("".join(f"line {n}\n" for n in range(1, 31)))
+    options = toolrelay.RunOptions(model="offline", config=[builtin_file_server(tmp_path)])
+
+    async def watch() -> list[object]:
+        return [event async for event in toolrelay.run_stream("Read the first 2 lines of notes.txt", options)]
+
+    events = asyncio.run(watch())
+    finished = events[-1]
+    assert isinstance(finished, toolrelay.RunFinished) and finished.result.completed
+    text = "".join(e.text for e in events if isinstance(e, toolrelay.TextDelta))
+    assert text == finished.result.final_text == "The tool returned:\nline 1\nline 2\n"
+    [started] = [e for e in events if isinstance(e, toolrelay.CallStarted)]
+    assert started.alias == "fs__read_text_file" and json.loads(started.arguments)["head"] == 2
+    [ended] = [e for e in events if isinstance(e, toolrelay.CallFinished)]
+    assert ended.outcome.ok and ended.outcome.call_id == started.call_id
+    assert [e.turn for e in events if isinstance(e, toolrelay.TurnFinished)] == [1, 2]
+
+
+def test_leaving_run_stream_early_stops_the_run(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("line 1\n")
+    options = toolrelay.RunOptions(model="offline", config=[builtin_file_server(tmp_path)])
+
+    async def first_call() -> object:
+        stream = toolrelay.run_stream("Read the first 2 lines of notes.txt", options)
+        async for event in stream:
+            if isinstance(event, toolrelay.CallFinished):
+                await stream.aclose()
+                return event
+        raise AssertionError("no call finished")
+
+    assert isinstance(asyncio.run(first_call()), toolrelay.CallFinished)

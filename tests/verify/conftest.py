@@ -68,6 +68,17 @@ RUNS: dict[str, dict[str, Any]] = {
         "media": True,
         "media_budget": 100_000,
     },
+    "streamed_run": {"stream": True},
+    "streamed_parallel_run": {
+        "stream": True,
+        "turns": [{"reasoning": "two reads", "calls": [_read("notes.txt", head=1), _read("todo.md")]},
+                  {"message": "both read"}],
+    },
+    "streamed_errors_run": {
+        "stream": True,
+        "turns": [{"calls": [_box("fail", text="x"), _box("write", text="t")]}],
+        "box": True,
+    },
     "duplicate_call_id_run": {  # the repeat of call_id "dup" is refused, not run
         "turns": [{"calls": [{**_read("notes.txt", head=1), "call_id": "dup"}, _read("notes.txt", tail=1),
                              {**_read("todo.md"), "call_id": "dup"}]}]

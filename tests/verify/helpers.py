@@ -57,8 +57,11 @@ def real_run(
     strict: bool = False,
     max_turns: int = 10,
     media_budget: int | None = None,
+    stream: bool = False,
 ) -> tuple[Path, RunResult]:
-    """One real run in ``folder`` (notes.txt, the file service as fs); its transcript and result."""
+    """One real run in ``folder`` (notes.txt, the file service as fs); its transcript and result.
+    Not streamed unless ``stream``: most checks are about whole responses, and a transcript
+    without stream events is what older toolrelay versions wrote."""
     folder.mkdir(parents=True, exist_ok=True)
     write_notes(folder)
     script = None
@@ -73,6 +76,7 @@ def real_run(
         transcript=transcript,
         chain=chain,
         strict=strict,
+        stream=stream,
         limits=RunLimits(max_turns=max_turns)
         if media_budget is None
         else RunLimits(max_turns=max_turns, media_budget=media_budget),

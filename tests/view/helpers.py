@@ -65,9 +65,12 @@ def write_notes(folder: Path, lines: int = 30) -> None:
 
 
 def real_run(folder: Path, task: str = SEED_TASK, *, script: dict[str, Any] | None = None,
-             max_turns: int | None = None) -> Path:
-    """Run ``task`` for real in ``folder`` (offline model, built-in file server); the transcript."""
+             max_turns: int | None = None, stream: bool = False) -> Path:
+    """Run ``task`` for real in ``folder`` (offline model, built-in file server); the transcript.
+    Not streamed unless ``stream`` (calls then start in the order they are read)."""
     args = [*TOOLRELAY, "run", task, "--model", "offline", "--transcript", "run.jsonl", "--quiet"]
+    if not stream:
+        args.append("--no-stream")
     if script is not None:
         (folder / "script.json").write_text(json.dumps(script), encoding="utf-8")
         args += ["--script", "script.json"]

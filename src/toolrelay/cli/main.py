@@ -108,7 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _load(args.verb).run(args)
     except ToolrelayError as exc:
-        sys.stderr.write(f"toolrelay {args.verb}: error: {exc}\n")
+        # notes say more (which calls a stream that broke off had started)
+        said = "; ".join([str(exc), *getattr(exc, "__notes__", ())])
+        sys.stderr.write(f"toolrelay {args.verb}: error: {said}\n")
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write(f"toolrelay {args.verb}: interrupted\n")

@@ -57,9 +57,11 @@ class ProgressPrinter:
         self._exits_said: dict[str, str] = {}
         """An exit's full text (as a call's message says it) → the same without stderr."""
         self._in_run = False
-        self._held: tuple[str, str] | None = None
-        """In a run, a call's line waits for its feedback event (the very next event) to
-        be marked when the model did not get all of the output: (call_id, line)."""
+        self._held: list[tuple[str, str]] = []
+        """In a run, a call's line waits for its feedback event, to be marked when the
+        model did not get all of the output: (call_id, line). A call started while the
+        response streamed gets its feedback once the response is whole; a call stopped
+        before its end gets none (released when the next turn or the run's end comes)."""
         self._aliases: dict[str, str] = {}
 
     def _say(self, text: str) -> None:
@@ -83,13 +85,20 @@ class ProgressPrinter:
             self._progress(event)
 
     def _release(self, event: Event) -> None:
-        """Print the held call line, marked when ``event`` is its feedback with cuts."""
-        if self._held is None:
+        """Print held call lines: a call's own when ``event`` is its feedback (marked when
+        it has cuts), every one when a turn or the run ends."""
+        if not self._held:
             return
-        (call_id, line), self._held = self._held, None
-        if isinstance(event, FeedbackEvent) and event.call_id == call_id and event.cut:
-            line += CUT_MARK
-        self._say(line)
+        if isinstance(event, FeedbackEvent):
+            mark = CUT_MARK if event.cut else ""
+            lines = [line + mark for call_id, line in self._held if call_id == event.call_id]
+            self._held = [(call_id, line) for call_id, line in self._held if call_id != event.call_id]
+        elif isinstance(event, (ModelRequestEvent, RunEndEvent)):
+            lines, self._held = [line for _, line in self._held], []
+        else:
+            return
+        for line in lines:
+            self._say(line)
 
     def _progress(self, event: Event) -> None:
         if isinstance(event, ServerReady):
@@ -109,7 +118,7 @@ class ProgressPrinter:
             message = str(event.outcome.get("message", ""))
             line = _call_line(event.outcome, self._exits_said.get(message, message))
             if self._in_run and event.call_id is not None:
-                self._held = (event.call_id, line)
+                self._held.append((event.call_id, line))
             else:
                 self._say(line)
         elif isinstance(event, RunEndEvent) and event.status not in SAID_BY_THE_COMMAND:

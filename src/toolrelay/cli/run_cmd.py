@@ -1,10 +1,13 @@
 """``toolrelay run "TASK"``: the model chooses tools, toolrelay runs them, until it answers.
 
 Progress goes to stderr (each model turn, each call with alias, server, mcp id, duration
-and ok/error); the answer goes to stdout. Exit 0 only when the run completed (also when
-calls failed and the model answered anyway; 1 then with --fail-on-call-error); 1 when it
-ended any other way (max turns, a refusal, an incomplete response...); 3 when the model
-endpoint is unreachable or answers an HTTP error; 130 on Ctrl-C.
+and ok/error); the answer goes to stdout as the model writes it (``answer.py``; with
+``--json``, one document at the end instead). Answers are streamed unless
+``--no-stream``; ``--early`` says which calls start while the response still streams.
+Exit 0 only when the run completed (also when calls failed and the model answered
+anyway; 1 then with --fail-on-call-error); 1 when it ended any other way (max turns, a
+refusal, an incomplete response...); 3 when the model endpoint is unreachable, answers an
+HTTP error, or its stream breaks off after calls started; 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from ..relay.consent import Approver, approve_all, refusing
 from ..relay.endings import ending_line
 from ..relay.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET
 from ..relay.loop import RunLimits, RunResult
+from ..relay.streaming import EARLY_POLICIES
 from ..runner import DEFAULT_MODEL, OFFLINE_MODEL, RunOptions, run_async
+from .answer import AnswerPrinter
 from .common import add_server_options, positive_count, positive_seconds
 from .consent import NO_TERMINAL_HINT, terminal_approver
 from .progress import AtFirstStart, ProgressPrinter, failure_text
@@ -62,6 +67,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--tool-choice", default="auto", metavar="CHOICE", help="auto (default), required, none, or an alias")
     add("--no-parallel", dest="parallel", action="store_false",
         help="parallel_tool_calls: false (at most one call per turn)")
+    add("--no-stream", dest="stream", action="store_false",
+        help="ask for whole responses instead of streamed ones (the text then appears at once)")
+    add("--early", choices=EARLY_POLICIES, default="read-only",
+        help="calls that start as soon as their item is streamed, before the response is complete: "
+             "read-only (default: tools the server annotates readOnlyHint), all, or none (for "
+             "servers whose annotations you do not trust); the rest start when it is complete")
     add("--max-turns", type=positive_count, default=10, metavar="N", help="model requests (default 10)")
     add("--max-tool-calls", type=positive_count, metavar="N", help="tool calls in the whole run")
     add("--timeout", type=positive_seconds, metavar="S", help="wall-clock limit for the run, in seconds")
@@ -95,11 +106,11 @@ def options_from_args(args: argparse.Namespace, events: EventStream) -> RunOptio
     return RunOptions(
         model=args.model, base_url=args.base_url, config=Path(args.config) if args.config else None,
         strict=args.strict, chain=args.chain, store=args.store, instructions=args.instructions,
-        tool_choice=args.tool_choice, parallel_tool_calls=args.parallel,
+        tool_choice=args.tool_choice, parallel_tool_calls=args.parallel, stream=args.stream,
         limits=RunLimits(
             max_turns=args.max_turns, max_tool_calls=args.max_tool_calls, timeout=args.timeout,
             call_timeout=args.call_timeout, output_budget=args.output_budget,
-            media_budget=args.media_budget, multimodal=not args.text_only,
+            media_budget=args.media_budget, multimodal=not args.text_only, early=args.early,
         ),
         approve=approver(args.yes), script=args.script, transcript=args.transcript, events=events,
         protocol_version=args.protocol_version,
@@ -117,10 +128,16 @@ def run(args: argparse.Namespace) -> int:
         events.subscribe(ProgressPrinter())
     options = options_from_args(args, events)
     ended: list[RunResult] = []
+    answer = None
+    if not args.json:
+        reasoning = None if args.quiet else sys.stderr
+        answer = AnswerPrinter(sys.stdout, reasoning, dim=sys.stderr.isatty())
+        options.on_event = answer
 
     def print_result(result: RunResult) -> None:  # before the servers stop: that may be cut short
         ended.append(result)
-        _print_result(result, as_json=args.json, progress_shown=not args.quiet)
+        printed = answer is not None and result.turns in answer.turns
+        _print_result(result, as_json=args.json, progress_shown=not args.quiet, answer_printed=printed)
 
     options.on_result = print_result
     try:
@@ -141,13 +158,15 @@ def _interrupted(ended: RunResult | None) -> str:
     return f"toolrelay run: interrupted while the servers were stopping (the run had {how})\n"
 
 
-def _print_result(result: RunResult, *, as_json: bool, progress_shown: bool) -> None:
+def _print_result(result: RunResult, *, as_json: bool, progress_shown: bool, answer_printed: bool) -> None:
+    """The end of the run: the JSON document, or the refusal (the answer itself was
+    printed as it arrived, unless no text of the last turn was)."""
     if as_json:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
         return
     if result.refusal is not None:
         sys.stdout.write(f"[refusal] {result.refusal}\n")
-    elif result.final_text is not None:
+    elif result.final_text is not None and not answer_printed:
         sys.stdout.write(result.final_text + ("\n" if not result.final_text.endswith("\n") else ""))
     failed = [c for c in result.calls if not c.ok]
     if failed and progress_shown:  # each call line said why: count them, do not repeat them

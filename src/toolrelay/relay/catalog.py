@@ -29,7 +29,7 @@ from .alias import server_prefix
 from .arguments import ArgumentChecker
 from .consent import Approver
 from .declare import DeclarationReport, DeclarationSet, declare_tools
-from .dispatch import DispatchTable, StopReason, dispatch
+from .dispatch import DispatchTable, Stopped, StopReason, dispatch
 from .result import CallOutcome
 from .route import Route, Router
 
@@ -180,13 +180,15 @@ class Catalog:
         timeout: float | None = None,
         malformed: str | None = None,
         stop_reason: StopReason | None = None,
+        on_stopped: Stopped | None = None,
     ) -> CallOutcome:
         """One call, parse → route → validate → consent → tools/call; never raises for a
         failed call (the outcome says what happened). Cancelled, it records a ``cancelled``
-        outcome saying ``stop_reason()`` (default: the run was interrupted) and re-raises."""
+        outcome saying ``stop_reason()`` (default: the run was interrupted), gives it to
+        ``on_stopped`` and re-raises."""
         return await dispatch(
             self._table, alias, arguments_text, call_id=call_id, approve=approve, timeout=timeout,
-            malformed=malformed, stop_reason=stop_reason,
+            malformed=malformed, stop_reason=stop_reason, on_stopped=on_stopped,
         )
 
 

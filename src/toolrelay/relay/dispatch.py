@@ -28,12 +28,14 @@ from .optional_nulls import strip_optional_nulls
 from .result import CallOutcome
 from .route import Route, Router
 
-__all__ = ["INTERRUPTED", "DispatchTable", "StopReason", "dispatch"]
+__all__ = ["INTERRUPTED", "DispatchTable", "StopReason", "Stopped", "dispatch"]
 
 StopReason = Callable[[], str]
 """Says why a call is being cancelled, asked at that moment (the run knows, the call does not)."""
 INTERRUPTED: Final = "the run was interrupted before the call ended"
 """A cancelled call's message when nobody says why."""
+Stopped = Callable[[CallOutcome], None]
+"""Told a cancelled call's outcome before the cancellation goes on (the run keeps it)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,10 +61,12 @@ async def dispatch(
     timeout: float | None = None,
     malformed: str | None = None,
     stop_reason: StopReason | None = None,
+    on_stopped: Stopped | None = None,
 ) -> CallOutcome:
     """Run one call to its outcome. ``approve`` is asked for tools not marked read-only
     (None: nobody is asked); ``malformed`` is why the call item itself was unusable;
-    ``stop_reason`` says why, if the call is cancelled (default ``INTERRUPTED``)."""
+    ``stop_reason`` says why, if the call is cancelled (default ``INTERRUPTED``), and
+    ``on_stopped`` is given that cancelled outcome."""
     facts: dict[str, Any] = {"alias": alias, "call_id": call_id, "arguments_text": arguments_text}
     started = time.monotonic()
     outer = last_sent.set(None)  # what the peer sends for this call, in this task
@@ -72,6 +76,8 @@ async def dispatch(
         why = stop_reason() if stop_reason is not None else INTERRUPTED
         stopped = _cancelled(table, facts, why, started)
         table.events.emit(CallOutcomeEvent(call_id=call_id, outcome=stopped.to_record()))
+        if on_stopped is not None:
+            on_stopped(stopped)
         raise
     finally:
         last_sent.reset(outer)

@@ -3,7 +3,10 @@
 Each turn wires the stages: build the body (``request``), send it (``model``), read the
 output items by type (``parse``), run every function call concurrently through the
 catalog (``route`` → ``call`` → ``result``), render each outcome (``feedback``) and put
-the outputs into the next request. A function_call reusing a call_id of the same
+the outputs into the next request. A streamed response's calls may start while it is
+still arriving (``streaming.TurnCalls``: each as its item closes, when ``RunLimits.early``
+allows its tool); an endpoint that does not stream turns streaming off for the rest of
+the run, with one notice. A function_call reusing a call_id of the same
 response is refused, not run: the call_id's one output carries the refusal. The loop has
 its own stop conditions: an answer with no calls (completed), a non-completed response
 status, max turns, max tool calls, the wall-clock timeout, Ctrl-C. A failure is never
@@ -13,14 +16,17 @@ reported as a success.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from ..errors import ModelError
-from ..events import CallOutcomeEvent, EventStream, FeedbackEvent, RunEndEvent, RunStartEvent
+from ..errors import ModelError, ModelFeatureUnsupported, ModelStreamCut
+from ..events import CallOutcomeEvent, EventStream, FeedbackEvent, Notice, RunEndEvent, RunStartEvent
+from ..protocol.stream import Update
 from .consent import Approver
-from .dispatch import INTERRUPTED, StopReason
+from .dispatch import INTERRUPTED, Stopped, StopReason
 from .feedback import (
     DEFAULT_MEDIA_BUDGET,
     DEFAULT_OUTPUT_BUDGET,
@@ -31,9 +37,14 @@ from .feedback import (
 from .parse import FunctionCall, ModelTurn, read_response
 from .request import Conversation, RequestSettings, build_body
 from .result import CallOutcome
+from .route import Route
+from .run_events import RunEvent, RunFinished, RunListener, TurnFinished, iterate_run, tell_both
+from .streaming import EarlyPolicy, TurnCalls
 
 # Approver is defined in consent.py; it stays importable from here (toolrelay.relay.loop).
 __all__ = ["Approver", "Relay", "RunLimits", "RunResult", "ToolCatalog"]
+
+NO_STREAM_HINT = "--no-stream, or stream=False, does not ask for it"
 
 
 class ToolCatalog(Protocol):
@@ -53,13 +64,19 @@ class ToolCatalog(Protocol):
         timeout: float | None = None,
         malformed: str | None = None,
         stop_reason: StopReason | None = None,
+        on_stopped: Stopped | None = None,
     ) -> CallOutcome: ...
+
+    def route(self, alias: str) -> Route | None: ...
 
 
 class ModelClient(Protocol):
-    """What the loop needs of the model client (``toolrelay.model.client.ResponsesClient``)."""
+    """What the loop needs of the model client (``toolrelay.model.client.ResponsesClient``):
+    ``on_update`` is called with each update of a streamed answer, inside its read loop."""
 
-    async def create(self, body: dict[str, Any], *, turn: int) -> Any: ...
+    async def create(
+        self, body: dict[str, Any], *, turn: int, on_update: Callable[[Update], None] | None = None
+    ) -> Any: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,6 +98,11 @@ class RunLimits:
     """Bytes of images and files in one tool output passed to the model."""
     multimodal: bool = True
     """Pass images and files to the model as input_image/input_file parts."""
+    early: EarlyPolicy = "read-only"
+    """Which calls of a streamed response start as their item closes, before the response
+    is complete: ``read-only`` (tools annotated ``readOnlyHint: true``; annotations are the
+    server's hints), ``all`` or ``none``. With ``max_tool_calls`` set, none do: the limit
+    is checked against the whole response."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -147,6 +169,7 @@ class Relay:
         strict: bool = False,
         approve: Approver | None = None,
         endpoint: str = "",
+        listener: RunListener | None = None,
     ) -> None:
         self.catalog = catalog
         self.model = model
@@ -156,19 +179,23 @@ class Relay:
         self.strict = strict
         self.approve = approve
         self.endpoint = endpoint
+        self.listener = listener
+        """Told each ``run_events`` event of a run (text deltas, calls, turns, the end)."""
         self.result: RunResult | None = None
         """The latest run's result, also set when the run was interrupted."""
+        self._streaming = settings.stream
 
     async def run(self, task: str, *, run_id: str | None = None) -> RunResult:
         """Run one task to its end; never raises for tool failures."""
         result = RunResult(run_id=run_id or uuid.uuid4().hex[:12], status="error", reason="not started")
         self.result = result
+        self._streaming = self.settings.stream
         self.events.emit(
             RunStartEvent(
                 run_id=result.run_id, model=self.settings.model, endpoint=self.endpoint,
                 context_mode=self.settings.context_mode, strict=self.strict, task=task,
                 output_budget=self.limits.output_budget, media_budget=self.limits.media_budget,
-                multimodal=self.limits.multimodal,
+                multimodal=self.limits.multimodal, early=self._early_policy(),
             )
         )
         try:
@@ -183,11 +210,30 @@ class Relay:
             self._end(result)
             raise
         except ModelError as exc:
-            result.status, result.reason = "error", str(exc)
+            result.status, result.reason = "error", "; ".join([str(exc), *getattr(exc, "__notes__", ())])
             self._end(result)
             raise
         self._end(result)
         return result
+
+    async def stream(self, task: str, *, run_id: str | None = None) -> AsyncGenerator[RunEvent, None]:
+        """Run ``task``, yielding what happens as it happens (``run_events``): the answer
+        text as it is written, each call as it starts and ends, each turn, and last
+        ``RunFinished`` with the result ``run()`` returns. Raises what ``run()`` raises,
+        after its ``RunFinished``; closing the iterator early (``contextlib.aclosing``)
+        cancels the run."""
+
+        async def start(listener: RunListener) -> RunResult:
+            before = self.listener
+            self.listener = listener if before is None else tell_both(before, listener)
+            try:
+                return await self.run(task, run_id=run_id)
+            finally:
+                self.listener = before
+
+        async with contextlib.aclosing(iterate_run(start)) as events:  # closed with this one
+            async for event in events:
+                yield event
 
     def _time_limit_ran_out(self) -> str:
         return f"the run's time limit ({self.limits.timeout:g} s) ran out"
@@ -206,35 +252,134 @@ class Relay:
                 turns=result.turns,
             )
         )
+        self._tell(RunFinished(result=result))
+
+    def _tell(self, event: RunEvent) -> None:
+        if self.listener is not None:
+            self.listener(event)
 
     async def _turns(self, task: str, result: RunResult, stop_reason: StopReason) -> None:
         conversation = Conversation()
         conversation.start(task)
         for turn_number in range(1, self.limits.max_turns + 1):
             result.turns = turn_number
-            turn = await self._ask_model(conversation, turn_number)
-            if turn.response_id:
-                result.response_ids.append(turn.response_id)
-            conversation.add_response(turn.response_id, turn.output)
-            self._check_turn(turn, result)  # raises _Stop when the model answered
-            refused = self._refuse_duplicates(turn)
-            outputs = await self._run_calls(turn.calls, result, stop_reason, refused)
-            result.calls.extend(refused)
+            outputs = await self._turn(conversation, turn_number, result, stop_reason)
             conversation.add_outputs(outputs)
         raise _Stop(
             "max_turns",
             f"reached --max-turns {self.limits.max_turns}; the model has not seen the last outputs",
         )
 
-    async def _ask_model(self, conversation: Conversation, turn_number: int) -> ModelTurn:
+    async def _turn(
+        self, conversation: Conversation, number: int, result: RunResult, stop_reason: StopReason
+    ) -> list[dict[str, Any]]:
+        """One model response and its calls; the outputs for the next request."""
+        turn: ModelTurn | None = None
+        ending: Exception | None = None
+        async with asyncio.TaskGroup() as group:
+            calls = TurnCalls(
+                group, turn=number, run_call=self._call_runner(), render=self._feedback,
+                starts_early=self._starts_early, stop_reason=stop_reason,
+                concurrency=self.limits.concurrency, listener=self.listener,
+            )
+            try:
+                turn = await self._ask_model(conversation, number, calls)
+                if turn.response_id:
+                    result.response_ids.append(turn.response_id)
+                conversation.add_response(turn.response_id, turn.output)
+                self._check_turn(turn, result)  # raises _Stop when the model answered
+            except Exception as exc:  # _Stop, ModelError, a UsageError...
+                ending = exc  # raised outside the group, which would wrap it in an ExceptionGroup
+                outcomes = await self._stop_calls(calls, exc)
+            else:
+                refused = self._refuse_duplicates(turn)
+                outputs = await calls.finish(turn.calls, refused)
+                outcomes = [*calls.outcomes(), *refused]
+        result.calls.extend(outcomes)
+        self._turn_finished(number, turn, outcomes)
+        if ending is not None:
+            raise ending
+        return outputs
+
+    def _turn_finished(self, number: int, turn: ModelTurn | None, outcomes: list[CallOutcome]) -> None:
+        status = turn.status if turn is not None else "error"
+        response_id = turn.response_id if turn is not None else None
+        self._tell(TurnFinished(turn=number, status=status, response_id=response_id,
+                                streamed=self._streaming, calls=outcomes))
+
+    async def _stop_calls(self, calls: TurnCalls, ending: Exception) -> list[CallOutcome]:
+        """The response will not be answered: stop the calls it started; their outcomes."""
+        if isinstance(ending, ModelStreamCut):
+            why = "the model's answer broke off before the call ended"
+        elif not isinstance(ending, _Stop):
+            why = f"the run ended before the call ended ({ending})"
+        elif ending.status in ("completed", "refused"):
+            why = "the model's whole response does not ask for this call"
+        else:
+            why = f"the model response ended {ending.status} before the call ended"
+        outcomes = await calls.stop(why)
+        if isinstance(ending, ModelStreamCut):
+            ran = ", ".join(f"{o.call_id} ({o.alias}: {o.status.replace('_', ' ')})" for o in outcomes)
+            ending.add_note(f"calls that had started: {ran}" if ran else "no call had started")
+        return outcomes
+
+    async def _ask_model(self, conversation: Conversation, number: int, calls: TurnCalls) -> ModelTurn:
         await self.catalog.refresh_if_changed()
         tools = self.catalog.declarations(strict=self.strict)
-        body = build_body(self.settings, tools, conversation)
-        reply = await self.model.create(body, turn=turn_number)
+        settings = self.settings if self._streaming else replace(self.settings, stream=False)
+        body = build_body(settings, tools, conversation)
         try:
-            return read_response(reply.body)
+            reply = await self.model.create(body, turn=number, on_update=calls.on_update)
+        except ModelFeatureUnsupported as exc:
+            if getattr(exc, "feature", None) != "stream" or body.get("stream") is not True:
+                raise
+            self._streaming_off(f"the model endpoint refused to stream ({exc})")
+            body = build_body(replace(settings, stream=False), tools, conversation)
+            reply = await self.model.create(body, turn=number, on_update=calls.on_update)
+        streamed = bool(getattr(reply, "streamed", False))
+        if body.get("stream") is True and not streamed:
+            self._streaming_off("the model endpoint answered a whole JSON response to stream: true")
+        try:
+            turn = read_response(reply.body)
         except ValueError as exc:
             raise _Stop("failed", f"the model endpoint's answer is not a Responses object: {exc}") from None
+        if not streamed:
+            calls.whole_messages(turn.output)
+        return turn
+
+    def _streaming_off(self, why: str) -> None:
+        """Once per run: the endpoint does not stream, so the rest of the run does not ask."""
+        if not self._streaming:
+            return
+        self._streaming = False
+        text = f"{why}; the rest of the run goes on without streaming ({NO_STREAM_HINT})"
+        self.events.emit(Notice(level="warning", text=text))
+
+    def _early_policy(self) -> str:
+        """The policy as it applies to this run (``none`` when nothing can start early)."""
+        if not self.settings.stream or self.limits.max_tool_calls is not None:
+            return "none"
+        return self.limits.early
+
+    def _starts_early(self, call: FunctionCall) -> bool:
+        """Whether ``call`` starts as its item closes (else when the response is complete)."""
+        policy = self._early_policy()
+        if policy == "none":
+            return False
+        if policy == "all":
+            return True
+        route = self.catalog.route(call.name)
+        return route is not None and route.read_only
+
+    def _call_runner(self) -> Callable[[FunctionCall, StopReason, Stopped], Any]:
+        async def run_call(call: FunctionCall, stop_reason: StopReason, on_stopped: Stopped) -> CallOutcome:
+            return await self.catalog.call(
+                call.name, call.arguments_text, call_id=call.call_id, approve=self.approve,
+                timeout=self.limits.call_timeout, malformed=call.problem, stop_reason=stop_reason,
+                on_stopped=on_stopped,
+            )
+
+        return run_call
 
     def _check_turn(self, turn: ModelTurn, result: RunResult) -> None:
         if turn.status != "completed":
@@ -256,30 +401,6 @@ class Relay:
         result.final_text = turn.text or ""
         raise _Stop("completed", "the model answered without asking for more tool calls")
 
-    async def _run_calls(
-        self, calls: list[FunctionCall], result: RunResult, stop_reason: StopReason,
-        refused: list[CallOutcome],
-    ) -> list[dict[str, Any]]:
-        """Run one response's calls concurrently (bounded); their outputs in the calls' order."""
-        gate = asyncio.Semaphore(max(1, self.limits.concurrency))
-
-        async def one(call: FunctionCall) -> tuple[CallOutcome, dict[str, Any]]:
-            async with gate:
-                outcome = await self.catalog.call(
-                    call.name, call.arguments_text, call_id=call.call_id,
-                    approve=self.approve, timeout=self.limits.call_timeout, malformed=call.problem,
-                    stop_reason=stop_reason,
-                )
-                # rendered at once, so its feedback event follows the call's outcome event
-                # directly and the progress line can say whether the model got all of it
-                return outcome, self._feedback(outcome, refused)
-
-        async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(one(call)) for call in calls]
-        done = [task.result() for task in tasks]
-        result.calls.extend(outcome for outcome, _ in done)
-        return [item for _, item in done]
-
     def _refuse_duplicates(self, turn: ModelTurn) -> list[CallOutcome]:
         """Each function_call reusing an earlier call's call_id, refused and recorded (not run)."""
         first = {call.call_id: call for call in turn.calls}
@@ -296,14 +417,13 @@ class Relay:
             refused.append(outcome)
         return refused
 
-    def _feedback(self, outcome: CallOutcome, refused: list[CallOutcome]) -> dict[str, Any]:
+    def _feedback(self, outcome: CallOutcome, refusals: list[CallOutcome]) -> dict[str, Any]:
         assert outcome.call_id is not None
         limits = self.limits
         rendering = render_feedback(
             outcome, budget=limits.output_budget, media_budget=limits.media_budget,
             multimodal=limits.multimodal,
         )
-        output = with_refusals(rendering.output, [r for r in refused if r.call_id == outcome.call_id])
-        item = feedback_item(outcome.call_id, output)
+        item = feedback_item(outcome.call_id, with_refusals(rendering.output, refusals))
         self.events.emit(FeedbackEvent(call_id=outcome.call_id, item=item, cut=list(rendering.cut)))
         return item

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..protocol.responses import COMPLETED, FUNCTION_CALL, MESSAGE, OUTPUT_TEXT, REFUSAL
 
-__all__ = ["FunctionCall", "ModelTurn", "read_response"]
+__all__ = ["FunctionCall", "ModelTurn", "message_text", "read_call", "read_response"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -79,11 +79,21 @@ def read_response(body: dict[str, Any]) -> ModelTurn:
 
 
 def _read_call(item: dict[str, Any], index: int, turn: ModelTurn, call_ids: set[str]) -> None:
+    call = read_call(item, index)
+    if isinstance(call, str):
+        turn.malformed.append(call)
+        return
+    (turn.duplicates if call.call_id in call_ids else turn.calls).append(call)
+    call_ids.add(call.call_id)
+
+
+def read_call(item: dict[str, Any], index: int) -> FunctionCall | str:
+    """One ``function_call`` item (``output[index]``) → the call, or why it cannot be
+    answered at all (it has no call_id). Streaming reads each item as it closes with this."""
     call_id = item.get("call_id")
     name = item.get("name")
     if not isinstance(call_id, str) or not call_id:
-        turn.malformed.append(f"output[{index}] is a function_call without a call_id")
-        return
+        return f"output[{index}] is a function_call without a call_id"
     arguments = item.get("arguments")
     problem = None
     if not isinstance(name, str):
@@ -92,11 +102,9 @@ def _read_call(item: dict[str, Any], index: int, turn: ModelTurn, call_ids: set[
         problem = problem or f"arguments must be JSON text (a string), got {type(arguments).__name__}"
         arguments = "" if arguments is None else _as_text(arguments)
     item_id = item.get("id") if isinstance(item.get("id"), str) else None
-    call = FunctionCall(
+    return FunctionCall(
         call_id=call_id, name=name, arguments_text=arguments, item_id=item_id, problem=problem
     )
-    (turn.duplicates if call_id in call_ids else turn.calls).append(call)
-    call_ids.add(call_id)
 
 
 def _as_text(value: Any) -> str:
@@ -115,6 +123,13 @@ def _read_message(item: dict[str, Any], texts: list[str], refusals: list[str]) -
             texts.append(block["text"])
         elif block.get("type") == REFUSAL and isinstance(block.get("refusal"), str):
             refusals.append(block["refusal"])
+
+
+def message_text(item: dict[str, Any]) -> str | None:
+    """A ``message`` item's answer text (its output_text parts joined), None if it has none."""
+    texts: list[str] = []
+    _read_message(item, texts, [])
+    return "\n".join(texts) if texts else None
 
 
 def _status_reason(body: dict[str, Any]) -> str | None:

@@ -32,6 +32,9 @@ class RequestSettings:
     context_mode: ContextMode = "replay"
     store: bool | None = None
     """None leaves the API default; False also asks for encrypted reasoning to replay."""
+    stream: bool = True
+    """Ask for server-sent events (``stream: true``): text as it is written, each call as
+    its item closes. An endpoint that answers JSON anyway is read as before."""
     extra: dict[str, Any] = field(default_factory=dict)
     """More body fields (temperature, max_output_tokens, ...), sent as given."""
 
@@ -95,5 +98,7 @@ def build_body(
         body["store"] = settings.store
         if settings.store is False:
             body["include"] = ["reasoning.encrypted_content"]
+    if settings.stream:
+        body["stream"] = True
     body.update(settings.extra)
     return body

@@ -23,6 +23,7 @@ from .feedback import check_feedback
 from .mcp_side import check_routing, check_server
 from .model_side import check_answer, check_parse, check_rounds
 from .record import RunRecord
+from .streamed import check_streams
 from .verdict import Finding, Verdict, link_rank
 
 __all__ = ["CHECKS", "unfinished_reasons", "verify"]
@@ -32,6 +33,7 @@ Check = Callable[[RunRecord, RunFacts], list[Finding]]
 CHECKS: tuple[tuple[str, Check], ...] = (
     ("model_response", check_rounds),
     ("model_response", check_answer),
+    ("model_response", check_streams),
     ("parse", check_parse),
     ("parse", check_duplicates),
     ("routing", check_routing),

@@ -21,6 +21,7 @@ from .attachments import called_declarations, executed
 from .facts import RunFacts
 from .jsonpath import excerpt, item_label
 from .record import CallTrace, ModelRound, RunRecord
+from .streamed import early_start
 from .verdict import LINK_TITLES, LINKS, NEXT_STEP, Finding, Verdict, link_rank
 
 __all__ = ["COMPACT_AFTER", "explain", "walk"]
@@ -106,6 +107,7 @@ def _turn(current: ModelRound, run: RunRecord, facts: RunFacts, index: _Index, e
         f"  request_{current.turn}: {len(_list(body.get('input')))} input item(s), {len(tools)} tool(s), "
         f"tool_choice {excerpt(body.get('tool_choice'))}{chained}",
         f"  response_{current.turn}: {_response_line(current, answer)}",
+        *_stream_lines(current),
     ]
     if broken is not None:
         lines += _problem(broken, "    ")
@@ -143,6 +145,47 @@ def _response_line(current: ModelRound, answer: dict[str, Any]) -> str:
     ]
     said = f", message {excerpt(texts[0], 70)}" if texts else ""
     return f"{answer.get('id')} ({answer.get('status')}): {calls} function_call(s){said}"
+
+
+def _stream_lines(current: ModelRound) -> list[str]:
+    """When the streamed response's events came, and when each of its calls started: a call
+    started during the stream ran while the model was still writing."""
+    if not current.stream:
+        return []
+    start = _time(current.request)
+    last = current.stream[-1]
+    ending = _stream_ending(current)
+    lines = [f"  stream_{current.turn}: {len(current.stream)} events over {_offset(last, start)}, {ending}"]
+    for call in current.calls:
+        first = call.parsed[0] if call.parsed else None
+        if first is None:
+            continue
+        closed = next((e for e in current.stream if e["seq"] == call.closed_seq), None)
+        if early_start(call, current) is not None and closed is not None:
+            when = (f"during the stream (its item closed at {_offset(closed, start)}, stream event "
+                    f"{closed.get('index')}): it ran while the model was still writing")
+        else:
+            when = "after the response"
+        lines.append(f"    {call.call_id} started at {_offset(first, start)}, {when}")
+    return lines
+
+
+def _stream_ending(current: ModelRound) -> str:
+    """How the turn's stream ended, as the recorded response says."""
+    answer = current.answer
+    if answer is not None:
+        return f"ended {answer.get('status')}"
+    return "broke off before its end" if current.response is None else "ended without a usable response"
+
+
+def _time(event: dict[str, Any] | None) -> float | None:
+    value = (event or {}).get("time")
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _offset(event: dict[str, Any], start: float | None) -> str:
+    at = _time(event)
+    return "?" if at is None or start is None else f"{max(0.0, at - start):.2f} s"
 
 
 def _stages(

@@ -1,6 +1,9 @@
 """Facts derived once from a run record and shared by the link checks (linear time).
 
 Each model response is read by the live path's own reader (``relay.parse.read_response``);
+a streamed turn's events are assembled by the live path's own assembler
+(``protocol.stream.assemble``), and a turn whose stream broke off before its response was
+recorded is read from what they assemble to;
 the declarations in force at any point and each server's tool rules (its latest
 ``tools/list`` answer, all pages) are found by binary search over seq numbers.
 """
@@ -14,12 +17,13 @@ from typing import Any
 from ..events import MCP_REQUEST, MCP_RESPONSE
 from ..protocol.peer import Exchange
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
+from ..protocol.stream import Assembled, StreamEvent, assemble
 from ..relay.parse import FunctionCall, ModelTurn, read_response
 from ..relay.result import CallOutcome
 from .outcomes import MalformedAnswer, expected_item, rebuild_outcome, recorded_exchange
-from .record import CallTrace, RunRecord
+from .record import CallTrace, ModelRound, RunRecord
 
-__all__ = ["Listing", "RunFacts"]
+__all__ = ["Listing", "RunFacts", "stream_events"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -37,8 +41,11 @@ class RunFacts:
     def __init__(self, run: RunRecord) -> None:
         self.run = run
         self.turns: dict[int, ModelTurn | str] = {}
+        self._assembled: dict[int, Assembled] = {}
         for current in run.rounds:
             answer = current.answer
+            if answer is None and current.response is None and current.stream:
+                answer = self.assembled(current).response  # the stream broke off: what had come
             if answer is not None:
                 try:
                     self.turns[current.turn] = read_response(answer)
@@ -56,6 +63,12 @@ class RunFacts:
         self._expected: dict[int, dict[str, Any] | None] = {}
         self.tag_owners: dict[int, CallTrace | None] = {}
         """id(call) → mcp_side.tagged_for_another's answer, asked by three checks."""
+
+    def assembled(self, current: ModelRound) -> Assembled:
+        """What the turn's recorded stream events assemble to (the live assembler's view)."""
+        if current.turn not in self._assembled:
+            self._assembled[current.turn] = assemble(stream_events(current))
+        return self._assembled[current.turn]
 
     def turn(self, number: int) -> ModelTurn | None:
         found = self.turns.get(number)
@@ -134,6 +147,16 @@ class RunFacts:
             refusals = [r for d in call.duplicates if (r := rebuild_outcome(d, None)) is not None]
             self._expected[key] = None if outcome is None else expected_item(outcome, self.run, refusals)
         return self._expected[key]
+
+
+def stream_events(current: ModelRound) -> list[StreamEvent]:
+    """The round's ``model_stream`` records as the assembler's events."""
+    return [
+        StreamEvent(index=event["index"] if isinstance(event.get("index"), int) else -1,
+                    event=event.get("event") if isinstance(event.get("event"), str) else None,
+                    data=event["data"] if isinstance(event.get("data"), str) else "")
+        for event in current.stream
+    ]
 
 
 def _same_output(item: dict[str, Any], expected: dict[str, Any] | None) -> bool:

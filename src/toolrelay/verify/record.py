@@ -10,10 +10,17 @@ domains, never a guess. Events naming a call_id the model never used are kept ap
 earlier one in the same response is a duplicate: it is kept beside that first call
 (``CallTrace.duplicates``, not in ``calls``), and only a ``duplicate_call_id`` outcome —
 its refusal — is attached to it; everything else under the call_id is the first call's.
+
+A streamed turn's ``model_stream`` events are kept with its round. A call may start
+while its response is still streaming (as its ``output_item.done`` arrives), so its
+events can come before the ``model_response``: the call is indexed from that stream
+event already, and the response, when it comes, confirms it (its item and position are
+the response's from then on).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,11 +37,12 @@ from ..events import (
     FeedbackEvent,
     ModelRequestEvent,
     ModelResponseEvent,
+    ModelStreamEvent,
     RunEndEvent,
     RunStartEvent,
     ServerExitedEvent,
 )
-from ..protocol.responses import FUNCTION_CALL
+from ..protocol.responses import FUNCTION_CALL, OUTPUT_ITEM_DONE
 
 __all__ = ["REFUSED_DUPLICATE", "CallTrace", "ModelRound", "RunRecord", "index_events", "is_2xx"]
 
@@ -66,6 +74,9 @@ class CallTrace:
     item: dict[str, Any]
     """The function_call item exactly as the model sent it."""
     response_seq: int
+    closed_seq: int | None = None
+    """For a streamed response: the seq of the ``output_item.done`` event that closed the
+    call's item (a call may start from then on)."""
     parsed: list[Event] = field(default_factory=list)
     routed: list[Event] = field(default_factory=list)
     mcp_requests: list[Event] = field(default_factory=list)
@@ -108,6 +119,10 @@ class ModelRound:
     response: Event | None = None
     attempts: int = 0
     calls: list[CallTrace] = field(default_factory=list)
+    stream: list[Event] = field(default_factory=list)
+    """The ``model_stream`` events of the answered attempt, in order (empty: not streamed)."""
+    streamed_calls: dict[str, CallTrace] = field(default_factory=dict)
+    """call_id → the call indexed from its stream event, until the response confirms it."""
 
     @property
     def body(self) -> dict[str, Any]:
@@ -191,6 +206,7 @@ class _Indexer:
             **{kind: self._call_event_handler(name) for kind, name in _CALL_EVENT_LISTS.items()},
             ModelRequestEvent.kind: self._request,
             ModelResponseEvent.kind: self._response,
+            ModelStreamEvent.kind: self._stream,
             CatalogReady.kind: record.catalogs.append,
             RunStartEvent.kind: self._first_of("run_start"),
             RunEndEvent.kind: self._first_of("run_end"),
@@ -225,6 +241,25 @@ class _Indexer:
         if current is not None:
             current.request, current.response = event, None
             current.attempts += 1
+            current.stream, current.streamed_calls = [], {}
+
+    def _stream(self, event: Event) -> None:
+        current = self._round(event.get("turn"))
+        if current is None:
+            return
+        current.stream.append(event)
+        closed = _closed_call(event)
+        if closed is None:
+            return
+        index, item = closed
+        call_id = item.get("call_id")
+        if isinstance(call_id, str) and call_id not in current.streamed_calls:
+            call = CallTrace(call_id=call_id, turn=current.turn, index=index, item=item,
+                             response_seq=event["seq"], closed_seq=event["seq"])
+            current.streamed_calls[call_id] = call
+            current.calls.append(call)
+            self.record.calls.append(call)
+            self.latest[call_id] = call
 
     def _response(self, event: Event) -> None:
         current = self._round(event.get("turn"))
@@ -233,7 +268,12 @@ class _Indexer:
         current.response = event
         for index, item in enumerate(current.output()):
             if isinstance(item, dict) and item.get("type") == FUNCTION_CALL:
-                self._new_call(current, index, item, event)
+                streamed = current.streamed_calls.pop(item.get("call_id"), None)  # type: ignore[arg-type]
+                if streamed is not None:  # the call indexed from its stream event: confirmed
+                    streamed.item, streamed.index, streamed.response_seq = item, index, event["seq"]
+                    self._responded.add((event["seq"], streamed.call_id))
+                else:
+                    self._new_call(current, index, item, event)
 
     def _new_call(self, current: ModelRound, index: int, item: dict[str, Any], event: Event) -> None:
         call_id = item.get("call_id")
@@ -276,6 +316,24 @@ class _Indexer:
             call.mcp_responses.append(event)
         else:
             call.mcp_other.append(event)
+
+
+def _closed_call(event: Event) -> tuple[int, dict[str, Any]] | None:
+    """(output_index, item) when a stream event closes a function_call item."""
+    data = event.get("data")
+    if not isinstance(data, str) or OUTPUT_ITEM_DONE not in data or FUNCTION_CALL not in data:
+        return None  # most stream events are deltas: not parsed
+    try:
+        payload = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(payload, dict) or payload.get("type") != OUTPUT_ITEM_DONE:
+        return None
+    item = payload.get("item")
+    if not isinstance(item, dict) or item.get("type") != FUNCTION_CALL:
+        return None
+    index = payload.get("output_index")
+    return (index if isinstance(index, int) else 0), item
 
 
 def _is_refusal(event: Event) -> bool:

@@ -19,6 +19,7 @@ from ..events import (
     FeedbackEvent,
     ModelRequestEvent,
     ModelResponseEvent,
+    ModelStreamEvent,
     RunEndEvent,
     RunStartEvent,
     ServerReady,
@@ -56,7 +57,7 @@ def build_trace(
         run=run,
         lanes=_lanes(events),
         groups=groups,
-        records={int(event.get("seq", 0)): _json_text(body_of(event)) for event in events},
+        records={int(event.get("seq", 0)): _record_text(event) for event in events},
         verdict=_verdict_note(verdict) if verdict is not None else None,
     )
 
@@ -71,6 +72,14 @@ def body_of(event: dict[str, Any]) -> Any:
     if field_name is not None:
         return event.get(field_name)
     return {key: value for key, value in event.items() if key not in _ENVELOPE}
+
+
+def _record_text(event: dict[str, Any]) -> str:
+    """What the side panel indents: a stream event's data is JSON text already, exactly as
+    it was received; anything else is encoded."""
+    if event.get("kind") == ModelStreamEvent.kind and isinstance(event.get("data"), str):
+        return str(event["data"])
+    return _json_text(body_of(event))
 
 
 def _json_text(value: Any) -> str:
@@ -115,7 +124,8 @@ def _summary(events: Sequence[dict[str, Any]], rows: list[Row], source: str) -> 
         calls=len(outcomes),
         failed_calls=sum(1 for o in outcomes if not (isinstance(o, dict) and o.get("status") == "ok")),
         events=len(events),
-        messages=sum(1 for row in rows if row.message),
+        messages=sum(1 for row in rows if row.message and row.kind != ModelStreamEvent.kind),
+        stream_events=sum(1 for row in rows if row.kind == ModelStreamEvent.kind),
         duration=(max(times) - min(times)) if times else 0.0,
     )
 

@@ -6,7 +6,10 @@ feedback), then the next turn's request. Parallel calls interleave in the transc
 grouping them by ``call_id`` keeps each call readable, and every row still shows its
 ``seq``. Large runs start mostly collapsed so the page's DOM stays small: sections open
 in order while a row budget lasts, and inside a turn with many calls only the first
-calls open (a collapsed one is a single summary line until clicked).
+calls open (a collapsed one is a single summary line until clicked). A streamed
+response's server-sent events are folded into stream groups, one line each until
+opened; a call that started while its response streamed sits between them, inside the
+response's span (its request to its response), where it happened.
 """
 
 from __future__ import annotations
@@ -22,10 +25,13 @@ from ..events import (
     CallRouted,
     ModelRequestEvent,
     ModelResponseEvent,
+    ModelStreamEvent,
     RunEndEvent,
     RunStartEvent,
 )
-from .model import CallGroup, Group, Row, RowState
+from ..protocol.responses import OUTPUT_TEXT_DELTA
+from .model import CallGroup, Group, Row, RowState, StreamGroup
+from .rows import clip, stream_payload
 
 __all__ = ["CALLS_OPEN", "ROW_BUDGET", "arrange", "plan_expansion"]
 
@@ -44,6 +50,12 @@ class _Sections:
     groups: list[Group] = field(default_factory=list)
     calls: dict[str, CallGroup] = field(default_factory=dict)
     ended: bool = False
+    request: Row | None = None
+    """The current turn's latest model request row."""
+    streaming: bool = False
+    """Between a streamed response's first event and its model_response."""
+    texts: dict[str, list[str]] = field(default_factory=dict)
+    """Stream group key → the text its deltas carry."""
 
     @property
     def current(self) -> Group:
@@ -59,6 +71,7 @@ class _Sections:
             group = Group(key="setup", kind="setup", title="Setup · connect, discover, declare")
         self.groups.append(group)
         self.calls = {}
+        self.streaming, self.request = False, None
 
 
 def arrange(drawn: Iterable[tuple[Row, dict[str, Any]]]) -> list[Group]:
@@ -70,21 +83,46 @@ def arrange(drawn: Iterable[tuple[Row, dict[str, Any]]]) -> list[Group]:
         _place(sections, row, record)
     groups = [group for group in sections.groups if group.items]
     for group in groups:
-        _summarise(group)
+        _summarise(group, sections.texts)
     return groups
 
 
 def _place(sections: _Sections, row: Row, record: dict[str, Any]) -> None:
     group = sections.current
+    if row.kind == ModelStreamEvent.kind:
+        _place_stream(sections, row, record)
+        return
+    inside = "inside" if sections.streaming else ""
+    if row.kind == ModelRequestEvent.kind:
+        sections.request, sections.streaming = row, False
+    elif row.kind == ModelResponseEvent.kind and sections.streaming:
+        row.during, sections.streaming = "end", False
     if row.call_id is None or row.kind in _MODEL_KINDS:
+        row.during = row.during or inside
         group.items.append(row)
         return
     call = sections.calls.get(row.call_id)
     if call is None:
-        call = sections.calls[row.call_id] = CallGroup(call_id=row.call_id)
+        call = sections.calls[row.call_id] = CallGroup(call_id=row.call_id, during=inside)
         group.items.append(call)
     call.rows.append(row)
     _note_call_facts(call, record)
+
+
+def _place_stream(sections: _Sections, row: Row, record: dict[str, Any]) -> None:
+    """A server-sent event joins the stream group just before it, or opens one."""
+    group = sections.current
+    if not sections.streaming and sections.request is not None:
+        sections.request.during = "start"
+    sections.streaming = True
+    last = group.items[-1] if group.items else None
+    if not isinstance(last, StreamGroup):
+        last = StreamGroup(key=f"{group.key}/stream-{row.seq}")
+        group.items.append(last)
+    last.rows.append(row)
+    payload = stream_payload(record)
+    if payload.get("type") == OUTPUT_TEXT_DELTA and isinstance(payload.get("delta"), str):
+        sections.texts.setdefault(last.key, []).append(payload["delta"])
 
 
 def _note_call_facts(call: CallGroup, record: dict[str, Any]) -> None:
@@ -120,15 +158,21 @@ def _maybe_open_section(sections: _Sections, row: Row, record: dict[str, Any]) -
         sections.open("end")
 
 
-def _summarise(group: Group) -> None:
+def _summarise(group: Group, texts: dict[str, list[str]]) -> None:
     """Fill each call's header fields and the section's one-line summary and state."""
     calls = group.calls()
     for call in calls:
         call.state = _worst(row.state for row in call.rows)
         call.broken = any(not note.ok for row in call.rows for note in row.links)
-    arrows = sum(1 for row in group.rows() if row.message)
+    streams = [item for item in group.items if isinstance(item, StreamGroup)]
+    for segment in streams:
+        _summarise_stream(segment, texts.get(segment.key, []))
+    events = sum(len(segment.rows) for segment in streams)
+    arrows = sum(1 for row in group.rows() if row.message) - events
     failed = sum(1 for call in calls if call.state == "failed")
     parts = [f"{arrows} message{'s' if arrows != 1 else ''}"]
+    if events:
+        parts.append(f"{events} stream event{'s' if events != 1 else ''}")
     if calls:
         parts.append(f"{len(calls)} call{'s' if len(calls) != 1 else ''}")
     if failed:
@@ -136,6 +180,16 @@ def _summarise(group: Group) -> None:
     group.summary = " · ".join(parts)
     group.state = _worst(row.state for row in group.rows())
     group.broken = any(not note.ok for row in group.rows() for note in row.links)
+
+
+def _summarise_stream(segment: StreamGroup, deltas: list[str]) -> None:
+    rows = segment.rows
+    first, last = rows[0], rows[-1]
+    count = f"{len(rows)} stream event{'s' if len(rows) != 1 else ''}"
+    segment.summary = f"{count} · #{first.seq}–#{last.seq} · +{first.at:.2f}–{last.at:.2f} s"
+    segment.text = clip("".join(deltas), 120)
+    segment.state = _worst(row.state for row in rows)
+    segment.broken = any(not note.ok for row in rows for note in row.links)
 
 
 def _worst(states: Iterable[RowState]) -> RowState:
@@ -148,6 +202,9 @@ def plan_expansion(groups: list[Group], budget: int = ROW_BUDGET) -> None:
     used = 0
     for group in groups:
         _plan_calls(group)
+        for item in group.items:
+            if isinstance(item, StreamGroup):
+                item.expanded = item.broken  # hundreds of events: shut unless verify points there
         cost = _cost(group)
         fits = used + cost <= budget
         used = used + cost if fits else budget + 1  # once one section stays shut, so do the rest
@@ -163,5 +220,5 @@ def _plan_calls(group: Group) -> None:
 
 
 def _cost(group: Group) -> int:
-    return sum(len(item.rows) + 1 if isinstance(item, CallGroup) and item.expanded else 1
+    return sum(len(item.rows) + 1 if not isinstance(item, Row) and item.expanded else 1
                for item in group.items)

@@ -21,6 +21,7 @@ __all__ = [
     "Row",
     "RowState",
     "RunSummary",
+    "StreamGroup",
     "Trace",
     "VerdictNote",
 ]
@@ -76,6 +77,9 @@ class Row:
     """A wire message (model HTTP body or JSON-RPC message): drawn as an arrow."""
     call_id: str | None = None
     links: list[LinkNote] = field(default_factory=list)
+    during: str = ""
+    """Where the row sits in a streamed model response's span: ``start`` (its request),
+    ``inside`` (while it streamed), ``end`` (its response), or "" (outside any)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -97,6 +101,26 @@ class CallGroup:
     broken: bool = False
     """A verify finding that failed names one of its rows."""
     expanded: bool = True
+    during: str = ""
+    """``inside`` when the call started while its model response was still streaming."""
+
+
+@dataclass(slots=True, kw_only=True)
+class StreamGroup:
+    """A run of one streamed response's server-sent events with nothing else between them:
+    shown as one line (what was written, when) and opened on demand, so a turn of
+    hundreds of events stays light."""
+
+    type: str = field(default="stream", init=False)
+    key: str
+    rows: list[Row] = field(default_factory=list)
+    summary: str = ""
+    text: str = ""
+    """The text the events' deltas carry, clipped: what the model was writing."""
+    state: RowState = "ok"
+    broken: bool = False
+    expanded: bool = False
+    during: str = "inside"
 
 
 @dataclass(slots=True, kw_only=True)
@@ -107,17 +131,17 @@ class Group:
     kind: Literal["setup", "turn", "end"]
     title: str
     turn: int | None = None
-    items: list[Row | CallGroup] = field(default_factory=list)
+    items: list[Row | CallGroup | StreamGroup] = field(default_factory=list)
     summary: str = ""
     state: RowState = "ok"
     broken: bool = False
     expanded: bool = True
 
     def rows(self) -> list[Row]:
-        """All rows, call groups flattened."""
+        """All rows, call and stream groups flattened."""
         found: list[Row] = []
         for item in self.items:
-            found.extend(item.rows if isinstance(item, CallGroup) else [item])
+            found.extend([item] if isinstance(item, Row) else item.rows)
         return found
 
     def calls(self) -> list[CallGroup]:
@@ -154,6 +178,8 @@ class RunSummary:
     failed_calls: int = 0
     events: int = 0
     messages: int = 0
+    """Wire messages drawn as arrows, a stream's events apart."""
+    stream_events: int = 0
     duration: float = 0.0
 
 
@@ -191,5 +217,5 @@ def _plain(value: Any) -> Any:
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {
     cls: tuple(f.name for f in fields(cls))
-    for cls in (Lane, Badge, LinkNote, Row, CallGroup, Group, VerdictNote, RunSummary, Trace)
+    for cls in (Lane, Badge, LinkNote, Row, CallGroup, StreamGroup, Group, VerdictNote, RunSummary, Trace)
 }

@@ -29,6 +29,7 @@ from ..events import (
     McpInvalid,
     ModelRequestEvent,
     ModelResponseEvent,
+    ModelStreamEvent,
     Notice,
     RunEndEvent,
     RunStartEvent,
@@ -36,14 +37,17 @@ from ..events import (
     ServerReady,
     ServerStarting,
 )
+from ..protocol import responses as wire
 from ..protocol.responses import CANCELLED, FAILED, FUNCTION_CALL, FUNCTION_CALL_OUTPUT, INCOMPLETE, MESSAGE
 from ..relay.feedback import ERROR_PREFIX
 from .model import Badge, Row, RowState
 
-__all__ = ["MESSAGE_KINDS", "clip", "compact", "describe", "seconds", "server_lane", "whole"]
+__all__ = [
+    "MESSAGE_KINDS", "clip", "compact", "describe", "seconds", "server_lane", "stream_payload", "whole",
+]
 
-MESSAGE_KINDS: Final = MCP_ROLES | {ModelRequestEvent.kind, ModelResponseEvent.kind}
-"""The kinds drawn as arrows: exactly the recorded wire messages."""
+MESSAGE_KINDS: Final = MCP_ROLES | {ModelRequestEvent.kind, ModelResponseEvent.kind, ModelStreamEvent.kind}
+"""The kinds drawn as arrows: exactly the recorded wire messages (a stream's events too)."""
 _LABEL_CHARS: Final = 120
 _DETAIL_CHARS: Final = 240
 
@@ -123,6 +127,34 @@ def _model_response(record: dict[str, Any]) -> Row:
     return _base(record, stage="response", source="model", target="app", label=label,
                  detail=_response_detail(body), badges=badges, elapsed=seconds(record.get("elapsed")),
                  state=state, message=True)
+
+
+def _model_stream(record: dict[str, Any]) -> Row:
+    """One server-sent event: Model → App, named by its type, with what it carries."""
+    payload = stream_payload(record)
+    kind = str(payload.get("type") or record.get("event") or "event")
+    item = payload.get("item") if isinstance(payload.get("item"), dict) else None
+    if isinstance(payload.get("delta"), str):
+        detail = _quote(payload["delta"])
+    elif item is not None and kind in (wire.OUTPUT_ITEM_ADDED, wire.OUTPUT_ITEM_DONE):
+        named = item.get("name") or item.get("call_id") or item.get("id") or ""
+        detail = f"{item.get('type')} {named}".strip()
+    else:
+        detail = str(payload.get("message") or "")
+    failed = kind in (wire.RESPONSE_FAILED, wire.STREAM_ERROR)
+    state: RowState = "failed" if failed else "warn" if kind == wire.RESPONSE_INCOMPLETE else "ok"
+    return _base(record, stage="stream", source="model", target="app", label=kind.removeprefix("response."),
+                 detail=detail, badges=[Badge(kind="event", text=f"event {record.get('index', '?')}")],
+                 state=state, message=True)
+
+
+def stream_payload(record: dict[str, Any]) -> dict[str, Any]:
+    """A ``model_stream`` record's data, parsed ({} when it is not a JSON object)."""
+    try:
+        value = json.loads(record["data"]) if isinstance(record.get("data"), str) else None
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _response_state(http_state: RowState, status: Any) -> RowState:
@@ -393,6 +425,7 @@ def whole(value: Any, default: int) -> int:
 _DESCRIBERS: Final[dict[str, Describer]] = {
     ModelRequestEvent.kind: _model_request,
     ModelResponseEvent.kind: _model_response,
+    ModelStreamEvent.kind: _model_stream,
     CallParsed.kind: _call_parsed,
     CallRouted.kind: _call_routed,
     CallOutcomeEvent.kind: _call_outcome,

@@ -53,6 +53,7 @@
     fact("calls", run.calls + (run.failed_calls ? " · " + run.failed_calls + " failed" : ""),
       run.failed_calls ? "has-failed" : "");
     fact("messages", run.messages);
+    if (run.stream_events) fact("stream events", run.stream_events);
     fact("took", duration(run.duration));
     fact("model", run.model);
     fact("run", run.run_id);
@@ -122,6 +123,7 @@
   function diagram() {
     const main = document.getElementById("trace");
     main.style.setProperty("--lanes", String(data.lanes.length));
+    main.style.setProperty("--model-lane", String(laneIndex.get("model") ?? 2));
     const heads = el("div", "lanes");
     heads.append(el("div", "gutter-head", "seq · stage"));
     for (const lane of data.lanes) {
@@ -162,14 +164,38 @@
     const body = el("div", "group-body");
     box.append(head, body);
     const fill = (target) => {
-      for (const item of group.items) target.append(item.type === "call" ? callFrame(item, group) : row(item));
+      for (const item of group.items) {
+        if (item.type === "call") target.append(callFrame(item, group));
+        else if (item.type === "stream") target.append(streamFrame(item, group));
+        else target.append(row(item));
+      }
     };
     collapsible(box, head, body, group, fill, group.key);
     return box;
   }
 
+  // Where an item sits in a streamed model response's span (its request to its response):
+  // the span is drawn on the model lane, so a call that started mid-stream is seen inside it.
+  function during(item) {
+    return item.during ? " during-" + item.during : "";
+  }
+
+  function streamFrame(stream, group) {
+    const frame = el("div", "stream state-" + stream.state + (stream.broken ? " broken" : "") + during(stream));
+    frame.dataset.stream = stream.key;
+    const head = el("button", "stream-head");
+    head.type = "button";
+    head.append(el("span", "chevron"), el("span", "frame-tag", "stream"), el("span", "stream-summary", stream.summary),
+      el("span", "stream-text", stream.text ? "“" + stream.text + "”" : ""));
+    const body = el("div", "stream-body");
+    frame.append(head, body);
+    const fill = (target) => { for (const item of stream.rows) target.append(row(item)); };
+    collapsible(frame, head, body, stream, fill, group.key + "/" + stream.key);
+    return frame;
+  }
+
   function callFrame(call, group) {
-    const frame = el("div", "call state-" + call.state + (call.broken ? " broken" : ""));
+    const frame = el("div", "call state-" + call.state + (call.broken ? " broken" : "") + during(call));
     frame.dataset.callId = call.call_id;
     const head = el("button", "call-head");
     head.type = "button";
@@ -203,7 +229,7 @@
   function row(item) {
     const isArrow = item.source !== item.target;
     const node = el("div", ["row", item.message ? "msg" : "step", isArrow ? "f-" + family(item) : "",
-      REPLIES.has(item.kind) ? "reply" : "", "state-" + item.state].join(" "));
+      REPLIES.has(item.kind) ? "reply" : "", "state-" + item.state].join(" ") + during(item));
     if (item.links.some((link) => !link.ok)) node.classList.add("broken");
     node.dataset.seq = String(item.seq);
     node.dataset.kind = item.kind;
@@ -317,19 +343,25 @@
     if (!where) return;
     const group = data.groups.find((candidate) => candidate.key === where.group);
     if (!group.expanded) openers.get(where.group)(true);
-    const call = where.call && group.items.find((item) => item.type === "call" && item.call_id === where.call);
-    if (call && !call.expanded) openers.get(where.group + "/" + where.call)(true);
+    const frame = where.frame && group.items.find((item) => frameKey(item) === where.frame);
+    if (frame && !frame.expanded) openers.get(where.group + "/" + where.frame)(true);
     const node = document.querySelector('.row[data-seq="' + seq + '"]');
     if (node) { node.scrollIntoView({block: "center"}); select(node); node.focus({preventScroll: true}); }
+  }
+
+  // A frame's key among its section's openers: a call by its call_id, a stream group by its key.
+  function frameKey(item) {
+    if (item.type === "call") return item.call_id;
+    return item.type === "stream" ? item.key : null;
   }
 
   function index() {
     for (const group of data.groups) {
       for (const item of group.items) {
-        const inner = item.type === "call" ? item.rows : [item];
+        const inner = item.type === "row" ? [item] : item.rows;
         for (const one of inner) {
           rows.set(one.seq, one);
-          places.set(one.seq, {group: group.key, call: item.type === "call" ? item.call_id : null});
+          places.set(one.seq, {group: group.key, frame: frameKey(item)});
         }
       }
     }

@@ -9,10 +9,13 @@ stdio MCP servers (the standard library only, unless noted):
   growing_server.py       every call adds a tool (tools/list_changed)
   media_server.py         audio, images and blobs in results
   flood_server.py         floods toolrelay with notifications during a call
+  touch_server.py         a read-only tool that touches a file when called (early-execution proof)
+  slow_server.py          a read-only tool that takes its time (the stream bench's)
   echo_stdio_server.py    ``EchoService`` on toolrelay's own stdio server runtime
 HTTP:
   echo_http_server.py     ``EchoService`` on toolrelay's own Streamable HTTP endpoint
   fake_responses.py       a stateless fake Responses endpoint (the loop bench's)
+  fake_stream.py          a paced streaming Responses endpoint (the stream bench's)
 
 A script here imports nothing from the tests; ``echo_service.py`` is the one module the
 scripts share, and tests import it as ``testkit.servers.echo_service``.
@@ -31,6 +34,9 @@ HOSTILE_SERVER = SERVERS / "hostile_server.py"
 GROWING_SERVER = SERVERS / "growing_server.py"
 MEDIA_SERVER = SERVERS / "media_server.py"
 FLOOD_SERVER = SERVERS / "flood_server.py"
+TOUCH_SERVER = SERVERS / "touch_server.py"
+SLOW_SERVER = SERVERS / "slow_server.py"
+FAKE_STREAM = SERVERS / "fake_stream.py"
 ECHO_STDIO_SERVER = SERVERS / "echo_stdio_server.py"
 ECHO_HTTP_SERVER = SERVERS / "echo_http_server.py"
 FAKE_RESPONSES = SERVERS / "fake_responses.py"

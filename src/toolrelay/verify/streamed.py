@@ -1,0 +1,268 @@
+"""Link 1 for a streamed turn: the recorded events are the stream, and they are the response.
+
+``model_response``, for each turn answered by server-sent events (``model_stream``):
+
+- every event of the answered attempt is there, once and in order: their indexes run
+  0, 1, 2, … and add up to the count the response records, and each ``sequence_number``
+  follows the one before (a dropped, repeated or reordered event breaks the link);
+- the deltas add up: each text, refusal, reasoning and arguments part's deltas make its
+  ``.done`` text and the text of its item in ``output_item.done`` (a changed delta breaks
+  it: the deltas are what a person saw on the screen);
+- the events assemble (``protocol.stream.assemble``, the live path's assembler) to
+  exactly the recorded response; the differences real streams have between their items
+  and their final response (reasoning ``encrypted_content``, ``obfuscation`` padding) are
+  the assembler's to allow, and any other difference it reports is named, as the run
+  warned about it;
+- a call that started before its response was complete (after its item closed: the
+  call is known from that event on) was allowed to by the run's ``--early`` policy
+  (read-only: the server annotated the tool ``readOnlyHint``), so no call with side
+  effects ran for a response that then failed.
+
+Older transcripts have no stream events: nothing here applies to them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any, Final
+
+from ..protocol.responses import (
+    FUNCTION_CALL,
+    FUNCTION_CALL_ARGUMENTS_DELTA,
+    FUNCTION_CALL_ARGUMENTS_DONE,
+    MESSAGE,
+    OUTPUT_ITEM_DONE,
+    OUTPUT_TEXT,
+    OUTPUT_TEXT_DELTA,
+    OUTPUT_TEXT_DONE,
+    REASONING_SUMMARY_TEXT_DELTA,
+    REASONING_SUMMARY_TEXT_DONE,
+    REASONING_TEXT_DELTA,
+    REASONING_TEXT_DONE,
+    REFUSAL,
+    REFUSAL_DELTA,
+    REFUSAL_DONE,
+)
+from .evidence import call_finding, seqs_of
+from .facts import RunFacts
+from .jsonpath import excerpt, first_difference, json_equal
+from .record import CallTrace, ModelRound, RunRecord
+from .verdict import Finding
+
+__all__ = ["check_streams", "early_start"]
+
+Event = dict[str, Any]
+Part = tuple[str, Any, Any]
+"""(what, item, index): ``("text", output_index, content_index)``, ``("arguments", 3, None)``."""
+
+_DELTAS: Final = {
+    OUTPUT_TEXT_DELTA: ("text", "content_index"),
+    REFUSAL_DELTA: ("refusal", "content_index"),
+    FUNCTION_CALL_ARGUMENTS_DELTA: ("arguments", None),
+    REASONING_SUMMARY_TEXT_DELTA: ("summary", "summary_index"),
+    REASONING_TEXT_DELTA: ("reasoning", "content_index"),
+}
+_DONES: Final = {
+    OUTPUT_TEXT_DONE: ("text", "content_index", "text"),
+    REFUSAL_DONE: ("refusal", "content_index", "refusal"),
+    FUNCTION_CALL_ARGUMENTS_DONE: ("arguments", None, "arguments"),
+    REASONING_SUMMARY_TEXT_DONE: ("summary", "summary_index", "text"),
+    REASONING_TEXT_DONE: ("reasoning", "content_index", "text"),
+}
+
+
+def check_streams(run: RunRecord, facts: RunFacts) -> list[Finding]:
+    """model_response: each streamed turn's events are whole, add up, and are its response."""
+    early = run.run_start.get("early") if run.run_start else None
+    findings: list[Finding] = []
+    for current in run.rounds:
+        if current.stream:
+            findings.extend(_stream(current, facts))
+            findings.extend(_early_start(call, current, facts, early) for call in current.calls
+                            if early_start(call, current) is not None)
+    return findings
+
+
+def _stream(current: ModelRound, facts: RunFacts) -> list[Finding]:
+    events = current.stream
+    payloads = [_payload(event) for event in events]
+    broken = (_order(current) or _sequence(events, payloads) or _deltas(events, payloads)
+              or _assembly(current, facts))
+    if broken is not None:
+        message, where = broken
+        return [_finding(current, False, message, "stream", *where)]
+    assembled = facts.assembled(current)
+    said = f"{len(events)} stream events, whole and in order; their deltas add up"
+    if current.answer is not None:
+        said += f", and they assemble to the recorded response ({assembled.terminal})"
+    else:
+        said += f"; the stream ended {assembled.terminal or 'before its end'} (no response recorded)"
+    if assembled.differences:
+        said += "; its items differ from its final response as the run warned: " + "; ".join(
+            assembled.differences)
+    return [_finding(current, True, said, "stream", events[0], events[-1])]
+
+
+def _finding(current: ModelRound, ok: bool, message: str, check: str, *events: Event | None) -> Finding:
+    return Finding(link="model_response", ok=ok, check=check, turn=current.turn,
+                   message=f"turn {current.turn}: {message}", seqs=seqs_of(*events, current.response))
+
+
+Broken = tuple[str, tuple[Event | None, ...]]
+"""What is wrong, and the events it rests on."""
+
+
+def _order(current: ModelRound) -> Broken | None:
+    """Each event of the answered attempt once, in order, and as many as the response says."""
+    attempt = current.request.get("attempt", 1) if current.request else 1
+    previous: Event | None = None
+    for position, event in enumerate(current.stream):
+        if event.get("index") != position:
+            return (f"stream event {event.get('index')} follows event "
+                    f"{previous.get('index') if previous else 'none'}: an event of the stream is missing, "
+                    "repeated or out of order", (previous, event))
+        if event.get("attempt", attempt) != attempt:
+            said = f"stream event {position} belongs to attempt {event.get('attempt')}, not {attempt}"
+            return said, (event,)
+        previous = event
+    count = current.response.get("stream_events") if current.response else None
+    if isinstance(count, int) and count and count != len(current.stream):
+        return (f"the response records {count} stream events, the transcript holds {len(current.stream)}: "
+                "events are missing or added", (current.stream[-1],))
+    return None
+
+
+def _sequence(events: list[Event], payloads: list[dict[str, Any]]) -> Broken | None:
+    """Each ``sequence_number`` one more than the last (endpoints that send none are let be)."""
+    last: tuple[int, Event] | None = None
+    for event, payload in zip(events, payloads, strict=True):
+        number = payload.get("sequence_number")
+        if not isinstance(number, int) or isinstance(number, bool):
+            continue
+        if last is not None and number != last[0] + 1:
+            return (f"stream event {event.get('index')} has sequence_number {number} after {last[0]}: "
+                    "the events were reordered, or one is missing", (last[1], event))
+        last = (number, event)
+    return None
+
+
+def _deltas(events: list[Event], payloads: list[dict[str, Any]]) -> Broken | None:
+    """Each part's deltas make its ``.done`` text and its item's text."""
+    sums: dict[Part, list[str]] = {}
+    last: dict[Part, Event] = {}
+    for event, payload in zip(events, payloads, strict=True):
+        kind = payload.get("type")
+        if kind in _DELTAS:
+            what, index_field = _DELTAS[kind]
+            part = (what, _item_key(payload), payload.get(index_field) if index_field else None)
+            sums.setdefault(part, []).append(str(payload.get("delta", "")))
+            last[part] = event
+            continue
+        for part, text in _finished_parts(kind, payload):
+            if part in sums and "".join(sums[part]) != text:
+                said = f"{excerpt(''.join(sums[part]))} is not the {kind} text {excerpt(text)}"
+                return f"the {part[0]} deltas of output item {part[1]} add up to {said}", (last[part], event)
+    return None
+
+
+def _finished_parts(kind: Any, payload: dict[str, Any]) -> Iterator[tuple[Part, str]]:
+    """The whole texts an event states: a ``.done`` event's, or its item's parts."""
+    if kind in _DONES:
+        what, index_field, text_field = _DONES[kind]
+        text = payload.get(text_field)
+        if isinstance(text, str):
+            yield (what, _item_key(payload), payload.get(index_field) if index_field else None), text
+    elif kind == OUTPUT_ITEM_DONE and isinstance(payload.get("item"), dict):
+        item = payload["item"]
+        key = _item_key({**payload, "item_id": item.get("id")})
+        if item.get("type") == FUNCTION_CALL and isinstance(item.get("arguments"), str):
+            yield ("arguments", key, None), item["arguments"]
+        if item.get("type") == MESSAGE and isinstance(item.get("content"), list):
+            for index, part in enumerate(item["content"]):
+                if isinstance(part, dict) and part.get("type") in (OUTPUT_TEXT, REFUSAL):
+                    what = "text" if part.get("type") == OUTPUT_TEXT else "refusal"
+                    if isinstance(part.get(what), str):
+                        yield (what, key, index), part[what]
+
+
+def _item_key(payload: dict[str, Any]) -> Any:
+    """Which output item an event is about: its output_index (its item_id where it has none)."""
+    index = payload.get("output_index")
+    return index if isinstance(index, int) else payload.get("item_id")
+
+
+def _assembly(current: ModelRound, facts: RunFacts) -> Broken | None:
+    """The recorded response is what the events assemble to."""
+    recorded = current.answer
+    if recorded is None:
+        return None
+    assembled = facts.assembled(current).response
+    if assembled is None:
+        return "the stream events assemble to no response, yet a response is recorded", (current.response,)
+    if json_equal(assembled, recorded):
+        return None
+    path = first_difference(assembled, recorded)
+    return (f"the recorded response is not what its {len(current.stream)} stream events assemble to: "
+            f"it departs at {path}", (current.stream[-1], current.response))
+
+
+def early_start(call: CallTrace, current: ModelRound) -> Event | None:
+    """The call's first event when it came before its response was recorded (it started
+    while the response was streaming), else None."""
+    first = call.parsed[0] if call.parsed else (call.outcomes[0] if call.outcomes else None)
+    if first is None or call.closed_seq is None:
+        return None
+    ended = current.response["seq"] if current.response else None
+    return first if ended is None or first["seq"] < ended else None
+
+
+def _early_start(call: CallTrace, current: ModelRound, facts: RunFacts, early: Any) -> Finding:
+    """A call that started before its response was complete: after its item closed, and
+    as the run's policy allows."""
+    first = early_start(call, current)
+    assert first is not None
+    into = _seconds(first, current.request)
+    when = f"{call.call_id} started {into} into the response, at stream event {_stream_index(call, current)}"
+    problem = _not_allowed(call, facts, early)
+    if problem is not None:
+        return call_finding(call, "model_response", False, f"{when}, {problem}", "early_start", first)
+    allowed = "the run allowed early calls of every tool" if early == "all" else (
+        "its tool is annotated readOnlyHint, as --early read-only asks")
+    message = f"{when}, as its item closed; {allowed}"
+    return call_finding(call, "model_response", True, message, "early_start", first)
+
+
+def _not_allowed(call: CallTrace, facts: RunFacts, early: Any) -> str | None:
+    if early is None or early == "all":
+        return None  # an older transcript says no policy: when it started is still shown
+    if early != "read-only":
+        return f"yet the run's policy (--early {early}) lets no call start before its response is complete"
+    routed = call.routed[0] if call.routed else {}
+    listing = facts.listing_at(routed.get("server"), routed["seq"]) if routed else None
+    tool = listing.tools.get(str(routed.get("tool"))) if listing is not None else None
+    annotations = tool.get("annotations") if isinstance(tool, dict) else None
+    if isinstance(annotations, dict) and annotations.get("readOnlyHint") is True:
+        return None
+    return "yet --early read-only starts only tools annotated readOnlyHint, and this one is not"
+
+
+def _stream_index(call: CallTrace, current: ModelRound) -> str:
+    closed = next((e for e in current.stream if e["seq"] == call.closed_seq), None)
+    return f"{closed.get('index')} of {len(current.stream)}" if closed else "?"
+
+
+def _seconds(event: Event, since: Event | None) -> str:
+    start, at = (since or {}).get("time"), event.get("time")
+    if not isinstance(start, int | float) or not isinstance(at, int | float):
+        return "?"
+    return f"{max(0.0, at - start):.2f} s"
+
+
+def _payload(event: Event) -> dict[str, Any]:
+    data = event.get("data")
+    try:
+        value = json.loads(data) if isinstance(data, str) else None
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}

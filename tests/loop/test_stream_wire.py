@@ -1,0 +1,167 @@
+"""``toolrelay run`` on the stand-in's real streams: early execution proven, text through a
+pipe as it is written, and every stream fault with its exit code, feedback and verify.
+
+These drive the stand-in's paced streams, faults and ``hold_completed_until_file`` and the
+model client's incremental reading (issue 12's wire half) through the loop.
+Scripts follow docs/model.md: per
+turn ``tokens_per_second``, ``stream_fault`` (``error_after``, ``cut_after``,
+``failed_after_call``, ``no_completed``) and ``hold_completed_until_file``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from loop_helpers import make_workspace
+
+from testkit.servers import TOUCH_SERVER
+
+TOUCH = TOUCH_SERVER
+LOOK = {"name": "touch__look", "arguments": {"what": "the notes"}}
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    return make_workspace(tmp_path / "workspace")
+
+
+def _files(workspace: Path, turns: list[dict[str, Any]]) -> tuple[list[str], Path]:
+    """The script and the config (the touch server creates ``called`` on its tools/call)."""
+    (workspace / "script.json").write_text(json.dumps({"turns": turns}))
+    config = {"mcpServers": {"touch": {"command": sys.executable,
+                                       "args": [str(TOUCH), "--touch", str(workspace / "called")]}}}
+    (workspace / "mcp.json").write_text(json.dumps(config))
+    args = ["--model", "offline", "--script", "script.json", "--config", "mcp.json",
+            "--transcript", "t.jsonl"]
+    return args, workspace / "called"
+
+
+def _toolrelay(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    return subprocess.run([sys.executable, "-m", "toolrelay", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, env=env, stdin=subprocess.DEVNULL)
+
+
+def _records(workspace: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (workspace / "t.jsonl").read_text().splitlines()]
+
+
+def _stream_type(record: dict[str, Any]) -> str | None:
+    return json.loads(record["data"]).get("type") if record["kind"] == "model_stream" else None
+
+
+def _verified(workspace: Path) -> dict[str, Any]:
+    proc = _toolrelay("verify", "t.jsonl", "--json", cwd=workspace)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    verdict: dict[str, Any] = json.loads(proc.stdout)
+    return verdict
+
+
+def test_a_call_starts_before_its_response_completes(workspace: Path) -> None:
+    """The stand-in holds response.completed until the server has received the tools/call:
+    a client that waited for the whole response would never get it."""
+    args, called = _files(workspace, [])
+    script = {"turns": [{"calls": [LOOK], "hold_completed_until_file": str(called)}, {"message": "seen"}]}
+    (workspace / "script.json").write_text(json.dumps(script))
+    proc = _toolrelay("run", "look at the notes", *args, cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "seen\n"
+    records = _records(workspace)
+    parsed = next(r["seq"] for r in records if r["kind"] == "call_parsed")
+    completed = next(r["seq"] for r in records if _stream_type(r) == "response.completed")
+    assert parsed < completed
+    verdict = _verified(workspace)
+    assert verdict["ok"] and any(f["check"] == "early_start" and f["ok"] for f in verdict["findings"])
+
+
+def test_the_text_reaches_a_pipe_while_the_response_is_still_open(workspace: Path) -> None:
+    """The stand-in holds response.completed until the test creates the file, and the test
+    creates it only once it has read the first words from toolrelay's stdout pipe."""
+    args, _ = _files(workspace, [])
+    release = workspace / "release"
+    script = {"turns": [{"message": "Here are the first words, and then the rest.", "tokens_per_second": 40,
+                         "hold_completed_until_file": str(release)}]}
+    (workspace / "script.json").write_text(json.dumps(script))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    process = subprocess.Popen([sys.executable, "-m", "toolrelay", "run", "talk", *args], cwd=workspace,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert process.stdout is not None
+    seen = _read_until(process.stdout.fileno(), b"first words", deadline=time.monotonic() + 60)
+    release.touch()
+    rest = process.stdout.read()
+    assert process.wait(60) == 0
+    assert (seen + rest).decode() == "Here are the first words, and then the rest.\n"
+
+
+def _read_until(fd: int, wanted: bytes, *, deadline: float) -> bytes:
+    selector = selectors.DefaultSelector()
+    selector.register(fd, selectors.EVENT_READ)
+    got = b""
+    while wanted not in got:
+        if not selector.select(max(0.0, deadline - time.monotonic())):
+            raise AssertionError(f"no {wanted!r} on stdout while the response was open; got {got!r}")
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            raise AssertionError(f"stdout closed before {wanted!r}; got {got!r}")
+        got += chunk
+    return got
+
+
+def test_an_error_event_mid_stream_ends_the_run_failed_with_nothing_fed_back(workspace: Path) -> None:
+    args, _ = _files(workspace, [{"calls": [LOOK], "stream_fault": {"error_after": 4}}])
+    proc = _toolrelay("run", "look", *args, cwd=workspace)
+    assert proc.returncode == 1, proc.stderr
+    assert "failed response" in proc.stderr
+    records = _records(workspace)
+    assert [r["body"]["status"] for r in records if r["kind"] == "model_response"] == ["failed"]
+    assert not [r for r in records if r["kind"] == "feedback"]
+    assert len([r for r in records if r["kind"] == "model_request"]) == 1
+    _verified(workspace)
+
+
+def test_a_response_failing_after_a_call_closed_keeps_the_calls_outcome_and_feeds_nothing_back(
+    workspace: Path,
+) -> None:
+    args, _ = _files(workspace, [{"calls": [LOOK], "stream_fault": {"failed_after_call": True}}])
+    proc = _toolrelay("run", "look", *args, cwd=workspace)
+    assert proc.returncode == 1, proc.stderr
+    assert "ended after 1 turn with a failed response" in proc.stderr
+    records = _records(workspace)
+    [outcome] = [r["outcome"] for r in records if r["kind"] == "call_outcome"]
+    assert outcome["status"] in ("ok", "cancelled") and outcome["alias"] == "touch__look"
+    assert not [r for r in records if r["kind"] == "feedback"]
+    verdict = _verified(workspace)
+    assert not verdict["finished"]
+
+
+@pytest.mark.parametrize("fault", [{"cut_after": 6}, {"no_completed": True}], ids=["cut", "no_completed"])
+def test_a_stream_broken_off_after_a_call_started_exits_3_naming_the_call(
+    workspace: Path, fault: dict[str, Any]
+) -> None:
+    args, _ = _files(workspace, [{"calls": [LOOK], "stream_fault": fault}])
+    proc = _toolrelay("run", "look", *args, cwd=workspace)
+    assert proc.returncode == 3, proc.stderr
+    assert "calls that had started: " in proc.stderr and "(touch__look: " in proc.stderr
+    records = _records(workspace)
+    assert len([r for r in records if r["kind"] == "model_request"]) == 1  # not retried blindly
+    assert [r["status"] for r in records if r["kind"] == "run_end"] == ["error"]
+    assert not [r for r in records if r["kind"] == "feedback"]
+    _verified(workspace)
+
+
+def test_a_stream_cut_before_anything_but_its_opening_is_retried(workspace: Path) -> None:
+    args, _ = _files(workspace, [{"calls": [LOOK], "stream_fault": {"cut_after": 2}}, {"message": "seen"}])
+    proc = _toolrelay("run", "look", *args, cwd=workspace)
+    records = _records(workspace)
+    attempts = [r["attempt"] for r in records if r["kind"] == "model_request" and r["turn"] == 1]
+    assert attempts[:2] == [1, 2], proc.stderr
+    assert any("retrying" in r["text"] for r in records if r["kind"] == "notice")
+    _verified(workspace)
