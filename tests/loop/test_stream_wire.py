@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from loop_helpers import make_workspace
 
+from testkit.processes import spawned
 from testkit.servers import TOUCH_SERVER
 
 TOUCH = TOUCH_SERVER
@@ -91,13 +92,13 @@ def test_the_text_reaches_a_pipe_while_the_response_is_still_open(workspace: Pat
                          "hold_completed_until_file": str(release)}]}
     (workspace / "script.json").write_text(json.dumps(script))
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    process = subprocess.Popen([sys.executable, "-m", "toolrelay", "run", "talk", *args], cwd=workspace,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-    assert process.stdout is not None
-    seen = _read_until(process.stdout.fileno(), b"first words", deadline=time.monotonic() + 60)
-    release.touch()
-    rest = process.stdout.read()
-    assert process.wait(60) == 0
+    with spawned([sys.executable, "-m", "toolrelay", "run", "talk", *args], cwd=workspace,
+                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env) as process:
+        assert process.stdout is not None
+        seen = _read_until(process.stdout.fileno(), b"first words", deadline=time.monotonic() + 60)
+        release.touch()
+        rest = process.stdout.read()
+        assert process.wait(60) == 0
     assert (seen + rest).decode() == "Here are the first words, and then the rest.\n"
 
 

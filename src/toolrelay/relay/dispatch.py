@@ -22,7 +22,7 @@ from ..protocol import mcp
 from ..protocol.peer import last_sent
 from .alias import unknown_tool_message
 from .arguments import ArgumentChecker, ArgumentError, parse_arguments
-from .call import ToolCaller, call_tool
+from .call import ToolCaller, call_tool, outcome_from_exchange
 from .consent import Approver
 from .optional_nulls import strip_optional_nulls
 from .result import CallOutcome
@@ -86,12 +86,16 @@ async def dispatch(
 
 
 def _cancelled(table: DispatchTable, facts: dict[str, Any], why: str, started: float) -> CallOutcome:
-    """The outcome of a call stopped midway: where it got to, and why it stopped."""
+    """The outcome of a call stopped midway: where it got to, and why it stopped; a call whose
+    answer had already arrived when the stop came ran, and its outcome says how it ended."""
     server = facts.get("server")
     connection = table.connections.get(server) if isinstance(server, str) else None
     sent = last_sent.get()
-    if connection is not None and sent is not None and sent.method == mcp.CALL_TOOL:
-        facts |= {"mcp_id": sent.mcp_id, "connection": connection.number, "request": sent.request}
+    if connection is None or sent is None or sent.method != mcp.CALL_TOOL:
+        return CallOutcome(status="cancelled", message=why, elapsed=time.monotonic() - started, **facts)
+    if sent.response is not None:  # the answer had arrived as the stop came: the call ran, say how
+        return outcome_from_exchange(sent, connection=connection.number, **facts)
+    facts |= {"mcp_id": sent.mcp_id, "connection": connection.number, "request": sent.request}
     return CallOutcome(status="cancelled", message=why, elapsed=time.monotonic() - started, **facts)
 
 
