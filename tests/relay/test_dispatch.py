@@ -13,7 +13,7 @@ import pytest
 from toolrelay.errors import RequestTimeout, ServerExited
 from toolrelay.events import Event, EventStream
 from toolrelay.protocol import jsonrpc
-from toolrelay.protocol.peer import Exchange
+from toolrelay.protocol.peer import Exchange, last_sent
 from toolrelay.relay.arguments import ArgumentChecker
 from toolrelay.relay.consent import approve_all, refusing
 from toolrelay.relay.dispatch import DispatchTable, dispatch
@@ -187,3 +187,43 @@ def test_a_cancelled_call_records_its_outcome_and_the_cancellation_goes_on(
     assert (outcome["status"], outcome["call_id"], outcome["message"]) == ("cancelled", "c9", message)
     # where the call got to: its route (the real peer adds the MCP id: tests/loop/test_stopped_runs.py)
     assert (outcome["alias"], outcome["server"], outcome["tool"]) == ("box__read", "box", "read")
+
+
+class AnsweredThenStopped(FakeServer):
+    """The answer has arrived (the peer settled the exchange it sent) when the stop comes:
+    the task is cancelled before it resumes to read it."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], *, call_id: str | None = None,
+        timeout: float | None = None,
+    ) -> Exchange:
+        request = jsonrpc.request(4, "tools/call", {"name": name, "arguments": arguments})
+        exchange = Exchange(mcp_id=4, method="tools/call", request=request)
+        last_sent.set(exchange)  # what Peer.call does once the request is on the wire
+        exchange.settle(jsonrpc.classify({"jsonrpc": "2.0", "id": 4, "result": TEXT_RESULT}))
+        self.called.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+def test_a_call_whose_answer_arrived_before_the_stop_is_recorded_as_it_ended() -> None:
+    server = AnsweredThenStopped()
+    events = EventStream()
+    seen: list[Event] = []
+    events.subscribe(seen.append)
+    stopped: list[CallOutcome] = []
+
+    async def main() -> None:
+        table = table_for(server, events)
+        call = asyncio.create_task(
+            dispatch(table, "box__read", '{"path": "a"}', call_id="c4", on_stopped=stopped.append)
+        )
+        await server.called.wait()
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+
+    asyncio.run(main())
+    outcome = seen[-1].to_record()["outcome"]
+    assert (outcome["status"], outcome["mcp_id"], outcome["connection"]) == ("ok", 4, 7)
+    assert [(o.status, o.result) for o in stopped] == [("ok", TEXT_RESULT)]
