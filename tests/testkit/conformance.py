@@ -1,8 +1,8 @@
 """The official MCP conformance suite (``@modelcontextprotocol/conformance``, pinned 0.1.16,
 on Node 22 from the npm registry): installed once, run, and its verdicts read.
 
-Both modes write one folder per scenario under ``-o DIR`` (``server-<scenario>-<time>`` or
-``client-<scenario>-<time>``) holding ``checks.json``. A scenario passes here when none
+Both modes write one folder per scenario under ``-o DIR`` (``server-<scenario>-<time>`` in
+server mode, ``<scenario>-<time>`` in client mode) holding ``checks.json``. A scenario passes here when none
 of its checks is a FAILURE or a WARNING: the suite itself counts a warning as a failure
 in client mode, and the tests hold server mode to the same bar.
 """
@@ -20,7 +20,7 @@ __all__ = ["CONFORMANCE_PACKAGE", "NODE22_PACKAGE", "Verdict", "install", "verdi
 
 CONFORMANCE_PACKAGE = "@modelcontextprotocol/conformance@0.1.16"
 NODE22_PACKAGE = "node@22"  # the suite needs Node >= 22; npm ships it as a package
-_FOLDER = re.compile(r"(server|client)-(.+)-\d{4}-\d{2}-\d{2}T[0-9-]+(?:Z)?")
+_FOLDER = re.compile(r"(server-)?(.+)-\d{4}-\d{2}-\d{2}T[0-9-]+Z?")
 
 
 def install(cache: Path) -> list[str] | str:
