@@ -55,7 +55,8 @@ _JSON: Final = ("content-type", "application/json")
 
 
 class McpEndpoint:
-    """The HTTP handler: checks, sessions, and the JSON-or-SSE answer of each POST."""
+    """The HTTP handler: checks, sessions, the JSON-or-SSE answer of each POST, and the
+    streams a GET opens or resumes."""
 
     def __init__(
         self, service: ToolService, policy: AccessPolicy, max_message_bytes: int,
@@ -139,7 +140,7 @@ class McpEndpoint:
         if session.protocol_version is not None:  # initialize succeeded
             self._add_session(session)
             headers.append(("mcp-session-id", session.session_id))
-        body = answer.data or b"" if answer is not None else b""
+        body = answer.data if answer is not None and answer.data is not None else b""
         await responder.send(200, headers, body)
 
     async def _answer(self, session: HttpSession, message: Request, responder: HttpResponder) -> None:
