@@ -159,10 +159,21 @@ def test_a_stream_broken_off_after_a_call_started_exits_3_naming_the_call(
 
 
 def test_a_stream_cut_before_anything_but_its_opening_is_retried(workspace: Path) -> None:
+    """Cut after response.created and .in_progress: nothing was shown and no call ran, so
+    the request is asked again like a 5xx; the stand-in answers the retry (the same turn)
+    whole, and the run completes."""
     args, _ = _files(workspace, [{"calls": [LOOK], "stream_fault": {"cut_after": 2}}, {"message": "seen"}])
     proc = _toolrelay("run", "look", *args, cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "seen\n"
+    [notice] = [line for line in proc.stderr.splitlines() if "retrying" in line]
+    assert "model request attempt 1 failed" in notice, proc.stderr
     records = _records(workspace)
-    attempts = [r["attempt"] for r in records if r["kind"] == "model_request" and r["turn"] == 1]
-    assert attempts[:2] == [1, 2], proc.stderr
-    assert any("retrying" in r["text"] for r in records if r["kind"] == "notice")
-    _verified(workspace)
+    requests = [(r["turn"], r["attempt"]) for r in records if r["kind"] == "model_request"]
+    assert requests == [(1, 1), (1, 2), (2, 1)]
+    cut = [r for r in records if r["kind"] == "model_response" and r["turn"] == 1 and r["attempt"] == 1]
+    assert cut[0]["cut"] == "the connection closed" and cut[0]["stream_events"] == 2
+    [outcome] = [r["outcome"] for r in records if r["kind"] == "call_outcome"]
+    assert outcome["status"] == "ok" and outcome["alias"] == "touch__look"
+    verdict = _verified(workspace)
+    assert verdict["ok"] and verdict["finished"]
