@@ -23,7 +23,7 @@ import pytest
 from loop_helpers import make_workspace
 
 from testkit.processes import spawned
-from testkit.servers import TOUCH_SERVER
+from testkit.servers import HONEST_SERVER, TOUCH_SERVER
 
 TOUCH = TOUCH_SERVER
 LOOK = {"name": "touch__look", "arguments": {"what": "the notes"}}
@@ -177,3 +177,56 @@ def test_a_stream_cut_before_anything_but_its_opening_is_retried(workspace: Path
     assert outcome["status"] == "ok" and outcome["alias"] == "touch__look"
     verdict = _verified(workspace)
     assert verdict["ok"] and verdict["finished"]
+
+
+def test_a_consent_question_waits_while_the_stream_is_read_to_its_end(workspace: Path) -> None:
+    """--early all: the write call is ready as its item closes, so the terminal asks then;
+    the question stays unanswered until the transcript holds the whole streamed response
+    (every later event, response.completed, the model_response): a prompt that held the
+    reading of the stream would never get there. Then "y", and the call runs."""
+    write = {"name": "honest__write", "arguments": {"text": "hello"}}
+    script = {"turns": [{"calls": [write], "after_calls": "Writing it now.", "tokens_per_second": 200},
+                        {"message": "written"}]}
+    (workspace / "script.json").write_text(json.dumps(script))
+    config = {"mcpServers": {"honest": {"command": sys.executable, "args": [str(HONEST_SERVER)]}}}
+    (workspace / "mcp.json").write_text(json.dumps(config))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    command = [sys.executable, "-m", "toolrelay", "run", "write hello", "--model", "offline", "--script",
+               "script.json", "--config", "mcp.json", "--transcript", "t.jsonl", "--early", "all"]
+    terminal, its_end = os.openpty()
+    try:
+        with spawned(command, cwd=workspace, stdin=its_end, stdout=subprocess.PIPE, stderr=its_end,
+                     env=env) as process:
+            os.close(its_end)
+            its_end = -1
+            deadline = time.monotonic() + 60
+            _read_until(terminal, b"Allow? [y/N] ", deadline=deadline)
+            _wait_for_record(workspace / "t.jsonl", "model_response", deadline=deadline)
+            os.write(terminal, b"y\n")
+            assert process.stdout is not None
+            printed = process.stdout.read()
+            assert process.wait(60) == 0
+    finally:
+        os.close(terminal)
+        if its_end >= 0:
+            os.close(its_end)
+    assert printed.decode() == "Writing it now.\nwritten\n"
+    records = _records(workspace)
+    parsed = next(r["seq"] for r in records if r["kind"] == "call_parsed")
+    completed = next(r["seq"] for r in records if _stream_type(r) == "response.completed")
+    answered = next(r["seq"] for r in records if r["kind"] == "model_response")
+    sent = next(r["seq"] for r in records if r["kind"] == "mcp_request" and r["method"] == "tools/call")
+    assert parsed < completed < answered < sent  # asked mid-stream; run only after the answer "y"
+    [outcome] = [r["outcome"] for r in records if r["kind"] == "call_outcome"]
+    assert outcome["status"] == "ok" and outcome["alias"] == "honest__write"
+    _verified(workspace)
+
+
+def _wait_for_record(path: Path, kind: str, *, deadline: float) -> None:
+    """Until the transcript holds a complete line of ``kind`` (it is written as the run goes)."""
+    while time.monotonic() < deadline:
+        complete = path.read_text().split("\n")[:-1] if path.exists() else []  # not the line being written
+        if any(json.loads(line)["kind"] == kind for line in complete):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"no {kind} in the transcript while the consent question waited")
