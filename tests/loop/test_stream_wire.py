@@ -143,6 +143,29 @@ def test_a_response_failing_after_a_call_closed_keeps_the_calls_outcome_and_feed
     assert not verdict["finished"]
 
 
+def test_a_response_ending_incomplete_after_a_call_started_keeps_its_outcome_and_feeds_nothing_back(
+    workspace: Path,
+) -> None:
+    """The call's item closes, so it starts (read-only); then the response ends
+    ``response.incomplete``: the outcome is recorded, nothing goes back, exit 1."""
+    held = str(workspace / "called")  # the touch server creates it when its tools/call arrives
+    args, called = _files(workspace, [{"calls": [LOOK], "status": "incomplete", "after_calls": "cut off",
+                                       "hold_completed_until_file": held}])
+    proc = _toolrelay("run", "look", *args, cwd=workspace)
+    assert proc.returncode == 1, proc.stderr
+    assert "ended after 1 turn with an incomplete response" in proc.stderr
+    assert called.exists()  # the terminal event waited for the tools/call: the call started mid-stream
+    records = _records(workspace)
+    assert [_stream_type(r) for r in records if r["kind"] == "model_stream"][-1] == "response.incomplete"
+    [outcome] = [r["outcome"] for r in records if r["kind"] == "call_outcome"]
+    assert outcome["status"] in ("ok", "cancelled") and outcome["alias"] == "touch__look"
+    assert not [r for r in records if r["kind"] == "feedback"]
+    assert len([r for r in records if r["kind"] == "model_request"]) == 1
+    verdict = _verified(workspace)
+    assert not verdict["finished"]
+    assert any(f["check"] == "early_start" and f["ok"] for f in verdict["findings"])
+
+
 @pytest.mark.parametrize("fault", [{"cut_after": 6}, {"no_completed": True}], ids=["cut", "no_completed"])
 def test_a_stream_broken_off_after_a_call_started_exits_3_naming_the_call(
     workspace: Path, fault: dict[str, Any]
