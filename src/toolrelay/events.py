@@ -346,10 +346,13 @@ class FeedbackEvent(Event):
     """The function_call_output item built for a call."""
 
     kind: ClassVar[str] = "feedback"
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"for_user"})
     call_id: str
     item: dict[str, Any]
     cut: list[str] = field(default_factory=list)
     """What of the result the model did not get, one phrase each (empty: all of it)."""
+    for_user: list[str] = field(default_factory=list)
+    """Content the server meant for the user only (audience ["user"]): shown, not sent."""
 
 
 @dataclass(slots=True, kw_only=True)

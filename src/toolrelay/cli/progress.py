@@ -77,8 +77,11 @@ class ProgressPrinter:
         if isinstance(event, CallOutcomeEvent) and event.call_id is not None:
             self._aliases[event.call_id] = str(event.outcome.get("alias"))
         if isinstance(event, FeedbackEvent):
+            alias = self._aliases.get(event.call_id, event.call_id)
+            for shown in event.for_user:  # the server meant these for the user, not the model
+                self._say(f"» {alias} (for you): {shown}")
             for cut in event.cut:
-                self._say(f"! {self._aliases.get(event.call_id, event.call_id)}: {cut}")
+                self._say(f"! {alias}: {cut}")
         elif isinstance(event, (Notice, ServerExitedEvent)):
             self._notice(event)
         elif self.verbose:

@@ -60,6 +60,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_model_options(parser)
     add = parser.add_argument
     add("--instructions", help="system instructions sent with every request")
+    add("--no-server-instructions", dest="server_instructions", action="store_false",
+        help="leave out the instructions servers send at start-up (by default each is added after "
+             "--instructions, labelled with its server's name)")
     add("--chain", action="store_true",
         help="send previous_response_id instead of replaying the context (not with --no-store)")
     add("--no-store", dest="store", action="store_const", const=False, default=None,
@@ -113,7 +116,7 @@ def options_from_args(args: argparse.Namespace, events: EventStream) -> RunOptio
             media_budget=args.media_budget, multimodal=not args.text_only, early=args.early,
         ),
         approve=approver(args.yes), script=args.script, transcript=args.transcript, events=events,
-        protocol_version=args.protocol_version,
+        protocol_version=args.protocol_version, server_instructions=args.server_instructions,
     )
 
 

@@ -425,5 +425,7 @@ class Relay:
             multimodal=limits.multimodal,
         )
         item = feedback_item(outcome.call_id, with_refusals(rendering.output, refusals))
-        self.events.emit(FeedbackEvent(call_id=outcome.call_id, item=item, cut=list(rendering.cut)))
+        self.events.emit(FeedbackEvent(
+            call_id=outcome.call_id, item=item, cut=list(rendering.cut), for_user=list(rendering.for_user),
+        ))
         return item
