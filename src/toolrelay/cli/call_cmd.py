@@ -55,11 +55,11 @@ def run(args: argparse.Namespace) -> int:
 
 async def _run(args: argparse.Namespace) -> int:
     events = EventStream()
-    wire = WireLog()
-    if args.wire:  # with --json the wire goes inside the JSON: stdout stays one document
-        events.subscribe(wire if args.json else WirePrinter(sys.stdout))
     printer = ProgressPrinter(verbose=False)
     catalog = catalog_from_args(args, events, printer=printer)
+    wire = WireLog(catalog.secrets)
+    if args.wire:  # with --json the wire goes inside the JSON: stdout stays one document
+        events.subscribe(wire if args.json else WirePrinter(sys.stdout, catalog.secrets))
     # this call's own server failing is this command's error, said once (not also a notice)
     printer.silenced.update(catalog.servers_named_by(args.alias))
     async with catalog:

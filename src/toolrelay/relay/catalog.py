@@ -62,6 +62,8 @@ class Catalog:
     ) -> None:
         self.events = events or EventStream()
         self.strict = strict
+        self.secrets = frozenset(secret for server in servers for secret in server.secrets)
+        """The config's secret values (env, headers, URL tokens): never shown or recorded."""
         self._pool = ServerPool(servers, self.events, protocol_version=protocol_version, log_dir=log_dir)
         self._pool.on_relisted = self._rebuild
         self._sets: dict[bool, DeclarationSet] = {}
