@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import os
 import uuid
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from .relay.catalog import Catalog, ConfigSource, servers_from
 from .relay.consent import LIBRARY_HINT, refusing
 from .relay.instructions import with_server_instructions
 from .relay.loop import Approver, Relay, RunLimits, RunResult
+from .relay.offered import starting_input
 from .relay.request import RequestSettings
 from .relay.run_events import RunEvent, RunListener, iterate_run, tell_both
 from .transcript.writer import TranscriptWriter
@@ -67,6 +68,12 @@ class RunOptions:
     """The offline model's script (``--script``)."""
     transcript: str | Path | None = None
     events: EventStream | None = None
+    prompt: str | None = None
+    """Start from a server's prompt, ``SERVER/NAME`` (``--prompt``); the task, if any, follows it."""
+    prompt_arguments: Mapping[str, str] = field(default_factory=dict)
+    """The prompt's arguments (``--arg k=v``)."""
+    resources: Sequence[str] = ()
+    """Resource URIs attached to the task as input parts (``--resource``)."""
     server_instructions: bool = True
     """Pass each server's initialize ``instructions`` on to the model (``--no-server-instructions``)."""
     protocol_version: str = DEFAULT_VERSION
@@ -105,7 +112,12 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
             catalog, client, _settings(opts, shared), events=events, limits=opts.limits, strict=opts.strict,
             approve=opts.approve or refusing(LIBRARY_HINT), endpoint=client.url, listener=opts.on_event,
         )
-        result = await relay.run(task, run_id=run_id)
+        connections = {name: catalog.connections[name] for name in catalog.available}
+        name, first_input = await starting_input(
+            task, connections, prompt=opts.prompt, arguments=dict(opts.prompt_arguments),
+            resources=opts.resources, media_budget=opts.limits.media_budget,
+        )
+        result = await relay.run(name, run_id=run_id, first_input=first_input)
         if opts.on_result is not None:
             opts.on_result(result)
         return result

@@ -42,6 +42,7 @@ __all__ = [
     "ERROR_PREFIX",
     "FeedbackOutput",
     "Rendering",
+    "content_parts",
     "error_marker",
     "feedback_item",
     "render_feedback",
@@ -133,6 +134,12 @@ def render_output(
 ) -> FeedbackOutput:
     """The ``output`` of the function_call_output item for ``outcome``."""
     return render_feedback(outcome, budget=budget, media_budget=media_budget, multimodal=multimodal).output
+
+
+def content_parts(blocks: list[Any], *, media_budget: int = DEFAULT_MEDIA_BUDGET) -> list[InputPart]:
+    """MCP content blocks (from a resource or a prompt, not a call) as input parts, by the
+    same rules as a tool's result."""
+    return _Blocks(multimodal=True, media_budget=media_budget, cut=[], for_user=[]).parts({"content": blocks})
 
 
 def with_refusals(output: FeedbackOutput, refusals: list[CallOutcome]) -> FeedbackOutput:

@@ -8,7 +8,11 @@ short sentence; ``--instructions ''`` sends none) and offers:
   report()        three text blocks: one for the user only (annotations.audience ["user"]),
                   one for the assistant only, one for both
   link()          a resource_link with a description and a MIME type
-Each tool has a ``title`` and an ``icons`` entry, as 2025-11-25 allows.
+Each tool has a ``title`` and an ``icons`` entry, as 2025-11-25 allows. Resources:
+``note://today`` (text), ``img://logo`` (a PNG blob), the template ``note://day/{date}``
+(any date reads as a note; ``note://day/never`` is -32002 "Resource not found"); listing
+comes in two pages. Prompts: ``plan(city*, days)`` (a user message and an assistant one),
+``bare()`` (no arguments); an unknown prompt or a missing required argument is -32602.
 
     python offer_server.py [--instructions TEXT]        (stdio)
 """
@@ -74,12 +78,66 @@ def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return {"content": [_text(f"unknown tool {name}")], "isError": True}
 
 
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+RESOURCES = [
+    {"uri": "note://today", "name": "today", "mimeType": "text/plain", "description": "Today's note"},
+    {"uri": "img://logo", "name": "logo", "mimeType": "image/png", "title": "The logo"},
+]
+TEMPLATES = [{"uriTemplate": "note://day/{date}", "name": "day", "mimeType": "text/plain",
+              "description": "The note of any day"}]
+PROMPTS = [
+    {"name": "plan", "description": "Plan a trip", "arguments": [
+        {"name": "city", "required": True}, {"name": "days", "description": "how long"}]},
+    {"name": "bare", "title": "A prompt without arguments"},
+]
+
+
+class Refused(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def read(uri: str) -> dict[str, Any]:
+    if uri == "note://today":
+        return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "Water the plants.\n"}]}
+    if uri == "img://logo":
+        return {"contents": [{"uri": uri, "mimeType": "image/png", "blob": PNG}]}
+    if uri.startswith("note://day/") and uri != "note://day/never":
+        day = uri.removeprefix("note://day/")
+        return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": f"Nothing planned on {day}."}]}
+    raise Refused(-32002, f"Resource not found: {uri}")
+
+
+def prompt(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    if name == "bare":
+        return {"messages": [{"role": "user", "content": {"type": "text", "text": "Say hello."}}]}
+    if name != "plan":
+        raise Refused(-32602, f"Unknown prompt: {name}")
+    if "city" not in arguments:
+        raise Refused(-32602, "Missing required argument: city")
+    days = arguments.get("days", "2")
+    return {"description": "Plan a trip", "messages": [
+        {"role": "user", "content": {"type": "text", "text": f"Plan {days} days in {arguments['city']}."}},
+        {"role": "assistant", "content": {"type": "text", "text": "Which season?"}},
+        {"role": "user", "content": {"type": "resource", "resource": {
+            "uri": "note://today", "mimeType": "text/plain", "text": "Spring."}}},
+    ]}
+
+
+def page(items: list[dict[str, Any]], key: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Two pages: the first item, then the rest (cursor "2")."""
+    if params.get("cursor") == "2":
+        return {key: items[1:]}
+    return {key: items[:1], "nextCursor": "2"} if len(items) > 1 else {key: items}
+
+
 def result_for(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
     if method == "initialize":
         asked = params.get("protocolVersion")
         result: dict[str, Any] = {
             "protocolVersion": asked if asked in VERSIONS else "2025-11-25",
-            "capabilities": {"tools": {}},
+            "capabilities": {"tools": {}, "resources": {}, "prompts": {}},
             "serverInfo": {"name": "offer", "version": "1"},
         }
         if OPTIONS.instructions:
@@ -89,9 +147,30 @@ def result_for(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
         return {"tools": TOOLS}
     if method == "tools/call":
         return call(str(params.get("name")), params.get("arguments") or {})
+    if method == "resources/list":
+        return page(RESOURCES, "resources", params)
+    if method == "resources/templates/list":
+        return {"resourceTemplates": TEMPLATES}
+    if method == "resources/read":
+        return read(str(params.get("uri")))
+    if method == "prompts/list":
+        return {"prompts": PROMPTS}
+    if method == "prompts/get":
+        return prompt(str(params.get("name")), params.get("arguments") or {})
     if method == "ping":
         return {}
     return None
+
+
+def answer(message: dict[str, Any]) -> dict[str, Any]:
+    reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+    try:
+        result = result_for(str(message.get("method")), message.get("params") or {})
+    except Refused as refused:
+        return reply | {"error": {"code": refused.code, "message": str(refused)}}
+    if result is None:
+        return reply | {"error": {"code": -32601, "message": f"Method not found: {message.get('method')}"}}
+    return reply | {"result": result}
 
 
 def main() -> None:
@@ -104,12 +183,7 @@ def main() -> None:
         message = json.loads(line)
         if message.get("id") is None:
             continue
-        result = result_for(str(message.get("method")), message.get("params") or {})
-        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
-        if result is None:
-            reply["error"] = {"code": -32601, "message": f"Method not found: {message.get('method')}"}
-        else:
-            reply["result"] = result
+        reply = answer(message)
         sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()
 
