@@ -29,7 +29,7 @@ PROMPTS = [{"name": "summarise", "description": "Summarise today's note on a top
             "arguments": [{"name": "topic", "description": "what to look for", "required": True}]}]
 
 
-class Refused(Exception):
+class _Refused(Exception):
     """A JSON-RPC error to answer with."""
 
     def __init__(self, code: int, message: str) -> None:
@@ -43,12 +43,12 @@ def read(uri: str) -> dict[str, Any]:
     if uri.startswith("note://day/"):
         day = uri.removeprefix("note://day/")
         return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": f"No note for {day}.\n"}]}
-    raise Refused(-32002, f"Resource not found: {uri}")
+    raise _Refused(-32002, f"Resource not found: {uri}")
 
 
 def prompt(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     if name != "summarise" or "topic" not in arguments:
-        raise Refused(-32602, f"prompt {name} needs the argument topic" if name == "summarise" else
+        raise _Refused(-32602, f"prompt {name} needs the argument topic" if name == "summarise" else
                       f"Unknown prompt: {name}")
     note = {"type": "resource", "resource": {"uri": "note://today", "mimeType": "text/plain", "text": TODAY}}
     ask = f"Summarise what today's note says about {arguments['topic']}, in one sentence."
@@ -72,7 +72,7 @@ def result_for(method: str, params: dict[str, Any]) -> dict[str, Any]:
         "prompts/get": lambda: prompt(str(params.get("name")), params.get("arguments") or {}),
     }
     if method not in answers:
-        raise Refused(-32601, f"Method not found: {method}")
+        raise _Refused(-32601, f"Method not found: {method}")
     return answers[method]()
 
 
@@ -84,7 +84,7 @@ def main() -> None:
         reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
         try:
             reply["result"] = result_for(str(message.get("method")), message.get("params") or {})
-        except Refused as refused:
+        except _Refused as refused:
             reply["error"] = {"code": refused.code, "message": str(refused)}
         sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()
