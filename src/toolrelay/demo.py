@@ -161,8 +161,10 @@ def run_demo(
             base_url=base_url,
             config=[builtin_file_server(root)],
             # the walk-through's files are the whole request and response of each turn,
-            # as the seed shows them: asked for without streaming
+            # as the seed shows them: asked for without streaming, and without the file
+            # server's instructions (the seed's request has none)
             stream=False,
+            server_instructions=False,
             transcript=folder / TRANSCRIPT,
             events=events,
             environ=environ,

@@ -238,7 +238,7 @@ class Notice(Event):
 @dataclass(slots=True, kw_only=True)
 class RunStartEvent(Event):
     kind: ClassVar[str] = "run_start"
-    optional_fields: ClassVar[frozenset[str]] = frozenset({"early"})
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"early", "input"})
     run_id: str
     model: str
     endpoint: str
@@ -254,6 +254,9 @@ class RunStartEvent(Event):
     early: str | None = None
     """Which calls of a streamed response may start before it is complete (``--early``:
     all, read-only, none); verify holds each early start to it. Older transcripts lack it."""
+    input: list[dict[str, Any]] | None = None
+    """The run's first input items when they are not the task as one user message (a
+    server's prompt, attached resources); verify expects the first request to start so."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -346,10 +349,13 @@ class FeedbackEvent(Event):
     """The function_call_output item built for a call."""
 
     kind: ClassVar[str] = "feedback"
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"for_user"})
     call_id: str
     item: dict[str, Any]
     cut: list[str] = field(default_factory=list)
     """What of the result the model did not get, one phrase each (empty: all of it)."""
+    for_user: list[str] = field(default_factory=list)
+    """Content the server meant for the user only (audience ["user"]): shown, not sent."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import os
 import uuid
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,9 @@ from .protocol.versions import DEFAULT_VERSION
 from .redaction import url_secrets
 from .relay.catalog import Catalog, ConfigSource, servers_from
 from .relay.consent import LIBRARY_HINT, refusing
+from .relay.instructions import with_server_instructions
 from .relay.loop import Approver, Relay, RunLimits, RunResult
+from .relay.offered import starting_input
 from .relay.request import RequestSettings
 from .relay.run_events import RunEvent, RunListener, iterate_run, tell_both
 from .transcript.writer import TranscriptWriter
@@ -66,6 +68,14 @@ class RunOptions:
     """The offline model's script (``--script``)."""
     transcript: str | Path | None = None
     events: EventStream | None = None
+    prompt: str | None = None
+    """Start from a server's prompt, ``SERVER/NAME`` (``--prompt``); the task, if any, follows it."""
+    prompt_arguments: Mapping[str, str] = field(default_factory=dict)
+    """The prompt's arguments (``--arg k=v``)."""
+    resources: Sequence[str] = ()
+    """Resource URIs attached to the task as input parts (``--resource``)."""
+    server_instructions: bool = True
+    """Pass each server's initialize ``instructions`` on to the model (``--no-server-instructions``)."""
     protocol_version: str = DEFAULT_VERSION
     environ: Mapping[str, str] | None = None
     run_id: str | None = None
@@ -97,11 +107,17 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
         catalog = Catalog(servers, events=events, strict=opts.strict, protocol_version=opts.protocol_version)
         await stack.enter_async_context(catalog)
         client = await stack.enter_async_context(ResponsesClient(endpoint, events=events))
+        shared = catalog.server_instructions() if opts.server_instructions else {}
         relay = Relay(
-            catalog, client, _settings(opts), events=events, limits=opts.limits, strict=opts.strict,
+            catalog, client, _settings(opts, shared), events=events, limits=opts.limits, strict=opts.strict,
             approve=opts.approve or refusing(LIBRARY_HINT), endpoint=client.url, listener=opts.on_event,
         )
-        result = await relay.run(task, run_id=run_id)
+        connections = {name: catalog.connections[name] for name in catalog.available}
+        name, first_input = await starting_input(
+            task, connections, prompt=opts.prompt, arguments=dict(opts.prompt_arguments),
+            resources=opts.resources, media_budget=opts.limits.media_budget,
+        )
+        result = await relay.run(name, run_id=run_id, first_input=first_input)
         if opts.on_result is not None:
             opts.on_result(result)
         return result
@@ -196,10 +212,10 @@ def _hosted_endpoint(opts: RunOptions) -> ModelEndpoint:
     return endpoint
 
 
-def _settings(opts: RunOptions) -> RequestSettings:
+def _settings(opts: RunOptions, server_instructions: Mapping[str, str]) -> RequestSettings:
     return RequestSettings(
         model=opts.model,
-        instructions=opts.instructions,
+        instructions=with_server_instructions(opts.instructions, server_instructions),
         tool_choice=opts.tool_choice,
         parallel_tool_calls=opts.parallel_tool_calls,
         context_mode="chain" if opts.chain else "replay",

@@ -33,7 +33,7 @@ def test_the_eight_files_are_those_of_a_run_that_does_not_stream(demo_folder: Pa
     workspace.mkdir()
     (workspace / "notes.txt").write_text(notes_text(), encoding="utf-8")
     options = RunOptions(model="offline", config=[builtin_file_server(workspace)], stream=False,
-                         transcript=plain / "transcript.jsonl")
+                         server_instructions=False, transcript=plain / "transcript.jsonl")
     assert asyncio.run(run_async(DEMO_TASK, options)).completed
     write_attachments(load_run(plain / "transcript.jsonl"), plain)
     for name in MESSAGE_FILES:

@@ -189,7 +189,9 @@ def test_chain_mode_sends_only_new_items_and_the_instructions_again(workspace: P
     assert second["previous_response_id"] == response_1["id"]
     assert [i["type"] for i in second["input"]] == ["function_call_output"]
     assert second["input"][0]["output"] == FIRST_20
-    assert first["instructions"] == second["instructions"] == "Be brief."
+    assert first["instructions"] == second["instructions"]
+    # the user's own instructions first, then the file server's, each time
+    assert first["instructions"].startswith('Be brief.\n\nInstructions from the MCP server "fs"')
     assert run.result.status == "completed"
 
 

@@ -9,7 +9,13 @@ from typing import Any
 
 import pytest
 
-from toolrelay.relay.feedback import feedback_item, render_feedback, render_output, with_refusals
+from toolrelay.relay.feedback import (
+    FOR_USER_ONLY,
+    feedback_item,
+    render_feedback,
+    render_output,
+    with_refusals,
+)
 from toolrelay.relay.result import CallOutcome
 
 PNG = base64.b64encode(b"\x89PNG fake").decode()
@@ -265,3 +271,37 @@ def test_the_one_output_of_a_call_id_carries_the_refusals_of_its_duplicates() ->
     assert with_refusals(image, [refused]) == [
         *image, {"type": "input_text", "text": "Error (duplicate call id): refused"}
     ]
+
+
+def test_a_resource_link_keeps_its_mime_type_and_description() -> None:
+    link = {"type": "resource_link", "uri": "file:///srv/manual.pdf", "name": "manual.pdf",
+            "mimeType": "application/pdf", "description": "chapter 3 covers resets"}
+    assert render_output(ok(link)) == (
+        "[resource link: file:///srv/manual.pdf (manual.pdf, application/pdf): chapter 3 covers resets]"
+    )
+
+
+def user_only(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value, "annotations": {"audience": ["user"]}}
+
+
+def test_content_for_the_user_only_is_shown_to_them_and_not_sent() -> None:
+    both = {"type": "text", "text": "4 checks passed", "annotations": {"audience": ["user", "assistant"]}}
+    rendering = render_feedback(ok(user_only("this cost 3 credits"), both, text("cache warm")))
+    assert rendering.output == "4 checks passed\ncache warm"
+    assert rendering.for_user == ("this cost 3 credits",)
+    assert rendering.cut == ()  # nothing the model was owed is missing
+
+
+def test_a_result_all_for_the_user_tells_the_model_so_and_no_more() -> None:
+    rendering = render_feedback(ok(user_only("your balance is 12"), {**user_only(""), "type": "image"}))
+    assert rendering.output == FOR_USER_ONLY
+    assert FOR_USER_ONLY == "[the tool's result is meant for the user only: it was shown to them, not to you]"
+    assert rendering.for_user == ("your balance is 12", "[image content block]")
+
+
+def test_an_error_for_the_user_only_still_reads_as_an_error() -> None:
+    result = {"isError": True, "content": [user_only("quota")]}
+    failed = CallOutcome(status="tool_error", alias="x", result=result)
+    output = render_output(failed)
+    assert isinstance(output, str) and output.startswith("Error (tool): ")

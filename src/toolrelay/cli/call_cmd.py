@@ -29,7 +29,7 @@ EXAMPLES = """examples:
   toolrelay call fs__list_directory '{"path": "."}' --wire"""
 
 _EXIT = {
-    "ok": 0, "tool_error": 1, "invalid_arguments": 1, "unknown_tool": 2,
+    "ok": 0, "tool_error": 1, "invalid_output": 1, "invalid_arguments": 1, "unknown_tool": 2,
     "protocol_error": 3, "transport_error": 3, "not_approved": 1, "cancelled": 130,
 }
 
@@ -55,11 +55,11 @@ def run(args: argparse.Namespace) -> int:
 
 async def _run(args: argparse.Namespace) -> int:
     events = EventStream()
-    wire = WireLog()
-    if args.wire:  # with --json the wire goes inside the JSON: stdout stays one document
-        events.subscribe(wire if args.json else WirePrinter(sys.stdout))
     printer = ProgressPrinter(verbose=False)
     catalog = catalog_from_args(args, events, printer=printer)
+    wire = WireLog(catalog.secrets)
+    if args.wire:  # with --json the wire goes inside the JSON: stdout stays one document
+        events.subscribe(wire if args.json else WirePrinter(sys.stdout, catalog.secrets))
     # this call's own server failing is this command's error, said once (not also a notice)
     printer.silenced.update(catalog.servers_named_by(args.alias))
     async with catalog:
@@ -91,12 +91,15 @@ def _outcome_json(outcome: CallOutcome) -> dict[str, Any]:
 
 
 def _print_outcome(outcome: CallOutcome) -> None:
-    if outcome.status not in ("ok", "tool_error"):
+    if outcome.status not in ("ok", "tool_error", "invalid_output"):
         sys.stderr.write(f"toolrelay call: {failure_text(outcome.to_record())}\n")
         return
     result = outcome.result or {}
     if outcome.status == "tool_error":
         note = f"the tool reported an error (isError: true, mcp id {outcome.mcp_id})"
+        sys.stderr.write(f"toolrelay call: {note}\n")
+    if outcome.status == "invalid_output":  # shown, so the user sees what broke the schema
+        note = f"the output is invalid (mcp id {outcome.mcp_id}): {outcome.message}"
         sys.stderr.write(f"toolrelay call: {note}\n")
     for block in result.get("content") or []:
         sys.stdout.write(_block_text(block))

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,10 @@ from ..protocol.versions import DEFAULT_VERSION, SUPPORTED_VERSIONS
 from ..relay.catalog import Catalog, servers_from
 from .progress import ProgressPrinter
 
-__all__ = ["add_server_options", "catalog_from_args", "positive_count", "positive_seconds", "print_json"]
+__all__ = [
+    "add_server_options", "catalog_from_args", "positive_count", "positive_seconds", "print_json",
+    "print_table",
+]
 
 CONFIG_HELP = """config: an MCP config file as users already have it (Claude Desktop, Cursor,
 Claude Code: {"mcpServers": {...}}; VS Code: {"servers": {...}, "inputs": [...]}).
@@ -75,6 +80,17 @@ def catalog_from_args(
         strict=bool(getattr(args, "strict", False)),
         protocol_version=args.protocol_version,
     )
+
+
+def print_table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
+    """Columns padded to their widest cell; the last one cut to the terminal's width."""
+    table = [header, *rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
+    room = max(20, shutil.get_terminal_size((120, 20)).columns - sum(widths) - 2 * len(widths))
+    for row in table:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        last = row[-1] if len(row[-1]) <= room else row[-1][: room - 1] + "…"
+        sys.stdout.write("  ".join([*cells, last]).rstrip() + "\n")
 
 
 def print_json(value: Any) -> None:

@@ -37,6 +37,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "files": ("files_cmd", "serve the hardened read-only MCP file server (stdio or HTTP)"),
     "tools": ("tools_cmd", "show the tools the model will see, as a table or the exact tools array"),
     "call": ("call_cmd", "call one tool by its alias and print the result"),
+    "resources": ("resources_cmd", "list the servers' resources and templates, or read one"),
+    "prompts": ("prompts_cmd", "list the servers' prompts and their arguments"),
     "run": ("run_cmd", "run a task: model ↔ MCP tools until the model answers"),
     "demo": ("demo_cmd", "run the read_text_file walk-through for real and write its messages as files"),
     "verify": ("verify_cmd", "check a transcript or demo folder link by link"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
 
 from ..errors import ServerExited
@@ -23,6 +23,7 @@ from ..events import (
     ServerReady,
     ServerStarting,
 )
+from ..redaction import redact, worth_redacting
 from ..relay.endings import ending_line
 
 __all__ = ["AtFirstStart", "ProgressPrinter", "WireLog", "WirePrinter", "failure_text"]
@@ -77,8 +78,11 @@ class ProgressPrinter:
         if isinstance(event, CallOutcomeEvent) and event.call_id is not None:
             self._aliases[event.call_id] = str(event.outcome.get("alias"))
         if isinstance(event, FeedbackEvent):
+            alias = self._aliases.get(event.call_id, event.call_id)
+            for shown in event.for_user:  # the server meant these for the user, not the model
+                self._say(f"» {alias} (for you): {shown}")
             for cut in event.cut:
-                self._say(f"! {self._aliases.get(event.call_id, event.call_id)}: {cut}")
+                self._say(f"! {alias}: {cut}")
         elif isinstance(event, (Notice, ServerExitedEvent)):
             self._notice(event)
         elif self.verbose:
@@ -167,31 +171,38 @@ def _call_line(outcome: dict[str, object], message: str) -> str:
 
 
 class WirePrinter:
-    """Every JSON-RPC line with its direction, server, connection and id (``--wire``)."""
+    """Every JSON-RPC line with its direction, server, connection and id (``--wire``), the
+    config's secrets redacted as in a transcript (a server may echo a token it was given)."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, secrets: Iterable[str] = ()) -> None:
         self.stream = stream or sys.stderr
+        self.secrets = frozenset(s for s in secrets if worth_redacting(s))
 
     def __call__(self, event: Event) -> None:
         if not isinstance(event, McpMessage):
             return
         arrow = ">>" if event.direction == "out" else "<<"
-        line = json.dumps(event.message, ensure_ascii=False, separators=(",", ":"))
+        line = redact(json.dumps(event.message, ensure_ascii=False, separators=(",", ":")), self.secrets)
         self.stream.write(f"{arrow} {event.server}#{event.connection} {line}\n")
         self.stream.flush()
 
 
 class WireLog:
-    """Every JSON-RPC message as an object (``--wire --json``: the wire inside the JSON)."""
+    """Every JSON-RPC message as an object (``--wire --json``: the wire inside the JSON),
+    the config's secrets redacted."""
 
-    def __init__(self) -> None:
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
         self.messages: list[dict[str, Any]] = []
+        self.secrets = frozenset(s for s in secrets if worth_redacting(s))
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, McpMessage):
+            message = event.message
+            if self.secrets:  # redacted as text, as the transcript writer does, then read back
+                message = json.loads(redact(json.dumps(message, ensure_ascii=False), self.secrets))
             self.messages.append({
                 "direction": event.direction, "server": event.server,
-                "connection": event.connection, "message": event.message,
+                "connection": event.connection, "message": message,
             })
 
 

@@ -55,11 +55,21 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("task", help="what the model should do")
+    parser.add_argument("task", nargs="?", default="",
+                        help="what the model should do (may be left out with --prompt)")
     add_server_options(parser)
     add_model_options(parser)
     add = parser.add_argument
     add("--instructions", help="system instructions sent with every request")
+    add("--prompt", metavar="SERVER/NAME",
+        help="start from a server's prompt (see `toolrelay prompts`); the task, if given, follows it")
+    add("--arg", dest="prompt_arguments", action="append", default=[], type=prompt_argument, metavar="K=V",
+        help="an argument of --prompt (repeat for more)")
+    add("--resource", dest="resources", action="append", default=[], metavar="URI",
+        help="attach a server's resource to the task (see `toolrelay resources`; repeat for more)")
+    add("--no-server-instructions", dest="server_instructions", action="store_false",
+        help="leave out the instructions servers send at start-up (by default each is added after "
+             "--instructions, labelled with its server's name)")
     add("--chain", action="store_true",
         help="send previous_response_id instead of replaying the context (not with --no-store)")
     add("--no-store", dest="store", action="store_const", const=False, default=None,
@@ -93,6 +103,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
 
 
+def prompt_argument(text: str) -> tuple[str, str]:
+    """An argparse type: ``K=V`` (the value may hold ``=``)."""
+    name, equals, value = text.partition("=")
+    if not equals or not name:
+        raise argparse.ArgumentTypeError(f"takes NAME=VALUE, not {text!r}")
+    return name, value
+
+
 def approver(yes: bool) -> Approver:
     """--yes approves all; a terminal asks; otherwise calls needing consent are refused."""
     if yes:
@@ -113,11 +131,16 @@ def options_from_args(args: argparse.Namespace, events: EventStream) -> RunOptio
             media_budget=args.media_budget, multimodal=not args.text_only, early=args.early,
         ),
         approve=approver(args.yes), script=args.script, transcript=args.transcript, events=events,
-        protocol_version=args.protocol_version,
+        protocol_version=args.protocol_version, server_instructions=args.server_instructions,
+        prompt=args.prompt, prompt_arguments=dict(args.prompt_arguments), resources=list(args.resources),
     )
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.task and args.prompt is None:
+        raise UsageError("run takes a task (what the model should do), or --prompt SERVER/NAME")
+    if args.prompt_arguments and args.prompt is None:
+        raise UsageError("--arg gives an argument of --prompt: add --prompt SERVER/NAME")
     if args.script and args.model != OFFLINE_MODEL:
         raise UsageError("--script drives the offline model; add --model offline")
     events = EventStream()

@@ -1,6 +1,7 @@
 """``toolrelay tools``: what the model will see — a table, the exact ``tools`` array
 (``--json``), or the strict conversion report (``--report``; as JSON with ``--json``).
-Exit 3 when no configured server is available."""
+The table shows each tool's title and icons as listed, and each server's instructions
+(which a run passes on to the model). Exit 3 when no configured server is available."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import argparse
 import asyncio
 import shutil
 import sys
+import textwrap
 from typing import Any
 
 from ..events import EventStream
@@ -52,9 +54,14 @@ async def _run(args: argparse.Namespace) -> int:
 def _print_table(catalog: Catalog) -> None:
     tools = {tool["name"]: tool for tool in catalog.declarations()}
     rows = [("ALIAS", "SERVER", "TOOL", "READ-ONLY", "STRICT", "DESCRIPTION")]
+    icons: list[str] = []
     for route in catalog.routes:
-        declared = tools[route.alias]
+        declared, listed = tools[route.alias], catalog.listed(route)
         description = (declared.get("description") or "").split("\n", 1)[0]
+        title = _title(listed, route.tool)
+        if title:
+            description = f"{title} — {description}" if description else title
+        icons.extend(_icons(route.alias, listed.get("icons")))
         rows.append((
             route.alias, route.server, route.tool, "yes" if route.read_only else "no",
             "yes" if declared.get("strict") else "no", description,
@@ -68,6 +75,38 @@ def _print_table(catalog: Catalog) -> None:
     # why each unavailable one is missing was said once, as it happened (stderr)
     missing = f"; unavailable: {', '.join(sorted(catalog.unavailable))}" if catalog.unavailable else ""
     sys.stdout.write(f"\n{len(rows) - 1} tool(s) from {len(catalog.available)} server(s){missing}\n")
+    if icons:
+        sys.stdout.write("icons: " + ", ".join(icons) + "\n")
+    for server, text in catalog.server_instructions().items():
+        lines = [wrapped for line in text.strip().splitlines() for wrapped in textwrap.wrap(line, 96) or [""]]
+        shown = "\n".join(f"  {line}".rstrip() for line in lines[:_INSTRUCTION_LINES])
+        sys.stdout.write(f"\ninstructions from {server} (passed on to the model):\n{shown}\n")
+        if len(lines) > _INSTRUCTION_LINES:
+            sys.stdout.write(f"  … {len(lines) - _INSTRUCTION_LINES} more line(s)\n")
+
+
+_INSTRUCTION_LINES = 12
+
+
+def _title(listed: dict[str, Any], name: str) -> str | None:
+    """The tool's display title when it says more than its name (``Get File Info`` does not)."""
+    annotations = listed.get("annotations")
+    title = listed.get("title") or (annotations.get("title") if isinstance(annotations, dict) else None)
+    if not isinstance(title, str) or not title.strip():
+        return None
+    plain = title.strip().lower().replace(" ", "_").replace("-", "_")
+    return None if plain == name.lower().replace("-", "_") else title.strip()
+
+
+def _icons(alias: str, icons: Any) -> list[str]:
+    """``alias (image/png 48x48)`` for each icon a tool lists (2025-11-25)."""
+    found = []
+    for icon in icons if isinstance(icons, list) else []:
+        if isinstance(icon, dict) and isinstance(icon.get("src"), str):
+            sizes = icon.get("sizes")
+            size = " " + " ".join(str(s) for s in sizes) if isinstance(sizes, list) and sizes else ""
+            found.append(f"{alias} ({icon.get('mimeType') or 'image'}{size})")
+    return found
 
 
 def _print_report(catalog: Catalog) -> None:

@@ -266,6 +266,12 @@ class Connection:
         link = await self._ready_link()
         (await link.peer.call(m.PING, None, timeout=self.config.request_timeout)).raise_for_error()
 
+    async def request(self, method: str, params: JSONObject | None = None) -> JSONObject:
+        """One request of the server's other features (resources, prompts, completion): its
+        result, or ``RpcError`` for a JSON-RPC error (request_timeout applies)."""
+        link = await self._ready_link()
+        return (await link.peer.call(method, params, timeout=self.config.request_timeout)).raise_for_error()
+
     # -- events ---------------------------------------------------------------------------
 
     def _emit_starting(self) -> None:

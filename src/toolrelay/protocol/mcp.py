@@ -1,6 +1,7 @@
 """MCP method names and the payloads toolrelay builds and checks (sans-IO).
 
-Only what both sides of toolrelay need: the handshake, ping, tools, roots, cancellation.
+Only what both sides of toolrelay need: the handshake, ping, tools, resources, prompts,
+completion, roots, cancellation.
 Payloads stay plain JSON objects (as on the wire); helpers here build them and check the
 shape of what arrives, raising ``RpcError(-32602)`` for malformed params.
 """
@@ -15,11 +16,17 @@ from .jsonrpc import INVALID_PARAMS, JSONObject
 __all__ = [
     "CALL_TOOL",
     "CANCELLED",
+    "COMPLETE",
+    "GET_PROMPT",
     "INITIALIZE",
     "INITIALIZED",
+    "LIST_PROMPTS",
+    "LIST_RESOURCES",
+    "LIST_RESOURCE_TEMPLATES",
     "LIST_ROOTS",
     "LIST_TOOLS",
     "PING",
+    "READ_RESOURCE",
     "ROOTS_CHANGED",
     "TOOLS_CHANGED",
     "initialize_params",
@@ -34,6 +41,12 @@ INITIALIZED: Final = "notifications/initialized"
 PING: Final = "ping"
 LIST_TOOLS: Final = "tools/list"
 CALL_TOOL: Final = "tools/call"
+LIST_RESOURCES: Final = "resources/list"
+LIST_RESOURCE_TEMPLATES: Final = "resources/templates/list"
+READ_RESOURCE: Final = "resources/read"
+LIST_PROMPTS: Final = "prompts/list"
+GET_PROMPT: Final = "prompts/get"
+COMPLETE: Final = "completion/complete"
 LIST_ROOTS: Final = "roots/list"
 CANCELLED: Final = "notifications/cancelled"
 TOOLS_CHANGED: Final = "notifications/tools/list_changed"

@@ -19,6 +19,7 @@ from ..errors import (
     TransportError,
 )
 from ..protocol.peer import Exchange
+from .output_check import output_problem
 from .result import CallOutcome
 from .route import Route
 
@@ -70,7 +71,9 @@ async def call_tool(
         if isinstance(exc, ProtocolError):  # an answer came, but not a usable one
             return CallOutcome(status="protocol_error", **failed, **base)
         return CallOutcome(status="transport_error", transport_kind=transport_kind(exc), **failed, **base)
-    return outcome_from_exchange(exchange, connection=connection.number, **base)
+    return outcome_from_exchange(
+        exchange, connection=connection.number, output_schema=route.output_schema, **base
+    )
 
 
 def transport_kind(exc: TransportError) -> str:
@@ -86,10 +89,13 @@ def transport_kind(exc: TransportError) -> str:
     return "closed"
 
 
-def outcome_from_exchange(exchange: Exchange, *, connection: int | None, **base: Any) -> CallOutcome:
-    """Classify a completed exchange: protocol error, tool error or success.
+def outcome_from_exchange(
+    exchange: Exchange, *, connection: int | None, output_schema: Any = None, **base: Any
+) -> CallOutcome:
+    """Classify a completed exchange: protocol error, tool error, invalid output or success.
 
-    ``verify`` calls this on recorded messages too, so it depends on nothing but them.
+    ``verify`` calls this on recorded messages too (``output_schema``: the tool's, from the
+    recorded ``tools/list``), so it depends on nothing but them.
     """
     ids: dict[str, Any] = {
         "mcp_id": exchange.mcp_id,
@@ -120,6 +126,9 @@ def outcome_from_exchange(exchange: Exchange, *, connection: int | None, **base:
         return CallOutcome(
             status="tool_error", result=result, message=_result_text(result), **ids, **base
         )
+    invalid = output_problem(result, output_schema, key=f"{base.get('server')}/{base.get('tool')}")
+    if invalid is not None:
+        return CallOutcome(status="invalid_output", result=result, message=invalid, **ids, **base)
     return CallOutcome(status="ok", result=result, **ids, **base)
 
 

@@ -62,6 +62,8 @@ class Catalog:
     ) -> None:
         self.events = events or EventStream()
         self.strict = strict
+        self.secrets = frozenset(secret for server in servers for secret in server.secrets)
+        """The config's secret values (env, headers, URL tokens): never shown or recorded."""
         self._pool = ServerPool(servers, self.events, protocol_version=protocol_version, log_dir=log_dir)
         self._pool.on_relisted = self._rebuild
         self._sets: dict[bool, DeclarationSet] = {}
@@ -85,6 +87,11 @@ class Catalog:
     def available(self) -> list[str]:
         """The servers that started, in config order."""
         return [name for name in self._pool.connections if name in self._pool.tools]
+
+    def server_instructions(self) -> dict[str, str]:
+        """Each available server's ``instructions`` from its initialize result, in config order."""
+        found = {name: self._pool.connections[name].instructions for name in self.available}
+        return {name: text for name, text in found.items() if text}
 
     def servers_named_by(self, alias: str) -> list[str]:
         """The configured servers an alias would belong to by its ``<server>__`` prefix,
@@ -121,7 +128,7 @@ class Catalog:
         router = Router(
             Route(
                 alias=d.alias, server=d.server, tool=d.tool, rule=d.rule,
-                description=d.description or "", annotations=d.annotations,
+                description=d.description or "", annotations=d.annotations, output_schema=d.output_schema,
             )
             for d in plain.declarations
         )
@@ -159,6 +166,11 @@ class Catalog:
 
     def route(self, alias: str) -> Route | None:
         return self._table.router.resolve(alias)
+
+    def listed(self, route: Route) -> dict[str, Any]:
+        """The Tool object the route's server listed (title, icons, ...), as it sent it."""
+        tools = self._pool.tools.get(route.server, [])
+        return next((tool for tool in tools if tool.get("name") == route.tool), {})
 
     async def refresh_if_changed(self) -> bool:
         """Re-list servers that sent tools/list_changed; True when the catalog was rebuilt."""

@@ -73,6 +73,8 @@ class Declaration:
     function_tool: dict[str, Any]
     """The entry of the Responses ``tools`` array."""
     report: DeclarationReport
+    output_schema: Any = None
+    """The tool's ``outputSchema`` as listed (None: none); its results are checked against it."""
 
     @property
     def strict(self) -> bool:
@@ -160,7 +162,7 @@ def declare_tool(server: str, tool: Mapping[str, Any], choice: AliasChoice, *, s
     return Declaration(
         alias=choice.alias, server=server, tool=tool["name"], rule=rule, description=description,
         annotations=dict(annotations) if isinstance(annotations, Mapping) else {},
-        function_tool=function_tool, report=report,
+        function_tool=function_tool, report=report, output_schema=tool.get("outputSchema"),
     )
 
 

@@ -94,7 +94,9 @@ def _cancelled(table: DispatchTable, facts: dict[str, Any], why: str, started: f
     if connection is None or sent is None or sent.method != mcp.CALL_TOOL:
         return CallOutcome(status="cancelled", message=why, elapsed=time.monotonic() - started, **facts)
     if sent.response is not None:  # the answer had arrived as the stop came: the call ran, say how
-        return outcome_from_exchange(sent, connection=connection.number, **facts)
+        route = table.router.resolve(facts["alias"])
+        schema = route.output_schema if route is not None else None
+        return outcome_from_exchange(sent, connection=connection.number, output_schema=schema, **facts)
     facts |= {"mcp_id": sent.mcp_id, "connection": connection.number, "request": sent.request}
     return CallOutcome(status="cancelled", message=why, elapsed=time.monotonic() - started, **facts)
 

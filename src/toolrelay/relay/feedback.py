@@ -11,6 +11,9 @@ screenshot is not text). Whatever does not reach the model (text past the budget
 past theirs, audio, blocks no input part can hold) is replaced by a note the model reads,
 and named in ``Rendering.cut`` so the user is told too.
 
+Content a server marks for the user only (``annotations.audience: ["user"]``) is not the
+model's: it is left out of the output and listed in ``Rendering.for_user`` to be shown.
+
 A call_id gets exactly one output: when later function_calls of the response reused it,
 their refusals follow the first call's output in that one item (``with_refusals``).
 """
@@ -39,6 +42,7 @@ __all__ = [
     "ERROR_PREFIX",
     "FeedbackOutput",
     "Rendering",
+    "content_parts",
     "error_marker",
     "feedback_item",
     "render_feedback",
@@ -53,6 +57,8 @@ DEFAULT_MEDIA_BUDGET: Final = 5_000_000
 that become a note. Big enough for a full-screen screenshot, small enough that several fit
 in one request (OpenAI takes 50 MB of images per request)."""
 ERROR_PREFIX: Final = "Error ("
+FOR_USER_ONLY: Final = "[the tool's result is meant for the user only: it was shown to them, not to you]"
+"""The output when every content block of a result is for the user only."""
 
 FeedbackOutput = str | list[InputPart]
 """A ``function_call_output``'s ``output``: the text, or parts when a result holds media."""
@@ -66,6 +72,8 @@ class Rendering:
     cut: tuple[str, ...] = ()
     """One phrase per thing cut or dropped (empty: the model got all of it). Stand-ins the
     user asked for with ``multimodal=False`` are not cuts."""
+    for_user: tuple[str, ...] = ()
+    """The content blocks meant for the user only, as text to show them (not sent)."""
 
 
 def error_marker(outcome: CallOutcome) -> str | None:
@@ -100,8 +108,10 @@ def render_feedback(
     """The ``output`` of the function_call_output item for ``outcome``, and what was cut."""
     marker = error_marker(outcome)
     cut: list[str] = []
+    for_user: list[str] = []
     if outcome.status in ("ok", "tool_error"):
-        parts = _Blocks(multimodal=multimodal, media_budget=media_budget, cut=cut).parts(outcome.result or {})
+        blocks = _Blocks(multimodal=multimodal, media_budget=media_budget, cut=cut, for_user=for_user)
+        parts = blocks.parts(outcome.result or {})
         if marker is not None:
             parts = _prefix(marker, parts)
     else:
@@ -112,7 +122,7 @@ def render_feedback(
     parts = _apply_budget(parts, budget, cut)
     texts = [part["text"] for part in parts if part["type"] == INPUT_TEXT]
     output: FeedbackOutput = "\n".join(texts) if len(texts) == len(parts) else parts
-    return Rendering(output, tuple(cut))
+    return Rendering(output, tuple(cut), tuple(for_user))
 
 
 def render_output(
@@ -124,6 +134,12 @@ def render_output(
 ) -> FeedbackOutput:
     """The ``output`` of the function_call_output item for ``outcome``."""
     return render_feedback(outcome, budget=budget, media_budget=media_budget, multimodal=multimodal).output
+
+
+def content_parts(blocks: list[Any], *, media_budget: int = DEFAULT_MEDIA_BUDGET) -> list[InputPart]:
+    """MCP content blocks (from a resource or a prompt, not a call) as input parts, by the
+    same rules as a tool's result."""
+    return _Blocks(multimodal=True, media_budget=media_budget, cut=[], for_user=[]).parts({"content": blocks})
 
 
 def with_refusals(output: FeedbackOutput, refusals: list[CallOutcome]) -> FeedbackOutput:
@@ -159,13 +175,29 @@ class _Blocks:
     media_used: int = 0
     """Bytes of images and files already in this output."""
     cut: list[str]
+    for_user: list[str]
 
     def parts(self, result: dict[str, Any]) -> list[InputPart]:
         blocks = result.get("content")
-        parts = [self.block(block) for block in blocks] if isinstance(blocks, list) else []
-        if not parts and "structuredContent" in result:
+        listed = blocks if isinstance(blocks, list) else []
+        mine = [block for block in listed if not self.user_only(block)]
+        parts = [self.block(block) for block in mine]
+        if not listed and "structuredContent" in result:
             parts.append(_text(json.dumps(result["structuredContent"], ensure_ascii=False)))
+        if listed and not mine:
+            return [_text(FOR_USER_ONLY)]
         return parts or [_text("")]
+
+    def user_only(self, block: Any) -> bool:
+        """A block whose audience leaves the assistant out is shown to the user instead."""
+        annotations = block.get("annotations") if isinstance(block, dict) else None
+        audience = annotations.get("audience") if isinstance(annotations, dict) else None
+        if not isinstance(audience, list) or not audience or "assistant" in audience:
+            return False
+        text = block.get("text")
+        self.for_user.append(text if block.get("type") == "text" and isinstance(text, str)
+                             else f"[{block.get('type')} content block]")
+        return True
 
     def block(self, block: Any) -> InputPart:
         if not isinstance(block, dict):
@@ -176,10 +208,12 @@ class _Blocks:
         if kind in ("image", "audio"):
             mime = str(block.get("mimeType", "application/octet-stream"))
             return self.media(str(kind), mime, str(block.get("data", "")), f"{kind}.{_extension(mime)}")
-        if kind == "resource_link":
-            name = block.get("name") or block.get("title") or ""
-            label = f" ({name})" if name else ""
-            return _text(f"[resource link: {block.get('uri', '')}{label}]")
+        if kind == "resource_link":  # its name, MIME type and description say what to do with it
+            name = block.get("name") or block.get("title")
+            named = ", ".join(str(x) for x in (name, block.get("mimeType")) if x)
+            label = f" ({named})" if named else ""
+            about = f": {block['description']}" if isinstance(block.get("description"), str) else ""
+            return _text(f"[resource link: {block.get('uri', '')}{label}{about}]")
         if kind == "resource":
             return self.resource(block.get("resource"))
         self.cut.append(f"a {kind} content block dropped: not representable as model input")

@@ -35,7 +35,7 @@ from .feedback import (
     with_refusals,
 )
 from .parse import FunctionCall, ModelTurn, read_response
-from .request import Conversation, RequestSettings, build_body
+from .request import Conversation, RequestSettings, build_body, user_message
 from .result import CallOutcome
 from .route import Route
 from .run_events import RunEvent, RunFinished, RunListener, TurnFinished, iterate_run, tell_both
@@ -185,8 +185,12 @@ class Relay:
         """The latest run's result, also set when the run was interrupted."""
         self._streaming = settings.stream
 
-    async def run(self, task: str, *, run_id: str | None = None) -> RunResult:
-        """Run one task to its end; never raises for tool failures."""
+    async def run(
+        self, task: str, *, run_id: str | None = None, first_input: list[dict[str, Any]] | None = None
+    ) -> RunResult:
+        """Run one task to its end; never raises for tool failures. ``first_input``: the
+        input items to start from instead of ``task`` as one user message (``task`` then
+        names the run)."""
         result = RunResult(run_id=run_id or uuid.uuid4().hex[:12], status="error", reason="not started")
         self.result = result
         self._streaming = self.settings.stream
@@ -195,12 +199,13 @@ class Relay:
                 run_id=result.run_id, model=self.settings.model, endpoint=self.endpoint,
                 context_mode=self.settings.context_mode, strict=self.strict, task=task,
                 output_budget=self.limits.output_budget, media_budget=self.limits.media_budget,
-                multimodal=self.limits.multimodal, early=self._early_policy(),
+                multimodal=self.limits.multimodal, early=self._early_policy(), input=first_input,
             )
         )
         try:
             async with asyncio.timeout(self.limits.timeout) as clock:
-                await self._turns(task, result, lambda: self._why_stopped(clock))
+                first = first_input or [user_message(task)]
+                await self._turns(first, result, lambda: self._why_stopped(clock))
         except _Stop as stop:
             result.status, result.reason = stop.status, stop.reason
         except TimeoutError:
@@ -258,9 +263,9 @@ class Relay:
         if self.listener is not None:
             self.listener(event)
 
-    async def _turns(self, task: str, result: RunResult, stop_reason: StopReason) -> None:
+    async def _turns(self, first: list[dict[str, Any]], result: RunResult, stop_reason: StopReason) -> None:
         conversation = Conversation()
-        conversation.start(task)
+        conversation.start(first)
         for turn_number in range(1, self.limits.max_turns + 1):
             result.turns = turn_number
             outputs = await self._turn(conversation, turn_number, result, stop_reason)
@@ -425,5 +430,7 @@ class Relay:
             multimodal=limits.multimodal,
         )
         item = feedback_item(outcome.call_id, with_refusals(rendering.output, refusals))
-        self.events.emit(FeedbackEvent(call_id=outcome.call_id, item=item, cut=list(rendering.cut)))
+        self.events.emit(FeedbackEvent(
+            call_id=outcome.call_id, item=item, cut=list(rendering.cut), for_user=list(rendering.for_user),
+        ))
         return item

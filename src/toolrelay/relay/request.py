@@ -63,10 +63,10 @@ class Conversation:
     """Items produced since the last request (what chain mode sends)."""
     previous_response_id: str | None = None
 
-    def start(self, task: str) -> None:
-        first = user_message(task)
-        self.history.append(first)
-        self.pending.append(first)
+    def start(self, first: list[dict[str, Any]]) -> None:
+        """The run's first input items (the task as a user message, or a prompt's)."""
+        self.history.extend(first)
+        self.pending.extend(first)
 
     def add_response(self, response_id: str | None, output: list[dict[str, Any]]) -> None:
         self.history.extend(output)

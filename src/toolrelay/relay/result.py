@@ -2,7 +2,8 @@
 
 Every function_call the model makes ends in exactly one ``CallOutcome``. Its ``status``
 keeps the classes apart that peers tend to merge: a tool that ran and failed
-(``tool_error``, MCP ``isError``) is not a JSON-RPC error (``protocol_error``), which is
+(``tool_error``, MCP ``isError``) is not a result that breaks the tool's own
+``outputSchema`` (``invalid_output``), which is not a JSON-RPC error (``protocol_error``), which is
 not a dead channel (``transport_error``), which is not a call that never left toolrelay
 (``invalid_arguments``, ``unknown_tool``, ``not_approved``, ``duplicate_call_id``,
 ``cancelled``). The outcome
@@ -20,6 +21,7 @@ __all__ = ["OUTCOME_STATUSES", "CallOutcome", "OutcomeStatus"]
 OutcomeStatus = Literal[
     "ok",
     "tool_error",
+    "invalid_output",
     "protocol_error",
     "transport_error",
     "invalid_arguments",
@@ -31,6 +33,7 @@ OutcomeStatus = Literal[
 OUTCOME_STATUSES: tuple[OutcomeStatus, ...] = (
     "ok",
     "tool_error",
+    "invalid_output",
     "protocol_error",
     "transport_error",
     "invalid_arguments",
@@ -64,7 +67,7 @@ class CallOutcome:
     response: dict[str, Any] | None = None
     """The exact JSON-RPC response received."""
     result: dict[str, Any] | None = None
-    """MCP ``CallToolResult`` for ``ok`` and ``tool_error``."""
+    """MCP ``CallToolResult`` for ``ok``, ``tool_error`` and ``invalid_output``."""
     error_code: int | None = None
     """JSON-RPC error code for ``protocol_error``."""
     error_data: Any = None

@@ -26,6 +26,8 @@ class Route:
     """The tool's original ``inputSchema``; arguments are validated against this."""
     description: str = ""
     annotations: dict[str, Any] = field(default_factory=dict)
+    output_schema: Any = None
+    """The tool's ``outputSchema`` (None: it declares none); a result must keep it."""
     strict: bool = False
     """Whether the model was offered the strict conversion (nulls are then stripped)."""
 

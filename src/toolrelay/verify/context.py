@@ -153,7 +153,9 @@ def check_context(run: RunRecord, facts: RunFacts) -> list[Finding]:
     findings: list[Finding] = []
     first = run.rounds[0] if run.rounds else None
     if first is not None and first.request is not None and run.run_start is not None:
-        findings.append(_first_input(first, str(run.run_start.get("task"))))
+        given = run.run_start.get("input")
+        task = str(run.run_start.get("task"))
+        findings.append(_first_input(first, task, given if isinstance(given, list) else None))
     for current in run.rounds[1:]:
         previous = run.rounds[current.turn - 2]
         if current.request is None or previous.answer is None:
@@ -175,18 +177,18 @@ def check_context(run: RunRecord, facts: RunFacts) -> list[Finding]:
     return findings
 
 
-def _first_input(first: ModelRound, task: str) -> Finding:
-    expected = [user_message(task)]
+def _first_input(first: ModelRound, task: str, given: list[Any] | None) -> Finding:
+    """Request 1's input is the task as one user message, or the recorded first input
+    (a prompt's messages, attached resources) that run_start holds."""
+    if given is None:
+        expected, what = [user_message(task)], f"the task: {excerpt(task)}"
+    else:
+        expected, what = given, f"the recorded first input ({len(given)} item(s), {excerpt(task)})"
     path = first_difference(expected, first.body.get("input"))
     if path is None:
-        return _finding(True, f"request 1 starts from the task: {excerpt(task)}", "context", 1, first.request)
-    return _finding(
-        False,
-        f"request 1's input is not the task {excerpt(task)} (differs at input{_index(path)})",
-        "context",
-        1,
-        first.request,
-    )
+        return _finding(True, f"request 1 starts from {what}", "context", 1, first.request)
+    said = f"request 1's input is not {what} (differs at input{_index(path)})"
+    return _finding(False, said, "context", 1, first.request)
 
 
 def _replayed(current: ModelRound, previous: ModelRound) -> Finding:

@@ -112,6 +112,17 @@ class RunFacts:
         schema = entry.get("inputSchema") if entry is not None else None
         return schema if isinstance(schema, dict) else None
 
+    def output_schema_of(self, call: CallTrace) -> Any:
+        """The outputSchema the call's tool had when its tools/call went out (None: none)."""
+        request = call.first("mcp_requests")
+        routed = call.first("routed") or {}
+        if request is None or not isinstance(request.get("seq"), int):
+            return None
+        listing = self.listing_at(routed.get("server"), request["seq"])
+        tool = routed.get("tool")
+        entry = listing.tools.get(tool) if listing is not None and isinstance(tool, str) else None
+        return entry.get("outputSchema") if entry is not None else None
+
     def sent_after(self, call: CallTrace) -> list[tuple[int, int, dict[str, Any]]]:
         """The call's outputs in requests after its response (turn, index in input, item)."""
         entries = self.sent.get(call.call_id, ())
@@ -136,7 +147,8 @@ class RunFacts:
     def outcome(self, call: CallTrace) -> CallOutcome | None:
         key = id(call)
         if key not in self._outcomes:
-            self._outcomes[key] = rebuild_outcome(call, self.exchange(call))
+            schema = self.output_schema_of(call)
+            self._outcomes[key] = rebuild_outcome(call, self.exchange(call), output_schema=schema)
         return self._outcomes[key]
 
     def expected(self, call: CallTrace) -> dict[str, Any] | None:

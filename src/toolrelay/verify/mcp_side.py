@@ -314,6 +314,8 @@ def _said(status: str, message: str, code: int | None) -> str:
         return "a result (ok)"
     if status == "tool_error":
         return f"isError: true (tool error): {excerpt(message, 80)}"
+    if status == "invalid_output":
+        return f"a result that breaks its outputSchema (invalid output): {excerpt(message, 80)}"
     if code is None:
         return f"a malformed result (protocol error): {excerpt(message, 80)}"
     return f"JSON-RPC error {code} (protocol error): {excerpt(message, 80)}"

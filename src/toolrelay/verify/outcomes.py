@@ -34,7 +34,7 @@ __all__ = [
     "ANSWERED", "NEVER_SENT", "MalformedAnswer", "expected_item", "rebuild_outcome", "recorded_exchange",
 ]
 
-ANSWERED = frozenset({"ok", "tool_error", "protocol_error"})
+ANSWERED = frozenset({"ok", "tool_error", "invalid_output", "protocol_error"})
 """Classes that rest on a server's answer."""
 NEVER_SENT = frozenset({"invalid_arguments", "unknown_tool", "not_approved", "duplicate_call_id"})
 """Classes of calls that must never reach a server."""
@@ -92,13 +92,18 @@ def _base(call: CallTrace) -> dict[str, Any]:
     }
 
 
-def rebuild_outcome(call: CallTrace, exchange: Exchange | MalformedAnswer | str | None) -> CallOutcome | None:
+def rebuild_outcome(
+    call: CallTrace, exchange: Exchange | MalformedAnswer | str | None, *, output_schema: Any = None
+) -> CallOutcome | None:
     """The call's outcome as the live path would classify the recorded evidence (its
-    ``recorded_exchange``), or None when the record lacks what it rests on (no outcome; an
-    answered class without an answer)."""
+    ``recorded_exchange``, the tool's ``output_schema`` as last listed before the call), or
+    None when the record lacks what it rests on (no outcome; an answered class without an
+    answer)."""
     request = call.first("mcp_requests") or {}
     if isinstance(exchange, Exchange):
-        return outcome_from_exchange(exchange, connection=request.get("connection"), **_base(call))
+        return outcome_from_exchange(
+            exchange, connection=request.get("connection"), output_schema=output_schema, **_base(call)
+        )
     if isinstance(exchange, MalformedAnswer):
         return CallOutcome(
             status="protocol_error", message=exchange.message, mcp_id=exchange.mcp_id,

@@ -1,0 +1,98 @@
+"""What a server offers besides tools: resources, resource templates, prompts, completion.
+
+Each function sends the server's own request on a started ``Connection`` (so it is
+recorded like any message), follows ``nextCursor`` pages to the end, and checks the shape
+of what comes back: a server answering with something that is not a list of objects is a
+``ProtocolError`` naming the server and the method. Only servers that declare the
+capability are asked (``offers``); the rest are skipped, never sent a request they would
+refuse.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ..errors import ProtocolError
+from ..protocol import mcp as m
+from ..protocol.jsonrpc import JSONObject
+from .connection import Connection
+
+__all__ = [
+    "complete_argument",
+    "get_prompt",
+    "list_prompts",
+    "list_resource_templates",
+    "list_resources",
+    "offers",
+    "read_resource",
+]
+
+_MAX_PAGES: Final = 1000  # a server whose nextCursor never ends must not loop us forever
+
+
+def offers(connection: Connection, feature: str) -> bool:
+    """Whether the server declared ``feature`` (``resources``, ``prompts``, ``completions``)."""
+    return isinstance(connection.capabilities.get(feature), dict)
+
+
+async def list_resources(connection: Connection) -> list[JSONObject]:
+    """Every resource the server lists (all pages)."""
+    return await _all_pages(connection, m.LIST_RESOURCES, "resources")
+
+
+async def list_resource_templates(connection: Connection) -> list[JSONObject]:
+    """Every resource template the server lists (all pages)."""
+    return await _all_pages(connection, m.LIST_RESOURCE_TEMPLATES, "resourceTemplates")
+
+
+async def list_prompts(connection: Connection) -> list[JSONObject]:
+    """Every prompt the server lists (all pages)."""
+    return await _all_pages(connection, m.LIST_PROMPTS, "prompts")
+
+
+async def read_resource(connection: Connection, uri: str) -> list[JSONObject]:
+    """The contents of ``uri`` (each with ``uri``, and ``text`` or ``blob``)."""
+    result = await connection.request(m.READ_RESOURCE, {"uri": uri})
+    return _objects(connection, m.READ_RESOURCE, result.get("contents"), "contents")
+
+
+async def get_prompt(connection: Connection, name: str, arguments: dict[str, str]) -> JSONObject:
+    """The prompt ``name`` filled with ``arguments``: its ``messages`` (and description)."""
+    params: JSONObject = {"name": name, "arguments": arguments} if arguments else {"name": name}
+    result = await connection.request(m.GET_PROMPT, params)
+    _objects(connection, m.GET_PROMPT, result.get("messages"), "messages")
+    return result
+
+
+async def complete_argument(
+    connection: Connection, ref: JSONObject, name: str, value: str, context: dict[str, str] | None = None
+) -> list[str]:
+    """Values the server suggests for argument ``name`` of a prompt or resource template
+    (``ref``: ``{"type": "ref/prompt", "name": …}`` or ``{"type": "ref/resource", "uri": …}``)."""
+    params: JSONObject = {"ref": ref, "argument": {"name": name, "value": value}}
+    if context:
+        params["context"] = {"arguments": context}
+    result = await connection.request(m.COMPLETE, params)
+    completion = result.get("completion")
+    values = completion.get("values") if isinstance(completion, dict) else None
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise ProtocolError(f"server {connection.name} answered {m.COMPLETE} without a list of values")
+    return values
+
+
+async def _all_pages(connection: Connection, method: str, key: str) -> list[JSONObject]:
+    found: list[JSONObject] = []
+    cursor: Any = None
+    for _ in range(_MAX_PAGES):
+        result = await connection.request(method, {"cursor": cursor} if cursor is not None else None)
+        found.extend(_objects(connection, method, result.get(key), key))
+        cursor = result.get("nextCursor")
+        if not isinstance(cursor, (str, int)) or isinstance(cursor, bool):
+            return found
+    raise ProtocolError(f"server {connection.name} sent more than {_MAX_PAGES} pages of {method}")
+
+
+def _objects(connection: Connection, method: str, value: Any, key: str) -> list[JSONObject]:
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise ProtocolError(f"server {connection.name} answered {method} without a {key} array of objects")
+    return value
