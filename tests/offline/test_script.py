@@ -262,11 +262,17 @@ def test_after_the_script_the_final_message_quotes_the_outputs() -> None:
     assert final["output"][0]["content"][0]["text"] == "The tool returned:\nError (tool): ENOENT"
 
 
+def answered(call: dict[str, Any], output: str = "done") -> list[dict[str, Any]]:
+    """A function_call item and its output: one answered turn of a request's context."""
+    return [call, {"type": "function_call_output", "call_id": call["call_id"], "output": output}]
+
+
 def test_auto_entries_play_the_seed_scenario() -> None:
     script = parse_script({"turns": [{"auto": True}, {"message": "scripted"}]})
     with OfflineModel(script) as model:
-        assert ask(model)["output"][0]["type"] == "function_call"
-        assert ask(model)["output"][0]["content"][0]["text"] == "scripted"
+        call = ask(model)["output"][0]
+        assert call["type"] == "function_call"
+        assert ask(model, input=[USER, *answered(call)])["output"][0]["content"][0]["text"] == "scripted"
 
 
 def test_http_faults_drive_the_client_retry_path() -> None:
@@ -355,9 +361,11 @@ def test_standalone_offline_model_process(tmp_path: Path) -> None:
 
 def test_after_the_script_it_never_calls_again() -> None:
     script = parse_script({"turns": [{"message": "only turn"}]})
+    call = {"type": "function_call", "call_id": "call_1", "name": "fs__read_text_file", "arguments": "{}"}
+    later = [USER, *answered(call), {"role": "user", "content": "and now?"}]
     with OfflineModel(script) as model:
         assert ask(model)["output"][0]["content"][0]["text"] == "only turn"
-        assert ask(model)["output"] == [
+        assert ask(model, input=later)["output"] == [
             {
                 "id": "msg_offline_0002",
                 "type": "message",

@@ -26,6 +26,7 @@ from .script import Script, ScriptTurn
 from .state import IdSource, IssuedResponse, Ledger
 from .stream_plan import StreamPlan, stream_plan
 from .stream_script import StreamSettings
+from .turns import ScriptPosition, context_turn, offline_id_numbers
 from .wire import OFFLINE_EPOCH, error_body, response_object, token_estimate, usage
 
 __all__ = ["RESPONSES_PATH", "Answer", "Responder", "json_answer"]
@@ -84,7 +85,7 @@ class Responder:
         self.reset()
 
     def reset(self) -> None:
-        self.cursor = 0
+        self.position = ScriptPosition(self.script)
         self.ids = IdSource()
         self.ledger = Ledger()
         self.requests.clear()
@@ -116,15 +117,17 @@ class Responder:
         return self._answer(body)
 
     def _answer(self, body: dict[str, Any]) -> Answer:
-        entry = self._peek()
-        if entry is not None and entry.is_fault:
-            self.cursor += 1
+        index = self.position.entry_for(context_turn(self._context(body)))
+        entry = self.script.turns[index] if self.script is not None and index is not None else None
+        if entry is not None and index is not None and entry.is_fault:
+            self.position.played(index)
             return _fault_answer(entry)
         context = check_request(body, self.ledger)
         if isinstance(context, Rejection):
             return json_answer(context.status, context.body)
-        if entry is not None:
-            self.cursor += 1
+        if index is not None:
+            self.position.played(index)
+        self._see_ids(context)
         if entry is not None and not entry.auto:
             decision = scripted_answer(entry, body, self.ids)
         elif self.script is not None and entry is None:
@@ -136,10 +139,20 @@ class Responder:
             return json_answer(200, response)
         return _sse_answer(response, entry.stream if entry is not None else StreamSettings())
 
-    def _peek(self) -> ScriptTurn | None:
-        if self.script is None or self.cursor >= len(self.script.turns):
-            return None
-        return self.script.turns[self.cursor]
+    def _context(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """What the request's turn is read from: the chained history (when the stand-in
+        knows it) and the input; a request the checks will refuse still has a turn."""
+        items = [item for item in body.get("input") or [] if isinstance(item, dict)]
+        previous = body.get("previous_response_id")
+        issued = self.ledger.stored(previous) if isinstance(previous, str) else None
+        return [*issued.history, *items] if issued is not None else items
+
+    def _see_ids(self, context: list[dict[str, Any]]) -> None:
+        for item in context:
+            for key in ("id", "call_id"):
+                found = offline_id_numbers(item.get(key))
+                if found is not None:
+                    self.ids.seen(*found)
 
     def _respond(
         self, body: dict[str, Any], context: list[dict[str, Any]], decision: Decision

@@ -1,8 +1,8 @@
 """The offline model's script: what the stand-in answers to each request of a run.
 
-A script is a JSON file ``{"turns": [ENTRY, ...]}``; entry *i* answers the *i*-th
-request the stand-in receives (after the script, it gives its final message). An entry
-is one of:
+A script is a JSON file ``{"turns": [ENTRY, ...]}``; the entries answer a run's requests
+in order, each request getting the entry of the turn its context is at (``turns.py``);
+after the script, it gives its final message. An entry is one of:
 
 - ``{"calls": [{"name": ALIAS, "arguments": {...}} | {"name": ALIAS, "arguments_text":
   "raw text"}, ...], "reasoning": true | "summary", "message": "text said with the calls"}``;
