@@ -32,7 +32,17 @@ from .relay.request import RequestSettings
 from .relay.run_events import RunEvent, RunListener, iterate_run, tell_both
 from .transcript.writer import TranscriptWriter
 
-__all__ = ["DEFAULT_MODEL", "OFFLINE_MODEL", "RunOptions", "check_options", "run", "run_async", "run_stream"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "OFFLINE_MODEL",
+    "RunOptions",
+    "check_options",
+    "hosted_endpoint",
+    "request_settings",
+    "run",
+    "run_async",
+    "run_stream",
+]
 
 DEFAULT_MODEL = "gpt-4.1"
 OFFLINE_MODEL = "offline"
@@ -98,7 +108,7 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
         await stack.enter_async_context(catalog)
         client = await stack.enter_async_context(ResponsesClient(endpoint, events=events))
         relay = Relay(
-            catalog, client, _settings(opts), events=events, limits=opts.limits, strict=opts.strict,
+            catalog, client, request_settings(opts), events=events, limits=opts.limits, strict=opts.strict,
             approve=opts.approve or refusing(LIBRARY_HINT), endpoint=client.url, listener=opts.on_event,
         )
         result = await relay.run(task, run_id=run_id)
@@ -153,7 +163,7 @@ def check_options(options: RunOptions) -> None:
     _check_context_mode(options)
     servers_from(options.config, events=EventStream())  # no subscriber: run_async says its notices
     if options.model != OFFLINE_MODEL:
-        _hosted_endpoint(options)
+        hosted_endpoint(options)
     elif options.script is not None:
         load_script(options.script)
 
@@ -184,10 +194,11 @@ def _endpoint(opts: RunOptions, stack: contextlib.AsyncExitStack) -> ModelEndpoi
     if opts.model == OFFLINE_MODEL:
         model = stack.enter_context(OfflineModel(opts.script))
         return ModelEndpoint(base_url=model.base_url)
-    return _hosted_endpoint(opts)
+    return hosted_endpoint(opts)
 
 
-def _hosted_endpoint(opts: RunOptions) -> ModelEndpoint:
+def hosted_endpoint(opts: RunOptions) -> ModelEndpoint:
+    """The endpoint of a hosted (or local) model server, its key checked (``batch`` shares one)."""
     environ = os.environ if opts.environ is None else opts.environ
     endpoint = ModelEndpoint.from_environment(opts.base_url, environ)
     if opts.api_key is not None:
@@ -196,7 +207,8 @@ def _hosted_endpoint(opts: RunOptions) -> ModelEndpoint:
     return endpoint
 
 
-def _settings(opts: RunOptions) -> RequestSettings:
+def request_settings(opts: RunOptions) -> RequestSettings:
+    """What every request of a run with ``opts`` carries (``batch`` builds its runs' too)."""
     return RequestSettings(
         model=opts.model,
         instructions=opts.instructions,

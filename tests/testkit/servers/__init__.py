@@ -11,6 +11,7 @@ stdio MCP servers (the standard library only, unless noted):
   flood_server.py         floods toolrelay with notifications during a call
   touch_server.py         a read-only tool that touches a file when called (early-execution proof)
   slow_server.py          a read-only tool that takes its time (the stream bench's)
+  ledger_server.py        notes every call it runs in a ledger file (batch kill-and-resume proof)
   echo_stdio_server.py    ``EchoService`` on toolrelay's own stdio server runtime
 HTTP:
   echo_http_server.py     ``EchoService`` on toolrelay's own Streamable HTTP endpoint
@@ -36,6 +37,7 @@ MEDIA_SERVER = SERVERS / "media_server.py"
 FLOOD_SERVER = SERVERS / "flood_server.py"
 TOUCH_SERVER = SERVERS / "touch_server.py"
 SLOW_SERVER = SERVERS / "slow_server.py"
+LEDGER_SERVER = SERVERS / "ledger_server.py"
 FAKE_STREAM = SERVERS / "fake_stream.py"
 ECHO_STDIO_SERVER = SERVERS / "echo_stdio_server.py"
 ECHO_HTTP_SERVER = SERVERS / "echo_http_server.py"
