@@ -50,6 +50,7 @@ __all__ = [
     "ModelStreamEvent",
     "Notice",
     "RunEndEvent",
+    "RunResumedEvent",
     "RunStartEvent",
     "ServerExitedEvent",
     "ServerReady",
@@ -254,6 +255,18 @@ class RunStartEvent(Event):
     early: str | None = None
     """Which calls of a streamed response may start before it is complete (``--early``:
     all, read-only, none); verify holds each early start to it. Older transcripts lack it."""
+
+
+@dataclass(slots=True, kw_only=True)
+class RunResumedEvent(RunStartEvent):
+    """A stopped run goes on in the same transcript (appended): where, and what it keeps.
+
+    Everything before it stays as it was; a ``run_end`` before it (Ctrl-C's ``aborted``)
+    was not the run's end. ``turn`` is the turn it goes on at."""
+
+    kind: ClassVar[str] = "run_resumed"
+    turn: int = 1
+    note: str = ""
 
 
 @dataclass(slots=True, kw_only=True)

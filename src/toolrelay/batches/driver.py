@@ -19,8 +19,7 @@ from typing import Any, Final, Literal
 
 from ..errors import UsageError
 from ..runner import OFFLINE_MODEL, RunOptions
-from .results import RESULTS_FILE, ResultsFile, TaskResult
-from .session import TRANSCRIPTS
+from .results import RESULTS_FILE, TRANSCRIPTS, ResultsFile, TaskResult
 from .tasks import TaskFile, TaskSpec, task_specs
 
 __all__ = ["ENGINES", "BatchOptions", "batch", "batch_async", "default_concurrency"]

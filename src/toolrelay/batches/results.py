@@ -22,9 +22,13 @@ from typing import IO, Any
 
 from ..errors import UsageError, os_reason
 
-__all__ = ["RESULTS_FILE", "ResultsFile", "TaskResult", "read_results"]
+__all__ = [
+    "RESULTS_FILE", "TRANSCRIPTS", "ResultsFile", "TaskResult", "cut_back_to_whole_lines", "read_results",
+]
 
 RESULTS_FILE = "results.jsonl"
+TRANSCRIPTS = "transcripts"
+"""The folder of the task transcripts, in the batch folder."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -95,7 +99,7 @@ class ResultsFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        _drop_cut_line(path)
+        cut_back_to_whole_lines(path)
         self.finished: set[str] = {result.id for result in read_results(path)}
         try:
             self._file: IO[str] | None = path.open("a", encoding="utf-8")
@@ -117,8 +121,8 @@ class ResultsFile:
             self._file = None
 
 
-def _drop_cut_line(path: Path) -> None:
-    """Cut the file back to its last whole line (a kill may have cut the last one)."""
+def cut_back_to_whole_lines(path: Path) -> None:
+    """Cut a JSON-lines file back to its last whole line (a kill may have cut the last one)."""
     try:
         size = path.stat().st_size
     except FileNotFoundError:

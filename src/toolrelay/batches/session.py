@@ -21,7 +21,7 @@ from types import TracebackType
 from typing import Any, Final
 
 from ..errors import ModelError, ToolrelayError
-from ..events import Event, EventStream, ModelResponseEvent
+from ..events import EventStream
 from ..model import ModelEndpoint, ResponsesClient
 from ..offline import OfflineModel
 from ..redaction import url_secrets
@@ -29,38 +29,20 @@ from ..relay.catalog import Catalog, servers_from
 from ..relay.consent import refusing
 from ..relay.loop import Relay, RunResult
 from ..runner import OFFLINE_MODEL, RunOptions, check_options, hosted_endpoint, request_settings
-from ..transcript.writer import TranscriptWriter
-from .results import TaskResult
+from .records import TaskTranscript, UsageTally, recorded_result, uncertain_result
+from .results import TRANSCRIPTS, TaskResult
+from .resume import TaskState, read_state
 from .routing import TaskRouter
 from .tasks import TaskSpec
 
 __all__ = ["TRANSCRIPTS", "BatchSession", "transcript_path"]
 
-TRANSCRIPTS: Final = "transcripts"
 CONSENT_HINT: Final = "run the batch with --yes (yes=True) to approve tools that are not read-only"
 _LIMIT_OVERRIDES: Final = ("max_turns", "max_tool_calls", "timeout")
 
 
 def transcript_path(out: Path, task_id: str) -> Path:
     return out / TRANSCRIPTS / f"{task_id}.jsonl"
-
-
-class UsageTally:
-    """Token usage over a task's model responses (a subscriber of its stream)."""
-
-    def __init__(self) -> None:
-        self.totals: dict[str, int] = {}
-
-    def __call__(self, event: Event) -> None:
-        if not isinstance(event, ModelResponseEvent) or not isinstance(event.body, dict):
-            return
-        usage = event.body.get("usage")
-        if not isinstance(usage, dict) or not 200 <= event.status < 300:
-            return
-        for key in ("input_tokens", "output_tokens", "total_tokens"):
-            value = usage.get(key)
-            if isinstance(value, int):
-                self.totals[key] = self.totals.get(key, 0) + value
 
 
 class BatchSession:
@@ -116,45 +98,56 @@ class BatchSession:
         opts = replace(self.options, **given)
         return replace(opts, limits=replace(opts.limits, **limits)) if limits else opts
 
-    def _writer(self, path: Path, run_id: str, client: ResponsesClient | None) -> TranscriptWriter:
-        writer = TranscriptWriter(path, run_id, first_seq=1)
-        writer.add_secrets(s for server in self._servers for s in server.secrets)
+    def _read_only(self, alias: str) -> bool:
+        route = self.catalog.route(alias)
+        return route is not None and route.read_only
+
+    def _transcript(
+        self, path: Path, state: TaskState | None, client: ResponsesClient | None
+    ) -> TaskTranscript:
+        secrets = [s for server in self._servers for s in server.secrets]
         if client is not None:
-            writer.add_secrets([client.endpoint.api_key] if client.endpoint.api_key else [])
-            writer.add_secrets(url_secrets(client.endpoint.base_url))
-        for record in self.router.preamble:
-            writer.write_record(dict(record))
-        return writer
+            secrets += [client.endpoint.api_key] if client.endpoint.api_key else []
+            secrets += url_secrets(client.endpoint.base_url)
+        return TaskTranscript(path, uuid.uuid4().hex[:12], state=state, preamble=self.router.preamble,
+                              secrets=secrets)
 
     async def run_task(self, spec: TaskSpec) -> TaskResult:
-        """Run one task to its end, its transcript written as it goes; never raises for
-        what ends the task (the result says it), only for an interruption."""
+        """Run one task to its end, its transcript written as it goes (a run its transcript
+        shows stopped goes on from there: ``resume``); never raises for what ends the
+        task (the result says it), only for an interruption."""
         started = time.perf_counter()
         path = transcript_path(self.out, spec.id)
-        run_id = uuid.uuid4().hex[:12]
+        state = read_state(path, self._read_only) if path.exists() else None
+        if state is not None and state.ended is not None:
+            return recorded_result(spec, state)  # it had ended: only its result line was lost
         try:
             opts = self.options_for(spec)
             client = await self._client(opts)
         except ToolrelayError as exc:
-            self._writer(path, run_id, None).close()
+            if state is None:
+                self._transcript(path, None, None).close()
             return self._ended(spec, None, started, error=str(exc))
         stream = EventStream(flood=None)
-        usage = UsageTally()
+        usage = UsageTally(state.usage if state is not None else {})
         stream.subscribe(usage)
-        writer = self._writer(path, run_id, client)
-        stream.subscribe(writer)
+        transcript = self._transcript(path, state, client)
+        stream.subscribe(transcript)
         relay = Relay(
             self.catalog, client, request_settings(opts), events=stream, limits=opts.limits,
             strict=opts.strict, approve=opts.approve or refusing(CONSENT_HINT), endpoint=client.url,
         )
         try:
+            if state is not None and state.uncertain:
+                return uncertain_result(spec, state, stream, relay, started)
             with self.router.task(stream):
-                result = await relay.run(spec.task, run_id=run_id)
+                result = await relay.run(state.task if state else spec.task, run_id=transcript.run_id,
+                                         resume=state.point if state else None)
         except (ModelError, ToolrelayError) as exc:
             error = "; ".join([str(exc), *getattr(exc, "__notes__", ())])
             return self._ended(spec, relay.result, started, error=error, usage=usage.totals)
         finally:
-            writer.close()
+            transcript.close()
         return self._ended(spec, result, started, usage=usage.totals)
 
     def _ended(
