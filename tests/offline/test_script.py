@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from offline_helpers import post_json
+from offline_helpers import after_turns, post_json
 
 from responses_helpers import read_tool, recorded_stream, run
 from testkit.processes import spawned
@@ -236,7 +236,7 @@ def test_refusal_incomplete_failed_and_cancelled_responses() -> None:
         }
     )
     with OfflineModel(script) as model:
-        refusal, incomplete, failed, cancelled = (ask(model) for _ in range(4))
+        refusal, incomplete, failed, cancelled = (ask(model, input=after_turns(n)) for n in range(4))
     assert refusal["output"][0]["content"] == [{"type": "refusal", "refusal": "I can't help with that."}]
     assert incomplete["status"] == "incomplete"
     assert incomplete["incomplete_details"] == {"reason": "content_filter"}
@@ -262,17 +262,11 @@ def test_after_the_script_the_final_message_quotes_the_outputs() -> None:
     assert final["output"][0]["content"][0]["text"] == "The tool returned:\nError (tool): ENOENT"
 
 
-def answered(call: dict[str, Any], output: str = "done") -> list[dict[str, Any]]:
-    """A function_call item and its output: one answered turn of a request's context."""
-    return [call, {"type": "function_call_output", "call_id": call["call_id"], "output": output}]
-
-
 def test_auto_entries_play_the_seed_scenario() -> None:
     script = parse_script({"turns": [{"auto": True}, {"message": "scripted"}]})
     with OfflineModel(script) as model:
-        call = ask(model)["output"][0]
-        assert call["type"] == "function_call"
-        assert ask(model, input=[USER, *answered(call)])["output"][0]["content"][0]["text"] == "scripted"
+        assert ask(model)["output"][0]["type"] == "function_call"
+        assert ask(model, input=after_turns(1))["output"][0]["content"][0]["text"] == "scripted"
 
 
 def test_http_faults_drive_the_client_retry_path() -> None:
@@ -361,11 +355,10 @@ def test_standalone_offline_model_process(tmp_path: Path) -> None:
 
 def test_after_the_script_it_never_calls_again() -> None:
     script = parse_script({"turns": [{"message": "only turn"}]})
-    call = {"type": "function_call", "call_id": "call_1", "name": "fs__read_text_file", "arguments": "{}"}
-    later = [USER, *answered(call), {"role": "user", "content": "and now?"}]
     with OfflineModel(script) as model:
         assert ask(model)["output"][0]["content"][0]["text"] == "only turn"
-        assert ask(model, input=later)["output"] == [
+        # turn 2, and the last item is a new question, not an output to quote
+        assert ask(model, input=[*after_turns(1), {"role": "user", "content": "and?"}])["output"] == [
             {
                 "id": "msg_offline_0002",
                 "type": "message",

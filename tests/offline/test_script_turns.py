@@ -1,91 +1,152 @@
-"""The script entry a request gets follows from the request (its context), not from how
-many requests the stand-in has answered: resumed, re-sent and interleaved runs each get
-their own turn's entry."""
+"""Which script entry answers a request: the turn its context has reached, not a counter.
+
+A request's turn is 1 + the number of times tool outputs came back in its context (the
+chained history of ``previous_response_id`` plus the input; a run of consecutive
+``function_call_output`` items counts once), so a retried or resumed request gets the
+same entry as the first try. An ``http_status`` entry answers one request of the turn
+after it, once; a ``stream_fault`` happens on the first answer of its turn only.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from offline_helpers import post_json
+from offline_helpers import post_json, raw_exchange
 
 from responses_helpers import read_tool
 from toolrelay.offline import OfflineModel, parse_script
-from toolrelay.offline.turns import context_turn, entry_turns
+from toolrelay.offline.turns import request_turn
 
 USER = {"role": "user", "content": "go"}
-SCRIPT = {"turns": [
-    {"calls": [{"name": "fs__read_text_file", "arguments": {"path": "a.txt"}}]},
-    {"http_status": 429, "retry_after": 0},
-    {"calls": [{"name": "fs__read_text_file", "arguments": {"path": "b.txt"}},
-               {"name": "fs__read_text_file", "arguments": {"path": "c.txt"}}]},
-    {"message": "all read"},
-]}
+READ = "fs__read_text_file"
 
 
-def ask(model: OfflineModel, items: list[dict[str, Any]], **body: Any) -> tuple[int, dict[str, Any]]:
-    status, answer, _ = post_json(
-        f"{model.base_url}/responses", {"model": "offline", "input": items, "tools": [read_tool()], **body}
-    )
-    assert isinstance(answer, dict)
+def call(path: str) -> dict[str, Any]:
+    return {"name": READ, "arguments": {"path": path, "head": 1, "tail": None}}
+
+
+def post(model: OfflineModel, items: list[dict[str, Any]], **extra: Any) -> tuple[int, Any]:
+    body = {"model": "offline", "input": items, "tools": [read_tool()], **extra}
+    status, answer, _ = post_json(f"{model.base_url}/responses", body)
     return status, answer
 
 
-def outputs_for(response: dict[str, Any]) -> list[dict[str, Any]]:
-    """The response's items and an output for each of its calls: what a replayed turn adds."""
-    items = list(response["output"])
-    calls = [item for item in items if item["type"] == "function_call"]
-    return items + [{"type": "function_call_output", "call_id": c["call_id"], "output": "x"} for c in calls]
+def answered(model: OfflineModel, items: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    status, answer = post(model, items, **extra)
+    assert status == 200, answer
+    assert isinstance(answer, dict)
+    return answer
+
+
+def fed_back(items: list[dict[str, Any]], response: dict[str, Any]) -> list[dict[str, Any]]:
+    """The next request's input (replay mode): the items so far, the response's output, its outputs."""
+    calls = [item for item in response["output"] if item["type"] == "function_call"]
+    outputs = [{"type": "function_call_output", "call_id": c["call_id"], "output": "ok"} for c in calls]
+    return [*items, *response["output"], *outputs]
 
 
 def paths(response: dict[str, Any]) -> list[str]:
-    return [item["arguments"] for item in response["output"] if item["type"] == "function_call"]
+    calls = [item for item in response["output"] if item["type"] == "function_call"]
+    return [json.loads(item["arguments"])["path"] for item in calls]
 
 
-def test_a_turn_is_one_more_than_the_blocks_of_outputs_in_the_context() -> None:
-    call = {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}
-    output = {"type": "function_call_output", "call_id": "c1", "output": "x"}
-    assert context_turn([USER]) == 1
-    assert context_turn([USER, call, output]) == 2
-    assert context_turn([USER, call, call, output, output]) == 2  # parallel calls: one turn
-    assert context_turn([USER, call, output, call, output]) == 3
-    # a fault shares its turn with the entry after it; a final message does not move on
-    assert entry_turns(parse_script(SCRIPT)) == (1, 2, 2, 3)
+def text(response: dict[str, Any]) -> str:
+    return str(response["output"][-1]["content"][0]["text"])
 
 
-def test_a_conversation_resumed_on_a_fresh_stand_in_continues_its_script() -> None:
-    script = parse_script(SCRIPT)
-    with OfflineModel(script) as first:
-        _, turn_1 = ask(first, [USER])
-    history = [USER, *outputs_for(turn_1)]
-    with OfflineModel(script) as second:  # knows nothing of the first: only the request says where
-        status, turn_2 = ask(second, history)  # jumping to a turn skips its faults
-        _, turn_3 = ask(second, [*history, *outputs_for(turn_2)])
-    assert status == 200 and paths(turn_1) == ['{"path":"a.txt"}']
-    assert paths(turn_2) == ['{"path":"b.txt"}', '{"path":"c.txt"}']
-    assert turn_3["output"][0]["content"][0]["text"] == "all read"
-    # the new stand-in's ids continue past the ones the conversation already holds
-    first_ids = {item["call_id"] for item in turn_1["output"]}
-    assert first_ids.isdisjoint(item["call_id"] for item in turn_2["output"])
+SCRIPT = parse_script({"turns": [{"calls": [call("a")]}, {"calls": [call("b"), call("c")]},
+                                 {"message": "done"}]})
+
+
+def test_the_turn_is_one_more_than_the_outputs_that_came_back() -> None:
+    output = {"type": "function_call_output", "call_id": "x", "output": "ok"}
+    fc = {"type": "function_call", "call_id": "x", "name": READ, "arguments": "{}"}
+    assert request_turn([USER]) == 1
+    assert request_turn([USER, fc, output]) == 2
+    assert request_turn([USER, fc, fc, output, output]) == 2  # one turn's two outputs count once
+    assert request_turn([USER, fc, output, fc, output]) == 3
+
+
+def test_each_request_gets_the_entry_of_its_turn_however_often_it_is_sent() -> None:
+    with OfflineModel(SCRIPT) as model:
+        first = answered(model, [USER])
+        again = answered(model, [USER])  # a retry, or a resumed run: the same turn
+        second = answered(model, fed_back([USER], first))
+        third = answered(model, fed_back(fed_back([USER], first), second))
+    assert paths(first) == paths(again) == ["a"]
+    assert paths(second) == ["b", "c"]
+    assert text(third) == "done"
+
+
+def test_the_order_of_requests_does_not_matter() -> None:
+    with OfflineModel(SCRIPT) as model:
+        first = answered(model, [USER])
+        later = fed_back([USER], first)
+        model.reset()
+        assert paths(answered(model, later)) == ["b", "c"]  # turn 2 first, on a fresh stand-in
+        assert paths(answered(model, [USER])) == ["a"]
+
+
+def test_in_chain_mode_the_chained_history_counts() -> None:
+    with OfflineModel(SCRIPT) as model:
+        first = answered(model, [USER])
+        outputs = fed_back([], first)[len(first["output"]):]
+        second = answered(model, outputs, previous_response_id=first["id"])
+        outputs = fed_back([], second)[len(second["output"]):]
+        third = answered(model, outputs, previous_response_id=second["id"])
+    assert paths(second) == ["b", "c"] and text(third) == "done"
+
+
+def test_an_http_fault_answers_one_request_of_the_turn_after_it_and_the_retry_gets_the_turn() -> None:
+    script = parse_script({"turns": [{"calls": [call("a")]}, {"http_status": 500}, {"http_status": 429},
+                                     {"message": "done"}]})
+    with OfflineModel(script) as model:
+        first = answered(model, [USER])
+        again = answered(model, [USER])  # the faults wait for turn 2
+        following = fed_back([USER], first)
+        statuses = [post(model, following)[0] for _ in range(3)]
+        final = answered(model, following)
+    assert paths(first) == paths(again) == ["a"]
+    assert statuses == [500, 429, 200] and text(final) == "done"
+
+
+def test_a_stream_fault_happens_on_the_first_answer_of_its_turn_only() -> None:
+    script = parse_script({"turns": [{"calls": [call("a")], "stream_fault": {"cut_after": 2}}]})
+    with OfflineModel(script) as model:
+        cut = _event_types(model)
+        whole = _event_types(model)
+    assert cut == ["response.created", "response.in_progress"]
+    assert whole[:2] == cut and whole[-1] == "response.completed"
+
+
+def _event_types(model: OfflineModel) -> list[str]:
+    """The event types of one streamed answer to turn 1 (read until the server ends or cuts it)."""
+    body = json.dumps({"model": "offline", "input": [USER], "tools": [read_tool()], "stream": True}).encode()
+    request = (b"POST /v1/responses HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               b"Connection: close\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    raw = raw_exchange(model.base_url, request).decode()
+    return [json.loads(line[6:])["type"] for line in raw.splitlines() if line.startswith("data: ")]
+
+
+def test_a_conversation_resumed_on_a_fresh_stand_in_continues_its_script_with_new_ids() -> None:
+    with OfflineModel(SCRIPT) as first_model:
+        first = answered(first_model, [USER])
+    history = fed_back([USER], first)
+    with OfflineModel(SCRIPT) as second_model:  # knows nothing of the first: only the request says where
+        second = answered(second_model, history)
+        third = answered(second_model, fed_back(history, second))
+    assert paths(second) == ["b", "c"] and text(third) == "done"
+    held = {item.get("call_id") for item in first["output"]} | {item["id"] for item in first["output"]}
+    given = {item.get("call_id") for item in second["output"]} | {item["id"] for item in second["output"]}
+    assert held.isdisjoint(given - {None}), (held, given)
 
 
 def test_interleaved_conversations_each_get_their_own_turn() -> None:
-    with OfflineModel(parse_script(SCRIPT)) as model:
-        _, a_1 = ask(model, [USER])
-        _, b_1 = ask(model, [USER])  # a second run starting while the first is at turn 2
-        a_history = [USER, *outputs_for(a_1)]
-        statuses = [ask(model, a_history)[0] for _ in range(2)]
-        _, a_2 = ask(model, a_history)
-        _, b_2 = ask(model, [USER, *outputs_for(b_1)])
-    assert paths(a_1) == paths(b_1) == ['{"path":"a.txt"}']
-    assert statuses == [429, 200]
-    assert paths(a_2) == paths(b_2) == ['{"path":"b.txt"}', '{"path":"c.txt"}']
-
-
-def test_chain_mode_reads_the_turn_from_the_chained_history() -> None:
-    with OfflineModel(parse_script(SCRIPT)) as model:
-        _, turn_1 = ask(model, [USER])
-        call = turn_1["output"][0]
-        output = {"type": "function_call_output", "call_id": call["call_id"], "output": "x"}
-        ask(model, [output], previous_response_id=turn_1["id"])  # the 429 of turn 2
-        _, turn_2 = ask(model, [output], previous_response_id=turn_1["id"])
-    assert paths(turn_2) == ['{"path":"b.txt"}', '{"path":"c.txt"}']
+    with OfflineModel(SCRIPT) as model:
+        a_first = answered(model, [USER])
+        b_first = answered(model, [USER])  # a second run starting while the first is at turn 2
+        a_second = answered(model, fed_back([USER], a_first))
+        b_second = answered(model, fed_back([USER], b_first))
+    assert paths(a_first) == paths(b_first) == ["a"]
+    assert paths(a_second) == paths(b_second) == ["b", "c"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http import HTTPStatus
 from typing import Any, Final
 
@@ -26,7 +26,7 @@ from .script import Script, ScriptTurn
 from .state import IdSource, IssuedResponse, Ledger
 from .stream_plan import StreamPlan, stream_plan
 from .stream_script import StreamSettings
-from .turns import ScriptPosition, context_turn, offline_id_numbers
+from .turns import ScriptProgress, offline_id_numbers, request_context, request_turn
 from .wire import OFFLINE_EPOCH, error_body, response_object, token_estimate, usage
 
 __all__ = ["RESPONSES_PATH", "Answer", "Responder", "json_answer"]
@@ -79,13 +79,16 @@ class Responder:
     def __init__(self, script: Script | None, require_key: str | None) -> None:
         self.lock = threading.Lock()
         self.script = script
+        self.progress = ScriptProgress(script) if script is not None else None
+        """Which entry answers which request (``turns.py``: the turn its context has reached)."""
         self.require_key = require_key
         self.requests: list[dict[str, Any]] = []
         self.handler_us: list[float] = []
         self.reset()
 
     def reset(self) -> None:
-        self.position = ScriptPosition(self.script)
+        if self.progress is not None:
+            self.progress.reset()
         self.ids = IdSource()
         self.ledger = Ledger()
         self.requests.clear()
@@ -117,37 +120,32 @@ class Responder:
         return self._answer(body)
 
     def _answer(self, body: dict[str, Any]) -> Answer:
-        index = self.position.entry_for(context_turn(self._context(body)))
-        entry = self.script.turns[index] if self.script is not None and index is not None else None
-        if entry is not None and index is not None and entry.is_fault:
-            self.position.played(index)
-            return _fault_answer(entry)
+        progress = self.progress
+        turn = request_turn(request_context(body, self.ledger))
+        fault = progress.next_fault(turn) if progress is not None else None
+        if fault is not None:
+            return _fault_answer(fault)
         context = check_request(body, self.ledger)
         if isinstance(context, Rejection):
             return json_answer(context.status, context.body)
-        if index is not None:
-            self.position.played(index)
         self._see_ids(context)
+        entry = progress.entry(turn) if progress is not None else None
         if entry is not None and not entry.auto:
             decision = scripted_answer(entry, body, self.ids)
-        elif self.script is not None and entry is None:
+        elif progress is not None and entry is None:
             decision = final_answer(context, self.ids)
         else:
             decision = scenario_answer(context, body, self.ids)
+        first = progress.first_answer(turn) if progress is not None else True
         response = self._respond(body, context, decision)
         if body.get("stream") is not True:
             return json_answer(200, response)
-        return _sse_answer(response, entry.stream if entry is not None else StreamSettings())
-
-    def _context(self, body: dict[str, Any]) -> list[dict[str, Any]]:
-        """What the request's turn is read from: the chained history (when the stand-in
-        knows it) and the input; a request the checks will refuse still has a turn."""
-        items = [item for item in body.get("input") or [] if isinstance(item, dict)]
-        previous = body.get("previous_response_id")
-        issued = self.ledger.stored(previous) if isinstance(previous, str) else None
-        return [*issued.history, *items] if issued is not None else items
+        settings = entry.stream if entry is not None else StreamSettings()
+        return _sse_answer(response, settings if first else replace(settings, fault=None))
 
     def _see_ids(self, context: list[dict[str, Any]]) -> None:
+        """Move the id counters past the stand-in ids the conversation holds (a run resumed
+        on a fresh stand-in never gets an id it already has)."""
         for item in context:
             for key in ("id", "call_id"):
                 found = offline_id_numbers(item.get(key))

@@ -1,89 +1,97 @@
-"""Which script entry answers a request: the turn follows from the request, not a counter.
+"""Which script entry answers a request: the turn the request's context has reached.
 
-The turn a request asks for is 1 + the number of model turns its context has answered:
-the blocks of ``function_call_output`` items in the input (replay mode), or in the
-chained history of ``previous_response_id`` plus the input (chain mode). A block is a
-run of consecutive outputs, so a turn of two parallel calls counts once. A run resumed
-from its transcript, or re-sent by another process, is therefore answered where its
-conversation is, whoever asks and whatever the stand-in answered before.
+The rule (docs/model.md, "With --script FILE"): a request's **turn is 1 + the number of
+times tool outputs came back in its context**, the context being the chained history of
+``previous_response_id`` (when the stand-in knows it) followed by the request's input; a
+run of consecutive ``function_call_output`` items counts once, as one response's outputs
+go back together. So turn N's request, in replay or chain mode, is answered by the N-th
+Response entry however often it is sent: a retried request, or a run resumed from its
+last request, gets the same entry as the first try, and nothing depends on how many
+requests came before.
 
-Each entry has the turn it answers (``entry_turns``): an entry whose answer the loop
-carries on from (a completed response with calls, or ``auto``) moves the next entry to the
-next turn; the other entries (an HTTP fault, a stream fault, a final message...) leave it
-where it is, so a fault and the answer retried after it share a turn. While one
-conversation walks the script, entries are played in order (a fault once, then the entry
-after it); a request for another turn than the next entry's starts at that turn's first
-answering entry, skipping its faults.
+Faults are events, not turns: each ``http_status`` entry answers one request of the turn
+after it, once, in script order (so ``[{"http_status": 500}, {"calls": …}]`` fails the
+first request and answers its retry); a turn's ``stream_fault`` happens on its first
+answer only. ``reset()`` forgets what was served.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Mapping
 from typing import Any, Final
 
-from ..protocol.responses import COMPLETED, FUNCTION_CALL_OUTPUT
+from ..protocol.responses import FUNCTION_CALL_OUTPUT
+from .checks import input_items
 from .script import Script, ScriptTurn
+from .state import Ledger
 
-__all__ = ["ScriptPosition", "context_turn", "entry_turns"]
+__all__ = ["ScriptProgress", "offline_id_numbers", "request_context", "request_turn"]
 
 _OFFLINE_ID: Final = re.compile(r"^([a-z]+)_offline_(\d+)$")
 
 
-def context_turn(context: Iterable[dict[str, Any]]) -> int:
-    """1 + the number of output blocks in ``context`` (the turns already answered)."""
-    blocks = 0
-    in_block = False
+def request_turn(context: list[dict[str, Any]]) -> int:
+    """1 + the number of runs of ``function_call_output`` items in ``context``."""
+    turn = 1
+    after_output = False
     for item in context:
         is_output = item.get("type") == FUNCTION_CALL_OUTPUT
-        if is_output and not in_block:
-            blocks += 1
-        in_block = is_output
-    return blocks + 1
-
-
-def _one_shot(entry: ScriptTurn) -> bool:
-    """A fault: the request is asked again, so the retry gets the entry after it."""
-    return entry.is_fault or entry.stream.fault is not None
-
-
-def _advances(entry: ScriptTurn) -> bool:
-    """Whether the loop goes on to a next turn after this entry's answer."""
-    if entry.auto:
-        return True
-    return not _one_shot(entry) and entry.status == COMPLETED and bool(entry.calls)
-
-
-def entry_turns(script: Script) -> tuple[int, ...]:
-    """The turn each entry answers, in script order."""
-    turns: list[int] = []
-    turn = 1
-    for entry in script.turns:
-        turns.append(turn)
-        if _advances(entry):
+        if is_output and not after_output:
             turn += 1
-    return tuple(turns)
+        after_output = is_output
+    return turn
 
 
-class ScriptPosition:
-    """Where in the script the next request is answered; moved by each request's turn."""
+def request_context(body: Mapping[str, Any], ledger: Ledger) -> list[dict[str, Any]]:
+    """The items a request's turn is read from: the chained history (when the response it
+    continues is known and stored) and the input. Lenient: the request is checked later."""
+    value = body.get("input")
+    items = input_items(value if isinstance(value, str | list) else None)
+    previous_id = body.get("previous_response_id")
+    previous = ledger.stored(previous_id) if isinstance(previous_id, str) else None
+    return items if previous is None else [*previous.history, *items]
 
-    def __init__(self, script: Script | None) -> None:
-        self._entries = script.turns if script is not None else ()
-        self._turns = entry_turns(script) if script is not None else ()
-        self.cursor = 0
 
-    def entry_for(self, turn: int) -> int | None:
-        """The index of the entry that answers a request for ``turn`` (None: past the script)."""
-        if self.cursor < len(self._entries) and self._turns[self.cursor] == turn:
-            return self.cursor
-        indexes = [i for i, t in enumerate(self._turns) if t == turn]
-        answering = [i for i in indexes if not _one_shot(self._entries[i])]
-        chosen = answering or indexes
-        return chosen[0] if chosen else None
+class ScriptProgress:
+    """A script read as turns: each turn's Response entry, the faults before it, and what
+    has been served of them."""
 
-    def played(self, index: int) -> None:
-        self.cursor = index + 1
+    def __init__(self, script: Script) -> None:
+        self._entries: list[ScriptTurn] = []
+        self._faults: list[list[ScriptTurn]] = [[]]
+        """``_faults[N - 1]``: the http_status entries before turn N's entry."""
+        for entry in script.turns:
+            if entry.is_fault:
+                self._faults[-1].append(entry)
+            else:
+                self._entries.append(entry)
+                self._faults.append([])
+        self._faults_served: Counter[int] = Counter()
+        self._answers: Counter[int] = Counter()
+
+    def reset(self) -> None:
+        self._faults_served.clear()
+        self._answers.clear()
+
+    def next_fault(self, turn: int) -> ScriptTurn | None:
+        """The http_status entry this request of ``turn`` gets (used up), or None."""
+        faults = self._faults[turn - 1] if turn <= len(self._faults) else []
+        served = self._faults_served[turn]
+        if served >= len(faults):
+            return None
+        self._faults_served[turn] += 1
+        return faults[served]
+
+    def entry(self, turn: int) -> ScriptTurn | None:
+        """Turn ``turn``'s Response entry (None after the script)."""
+        return self._entries[turn - 1] if turn <= len(self._entries) else None
+
+    def first_answer(self, turn: int) -> bool:
+        """Count an answer to ``turn``; whether it is the first (a stream fault's one chance)."""
+        self._answers[turn] += 1
+        return self._answers[turn] == 1
 
 
 def offline_id_numbers(value: Any) -> tuple[str, int] | None:
