@@ -96,16 +96,25 @@ async def batch_async(
     try:
         left = (spec for spec in specs if spec.id not in results.finished)
         concurrency = options.concurrency or default_concurrency(options.run)
-        if engine == "ray":
-            raise UsageError("--engine ray is not available yet")
-        from .local import run_local
-
-        source = run_local(left, options.run, out, concurrency=concurrency, on_started=options.on_started)
+        source = _engine_results(engine, left, options, out, concurrency)
         async for result in source:
             if results.append(result):
                 yield result
     finally:
         results.close()
+
+
+def _engine_results(
+    engine: Engine, specs: Iterable[TaskSpec], options: BatchOptions, out: Path, concurrency: int
+) -> AsyncIterator[TaskResult]:
+    if engine == "ray":
+        from .ray_engine import run_ray  # Ray is an optional extra: imported when asked for
+
+        return run_ray(specs, options.run, out, concurrency=concurrency, address=options.ray_address,
+                       actors=options.actors, collect=options.collect, on_started=options.on_started)
+    from .local import run_local
+
+    return run_local(specs, options.run, out, concurrency=concurrency, on_started=options.on_started)
 
 
 def batch(tasks: TaskSource, options: BatchOptions, *, engine: Engine = "local") -> Iterator[TaskResult]:
