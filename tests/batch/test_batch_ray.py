@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -24,8 +27,9 @@ from batch_helpers import ledger_config, ledger_runs, reading_tasks, results, wr
 import toolrelay
 from conftest import CACHE, require_or_skip
 from testkit.processes import command_line, live_children, spawned
+from testkit.processes import run as run_process
 from testkit.ray_setup import ensure_ray, start_local_ray
-from toolrelay.batches import BatchOptions
+from toolrelay.batches import BatchOptions, TaskResult, ray_engine
 from toolrelay.errors import UsageError
 from toolrelay.relay.consent import approve_all
 from toolrelay.runner import RunOptions
@@ -111,6 +115,48 @@ def test_a_killed_worker_s_tasks_resume_on_another_without_repeating_a_call(
     statuses = check_every_task(tmp_path / "out", ledger, 24)
     assert statuses["uncertain"] >= 1, "the calls in flight on the killed worker are not sent again"
     assert statuses["completed"] + statuses["uncertain"] == 24
+
+
+def test_a_task_whose_worker_keeps_dying_ends_with_an_error(
+    local_ray: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ray_engine, "MAX_LOST_WORKERS", 1)  # given up at the first loss
+    run, ledger = ledger_run(tmp_path, delay=1.0)
+    options = BatchOptions(out=tmp_path / "out", run=run, concurrency=4, actors=1)
+    finished: list[TaskResult] = []
+    batch = threading.Thread(target=lambda: finished.extend(toolrelay.batch(reading_tasks(4), options,
+                                                                             engine="ray")))
+    batch.start()
+    os.kill(worker_of_a_running_call(ledger), signal.SIGKILL)
+    batch.join(120)
+    lost = [result for result in finished if result.status == "error"]
+    assert lost and all(result.error == "its Ray worker was lost 1 times; run the batch again to resume it"
+                        for result in lost)
+
+
+def test_a_local_ray_that_is_not_on_loopback_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    stopped: list[bool] = []
+    fake = SimpleNamespace(
+        is_initialized=lambda: False, init=lambda **_: None, shutdown=lambda: stopped.append(True),
+        util=SimpleNamespace(get_node_ip_address=lambda: "192.0.2.2"),
+    )
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(ray_engine, "import_ray", lambda local=False: fake)
+    refused = re.escape("the local Ray did not bind to 127.0.0.1; not running the batch on it")
+    with pytest.raises(UsageError, match=refused), ray_engine.ray_cluster(None):
+        pass
+    assert stopped == [True]
+
+
+def test_an_address_ray_cannot_use_is_a_usage_error(tmp_path: Path) -> None:
+    tasks = write_tasks(tmp_path / "tasks.jsonl", reading_tasks(1))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "RAY_"))}
+    command = [sys.executable, "-m", "toolrelay", "batch", str(tasks), "--out", "out", "--model", "offline",
+               "--engine", "ray", "--ray-address", "not-an-address"]
+    done = run_process(command, cwd=tmp_path, env=env, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == ("toolrelay batch: error: cannot connect to Ray at not-an-address: "
+                                   "Invalid address format: not-an-address")
 
 
 def test_without_ray_the_engine_says_how_to_install_it(
