@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import CACHE, REPO, require_or_skip
 from testkit.processes import run
+from testkit.ray_setup import ensure_ray
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 TWO_READS = (
@@ -103,6 +104,8 @@ def test_the_two_reads_script_shown_in_the_readme_is_the_one_tested() -> None:
 
 @pytest.mark.parametrize("steps", console_examples(), ids=lambda steps: steps[0][0][:50])
 def test_console_example(steps: list[tuple[str, list[str]]], tmp_path: Path) -> None:
+    if any("--engine ray" in command for command, _ in steps) and (why := ensure_ray(CACHE)) is not None:
+        require_or_skip(why)
     workspace = make_workspace(tmp_path)
     for command, expected in steps:
         code = 0

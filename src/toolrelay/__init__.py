@@ -12,6 +12,7 @@ from ._version import __version__ as __version__
 
 # public name → module that defines it
 _EXPORTS: dict[str, str] = {
+    "BatchOptions": "toolrelay.batches",
     "CallFinished": "toolrelay.relay.run_events",
     "CallOutcome": "toolrelay.relay.result",
     "CallStarted": "toolrelay.relay.run_events",
@@ -27,7 +28,10 @@ _EXPORTS: dict[str, str] = {
     "TextDelta": "toolrelay.relay.run_events",
     "TextDone": "toolrelay.relay.run_events",
     "ToolrelayError": "toolrelay.errors",
+    "TaskResult": "toolrelay.batches",
     "TurnFinished": "toolrelay.relay.run_events",
+    "batch": "toolrelay.batches",
+    "batch_async": "toolrelay.batches",
     "connect": "toolrelay.relay.catalog",
     "load_run": "toolrelay.verify",
     "run": "toolrelay.runner",
@@ -39,6 +43,10 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted([*_EXPORTS, "__version__"])
 
 if TYPE_CHECKING:
+    from .batches import BatchOptions as BatchOptions
+    from .batches import TaskResult as TaskResult
+    from .batches import batch as batch
+    from .batches import batch_async as batch_async
     from .client.config import ServerConfig as ServerConfig
     from .errors import ToolrelayError as ToolrelayError
     from .events import EventStream as EventStream

@@ -50,6 +50,7 @@ __all__ = [
     "ModelStreamEvent",
     "Notice",
     "RunEndEvent",
+    "RunResumedEvent",
     "RunStartEvent",
     "ServerExitedEvent",
     "ServerReady",
@@ -257,6 +258,18 @@ class RunStartEvent(Event):
     input: list[dict[str, Any]] | None = None
     """The run's first input items when they are not the task as one user message (a
     server's prompt, attached resources); verify expects the first request to start so."""
+
+
+@dataclass(slots=True, kw_only=True)
+class RunResumedEvent(RunStartEvent):
+    """A stopped run goes on in the same transcript (appended): where, and what it keeps.
+
+    Everything before it stays as it was; a ``run_end`` before it (Ctrl-C's ``aborted``)
+    was not the run's end. ``turn`` is the turn it goes on at."""
+
+    kind: ClassVar[str] = "run_resumed"
+    turn: int = 1
+    note: str = ""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -34,7 +34,17 @@ from .relay.request import RequestSettings
 from .relay.run_events import RunEvent, RunListener, iterate_run, tell_both
 from .transcript.writer import TranscriptWriter
 
-__all__ = ["DEFAULT_MODEL", "OFFLINE_MODEL", "RunOptions", "check_options", "run", "run_async", "run_stream"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "OFFLINE_MODEL",
+    "RunOptions",
+    "check_options",
+    "hosted_endpoint",
+    "request_settings",
+    "run",
+    "run_async",
+    "run_stream",
+]
 
 DEFAULT_MODEL = "gpt-4.1"
 OFFLINE_MODEL = "offline"
@@ -109,7 +119,8 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
         client = await stack.enter_async_context(ResponsesClient(endpoint, events=events))
         shared = catalog.server_instructions() if opts.server_instructions else {}
         relay = Relay(
-            catalog, client, _settings(opts, shared), events=events, limits=opts.limits, strict=opts.strict,
+            catalog, client, request_settings(opts, shared), events=events, limits=opts.limits,
+            strict=opts.strict,
             approve=opts.approve or refusing(LIBRARY_HINT), endpoint=client.url, listener=opts.on_event,
         )
         connections = {name: catalog.connections[name] for name in catalog.available}
@@ -169,7 +180,7 @@ def check_options(options: RunOptions) -> None:
     _check_context_mode(options)
     servers_from(options.config, events=EventStream())  # no subscriber: run_async says its notices
     if options.model != OFFLINE_MODEL:
-        _hosted_endpoint(options)
+        hosted_endpoint(options)
     elif options.script is not None:
         load_script(options.script)
 
@@ -200,10 +211,11 @@ def _endpoint(opts: RunOptions, stack: contextlib.AsyncExitStack) -> ModelEndpoi
     if opts.model == OFFLINE_MODEL:
         model = stack.enter_context(OfflineModel(opts.script))
         return ModelEndpoint(base_url=model.base_url)
-    return _hosted_endpoint(opts)
+    return hosted_endpoint(opts)
 
 
-def _hosted_endpoint(opts: RunOptions) -> ModelEndpoint:
+def hosted_endpoint(opts: RunOptions) -> ModelEndpoint:
+    """The endpoint of a hosted (or local) model server, its key checked (``batch`` shares one)."""
     environ = os.environ if opts.environ is None else opts.environ
     endpoint = ModelEndpoint.from_environment(opts.base_url, environ)
     if opts.api_key is not None:
@@ -212,7 +224,11 @@ def _hosted_endpoint(opts: RunOptions) -> ModelEndpoint:
     return endpoint
 
 
-def _settings(opts: RunOptions, server_instructions: Mapping[str, str]) -> RequestSettings:
+def request_settings(
+    opts: RunOptions, server_instructions: Mapping[str, str] | None = None
+) -> RequestSettings:
+    """What every request of a run with ``opts`` carries (``batch`` builds its runs' too), with
+    the ``server_instructions`` (server name → its initialize instructions) after the run's own."""
     return RequestSettings(
         model=opts.model,
         instructions=with_server_instructions(opts.instructions, server_instructions),

@@ -38,6 +38,7 @@ FAKE_RESPONSES_SCRIPT = "../tests/testkit/servers/fake_responses.py"
         ("startup_bench.py", "--runs"),
         ("loop_bench.py", "--runner"),
         ("stream_bench.py", "--scale"),
+        ("batch_bench.py", "--tasks"),
         ("run_all.py", "--only"),
         ("setup_peers.py", "--node"),
         (FAKE_RESPONSES_SCRIPT, "--text"),
@@ -129,3 +130,20 @@ def test_the_stream_bench_runs_tiny_and_prints_its_ratios_against_the_goals(tmp_
     assert set(record["records"]) == {"toolrelay-stream", "toolrelay-no-stream"}
     assert record["latency"]["exit"] == 0 and record["latency"]["tokens"] >= 300
     assert all(r["wall_median_s"] > 0.3 for r in record["records"].values())  # 6 s and 3 s tools, scaled
+
+
+def test_the_batch_bench_runs_tiny_and_prints_its_ratios_against_the_goals(tmp_path: Path) -> None:
+    """20 tasks through toolrelay batch's local engine only (the Agents SDK is not in the
+    test venv; the Ray runner's start-up costs seconds): the same parent, child and endpoint."""
+    out = tmp_path / "batch.jsonl"
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "batch_bench.py"), "--python", sys.executable, "--tasks", "20",
+         "-j", "4", "--runs", "1", "--runner", "toolrelay-local", "--json-out", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "goal toolrelay-local / agents (tasks/s) >= 5: -" in done.stdout
+    record = json.loads(out.read_text().splitlines()[-1])
+    assert record["bench"] == "batch" and record["tasks"] == 20
+    (sample,) = record["samples"]["toolrelay-local"]
+    assert sample["tasks_per_s"] > 0 and sample["cpu_ms_per_task"] > 0 and sample["peak_rss_mb"] > 5

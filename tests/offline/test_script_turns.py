@@ -127,3 +127,26 @@ def _event_types(model: OfflineModel) -> list[str]:
                b"Connection: close\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
     raw = raw_exchange(model.base_url, request).decode()
     return [json.loads(line[6:])["type"] for line in raw.splitlines() if line.startswith("data: ")]
+
+
+def test_a_conversation_resumed_on_a_fresh_stand_in_continues_its_script_with_new_ids() -> None:
+    with OfflineModel(SCRIPT) as first_model:
+        first = answered(first_model, [USER])
+    history = fed_back([USER], first)
+    with OfflineModel(SCRIPT) as second_model:  # knows nothing of the first: only the request says where
+        second = answered(second_model, history)
+        third = answered(second_model, fed_back(history, second))
+    assert paths(second) == ["b", "c"] and text(third) == "done"
+    held = {item.get("call_id") for item in first["output"]} | {item["id"] for item in first["output"]}
+    given = {item.get("call_id") for item in second["output"]} | {item["id"] for item in second["output"]}
+    assert held.isdisjoint(given - {None}), (held, given)
+
+
+def test_interleaved_conversations_each_get_their_own_turn() -> None:
+    with OfflineModel(SCRIPT) as model:
+        a_first = answered(model, [USER])
+        b_first = answered(model, [USER])  # a second run starting while the first is at turn 2
+        a_second = answered(model, fed_back([USER], a_first))
+        b_second = answered(model, fed_back([USER], b_first))
+    assert paths(a_first) == paths(b_first) == ["a"]
+    assert paths(a_second) == paths(b_second) == ["b", "c"]

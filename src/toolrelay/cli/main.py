@@ -1,8 +1,10 @@
 """``toolrelay`` command line: one verb per module, one exit-code table for all.
 
-    0    success (for ``run``: the model answered, also when some calls failed)
+    0    success (for ``run``: the model answered, also when some calls failed; for
+         ``batch``: every task completed)
     1    the command ran and reports a failure (a tool error, a run that did not
-         complete, with ``run --fail-on-call-error`` a failed call, a broken link found)
+         complete, with ``run --fail-on-call-error`` a failed call, a broken link found,
+         a batch task that did not complete or a tasks-file line that was skipped)
     2    usage error (bad flags, unreadable config or input: refused before any server
          or model starts; an unknown alias, once the servers have listed their tools)
     3    protocol or transport failure (server crashed, exited or timed out, no server
@@ -40,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "resources": ("resources_cmd", "list the servers' resources and templates, or read one"),
     "prompts": ("prompts_cmd", "list the servers' prompts and their arguments"),
     "run": ("run_cmd", "run a task: model ↔ MCP tools until the model answers"),
+    "batch": ("batch_cmd", "run many tasks from a JSONL file, many at once, resumable (locally or on Ray)"),
     "demo": ("demo_cmd", "run the read_text_file walk-through for real and write its messages as files"),
     "verify": ("verify_cmd", "check a transcript or demo folder link by link"),
     "explain": ("explain_cmd", "explain a run's call chain stage by stage"),

@@ -127,6 +127,9 @@ class ResponsesClient:
         self._warned = False
         self._answered = False
         """Whether this URL has answered a 2xx: a later 404 is then never a missing endpoint."""
+        self._paused_until = 0.0
+        """Until when (loop time) every request of this client waits: a rate limit or an
+        overload said to one request holds back all that share the client (a batch's)."""
         self._http = open_transport(
             endpoint.responses_url, timeout=timeout, connect_timeout=min(timeout, CONNECT_TIMEOUT)
         )
@@ -156,6 +159,7 @@ class ResponsesClient:
         attempt = 0
         while True:
             attempt += 1
+            await self._wait_out_pause()
             self._events.emit(ModelRequestEvent(turn=turn, url=self.url, body=body, attempt=attempt))
             try:
                 if streaming:
@@ -280,7 +284,16 @@ class ResponsesClient:
     async def _pause(self, seconds: float, attempt: int, why: str) -> None:
         text = f"model request attempt {attempt} failed ({why}); retrying in {seconds:.2f} s"
         self._events.emit(Notice(level="warning", text=text))
-        await asyncio.sleep(seconds)
+        until = asyncio.get_running_loop().time() + seconds
+        self._paused_until = max(self._paused_until, until)
+        await self._wait_out_pause()
+
+    async def _wait_out_pause(self) -> None:
+        """Wait until the latest back-off of any request of this client has passed."""
+        wait = self._paused_until - asyncio.get_running_loop().time()
+        if wait > 0:
+            await asyncio.sleep(wait)
+            await self._wait_out_pause()  # another request may have been told to wait longer
 
     def _warn_about_cleartext_key(self) -> None:
         if self._warned or not self.endpoint.sends_key_in_clear:

@@ -26,7 +26,7 @@ from .script import Script, ScriptTurn
 from .state import IdSource, IssuedResponse, Ledger
 from .stream_plan import StreamPlan, stream_plan
 from .stream_script import StreamSettings
-from .turns import ScriptProgress, request_context, request_turn
+from .turns import ScriptProgress, offline_id_numbers, request_context, request_turn
 from .wire import OFFLINE_EPOCH, error_body, response_object, token_estimate, usage
 
 __all__ = ["RESPONSES_PATH", "Answer", "Responder", "json_answer"]
@@ -128,6 +128,7 @@ class Responder:
         context = check_request(body, self.ledger)
         if isinstance(context, Rejection):
             return json_answer(context.status, context.body)
+        self._see_ids(context)
         entry = progress.entry(turn) if progress is not None else None
         if entry is not None and not entry.auto:
             decision = scripted_answer(entry, body, self.ids)
@@ -141,6 +142,15 @@ class Responder:
             return json_answer(200, response)
         settings = entry.stream if entry is not None else StreamSettings()
         return _sse_answer(response, settings if first else replace(settings, fault=None))
+
+    def _see_ids(self, context: list[dict[str, Any]]) -> None:
+        """Move the id counters past the stand-in ids the conversation holds (a run resumed
+        on a fresh stand-in never gets an id it already has)."""
+        for item in context:
+            for key in ("id", "call_id"):
+                found = offline_id_numbers(item.get(key))
+                if found is not None:
+                    self.ids.seen(*found)
 
     def _respond(
         self, body: dict[str, Any], context: list[dict[str, Any]], decision: Decision

@@ -9,9 +9,7 @@ call, and whether a response may be continued (only when it was stored).
 from __future__ import annotations
 
 import base64
-import itertools
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,13 +19,22 @@ __all__ = ["IdSource", "IssuedResponse", "Ledger", "encrypted_reasoning"]
 
 
 class IdSource:
-    """Deterministic ids: ``<prefix>_offline_<n>`` with one counter per prefix."""
+    """Deterministic ids: ``<prefix>_offline_<n>`` with one counter per prefix.
+
+    ``seen`` moves a counter past an id of its form found in a request, so a stand-in
+    answering a conversation that another one began (a resumed run) never gives an id
+    that the conversation already holds."""
 
     def __init__(self) -> None:
-        self._counters: defaultdict[str, Iterator[int]] = defaultdict(lambda: itertools.count(1))
+        self._last: defaultdict[str, int] = defaultdict(int)
 
     def next(self, prefix: str) -> str:
-        return f"{prefix}_offline_{next(self._counters[prefix]):04d}"
+        self._last[prefix] += 1
+        return f"{prefix}_offline_{self._last[prefix]:04d}"
+
+    def seen(self, prefix: str, number: int) -> None:
+        if number > self._last[prefix]:
+            self._last[prefix] = number
 
 
 def encrypted_reasoning(item_id: str) -> str:

@@ -17,16 +17,19 @@ answer only. ``reset()`` forgets what was served.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from .checks import input_items
 from .script import Script, ScriptTurn
 from .state import Ledger
 
-__all__ = ["ScriptProgress", "request_context", "request_turn"]
+__all__ = ["ScriptProgress", "offline_id_numbers", "request_context", "request_turn"]
+
+_OFFLINE_ID: Final = re.compile(r"^([a-z]+)_offline_(\d+)$")
 
 
 def request_turn(context: list[dict[str, Any]]) -> int:
@@ -89,3 +92,11 @@ class ScriptProgress:
         """Count an answer to ``turn``; whether it is the first (a stream fault's one chance)."""
         self._answers[turn] += 1
         return self._answers[turn] == 1
+
+
+def offline_id_numbers(value: Any) -> tuple[str, int] | None:
+    """(prefix, number) of a stand-in id such as ``call_offline_0003``, else None."""
+    if not isinstance(value, str):
+        return None
+    found = _OFFLINE_ID.match(value)
+    return (found.group(1), int(found.group(2))) if found else None

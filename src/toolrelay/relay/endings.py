@@ -29,6 +29,7 @@ _SENTENCES: Final[dict[str, Callable[[int], str]]] = {
     "failed": lambda n: f"ended after {_turns(n)} with a failed response",
     "cancelled": lambda n: f"ended after {_turns(n)} with a cancelled response",
     "error": lambda n: f"ended in turn {n}: the model endpoint failed",
+    "uncertain": lambda n: f"stopped in turn {n}: a call was sent but its answer was never recorded",
 }
 
 RUN_STATUSES: Final = tuple(_SENTENCES)

@@ -27,8 +27,8 @@ def server_block(server: str, text: str) -> str:
     return f'Instructions from the MCP server "{server}" (about its tools):\n{kept}'
 
 
-def with_server_instructions(own: str | None, servers: Mapping[str, str]) -> str | None:
+def with_server_instructions(own: str | None, servers: Mapping[str, str] | None) -> str | None:
     """``own`` followed by each server's labelled block; None when there is nothing."""
-    blocks = [server_block(name, text) for name, text in servers.items() if text.strip()]
+    blocks = [server_block(name, text) for name, text in (servers or {}).items() if text.strip()]
     parts = [own] if own else []
     return "\n\n".join(parts + blocks) or None

@@ -23,7 +23,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from ..errors import ModelError, ModelFeatureUnsupported, ModelStreamCut
-from ..events import CallOutcomeEvent, EventStream, FeedbackEvent, Notice, RunEndEvent, RunStartEvent
+from ..events import (
+    CallOutcomeEvent,
+    EventStream,
+    FeedbackEvent,
+    Notice,
+    RunEndEvent,
+    RunResumedEvent,
+    RunStartEvent,
+)
 from ..protocol.stream import Update
 from .consent import Approver
 from .dispatch import INTERRUPTED, Stopped, StopReason
@@ -37,6 +45,7 @@ from .feedback import (
 from .parse import FunctionCall, ModelTurn, read_response
 from .request import Conversation, RequestSettings, build_body, user_message
 from .result import CallOutcome
+from .resume import ResumePoint
 from .route import Route
 from .run_events import RunEvent, RunFinished, RunListener, TurnFinished, iterate_run, tell_both
 from .streaming import EarlyPolicy, TurnCalls
@@ -186,26 +195,26 @@ class Relay:
         self._streaming = settings.stream
 
     async def run(
-        self, task: str, *, run_id: str | None = None, first_input: list[dict[str, Any]] | None = None
+        self,
+        task: str,
+        *,
+        run_id: str | None = None,
+        first_input: list[dict[str, Any]] | None = None,
+        resume: ResumePoint | None = None,
     ) -> RunResult:
         """Run one task to its end; never raises for tool failures. ``first_input``: the
         input items to start from instead of ``task`` as one user message (``task`` then
-        names the run)."""
+        names the run). With ``resume``, a run recorded up to that point goes on from there
+        (``relay.resume``)."""
         result = RunResult(run_id=run_id or uuid.uuid4().hex[:12], status="error", reason="not started")
         self.result = result
         self._streaming = self.settings.stream
-        self.events.emit(
-            RunStartEvent(
-                run_id=result.run_id, model=self.settings.model, endpoint=self.endpoint,
-                context_mode=self.settings.context_mode, strict=self.strict, task=task,
-                output_budget=self.limits.output_budget, media_budget=self.limits.media_budget,
-                multimodal=self.limits.multimodal, early=self._early_policy(), input=first_input,
-            )
-        )
+        self.events.emit(self.start_event(result.run_id, task, turn=resume.turn if resume else None,
+                                          note=resume.note if resume else "", first_input=first_input))
         try:
             async with asyncio.timeout(self.limits.timeout) as clock:
                 first = first_input or [user_message(task)]
-                await self._turns(first, result, lambda: self._why_stopped(clock))
+                await self._turns(first, result, lambda: self._why_stopped(clock), resume)
         except _Stop as stop:
             result.status, result.reason = stop.status, stop.reason
         except TimeoutError:
@@ -240,6 +249,21 @@ class Relay:
             async for event in events:
                 yield event
 
+    def start_event(
+        self, run_id: str, task: str, *, turn: int | None = None, note: str = "",
+        first_input: list[dict[str, Any]] | None = None,
+    ) -> RunStartEvent:
+        """The record a run starts with: ``run_start``, or ``run_resumed`` at ``turn``."""
+        fields: dict[str, Any] = {
+            "run_id": run_id, "model": self.settings.model, "endpoint": self.endpoint,
+            "context_mode": self.settings.context_mode, "strict": self.strict, "task": task,
+            "output_budget": self.limits.output_budget, "media_budget": self.limits.media_budget,
+            "multimodal": self.limits.multimodal, "early": self._early_policy(), "input": first_input,
+        }
+        if turn is None:
+            return RunStartEvent(**fields)
+        return RunResumedEvent(**fields, turn=turn, note=note)
+
     def _time_limit_ran_out(self) -> str:
         return f"the run's time limit ({self.limits.timeout:g} s) ran out"
 
@@ -263,10 +287,21 @@ class Relay:
         if self.listener is not None:
             self.listener(event)
 
-    async def _turns(self, first: list[dict[str, Any]], result: RunResult, stop_reason: StopReason) -> None:
-        conversation = Conversation()
-        conversation.start(first)
-        for turn_number in range(1, self.limits.max_turns + 1):
+    async def _turns(
+        self, first_input: list[dict[str, Any]], result: RunResult, stop_reason: StopReason,
+        resume: ResumePoint | None,
+    ) -> None:
+        conversation, first = Conversation(), 1
+        if resume is None:
+            conversation.start(first_input)
+        else:
+            conversation, first = resume.conversation, resume.turn
+            result.calls, result.response_ids = list(resume.earlier), list(resume.response_ids)
+        if resume is not None and resume.recorded is not None:
+            result.turns = first
+            conversation.add_outputs(await self._finish_recorded(resume, result, stop_reason))
+            first += 1
+        for turn_number in range(first, self.limits.max_turns + 1):
             result.turns = turn_number
             outputs = await self._turn(conversation, turn_number, result, stop_reason)
             conversation.add_outputs(outputs)
@@ -304,6 +339,26 @@ class Relay:
         self._turn_finished(number, turn, outcomes)
         if ending is not None:
             raise ending
+        return outputs
+
+    async def _finish_recorded(
+        self, resume: ResumePoint, result: RunResult, stop_reason: StopReason
+    ) -> list[dict[str, Any]]:
+        """The recorded response's turn, finished: the calls without a recorded result run,
+        every call's output (recorded, rendered from its recorded outcome, or new) in order."""
+        assert resume.recorded is not None
+        self._check_turn(resume.recorded, result)  # a recorded answer without calls ends the run here
+        for call_id in sorted(resume.unrecorded):
+            self.events.emit(CallOutcomeEvent(call_id=call_id, outcome=resume.outcomes[call_id].to_record()))
+        async with asyncio.TaskGroup() as group:
+            calls = TurnCalls(
+                group, turn=resume.turn, run_call=self._call_runner(), render=self._feedback,
+                starts_early=lambda call: False, stop_reason=stop_reason,
+                concurrency=self.limits.concurrency, listener=self.listener,
+            )
+            outputs, finished = await resume.finish(calls, self._feedback)
+        result.calls.extend(finished)
+        self._turn_finished(resume.turn, resume.recorded, finished)
         return outputs
 
     def _turn_finished(self, number: int, turn: ModelTurn | None, outcomes: list[CallOutcome]) -> None:

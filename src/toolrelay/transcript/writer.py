@@ -44,16 +44,23 @@ _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, default=str)
 class TranscriptWriter:
     """An EventStream subscriber that appends each event to a JSONL file."""
 
-    def __init__(self, path: str | Path, run_id: str, secrets: Iterable[str] = ()) -> None:
+    def __init__(
+        self, path: str | Path, run_id: str, secrets: Iterable[str] = (), *,
+        append: bool = False, first_seq: int | None = None,
+    ) -> None:
+        """``append`` adds to an existing transcript (a resumed run); ``first_seq`` numbers
+        the lines from there on, whatever the events' own numbers (a batch task's transcript
+        starts with the shared servers' records, and a resumed one goes on from its last)."""
         self.path = Path(path)
         self.run_id = run_id
         self._secrets = frozenset(s for s in secrets if worth_redacting(s))
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file: IO[str] | None = self.path.open("w", encoding="utf-8")
+            self._file: IO[str] | None = self.path.open("a" if append else "w", encoding="utf-8")
         except OSError as exc:  # before the run starts: nothing is lost
             raise UsageError(f"cannot write the transcript {self.path}: {os_reason(exc)}") from None
         self.lines = 0
+        self._next_seq = first_seq
         self._pending: asyncio.TimerHandle | None = None
         """The scheduled flush of stream events written since the last flush."""
 
@@ -61,10 +68,17 @@ class TranscriptWriter:
         self._secrets |= {s for s in secrets if worth_redacting(s)}
 
     def __call__(self, event: Event) -> None:
+        if self._file is not None:
+            self.write_record(event.to_record())
+
+    def write_record(self, record: dict[str, Any]) -> None:
+        """Write one event's record (``Event.to_record()``) as the next line."""
         if self._file is None:
             return
-        record = event.to_record()
-        line: dict[str, Any] = {"seq": record.pop("seq"), "time": record.pop("time"), "run": self.run_id}
+        seq = record.pop("seq")
+        if self._next_seq is not None:
+            seq, self._next_seq = self._next_seq, self._next_seq + 1
+        line: dict[str, Any] = {"seq": seq, "time": record.pop("time"), "run": self.run_id}
         line.update(record)
         if self._secrets:
             for name in _FREE_TEXT_FIELDS:
@@ -77,7 +91,7 @@ class TranscriptWriter:
             text = _ENCODER.encode(clip_depth(line, MAX_DEPTH))
         self._file.write(text + "\n")
         self.lines += 1
-        if event.event_kind not in _BATCHED or not self._flush_soon():
+        if line["kind"] not in _BATCHED or not self._flush_soon():
             self.flush()
 
     def flush(self) -> None:

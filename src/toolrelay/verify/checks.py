@@ -24,6 +24,7 @@ from .feedback import check_feedback
 from .mcp_side import check_routing, check_server
 from .model_side import check_answer, check_parse, check_rounds
 from .record import RunRecord
+from .resumed import check_resumes
 from .streamed import check_streams
 from .verdict import Finding, Verdict, link_rank
 
@@ -44,6 +45,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("correlation", check_mcp_pairs),
     ("correlation", check_call_links),
     ("correlation", check_outputs),
+    ("correlation", check_resumes),
     ("next_input", check_declarations),
     ("next_input", check_context),
     ("next_input", check_answer_order),

@@ -170,10 +170,12 @@ def _unlike_its_event(kind: str, event: dict[str, Any], message: dict[str, Any])
 
 def _unanswered(session: _Session, run: RunRecord, ended: dict[str, str | None]) -> list[Finding]:
     found: list[Finding] = []
+    resumed = run.resumes[-1]["seq"] if run.resumes else 0
     for mcp_id, request in session.open.items():
         call_status = ended.get(request.get("call_id"))  # type: ignore[arg-type]
         if (
             session.exited
+            or request["seq"] < resumed  # the run was stopped there; the resumed run judged it
             or mcp_id in session.cancelled
             or run.status in _TOLERATED_ENDINGS
             or call_status in ("transport_error", "cancelled")

@@ -39,6 +39,7 @@ from ..events import (
     ModelResponseEvent,
     ModelStreamEvent,
     RunEndEvent,
+    RunResumedEvent,
     RunStartEvent,
     ServerExitedEvent,
 )
@@ -88,6 +89,9 @@ class CallTrace:
     feedbacks: list[Event] = field(default_factory=list)
     duplicates: list[CallTrace] = field(default_factory=list)
     """Later function_calls of the same response reusing this call_id (to be refused)."""
+    stopped: list[Event] = field(default_factory=list)
+    """What a stopped run left of this call before it was resumed (a request never answered,
+    a ``cancelled`` outcome): the resumed run retried it, so these are not its exchange."""
     duplicate_of: CallTrace | None = None
     """For a duplicate: the first function_call with its call_id."""
 
@@ -166,6 +170,11 @@ class RunRecord:
     """function_calls reusing a call_id of their response (each also in its first call's
     ``duplicates``); they are not in ``calls``."""
     cut_tail: bool = False
+    resumes: list[Event] = field(default_factory=list)
+    """``run_resumed`` events: the run was stopped and went on in this transcript."""
+    abandoned: list[CallTrace] = field(default_factory=list)
+    """Calls of a streamed response that was never recorded whole before the run stopped:
+    that turn was asked again, so they are no call of the run's (kept as evidence)."""
     files: dict[str, Any] = field(default_factory=dict)
     """For a demo folder: each attachment file's content, by file name."""
     file_differences: list[tuple[str, str, int | None]] = field(default_factory=list)
@@ -214,6 +223,7 @@ class _Indexer:
             CatalogReady.kind: record.catalogs.append,
             RunStartEvent.kind: self._first_of("run_start"),
             RunEndEvent.kind: self._first_of("run_end"),
+            RunResumedEvent.kind: self._resumed,
             ServerExitedEvent.kind: record.exits.append,
         }
 
@@ -228,6 +238,33 @@ class _Indexer:
                 setattr(self.record, name, event)
 
         return keep
+
+    def _resumed(self, event: Event) -> None:
+        """The run goes on: an ending before this was not the run's end, a call's exchange
+        left unanswered by the stop is set apart (retried or not, the resumed run says), and
+        the calls of a response never recorded whole are no longer the run's."""
+        record = self.record
+        record.resumes.append(event)
+        record.run_end = None
+        for call in record.calls:
+            answered = {e.get("mcp_id") for e in call.mcp_responses}
+            unanswered = [e for e in call.mcp_requests if e.get("mcp_id") not in answered]
+            cancelled = [e for e in call.outcomes if (e.get("outcome") or {}).get("status") == "cancelled"]
+            call.stopped += unanswered + cancelled
+            call.mcp_requests = [e for e in call.mcp_requests if e not in unanswered]
+            call.outcomes = [e for e in call.outcomes if e not in cancelled]
+            if not call.outcomes and not call.mcp_responses:  # it starts again from its parse
+                call.stopped += call.parsed + call.routed
+                call.parsed, call.routed = [], []
+        for current in record.rounds:
+            if current.streamed_calls:  # its response never came: the turn is asked again
+                gone = list(current.streamed_calls.values())
+                current.calls = [c for c in current.calls if c not in gone]
+                record.calls = [c for c in record.calls if c not in gone]
+                record.abandoned += gone
+                for call in gone:
+                    self.latest.pop(call.call_id, None)
+                current.streamed_calls = {}
 
     def _call_event_handler(self, name: str) -> Callable[[Event], None]:
         return lambda event: self._call_event(event, name)

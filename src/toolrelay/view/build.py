@@ -108,7 +108,7 @@ def _lanes(events: Sequence[dict[str, Any]]) -> list[Lane]:
 
 def _summary(events: Sequence[dict[str, Any]], rows: list[Row], source: str) -> RunSummary:
     start = next((e for e in events if e.get("kind") == RunStartEvent.kind), {})
-    end = next((e for e in events if e.get("kind") == RunEndEvent.kind), {})
+    end: dict[str, Any] = next((e for e in reversed(events) if e.get("kind") == RunEndEvent.kind), {})
     outcomes = [e.get("outcome") for e in events if e.get("kind") == CallOutcomeEvent.kind]
     times = [t for t in (seconds(e.get("time")) for e in events) if t is not None]
     return RunSummary(

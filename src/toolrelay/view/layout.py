@@ -27,6 +27,7 @@ from ..events import (
     ModelResponseEvent,
     ModelStreamEvent,
     RunEndEvent,
+    RunResumedEvent,
     RunStartEvent,
 )
 from ..protocol.responses import OUTPUT_TEXT_DELTA
@@ -145,6 +146,9 @@ def _note_call_facts(call: CallGroup, record: dict[str, Any]) -> None:
 def _maybe_open_section(sections: _Sections, row: Row, record: dict[str, Any]) -> None:
     group = sections.current
     if row.kind == RunStartEvent.kind:
+        sections.open("turn")
+    elif row.kind == RunResumedEvent.kind:  # an ending before it was not the run's end
+        sections.ended = False
         sections.open("turn")
     elif row.kind == ModelRequestEvent.kind and not sections.ended:
         turn = record.get("turn") if isinstance(record.get("turn"), int) else None

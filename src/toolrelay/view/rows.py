@@ -32,6 +32,7 @@ from ..events import (
     ModelStreamEvent,
     Notice,
     RunEndEvent,
+    RunResumedEvent,
     RunStartEvent,
     ServerExitedEvent,
     ServerReady,
@@ -330,6 +331,12 @@ def _run_start(record: dict[str, Any]) -> Row:
                  detail=f"model {record.get('model')} · context {record.get('context_mode')}")
 
 
+def _run_resumed(record: dict[str, Any]) -> Row:
+    return _base(record, stage="task", source="user", target="app",
+                 label=f"resumed at turn {record.get('turn')} (the run had been stopped)",
+                 detail=str(record.get("note") or ""))
+
+
 def _run_end(record: dict[str, Any]) -> Row:
     status = str(record.get("status") or "?")
     final = record.get("final_text")
@@ -432,6 +439,7 @@ _DESCRIBERS: Final[dict[str, Describer]] = {
     FeedbackEvent.kind: _feedback,
     CatalogReady.kind: _declarations,
     RunStartEvent.kind: _run_start,
+    RunResumedEvent.kind: _run_resumed,
     RunEndEvent.kind: _run_end,
     ServerStarting.kind: _server_starting,
     ServerReady.kind: _server_ready,

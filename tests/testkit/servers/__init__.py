@@ -13,6 +13,7 @@ stdio MCP servers (the standard library only, unless noted):
   capital_server.py       the recorded streams' tools (get_capital, final_result), touching a file too
   slow_server.py          a read-only tool that takes its time (the stream bench's)
   offer_server.py         instructions, an outputSchema, audience annotations, a resource_link
+  ledger_server.py        notes every call it runs in a ledger file (batch kill-and-resume proof)
   echo_stdio_server.py    ``EchoService`` on toolrelay's own stdio server runtime
 HTTP:
   echo_http_server.py     ``EchoService`` on toolrelay's own Streamable HTTP endpoint
@@ -40,6 +41,7 @@ TOUCH_SERVER = SERVERS / "touch_server.py"
 CAPITAL_SERVER = SERVERS / "capital_server.py"
 SLOW_SERVER = SERVERS / "slow_server.py"
 OFFER_SERVER = SERVERS / "offer_server.py"
+LEDGER_SERVER = SERVERS / "ledger_server.py"
 FAKE_STREAM = SERVERS / "fake_stream.py"
 ECHO_STDIO_SERVER = SERVERS / "echo_stdio_server.py"
 ECHO_HTTP_SERVER = SERVERS / "echo_http_server.py"

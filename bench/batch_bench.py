@@ -1,0 +1,232 @@
+"""Many tasks: ``toolrelay batch`` (local engine, and ``--engine ray`` on a local Ray) beside
+the OpenAI Agents SDK running the same tasks with ``asyncio.gather``, measured in one run.
+
+Every runner gets the same N tasks of one tool call each, at the same concurrency (-j),
+on the same fake Responses endpoint (tests/testkit/servers/fake_responses.py, in its own
+process: a call to the echo tool, then the answer) and the same stdlib MCP echo server
+(one per runner process, its connection shared by the tasks). Each runner is a child
+process (the bench venv's python) measured from outside: wall time, CPU (user + system of
+the process and the children it reaped: the echo server; for Ray, the Ray processes the
+driver reaped) and its peak RSS.
+
+  toolrelay-local  toolrelay batch TASKS --out DIR -j J --no-stream --yes (results and
+                   transcripts written to disk, as a user runs it)
+  toolrelay-ray    the same with --engine ray (a local Ray started and stopped by the
+                   command: its start-up, several seconds, is in the wall time)
+  agents           the Agents SDK: one Agent with MCPServerStdio (cache_tools_list),
+                   Runner.run per task under an asyncio.Semaphore(J), asyncio.gather
+
+Each runner runs --runs times (in rotated order); the tables show medians. Goals (issue
+15): local >= 5x the Agents SDK's tasks/s; Ray within 2x of local (tasks/s ratio >= 0.5).
+
+    python bench/batch_bench.py                   1,000 tasks, -j 32, 3 runs per runner
+    BENCH_QUICK=1 python bench/batch_bench.py     200 tasks, 1 run per runner
+    options: --tasks N, -j N, --runs N, --runner NAME (repeatable), --json-out FILE,
+             --python PY (the children's interpreter; default the bench venv)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from common import (
+    BENCH_DIR,
+    TEST_SERVERS,
+    append_jsonl,
+    arg_parser,
+    echo_server_command,
+    median_of,
+    print_ratios,
+    print_table,
+    quick,
+    ratio,
+    rotated,
+)
+
+RUNNERS = ("toolrelay-local", "toolrelay-ray", "agents")
+GOALS = {"toolrelay-local / agents (tasks/s)": 5.0, "toolrelay-ray / toolrelay-local (tasks/s)": 0.5}
+API_KEY = "sk-fake-bench"
+
+
+# -- child: the Agents SDK's batch ---------------------------------------------------------------
+
+
+async def agents_batch(base_url: str, server_cmd: list[str], tasks: int, concurrency: int) -> dict[str, Any]:
+    from peer_adapters import agents_runner, preload
+
+    preload("agents")
+    gate = asyncio.Semaphore(concurrency)
+    async with agents_runner(base_url, server_cmd, cache_tools_list=True) as run_once:
+
+        async def one(number: int) -> bool:
+            async with gate:
+                answer = await run_once(f"Please echo task {number}, then tell me what you got.")
+                return bool(answer.strip())
+
+        answered = await asyncio.gather(*(one(n) for n in range(tasks)))
+    return {"completed": sum(answered)}
+
+
+# -- parent -------------------------------------------------------------------------------------
+
+
+def endpoint(python: str) -> tuple[subprocess.Popen[str], str]:
+    command = [python, str(TEST_SERVERS / "fake_responses.py"), "--max-seconds", "3600"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    line = process.stdout.readline().strip()
+    if not line.startswith("FAKE_RESPONSES_BASE_URL="):
+        process.kill()
+        raise RuntimeError(f"the fake endpoint did not start: {line!r}")
+    return process, line.split("=", 1)[1]
+
+
+def measured(command: list[str], env: dict[str, str]) -> dict[str, Any]:
+    """Run ``command``; its wall time, CPU (with the children it reaped), peak RSS, output."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, stdout=out, stderr=err, text=True, env=env)
+        _, status, usage = os.wait4(process.pid, 0)  # the child's own rusage, not this process's
+        wall = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if process.returncode != 0:
+            failed = f"{' '.join(command[:5])}... failed ({process.returncode})"
+            raise RuntimeError(f"{failed}:\n{err.read()[-3000:]}")
+        return {"wall_s": wall, "usage": usage, "stdout": out.read()}
+
+
+def run_toolrelay(python: str, base_url: str, folder: Path, tasks: Path, concurrency: int,
+                  engine: str) -> dict[str, Any]:
+    out = folder / f"out-{engine}"
+    shutil.rmtree(out, ignore_errors=True)
+    command = [python, "-m", "toolrelay", "batch", str(tasks), "--out", str(out), "--model", "fake-model",
+               "--base-url", base_url, "--config", str(folder / "echo.json"), "-j", str(concurrency),
+               "--no-stream", "--yes", "--quiet", "--engine", engine]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    return measured(command, {**env, "OPENAI_API_KEY": API_KEY})
+
+
+def run_agents(
+    python: str, base_url: str, server_cmd: list[str], tasks: int, concurrency: int
+) -> dict[str, Any]:
+    command = [python, str(BENCH_DIR / "batch_bench.py"), "--child", "agents", "--base-url", base_url,
+               "--server-cmd", json.dumps(server_cmd), "--tasks", str(tasks), "-j", str(concurrency)]
+    return measured(command, {**os.environ, "OPENAI_API_KEY": API_KEY})
+
+
+def one_pass(name: str, python: str, base_url: str, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
+    server_cmd = echo_server_command(python, "minimal")
+    if name == "agents":
+        found = run_agents(python, base_url, server_cmd, args.tasks, args.concurrency)
+        completed = json.loads(found["stdout"].strip().splitlines()[-1])["completed"]
+    else:
+        found = run_toolrelay(python, base_url, folder, folder / "tasks.jsonl", args.concurrency,
+                              "ray" if name == "toolrelay-ray" else "local")
+        completed = int(found["stdout"].split("(", 1)[1].split(" completed", 1)[0])
+    if completed != args.tasks:
+        raise RuntimeError(f"{name}: {completed} of {args.tasks} tasks completed")
+    usage = found["usage"]
+    return {"tasks_per_s": args.tasks / found["wall_s"], "wall_s": found["wall_s"],
+            "cpu_ms_per_task": (usage.ru_utime + usage.ru_stime) * 1e3 / args.tasks,
+            "peak_rss_mb": usage.ru_maxrss / 1024}
+
+
+def write_inputs(folder: Path, python: str, tasks: int) -> None:
+    (folder / "tasks.jsonl").write_text("".join(
+        json.dumps({"id": f"t{n}", "task": f"Please echo task {n}, then tell me what you got."}) + "\n"
+        for n in range(tasks)))
+    server = echo_server_command(python, "minimal")
+    config = {"mcpServers": {"echo": {"command": server[0], "args": server[1:]}}}
+    (folder / "echo.json").write_text(json.dumps(config))
+
+
+def run_all(python: str, args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
+    runners = args.runner or list(RUNNERS)
+    samples: dict[str, list[dict[str, Any]]] = {name: [] for name in runners}
+    process, base_url = endpoint(python)
+    try:
+        with tempfile.TemporaryDirectory(prefix="batch-bench-") as folder:
+            write_inputs(Path(folder), python, args.tasks)
+            for number in range(args.runs):
+                for name in rotated(runners, number):
+                    print(f"# {name}: pass {number + 1} of {args.runs}, {args.tasks} tasks, "
+                          f"-j {args.concurrency}", file=sys.stderr, flush=True)
+                    samples[name].append(one_pass(name, python, base_url, Path(folder), args))
+    finally:
+        process.terminate()
+        process.wait(10)
+    return samples
+
+
+def report(samples: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> dict[str, float | None]:
+    medians = {name: {field: median_of([s[field] for s in runs]) for field in runs[0]}
+               for name, runs in samples.items() if runs}
+    print_table(medians, title=f"{args.tasks} tasks, -j {args.concurrency}, median of {args.runs}")
+    speed = {name: row["tasks_per_s"] for name, row in medians.items()}
+    ratios = {"toolrelay-local / agents (tasks/s)": ratio(speed.get("toolrelay-local"), speed.get("agents")),
+              "toolrelay-ray / toolrelay-local (tasks/s)": ratio(speed.get("toolrelay-ray"),
+                                                                 speed.get("toolrelay-local"))}
+    print()
+    print_ratios(ratios)
+    print()
+    for label, goal in GOALS.items():
+        value = ratios[label]
+        print(f"goal {label} >= {goal:g}: {'-' if value is None else 'met' if value >= goal else 'MISSED'}")
+    return ratios
+
+
+def parse_args() -> argparse.Namespace:
+    parser = arg_parser(__doc__)
+    parser.add_argument("--tasks", type=int, default=200 if quick() else 1000, help="tasks per runner")
+    parser.add_argument("-j", dest="concurrency", type=int, default=32, help="tasks in flight (default 32)")
+    parser.add_argument("--runs", type=int, default=1 if quick() else 3, help="passes per runner")
+    parser.add_argument("--runner", action="append", choices=RUNNERS, help="runners (default all)")
+    parser.add_argument("--json-out", help="append the summary to this JSONL file")
+    parser.add_argument("--python", help="the children's interpreter (default: the bench venv)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--base-url", help=argparse.SUPPRESS)
+    parser.add_argument("--server-cmd", help=argparse.SUPPRESS)
+    return parser.parse_args()
+
+
+def ensure_ray(python: str) -> None:
+    """The Ray runner needs Ray in the children's interpreter (the ``toolrelay[ray]`` extra)."""
+    if subprocess.run([python, "-c", "import ray"], capture_output=True).returncode != 0:
+        print("# installing ray into the bench venv", file=sys.stderr)
+        subprocess.run([python, "-m", "pip", "install", "-q", "ray>=2.40"], check=True)
+
+
+def main() -> None:
+    args = parse_args()
+    if args.child:
+        record = asyncio.run(agents_batch(args.base_url, json.loads(args.server_cmd), args.tasks,
+                                          args.concurrency))
+        print(json.dumps(record))
+        return
+    if args.python is None:
+        from setup_peers import bench_python
+
+        args.python = str(bench_python())
+    if "toolrelay-ray" in (args.runner or RUNNERS):
+        ensure_ray(args.python)
+    samples = run_all(args.python, args)
+    ratios = report(samples, args)
+    append_jsonl(args.json_out, {"bench": "batch", "quick": quick(), "tasks": args.tasks,
+                                 "concurrency": args.concurrency, "runs": args.runs, "ratios": ratios,
+                                 "samples": samples})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""``batch(tasks, options)``: run many tasks, each result written and handed over as it ends.
+
+The driver prepares the batch folder (``--restart`` empties it; otherwise a folder that
+already holds a batch is resumed: its finished tasks are skipped), hands the tasks that
+are left to an engine (``local``, or ``ray``), appends each result to ``results.jsonl``
+(flushed) and yields it. ``batch_async`` is the same as an async iterator; the CLI uses it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import shutil
+import threading
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from ..errors import UsageError
+from ..runner import OFFLINE_MODEL, RunOptions
+from .results import RESULTS_FILE, TRANSCRIPTS, ResultsFile, TaskResult
+from .tasks import TaskFile, TaskSpec, task_specs
+
+__all__ = ["ENGINES", "BatchOptions", "batch", "batch_async", "default_concurrency"]
+
+ENGINES: Final = ("local", "ray")
+Engine = Literal["local", "ray"]
+Start = Literal["auto", "resume", "restart"]
+TaskSource = str | Path | TaskFile | Iterable[Mapping[str, Any] | TaskSpec]
+
+
+@dataclass(kw_only=True)
+class BatchOptions:
+    """Where a batch writes, how many tasks run at once, and the options of every run."""
+
+    out: str | Path
+    """The batch folder: ``results.jsonl`` and ``transcripts/<id>.jsonl``."""
+    run: RunOptions = field(default_factory=RunOptions)
+    """Each task's run options (a task line may override some); ``approve`` None refuses
+    tools that are not read-only (a batch never prompts), ``consent.approve_all`` runs them."""
+    concurrency: int | None = None
+    """Tasks in flight at once over the whole batch (None: ``default_concurrency``)."""
+    start: Start = "auto"
+    """``auto``: resume a folder that holds a batch, else start; ``resume``: the same, said
+    explicitly; ``restart``: delete the folder's batch and start over."""
+    ray_address: str | None = None
+    """``--engine ray``: the cluster (default ``RAY_ADDRESS``, else a local Ray started for
+    the batch and stopped after it)."""
+    actors: int | None = None
+    """``--engine ray``: workers (default one per node)."""
+    collect: bool = False
+    """``--engine ray``: each transcript is sent back and written by the driver."""
+    on_started: Callable[[TaskSpec], None] | None = None
+    """Told each task as it is handed to a worker (progress)."""
+
+
+def default_concurrency(run: RunOptions) -> int:
+    """The stand-in takes many requests at once; a hosted endpoint gets a polite number."""
+    return 32 if run.model == OFFLINE_MODEL else 8
+
+
+def prepare_folder(out: Path, start: Start) -> None:
+    """Make ``out`` a batch folder; ``restart`` deletes the batch it holds first. A folder
+    holding anything else is never deleted or written into."""
+    holds_batch = (out / RESULTS_FILE).exists() or (out / TRANSCRIPTS).is_dir()
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file, not a folder")
+    if out.is_dir() and not holds_batch and any(out.iterdir()):
+        raise UsageError(f"--out {out} holds files that are not a batch's (no {RESULTS_FILE}, "
+                         f"no {TRANSCRIPTS}/): give a new or empty folder")
+    if start == "restart" and holds_batch:
+        (out / RESULTS_FILE).unlink(missing_ok=True)
+        shutil.rmtree(out / TRANSCRIPTS, ignore_errors=True)
+    (out / TRANSCRIPTS).mkdir(parents=True, exist_ok=True)
+
+
+def _specs(tasks: TaskSource) -> Iterable[TaskSpec]:
+    if isinstance(tasks, str | Path):
+        return TaskFile(tasks)
+    if isinstance(tasks, TaskFile):
+        return tasks
+    return task_specs(tasks)
+
+
+async def batch_async(
+    tasks: TaskSource, options: BatchOptions, *, engine: Engine = "local"
+) -> AsyncIterator[TaskResult]:
+    """Run every task of ``tasks`` not finished in ``options.out`` yet; each result as it ends."""
+    if engine not in ENGINES:
+        raise UsageError(f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
+    specs = _specs(tasks)
+    out = Path(options.out)
+    prepare_folder(out, options.start)
+    results = ResultsFile(out / RESULTS_FILE)
+    try:
+        left = (spec for spec in specs if spec.id not in results.finished)
+        concurrency = options.concurrency or default_concurrency(options.run)
+        source = _engine_results(engine, left, options, out, concurrency)
+        async for result in source:
+            if results.append(result):
+                yield result
+    finally:
+        results.close()
+
+
+def _engine_results(
+    engine: Engine, specs: Iterable[TaskSpec], options: BatchOptions, out: Path, concurrency: int
+) -> AsyncIterator[TaskResult]:
+    if engine == "ray":
+        from .ray_engine import run_ray  # Ray is an optional extra: imported when asked for
+
+        return run_ray(specs, options.run, out, concurrency=concurrency, address=options.ray_address,
+                       actors=options.actors, collect=options.collect, on_started=options.on_started)
+    from .local import run_local
+
+    return run_local(specs, options.run, out, concurrency=concurrency, on_started=options.on_started)
+
+
+def batch(tasks: TaskSource, options: BatchOptions, *, engine: Engine = "local") -> Iterator[TaskResult]:
+    """``batch_async`` for synchronous code: its event loop runs in a thread of its own,
+    handing each result over as it ends; closing the iterator early (or leaving the loop
+    over it by an exception) cancels the batch: its servers are stopped before it returns."""
+    handoff: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+    loop = asyncio.new_event_loop()
+
+    async def drive() -> None:
+        try:
+            async for result in batch_async(tasks, options, engine=engine):
+                handoff.put(("result", result))
+        except asyncio.CancelledError:
+            pass
+        except BaseException as exc:  # handed to the caller's thread, raised there
+            handoff.put(("error", exc))
+        finally:
+            handoff.put(("end", None))
+
+    main = loop.create_task(drive())
+    thread = threading.Thread(target=loop.run_until_complete, args=(main,), name="toolrelay-batch",
+                              daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, value = handoff.get()
+            if kind == "error":
+                raise value
+            if kind == "end":
+                return
+            yield value
+    finally:
+        if thread.is_alive():
+            loop.call_soon_threadsafe(main.cancel)
+        thread.join()
+        loop.close()

@@ -1,0 +1,156 @@
+"""``toolrelay batch TASKS.jsonl --out DIR``: one run per task, many at once, resumable.
+
+Each line of TASKS.jsonl is ``{"id": "t1", "task": "…"}`` with optional overrides
+(``batches/tasks.py``). Every task runs as ``toolrelay run`` would, with these options;
+its transcript goes to ``DIR/transcripts/<id>.jsonl`` and its result line to
+``DIR/results.jsonl`` as it finishes. Progress goes to stderr (a bar on a terminal, else a
+line per task); the summary to stdout at the end. Running the same command again resumes:
+finished tasks are skipped. Exit 0 when every task completed; 1 when some did not (or a
+line of the tasks file was skipped); 2 usage; 3 when the servers cannot start; 130 on
+Ctrl-C (every finished task is recorded: run it again to resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+from ..batches import ENGINES, BatchOptions, Summary, TaskFile, batch_async, read_results
+from ..batches.results import RESULTS_FILE
+from ..errors import UsageError
+from ..relay.consent import approve_all
+from ..relay.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET
+from ..relay.loop import RunLimits
+from ..relay.streaming import EARLY_POLICIES
+from ..runner import OFFLINE_MODEL, RunOptions
+from .batch_progress import BatchProgress
+from .common import add_server_options, positive_count, positive_seconds
+from .run_cmd import add_model_options
+
+__all__ = ["configure", "run"]
+
+EXAMPLES = """examples:
+  toolrelay batch tasks.jsonl --out runs/ --model offline
+  toolrelay batch tasks.jsonl --out runs/ --config mcp.json --model gpt-4.1 -j 8 --yes
+  toolrelay batch tasks.jsonl --out runs/ --model offline --engine ray --actors 2
+
+tasks file: one JSON object a line, {"id": "t1", "task": "..."}, optionally with model,
+instructions, max_turns, max_tool_calls, timeout, tool_choice or script (a path relative
+to the tasks file) for that task. A batch never prompts: tools that are not read-only
+run only with --yes. Run the same command again to resume a batch that was stopped."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add = parser.add_argument
+    add("tasks", help="the tasks file (JSON lines)")
+    add("--out", required=True, metavar="DIR", help="the batch folder: results.jsonl and transcripts/")
+    add("-j", "--concurrency", type=positive_count, metavar="N",
+        help="tasks in flight at once (default 32 with --model offline, else 8)")
+    start = parser.add_mutually_exclusive_group()
+    start.add_argument("--resume", dest="start", action="store_const", const="resume", default="auto",
+                       help="resume the batch in DIR (what running the same command again does)")
+    start.add_argument("--restart", dest="start", action="store_const", const="restart",
+                       help="delete the batch in DIR and start over")
+    add("--engine", choices=ENGINES, default="local", help="local (default) or ray")
+    add("--ray-address", metavar="ADDRESS", help="the Ray cluster (default RAY_ADDRESS, else a local Ray)")
+    add("--actors", type=positive_count, metavar="N", help="Ray workers (default one per node)")
+    add("--collect", action="store_true",
+        help="Ray: send each transcript back to this machine (else workers write into DIR, "
+             "which must then be a shared path)")
+    add_server_options(parser)
+    add_model_options(parser)
+    _add_run_options(parser)
+    parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
+
+
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    add = parser.add_argument
+    add("--instructions", help="system instructions sent with every request")
+    add("--chain", action="store_true", help="send previous_response_id instead of replaying the context")
+    add("--no-store", dest="store", action="store_const", const=False, default=None, help="send store: false")
+    add("--tool-choice", default="auto", metavar="CHOICE", help="auto (default), required, none, or an alias")
+    add("--no-parallel", dest="parallel", action="store_false", help="parallel_tool_calls: false")
+    add("--no-stream", dest="stream", action="store_false", help="ask for whole responses")
+    add("--early", choices=EARLY_POLICIES, default="read-only",
+        help="calls that start while their response still streams (default read-only)")
+    add("--max-turns", type=positive_count, default=10, metavar="N",
+        help="model requests per task (default 10)")
+    add("--max-tool-calls", type=positive_count, metavar="N", help="tool calls per task")
+    add("--timeout", type=positive_seconds, metavar="S", help="wall-clock limit per task, in seconds")
+    add("--call-timeout", type=positive_seconds, metavar="S", help="per tools/call (default: each server's)")
+    add("--output-budget", type=positive_count, default=DEFAULT_OUTPUT_BUDGET, metavar="CHARS",
+        help=f"tool output passed on before it is cut (default {DEFAULT_OUTPUT_BUDGET})")
+    add("--media-budget", type=positive_count, default=DEFAULT_MEDIA_BUDGET, metavar="BYTES",
+        help=f"images and files per tool output passed on (default {DEFAULT_MEDIA_BUDGET})")
+    add("--text-only", action="store_true", help="images/files in results become text stand-ins")
+    add("--yes", action="store_true", help="run tools that are not read-only (a batch never prompts)")
+    add("--quiet", action="store_true", help="no progress on stderr")
+
+
+def options_from_args(args: argparse.Namespace) -> BatchOptions:
+    if args.script and args.model != OFFLINE_MODEL:
+        raise UsageError("--script drives the offline model; add --model offline")
+    if (args.ray_address or args.actors or args.collect) and args.engine != "ray":
+        raise UsageError("--ray-address, --actors and --collect go with --engine ray")
+    run = RunOptions(
+        model=args.model, base_url=args.base_url, config=Path(args.config) if args.config else None,
+        strict=args.strict, chain=args.chain, store=args.store, instructions=args.instructions,
+        tool_choice=args.tool_choice, parallel_tool_calls=args.parallel, stream=args.stream,
+        limits=RunLimits(
+            max_turns=args.max_turns, max_tool_calls=args.max_tool_calls, timeout=args.timeout,
+            call_timeout=args.call_timeout, output_budget=args.output_budget,
+            media_budget=args.media_budget, multimodal=not args.text_only, early=args.early,
+        ),
+        approve=approve_all if args.yes else None, script=args.script, protocol_version=args.protocol_version,
+    )
+    return BatchOptions(out=args.out, run=run, concurrency=args.concurrency, start=args.start,
+                        ray_address=args.ray_address, actors=args.actors, collect=args.collect)
+
+
+def run(args: argparse.Namespace) -> int:
+    options = options_from_args(args)
+    tasks = TaskFile(args.tasks)
+    for problem in tasks.problems:
+        sys.stderr.write(f"toolrelay batch: {problem}\n")
+    out = Path(args.out)
+    already = sum(1 for _ in read_results(out / RESULTS_FILE)) if args.start != "restart" else 0
+    progress = BatchProgress(max(tasks.count - already, 0), bar=False if args.quiet else None)
+    if not args.quiet:
+        options.on_started = progress.started
+        if already:
+            sys.stderr.write(f"toolrelay batch: resuming {out}: {already} of {tasks.count} tasks "
+                             "already finished\n")
+    started = time.monotonic()
+    try:
+        asyncio.run(_drive(tasks, options, args.engine, None if args.quiet else progress))
+    except KeyboardInterrupt:
+        if not args.quiet:
+            progress.close()
+        sys.stderr.write(f"toolrelay batch: interrupted; every finished task is in {out / RESULTS_FILE}: "
+                         "run the same command again to resume\n")
+        return 130
+    if not args.quiet:
+        progress.close()
+    return _report(out, tasks, time.monotonic() - started)
+
+
+async def _drive(tasks: TaskFile, options: BatchOptions, engine: str, progress: BatchProgress | None) -> None:
+    async for result in batch_async(tasks, options, engine="ray" if engine == "ray" else "local"):
+        if progress is not None:
+            progress.finished(result)
+
+
+def _report(out: Path, tasks: TaskFile, wall: float) -> int:
+    """The summary of the whole batch (earlier runs' tasks too); the exit code."""
+    summary = Summary.of(read_results(out / RESULTS_FILE))
+    lines = summary.lines()
+    if tasks.problems:
+        lines.append(f"skipped: {len(tasks.problems)} line(s) of {tasks.path} that are not tasks (see above)")
+    lines.append(f"wall time: {wall:.2f} s; results in {out / RESULTS_FILE}")
+    sys.stdout.write("".join(f"{line}\n" for line in lines))
+    every_task_done = summary.completed == tasks.count == summary.tasks
+    return 0 if every_task_done and not tasks.problems else 1
+

@@ -1,0 +1,187 @@
+"""``--engine ray`` on a real local Ray (2 CPUs, loopback only, one for the whole module):
+the same batch as the local engine's, transcripts written by the workers or collected by
+the driver, and a worker killed mid-call whose tasks go on elsewhere from their
+transcripts, the server's ledger showing that no recorded call ran twice. The CLI starts
+a Ray of its own and leaves no Ray process behind. Ray is installed when missing
+(``testkit.ray_setup``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from batch_helpers import ledger_config, ledger_runs, reading_tasks, results, write_tasks
+
+import toolrelay
+from conftest import CACHE, require_or_skip
+from testkit.processes import command_line, live_children, spawned
+from testkit.processes import run as run_process
+from testkit.ray_setup import ensure_ray, start_local_ray
+from toolrelay.batches import BatchOptions, TaskResult, ray_engine
+from toolrelay.errors import UsageError
+from toolrelay.relay.consent import approve_all
+from toolrelay.runner import RunOptions
+from toolrelay.verify import load_run, verify
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[Any]:
+    why = ensure_ray(CACHE)
+    if why is not None:
+        require_or_skip(why)
+    ray = start_local_ray()
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def ledger_run(tmp_path: Path, *, delay: float = 0.0) -> tuple[RunOptions, Path]:
+    ledger = tmp_path / "ledger.jsonl"
+    return RunOptions(model="offline", config=ledger_config(tmp_path, ledger, delay=delay),
+                      approve=approve_all), ledger
+
+
+def check_every_task(out: Path, ledger: Path, count: int) -> Counter[str]:
+    """One result line per task, every transcript verifies, no call ran twice; statuses."""
+    lines = results(out)
+    assert sorted(line["id"] for line in lines) == sorted(f"t{i}" for i in range(1, count + 1))
+    runs = ledger_runs(ledger)
+    assert max(runs.values()) == 1, f"a call ran twice: {runs.most_common(3)}"
+    for line in lines:
+        verdict = verify(load_run(out / line["transcript"]))
+        assert verdict.ok, (line["id"], verdict.broken)
+        if line["status"] == "completed":
+            assert verdict.finished and runs[f"{line['id']}.txt"] == 1
+        else:  # its call was sent when its worker died, the answer never recorded
+            assert line["status"] == "uncertain", line
+            assert "ledger__read_text_file" in line["error"]
+    return Counter(line["status"] for line in lines)
+
+
+def test_a_batch_on_ray_runs_every_task_once(local_ray: Any, tmp_path: Path) -> None:
+    run, ledger = ledger_run(tmp_path)
+    options = BatchOptions(out=tmp_path / "out", run=run, concurrency=8, actors=2)
+    finished = list(toolrelay.batch(reading_tasks(30), options, engine="ray"))
+    assert len(finished) == 30 and all(result.completed for result in finished)
+    assert check_every_task(tmp_path / "out", ledger, 30) == {"completed": 30}
+    assert len({json.loads(line)["pid"] for line in ledger.read_text().splitlines()}) == 2  # both workers
+
+
+def test_collect_sends_each_transcript_back_to_the_driver(local_ray: Any, tmp_path: Path) -> None:
+    run, ledger = ledger_run(tmp_path)
+    options = BatchOptions(out=tmp_path / "out", run=run, concurrency=4, actors=1, collect=True)
+    finished = list(toolrelay.batch(reading_tasks(6), options, engine="ray"))
+    assert all(result.completed for result in finished)
+    assert check_every_task(tmp_path / "out", ledger, 6) == {"completed": 6}
+
+
+def worker_of_a_running_call(ledger: Path, timeout: float = 60) -> int:
+    """The pid of the Ray worker whose MCP server is in a call now (the ledger's first line
+    is written as the call arrives; the server then holds it)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if ledger.exists() and (lines := ledger.read_text().splitlines()):
+            server = json.loads(lines[-1])["pid"]
+            stat = Path(f"/proc/{server}/stat").read_text().rpartition(")")[2].split()
+            return int(stat[1])
+        time.sleep(0.02)
+    raise AssertionError(f"no call started in {timeout} s")
+
+
+def test_a_killed_worker_s_tasks_resume_on_another_without_repeating_a_call(
+    local_ray: Any, tmp_path: Path
+) -> None:
+    run, ledger = ledger_run(tmp_path, delay=1.0)  # each call held a second: the kill lands mid-call
+    options = BatchOptions(out=tmp_path / "out", run=run, concurrency=8, actors=2)
+    finished = toolrelay.batch(reading_tasks(24), options, engine="ray")
+    first = next(finished)
+    worker = worker_of_a_running_call(ledger)
+    os.kill(worker, signal.SIGKILL)
+    rest = list(finished)
+    assert len([first, *rest]) == 24
+    statuses = check_every_task(tmp_path / "out", ledger, 24)
+    assert statuses["uncertain"] >= 1, "the calls in flight on the killed worker are not sent again"
+    assert statuses["completed"] + statuses["uncertain"] == 24
+
+
+def test_a_task_whose_worker_keeps_dying_ends_with_an_error(
+    local_ray: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ray_engine, "MAX_LOST_WORKERS", 1)  # given up at the first loss
+    run, ledger = ledger_run(tmp_path, delay=1.0)
+    options = BatchOptions(out=tmp_path / "out", run=run, concurrency=4, actors=1)
+    finished: list[TaskResult] = []
+    batch = threading.Thread(target=lambda: finished.extend(toolrelay.batch(reading_tasks(4), options,
+                                                                             engine="ray")))
+    batch.start()
+    os.kill(worker_of_a_running_call(ledger), signal.SIGKILL)
+    batch.join(120)
+    lost = [result for result in finished if result.status == "error"]
+    assert lost and all(result.error == "its Ray worker was lost 1 times; run the batch again to resume it"
+                        for result in lost)
+
+
+def test_a_local_ray_that_is_not_on_loopback_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    stopped: list[bool] = []
+    fake = SimpleNamespace(
+        is_initialized=lambda: False, init=lambda **_: None, shutdown=lambda: stopped.append(True),
+        util=SimpleNamespace(get_node_ip_address=lambda: "192.0.2.2"),
+    )
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(ray_engine, "import_ray", lambda local=False: fake)
+    refused = re.escape("the local Ray did not bind to 127.0.0.1; not running the batch on it")
+    with pytest.raises(UsageError, match=refused), ray_engine.ray_cluster(None):
+        pass
+    assert stopped == [True]
+
+
+def test_an_address_ray_cannot_use_is_a_usage_error(tmp_path: Path) -> None:
+    tasks = write_tasks(tmp_path / "tasks.jsonl", reading_tasks(1))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "RAY_"))}
+    command = [sys.executable, "-m", "toolrelay", "batch", str(tasks), "--out", "out", "--model", "offline",
+               "--engine", "ray", "--ray-address", "not-an-address"]
+    done = run_process(command, cwd=tmp_path, env=env, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == ("toolrelay batch: error: cannot connect to Ray at not-an-address: "
+                                   "Invalid address format: not-an-address")
+
+
+def test_without_ray_the_engine_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if it were not installed
+    run, _ = ledger_run(tmp_path)
+    with pytest.raises(UsageError, match=r"--engine ray needs Ray: pip install 'toolrelay\[ray\]'"):
+        list(toolrelay.batch(reading_tasks(1), BatchOptions(out=tmp_path / "out", run=run), engine="ray"))
+
+
+def test_the_cli_starts_its_own_ray_and_leaves_no_ray_process(local_ray: Any, tmp_path: Path) -> None:
+    tasks = write_tasks(tmp_path / "tasks.jsonl", reading_tasks(4))
+    ledger = tmp_path / "ledger.jsonl"
+    before = live_children()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "RAY_"))}
+    command = [sys.executable, "-m", "toolrelay", "batch", str(tasks), "--out", "out", "--model", "offline",
+               "--config", str(ledger_config(tmp_path, ledger)), "--yes", "--engine", "ray", "--actors", "2"]
+    with spawned(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                 text=True) as batch:
+        out, err = batch.communicate(timeout=180)
+        assert batch.returncode == 0, err
+        assert "tasks: 4 (4 completed)" in out
+        deadline = time.monotonic() + 10
+        while (left := live_children() - before) and time.monotonic() < deadline:
+            time.sleep(0.1)  # orphans come to this process (a subreaper); Ray's take a moment to exit
+        assert not left, [command_line(pid) for pid in left]
+    assert check_every_task(tmp_path / "out", ledger, 4) == {"completed": 4}

@@ -1,0 +1,103 @@
+"""The proof: a batch killed mid-way (kill -9, Ctrl-C) and run again finishes every task,
+and the MCP server's own ledger shows that no call whose result was recorded ran twice;
+a call sent without a recorded answer is never sent again (its task ends ``uncertain``).
+Also: each tools/call request is in the transcript before the server receives it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from batch_helpers import ledger_config, ledger_runs, reading_tasks, results, toolrelay, write_tasks
+
+from testkit.processes import kill_tree, spawned
+from toolrelay.verify import load_run, verify
+
+TASKS = 40
+
+
+def wait_for_results(out: Path, count: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done = out / "results.jsonl"
+        if done.exists() and done.read_text().count("\n") >= count:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"fewer than {count} tasks finished in {timeout} s")
+
+
+def batch_command(tmp_path: Path, ledger: Path) -> list[str]:
+    tasks = write_tasks(tmp_path / "tasks.jsonl", reading_tasks(TASKS))
+    config = ledger_config(tmp_path, ledger, delay=0.05)
+    return [sys.executable, "-m", "toolrelay", "batch", str(tasks), "--out", "out", "--model", "offline",
+            "--config", str(config), "--yes", "-j", "8"]
+
+
+def check_the_whole_batch(tmp_path: Path, ledger: Path) -> Counter[str]:
+    """Every task has exactly one result line and a transcript verify accepts; no call ran twice."""
+    out = tmp_path / "out"
+    lines = results(out)
+    assert sorted(line["id"] for line in lines) == sorted(f"t{i}" for i in range(1, TASKS + 1))
+    runs = ledger_runs(ledger)
+    assert max(runs.values()) == 1, f"a call ran twice: {runs.most_common(3)}"
+    for line in lines:
+        verdict = verify(load_run(out / line["transcript"]))
+        assert verdict.ok, (line["id"], verdict.broken)
+        path = f"{line['id']}.txt"
+        if line["status"] == "completed":
+            assert verdict.finished and runs[path] == 1
+        else:  # sent before the kill, its answer never recorded: not sent again
+            assert line["status"] == "uncertain", line
+            assert "sent, its answer never recorded" in line["error"]
+            assert "ledger__read_text_file" in line["error"]
+    return Counter(line["status"] for line in lines)
+
+
+def test_a_batch_killed_mid_way_resumes_without_running_a_recorded_call_twice(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    command = batch_command(tmp_path, ledger)
+    with spawned(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as batch:
+        wait_for_results(tmp_path / "out", 10)
+        kill_tree(batch)  # kill -9: the batch and its server, mid-way
+    before = results(tmp_path / "out")
+    assert 10 <= len(before) < TASKS
+    again = toolrelay(*command[3:], cwd=tmp_path)
+    assert again.returncode in (0, 1), again.stderr
+    assert f"resuming out: {len(before)} of {TASKS} tasks already finished" in again.stderr
+    statuses = check_the_whole_batch(tmp_path, ledger)
+    assert statuses["completed"] >= TASKS - 8  # at most the tasks in flight are uncertain
+    assert again.returncode == (0 if statuses["uncertain"] == 0 else 1)
+
+
+def test_ctrl_c_stops_a_batch_that_the_same_command_resumes(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    command = batch_command(tmp_path, ledger)
+    with spawned(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as batch:
+        wait_for_results(tmp_path / "out", 5)
+        os.killpg(batch.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole group
+        assert batch.wait(60) == 130
+    aborted = [line for line in (tmp_path / "out" / "transcripts").glob("*.jsonl")
+               if '"status": "aborted"' in line.read_text()]
+    assert aborted, "the tasks in flight record their interruption"
+    again = toolrelay(*command[3:], cwd=tmp_path)
+    assert again.returncode in (0, 1), again.stderr
+    check_the_whole_batch(tmp_path, ledger)
+
+
+def test_a_tools_call_is_in_the_transcript_before_its_server_receives_it(tmp_path: Path) -> None:
+    transcript = tmp_path / "out" / "transcripts" / "look.jsonl"
+    call = {"name": "ledger__recorded", "arguments": {"transcript": str(transcript)}}
+    script = {"turns": [{"calls": [call]}]}
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [{"id": "look", "task": "x", "script": "script.json"}])
+    done = toolrelay("batch", str(tasks), "--out", "out", "--model", "offline", "--config",
+                     str(ledger_config(tmp_path, tmp_path / "ledger.jsonl")), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (line,) = results(tmp_path / "out")
+    assert line["answer"] == "The tool returned:\n1"  # the server found its own request on disk

@@ -1,0 +1,87 @@
+"""Resume from every point a run can be stopped at: the transcript of a finished task cut
+after each line (the last one half written, as a kill leaves it), then the batch run again.
+Each time the run goes on and verify accepts the whole transcript, the server runs only
+the calls whose answers the cut-off transcript does not hold, and none twice; a call that
+is not read-only and was sent without a recorded answer ends the task ``uncertain``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from batch_helpers import ledger_config, ledger_runs
+
+import toolrelay
+from toolrelay.batches import BatchOptions
+from toolrelay.offline import OfflineModel, parse_script
+from toolrelay.relay.consent import approve_all
+from toolrelay.runner import RunOptions
+from toolrelay.verify import load_run, verify
+
+SCRIPT = {"turns": [
+    {"reasoning": "two files", "calls": [{"name": "ledger__read_text_file", "arguments": {"path": "a"}},
+                                         {"name": "ledger__peek", "arguments": {"path": "b"}}]},
+    {"calls": [{"name": "ledger__read_text_file", "arguments": {"path": "c"}}]},
+    {"message": "done"},
+]}
+TASK = [{"id": "x", "task": "read a, b and c"}]
+
+
+def answered_paths(lines: list[str]) -> set[str]:
+    """The paths of the calls whose tools/call answer the (cut) transcript holds."""
+    events = [json.loads(line) for line in lines if line.endswith("\n")]
+    paths = {e["call_id"]: json.loads(e["arguments_text"])["path"]
+             for e in events if e["kind"] == "call_parsed"}
+    return {paths[e["call_id"]] for e in events
+            if e["kind"] == "mcp_response" and e.get("method") == "tools/call" and e["call_id"] in paths}
+
+
+def resume_after_each_line(tmp_path: Path, run: RunOptions, ledger: Path, step: int) -> list[str]:
+    finished = list(toolrelay.batch(TASK, BatchOptions(out=tmp_path / "full", run=run)))
+    assert finished[0].completed
+    lines = (tmp_path / "full" / "transcripts" / "x.jsonl").read_text().splitlines(keepends=True)
+    seen: list[str] = []
+    for cut in range(1, len(lines), step):
+        out = tmp_path / f"cut{cut}"
+        (out / "transcripts").mkdir(parents=True)
+        kept = lines[:cut]
+        (out / "transcripts" / "x.jsonl").write_text("".join(kept) + lines[cut][: len(lines[cut]) // 2])
+        ledger.unlink(missing_ok=True)
+        (result,) = toolrelay.batch(TASK, BatchOptions(out=out, run=run))
+        ran, before = ledger_runs(ledger), answered_paths(kept)
+        verdict = verify(load_run(out / "transcripts" / "x.jsonl"))
+        where = f"cut after line {cut} ({json.loads(lines[cut - 1])['kind']})"
+        assert verdict.ok, (where, verdict.broken)
+        assert all(count == 1 for count in ran.values()), (where, ran)
+        assert not set(ran) & before, f"{where}: a call with a recorded answer ran again: {ran}"
+        if result.status == "completed":
+            assert verdict.finished and set(ran) | before == {"a", "b", "c"}, (where, ran, before)
+        else:
+            assert result.status == "uncertain" and not ran, (where, result)
+        seen.append(result.status)
+        shutil.rmtree(out)
+    return seen
+
+
+def test_a_replayed_run_resumes_from_every_point(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    (tmp_path / "script.json").write_text(json.dumps(SCRIPT))
+    run = RunOptions(model="offline", script=tmp_path / "script.json", config=ledger_config(tmp_path, ledger),
+                     approve=approve_all)
+    seen = resume_after_each_line(tmp_path, run, ledger, step=1)
+    assert seen.count("uncertain") >= 2 and seen.count("completed") > 40
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+def test_a_chained_run_resumes_from_every_point(tmp_path: Path, stream: bool) -> None:
+    """Chain mode continues from the recorded previous_response_id: the endpoint (one
+    stand-in outliving the batches here, as a hosted API does) still has it."""
+    ledger = tmp_path / "ledger.jsonl"
+    with OfflineModel(parse_script(SCRIPT)) as model:
+        run = RunOptions(model="stand-in", base_url=model.base_url, chain=True, stream=stream,
+                         config=ledger_config(tmp_path, ledger), approve=approve_all)
+        seen = resume_after_each_line(tmp_path, run, ledger, step=3 if stream else 1)
+    assert "completed" in seen and "uncertain" in seen
+
