@@ -12,6 +12,7 @@ stdio MCP servers (the standard library only, unless noted):
   touch_server.py         a read-only tool that touches a file when called (early-execution proof)
   slow_server.py          a read-only tool that takes its time (the stream bench's)
   echo_stdio_server.py    ``EchoService`` on toolrelay's own stdio server runtime
+  asking_server.py        asks its client for roots, sampling, elicitation (also as tasks) during a call
 HTTP:
   echo_http_server.py     ``EchoService`` on toolrelay's own Streamable HTTP endpoint
   fake_responses.py       a stateless fake Responses endpoint (the loop bench's)
@@ -36,6 +37,7 @@ MEDIA_SERVER = SERVERS / "media_server.py"
 FLOOD_SERVER = SERVERS / "flood_server.py"
 TOUCH_SERVER = SERVERS / "touch_server.py"
 SLOW_SERVER = SERVERS / "slow_server.py"
+ASKING_SERVER = SERVERS / "asking_server.py"
 FAKE_STREAM = SERVERS / "fake_stream.py"
 ECHO_STDIO_SERVER = SERVERS / "echo_stdio_server.py"
 ECHO_HTTP_SERVER = SERVERS / "echo_http_server.py"
