@@ -51,8 +51,8 @@ def test_verify_all_lists_every_check(seed_run: Path) -> None:
     checks = [line for line in proc.stdout.splitlines() if line.startswith("  ok")]
     assert len(checks) == 18
     assert "  ok     server_check   fs (connection 1) answered mcp id 3: a result (ok)" in checks
-    assert ("  ok     correlation    call_offline_0001: during its tools/call the server asked roots/list 1 → "
-            "answered") in checks
+    assert ("  ok     correlation    call_offline_0001: during its tools/call the server asked "
+            "roots/list 1 → answered") in checks
 
 
 @pytest.mark.parametrize(

@@ -66,7 +66,8 @@ def read() -> dict | None:
 def request(method: str, params: dict | None = None) -> dict:
     """Ask the client; its answer (``result`` or ``error``) as received."""
     mid = f"srv-{next(IDS)}"
-    send({"jsonrpc": "2.0", "id": mid, "method": method, **({"params": params} if params is not None else {})})
+    message = {"jsonrpc": "2.0", "id": mid, "method": method}
+    send(message | ({"params": params} if params is not None else {}))
     while (message := read()) is not None:
         if message.get("id") == mid and "method" not in message:
             return {k: v for k, v in message.items() if k in ("result", "error")}
@@ -109,8 +110,10 @@ def elicit(args: dict) -> dict:
         params = {"mode": "url", "message": args.get("message", "Sign in, please."), "url": args["url"],
                   "elicitationId": "el-1"}
     else:
-        params = {"message": args.get("message", "Tell me about you."), "requestedSchema": args.get("schema", FORM)}
-    return as_task("elicitation/create", params) if args.get("task") else request("elicitation/create", params)
+        params = {"message": args.get("message", "Tell me about you."),
+                  "requestedSchema": args.get("schema", FORM)}
+    ask = as_task if args.get("task") else request
+    return ask("elicitation/create", params)
 
 
 def call(name: str, args: dict) -> dict:

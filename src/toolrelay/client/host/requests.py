@@ -165,6 +165,8 @@ class ServerRequests:
         answer = await elicitor(request)
         if answer.note is not None:
             self._notify("warning" if answer.action != "accept" else "info", answer.note)
-        if answer.action == "accept" and request.mode == "form" and not isinstance(answer.content, dict):
+        if request.mode == "url":
+            return {"action": answer.action}  # consent only: URL mode sends no content
+        if answer.action == "accept" and not isinstance(answer.content, dict):
             raise RpcError(INTERNAL_ERROR, "Internal error: an accepted form needs its content (an object)")
         return answer.result()

@@ -163,6 +163,8 @@ def _check_tool_results(messages: list[JSONObject]) -> None:
                            if missing else "a tool_result answers no tool_use of the message before it")
         waiting = {b.get("id") for b in _blocks(message["content"])
                    if isinstance(b, dict) and b.get("type") == "tool_use" and message["role"] == "assistant"}
+    if waiting:
+        raise _invalid(f"tool_use {sorted(map(str, waiting))[0]} has no tool_result in the next message")
 
 
 def _optional(params: JSONObject, key: str, kind: type) -> Any:

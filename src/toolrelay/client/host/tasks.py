@@ -49,6 +49,7 @@ class _Task:
     updated: str = ""
     result: JSONObject | None = None
     error: RpcError | None = None
+    settled: bool = False
 
     def to_json(self) -> JSONObject:
         task: JSONObject = {"taskId": self.task_id, "status": self.status, "createdAt": self.created,
@@ -82,6 +83,10 @@ class ClientTasks:
         return {"task": task.to_json()}
 
     def _finished(self, task: _Task, done: asyncio.Task[JSONObject]) -> None:
+        """Record how the work ended (once: its done callback, or whoever reads it first)."""
+        if task.settled:
+            return
+        task.settled = True
         if done.cancelled():
             task.status = "cancelled"
         elif isinstance(done.exception(), RpcError):
@@ -112,9 +117,11 @@ class ClientTasks:
     async def result(self, params: JSONObject | None) -> JSONObject:
         """``tasks/result``: waits until the task ends; its result or error, marked as the task's."""
         task = self._task(params)
-        if task.work is not None and not task.work.done():
-            with contextlib.suppress(BaseException):  # its outcome is read below
-                await asyncio.shield(task.work)
+        if task.work is not None:
+            if not task.work.done():
+                with contextlib.suppress(BaseException):  # its outcome is read below
+                    await asyncio.shield(task.work)
+            self._finished(task, task.work)  # its done callback may not have run yet
         meta = {RELATED_TASK: {"taskId": task.task_id}}
         if task.error is not None:
             data = task.error.data if isinstance(task.error.data, dict) else {}
