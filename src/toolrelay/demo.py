@@ -5,8 +5,15 @@ server serves it as ``fs``; the model (the offline stand-in by default, or a rea
 asked for the first 20 lines. The run's transcript is kept, and the seed's attachments
 are written from it — the exact messages of that run, not illustrations: the model
 requests and responses of each turn, the MCP request and response of the call, the
-round-trip bundle and the field fragments. The folder is then verified as a folder, so
-the files themselves are what is checked.
+round-trip bundle and the field fragments. That run asks for whole responses, so each
+file is the seed's exact JSON.
+
+The stream is extra: the same walk-through is then run again as ``toolrelay run`` runs
+it, streamed, into ``streamed/``: its transcript (every server-sent event as received)
+and each turn's stream as the event-stream text it arrived as (``response_N.sse``). A
+second run, not the first one streamed: a streamed request says ``"stream": true``, so
+its request files could not be the seed's and still be the bytes sent. The folder is then
+verified as a folder, ``streamed/`` with it, so the files themselves are what is checked.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ import asyncio
 import json
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -28,12 +35,14 @@ from .verify import RunRecord, Verdict, load_run, verify
 from .verify.attachments import (
     FIELD_FRAGMENTS,
     ROUNDTRIP,
+    STREAMED,
     TRANSCRIPT,
     bundles,
     executed,
     is_attachment,
     slots,
 )
+from .verify.stream_files import STREAM_FILE, sse_text, stream_files
 
 __all__ = [
     "DEFAULT_OUT",
@@ -44,6 +53,7 @@ __all__ = [
     "run_demo",
     "standalone_check",
     "write_attachments",
+    "write_stream_files",
 ]
 
 DEMO_TASK: Final = "Read the first 20 lines of notes.txt"
@@ -67,6 +77,9 @@ class DemoResult:
     run: RunRecord
     verdict: Verdict
     files: list[str]
+    streamed: RunResult
+    """The walk-through run again, streamed (written to ``out/streamed``)."""
+    stream_files: list[str]
 
     @property
     def called(self) -> bool:
@@ -75,7 +88,7 @@ class DemoResult:
 
     @property
     def ok(self) -> bool:
-        return self.result.completed and self.called and self.verdict.ok
+        return self.result.completed and self.streamed.completed and self.called and self.verdict.ok
 
 
 def notes_text() -> str:
@@ -100,6 +113,10 @@ def clear_folder(out: Path) -> None:
     for path in out.iterdir() if out.is_dir() else []:
         if path.is_file() and (is_attachment(path.name) or path.name in (ROUNDTRIP, FIELD_FRAGMENTS)):
             path.unlink()
+    streamed = out / STREAMED
+    for path in streamed.iterdir() if streamed.is_dir() else []:
+        if path.is_file() and STREAM_FILE.match(path.name) is not None:
+            path.unlink()
 
 
 def write_attachments(run: RunRecord, out: Path) -> list[str]:
@@ -114,6 +131,16 @@ def write_attachments(run: RunRecord, out: Path) -> list[str]:
     return [*names, TRANSCRIPT]
 
 
+def write_stream_files(run: RunRecord, out: Path) -> list[str]:
+    """Write each streamed turn of ``run`` into ``out`` as ``response_N.sse``; the folder's
+    file names (its transcript first)."""
+    names: list[str] = []
+    for name, events in stream_files(run).items():
+        (out / name).write_text(sse_text(events), encoding="utf-8")
+        names.append(name)
+    return [TRANSCRIPT, *names]
+
+
 def run_demo(
     out: str | Path = DEFAULT_OUT,
     *,
@@ -122,9 +149,11 @@ def run_demo(
     events: EventStream | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> DemoResult:
-    """Run the read_text_file walk-through, write each of its messages into ``out`` and
-    verify the folder. A usage error (no API key for a hosted model) creates nothing."""
+    """Run the read_text_file walk-through, write each of its messages into ``out``, run
+    it again streamed into ``out/streamed``, and verify the folder. A usage error (no API
+    key for a hosted model) creates nothing."""
     folder = Path(out)
+    streamed_folder = folder / STREAMED
     with tempfile.TemporaryDirectory(prefix="toolrelay-demo-") as workspace:
         root = Path(workspace)
         options = RunOptions(
@@ -142,6 +171,10 @@ def run_demo(
         _prepare_folder(folder)
         (root / "notes.txt").write_text(notes_text(), encoding="utf-8")
         result = asyncio.run(run_async(DEMO_TASK, options))
-    files = write_attachments(load_run(folder / TRANSCRIPT), folder)
+        files = write_attachments(load_run(folder / TRANSCRIPT), folder)
+        again = replace(options, stream=True, transcript=streamed_folder / TRANSCRIPT)
+        streamed = asyncio.run(run_async(DEMO_TASK, again))
+    stream_names = write_stream_files(load_run(streamed_folder / TRANSCRIPT), streamed_folder)
     run = load_run(folder)
-    return DemoResult(out=folder, result=result, run=run, verdict=verify(run), files=files)
+    return DemoResult(out=folder, result=result, run=run, verdict=verify(run), files=files,
+                      streamed=streamed, stream_files=stream_names)

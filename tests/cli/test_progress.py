@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 
 from toolrelay.cli.progress import ProgressPrinter
-from toolrelay.events import CallOutcomeEvent, FeedbackEvent, RunEndEvent, RunStartEvent
+from toolrelay.events import CallOutcomeEvent, FeedbackEvent, Notice, RunEndEvent, RunStartEvent
 
 CUT = "image (image/png, 300000 bytes) dropped: over --media-budget 100000 bytes"
 
@@ -52,3 +52,12 @@ def test_a_call_line_without_feedback_is_still_printed() -> None:
     """A call cancelled mid-run gets no feedback: its line must not wait forever."""
     lines = printed(outcome("c1", "media__photo"))
     assert lines[:-1] == ["  call media__photo → media/photo · mcp id 3 · 12 ms · ok"]  # then the run's end
+
+
+def test_an_info_notice_is_progress_not_a_warning() -> None:
+    loud, quiet = io.StringIO(), io.StringIO()
+    notice = Notice(level="info", text="server h: the stream of request 3 was resumed", server="h")
+    ProgressPrinter(loud, verbose=True)(notice)
+    ProgressPrinter(quiet, verbose=False)(notice)
+    assert loud.getvalue() == "· server h: the stream of request 3 was resumed\n"
+    assert quiet.getvalue() == ""

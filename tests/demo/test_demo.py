@@ -34,6 +34,7 @@ ATTACHMENTS = [
     "field_fragments.json",
     "transcript.jsonl",
 ]
+STREAMED = ["transcript.jsonl", "response_1.sse", "response_2.sse"]
 
 
 def test_demo_runs_the_seed_scenario_and_prints_the_chain(
@@ -42,7 +43,8 @@ def test_demo_runs_the_seed_scenario_and_prints_the_chain(
     folder, proc = demo
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
-    assert f"wrote {folder}/: {' '.join(ATTACHMENTS)}" in out
+    assert f"wrote {folder}/: {' '.join(ATTACHMENTS)}\n" in out
+    assert f"wrote {folder}/streamed/: {' '.join(STREAMED)} (the same walk-through, streamed" in out
     rows = [
         "declaration",
         "request_1",
@@ -67,7 +69,8 @@ def test_demo_runs_the_seed_scenario_and_prints_the_chain(
     assert 'id 3 tools/call, params.arguments (object) {"path": "notes.txt", "head": 20}' in out
     assert "call_offline_0001 (same call_id): " in out
     assert "all 7 links hold" in out
-    assert sorted(p.name for p in folder.iterdir()) == sorted(ATTACHMENTS)
+    assert sorted(p.name for p in folder.iterdir()) == sorted([*ATTACHMENTS, "streamed"])
+    assert sorted(p.name for p in (folder / "streamed").iterdir()) == sorted(STREAMED)
 
 
 def test_the_files_are_the_exact_messages_of_the_run(demo_folder: Path) -> None:

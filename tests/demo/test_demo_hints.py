@@ -53,7 +53,7 @@ def demo_and_hints(bin_dir: Path, cwd: Path, env: dict[str, str]) -> list[str]:
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     hints = closing_hints(proc.stdout)
-    assert len(hints) == 4, hints
+    assert len(hints) == 5, hints
     for hint in hints:
         ran = subprocess.run(hint, shell=True, cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
                              stdin=subprocess.DEVNULL)
@@ -77,8 +77,9 @@ def test_each_hint_runs_as_printed_from_another_folder(installed: Path, tmp_path
 
 def test_in_an_activated_venv_the_hints_use_the_short_names(installed: Path, tmp_path: Path) -> None:
     hints = demo_and_hints(installed, tmp_path, user_env(installed))
-    assert hints[:2] == ["toolrelay verify 'demo run'", "toolrelay explain 'demo run'"]
-    assert all(hint.startswith("python3 ") for hint in hints[2:])
+    assert hints[:3] == ["toolrelay verify 'demo run'", "toolrelay explain 'demo run'",
+                         "toolrelay explain 'demo run/streamed'"]
+    assert all(hint.startswith("python3 ") for hint in hints[3:])
 
 
 def test_demo_help_names_no_path_that_only_a_clone_has() -> None:

@@ -46,7 +46,8 @@ def test_help_lists_the_options() -> None:
     proc = run_files("--help")
     assert proc.returncode == 0
     for option in ("ROOT", "--http [HOST:]PORT", "--allow-origin ORIGIN", "--max-message-bytes BYTES",
-                   "--max-result-bytes BYTES", "TOOLRELAY_TOKEN", "default 4MiB", "default 1MiB"):
+                   "--max-result-bytes BYTES", "--sse-hold SECONDS", "TOOLRELAY_TOKEN", "default 4MiB",
+                   "default 1MiB"):
         assert option in proc.stdout, option
     assert "--token" not in proc.stdout
 
@@ -57,6 +58,8 @@ def test_help_lists_the_options() -> None:
     (["--max-message-bytes", "4 parsecs"], "argument --max-message-bytes: invalid size '4 parsecs'"),
     (["--http", "localhost:http"], "argument --http: invalid address 'localhost:http'"),
     (["--http", "99999"], "argument --http: invalid address '99999'"),
+    (["--sse-hold", "-1"], "argument --sse-hold: must be a number of seconds, 0 or more, not '-1'"),
+    (["--sse-hold", "nan"], "argument --sse-hold: must be a number of seconds, 0 or more, not 'nan'"),
 ])
 def test_bad_options_are_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
     proc = run_files(str(tmp_path), *args)

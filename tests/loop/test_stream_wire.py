@@ -23,7 +23,7 @@ import pytest
 from loop_helpers import make_workspace
 
 from testkit.processes import spawned
-from testkit.servers import TOUCH_SERVER
+from testkit.servers import HONEST_SERVER, TOUCH_SERVER
 
 TOUCH = TOUCH_SERVER
 LOOK = {"name": "touch__look", "arguments": {"what": "the notes"}}
@@ -143,6 +143,29 @@ def test_a_response_failing_after_a_call_closed_keeps_the_calls_outcome_and_feed
     assert not verdict["finished"]
 
 
+def test_a_response_ending_incomplete_after_a_call_started_keeps_its_outcome_and_feeds_nothing_back(
+    workspace: Path,
+) -> None:
+    """The call's item closes, so it starts (read-only); then the response ends
+    ``response.incomplete``: the outcome is recorded, nothing goes back, exit 1."""
+    held = str(workspace / "called")  # the touch server creates it when its tools/call arrives
+    args, called = _files(workspace, [{"calls": [LOOK], "status": "incomplete", "after_calls": "cut off",
+                                       "hold_completed_until_file": held}])
+    proc = _toolrelay("run", "look", *args, cwd=workspace)
+    assert proc.returncode == 1, proc.stderr
+    assert "ended after 1 turn with an incomplete response" in proc.stderr
+    assert called.exists()  # the terminal event waited for the tools/call: the call started mid-stream
+    records = _records(workspace)
+    assert [_stream_type(r) for r in records if r["kind"] == "model_stream"][-1] == "response.incomplete"
+    [outcome] = [r["outcome"] for r in records if r["kind"] == "call_outcome"]
+    assert outcome["status"] in ("ok", "cancelled") and outcome["alias"] == "touch__look"
+    assert not [r for r in records if r["kind"] == "feedback"]
+    assert len([r for r in records if r["kind"] == "model_request"]) == 1
+    verdict = _verified(workspace)
+    assert not verdict["finished"]
+    assert any(f["check"] == "early_start" and f["ok"] for f in verdict["findings"])
+
+
 @pytest.mark.parametrize("fault", [{"cut_after": 6}, {"no_completed": True}], ids=["cut", "no_completed"])
 def test_a_stream_broken_off_after_a_call_started_exits_3_naming_the_call(
     workspace: Path, fault: dict[str, Any]
@@ -159,10 +182,74 @@ def test_a_stream_broken_off_after_a_call_started_exits_3_naming_the_call(
 
 
 def test_a_stream_cut_before_anything_but_its_opening_is_retried(workspace: Path) -> None:
+    """Cut after response.created and .in_progress: nothing was shown and no call ran, so
+    the request is asked again like a 5xx; the stand-in answers the retry (the same turn)
+    whole, and the run completes."""
     args, _ = _files(workspace, [{"calls": [LOOK], "stream_fault": {"cut_after": 2}}, {"message": "seen"}])
     proc = _toolrelay("run", "look", *args, cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "seen\n"
+    [notice] = [line for line in proc.stderr.splitlines() if "retrying" in line]
+    assert "model request attempt 1 failed" in notice, proc.stderr
     records = _records(workspace)
-    attempts = [r["attempt"] for r in records if r["kind"] == "model_request" and r["turn"] == 1]
-    assert attempts[:2] == [1, 2], proc.stderr
-    assert any("retrying" in r["text"] for r in records if r["kind"] == "notice")
+    requests = [(r["turn"], r["attempt"]) for r in records if r["kind"] == "model_request"]
+    assert requests == [(1, 1), (1, 2), (2, 1)]
+    cut = [r for r in records if r["kind"] == "model_response" and r["turn"] == 1 and r["attempt"] == 1]
+    assert cut[0]["cut"] == "the connection closed" and cut[0]["stream_events"] == 2
+    [outcome] = [r["outcome"] for r in records if r["kind"] == "call_outcome"]
+    assert outcome["status"] == "ok" and outcome["alias"] == "touch__look"
+    verdict = _verified(workspace)
+    assert verdict["ok"] and verdict["finished"]
+
+
+def test_a_consent_question_waits_while_the_stream_is_read_to_its_end(workspace: Path) -> None:
+    """--early all: the write call is ready as its item closes, so the terminal asks then;
+    the question stays unanswered until the transcript holds the whole streamed response
+    (every later event, response.completed, the model_response): a prompt that held the
+    reading of the stream would never get there. Then "y", and the call runs."""
+    write = {"name": "honest__write", "arguments": {"text": "hello"}}
+    script = {"turns": [{"calls": [write], "after_calls": "Writing it now.", "tokens_per_second": 200},
+                        {"message": "written"}]}
+    (workspace / "script.json").write_text(json.dumps(script))
+    config = {"mcpServers": {"honest": {"command": sys.executable, "args": [str(HONEST_SERVER)]}}}
+    (workspace / "mcp.json").write_text(json.dumps(config))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    command = [sys.executable, "-m", "toolrelay", "run", "write hello", "--model", "offline", "--script",
+               "script.json", "--config", "mcp.json", "--transcript", "t.jsonl", "--early", "all"]
+    terminal, its_end = os.openpty()
+    try:
+        with spawned(command, cwd=workspace, stdin=its_end, stdout=subprocess.PIPE, stderr=its_end,
+                     env=env) as process:
+            os.close(its_end)
+            its_end = -1
+            deadline = time.monotonic() + 60
+            _read_until(terminal, b"Allow? [y/N] ", deadline=deadline)
+            _wait_for_record(workspace / "t.jsonl", "model_response", deadline=deadline)
+            os.write(terminal, b"y\n")
+            assert process.stdout is not None
+            printed = process.stdout.read()
+            assert process.wait(60) == 0
+    finally:
+        os.close(terminal)
+        if its_end >= 0:
+            os.close(its_end)
+    assert printed.decode() == "Writing it now.\nwritten\n"
+    records = _records(workspace)
+    parsed = next(r["seq"] for r in records if r["kind"] == "call_parsed")
+    completed = next(r["seq"] for r in records if _stream_type(r) == "response.completed")
+    answered = next(r["seq"] for r in records if r["kind"] == "model_response")
+    sent = next(r["seq"] for r in records if r["kind"] == "mcp_request" and r["method"] == "tools/call")
+    assert parsed < completed < answered < sent  # asked mid-stream; run only after the answer "y"
+    [outcome] = [r["outcome"] for r in records if r["kind"] == "call_outcome"]
+    assert outcome["status"] == "ok" and outcome["alias"] == "honest__write"
     _verified(workspace)
+
+
+def _wait_for_record(path: Path, kind: str, *, deadline: float) -> None:
+    """Until the transcript holds a complete line of ``kind`` (it is written as the run goes)."""
+    while time.monotonic() < deadline:
+        complete = path.read_text().split("\n")[:-1] if path.exists() else []  # not the line being written
+        if any(json.loads(line)["kind"] == kind for line in complete):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"no {kind} in the transcript while the consent question waited")

@@ -90,8 +90,8 @@ def test_a_stream_without_response_completed_is_a_cut() -> None:
 
 
 def test_a_cut_after_created_and_in_progress_is_asked_again_and_a_later_cut_is_not() -> None:
-    turns = [{"message": "lost", "stream_fault": {"cut_after": 2}}, {"message": "Hello again"}]
-    reply, timed, recorder = ask(turns)
+    # the stand-in answers the retry (the same turn) whole: its stream fault happens once
+    reply, timed, recorder = ask([{"message": "Hello again", "stream_fault": {"cut_after": 2}}])
     assert isinstance(reply, ModelReply) and reply.attempts == 2
     assert "".join(u.delta for u in of(timed, TextDelta)) == "Hello again"
     assert [r["cut"] for r in recorder.records("model_response") if "cut" in r] == ["the connection closed"]

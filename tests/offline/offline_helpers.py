@@ -25,6 +25,18 @@ def post_json(url: str, body: Any, headers: dict[str, str] | None = None) -> tup
             return error.code, _decode(error.read()), dict(error.headers)
 
 
+def after_turns(count: int, task: str = "go") -> list[dict[str, Any]]:
+    """An input that has reached turn ``count + 1``: the task, then ``count`` calls each
+    followed by its output (the stand-in reads a request's turn from its context)."""
+    items: list[dict[str, Any]] = [{"role": "user", "content": task}]
+    for number in range(1, count + 1):
+        call_id = f"call_earlier_{number}"
+        items.append({"type": "function_call", "call_id": call_id, "name": "fs__read_text_file",
+                      "arguments": "{}"})
+        items.append({"type": "function_call_output", "call_id": call_id, "output": f"output {number}"})
+    return items
+
+
 def get_json(url: str) -> Any:
     with urllib.request.urlopen(url, timeout=10) as answer:
         return _decode(answer.read())

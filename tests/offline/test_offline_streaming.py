@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from offline_helpers import post_json
+from offline_helpers import after_turns, post_json
 
 from responses_helpers import read_tool
 from toolrelay.errors import UsageError
@@ -110,7 +110,8 @@ def test_a_held_stream_does_not_hold_up_other_requests(tmp_path: Path) -> None:
         deadline = time.monotonic() + 10
         while not model.requests and time.monotonic() < deadline:  # the held request has arrived
             time.sleep(0.005)
-        status, answer, _ = post_json(f"{model.base_url}/responses", {"model": "offline", "input": "go"})
+        later = {"model": "offline", "input": after_turns(1)}  # turn 2's request
+        status, answer, _ = post_json(f"{model.base_url}/responses", later)
         assert held == []  # still held
         release.write_text("go")
         reader.join(10)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from offline_helpers import post_json
+from offline_helpers import after_turns, post_json
 
 from responses_helpers import read_tool, recorded_stream, run
 from testkit.processes import spawned
@@ -236,7 +236,7 @@ def test_refusal_incomplete_failed_and_cancelled_responses() -> None:
         }
     )
     with OfflineModel(script) as model:
-        refusal, incomplete, failed, cancelled = (ask(model) for _ in range(4))
+        refusal, incomplete, failed, cancelled = (ask(model, input=after_turns(n)) for n in range(4))
     assert refusal["output"][0]["content"] == [{"type": "refusal", "refusal": "I can't help with that."}]
     assert incomplete["status"] == "incomplete"
     assert incomplete["incomplete_details"] == {"reason": "content_filter"}
@@ -266,7 +266,7 @@ def test_auto_entries_play_the_seed_scenario() -> None:
     script = parse_script({"turns": [{"auto": True}, {"message": "scripted"}]})
     with OfflineModel(script) as model:
         assert ask(model)["output"][0]["type"] == "function_call"
-        assert ask(model)["output"][0]["content"][0]["text"] == "scripted"
+        assert ask(model, input=after_turns(1))["output"][0]["content"][0]["text"] == "scripted"
 
 
 def test_http_faults_drive_the_client_retry_path() -> None:
@@ -357,7 +357,8 @@ def test_after_the_script_it_never_calls_again() -> None:
     script = parse_script({"turns": [{"message": "only turn"}]})
     with OfflineModel(script) as model:
         assert ask(model)["output"][0]["content"][0]["text"] == "only turn"
-        assert ask(model)["output"] == [
+        # turn 2, and the last item is a new question, not an output to quote
+        assert ask(model, input=[*after_turns(1), {"role": "user", "content": "and?"}])["output"] == [
             {
                 "id": "msg_offline_0002",
                 "type": "message",

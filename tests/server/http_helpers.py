@@ -1,5 +1,6 @@
 """Helpers for the HTTP server tests: a few raw Streamable HTTP calls made with httpx2 (no
-MCP SDK in between), a raw HTTP/1.1 connection, and the MCP conformance suite.
+MCP SDK in between) and a raw HTTP/1.1 connection. (The MCP conformance suite is
+``testkit.conformance``.)
 
 The servers they talk to are testkit's (``testkit.mcp_http``): ``running_server`` /
 ``McpHttpThread`` (the endpoint in this process, on its own thread), ``echo_http_process``
@@ -10,30 +11,14 @@ from __future__ import annotations
 
 import json
 import socket
-from pathlib import Path
 from typing import Any
 
 import h11
 import httpx2
 
-from testkit import npm
-
-REPO = Path(__file__).resolve().parents[2]
-CONFORMANCE_PACKAGE = "@modelcontextprotocol/conformance@0.1.16"
-NODE22_PACKAGE = "node@22"  # the suite needs Node >= 22; npm ships it as a package
 ACCEPT_BOTH = "application/json, text/event-stream"
 BASE_HEADERS = {"accept": ACCEPT_BOTH, "content-type": "application/json"}
 NEGOTIATED = "2025-06-18"
-
-
-def install_conformance_suite() -> list[str] | str:
-    """The command that runs the MCP conformance suite (installed once into the cache), or
-    why it cannot be had."""
-    node = "node_modules/.bin/node"
-    index = "node_modules/@modelcontextprotocol/conformance/dist/index.js"
-    installed = npm.install(REPO / ".toolrelay-cache" / "conformance", [CONFORMANCE_PACKAGE, NODE22_PACKAGE],
-                            [node, index])
-    return [str(installed / node), str(installed / index)] if isinstance(installed, Path) else installed
 
 
 def init_message(msg_id: int | str = 0, *, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -82,8 +82,11 @@ def test_sdk_client_full_session(served: tuple[str, subprocess.Popen[str]]) -> N
     assert found["unknown"] == (-32602, "Unknown tool: no_such_tool")
 
     posts = [(status, ctype) for method, status, ctype, _ in recorder.seen if method == "POST"]
-    assert posts.count((200, "text/event-stream")) == 1  # the roots call, and only it, went SSE
+    # at 2025-11-25 every tools/call is answered as a resumable stream; tools/list as JSON
+    assert posts.count((200, "text/event-stream")) == 4
     assert posts.count((202, "")) == 2  # notifications/initialized and the roots/list answer
+    gets = [(status, ctype) for method, status, ctype, _ in recorder.seen if method == "GET"]
+    assert gets == [(200, "text/event-stream")]  # the SDK's standalone stream
     session_id = next(sid for method, _, _, sid in recorder.seen if sid)
     deletes = [status for method, status, _, _ in recorder.seen if method == "DELETE"]
     assert deletes == [200]  # the SDK ended its session on exit

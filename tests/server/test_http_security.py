@@ -196,7 +196,7 @@ def test_preflight_from_an_allowed_origin(client: httpx2.Client, url: str, origi
     reply = client.options(url, headers={"origin": origin, **PREFLIGHT})
     assert reply.status_code == 204 and reply.content == b""
     assert reply.headers["access-control-allow-origin"] == origin
-    assert reply.headers["access-control-allow-methods"] == "POST, DELETE"
+    assert reply.headers["access-control-allow-methods"] == "GET, POST, DELETE"
     allowed = {h.strip() for h in reply.headers["access-control-allow-headers"].split(",")}
     assert {"content-type", "accept", "authorization", "mcp-session-id", "mcp-protocol-version"} <= allowed
 

@@ -101,9 +101,9 @@ def test_roots_request_switches_the_answer_to_sse(client: httpx2.Client, url: st
         assert stream.status_code == 200
         assert stream.headers["content-type"] == "text/event-stream"
         lines = stream.iter_lines()
-        event = [next(lines), next(lines)]
-        assert event[0] == "event: message"
-        roots_request = json.loads(event[1].removeprefix("data: "))
+        event = [next(lines), next(lines), next(lines)]
+        assert re.fullmatch(r"id: \d+-\d+", event[0]) and event[1] == "event: message"
+        roots_request = json.loads(event[2].removeprefix("data: "))
         assert roots_request["method"] == "roots/list"
         answer = {"jsonrpc": "2.0", "id": roots_request["id"],
                   "result": {"roots": [{"uri": "file:///srv/data", "name": "data"}]}}
@@ -161,15 +161,14 @@ def test_failed_initialize_opens_no_session(client: httpx2.Client, url: str) -> 
         "code": -32602, "message": 'Invalid params: "protocolVersion" must be a string'}
 
 
-def test_get_is_405_and_other_paths_404(client: httpx2.Client, url: str) -> None:
+def test_get_needs_a_session_other_methods_405_other_paths_404(client: httpx2.Client, url: str) -> None:
     get = client.get(url, headers={"accept": "text/event-stream"})
-    assert get.status_code == 405
-    assert get.headers["allow"] == "OPTIONS, POST, DELETE"
-    assert "no standalone SSE stream" in rpc_error(get)["message"]
+    assert get.status_code == 400 and "missing Mcp-Session-Id" in rpc_error(get)["message"]
     other = client.post(url.replace("/mcp", "/other"), content=b"{}", headers=BASE_HEADERS)
     assert other.status_code == 404 and rpc_error(other)["message"] == "Not Found: the MCP endpoint is /mcp"
     put = client.put(url, content=b"{}")
     assert put.status_code == 405
+    assert put.headers["allow"] == "OPTIONS, GET, POST, DELETE"
 
 
 # -- headers --------------------------------------------------------------------------

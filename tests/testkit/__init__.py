@@ -7,6 +7,7 @@
   mcp_http_stub.py  ``StubServer``: a Streamable HTTP MCP endpoint that misbehaves on request
   mcp_http.py       toolrelay's own MCP endpoint in-process (``McpHttpThread``) or as a process
   raw_http.py       ``RawServer``: exact bytes on a socket (resets, broken chunks, TLS)
+  recorded_streams.py  ``ReplayEndpoint``: the real recorded streams of tests/data/streams over HTTP
   processes.py      spawn / kill a process and everything it started; the leftover check
   npm.py            npm packages installed atomically into .toolrelay-cache
 

@@ -22,6 +22,7 @@ from toolrelay.protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from toolrelay.server.app import ToolService
 from toolrelay.server.http import McpEndpoint, endpoint_url
 from toolrelay.server.http_rules import AccessPolicy
+from toolrelay.server.http_streams import StreamOptions
 
 from .processes import spawned
 from .servers import ECHO_HTTP_SERVER
@@ -34,7 +35,8 @@ class McpHttpThread:
     """``service`` (default: a new ``EchoService``) on ``http://HOST:PORT/mcp``, served by
     ``McpEndpoint`` on its own event loop in a daemon thread. ``start`` returns the URL.
 
-    ``thread_options`` go to ``toolrelay.httpserver.ServerThread`` as they are."""
+    ``streams``: resumption limits and polling (``StreamOptions``); ``thread_options`` go to
+    ``toolrelay.httpserver.ServerThread`` as they are."""
 
     def __init__(
         self,
@@ -44,12 +46,13 @@ class McpHttpThread:
         token: str | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         allowed_origins: Sequence[str] = (),
+        streams: StreamOptions | None = None,
         **thread_options: Any,
     ) -> None:
         self.service = service if service is not None else EchoService()
         self._host = host.strip("[]")
         policy = AccessPolicy.build(self._host, token, allowed_origins)
-        endpoint = McpEndpoint(self.service, policy, max_message_bytes)
+        endpoint = McpEndpoint(self.service, policy, max_message_bytes, streams)
         self._thread = ServerThread(
             endpoint.handle, max_body_bytes=max_message_bytes, name="test-mcp-http", **thread_options
         )

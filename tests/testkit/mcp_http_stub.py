@@ -1,6 +1,7 @@
 """A small Streamable HTTP MCP endpoint for the cases a real server cannot be made to
 produce: expired sessions, error statuses, token checks, a server request inside an SSE
-reply, oversized bodies, a call that never ends. It records every HTTP request it gets.
+reply, oversized bodies, a call that never ends, a stream to resume that the resumption
+refuses or leaves empty. It records every HTTP request it gets, with when.
 
 It runs on ``FakeHttpServer`` (toolrelay's own HTTP server in a thread); its handlers
 share one event loop, so a reply POSTed on one connection wakes the SSE stream waiting
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +29,7 @@ class Received:
     headers: dict[str, str]
     body: Any
     """The JSON body, or None when there was none."""
+    at: float = field(default_factory=time.monotonic)
 
 
 @dataclass
@@ -43,6 +46,20 @@ class StubBehaviour:
     huge_as_sse: bool = False
     sse_garbage_first: bytes | None = None
     """Answer tools/call of "echo" with an SSE stream whose first event's data is these bytes."""
+    resumable: bool = False
+    """Answer tools/call of "echo" with a priming event only (id ``p-<request id>``,
+    ``retry: retry_ms``) and end the stream; a GET with that Last-Event-ID brings the
+    answer (as the conformance suite's sse-retry scenario does)."""
+    retry_ms: int = 200
+    resume_refusal: tuple[int, str] | None = None
+    """(status, body) for a GET with Last-Event-ID, instead of the answer."""
+    standalone_ends: bool = False
+    """A GET without Last-Event-ID gets a priming event (id ``g-1``) and ends; the GET
+    resuming it gets a ``notifications/tools/list_changed`` and stays open."""
+    resume_silent: bool = False
+    """A GET with Last-Event-ID gets an event stream that ends at once, with no event."""
+    waiting: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Answers a resuming GET brings, by the Last-Event-ID it must send."""
     received: list[Received] = field(default_factory=list)
     replies: dict[Any, Any] = field(default_factory=dict)
 
@@ -83,12 +100,39 @@ class StubServer:
         message = json.loads(request.body) if request.body else None
         self.behaviour.received.append(Received(request.method, dict(request.headers), message))
         if request.method == "GET":
-            await http.send(405)
+            await self._get(request, http)
         elif request.method == "DELETE":
             self.sessions.discard(request.header("mcp-session-id") or "")
             await http.send(200)
         else:
             await self._post(request, message, http)
+
+    async def _get(self, request: HttpRequest, http: HttpResponder) -> None:
+        behaviour = self.behaviour
+        last_event_id = request.header("last-event-id")
+        if behaviour.standalone_ends and last_event_id in (None, "g-1"):
+            await self._standalone(last_event_id, http)
+        elif last_event_id is None or not behaviour.resumable:
+            await http.send(405)  # no standalone stream
+        elif behaviour.resume_refusal is not None:
+            status, body = behaviour.resume_refusal
+            await send_json(http, status, body.encode())
+        else:
+            answer = None if behaviour.resume_silent else behaviour.waiting.pop(last_event_id, None)
+            await http.start(200, _SSE)
+            if answer is not None:
+                await http.write(f"id: a-{answer['id']}\n".encode() + _event(answer))
+            await http.end()
+
+    async def _standalone(self, last_event_id: str | None, http: HttpResponder) -> None:
+        await http.start(200, _SSE)
+        if last_event_id is None:
+            await http.write(f"id: g-1\nretry: {self.behaviour.retry_ms}\ndata:\n\n".encode())
+            await http.end()
+            return
+        changed = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        await http.write(b"id: g-2\n" + _event(changed))
+        await asyncio.Event().wait()  # open until the stub stops
 
     async def _post(self, request: HttpRequest, message: dict[str, Any], http: HttpResponder) -> None:
         behaviour = self.behaviour
@@ -144,7 +188,13 @@ class StubServer:
         behaviour = self.behaviour
         result = {"content": [{"type": "text", "text": str(arguments.get("text", ""))}]}
         answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
-        if name == "fail" and behaviour.call_status is not None:
+        if name == "echo" and behaviour.resumable:
+            event_id = f"p-{message['id']}"
+            behaviour.waiting[event_id] = answer
+            await http.start(200, _SSE)
+            await http.write(f"id: {event_id}\nretry: {behaviour.retry_ms}\ndata:\n\n".encode())
+            await http.end()
+        elif name == "fail" and behaviour.call_status is not None:
             status, body = behaviour.call_status
             await send_json(http, status, body.encode())
         elif name == "huge":

@@ -18,6 +18,7 @@ from ..demo import DEFAULT_OUT, DEMO_TASK, STANDALONE_CHECKS, DemoResult, run_de
 from ..events import EventStream
 from ..relay.endings import ending_line
 from ..runner import OFFLINE_MODEL
+from ..verify.attachments import STREAMED
 from ..verify.explain import walk
 from .progress import AtFirstStart, ProgressPrinter
 
@@ -71,16 +72,19 @@ def run(args: argparse.Namespace) -> int:
     )
     events.subscribe(AtFirstStart(out, header))  # said as the run starts: never before a usage error
     demo = run_demo(args.out, model=args.model, base_url=args.base_url, events=events)
-    out.write(f"wrote {demo.out}/: {' '.join(demo.files)}\n\n")
+    out.write(f"wrote {demo.out}/: {' '.join(demo.files)}\n")
+    out.write(f"wrote {demo.out / STREAMED}/: {' '.join(demo.stream_files)} (the same walk-through, "
+              "streamed: every server-sent event as received)\n\n")
     out.write(walk(demo.run, demo.verdict))
     out.write("\n" + _conclusion(demo))
     return 0 if demo.ok else 1
 
 
 def _conclusion(demo: DemoResult) -> str:
-    if not demo.result.completed:
-        result = demo.result
-        return f"the run did not complete: it {ending_line(result.status, result.turns, result.reason)}\n"
+    for which, result in (("run", demo.result), ("streamed run", demo.streamed)):
+        if not result.completed:
+            ended = ending_line(result.status, result.turns, result.reason)
+            return f"the {which} did not complete: it {ended}\n"
     if not demo.called:
         return "the model answered without calling the file server: the read_text_file call did not happen\n"
     if demo.verdict.broken is not None:
@@ -98,7 +102,9 @@ def _hints(out: Path) -> list[str]:
     checks = [
         f"{python} {shlex.quote(_shown(standalone_check(name)))} {folder}" for name in STANDALONE_CHECKS
     ]
-    return [f"{toolrelay} verify {folder}", f"{toolrelay} explain {folder}", *checks]
+    streamed = shlex.quote(str(out / STREAMED))
+    explain = [f"{toolrelay} explain {folder}", f"{toolrelay} explain {streamed}"]
+    return [f"{toolrelay} verify {folder}", *explain, *checks]
 
 
 def _toolrelay_command() -> str:

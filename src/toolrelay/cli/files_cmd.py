@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import math
 import os
 import re
 
@@ -21,7 +22,7 @@ from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from ..server.app import stderr_logging
 from ..server.stdio import serve_stdio
 
-__all__ = ["byte_size", "configure", "listen_address", "run"]
+__all__ = ["byte_size", "configure", "hold_seconds", "listen_address", "run"]
 
 log = logging.getLogger("toolrelay.files")
 
@@ -51,6 +52,17 @@ def byte_size(text: str) -> int:
     return int(found.group(1)) * unit
 
 
+def hold_seconds(text: str) -> float:
+    """``--sse-hold``: seconds, 0 or more (0: close right after the priming event)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value >= 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, 0 or more, not {text!r}")
+    return value
+
+
 def listen_address(text: str) -> tuple[str, int]:
     """``PORT``, ``HOST:PORT`` or ``[IPV6]:PORT`` → (host, port); host 127.0.0.1 by default."""
     host, sep, port = text.rpartition(":")
@@ -77,6 +89,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="with --http, a browser Origin to accept besides loopback ones (repeatable)",
     )
     parser.add_argument(
+        "--sse-hold", metavar="SECONDS", type=hold_seconds,
+        help="with --http, close a tool call's event stream after SECONDS without its answer; "
+        "the client resumes it (sessions at MCP 2025-11-25; default: held open until the answer)",
+    )
+    parser.add_argument(
         "--max-message-bytes", metavar="BYTES", type=byte_size, default=DEFAULT_MAX_MESSAGE_BYTES,
         help="largest incoming message; larger ones are refused (default 4MiB)",
     )
@@ -101,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_http(service: FileService, args: argparse.Namespace) -> int:
     try:
-        from ..server.http import serve_http
+        from ..server.http import StreamOptions, serve_http
     except ImportError:
         raise ToolrelayError("the Streamable HTTP transport is not available in this installation") from None
     host, port = args.http
@@ -113,6 +130,6 @@ def _run_http(service: FileService, args: argparse.Namespace) -> int:
 
     asyncio.run(serve_http(
         service, host=host, port=port, token=token, max_message_bytes=args.max_message_bytes,
-        allowed_origins=args.allow_origin, on_ready=ready,
+        allowed_origins=args.allow_origin, on_ready=ready, streams=StreamOptions(hold=args.sse_hold),
     ))
     return 0

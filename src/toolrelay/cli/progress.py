@@ -127,7 +127,10 @@ class ProgressPrinter:
     def _notice(self, event: Notice | ServerExitedEvent) -> None:
         if event.server in self.silenced and (isinstance(event, ServerExitedEvent) or event.level == "error"):
             return
-        if isinstance(event, Notice):
+        if isinstance(event, Notice) and event.level == "info":  # how it went, not a problem
+            if self.verbose:
+                self._say(f"· {event.text}")
+        elif isinstance(event, Notice):
             self._say(f"! {event.text}")
         elif not event.expected and (event.server, event.connection) in self._ready:
             tail = f": {event.stderr_tail}" if event.stderr_tail else ""

@@ -363,8 +363,8 @@ class _Link:
     def failed(self, mcp_id: jsonrpc.RequestId, error: ToolrelayError) -> None:
         self.peer.fail(mcp_id, error)
 
-    def notice(self, text: str) -> None:
-        self.owner._notice("warning", text)
+    def notice(self, text: str, *, level: str = "warning") -> None:
+        self.owner._notice(level, text)
 
     def ended(self, end: ChannelEnd) -> None:
         """The channel is over: fail everything pending at once, say how it ended."""

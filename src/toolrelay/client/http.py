@@ -1,12 +1,19 @@
-"""The Streamable HTTP transport (MCP 2025-06-18), client side, on httpx2.
+"""The Streamable HTTP transport (MCP 2025-06-18 and 2025-11-25), client side, on httpx2.
 
 Every message is one POST to the server's endpoint with ``Accept: application/json,
 text/event-stream``. A request is answered with a JSON body or an SSE stream; the stream
 may carry server requests and notifications before the response, and each is handed to
 the inbox as it arrives (our answers to server requests are POSTed back). The server's
 ``Mcp-Session-Id`` is kept and sent; ``MCP-Protocol-Version`` is sent once negotiated;
-a GET stream, when the server offers one, brings notifications such as
-``tools/list_changed``; the session is DELETEd on close.
+a GET stream, when the server offers one, brings what the server sends outside any
+request (``tools/list_changed``); the session is DELETEd on close.
+
+Resumption (SEP-1699, ``http_sse``): when a request's stream ends before its answer
+after an event with an id (the server closed it early so that we poll, or the network
+broke it), the transport waits the server's ``retry:``, resumes the stream with a GET
+carrying ``Last-Event-ID``, and takes the answer from there; each reconnection is a
+notice. The request is never sent again: the server still runs it. The GET stream is
+resumed the same way when it ends.
 
 Session loss: a 404 to a request carrying our session id means the server no longer
 knows the session, and, because the session is checked before anything else, that the
@@ -34,6 +41,7 @@ from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject, RequestId
 from .config import ServerConfig
 from .environment import redact
+from .http_sse import BROKEN, FRUITLESS_RESUMES, StreamPosition, read_events
 from .refusals import too_large_message
 from .transport import Inbox
 
@@ -165,20 +173,27 @@ class HttpTransport:
         headers["content-type"] = "application/json"
         headers["accept"] = "application/json, text/event-stream"
         body = jsonrpc.encode(message)
-        async with self._client.stream("POST", self.url, content=body, headers=headers) as response:
-            if method == m.INITIALIZE:
-                self.session_id = response.headers.get("mcp-session-id")
-            status = response.status_code
-            if status == 404 and "mcp-session-id" in headers:
-                raise _SessionExpired(headers["mcp-session-id"])
-            if status >= 400:
-                raise await self._status_error(response, method, mcp_id)
-            if mcp_id is None:
-                return  # notifications and our replies: 202 Accepted, nothing to read
-            await self._read_answer(response, method, mcp_id)
-        if self._receiver.awaiting(mcp_id):
-            raise TransportError(f"server {self.config.name} ended the HTTP response to "
-                                 f"{self._what(method, mcp_id)} without answering it")
+        position = StreamPosition()
+        try:
+            async with self._client.stream("POST", self.url, content=body, headers=headers) as response:
+                if method == m.INITIALIZE:
+                    self.session_id = response.headers.get("mcp-session-id")
+                status = response.status_code
+                if status == 404 and "mcp-session-id" in headers:
+                    raise _SessionExpired(headers["mcp-session-id"])
+                if status >= 400:
+                    raise await self._status_error(response, self._what(method, mcp_id), method)
+                if mcp_id is None:
+                    return  # notifications and our replies: 202 Accepted, nothing to read
+                await self._read_answer(response, method, mcp_id, position)
+        except BROKEN:
+            if not position.resumable:
+                raise
+        if mcp_id is not None and self._receiver.awaiting(mcp_id):
+            if not position.resumable:
+                raise TransportError(f"server {self.config.name} ended the HTTP response to "
+                                     f"{self._what(method, mcp_id)} without answering it")
+            await self._resume(self._what(method, mcp_id), mcp_id, position)
 
     def _session_headers(self, *, initialize: bool) -> dict[str, str]:
         headers: dict[str, str] = {}
@@ -191,12 +206,14 @@ class HttpTransport:
 
     # -- reading ------------------------------------------------------------------------
 
-    async def _read_answer(self, response: httpx2.Response, method: str | None, mcp_id: RequestId) -> None:
-        content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+    async def _read_answer(
+        self, response: httpx2.Response, method: str | None, mcp_id: RequestId, position: StreamPosition
+    ) -> None:
+        content_type = _media_type(response)
         if content_type == "application/json":
             self._receiver.received(await self._read_body(response, method, mcp_id))
         elif content_type == "text/event-stream":
-            await self._read_events(response, method, mcp_id)
+            await self._read_events(response, position, mcp_id, method)
         else:
             shown = content_type or "no body"
             raise TransportError(f"server {self.config.name} answered {self._what(method, mcp_id)} with "
@@ -214,23 +231,60 @@ class HttpTransport:
                 raise MessageTooLarge(too_large_message(method, mcp_id, None, limit))
         return bytes(body)
 
-    async def _read_events(self, response: httpx2.Response, method: str | None, mcp_id: RequestId) -> None:
-        source = httpx2.EventSource(response, max_event_size=self.config.max_message_bytes)
+    async def _read_events(
+        self, response: httpx2.Response, position: StreamPosition, mcp_id: RequestId | None,
+        method: str | None = None,
+    ) -> None:
+        limit = self.config.max_message_bytes
         try:
-            async for event in source:
-                if event.event == "message" and event.data:  # empty data: a priming event
-                    self._receiver.received(event.data.encode())
-                if not self._receiver.awaiting(mcp_id):
-                    return  # answered; the server should close the stream now anyway
+            await read_events(response, self._receiver, position, until=mcp_id, max_event_size=limit)
         except httpx2.SSEError as exc:
             if "limit" not in str(exc):
                 raise
-            raise MessageTooLarge(
-                too_large_message(method, mcp_id, None, self.config.max_message_bytes)
-            ) from None
+            raise MessageTooLarge(too_large_message(method, mcp_id, None, limit)) from None
+
+    # -- resuming -----------------------------------------------------------------------
+
+    async def _resume(self, what: str, mcp_id: RequestId, position: StreamPosition) -> None:
+        """Our request's stream ended before its answer: reconnect with GET and
+        Last-Event-ID, after the server's retry, until the answer comes (SEP-1699)."""
+        fruitless = 0
+        while self._receiver.awaiting(mcp_id):
+            if fruitless == FRUITLESS_RESUMES:
+                raise TransportError(
+                    f"server {self.config.name}: the event stream of {what} ended before its answer, "
+                    f"and {FRUITLESS_RESUMES} reconnections in a row brought nothing more"
+                )
+            seen = position.event_id
+            self._receiver.notice(
+                f"server {self.config.name}: the event stream of {what} ended before its answer; "
+                f"resuming it after {position.delay() * 1000:g} ms with GET (Last-Event-ID: {seen})",
+                level="info",
+            )
+            await asyncio.sleep(position.delay())
+            with contextlib.suppress(*BROKEN):  # broken again: the next round starts where it stands
+                await self._get_stream(position, mcp_id, f"the GET resuming the event stream of {what}")
+            fruitless = fruitless + 1 if position.event_id == seen else 0
+
+    async def _get_stream(self, position: StreamPosition, mcp_id: RequestId | None, what: str) -> None:
+        """Read one GET event stream, from ``position`` when it has an event id; raise
+        HttpStatusError (or TransportError) when the server answers with something else."""
+        assert self._client is not None
+        headers = self._session_headers(initialize=False)
+        headers["accept"] = "text/event-stream"
+        if position.event_id is not None:
+            headers["last-event-id"] = position.event_id
+        async with self._client.stream("GET", self.url, headers=headers) as response:
+            if response.status_code >= 400:
+                raise await self._status_error(response, what, None)
+            if response.status_code != 200 or _media_type(response) != "text/event-stream":
+                raise TransportError(f"server {self.config.name} answered {what} with HTTP "
+                                     f"{response.status_code} and {_media_type(response) or 'no body'}, "
+                                     "not an event stream")
+            await self._read_events(response, position, mcp_id)
 
     async def _status_error(
-        self, response: httpx2.Response, method: str | None, mcp_id: RequestId | None
+        self, response: httpx2.Response, what: str, method: str | None
     ) -> HttpStatusError:
         body = bytearray()
         with contextlib.suppress(httpx2.HTTPError):
@@ -239,8 +293,7 @@ class HttpTransport:
                 if len(body) > _ERROR_BODY_LIMIT:
                     break
         status = response.status_code
-        text = f"server {self.config.name} answered HTTP {status} {response.reason_phrase} to "
-        text += self._what(method, mcp_id)
+        text = f"server {self.config.name} answered HTTP {status} {response.reason_phrase} to {what}"
         detail = _error_detail(bytes(body))
         if detail:
             text += f": {redact(detail, self.config.secrets)}"
@@ -294,17 +347,22 @@ class HttpTransport:
         self._listener = asyncio.ensure_future(self._listen())
 
     async def _listen(self) -> None:
-        assert self._client is not None
-        headers = self._session_headers(initialize=False)
-        headers["accept"] = "text/event-stream"
-        limit = self.config.max_message_bytes
-        with contextlib.suppress(httpx2.HTTPError, asyncio.CancelledError):
-            async with self._client.stream("GET", self.url, headers=headers) as response:
-                if response.status_code != 200:
-                    return  # 405: the server offers no such stream, which is allowed
-                async for event in httpx2.EventSource(response, max_event_size=limit):
-                    if event.event == "message" and event.data:
-                        self._receiver.received(event.data.encode())
+        """The GET stream: what the server sends outside any request. A server that offers
+        none says so (405); one that ends it after events with ids is reconnected to."""
+        position = StreamPosition()
+        fruitless = 0
+        while not self._closed and fruitless < FRUITLESS_RESUMES:
+            seen = position.event_id
+            try:
+                await self._get_stream(position, None, "the GET stream")
+            except BROKEN:
+                pass
+            except (ToolrelayError, httpx2.HTTPError):
+                return  # refused (405: the server offers no such stream, which is allowed)
+            if not position.resumable:
+                return  # ended, with nothing to resume from
+            fruitless = fruitless + 1 if position.event_id == seen else 0
+            await asyncio.sleep(position.delay())
 
     async def close(self) -> None:
         """Let notifications on their way arrive (briefly: a cancellation sent just before),
@@ -335,6 +393,11 @@ class HttpTransport:
 def _tls_context() -> ssl.SSLContext:
     """httpx2's default verifying context, built once: loading the CA bundle costs ~0.1 s."""
     return httpx2.create_ssl_context()
+
+
+def _media_type(response: httpx2.Response) -> str:
+    """``text/event-stream; charset=utf-8`` → ``text/event-stream``."""
+    return response.headers.get("content-type", "").partition(";")[0].strip().lower()
 
 
 def _connect_failure(exc: BaseException) -> str:
@@ -369,8 +432,8 @@ def _error_detail(body: bytes) -> str:
 def _status_hint(status: int, method: str | None) -> str:
     if status in (401, 403):
         return " (check the server's headers or token in the config)"
-    if status == 404:
-        return " (check the URL)"
+    if status == 404:  # a GET (no method) goes to the URL that worked: the session is gone
+        return " (check the URL)" if method is not None else " (the server has ended the session)"
     if status == 405 and method is not None:
         return (" (is this a Streamable HTTP endpoint? toolrelay does not speak the deprecated "
                 "HTTP+SSE transport)")

@@ -54,8 +54,10 @@ class Inbox(Protocol):
     def failed(self, mcp_id: RequestId, error: ToolrelayError) -> None:
         """Our request ``mcp_id`` can get no answer (its POST failed, its answer was too large)."""
 
-    def notice(self, text: str) -> None:
-        """Something went wrong that belongs to no request; the user should hear of it."""
+    def notice(self, text: str, *, level: str = "warning") -> None:
+        """Something the user should hear of that no request's answer will say: a failure
+        that belongs to no request (``warning``), or what the transport did about one
+        (``info``: it reconnected to resume a stream)."""
 
     def ended(self, end: ChannelEnd) -> None:
         """The channel is over (the process exited). Told at most once per ``open``; a

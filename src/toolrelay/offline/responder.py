@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http import HTTPStatus
 from typing import Any, Final
 
@@ -26,6 +26,7 @@ from .script import Script, ScriptTurn
 from .state import IdSource, IssuedResponse, Ledger
 from .stream_plan import StreamPlan, stream_plan
 from .stream_script import StreamSettings
+from .turns import ScriptProgress, request_context, request_turn
 from .wire import OFFLINE_EPOCH, error_body, response_object, token_estimate, usage
 
 __all__ = ["RESPONSES_PATH", "Answer", "Responder", "json_answer"]
@@ -78,13 +79,16 @@ class Responder:
     def __init__(self, script: Script | None, require_key: str | None) -> None:
         self.lock = threading.Lock()
         self.script = script
+        self.progress = ScriptProgress(script) if script is not None else None
+        """Which entry answers which request (``turns.py``: the turn its context has reached)."""
         self.require_key = require_key
         self.requests: list[dict[str, Any]] = []
         self.handler_us: list[float] = []
         self.reset()
 
     def reset(self) -> None:
-        self.cursor = 0
+        if self.progress is not None:
+            self.progress.reset()
         self.ids = IdSource()
         self.ledger = Ledger()
         self.requests.clear()
@@ -116,30 +120,27 @@ class Responder:
         return self._answer(body)
 
     def _answer(self, body: dict[str, Any]) -> Answer:
-        entry = self._peek()
-        if entry is not None and entry.is_fault:
-            self.cursor += 1
-            return _fault_answer(entry)
+        progress = self.progress
+        turn = request_turn(request_context(body, self.ledger))
+        fault = progress.next_fault(turn) if progress is not None else None
+        if fault is not None:
+            return _fault_answer(fault)
         context = check_request(body, self.ledger)
         if isinstance(context, Rejection):
             return json_answer(context.status, context.body)
-        if entry is not None:
-            self.cursor += 1
+        entry = progress.entry(turn) if progress is not None else None
         if entry is not None and not entry.auto:
             decision = scripted_answer(entry, body, self.ids)
-        elif self.script is not None and entry is None:
+        elif progress is not None and entry is None:
             decision = final_answer(context, self.ids)
         else:
             decision = scenario_answer(context, body, self.ids)
+        first = progress.first_answer(turn) if progress is not None else True
         response = self._respond(body, context, decision)
         if body.get("stream") is not True:
             return json_answer(200, response)
-        return _sse_answer(response, entry.stream if entry is not None else StreamSettings())
-
-    def _peek(self) -> ScriptTurn | None:
-        if self.script is None or self.cursor >= len(self.script.turns):
-            return None
-        return self.script.turns[self.cursor]
+        settings = entry.stream if entry is not None else StreamSettings()
+        return _sse_answer(response, settings if first else replace(settings, fault=None))
 
     def _respond(
         self, body: dict[str, Any], context: list[dict[str, Any]], decision: Decision

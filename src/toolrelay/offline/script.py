@@ -1,8 +1,11 @@
 """The offline model's script: what the stand-in answers to each request of a run.
 
-A script is a JSON file ``{"turns": [ENTRY, ...]}``; entry *i* answers the *i*-th
-request the stand-in receives (after the script, it gives its final message). An entry
-is one of:
+A script is a JSON file ``{"turns": [ENTRY, ...]}``. Its Response entries are the
+turns, in order: turn N's entry answers every request whose context has reached turn N
+(1 + the number of times tool outputs came back: ``turns.py``), so a retried or resumed
+request gets the same entry; after the script, the stand-in gives its final message.
+An ``http_status`` entry is not a turn: it answers one request of the turn after it,
+once. An entry is one of:
 
 - ``{"calls": [{"name": ALIAS, "arguments": {...}} | {"name": ALIAS, "arguments_text":
   "raw text"}, ...], "reasoning": true | "summary", "message": "text said with the calls"}``;

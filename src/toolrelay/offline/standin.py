@@ -154,7 +154,7 @@ class OfflineModel:
             return self._responder.stats()
 
     def reset(self) -> None:
-        """Forget everything: script position, ids, stored responses, requests, stats."""
+        """Forget everything: the faults served, ids, stored responses, requests, stats."""
         with self._responder.lock:
             self._responder.reset()
 

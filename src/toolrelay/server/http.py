@@ -1,13 +1,16 @@
-"""Serve a ToolService over MCP Streamable HTTP (revision 2025-06-18) at ``/mcp``.
+"""Serve a ToolService over MCP Streamable HTTP (revisions 2025-06-18 and 2025-11-25) at ``/mcp``.
 
 POST carries one JSON-RPC message. A request's answer is ``application/json`` when the
 response is the first message the session produces for it, or a ``text/event-stream``
 when the server must first ask the client something (``roots/list`` during a tool
-call): the stream carries that request, then the response, then closes; the client
-answers the server's request with a POST of its own (202). A notification or response
-POST gets 202. ``initialize`` opens a session (``Mcp-Session-Id``); DELETE ends it; GET
-is 405, as this server keeps no standalone server-to-client stream; OPTIONS answers a
-CORS preflight. Every request first passes the Host/Origin/token checks of ``http_rules``.
+call); in sessions at 2025-11-25 or later a ``tools/call`` is always answered as a
+stream, which begins with a priming event so that the client can resume it. The client
+answers the server's requests with POSTs of its own (202), as it does notifications.
+GET opens the standalone stream (what the server sends outside any request) or, with
+``Last-Event-ID``, resumes the stream that event belongs to (``http_sse``,
+``http_streams``). ``initialize`` opens a session (``Mcp-Session-Id``); DELETE ends it;
+OPTIONS answers a CORS preflight. Every request first passes the Host/Origin/token
+checks of ``http_rules``.
 """
 
 from __future__ import annotations
@@ -23,11 +26,12 @@ from ..loopback import is_loopback, url_host
 from ..protocol import jsonrpc
 from ..protocol import mcp as m
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
-from ..protocol.jsonrpc import DecodeError, JSONObject, Message, Request
+from ..protocol.jsonrpc import DecodeError, Message, Request
 from .app import ToolService
 from .http_rules import (
     AccessPolicy,
     Refusal,
+    check_get_headers,
     check_origin,
     check_post_headers,
     check_protocol_version,
@@ -35,25 +39,33 @@ from .http_rules import (
     cors_headers,
     preflight_headers,
 )
-from .http_session import HttpSession, PostStream, is_final
+from .http_session import HttpSession
+from .http_sse import carry
+from .http_streams import SseStream, StoredEvent, StreamOptions
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "MCP_PATH", "McpEndpoint", "endpoint_url", "serve_http"]
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_BYTES", "MCP_PATH", "McpEndpoint", "StreamOptions", "endpoint_url", "serve_http",
+]
 
 log = logging.getLogger("toolrelay.server.http")
 
 MCP_PATH: Final = "/mcp"
 MAX_SESSIONS: Final = 1000  # beyond this the least recently used idle session is ended
 _JSON: Final = ("content-type", "application/json")
-_SSE_HEADERS: Final = (("content-type", "text/event-stream"), ("cache-control", "no-cache"))
 
 
 class McpEndpoint:
-    """The HTTP handler: checks, sessions, and the JSON-or-SSE answer of each POST."""
+    """The HTTP handler: checks, sessions, the JSON-or-SSE answer of each POST, and the
+    streams a GET opens or resumes."""
 
-    def __init__(self, service: ToolService, policy: AccessPolicy, max_message_bytes: int) -> None:
+    def __init__(
+        self, service: ToolService, policy: AccessPolicy, max_message_bytes: int,
+        streams: StreamOptions | None = None,
+    ) -> None:
         self._service = service
         self._policy = policy
         self._max_message_bytes = max_message_bytes
+        self._streams = streams or StreamOptions()
         self._sessions: OrderedDict[str, HttpSession] = OrderedDict()
 
     async def handle(self, request: HttpRequest, responder: HttpResponder) -> None:
@@ -67,15 +79,17 @@ class McpEndpoint:
                 await responder.send(204, preflight_headers())
             elif request.method == "POST":
                 await self._post(request, responder)
+            elif request.method == "GET":
+                await self._get(request, responder)
             elif request.method == "DELETE":
                 self._delete(request)
                 await responder.send(200)
             else:
                 raise Refusal(
                     405,
-                    f"Method Not Allowed: {request.method} {MCP_PATH}; this server has no standalone "
-                    "SSE stream (use POST for messages, DELETE to end a session)",
-                    headers=[("allow", "OPTIONS, POST, DELETE")],
+                    f"Method Not Allowed: {request.method} {MCP_PATH} (use POST for messages, GET for "
+                    "the server's stream, DELETE to end a session)",
+                    headers=[("allow", "OPTIONS, GET, POST, DELETE")],
                 )
         except Refusal as refusal:
             # Access refusals matter to whoever runs the server; the rest are the client's business.
@@ -117,31 +131,56 @@ class McpEndpoint:
                 "Bad Request: initialize starts a new session; send it without an Mcp-Session-Id header",
                 request_id=message.id,
             )
-        session = HttpSession(self._service)
+        session = HttpSession(self._service, self._streams)
         stream = session.open_stream(message.id)
         session.deliver(message, stream)
-        answer = await stream.next()  # initialize is answered at once, never streamed
-        session.close_stream(stream)
+        answer = await _first_message(session, stream)  # initialize is answered at once, never streamed
+        session.answered_whole(stream)
         headers = [_JSON]
-        if answer is not None and "result" in answer:
+        if session.protocol_version is not None:  # initialize succeeded
             self._add_session(session)
             headers.append(("mcp-session-id", session.session_id))
-        body = jsonrpc.encode(answer) if answer is not None else b""
+        body = answer.data if answer is not None and answer.data is not None else b""
         await responder.send(200, headers, body)
 
     async def _answer(self, session: HttpSession, message: Request, responder: HttpResponder) -> None:
         stream = session.open_stream(message.id)
-        try:
+        if session.primes and message.method == m.CALL_TOOL:  # resumable from the start
+            session.prime(stream)
             session.deliver(message, stream)
-            first = await stream.next()
-            if first is None:  # cancelled by the client: no response (lifecycle spec)
-                await responder.send(204)
-            elif is_final(first):
-                await responder.send(200, [_JSON], jsonrpc.encode(first))
-            else:
-                await _stream_events(first, stream, responder)
-        finally:
-            session.close_stream(stream)
+            await carry(session, stream, responder, after=stream.opened_after, prime=False)
+            return
+        session.deliver(message, stream)
+        first = await _first_message(session, stream)
+        if first is None:  # cancelled by the client: no response (lifecycle spec)
+            await responder.send(204)
+        elif first.final:
+            session.answered_whole(stream)
+            await responder.send(200, [_JSON], first.data or b"")
+        else:
+            await carry(session, stream, responder, after=stream.opened_after, prime=True)
+
+    # -- GET ------------------------------------------------------------------------------
+
+    async def _get(self, request: HttpRequest, responder: HttpResponder) -> None:
+        """The standalone stream, or with Last-Event-ID the stream that event is of."""
+        check_get_headers(request)
+        session = self._session_of(request)
+        last_event_id = request.header("last-event-id")
+        if last_event_id is None:  # a fresh start: what no connection has carried yet
+            await carry(session, session.standalone, responder, after=session.standalone.sent, prime=True)
+            return
+        point = session.resume_point(last_event_id)
+        if point is None:
+            options = self._streams
+            raise Refusal(
+                400,
+                f"Bad Request: cannot resume after Last-Event-ID {last_event_id.strip()[:40]!r}: it is not "
+                "an event of this session, or what followed it is no longer kept (this server keeps "
+                f"{options.events_kept} events for {options.seconds_kept:g} s per session)",
+            )
+        stream, after = point
+        await carry(session, stream, responder, after=after, prime=True)
 
     # -- sessions -----------------------------------------------------------------------
 
@@ -174,16 +213,17 @@ class McpEndpoint:
         session.close("the client ended the session (DELETE)")
 
 
-async def _stream_events(first: JSONObject, stream: PostStream, responder: HttpResponder) -> None:
-    """Answer as SSE: server requests and notifications, then the response, then close."""
-    await responder.start(200, _SSE_HEADERS)
-    message: JSONObject | None = first
-    while message is not None:
-        await responder.write(b"event: message\ndata: " + jsonrpc.encode(message) + b"\n\n")
-        if is_final(message):
-            break
-        message = await stream.next()
-    await responder.end()
+async def _first_message(session: HttpSession, stream: SseStream) -> StoredEvent | None:
+    """The first message the session stores for ``stream`` (None: it ended without one)."""
+    while True:
+        stream.settle()
+        events = session.events.after(stream.number, stream.opened_after, session.now()) or []
+        first = next((event for event in events if event.data is not None), None)
+        if first is not None:
+            return first
+        if stream.done:
+            return None
+        await stream.changed(None)
 
 
 def _decode(body: bytes) -> Message:
@@ -208,12 +248,15 @@ async def serve_http(
     allowed_origins: Sequence[str] = (),
     on_ready: Callable[[str], None] | None = None,
     limits: ConnectionLimits | None = None,
+    streams: StreamOptions | None = None,
 ) -> None:
     """Serve ``service`` on ``http://HOST:PORT/mcp`` until cancelled.
 
     ``port`` 0 picks a free port; ``on_ready`` receives the endpoint URL once listening.
     With ``token``, every request needs ``Authorization: Bearer <token>``. ``limits``:
     the header deadline, idle timeout and connection cap (``ConnectionLimits()`` unless given).
+    ``streams``: what each session keeps for resumption, and how long a connection waits
+    for a tool call's answer before the client must resume (``StreamOptions()`` unless given).
     """
     if token is not None and not token.strip():
         raise UsageError("the HTTP bearer token must not be empty")
@@ -222,7 +265,8 @@ async def serve_http(
             "serving MCP over HTTP on %s, which other machines can reach%s", host,
             "" if token else "; no bearer token is set, so anyone who can connect may call the tools",
         )
-    endpoint = McpEndpoint(service, AccessPolicy.build(host, token, allowed_origins), max_message_bytes)
+    policy = AccessPolicy.build(host, token, allowed_origins)
+    endpoint = McpEndpoint(service, policy, max_message_bytes, streams)
     server = HttpServer(
         endpoint.handle, max_body_bytes=max_message_bytes, limits=limits or ConnectionLimits()
     )

@@ -2,7 +2,7 @@
 
 Each check raises ``Refusal`` (an HTTP status plus the JSON-RPC error a client shows)
 or returns nothing. Order of use: Host and Origin (DNS rebinding), the bearer token,
-then the headers a POST must carry, then the MCP-Protocol-Version header. A browser page
+then the headers a POST (or GET) must carry, then the MCP-Protocol-Version header. A browser page
 from an allowed Origin also gets the CORS headers that let it read the answers.
 """
 
@@ -23,6 +23,7 @@ __all__ = [
     "LOOPBACK_NAMES",
     "AccessPolicy",
     "Refusal",
+    "check_get_headers",
     "check_origin",
     "check_post_headers",
     "check_protocol_version",
@@ -120,7 +121,7 @@ def cors_headers(request: HttpRequest) -> list[tuple[str, str]]:
 def preflight_headers() -> list[tuple[str, str]]:
     """The answer to a CORS preflight from an allowed Origin (with ``cors_headers``)."""
     return [
-        ("access-control-allow-methods", "POST, DELETE"),
+        ("access-control-allow-methods", "GET, POST, DELETE"),
         ("access-control-allow-headers", _CORS_REQUEST_HEADERS),
         ("access-control-max-age", "600"),
     ]
@@ -165,6 +166,13 @@ def check_post_headers(request: HttpRequest) -> None:
         raise Refusal(
             406, "Not Acceptable: the Accept header must list both application/json and text/event-stream"
         )
+
+
+def check_get_headers(request: HttpRequest) -> None:
+    """A GET opens an event stream: it must accept one (406)."""
+    if "text/event-stream" not in _media_types(request.header("accept")):
+        raise Refusal(406, "Not Acceptable: a GET opens an event stream; the Accept header must list "
+                           "text/event-stream")
 
 
 def check_protocol_version(value: str | None) -> None:

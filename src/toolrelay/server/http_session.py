@@ -1,11 +1,16 @@
-"""One MCP session over Streamable HTTP: routing the session's messages to open POSTs.
+"""One MCP session over Streamable HTTP: routing the session's messages to its SSE streams.
 
-A ``ServerSession`` only knows ``send(message)``. Over HTTP each message must go out on
-the right POST: a response on the POST of the request with that id; a request or
-notification the server starts (``roots/list`` while handling a tool call) on the POST
-being handled when it was sent. That POST is found through a context variable set
-while the session receives the client's message; the peer runs async handlers as tasks,
-which copy the context, so it follows the handler across awaits.
+A ``ServerSession`` only knows ``send(message)``. Over HTTP each message goes on a
+stream (``http_streams``): a response on the stream of the request with that id; a
+request or notification the server starts (``roots/list`` while handling a tool call) on
+the stream of the request being handled when it was sent, or, when that request has
+been answered or there is none, on the standalone stream that a client's GET carries.
+The request being handled is found through a context variable set while the session
+receives the client's message; the peer runs async handlers as tasks, which copy the
+context, so it follows the handler across awaits.
+
+Every message is stored as an event of its stream (``EventStore``), so that whichever
+connection carries the stream, now or after the client reconnects, writes it.
 """
 
 from __future__ import annotations
@@ -22,74 +27,101 @@ from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject, Message, Notification, RequestId
 from .app import ServerSession, ToolService
 from .http_rules import Refusal
+from .http_streams import STANDALONE, EventStore, SseStream, StoredEvent, StreamOptions, parse_event_id
 
-__all__ = ["SESSION_ENDED", "HttpSession", "PostStream", "is_final"]
+__all__ = ["PRIMING_SINCE", "SESSION_ENDED", "HttpSession", "is_final"]
 
 log = logging.getLogger("toolrelay.server.http")
 
 # JSON-RPC's implementation-defined server-error range: the request's session ended.
 SESSION_ENDED: Final = -32000
+PRIMING_SINCE: Final = "2025-11-25"
+"""The first revision whose clients expect priming events (SEP-1699); older sessions get
+events with ids but no priming event, and are never closed early."""
 
-_CURRENT: ContextVar[PostStream | None] = ContextVar("toolrelay_http_post", default=None)
+_CURRENT: ContextVar[SseStream | None] = ContextVar("toolrelay_http_stream", default=None)
 
 
 def is_final(message: JSONObject) -> bool:
-    """Whether ``message`` is a response (it ends the POST that carries it)."""
+    """Whether ``message`` is a response (it ends the stream that carries it)."""
     return "result" in message or "error" in message
 
 
-class PostStream:
-    """The messages bound for one POST that awaits its response; ``None`` ends it silently."""
-
-    def __init__(self, request_id: RequestId) -> None:
-        self.request_id = request_id
-        self.open = True
-        self._queue: asyncio.Queue[JSONObject | None] = asyncio.Queue()
-
-    def put(self, message: JSONObject | None) -> None:
-        if self.open:
-            self._queue.put_nowait(message)
-
-    async def next(self) -> JSONObject | None:
-        return await self._queue.get()
-
-
 class HttpSession:
-    """A ``ServerSession`` with an id, and the POST streams awaiting its answers."""
+    """A ``ServerSession`` with an id, its SSE streams and the events they carried."""
 
-    def __init__(self, service: ToolService) -> None:
+    def __init__(self, service: ToolService, options: StreamOptions | None = None) -> None:
         self.session_id = secrets.token_urlsafe(24)  # visible ASCII only (spec: 0x21-0x7E)
+        self.options = options or StreamOptions()
         self.session = ServerSession(service, self._route)
-        self._streams: dict[RequestId, PostStream] = {}
+        self.events = EventStore(self.options)
+        self.standalone = SseStream(STANDALONE, None, opened_after=0)
+        self._streams: dict[int, SseStream] = {STANDALONE: self.standalone}
+        self._requests: dict[RequestId, SseStream] = {}
+        self._next_stream = STANDALONE + 1
 
     @property
     def protocol_version(self) -> str | None:
         return self.session.protocol_version
 
     @property
-    def busy(self) -> bool:
-        return bool(self._streams)
+    def primes(self) -> bool:
+        """Whether its SSE streams begin with a priming event (and may be closed early)."""
+        version = self.protocol_version
+        return version is not None and version >= PRIMING_SINCE
 
-    def open_stream(self, request_id: RequestId) -> PostStream:
-        """A stream for a request POST; 400 if that id is still in progress."""
-        if request_id in self._streams:
+    @property
+    def busy(self) -> bool:
+        """Whether a request is still in progress."""
+        return bool(self._requests)
+
+    def now(self) -> float:
+        return asyncio.get_running_loop().time()
+
+    # -- streams --------------------------------------------------------------------------
+
+    def open_stream(self, request_id: RequestId) -> SseStream:
+        """A stream for a request's answer; 400 if that id is still in progress."""
+        if request_id in self._requests:
             raise Refusal(
                 400,
                 f"Bad Request: request id {jsonrpc.id_text(request_id)} is already in progress "
                 "in this session",
                 request_id=request_id,
             )
-        stream = PostStream(request_id)
-        self._streams[request_id] = stream
+        stream = SseStream(self._next_stream, request_id, opened_after=self.events.last_number)
+        self._next_stream += 1
+        self._streams[stream.number] = stream
+        self._requests[request_id] = stream
         return stream
 
-    def close_stream(self, stream: PostStream) -> None:
-        stream.open = False
-        if self._streams.get(stream.request_id) is stream:
-            del self._streams[stream.request_id]
+    def prime(self, stream: SseStream) -> StoredEvent:
+        """Store a priming event (an id, no data) on ``stream``."""
+        return self._store(stream, None)
 
-    def deliver(self, message: Message, stream: PostStream | None = None) -> None:
-        """Hand a client message to the session, with ``stream`` as the current POST."""
+    def resume_point(self, last_event_id: str) -> tuple[SseStream, int] | None:
+        """The stream and position a ``Last-Event-ID`` names, if this session can resume
+        from it (an id of its own, whose later events are all still kept)."""
+        parsed = parse_event_id(last_event_id)
+        if parsed is None:
+            return None
+        stream = self._streams.get(parsed[0])
+        number = parsed[1]
+        if stream is None or not stream.opened_after < number <= stream.last_number:
+            return None
+        if self.events.after(stream.number, number, self.now()) is None:
+            return None
+        return stream, number
+
+    def answered_whole(self, stream: SseStream) -> None:
+        """The stream's one message went out as a JSON body: nothing to resume."""
+        self.events.discard(stream.number)
+        self._forget_finished()
+
+    # -- messages -------------------------------------------------------------------------
+
+    def deliver(self, message: Message, stream: SseStream | None = None) -> None:
+        """Hand a client message to the session, with ``stream`` as the current request's."""
         token = _CURRENT.set(stream)
         try:
             self.session.peer.receive(message)
@@ -99,28 +131,58 @@ class HttpSession:
             self._end_cancelled(message)
 
     def _end_cancelled(self, note: Notification) -> None:
-        # The peer cancelled the handler, which therefore sends no response (spec):
-        # end the request's POST without one. A response already queued still goes first.
+        # The peer cancelled the handler, which therefore sends no response (spec): end
+        # the request's stream without one. What is already stored still goes first.
         request_id = (note.params or {}).get("requestId")
-        stream = self._streams.get(request_id) if isinstance(request_id, (int, str)) else None
+        stream = self._requests.get(request_id) if isinstance(request_id, (int, str)) else None
         if stream is not None:
-            stream.put(None)
+            self._finish(stream)
 
     def _route(self, message: JSONObject) -> None:
+        stream: SseStream | None
         if is_final(message):
             mcp_id = message.get("id")
-            stream = self._streams.get(mcp_id) if mcp_id is not None else _CURRENT.get()
+            stream = self._requests.get(mcp_id) if isinstance(mcp_id, (int, str)) else _CURRENT.get()
         else:
             stream = _CURRENT.get()
-        if stream is None or not stream.open:
-            # No POST is waiting (the client left, or there is no request context);
-            # this server offers no standalone GET stream to carry it instead.
+            if stream is None or stream.done:  # no request of its own: the standalone stream
+                stream = self.standalone
+        if stream is None or stream.done:
             log.debug("no open HTTP stream for %s; dropped", message.get("method") or "a response")
             return
-        stream.put(message)
+        final = is_final(message)
+        self._store(stream, jsonrpc.encode(message), final=final)
+        if final:
+            self._finish(stream)
+
+    def _store(self, stream: SseStream, data: bytes | None, *, final: bool = False) -> StoredEvent:
+        event = self.events.add(stream.number, data, self.now(), final=final)
+        stream.last_number = event.number
+        stream.wake()
+        self._forget_finished()
+        return event
+
+    def _finish(self, stream: SseStream) -> None:
+        stream.done = True
+        if stream.request_id is not None and self._requests.get(stream.request_id) is stream:
+            del self._requests[stream.request_id]
+        stream.wake()
+        self._forget_finished()
+
+    def _forget_finished(self) -> None:
+        """Streams that ended and of which no event is kept can no longer be resumed."""
+        gone = [n for n, s in self._streams.items() if s.done and not self.events.holds(n)]
+        for number in gone:
+            del self._streams[number]
+            self.events.forget(number)
 
     def close(self, reason: str) -> None:
-        """End the session: pending server requests fail, open POSTs get an error."""
+        """End the session: pending server requests fail, requests in progress get an
+        error, every stream ends."""
         self.session.close(TransportError(reason))
-        for stream in list(self._streams.values()):
-            stream.put(jsonrpc.error_response(stream.request_id, SESSION_ENDED, f"Session ended: {reason}"))
+        for stream in list(self._requests.values()):
+            assert stream.request_id is not None
+            error = jsonrpc.error_response(stream.request_id, SESSION_ENDED, f"Session ended: {reason}")
+            self._store(stream, jsonrpc.encode(error), final=True)
+            self._finish(stream)
+        self._finish(self.standalone)

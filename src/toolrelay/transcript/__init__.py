@@ -1,5 +1,6 @@
 """The JSONL transcript of a run: ``writer.TranscriptWriter`` records every event as one
-flushed line (credentials redacted), ``reader.read_transcript`` reads the lines back.
+line, on disk as the run goes (credentials redacted; a streamed answer's events flushed
+together, within ``writer.FLUSH_INTERVAL``), ``reader.read_transcript`` reads them back.
 
 Layering: transcript/ imports only the bottom modules (events, errors, redaction); never
 relay/, client/, model/, server/, files/, runner, cli/, verify/ or view/ (runner writes

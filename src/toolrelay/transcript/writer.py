@@ -1,10 +1,17 @@
-"""Write the event stream as a JSONL transcript: one event per line, flushed as written.
+"""Write the event stream as a JSONL transcript: one event per line, on disk as the run goes.
 
 Each line is ``{"seq", "time", "run", "kind", ...}``. Message bodies (model requests and
 responses, JSON-RPC messages) are recorded exactly. Credentials toolrelay handles (API
 keys, Authorization headers, tokens, config env and header values) are never part of
 those bodies; where they could appear — command lines, URLs, server stderr, notices —
-they are replaced by ``[redacted]``. A run killed midway leaves a valid prefix. A value
+they are replaced by ``[redacted]``.
+
+Every event is flushed as it is written, except a streamed answer's server-sent events
+(``model_stream``, hundreds a turn): those are flushed together, by the next other event
+or ``FLUSH_INTERVAL`` after the first unflushed one, whichever comes first (outside an
+event loop, at once). So a run killed midway leaves a valid prefix; a ``kill -9`` can
+lose at most the stream events of its last ``FLUSH_INTERVAL`` (never another event), and
+a line cut short at the end is read as such (``reader.py``). A value
 nested too deep to encode (never one toolrelay decoded: those are held to
 ``json_depth.MAX_DEPTH``) is recorded with its deepest part replaced by a note, so every
 line written can be read back.
@@ -12,20 +19,26 @@ line written can be read back.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any, Final
 
 from ..errors import UsageError, os_reason
-from ..events import Event
+from ..events import Event, ModelStreamEvent
 from ..protocol.json_depth import MAX_DEPTH, clip_depth
 from ..redaction import redact, worth_redacting
 
-__all__ = ["TranscriptWriter"]
+__all__ = ["FLUSH_INTERVAL", "TranscriptWriter"]
 
+FLUSH_INTERVAL: Final = 0.05
+"""Seconds a stream event may wait in the buffer for others to be flushed with it."""
 # Fields that hold free text which could carry a credential (never message bodies).
 _FREE_TEXT_FIELDS: Final = ("target", "url", "stderr_tail", "text", "preview", "reason")
+_BATCHED: Final = frozenset({ModelStreamEvent.kind})
+# One encoder for every line: json.dumps builds a new one per call when given options.
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 class TranscriptWriter:
@@ -41,6 +54,8 @@ class TranscriptWriter:
         except OSError as exc:  # before the run starts: nothing is lost
             raise UsageError(f"cannot write the transcript {self.path}: {os_reason(exc)}") from None
         self.lines = 0
+        self._pending: asyncio.TimerHandle | None = None
+        """The scheduled flush of stream events written since the last flush."""
 
     def add_secrets(self, secrets: Iterable[str]) -> None:
         self._secrets |= {s for s in secrets if worth_redacting(s)}
@@ -57,14 +72,35 @@ class TranscriptWriter:
                 if isinstance(value, str):
                     line[name] = redact(value, self._secrets)
         try:
-            text = json.dumps(line, ensure_ascii=False, default=str)
+            text = _ENCODER.encode(line)
         except RecursionError:
-            text = json.dumps(clip_depth(line, MAX_DEPTH), ensure_ascii=False, default=str)
+            text = _ENCODER.encode(clip_depth(line, MAX_DEPTH))
         self._file.write(text + "\n")
-        self._file.flush()
         self.lines += 1
+        if event.event_kind not in _BATCHED or not self._flush_soon():
+            self.flush()
+
+    def flush(self) -> None:
+        """Put every line written so far on disk (a scheduled flush is no longer needed)."""
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
+        if self._file is not None:
+            self._file.flush()
+
+    def _flush_soon(self) -> bool:
+        """Flush within ``FLUSH_INTERVAL`` (scheduled once); False outside an event loop."""
+        if self._pending is not None:
+            return True
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        self._pending = loop.call_later(FLUSH_INTERVAL, self.flush)
+        return True
 
     def close(self) -> None:
+        self.flush()
         if self._file is not None:
             self._file.close()
             self._file = None

@@ -62,19 +62,22 @@ def link_of(role: str, path: str) -> str:
 
 
 def _role(name: str) -> str:
-    return re.sub(r"(_\d+)?\.json$", "", name)
+    """``response_2.json`` and ``response_2.sse`` → ``response``."""
+    return re.sub(r"(_\d+)?\.(json|sse)$", "", name)
 
 
 def check_agreement(run: RunRecord) -> list[Finding]:
-    """Where the folder's files depart from its transcript (empty for a transcript file)."""
-    if not run.files:
+    """Where the folder's files depart from its transcript (empty for a transcript file).
+    The two bundles are checked where the message files are (a ``streamed/`` folder holds
+    only its stream files)."""
+    if not run.files and not run.stream_texts:
         return []
     findings = [
         _differs(link_of(_role(name), path),
                  f"{name} differs from the transcript's event (seq {seq}) at {path}", (seq,) if seq else ())
         for name, path, seq in run.file_differences
     ]
-    derived_bundles = attachments.bundles(run)
+    derived_bundles = attachments.bundles(run) if run.files else {}
     for name, derived in derived_bundles.items():
         if name not in run.files:
             findings.append(_differs("next_input", f"the folder has no {name}"))
@@ -85,7 +88,7 @@ def check_agreement(run: RunRecord) -> list[Finding]:
                                      f"{name} is not what the run's messages give (differs at {path})"))
     if not findings:
         checked = sorted(n for n in run.files if attachments.is_attachment(n) or n in derived_bundles)
-        message = f"{len(checked)} message file(s) agree with transcript.jsonl"
+        message = f"{len(checked) + len(run.stream_texts)} message file(s) agree with transcript.jsonl"
         findings.append(Finding(link="next_input", ok=True, check="files_agree", message=message))
     return findings
 

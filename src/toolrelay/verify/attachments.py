@@ -21,6 +21,7 @@ from .record import CallTrace, RunRecord
 __all__ = [
     "FIELD_FRAGMENTS",
     "ROUNDTRIP",
+    "STREAMED",
     "TRANSCRIPT",
     "Slot",
     "bundles",
@@ -35,6 +36,8 @@ __all__ = [
 ]
 
 TRANSCRIPT: Final = "transcript.jsonl"
+STREAMED: Final = "streamed"
+"""A demo folder's subfolder: the walk-through run again, streamed (transcript and stream files)."""
 ROUNDTRIP: Final = "responses_roundtrip.json"
 FIELD_FRAGMENTS: Final = "field_fragments.json"
 _NAME: Final = re.compile(r"^(request|response|mcp_request|mcp_response)(?:_(\d+))?\.json$")

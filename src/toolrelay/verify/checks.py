@@ -15,6 +15,7 @@ from collections.abc import Callable
 from ..relay.endings import ending_line
 from ..transcript.reader import paused_gc
 from .agreement import check_agreement
+from .attachments import STREAMED
 from .context import check_answer_order, check_context, check_declarations
 from .correlation import check_call_links, check_event_order, check_mcp_pairs, check_outputs
 from .duplicates import check_duplicates
@@ -65,10 +66,11 @@ def _verdict(run: RunRecord) -> Verdict:
     findings = [finding for link, check in CHECKS for finding in _run_check(link, check, run, facts)]
     findings.sort(key=lambda finding: link_rank(finding.link))  # stable: each link keeps its order
     agreement = check_agreement(run)
-    broken = _first_broken(findings) or _first_broken(agreement)
+    streamed = _streamed_run(run)
+    broken = _first_broken(findings) or _first_broken(agreement) or _first_broken(streamed)
     reasons = unfinished_reasons(run, facts)
     return Verdict(
-        findings=findings + agreement,
+        findings=findings + agreement + streamed,
         broken=broken,
         finished=not reasons,
         unfinished=reasons,
@@ -76,6 +78,25 @@ def _verdict(run: RunRecord) -> Verdict:
         run_id=run.run_id,
         source=str(run.source),
     )
+
+
+def _streamed_run(run: RunRecord) -> list[Finding]:
+    """A demo folder's ``streamed/`` run, verified on its own: one finding saying how."""
+    streamed = run.streamed_run
+    if streamed is None:
+        return []
+    verdict = _verdict(streamed)
+    where = f"{STREAMED}/ (the walk-through again, streamed)"
+    broken = verdict.broken
+    if broken is not None:
+        return [Finding(link=broken.link, ok=False, check="streamed_run", turn=broken.turn,
+                        call_id=broken.call_id, message=f"{where}: {broken.message}")]
+    held = sum(1 for finding in verdict.findings if finding.ok)
+    events = sum(len(current.stream) for current in streamed.rounds)
+    files = ", ".join(sorted(streamed.stream_texts)) or "no stream file"
+    unfinished = f"; unfinished: {verdict.unfinished[0]}" if verdict.unfinished else ""
+    message = f"{where}: {held} checks hold; {events} stream events, in {files}{unfinished}"
+    return [Finding(link="model_response", ok=True, check="streamed_run", message=message)]
 
 
 def _run_check(link: str, check: Check, run: RunRecord, facts: RunFacts) -> list[Finding]:

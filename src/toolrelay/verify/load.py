@@ -4,6 +4,9 @@ For a folder, the attachment files are themselves the evidence: each file's cont
 put into the record in place of the event it projects, so the link checks run on the
 files (a tampered ``request_2.json`` is caught even when ``transcript.jsonl`` is intact),
 and every place where a file departs from the transcript is kept for the agreement check.
+A streamed turn's ``response_N.sse`` is put in place of its stream events the same way
+(``stream_files.py``). A demo folder's ``streamed/`` (the walk-through run again,
+streamed: its transcript and stream files) is loaded with it as ``streamed_run``.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from . import attachments
 from .jsonpath import first_difference
 from .record import RunRecord, index_events
 from .shape import check_envelopes
+from .stream_files import place_stream_files
 
 __all__ = ["load_run"]
 
@@ -37,7 +41,7 @@ def load_run(path: str | Path) -> RunRecord:
     return index_events(transcript.events, source, cut_tail=transcript.cut_tail)
 
 
-def _load_folder(folder: Path) -> RunRecord:
+def _load_folder(folder: Path, *, with_streamed: bool = True) -> RunRecord:
     transcript_path = folder / attachments.TRANSCRIPT
     if not transcript_path.is_file():
         raise UsageError(
@@ -56,11 +60,17 @@ def _load_folder(folder: Path) -> RunRecord:
         if path is not None:
             differences.append((slot.name, path, slot.event.get("seq")))
             attachments.place(slot, files[slot.name])
+    texts = run.stream_texts
+    differences += place_stream_files(run, folder)
     if differences:  # the files changed what the record holds: index it again from them
         run = index_events(transcript.events, folder, cut_tail=transcript.cut_tail)
     run.files = files
+    run.stream_texts = texts
     run.file_differences = differences
     _unknown_attachments(run, files)
+    streamed = folder / attachments.STREAMED
+    if with_streamed and (streamed / attachments.TRANSCRIPT).is_file():
+        run.streamed_run = _load_folder(streamed, with_streamed=False)
     return run
 
 

@@ -175,6 +175,10 @@ class RunRecord:
     """For a demo folder: each attachment file's content, by file name."""
     file_differences: list[tuple[str, str, int | None]] = field(default_factory=list)
     """For a demo folder: (file, JSON path, seq) where a file differs from the transcript."""
+    stream_texts: dict[str, str] = field(default_factory=dict)
+    """For a demo folder: each ``response_N.sse`` file's text, by file name."""
+    streamed_run: RunRecord | None = None
+    """For a demo folder: the same walk-through run again, streamed (its ``streamed/``)."""
 
     @property
     def context_mode(self) -> str:

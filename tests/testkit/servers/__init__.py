@@ -10,6 +10,7 @@ stdio MCP servers (the standard library only, unless noted):
   media_server.py         audio, images and blobs in results
   flood_server.py         floods toolrelay with notifications during a call
   touch_server.py         a read-only tool that touches a file when called (early-execution proof)
+  capital_server.py       the recorded streams' tools (get_capital, final_result), touching a file too
   slow_server.py          a read-only tool that takes its time (the stream bench's)
   echo_stdio_server.py    ``EchoService`` on toolrelay's own stdio server runtime
   asking_server.py        asks its client for roots, sampling, elicitation (also as tasks) during a call
@@ -36,6 +37,7 @@ GROWING_SERVER = SERVERS / "growing_server.py"
 MEDIA_SERVER = SERVERS / "media_server.py"
 FLOOD_SERVER = SERVERS / "flood_server.py"
 TOUCH_SERVER = SERVERS / "touch_server.py"
+CAPITAL_SERVER = SERVERS / "capital_server.py"
 SLOW_SERVER = SERVERS / "slow_server.py"
 ASKING_SERVER = SERVERS / "asking_server.py"
 FAKE_STREAM = SERVERS / "fake_stream.py"

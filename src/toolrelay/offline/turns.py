@@ -1,0 +1,91 @@
+"""Which script entry answers a request: the turn the request's context has reached.
+
+The rule (docs/model.md, "With --script FILE"): a request's **turn is 1 + the number of
+times tool outputs came back in its context**, the context being the chained history of
+``previous_response_id`` (when the stand-in knows it) followed by the request's input; a
+run of consecutive ``function_call_output`` items counts once, as one response's outputs
+go back together. So turn N's request, in replay or chain mode, is answered by the N-th
+Response entry however often it is sent: a retried request, or a run resumed from its
+last request, gets the same entry as the first try, and nothing depends on how many
+requests came before.
+
+Faults are events, not turns: each ``http_status`` entry answers one request of the turn
+after it, once, in script order (so ``[{"http_status": 500}, {"calls": …}]`` fails the
+first request and answers its retry); a turn's ``stream_fault`` happens on its first
+answer only. ``reset()`` forgets what was served.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from ..protocol.responses import FUNCTION_CALL_OUTPUT
+from .checks import input_items
+from .script import Script, ScriptTurn
+from .state import Ledger
+
+__all__ = ["ScriptProgress", "request_context", "request_turn"]
+
+
+def request_turn(context: list[dict[str, Any]]) -> int:
+    """1 + the number of runs of ``function_call_output`` items in ``context``."""
+    turn = 1
+    after_output = False
+    for item in context:
+        is_output = item.get("type") == FUNCTION_CALL_OUTPUT
+        if is_output and not after_output:
+            turn += 1
+        after_output = is_output
+    return turn
+
+
+def request_context(body: Mapping[str, Any], ledger: Ledger) -> list[dict[str, Any]]:
+    """The items a request's turn is read from: the chained history (when the response it
+    continues is known and stored) and the input. Lenient: the request is checked later."""
+    value = body.get("input")
+    items = input_items(value if isinstance(value, str | list) else None)
+    previous_id = body.get("previous_response_id")
+    previous = ledger.stored(previous_id) if isinstance(previous_id, str) else None
+    return items if previous is None else [*previous.history, *items]
+
+
+class ScriptProgress:
+    """A script read as turns: each turn's Response entry, the faults before it, and what
+    has been served of them."""
+
+    def __init__(self, script: Script) -> None:
+        self._entries: list[ScriptTurn] = []
+        self._faults: list[list[ScriptTurn]] = [[]]
+        """``_faults[N - 1]``: the http_status entries before turn N's entry."""
+        for entry in script.turns:
+            if entry.is_fault:
+                self._faults[-1].append(entry)
+            else:
+                self._entries.append(entry)
+                self._faults.append([])
+        self._faults_served: Counter[int] = Counter()
+        self._answers: Counter[int] = Counter()
+
+    def reset(self) -> None:
+        self._faults_served.clear()
+        self._answers.clear()
+
+    def next_fault(self, turn: int) -> ScriptTurn | None:
+        """The http_status entry this request of ``turn`` gets (used up), or None."""
+        faults = self._faults[turn - 1] if turn <= len(self._faults) else []
+        served = self._faults_served[turn]
+        if served >= len(faults):
+            return None
+        self._faults_served[turn] += 1
+        return faults[served]
+
+    def entry(self, turn: int) -> ScriptTurn | None:
+        """Turn ``turn``'s Response entry (None after the script)."""
+        return self._entries[turn - 1] if turn <= len(self._entries) else None
+
+    def first_answer(self, turn: int) -> bool:
+        """Count an answer to ``turn``; whether it is the first (a stream fault's one chance)."""
+        self._answers[turn] += 1
+        return self._answers[turn] == 1

@@ -1,0 +1,132 @@
+"""``toolrelay run`` against real recorded streams (tests/data/streams): two OpenAI models'
+streamed function calls, replayed over loopback HTTP as turn 1, then a recorded answer.
+
+The endpoint holds each recording's ``response.completed`` until the MCP server (a real
+stdio server offering the recorded tool) has received the ``tools/call``: the call
+starts as its item closes (its tool is annotated read-only), the output goes back
+paired by ``call_id``, the run's transcript verifies, and the reasoning item replayed in
+the next request is the one of the Response used — the terminal event's, or, when that
+carries an empty ``output``, the ``output_item.done`` one — never the ``added`` one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from testkit.recorded_streams import ReplayEndpoint, events_of, recorded, without_final_output
+from testkit.servers import CAPITAL_SERVER
+
+GPT55 = "phase_streamed_on_part_start.sse"
+GPT5 = "streaming_usage.sse"
+ANSWER = "phase_streamed_on_part_start_answer.sse"
+RENAMED = {"get_capital": "capitals__get_capital", "final_result": "capitals__final_result"}
+FINAL_TEXT = "The capital of PotatoLand is **Potato City**."
+
+
+def _pairs(raw: bytes) -> list[tuple[str, str]]:
+    """(event, data) of each event of a recording, as its lines say."""
+    found = []
+    for block in events_of(raw):
+        event, data = block.decode().rstrip("\n").split("\n")
+        found.append((event.removeprefix("event: "), data.removeprefix("data: ")))
+    return found
+
+
+def _payloads(raw: bytes) -> list[dict[str, Any]]:
+    return [json.loads(data) for _, data in _pairs(raw)]
+
+
+def _items(raw: bytes, event_type: str, item_type: str) -> list[dict[str, Any]]:
+    return [p["item"] for p in _payloads(raw) if p["type"] == event_type and p["item"]["type"] == item_type]
+
+
+def _run(tmp_path: Path, first: bytes) -> tuple[subprocess.CompletedProcess[str], ReplayEndpoint]:
+    called = tmp_path / "called"
+    config = {"mcpServers": {"capitals": {"command": sys.executable,
+                                          "args": [str(CAPITAL_SERVER), "--touch", str(called)]}}}
+    (tmp_path / "mcp.json").write_text(json.dumps(config))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AZURE_OPENAI_"))}
+    task = "What is the capital of PotatoLand?"
+    with ReplayEndpoint(first, recorded(ANSWER, rename=RENAMED), hold_first_until=called) as endpoint:
+        proc = subprocess.run(
+            [sys.executable, "-m", "toolrelay", "run", task, "--model", "gpt-5.5",
+             "--base-url", endpoint.base_url, "--config", "mcp.json", "--transcript", "t.jsonl"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL,
+        )
+    return proc, endpoint
+
+
+def _records(tmp_path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+
+
+def _verify(tmp_path: Path) -> dict[str, Any]:
+    proc = subprocess.run([sys.executable, "-m", "toolrelay", "verify", "t.jsonl", "--json"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    verdict: dict[str, Any] = json.loads(proc.stdout)
+    return verdict
+
+
+@pytest.mark.parametrize(
+    ("recording", "final_output", "tool", "arguments", "output"),
+    [
+        (GPT55, "kept", "get_capital", {"country": "PotatoLand"}, "Potato City"),
+        (GPT55, "empty", "get_capital", {"country": "PotatoLand"}, "Potato City"),
+        (GPT5, "kept", "final_result", {"result": 6666}, "result 6666 recorded"),
+    ],
+    ids=["gpt-5.5", "gpt-5.5-completed-without-output", "gpt-5"],
+)
+def test_a_recorded_stream_runs_its_call_early_and_the_run_verifies(
+    tmp_path: Path, recording: str, final_output: str, tool: str, arguments: dict[str, Any], output: str
+) -> None:
+    first = recorded(recording, rename=RENAMED)
+    if final_output == "empty":
+        first = without_final_output(first)
+    proc, endpoint = _run(tmp_path, first)
+    assert proc.returncode == 0, proc.stderr
+    assert endpoint.held, "response.completed was sent before the tools/call arrived"
+    messages = _items(first, "response.output_item.done", "message")
+    said = "".join(part["text"] + "\n" for m in messages for part in m["content"])
+    assert proc.stdout == said + FINAL_TEXT + "\n"  # every message once, in order, as it streamed
+
+    # the call: parsed as its item closed, before response.completed; run once, ok
+    records = _records(tmp_path)
+    stream = [r for r in records if r["kind"] == "model_stream" and r["turn"] == 1]
+    assert [(r["event"], r["data"]) for r in stream] == _pairs(first)  # each event exactly as received
+    completed = next(r["seq"] for r in stream if r["event"] == "response.completed")
+    [parsed] = [r for r in records if r["kind"] == "call_parsed"]
+    [outcome] = [r["outcome"] for r in records if r["kind"] == "call_outcome"]
+    [call] = _items(first, "response.output_item.done", "function_call")
+    assert parsed["seq"] < completed and parsed["call_id"] == call["call_id"]
+    assert (outcome["status"], outcome["alias"]) == ("ok", f"capitals__{tool}")
+    assert outcome["call_id"] == call["call_id"]
+    [sent] = [r["message"] for r in records
+              if r["kind"] == "mcp_request" and r["message"].get("method") == "tools/call"]
+    assert sent["params"] == {"name": tool, "arguments": arguments}
+
+    # the next request: the turn's items as the Response used holds them, then the output
+    second = endpoint.bodies[1]["input"]
+    assert isinstance(second, list)
+    terminal = json.loads(stream[-1]["data"])["response"]["output"]
+    used = terminal or [p["item"] for p in _payloads(first) if p["type"] == "response.output_item.done"]
+    fed = {"type": "function_call_output", "call_id": call["call_id"], "output": output}
+    assert second[1:] == [*used, fed]
+    replayed = second[1]
+    [done] = _items(first, "response.output_item.done", "reasoning")
+    assert replayed["type"] == "reasoning" and replayed == (terminal[0] if final_output == "kept" else done)
+    [added] = _items(first, "response.output_item.added", "reasoning")
+    if "encrypted_content" in added:  # gpt-5.5's differs between added, done and completed
+        assert replayed["encrypted_content"] != added["encrypted_content"]
+
+    verdict = _verify(tmp_path)
+    assert verdict["ok"] and verdict["finished"]
+    checks = {f["check"] for f in verdict["findings"] if f["ok"]}
+    assert {"stream", "early_start"} <= checks

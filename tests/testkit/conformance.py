@@ -1,0 +1,63 @@
+"""The official MCP conformance suite (``@modelcontextprotocol/conformance``, pinned 0.1.16,
+on Node 22 from the npm registry): installed once, run, and its verdicts read.
+
+Both modes write one folder per scenario under ``-o DIR`` (``server-<scenario>-<time>`` in
+server mode, ``<scenario>-<time>`` in client mode) holding ``checks.json``. A scenario passes here when none
+of its checks is a FAILURE or a WARNING: the suite itself counts a warning as a failure
+in client mode, and the tests hold server mode to the same bar.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import npm
+
+__all__ = ["CONFORMANCE_PACKAGE", "NODE22_PACKAGE", "Verdict", "install", "verdicts"]
+
+CONFORMANCE_PACKAGE = "@modelcontextprotocol/conformance@0.1.16"
+NODE22_PACKAGE = "node@22"  # the suite needs Node >= 22; npm ships it as a package
+_FOLDER = re.compile(r"(server-)?(.+)-\d{4}-\d{2}-\d{2}T[0-9-]+Z?")
+
+
+def install(cache: Path) -> list[str] | str:
+    """The command that runs the suite (installed once into ``cache/conformance``), or why
+    it cannot be had."""
+    node = "node_modules/.bin/node"
+    index = "node_modules/@modelcontextprotocol/conformance/dist/index.js"
+    installed = npm.install(cache / "conformance", [CONFORMANCE_PACKAGE, NODE22_PACKAGE], [node, index])
+    return [str(installed / node), str(installed / index)] if isinstance(installed, Path) else installed
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One scenario's result: the ids of its successful checks, and what went wrong."""
+
+    scenario: str
+    successes: frozenset[str]
+    problems: tuple[str, ...]
+    """``STATUS id: message`` of every FAILURE and WARNING."""
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+
+def verdicts(results: Path) -> dict[str, Verdict]:
+    """Every scenario's verdict in a ``-o`` folder, by scenario name."""
+    found: dict[str, Verdict] = {}
+    for folder in sorted(results.iterdir()):
+        named = _FOLDER.fullmatch(folder.name)
+        if named is None or not (folder / "checks.json").exists():
+            continue
+        checks = json.loads((folder / "checks.json").read_text(encoding="utf-8"))
+        found[named.group(2)] = Verdict(
+            scenario=named.group(2),
+            successes=frozenset(c["id"] for c in checks if c["status"] == "SUCCESS"),
+            problems=tuple(f"{c['status']} {c['id']}: {c.get('errorMessage', '')}"
+                           for c in checks if c["status"] in ("FAILURE", "WARNING")),
+        )
+    return found

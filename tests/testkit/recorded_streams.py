@@ -1,0 +1,91 @@
+"""Real recorded Responses streams (tests/data/streams), replayed over loopback HTTP.
+
+``ReplayEndpoint`` answers the N-th POST with the N-th recorded body (the last repeats),
+event by event over chunked ``text/event-stream``, on toolrelay's own HTTP server; it can
+hold the first answer's last event (``response.completed``) until a file exists, which
+the MCP test server creates when its ``tools/call`` arrives (``capital_server.py
+--touch``). Every request body is kept (``bodies``).
+
+``recorded(name, rename=...)`` reads a recording; ``rename`` gives a recorded function
+name the alias toolrelay declares for the same tool (``get_capital`` →
+``capitals__get_capital``): the recording answered a request whose tools had the bare
+name, toolrelay's request names it ``<server>__<tool>``. ``without_final_output`` empties
+the terminal event's ``output``, as some servers send it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+from toolrelay.httpserver import HttpRequest, HttpResponder, ServerThread
+
+__all__ = ["STREAMS", "ReplayEndpoint", "events_of", "recorded", "without_final_output"]
+
+STREAMS = Path(__file__).resolve().parent.parent / "data" / "streams"
+HOLD_TIMEOUT = 30.0
+
+
+def recorded(name: str, *, rename: dict[str, str] | None = None) -> bytes:
+    """The recording ``name``, its function names renamed (every ``"name":"OLD"``)."""
+    raw = (STREAMS / name).read_bytes()
+    for old, new in (rename or {}).items():
+        raw = raw.replace(f'"name":"{old}"'.encode(), f'"name":"{new}"'.encode())
+    return raw
+
+
+def events_of(raw: bytes) -> list[bytes]:
+    """Each event block of a recording, with its blank line."""
+    return [block + b"\n\n" for block in raw.split(b"\n\n") if block.strip()]
+
+
+def without_final_output(raw: bytes) -> bytes:
+    """The recording with ``output: []`` on its terminal event (the rest byte for byte)."""
+    *head, last = events_of(raw)
+    event_line, data_line = last.rstrip(b"\n").split(b"\n")
+    data = json.loads(data_line.removeprefix(b"data: "))
+    data["response"]["output"] = []
+    emptied = json.dumps(data, separators=(",", ":")).encode()
+    return b"".join(head) + event_line + b"\ndata: " + emptied + b"\n\n"
+
+
+class ReplayEndpoint:
+    """Answers POST N with ``answers[N - 1]`` (the last repeats); ``with`` it."""
+
+    def __init__(self, *answers: bytes, hold_first_until: Path | None = None) -> None:
+        self.answers = list(answers)
+        self.hold_first_until = hold_first_until
+        self.bodies: list[dict[str, object]] = []
+        self.held = False
+        """Whether the first answer's last event waited for the file, and it appeared."""
+        self._server = ServerThread(self._handle, max_body_bytes=1 << 24, name="replay-endpoint")
+        self.base_url = ""
+
+    def __enter__(self) -> ReplayEndpoint:
+        self.base_url = f"http://127.0.0.1:{self._server.start('127.0.0.1', 0)}/v1"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.stop()
+
+    async def _handle(self, request: HttpRequest, http: HttpResponder) -> None:
+        self.bodies.append(json.loads(request.body))
+        number = len(self.bodies)
+        events = events_of(self.answers[min(number, len(self.answers)) - 1])
+        await http.start(200, [("content-type", "text/event-stream; charset=utf-8")])
+        for position, event in enumerate(events):
+            if number == 1 and position == len(events) - 1 and self.hold_first_until is not None:
+                self.held = await _appears(self.hold_first_until)
+            await http.write(event)
+        await http.end()
+
+
+async def _appears(path: Path) -> bool:
+    deadline = asyncio.get_running_loop().time() + HOLD_TIMEOUT
+    while not await asyncio.to_thread(os.path.exists, path):
+        if asyncio.get_running_loop().time() > deadline:
+            return False
+        await asyncio.sleep(0.005)
+    return True
