@@ -28,10 +28,7 @@ SCENARIOS = {  # the suite's non-auth client scenarios, by revision
     "2025-06-18": ("initialize", "tools_call"),
     "2025-11-25": ("initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"),
 }
-EXPECTED_FAILURES = {
-    "elicitation-sep1034-client-defaults": "needs elicitation with schema defaults (issue 13's client "
-    "capabilities, built separately); toolrelay answers elicitation/create with -32601 until then",
-}
+EXPECTED_FAILURES: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
