@@ -7,7 +7,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from toolrelay.client.host import SamplingRequest
+from toolrelay.errors import UsageError
 from toolrelay.events import EventStream
 from toolrelay.model import ModelEndpoint, ResponsesClient
 from toolrelay.offline import OfflineModel, parse_script
@@ -61,6 +64,7 @@ def test_messages_system_prompt_and_token_limit() -> None:
         ],
         "max_output_tokens": 16,  # the API's floor; 5 is below it
         "store": False,
+        "metadata": {"toolrelay": "sampling"},  # the stand-in answers it with its "sampling" entry
         "instructions": "Be brief.",
     }
 
@@ -135,7 +139,9 @@ def test_the_offline_stand_in_answers_through_the_sampler() -> None:
             sampler = responses_sampler(client, "offline")
             return await sampler(request([{"role": "user", "content": {"type": "text", "text": "Hi"}}]))
 
-    with OfflineModel(parse_script({"turns": [{"message": "Sampled."}]})) as model:
+    script = {"turns": [{"calls": [{"name": "s__lookup", "arguments": {}}]}],
+              "sampling": {"message": "Sampled."}}
+    with OfflineModel(parse_script(script)) as model:
         answer = asyncio.run(scenario(model.base_url))
         sent = model.requests[0]
     assert answer == {
@@ -147,3 +153,20 @@ def test_the_offline_stand_in_answers_through_the_sampler() -> None:
     assert sent["input"] == [
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Hi"}]}
     ]
+
+
+def test_without_a_sampling_entry_the_stand_in_answers_itself_never_a_turn() -> None:
+    async def scenario(base_url: str) -> dict[str, Any]:
+        async with ResponsesClient(ModelEndpoint(base_url=base_url), events=EventStream()) as client:
+            sampler = responses_sampler(client, "offline")
+            return await sampler(request([{"role": "user", "content": {"type": "text", "text": "Hi"}}]))
+
+    script = {"turns": [{"calls": [{"name": "s__lookup", "arguments": {}}]}]}
+    with OfflineModel(parse_script(script)) as model:
+        answer = asyncio.run(scenario(model.base_url))
+    assert answer["stopReason"] == "endTurn" and answer["content"]["type"] == "text"
+
+
+def test_a_sampling_entry_that_is_an_http_fault_is_refused() -> None:
+    with pytest.raises(UsageError, match="sampling: expected a Response entry, not an http_status"):
+        parse_script({"turns": [], "sampling": {"http_status": 500}})

@@ -11,6 +11,7 @@ pure (``sampling_body``, ``sampling_result``):
 | user / assistant text | a ``message`` with ``input_text`` / ``output_text`` |
 | an image block | ``input_image`` (a data URL); audio and other blocks become a text note |
 | ``maxTokens`` | ``max_output_tokens`` (at least 16, the API's floor) |
+| (the request's origin) | ``metadata: {"toolrelay": "sampling"}`` |
 | ``tools`` (2025-11-25) | function tools (non-strict); ``toolChoice.mode`` → ``tool_choice`` |
 | assistant ``tool_use`` / user ``tool_result`` | ``function_call`` / ``function_call_output`` |
 
@@ -40,6 +41,7 @@ from ..protocol.responses import (
     INPUT_TEXT,
     MESSAGE,
     OUTPUT_TEXT,
+    SAMPLING_METADATA,
 )
 from .parse import message_text
 
@@ -70,6 +72,7 @@ def sampling_body(request: SamplingRequest, model: str) -> dict[str, Any]:
         "input": [item for message in request.messages for item in _items(message)],
         "max_output_tokens": max(request.max_tokens, MIN_OUTPUT_TOKENS),
         "store": False,
+        "metadata": dict(SAMPLING_METADATA),
     }
     if request.system_prompt:
         body["instructions"] = request.system_prompt
