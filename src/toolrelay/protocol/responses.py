@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any, Final, Literal, NotRequired, TypedDict
 
 __all__ = [
-    "SAMPLING_METADATA",
     "CANCELLED",
     "COMPLETED",
     "CONTENT_PART_ADDED",
@@ -54,6 +53,7 @@ __all__ = [
     "RESPONSE_IN_PROGRESS",
     "RESPONSE_QUEUED",
     "RETRY_SAFE_STREAM_EVENTS",
+    "SAMPLING_METADATA",
     "STREAM_ERROR",
     "STREAM_EVENT_TYPES",
     "SUMMARY_TEXT",
