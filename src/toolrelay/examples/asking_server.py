@@ -30,14 +30,15 @@ FORM = {
     "required": ["plan"],
 }
 READ_ONLY = {"readOnlyHint": True}
+NO_ARGUMENTS = {"type": "object", "properties": {}}
+TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 TOOLS = [
-    {"name": "where", "description": "Lists the client's roots.", "annotations": READ_ONLY,
-     "inputSchema": {"type": "object", "properties": {}}},
-    {"name": "summarize", "description": "Asks the client's model to summarize a text.", "annotations": READ_ONLY,
-     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
-    {"name": "sign_up", "description": "Asks the user to fill in a sign-up form.", "annotations": READ_ONLY,
-     "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "where", "description": "Lists the client's roots.", "inputSchema": NO_ARGUMENTS},
+    {"name": "summarize", "description": "Asks the client's model to summarize a text.", "inputSchema": TEXT},
+    {"name": "sign_up", "description": "Asks the user to fill in a form.", "inputSchema": NO_ARGUMENTS},
 ]
+for tool in TOOLS:
+    tool["annotations"] = READ_ONLY
 IDS = itertools.count(1)
 
 
@@ -59,14 +60,18 @@ def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
 
 def tool_result(answer: dict[str, Any], show: Any) -> dict[str, Any]:
     if "error" in answer:
-        error = answer["error"]
-        return {"content": [{"type": "text", "text": f"the client refused: {error['message']}"}], "isError": True}
+        refused = f"the client refused: {answer['error']['message']}"
+        return {"content": [{"type": "text", "text": refused}], "isError": True}
     return {"content": [{"type": "text", "text": show(answer["result"])}]}
+
+
+def show_roots(result: dict[str, Any]) -> str:
+    return "roots: " + ", ".join(root["uri"] for root in result["roots"])
 
 
 def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     if name == "where":
-        return tool_result(ask("roots/list", {}), lambda r: "roots: " + ", ".join(x["uri"] for x in r["roots"]))
+        return tool_result(ask("roots/list", {}), show_roots)
     if name == "summarize":
         messages = [{"role": "user", "content": {"type": "text", "text": f"Summarize: {arguments['text']}"}}]
         answer = ask("sampling/createMessage", {"messages": messages, "maxTokens": 100})
@@ -94,7 +99,8 @@ def main() -> None:
             continue  # a notification, or a stray answer
         result = answer(message)
         if result is None:
-            send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "Method not found"}})
+            error = {"code": -32601, "message": "Method not found"}
+            send({"jsonrpc": "2.0", "id": message["id"], "error": error})
         else:
             send({"jsonrpc": "2.0", "id": message["id"], "result": result})
 
