@@ -5,7 +5,8 @@
     │   └── ConfigError             2   a config file toolrelay cannot use
     ├── ProtocolError               3   the peer broke the protocol or answered a JSON-RPC error
     │   ├── RpcError                3   a JSON-RPC error response (code, message, data)
-    │   │   └── UnknownTool         3   a ToolService has no tool of that name (answered -32602)
+    │   │   ├── UnknownTool         3   a ToolService has no tool of that name (answered -32602)
+    │   │   └── SamplingRefused     3   a sampling request refused or with no model (answered -1)
     │   ├── DecodeError             3   a received message is not valid JSON-RPC (code, message, id)
     │   └── VersionMismatch         3   no protocol version both sides speak
     ├── TransportError              3   the channel to a server failed
@@ -71,6 +72,7 @@ __all__ = [
     "RequestTimeout",
     "RpcError",
     "RunInterrupted",
+    "SamplingRefused",
     "ServerExited",
     "ToolrelayError",
     "TransportError",
@@ -138,6 +140,14 @@ class UnknownTool(RpcError):
     def __init__(self, name: str) -> None:
         super().__init__(_INVALID_PARAMS, f"Unknown tool: {name}")
         self.name = name
+
+
+class SamplingRefused(RpcError):
+    """A server's ``sampling/createMessage`` refused by the user or the policy, or with no
+    model to answer it: answered with the spec's user-rejected error, -1."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(-1, message)
 
 
 class DecodeError(ProtocolError):

@@ -70,4 +70,5 @@ def in_process_file_server(*roots: Path, name: str = "fs") -> ServerConfig:
         service = FileService([root_from_argument(str(root)) for root in roots])
     except ValueError as exc:  # the CLI's words for a ROOT that does not exist
         raise UsageError(str(exc)) from None
-    return in_process_server(service, name=name)
+    # its roots are the directories it serves: the client's roots narrow nothing
+    return in_process_server(service, name=name, roots=tuple(str(root) for root in roots))

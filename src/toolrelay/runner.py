@@ -6,6 +6,10 @@ relay loop and closes everything; ``run(task, **options)`` is the synchronous fo
 ``async for event in run_stream(task, options)`` the same run seen as it happens (the
 answer text as it is written, each call, each turn; ``relay.run_events``).
 The CLI's ``run`` and ``demo`` use the same function.
+
+What servers ask of the run is answered through a ``client.host.Host``: sampling requests
+go to the run's own model (``model_sampler``) once ``approve_sampling`` approves them,
+elicitations to ``elicit``; without those callbacks they are refused and declined.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from .client.host import Elicitor, Host, Sampler, SamplingApprover, declining, refusing_approval
 from .errors import UsageError
 from .events import EventStream
 from .model import ModelEndpoint, ResponsesClient
@@ -32,6 +37,7 @@ from .relay.loop import Approver, Relay, RunLimits, RunResult
 from .relay.offered import starting_input
 from .relay.request import RequestSettings
 from .relay.run_events import RunEvent, RunListener, iterate_run, tell_both
+from .relay.sampling import responses_sampler
 from .transcript.writer import TranscriptWriter
 
 __all__ = [
@@ -40,6 +46,7 @@ __all__ = [
     "RunOptions",
     "check_options",
     "hosted_endpoint",
+    "model_sampler",
     "request_settings",
     "run",
     "run_async",
@@ -48,6 +55,8 @@ __all__ = [
 
 DEFAULT_MODEL = "gpt-4.1"
 OFFLINE_MODEL = "offline"
+SAMPLING_LIBRARY_HINT = "pass approve_sampling= to let servers sample the model"
+ELICIT_LIBRARY_HINT = "pass elicit= to answer servers' questions"
 
 
 @dataclass(kw_only=True)
@@ -74,6 +83,11 @@ class RunOptions:
     limits: RunLimits = field(default_factory=RunLimits)
     approve: Approver | None = None
     """Asked before tools that are not read-only; None refuses them (the model is told)."""
+    approve_sampling: SamplingApprover | None = None
+    """Asked before a server's sampling request goes to the run's model; None refuses them
+    (the server gets error -1)."""
+    elicit: Elicitor | None = None
+    """Answers servers' elicitations (a form or a URL for the user); None declines them."""
     script: str | Path | None = None
     """The offline model's script (``--script``)."""
     transcript: str | Path | None = None
@@ -114,7 +128,13 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
             writer.add_secrets(url_secrets(endpoint.base_url))
             stack.callback(writer.close)
             stack.callback(events.subscribe(writer))
-        catalog = Catalog(servers, events=events, strict=opts.strict, protocol_version=opts.protocol_version)
+        host = Host(
+            sampler=await model_sampler(stack, opts, endpoint),
+            approve_sampling=opts.approve_sampling or refusing_approval(SAMPLING_LIBRARY_HINT),
+            elicitor=opts.elicit or declining(ELICIT_LIBRARY_HINT),
+        )
+        catalog = Catalog(servers, events=events, strict=opts.strict, protocol_version=opts.protocol_version,
+                          host=host)
         await stack.enter_async_context(catalog)
         client = await stack.enter_async_context(ResponsesClient(endpoint, events=events))
         shared = catalog.server_instructions() if opts.server_instructions else {}
@@ -133,6 +153,18 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
             opts.on_result(result)
         return result
     raise AssertionError("unreachable")  # pragma: no cover  (mypy: the with block returns)
+
+
+async def model_sampler(
+    stack: contextlib.AsyncExitStack, opts: RunOptions, endpoint: ModelEndpoint | None = None
+) -> Sampler:
+    """A sampler that answers servers' sampling requests with ``opts.model`` (at ``endpoint``,
+    else the one ``opts`` names; the offline stand-in is started for ``offline``), open until
+    ``stack`` closes. Its model requests are not the run's turns: they are not recorded as
+    such (the server's request and toolrelay's answer are)."""
+    endpoint = endpoint or _endpoint(opts, stack)
+    client = await stack.enter_async_context(ResponsesClient(endpoint, events=EventStream()))
+    return responses_sampler(client, opts.model)
 
 
 async def run_stream(task: str, options: RunOptions | None = None) -> AsyncGenerator[RunEvent, None]:

@@ -37,9 +37,12 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def config(workspace: Path, node_fs_server: list[str], tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("config") / "mcp.json"
+    roots = {"roots": [str(workspace)]}  # the file servers' roots (else toolrelay offers the cwd)
     servers = {
-        "fs": {"command": sys.executable, "args": ["-m", "toolrelay", "files", str(workspace)]},
-        "node.ref": {"command": node_fs_server[0], "args": [*node_fs_server[1:], str(workspace)]},
+        "fs": {"command": sys.executable, "args": ["-m", "toolrelay", "files", str(workspace)],
+               "toolrelay": roots},
+        "node.ref": {"command": node_fs_server[0], "args": [*node_fs_server[1:], str(workspace)],
+                     "toolrelay": roots},
         "host ile": {"command": sys.executable, "args": [str(HOSTILE)]},
         "sdk": {"command": sys.executable, "args": [str(SDK_SERVER), "stdio"]},
     }
@@ -149,11 +152,15 @@ def test_wire_shows_the_exact_json_rpc_lines_with_ids(workspace: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     wire = [line for line in proc.stdout.splitlines() if line.startswith((">> ", "<< "))]
-    request = json.loads(wire[-2].split(" ", 2)[2])
-    response = json.loads(wire[-1].split(" ", 2)[2])
-    assert wire[-2].startswith(">> fs#1 ") and wire[-1].startswith("<< fs#1 ")
-    assert request["method"] == "tools/call" and response["id"] == request["id"]
+    assert all(line.startswith((">> fs#1 ", "<< fs#1 ")) for line in wire)
+    messages = [(line[:2], json.loads(line.split(" ", 2)[2])) for line in wire]
+    [request] = [m for way, m in messages if way == ">>" and m.get("method") == "tools/call"]
+    [response] = [m for way, m in messages if way == "<<" and m.get("id") == request["id"]]
     assert response["result"]["content"] == [{"type": "text", "text": "one\n"}]
+    # before reading, the file server asked for toolrelay's roots: the directory it ran in
+    [asked] = [m for way, m in messages if way == "<<" and m.get("method") == "roots/list"]
+    [reply] = [m for way, m in messages if way == ">>" and m.get("id") == asked["id"] and "result" in m]
+    assert reply["result"]["roots"] == [{"uri": workspace.resolve().as_uri(), "name": workspace.name}]
 
 
 def test_a_transport_failure_exits_3_with_the_servers_words(tmp_path: Path) -> None:
@@ -189,6 +196,7 @@ def test_library_connect_declares_and_calls(workspace: Path) -> None:
         transport="stdio",
         command=sys.executable,
         args=("-m", "toolrelay", "files", str(workspace)),
+        roots=(str(workspace),),  # else toolrelay offers the cwd, outside what it serves
     )
 
     async def main() -> None:
@@ -215,6 +223,7 @@ def test_a_server_that_fails_to_start_is_left_out_and_reported(workspace: Path) 
         transport="stdio",
         command=sys.executable,
         args=("-m", "toolrelay", "files", str(workspace)),
+        roots=(str(workspace),),  # else toolrelay offers the cwd, outside what it serves
     )
     broken = ServerConfig(
         name="broken",

@@ -24,9 +24,12 @@ def test_call_wire_json_is_one_document_with_the_wire_inside(workspace: Path) ->
     first_two = [(w["direction"], w["server"], w["connection"]) for w in wire[:2]]
     assert first_two == [("out", "fs", 1), ("in", "fs", 1)]
     assert wire[0]["message"]["method"] == "initialize"
-    request, response = wire[-2]["message"], wire[-1]["message"]
+    [request] = [w["message"] for w in wire if w["message"].get("method") == "tools/call"]
+    response = wire[-1]["message"]
     assert request == outcome["request"] and response == outcome["response"]
-    assert request["method"] == "tools/call" and response["id"] == request["id"] == 3
+    assert response["id"] == request["id"] == 3
+    # the file server asked for the roots during the call: the wire shows that exchange too
+    assert [w["message"].get("method") for w in wire if w["direction"] == "in"][-2] == "roots/list"
     assert proc.stderr == ""
 
 

@@ -225,6 +225,19 @@ def test_a_config_nested_too_deep_names_line_and_column(tmp_path: Path) -> None:
     assert str(caught.value) == f"{path}: invalid JSON at line 3, column 528: nested deeper than 512 levels"
 
 
+def test_roots_are_absolute_against_the_project_folder_or_false(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        '{"mcpServers": {"a": {"command": "x", "toolrelay": {"roots": ["docs", "~/notes", "${env:DATA}"]}}, '
+        '"b": {"command": "y", "toolrelay": {"roots": false}}, "c": {"command": "z"}}}',
+        name=".vscode/mcp.json",
+    )
+    a, b, c = load_config(path, environ={"DATA": "/srv/data"})
+    assert a.roots == (str(tmp_path / "docs"), f"{HOME}/notes", "/srv/data")
+    assert (a.offer_roots, b.offer_roots, b.roots) == (True, False, None)
+    assert (c.offer_roots, c.roots) == (True, None)  # the current directory, when asked
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -264,11 +277,19 @@ def test_a_config_nested_too_deep_names_line_and_column(tmp_path: Path) -> None:
         (
             '{"mcpServers": {"a": {"command": "x", "toolrelay": {"timout": 3}}}}',
             "server 'a': unknown key \"toolrelay.timout\" "
-            "(known: allow, deny, maxMessageBytes, requestTimeout, timeout)",
+            "(known: allow, deny, maxMessageBytes, requestTimeout, roots, timeout)",
         ),
         (
             '{"mcpServers": {"a": {"command": "x", "toolrelay": {"timeout": 0}}}}',
             "server 'a', toolrelay.timeout: must be a positive number of seconds, got 0",
+        ),
+        (
+            '{"mcpServers": {"a": {"command": "x", "toolrelay": {"roots": "/srv"}}}}',
+            "server 'a', toolrelay.roots: must be an array of directory paths, or false to offer no roots",
+        ),
+        (
+            '{"mcpServers": {"a": {"command": "x", "toolrelay": {"roots": [""]}}}}',
+            "server 'a', toolrelay.roots: must be an array of directory paths, or false to offer no roots",
         ),
         ('{"mcpServers": {"a": {"command": "x", "envFile": "missing.env"}}}', None),
     ],

@@ -31,8 +31,9 @@ LATEST = "2025-11-25"
 NOTES = "".join(f"line {n}\n" for n in range(1, 31))
 
 
-def http_config(url: str, name: str = "h") -> ServerConfig:
-    return ServerConfig(name=name, transport="http", url=url)
+def http_config(url: str, name: str = "h", root: Path | None = None) -> ServerConfig:
+    """``root``: the directory toolrelay offers as its root (the file server narrows to it)."""
+    return ServerConfig(name=name, transport="http", url=url, roots=None if root is None else (str(root),))
 
 
 def resumptions(recorder: Recorder) -> list[str]:
@@ -49,7 +50,8 @@ def resuming_gets(stub: StubServer) -> list[Received]:
 
 async def call_once(url: str, tmp_path: Path, recorder: Recorder, tool: str, arguments: dict[str, Any],
                     version: str = LATEST) -> dict[str, Any]:
-    async with open_connection(http_config(url), tmp_path, recorder, protocol_version=version) as conn:
+    async with open_connection(http_config(url, root=tmp_path), tmp_path, recorder,
+                               protocol_version=version) as conn:
         result: dict[str, Any] = (await conn.call_tool(tool, arguments, call_id="c1")).raise_for_error()
         return result
 
@@ -95,7 +97,7 @@ def test_a_run_through_a_cut_connection_is_recorded_and_verifies(
 ) -> None:
     url, proxy = cut_file_server
     transcript = tmp_path / "run.jsonl"
-    options = RunOptions(model="offline", config=[http_config(url, "fs")], transcript=transcript,
+    options = RunOptions(model="offline", config=[http_config(url, "fs", tmp_path)], transcript=transcript,
                          protocol_version=LATEST)
     result = run(run_async("Read the first 20 lines of notes.txt", options))
     assert result.status == "completed" and proxy.cuts == 1

@@ -67,11 +67,16 @@ def test_handshake_list_and_call_are_recorded_with_ids(tmp_path: Path) -> None:
         ("mcp_request", "initialize"), ("mcp_response", "initialize"),
         ("mcp_notification", "notifications/initialized"),
         ("mcp_request", "tools/list"), ("mcp_response", "tools/list"),
-        ("mcp_request", "tools/call"), ("mcp_response", "tools/call"),
+        ("mcp_request", "tools/call"),
+        ("mcp_server_request", "roots/list"), ("mcp_reply", None),  # the server asks, during the call
+        ("mcp_response", "tools/call"),
     ]
-    call, answer = messages[-2:]
+    call, answer = messages[-4], messages[-1]
     assert call.call_id == answer.call_id == "call_A"
     assert call.mcp_id == answer.mcp_id == 3
+    asked, replied = messages[-3:-1]
+    assert asked.call_id == replied.call_id == "call_A"  # recorded as part of that call
+    assert replied.message["result"]["roots"][0]["uri"] == Path.cwd().resolve().as_uri()
     starting, exited = recorder.of("server_starting")[0], recorder.of("server_exited")[0]
     assert (starting.transport, starting.target) == ("inprocess", "in-process")
     assert (exited.expected, exited.returncode, exited.stderr_tail) == (True, None, "")
@@ -116,7 +121,8 @@ def test_close_fails_pending_calls_and_a_new_start_is_connection_two(tmp_path: P
     recorder = Recorder()
 
     async def scenario() -> tuple[str, int, str]:
-        async with open_connection(in_process_server(tools, name="t"), tmp_path, recorder) as conn:
+        config = in_process_server(tools, name="t", offer_roots=False)  # the call starts at once
+        async with open_connection(config, tmp_path, recorder) as conn:
             pending = asyncio.ensure_future(conn.call_tool("hang", {}))
             await conn.ping()  # the hang request has reached the server
             await conn.close()

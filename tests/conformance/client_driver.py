@@ -4,7 +4,8 @@ For each client scenario the suite starts a test server and runs ``<command> <ur
 (with ``MCP_CONFORMANCE_SCENARIO`` set). This writes an MCP config naming that URL as
 the server ``conf`` and runs toolrelay the way a user would: ``toolrelay tools`` to
 connect and list, and ``toolrelay call conf__TOOL ARGS`` for the scenarios that need a
-tool called. Its exit code is toolrelay's.
+tool called, with the options that answer what its server asks (``--elicit defaults``).
+Its exit code is toolrelay's.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ CALLS: dict[str, tuple[str, dict[str, object]]] = {
     "elicitation-sep1034-client-defaults": ("test_client_elicitation_defaults", {}),
 }
 """The tool each scenario wants called; any other scenario only connects and lists."""
+OPTIONS: dict[str, list[str]] = {
+    "elicitation-sep1034-client-defaults": ["--elicit", "defaults"],
+}
+"""How toolrelay answers what the scenario's server asks (here: accept a form with its defaults)."""
 
 
 def main() -> int:
@@ -37,7 +42,7 @@ def main() -> int:
         common = ["--config", str(config), "--protocol-version", args.protocol_version]
         if scenario in CALLS:
             tool, arguments = CALLS[scenario]
-            command = ["call", f"conf__{tool}", json.dumps(arguments), *common]
+            command = ["call", f"conf__{tool}", json.dumps(arguments), *common, *OPTIONS.get(scenario, [])]
         else:
             command = ["tools", *common]
         return subprocess.run([sys.executable, "-m", "toolrelay", *command], cwd=folder).returncode

@@ -11,9 +11,7 @@ allows it the suite runs in a private network namespace that has only loopback.
 
 from __future__ import annotations
 
-import functools
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,16 +20,14 @@ import pytest
 
 from conftest import REPO, require_or_skip
 from testkit import conformance
+from testkit.netns import loopback_only
 
 DRIVER = Path(__file__).resolve().parent / "client_driver.py"
 SCENARIOS = {  # the suite's non-auth client scenarios, by revision
     "2025-06-18": ("initialize", "tools_call"),
     "2025-11-25": ("initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"),
 }
-EXPECTED_FAILURES = {
-    "elicitation-sep1034-client-defaults": "needs elicitation with schema defaults (issue 13's client "
-    "capabilities, built separately); toolrelay answers elicitation/create with -32601 until then",
-}
+EXPECTED_FAILURES: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
@@ -41,18 +37,6 @@ def suite() -> list[str]:
         require_or_skip(found)
     assert isinstance(found, list)
     return found
-
-
-@functools.cache
-def loopback_only() -> list[str]:
-    """The prefix that runs a command in a network namespace with only loopback, if the
-    machine allows one (else none: the suite's servers then listen briefly on every interface)."""
-    unshare = shutil.which("unshare")
-    if unshare is None or shutil.which("ip") is None:
-        return []
-    prefix = [unshare, "-rn", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
-    probe = subprocess.run([*prefix, "true"], capture_output=True, timeout=30)
-    return prefix if probe.returncode == 0 else []
 
 
 @pytest.mark.parametrize("version", sorted(SCENARIOS))

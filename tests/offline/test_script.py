@@ -78,7 +78,8 @@ def test_load_script_reads_every_kind_of_entry(tmp_path: Path) -> None:
             "Expecting property name enclosed in double quotes",
         ),
         ([], 'script {path}: expected an object {{"turns": [...]}}'),
-        ({"turns": [], "turn": 1}, "script {path}: unknown key 'turn' (expected turns, description)"),
+        ({"turns": [], "turn": 1},
+         "script {path}: unknown key 'turn' (expected turns, sampling, description)"),
         (
             {"turns": [{"message": "a"}, {"cals": []}]},
             "script {path}: turns[1]: unknown key 'cals' (expected one of: after_calls, auto, calls, error, "

@@ -10,6 +10,9 @@
   recorded_streams.py  ``ReplayEndpoint``: the real recorded streams of tests/data/streams over HTTP
   processes.py      spawn / kill a process and everything it started; the leftover check
   npm.py            npm packages installed atomically into .toolrelay-cache
+  conformance.py    the MCP conformance suite: installed, run, its verdicts read
+  everything.py     server-everything over stdio, or over HTTP (everything_http.py)
+  netns.py          ``loopback_only()``: a private network namespace with only loopback
 
 Tests import it as ``testkit`` (tests/ is on sys.path through tests/conftest.py); bench/
 runs the scripts in ``servers/`` by path (``bench/common.py: TEST_SERVERS``).

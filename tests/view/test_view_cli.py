@@ -20,7 +20,7 @@ def test_writes_path_with_html_suffix_by_default(seed_transcript: Path, tmp_path
     page = tmp_path / "run.html"
     assert page.is_file() and page.read_text(encoding="utf-8").startswith("<!doctype html>")
     assert proc.stderr.startswith(
-        f"toolrelay view: wrote {page} (21 events: 11 messages, 2 turn(s), 1 call(s))")
+        f"toolrelay view: wrote {page} (23 events: 13 messages, 2 turn(s), 1 call(s))")
     assert proc.stdout == ""
 
 

@@ -55,7 +55,12 @@ def test_sections_follow_the_seed_order(seed_transcript: Path) -> None:
     assert [item.kind for item in turn1.items if isinstance(item, Row)] == [
         "run_start", "model_request", "model_response"]
     (call,) = turn1.calls()
-    assert [row.stage for row in call.rows] == ["parse", "route", "call", "result", "outcome", "feedback"]
+    # the file server asks for toolrelay's roots before it reads: drawn inside the call
+    assert [row.stage for row in call.rows] == ["parse", "route", "call", "ask", "reply", "result", "outcome",
+                                                "feedback"]
+    asked, replied = call.rows[3:5]
+    assert (asked.label, asked.source, replied.label, replied.target) == (
+        "roots/list", "server:fs", "reply · 1 root(s)", "server:fs")
     assert (call.alias, call.target, call.mcp_id, call.connection, call.status) == (
         "fs__read_text_file", "fs / read_text_file", 3, "fs#1", "ok")
     assert [row.kind for row in trace.groups[2].rows()] == ["model_request", "model_response", "run_end"]

@@ -1,5 +1,7 @@
 """``toolrelay call ALIAS 'JSON'``: one tool call, its result, and with ``--wire`` the exact
-JSON-RPC lines (with their ids).
+JSON-RPC lines (with their ids). What the server asks meanwhile is answered as the options
+say: sampling with ``--model`` (approved by ``--yes`` or on the terminal), elicitation by
+``--elicit``.
 
 Exit codes: 0 success; 1 a tool error, or arguments the tool's schema rejects; 2 usage
 (unknown alias, arguments that are not JSON); 3 a protocol or transport error, or the
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 from typing import Any
@@ -20,13 +23,16 @@ from ..protocol import json_depth
 from ..relay.catalog import Catalog
 from ..relay.result import CallOutcome
 from .common import add_server_options, catalog_from_args, positive_seconds, print_json
+from .host_options import add_elicit_options, add_sampling_options, check_sampling_args, host_from_args
 from .progress import ProgressPrinter, WireLog, WirePrinter, failure_text
 
 __all__ = ["configure", "run"]
 
 EXAMPLES = """examples:
   toolrelay call fs__read_text_file '{"path": "notes.txt", "head": 5}'
-  toolrelay call fs__list_directory '{"path": "."}' --wire"""
+  toolrelay call fs__list_directory '{"path": "."}' --wire
+  toolrelay call ev__trigger-sampling-request '{"prompt": "hi"}' --config mcp.json --model offline --yes
+  toolrelay call ev__trigger-elicitation-request --config mcp.json --elicit defaults"""
 
 _EXIT = {
     "ok": 0, "tool_error": 1, "invalid_output": 1, "invalid_arguments": 1, "unknown_tool": 2,
@@ -42,6 +48,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=positive_seconds, metavar="S",
                         help="seconds to wait (default: the server's, 60)")
     parser.add_argument("--json", action="store_true", help="print the whole outcome as JSON")
+    add_sampling_options(parser)
+    add_elicit_options(parser)
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
 
 
@@ -50,21 +58,24 @@ def run(args: argparse.Namespace) -> int:
         json_depth.loads(args.arguments)
     except ValueError as exc:
         raise UsageError(f"arguments must be JSON text, e.g. '{{\"path\": \"notes.txt\"}}': {exc}") from None
+    check_sampling_args(args)
     return asyncio.run(_run(args))
 
 
 async def _run(args: argparse.Namespace) -> int:
     events = EventStream()
     printer = ProgressPrinter(verbose=False)
-    catalog = catalog_from_args(args, events, printer=printer)
-    wire = WireLog(catalog.secrets)
-    if args.wire:  # with --json the wire goes inside the JSON: stdout stays one document
-        events.subscribe(wire if args.json else WirePrinter(sys.stdout, catalog.secrets))
-    # this call's own server failing is this command's error, said once (not also a notice)
-    printer.silenced.update(catalog.servers_named_by(args.alias))
-    async with catalog:
-        _check_server_available(catalog, args.alias)
-        outcome = await catalog.call(args.alias, args.arguments, timeout=args.timeout)
+    async with contextlib.AsyncExitStack() as stack:
+        host = await host_from_args(args, stack)
+        catalog = catalog_from_args(args, events, printer=printer, host=host)
+        wire = WireLog(catalog.secrets)
+        if args.wire:  # with --json the wire goes inside the JSON: stdout stays one document
+            events.subscribe(wire if args.json else WirePrinter(sys.stdout, catalog.secrets))
+        # this call's own server failing is this command's error, said once (not also a notice)
+        printer.silenced.update(catalog.servers_named_by(args.alias))
+        async with catalog:
+            _check_server_available(catalog, args.alias)
+            outcome = await catalog.call(args.alias, args.arguments, timeout=args.timeout)
     if args.json:
         print_json(_outcome_json(outcome) | ({"wire": wire.messages} if args.wire else {}))
     else:

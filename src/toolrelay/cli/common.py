@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..client.host import Host
 from ..events import EventStream
 from ..protocol.versions import DEFAULT_VERSION, SUPPORTED_VERSIONS
 from ..relay.catalog import Catalog, servers_from
@@ -68,10 +69,11 @@ def positive_seconds(text: str) -> float:
 
 
 def catalog_from_args(
-    args: argparse.Namespace, events: EventStream, *, printer: ProgressPrinter | None = None
+    args: argparse.Namespace, events: EventStream, *, printer: ProgressPrinter | None = None,
+    host: Host | None = None,
 ) -> Catalog:
     """The catalog the options describe; notices on stderr (``printer``, by default one
-    without progress lines)."""
+    without progress lines); ``host`` answers what the servers ask."""
     events.subscribe(printer or ProgressPrinter(verbose=False))
     servers = servers_from(Path(args.config) if args.config else None, events=events)
     return Catalog(
@@ -79,6 +81,7 @@ def catalog_from_args(
         events=events,
         strict=bool(getattr(args, "strict", False)),
         protocol_version=args.protocol_version,
+        host=host,
     )
 
 

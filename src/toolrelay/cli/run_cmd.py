@@ -29,7 +29,9 @@ from ..relay.streaming import EARLY_POLICIES
 from ..runner import DEFAULT_MODEL, OFFLINE_MODEL, RunOptions, run_async
 from .answer import AnswerPrinter
 from .common import add_server_options, positive_count, positive_seconds
-from .consent import NO_TERMINAL_HINT, terminal_approver
+from .consent import NO_TERMINAL_HINT, sampling_approver, terminal_approver
+from .elicitation import elicitor_for
+from .host_options import add_elicit_options
 from .progress import AtFirstStart, ProgressPrinter, failure_text
 
 __all__ = ["add_model_options", "configure", "run"]
@@ -94,7 +96,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help=f"images and files per tool output passed on (default {DEFAULT_MEDIA_BUDGET})")
     add("--text-only", action="store_true",
         help="images/files in results become text stand-ins (for text-only endpoints)")
-    add("--yes", action="store_true", help="approve every call of tools not marked read-only")
+    add("--yes", action="store_true",
+        help="approve every call of tools not marked read-only, and every sampling request of a server")
+    add_elicit_options(parser)
     add("--transcript", metavar="FILE", help="record every event as JSONL")
     add("--fail-on-call-error", action="store_true",
         help="exit 1 when any tool call failed, even if the model answered")
@@ -111,16 +115,17 @@ def prompt_argument(text: str) -> tuple[str, str]:
     return name, value
 
 
-def approver(yes: bool) -> Approver:
+def approver(yes: bool, lock: asyncio.Lock | None = None) -> Approver:
     """--yes approves all; a terminal asks; otherwise calls needing consent are refused."""
     if yes:
         return approve_all
     if sys.stdin.isatty() and sys.stderr.isatty():
-        return terminal_approver()
+        return terminal_approver(lock=lock)
     return refusing(NO_TERMINAL_HINT)
 
 
 def options_from_args(args: argparse.Namespace, events: EventStream) -> RunOptions:
+    prompts = asyncio.Lock()  # one question on the terminal at a time, whoever asks
     return RunOptions(
         model=args.model, base_url=args.base_url, config=Path(args.config) if args.config else None,
         strict=args.strict, chain=args.chain, store=args.store, instructions=args.instructions,
@@ -130,8 +135,10 @@ def options_from_args(args: argparse.Namespace, events: EventStream) -> RunOptio
             call_timeout=args.call_timeout, output_budget=args.output_budget,
             media_budget=args.media_budget, multimodal=not args.text_only, early=args.early,
         ),
-        approve=approver(args.yes), script=args.script, transcript=args.transcript, events=events,
-        protocol_version=args.protocol_version, server_instructions=args.server_instructions,
+        approve=approver(args.yes, prompts), script=args.script, transcript=args.transcript, events=events,
+        protocol_version=args.protocol_version, approve_sampling=sampling_approver(args.yes, prompts),
+        elicit=elicitor_for(args.elicit, open_urls=args.open, lock=prompts),
+        server_instructions=args.server_instructions,
         prompt=args.prompt, prompt_arguments=dict(args.prompt_arguments), resources=list(args.resources),
     )
 

@@ -1,12 +1,15 @@
 """``toolrelay tools``: what the model will see — a table, the exact ``tools`` array
 (``--json``), or the strict conversion report (``--report``; as JSON with ``--json``).
 The table shows each tool's title and icons as listed, and each server's instructions
-(which a run passes on to the model). Exit 3 when no configured server is available."""
+(which a run passes on to the model). Exit 3 when no configured server is available. A
+server that samples while it is listed gets ``--model`` (approved by ``--yes`` or on the
+terminal)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import shutil
 import sys
 import textwrap
@@ -16,6 +19,7 @@ from ..events import EventStream
 from ..relay.catalog import Catalog
 from ..relay.declare import DeclarationReport
 from .common import add_server_options, catalog_from_args, print_json
+from .host_options import add_sampling_options, check_sampling_args, host_from_args
 
 __all__ = ["configure", "run"]
 
@@ -31,15 +35,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--report", action="store_true", help="print the strict-mode conversion report for every tool"
     )
+    add_sampling_options(parser)
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
 
 
 def run(args: argparse.Namespace) -> int:
+    check_sampling_args(args)
     return asyncio.run(_run(args))
 
 
 async def _run(args: argparse.Namespace) -> int:
-    async with catalog_from_args(args, EventStream()) as catalog:
+    async with contextlib.AsyncExitStack() as stack:
+        host = await host_from_args(args, stack)
+        catalog = await stack.enter_async_context(catalog_from_args(args, EventStream(), host=host))
         if args.report and args.json:
             print_json([_report_json(report) for report in catalog.report(strict=True)])
         elif args.json:

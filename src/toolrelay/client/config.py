@@ -16,7 +16,11 @@ Values are expanded as described in ``environment.py``. toolrelay's own settings
 an optional ``"toolrelay"`` object inside an entry (other clients ignore it)::
 
     "toolrelay": {"timeout": 120, "requestTimeout": 30, "maxMessageBytes": 8388608,
-                  "allow": ["read_*"], "deny": ["write_file"]}
+                  "allow": ["read_*"], "deny": ["write_file"], "roots": ["~/notes"]}
+
+``roots`` are the directories the server is told about (``roots/list``): paths, ``~`` and
+variables expanded, relative ones against the project folder; without the key, the
+current directory; ``false`` offers no roots at all.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from ..redaction import redact_url, url_secrets
 from . import jsonc
 from .config_entries import EntrySkipped, json_kind
-from .environment import ExpansionContext, input_from_environment, input_variable_name, redact
+from .environment import ExpansionContext, expand, input_from_environment, input_variable_name, redact
 from .transport_registry import kind_for_entry, transport_kind
 
 if TYPE_CHECKING:
@@ -61,7 +65,7 @@ log = logging.getLogger("toolrelay.client")
 DEFAULT_CALL_TIMEOUT: Final = 60.0
 DEFAULT_REQUEST_TIMEOUT: Final = 30.0
 DEFAULT_SHUTDOWN_GRACE: Final = 2.0
-_OPTION_KEYS: Final = frozenset({"timeout", "requestTimeout", "maxMessageBytes", "allow", "deny"})
+_OPTION_KEYS: Final = frozenset({"timeout", "requestTimeout", "maxMessageBytes", "allow", "deny", "roots"})
 
 
 def _empty_map() -> Mapping[str, str]:
@@ -95,6 +99,11 @@ class ServerConfig:
     """Tool names (or fnmatch patterns) offered; None offers all."""
     deny: tuple[str, ...] = ()
     """Tool names (or patterns) never offered; deny wins over allow."""
+    roots: tuple[str, ...] | None = None
+    """Absolute directories offered to the server as its roots; None: the current directory
+    (when the connection starts)."""
+    offer_roots: bool = True
+    """False (``"roots": false``): the roots capability is not declared."""
     secrets: frozenset[str] = frozenset()
     """Every env and header value, ${input:...} answer and credential in the URL (user
     info, secret-named query parameters): redacted, never recorded."""
@@ -149,6 +158,7 @@ def builtin_file_server(root: Path) -> ServerConfig:
         transport="stdio",
         command=sys.executable,
         args=("-m", "toolrelay", "files", str(root)),
+        roots=(str(root),),  # its roots are the directory it serves: nothing narrower
         origin="built-in file server",
     )
 
@@ -270,13 +280,13 @@ def _parse_entry(name: str, entry: Any, context: ExpansionContext, where: str) -
         name=name,
         transport=kind.name,
         **kind.read_entry(entry, context, where),
-        **_options(entry, where),
+        **_options(entry, context, where),
         secrets=frozenset(context.substituted),
         origin=where,
     )
 
 
-def _options(entry: dict[str, Any], where: str) -> dict[str, Any]:
+def _options(entry: dict[str, Any], context: ExpansionContext, where: str) -> dict[str, Any]:
     """toolrelay's settings: the "toolrelay" object, plus Gemini's includeTools/excludeTools."""
     block = entry.get("toolrelay", {})
     if not isinstance(block, dict):
@@ -299,7 +309,22 @@ def _options(entry: dict[str, Any], where: str) -> dict[str, Any]:
     deny = block.get("deny", entry.get("excludeTools"))
     if deny is not None:
         options["deny"] = tuple(_plain_strings(deny, f"{where}, toolrelay.deny"))
+    if "roots" in block:
+        options.update(_roots(block["roots"], context, f"{where}, toolrelay.roots"))
     return options
+
+
+def _roots(raw: Any, context: ExpansionContext, where: str) -> dict[str, Any]:
+    """``"roots": [paths]`` (expanded, made absolute against the project folder) or ``false``."""
+    if raw is False:
+        return {"offer_roots": False}
+    if not isinstance(raw, list) or not all(isinstance(item, str) and item.strip() for item in raw):
+        raise ConfigError(f"{where}: must be an array of directory paths, or false to offer no roots")
+    paths = []
+    for index, item in enumerate(raw):
+        path = Path(expand(item, context, f"{where}[{index}]")).expanduser()
+        paths.append(os.path.normpath(context.workspace / path))
+    return {"roots": tuple(paths)}
 
 
 # -- value checks -----------------------------------------------------------------------

@@ -12,6 +12,12 @@ Each link is a ``Peer`` (ids, pending requests, timeouts, cancellation) plus the
 ``Inbox`` its transport delivers to: non-JSON lines are skipped and reported, oversized
 messages fail only the request they answer. Nothing here depends on which transport
 it is.
+
+What the server asks of us (roots, sampling, elicitation, tasks) is answered by the
+connection's ``host.ServerRequests``, through the ``Host`` callbacks it was given; the
+handshake declares those capabilities for the revision asked. A server request that
+arrives while exactly one ``tools/call`` is pending is recorded (and answered) as part
+of that call: its ``call_id`` tags the request and our reply.
 """
 
 from __future__ import annotations
@@ -36,11 +42,12 @@ from ..events import EventStream, McpInvalid, Notice, ServerExitedEvent, ServerR
 from ..protocol import json_depth, jsonrpc
 from ..protocol import mcp as m
 from ..protocol.framing import Oversized, find_id
-from ..protocol.jsonrpc import METHOD_NOT_FOUND, PARSE_ERROR, DecodeError, JSONObject, Notification, Request
+from ..protocol.jsonrpc import PARSE_ERROR, DecodeError, JSONObject, Notification, Request
 from ..protocol.peer import Exchange, Peer
 from ..protocol.versions import DEFAULT_VERSION, accept_server_version
 from .config import ServerConfig
 from .environment import redact
+from .host import Host, ServerRequests, roots_from_paths
 from .refusals import malformed_answer_message, too_large_message
 from .shutdown import forget_in_flight, track_in_flight
 from .tracing import WireTracer
@@ -64,6 +71,7 @@ class Connection:
         *,
         protocol_version: str = DEFAULT_VERSION,
         log_dir: Path | None = None,
+        host: Host | None = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -80,6 +88,10 @@ class Connection:
             config, log_dir=log_dir
         )
         self._asked_version = protocol_version
+        roots = roots_from_paths(config.roots or [Path.cwd()]) if config.offer_roots else None
+        self.requests = ServerRequests(host or Host(), config.name, roots,
+                                       notify=self._notice, postpone=self._postpone)
+        """Answers the server's requests (roots, sampling, elicitation, tasks)."""
         self._link: _Link | None = None
         self._lock = asyncio.Lock()
         self._closed = False
@@ -172,7 +184,7 @@ class Connection:
 
     async def _handshake(self, link: _Link) -> None:
         asked = self._asked_version
-        params = m.initialize_params(asked, CLIENT_NAME, __version__)
+        params = m.initialize_params(asked, CLIENT_NAME, __version__, self.requests.capabilities(asked))
         timeout = self.config.request_timeout
         try:
             result = await link.peer.request(m.INITIALIZE, params, timeout=timeout)
@@ -185,6 +197,7 @@ class Connection:
                 f"server {self.name} refused initialize ({asked}): {exc.rpc_message}"
             ) from None
         self.protocol_version = accept_server_version(self.name, asked, result.get("protocolVersion"))
+        self.requests.negotiated(self.protocol_version)
         self.server_info = _object(result.get("serverInfo"))
         self.capabilities = _object(result.get("capabilities"))
         instructions = result.get("instructions")
@@ -261,6 +274,17 @@ class Connection:
         params = {"name": name, "arguments": arguments}
         return await link.peer.call(m.CALL_TOOL, params, timeout=limit, tag=call_id)
 
+    def set_roots(self, paths: list[str | Path]) -> None:
+        """Offer other roots from now on; a live server is told (roots/list_changed)."""
+        link = self._link
+        if self.requests.set_roots(roots_from_paths(paths)) and self.alive and link is not None:
+            link.peer.notify(m.ROOTS_CHANGED)
+
+    def _postpone(self, call_id: str, seconds: float) -> None:
+        link = self._link
+        if link is not None:
+            link.peer.postpone(call_id, seconds)
+
     async def ping(self) -> None:
         """Check the server answers (request_timeout applies)."""
         link = await self._ready_link()
@@ -295,15 +319,6 @@ def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _answer_server_request(request: Request) -> JSONObject:
-    """We declare no client capabilities: ping is answered, everything else is -32601."""
-    if request.method == m.PING:
-        return {}
-    raise RpcError(
-        METHOD_NOT_FOUND, f"Method not found: {request.method} (toolrelay offers no client features)"
-    )
-
-
 class _Link:
     """One connection number: a peer over the server's transport, and the inbox it fills."""
 
@@ -313,8 +328,9 @@ class _Link:
         self.number = number
         self.tracer = WireTracer(owner.events, owner.name, number)
         self.transport = owner.transport
-        self.peer = Peer(self.transport.send, on_request=_answer_server_request,
-                         on_notification=self._on_notification, tracer=self.tracer)
+        self.peer = Peer(self.transport.send, on_request=self._on_server_request,
+                         on_notification=self._on_notification, tracer=self.tracer,
+                         tag_request=self._call_of)
         self.ready = False
         self.closing = False
         self.end_reason: str | None = None
@@ -374,6 +390,20 @@ class _Link:
         await self.owner.renew_session(self)
 
     # -- what the server sent -------------------------------------------------------------
+
+    def _call_of(self, request: Request) -> str | None:
+        """The model's call a server request belongs to: its task's, or the one tools/call
+        pending (with several, it cannot be told)."""
+        owner = self.owner.requests.call_of(request)
+        if owner is not None:
+            return owner
+        tags = self.peer.pending_tags(m.CALL_TOOL)
+        return tags[0] if len(tags) == 1 and isinstance(tags[0], str) else None
+
+    def _on_server_request(self, request: Request) -> JSONObject | Awaitable[JSONObject]:
+        if request.method == m.PING:
+            return {}
+        return self.owner.requests.answer(request, self._call_of(request))
 
     def _on_notification(self, notification: Notification) -> None:
         owner = self.owner

@@ -82,6 +82,7 @@ class HttpTransport:
         self._posts: dict[asyncio.Task[None], RequestId | None] = {}
         self._renewal: asyncio.Future[None] | None = None
         self._listener: asyncio.Task[None] | None = None
+        self._initialized_post: asyncio.Task[None] | None = None
         self._closed = False
 
     async def open(self, inbox: Inbox, *, connection: int) -> None:
@@ -89,6 +90,7 @@ class HttpTransport:
         self._inbox, self._closed = inbox, False
         self.session_id = self.protocol_version = None
         self._posts, self._renewal, self._listener = {}, None, None
+        self._initialized_post = None
         headers = {"user-agent": f"toolrelay/{__version__}", **self.config.headers}
         timeout = httpx2.Timeout(None, connect=self.config.request_timeout)  # the peer times requests
         self._client = httpx2.AsyncClient(headers=headers, timeout=timeout, verify=_tls_context())
@@ -109,6 +111,8 @@ class HttpTransport:
         task = asyncio.ensure_future(self._exchange(message, method, mcp_id, _RENEWING.get()))
         self._posts[task] = mcp_id
         task.add_done_callback(self._forget)
+        if method == m.INITIALIZED:
+            self._initialized_post = task
         if method == m.CANCELLED:  # we gave up on it: stop reading its stream too
             self._drop_stream((message.get("params") or {}).get("requestId"))
 
@@ -126,6 +130,8 @@ class HttpTransport:
         try:
             if not renewing and method != m.INITIALIZE:
                 await self._renewed()
+            if method not in (m.INITIALIZE, m.INITIALIZED):
+                await self._after_initialized()
             try:
                 await self._post(message, method, mcp_id)
             except _SessionExpired as expired:
@@ -146,6 +152,14 @@ class HttpTransport:
             what = self._what(method, mcp_id)
             self._report(method, mcp_id, TransportError(
                 f"server {self.config.name}: {what} failed: {type(exc).__name__}: {exc}"))
+
+    async def _after_initialized(self) -> None:
+        """Two POSTs race: what follows the handshake waits until the server has taken
+        notifications/initialized (a server may set the session up only then, e.g. register
+        the tools that depend on our capabilities)."""
+        posted = self._initialized_post
+        if posted is not None and not posted.done():
+            await asyncio.wait([posted])
 
     def _report(self, method: str | None, mcp_id: RequestId | None, error: ToolrelayError) -> None:
         if mcp_id is not None:

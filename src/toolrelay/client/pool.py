@@ -20,6 +20,7 @@ from ..events import EventStream, Notice
 from ..protocol.versions import DEFAULT_VERSION
 from .config import ServerConfig
 from .connection import Connection
+from .host import Host
 from .shutdown import stopping_servers
 
 __all__ = ["ServerPool"]
@@ -38,10 +39,11 @@ class ServerPool:
         *,
         protocol_version: str = DEFAULT_VERSION,
         log_dir: Path | None = None,
+        host: Host | None = None,
     ) -> None:
         self.events = events
         self.connections: dict[str, Connection] = {
-            s.name: Connection(s, events, protocol_version=protocol_version, log_dir=log_dir)
+            s.name: Connection(s, events, protocol_version=protocol_version, log_dir=log_dir, host=host)
             for s in servers
         }
         self.unavailable: dict[str, ToolrelayError] = {}
@@ -84,6 +86,9 @@ class ServerPool:
         connection.on_restart = self._relist_after_restart
         await connection.start()
         self._tools[name] = await connection.list_tools()
+        if name in self._changed:  # changed while it was first listed: it is still setting up
+            self._changed.discard(name)
+            self._tools[name] = await connection.list_tools()
 
     async def close(self) -> None:
         """Stop every server (no process is left behind): a Ctrl-C or SIGTERM meanwhile

@@ -46,8 +46,8 @@ class WireTracer:
             if elapsed is not None and self._methods:
                 self._methods.pop(getattr(message, "id", None), None)
             return
-        if isinstance(message, Request):
-            self._emit("mcp_server_request", "in", message.id, message.method, message.raw, None, None)
+        if isinstance(message, Request):  # tagged with the call it arrived during, if known
+            self._emit("mcp_server_request", "in", message.id, message.method, message.raw, tag, None)
         elif isinstance(message, Notification):
             self._emit("mcp_notification", "in", None, message.method, message.raw, None, None)
         else:

@@ -19,7 +19,7 @@ from http import HTTPStatus
 from typing import Any, Final
 
 from ..protocol import json_depth
-from ..protocol.responses import REASONING
+from ..protocol.responses import REASONING, SAMPLING_METADATA
 from .answer import Decision, final_answer, scenario_answer, scripted_answer
 from .checks import Rejection, check_request
 from .script import Script, ScriptTurn
@@ -120,6 +120,8 @@ class Responder:
         return self._answer(body)
 
     def _answer(self, body: dict[str, Any]) -> Answer:
+        if body.get("metadata") == SAMPLING_METADATA:
+            return self._sampling_answer(body)
         progress = self.progress
         turn = request_turn(request_context(body, self.ledger))
         fault = progress.next_fault(turn) if progress is not None else None
@@ -151,6 +153,19 @@ class Responder:
                 found = offline_id_numbers(item.get(key))
                 if found is not None:
                     self.ids.seen(*found)
+
+    def _sampling_answer(self, body: dict[str, Any]) -> Answer:
+        """A server's sampling request: the script's ``sampling`` entry, else the own answer."""
+        context = check_request(body, self.ledger)
+        if isinstance(context, Rejection):
+            return json_answer(context.status, context.body)
+        entry = self.script.sampling if self.script is not None else None
+        decision = (scripted_answer(entry, body, self.ids) if entry is not None and not entry.auto
+                    else scenario_answer(context, body, self.ids))
+        response = self._respond(body, context, decision)
+        if body.get("stream") is not True:
+            return json_answer(200, response)
+        return _sse_answer(response, entry.stream if entry is not None else StreamSettings())
 
     def _respond(
         self, body: dict[str, Any], context: list[dict[str, Any]], decision: Decision

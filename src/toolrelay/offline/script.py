@@ -18,6 +18,10 @@ once. An entry is one of:
   itself fails this one request (an HTTP error, not a Response)
 - ``{"auto": true}``: answer this request as the stand-in does without a script.
 
+A top-level ``"sampling": ENTRY`` (a Response entry) answers every request made for a
+server's sampling request (``metadata: {"toolrelay": "sampling"}``); such a request is
+never a turn, and without the key it gets the stand-in's own answer.
+
 A Response entry may also say how it streams (``stream_script.py``: ``tokens_per_second``,
 ``pause``, ``stream_fault``, ``hold_completed_until_file``); those keys matter only for a
 request with ``stream: true``.
@@ -100,6 +104,9 @@ class ScriptTurn:
 class Script:
     turns: tuple[ScriptTurn, ...]
     source: str = "<script>"
+    sampling: ScriptTurn | None = None
+    """The answer to every sampling request (metadata ``toolrelay: sampling``); None: the
+    stand-in's own answer. Never a run's turn entry."""
 
 
 def load_script(path: str | Path) -> Script:
@@ -123,11 +130,14 @@ def parse_script(data: Any, *, source: str = "<script>") -> Script:
     """A ``Script`` from already-parsed JSON (``load_script`` reads the file)."""
     if not isinstance(data, Mapping) or not isinstance(data.get("turns"), list):
         raise UsageError(f'script {source}: expected an object {{"turns": [...]}}')
-    extra = sorted(set(data) - {"turns", "description"})
+    extra = sorted(set(data) - {"turns", "description", "sampling"})
     if extra:
-        raise UsageError(f"script {source}: unknown key {extra[0]!r} (expected turns, description)")
+        raise UsageError(f"script {source}: unknown key {extra[0]!r} (expected turns, sampling, description)")
     turns = tuple(_parse_turn(entry, f"script {source}: turns[{i}]") for i, entry in enumerate(data["turns"]))
-    return Script(turns, source)
+    sampling = _parse_turn(data["sampling"], f"script {source}: sampling") if "sampling" in data else None
+    if sampling is not None and sampling.is_fault:
+        raise UsageError(f"script {source}: sampling: expected a Response entry, not an http_status")
+    return Script(turns, source, sampling)
 
 
 def _parse_turn(entry: Any, where: str) -> ScriptTurn:

@@ -1,9 +1,9 @@
 """MCP method names and the payloads toolrelay builds and checks (sans-IO).
 
-Only what both sides of toolrelay need: the handshake, ping, tools, resources, prompts,
-completion, roots, cancellation.
-Payloads stay plain JSON objects (as on the wire); helpers here build them and check the
-shape of what arrives, raising ``RpcError(-32602)`` for malformed params.
+Only what toolrelay speaks: the handshake, ping, tools, resources, prompts, completion,
+roots, cancellation, and what a client offers servers (sampling, elicitation, client-side
+tasks). Payloads stay plain JSON objects (as on the wire); helpers here build them and
+check the shape of what arrives, raising ``RpcError(-32602)`` for malformed params.
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ __all__ = [
     "CALL_TOOL",
     "CANCELLED",
     "COMPLETE",
+    "CREATE_MESSAGE",
+    "ELICIT",
+    "ELICITATION_COMPLETE",
     "GET_PROMPT",
     "INITIALIZE",
     "INITIALIZED",
@@ -27,8 +30,15 @@ __all__ = [
     "LIST_TOOLS",
     "PING",
     "READ_RESOURCE",
+    "RELATED_TASK",
     "ROOTS_CHANGED",
+    "TASKS_CANCEL",
+    "TASKS_GET",
+    "TASKS_LIST",
+    "TASKS_RESULT",
+    "TASK_STATUS",
     "TOOLS_CHANGED",
+    "USER_REJECTED",
     "initialize_params",
     "optional_str",
     "require_object",
@@ -53,6 +63,20 @@ TOOLS_CHANGED: Final = "notifications/tools/list_changed"
 ROOTS_CHANGED: Final = "notifications/roots/list_changed"
 PROGRESS: Final = "notifications/progress"
 LOG_MESSAGE: Final = "notifications/message"
+# What a client offers servers (server → client requests)
+CREATE_MESSAGE: Final = "sampling/createMessage"
+ELICIT: Final = "elicitation/create"
+ELICITATION_COMPLETE: Final = "notifications/elicitation/complete"
+# Tasks (2025-11-25): the requests a task's creator sends its receiver
+TASKS_GET: Final = "tasks/get"
+TASKS_RESULT: Final = "tasks/result"
+TASKS_LIST: Final = "tasks/list"
+TASKS_CANCEL: Final = "tasks/cancel"
+TASK_STATUS: Final = "notifications/tasks/status"
+RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
+"""The ``_meta`` key tying a message to its task."""
+USER_REJECTED: Final = -1
+"""The JSON-RPC error code of a sampling request the user (or the client's policy) refused."""
 
 
 def initialize_params(

@@ -109,11 +109,15 @@ class Peer:
         on_notification: NotificationHandler | None = None,
         tracer: Tracer | None = None,
         first_id: int = 1,
+        tag_request: Callable[[Request], Any] | None = None,
     ) -> None:
         self._send = send
         self._on_request = on_request
         self._on_notification = on_notification
         self.tracer = tracer
+        self._tag_request = tag_request
+        """Names the tag an incoming request (and our answer to it) is traced with: a server
+        request made during a tool call carries that call's tag."""
         self._ids = itertools.count(first_id)
         self._pending: dict[RequestId, _Pending] = {}
         self._handling: dict[RequestId, asyncio.Task[None]] = {}
@@ -219,6 +223,17 @@ class Peer:
         """Send a notification (no answer expected)."""
         self._emit(jsonrpc.notification(method, params), tag)
 
+    def pending_tags(self, method: str) -> list[Any]:
+        """The tags of our requests of ``method`` still awaiting their answer, oldest first."""
+        return [p.tag for p in self._pending.values() if p.exchange.method == method]
+
+    def postpone(self, tag: Any, seconds: float) -> None:
+        """Move the deadline of our pending requests tagged ``tag`` ``seconds`` later (the
+        time someone spent answering the other side's question on their behalf)."""
+        for pending in self._pending.values():
+            if pending.tag == tag and pending.timeout is not None:
+                pending.deadline += seconds
+
     def pending_exchange(self, mcp_id: RequestId) -> Exchange | None:
         """The exchange of a request still awaiting its answer, if ``mcp_id`` names one."""
         pending = self._pending.get(mcp_id)
@@ -291,23 +306,25 @@ class Peer:
             pending.future.set_result(exchange)
 
     def _receive_request(self, message: Request) -> None:
+        tag = self._tag_request(message) if self._tag_request is not None else None
         if self.tracer is not None:
-            self.tracer.received(message, None, None)
+            self.tracer.received(message, tag, None)
         if self._on_request is None:
-            self.answer_error(message.id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {message.method}")
+            self.answer_error(message.id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {message.method}",
+                              tag=tag)
             return
         try:
             outcome = self._on_request(message)
         except RpcError as exc:
-            self.answer_error(message.id, exc.code, exc.rpc_message, exc.data)
+            self.answer_error(message.id, exc.code, exc.rpc_message, exc.data, tag=tag)
             return
         except Exception as exc:  # a handler bug must not end the session
-            self._internal_error(message, exc)
+            self._internal_error(message, exc, tag)
             return
         if isinstance(outcome, dict):
-            self.answer(message.id, outcome)
+            self.answer(message.id, outcome, tag=tag)
             return
-        task = asyncio.ensure_future(self._finish_request(message, outcome))
+        task = asyncio.ensure_future(self._finish_request(message, outcome, tag))
         self._handling[message.id] = task
         request_id = message.id
 
@@ -316,24 +333,24 @@ class Peer:
 
         task.add_done_callback(forget)
 
-    async def _finish_request(self, message: Request, pending: Awaitable[JSONObject]) -> None:
+    async def _finish_request(self, message: Request, pending: Awaitable[JSONObject], tag: Any) -> None:
         try:
             result = await pending
         except RpcError as exc:
-            self.answer_error(message.id, exc.code, exc.rpc_message, exc.data)
+            self.answer_error(message.id, exc.code, exc.rpc_message, exc.data, tag=tag)
         except asyncio.CancelledError:
             return  # the other side cancelled: no response (lifecycle spec)
         except TransportError:
             return  # the channel is gone; nobody to answer
         except Exception as exc:
-            self._internal_error(message, exc)
+            self._internal_error(message, exc, tag)
         else:
-            self.answer(message.id, result)
+            self.answer(message.id, result, tag=tag)
 
-    def _internal_error(self, message: Request, exc: Exception) -> None:
+    def _internal_error(self, message: Request, exc: Exception, tag: Any = None) -> None:
         log.exception("handler for %s failed", message.method)
         self.answer_error(
-            message.id, jsonrpc.INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"
+            message.id, jsonrpc.INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}", tag=tag
         )
 
     def _receive_notification(self, message: Notification) -> None:
@@ -349,19 +366,19 @@ class Peer:
         if self._on_notification is not None:
             self._on_notification(message)
 
-    def answer(self, mcp_id: RequestId, result: JSONObject) -> None:
-        """Send a success response."""
-        self._try_emit(jsonrpc.response(mcp_id, result))
+    def answer(self, mcp_id: RequestId, result: JSONObject, *, tag: Any = None) -> None:
+        """Send a success response (traced with the ``tag`` of the request it answers)."""
+        self._try_emit(jsonrpc.response(mcp_id, result), tag)
 
     def answer_error(
-        self, mcp_id: RequestId | None, code: int, message: str, data: Any = None
+        self, mcp_id: RequestId | None, code: int, message: str, data: Any = None, *, tag: Any = None
     ) -> None:
         """Send an error response."""
-        self._try_emit(jsonrpc.error_response(mcp_id, code, message, data))
+        self._try_emit(jsonrpc.error_response(mcp_id, code, message, data), tag)
 
-    def _try_emit(self, message: JSONObject) -> None:
+    def _try_emit(self, message: JSONObject, tag: Any) -> None:
         with contextlib.suppress(TransportError):  # the other side left; no reader
-            self._emit(message, None)
+            self._emit(message, tag)
 
     # -- end --------------------------------------------------------------------------
 

@@ -53,6 +53,7 @@ __all__ = [
     "RESPONSE_IN_PROGRESS",
     "RESPONSE_QUEUED",
     "RETRY_SAFE_STREAM_EVENTS",
+    "SAMPLING_METADATA",
     "STREAM_ERROR",
     "STREAM_EVENT_TYPES",
     "SUMMARY_TEXT",
@@ -133,6 +134,10 @@ RESPONSE_INCOMPLETE: Final = "response.incomplete"
 RESPONSE_FAILED: Final = "response.failed"
 STREAM_ERROR: Final = "error"
 """An ``error`` event (``code``, ``message``, ``param``): the stream ends without a Response."""
+SAMPLING_METADATA: Final = {"toolrelay": "sampling"}
+"""The ``metadata`` of a request made for a server's sampling request, not for a run's turn
+(the offline stand-in answers it with its script's ``sampling`` entry)."""
+
 TERMINAL_STREAM_EVENTS: Final = frozenset({RESPONSE_COMPLETED, RESPONSE_INCOMPLETE, RESPONSE_FAILED})
 """The events that end a response and carry it whole."""
 TERMINAL_STATUS: Final = {RESPONSE_COMPLETED: COMPLETED, RESPONSE_INCOMPLETE: INCOMPLETE,

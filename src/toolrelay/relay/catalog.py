@@ -7,7 +7,8 @@ arguments_text)`` runs one call through ``dispatch`` (parse → route → valida
 consent → ``tools/call``) and always returns a ``CallOutcome``.
 ``notifications/tools/list_changed`` marks a server; the catalog is rebuilt before the
 next model turn (``refresh_if_changed``), and at once when a restarted server lists
-different tools.
+different tools. What the servers ask of toolrelay (roots, sampling, elicitation) is
+answered through the ``host`` callbacks (``client.host.Host``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 
 from ..client.config import ServerConfig, builtin_file_server, load_config
 from ..client.connection import Connection
+from ..client.host import Host
 from ..client.pool import ServerPool
 from ..errors import ToolrelayError
 from ..events import CatalogReady, EventStream, Notice
@@ -59,12 +61,14 @@ class Catalog:
         strict: bool = False,
         protocol_version: str = DEFAULT_VERSION,
         log_dir: Path | None = None,
+        host: Host | None = None,
     ) -> None:
         self.events = events or EventStream()
         self.strict = strict
         self.secrets = frozenset(secret for server in servers for secret in server.secrets)
         """The config's secret values (env, headers, URL tokens): never shown or recorded."""
-        self._pool = ServerPool(servers, self.events, protocol_version=protocol_version, log_dir=log_dir)
+        self._pool = ServerPool(servers, self.events, protocol_version=protocol_version, log_dir=log_dir,
+                                host=host)
         self._pool.on_relisted = self._rebuild
         self._sets: dict[bool, DeclarationSet] = {}
         # Replaced, never changed in place: a call in flight keeps the table it started with.
@@ -211,9 +215,12 @@ def connect(
     strict: bool = False,
     protocol_version: str = DEFAULT_VERSION,
     log_dir: Path | None = None,
+    host: Host | None = None,
 ) -> Catalog:
     """A catalog over ``config`` (a config file, server configs, or None for the built-in
-    file server on the current directory); use it as ``async with connect(...) as catalog``."""
+    file server on the current directory); use it as ``async with connect(...) as catalog``.
+    ``host`` answers what the servers ask (sampling, elicitation; default: refused, declined)."""
     stream = events or EventStream()
     servers = servers_from(config, events=stream)
-    return Catalog(servers, events=stream, strict=strict, protocol_version=protocol_version, log_dir=log_dir)
+    return Catalog(servers, events=stream, strict=strict, protocol_version=protocol_version, log_dir=log_dir,
+                   host=host)

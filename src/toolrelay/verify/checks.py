@@ -25,6 +25,7 @@ from .mcp_side import check_routing, check_server
 from .model_side import check_answer, check_parse, check_rounds
 from .record import RunRecord
 from .resumed import check_resumes
+from .server_requests import check_server_requests
 from .streamed import check_streams
 from .verdict import Finding, Verdict, link_rank
 
@@ -44,6 +45,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("correlation", check_event_order),
     ("correlation", check_mcp_pairs),
     ("correlation", check_call_links),
+    ("correlation", check_server_requests),
     ("correlation", check_outputs),
     ("correlation", check_resumes),
     ("next_input", check_declarations),

@@ -11,10 +11,12 @@ one line per call and expand only the broken ones. ``walk`` is the short walk
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from ..events import MCP_SERVER_REQUEST
 from ..protocol.responses import FUNCTION_CALL, FUNCTION_CALL_OUTPUT, MESSAGE, OUTPUT_TEXT
 from ..relay.endings import ending_sentence
 from .attachments import called_declarations, executed
@@ -258,8 +260,15 @@ def _server_value(call: CallTrace, request: dict[str, Any] | None, response: dic
     return (
         f"tools/call mcp id {message.get('id')} on {request.get('server')} (connection "
         f"{request.get('connection')}), arguments object {excerpt(arguments, 60)}; "
-        f"{answered}, {status}{failure}"
+        f"{answered}, {status}{failure}{_asked(call)}"
     )
+
+
+def _asked(call: CallTrace) -> str:
+    """What the server asked toolrelay during the call (sampling, elicitation, roots...)."""
+    asked = [f"{e.get('method')} {json.dumps(e.get('mcp_id'))}" for e in call.server_requests
+             if e["kind"] == MCP_SERVER_REQUEST]
+    return f"; the server asked {', '.join(asked)} during it" if asked else ""
 
 
 def _call_line(call: CallTrace, stages: list[tuple[str, str, str, Finding | None]]) -> str:

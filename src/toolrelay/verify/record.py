@@ -27,9 +27,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..events import (
+    MCP_REPLY,
     MCP_REQUEST,
     MCP_RESPONSE,
     MCP_ROLES,
+    MCP_SERVER_REQUEST,
     CallOutcomeEvent,
     CallParsed,
     CallRouted,
@@ -83,6 +85,9 @@ class CallTrace:
     mcp_requests: list[Event] = field(default_factory=list)
     """tools/call requests tagged with this call_id (exactly one when it was sent)."""
     mcp_responses: list[Event] = field(default_factory=list)
+    server_requests: list[Event] = field(default_factory=list)
+    """What the server asked toolrelay during the call (sampling, elicitation, roots...)
+    and toolrelay's replies, in order."""
     mcp_other: list[Event] = field(default_factory=list)
     """Other MCP messages tagged with it (e.g. notifications/cancelled)."""
     outcomes: list[Event] = field(default_factory=list)
@@ -355,6 +360,8 @@ class _Indexer:
             call.mcp_requests.append(event)
         elif event["kind"] == MCP_RESPONSE and event.get("method") == "tools/call":
             call.mcp_responses.append(event)
+        elif event["kind"] in (MCP_SERVER_REQUEST, MCP_REPLY):
+            call.server_requests.append(event)
         else:
             call.mcp_other.append(event)
 

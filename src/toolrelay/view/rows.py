@@ -18,6 +18,7 @@ from ..events import (
     MCP_REQUEST,
     MCP_RESPONSE,
     MCP_ROLES,
+    MCP_SERVER_REQUEST,
     MCP_UNPAIRED,
     CallOutcomeEvent,
     CallParsed,
@@ -42,6 +43,7 @@ from ..protocol import responses as wire
 from ..protocol.responses import CANCELLED, FAILED, FUNCTION_CALL, FUNCTION_CALL_OUTPUT, INCOMPLETE, MESSAGE
 from ..relay.feedback import ERROR_PREFIX
 from .model import Badge, Row, RowState
+from .server_asks import asked_text, reply_text
 
 __all__ = [
     "MESSAGE_KINDS", "clip", "compact", "describe", "seconds", "server_lane", "stream_payload", "whole",
@@ -220,6 +222,10 @@ def _mcp(record: dict[str, Any]) -> Row:
 
 def _mcp_stage(record: dict[str, Any]) -> str:
     method = record.get("method")
+    if record.get("kind") == MCP_SERVER_REQUEST:
+        return "ask"  # the server asks toolrelay (sampling, elicitation, roots...)
+    if record.get("kind") == MCP_REPLY:
+        return "reply"
     if method == "tools/call":
         return "call" if record.get("kind") == MCP_REQUEST else "result"
     if method in ("initialize", "notifications/initialized"):
@@ -236,10 +242,16 @@ def _mcp_text(record: dict[str, Any], message: dict[str, Any]) -> tuple[str, str
         return "unpaired response", "an answer to no pending request: " + compact(message), "failed"
     if "error" in message:
         error = _mapping(message["error"])
-        return f"error {error.get('code', '?')}", str(error.get("message", "")), "failed"
-    if kind in (MCP_RESPONSE, MCP_REPLY):
+        refused = kind == MCP_REPLY and error.get("code") == -1  # the user (or policy) said no
+        state: RowState = "warn" if refused else "failed"
+        return f"error {error.get('code', '?')}", str(error.get("message", "")), state
+    if kind == MCP_REPLY:
+        return reply_text(_mapping(message.get("result")))
+    if kind == MCP_RESPONSE:
         return _mcp_result(method, message.get("result"))
     params = message.get("params")
+    if kind == MCP_SERVER_REQUEST:
+        return asked_text(method, _mapping(params))
     if method == "tools/call" and isinstance(params, dict):
         return f"tools/call {params.get('name')}", "arguments " + compact(params.get("arguments")), "ok"
     return method or "message", compact(params) if params else "", "ok"

@@ -15,6 +15,7 @@ stdio MCP servers (the standard library only, unless noted):
   offer_server.py         instructions, an outputSchema, audience annotations, a resource_link
   ledger_server.py        notes every call it runs in a ledger file (batch kill-and-resume proof)
   echo_stdio_server.py    ``EchoService`` on toolrelay's own stdio server runtime
+  asking_server.py        asks its client for roots, sampling, elicitation (also as tasks) during a call
 HTTP:
   echo_http_server.py     ``EchoService`` on toolrelay's own Streamable HTTP endpoint
   fake_responses.py       a stateless fake Responses endpoint (the loop bench's)
@@ -42,6 +43,7 @@ CAPITAL_SERVER = SERVERS / "capital_server.py"
 SLOW_SERVER = SERVERS / "slow_server.py"
 OFFER_SERVER = SERVERS / "offer_server.py"
 LEDGER_SERVER = SERVERS / "ledger_server.py"
+ASKING_SERVER = SERVERS / "asking_server.py"
 FAKE_STREAM = SERVERS / "fake_stream.py"
 ECHO_STDIO_SERVER = SERVERS / "echo_stdio_server.py"
 ECHO_HTTP_SERVER = SERVERS / "echo_http_server.py"

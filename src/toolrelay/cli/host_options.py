@@ -1,0 +1,69 @@
+"""The options that say how toolrelay answers what servers ask (roots are in the config):
+
+- ``--elicit ask|defaults|decline`` and ``--open`` (``run``, ``call``, ``batch``): who
+  answers a server's elicitation (``cli/elicitation.py``);
+- ``--model``, ``--base-url``, ``--script`` and ``--yes`` for the verbs that have no model of
+  their own (``tools``, ``call``): the model that answers sampling requests, and their
+  approval. ``run`` samples with its own model and approves with its own ``--yes``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+
+from ..client.host import Host
+from ..errors import UsageError
+from ..runner import OFFLINE_MODEL, RunOptions, check_options, model_sampler
+from .consent import sampling_approver
+from .elicitation import ELICIT_POLICIES, elicitor_for
+
+__all__ = ["add_elicit_options", "add_sampling_options", "check_sampling_args", "host_from_args"]
+
+NO_MODEL_HINT = "no model given; pass --model (e.g. --model offline) and --yes to let servers sample"
+
+
+def add_elicit_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--elicit", choices=ELICIT_POLICIES, default=None,
+        help="how servers' questions (elicitation) are answered: ask (the default on a terminal), "
+             "defaults (accept forms with their defaults, decline URLs), decline (the default without "
+             "a terminal)")
+    parser.add_argument("--open", action="store_true",
+                        help="open a URL a server asks you to visit in the browser, once you consent")
+
+
+def add_sampling_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default=None,
+                        help="the model that answers servers' sampling requests (a model name, or "
+                             "'offline'); without it they are refused")
+    parser.add_argument("--base-url", metavar="URL",
+                        help="Responses endpoint for --model (default OPENAI_BASE_URL or OpenAI)")
+    parser.add_argument("--script", metavar="FILE", help="the offline model's script (with --model offline)")
+    parser.add_argument("--yes", action="store_true", help="approve every sampling request")
+
+
+async def host_from_args(args: argparse.Namespace, stack: contextlib.AsyncExitStack,
+                         lock: asyncio.Lock | None = None) -> Host:
+    """The Host the options describe; a model is started (``--model``) until ``stack`` closes."""
+    sampler = None
+    model = getattr(args, "model", None)
+    if model is not None:
+        options = RunOptions(model=model, base_url=getattr(args, "base_url", None),
+                             script=getattr(args, "script", None))
+        check_options(options)
+        sampler = await model_sampler(stack, options)
+    return Host(
+        sampler=sampler,
+        approve_sampling=sampling_approver(bool(getattr(args, "yes", False)), lock),
+        elicitor=elicitor_for(getattr(args, "elicit", None), open_urls=bool(getattr(args, "open", False)),
+                              lock=lock),
+        no_sampler_hint=NO_MODEL_HINT,
+    )
+
+
+def check_sampling_args(args: argparse.Namespace) -> None:
+    """--script without --model offline is a usage error, as in ``run``."""
+    if getattr(args, "script", None) and getattr(args, "model", None) != OFFLINE_MODEL:
+        raise UsageError("--script drives the offline model; add --model offline")

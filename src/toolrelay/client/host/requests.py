@@ -1,0 +1,172 @@
+"""What one connection answers when its server asks: the dispatch of server → client requests.
+
+``ServerRequests.answer`` takes one request (and the model's call during which it came,
+when known) and returns the result, or an awaitable of it (the peer runs it as its own
+task and keeps reading meanwhile): ``ping``; ``roots/list``; ``sampling/createMessage``
+and ``elicitation/create`` through the ``Host`` callbacks, as tasks when the request
+carries ``params.task``; ``tasks/*`` for those tasks. What toolrelay did not declare, or
+does not serve, is -32601 as before. The user hears what was answered without asking
+them (a decline, a refusal, defaults accepted) as a notice.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import RpcError, SamplingRefused
+from ...protocol import mcp as m
+from ...protocol.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, JSONObject, Request
+from .capabilities import Offers, client_capabilities, offers_of
+from .elicitation import ElicitationRequest, Elicitor, declining, parse_elicitation
+from .roots import Root, list_roots_result
+from .sampling import Sampler, SamplingApprover, SamplingRequest, check_sampling_result, parse_sampling
+from .tasks import ClientTasks
+
+__all__ = ["Host", "ServerRequests"]
+
+log = logging.getLogger("toolrelay.client")
+
+Notify = Callable[[str, str], None]
+"""(level, text): a notice for the user."""
+Postpone = Callable[[str, float], None]
+"""(call_id, seconds): the call waited that long on the user or the model; not its fault."""
+
+NO_SAMPLER_HINT = "pass sampler= (toolrelay's commands: --model)"
+NO_ELICITOR_HINT = "nobody to ask (pass elicitor= to answer elicitations)"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Host:
+    """The callbacks that answer what servers ask of toolrelay (shared by every connection).
+
+    Without a sampler, sampling requests are refused (-1) with ``no_sampler_hint``;
+    without an approver, an answerable one is not asked about; without an elicitor,
+    elicitations are declined with ``no_elicitor_hint``."""
+
+    sampler: Sampler | None = None
+    approve_sampling: SamplingApprover | None = None
+    elicitor: Elicitor | None = None
+    no_sampler_hint: str = NO_SAMPLER_HINT
+    no_elicitor_hint: str = NO_ELICITOR_HINT
+
+
+class ServerRequests:
+    """One connection's answers to its server's requests."""
+
+    def __init__(self, host: Host, server: str, roots: tuple[Root, ...] | None, *,
+                 notify: Notify, postpone: Postpone) -> None:
+        self.host = host
+        self.server = server
+        self.roots = roots
+        """None: no roots offered (the config said ``"roots": false``)."""
+        self.tasks = ClientTasks()
+        self._notify = notify
+        self._postpone = postpone
+        self._offers: Offers = offers_of("", roots=roots is not None)
+
+    def capabilities(self, asked: str) -> JSONObject:
+        """What our ``initialize`` at revision ``asked`` declares."""
+        return client_capabilities(asked, roots=self.roots is not None)
+
+    def negotiated(self, version: str) -> None:
+        """The handshake agreed on ``version``: serve what it defines, and nothing newer."""
+        self.tasks.close()
+        self._offers = offers_of(version, roots=self.roots is not None)
+
+    def set_roots(self, roots: tuple[Root, ...]) -> bool:
+        """New roots (when roots are offered); True when they changed."""
+        if self.roots is None or roots == self.roots:
+            return False
+        self.roots = roots
+        return True
+
+    def call_of(self, request: Request) -> str | None:
+        """The call a task's follow-up request belongs to (its task's), if any."""
+        return self.tasks.call_of(request.params) if request.method.startswith("tasks/") else None
+
+    def answer(self, request: Request, call_id: str | None) -> JSONObject | Awaitable[JSONObject]:
+        """The result of one server request, or an awaitable of it; RpcError refuses it."""
+        method, params, offers = request.method, request.params, self._offers
+        if method == m.PING:
+            return {}
+        if method == m.LIST_ROOTS and self.roots is not None:
+            return list_roots_result(self.roots)
+        if method == m.CREATE_MESSAGE:
+            sampling = parse_sampling(params, server=self.server, call_id=call_id, tools_allowed=offers.modes)
+            return self._maybe_task(self._sample(sampling), params, call_id)
+        if method == m.ELICIT and offers.elicitation:
+            asked = parse_elicitation(params, server=self.server, call_id=call_id, url_mode=offers.modes)
+            return self._maybe_task(self._elicit(asked), params, call_id)
+        if offers.modes:
+            answered = self._task_request(method, params)
+            if answered is not None:
+                return answered
+        raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method} (toolrelay does not offer it)")
+
+    def _task_request(
+        self, method: str, params: JSONObject | None
+    ) -> JSONObject | Awaitable[JSONObject] | None:
+        if method == m.TASKS_GET:
+            return self.tasks.get(params)
+        if method == m.TASKS_RESULT:
+            return self.tasks.result(params)
+        if method == m.TASKS_LIST:
+            return self.tasks.list(params)
+        if method == m.TASKS_CANCEL:
+            return self.tasks.cancel(params)
+        return None
+
+    def _maybe_task(self, work: Coroutine[Any, Any, JSONObject], params: JSONObject | None,
+                    call_id: str | None) -> JSONObject | Awaitable[JSONObject]:
+        timed = self._timed(work, call_id)
+        if self._offers.modes and isinstance((params or {}).get("task"), dict):
+            return self.tasks.start(timed, (params or {})["task"], call_id)
+        return timed
+
+    async def _timed(self, work: Coroutine[Any, Any, JSONObject], call_id: str | None) -> JSONObject:
+        """Run ``work``; the call it serves gets the time back on its clock."""
+        started = time.monotonic()
+        try:
+            return await work
+        finally:
+            if call_id is not None:
+                self._postpone(call_id, time.monotonic() - started)
+
+    # -- sampling ---------------------------------------------------------------------------
+
+    async def _sample(self, request: SamplingRequest) -> JSONObject:
+        if request.model_hints:
+            log.info("server %s prefers models %s (hints; the configured model answers)",
+                     self.server, ", ".join(request.model_hints))
+        asked = f"server {self.server} asked the model for a message (sampling/createMessage)"
+        if self.host.sampler is None:
+            hint = self.host.no_sampler_hint
+            self._notify("warning", f"{asked}; refused: {hint}")
+            raise SamplingRefused(f"toolrelay has no model to answer sampling requests: {hint}")
+        if self.host.approve_sampling is not None:
+            refusal = await self.host.approve_sampling(request)
+            if refusal is not None:
+                self._notify("warning", f"{asked}; refused: {refusal}")
+                raise SamplingRefused(f"User rejected sampling request: {refusal}")
+        try:
+            return check_sampling_result(await self.host.sampler(request))
+        except SamplingRefused as refused:
+            self._notify("warning", f"{asked}; refused: {refused.rpc_message}")
+            raise
+
+    # -- elicitation ------------------------------------------------------------------------
+
+    async def _elicit(self, request: ElicitationRequest) -> JSONObject:
+        elicitor = self.host.elicitor or declining(self.host.no_elicitor_hint)
+        answer = await elicitor(request)
+        if answer.note is not None:
+            self._notify("warning" if answer.action != "accept" else "info", answer.note)
+        if request.mode == "url":
+            return {"action": answer.action}  # consent only: URL mode sends no content
+        if answer.action == "accept" and not isinstance(answer.content, dict):
+            raise RpcError(INTERNAL_ERROR, "Internal error: an accepted form needs its content (an object)")
+        return answer.result()

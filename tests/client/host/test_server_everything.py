@@ -1,0 +1,205 @@
+"""server-everything (npm, pinned 2026.8.31), a server no one here wrote, against what
+toolrelay offers servers: over stdio and Streamable HTTP it lists all 19 of its tools at
+2025-11-25; its roots, sampling, elicitation and async request tools work from
+``toolrelay call`` and from a scripted offline ``toolrelay run`` whose transcript
+verifies. What needs a person (a URL to open), a model toolrelay was not given, or
+server-side tasks (part 2) is a decline or a failure, never a success.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import PYTHON, REPO, require_or_skip
+from testkit import everything
+
+NEWEST = ["--protocol-version", "2025-11-25"]
+ALL_TOOLS = {
+    "echo", "get-annotated-message", "get-env", "get-resource-links", "get-resource-reference",
+    "get-roots-list", "get-structured-content", "get-sum", "get-tiny-image", "gzip-file-as-resource",
+    "simulate-research-query", "toggle-simulated-logging", "toggle-subscriber-updates",
+    "trigger-elicitation-request", "trigger-elicitation-request-async", "trigger-long-running-operation",
+    "trigger-sampling-request", "trigger-sampling-request-async", "trigger-url-elicitation",
+}
+"""Its whole list; with ``capabilities: {}`` it shows 13 of them."""
+SAMPLED = "Hello from the scripted model."
+SCRIPT = {
+    "turns": [
+        {"calls": [{"name": "ev__get-roots-list", "arguments": {}}]},
+        {"calls": [{"name": "ev__trigger-sampling-request",
+                    "arguments": {"prompt": "Say hi", "maxTokens": 50}}]},
+        {"calls": [{"name": "ev__trigger-elicitation-request", "arguments": {}}]},
+        {"calls": [{"name": "ev__trigger-sampling-request-async", "arguments": {"prompt": "Say hi"}}]},
+        {"calls": [{"name": "ev__trigger-elicitation-request-async", "arguments": {}}]},
+        {"message": "Done."},
+    ],
+    "sampling": {"message": SAMPLED},
+}
+"""One call per turn, so each server request arrives during exactly one call."""
+ASKED = [  # verify's correlation lines: each call's server requests, paired with their answers
+    "call_offline_0001: during its tools/call the server asked roots/list",
+    "call_offline_0002: during its tools/call the server asked sampling/createMessage",
+    "call_offline_0003: during its tools/call the server asked elicitation/create",
+    "call_offline_0004: during its tools/call the server asked sampling/createMessage",
+    "call_offline_0005: during its tools/call the server asked elicitation/create",
+]
+CALLS: list[tuple[str, dict[str, Any], list[str]]] = [
+    ("get-roots-list", {}, []),
+    ("trigger-sampling-request", {"prompt": "Say hi", "maxTokens": 50}, ["--model", "offline", "--yes"]),
+    ("trigger-elicitation-request", {}, ["--elicit", "defaults"]),
+    ("trigger-sampling-request-async", {"prompt": "Say hi"}, ["--model", "offline", "--yes"]),
+    ("trigger-elicitation-request-async", {}, ["--elicit", "defaults"]),
+]
+
+
+@pytest.fixture(scope="module")
+def server() -> list[str]:
+    found = everything.install(REPO / ".toolrelay-cache")
+    if isinstance(found, str):
+        require_or_skip(found)
+    assert isinstance(found, list)
+    return found
+
+
+def toolrelay(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PYTHON, "-m", "toolrelay", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
+
+
+def stdio(server: list[str], tmp_path: Path) -> list[str]:
+    """``--config`` naming server-everything over stdio, with ``tmp_path`` as its root."""
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(everything.stdio_config(server, [str(tmp_path)])), encoding="utf-8")
+    return ["--config", str(config)]
+
+
+def listed(stdout: str) -> set[str]:
+    return {tool["name"].removeprefix("ev__") for tool in json.loads(stdout)}
+
+
+def call_args(tool: str, arguments: dict[str, Any], options: list[str]) -> list[str]:
+    return ["call", f"ev__{tool}", json.dumps(arguments), *NEWEST, *options]
+
+
+def check_call(tool: str, done: dict[str, Any], root: Path) -> None:
+    """What a user checks in each tool's output: the root, the sampled text, the defaults."""
+    assert done["code"] == 0, done["stdout"] + done["stderr"]
+    expected = {
+        "get-roots-list": root.as_uri(),
+        "trigger-sampling-request": '"model": "offline"',
+        "trigger-elicitation-request": "It was a dark and stormy night.",  # its one string default
+        "trigger-sampling-request-async": "[COMPLETED] Async sampling completed!",
+        "trigger-elicitation-request-async": "[COMPLETED] User provided the requested information!",
+    }[tool]
+    assert expected in done["stdout"]
+
+
+def check_run(done: dict[str, Any], transcript: Path, cwd: Path) -> None:
+    assert done["code"] == 0, done["stdout"] + done["stderr"]
+    assert done["stdout"].strip() == "Done."
+    outputs = [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines()]
+    results = [e["message"]["result"] for e in outputs if e["kind"] == "mcp_response" and e.get("call_id")]
+    assert len(results) == 5 and not any(result.get("isError") for result in results)
+    assert SAMPLED in json.dumps(results[1])  # the script's sampling entry answered the server
+    verdict = toolrelay(["verify", str(transcript), "--all"], cwd)
+    assert verdict.returncode == 0, verdict.stdout
+    for line in ASKED:
+        assert any(line in shown for shown in verdict.stdout.splitlines()), (line, verdict.stdout)
+
+
+def run_args(tmp_path: Path, transcript: Path) -> list[str]:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT), encoding="utf-8")
+    return ["run", "use the everything server", *NEWEST, "--model", "offline", "--script", str(script),
+            "--yes", "--elicit", "defaults", "--quiet", "--transcript", str(transcript)]
+
+
+# -- stdio -------------------------------------------------------------------------------
+
+
+def test_over_stdio_it_lists_all_its_tools(server: list[str], tmp_path: Path) -> None:
+    proc = toolrelay(["tools", "--json", *NEWEST, *stdio(server, tmp_path)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert listed(proc.stdout) == ALL_TOOLS
+
+
+@pytest.mark.parametrize(("tool", "arguments", "options"), CALLS, ids=[c[0] for c in CALLS])
+def test_over_stdio_its_asking_tools_work_from_call(
+    server: list[str], tmp_path: Path, tool: str, arguments: dict[str, Any], options: list[str]
+) -> None:
+    proc = toolrelay([*call_args(tool, arguments, options), *stdio(server, tmp_path)], tmp_path)
+    check_call(tool, {"code": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}, tmp_path)
+
+
+def test_elicit_decline_is_reported_by_the_server_as_declined(server: list[str], tmp_path: Path) -> None:
+    proc = toolrelay([*call_args("trigger-elicitation-request", {}, ["--elicit", "decline"]),
+                      *stdio(server, tmp_path)], tmp_path)
+    assert proc.returncode == 0
+    assert "User declined to provide the requested information." in proc.stdout
+    assert "declined: --elicit decline" in proc.stderr
+
+
+def test_a_url_to_open_needs_a_person_so_defaults_decline_it(server: list[str], tmp_path: Path) -> None:
+    arguments = {"url": "https://example.com/sign-in", "message": "Sign in"}
+    proc = toolrelay([*call_args("trigger-url-elicitation", arguments, ["--elicit", "defaults"]),
+                      *stdio(server, tmp_path)], tmp_path)
+    assert "User declined to open the URL" in proc.stdout
+    assert ("asked you to open https://example.com/sign-in (URL elicitation); declined: "
+            "--elicit defaults accepts forms only") in proc.stderr
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ([], "no model given; pass --model (e.g. --model offline) and --yes to let servers sample"),
+    (["--model", "offline"],
+     "not approved (no terminal to ask on; rerun with --yes to approve sampling requests)"),
+])
+def test_sampling_without_a_model_or_approval_is_refused_naming_the_option(
+    server: list[str], tmp_path: Path, options: list[str], message: str
+) -> None:
+    proc = toolrelay([*call_args("trigger-sampling-request", {"prompt": "hi"}, options),
+                      *stdio(server, tmp_path)], tmp_path)
+    assert proc.returncode == 1
+    assert "MCP error -1:" in proc.stdout and message in proc.stdout
+    assert "toolrelay call: the tool reported an error" in proc.stderr
+
+
+def test_a_tool_that_needs_server_side_tasks_is_a_failure(server: list[str], tmp_path: Path) -> None:
+    # simulate-research-query runs only as a task-augmented tools/call (host part 2).
+    proc = toolrelay([*call_args("simulate-research-query", {"topic": "MCP"}, []), *stdio(server, tmp_path)],
+                     tmp_path)
+    assert proc.returncode == 1
+    assert "requires task augmentation" in proc.stdout
+
+
+def test_a_scripted_offline_run_over_stdio_verifies(server: list[str], tmp_path: Path) -> None:
+    transcript = tmp_path / "run.jsonl"
+    proc = toolrelay([*run_args(tmp_path, transcript), *stdio(server, tmp_path)], tmp_path)
+    check_run({"code": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}, transcript, tmp_path)
+
+
+# -- Streamable HTTP ---------------------------------------------------------------------
+
+
+def test_over_streamable_http_the_same_works(server: list[str], tmp_path: Path) -> None:
+    transcript = tmp_path / "run.jsonl"
+    network = ["gzip-file-as-resource", {"name": "x.gz", "data": "https://example.com/x.txt"}, []]
+    runs = [
+        ["tools", "--json", *NEWEST],
+        *[call_args(tool, arguments, options) for tool, arguments, options in CALLS],
+        run_args(tmp_path, transcript),
+        *([call_args(*network)] if everything.loopback_only() else []),  # type: ignore[arg-type]
+    ]
+    done = everything.run_over_http(server, [str(tmp_path)], runs, tmp_path)
+    assert done[0]["code"] == 0, done[0]["stderr"]
+    assert listed(done[0]["stdout"]) == ALL_TOOLS
+    for (tool, _, _), result in zip(CALLS, done[1:6], strict=True):
+        check_call(tool, result, tmp_path)
+    check_run(done[6], transcript, tmp_path)
+    if everything.loopback_only():  # no network in the namespace: the fetch fails, reported so
+        assert done[7]["code"] == 1, done[7]
+        assert "toolrelay call: the tool reported an error" in done[7]["stderr"]
