@@ -31,6 +31,7 @@ from .answer import AnswerPrinter
 from .common import add_server_options, positive_count, positive_seconds
 from .consent import NO_TERMINAL_HINT, terminal_approver
 from .progress import AtFirstStart, ProgressPrinter, failure_text
+from .sign_in import apply_auth_option
 
 __all__ = ["add_model_options", "configure", "run"]
 
@@ -127,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
             events.subscribe(AtFirstStart(sys.stderr, notice))
         events.subscribe(ProgressPrinter())
     options = options_from_args(args, events)
+    apply_auth_option(args)
     ended: list[RunResult] = []
     answer = None
     if not args.json:
