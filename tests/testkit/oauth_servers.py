@@ -61,6 +61,8 @@ class OAuthOptions:
     auth_methods: list[str] = field(default_factory=lambda: ["none"])
     token_lifetime: int = 3600
     refresh_tokens: bool = True
+    withhold_scope: str | None = None
+    """A scope the authorization server never grants (a step-up that cannot succeed)."""
     wrong_state: bool = False
     """``/authorize`` answers with another state than the one asked."""
 
@@ -221,7 +223,8 @@ class OAuthServers:
                     return 400, {"error": "invalid_grant"}
                 if form.get("resource") != asked.get("resource"):
                     return 400, {"error": "invalid_target"}
-                return 200, self._issue(client_id, tuple(asked.get("scope", "").split()), asked["resource"])
+                granted = tuple(s for s in asked.get("scope", "").split() if s != self.options.withhold_scope)
+                return 200, self._issue(client_id, granted, asked["resource"])
             if form.get("grant_type") == "refresh_token":
                 old = self.refresh_tokens.pop(form.get("refresh_token", ""), None)
                 if old is None or old.client_id != client_id or form.get("resource") != old.resource:

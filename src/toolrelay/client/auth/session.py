@@ -225,9 +225,12 @@ class OAuthSession:
             if challenge.status == 401:
                 return await self._unauthorized(challenge, sent, tries)
             if tries.step_ups >= MAX_STEP_UPS:
-                self._outcome("failed", detail=f"still refused for insufficient scope after {MAX_STEP_UPS} "
-                                               f"step-ups (asked: {challenge.scope or 'none'})")
-                return False
+                granted = self._grant.tokens.scope if self._grant is not None else None
+                why = (f"still refused for insufficient scope after {MAX_STEP_UPS} sign-ins for more scope "
+                       f"(the server asks for {challenge.scope or 'no scope it names'}; granted: "
+                       f"{granted or 'none said'})")
+                self._outcome("failed", detail=why)
+                raise HttpStatusError(403, f"server {self.config.name}: {why}")
             tries.step_ups += 1
             return await self._sign_in(challenge)
 
