@@ -3,11 +3,19 @@ authorization server, then using and refreshing the stored sign-in."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from auth_helpers import assert_no_secret, mode_of, stored_files, toolrelay, write_config
 
 from testkit.oauth_servers import OAuthOptions, OAuthServers
+
+HI = '{"text": "hi"}'
+
+
+def _sign_in(config: Path, home: Path) -> None:
+    done = toolrelay("tools", "--config", str(config), "--auth", "headless", home=home)
+    assert done.returncode == 0, done.stderr
 
 
 def test_headless_sign_in_lists_the_tools_and_stores_the_tokens_0600(tmp_path: Path) -> None:
@@ -35,10 +43,9 @@ def test_headless_sign_in_lists_the_tools_and_stores_the_tokens_0600(tmp_path: P
 def test_an_expired_token_is_refreshed_and_stays_out_of_the_output(tmp_path: Path) -> None:
     with OAuthServers() as servers:
         config = write_config(tmp_path, servers)
-        assert toolrelay("tools", "--config", str(config), "--auth", "headless", home=tmp_path).returncode == 0
+        _sign_in(config, tmp_path)
         servers.expire_tokens()
-        done = toolrelay("call", "notes__echo", '{"text": "hi"}', "--config", str(config), "--auth", "never",
-                         home=tmp_path)
+        done = toolrelay("call", "notes__echo", HI, "--config", str(config), "--auth", "never", home=tmp_path)
         assert done.returncode == 0, done.stderr
         assert "hi" in done.stdout
         grants = [seen.params.get("grant_type") for seen in servers.seen_by_as if seen.path == "/token"]
@@ -48,10 +55,10 @@ def test_an_expired_token_is_refreshed_and_stays_out_of_the_output(tmp_path: Pat
         assert_no_secret(servers, done.stdout, done.stderr)
 
 
-def test_revoked_tokens_without_a_person_leave_the_server_unavailable_naming_the_login(tmp_path: Path) -> None:
+def test_revoked_tokens_without_a_person_leave_the_server_unavailable_naming_login(tmp_path: Path) -> None:
     with OAuthServers() as servers:
         config = write_config(tmp_path, servers, other=_files_server(tmp_path))
-        assert toolrelay("tools", "--config", str(config), "--auth", "headless", home=tmp_path).returncode == 0
+        _sign_in(config, tmp_path)
         servers.revoke_all()
         servers.expire_tokens()
         listed = toolrelay("tools", "--config", str(config), home=tmp_path)
@@ -60,7 +67,7 @@ def test_revoked_tokens_without_a_person_leave_the_server_unavailable_naming_the
         assert "unavailable: notes" in listed.stdout
         assert (f"server notes needs an OAuth sign-in (no sign-in can happen here): sign in first with "
                 f"`toolrelay auth login notes --config {config}`") in listed.stderr
-        called = toolrelay("call", "notes__echo", '{"text": "hi"}', "--config", str(config), home=tmp_path)
+        called = toolrelay("call", "notes__echo", HI, "--config", str(config), home=tmp_path)
         assert called.returncode == 3
         assert f"`toolrelay auth login notes --config {config}`" in called.stderr
         assert_no_secret(servers, listed.stdout, listed.stderr, called.stderr)
@@ -70,17 +77,18 @@ def test_a_403_insufficient_scope_signs_in_again_for_both_scopes(tmp_path: Path)
     options = OAuthOptions(scopes_supported=["notes:read"], call_scope="notes:write")
     with OAuthServers(options) as servers:
         config = write_config(tmp_path, servers)
-        done = toolrelay("call", "notes__echo", '{"text": "hi"}', "--config", str(config), "--auth", "headless",
+        done = toolrelay("call", "notes__echo", HI, "--config", str(config), "--auth", "headless",
                          home=tmp_path)
         assert done.returncode == 0, done.stderr
         assert [a.get("scope") for a in servers.authorizations] == ["notes:read", "notes:read notes:write"]
 
 
 def test_a_step_up_that_never_succeeds_stops_after_two(tmp_path: Path) -> None:
-    options = OAuthOptions(scopes_supported=["notes:read"], call_scope="notes:admin", withhold_scope="notes:admin")
+    options = OAuthOptions(scopes_supported=["notes:read"], call_scope="notes:admin",
+                           withhold_scope="notes:admin")
     with OAuthServers(options) as servers:
         config = write_config(tmp_path, servers)
-        done = toolrelay("call", "notes__echo", '{"text": "hi"}', "--config", str(config), "--auth", "headless",
+        done = toolrelay("call", "notes__echo", HI, "--config", str(config), "--auth", "headless",
                          home=tmp_path)
         assert done.returncode == 3
         assert len(servers.authorizations) == 3  # the sign-in and two step-ups
@@ -89,6 +97,5 @@ def test_a_step_up_that_never_succeeds_stops_after_two(tmp_path: Path) -> None:
 
 
 def _files_server(root: Path) -> dict[str, object]:
-    import sys
     (root / "notes.txt").write_text("line 1\n", encoding="utf-8")
     return {"command": sys.executable, "args": ["-m", "toolrelay", "files", str(root)]}
