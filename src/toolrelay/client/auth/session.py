@@ -28,6 +28,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Generator
 from dataclasses import dataclass
 from typing import Any, Final
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx2
 
@@ -64,6 +65,7 @@ MAX_STEP_UPS: Final = 2
 """Scope step-ups for one request (SEP-835: "no more than a few"): with the first sign-in,
 at most three authorizations."""
 _BODY_LIMIT: Final = 1024 * 1024
+_ONE_TIME: Final = frozenset({"state", "code_challenge", "code"})
 
 
 @dataclass(slots=True)
@@ -369,7 +371,7 @@ class OAuthSession:
 
     def _exchange(self, call: HttpCall, status: int | None) -> None:
         self._tell(AuthExchange(server=self.config.name, connection=self._connection, step=call.step,
-                                method=call.method, url=redact_url(call.url), status=status))
+                                method=call.method, url=_recorded(call.url), status=status))
 
     def _outcome(self, outcome: str, *, how: str = "", detail: str = "", issuer: str | None = None) -> None:
         grant = self._grant
@@ -388,6 +390,14 @@ class OAuthSession:
         held, self._quiet = self._quiet, None
         for event in held or ():
             self._tell(event)
+
+
+def _recorded(url: str) -> str:
+    """A URL as the transcript keeps it: the one-time ``state`` and PKCE challenge left out
+    (they prove nothing afterwards), secrets redacted."""
+    parts = urlsplit(url)
+    kept = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in _ONE_TIME]
+    return redact_url(urlunsplit(parts._replace(query=urlencode(kept))))
 
 
 def _remember(grant: Grant) -> None:
