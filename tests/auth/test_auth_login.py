@@ -67,14 +67,16 @@ def test_a_forged_redirect_to_the_listener_is_refused(tmp_path: Path) -> None:
             _, rest = proc.communicate(timeout=60)
         assert proc.returncode == 3
         assert ("toolrelay auth: error: server notes unavailable: server notes: OAuth sign-in failed: the "
-                "authorization answer's state is not the request's (a stale or forged redirect): refused") in rest
+                "authorization answer's state is not the request's (a stale or forged redirect): refused"
+                ) in rest
         assert stored_files(tmp_path) == []
 
 
 def test_headless_login_status_and_logout(tmp_path: Path) -> None:
     with OAuthServers(OAuthOptions(scopes_supported=["notes:read"])) as servers:
         config = write_config(tmp_path, servers)
-        login = toolrelay("auth", "login", "notes", "--config", str(config), "--auth", "headless", home=tmp_path)
+        login = toolrelay("auth", "login", "notes", "--config", str(config), "--auth", "headless",
+                          home=tmp_path)
         assert login.returncode == 0, login.stderr
         assert login.stdout.startswith(f"signed in to notes at {servers.issuer} (scopes: notes:read)\n")
         status = toolrelay("auth", "status", "--config", str(config), home=tmp_path)
@@ -96,7 +98,8 @@ def test_login_names_what_is_wrong_with_its_arguments(tmp_path: Path) -> None:
         config = write_config(tmp_path, servers, local={"command": "true"})
         unknown = toolrelay("auth", "login", "nope", "--config", str(config), home=tmp_path)
         assert unknown.returncode == 2
-        assert f"toolrelay auth: error: no server 'nope' in {config} (servers: notes, local)" in unknown.stderr
+        said = f"toolrelay auth: error: no server 'nope' in {config} (servers: notes, local)"
+        assert said in unknown.stderr
         local = toolrelay("auth", "login", "local", "--config", str(config), home=tmp_path)
         assert local.returncode == 2
         assert "server local is a local process, not a remote (HTTP) server" in local.stderr

@@ -18,18 +18,20 @@ def test_a_sign_in_is_recorded_without_a_secret_and_drawn_by_view(tmp_path: Path
     with OAuthServers(OAuthOptions(scopes_supported=["notes:read"])) as servers:
         config = write_config(tmp_path, servers)
         (tmp_path / "script.json").write_text(json.dumps(SCRIPT), encoding="utf-8")
-        ran = toolrelay("run", "say hi", "--model", "offline", "--script", "script.json", "--config", str(config),
-                        "--auth", "headless", "--yes", "--transcript", "t.jsonl", home=tmp_path)
+        ran = toolrelay("run", "say hi", "--model", "offline", "--script", "script.json", "--config",
+                        str(config), "--auth", "headless", "--yes", "--transcript", "t.jsonl", home=tmp_path)
         assert ran.returncode == 0, ran.stderr
         records = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
         exchanges = [(r["step"], r["method"], r["status"]) for r in records if r["kind"] == "auth_exchange"]
         assert exchanges == [("resource metadata", "GET", 200), ("server metadata", "GET", 200),
-                             ("registration", "POST", 201), ("authorization", "GET", 302), ("token", "POST", 200)]
+                             ("registration", "POST", 201), ("authorization", "GET", 302),
+                             ("token", "POST", 200)]
         [authorization] = [r["url"] for r in records if r.get("step") == "authorization"]
         assert "state=" not in authorization and "code_challenge=" not in authorization
         assert "code_challenge_method=S256" in authorization
         [outcome] = [r for r in records if r["kind"] == "auth"]
-        assert (outcome["outcome"], outcome["how"], outcome["issuer"]) == ("signed_in", "headless", servers.issuer)
+        said = (outcome["outcome"], outcome["how"], outcome["issuer"])
+        assert said == ("signed_in", "headless", servers.issuer)
 
         verified = toolrelay("verify", "t.jsonl", home=tmp_path)
         assert verified.returncode == 0, verified.stdout + verified.stderr
