@@ -59,3 +59,22 @@ def test_a_token_learned_while_running_is_redacted_in_every_record(tmp_path: Pat
     writer(Notice(level="warning", text=f"server notes rejected {token}"))
     writer.close()
     assert token not in path.read_text() and "[redacted]" in path.read_text()
+
+
+def test_verify_refuses_a_tampered_sign_in_record(tmp_path: Path) -> None:
+    with OAuthServers() as servers:
+        config = write_config(tmp_path, servers)
+        (tmp_path / "script.json").write_text(json.dumps(SCRIPT), encoding="utf-8")
+        ran = toolrelay("run", "say hi", "--model", "offline", "--script", "script.json", "--config",
+                        str(config), "--auth", "headless", "--yes", "--transcript", "t.jsonl", home=tmp_path)
+        assert ran.returncode == 0, ran.stderr
+    path = tmp_path / "t.jsonl"
+    lines = path.read_text().splitlines()
+    tampered = [line.replace('"status": 200', '"status": "fine"') if '"auth_exchange"' in line else line
+                for line in lines]
+    path.write_text("\n".join(tampered) + "\n")
+    verified = toolrelay("verify", "t.jsonl", home=tmp_path)
+    assert verified.returncode == 2
+    assert ("has a string as 'status', not an integer or null; toolrelay never writes that, so this "
+            "transcript cannot be checked") in verified.stderr, verified.stderr
+    assert "auth_exchange" in verified.stderr

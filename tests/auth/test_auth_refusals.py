@@ -81,3 +81,9 @@ def test_no_way_to_register_names_the_config_key(tmp_path: Path) -> None:
     said, _ = _sign_in_fails(tmp_path, OAuthOptions(registration=False))
     assert ('offers no way to register toolrelay (no registration endpoint, no client id metadata '
             'documents): add "clientId" to the server\'s "toolrelay": {"oauth": {...}} in the config') in said
+
+
+def test_headless_against_a_login_page_says_a_person_is_needed(tmp_path: Path) -> None:
+    said, _ = _sign_in_fails(tmp_path, OAuthOptions(login_page=True))
+    assert ("OAuth sign-in failed: the authorization server answered the authorization request with HTTP "
+            "200, not a redirect: it wants a person to sign in") in said

@@ -65,6 +65,8 @@ class OAuthOptions:
     """A scope the authorization server never grants (a step-up that cannot succeed)."""
     wrong_state: bool = False
     """``/authorize`` answers with another state than the one asked."""
+    login_page: bool = False
+    """``/authorize`` answers a login page (200) instead of redirecting: a person is needed."""
 
 
 @dataclass(slots=True)
@@ -200,6 +202,9 @@ class OAuthServers:
         uris = client["redirect_uris"] if client is not None else []
         if client is None or (uris is not None and redirect not in uris):
             await _send_json(http, 400, {"error": "invalid_request", "error_description": "unknown client"})
+            return
+        if self.options.login_page:
+            await http.send(200, [("content-type", "text/html")], b"<form>password?</form>")
             return
         if params.get("code_challenge_method") != "S256" or not params.get("code_challenge"):
             answer = {"error": "invalid_request", "state": params.get("state", "")}
