@@ -87,7 +87,8 @@ def test_the_store_lives_in_the_state_directory_with_private_files(tmp_path: Pat
     grant = Grant(server="https://m.example/mcp", resource="https://m.example/mcp",
                   issuer="https://as.example",
                   token_endpoint="https://as.example/token",
-                  client=Client(client_id="c", redirect_uri="http://127.0.0.1/callback", registered_by="config"),
+                  client=Client(client_id="c", redirect_uri="http://127.0.0.1/callback",
+                                registered_by="config"),
                   tokens=Tokens(access_token="at-0123456789"), scopes=("a",), signed_in_at=1.0)
     path = store.save(grant)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
