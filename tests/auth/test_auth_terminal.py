@@ -39,7 +39,8 @@ def test_a_terminal_is_offered_the_sign_in_and_the_command_goes_on(tmp_path: Pat
                      stdout=subprocess.PIPE, stderr=attached) as proc:
             os.close(attached)
             seen: list[str] = []
-            _read_until(terminal, "server notes needs an OAuth sign-in. Sign in now in a browser? [Y/n] ", seen)
+            offer = "server notes needs an OAuth sign-in. Sign in now in a browser? [Y/n] "
+            _read_until(terminal, offer, seen)
             os.write(terminal, b"y\n")
             shown = _read_until(terminal, "Waiting for the sign-in to come back", seen)
             url = next(line.strip() for line in shown.splitlines() if line.strip().startswith("http"))
