@@ -3,6 +3,7 @@ authorization server, then using and refreshing the stored sign-in."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -99,3 +100,15 @@ def test_a_step_up_that_never_succeeds_stops_after_two(tmp_path: Path) -> None:
 def _files_server(root: Path) -> dict[str, object]:
     (root / "notes.txt").write_text("line 1\n", encoding="utf-8")
     return {"command": sys.executable, "args": ["-m", "toolrelay", "files", str(root)]}
+
+
+def test_a_run_without_a_person_goes_on_without_the_server_that_needs_a_sign_in(tmp_path: Path) -> None:
+    with OAuthServers() as servers:
+        config = write_config(tmp_path, servers, other=_files_server(tmp_path))
+        call = {"name": "other__read_text_file", "arguments": {"path": "notes.txt"}}
+        (tmp_path / "script.json").write_text(json.dumps({"turns": [{"calls": [call]}]}), encoding="utf-8")
+        ran = toolrelay("run", "read", "--model", "offline", "--script", "script.json", "--config",
+                        str(config), home=tmp_path)
+        assert ran.returncode == 0, ran.stderr
+        assert f"sign in first with `toolrelay auth login notes --config {config}`" in ran.stderr
+        assert servers.authorizations == []
