@@ -25,6 +25,7 @@ def test_headless_sign_in_lists_the_tools_and_stores_the_tokens_0600(tmp_path: P
         done = toolrelay("tools", "--config", str(config), "--auth", "headless", home=tmp_path)
         assert done.returncode == 0, done.stderr
         assert "notes__echo" in done.stdout
+        assert f"· signed in to notes at {servers.issuer} (headless)\n" in done.stderr
         [asked] = servers.authorizations
         assert asked["code_challenge_method"] == "S256"
         assert asked["resource"] == servers.mcp_url
@@ -54,6 +55,18 @@ def test_an_expired_token_is_refreshed_and_stays_out_of_the_output(tmp_path: Pat
         assert servers.seen_by_as[-1].params["resource"] == servers.mcp_url
         assert len(servers.authorizations) == 1
         assert_no_secret(servers, done.stdout, done.stderr)
+
+
+def test_a_401_on_a_token_that_has_not_expired_refreshes_it_once(tmp_path: Path) -> None:
+    with OAuthServers() as servers:
+        config = write_config(tmp_path, servers)
+        _sign_in(config, tmp_path)
+        servers.revoke_access()
+        done = toolrelay("call", "notes__echo", HI, "--config", str(config), "--auth", "never", home=tmp_path)
+        assert done.returncode == 0, done.stderr
+        grants = [seen.params.get("grant_type") for seen in servers.seen_by_as if seen.path == "/token"]
+        assert grants == ["authorization_code", "refresh_token"]
+        assert len(servers.authorizations) == 1
 
 
 def test_revoked_tokens_without_a_person_leave_the_server_unavailable_naming_login(tmp_path: Path) -> None:

@@ -128,6 +128,11 @@ class OAuthServers:
             for token in self.tokens.values():
                 token.expires_at = 0.0
 
+    def revoke_access(self) -> None:
+        """Every access token issued so far is revoked (before it expires); refresh tokens stay good."""
+        with self._lock:
+            self.tokens.clear()
+
     def revoke_all(self) -> None:
         """Every access and refresh token issued so far is revoked."""
         with self._lock:
