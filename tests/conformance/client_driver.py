@@ -33,7 +33,7 @@ CIMD_CLIENT_ID = "https://conformance-test.local/client-metadata.json"
 """The Client ID Metadata Document URL the suite's CIMD scenario expects as client id."""
 
 
-def oauth_settings(scenario: str, context: str | None) -> dict[str, object]:
+def oauth_settings(context: str | None) -> dict[str, object]:
     """The ``oauth`` block of the suite's server entry for an auth scenario."""
     settings: dict[str, object] = {"clientMetadataUrl": CIMD_CLIENT_ID}
     credentials = json.loads(context) if context else {}
@@ -57,7 +57,7 @@ def main() -> int:
         environment = dict(os.environ)
         if scenario.startswith("auth/"):
             context = os.environ.get("MCP_CONFORMANCE_CONTEXT")
-            entry["toolrelay"] = {"oauth": oauth_settings(scenario, context)}
+            entry["toolrelay"] = {"oauth": oauth_settings(context)}
             common += ["--auth", "headless"]
             environment["XDG_STATE_HOME"] = str(Path(folder) / "state")
         config.write_text(json.dumps({"mcpServers": {"conf": entry}}), encoding="utf-8")
