@@ -78,3 +78,14 @@ def test_verify_refuses_a_tampered_sign_in_record(tmp_path: Path) -> None:
     assert ("has a string as 'status', not an integer or null; toolrelay never writes that, so this "
             "transcript cannot be checked") in verified.stderr, verified.stderr
     assert "auth_exchange" in verified.stderr
+
+
+def test_a_server_quoting_the_token_in_an_error_shows_it_redacted(tmp_path: Path) -> None:
+    with OAuthServers(OAuthOptions(forbid_calls=True)) as servers:
+        config = write_config(tmp_path, servers)
+        done = toolrelay("call", "notes__echo", '{"text": "hi"}', "--config", str(config), "--auth",
+                         "headless", home=tmp_path)
+        assert done.returncode == 3
+        assert "answered HTTP 403 Forbidden to tools/call request 3: token Bearer [redacted] may not call" \
+            in done.stderr, done.stderr
+        assert_no_secret(servers, done.stdout, done.stderr)

@@ -65,6 +65,8 @@ class OAuthOptions:
     """A scope the authorization server never grants (a step-up that cannot succeed)."""
     wrong_state: bool = False
     """``/authorize`` answers with another state than the one asked."""
+    forbid_calls: bool = False
+    """A tools/call gets a plain 403 whose body quotes the caller's token (a careless server)."""
     login_page: bool = False
     """``/authorize`` answers a login page (200) instead of redirecting: a person is needed."""
 
@@ -303,6 +305,10 @@ class OAuthServers:
                 challenge += ', error="invalid_token"'
             await http.send(401, [("www-authenticate", challenge), ("content-type", "text/plain")],
                             b"sign in first")
+            return
+        if self.options.forbid_calls and b'"tools/call"' in request.body:
+            said = f"token {request.header('authorization')} may not call tools".encode()
+            await http.send(403, [("content-type", "text/plain")], said)
             return
         need = self.options.call_scope
         if need and need not in token.scopes and b'"tools/call"' in request.body:
