@@ -4,9 +4,11 @@ toolrelay's loopback listener), headless login, what status shows, and logout.""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx2
@@ -48,6 +50,28 @@ def test_login_without_browser_prints_the_url_and_takes_the_code_on_loopback(tmp
 
         used = toolrelay("call", "notes__echo", '{"text": "hi"}', "--config", str(config), home=tmp_path)
         assert used.returncode == 0, used.stderr
+
+
+def test_a_person_slower_than_the_request_timeout_still_signs_in(tmp_path: Path) -> None:
+    """The resource metadata is named by the 401 only, and the config allows requests 1 s:
+    the sign-in happens before the first request, so the person may take longer."""
+    with OAuthServers(OAuthOptions(prm_path="/custom/metadata.json")) as servers:
+        config = write_config(tmp_path, servers)
+        entry = json.loads(config.read_text())
+        entry["mcpServers"]["notes"]["toolrelay"] = {"requestTimeout": 1}
+        config.write_text(json.dumps(entry))
+        environment = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+        command = [sys.executable, "-m", "toolrelay", "auth", "login", "notes", "--config", str(config),
+                   "--no-browser"]
+        with spawned(command, cwd=tmp_path, env=environment, text=True, stdin=subprocess.DEVNULL,
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+            stderr: list[str] = []
+            url = _printed_url(stderr, proc.stderr)
+            time.sleep(1.5)  # the person reads the page: longer than any request may take
+            assert httpx2.get(url, follow_redirects=True, timeout=30).status_code == 200
+            out, rest = proc.communicate(timeout=60)
+        assert proc.returncode == 0, "".join(stderr) + rest
+        assert out.startswith(f"signed in to notes at {servers.issuer}")
 
 
 def test_a_forged_redirect_to_the_listener_is_refused(tmp_path: Path) -> None:

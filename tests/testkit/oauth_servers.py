@@ -67,6 +67,8 @@ class OAuthOptions:
     """``/authorize`` answers with another state than the one asked."""
     forbid_calls: bool = False
     """A tools/call gets a plain 403 whose body quotes the caller's token (a careless server)."""
+    prm_path: str = "/.well-known/oauth-protected-resource/mcp"
+    """Where the resource metadata is (another path: only the 401's challenge names it)."""
     login_page: bool = False
     """``/authorize`` answers a login page (200) instead of redirecting: a person is needed."""
 
@@ -289,14 +291,14 @@ class OAuthServers:
     async def _protected(self, request: HttpRequest, http: HttpResponder) -> None:
         with self._lock:
             self.seen_by_mcp.append(Seen(request.method, request.path, {}, dict(request.headers)))
-        if request.path == "/.well-known/oauth-protected-resource/mcp":
+        if request.path == self.options.prm_path:
             await _send_json(http, 200, self.resource_metadata())
             return
         if request.path.startswith("/.well-known/"):
             await _send_json(http, 404, {"error": "not_found"})
             return
         token = self._valid_token(request.header("authorization"))
-        prm = f"{self.mcp_url.rsplit('/mcp', 1)[0]}/.well-known/oauth-protected-resource/mcp"
+        prm = f"{self.mcp_url.rsplit('/mcp', 1)[0]}{self.options.prm_path}"
         if token is None:
             challenge = f'Bearer resource_metadata="{prm}"'
             if self.options.challenge_scope:

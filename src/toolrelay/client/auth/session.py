@@ -125,7 +125,19 @@ class OAuthSession:
                     self._outcome("stored")
         if self.policy.fresh or (self.policy.mode == "person" and self._bearer_now() is None):
             async with self._lock:
-                await self._sign_in(None, proactive=True)
+                await self._sign_in(await self._probe(), proactive=True)
+
+    async def _probe(self) -> Challenge | None:
+        """The server's challenge to a bare GET without a token, if it answers 401: a sign-in a
+        person takes minutes over then happens here, outside any request's timeout, also
+        where only the challenge names the resource metadata."""
+        try:
+            client = self._auth_client()
+            async with client.stream("GET", self.url, headers={"accept": "text/event-stream"}) as response:
+                status, header = response.status_code, response.headers.get("www-authenticate")
+        except httpx2.HTTPError:
+            return None  # the request proper will say what is wrong
+        return read_challenge(status, header) if status == 401 else None
 
     def authorization(self) -> dict[str, str]:
         """The Authorization header for a request that must not wait (the closing DELETE)."""
