@@ -2,8 +2,9 @@
 
 ``prepare`` (when the channel opens, outside any request's timeout) takes the server's
 stored grant, refreshes it if it has expired, and signs in at once where that is asked
-for (``toolrelay auth login``) or where a person is at hand and the server publishes its
-resource metadata. ``stream`` sends one request with the Bearer token (refreshed shortly
+for (``toolrelay auth login``) or where a person is at hand without a stored sign-in: a
+GET without a token brings the server's challenge (``_probe``), so a person who takes
+minutes is not cut short by a request's timeout. ``stream`` sends one request with the Bearer token (refreshed shortly
 before it expires) and answers what comes back:
 
 - 401: the token was renewed meanwhile → send again; else refresh it once; else sign in
