@@ -66,6 +66,7 @@ def make_workspace(root: Path) -> Path:
 def run_shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["XDG_STATE_HOME"] = str(cwd / "state")  # sign-ins and logs of the examples stay in the workspace
     return run(
         command + " 2>&1",
         shell=True,

@@ -34,6 +34,8 @@ __all__ = [
     "MCP_ROLES",
     "MCP_SERVER_REQUEST",
     "MCP_UNPAIRED",
+    "AuthExchange",
+    "AuthOutcome",
     "CallOutcomeEvent",
     "CallParsed",
     "CallRouted",
@@ -209,6 +211,36 @@ class McpDropped(Event):
     def of(cls, window: FloodWindow, limit: FloodLimit) -> McpDropped:
         return cls(server=window.server, connection=window.connection, count=window.dropped.total(),
                    methods=dict(window.dropped), limit=limit.messages, window=limit.window)
+
+
+@dataclass(slots=True, kw_only=True)
+class AuthExchange(Event):
+    """One HTTP exchange of an OAuth sign-in or refresh: URL and status, never a body or token."""
+
+    kind: ClassVar[str] = "auth_exchange"
+    server: str
+    connection: int
+    step: str
+    """``resource metadata``, ``server metadata``, ``registration``, ``authorization``, ``token``."""
+    method: str
+    url: str
+    status: int | None
+    """None: no answer came."""
+
+
+@dataclass(slots=True, kw_only=True)
+class AuthOutcome(Event):
+    """A server's OAuth sign-in: ``signed_in``, ``refreshed``, ``stored``, ``needed``, ``failed``."""
+
+    kind: ClassVar[str] = "auth"
+    server: str
+    connection: int
+    outcome: str
+    issuer: str | None
+    scopes: list[str]
+    how: str = ""
+    """``headless`` or ``browser`` for a sign-in."""
+    detail: str = ""
 
 
 @dataclass(slots=True, kw_only=True)

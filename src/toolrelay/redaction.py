@@ -10,6 +10,10 @@ A URL (the model's endpoint, an MCP server's) is shown by ``redact_url``: withou
 info and without query parameters named like secrets (``api_key``, ``token``, ``sig``...),
 whatever their length; ``url_secrets`` gives those values, so text quoting them is
 redacted too.
+
+Secrets learned while running (OAuth access and refresh tokens, a registered client's
+secret) are not in any config: ``remember_secret`` adds them to the process's own list,
+which every ``redact`` call uses besides the secrets it is given.
 """
 
 from __future__ import annotations
@@ -19,8 +23,8 @@ from collections.abc import Iterable
 from typing import Final
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
-__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "is_secret_name", "redact", "redact_url", "url_secrets",
-           "worth_redacting"]
+__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "is_secret_name", "redact", "redact_url", "remember_secret",
+           "remembered_secrets", "url_secrets", "worth_redacting"]
 
 REDACTED: Final = "[redacted]"
 MIN_SECRET_LENGTH: Final = 8
@@ -30,14 +34,30 @@ _SECRET_WORDS: Final = re.compile(r"key|token|secret|passw|auth|credential|signa
 """Parts of a name that make it a secret's (``apiKey``, ``access_token``, ``client_secret``)."""
 
 
+_REMEMBERED: set[str] = set()
+"""Secrets learned while running (``remember_secret``)."""
+
+
 def worth_redacting(value: str) -> bool:
     return len(value) >= MIN_SECRET_LENGTH
 
 
+def remember_secret(value: str) -> None:
+    """From now on, every ``redact`` in this process replaces ``value`` too (a token just
+    received, a client secret just registered)."""
+    if worth_redacting(value):
+        _REMEMBERED.add(value)
+
+
+def remembered_secrets() -> frozenset[str]:
+    """The secrets ``remember_secret`` was given so far."""
+    return frozenset(_REMEMBERED)
+
+
 def redact(text: str, secrets: Iterable[str]) -> str:
     """``text`` with every secret value replaced by ``[redacted]`` (longest first, so a
-    secret that contains another is replaced whole)."""
-    for secret in sorted(secrets, key=len, reverse=True):
+    secret that contains another is replaced whole): the ones given, and the remembered ones."""
+    for secret in sorted({*secrets, *_REMEMBERED}, key=len, reverse=True):
         if worth_redacting(secret) and secret in text:
             text = text.replace(secret, REDACTED)
     return text

@@ -1,7 +1,7 @@
 """The official MCP conformance suite in client mode (0.1.16, on Node 22) against toolrelay's
 client, for 2025-06-18 and 2025-11-25.
 
-Each non-auth client scenario of a revision runs ``client_driver.py`` (``toolrelay tools``
+Each client scenario of a revision (the 14 auth scenarios too) runs ``client_driver.py`` (``toolrelay tools``
 or ``toolrelay call`` with a config that names the suite's test server) and passes by
 the suite's own rule: no FAILURE, no WARNING, exit 0. The expected failures below are
 listed with their reasons; one that starts passing fails the test too, so the list
@@ -27,6 +27,16 @@ SCENARIOS = {  # the suite's non-auth client scenarios, by revision
     "2025-06-18": ("initialize", "tools_call"),
     "2025-11-25": ("initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"),
 }
+AUTH_SCENARIOS = {  # the suite's 14 auth client scenarios (its `auth` suite), by revision
+    "2025-06-18": ("auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-none",
+                   "auth/token-endpoint-auth-post"),
+    "2025-11-25": ("auth/basic-cimd", "auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2",
+                   "auth/metadata-var3", "auth/pre-registration", "auth/scope-from-scopes-supported",
+                   "auth/scope-from-www-authenticate", "auth/scope-omitted-when-undefined",
+                   "auth/scope-retry-limit", "auth/scope-step-up", "auth/token-endpoint-auth-basic",
+                   "auth/token-endpoint-auth-none", "auth/token-endpoint-auth-post"),
+}
+"""Run through the same driver, signing in headless (``client_driver.py``)."""
 EXPECTED_FAILURES: dict[str, str] = {}
 
 
@@ -49,7 +59,17 @@ def test_the_scenario_list_is_the_suites(suite: list[str], version: str) -> None
     assert sorted(n for n in names if not n.startswith("auth/")) == sorted(SCENARIOS[version])
 
 
-@pytest.mark.parametrize(("version", "scenario"), [(v, s) for v, names in SCENARIOS.items() for s in names])
+@pytest.mark.parametrize("version", sorted(AUTH_SCENARIOS))
+def test_the_auth_scenario_list_is_the_suites(suite: list[str], version: str) -> None:
+    listed = subprocess.run([*suite, "list", "--client", "--spec-version", version],
+                            capture_output=True, text=True, timeout=60)
+    names = [line.strip()[2:].split(" [")[0] for line in listed.stdout.splitlines()
+             if line.strip().startswith("- auth/")]
+    assert sorted(names) == sorted(AUTH_SCENARIOS[version]), listed.stdout + listed.stderr
+
+
+@pytest.mark.parametrize(("version", "scenario"), [
+    (v, s) for table in (SCENARIOS, AUTH_SCENARIOS) for v, names in table.items() for s in names])
 def test_client_scenario(suite: list[str], version: str, scenario: str, tmp_path: Path) -> None:
     command = shlex.join([sys.executable, str(DRIVER), "--protocol-version", version])
     proc = subprocess.run(

@@ -47,11 +47,12 @@ class Verdict:
 
 
 def verdicts(results: Path) -> dict[str, Verdict]:
-    """Every scenario's verdict in a ``-o`` folder, by scenario name."""
+    """Every scenario's verdict in a ``-o`` folder, by scenario name (a name with a slash,
+    ``auth/metadata-default``, is a folder inside: ``auth/metadata-default-<time>``)."""
     found: dict[str, Verdict] = {}
-    for folder in sorted(results.iterdir()):
-        named = _FOLDER.fullmatch(folder.name)
-        if named is None or not (folder / "checks.json").exists():
+    for folder in sorted(path.parent for path in results.rglob("checks.json")):
+        named = _FOLDER.fullmatch(folder.relative_to(results).as_posix())
+        if named is None:
             continue
         checks = json.loads((folder / "checks.json").read_text(encoding="utf-8"))
         found[named.group(2)] = Verdict(

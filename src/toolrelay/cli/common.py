@@ -16,6 +16,7 @@ from ..events import EventStream
 from ..protocol.versions import DEFAULT_VERSION, SUPPORTED_VERSIONS
 from ..relay.catalog import Catalog, servers_from
 from .progress import ProgressPrinter
+from .sign_in import add_auth_option, apply_auth_option
 
 __all__ = [
     "add_server_options", "catalog_from_args", "positive_count", "positive_seconds", "print_json",
@@ -36,6 +37,7 @@ def add_server_options(parser: argparse.ArgumentParser, *, strict: bool = True) 
         choices=SUPPORTED_VERSIONS,
         help=f"MCP revision to ask for in the handshake (default {DEFAULT_VERSION})",
     )
+    add_auth_option(parser)
     if strict:
         parser.add_argument(
             "--strict",
@@ -75,6 +77,7 @@ def catalog_from_args(
     """The catalog the options describe; notices on stderr (``printer``, by default one
     without progress lines); ``host`` answers what the servers ask."""
     events.subscribe(printer or ProgressPrinter(verbose=False))
+    apply_auth_option(args)
     servers = servers_from(Path(args.config) if args.config else None, events=events)
     return Catalog(
         servers,

@@ -47,6 +47,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("verify_cmd", "check a transcript or demo folder link by link"),
     "explain": ("explain_cmd", "explain a run's call chain stage by stage"),
     "view": ("view_cmd", "draw a run as a self-contained HTML sequence diagram"),
+    "auth": ("auth_cmd", "sign in to OAuth-protected remote MCP servers: login, status, logout"),
 }
 
 EPILOG = """exit codes: 0 success · 1 the command ran and reports a failure · 2 usage error ·

@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 from ..errors import ServerExited
 from ..events import (
+    AuthOutcome,
     CallOutcomeEvent,
     CatalogReady,
     Event,
@@ -85,6 +86,8 @@ class ProgressPrinter:
                 self._say(f"! {alias}: {cut}")
         elif isinstance(event, (Notice, ServerExitedEvent)):
             self._notice(event)
+        elif isinstance(event, AuthOutcome) and event.outcome == "signed_in":  # said even when quiet
+            self._say(f"· signed in to {event.server} at {event.issuer} ({event.how})")
         elif self.verbose:
             self._progress(event)
 

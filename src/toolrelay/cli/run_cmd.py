@@ -33,6 +33,7 @@ from .consent import NO_TERMINAL_HINT, sampling_approver, terminal_approver
 from .elicitation import elicitor_for
 from .host_options import add_elicit_options
 from .progress import AtFirstStart, ProgressPrinter, failure_text
+from .sign_in import apply_auth_option
 
 __all__ = ["add_model_options", "configure", "run"]
 
@@ -157,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
             events.subscribe(AtFirstStart(sys.stderr, notice))
         events.subscribe(ProgressPrinter())
     options = options_from_args(args, events)
+    apply_auth_option(args)
     ended: list[RunResult] = []
     answer = None
     if not args.json:

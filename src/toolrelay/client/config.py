@@ -20,7 +20,9 @@ an optional ``"toolrelay"`` object inside an entry (other clients ignore it)::
 
 ``roots`` are the directories the server is told about (``roots/list``): paths, ``~`` and
 variables expanded, relative ones against the project folder; without the key, the
-current directory; ``false`` offers no roots at all.
+current directory; ``false`` offers no roots at all. An HTTP entry may also say how to
+sign in to it with OAuth: ``"oauth": {"clientId", "clientSecret", "scopes",
+"clientMetadataUrl"}`` (``client/auth/settings.py``).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from .environment import ExpansionContext, expand, input_from_environment, input
 from .transport_registry import kind_for_entry, transport_kind
 
 if TYPE_CHECKING:
+    from .auth.settings import OAuthSettings
     from .inprocess import PeerFactory
 
 __all__ = [
@@ -65,7 +68,8 @@ log = logging.getLogger("toolrelay.client")
 DEFAULT_CALL_TIMEOUT: Final = 60.0
 DEFAULT_REQUEST_TIMEOUT: Final = 30.0
 DEFAULT_SHUTDOWN_GRACE: Final = 2.0
-_OPTION_KEYS: Final = frozenset({"timeout", "requestTimeout", "maxMessageBytes", "allow", "deny", "roots"})
+_OPTION_KEYS: Final = frozenset({"timeout", "requestTimeout", "maxMessageBytes", "allow", "deny", "roots",
+                                  "oauth"})  # oauth: read with the URL (config_entries.py)
 
 
 def _empty_map() -> Mapping[str, str]:
@@ -90,6 +94,8 @@ class ServerConfig:
     cwd: str | None = None
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=_empty_map)
+    oauth: OAuthSettings | None = None
+    """HTTP servers: the ``"toolrelay": {"oauth": {...}}`` block (``client/auth/settings.py``)."""
     call_timeout: float = DEFAULT_CALL_TIMEOUT
     """Seconds a tools/call may take."""
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT
@@ -117,6 +123,8 @@ class ServerConfig:
     def __post_init__(self) -> None:
         transport_kind(self.transport, self.name)  # an unknown transport fails here, not at start
         values = {*self.env.values(), *self.headers.values()}
+        if self.oauth is not None and self.oauth.client_secret is not None:
+            values.add(self.oauth.client_secret)
         if self.url is not None:
             values |= url_secrets(self.url)
         object.__setattr__(self, "secrets", frozenset(self.secrets | values))

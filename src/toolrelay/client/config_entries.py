@@ -1,7 +1,7 @@
 """Reading one server entry of a config file: the fields of each kind of entry.
 
 An entry names a process to start (``command``, ``args``, ``env``, ``envFile``,
-``cwd``) or an endpoint to reach (``url``, ``headers``). The transport registry says
+``cwd``) or an endpoint to reach (``url``, ``headers``, and ``toolrelay.oauth``). The transport registry says
 which reader each transport uses; a reader returns ``ServerConfig`` fields, every value
 expanded (``environment.py``), or raises ``ConfigError`` naming the entry, or
 ``EntrySkipped`` for an entry toolrelay cannot serve but other clients might.
@@ -30,6 +30,10 @@ def read_command_entry(entry: dict[str, Any], context: ExpansionContext, where: 
     command = entry.get("command")
     if not isinstance(command, str) or not command.strip():
         raise ConfigError(f'{where}: "command" must be a non-empty string')
+    block = entry.get("toolrelay")
+    if isinstance(block, dict) and "oauth" in block:
+        raise ConfigError(f'{where}: "toolrelay.oauth" is for HTTP servers; a stdio server takes its '
+                          'credentials from its environment')
     env = _env_file(entry, context, where)
     env.update(_string_map(entry, "env", context, where))
     cwd = entry.get("cwd")
@@ -72,7 +76,18 @@ def read_url_entry(entry: dict[str, Any], context: ExpansionContext, where: str)
         )
     if scheme not in ("http", "https") or not urlsplit(url).hostname:
         raise ConfigError(f'{where}: "url" must be an http:// or https:// URL, got {redact_url(url)!r}')
-    return {"url": url, "headers": MappingProxyType(_string_map(entry, "headers", context, where))}
+    fields = {"url": url, "headers": MappingProxyType(_string_map(entry, "headers", context, where))}
+    return fields | _oauth(entry, context, where)
+
+
+def _oauth(entry: dict[str, Any], context: ExpansionContext, where: str) -> dict[str, Any]:
+    """``"toolrelay": {"oauth": {...}}``: how to sign in to this server (HTTP servers only)."""
+    block = entry.get("toolrelay")
+    if not isinstance(block, dict) or "oauth" not in block:
+        return {}
+    from .auth.settings import read_oauth  # the auth package is imported only where it is used
+
+    return {"oauth": read_oauth(block["oauth"], context, where)}
 
 
 # -- value checks -----------------------------------------------------------------------

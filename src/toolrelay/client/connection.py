@@ -38,7 +38,7 @@ from ..errors import (
     TransportError,
     UsageError,
 )
-from ..events import EventStream, McpInvalid, Notice, ServerExitedEvent, ServerReady, ServerStarting
+from ..events import Event, EventStream, McpInvalid, Notice, ServerExitedEvent, ServerReady, ServerStarting
 from ..protocol import json_depth, jsonrpc
 from ..protocol import mcp as m
 from ..protocol.framing import Oversized, find_id
@@ -385,6 +385,10 @@ class _Link:
             owner.events.emit(ServerExitedEvent(server=owner.name, connection=self.number,
                                                 returncode=end.returncode, stderr_tail=end.stderr_tail,
                                                 expected=self.closing))
+
+    def emit(self, event: Event) -> None:
+        if self.owner.events.active:
+            self.owner.events.emit(event)
 
     async def session_forgotten(self) -> None:
         await self.owner.renew_session(self)

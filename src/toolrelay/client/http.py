@@ -20,6 +20,10 @@ knows the session, and, because the session is checked before anything else, tha
 request was never processed. So the transport tells its inbox the session was forgotten
 (the connection runs a fresh handshake) and re-sends that same request once: this is
 not a retry of an executed call, and a second 404 is an error.
+
+OAuth (``auth/session.py``): each request carries the server's Bearer token, and a 401 or a
+403 ``insufficient_scope`` is answered (refresh, sign-in, step-up) before the request is
+sent again; a config that sets its own Authorization header is left as it is.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from ..errors import HttpStatusError, MessageTooLarge, ToolrelayError, Transport
 from ..protocol import json_depth, jsonrpc
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject, RequestId
+from .auth.session import OAuthSession
 from .config import ServerConfig
 from .environment import redact
 from .http_sse import BROKEN, FRUITLESS_RESUMES, StreamPosition, read_events
@@ -84,6 +89,7 @@ class HttpTransport:
         self._listener: asyncio.Task[None] | None = None
         self._initialized_post: asyncio.Task[None] | None = None
         self._closed = False
+        self._auth = OAuthSession(config)
 
     async def open(self, inbox: Inbox, *, connection: int) -> None:
         """A new session: a fresh HTTP client, no session id until initialize answers."""
@@ -94,6 +100,9 @@ class HttpTransport:
         headers = {"user-agent": f"toolrelay/{__version__}", **self.config.headers}
         timeout = httpx2.Timeout(None, connect=self.config.request_timeout)  # the peer times requests
         self._client = httpx2.AsyncClient(headers=headers, timeout=timeout, verify=_tls_context())
+        # OAuth: the stored sign-in (refreshed), or a sign-in now when one is asked for
+        self._auth = OAuthSession(self.config, tls=_tls_context(), emit=inbox.emit, connection=connection)
+        await self._auth.prepare()
 
     @property
     def _receiver(self) -> Inbox:
@@ -175,7 +184,8 @@ class HttpTransport:
         body = jsonrpc.encode(message)
         position = StreamPosition()
         try:
-            async with self._client.stream("POST", self.url, content=body, headers=headers) as response:
+            posting = self._auth.stream(self._client, "POST", self.url, headers=headers, content=body)
+            async with posting as response:
                 if method == m.INITIALIZE:
                     self.session_id = response.headers.get("mcp-session-id")
                 status = response.status_code
@@ -274,7 +284,7 @@ class HttpTransport:
         headers["accept"] = "text/event-stream"
         if position.event_id is not None:
             headers["last-event-id"] = position.event_id
-        async with self._client.stream("GET", self.url, headers=headers) as response:
+        async with self._auth.stream(self._client, "GET", self.url, headers=headers) as response:
             if response.status_code >= 400:
                 raise await self._status_error(response, what, None)
             if response.status_code != 200 or _media_type(response) != "text/event-stream":
@@ -297,7 +307,7 @@ class HttpTransport:
         detail = _error_detail(bytes(body))
         if detail:
             text += f": {redact(detail, self.config.secrets)}"
-        return HttpStatusError(status, text + _status_hint(status, method))
+        return HttpStatusError(status, text + (self._auth.hint(status) or _status_hint(status, method)))
 
     def _what(self, method: str | None, mcp_id: RequestId | None) -> str:
         if mcp_id is not None:
@@ -383,10 +393,10 @@ class HttpTransport:
             return
         if self.session_id is not None:
             with contextlib.suppress(httpx2.HTTPError):
-                await self._client.delete(
-                    self.url, headers=self._session_headers(initialize=False), timeout=_DELETE_TIMEOUT
-                )
+                headers = self._session_headers(initialize=False) | self._auth.authorization()
+                await self._client.delete(self.url, headers=headers, timeout=_DELETE_TIMEOUT)
         await self._client.aclose()
+        await self._auth.aclose()
 
 
 @functools.cache

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from ..errors import ToolrelayError, TransportError
+from ..events import Event
 from ..protocol.framing import Oversized
 from ..protocol.jsonrpc import JSONObject, RequestId
 
@@ -62,6 +63,9 @@ class Inbox(Protocol):
     def ended(self, end: ChannelEnd) -> None:
         """The channel is over (the process exited). Told at most once per ``open``; a
         channel that ends only because ``close`` was called need not tell it."""
+
+    def emit(self, event: Event) -> None:
+        """An event of the transport's own (an OAuth sign-in's exchanges and outcome)."""
 
     async def session_forgotten(self) -> None:
         """The server no longer knows our session: run a fresh handshake on this channel,

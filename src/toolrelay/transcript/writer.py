@@ -28,14 +28,14 @@ from typing import IO, Any, Final
 from ..errors import UsageError, os_reason
 from ..events import Event, ModelStreamEvent
 from ..protocol.json_depth import MAX_DEPTH, clip_depth
-from ..redaction import redact, worth_redacting
+from ..redaction import redact, remembered_secrets, worth_redacting
 
 __all__ = ["FLUSH_INTERVAL", "TranscriptWriter"]
 
 FLUSH_INTERVAL: Final = 0.05
 """Seconds a stream event may wait in the buffer for others to be flushed with it."""
 # Fields that hold free text which could carry a credential (never message bodies).
-_FREE_TEXT_FIELDS: Final = ("target", "url", "stderr_tail", "text", "preview", "reason")
+_FREE_TEXT_FIELDS: Final = ("target", "url", "stderr_tail", "text", "preview", "reason", "detail")
 _BATCHED: Final = frozenset({ModelStreamEvent.kind})
 # One encoder for every line: json.dumps builds a new one per call when given options.
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, default=str)
@@ -80,7 +80,7 @@ class TranscriptWriter:
             seq, self._next_seq = self._next_seq, self._next_seq + 1
         line: dict[str, Any] = {"seq": seq, "time": record.pop("time"), "run": self.run_id}
         line.update(record)
-        if self._secrets:
+        if self._secrets or remembered_secrets():  # remembered: OAuth tokens received meanwhile
             for name in _FREE_TEXT_FIELDS:
                 value = line.get(name)
                 if isinstance(value, str):

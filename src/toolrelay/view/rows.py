@@ -42,6 +42,7 @@ from ..events import (
 from ..protocol import responses as wire
 from ..protocol.responses import CANCELLED, FAILED, FUNCTION_CALL, FUNCTION_CALL_OUTPUT, INCOMPLETE, MESSAGE
 from ..relay.feedback import ERROR_PREFIX
+from .auth_rows import AUTH_DESCRIBERS
 from .model import Badge, Row, RowState
 from .server_asks import asked_text, reply_text
 
@@ -459,5 +460,6 @@ _DESCRIBERS: Final[dict[str, Describer]] = {
     McpInvalid.kind: _mcp_invalid,
     McpDropped.kind: _mcp_dropped,
     Notice.kind: _notice,
+    **AUTH_DESCRIBERS,
 }
 """Event kind → its row (MCP messages, recorded under their role, go to ``_mcp``)."""

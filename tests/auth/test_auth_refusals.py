@@ -1,0 +1,89 @@
+"""What a sign-in refuses, each with its message: a forged ``state``, an authorization
+server without PKCE S256, metadata naming another issuer, resource metadata for another
+server; and the token endpoint authentication each kind of client uses."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+from auth_helpers import assert_no_secret, stored_files, toolrelay, write_config
+
+from testkit.oauth_servers import OAuthOptions, OAuthServers
+
+
+def _sign_in_fails(tmp_path: Path, options: OAuthOptions) -> tuple[str, OAuthServers]:
+    with OAuthServers(options) as servers:
+        config = write_config(tmp_path, servers)
+        done = toolrelay("tools", "--config", str(config), "--auth", "headless", home=tmp_path)
+        assert done.returncode == 3, done.stderr
+        assert stored_files(tmp_path) == []
+        assert_no_secret(servers, done.stdout, done.stderr)
+        return done.stderr, servers
+
+
+def test_an_answer_with_another_state_is_refused(tmp_path: Path) -> None:
+    said, servers = _sign_in_fails(tmp_path, OAuthOptions(wrong_state=True))
+    assert ("server notes unavailable: server notes: OAuth sign-in failed: the authorization answer's "
+            "state is not the request's (a stale or forged redirect): refused") in said
+    assert not [seen for seen in servers.seen_by_as if seen.path == "/token"]  # the code was not redeemed
+
+
+def test_an_authorization_server_without_s256_is_refused(tmp_path: Path) -> None:
+    said, servers = _sign_in_fails(tmp_path, OAuthOptions(s256=False))
+    assert (f"OAuth sign-in failed: the authorization server {servers.issuer} does not advertise PKCE with "
+            "S256 (code_challenge_methods_supported): refused") in said
+    assert servers.authorizations == []
+
+
+def test_metadata_naming_another_issuer_is_refused(tmp_path: Path) -> None:
+    said, servers = _sign_in_fails(tmp_path, OAuthOptions(metadata_issuer="https://elsewhere.example"))
+    assert (f"OAuth sign-in failed: the authorization server metadata is for issuer "
+            f"'https://elsewhere.example', not '{servers.issuer}': refused") in said
+    assert servers.authorizations == []
+
+
+def test_resource_metadata_for_another_origin_is_refused(tmp_path: Path) -> None:
+    said, servers = _sign_in_fails(tmp_path, OAuthOptions(resource="https://attacker.example/mcp"))
+    assert ("OAuth sign-in failed: the resource metadata is for https://attacker.example/mcp, not for this "
+            f"server ({servers.mcp_url}): refused") in said
+    assert servers.seen_by_as == []  # nothing was asked of its authorization server
+
+
+@pytest.mark.parametrize("method", ["client_secret_basic", "client_secret_post", "none"])
+def test_a_registered_client_authenticates_as_the_server_supports(tmp_path: Path, method: str) -> None:
+    with OAuthServers(OAuthOptions(auth_methods=[method])) as servers:
+        config = write_config(tmp_path, servers)
+        done = toolrelay("tools", "--config", str(config), "--auth", "headless", home=tmp_path)
+        assert done.returncode == 0, done.stderr
+        [token] = [seen for seen in servers.seen_by_as if seen.path == "/token"]
+        assert token.headers.get("authorization", "").startswith("Basic") == (method == "client_secret_basic")
+        assert ("client_secret" in token.params) == (method == "client_secret_post")
+        assert token.params["resource"] == servers.mcp_url
+
+
+def test_a_preregistered_client_from_the_config_is_used_with_its_secret(tmp_path: Path) -> None:
+    with OAuthServers(OAuthOptions(registration=False, auth_methods=["client_secret_basic"])) as servers:
+        servers.preregister("toolrelay-notes", "s3cret-from-env-42", "client_secret_basic")
+        oauth = {"clientId": "toolrelay-notes", "clientSecret": "${env:NOTES_SECRET}"}
+        config = write_config(tmp_path, servers, oauth)
+        done = toolrelay("tools", "--config", str(config), "--auth", "headless", home=tmp_path,
+                         env={"NOTES_SECRET": "s3cret-from-env-42"})
+        assert done.returncode == 0, done.stderr
+        [token] = [seen for seen in servers.seen_by_as if seen.path == "/token"]
+        expected = base64.b64encode(b"toolrelay-notes:s3cret-from-env-42").decode()
+        assert token.headers["authorization"] == f"Basic {expected}"
+        assert not [seen for seen in servers.seen_by_as if seen.path == "/register"]
+
+
+def test_no_way_to_register_names_the_config_key(tmp_path: Path) -> None:
+    said, _ = _sign_in_fails(tmp_path, OAuthOptions(registration=False))
+    assert ('offers no way to register toolrelay (no registration endpoint, no client id metadata '
+            'documents): add "clientId" to the server\'s "toolrelay": {"oauth": {...}} in the config') in said
+
+
+def test_headless_against_a_login_page_says_a_person_is_needed(tmp_path: Path) -> None:
+    said, _ = _sign_in_fails(tmp_path, OAuthOptions(login_page=True))
+    assert ("OAuth sign-in failed: the authorization server answered the authorization request with HTTP "
+            "200, not a redirect: it wants a person to sign in") in said
