@@ -63,6 +63,8 @@ class ModernServer:
         arguments = m.require_object(params, "arguments", optional=True)
         context = CallContext(None)
         if envelope.declares("roots"):
+            if name not in {tool.get("name") for tool in self.service.tools()}:
+                raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}")  # before any round trip
             answered = m.require_object(params, "inputResponses", optional=True).get(ROOTS_INPUT)
             if answered is None:
                 return self._ask_for_roots()
