@@ -264,7 +264,7 @@ def test_a_config_nested_too_deep_names_line_and_column(tmp_path: Path) -> None:
         (
             '{"mcpServers": {"a": {"command": "x", "toolrelay": {"timout": 3}}}}',
             "server 'a': unknown key \"toolrelay.timout\" "
-            "(known: allow, deny, maxMessageBytes, requestTimeout, timeout)",
+            "(known: allow, deny, maxMessageBytes, protocolVersion, requestTimeout, timeout)",
         ),
         (
             '{"mcpServers": {"a": {"command": "x", "toolrelay": {"timeout": 0}}}}',

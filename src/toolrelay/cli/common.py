@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..client.config import PROTOCOL_CHOICES
 from ..events import EventStream
-from ..protocol.versions import DEFAULT_VERSION, SUPPORTED_VERSIONS
+from ..protocol.versions import DEFAULT_VERSION
 from ..relay.catalog import Catalog, servers_from
 from .progress import ProgressPrinter
 
@@ -27,8 +28,10 @@ def add_server_options(parser: argparse.ArgumentParser, *, strict: bool = True) 
     parser.add_argument(
         "--protocol-version",
         default=DEFAULT_VERSION,
-        choices=SUPPORTED_VERSIONS,
-        help=f"MCP revision to ask for in the handshake (default {DEFAULT_VERSION})",
+        choices=PROTOCOL_CHOICES,
+        help=f"MCP revision to speak: a 2025 one asks for it in the handshake (default {DEFAULT_VERSION}); "
+        "2026-07-28 speaks the stateless revision; auto probes with server/discover and speaks "
+        "2026-07-28 where the server does, else the handshake at 2025-11-25",
     )
     if strict:
         parser.add_argument(
