@@ -6,7 +6,9 @@ capabilities (``protocol/era.py``), and is answered from that alone. The methods
 (``initialize``, ``ping``, ...) are unknown here. A server may not send the client
 requests in this era, so a tool call whose client declares roots is first answered
 ``input_required`` with a ``roots/list`` input request; the client retries the call with
-the roots in ``inputResponses`` (the revision's multi-round-trip requests).
+the roots in ``inputResponses`` (the revision's multi-round-trip requests). That costs a
+round trip per call, so only a service that uses the client's roots asks (one whose
+``uses_client_roots`` is true, as the file service's); others run the call at once.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class ModernServer:
 
     def __init__(self, service: ToolService) -> None:
         self.service = service
+        self.asks_roots = bool(getattr(service, "uses_client_roots", False))
 
     @property
     def server_info(self) -> JSONObject:
@@ -62,7 +65,7 @@ class ModernServer:
         name = m.require_str(params, "name")
         arguments = m.require_object(params, "arguments", optional=True)
         context = CallContext(None)
-        if envelope.declares("roots"):
+        if self.asks_roots and envelope.declares("roots"):
             if name not in {tool.get("name") for tool in self.service.tools()}:
                 raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}")  # before any round trip
             answered = m.require_object(params, "inputResponses", optional=True).get(ROOTS_INPUT)
