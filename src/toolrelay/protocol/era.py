@@ -133,13 +133,12 @@ def read_envelope(
     return Envelope(version, capabilities, info if isinstance(info, dict) else None)
 
 
-def unsupported_version(requested: str, supported: Sequence[str] = MODERN_VERSIONS) -> RpcError:
+def unsupported_version(
+    requested: str, supported: Sequence[str] = MODERN_VERSIONS, why: str | None = None
+) -> RpcError:
     """-32022, with the revisions that are served and the one that was asked for."""
-    return RpcError(
-        UNSUPPORTED_VERSION,
-        f"Unsupported protocol version {requested[:40]!r} (supported: {', '.join(supported)})",
-        {"supported": list(supported), "requested": requested},
-    )
+    message = why or f"Unsupported protocol version {requested[:40]!r} (supported: {', '.join(supported)})"
+    return RpcError(UNSUPPORTED_VERSION, message, {"supported": list(supported), "requested": requested})
 
 
 def check_headers(method: str, params: Mapping[str, Any] | None, header: Callable[[str], str | None]) -> None:

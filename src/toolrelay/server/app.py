@@ -155,10 +155,11 @@ class ServerSession:
         assert self.modern is not None
         if request.method == m.INITIALIZE:
             asked = (request.params or {}).get("protocolVersion")
-            refusal = era.unsupported_version(asked if isinstance(asked, str) else "", MODERN_VERSIONS)
-            refusal.rpc_message = ("Unsupported protocol version: this connection speaks 2026-07-28 "
-                                   "(it began with an enveloped request); initialize is not part of it")
-            raise refusal
+            raise era.unsupported_version(
+                asked if isinstance(asked, str) else "", MODERN_VERSIONS,
+                "Unsupported protocol version: this connection speaks 2026-07-28 "
+                "(it began with an enveloped request); initialize is not part of it",
+            )
         return self.modern.handle(request)
 
     def _initialize(self, params: JSONObject | None) -> JSONObject:
