@@ -1,5 +1,6 @@
-"""The official MCP conformance suite (``@modelcontextprotocol/conformance``, pinned 0.1.16,
-on Node 22 from the npm registry): installed once, run, and its verdicts read.
+"""The official MCP conformance suite (``@modelcontextprotocol/conformance`` on Node 22 from
+the npm registry): installed once, run, and its verdicts read. Two pins: 0.1.16 (the
+2025-06-18 and 2025-11-25 scenarios) and 0.2.0-alpha.12, the first with 2026-07-28 ones.
 
 Both modes write one folder per scenario under ``-o DIR`` (``server-<scenario>-<time>`` in
 server mode, ``<scenario>-<time>`` in client mode) holding ``checks.json``. A scenario passes here when none
@@ -16,19 +17,24 @@ from pathlib import Path
 
 from . import npm
 
-__all__ = ["CONFORMANCE_PACKAGE", "NODE22_PACKAGE", "Verdict", "install", "verdicts"]
+__all__ = [
+    "CONFORMANCE_PACKAGE", "MODERN_CONFORMANCE_PACKAGE", "NODE22_PACKAGE", "Verdict", "install", "verdicts",
+]
 
 CONFORMANCE_PACKAGE = "@modelcontextprotocol/conformance@0.1.16"
+MODERN_CONFORMANCE_PACKAGE = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
+"""The suite with 2026-07-28 scenarios (``--spec-version 2026-07-28``), installed beside 0.1.16."""
 NODE22_PACKAGE = "node@22"  # the suite needs Node >= 22; npm ships it as a package
 _FOLDER = re.compile(r"(server-)?(.+)-\d{4}-\d{2}-\d{2}T[0-9-]+Z?")
 
 
-def install(cache: Path) -> list[str] | str:
-    """The command that runs the suite (installed once into ``cache/conformance``), or why
-    it cannot be had."""
+def install(cache: Path, package: str = CONFORMANCE_PACKAGE) -> list[str] | str:
+    """The command that runs the suite ``package`` (installed once into ``cache/conformance``,
+    or ``cache/conformance-modern`` for the 2026-07-28 pin), or why it cannot be had."""
     node = "node_modules/.bin/node"
     index = "node_modules/@modelcontextprotocol/conformance/dist/index.js"
-    installed = npm.install(cache / "conformance", [CONFORMANCE_PACKAGE, NODE22_PACKAGE], [node, index])
+    folder = "conformance" if package == CONFORMANCE_PACKAGE else "conformance-modern"
+    installed = npm.install(cache / folder, [package, NODE22_PACKAGE], [node, index])
     return [str(installed / node), str(installed / index)] if isinstance(installed, Path) else installed
 
 

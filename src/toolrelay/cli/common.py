@@ -11,9 +11,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..client.config import PROTOCOL_CHOICES
 from ..client.host import Host
 from ..events import EventStream
-from ..protocol.versions import DEFAULT_VERSION, SUPPORTED_VERSIONS
+from ..protocol.versions import DEFAULT_VERSION
 from ..relay.catalog import Catalog, servers_from
 from .progress import ProgressPrinter
 from .sign_in import add_auth_option, apply_auth_option
@@ -34,8 +35,10 @@ def add_server_options(parser: argparse.ArgumentParser, *, strict: bool = True) 
     parser.add_argument(
         "--protocol-version",
         default=DEFAULT_VERSION,
-        choices=SUPPORTED_VERSIONS,
-        help=f"MCP revision to ask for in the handshake (default {DEFAULT_VERSION})",
+        choices=PROTOCOL_CHOICES,
+        help=f"MCP revision to speak: a 2025 one asks for it in the handshake (default {DEFAULT_VERSION}); "
+        "2026-07-28 speaks the stateless revision; auto probes with server/discover and speaks "
+        "2026-07-28 where the server does, else the handshake at 2025-11-25",
     )
     add_auth_option(parser)
     if strict:

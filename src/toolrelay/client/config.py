@@ -16,11 +16,13 @@ Values are expanded as described in ``environment.py``. toolrelay's own settings
 an optional ``"toolrelay"`` object inside an entry (other clients ignore it)::
 
     "toolrelay": {"timeout": 120, "requestTimeout": 30, "maxMessageBytes": 8388608,
-                  "allow": ["read_*"], "deny": ["write_file"], "roots": ["~/notes"]}
+                  "allow": ["read_*"], "deny": ["write_file"], "roots": ["~/notes"],
+                  "protocolVersion": "auto"}
 
 ``roots`` are the directories the server is told about (``roots/list``): paths, ``~`` and
 variables expanded, relative ones against the project folder; without the key, the
-current directory; ``false`` offers no roots at all. An HTTP entry may also say how to
+current directory; ``false`` offers no roots at all. ``protocolVersion`` pins the MCP
+revision for that server, over ``--protocol-version``. An HTTP entry may also say how to
 sign in to it with OAuth: ``"oauth": {"clientId", "clientSecret", "scopes",
 "clientMetadataUrl"}`` (``client/auth/settings.py``).
 """
@@ -43,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Final
 from ..errors import ConfigError
 from ..events import EventStream, Notice
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
+from ..protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from ..redaction import redact_url, url_secrets
 from . import jsonc
 from .config_entries import EntrySkipped, json_kind
@@ -68,8 +71,12 @@ log = logging.getLogger("toolrelay.client")
 DEFAULT_CALL_TIMEOUT: Final = 60.0
 DEFAULT_REQUEST_TIMEOUT: Final = 30.0
 DEFAULT_SHUTDOWN_GRACE: Final = 2.0
-_OPTION_KEYS: Final = frozenset({"timeout", "requestTimeout", "maxMessageBytes", "allow", "deny", "roots",
-                                  "oauth"})  # oauth: read with the URL (config_entries.py)
+_OPTION_KEYS: Final = frozenset({
+    "timeout", "requestTimeout", "maxMessageBytes", "allow", "deny", "roots", "protocolVersion",
+    "oauth",  # read with the URL (config_entries.py)
+})
+PROTOCOL_CHOICES: Final = (*SUPPORTED_VERSIONS, *MODERN_VERSIONS, "auto")
+"""What ``--protocol-version`` and ``toolrelay.protocolVersion`` accept (``client/era.py``)."""
 
 
 def _empty_map() -> Mapping[str, str]:
@@ -117,6 +124,8 @@ class ServerConfig:
     """Seconds between closing stdin, SIGTERM and SIGKILL when a stdio server stops."""
     origin: str = ""
     """Where this entry came from, for messages: ``path: server 'NAME'``."""
+    protocol_version: str | None = None
+    """The MCP revision pinned for this server (``toolrelay.protocolVersion``), or None."""
     peer_factory: PeerFactory | None = None
     """In-process servers: starts the server half of a session (``client/inprocess.py``)."""
 
@@ -311,6 +320,11 @@ def _options(entry: dict[str, Any], context: ExpansionContext, where: str) -> di
         options["request_timeout"] = _seconds(block["requestTimeout"], f"{where}, toolrelay.requestTimeout")
     if "maxMessageBytes" in block:
         options["max_message_bytes"] = _byte_count(block["maxMessageBytes"], where)
+    if "protocolVersion" in block:
+        if block["protocolVersion"] not in PROTOCOL_CHOICES:
+            raise ConfigError(f"{where}, toolrelay.protocolVersion: must be one of "
+                              f"{', '.join(PROTOCOL_CHOICES)}, got {block['protocolVersion']!r}")
+        options["protocol_version"] = block["protocolVersion"]
     allow = block.get("allow", entry.get("includeTools"))
     if allow is not None:
         options["allow"] = tuple(_plain_strings(allow, f"{where}, toolrelay.allow"))

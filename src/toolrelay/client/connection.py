@@ -45,6 +45,7 @@ from ..protocol.framing import Oversized, find_id
 from ..protocol.jsonrpc import PARSE_ERROR, DecodeError, JSONObject, Notification, Request
 from ..protocol.peer import Exchange, Peer
 from ..protocol.versions import DEFAULT_VERSION, accept_server_version
+from . import era
 from .config import ServerConfig
 from .environment import redact
 from .host import Host, ServerRequests, roots_from_paths
@@ -57,6 +58,7 @@ from .transport_registry import transport_kind
 __all__ = ["Connection"]
 
 CLIENT_NAME: Final = "toolrelay"
+_CLIENT: Final = (CLIENT_NAME, __version__)
 _PREVIEW: Final = 200
 _MAX_PAGES: Final = 1000  # a server whose nextCursor never ends must not loop us forever
 
@@ -183,11 +185,11 @@ class Connection:
         return self._link
 
     async def _handshake(self, link: _Link) -> None:
-        asked = self._asked_version
+        asked = era.handshake_version(self._asked_version)
         params = m.initialize_params(asked, CLIENT_NAME, __version__, self.requests.capabilities(asked))
         timeout = self.config.request_timeout
-        try:
-            result = await link.peer.request(m.INITIALIZE, params, timeout=timeout)
+        try:  # client/era.py: the handshake, or (probing) the 2026-07-28 server/discover
+            result = await era.negotiate(link.peer, self._asked_version, params, timeout, _CLIENT, self.name)
         except RequestTimeout:
             raise RequestTimeout(
                 f"server {self.name} did not answer initialize within {timeout:g} s"
@@ -196,6 +198,10 @@ class Connection:
             raise ProtocolError(
                 f"server {self.name} refused initialize ({asked}): {exc.rpc_message}"
             ) from None
+        if isinstance(result, era.Discovered):  # 2026-07-28: no initialize, no session
+            self.protocol_version, self.server_info = result.version, result.server_info
+            self.capabilities, self.instructions = result.capabilities, result.instructions
+            return
         self.protocol_version = accept_server_version(self.name, asked, result.get("protocolVersion"))
         self.requests.negotiated(self.protocol_version)
         self.server_info = _object(result.get("serverInfo"))
@@ -231,7 +237,8 @@ class Connection:
         tools: list[dict[str, Any]] = []
         cursor: Any = None
         for _ in range(_MAX_PAGES):
-            params = {"cursor": cursor} if cursor is not None else None
+            page = {"cursor": cursor} if cursor is not None else None
+            params = era.enveloped(page, self.protocol_version, _CLIENT)
             exchange = await link.peer.call(m.LIST_TOOLS, params, timeout=self.config.request_timeout)
             result = exchange.raise_for_error()
             tools.extend(self._usable_tools(result.get("tools")))
@@ -271,7 +278,7 @@ class Connection:
         if link is None or not link.ready or link.peer.closed is not None:
             link = await self._revive()
         limit = self.config.call_timeout if timeout is None else timeout
-        params = {"name": name, "arguments": arguments}
+        params = era.enveloped({"name": name, "arguments": arguments}, self.protocol_version, _CLIENT)
         return await link.peer.call(m.CALL_TOOL, params, timeout=limit, tag=call_id)
 
     def set_roots(self, paths: list[str | Path]) -> None:
@@ -288,12 +295,14 @@ class Connection:
     async def ping(self) -> None:
         """Check the server answers (request_timeout applies)."""
         link = await self._ready_link()
-        (await link.peer.call(m.PING, None, timeout=self.config.request_timeout)).raise_for_error()
+        method, params = era.liveness_check(self.protocol_version, _CLIENT)  # 2026-07-28 has no ping
+        (await link.peer.call(method, params, timeout=self.config.request_timeout)).raise_for_error()
 
     async def request(self, method: str, params: JSONObject | None = None) -> JSONObject:
         """One request of the server's other features (resources, prompts, completion): its
         result, or ``RpcError`` for a JSON-RPC error (request_timeout applies)."""
         link = await self._ready_link()
+        params = era.enveloped(params, self.protocol_version, _CLIENT)
         return (await link.peer.call(method, params, timeout=self.config.request_timeout)).raise_for_error()
 
     # -- events ---------------------------------------------------------------------------

@@ -43,6 +43,7 @@ from ..errors import HttpStatusError, MessageTooLarge, ToolrelayError, Transport
 from ..protocol import json_depth, jsonrpc
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject, RequestId
+from . import era
 from .auth.session import OAuthSession
 from .config import ServerConfig
 from .environment import redact
@@ -179,6 +180,7 @@ class HttpTransport:
     async def _post(self, message: JSONObject, method: str | None, mcp_id: RequestId | None) -> None:
         assert self._client is not None
         headers = self._session_headers(initialize=method == m.INITIALIZE)
+        headers.update(era.modern_headers(message))  # a 2026-07-28 request: its revision, method, name
         headers["content-type"] = "application/json"
         headers["accept"] = "application/json, text/event-stream"
         body = jsonrpc.encode(message)
@@ -192,6 +194,11 @@ class HttpTransport:
                 if status == 404 and "mcp-session-id" in headers:
                     raise _SessionExpired(headers["mcp-session-id"])
                 if status >= 400:
+                    if era.error_body_expected(message, response.headers.get("content-length")):
+                        body = await response.aread()  # 2026-07-28: the error is the answer
+                        if era.rpc_error_body(message, body):
+                            self._receiver.received(body)
+                            return
                     raise await self._status_error(response, self._what(method, mcp_id), method)
                 if mcp_id is None:
                     return  # notifications and our replies: 202 Accepted, nothing to read

@@ -43,7 +43,9 @@ class ServerPool:
     ) -> None:
         self.events = events
         self.connections: dict[str, Connection] = {
-            s.name: Connection(s, events, protocol_version=protocol_version, log_dir=log_dir, host=host)
+            s.name: Connection(
+                s, events, protocol_version=s.protocol_version or protocol_version, log_dir=log_dir, host=host
+            )
             for s in servers
         }
         self.unavailable: dict[str, ToolrelayError] = {}

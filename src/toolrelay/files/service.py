@@ -43,6 +43,9 @@ class FileService:
     name = "toolrelay-files"
     version = __version__
     instructions: str | None = INSTRUCTIONS
+    uses_client_roots = True
+    """Client roots narrow access: in MCP 2026-07-28 a client that declares roots is asked
+    for them with each call (``server/modern.py``)."""
 
     def __init__(
         self,

@@ -2,7 +2,8 @@
 
 ``jsonrpc`` (decode, classify, encode), ``framing`` (newline-delimited messages with a size
 cap), ``peer`` (requests paired with answers, timeouts, cancellation), ``mcp`` (method names
-and param checks), ``versions`` (protocol revisions), ``responses`` (Responses item and
+and param checks), ``versions`` (protocol revisions), ``era`` (the 2026-07-28 per-request
+envelope, results and error codes), ``responses`` (Responses item and
 part types), ``json_depth`` (JSON from outside with a nesting limit: every reader of
 messages, bodies, answers, transcripts and config files uses it). No sockets, no
 processes: transports live in client/ and server/.

@@ -3,7 +3,8 @@
 A client asks for one revision in ``initialize``; the server answers with the same one
 if it speaks it, else with one it prefers. The client accepts any revision it speaks and
 otherwise must disconnect. Revisions after 2025-11-25 (2026-07-28 onwards) drop the
-handshake altogether and are out of scope here.
+handshake altogether: each request names its revision (``protocol/era.py``), and
+``MODERN_VERSIONS`` lists the ones toolrelay serves that way.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from ..errors import VersionMismatch
 
 __all__ = [
     "DEFAULT_VERSION",
+    "LATEST_MODERN_VERSION",
     "LATEST_VERSION",
+    "MODERN_VERSIONS",
     "SUPPORTED_VERSIONS",
     "accept_server_version",
     "choose_server_version",
@@ -23,6 +26,9 @@ __all__ = [
 # Newest first.
 SUPPORTED_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 LATEST_VERSION: Final = SUPPORTED_VERSIONS[0]
+# The stateless era: no handshake; every request carries its revision in ``_meta``.
+MODERN_VERSIONS: Final = ("2026-07-28",)
+LATEST_MODERN_VERSION: Final = MODERN_VERSIONS[0]
 # What the seed is written against, and what the client asks for unless told otherwise.
 DEFAULT_VERSION: Final = "2025-06-18"
 

@@ -5,6 +5,12 @@
 them, and hands tool calls to a ``ToolService``. The stdio and Streamable HTTP
 transports create one per session and feed it bytes; everything malformed is answered
 with a JSON-RPC error and never ends the session.
+
+Given a ``ModernServer`` (stdio), a session serves both eras: the client's first request
+decides, once, as in the official SDK. One carrying the 2026-07-28 envelope (and not
+``initialize``) makes the connection modern, and every request is then answered by the
+``ModernServer`` (``initialize`` gets -32022 naming the modern revisions); anything else
+makes it a handshake-era session, which refuses enveloped requests (-32600).
 """
 
 from __future__ import annotations
@@ -14,10 +20,10 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Final, Literal, Protocol
 
 from ..errors import RpcError, ToolrelayError, TransportError, UnknownTool
-from ..protocol import jsonrpc
+from ..protocol import era, jsonrpc
 from ..protocol import mcp as m
 from ..protocol.framing import Oversized, find_id
 from ..protocol.jsonrpc import (
@@ -30,13 +36,18 @@ from ..protocol.jsonrpc import (
     Request,
 )
 from ..protocol.peer import Peer, Tracer
-from ..protocol.versions import choose_server_version
+from ..protocol.versions import MODERN_VERSIONS, choose_server_version
+
+if TYPE_CHECKING:
+    from .modern import ModernServer
 
 __all__ = ["CallContext", "ServerSession", "ToolService", "UnknownTool"]
 
 log = logging.getLogger("toolrelay.server")
 
 ROOTS_TIMEOUT = 10.0  # seconds to wait for the client's roots/list answer
+LEGACY: Final = "legacy"
+MODERN: Final = "modern"
 
 
 @dataclass(slots=True)
@@ -81,8 +92,11 @@ class ServerSession:
         send: Callable[[JSONObject], None],
         *,
         tracer: Tracer | None = None,
+        modern: ModernServer | None = None,
     ) -> None:
         self.service = service
+        self.modern = modern
+        self.era: Literal["legacy", "modern"] | None = None if modern is not None else LEGACY
         self.peer = Peer(
             send, on_request=self._on_request, on_notification=self._on_notification, tracer=tracer
         )
@@ -115,6 +129,14 @@ class ServerSession:
 
     def _on_request(self, request: Request) -> JSONObject | Awaitable[JSONObject]:
         method = request.method
+        enveloped = method != m.INITIALIZE and era.has_envelope(request.params)
+        if self.era is None:  # the first request decides the connection's era
+            self.era = MODERN if enveloped else LEGACY
+        if self.era == MODERN:
+            return self._on_modern_request(request)
+        if enveloped and self.modern is not None:
+            raise RpcError(INVALID_REQUEST, "Invalid Request: this connection speaks the handshake era "
+                                            "(it began with a request without the 2026-07-28 envelope)")
         if method == m.INITIALIZE:
             return self._initialize(request.params)
         if method == m.PING:
@@ -128,6 +150,17 @@ class ServerSession:
         if method == m.CALL_TOOL:
             return self._call_tool(request.params)
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    def _on_modern_request(self, request: Request) -> JSONObject | Awaitable[JSONObject]:
+        assert self.modern is not None
+        if request.method == m.INITIALIZE:
+            asked = (request.params or {}).get("protocolVersion")
+            raise era.unsupported_version(
+                asked if isinstance(asked, str) else "", MODERN_VERSIONS,
+                "Unsupported protocol version: this connection speaks 2026-07-28 "
+                "(it began with an enveloped request); initialize is not part of it",
+            )
+        return self.modern.handle(request)
 
     def _initialize(self, params: JSONObject | None) -> JSONObject:
         if not isinstance(params, dict):

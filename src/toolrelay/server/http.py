@@ -10,7 +10,9 @@ GET opens the standalone stream (what the server sends outside any request) or, 
 ``Last-Event-ID``, resumes the stream that event belongs to (``http_sse``,
 ``http_streams``). ``initialize`` opens a session (``Mcp-Session-Id``); DELETE ends it;
 OPTIONS answers a CORS preflight. Every request first passes the Host/Origin/token
-checks of ``http_rules``.
+checks of ``http_rules``. A request of the 2026-07-28 revision (by its
+``MCP-Protocol-Version`` header) takes the session-less single exchange of
+``http_modern`` instead, after the same checks.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from ..protocol import mcp as m
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from ..protocol.jsonrpc import DecodeError, Message, Request
 from .app import ToolService
+from .http_modern import answer_modern, is_modern, refuse_modern_stream
 from .http_rules import (
     AccessPolicy,
     Refusal,
@@ -42,6 +45,7 @@ from .http_rules import (
 from .http_session import HttpSession
 from .http_sse import carry
 from .http_streams import SseStream, StoredEvent, StreamOptions
+from .modern import ModernServer
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES", "MCP_PATH", "McpEndpoint", "StreamOptions", "endpoint_url", "serve_http",
@@ -67,6 +71,7 @@ class McpEndpoint:
         self._max_message_bytes = max_message_bytes
         self._streams = streams or StreamOptions()
         self._sessions: OrderedDict[str, HttpSession] = OrderedDict()
+        self._modern = ModernServer(service)
 
     async def handle(self, request: HttpRequest, responder: HttpResponder) -> None:
         try:
@@ -77,6 +82,8 @@ class McpEndpoint:
                 raise Refusal(404, f"Not Found: the MCP endpoint is {MCP_PATH}")
             if request.method == "OPTIONS":
                 await responder.send(204, preflight_headers())
+            elif request.method in ("GET", "DELETE") and is_modern(request):
+                raise refuse_modern_stream(request)
             elif request.method == "POST":
                 await self._post(request, responder)
             elif request.method == "GET":
@@ -114,6 +121,9 @@ class McpEndpoint:
             )
         check_post_headers(request)
         message = _decode(request.body)
+        if is_modern(request):
+            await answer_modern(self._modern, request, message, responder)
+            return
         if isinstance(message, Request) and message.method == m.INITIALIZE:
             await self._initialize(request, message, responder)
             return

@@ -34,7 +34,8 @@ __all__ = [
 
 LOOPBACK_NAMES: Final = frozenset({"localhost", "127.0.0.1", "::1"})
 _CORS_REQUEST_HEADERS: Final = (
-    "accept, authorization, content-type, last-event-id, mcp-protocol-version, mcp-session-id"
+    "accept, authorization, content-type, last-event-id, mcp-method, mcp-name, mcp-protocol-version, "
+    "mcp-session-id"
 )
 _SHOWN_MAX: Final = 120  # characters of a client-supplied value quoted back in a message
 

@@ -1,4 +1,5 @@
-"""Serve a ToolService over stdio: newline-delimited JSON-RPC on stdin/stdout.
+"""Serve a ToolService over stdio: newline-delimited JSON-RPC on stdin/stdout, in the
+era the client's first request chooses (``ServerSession``: the handshake, or 2026-07-28).
 
 stdout carries only protocol messages; logs go to stderr. The session ends when stdin
 closes (the client's shutdown signal in the MCP lifecycle).
@@ -18,6 +19,7 @@ from ..protocol import jsonrpc
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES, LineFramer
 from ..protocol.jsonrpc import JSONObject
 from .app import ServerSession, ToolService
+from .modern import ModernServer
 
 __all__ = ["serve_stdio"]
 
@@ -60,7 +62,7 @@ async def serve_stdio(
         except (BrokenPipeError, OSError) as exc:
             raise TransportError(f"stdout closed: {exc}") from None
 
-    session = ServerSession(service, send)
+    session = ServerSession(service, send, modern=ModernServer(service))
     done: asyncio.Future[None] = loop.create_future()
     protocol = _StdinProtocol(session, LineFramer(max_message_bytes), done)
     in_fd = sys.stdin.fileno()

@@ -1,0 +1,196 @@
+"""Which MCP era toolrelay's client speaks with a server, and the 2026-07-28 envelope on
+its requests.
+
+Asked for ``auto``, the client probes with ``server/discover`` (the newest revision's
+first request). A discover result naming a revision we speak means the server is modern:
+no handshake, and every later request carries the envelope (``enveloped``). Any other
+answer (an error, an HTTP refusal) means a 2025 server, which then gets the handshake
+asking 2025-11-25. A server that does not answer the probe at all costs ``PROBE_WAIT``:
+the handshake is then sent beside it, and whichever answer decides first wins (a modern
+server that was merely slow to start answers the probe first, and refuses the late
+``initialize``, which is ignored). Pinned to 2026-07-28, the client only probes, and a
+server that is not modern is an error; pinned to a 2025 revision, it never probes.
+
+On HTTP a modern request repeats its revision, method and name in headers
+(``modern_headers``), and a modern server's error comes with a 4xx status whose body is
+the JSON-RPC error (``rpc_error_body``): that body is the answer, not a transport failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ..errors import ProtocolError, RpcError, ToolrelayError
+from ..protocol import era
+from ..protocol import mcp as m
+from ..protocol.jsonrpc import JSONObject
+from ..protocol.peer import Peer
+from ..protocol.versions import LATEST_MODERN_VERSION, LATEST_VERSION, MODERN_VERSIONS
+
+__all__ = [
+    "AUTO", "PROBE_WAIT", "Discovered", "enveloped", "error_body_expected", "handshake_version",
+    "liveness_check", "modern_headers", "negotiate", "rpc_error_body",
+]
+
+AUTO: Final = "auto"
+"""Probe with server/discover; speak 2026-07-28 where the server does, else the handshake."""
+PROBE_WAIT: Final = 0.15
+"""Seconds the probe waits alone before the handshake is sent beside it."""
+_ERROR_BODY_LIMIT: Final = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Discovered:
+    """A modern server, as its ``server/discover`` result describes it."""
+
+    version: str
+    server_info: dict[str, Any]
+    capabilities: dict[str, Any]
+    instructions: str | None
+
+
+def handshake_version(asked: str) -> str:
+    """The revision ``initialize`` asks for: the asked one, or (probing) the newest 2025 one."""
+    return LATEST_VERSION if asked == AUTO or asked in MODERN_VERSIONS else asked
+
+
+def enveloped(params: JSONObject | None, version: str | None, client: tuple[str, str]) -> JSONObject | None:
+    """``params`` with the modern ``_meta`` when ``version`` is a 2026-07-28 one (toolrelay
+    declares no client capabilities); unchanged otherwise. ``client``: (name, version)."""
+    if version not in MODERN_VERSIONS:
+        return params
+    assert version is not None
+    meta = (params or {}).get("_meta")
+    envelope = era.request_meta(version, {}, *client)
+    return {**(params or {}), "_meta": {**(meta if isinstance(meta, dict) else {}), **envelope}}
+
+
+async def negotiate(
+    peer: Peer, asked: str, init_params: JSONObject, timeout: float, client: tuple[str, str], server: str,
+) -> Discovered | JSONObject:
+    """The server's era: ``Discovered`` for a modern one, else its ``initialize`` result.
+
+    Raises what ``initialize`` raises; pinned to a modern revision, ``ProtocolError`` when
+    the server does not speak it."""
+    if asked != AUTO and asked not in MODERN_VERSIONS:
+        return await peer.request(m.INITIALIZE, init_params, timeout=timeout)
+    version = asked if asked in MODERN_VERSIONS else LATEST_MODERN_VERSION
+    probe = asyncio.ensure_future(_discover(peer, version, timeout, client))
+    if asked != AUTO:
+        return _pinned(await _outcome(probe), version, server)
+    done, _ = await asyncio.wait({probe}, timeout=PROBE_WAIT)
+    if done:
+        found = await _outcome(probe)
+        if isinstance(found, Discovered):
+            return found
+        return await peer.request(m.INITIALIZE, init_params, timeout=timeout)
+    return await _race(probe, asyncio.ensure_future(peer.request(m.INITIALIZE, init_params, timeout=timeout)))
+
+
+async def _race(
+    probe: asyncio.Future[Discovered], handshake: asyncio.Future[JSONObject]
+) -> Discovered | JSONObject:
+    """The probe and the handshake both in flight: the first decisive answer wins."""
+    waiting: set[asyncio.Future[Any]] = {probe, handshake}
+    try:
+        while waiting:
+            done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            if probe in done and isinstance(found := await _outcome(probe), Discovered):
+                return found
+            if handshake in done:
+                error = handshake.exception()
+                if error is None:
+                    return handshake.result()
+                if not (isinstance(error, RpcError) and error.code == era.UNSUPPORTED_VERSION and waiting):
+                    raise error  # -32022 to initialize: the server went modern; the probe decides
+        raise ProtocolError("neither server/discover nor initialize was answered")  # not reached
+    finally:
+        for pending in (probe, handshake):
+            pending.cancel()
+            with contextlib.suppress(BaseException):
+                await pending  # retrieve: the loser's outcome is of no interest
+
+
+async def _discover(peer: Peer, version: str, timeout: float, client: tuple[str, str]) -> Discovered:
+    result = await peer.request(era.DISCOVER, enveloped(None, version, client), timeout=timeout)
+    versions = result.get("supportedVersions")
+    if not isinstance(versions, list) or version not in versions:
+        raise ProtocolError(f"server/discover lists {versions!r}, not {version}")
+    meta = result.get("_meta")
+    info = meta.get(era.SERVER_INFO_KEY) if isinstance(meta, dict) else None
+    instructions = result.get("instructions")
+    return Discovered(
+        version, info if isinstance(info, dict) else {}, _object(result.get("capabilities")),
+        instructions if isinstance(instructions, str) else None,
+    )
+
+
+async def _outcome(probe: Awaitable[Discovered]) -> Discovered | ToolrelayError:
+    try:
+        return await probe
+    except ToolrelayError as exc:  # an error, an HTTP refusal, a timeout: not modern evidence
+        return exc
+
+
+def _pinned(found: Discovered | ToolrelayError, version: str, server: str) -> Discovered:
+    if isinstance(found, Discovered):
+        return found
+    reason = found.rpc_message if isinstance(found, RpcError) else str(found)
+    raise ProtocolError(
+        f"server {server} does not speak MCP {version}: server/discover failed ({reason}); "
+        "choose a 2025 revision with --protocol-version, or auto"
+    )
+
+
+def liveness_check(version: str | None, client: tuple[str, str]) -> tuple[str, JSONObject | None]:
+    """The request that checks a server answers: ``ping``, or in 2026-07-28 (which has
+    none) ``server/discover``."""
+    if version in MODERN_VERSIONS:
+        return era.DISCOVER, enveloped(None, version, client)
+    return m.PING, None
+
+
+def modern_headers(message: JSONObject) -> dict[str, str]:
+    """HTTP: the headers a 2026-07-28 request repeats from its body (none for others)."""
+    params = message.get("params")
+    method = message.get("method")
+    if not isinstance(params, dict) or not isinstance(method, str) or not era.has_envelope(params):
+        return {}
+    headers = {"mcp-protocol-version": str(params["_meta"][era.PROTOCOL_VERSION_KEY]), "mcp-method": method}
+    name_key = era.NAME_BEARING.get(method)
+    if name_key is not None and isinstance(params.get(name_key), str):
+        headers["mcp-name"] = _header_value(params[name_key])
+    return headers
+
+
+def error_body_expected(message: JSONObject, content_length: str | None) -> bool:
+    """Whether a 4xx answer to ``message`` may carry its JSON-RPC error: a modern request,
+    and a body small enough to read whole."""
+    return bool(modern_headers(message)) and (content_length or "").isdigit() and (
+        int(content_length or 0) <= _ERROR_BODY_LIMIT)
+
+
+def rpc_error_body(message: JSONObject, body: bytes) -> bool:
+    """Whether ``body`` (of a 4xx answer to the modern request ``message``) is that
+    request's JSON-RPC error, to be delivered as its answer."""
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(answer, dict) and "error" in answer and answer.get("id") == message.get("id")
+
+
+def _header_value(value: str) -> str:
+    if value.isascii() and value.isprintable() and value == value.strip():
+        return value
+    return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}

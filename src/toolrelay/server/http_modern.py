@@ -1,0 +1,81 @@
+"""The MCP 2026-07-28 exchange over HTTP: one POST, one request, one JSON answer.
+
+A request is of this era when its ``MCP-Protocol-Version`` header names a 2026-07-28
+revision, or names none that toolrelay speaks and comes without a session (so that a
+client asking for a revision we lack is told which we have, -32022, while a session's
+unknown header stays the legacy path's 400). There is no session and no stream to
+resume: the body is answered with ``application/json``, errors with the status the
+revision gives their code (400, or 404 for an unknown method), a notification with 202.
+GET and DELETE have no meaning here (405). The Host/Origin/token checks and the size
+cap ran before, as for every request.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Final
+
+from ..errors import RpcError
+from ..httpserver import HttpRequest, HttpResponder
+from ..protocol import era, jsonrpc
+from ..protocol.jsonrpc import INTERNAL_ERROR, Message, Notification, Request, RequestId
+from ..protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
+from .http_rules import Refusal
+from .modern import ModernServer
+
+__all__ = ["answer_modern", "is_modern", "refuse_modern_stream"]
+
+log = logging.getLogger("toolrelay.server.http")
+
+_JSON: Final = ("content-type", "application/json")
+
+
+def is_modern(request: HttpRequest) -> bool:
+    """Whether ``request`` belongs to the 2026-07-28 single-exchange path."""
+    version = request.header("mcp-protocol-version")
+    if version is None or version in SUPPORTED_VERSIONS:
+        return False
+    return version in MODERN_VERSIONS or request.header("mcp-session-id") is None
+
+
+def refuse_modern_stream(request: HttpRequest) -> Refusal:
+    """GET or DELETE at a 2026-07-28 revision: no stream, no session to end (405)."""
+    return Refusal(
+        405,
+        f"Method Not Allowed: {request.method} has no meaning in MCP 2026-07-28 "
+        "(no session, no standalone stream); POST each request",
+        headers=[("allow", "POST")],
+    )
+
+
+async def answer_modern(
+    modern: ModernServer, request: HttpRequest, message: Message, responder: HttpResponder
+) -> None:
+    """Answer one decoded 2026-07-28 POST body."""
+    if isinstance(message, Notification):
+        version = request.header("mcp-protocol-version") or ""
+        if version not in MODERN_VERSIONS:
+            await _send_error(responder, None, era.unsupported_version(version))
+            return
+        await responder.send(202)  # nothing to act on: a client cancels by closing its request
+        return
+    if not isinstance(message, Request):
+        raise Refusal(400, "Invalid Request: a 2026-07-28 POST carries one request or notification",
+                      request_id=message.id)
+    try:
+        outcome = modern.handle(message, header=request.header)
+        result = outcome if isinstance(outcome, dict) else await outcome
+    except RpcError as exc:
+        await _send_error(responder, message.id, exc)
+        return
+    except Exception as exc:  # a handler bug is the request's failure, not the server's
+        log.exception("handler for %s failed", message.method)
+        await _send_error(responder, message.id,
+                          RpcError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"))
+        return
+    await responder.send(200, [_JSON], jsonrpc.encode(jsonrpc.response(message.id, result)))
+
+
+async def _send_error(responder: HttpResponder, request_id: RequestId | None, exc: RpcError) -> None:
+    body = jsonrpc.encode(jsonrpc.error_response(request_id, exc.code, exc.rpc_message, exc.data))
+    await responder.send(era.http_status(exc.code), [_JSON], body)

@@ -1,0 +1,101 @@
+"""A ToolService answering MCP 2026-07-28 requests: one request in, one result out.
+
+No handshake and no session: each request carries its revision and the client's
+capabilities (``protocol/era.py``), and is answered from that alone. The methods are
+``server/discover``, ``tools/list`` and ``tools/call``; the handshake-era methods
+(``initialize``, ``ping``, ...) are unknown here. A server may not send the client
+requests in this era, so a tool call whose client declares roots is first answered
+``input_required`` with a ``roots/list`` input request; the client retries the call with
+the roots in ``inputResponses`` (the revision's multi-round-trip requests). That costs a
+round trip per call, so only a service that uses the client's roots asks (one whose
+``uses_client_roots`` is true, as the file service's); others run the call at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Final
+
+from ..errors import RpcError, UnknownTool
+from ..protocol import era
+from ..protocol import mcp as m
+from ..protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JSONObject, Request
+from .app import CallContext, ToolService
+
+__all__ = ["ROOTS_INPUT", "ModernServer"]
+
+ROOTS_INPUT: Final = "roots"
+"""The key of the ``roots/list`` input request in an ``input_required`` result."""
+
+
+class ModernServer:
+    """Answers modern requests for ``service``; stateless, so one serves every client."""
+
+    def __init__(self, service: ToolService) -> None:
+        self.service = service
+        self.asks_roots = bool(getattr(service, "uses_client_roots", False))
+
+    @property
+    def server_info(self) -> JSONObject:
+        return {"name": self.service.name, "version": self.service.version}
+
+    def capabilities(self) -> JSONObject:
+        return {"tools": {"listChanged": False}}
+
+    def handle(
+        self, request: Request, header: Callable[[str], str | None] | None = None
+    ) -> JSONObject | Awaitable[JSONObject]:
+        """The result of ``request`` (awaitable for a tool call that runs), or ``RpcError``.
+
+        ``header`` reads the HTTP request's headers, which must repeat the body (-32020)."""
+        envelope = era.read_envelope(request.method, request.params, header=header)
+        method = request.method
+        if method == era.DISCOVER:
+            body = era.discover_result(self.capabilities(), self.service.instructions)
+            return era.complete(body, self.server_info, cacheable=True)
+        if method == m.LIST_TOOLS:
+            return era.complete({"tools": self.service.tools()}, self.server_info, cacheable=True)
+        if method == m.CALL_TOOL:
+            return self._call_tool(request.params, envelope)
+        raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    def _call_tool(
+        self, params: JSONObject | None, envelope: era.Envelope
+    ) -> JSONObject | Awaitable[JSONObject]:
+        name = m.require_str(params, "name")
+        arguments = m.require_object(params, "arguments", optional=True)
+        context = CallContext(None)
+        if self.asks_roots and envelope.declares("roots"):
+            if name not in {tool.get("name") for tool in self.service.tools()}:
+                raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}")  # before any round trip
+            answered = m.require_object(params, "inputResponses", optional=True).get(ROOTS_INPUT)
+            if answered is None:
+                return self._ask_for_roots()
+            context = _roots_context(answered)
+        try:
+            outcome = self.service.call(name, arguments, context)
+        except UnknownTool:
+            raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}") from None
+        if isinstance(outcome, dict):
+            return era.complete(outcome, self.server_info)
+        return self._completed(outcome)
+
+    async def _completed(self, outcome: Awaitable[JSONObject]) -> JSONObject:
+        return era.complete(await outcome, self.server_info)
+
+    def _ask_for_roots(self) -> JSONObject:
+        return {
+            era.RESULT_TYPE: era.INPUT_REQUIRED,
+            "inputRequests": {ROOTS_INPUT: {"method": m.LIST_ROOTS, "params": {}}},
+            "_meta": {era.SERVER_INFO_KEY: self.server_info},
+        }
+
+
+def _roots_context(answered: object) -> CallContext:
+    """The call's context from the client's ``roots/list`` result (as the legacy session
+    builds it from the client's answer to its request)."""
+    roots = answered.get("roots") if isinstance(answered, dict) else None
+    if not isinstance(roots, list):
+        return CallContext([], "the client's roots/list answer has no roots array")
+    uris = [r["uri"] for r in roots if isinstance(r, dict) and isinstance(r.get("uri"), str)]
+    return CallContext(uris)
