@@ -195,9 +195,9 @@ class HttpTransport:
                     raise _SessionExpired(headers["mcp-session-id"])
                 if status >= 400:
                     if era.error_body_expected(message, response.headers.get("content-length")):
-                        body = await response.aread()  # 2026-07-28: the error is the answer
-                        if era.rpc_error_body(message, body):
-                            self._receiver.received(body)
+                        answer = await response.aread()  # 2026-07-28: the error is the answer
+                        if era.rpc_error_body(message, answer):
+                            self._receiver.received(answer)
                             return
                     raise await self._status_error(response, self._what(method, mcp_id), method)
                 if mcp_id is None:
