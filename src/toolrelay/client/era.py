@@ -8,7 +8,8 @@ answer (an error, an HTTP refusal) means a 2025 server, which then gets the hand
 asking 2025-11-25. A server that does not answer the probe at all costs ``PROBE_WAIT``:
 the handshake is then sent beside it, and whichever answer decides first wins (a modern
 server that was merely slow to start answers the probe first, and refuses the late
-``initialize``, which is ignored). Pinned to 2026-07-28, the client only probes, and a
+``initialize``: that refusal is waited for, up to ``SETTLE_WAIT``, since an ``initialize``
+may not be cancelled and the transcript must show it answered). Pinned to 2026-07-28, the client only probes, and a
 server that is not modern is an error; pinned to a 2025 revision, it never probes.
 
 On HTTP a modern request repeats its revision, method and name in headers
@@ -42,6 +43,8 @@ AUTO: Final = "auto"
 """Probe with server/discover; speak 2026-07-28 where the server does, else the handshake."""
 PROBE_WAIT: Final = 0.15
 """Seconds the probe waits alone before the handshake is sent beside it."""
+SETTLE_WAIT: Final = 5.0
+"""Seconds a modern server's refusal of the late ``initialize`` is waited for."""
 _ERROR_BODY_LIMIT: Final = 64 * 1024
 
 
@@ -102,6 +105,8 @@ async def _race(
         while waiting:
             done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             if probe in done and isinstance(found := await _outcome(probe), Discovered):
+                if handshake in waiting:  # never cancelled: its refusal belongs in the record
+                    await asyncio.wait({handshake}, timeout=SETTLE_WAIT)
                 return found
             if handshake in done:
                 error = handshake.exception()

@@ -1,0 +1,41 @@
+"""``--protocol-version auto`` when the probe is slow: the handshake goes out beside it, the
+probe wins against a 2026-07-28 server, and the late ``initialize`` (which may not be
+cancelled) is waited for until the server refuses it, so the transcript shows every request
+answered and ``verify`` holds. The race is forced by letting the probe wait no time at all."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolrelay.client import era
+from toolrelay.client.config import ServerConfig
+from toolrelay.runner import RunOptions, run_async
+from toolrelay.verify import load_run, verify
+
+
+def test_a_late_initialize_beside_a_winning_probe_is_answered_and_the_run_verifies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(era, "PROBE_WAIT", 0.0)  # the handshake always goes out beside the probe
+    (tmp_path / "notes.txt").write_text("line 1\nline 2\n")
+    server = ServerConfig(name="fs", transport="stdio", command=sys.executable,
+                          args=("-m", "toolrelay", "files", str(tmp_path)), roots=[str(tmp_path)])
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [{"calls": [
+        {"name": "fs__read_text_file", "arguments": {"path": str(tmp_path / "notes.txt")}}]}]}))
+    options = RunOptions(model="offline", script=script, config=[server], protocol_version="auto",
+                         transcript=tmp_path / "run.jsonl")
+    result = asyncio.run(run_async("Read notes.txt", options))
+    assert result.completed and [c.status for c in result.calls] == ["ok"]
+    events = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
+    sent = [e for e in events if e["kind"] == "mcp_request" and e["server"] == "fs"]
+    assert [e["method"] for e in sent[:2]] == ["server/discover", "initialize"]
+    [refused] = [e for e in events if e["kind"] == "mcp_response" and e.get("method") == "initialize"]
+    assert refused["message"]["error"]["code"] == -32022  # the modern server refuses the late handshake
+    verdict = verify(load_run(tmp_path / "run.jsonl"))
+    assert verdict.ok, verdict
