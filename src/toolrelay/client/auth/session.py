@@ -4,8 +4,8 @@
 stored grant, refreshes it if it has expired, and signs in at once where that is asked
 for (``toolrelay auth login``) or where a person is at hand without a stored sign-in: a
 GET without a token brings the server's challenge (``_probe``), so a person who takes
-minutes is not cut short by a request's timeout. ``stream`` sends one request with the Bearer token (refreshed shortly
-before it expires) and answers what comes back:
+minutes is not cut short by a request's timeout. ``stream`` sends one request with the
+Bearer token (refreshed shortly before it expires) and answers what comes back:
 
 - 401: the token was renewed meanwhile → send again; else refresh it once; else sign in
   (as the policy allows: headless, a person, or not at all: then the server is reported
