@@ -9,8 +9,9 @@ asking 2025-11-25. A server that does not answer the probe at all costs ``PROBE_
 the handshake is then sent beside it, and whichever answer decides first wins (a modern
 server that was merely slow to start answers the probe first, and refuses the late
 ``initialize``: that refusal is waited for, up to ``SETTLE_WAIT``, since an ``initialize``
-may not be cancelled and the transcript must show it answered). Pinned to 2026-07-28, the client only probes, and a
-server that is not modern is an error; pinned to a 2025 revision, it never probes.
+may not be cancelled and the transcript must show it answered). Pinned to 2026-07-28,
+the client only probes, and a server that is not modern is an error; pinned to a 2025
+revision, it never probes.
 
 On HTTP a modern request repeats its revision, method and name in headers
 (``modern_headers``), and a modern server's error comes with a 4xx status whose body is
