@@ -40,8 +40,9 @@ def test_sdk_server_over_stdio(tmp_path: Path) -> None:
 
 def test_node_reference_file_server(tmp_path: Path, node_fs_server: list[str]) -> None:
     (tmp_path / "notes.txt").write_text("alpha\nbeta\ngamma\n")
+    # the Node server narrows itself to the client's roots: offer it the folder it serves
     config = ServerConfig(name="nodefs", transport="stdio", command=node_fs_server[0],
-                          args=(*node_fs_server[1:], str(tmp_path)))
+                          args=(*node_fs_server[1:], str(tmp_path)), roots=[str(tmp_path)])
 
     async def scenario() -> tuple[list[str], dict, str]:
         async with open_connection(config, tmp_path / "logs") as conn:
