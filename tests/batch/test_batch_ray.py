@@ -105,16 +105,16 @@ def test_a_killed_worker_s_tasks_resume_on_another_without_repeating_a_call(
     local_ray: Any, tmp_path: Path
 ) -> None:
     run, ledger = ledger_run(tmp_path, delay=1.0)  # each call held a second: the kill lands mid-call
-    options = BatchOptions(out=tmp_path / "out", run=run, concurrency=8, actors=2)
-    finished = toolrelay.batch(reading_tasks(24), options, engine="ray")
+    options = BatchOptions(out=tmp_path / "out", run=run, concurrency=6, actors=2)
+    finished = toolrelay.batch(reading_tasks(12), options, engine="ray")
     first = next(finished)
     worker = worker_of_a_running_call(ledger)
     os.kill(worker, signal.SIGKILL)
     rest = list(finished)
-    assert len([first, *rest]) == 24
-    statuses = check_every_task(tmp_path / "out", ledger, 24)
+    assert len([first, *rest]) == 12
+    statuses = check_every_task(tmp_path / "out", ledger, 12)
     assert statuses["uncertain"] >= 1, "the calls in flight on the killed worker are not sent again"
-    assert statuses["completed"] + statuses["uncertain"] == 24
+    assert statuses["completed"] + statuses["uncertain"] == 12
 
 
 def test_a_task_whose_worker_keeps_dying_ends_with_an_error(

@@ -18,7 +18,7 @@ SENTENCES = {
     "failed": "ended after 2 turns with a failed response",
     "cancelled": "ended after 2 turns with a cancelled response",
     "error": "ended in turn 2: the model endpoint failed",
-    "uncertain": "stopped in turn 2: a call was sent but its answer was never recorded",
+    "uncertain": "stopped in turn 2: a call was sent but its answer was never recorded",  # a resumed task
 }
 
 
