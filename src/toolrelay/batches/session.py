@@ -20,15 +20,24 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
+from ..client.host import Host, Sampler, SamplingRequest, declining, refusing_approval
 from ..errors import ModelError, ToolrelayError
 from ..events import EventStream
 from ..model import ModelEndpoint, ResponsesClient
 from ..offline import OfflineModel
+from ..protocol.jsonrpc import JSONObject
 from ..redaction import url_secrets
 from ..relay.catalog import Catalog, servers_from
 from ..relay.consent import refusing
 from ..relay.loop import Relay, RunResult
-from ..runner import OFFLINE_MODEL, RunOptions, check_options, hosted_endpoint, request_settings
+from ..runner import (
+    OFFLINE_MODEL,
+    RunOptions,
+    check_options,
+    hosted_endpoint,
+    model_sampler,
+    request_settings,
+)
 from .records import TaskTranscript, UsageTally, recorded_result, uncertain_result
 from .results import TRANSCRIPTS, TaskResult
 from .resume import TaskState, read_state
@@ -38,6 +47,8 @@ from .tasks import TaskSpec
 __all__ = ["TRANSCRIPTS", "BatchSession", "transcript_path"]
 
 CONSENT_HINT: Final = "run the batch with --yes (yes=True) to approve tools that are not read-only"
+SAMPLING_HINT: Final = "run the batch with --yes (approve_sampling=) to let servers sample the model"
+ELICIT_HINT: Final = "run the batch with --elicit defaults (elicit=) to accept forms' defaults"
 _LIMIT_OVERRIDES: Final = ("max_turns", "max_tool_calls", "timeout")
 
 
@@ -56,11 +67,21 @@ class BatchSession:
         self.shared = EventStream()
         self.shared.subscribe(self.router)
         self._servers = servers_from(options.config, events=self.shared)
+        # what servers ask during a task: sampling goes to the batch's model (a client of its
+        # own, so its requests are not a task's turns), elicitations to the batch's policy;
+        # a batch never prompts
+        host = Host(
+            sampler=self._sample,
+            approve_sampling=options.approve_sampling or refusing_approval(SAMPLING_HINT),
+            elicitor=options.elicit or declining(ELICIT_HINT),
+        )
         self.catalog = Catalog(self._servers, events=self.shared, strict=options.strict,
-                               protocol_version=options.protocol_version)
+                               protocol_version=options.protocol_version, host=host)
         self._stack = contextlib.AsyncExitStack()
         self._clients: dict[tuple[bool, str | None], ResponsesClient] = {}
         self._opening = asyncio.Lock()
+        self._sampler: Sampler | None = None
+        self._sampler_opening = asyncio.Lock()
 
     async def __aenter__(self) -> BatchSession:
         try:
@@ -90,6 +111,13 @@ class BatchSession:
                 client = ResponsesClient(endpoint, events=self.shared)
                 self._clients[key] = await self._stack.enter_async_context(client)
         return self._clients[key]
+
+    async def _sample(self, request: SamplingRequest) -> JSONObject:
+        """A server's sampling request, answered with the batch's model (opened on first use)."""
+        async with self._sampler_opening:
+            if self._sampler is None:
+                self._sampler = await model_sampler(self._stack, self.options)
+        return await self._sampler(request)
 
     def options_for(self, spec: TaskSpec) -> RunOptions:
         """The batch's run options with the task's overrides."""

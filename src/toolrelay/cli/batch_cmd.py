@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..batches import ENGINES, BatchOptions, Summary, TaskFile, batch_async, read_results
 from ..batches.results import RESULTS_FILE
+from ..client.host import accept_defaults
 from ..errors import UsageError
 from ..relay.consent import approve_all
 from ..relay.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET
@@ -28,7 +29,9 @@ from ..relay.streaming import EARLY_POLICIES
 from ..runner import OFFLINE_MODEL, RunOptions
 from .batch_progress import BatchProgress
 from .common import add_server_options, positive_count, positive_seconds
+from .consent import sampling_approver
 from .run_cmd import add_model_options
+from .sign_in import apply_auth_option
 
 __all__ = ["configure", "run"]
 
@@ -86,7 +89,10 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     add("--media-budget", type=positive_count, default=DEFAULT_MEDIA_BUDGET, metavar="BYTES",
         help=f"images and files per tool output passed on (default {DEFAULT_MEDIA_BUDGET})")
     add("--text-only", action="store_true", help="images/files in results become text stand-ins")
-    add("--yes", action="store_true", help="run tools that are not read-only (a batch never prompts)")
+    add("--yes", action="store_true",
+        help="run tools that are not read-only and let servers sample the model (a batch never prompts)")
+    add("--elicit", choices=("defaults", "decline"), default="decline",
+        help="servers' questions: accept a form's defaults, or decline (default; a batch never prompts)")
     add("--quiet", action="store_true", help="no progress on stderr")
 
 
@@ -105,12 +111,15 @@ def options_from_args(args: argparse.Namespace) -> BatchOptions:
             media_budget=args.media_budget, multimodal=not args.text_only, early=args.early,
         ),
         approve=approve_all if args.yes else None, script=args.script, protocol_version=args.protocol_version,
+        approve_sampling=sampling_approver(True) if args.yes else None,
+        elicit=accept_defaults if args.elicit == "defaults" else None,
     )
     return BatchOptions(out=args.out, run=run, concurrency=args.concurrency, start=args.start,
                         ray_address=args.ray_address, actors=args.actors, collect=args.collect)
 
 
 def run(args: argparse.Namespace) -> int:
+    apply_auth_option(args)
     options = options_from_args(args)
     tasks = TaskFile(args.tasks)
     for problem in tasks.problems:
