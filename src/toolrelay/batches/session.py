@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import time
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -67,16 +68,19 @@ class BatchSession:
         self.shared = EventStream()
         self.shared.subscribe(self.router)
         self._servers = servers_from(options.config, events=self.shared)
+        self._isolated = [server for server in self._servers if server.isolate]
+        """Servers started once per task (``toolrelay.isolate``); the others are shared."""
         # what servers ask during a task: sampling goes to the batch's model (a client of its
         # own, so its requests are not a task's turns), elicitations to the batch's policy;
         # a batch never prompts
-        host = Host(
+        self._host = Host(
             sampler=self._sample,
             approve_sampling=options.approve_sampling or refusing_approval(SAMPLING_HINT),
             elicitor=options.elicit or declining(ELICIT_HINT),
         )
-        self.catalog = Catalog(self._servers, events=self.shared, strict=options.strict,
-                               protocol_version=options.protocol_version, host=host)
+        shared = [server for server in self._servers if not server.isolate]
+        self.catalog = Catalog(shared, events=self.shared, strict=options.strict,
+                               protocol_version=options.protocol_version, host=self._host)
         self._stack = contextlib.AsyncExitStack()
         self._clients: dict[tuple[bool, str | None], ResponsesClient] = {}
         self._opening = asyncio.Lock()
@@ -161,24 +165,38 @@ class BatchSession:
         stream.subscribe(usage)
         transcript = self._transcript(path, state, client)
         stream.subscribe(transcript)
-        relay = Relay(
-            self.catalog, client,
-            request_settings(opts, self.catalog.server_instructions() if opts.server_instructions else None),
-            events=stream, limits=opts.limits,
-            strict=opts.strict, approve=opts.approve or refusing(CONSENT_HINT), endpoint=client.url,
-        )
+        relay: Relay | None = None
         try:
-            if state is not None and state.uncertain:
-                return uncertain_result(spec, state, stream, relay, started)
-            with self.router.task(stream):
-                result = await relay.run(state.task if state else spec.task, run_id=transcript.run_id,
-                                         resume=state.point if state else None)
+            async with self._task_catalog(opts, stream) as catalog:
+                instructions = catalog.server_instructions() if opts.server_instructions else None
+                relay = Relay(
+                    catalog, client, request_settings(opts, instructions), events=stream, limits=opts.limits,
+                    strict=opts.strict, approve=opts.approve or refusing(CONSENT_HINT), endpoint=client.url,
+                )
+                if state is not None and state.uncertain:
+                    return uncertain_result(spec, state, stream, relay, started)
+                with self.router.task(stream):
+                    result = await relay.run(state.task if state else spec.task, run_id=transcript.run_id,
+                                             resume=state.point if state else None)
         except (ModelError, ToolrelayError) as exc:
             error = "; ".join([str(exc), *getattr(exc, "__notes__", ())])
-            return self._ended(spec, relay.result, started, error=error, usage=usage.totals)
+            ended = relay.result if relay is not None else None
+            return self._ended(spec, ended, started, error=error, usage=usage.totals)
         finally:
             transcript.close()
         return self._ended(spec, result, started, usage=usage.totals)
+
+    @contextlib.asynccontextmanager
+    async def _task_catalog(self, opts: RunOptions, stream: EventStream) -> AsyncIterator[Catalog]:
+        """The shared catalog, or (with isolated servers) one of the task's own that starts
+        them for this task only, recorded in its transcript, beside the shared ones."""
+        if not self._isolated:
+            yield self.catalog
+            return
+        own = Catalog(self._isolated, events=stream, strict=opts.strict,
+                      protocol_version=opts.protocol_version, host=self._host, shared=self.catalog)
+        async with own:
+            yield own
 
     def _ended(
         self, spec: TaskSpec, result: RunResult | None, started: float, *,

@@ -72,7 +72,7 @@ DEFAULT_CALL_TIMEOUT: Final = 60.0
 DEFAULT_REQUEST_TIMEOUT: Final = 30.0
 DEFAULT_SHUTDOWN_GRACE: Final = 2.0
 _OPTION_KEYS: Final = frozenset({
-    "timeout", "requestTimeout", "maxMessageBytes", "allow", "deny", "roots", "protocolVersion",
+    "timeout", "requestTimeout", "maxMessageBytes", "allow", "deny", "roots", "protocolVersion", "isolate",
     "oauth",  # read with the URL (config_entries.py)
 })
 PROTOCOL_CHOICES: Final = (*SUPPORTED_VERSIONS, *MODERN_VERSIONS, "auto")
@@ -126,6 +126,8 @@ class ServerConfig:
     """Where this entry came from, for messages: ``path: server 'NAME'``."""
     protocol_version: str | None = None
     """The MCP revision pinned for this server (``toolrelay.protocolVersion``), or None."""
+    isolate: bool = False
+    """``toolrelay.isolate``: in a batch, one instance of this server per task (not shared)."""
     peer_factory: PeerFactory | None = None
     """In-process servers: starts the server half of a session (``client/inprocess.py``)."""
 
@@ -333,6 +335,10 @@ def _options(entry: dict[str, Any], context: ExpansionContext, where: str) -> di
         options["deny"] = tuple(_plain_strings(deny, f"{where}, toolrelay.deny"))
     if "roots" in block:
         options.update(_roots(block["roots"], context, f"{where}, toolrelay.roots"))
+    if "isolate" in block:
+        if not isinstance(block["isolate"], bool):
+            raise ConfigError(f"{where}, toolrelay.isolate: must be true or false, got {block['isolate']!r}")
+        options["isolate"] = block["isolate"]
     return options
 
 

@@ -30,7 +30,11 @@ ToolLists = Mapping[str, list[dict[str, Any]]]
 
 
 class ServerPool:
-    """The connections of one set of servers and the tools each one lists."""
+    """The connections of one set of servers and the tools each one lists.
+
+    With ``shared``, the pool also offers the servers of another pool that someone else
+    opens and closes (a batch task's own servers beside the batch's shared ones): their
+    connections and tools are seen here, only this pool's own are started and stopped."""
 
     def __init__(
         self,
@@ -40,15 +44,18 @@ class ServerPool:
         protocol_version: str = DEFAULT_VERSION,
         log_dir: Path | None = None,
         host: Host | None = None,
+        shared: ServerPool | None = None,
     ) -> None:
         self.events = events
-        self.connections: dict[str, Connection] = {
+        self._own: dict[str, Connection] = {
             s.name: Connection(
                 s, events, protocol_version=s.protocol_version or protocol_version, log_dir=log_dir, host=host
             )
             for s in servers
         }
-        self.unavailable: dict[str, ToolrelayError] = {}
+        self._shared = shared
+        self.connections: dict[str, Connection] = {**(shared.connections if shared else {}), **self._own}
+        self.unavailable: dict[str, ToolrelayError] = dict(shared.unavailable) if shared else {}
         """Servers that could not be started, with why."""
         self.on_relisted: Callable[[str], None] | None = None
         """Called with the reason when a restart brought a different tool list."""
@@ -58,7 +65,7 @@ class ServerPool:
     @property
     def tools(self) -> ToolLists:
         """Each available server's tools, as last listed."""
-        return self._tools
+        return {**self._shared.tools, **self._tools} if self._shared is not None else self._tools
 
     async def open(self) -> None:
         """Start every server at once; those that fail are reported (a notice each) and
@@ -68,7 +75,7 @@ class ServerPool:
         no server could start, and anything that is not a ``ToolrelayError`` (after
         closing what did start).
         """
-        names = list(self.connections)
+        names = list(self._own)
         started = await asyncio.gather(*(self._start(n) for n in names), return_exceptions=True)
         for name, outcome in zip(names, started, strict=True):
             if isinstance(outcome, ToolrelayError):
@@ -76,11 +83,13 @@ class ServerPool:
             elif isinstance(outcome, BaseException):
                 await self.close()
                 raise outcome
-        if names and len(self.unavailable) == len(names):
+        if names and not self.tools:  # nothing started here, and nothing shared to use either
             await self.close()
             raise NoServerAvailable(self.unavailable)
-        for name, error in self.unavailable.items():
-            self.events.emit(Notice(level="error", text=unavailable_text(name, error), server=name))
+        for name in names:
+            if name in self.unavailable:
+                text = unavailable_text(name, self.unavailable[name])
+                self.events.emit(Notice(level="error", text=text, server=name))
 
     async def _start(self, name: str) -> None:
         connection = self.connections[name]
@@ -96,7 +105,7 @@ class ServerPool:
         """Stop every server (no process is left behind): a Ctrl-C or SIGTERM meanwhile
         hurries the stop rather than breaking it off (``shutdown.stopping_servers``)."""
         with stopping_servers():
-            await asyncio.gather(*(c.close() for c in self.connections.values()), return_exceptions=True)
+            await asyncio.gather(*(c.close() for c in self._own.values()), return_exceptions=True)
 
     def _mark_changed(self, name: str) -> None:
         self._changed.add(name)
@@ -109,6 +118,8 @@ class ServerPool:
         self._changed.clear()
         for name in changed:
             self._tools[name] = await self.connections[name].list_tools()
+        if self._shared is not None:
+            changed += await self._shared.relist_changed()
         return changed
 
     async def _relist_after_restart(self, name: str) -> None:

@@ -62,13 +62,17 @@ class Catalog:
         protocol_version: str = DEFAULT_VERSION,
         log_dir: Path | None = None,
         host: Host | None = None,
+        shared: Catalog | None = None,
     ) -> None:
+        """``shared``: another open catalog whose servers this one offers too, without
+        starting or stopping them (a batch task's isolated servers beside the shared ones)."""
         self.events = events or EventStream()
         self.strict = strict
         self.secrets = frozenset(secret for server in servers for secret in server.secrets)
         """The config's secret values (env, headers, URL tokens): never shown or recorded."""
-        self._pool = ServerPool(servers, self.events, protocol_version=protocol_version, log_dir=log_dir,
-                                host=host)
+        beside = shared.pool if shared is not None else None
+        self._pool: ServerPool = ServerPool(servers, self.events, protocol_version=protocol_version,
+                                            log_dir=log_dir, host=host, shared=beside)
         self._pool.on_relisted = self._rebuild
         self._sets: dict[bool, DeclarationSet] = {}
         # Replaced, never changed in place: a call in flight keeps the table it started with.
@@ -76,6 +80,11 @@ class Catalog:
             router=Router(), connections=self._pool.connections, strict_aliases=frozenset(),
             checker=ArgumentChecker(), events=self.events,
         )
+
+    @property
+    def pool(self) -> ServerPool:
+        """The servers' connections and tool lists (another catalog may offer them too)."""
+        return self._pool
 
     @property
     def connections(self) -> dict[str, Connection]:
