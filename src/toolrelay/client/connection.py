@@ -49,6 +49,7 @@ from . import era
 from .config import ServerConfig
 from .environment import redact
 from .host import Host, ServerRequests, roots_from_paths
+from .host.input_required import follow_input_required
 from .refusals import malformed_answer_message, too_large_message
 from .shutdown import forget_in_flight, track_in_flight
 from .tracing import WireTracer
@@ -201,6 +202,7 @@ class Connection:
         if isinstance(result, era.Discovered):  # 2026-07-28: no initialize, no session
             self.protocol_version, self.server_info = result.version, result.server_info
             self.capabilities, self.instructions = result.capabilities, result.instructions
+            self.requests.negotiated(result.version)  # answered through input_required
             return
         self.protocol_version = accept_server_version(self.name, asked, result.get("protocolVersion"))
         self.requests.negotiated(self.protocol_version)
@@ -238,7 +240,7 @@ class Connection:
         cursor: Any = None
         for _ in range(_MAX_PAGES):
             page = {"cursor": cursor} if cursor is not None else None
-            params = era.enveloped(page, self.protocol_version, _CLIENT)
+            params = self._enveloped(page)
             exchange = await link.peer.call(m.LIST_TOOLS, params, timeout=self.config.request_timeout)
             result = exchange.raise_for_error()
             tools.extend(self._usable_tools(result.get("tools")))
@@ -278,8 +280,19 @@ class Connection:
         if link is None or not link.ready or link.peer.closed is not None:
             link = await self._revive()
         limit = self.config.call_timeout if timeout is None else timeout
-        params = era.enveloped({"name": name, "arguments": arguments}, self.protocol_version, _CLIENT)
-        return await link.peer.call(m.CALL_TOOL, params, timeout=limit, tag=call_id)
+        params = self._enveloped({"name": name, "arguments": arguments}) or {}
+        peer = link.peer
+
+        async def send(sent: JSONObject) -> Exchange:  # 2026-07-28: each retry has a new id
+            return await peer.call(m.CALL_TOOL, sent, timeout=limit, tag=call_id)
+        what = f"tools/call {name}"
+        return await follow_input_required(send, params, self.requests, call_id=call_id, what=what)
+
+    def _enveloped(self, params: JSONObject | None) -> JSONObject | None:
+        """``params`` with the 2026-07-28 envelope (our capabilities) when that is the era."""
+        version = self.protocol_version
+        capabilities = self.requests.capabilities(version) if version is not None else None
+        return era.enveloped(params, version, _CLIENT, capabilities)
 
     def set_roots(self, paths: list[str | Path]) -> None:
         """Offer other roots from now on; a live server is told (roots/list_changed)."""
@@ -302,7 +315,7 @@ class Connection:
         """One request of the server's other features (resources, prompts, completion): its
         result, or ``RpcError`` for a JSON-RPC error (request_timeout applies)."""
         link = await self._ready_link()
-        params = era.enveloped(params, self.protocol_version, _CLIENT)
+        params = self._enveloped(params)
         return (await link.peer.call(method, params, timeout=self.config.request_timeout)).raise_for_error()
 
     # -- events ---------------------------------------------------------------------------

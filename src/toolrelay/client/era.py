@@ -60,14 +60,18 @@ def handshake_version(asked: str) -> str:
     return LATEST_VERSION if asked == AUTO or asked in MODERN_VERSIONS else asked
 
 
-def enveloped(params: JSONObject | None, version: str | None, client: tuple[str, str]) -> JSONObject | None:
-    """``params`` with the modern ``_meta`` when ``version`` is a 2026-07-28 one (toolrelay
-    declares no client capabilities); unchanged otherwise. ``client``: (name, version)."""
+def enveloped(
+    params: JSONObject | None, version: str | None, client: tuple[str, str],
+    capabilities: JSONObject | None = None,
+) -> JSONObject | None:
+    """``params`` with the modern ``_meta`` when ``version`` is a 2026-07-28 one, declaring
+    ``capabilities`` (the connection's, ``ServerRequests.capabilities``; none when not
+    given); unchanged otherwise. ``client``: (name, version)."""
     if version not in MODERN_VERSIONS:
         return params
     assert version is not None
     meta = (params or {}).get("_meta")
-    envelope = era.request_meta(version, {}, *client)
+    envelope = era.request_meta(version, capabilities or {}, *client)
     return {**(params or {}), "_meta": {**(meta if isinstance(meta, dict) else {}), **envelope}}
 
 
