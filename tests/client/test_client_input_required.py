@@ -1,0 +1,133 @@
+"""toolrelay's client answering 2026-07-28 ``input_required`` (``client/host/input_required.py``)
+against a scripted modern stdio server: it declares its capabilities in every request's
+``_meta``, answers elicitation and sampling with the host's callbacks and retries with a
+new id, echoing ``requestState`` unchanged; a server that keeps asking, asks for an unknown
+method, or asks for roots that are not offered is a protocol error saying so."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from client_helpers import Recorder, open_connection, run
+
+from toolrelay.client.config import ServerConfig
+from toolrelay.client.host import Host, accept_defaults
+from toolrelay.client.host.input_required import MAX_ROUNDS
+from toolrelay.client.host.sampling import SamplingRequest
+from toolrelay.errors import ProtocolError
+from toolrelay.events import McpMessage
+
+MODERN_SERVER = textwrap.dedent('''
+    import json, sys
+    MODE = sys.argv[1]
+    META = "io.modelcontextprotocol/"
+    FORM = {"mode": "form", "message": "Age?", "requestedSchema": {"type": "object",
+            "properties": {"age": {"type": "integer", "default": 30}}}}
+    SAMPLE = {"messages": [{"role": "user", "content": {"type": "text", "text": "Hi"}}], "maxTokens": 5}
+    def answer(msg):
+        method, params = msg["method"], msg.get("params") or {}
+        if method == "server/discover":
+            return {"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                    "capabilities": {"tools": {}},
+                    "_meta": {META + "serverInfo": {"name": "m", "version": "1"}}}
+        if method == "tools/list":
+            return {"resultType": "complete", "tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
+        given = params.get("inputResponses")
+        if MODE == "forever" or (given is None and MODE == "roots"):
+            return {"resultType": "input_required",
+                    "inputRequests": {"r": {"method": "roots/list", "params": {}}}}
+        if MODE == "unknown":
+            return {"resultType": "input_required",
+                    "inputRequests": {"x": {"method": "tasks/get", "params": {}}}}
+        if given is None:
+            return {"resultType": "input_required", "requestState": "s-1",
+                    "inputRequests": {"form": {"method": "elicitation/create", "params": FORM},
+                                      "ask": {"method": "sampling/createMessage", "params": SAMPLE}}}
+        seen = {"caps": params["_meta"][META + "clientCapabilities"], "responses": given,
+                "state": params.get("requestState")}
+        return {"resultType": "complete", "content": [{"type": "text", "text": json.dumps(seen)}]}
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if "id" in msg and "method" in msg:
+            print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": answer(msg)}), flush=True)
+''')
+
+
+async def _sample(request: SamplingRequest) -> dict[str, Any]:
+    return {"role": "assistant", "content": {"type": "text", "text": "Hello"}, "model": "m1",
+            "stopReason": "endTurn"}
+
+
+def server(tmp_path: Path, mode: str, **fields: Any) -> ServerConfig:
+    script = tmp_path / "modern_server.py"
+    script.write_text(MODERN_SERVER, encoding="utf-8")
+    return ServerConfig(name="m", transport="stdio", command=sys.executable, args=(str(script), mode),
+                        **fields)
+
+
+async def _call(config: ServerConfig, log_dir: Path, host: Host | None = None) -> tuple[Any, list[Any]]:
+    recorder = Recorder()
+    async with open_connection(config, log_dir, recorder, protocol_version="2026-07-28",
+                               host=host) as connection:
+        try:
+            answer: Any = (await connection.call_tool("t", {}, call_id="call_1")).raise_for_error()
+        except ProtocolError as exc:
+            answer = exc
+        sent = [e for e in recorder.seen if isinstance(e, McpMessage) and e.method == "tools/call"
+                and e.direction == "out"]
+        return answer, sent
+
+
+def test_elicitation_and_sampling_are_answered_and_the_state_echoed(tmp_path: Path) -> None:
+    host = Host(elicitor=accept_defaults, sampler=_sample)
+    answer, sent = run(_call(server(tmp_path, "ask"), tmp_path, host))
+    seen = json.loads(answer["content"][0]["text"])
+    assert seen["responses"] == {
+        "form": {"action": "accept", "content": {"age": 30}},
+        "ask": {"role": "assistant", "content": {"type": "text", "text": "Hello"}, "model": "m1",
+                "stopReason": "endTurn"},
+    }
+    assert seen["state"] == "s-1"
+    assert seen["caps"] == {"roots": {}, "sampling": {"tools": {}}, "elicitation": {"form": {}, "url": {}}}
+    ids = [e.message["id"] for e in sent]
+    assert len(ids) == 2 and ids[0] != ids[1] and all(e.call_id == "call_1" for e in sent)
+    assert "inputResponses" not in sent[0].message["params"]
+
+
+def test_without_a_model_the_sampling_input_fails_the_call_saying_why(tmp_path: Path) -> None:
+    answer, _ = run(_call(server(tmp_path, "ask"), tmp_path, Host(elicitor=accept_defaults)))
+    assert isinstance(answer, ProtocolError)
+    assert str(answer).startswith("server m asked 'ask' (sampling/createMessage) during tools/call t, "
+                                  "which toolrelay could not answer: toolrelay has no model")
+
+
+def test_a_server_that_keeps_asking_is_given_up_on(tmp_path: Path) -> None:
+    answer, sent = run(_call(server(tmp_path, "forever"), tmp_path))
+    assert isinstance(answer, ProtocolError) and len(sent) == MAX_ROUNDS + 1
+    assert str(answer) == (f"server m still answered tools/call t input_required after {MAX_ROUNDS} rounds; "
+                           "toolrelay gave up")
+    assert answer.mcp_id == sent[-1].message["id"]
+
+
+def test_an_unknown_input_method_is_a_clear_error(tmp_path: Path) -> None:
+    answer, sent = run(_call(server(tmp_path, "unknown"), tmp_path))
+    assert isinstance(answer, ProtocolError) and len(sent) == 1
+    assert "asking 'x' for 'tasks/get', which is not an input request toolrelay answers" in str(answer)
+
+
+@pytest.mark.parametrize("offer", [False, True])
+def test_roots_are_asked_only_when_offered(tmp_path: Path, offer: bool) -> None:
+    answer, _ = run(_call(server(tmp_path, "roots", offer_roots=offer, roots=(str(tmp_path),)), tmp_path))
+    if offer:
+
+        seen = json.loads(answer["content"][0]["text"])
+        assert seen["responses"]["r"]["roots"][0]["uri"] == tmp_path.as_uri() and seen["state"] is None
+    else:
+        assert isinstance(answer, ProtocolError)
+        said = "(roots/list) during tools/call t, which toolrelay could not answer: Method not found"
+        assert said in str(answer)
