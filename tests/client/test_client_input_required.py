@@ -8,54 +8,19 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 from client_helpers import Recorder, open_connection, run
 
+from testkit.servers import MODERN_INPUT_SERVER
 from toolrelay.client.config import ServerConfig
 from toolrelay.client.host import Host, accept_defaults
 from toolrelay.client.host.input_required import MAX_ROUNDS
 from toolrelay.client.host.sampling import SamplingRequest
 from toolrelay.errors import ProtocolError
 from toolrelay.events import McpMessage
-
-MODERN_SERVER = textwrap.dedent('''
-    import json, sys
-    MODE = sys.argv[1]
-    META = "io.modelcontextprotocol/"
-    FORM = {"mode": "form", "message": "Age?", "requestedSchema": {"type": "object",
-            "properties": {"age": {"type": "integer", "default": 30}}}}
-    SAMPLE = {"messages": [{"role": "user", "content": {"type": "text", "text": "Hi"}}], "maxTokens": 5}
-    def answer(msg):
-        method, params = msg["method"], msg.get("params") or {}
-        if method == "server/discover":
-            return {"resultType": "complete", "supportedVersions": ["2026-07-28"],
-                    "capabilities": {"tools": {}},
-                    "_meta": {META + "serverInfo": {"name": "m", "version": "1"}}}
-        if method == "tools/list":
-            return {"resultType": "complete", "tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
-        given = params.get("inputResponses")
-        if MODE == "forever" or (given is None and MODE == "roots"):
-            return {"resultType": "input_required",
-                    "inputRequests": {"r": {"method": "roots/list", "params": {}}}}
-        if MODE == "unknown":
-            return {"resultType": "input_required",
-                    "inputRequests": {"x": {"method": "tasks/get", "params": {}}}}
-        if given is None:
-            return {"resultType": "input_required", "requestState": "s-1",
-                    "inputRequests": {"form": {"method": "elicitation/create", "params": FORM},
-                                      "ask": {"method": "sampling/createMessage", "params": SAMPLE}}}
-        seen = {"caps": params["_meta"][META + "clientCapabilities"], "responses": given,
-                "state": params.get("requestState")}
-        return {"resultType": "complete", "content": [{"type": "text", "text": json.dumps(seen)}]}
-    for line in sys.stdin:
-        msg = json.loads(line)
-        if "id" in msg and "method" in msg:
-            print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": answer(msg)}), flush=True)
-''')
 
 
 async def _sample(request: SamplingRequest) -> dict[str, Any]:
@@ -64,10 +29,8 @@ async def _sample(request: SamplingRequest) -> dict[str, Any]:
 
 
 def server(tmp_path: Path, mode: str, **fields: Any) -> ServerConfig:
-    script = tmp_path / "modern_server.py"
-    script.write_text(MODERN_SERVER, encoding="utf-8")
-    return ServerConfig(name="m", transport="stdio", command=sys.executable, args=(str(script), mode),
-                        **fields)
+    return ServerConfig(name="m", transport="stdio", command=sys.executable,
+                        args=(str(MODERN_INPUT_SERVER), mode), **fields)
 
 
 async def _call(config: ServerConfig, log_dir: Path, host: Host | None = None) -> tuple[Any, list[Any]]:

@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 
 from conftest import PYTHON
+from testkit.servers import MODERN_INPUT_SERVER
+from toolrelay.client.host.input_required import MAX_ROUNDS
 
 from .helpers import Event, broken_link, run_cli, tampered
 
@@ -102,3 +104,21 @@ def test_a_broken_chain_is_a_broken_link(modern_run: Path, tmp_path: Path, chang
     link, message = broken_link(tampered(modern_run, tmp_path / "t.jsonl", change))
     assert link == "server_check" and "input_required chain is broken" in message, message
     assert said in message, message
+
+
+def test_a_chain_toolrelay_gave_up_on_verifies_as_its_protocol_error(tmp_path: Path) -> None:
+    config = {"mcpServers": {"m": {"command": PYTHON, "args": [str(MODERN_INPUT_SERVER), "forever"],
+                                   "roots": [str(tmp_path)]}}}
+    (tmp_path / "mcp.json").write_text(json.dumps(config), encoding="utf-8")
+    script = {"turns": [{"calls": [{"name": "m__t", "arguments": {}}]}, {"message": "Done."}]}
+    (tmp_path / "script.json").write_text(json.dumps(script), encoding="utf-8")
+    proc = run_cli("run", "go", "--config", "mcp.json", "--model", "offline", "--script", "script.json",
+                   "--protocol-version", "2026-07-28", "--yes", "--quiet", "--transcript", "run.jsonl",
+                   cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    events = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(calls(events, "mcp_request")) == MAX_ROUNDS + 1
+    verified = run_cli("verify", str(tmp_path / "run.jsonl"), "--all")
+    assert verified.returncode == 0, verified.stdout
+    assert (f"after {MAX_ROUNDS} input_required rounds: a malformed result (protocol error): \"server m "
+            f"still answered tools/call t input_required after {MAX_ROUNDS} rounds") in verified.stdout
