@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from conftest import PYTHON
-from testkit.servers import MODERN_INPUT_SERVER
+from testkit.mcp_http import files_http_process
+from testkit.servers import MODERN_INPUT_SERVER, SDK_MRTR_SERVER
 from toolrelay.client.host.input_required import MAX_ROUNDS
 
 from .helpers import Event, broken_link, run_cli, tampered
@@ -29,7 +30,7 @@ def modern_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root.mkdir()
     (root / "a.txt").write_text("alpha\n", encoding="utf-8")
     config = {"mcpServers": {"files": {"command": PYTHON, "args": ["-m", "toolrelay", "files", str(root)],
-                                       "roots": [str(root)]}}}
+                                       "toolrelay": {"roots": [str(root)]}}}}
     (folder / "mcp.json").write_text(json.dumps(config), encoding="utf-8")
     (folder / "script.json").write_text(json.dumps(SCRIPT), encoding="utf-8")
     proc = run_cli("run", "read a.txt", "--config", "mcp.json", "--model", "offline",
@@ -51,7 +52,8 @@ def test_the_roots_round_is_recorded_and_the_call_verifies(modern_run: Path) -> 
     assert asked["inputRequests"] == {"roots": {"method": "roots/list", "params": {}}}
     retry = requests[1]["message"]
     assert retry["id"] != requests[0]["message"]["id"]
-    assert retry["params"]["inputResponses"]["roots"]["roots"][0]["uri"].startswith("file://")
+    sent_roots = retry["params"]["inputResponses"]["roots"]["roots"]
+    assert [r["uri"] for r in sent_roots] == [(modern_run.parent / "root").as_uri()]
     assert "requestState" not in retry["params"]  # none was given: none is invented
     assert answers[1]["message"]["result"]["content"][0]["text"] == "alpha\n"
     proc = run_cli("verify", str(modern_run), "--all")
@@ -108,7 +110,7 @@ def test_a_broken_chain_is_a_broken_link(modern_run: Path, tmp_path: Path, chang
 
 def test_a_chain_toolrelay_gave_up_on_verifies_as_its_protocol_error(tmp_path: Path) -> None:
     config = {"mcpServers": {"m": {"command": PYTHON, "args": [str(MODERN_INPUT_SERVER), "forever"],
-                                   "roots": [str(tmp_path)]}}}
+                                   "toolrelay": {"roots": [str(tmp_path)]}}}}
     (tmp_path / "mcp.json").write_text(json.dumps(config), encoding="utf-8")
     script = {"turns": [{"calls": [{"name": "m__t", "arguments": {}}]}, {"message": "Done."}]}
     (tmp_path / "script.json").write_text(json.dumps(script), encoding="utf-8")
@@ -122,3 +124,44 @@ def test_a_chain_toolrelay_gave_up_on_verifies_as_its_protocol_error(tmp_path: P
     assert verified.returncode == 0, verified.stdout
     assert (f"after {MAX_ROUNDS} input_required rounds: a malformed result (protocol error): \"server m "
             f"still answered tools/call t input_required after {MAX_ROUNDS} rounds") in verified.stdout
+
+
+def test_the_official_sdk_server_elicits_and_samples_through_input_required(tmp_path: Path) -> None:
+    config = {"mcpServers": {"sdk": {"command": PYTHON, "args": [str(SDK_MRTR_SERVER)]}}}
+    (tmp_path / "mcp.json").write_text(json.dumps(config), encoding="utf-8")
+    script = {"turns": [{"calls": [{"name": "sdk__survey", "arguments": {}}]}, {"message": "Done."}],
+              "sampling": {"message": "Hi there."}}
+    (tmp_path / "script.json").write_text(json.dumps(script), encoding="utf-8")
+    proc = run_cli("run", "go", "--config", "mcp.json", "--model", "offline", "--script", "script.json",
+                   "--yes", "--elicit", "defaults", "--protocol-version", "2026-07-28",
+                   "--transcript", "run.jsonl", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    said = "server sdk asked for input ('Favourite colour?'); accepted with the form's defaults"
+    assert said in proc.stderr
+    events = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text(encoding="utf-8").splitlines()]
+    asked = calls(events, "mcp_response")[0]["message"]["result"]
+    assert sorted(r["method"] for r in asked["inputRequests"].values()) == [
+        "elicitation/create", "sampling/createMessage"]
+    retry = calls(events, "mcp_request")[1]["message"]["params"]
+    assert retry["requestState"] == asked["requestState"]  # echoed unchanged
+    answer = calls(events, "mcp_response")[1]["message"]["result"]
+    assert answer["content"][0]["text"] == "colour blue; the model said Hi there."
+    verified = run_cli("verify", str(tmp_path / "run.jsonl"), "--all")
+    assert verified.returncode == 0, verified.stdout
+    assert "answered mcp id 4 after 1 input_required round: a result (ok)" in verified.stdout
+
+
+def test_toolrelay_call_over_http_gets_the_answer_after_the_roots_round(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha\n", encoding="utf-8")
+    with files_http_process(root) as url:
+        config = {"mcpServers": {"files": {"url": url, "toolrelay": {"roots": [str(root)]}}}}
+        (tmp_path / "mcp.json").write_text(json.dumps(config), encoding="utf-8")
+        proc = run_cli("call", "files__read_text_file", '{"path": "a.txt"}', "--config", "mcp.json",
+                       "--protocol-version", "2026-07-28", "--wire", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert '"resultType":"input_required"' in proc.stdout and proc.stdout.count('"method":"tools/call"') == 2
+    retry = proc.stdout.split('"inputResponses":{"roots":')[1]
+    assert root.as_uri() in retry.split("\n")[0]
+    assert "alpha" in proc.stdout.split('"resultType":"input_required"')[1]

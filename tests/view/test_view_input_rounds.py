@@ -22,7 +22,7 @@ def test_the_rounds_of_a_call_are_drawn_inside_it(tmp_path: Path) -> None:
     root.mkdir()
     (root / "a.txt").write_text("alpha\n", encoding="utf-8")
     config = {"mcpServers": {"files": {"command": PYTHON, "args": ["-m", "toolrelay", "files", str(root)],
-                                       "roots": [str(root)]}}}
+                                       "toolrelay": {"roots": [str(root)]}}}}
     (tmp_path / "mcp.json").write_text(json.dumps(config), encoding="utf-8")
     (tmp_path / "script.json").write_text(json.dumps(SCRIPT), encoding="utf-8")
     proc = subprocess.run(

@@ -190,7 +190,8 @@ class Connection:
         params = m.initialize_params(asked, CLIENT_NAME, __version__, self.requests.capabilities(asked))
         timeout = self.config.request_timeout
         try:  # client/era.py: the handshake, or (probing) the 2026-07-28 server/discover
-            result = await era.negotiate(link.peer, self._asked_version, params, timeout, _CLIENT, self.name)
+            result = await era.negotiate(link.peer, self._asked_version, params, timeout, _CLIENT, self.name,
+                                         self.requests.capabilities)
         except RequestTimeout:
             raise RequestTimeout(
                 f"server {self.name} did not answer initialize within {timeout:g} s"
@@ -308,7 +309,8 @@ class Connection:
     async def ping(self) -> None:
         """Check the server answers (request_timeout applies)."""
         link = await self._ready_link()
-        method, params = era.liveness_check(self.protocol_version, _CLIENT)  # 2026-07-28 has no ping
+        version = self.protocol_version  # 2026-07-28 has no ping
+        method, params = era.liveness_check(version, _CLIENT, self.requests.capabilities(version or ""))
         (await link.peer.call(method, params, timeout=self.config.request_timeout)).raise_for_error()
 
     async def request(self, method: str, params: JSONObject | None = None) -> JSONObject:

@@ -22,7 +22,7 @@ import asyncio
 import base64
 import contextlib
 import json
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -77,15 +77,17 @@ def enveloped(
 
 async def negotiate(
     peer: Peer, asked: str, init_params: JSONObject, timeout: float, client: tuple[str, str], server: str,
+    capabilities: Callable[[str], JSONObject] | None = None,
 ) -> Discovered | JSONObject:
     """The server's era: ``Discovered`` for a modern one, else its ``initialize`` result.
 
-    Raises what ``initialize`` raises; pinned to a modern revision, ``ProtocolError`` when
-    the server does not speak it."""
+    ``capabilities(version)``: what the probe declares. Raises what ``initialize`` raises;
+    pinned to a modern revision, ``ProtocolError`` when the server does not speak it."""
     if asked != AUTO and asked not in MODERN_VERSIONS:
         return await peer.request(m.INITIALIZE, init_params, timeout=timeout)
     version = asked if asked in MODERN_VERSIONS else LATEST_MODERN_VERSION
-    probe = asyncio.ensure_future(_discover(peer, version, timeout, client))
+    declared = capabilities(version) if capabilities is not None else None
+    probe = asyncio.ensure_future(_discover(peer, version, timeout, client, declared))
     if asked != AUTO:
         return _pinned(await _outcome(probe), version, server)
     done, _ = await asyncio.wait({probe}, timeout=PROBE_WAIT)
@@ -121,8 +123,10 @@ async def _race(
                 await pending  # retrieve: the loser's outcome is of no interest
 
 
-async def _discover(peer: Peer, version: str, timeout: float, client: tuple[str, str]) -> Discovered:
-    result = await peer.request(era.DISCOVER, enveloped(None, version, client), timeout=timeout)
+async def _discover(
+    peer: Peer, version: str, timeout: float, client: tuple[str, str], capabilities: JSONObject | None,
+) -> Discovered:
+    result = await peer.request(era.DISCOVER, enveloped(None, version, client, capabilities), timeout=timeout)
     versions = result.get("supportedVersions")
     if not isinstance(versions, list) or version not in versions:
         raise ProtocolError(f"server/discover lists {versions!r}, not {version}")
@@ -152,11 +156,13 @@ def _pinned(found: Discovered | ToolrelayError, version: str, server: str) -> Di
     )
 
 
-def liveness_check(version: str | None, client: tuple[str, str]) -> tuple[str, JSONObject | None]:
+def liveness_check(
+    version: str | None, client: tuple[str, str], capabilities: JSONObject | None = None,
+) -> tuple[str, JSONObject | None]:
     """The request that checks a server answers: ``ping``, or in 2026-07-28 (which has
-    none) ``server/discover``."""
+    none) ``server/discover`` (declaring ``capabilities``)."""
     if version in MODERN_VERSIONS:
-        return era.DISCOVER, enveloped(None, version, client)
+        return era.DISCOVER, enveloped(None, version, client, capabilities)
     return m.PING, None
 
 
