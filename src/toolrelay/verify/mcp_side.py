@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..client.host.input_required import input_required
 from ..relay.optional_nulls import strip_optional_nulls
 from .evidence import call_finding
 from .facts import RunFacts
@@ -302,6 +303,8 @@ def _answered(call: CallTrace, facts: RunFacts, outcome_event: dict[str, Any] | 
         )
     outcome = facts.outcome(call)
     said = "?" if outcome is None else _said(outcome.status, outcome.message, outcome.error_code)
+    if outcome is not None and input_required(exchange) is not None:
+        said = f"input_required still, given up on (protocol error): {excerpt(outcome.message, 80)}"
     where = f"{request.get('server')} (connection {request.get('connection')})"
     return call_finding(
         call,
