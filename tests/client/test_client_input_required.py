@@ -94,3 +94,21 @@ def test_roots_are_asked_only_when_offered(tmp_path: Path, offer: bool) -> None:
         assert isinstance(answer, ProtocolError)
         said = "(roots/list) during tools/call t, which toolrelay could not answer: Method not found"
         assert said in str(answer)
+
+
+async def _call_twice(config: ServerConfig, log_dir: Path, other: Path) -> tuple[list[Any], list[str]]:
+    recorder = Recorder()
+    async with open_connection(config, log_dir, recorder, protocol_version="2026-07-28") as connection:
+        first = (await connection.call_tool("t", {})).raise_for_error()
+        connection.set_roots([other])
+        second = (await connection.call_tool("t", {})).raise_for_error()
+    sent = [e.method for e in recorder.seen if isinstance(e, McpMessage) and e.direction == "out"]
+    return [json.loads(r["content"][0]["text"])["responses"]["r"]["roots"] for r in (first, second)], sent
+
+
+def test_new_roots_are_sent_with_the_next_call_not_notified(tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    answers, sent = run(_call_twice(server(tmp_path, "roots", roots=(str(tmp_path),)), tmp_path, other))
+    assert [[r["uri"] for r in roots] for roots in answers] == [[tmp_path.as_uri()], [other.as_uri()]]
+    assert "notifications/roots/list_changed" not in sent

@@ -44,7 +44,7 @@ from ..protocol import mcp as m
 from ..protocol.framing import Oversized, find_id
 from ..protocol.jsonrpc import PARSE_ERROR, DecodeError, JSONObject, Notification, Request
 from ..protocol.peer import Exchange, Peer
-from ..protocol.versions import DEFAULT_VERSION, accept_server_version
+from ..protocol.versions import DEFAULT_VERSION, MODERN_VERSIONS, accept_server_version
 from . import era
 from .config import ServerConfig
 from .environment import redact
@@ -298,8 +298,9 @@ class Connection:
     def set_roots(self, paths: list[str | Path]) -> None:
         """Offer other roots from now on; a live server is told (roots/list_changed)."""
         link = self._link
-        if self.requests.set_roots(roots_from_paths(paths)) and self.alive and link is not None:
-            link.peer.notify(m.ROOTS_CHANGED)
+        changed = self.requests.set_roots(roots_from_paths(paths))
+        if changed and self.alive and link is not None and self.protocol_version not in MODERN_VERSIONS:
+            link.peer.notify(m.ROOTS_CHANGED)  # 2026-07-28 has none: roots are asked per call
 
     def _postpone(self, call_id: str, seconds: float) -> None:
         link = self._link
