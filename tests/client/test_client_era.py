@@ -61,11 +61,11 @@ def sdk_url() -> Iterator[str]:
 
 def files_stdio(root: Path) -> ServerConfig:
     return ServerConfig(name="fs", transport="stdio", command=sys.executable,
-                        args=("-m", "toolrelay", "files", str(root)))
+                        args=("-m", "toolrelay", "files", str(root)), roots=(str(root),))
 
 
-def http(url: str) -> ServerConfig:
-    return ServerConfig(name="h", transport="http", url=url)
+def http(url: str, root: Path | None = None) -> ServerConfig:
+    return ServerConfig(name="h", transport="http", url=url, roots=(str(root),) if root else None)
 
 
 async def _use(config: ServerConfig, log_dir: Path, asked: str, tool: str, arguments: dict[str, Any]) -> Any:
@@ -83,12 +83,14 @@ async def _use(config: ServerConfig, log_dir: Path, asked: str, tool: str, argum
 def test_toolrelay_files_is_spoken_to_in_2026_07_28(
     root: Path, files_url: str, tmp_path: Path, transport: str, asked: str
 ) -> None:
-    config = files_stdio(root) if transport == "stdio" else http(files_url)
+    config = files_stdio(root) if transport == "stdio" else http(files_url, root)
     version, name, tools, answer, methods = run(
         _use(config, tmp_path, asked, "read_text_file", {"path": "a.txt"}))
     assert (version, name) == ("2026-07-28", "toolrelay-files")
     assert "read_text_file" in tools and answer["content"][0]["text"] == "alpha\n"
     assert answer["resultType"] == "complete"
+    # the server asked for our roots (input_required) and the call was retried with them
+    assert methods.count("tools/call") == 2
     assert methods[0] == "server/discover" and "notifications/initialized" not in methods
     # probing a server that is still starting, the handshake goes out beside the probe (refused)
     assert "initialize" not in methods or (asked, transport) == ("auto", "stdio")

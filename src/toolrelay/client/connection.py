@@ -44,11 +44,12 @@ from ..protocol import mcp as m
 from ..protocol.framing import Oversized, find_id
 from ..protocol.jsonrpc import PARSE_ERROR, DecodeError, JSONObject, Notification, Request
 from ..protocol.peer import Exchange, Peer
-from ..protocol.versions import DEFAULT_VERSION, accept_server_version
+from ..protocol.versions import DEFAULT_VERSION, MODERN_VERSIONS, accept_server_version
 from . import era
 from .config import ServerConfig
 from .environment import redact
 from .host import Host, ServerRequests, roots_from_paths
+from .host.input_required import follow_input_required
 from .refusals import malformed_answer_message, too_large_message
 from .shutdown import forget_in_flight, track_in_flight
 from .tracing import WireTracer
@@ -189,7 +190,8 @@ class Connection:
         params = m.initialize_params(asked, CLIENT_NAME, __version__, self.requests.capabilities(asked))
         timeout = self.config.request_timeout
         try:  # client/era.py: the handshake, or (probing) the 2026-07-28 server/discover
-            result = await era.negotiate(link.peer, self._asked_version, params, timeout, _CLIENT, self.name)
+            result = await era.negotiate(link.peer, self._asked_version, params, timeout, _CLIENT, self.name,
+                                         self.requests.capabilities)
         except RequestTimeout:
             raise RequestTimeout(
                 f"server {self.name} did not answer initialize within {timeout:g} s"
@@ -201,6 +203,7 @@ class Connection:
         if isinstance(result, era.Discovered):  # 2026-07-28: no initialize, no session
             self.protocol_version, self.server_info = result.version, result.server_info
             self.capabilities, self.instructions = result.capabilities, result.instructions
+            self.requests.negotiated(result.version)  # answered through input_required
             return
         self.protocol_version = accept_server_version(self.name, asked, result.get("protocolVersion"))
         self.requests.negotiated(self.protocol_version)
@@ -238,7 +241,7 @@ class Connection:
         cursor: Any = None
         for _ in range(_MAX_PAGES):
             page = {"cursor": cursor} if cursor is not None else None
-            params = era.enveloped(page, self.protocol_version, _CLIENT)
+            params = self._enveloped(page)
             exchange = await link.peer.call(m.LIST_TOOLS, params, timeout=self.config.request_timeout)
             result = exchange.raise_for_error()
             tools.extend(self._usable_tools(result.get("tools")))
@@ -278,14 +281,26 @@ class Connection:
         if link is None or not link.ready or link.peer.closed is not None:
             link = await self._revive()
         limit = self.config.call_timeout if timeout is None else timeout
-        params = era.enveloped({"name": name, "arguments": arguments}, self.protocol_version, _CLIENT)
-        return await link.peer.call(m.CALL_TOOL, params, timeout=limit, tag=call_id)
+        params = self._enveloped({"name": name, "arguments": arguments}) or {}
+        peer = link.peer
+
+        async def send(sent: JSONObject) -> Exchange:  # 2026-07-28: each retry has a new id
+            return await peer.call(m.CALL_TOOL, sent, timeout=limit, tag=call_id)
+        what = f"tools/call {name}"
+        return await follow_input_required(send, params, self.requests, call_id=call_id, what=what)
+
+    def _enveloped(self, params: JSONObject | None) -> JSONObject | None:
+        """``params`` with the 2026-07-28 envelope (our capabilities) when that is the era."""
+        version = self.protocol_version
+        capabilities = self.requests.capabilities(version) if version is not None else None
+        return era.enveloped(params, version, _CLIENT, capabilities)
 
     def set_roots(self, paths: list[str | Path]) -> None:
         """Offer other roots from now on; a live server is told (roots/list_changed)."""
         link = self._link
-        if self.requests.set_roots(roots_from_paths(paths)) and self.alive and link is not None:
-            link.peer.notify(m.ROOTS_CHANGED)
+        changed = self.requests.set_roots(roots_from_paths(paths))
+        if changed and self.alive and link is not None and self.protocol_version not in MODERN_VERSIONS:
+            link.peer.notify(m.ROOTS_CHANGED)  # 2026-07-28 has none: roots are asked per call
 
     def _postpone(self, call_id: str, seconds: float) -> None:
         link = self._link
@@ -295,14 +310,15 @@ class Connection:
     async def ping(self) -> None:
         """Check the server answers (request_timeout applies)."""
         link = await self._ready_link()
-        method, params = era.liveness_check(self.protocol_version, _CLIENT)  # 2026-07-28 has no ping
+        version = self.protocol_version  # 2026-07-28 has no ping
+        method, params = era.liveness_check(version, _CLIENT, self.requests.capabilities(version or ""))
         (await link.peer.call(method, params, timeout=self.config.request_timeout)).raise_for_error()
 
     async def request(self, method: str, params: JSONObject | None = None) -> JSONObject:
         """One request of the server's other features (resources, prompts, completion): its
         result, or ``RpcError`` for a JSON-RPC error (request_timeout applies)."""
         link = await self._ready_link()
-        params = era.enveloped(params, self.protocol_version, _CLIENT)
+        params = self._enveloped(params)
         return (await link.peer.call(method, params, timeout=self.config.request_timeout)).raise_for_error()
 
     # -- events ---------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import asyncio
 import base64
 import contextlib
 import json
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -64,28 +64,34 @@ def handshake_version(asked: str) -> str:
     return LATEST_VERSION if asked == AUTO or asked in MODERN_VERSIONS else asked
 
 
-def enveloped(params: JSONObject | None, version: str | None, client: tuple[str, str]) -> JSONObject | None:
-    """``params`` with the modern ``_meta`` when ``version`` is a 2026-07-28 one (toolrelay
-    declares no client capabilities); unchanged otherwise. ``client``: (name, version)."""
+def enveloped(
+    params: JSONObject | None, version: str | None, client: tuple[str, str],
+    capabilities: JSONObject | None = None,
+) -> JSONObject | None:
+    """``params`` with the modern ``_meta`` when ``version`` is a 2026-07-28 one, declaring
+    ``capabilities`` (the connection's, ``ServerRequests.capabilities``; none when not
+    given); unchanged otherwise. ``client``: (name, version)."""
     if version not in MODERN_VERSIONS:
         return params
     assert version is not None
     meta = (params or {}).get("_meta")
-    envelope = era.request_meta(version, {}, *client)
+    envelope = era.request_meta(version, capabilities or {}, *client)
     return {**(params or {}), "_meta": {**(meta if isinstance(meta, dict) else {}), **envelope}}
 
 
 async def negotiate(
     peer: Peer, asked: str, init_params: JSONObject, timeout: float, client: tuple[str, str], server: str,
+    capabilities: Callable[[str], JSONObject] | None = None,
 ) -> Discovered | JSONObject:
     """The server's era: ``Discovered`` for a modern one, else its ``initialize`` result.
 
-    Raises what ``initialize`` raises; pinned to a modern revision, ``ProtocolError`` when
-    the server does not speak it."""
+    ``capabilities(version)``: what the probe declares. Raises what ``initialize`` raises;
+    pinned to a modern revision, ``ProtocolError`` when the server does not speak it."""
     if asked != AUTO and asked not in MODERN_VERSIONS:
         return await peer.request(m.INITIALIZE, init_params, timeout=timeout)
     version = asked if asked in MODERN_VERSIONS else LATEST_MODERN_VERSION
-    probe = asyncio.ensure_future(_discover(peer, version, timeout, client))
+    declared = capabilities(version) if capabilities is not None else None
+    probe = asyncio.ensure_future(_discover(peer, version, timeout, client, declared))
     if asked != AUTO:
         return _pinned(await _outcome(probe), version, server)
     done, _ = await asyncio.wait({probe}, timeout=PROBE_WAIT)
@@ -123,8 +129,10 @@ async def _race(
                 await pending  # retrieve: the loser's outcome is of no interest
 
 
-async def _discover(peer: Peer, version: str, timeout: float, client: tuple[str, str]) -> Discovered:
-    result = await peer.request(era.DISCOVER, enveloped(None, version, client), timeout=timeout)
+async def _discover(
+    peer: Peer, version: str, timeout: float, client: tuple[str, str], capabilities: JSONObject | None,
+) -> Discovered:
+    result = await peer.request(era.DISCOVER, enveloped(None, version, client, capabilities), timeout=timeout)
     versions = result.get("supportedVersions")
     if not isinstance(versions, list) or version not in versions:
         raise ProtocolError(f"server/discover lists {versions!r}, not {version}")
@@ -154,11 +162,13 @@ def _pinned(found: Discovered | ToolrelayError, version: str, server: str) -> Di
     )
 
 
-def liveness_check(version: str | None, client: tuple[str, str]) -> tuple[str, JSONObject | None]:
+def liveness_check(
+    version: str | None, client: tuple[str, str], capabilities: JSONObject | None = None,
+) -> tuple[str, JSONObject | None]:
     """The request that checks a server answers: ``ping``, or in 2026-07-28 (which has
-    none) ``server/discover``."""
+    none) ``server/discover`` (declaring ``capabilities``)."""
     if version in MODERN_VERSIONS:
-        return era.DISCOVER, enveloped(None, version, client)
+        return era.DISCOVER, enveloped(None, version, client, capabilities)
     return m.PING, None
 
 

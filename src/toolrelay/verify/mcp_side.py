@@ -5,18 +5,21 @@ name; the tools/call went to that server with that name, and its ``params.argume
 is an object equal to the parsed value (after the strict-mode null-stripping, with the
 tool's rule from the recorded tools/list, for tools declared strict). ``server_check``:
 a call recorded as answered (ok, tool error, protocol error) has exactly one tools/call
-and one answer; a call that never left toolrelay (invalid arguments, unknown tool, not
-approved) has none; a transport failure has no answer. A plausible JSON object is not an
-execution: only a recorded exchange shows that a server ran the tool.
+and one answer (in 2026-07-28, one chain of them: ``input_rounds.py``); a call that
+never left toolrelay (invalid arguments, unknown tool, not approved) has none; a
+transport failure has no answer. A plausible JSON object is not an execution: only a
+recorded exchange shows that a server ran the tool.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..client.host.input_required import input_required
 from ..relay.optional_nulls import strip_optional_nulls
 from .evidence import call_finding
 from .facts import RunFacts
+from .input_rounds import chain_problem, rounds_said
 from .jsonpath import excerpt, first_difference, json_equal
 from .outcomes import ANSWERED, NEVER_SENT, MalformedAnswer
 from .record import CallTrace, RunRecord
@@ -233,6 +236,9 @@ def _server(call: CallTrace, facts: RunFacts) -> Finding | None:
                     *requests)
     if len(responses) > 1:
         return _bad(call, f"the tools/call was answered {len(responses)} times", *responses)
+    broken = chain_problem(call)
+    if broken is not None:
+        return _bad(call, f"its input_required chain is broken: {broken[0]}", outcome_event, broken[1])
     if status is None:
         return None  # no outcome recorded: the run stopped first (unfinished)
     if status in NEVER_SENT:
@@ -297,12 +303,14 @@ def _answered(call: CallTrace, facts: RunFacts, outcome_event: dict[str, Any] | 
         )
     outcome = facts.outcome(call)
     said = "?" if outcome is None else _said(outcome.status, outcome.message, outcome.error_code)
+    if outcome is not None and input_required(exchange) is not None:
+        said = f"input_required still, given up on (protocol error): {excerpt(outcome.message, 80)}"
     where = f"{request.get('server')} (connection {request.get('connection')})"
     return call_finding(
         call,
         "server_check",
         True,
-        f"{where} answered mcp id {exchange.mcp_id}: {said}",
+        f"{where} answered mcp id {exchange.mcp_id}{rounds_said(call)}: {said}",
         "exchange",
         request,
         response,

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, cast
 
+from ..client.host.input_required import input_required
 from ..client.refusals import malformed_answer_message
 from ..protocol.jsonrpc import DecodeError, ErrorResponse, RequestId, Response, classify
 from ..protocol.peer import Exchange
@@ -100,6 +101,8 @@ def rebuild_outcome(
     None when the record lacks what it rests on (no outcome; an answered class without an
     answer)."""
     request = call.first("mcp_requests") or {}
+    if isinstance(exchange, Exchange) and input_required(exchange) is not None:
+        return _given_up(call, exchange, request)
     if isinstance(exchange, Exchange):
         return outcome_from_exchange(
             exchange, connection=request.get("connection"), output_schema=output_schema, **_base(call)
@@ -124,6 +127,19 @@ def rebuild_outcome(
         mcp_id=recorded.get("mcp_id"),
         connection=recorded.get("connection"),
         **_base(call),
+    )
+
+
+def _given_up(call: CallTrace, exchange: Exchange, request: dict[str, Any]) -> CallOutcome | None:
+    """A chain whose last answer still asked for input: toolrelay gave up on it (too many
+    rounds, an input it could not give), a protocol error in the recorded words; None
+    when the record claims anything else."""
+    recorded = call.outcome or {}
+    if recorded.get("status") != "protocol_error" or recorded.get("mcp_id") != exchange.mcp_id:
+        return None
+    return CallOutcome(
+        status="protocol_error", message=str(recorded.get("message", "")), mcp_id=exchange.mcp_id,
+        connection=request.get("connection"), request=request.get("message"), **_base(call),
     )
 
 

@@ -45,9 +45,13 @@ from ..events import (
     RunStartEvent,
     ServerExitedEvent,
 )
+from ..protocol import era
 from ..protocol.responses import FUNCTION_CALL, OUTPUT_ITEM_DONE
 
-__all__ = ["REFUSED_DUPLICATE", "CallTrace", "ModelRound", "RunRecord", "index_events", "is_2xx"]
+__all__ = [
+    "REFUSED_DUPLICATE", "CallTrace", "ModelRound", "RunRecord", "asks_for_input", "index_events", "is_2xx",
+    "message_of",
+]
 
 Event = dict[str, Any]
 
@@ -83,8 +87,12 @@ class CallTrace:
     parsed: list[Event] = field(default_factory=list)
     routed: list[Event] = field(default_factory=list)
     mcp_requests: list[Event] = field(default_factory=list)
-    """tools/call requests tagged with this call_id (exactly one when it was sent)."""
+    """tools/call requests tagged with this call_id (exactly one when it was sent): in
+    2026-07-28, the last of its chain (``input_rounds`` hold the earlier ones)."""
     mcp_responses: list[Event] = field(default_factory=list)
+    input_rounds: list[tuple[Event, Event]] = field(default_factory=list)
+    """2026-07-28: the (tools/call, answer) pairs answered ``input_required`` before the
+    one in ``mcp_requests``, in order; each was retried with the inputs it asked for."""
     server_requests: list[Event] = field(default_factory=list)
     """What the server asked toolrelay during the call (sampling, elicitation, roots...)
     and toolrelay's replies, in order."""
@@ -396,4 +404,32 @@ def index_events(events: list[Event], source: Path, *, cut_tail: bool = False) -
     indexer = _Indexer(record)
     for event in events:
         indexer.add(event)
+    for call in record.calls:
+        _split_input_rounds(call)
     return record
+
+
+def _split_input_rounds(call: CallTrace) -> None:
+    """Move the leading tools/call rounds answered ``input_required`` (and retried) out of
+    ``mcp_requests``/``mcp_responses`` into ``input_rounds``: the last one is the call's."""
+    while len(call.mcp_requests) > 1:
+        request = call.mcp_requests[0]
+        mcp_id = message_of(request).get("id")
+        response = next((r for r in call.mcp_responses if message_of(r).get("id") == mcp_id), None)
+        if response is None or not asks_for_input(response):
+            return
+        call.mcp_requests.pop(0)
+        call.mcp_responses.remove(response)
+        call.input_rounds.append((request, response))
+
+
+def asks_for_input(response: Event) -> bool:
+    """Whether a recorded tools/call answer is a 2026-07-28 ``input_required`` result."""
+    result = message_of(response).get("result")
+    return isinstance(result, dict) and result.get(era.RESULT_TYPE) == era.INPUT_REQUIRED
+
+
+def message_of(event: Event) -> dict[str, Any]:
+    """An MCP event's JSON-RPC message ({} when it is not an object)."""
+    message = event.get("message")
+    return message if isinstance(message, dict) else {}

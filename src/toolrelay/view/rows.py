@@ -44,7 +44,7 @@ from ..protocol.responses import CANCELLED, FAILED, FUNCTION_CALL, FUNCTION_CALL
 from ..relay.feedback import ERROR_PREFIX
 from .auth_rows import AUTH_DESCRIBERS
 from .model import Badge, Row, RowState
-from .server_asks import asked_text, reply_text
+from .server_asks import asked_text, input_required_text, reply_text, retry_text
 
 __all__ = [
     "MESSAGE_KINDS", "clip", "compact", "describe", "seconds", "server_lane", "stream_payload", "whole",
@@ -254,7 +254,9 @@ def _mcp_text(record: dict[str, Any], message: dict[str, Any]) -> tuple[str, str
     if kind == MCP_SERVER_REQUEST:
         return asked_text(method, _mapping(params))
     if method == "tools/call" and isinstance(params, dict):
-        return f"tools/call {params.get('name')}", "arguments " + compact(params.get("arguments")), "ok"
+        arguments = "arguments " + compact(params.get("arguments"))
+        first: tuple[str, str, RowState] = (f"tools/call {params.get('name')}", arguments, "ok")
+        return retry_text(params.get("name"), params) or first
     return method or "message", compact(params) if params else "", "ok"
 
 
@@ -262,6 +264,9 @@ def _mcp_result(method: str, result: Any) -> tuple[str, str, RowState]:
     if not isinstance(result, dict):
         return "result", compact(result), "ok"
     if method == "tools/call":
+        asking = input_required_text(result)
+        if asking is not None:
+            return asking
         text = _content_text(result.get("content"))
         if result.get("isError") is True:
             return "result · isError", text, "failed"

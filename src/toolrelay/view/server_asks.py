@@ -3,6 +3,11 @@ reply (``mcp_reply``), in their own words: the prompt of a sampling request, the
 (or URL) of an elicitation, what the user or the model answered, the roots sent. A reply
 names no method, so it is read by its shape. Both carry the call_id of the call they
 came during, so the trace draws them inside that call.
+
+In 2026-07-28 a server asks inside its answer instead: a tools/call answered
+``input_required`` lists its input requests, and the retry carries toolrelay's
+``inputResponses``; both are rows of the call too (``input_required_text``,
+``retry_text``).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from typing import Any
 
 from .model import RowState
 
-__all__ = ["asked_text", "reply_text"]
+__all__ = ["asked_text", "input_required_text", "reply_text", "retry_text"]
 
 
 def _compact(value: Any) -> str:
@@ -62,3 +67,22 @@ def reply_text(result: dict[str, Any]) -> tuple[str, str, RowState]:
     if isinstance(result.get("task"), dict):
         return f"reply · task {result['task'].get('status')}", str(result["task"].get("taskId", "")), "ok"
     return "reply", _compact(result), "ok"
+
+
+def input_required_text(result: dict[str, Any]) -> tuple[str, str, RowState] | None:
+    """A tools/call answer asking for input (2026-07-28), or None for any other answer."""
+    if result.get("resultType") != "input_required":
+        return None
+    asked = result.get("inputRequests")
+    wanted = [f"{key}: {value.get('method')}" for key, value in asked.items()
+              if isinstance(value, dict)] if isinstance(asked, dict) else []
+    state = " · requestState" if "requestState" in result else ""
+    return f"input_required{state}", ", ".join(wanted), "warn"
+
+
+def retry_text(name: Any, params: dict[str, Any]) -> tuple[str, str, RowState] | None:
+    """A tools/call retried with inputResponses (2026-07-28), or None for a first request."""
+    answered = params.get("inputResponses")
+    if not isinstance(answered, dict):
+        return None
+    return f"tools/call {name} · retry", "inputResponses " + _compact(answered), "ok"

@@ -8,7 +8,9 @@ declare them. Each revision gets exactly its own shapes:
 - 2024-11-05, 2025-03-26: ``roots {listChanged}``, ``sampling {}``;
 - 2025-06-18: and ``elicitation {}`` (forms);
 - 2025-11-25: ``sampling {tools}``, ``elicitation {form, url}``, and ``tasks`` (sampling and
-  elicitation requests as tasks, ``list``, ``cancel``).
+  elicitation requests as tasks, ``list``, ``cancel``);
+- 2026-07-28 (per request, in ``_meta``): ``roots {}`` (its list_changed notification is
+  gone), ``sampling {tools}``, ``elicitation {form, url}``; tasks moved to an extension.
 
 ``"roots": false`` in a server's config leaves roots out.
 """
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ...protocol.jsonrpc import JSONObject
+from ...protocol.versions import MODERN_VERSIONS
 
 __all__ = ["Offers", "client_capabilities", "offers_of"]
 
@@ -45,6 +48,9 @@ def offers_of(version: str, *, roots: bool) -> Offers:
 def client_capabilities(version: str, *, roots: bool = True) -> JSONObject:
     """The ``capabilities`` object of our ``initialize`` at ``version``."""
     offers = offers_of(version, roots=roots)
+    if version in MODERN_VERSIONS:
+        modern: JSONObject = {"roots": {}} if roots else {}
+        return {**modern, "sampling": {"tools": {}}, "elicitation": {"form": {}, "url": {}}}
     capabilities: JSONObject = {}
     if offers.roots:
         capabilities["roots"] = {"listChanged": True}

@@ -1,0 +1,82 @@
+"""A 2026-07-28 call's chain of tools/call rounds: what makes it one call, not several.
+
+A modern server that needs input answers ``input_required``; the client answers its
+``inputRequests`` and retries the original request. ``verify`` accepts such a chain as
+one execution when every round but the last was answered ``input_required`` (the record
+puts those in ``CallTrace.input_rounds``), every retry has a new JSON-RPC id, is the
+original request (same tool, same arguments), answers exactly the keys the previous round
+asked for, and echoes its ``requestState`` unchanged (and sends none where none was
+given); the first request carries neither. The last answer is the call's outcome.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from .jsonpath import json_equal
+from .record import CallTrace, Event, message_of
+
+__all__ = ["chain_problem", "rounds_said"]
+
+_RETRY_KEYS: Final = ("inputResponses", "requestState")
+
+
+def chain_problem(call: CallTrace) -> tuple[str, Event | None] | None:
+    """Why the call's rounds are no valid chain (and the request that breaks it), or None."""
+    if not call.input_rounds or not call.mcp_requests:
+        return None
+    chain = [request for request, _ in call.input_rounds] + [call.mcp_requests[0]]
+    first = _params(chain[0])
+    sent = [key for key in _RETRY_KEYS if key in first]
+    if sent:
+        return (f"its first tools/call (mcp id {_id(chain[0])}) carries {' and '.join(sent)} "
+                "no server asked for"), chain[0]
+    seen: set[str] = set()
+    for number, ((request, answer), retry) in enumerate(zip(call.input_rounds, chain[1:], strict=True), 1):
+        seen.add(repr(_id(request)))
+        problem = _retry_problem(number, first, message_of(answer).get("result") or {}, retry, seen)
+        if problem is not None:
+            return problem, retry
+    return None
+
+
+def rounds_said(call: CallTrace) -> str:
+    """' after N input_required rounds' for a chain ('' for a single tools/call)."""
+    count = len(call.input_rounds)
+    if not count:
+        return ""
+    return f" after {count} input_required round{'s' if count > 1 else ''}"
+
+
+def _retry_problem(number: int, first: dict[str, Any], asked: dict[str, Any], retry: Event,
+                   seen: set[str]) -> str | None:
+    params, mcp_id = _params(retry), _id(retry)
+    where = f"the retry of round {number} (mcp id {mcp_id})"
+    if repr(mcp_id) in seen:
+        return f"{where} reuses the id of an earlier round: each retry needs a new JSON-RPC id"
+    same_arguments = json_equal(params.get("arguments"), first.get("arguments"))
+    if params.get("name") != first.get("name") or not same_arguments:
+        return f"{where} is not the original request: its tool name or arguments differ"
+    wanted = asked.get("inputRequests")
+    wanted_keys = sorted(wanted) if isinstance(wanted, dict) else []
+    given = params.get("inputResponses")
+    given_keys = sorted(given) if isinstance(given, dict) else []
+    if given_keys != wanted_keys:
+        return (f"{where} answers inputResponses {given_keys} but round {number} asked for "
+                f"{wanted_keys}")
+    if "requestState" in asked and "requestState" not in params:
+        return f"{where} dropped the requestState round {number} gave"
+    if "requestState" in asked and params["requestState"] != asked["requestState"]:
+        return f"{where} changed the requestState round {number} gave (it must be echoed unchanged)"
+    if "requestState" not in asked and "requestState" in params:
+        return f"{where} sends a requestState round {number} never gave"
+    return None
+
+
+def _params(event: Event) -> dict[str, Any]:
+    params = message_of(event).get("params")
+    return params if isinstance(params, dict) else {}
+
+
+def _id(event: Event) -> Any:
+    return message_of(event).get("id")
