@@ -69,7 +69,9 @@ __all__ = [
 ]
 
 MAX_ANSWER_BYTES: Final = 64 * 1024 * 1024
-MAX_IDLE_PER_ORIGIN: Final = 4
+MAX_IDLE_PER_ORIGIN: Final = 32
+"""Idle keep-alive connections kept per origin: a batch's -j tasks reuse theirs (with 4,
+a -j 32 batch reconnected for ~40% of its requests)."""
 _HAPPY_EYEBALLS_DELAY: Final = 0.25  # RFC 8305: try the next address if one hangs (broken IPv6)
 
 Origin = tuple[str, str, int]
