@@ -180,6 +180,8 @@ def test_the_cli_starts_its_own_ray_and_leaves_no_ray_process(local_ray: Any, tm
         out, err = batch.communicate(timeout=180)
         assert batch.returncode == 0, err
         assert "tasks: 4 (4 completed)" in out
+        # Ray's own start-up is said apart from the tasks' time (the bench's throughput after it)
+        assert re.search(r"\nengine start-up: \d+\.\d\d s before the first task started\n", out), out
         deadline = time.monotonic() + 10
         while (left := live_children() - before) and time.monotonic() < deadline:
             time.sleep(0.1)  # orphans come to this process (a subreaper); Ray's take a moment to exit

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..batches import ENGINES, BatchOptions, Summary, TaskFile, batch_async, read_results
+from ..batches import ENGINES, BatchOptions, Summary, TaskFile, TaskSpec, batch_async, read_results
 from ..batches.results import RESULTS_FILE
 from ..client.host import accept_defaults
 from ..errors import UsageError
@@ -127,11 +127,18 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     already = sum(1 for _ in read_results(out / RESULTS_FILE)) if args.start != "restart" else 0
     progress = BatchProgress(max(tasks.count - already, 0), bar=False if args.quiet else None)
-    if not args.quiet:
-        options.on_started = progress.started
-        if already:
-            sys.stderr.write(f"toolrelay batch: resuming {out}: {already} of {tasks.count} tasks "
-                             "already finished\n")
+    first_start: list[float] = []  # when the first task started: the engine's start-up is before it
+
+    def started_task(spec: TaskSpec) -> None:
+        if not first_start:
+            first_start.append(time.monotonic())
+        if not args.quiet:
+            progress.started(spec)
+
+    options.on_started = started_task
+    if not args.quiet and already:
+        sys.stderr.write(f"toolrelay batch: resuming {out}: {already} of {tasks.count} tasks "
+                         "already finished\n")
     started = time.monotonic()
     try:
         asyncio.run(_drive(tasks, options, args.engine, None if args.quiet else progress))
@@ -143,7 +150,8 @@ def run(args: argparse.Namespace) -> int:
         return 130
     if not args.quiet:
         progress.close()
-    return _report(out, tasks, time.monotonic() - started)
+    startup = first_start[0] - started if first_start and args.engine == "ray" else None
+    return _report(out, tasks, time.monotonic() - started, startup)
 
 
 async def _drive(tasks: TaskFile, options: BatchOptions, engine: str, progress: BatchProgress | None) -> None:
@@ -152,13 +160,15 @@ async def _drive(tasks: TaskFile, options: BatchOptions, engine: str, progress: 
             progress.finished(result)
 
 
-def _report(out: Path, tasks: TaskFile, wall: float) -> int:
+def _report(out: Path, tasks: TaskFile, wall: float, startup: float | None = None) -> int:
     """The summary of the whole batch (earlier runs' tasks too); the exit code."""
     summary = Summary.of(read_results(out / RESULTS_FILE))
     lines = summary.lines()
     if tasks.problems:
         lines.append(f"skipped: {len(tasks.problems)} line(s) of {tasks.path} that are not tasks (see above)")
     lines.append(f"wall time: {wall:.2f} s; results in {out / RESULTS_FILE}")
+    if startup is not None:  # Ray's own start (cluster, actors, their servers) is a fixed cost
+        lines.append(f"engine start-up: {startup:.2f} s before the first task started")
     sys.stdout.write("".join(f"{line}\n" for line in lines))
     every_task_done = summary.completed == tasks.count == summary.tasks
     return 0 if every_task_done and not tasks.problems else 1
