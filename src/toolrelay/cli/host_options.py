@@ -15,7 +15,6 @@ import contextlib
 
 from ..client.host import Host
 from ..errors import UsageError
-from ..runner import OFFLINE_MODEL, RunOptions, check_options, model_sampler
 from .consent import sampling_approver
 from .elicitation import ELICIT_POLICIES, elicitor_for
 
@@ -50,6 +49,10 @@ async def host_from_args(args: argparse.Namespace, stack: contextlib.AsyncExitSt
     sampler = None
     model = getattr(args, "model", None)
     if model is not None:
+        # the runner (model client, stand-in) only when a model is asked for: `tools` and
+        # `call` start faster without it
+        from ..runner import RunOptions, check_options, model_sampler
+
         options = RunOptions(model=model, base_url=getattr(args, "base_url", None),
                              script=getattr(args, "script", None))
         check_options(options)
@@ -65,5 +68,9 @@ async def host_from_args(args: argparse.Namespace, stack: contextlib.AsyncExitSt
 
 def check_sampling_args(args: argparse.Namespace) -> None:
     """--script without --model offline is a usage error, as in ``run``."""
-    if getattr(args, "script", None) and getattr(args, "model", None) != OFFLINE_MODEL:
+    if not getattr(args, "script", None):
+        return
+    from ..runner import OFFLINE_MODEL
+
+    if getattr(args, "model", None) != OFFLINE_MODEL:
         raise UsageError("--script drives the offline model; add --model offline")
