@@ -29,6 +29,7 @@ from typing import Any, Final
 from .client.config import builtin_file_server
 from .errors import UsageError, os_reason
 from .events import EventStream
+from .protocol.versions import SEED_VERSION
 from .relay.loop import RunResult
 from .runner import OFFLINE_MODEL, RunOptions, check_options, run_async
 from .verify import RunRecord, Verdict, load_run, verify
@@ -165,6 +166,7 @@ def run_demo(
             # server's instructions (the seed's request has none)
             stream=False,
             server_instructions=False,
+            protocol_version=SEED_VERSION,  # the seed's revision: its files stay the seed's
             transcript=folder / TRANSCRIPT,
             events=events,
             environ=environ,

@@ -51,7 +51,7 @@ def test_sdk_server_over_http(tmp_path: Path, which: str, request: pytest.Fixtur
     async def scenario() -> list[str]:
         async with open_connection(http_config(url), tmp_path, recorder) as conn:
             conn.on_tools_changed = changed.append
-            assert conn.protocol_version == "2025-06-18"
+            assert conn.protocol_version == "2025-11-25"
             assert conn.server_info["name"] == "sdk-test"
             names = [tool["name"] for tool in await conn.list_tools()]
             texts = []
@@ -105,7 +105,7 @@ def test_close_deletes_the_session(tmp_path: Path, sdk_sse_url: str) -> None:
             assert session
         async with httpx2.AsyncClient() as client:
             headers = {"mcp-session-id": session, "accept": "application/json, text/event-stream",
-                       "mcp-protocol-version": "2025-06-18"}
+                       "mcp-protocol-version": "2025-11-25"}
             ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
             probe = await client.post(sdk_sse_url, json=ping, headers=headers)
             return probe.status_code
@@ -137,7 +137,7 @@ def test_headers_session_and_protocol_version_are_sent(tmp_path: Path) -> None:
         assert posted.headers["content-type"] == "application/json"
     assert [r.body.get("method") for r in rest] == ["notifications/initialized", "tools/list", "tools/call"]
     assert all(r.headers["mcp-session-id"] == "session-1" for r in rest)
-    assert all(r.headers["mcp-protocol-version"] == "2025-06-18" for r in rest)
+    assert all(r.headers["mcp-protocol-version"] == "2025-11-25" for r in rest)
     deletes = [r for r in received if r.verb == "DELETE"]
     assert [d.headers["mcp-session-id"] for d in deletes] == ["session-1"]
 

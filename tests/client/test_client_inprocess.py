@@ -53,7 +53,7 @@ def test_handshake_list_and_call_are_recorded_with_ids(tmp_path: Path) -> None:
 
     async def scenario() -> None:
         async with open_connection(in_process_server(Tools(), name="t"), tmp_path, recorder) as conn:
-            assert (conn.number, conn.protocol_version, conn.alive) == (1, "2025-06-18", True)
+            assert (conn.number, conn.protocol_version, conn.alive) == (1, "2025-11-25", True)
             assert conn.server_info == {"name": "test-tools", "version": "1"}
             assert conn.instructions == "In-process test tools."
             assert [tool["name"] for tool in await conn.list_tools()] == ["echo", "huge", "hang"]

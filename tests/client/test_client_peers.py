@@ -19,7 +19,7 @@ def test_sdk_server_over_stdio(tmp_path: Path) -> None:
         config = stdio_config("sdk_server.py", "stdio", name="sdk")
         async with open_connection(config, tmp_path, recorder) as conn:
             conn.on_tools_changed = changed.append
-            assert (conn.protocol_version, conn.server_info["name"]) == ("2025-06-18", "sdk-test")
+            assert (conn.protocol_version, conn.server_info["name"]) == ("2025-11-25", "sdk-test")
             assert conn.instructions == "SDK test server."
             texts = [tool["name"] for tool in await conn.list_tools()]
             for tool, arguments in (("echo", {"text": "sdk"}), ("chatty", {"text": "hey"}),

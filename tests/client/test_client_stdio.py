@@ -43,7 +43,7 @@ def test_handshake_list_and_call_are_recorded_with_ids(tmp_path: Path) -> None:
 
     async def scenario() -> None:
         async with open_connection(stdio_config("minimal_echo_server.py"), tmp_path, recorder) as conn:
-            assert (conn.number, conn.protocol_version, conn.alive) == (1, "2025-06-18", True)
+            assert (conn.number, conn.protocol_version, conn.alive) == (1, "2025-11-25", True)
             assert conn.server_info == {"name": "minimal-echo", "version": "1"}
             assert [tool["name"] for tool in await conn.list_tools()] == ["echo"]
             exchange = await conn.call_tool("echo", {"text": "héllo"}, call_id="call_A")
@@ -252,7 +252,7 @@ def test_unsupported_version_answer_is_refused_naming_both(tmp_path: Path) -> No
             return caught.value, conn.pid
 
     error, _ = run(scenario())
-    assert str(error).startswith("server t answered protocol version '1999-01-01' to our '2025-06-18'")
+    assert str(error).startswith("server t answered protocol version '1999-01-01' to our '2025-11-25'")
 
 
 def test_other_versions_can_be_asked_for(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from toolrelay.protocol.versions import (
 def test_revisions_newest_first_and_defaults() -> None:
     assert SUPPORTED_VERSIONS == ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
     assert sorted(SUPPORTED_VERSIONS, reverse=True) == list(SUPPORTED_VERSIONS)
-    assert (LATEST_VERSION, DEFAULT_VERSION) == ("2025-11-25", "2025-06-18")
+    assert (LATEST_VERSION, DEFAULT_VERSION) == ("2025-11-25", "2025-11-25")
 
 
 @pytest.mark.parametrize("asked", SUPPORTED_VERSIONS)

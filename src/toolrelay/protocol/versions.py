@@ -18,6 +18,7 @@ __all__ = [
     "LATEST_MODERN_VERSION",
     "LATEST_VERSION",
     "MODERN_VERSIONS",
+    "SEED_VERSION",
     "SUPPORTED_VERSIONS",
     "accept_server_version",
     "choose_server_version",
@@ -29,8 +30,11 @@ LATEST_VERSION: Final = SUPPORTED_VERSIONS[0]
 # The stateless era: no handshake; every request carries its revision in ``_meta``.
 MODERN_VERSIONS: Final = ("2026-07-28",)
 LATEST_MODERN_VERSION: Final = MODERN_VERSIONS[0]
-# What the seed is written against, and what the client asks for unless told otherwise.
-DEFAULT_VERSION: Final = "2025-06-18"
+SEED_VERSION: Final = "2025-06-18"
+"""What the seed is written against (the demo asks for it, so its files stay the seed's)."""
+DEFAULT_VERSION: Final = LATEST_VERSION
+"""What the client asks for in the handshake unless told otherwise (falling back to what the
+server answers)."""
 
 
 def choose_server_version(requested: object) -> str:
