@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from ..batches import ENGINES, BatchOptions, Summary, TaskFile, TaskSpec, batch_async, read_results
@@ -24,13 +25,12 @@ from ..client.host import accept_defaults
 from ..errors import UsageError
 from ..relay.consent import approve_all
 from ..relay.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET
-from ..relay.loop import RunLimits
 from ..relay.streaming import EARLY_POLICIES
-from ..runner import OFFLINE_MODEL, RunOptions
+from ..runner import OFFLINE_MODEL
 from .batch_progress import BatchProgress
 from .common import add_server_options, positive_count, positive_seconds
 from .consent import sampling_approver
-from .run_cmd import add_model_options
+from .run_cmd import add_model_options, shaping_options
 from .sign_in import apply_auth_option
 
 __all__ = ["configure", "run"]
@@ -101,16 +101,9 @@ def options_from_args(args: argparse.Namespace) -> BatchOptions:
         raise UsageError("--script drives the offline model; add --model offline")
     if (args.ray_address or args.actors or args.collect) and args.engine != "ray":
         raise UsageError("--ray-address, --actors and --collect go with --engine ray")
-    run = RunOptions(
-        model=args.model, base_url=args.base_url, config=Path(args.config) if args.config else None,
-        strict=args.strict, chain=args.chain, store=args.store, instructions=args.instructions,
-        tool_choice=args.tool_choice, parallel_tool_calls=args.parallel, stream=args.stream,
-        limits=RunLimits(
-            max_turns=args.max_turns, max_tool_calls=args.max_tool_calls, timeout=args.timeout,
-            call_timeout=args.call_timeout, output_budget=args.output_budget,
-            media_budget=args.media_budget, multimodal=not args.text_only, early=args.early,
-        ),
-        approve=approve_all if args.yes else None, script=args.script, protocol_version=args.protocol_version,
+    run = replace(
+        shaping_options(args),
+        approve=approve_all if args.yes else None,
         approve_sampling=sampling_approver(True) if args.yes else None,
         elicit=accept_defaults if args.elicit == "defaults" else None,
     )

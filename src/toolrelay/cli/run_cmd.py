@@ -17,6 +17,7 @@ import asyncio
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from ..errors import UsageError
@@ -125,8 +126,9 @@ def approver(yes: bool, lock: asyncio.Lock | None = None) -> Approver:
     return refusing(NO_TERMINAL_HINT)
 
 
-def options_from_args(args: argparse.Namespace, events: EventStream) -> RunOptions:
-    prompts = asyncio.Lock()  # one question on the terminal at a time, whoever asks
+def shaping_options(args: argparse.Namespace) -> RunOptions:
+    """What the options shaping a run say (model, servers, requests, limits): shared by
+    ``run`` and ``batch``, each adding how it asks for consent and where it records."""
     return RunOptions(
         model=args.model, base_url=args.base_url, config=Path(args.config) if args.config else None,
         strict=args.strict, chain=args.chain, store=args.store, instructions=args.instructions,
@@ -136,8 +138,16 @@ def options_from_args(args: argparse.Namespace, events: EventStream) -> RunOptio
             call_timeout=args.call_timeout, output_budget=args.output_budget,
             media_budget=args.media_budget, multimodal=not args.text_only, early=args.early,
         ),
-        approve=approver(args.yes, prompts), script=args.script, transcript=args.transcript, events=events,
-        protocol_version=args.protocol_version, approve_sampling=sampling_approver(args.yes, prompts),
+        script=args.script, protocol_version=args.protocol_version,
+    )
+
+
+def options_from_args(args: argparse.Namespace, events: EventStream) -> RunOptions:
+    prompts = asyncio.Lock()  # one question on the terminal at a time, whoever asks
+    return replace(
+        shaping_options(args),
+        approve=approver(args.yes, prompts), transcript=args.transcript, events=events,
+        approve_sampling=sampling_approver(args.yes, prompts),
         elicit=elicitor_for(args.elicit, open_urls=args.open, lock=prompts),
         server_instructions=args.server_instructions,
         prompt=args.prompt, prompt_arguments=dict(args.prompt_arguments), resources=list(args.resources),
