@@ -8,10 +8,8 @@ starts link 2, re-initializes, tells the user (a Notice) and lets the catalog re
 (``on_restart``). A session the server forgot (HTTP 404) is renewed the same way. A
 ``tools/call`` is never retried.
 
-Each link is a ``Peer`` (ids, pending requests, timeouts, cancellation) plus the
-``Inbox`` its transport delivers to: non-JSON lines are skipped and reported, oversized
-messages fail only the request they answer. Nothing here depends on which transport
-it is.
+Each link (``link.py``) is a ``Peer`` (ids, pending requests, timeouts, cancellation)
+plus the inbox its transport delivers to. Nothing here depends on which transport it is.
 
 What the server asks of us (roots, sampling, elicitation, tasks) is answered by the
 connection's ``host.ServerRequests``, through the ``Host`` callbacks it was given; the
@@ -23,14 +21,12 @@ of that call: its ``call_id`` tags the request and our reply.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final
 
 from .._version import __version__
 from ..errors import (
-    MessageTooLarge,
     ProtocolError,
     RequestTimeout,
     RpcError,
@@ -38,29 +34,24 @@ from ..errors import (
     TransportError,
     UsageError,
 )
-from ..events import Event, EventStream, McpInvalid, Notice, ServerExitedEvent, ServerReady, ServerStarting
-from ..protocol import json_depth, jsonrpc
+from ..events import EventStream, Notice, ServerReady, ServerStarting
 from ..protocol import mcp as m
-from ..protocol.framing import Oversized, find_id
-from ..protocol.jsonrpc import PARSE_ERROR, DecodeError, JSONObject, Notification, Request
-from ..protocol.peer import Exchange, Peer
+from ..protocol.jsonrpc import JSONObject
+from ..protocol.peer import Exchange
 from ..protocol.versions import DEFAULT_VERSION, MODERN_VERSIONS, accept_server_version
 from . import era
 from .config import ServerConfig
 from .environment import redact
 from .host import Host, ServerRequests, roots_from_paths
 from .host.input_required import follow_input_required
-from .refusals import malformed_answer_message, too_large_message
-from .shutdown import forget_in_flight, track_in_flight
-from .tracing import WireTracer
-from .transport import ChannelEnd, ClientTransport
+from .link import Link
+from .transport import ClientTransport
 from .transport_registry import transport_kind
 
 __all__ = ["Connection"]
 
 CLIENT_NAME: Final = "toolrelay"
 _CLIENT: Final = (CLIENT_NAME, __version__)
-_PREVIEW: Final = 200
 _MAX_PAGES: Final = 1000  # a server whose nextCursor never ends must not loop us forever
 
 
@@ -95,7 +86,7 @@ class Connection:
         self.requests = ServerRequests(host or Host(), config.name, roots,
                                        notify=self._notice, postpone=self._postpone)
         """Answers the server's requests (roots, sampling, elicitation, tasks)."""
-        self._link: _Link | None = None
+        self._link: Link | None = None
         self._lock = asyncio.Lock()
         self._closed = False
 
@@ -144,7 +135,7 @@ class Connection:
             await previous.close()  # reap what is left of the last one
         self.number += 1
         self._emit_starting()
-        link = _Link(self, self.number)
+        link = Link(self, self.number)
         self._link = link
         try:
             await link.connect()
@@ -157,13 +148,13 @@ class Connection:
         link.ready = True
         self._emit_ready()
 
-    async def _ready_link(self) -> _Link:
+    async def _ready_link(self) -> Link:
         link = self._link
         if link is not None and link.ready and link.peer.closed is None:
             return link
         return await self._revive()
 
-    async def _revive(self) -> _Link:
+    async def _revive(self) -> Link:
         """Start on first use, or restart a server that died (never while closed)."""
         async with self._lock:
             if self._closed:
@@ -185,7 +176,7 @@ class Connection:
         assert self._link is not None
         return self._link
 
-    async def _handshake(self, link: _Link) -> None:
+    async def _handshake(self, link: Link) -> None:
         asked = era.handshake_version(self._asked_version)
         params = m.initialize_params(asked, CLIENT_NAME, __version__, self.requests.capabilities(asked))
         timeout = self.config.request_timeout
@@ -214,7 +205,7 @@ class Connection:
         link.peer.notify(m.INITIALIZED)
         link.transport.initialized(self.protocol_version)
 
-    async def renew_session(self, link: _Link) -> None:
+    async def renew_session(self, link: Link) -> None:
         """The server forgot our session (HTTP 404): handshake again on the same link."""
         self.number += 1
         link.tracer.connection = self.number
@@ -342,188 +333,3 @@ class Connection:
 
 def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-class _Link:
-    """One connection number: a peer over the server's transport, and the inbox it fills."""
-
-    def __init__(self, owner: Connection, number: int) -> None:
-        self.owner = owner
-        self.config = owner.config
-        self.number = number
-        self.tracer = WireTracer(owner.events, owner.name, number)
-        self.transport = owner.transport
-        self.peer = Peer(self.transport.send, on_request=self._on_server_request,
-                         on_notification=self._on_notification, tracer=self.tracer,
-                         tag_request=self._call_of)
-        self.ready = False
-        self.closing = False
-        self.end_reason: str | None = None
-        """How this link ended ("exited (code 1)"), shown when the next one starts."""
-        self._ended = False
-        self._close_task: asyncio.Task[None] | None = None
-        self._garbage_lines = 0
-
-    async def connect(self) -> None:
-        """Open the transport's channel (the handshake is the owner's)."""
-        track_in_flight(self)
-        await self.transport.open(self, connection=self.number)
-
-    def cancel_in_flight(self, reason: str) -> None:
-        """toolrelay is told to stop: every request still waiting is cancelled now, while
-        the server can still read it (``shutdown.py`` stops the server after this)."""
-        self.peer.cancel_all(reason, TransportError(f"server {self.owner.name}: request given up: {reason}"))
-
-    # -- the inbox ------------------------------------------------------------------------
-
-    def received(self, data: bytes | Oversized) -> None:
-        """One framed message from the server."""
-        if type(data) is bytes:
-            try:
-                message = jsonrpc.decode(data)
-            except DecodeError as exc:
-                self._undecodable(data, exc)
-                return
-            self.peer.receive(message)
-        elif isinstance(data, Oversized):
-            self._oversized(data)
-
-    def awaiting(self, mcp_id: jsonrpc.RequestId) -> bool:
-        return self.peer.pending_exchange(mcp_id) is not None
-
-    def failed(self, mcp_id: jsonrpc.RequestId, error: ToolrelayError) -> None:
-        self.peer.fail(mcp_id, error)
-
-    def notice(self, text: str, *, level: str = "warning") -> None:
-        self.owner._notice(level, text)
-
-    def ended(self, end: ChannelEnd) -> None:
-        """The channel is over: fail everything pending at once, say how it ended."""
-        if self._ended:
-            return
-        self._ended = True
-        self.peer.close(end.error)
-        if self.end_reason is None:
-            self.end_reason = end.reason
-        owner = self.owner
-        if owner.events.active:
-            owner.events.emit(ServerExitedEvent(server=owner.name, connection=self.number,
-                                                returncode=end.returncode, stderr_tail=end.stderr_tail,
-                                                expected=self.closing))
-
-    def emit(self, event: Event) -> None:
-        if self.owner.events.active:
-            self.owner.events.emit(event)
-
-    async def session_forgotten(self) -> None:
-        await self.owner.renew_session(self)
-
-    # -- what the server sent -------------------------------------------------------------
-
-    def _call_of(self, request: Request) -> str | None:
-        """The model's call a server request belongs to: its task's, or the one tools/call
-        pending (with several, it cannot be told)."""
-        owner = self.owner.requests.call_of(request)
-        if owner is not None:
-            return owner
-        tags = self.peer.pending_tags(m.CALL_TOOL)
-        return tags[0] if len(tags) == 1 and isinstance(tags[0], str) else None
-
-    def _on_server_request(self, request: Request) -> JSONObject | Awaitable[JSONObject]:
-        if request.method == m.PING:
-            return {}
-        return self.owner.requests.answer(request, self._call_of(request))
-
-    def _on_notification(self, notification: Notification) -> None:
-        owner = self.owner
-        if notification.method == m.TOOLS_CHANGED and owner.on_tools_changed is not None:
-            try:
-                owner.on_tools_changed(owner.name)
-            except Exception as exc:  # the catalog's problem must not break this connection
-                owner._notice("error", f"server {owner.name}: handling tools/list_changed failed: {exc}")
-
-    def _undecodable(self, line: bytes, exc: DecodeError) -> None:
-        if not line.strip():
-            return
-        if exc.id is not None and exc.code != PARSE_ERROR:
-            self._malformed(line, exc, exc.id)
-            return
-        if exc.id is not None and self._unreadable_answer(line, exc, exc.id):
-            return
-        self._garbage_lines += 1
-        preview = line[:_PREVIEW].decode("utf-8", "replace")
-        self._invalid(f"not a JSON-RPC message ({exc.message}); skipped", preview)
-        self._log_note(f"skipped a line on stdout that is not JSON-RPC: {preview!r}")  # stdio only: a log
-        if self._garbage_lines == 1:  # in the words of its transport: "printed ... on stdout"
-            said = transport_kind(self.config.transport, self.owner.name).not_json_rpc
-            self.owner._notice("warning", f"server {self.owner.name} {said} (skipped): {preview!r}")
-
-    def _unreadable_answer(self, line: bytes, exc: DecodeError, mcp_id: jsonrpc.RequestId) -> bool:
-        """Not JSON we read (nested too deep), but its id is readable: the request it answers
-        fails at once instead of waiting out its timeout. False when nothing waits for it."""
-        exchange = self.peer.pending_exchange(mcp_id)
-        if exchange is None:
-            return False
-        self._invalid(exc.message, line[:_PREVIEW].decode("utf-8", "replace"))
-        reason = malformed_answer_message(self.owner.name, exchange.method, mcp_id, exc.message)
-        self.peer.fail(mcp_id, ProtocolError(reason))
-        return True
-
-    def _malformed(self, line: bytes, exc: DecodeError, mcp_id: jsonrpc.RequestId) -> None:
-        """Valid JSON, invalid message, readable id: answer it, or fail our request (its answer
-        recorded as its response, as received: what the protocol error rests on)."""
-        try:
-            raw = json_depth.loads(line)
-        except ValueError:
-            raw = None
-        if isinstance(raw, dict) and "method" in raw:
-            self.peer.answer_error(mcp_id, exc.code, exc.message)
-            return
-        exchange = self.peer.pending_exchange(mcp_id)
-        if exchange is None or not isinstance(raw, dict):
-            self._invalid(exc.message, line[:_PREVIEW].decode("utf-8", "replace"))
-            return
-        self.tracer.malformed_answer(raw, mcp_id, time.monotonic() - exchange.started)
-        reason = malformed_answer_message(self.owner.name, exchange.method, mcp_id, exc.message)
-        self.peer.fail(mcp_id, ProtocolError(reason))
-
-    def _oversized(self, marker: Oversized) -> None:
-        mcp_id = find_id(marker)
-        exchange = self.peer.pending_exchange(mcp_id) if mcp_id is not None else None
-        limit = self.config.max_message_bytes
-        if exchange is not None:
-            reason = too_large_message(exchange.method, mcp_id, marker.size, limit)
-            self.peer.fail(exchange.mcp_id, MessageTooLarge(reason))
-        else:
-            reason = too_large_message(None, None, marker.size, limit)
-        text = f"server {self.owner.name}: {reason}; refused (the connection stays open)"
-        self._invalid(reason, marker.head[:_PREVIEW].decode("utf-8", "replace"))
-        self.owner._notice("warning", text)
-        self._log_note(text)
-
-    def _invalid(self, reason: str, preview: str) -> None:
-        events = self.owner.events
-        if events.active:
-            events.emit(McpInvalid(server=self.owner.name, connection=self.tracer.connection,
-                                   reason=reason, preview=preview))
-
-    def _log_note(self, text: str) -> None:
-        """A line of toolrelay's own in the server's log, when it has one."""
-        log = self.transport.log
-        if log is not None:
-            log.note(text)
-
-    # -- end ------------------------------------------------------------------------------
-
-    async def close(self) -> None:
-        if self._close_task is None:
-            self._close_task = asyncio.ensure_future(self._close())
-        await asyncio.shield(self._close_task)
-
-    async def _close(self) -> None:
-        forget_in_flight(self)
-        self.closing = True
-        closed = TransportError(f"connection to server {self.owner.name} was closed")
-        self.peer.close(closed)
-        await self.transport.close()
-        self.ended(ChannelEnd(error=closed, reason="was closed"))  # unless the transport told its end
