@@ -14,6 +14,8 @@ from __future__ import annotations
 import shlex
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -68,16 +70,43 @@ def test_the_auth_scenario_list_is_the_suites(suite: list[str], version: str) ->
     assert sorted(names) == sorted(AUTH_SCENARIOS[version]), listed.stdout + listed.stderr
 
 
-@pytest.mark.parametrize(("version", "scenario"), [
-    (v, s) for table in (SCENARIOS, AUTH_SCENARIOS) for v, names in table.items() for s in names])
-def test_client_scenario(suite: list[str], version: str, scenario: str, tmp_path: Path) -> None:
+CASES = [(v, s) for table in (SCENARIOS, AUTH_SCENARIOS) for v, names in table.items() for s in names]
+ALONE = {"sse-retry"}
+"""Judged on timing (a reconnection within 200 ms of the server's ``retry:``): run alone,
+never beside other scenarios; the rest run three at a time (each in its own folder, the
+suite's servers on ports of their own), which keeps the module's wall time down."""
+
+
+@dataclass(frozen=True)
+class _Run:
+    proc: subprocess.CompletedProcess[str]
+    out: Path
+
+
+def _run(suite: list[str], version: str, scenario: str, out: Path) -> _Run:
     command = shlex.join([sys.executable, str(DRIVER), "--protocol-version", version])
     proc = subprocess.run(
         [*loopback_only(), *suite, "client", "--command", command, "--scenario", scenario,
-         "--spec-version", version, "-o", str(tmp_path)],
+         "--spec-version", version, "-o", str(out)],
         capture_output=True, text=True, timeout=180,
     )
-    verdict = conformance.verdicts(tmp_path).get(scenario)
+    return _Run(proc, out)
+
+
+@pytest.fixture(scope="module")
+def side_by_side(suite: list[str], tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], _Run]:
+    cases = [case for case in CASES if case[1] not in ALONE]
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        runs = {case: pool.submit(_run, suite, *case, tmp_path_factory.mktemp("scenario")) for case in cases}
+        return {case: run.result() for case, run in runs.items()}
+
+
+@pytest.mark.parametrize(("version", "scenario"), CASES)
+def test_client_scenario(suite: list[str], side_by_side: dict[tuple[str, str], _Run], version: str,
+                         scenario: str, tmp_path: Path) -> None:
+    run = _run(suite, version, scenario, tmp_path) if scenario in ALONE else side_by_side[(version, scenario)]
+    proc = run.proc
+    verdict = conformance.verdicts(run.out).get(scenario)
     assert verdict is not None, proc.stdout + proc.stderr
     if scenario in EXPECTED_FAILURES:
         assert not verdict.passed, f"{scenario} passes now: remove it from EXPECTED_FAILURES"
