@@ -124,11 +124,12 @@ def test_toolrelay_options_and_filters(tmp_path: Path) -> None:
     path = write(
         tmp_path,
         '{"mcpServers": {"s": {"command": "x", "toolrelay": {"timeout": 5, '
-        '"requestTimeout": 2.5, "maxMessageBytes": 1048576, "deny": ["write_*"]}}, '
+        '"requestTimeout": 2.5, "maxMessageBytes": 1048576, "deny": ["write_*"], "shutdownGrace": 0.5}}, '
         '"g": {"command": "y", "includeTools": ["a", "b"], "excludeTools": ["b"]}}}',
     )
     s, g = load_config(path, environ={})
     assert (s.call_timeout, s.request_timeout, s.max_message_bytes) == (5.0, 2.5, 1048576)
+    assert (s.shutdown_grace, g.shutdown_grace) == (0.5, 2.0)
     assert (s.allows("read_file"), s.allows("write_file")) == (True, False)
     assert (g.allows("a"), g.allows("b"), g.allows("c")) == (True, False, False)
 
@@ -278,11 +279,15 @@ def test_roots_are_absolute_against_the_project_folder_or_false(tmp_path: Path) 
             '{"mcpServers": {"a": {"command": "x", "toolrelay": {"timout": 3}}}}',
             "server 'a': unknown key \"toolrelay.timout\" "
             "(known: allow, deny, isolate, maxMessageBytes, oauth, protocolVersion, requestTimeout, roots, "
-            "timeout)",
+            "shutdownGrace, timeout)",
         ),
         (
             '{"mcpServers": {"a": {"command": "x", "toolrelay": {"timeout": 0}}}}',
             "server 'a', toolrelay.timeout: must be a positive number of seconds, got 0",
+        ),
+        (
+            '{"mcpServers": {"a": {"command": "x", "toolrelay": {"shutdownGrace": "soon"}}}}',
+            "server 'a', toolrelay.shutdownGrace: must be a positive number of seconds, got 'soon'",
         ),
         (
             '{"mcpServers": {"a": {"command": "x", "toolrelay": {"roots": "/srv"}}}}',

@@ -40,7 +40,9 @@ def install(cache: Path) -> list[str] | str:
 
 def stdio_config(command: list[str], roots: list[str]) -> dict[str, Any]:
     """An MCP config naming server-everything over stdio as ``ev``, with ``roots``."""
-    entry = {"command": command[0], "args": [*command[1:], "stdio"], "toolrelay": {"roots": roots}}
+    # it keeps running after its stdin closes (its timers hold Node open): no 2 s wait per close
+    entry = {"command": command[0], "args": [*command[1:], "stdio"],
+             "toolrelay": {"roots": roots, "shutdownGrace": 0.2}}
     return {"mcpServers": {"ev": entry}}
 
 

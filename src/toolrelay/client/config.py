@@ -17,7 +17,7 @@ an optional ``"toolrelay"`` object inside an entry (other clients ignore it)::
 
     "toolrelay": {"timeout": 120, "requestTimeout": 30, "maxMessageBytes": 8388608,
                   "allow": ["read_*"], "deny": ["write_file"], "roots": ["~/notes"],
-                  "protocolVersion": "auto"}
+                  "protocolVersion": "auto", "shutdownGrace": 2}
 
 ``roots`` are the directories the server is told about (``roots/list``): paths, ``~`` and
 variables expanded, relative ones against the project folder; without the key, the
@@ -73,7 +73,7 @@ DEFAULT_REQUEST_TIMEOUT: Final = 30.0
 DEFAULT_SHUTDOWN_GRACE: Final = 2.0
 _OPTION_KEYS: Final = frozenset({
     "timeout", "requestTimeout", "maxMessageBytes", "allow", "deny", "roots", "protocolVersion", "isolate",
-    "oauth",  # read with the URL (config_entries.py)
+    "shutdownGrace", "oauth",  # read with the URL (config_entries.py)
 })
 PROTOCOL_CHOICES: Final = (*SUPPORTED_VERSIONS, *MODERN_VERSIONS, "auto")
 """What ``--protocol-version`` and ``toolrelay.protocolVersion`` accept (``client/era.py``)."""
@@ -320,6 +320,8 @@ def _options(entry: dict[str, Any], context: ExpansionContext, where: str) -> di
         options["call_timeout"] = _seconds(block["timeout"], f"{where}, toolrelay.timeout")
     if "requestTimeout" in block:
         options["request_timeout"] = _seconds(block["requestTimeout"], f"{where}, toolrelay.requestTimeout")
+    if "shutdownGrace" in block:  # a server that outlives its closed stdin (timers keep Node alive)
+        options["shutdown_grace"] = _seconds(block["shutdownGrace"], f"{where}, toolrelay.shutdownGrace")
     if "maxMessageBytes" in block:
         options["max_message_bytes"] = _byte_count(block["maxMessageBytes"], where)
     if "protocolVersion" in block:
