@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import toolrelay, write_json
 
 from testkit.servers import PROGRESS_SERVER
-
-from cli_helpers import toolrelay, write_json
 
 
 def config(folder: Path, **settings: Any) -> Path:
@@ -46,7 +45,8 @@ def test_progress_and_warnings_are_shown(folder: Path) -> None:
     assert "info:" not in proc.stderr and "debug:" not in proc.stderr  # below warning: not shown
     assert "  … pr/work [####################] 4/4 · step 4" in proc.stderr  # the last one always
     assert received(folder, "logging/setLevel") == []  # nothing asked without the flag
-    assert [call["params"]["_meta"] for call in received(folder, "tools/call")] == [{"progressToken": "call-1"}]
+    [call] = received(folder, "tools/call")
+    assert call["params"]["_meta"] == {"progressToken": "call-1"}
 
 
 def test_progress_restarts_the_idle_limit(folder: Path) -> None:

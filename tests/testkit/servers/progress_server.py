@@ -102,7 +102,8 @@ class Server:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", help="append every request received to this file")
     server = Server(parser.parse_args().requests)
     for line in sys.stdin:
