@@ -60,6 +60,8 @@ def test_progress_and_logs_are_paired_with_their_call(reported_run: Path) -> Non
             "notification(s) (last 4/4) and 3 log message(s)") in proc.stdout
     assert ("server pr sent progress for token 'not-a-token-of-yours', which no pending tools/call sent: "
             "recorded, ignored") in proc.stdout
+    explained = run_cli("explain", str(reported_run))
+    assert "answered, ok; it reported 4 progress and 3 log message(s)" in explained.stdout
 
 
 def give_progress_to_the_other_call(events: list[Event]) -> None:
