@@ -1,7 +1,8 @@
 """Progress and log messages from `toolrelay call`: a server that reports progress and logs
 while it works (``testkit/servers/progress_server.py``, which notes every request it
 gets). Progress restarts the idle limit up to --call-max-time; log messages reach stderr
-from warning up, or from --server-log-level (which wins over the config's logLevel)."""
+from warning up, or from --server-log-level (which wins over the config's logLevel, as
+--call-max-time wins over maxCallTime)."""
 
 from __future__ import annotations
 
@@ -57,12 +58,16 @@ def test_progress_restarts_the_idle_limit(folder: Path) -> None:
     assert proc.stdout == "done after 6 steps\n"
 
 
-def test_the_maximum_time_cuts_a_call_that_keeps_reporting_progress(folder: Path) -> None:
-    proc = toolrelay("call", "pr__work", '{"steps": 40, "interval": 0.05}', "--config", "mcp.json",
-                     "--timeout", "0.4", "--call-max-time", "0.6", cwd=folder)
-    assert proc.returncode == 3, proc.stderr
+def test_the_maximum_time_cuts_a_call_that_keeps_reporting_progress(tmp_path: Path) -> None:
+    config(tmp_path, timeout=0.4, maxCallTime=0.6)  # idle limit and maximum from the config
+    by_config = toolrelay("call", "pr__work", '{"steps": 40, "interval": 0.05}', "--config", "mcp.json",
+                          cwd=tmp_path)
+    assert by_config.returncode == 3, by_config.stderr
     assert "was still running after its maximum of 0.6 s (a cancellation was sent); --call-max-time " \
-           "(or the config's maxCallTime) sets the maximum" in proc.stderr
+           "(or the config's maxCallTime) sets the maximum" in by_config.stderr
+    by_flag = toolrelay("call", "pr__work", '{"steps": 40, "interval": 0.05}', "--config", "mcp.json",
+                        "--call-max-time", "0.5", cwd=tmp_path)
+    assert "was still running after its maximum of 0.5 s" in by_flag.stderr  # the flag wins
 
 
 def test_the_level_flag_asks_the_server_and_wins_over_the_config(tmp_path: Path) -> None:
