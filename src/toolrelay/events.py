@@ -110,11 +110,15 @@ class ServerReady(Event):
     """The handshake finished."""
 
     kind: ClassVar[str] = "server_ready"
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"log_level"})
     server: str
     connection: int
     protocol_version: str
     server_info: dict[str, Any]
     capabilities: dict[str, Any]
+    log_level: str | None = None
+    """The level of log messages asked of the server (``--server-log-level``), if one was:
+    what reaches it is shown. Recorded only when asked."""
 
 
 @dataclass(slots=True, kw_only=True)

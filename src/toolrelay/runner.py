@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from .client.config import with_cli_settings
 from .client.host import Elicitor, Host, Sampler, SamplingApprover, declining, refusing_approval
 from .errors import UsageError
 from .events import EventStream
@@ -101,6 +102,10 @@ class RunOptions:
     server_instructions: bool = True
     """Pass each server's initialize ``instructions`` on to the model (``--no-server-instructions``)."""
     protocol_version: str = DEFAULT_VERSION
+    server_log_level: str | None = None
+    """Log messages asked of every server (``--server-log-level``; wins over ``logLevel``)."""
+    call_max_time: float | None = None
+    """The most a tools/call may take in all (``--call-max-time``; wins over ``maxCallTime``)."""
     environ: Mapping[str, str] | None = None
     run_id: str | None = None
     on_result: Callable[[RunResult], None] | None = None
@@ -119,7 +124,8 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
     _check_context_mode(opts)
     async with contextlib.AsyncExitStack() as stack:
         # every file and option is checked before a model or server starts
-        servers = servers_from(opts.config, events=events)
+        servers = with_cli_settings(servers_from(opts.config, events=events), log_level=opts.server_log_level,
+                                    max_call_time=opts.call_max_time)
         endpoint = _endpoint(opts, stack)
         if opts.transcript is not None:
             writer = TranscriptWriter(opts.transcript, run_id)

@@ -278,8 +278,8 @@ def test_roots_are_absolute_against_the_project_folder_or_false(tmp_path: Path) 
         (
             '{"mcpServers": {"a": {"command": "x", "toolrelay": {"timout": 3}}}}',
             "server 'a': unknown key \"toolrelay.timout\" "
-            "(known: allow, deny, isolate, maxMessageBytes, oauth, protocolVersion, requestTimeout, roots, "
-            "shutdownGrace, timeout)",
+            "(known: allow, deny, isolate, logLevel, maxCallTime, maxMessageBytes, oauth, protocolVersion, "
+            "requestTimeout, roots, shutdownGrace, timeout)",
         ),
         (
             '{"mcpServers": {"a": {"command": "x", "toolrelay": {"timeout": 0}}}}',

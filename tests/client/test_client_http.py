@@ -61,6 +61,8 @@ def test_sdk_server_over_http(tmp_path: Path, which: str, request: pytest.Fixtur
                 texts.append(exchange.raise_for_error()["content"][0]["text"])
             assert (await conn.call_tool("add", {"a": 2, "b": 3})).raise_for_error()["structuredContent"] == {
                 "result": 5}
+            await asyncio.gather(conn.call_tool("slow", {"seconds": 0.3}, call_id="call_slow"),
+                                 conn.call_tool("chatty", {"text": "beside"}, call_id="call_beside"))
             return [*names, *texts]
 
     outcome = run(scenario())
@@ -68,11 +70,15 @@ def test_sdk_server_over_http(tmp_path: Path, which: str, request: pytest.Fixtur
     assert outcome[6:8] == ["over http", "hi"]
     assert outcome[8] == "client answered ping"
     assert outcome[9] == "roots answered"  # toolrelay offers roots (the current directory)
-    assert changed == ["h"]
+    assert changed == ["h", "h"]  # one per chatty call
     replies = [e.message for e in recorder.of("mcp_reply")]
     assert any(reply.get("result") == {} for reply in replies)  # the answer to the server's ping
     call_ids = {e.call_id for e in recorder.of("mcp_response") if e.method == "tools/call"}
     assert {"call_echo", "call_chatty", "call_ping_client", "call_ask_roots"} <= call_ids
+    logged = [e for e in recorder.of("mcp_notification") if e.method == "notifications/message"]
+    if which == "sdk_sse_url":  # a log message comes on its call's POST stream: recorded with that call,
+        assert [(e.call_id, e.message["params"]["data"]) for e in logged] == [  # also beside another one
+            ("call_chatty", "about to echo hi"), ("call_beside", "about to echo beside")]
 
 
 def test_sdk_session_loss_reinitializes_once_and_resends(tmp_path: Path, sdk_sse_url: str) -> None:

@@ -48,7 +48,8 @@ def test_handshake_list_and_call_are_recorded_with_ids(tmp_path: Path) -> None:
             assert [tool["name"] for tool in await conn.list_tools()] == ["echo"]
             exchange = await conn.call_tool("echo", {"text": "héllo"}, call_id="call_A")
             assert exchange.result == {"content": [{"type": "text", "text": "héllo"}]}
-            assert exchange.request["params"] == {"name": "echo", "arguments": {"text": "héllo"}}
+            assert exchange.request["params"] == {"name": "echo", "arguments": {"text": "héllo"},
+                                                  "_meta": {"progressToken": "call_A-1"}}
 
     run(scenario())
     messages = [e for e in recorder.seen if isinstance(e, McpMessage)]

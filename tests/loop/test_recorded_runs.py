@@ -110,7 +110,8 @@ def test_a_recorded_stream_runs_its_call_early_and_the_run_verifies(
     assert outcome["call_id"] == call["call_id"]
     [sent] = [r["message"] for r in records
               if r["kind"] == "mcp_request" and r["message"].get("method") == "tools/call"]
-    assert sent["params"] == {"name": tool, "arguments": arguments}
+    assert sent["params"] == {"name": tool, "arguments": arguments,
+                              "_meta": {"progressToken": f"{call['call_id']}-1"}}
 
     # the next request: the turn's items as the Response used holds them, then the output
     second = endpoint.bodies[1]["input"]

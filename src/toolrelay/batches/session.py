@@ -21,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
+from ..client.config import with_cli_settings
 from ..client.host import Host, Sampler, SamplingRequest, declining, refusing_approval
 from ..errors import ModelError, ToolrelayError
 from ..events import EventStream
@@ -67,7 +68,9 @@ class BatchSession:
         self.router = TaskRouter()
         self.shared = EventStream()
         self.shared.subscribe(self.router)
-        self._servers = servers_from(options.config, events=self.shared)
+        self._servers = with_cli_settings(servers_from(options.config, events=self.shared),
+                                          log_level=options.server_log_level,
+                                          max_call_time=options.call_max_time)
         self._isolated = [server for server in self._servers if server.isolate]
         """Servers started once per task (``toolrelay.isolate``); the others are shared."""
         # what servers ask during a task: sampling goes to the batch's model (a client of its

@@ -31,6 +31,7 @@ from .batch_progress import BatchProgress
 from .common import add_server_options, positive_count, positive_seconds
 from .consent import sampling_approver
 from .run_cmd import add_model_options, shaping_options
+from .server_activity import add_call_max_time_option, add_log_level_option
 from .sign_in import apply_auth_option
 
 __all__ = ["configure", "run"]
@@ -83,7 +84,10 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         help="model requests per task (default 10)")
     add("--max-tool-calls", type=positive_count, metavar="N", help="tool calls per task")
     add("--timeout", type=positive_seconds, metavar="S", help="wall-clock limit per task, in seconds")
-    add("--call-timeout", type=positive_seconds, metavar="S", help="per tools/call (default: each server's)")
+    add("--call-timeout", type=positive_seconds, metavar="S",
+        help="per tools/call: seconds without an answer or progress (default: each server's)")
+    add_call_max_time_option(parser)
+    add_log_level_option(parser)
     add("--output-budget", type=positive_count, default=DEFAULT_OUTPUT_BUDGET, metavar="CHARS",
         help=f"tool output passed on before it is cut (default {DEFAULT_OUTPUT_BUDGET})")
     add("--media-budget", type=positive_count, default=DEFAULT_MEDIA_BUDGET, metavar="BYTES",

@@ -25,6 +25,7 @@ from ..relay.result import CallOutcome
 from .common import add_server_options, catalog_from_args, positive_seconds, print_json
 from .host_options import add_elicit_options, add_sampling_options, check_sampling_args, host_from_args
 from .progress import ProgressPrinter, WireLog, WirePrinter, failure_text
+from .server_activity import add_call_max_time_option, add_log_level_option
 
 __all__ = ["configure", "run"]
 
@@ -46,8 +47,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_server_options(parser, strict=False)
     parser.add_argument("--wire", action="store_true", help="print the JSON-RPC request and response lines")
     parser.add_argument("--timeout", type=positive_seconds, metavar="S",
-                        help="seconds to wait (default: the server's, 60)")
+                        help="seconds to wait without an answer or progress (default: the server's, 60)")
     parser.add_argument("--json", action="store_true", help="print the whole outcome as JSON")
+    add_call_max_time_option(parser)
+    add_log_level_option(parser)
     add_sampling_options(parser)
     add_elicit_options(parser)
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")

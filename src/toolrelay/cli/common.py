@@ -11,12 +11,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..client.config import PROTOCOL_CHOICES
+from ..client.config import PROTOCOL_CHOICES, with_cli_settings
 from ..client.host import Host
 from ..events import EventStream
 from ..protocol.versions import DEFAULT_VERSION
 from ..relay.catalog import Catalog, servers_from
 from .progress import ProgressPrinter
+from .server_activity import ServerActivityPrinter
 from .sign_in import add_auth_option, apply_auth_option
 
 __all__ = [
@@ -79,9 +80,12 @@ def catalog_from_args(
 ) -> Catalog:
     """The catalog the options describe; notices on stderr (``printer``, by default one
     without progress lines); ``host`` answers what the servers ask."""
+    events.subscribe(ServerActivityPrinter())  # first: its bar is cleared before other lines
     events.subscribe(printer or ProgressPrinter(verbose=False))
     apply_auth_option(args)
-    servers = servers_from(Path(args.config) if args.config else None, events=events)
+    servers = with_cli_settings(servers_from(Path(args.config) if args.config else None, events=events),
+                                log_level=getattr(args, "server_log_level", None),
+                                max_call_time=getattr(args, "call_max_time", None))
     return Catalog(
         servers,
         events=events,

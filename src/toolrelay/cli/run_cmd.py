@@ -34,6 +34,7 @@ from .consent import NO_TERMINAL_HINT, sampling_approver, terminal_approver
 from .elicitation import elicitor_for
 from .host_options import add_elicit_options
 from .progress import AtFirstStart, ProgressPrinter, failure_text
+from .server_activity import ServerActivityPrinter, add_call_max_time_option, add_log_level_option
 from .sign_in import apply_auth_option
 
 __all__ = ["add_model_options", "configure", "run"]
@@ -91,7 +92,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--max-tool-calls", type=positive_count, metavar="N", help="tool calls in the whole run")
     add("--timeout", type=positive_seconds, metavar="S", help="wall-clock limit for the run, in seconds")
     add("--call-timeout", type=positive_seconds, metavar="S",
-        help="per tools/call (default: each server's, 60)")
+        help="per tools/call: seconds without an answer or progress (default: each server's, 60)")
+    add_call_max_time_option(parser)
+    add_log_level_option(parser)
     add("--output-budget", type=positive_count, default=DEFAULT_OUTPUT_BUDGET, metavar="CHARS",
         help=f"tool output passed on before it is cut (default {DEFAULT_OUTPUT_BUDGET})")
     add("--media-budget", type=positive_count, default=DEFAULT_MEDIA_BUDGET, metavar="BYTES",
@@ -139,6 +142,7 @@ def shaping_options(args: argparse.Namespace) -> RunOptions:
             media_budget=args.media_budget, multimodal=not args.text_only, early=args.early,
         ),
         script=args.script, protocol_version=args.protocol_version,
+        server_log_level=args.server_log_level, call_max_time=args.call_max_time,
     )
 
 
@@ -166,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
         if args.config is None:
             notice = f"· no --config: the built-in read-only file server exposes {os.getcwd()} as server fs\n"
             events.subscribe(AtFirstStart(sys.stderr, notice))
+        events.subscribe(ServerActivityPrinter())  # first: its bar is cleared before other lines
         events.subscribe(ProgressPrinter())
     options = options_from_args(args, events)
     apply_auth_option(args)

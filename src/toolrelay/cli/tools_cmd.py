@@ -20,6 +20,7 @@ from ..relay.catalog import Catalog
 from ..relay.declare import DeclarationReport
 from .common import add_server_options, catalog_from_args, print_json
 from .host_options import add_sampling_options, check_sampling_args, host_from_args
+from .server_activity import add_log_level_option
 
 __all__ = ["configure", "run"]
 
@@ -31,6 +32,7 @@ EXAMPLES = """examples:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_server_options(parser)
+    add_log_level_option(parser)
     parser.add_argument("--json", action="store_true", help="print the exact Responses tools array")
     parser.add_argument(
         "--report", action="store_true", help="print the strict-mode conversion report for every tool"

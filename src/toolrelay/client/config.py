@@ -37,7 +37,7 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
@@ -50,6 +50,7 @@ from ..redaction import redact_url, url_secrets
 from . import jsonc
 from .config_entries import EntrySkipped, json_kind
 from .environment import ExpansionContext, expand, input_from_environment, input_variable_name, redact
+from .server_logs import log_level_of
 from .transport_registry import kind_for_entry, transport_kind
 
 if TYPE_CHECKING:
@@ -58,12 +59,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
+    "DEFAULT_MAX_CALL_TIME",
     "DEFAULT_REQUEST_TIMEOUT",
     "LoadedConfig",
     "ServerConfig",
     "builtin_file_server",
     "load_config",
     "read_config",
+    "with_cli_settings",
 ]
 
 log = logging.getLogger("toolrelay.client")
@@ -71,9 +74,11 @@ log = logging.getLogger("toolrelay.client")
 DEFAULT_CALL_TIMEOUT: Final = 60.0
 DEFAULT_REQUEST_TIMEOUT: Final = 30.0
 DEFAULT_SHUTDOWN_GRACE: Final = 2.0
+DEFAULT_MAX_CALL_TIME: Final = 600.0
 _OPTION_KEYS: Final = frozenset({
     "timeout", "requestTimeout", "maxMessageBytes", "allow", "deny", "roots", "protocolVersion", "isolate",
-    "shutdownGrace", "oauth",  # read with the URL (config_entries.py)
+    "maxCallTime", "logLevel", "shutdownGrace",
+    "oauth",  # read with the URL (config_entries.py)
 })
 PROTOCOL_CHOICES: Final = (*SUPPORTED_VERSIONS, *MODERN_VERSIONS, "auto")
 """What ``--protocol-version`` and ``toolrelay.protocolVersion`` accept (``client/era.py``)."""
@@ -104,7 +109,11 @@ class ServerConfig:
     oauth: OAuthSettings | None = None
     """HTTP servers: the ``"toolrelay": {"oauth": {...}}`` block (``client/auth/settings.py``)."""
     call_timeout: float = DEFAULT_CALL_TIMEOUT
-    """Seconds a tools/call may take."""
+    """Seconds a tools/call may go without an answer or progress (its idle limit)."""
+    max_call_time: float = DEFAULT_MAX_CALL_TIME
+    """Seconds a tools/call may take in all, however much progress it reports."""
+    log_level: str | None = None
+    """The level of log messages asked of the server (``logging/setLevel``); None: none asked."""
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT
     """Seconds for initialize, tools/list and ping."""
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
@@ -168,6 +177,19 @@ class LoadedConfig:
 
     servers: list[ServerConfig]
     skipped: list[str]
+
+
+def with_cli_settings(
+    servers: list[ServerConfig], *, log_level: str | None = None, max_call_time: float | None = None
+) -> list[ServerConfig]:
+    """``servers`` with what the command line says for all of them (``--server-log-level``,
+    ``--call-max-time``): the flag wins over each entry's ``toolrelay`` block."""
+    changes: dict[str, Any] = {}
+    if log_level is not None:
+        changes["log_level"] = log_level
+    if max_call_time is not None:
+        changes["max_call_time"] = max_call_time
+    return [replace(server, **changes) for server in servers] if changes else servers
 
 
 def builtin_file_server(root: Path) -> ServerConfig:
@@ -318,6 +340,10 @@ def _options(entry: dict[str, Any], context: ExpansionContext, where: str) -> di
     options: dict[str, Any] = {}
     if "timeout" in block:
         options["call_timeout"] = _seconds(block["timeout"], f"{where}, toolrelay.timeout")
+    if "maxCallTime" in block:
+        options["max_call_time"] = _seconds(block["maxCallTime"], f"{where}, toolrelay.maxCallTime")
+    if "logLevel" in block:
+        options["log_level"] = log_level_of(block["logLevel"], f"{where}, toolrelay.logLevel")
     if "requestTimeout" in block:
         options["request_timeout"] = _seconds(block["requestTimeout"], f"{where}, toolrelay.requestTimeout")
     if "shutdownGrace" in block:  # a server that outlives its closed stdin (timers keep Node alive)

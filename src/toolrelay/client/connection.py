@@ -36,8 +36,9 @@ from ..errors import (
 )
 from ..events import EventStream, Notice, ServerReady, ServerStarting
 from ..protocol import mcp as m
+from ..protocol.era import LOG_LEVEL_KEY
 from ..protocol.jsonrpc import JSONObject
-from ..protocol.peer import Exchange
+from ..protocol.peer import Exchange, MaxTimeExceeded
 from ..protocol.versions import DEFAULT_VERSION, MODERN_VERSIONS, accept_server_version
 from . import era
 from .config import ServerConfig
@@ -45,6 +46,7 @@ from .environment import redact
 from .host import Host, ServerRequests, roots_from_paths
 from .host.input_required import follow_input_required
 from .link import Link
+from .server_logs import SET_LEVEL
 from .transport import ClientTransport
 from .transport_registry import transport_kind
 
@@ -89,6 +91,7 @@ class Connection:
         self._link: Link | None = None
         self._lock = asyncio.Lock()
         self._closed = False
+        self._calls = 0
 
     # -- state ----------------------------------------------------------------------------
 
@@ -204,6 +207,22 @@ class Connection:
         self.instructions = instructions if isinstance(instructions, str) else None
         link.peer.notify(m.INITIALIZED)
         link.transport.initialized(self.protocol_version)
+        await self._ask_log_level(link)
+
+    async def _ask_log_level(self, link: Link) -> None:
+        """``logging/setLevel`` with the level asked, when the server declares logging; a
+        refusal is a warning (its messages then come at the level it chose)."""
+        level = self.config.log_level
+        if level is None or "logging" not in self.capabilities:
+            return
+        try:
+            exchange = await link.peer.call(SET_LEVEL, {"level": level}, timeout=self.config.request_timeout)
+        except RequestTimeout as exc:
+            self._notice("warning", f"server {self.name}: {exc}")
+            return
+        if exchange.error is not None:
+            refused = exchange.error.message
+            self._notice("warning", f"server {self.name} refused {SET_LEVEL} {level}: {refused}")
 
     async def renew_session(self, link: Link) -> None:
         """The server forgot our session (HTTP 404): handshake again on the same link."""
@@ -272,11 +291,20 @@ class Connection:
         if link is None or not link.ready or link.peer.closed is not None:
             link = await self._revive()
         limit = self.config.call_timeout if timeout is None else timeout
-        params = self._enveloped({"name": name, "arguments": arguments}) or {}
-        peer = link.peer
+        self._calls += 1  # the token names this call (its progress renews its idle limit)
+        token = f"{call_id or 'call'}-{self._calls}"
+        asked = {"name": name, "arguments": arguments, "_meta": {"progressToken": token}}
+        params = self._enveloped(asked) or {}
+        peer, most = link.peer, self.config.max_call_time
 
         async def send(sent: JSONObject) -> Exchange:  # 2026-07-28: each retry has a new id
-            return await peer.call(m.CALL_TOOL, sent, timeout=limit, tag=call_id)
+            try:
+                return await peer.call(m.CALL_TOOL, sent, timeout=limit, tag=call_id, max_time=most)
+            except MaxTimeExceeded as exc:  # named for the user: how to give it more time
+                hint = "--call-max-time (or the config's maxCallTime) sets the maximum"
+                said = MaxTimeExceeded(f"{exc}; {hint}")
+                said.mcp_id, said.request = exc.mcp_id, exc.request
+                raise said from None
         what = f"tools/call {name}"
         return await follow_input_required(send, params, self.requests, call_id=call_id, what=what)
 
@@ -284,7 +312,10 @@ class Connection:
         """``params`` with the 2026-07-28 envelope (our capabilities) when that is the era."""
         version = self.protocol_version
         capabilities = self.requests.capabilities(version) if version is not None else None
-        return era.enveloped(params, version, _CLIENT, capabilities)
+        sent = era.enveloped(params, version, _CLIENT, capabilities)
+        if sent is not None and version in MODERN_VERSIONS and self.config.log_level is not None:
+            sent["_meta"][LOG_LEVEL_KEY] = self.config.log_level  # no logging/setLevel in this era
+        return sent
 
     def set_roots(self, paths: list[str | Path]) -> None:
         """Offer other roots from now on; a live server is told (roots/list_changed)."""
@@ -323,7 +354,7 @@ class Connection:
         if self.events.active:
             self.events.emit(ServerReady(
                 server=self.name, connection=self.number, protocol_version=self.protocol_version or "",
-                server_info=self.server_info, capabilities=self.capabilities,
+                server_info=self.server_info, capabilities=self.capabilities, log_level=self.config.log_level,
             ))
 
     def _notice(self, level: str, text: str) -> None:

@@ -49,6 +49,7 @@ from .config import ServerConfig
 from .environment import redact
 from .http_sse import BROKEN, FRUITLESS_RESUMES, StreamPosition, read_events
 from .refusals import too_large_message
+from .stream_owner import carried_for
 from .transport import Inbox
 
 if TYPE_CHECKING:
@@ -137,6 +138,7 @@ class HttpTransport:
     async def _exchange(
         self, message: JSONObject, method: str | None, mcp_id: RequestId | None, renewing: bool
     ) -> None:
+        carried_for.set(mcp_id)  # this task reads the streams of mcp_id only (stream_owner.py)
         try:
             if not renewing and method != m.INITIALIZE:
                 await self._renewed()

@@ -22,12 +22,13 @@ from ..protocol.jsonrpc import PARSE_ERROR, DecodeError, JSONObject, Notificatio
 from ..protocol.peer import Peer
 from .refusals import malformed_answer_message, too_large_message
 from .shutdown import forget_in_flight, track_in_flight
+from .stream_owner import carried_for
 from .tracing import WireTracer
 from .transport import ChannelEnd
 from .transport_registry import transport_kind
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
+    from collections.abc import Awaitable, Callable
 
     from .connection import Connection
 
@@ -47,7 +48,7 @@ class Link:
         self.transport = owner.transport
         self.peer = Peer(self.transport.send, on_request=self._on_server_request,
                          on_notification=self._on_notification, tracer=self.tracer,
-                         tag_request=self._call_of)
+                         tag_request=self._call_of, tag_notification=self._notified_call)
         self.ready = False
         self.closing = False
         self.end_reason: str | None = None
@@ -55,6 +56,11 @@ class Link:
         self._ended = False
         self._close_task: asyncio.Task[None] | None = None
         self._garbage_lines = 0
+        self._notified: dict[str, Callable[[Notification], None]] = {
+            m.TOOLS_CHANGED: self._tools_changed,
+            m.PROGRESS: self._progress,
+        }
+        """What each notification the server may send does (others are only recorded)."""
 
     async def connect(self) -> None:
         """Open the transport's channel (the handshake is the owner's)."""
@@ -126,13 +132,40 @@ class Link:
             return {}
         return self.owner.requests.answer(request, self._call_of(request))
 
+    def _notified_call(self, notification: Notification) -> str | None:
+        """The model's call a notification belongs to: a progress one's by its token (none
+        if no pending call sent it); another, the call whose HTTP stream carried it, or on
+        stdio the one tools/call pending."""
+        if notification.method == m.PROGRESS:
+            mcp_id = self.peer.pending_with_token(_params(notification).get("progressToken"))
+            tag = self.peer.pending_tag(mcp_id) if mcp_id is not None else None
+            return tag if isinstance(tag, str) else None
+        carrier = carried_for.get()
+        if carrier is not None:
+            tag = self.peer.pending_tag(carrier)
+            return tag if isinstance(tag, str) else None
+        tags = self.peer.pending_tags(m.CALL_TOOL)
+        return tags[0] if len(tags) == 1 and isinstance(tags[0], str) else None
+
     def _on_notification(self, notification: Notification) -> None:
+        handler = self._notified.get(notification.method)
+        if handler is not None:
+            handler(notification)
+
+    def _tools_changed(self, _notification: Notification) -> None:
         owner = self.owner
-        if notification.method == m.TOOLS_CHANGED and owner.on_tools_changed is not None:
+        if owner.on_tools_changed is not None:
             try:
                 owner.on_tools_changed(owner.name)
             except Exception as exc:  # the catalog's problem must not break this connection
                 owner._notice("error", f"server {owner.name}: handling tools/list_changed failed: {exc}")
+
+    def _progress(self, notification: Notification) -> None:
+        """The call is still being worked on: its idle timeout starts again (up to its
+        maximum). Progress for no pending call is recorded and otherwise ignored."""
+        mcp_id = self.peer.pending_with_token(_params(notification).get("progressToken"))
+        if mcp_id is not None:
+            self.peer.renew(mcp_id)
 
     def _undecodable(self, line: bytes, exc: DecodeError) -> None:
         if not line.strip():
@@ -219,3 +252,8 @@ class Link:
         self.peer.close(closed)
         await self.transport.close()
         self.ended(ChannelEnd(error=closed, reason="was closed"))  # unless the transport told its end
+
+
+def _params(notification: Notification) -> JSONObject:
+    params = notification.params
+    return params if isinstance(params, dict) else {}

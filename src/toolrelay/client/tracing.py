@@ -49,7 +49,7 @@ class WireTracer:
         if isinstance(message, Request):  # tagged with the call it arrived during, if known
             self._emit("mcp_server_request", "in", message.id, message.method, message.raw, tag, None)
         elif isinstance(message, Notification):
-            self._emit("mcp_notification", "in", None, message.method, message.raw, None, None)
+            self._emit("mcp_notification", "in", None, message.method, message.raw, tag, None)
         else:
             role = "mcp_unpaired" if elapsed is None else "mcp_response"
             sent = self._methods.pop(message.id, None) if elapsed is not None else None

@@ -32,7 +32,7 @@ from .jsonrpc import (
     Response,
 )
 
-__all__ = ["Exchange", "Peer", "RequestHandler", "Tracer", "last_sent"]
+__all__ = ["Exchange", "MaxTimeExceeded", "Peer", "RequestHandler", "Tracer", "last_sent"]
 
 log = logging.getLogger("toolrelay.protocol")
 
@@ -82,6 +82,10 @@ class Exchange:
         return self.result
 
 
+class MaxTimeExceeded(RequestTimeout):
+    """A request kept being renewed (progress) until its maximum time passed."""
+
+
 last_sent: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar("last_sent", default=None)
 """The request the current task sent last (set by ``Peer.call`` once it is on the wire).
 A cancellation carries no value, so this is how a caller cancelled mid-request learns
@@ -96,6 +100,9 @@ class _Pending:
     timeout: float | None = None
     deadline: float = 0.0
     """Event loop time after which the request has timed out (when ``timeout`` is set)."""
+    max_time: float | None = None
+    cap: float = 0.0
+    """Event loop time the deadline never passes, however often it is renewed (``max_time``)."""
 
 
 class Peer:
@@ -110,6 +117,7 @@ class Peer:
         tracer: Tracer | None = None,
         first_id: int = 1,
         tag_request: Callable[[Request], Any] | None = None,
+        tag_notification: Callable[[Notification], Any] | None = None,
     ) -> None:
         self._send = send
         self._on_request = on_request
@@ -118,6 +126,8 @@ class Peer:
         self._tag_request = tag_request
         """Names the tag an incoming request (and our answer to it) is traced with: a server
         request made during a tool call carries that call's tag."""
+        self._tag_notification = tag_notification
+        """The same for an incoming notification (progress, a log message)."""
         self._ids = itertools.count(first_id)
         self._pending: dict[RequestId, _Pending] = {}
         self._handling: dict[RequestId, asyncio.Task[None]] = {}
@@ -144,11 +154,13 @@ class Peer:
         *,
         timeout: float | None = None,
         tag: Any = None,
+        max_time: float | None = None,
     ) -> Exchange:
         """Send a request and wait for its answer; JSON-RPC errors come back in the Exchange.
 
         Raises TransportError when no answer can come (closed, timed out). On timeout or
         cancellation of the caller, ``notifications/cancelled`` names the request id.
+        ``timeout`` is renewed by ``renew``; ``max_time`` (with a timeout) caps it in total.
         """
         if self._closed is not None:
             raise self._closed
@@ -173,6 +185,9 @@ class Peer:
         last_sent.set(exchange)
         if timeout is not None:  # a deadline, not asyncio.wait_for: the hot path stays one future
             pending.timeout, pending.deadline = timeout, loop.time() + timeout
+            if max_time is not None:
+                pending.max_time, pending.cap = max_time, loop.time() + max_time
+                pending.deadline = min(pending.deadline, pending.cap)
             if self._watchdog is None or pending.deadline < self._watchdog_at:
                 self._arm(loop, pending.deadline)
         try:
@@ -205,12 +220,16 @@ class Peer:
         pending = self._pending.get(mcp_id)
         if pending is None or pending.future.done():
             return
-        method, timeout = pending.exchange.method, pending.timeout
-        self._abandon(mcp_id, f"timed out after {timeout:g} s")
+        method, timeout, max_time = pending.exchange.method, pending.timeout, pending.max_time
+        capped = max_time is not None and pending.deadline >= pending.cap
+        why = f"ran past its maximum of {max_time:g} s" if capped else f"timed out after {timeout:g} s"
+        self._abandon(mcp_id, why)
         sent = "" if method == "initialize" else " (a cancellation was sent)"  # see _abandon
-        pending.future.set_exception(RequestTimeout(
-            f"{method} request {jsonrpc.id_text(mcp_id)} got no answer within {timeout:g} s{sent}"
-        ))
+        said = f"was still running after its maximum of {max_time:g} s" if capped else (
+            f"got no answer within {timeout:g} s")
+        kind = MaxTimeExceeded if capped else RequestTimeout
+        error = kind(f"{method} request {jsonrpc.id_text(mcp_id)} {said}{sent}")
+        pending.future.set_exception(error)
 
     async def request(
         self, method: str, params: JSONObject | None = None, *, timeout: float | None = None
@@ -233,6 +252,35 @@ class Peer:
         for pending in self._pending.values():
             if pending.tag == tag and pending.timeout is not None:
                 pending.deadline += seconds
+                pending.cap += seconds
+
+    def renew(self, mcp_id: RequestId) -> None:
+        """The other side says request ``mcp_id`` is still being worked on (progress): its
+        timeout starts again from now, never past its maximum time."""
+        pending = self._pending.get(mcp_id)
+        if pending is None or pending.timeout is None:
+            return
+        loop = self._loop or asyncio.get_running_loop()
+        renewed = loop.time() + pending.timeout
+        if pending.max_time is not None:
+            renewed = min(renewed, pending.cap)
+        pending.deadline = max(pending.deadline, renewed)  # the watchdog re-arms when it fires
+
+    def pending_tag(self, mcp_id: RequestId) -> Any:
+        """The tag of our request ``mcp_id`` while it awaits its answer (else None)."""
+        pending = self._pending.get(mcp_id)
+        return pending.tag if pending is not None else None
+
+    def pending_with_token(self, token: Any) -> RequestId | None:
+        """Our pending request whose ``_meta.progressToken`` is ``token``, if one is."""
+        if isinstance(token, bool) or not isinstance(token, (str, int)):
+            return None
+        for mcp_id, pending in self._pending.items():
+            params = pending.exchange.request.get("params")
+            meta = params.get("_meta") if isinstance(params, dict) else None
+            if isinstance(meta, dict) and meta.get("progressToken") == token:
+                return mcp_id
+        return None
 
     def pending_exchange(self, mcp_id: RequestId) -> Exchange | None:
         """The exchange of a request still awaiting its answer, if ``mcp_id`` names one."""
@@ -355,7 +403,8 @@ class Peer:
 
     def _receive_notification(self, message: Notification) -> None:
         if self.tracer is not None:
-            self.tracer.received(message, None, None)
+            tag = self._tag_notification(message) if self._tag_notification is not None else None
+            self.tracer.received(message, tag, None)
         if message.method == "notifications/cancelled":
             request_id = (message.params or {}).get("requestId")
             # Only a valid id can name a request (a list or object would not even hash).

@@ -23,6 +23,7 @@ from .facts import RunFacts
 from .feedback import check_feedback
 from .mcp_side import check_routing, check_server
 from .model_side import check_answer, check_parse, check_rounds
+from .progress_logs import check_progress_and_logs
 from .record import RunRecord
 from .resumed import check_resumes
 from .server_requests import check_server_requests
@@ -46,6 +47,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("correlation", check_mcp_pairs),
     ("correlation", check_call_links),
     ("correlation", check_server_requests),
+    ("correlation", check_progress_and_logs),
     ("correlation", check_outputs),
     ("correlation", check_resumes),
     ("next_input", check_declarations),

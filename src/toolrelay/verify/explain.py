@@ -260,7 +260,7 @@ def _server_value(call: CallTrace, request: dict[str, Any] | None, response: dic
     return (
         f"tools/call mcp id {message.get('id')} on {request.get('server')} (connection "
         f"{request.get('connection')}), arguments object {excerpt(arguments, 60)}; "
-        f"{answered}, {status}{failure}{_asked(call)}"
+        f"{answered}, {status}{failure}{_asked(call)}{_reported(call)}"
     )
 
 
@@ -269,6 +269,15 @@ def _asked(call: CallTrace) -> str:
     asked = [f"{e.get('method')} {json.dumps(e.get('mcp_id'))}" for e in call.server_requests
              if e["kind"] == MCP_SERVER_REQUEST]
     return f"; the server asked {', '.join(asked)} during it" if asked else ""
+
+
+def _reported(call: CallTrace) -> str:
+    """How much the server reported during the call (progress, log messages)."""
+    methods = [e.get("method") for e in call.mcp_other if e.get("direction") == "in"]
+    counted = [f"{methods.count(method)} {what}" for method, what in
+               (("notifications/progress", "progress"), ("notifications/message", "log message(s)"))
+               if method in methods]
+    return f"; it reported {' and '.join(counted)}" if counted else ""
 
 
 def _call_line(call: CallTrace, stages: list[tuple[str, str, str, Finding | None]]) -> str:

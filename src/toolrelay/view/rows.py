@@ -45,6 +45,7 @@ from ..relay.feedback import ERROR_PREFIX
 from .auth_rows import AUTH_DESCRIBERS
 from .model import Badge, Row, RowState
 from .server_asks import asked_text, input_required_text, reply_text, retry_text
+from .server_reports import reported_text
 
 __all__ = [
     "MESSAGE_KINDS", "clip", "compact", "describe", "seconds", "server_lane", "stream_payload", "whole",
@@ -257,6 +258,9 @@ def _mcp_text(record: dict[str, Any], message: dict[str, Any]) -> tuple[str, str
         arguments = "arguments " + compact(params.get("arguments"))
         first: tuple[str, str, RowState] = (f"tools/call {params.get('name')}", arguments, "ok")
         return retry_text(params.get("name"), params) or first
+    reported = reported_text(method, _mapping(params), record.get("call_id"))
+    if reported is not None:
+        return reported
     return method or "message", compact(params) if params else "", "ok"
 
 

@@ -12,6 +12,7 @@ stdio MCP servers (the standard library only, unless noted):
   touch_server.py         a read-only tool that touches a file when called (early-execution proof)
   capital_server.py       the recorded streams' tools (get_capital, final_result), touching a file too
   slow_server.py          a read-only tool that takes its time (the stream bench's)
+  progress_server.py      reports progress and log messages during a call (honours logging/setLevel)
   offer_server.py         instructions, an outputSchema, audience annotations, a resource_link
   ledger_server.py        notes every call it runs in a ledger file (batch kill-and-resume proof)
   echo_stdio_server.py    ``EchoService`` on toolrelay's own stdio server runtime
@@ -41,6 +42,7 @@ FLOOD_SERVER = SERVERS / "flood_server.py"
 TOUCH_SERVER = SERVERS / "touch_server.py"
 CAPITAL_SERVER = SERVERS / "capital_server.py"
 SLOW_SERVER = SERVERS / "slow_server.py"
+PROGRESS_SERVER = SERVERS / "progress_server.py"
 OFFER_SERVER = SERVERS / "offer_server.py"
 LEDGER_SERVER = SERVERS / "ledger_server.py"
 ASKING_SERVER = SERVERS / "asking_server.py"
