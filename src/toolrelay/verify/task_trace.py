@@ -16,7 +16,7 @@ from typing import Any
 from ..events import MCP_REQUEST
 from .record import CallTrace, Event, message_of
 
-__all__ = ["TaskTrace", "call_answer", "task_of"]
+__all__ = ["TaskTrace", "call_answer", "task_of", "task_summary"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -50,15 +50,21 @@ class TaskTrace:
 
     def summary(self) -> str:
         """``task 318e844b… working ×3 → completed → result``: what happened, compactly."""
-        steps = []
-        for status, run in groupby(self.statuses):
-            count = len(list(run))
-            steps.append(f"{status} ×{count}" if count > 1 else str(status))
-        if self.of("tasks/cancel"):
-            steps.append("cancelled by toolrelay (tasks/cancel)")
-        elif self.result is not None:
-            steps.append("result")
-        return f"task {str(self.task_id)[:8]}… " + " → ".join(steps)
+        return task_summary(self.task_id, self.statuses, cancelled=bool(self.of("tasks/cancel")),
+                            result=self.result is not None)
+
+
+def task_summary(task_id: Any, statuses: list[Any], *, cancelled: bool, result: bool) -> str:
+    """``task 318e844b… working ×3 → completed → result`` (verify's findings, view's rows)."""
+    steps = []
+    for status, run in groupby(statuses):
+        count = len(list(run))
+        steps.append(f"{status} ×{count}" if count > 1 else str(status))
+    if cancelled:
+        steps.append("cancelled by toolrelay (tasks/cancel)")
+    elif result:
+        steps.append("result")
+    return f"task {str(task_id)[:8]}… " + " → ".join(steps)
 
 
 def _task(result: Any) -> dict[str, Any]:
