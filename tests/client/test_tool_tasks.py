@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import Recorder, async_wait_until, open_connection, run, stdio_config
+from client_helpers import Recorder, async_wait_until, open_connection, run
 
 from conftest import PYTHON
 from testkit.servers import TASK_SERVER
+from toolrelay.client.config import ServerConfig
 from toolrelay.client.tool_tasks import settled_problem
 from toolrelay.events import MCP_REQUEST, MCP_RESPONSE, McpMessage
 from toolrelay.protocol.peer import Exchange
@@ -136,7 +137,7 @@ def test_cancelling_the_call_cancels_its_task(tmp_path: Path) -> None:
                    for e in recorder.seen)
 
     async def main() -> list[Any]:
-        config = stdio_config("task_server.py", name="ts")
+        config = ServerConfig(name="ts", transport="stdio", command=PYTHON, args=(str(TASK_SERVER),))
         async with open_connection(config, tmp_path, recorder) as connection:
             await connection.list_tools()
             call = asyncio.ensure_future(connection.call_tool("forever", {}, call_id="call_1"))

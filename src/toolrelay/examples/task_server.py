@@ -1,5 +1,6 @@
-"""A stdlib MCP stdio server (2025-11-25) whose tools must run as tasks
-(``execution.taskSupport: "required"``), with a short ``pollInterval`` (20 ms).
+"""A small MCP server (stdio, standard library only, 2025-11-25) whose tools must run as
+tasks (``execution.taskSupport: "required"``), with a short ``pollInterval`` (20 ms):
+``python3 examples/task_server.py``. toolrelay's tests use it too.
 
 Tools (a task advances one step per ``tasks/get`` poll):
 
