@@ -82,10 +82,10 @@ def task_of(call: CallTrace) -> TaskTrace | None:
     if task_id is None:
         return None
     trace = TaskTrace(task_id=task_id, created=created)
-    answers = {message_of(e).get("id"): e for e in call.task_messages if e["kind"] != MCP_REQUEST}
+    answers = {repr(message_of(e).get("id")): e for e in call.task_messages if e["kind"] != MCP_REQUEST}
     for event in call.task_messages:
         if event["kind"] == MCP_REQUEST:
-            trace.exchanges.append((event, answers.get(message_of(event).get("id"))))
+            trace.exchanges.append((event, answers.get(repr(message_of(event).get("id")))))
     return trace
 
 

@@ -33,6 +33,7 @@ def _short(task_id: Any) -> str:
 def task_text(record: dict[str, Any], message: dict[str, Any]) -> tuple[str, str, RowState] | None:
     """Label, detail and state of a task message (None: not one; errors are drawn as any)."""
     kind, method = record.get("kind"), record.get("method")
+    method = method if isinstance(method, str) else ""
     params, result = _mapping(message.get("params")), message.get("result")
     if kind == MCP_REQUEST and method == "tools/call" and isinstance(params.get("task"), dict):
         arguments = params.get("arguments")
@@ -46,7 +47,8 @@ def task_text(record: dict[str, Any], message: dict[str, Any]) -> tuple[str, str
         return "task created", f"task {_short(task.get('taskId'))} {task.get('status')}", "ok"
     if method in ("tasks/get", "tasks/cancel"):
         status = result.get("status")
-        return f"task {status}", str(result.get("statusMessage") or ""), _STATES.get(status, "ok")
+        state = _STATES.get(status, "ok") if isinstance(status, str) else "ok"
+        return f"task {status}", str(result.get("statusMessage") or ""), state
     return None
 
 
@@ -69,13 +71,13 @@ def compact_tasks(
     creation row."""
     tasks: dict[str, _Task] = {}
     dropped: set[int] = set()
-    pending: dict[Any, Row] = {}  # a poll's request row, until its answer says whether it folds
+    pending: dict[str, Row] = {}  # a poll's request row, until its answer says whether it folds
     for row, event in zip(rows, events, strict=True):
         task = tasks.get(row.call_id) if row.call_id is not None else None
         message = _mapping(event.get("message"))
         if row.label == "task created" and row.call_id is not None:
             created = _mapping(_mapping(message.get("result")).get("task"))
-            tasks[row.call_id] = _Task(row, created.get("taskId"), [created.get("status")])
+            tasks[row.call_id] = _Task(row, str(created.get("taskId")), [created.get("status")])
         elif task is not None and event.get("method") == "tasks/get":
             _poll(task, row, event, message, pending, dropped)
         elif task is not None and event.get("method") == "tasks/cancel":
@@ -89,11 +91,11 @@ def compact_tasks(
 
 
 def _poll(task: _Task, row: Row, event: dict[str, Any], message: dict[str, Any],
-          pending: dict[Any, Row], dropped: set[int]) -> None:
+          pending: dict[str, Row], dropped: set[int]) -> None:
     if event.get("kind") == MCP_REQUEST:
-        pending[message.get("id")] = row
+        pending[repr(message.get("id"))] = row
         return
-    request = pending.pop(message.get("id"), None)
+    request = pending.pop(repr(message.get("id")), None)
     status = _mapping(message.get("result")).get("status")
     task.statuses.append(status)
     kept = task.kept
