@@ -56,6 +56,7 @@ MIN_POLL: Final = 0.02
 MAX_POLL: Final = 5.0
 DEFAULT_POLL: Final = 1.0
 """Seconds between ``tasks/get`` polls: the server's ``pollInterval``, within bounds."""
+_CLOCK_SLACK: Final = 0.05  # a timer may fire a clock tick before its deadline
 CANCEL_WAIT: Final = 5.0
 """Seconds toolrelay waits for the answer to its ``tasks/cancel``."""
 
@@ -145,12 +146,11 @@ class ToolTaskCall:
             self.owners[task_id] = self.call_id
         try:
             status, final = await self._follow(task)
-        except RequestTimeout:
+        except RequestTimeout as exc:
+            late = self._late(exc)
             await self._cancel()
-            raise RequestTimeout(
-                f"tools/call {self.tool} (task {task_id}) did not end within {self.limit:g} s; "
-                "toolrelay cancelled the task (tasks/cancel)"
-            ).for_request(created.mcp_id, created.request) from None
+            raise RequestTimeout(f"tools/call {self.tool} (task {task_id}) {late}; toolrelay cancelled the "
+                                 "task (tasks/cancel)").for_request(created.mcp_id, created.request) from None
         except asyncio.CancelledError:
             with contextlib.suppress(BaseException):  # best effort: the run is stopping
                 await asyncio.shield(asyncio.ensure_future(self._cancel()))
@@ -179,6 +179,13 @@ class ToolTaskCall:
             status, interval = state.get("status"), _poll_seconds(state, interval)
         final = await self._ask(m.TASKS_RESULT, None if self._deadline is None else self._remaining(0))
         return status, final
+
+    def _late(self, exc: RequestTimeout) -> str:
+        """What ran out: the call's time, or one poll's (a server that stopped answering)."""
+        left = None if self._deadline is None else self._deadline - asyncio.get_running_loop().time()
+        if self.limit is not None and left is not None and left < _CLOCK_SLACK:
+            return f"did not end within {self.limit:g} s"
+        return f"stalled: {exc}"
 
     def _remaining(self, otherwise: float) -> float:
         """Seconds left of the call's time (``otherwise`` without a limit); RequestTimeout
