@@ -1,7 +1,9 @@
 """``toolrelay tools``: what the model will see — a table, the exact ``tools`` array
 (``--json``), or the strict conversion report (``--report``; as JSON with ``--json``).
 The table shows each tool's title and icons as listed, and each server's instructions
-(which a run passes on to the model). Exit 3 when no configured server is available. A
+(which a run passes on to the model); a tool that runs as an MCP task is marked
+``[task]``, and one that must but cannot (no task support on its connection) is named on
+stderr and not listed. Exit 3 when no configured server is available. A
 server that samples while it is listed gets ``--model`` (approved by ``--yes`` or on the
 terminal)."""
 
@@ -15,6 +17,7 @@ import sys
 import textwrap
 from typing import Any
 
+from ..client.tool_tasks import task_required
 from ..events import EventStream
 from ..relay.catalog import Catalog
 from ..relay.declare import DeclarationReport
@@ -71,6 +74,8 @@ def _print_table(catalog: Catalog) -> None:
         title = _title(listed, route.tool)
         if title:
             description = f"{title} — {description}" if description else title
+        if task_required(listed):
+            description = f"[task] {description}"
         icons.extend(_icons(route.alias, listed.get("icons")))
         rows.append((
             route.alias, route.server, route.tool, "yes" if route.read_only else "no",

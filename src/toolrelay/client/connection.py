@@ -47,6 +47,7 @@ from .host import Host, ServerRequests, roots_from_paths
 from .host.input_required import follow_input_required
 from .link import Link
 from .server_logs import SET_LEVEL
+from .tool_tasks import ToolTaskCall, task_required_names, tasks_unavailable
 from .transport import ClientTransport
 from .transport_registry import transport_kind
 
@@ -88,6 +89,8 @@ class Connection:
         self.requests = ServerRequests(host or Host(), config.name, roots,
                                        notify=self._notice, postpone=self._postpone)
         """Answers the server's requests (roots, sampling, elicitation, tasks)."""
+        self.task_tools: frozenset[str] = frozenset()
+        """Tools listed with ``execution.taskSupport: "required"`` (called as tasks)."""
         self._link: Link | None = None
         self._lock = asyncio.Lock()
         self._closed = False
@@ -257,6 +260,7 @@ class Connection:
             tools.extend(self._usable_tools(result.get("tools")))
             cursor = result.get("nextCursor")
             if not isinstance(cursor, (str, int)) or isinstance(cursor, bool):
+                self.task_tools = task_required_names(tools)
                 return tools
         raise ProtocolError(f"server {self.name} sent more than {_MAX_PAGES} pages of tools/list")
 
@@ -287,6 +291,8 @@ class Connection:
         """
         if not self.config.allows(name):
             raise UsageError(f"tool {name!r} of server {self.name} is excluded by its allow/deny list")
+        if name in self.task_tools:  # execution.taskSupport "required": client/tool_tasks.py
+            return await self._call_as_task(name, arguments, call_id=call_id, timeout=timeout)
         link = self._link
         if link is None or not link.ready or link.peer.closed is not None:
             link = await self._revive()
@@ -307,6 +313,24 @@ class Connection:
                 raise said from None
         what = f"tools/call {name}"
         return await follow_input_required(send, params, self.requests, call_id=call_id, what=what)
+
+    @property
+    def tasks_unavailable(self) -> str | None:
+        """Why tools that must run as tasks cannot be called here (None: they can)."""
+        return tasks_unavailable(self.protocol_version, self.capabilities)
+
+    async def _call_as_task(
+        self, name: str, arguments: dict[str, Any], *, call_id: str | None, timeout: float | None
+    ) -> Exchange:
+        why = self.tasks_unavailable
+        if why is not None:
+            raise UsageError(f"tool {name!r} of server {self.name} must be called as a task "
+                             f"(execution.taskSupport: required), and {why}")
+        link = await self._ready_link()
+        task = ToolTaskCall(peer=link.peer, server=self.name, tool=name, call_id=call_id,
+                            limit=self.config.call_timeout if timeout is None else timeout,
+                            request_timeout=self.config.request_timeout, owners=self.requests.tool_tasks)
+        return await task.run({"name": name, "arguments": arguments})
 
     def _enveloped(self, params: JSONObject | None) -> JSONObject | None:
         """``params`` with the 2026-07-28 envelope (our capabilities) when that is the era."""

@@ -37,6 +37,8 @@ __all__ = [
     "TASKS_LIST",
     "TASKS_RESULT",
     "TASK_STATUS",
+    "TASK_SUPPORT_REQUIRED",
+    "TERMINAL_TASK_STATUSES",
     "TOOLS_CHANGED",
     "USER_REJECTED",
     "initialize_params",
@@ -75,6 +77,10 @@ TASKS_CANCEL: Final = "tasks/cancel"
 TASK_STATUS: Final = "notifications/tasks/status"
 RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
 """The ``_meta`` key tying a message to its task."""
+TASK_SUPPORT_REQUIRED: Final = "required"
+"""A tool's ``execution.taskSupport`` when it may only be called as a task (2025-11-25)."""
+TERMINAL_TASK_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
+"""Task statuses that never change again."""
 USER_REJECTED: Final = -1
 """The JSON-RPC error code of a sampling request the user (or the client's policy) refused."""
 

@@ -7,8 +7,10 @@ arguments_text)`` runs one call through ``dispatch`` (parse → route → valida
 consent → ``tools/call``) and always returns a ``CallOutcome``.
 ``notifications/tools/list_changed`` marks a server; the catalog is rebuilt before the
 next model turn (``refresh_if_changed``), and at once when a restarted server lists
-different tools. What the servers ask of toolrelay (roots, sampling, elicitation) is
-answered through the ``host`` callbacks (``client.host.Host``).
+different tools. A tool that must run as a task (``execution.taskSupport: "required"``)
+on a connection that cannot run tasks is not offered (``hidden``; a notice names it).
+What the servers ask of toolrelay (roots, sampling, elicitation) is answered through the
+``host`` callbacks (``client.host.Host``).
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ from ..client.config import ServerConfig, builtin_file_server, load_config
 from ..client.connection import Connection
 from ..client.host import Host
 from ..client.pool import ServerPool
+from ..client.tool_tasks import task_required
 from ..errors import ToolrelayError
 from ..events import CatalogReady, EventStream, Notice
 from ..protocol.versions import DEFAULT_VERSION
-from .alias import server_prefix
+from .alias import assign_aliases, server_prefix
 from .arguments import ArgumentChecker
 from .consent import Approver
 from .declare import DeclarationReport, DeclarationSet, declare_tools
@@ -75,6 +78,7 @@ class Catalog:
                                             log_dir=log_dir, host=host, shared=beside)
         self._pool.on_relisted = self._rebuild
         self._sets: dict[bool, DeclarationSet] = {}
+        self._told_hidden: set[tuple[str, str]] = set()
         # Replaced, never changed in place: a call in flight keeps the table it started with.
         self._table = DispatchTable(
             router=Router(), connections=self._pool.connections, strict_aliases=frozenset(),
@@ -148,16 +152,51 @@ class Catalog:
         self._table = replace(self._table, router=router)
         for skipped in plain.skipped:
             self.events.emit(Notice(level="warning", text=skipped))
+        self._tell_hidden()
         if self.events.active:
             tools = self.declarations(strict=self.strict)
             self.events.emit(CatalogReady(tools=tools, routes=router.table(), reason=reason))
 
+    def _tell_hidden(self) -> None:
+        """One notice per server naming the tools it lists but cannot offer (once each)."""
+        unseen: dict[tuple[str, str], list[str]] = {}
+        for server, tool, why in self.hidden:
+            if (server, tool) not in self._told_hidden:
+                self._told_hidden.add((server, tool))
+                unseen.setdefault((server, why), []).append(tool)
+        for (server, why), tools in unseen.items():
+            names = ", ".join(tools)
+            text = (f"server {server}: tools {names} are not offered: they must run as tasks "
+                    f"(execution.taskSupport: required), and {why}") if len(tools) > 1 \
+                else hidden_text(server, names, why)
+            self.events.emit(Notice(level="warning", server=server, text=text))
+
     def _set(self, strict: bool) -> DeclarationSet:
         if strict not in self._sets:
-            tools = self._pool.tools
-            pairs = [(server, tool) for server in sorted(tools) for tool in tools[server]]
+            tools, hidden = self._pool.tools, {(server, tool) for server, tool, _ in self.hidden}
+            pairs = [(server, tool) for server in sorted(tools) for tool in tools[server]
+                     if (server, tool.get("name")) not in hidden]
             self._sets[strict] = declare_tools(pairs, strict=strict)
         return self._sets[strict]
+
+    @property
+    def hidden(self) -> list[tuple[str, str, str]]:
+        """(server, tool, why) of each listed tool not offered: it must run as a task, and
+        its connection cannot run tasks."""
+        found: list[tuple[str, str, str]] = []
+        for server, tools in self._pool.tools.items():
+            connection = self._pool.connections.get(server)
+            why = connection.tasks_unavailable if connection is not None else None
+            if why is not None:
+                found.extend((server, str(tool.get("name")), why) for tool in tools if task_required(tool))
+        return found
+
+    def hidden_reason(self, alias: str) -> str | None:
+        """Why ``alias`` names a listed tool that is not offered (None: it does not)."""
+        for server, tool, why in self.hidden:
+            if assign_aliases([(server, tool)])[(server, tool)] == alias:
+                return hidden_text(server, tool, why)
+        return None
 
     def declarations(self, *, strict: bool | None = None) -> list[dict[str, Any]]:
         """The exact Responses ``tools`` array (strict: the OpenAI strict subset, per-tool
@@ -215,6 +254,12 @@ class Catalog:
             self._table, alias, arguments_text, call_id=call_id, approve=approve, timeout=timeout,
             malformed=malformed, stop_reason=stop_reason, on_stopped=on_stopped,
         )
+
+
+def hidden_text(server: str, tool: str, why: str) -> str:
+    """The notice for a tool left out because it must run as a task."""
+    return (f"server {server}: tool {tool} is not offered: it must run as a task "
+            f"(execution.taskSupport: required), and {why}")
 
 
 def connect(

@@ -28,6 +28,7 @@ from .record import RunRecord
 from .resumed import check_resumes
 from .server_requests import check_server_requests
 from .streamed import check_streams
+from .tasks import check_tasks
 from .verdict import Finding, Verdict, link_rank
 
 __all__ = ["CHECKS", "unfinished_reasons", "verify"]
@@ -48,6 +49,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("correlation", check_call_links),
     ("correlation", check_server_requests),
     ("correlation", check_progress_and_logs),
+    ("correlation", check_tasks),
     ("correlation", check_outputs),
     ("correlation", check_resumes),
     ("next_input", check_declarations),

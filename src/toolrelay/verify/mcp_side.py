@@ -23,6 +23,7 @@ from .input_rounds import chain_problem, rounds_said
 from .jsonpath import excerpt, first_difference, json_equal
 from .outcomes import ANSWERED, NEVER_SENT, MalformedAnswer
 from .record import CallTrace, RunRecord
+from .task_trace import call_answer, task_of
 from .verdict import Finding
 
 __all__ = ["check_routing", "check_server", "tagged_for_another"]
@@ -245,9 +246,10 @@ def _server(call: CallTrace, facts: RunFacts) -> Finding | None:
         return _never_sent(call, status, outcome_event)
     if status in ANSWERED:
         return _answered(call, facts, outcome_event)
-    if responses:
+    answer = call_answer(call)  # a task's creation is no answer: its tasks/result is
+    if answer is not None:
         return _bad(call, f"recorded as {status}, yet the server answered the tools/call", outcome_event,
-                    responses[0])
+                    answer)
     recorded = call.outcome or {}
     kind = recorded.get("transport_kind") or status
     message = f"no answer ({kind}): {excerpt(recorded.get('message'), 80)}"
@@ -275,6 +277,8 @@ def _bad(call: CallTrace, message: str, *events: dict[str, Any] | None) -> Findi
 
 def _answered(call: CallTrace, facts: RunFacts, outcome_event: dict[str, Any] | None) -> Finding:
     missing = "tools/call request" if not call.mcp_requests else "answer" if not call.mcp_responses else None
+    if missing is None and call_answer(call) is None:
+        missing = "tasks/result answer"  # run as a task: created, but its result is not recorded
     if missing is not None:
         return _bad(
             call,
@@ -306,11 +310,13 @@ def _answered(call: CallTrace, facts: RunFacts, outcome_event: dict[str, Any] | 
     if outcome is not None and input_required(exchange) is not None:
         said = f"input_required still, given up on (protocol error): {excerpt(outcome.message, 80)}"
     where = f"{request.get('server')} (connection {request.get('connection')})"
+    trace = task_of(call)
+    ran = f" as {trace.summary()}" if trace is not None else rounds_said(call)
     return call_finding(
         call,
         "server_check",
         True,
-        f"{where} answered mcp id {exchange.mcp_id}{rounds_said(call)}: {said}",
+        f"{where} answered mcp id {exchange.mcp_id}{ran}: {said}",
         "exchange",
         request,
         response,

@@ -1,7 +1,8 @@
 """A call's outcome rebuilt from what was recorded, and the feedback it must have given.
 
 For a call the server answered, the outcome is classified again from the recorded
-JSON-RPC request and response by the live path's own function
+JSON-RPC request and response (for a call run as a task, the answer to its
+``tasks/result``) by the live path's own function
 (``relay.call.outcome_from_exchange``, fed an ``Exchange`` settled with the recorded
 answer exactly as the peer settles it); an answer with the request's id that is not a
 JSON-RPC response is the protocol error the connection made of it, in its words
@@ -18,6 +19,7 @@ from typing import Any, cast
 
 from ..client.host.input_required import input_required
 from ..client.refusals import malformed_answer_message
+from ..client.tool_tasks import settled_problem
 from ..protocol.jsonrpc import DecodeError, ErrorResponse, RequestId, Response, classify
 from ..protocol.peer import Exchange
 from ..relay.call import outcome_from_exchange
@@ -30,6 +32,7 @@ from ..relay.feedback import (
 )
 from ..relay.result import OUTCOME_STATUSES, CallOutcome, OutcomeStatus
 from .record import CallTrace, RunRecord
+from .task_trace import call_answer, task_of
 
 __all__ = [
     "ANSWERED", "NEVER_SENT", "MalformedAnswer", "expected_item", "rebuild_outcome", "recorded_exchange",
@@ -61,17 +64,18 @@ def recorded_exchange(call: CallTrace) -> Exchange | MalformedAnswer | str | Non
     """The call's tools/call exchange rebuilt from the recorded messages (or the malformed
     answer it got); a string says why the recorded answer cannot be its response; None
     when nothing was answered."""
-    if not call.mcp_requests or not call.mcp_responses:
+    answer_event = call_answer(call)  # a task's: its tasks/result's answer
+    if not call.mcp_requests or answer_event is None:
         return None
     request = call.mcp_requests[0].get("message")
-    response = call.mcp_responses[0].get("message")
+    response = answer_event.get("message")
     if not isinstance(request, dict) or not isinstance(response, dict):
         return "the recorded message is not a JSON object"
     try:
         answer = classify(response)
     except DecodeError as exc:
         server = call.mcp_requests[0].get("server")
-        if exc.id is not None and exc.id == request.get("id") and "method" not in response:
+        if exc.id is not None and exc.id == answer_event.get("mcp_id") and "method" not in response:
             return MalformedAnswer(str(server), exc.id, exc.message)
         return str(exc)
     if not isinstance(answer, Response | ErrorResponse):
@@ -103,6 +107,11 @@ def rebuild_outcome(
     request = call.first("mcp_requests") or {}
     if isinstance(exchange, Exchange) and input_required(exchange) is not None:
         return _given_up(call, exchange, request)
+    unsettled = _unsettled_task(call, exchange)
+    if unsettled is not None:
+        return CallOutcome(status="protocol_error", message=unsettled, mcp_id=request.get("mcp_id"),
+                           connection=request.get("connection"), request=request.get("message"),
+                           **_base(call))
     if isinstance(exchange, Exchange):
         return outcome_from_exchange(
             exchange, connection=request.get("connection"), output_schema=output_schema, **_base(call)
@@ -128,6 +137,18 @@ def rebuild_outcome(
         connection=recorded.get("connection"),
         **_base(call),
     )
+
+
+def _unsettled_task(call: CallTrace, exchange: Exchange | MalformedAnswer | str | None) -> str | None:
+    """For a task that ended failed or cancelled yet whose tasks/result is a plain success:
+    the protocol error the live path made of it (``client.tool_tasks.settled_problem``)."""
+    trace = task_of(call) if isinstance(exchange, Exchange) else None
+    if trace is None or not isinstance(exchange, Exchange):
+        return None
+    request = call.mcp_requests[0]
+    params = request.get("message", {}).get("params") or {}
+    return settled_problem(str(request.get("server")), str(params.get("name")), str(trace.task_id),
+                           trace.statuses[-1], exchange)
 
 
 def _given_up(call: CallTrace, exchange: Exchange, request: dict[str, Any]) -> CallOutcome | None:

@@ -96,6 +96,10 @@ class CallTrace:
     server_requests: list[Event] = field(default_factory=list)
     """What the server asked toolrelay during the call (sampling, elicitation, roots...)
     and toolrelay's replies, in order."""
+    task_messages: list[Event] = field(default_factory=list)
+    """A tool call run as an MCP task: toolrelay's ``tasks/get``, ``tasks/result`` and
+    ``tasks/cancel`` requests tagged with this call_id, and their answers, in order
+    (``task_trace.py`` reads them)."""
     mcp_other: list[Event] = field(default_factory=list)
     """Other MCP messages tagged with it (e.g. notifications/cancelled)."""
     outcomes: list[Event] = field(default_factory=list)
@@ -370,6 +374,8 @@ class _Indexer:
             call.mcp_responses.append(event)
         elif event["kind"] in (MCP_SERVER_REQUEST, MCP_REPLY):
             call.server_requests.append(event)
+        elif event["kind"] in (MCP_REQUEST, MCP_RESPONSE) and str(event.get("method")).startswith("tasks/"):
+            call.task_messages.append(event)
         else:
             call.mcp_other.append(event)
 

@@ -19,6 +19,7 @@ from ..events import MCP_REPLY, MCP_SERVER_REQUEST
 from .evidence import call_finding, seqs_of
 from .facts import RunFacts
 from .record import CallTrace, RunRecord
+from .task_trace import call_answer
 from .verdict import Finding
 
 __all__ = ["check_server_requests"]
@@ -93,7 +94,7 @@ def _during(call: CallTrace, answers: dict[int, dict[str, Any]]) -> list[Finding
     asked = [e for e in call.server_requests if e["kind"] == MCP_SERVER_REQUEST]
     if not asked:
         return []
-    request, response = call.first("mcp_requests"), call.first("mcp_responses")
+    request, response = call.first("mcp_requests"), call_answer(call)  # a task's: its tasks/result
     lines: list[str] = []
     for event in asked:
         outside = _outside(event, request, response)

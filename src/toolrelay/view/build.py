@@ -28,6 +28,7 @@ from ..verify import Finding, Verdict
 from .layout import arrange, plan_expansion
 from .model import Lane, LinkNote, Row, RunSummary, Trace, VerdictNote
 from .rows import clip, describe, seconds, server_lane, whole
+from .task_rows import compact_tasks
 
 __all__ = ["body_of", "build_trace"]
 
@@ -49,7 +50,7 @@ def build_trace(
     rows = [describe(event, origin) for event in events]
     if verdict is not None:
         _attach_findings(rows, verdict.broken_findings())
-    groups = arrange(zip(rows, events, strict=True))
+    groups = arrange(compact_tasks(rows, events))  # a task's repeated polls: one row each status
     plan_expansion(groups)
     run = _summary(events, rows, source)
     return Trace(

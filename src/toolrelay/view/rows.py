@@ -46,6 +46,7 @@ from .auth_rows import AUTH_DESCRIBERS
 from .model import Badge, Row, RowState
 from .server_asks import asked_text, input_required_text, reply_text, retry_text
 from .server_reports import reported_text
+from .task_rows import task_text
 
 __all__ = [
     "MESSAGE_KINDS", "clip", "compact", "describe", "seconds", "server_lane", "stream_payload", "whole",
@@ -242,6 +243,9 @@ def _mcp_text(record: dict[str, Any], message: dict[str, Any]) -> tuple[str, str
     method = str(record.get("method") or message.get("method") or "")
     if kind == MCP_UNPAIRED:
         return "unpaired response", "an answer to no pending request: " + compact(message), "failed"
+    tasked = task_text(record, message)  # a tool call run as an MCP task: task_rows.py
+    if tasked is not None:
+        return tasked
     if "error" in message:
         error = _mapping(message["error"])
         refused = kind == MCP_REPLY and error.get("code") == -1  # the user (or policy) said no
@@ -267,7 +271,7 @@ def _mcp_text(record: dict[str, Any], message: dict[str, Any]) -> tuple[str, str
 def _mcp_result(method: str, result: Any) -> tuple[str, str, RowState]:
     if not isinstance(result, dict):
         return "result", compact(result), "ok"
-    if method == "tools/call":
+    if method in ("tools/call", "tasks/result"):  # a task's result is its tools/call's
         asking = input_required_text(result)
         if asking is not None:
             return asking

@@ -2,8 +2,9 @@
 toolrelay offers servers: over stdio and Streamable HTTP it lists all 19 of its tools at
 2025-11-25; its roots, sampling, elicitation and async request tools work from
 ``toolrelay call`` and from a scripted offline ``toolrelay run`` whose transcript
-verifies. What needs a person (a URL to open), a model toolrelay was not given, or
-server-side tasks (part 2) is a decline or a failure, never a success.
+verifies; its task tool (``simulate-research-query``, ``taskSupport: "required"``) runs
+as a task, asking its elicitation inside the task. What needs a person (a URL to open) or
+a model toolrelay was not given is a decline or a failure, never a success.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ SCRIPT = {
         {"calls": [{"name": "ev__trigger-elicitation-request", "arguments": {}}]},
         {"calls": [{"name": "ev__trigger-sampling-request-async", "arguments": {"prompt": "Say hi"}}]},
         {"calls": [{"name": "ev__trigger-elicitation-request-async", "arguments": {}}]},
+        {"calls": [{"name": "ev__simulate-research-query",
+                    "arguments": {"topic": "MCP", "ambiguous": True}}]},
         {"message": "Done."},
     ],
     "sampling": {"message": SAMPLED},
@@ -47,6 +50,7 @@ ASKED = [  # verify's correlation lines: each call's server requests, paired wit
     "call_offline_0003: during its tools/call the server asked elicitation/create",
     "call_offline_0004: during its tools/call the server asked sampling/createMessage",
     "call_offline_0005: during its tools/call the server asked elicitation/create",
+    "call_offline_0006: during its tools/call the server asked elicitation/create",  # inside its task
 ]
 CALLS: list[tuple[str, dict[str, Any], list[str]]] = [
     ("get-roots-list", {}, []),
@@ -103,8 +107,10 @@ def check_run(done: dict[str, Any], transcript: Path, cwd: Path) -> None:
     assert done["code"] == 0, done["stdout"] + done["stderr"]
     assert done["stdout"].strip() == "Done."
     outputs = [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines()]
-    results = [e["message"]["result"] for e in outputs if e["kind"] == "mcp_response" and e.get("call_id")]
-    assert len(results) == 5 and not any(result.get("isError") for result in results)
+    results = [e["message"]["result"] for e in outputs if e["kind"] == "mcp_response" and e.get("call_id")
+               and e["method"] in ("tools/call", "tasks/result") and "task" not in e["message"]["result"]]
+    assert len(results) == 6 and not any(result.get("isError") for result in results)
+    assert "# Research Report: MCP" in json.dumps(results[5])  # the task's result, from tasks/result
     assert SAMPLED in json.dumps(results[1])  # the script's sampling entry answered the server
     verdict = toolrelay(["verify", str(transcript), "--all"], cwd)
     assert verdict.returncode == 0, verdict.stdout
@@ -168,12 +174,17 @@ def test_sampling_without_a_model_or_approval_is_refused_naming_the_option(
     assert "toolrelay call: the tool reported an error" in proc.stderr
 
 
-def test_a_tool_that_needs_server_side_tasks_is_a_failure(server: list[str], tmp_path: Path) -> None:
-    # simulate-research-query runs only as a task-augmented tools/call (host part 2).
-    proc = toolrelay([*call_args("simulate-research-query", {"topic": "MCP"}, []), *stdio(server, tmp_path)],
-                     tmp_path)
-    assert proc.returncode == 1
-    assert "requires task augmentation" in proc.stdout
+def test_its_task_tool_runs_as_a_task_from_call(server: list[str], tmp_path: Path) -> None:
+    # simulate-research-query has execution.taskSupport "required": a plain call fails
+    proc = toolrelay([*call_args("simulate-research-query", {"topic": "MCP"}, ["--wire"]),
+                      *stdio(server, tmp_path)], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "# Research Report: MCP" in proc.stdout
+    sent = [json.loads(line[line.index("{"):]) for line in proc.stdout.splitlines() if line.startswith(">> ")]
+    methods = [message.get("method") for message in sent]
+    call = next(message for message in sent if message.get("method") == "tools/call")
+    assert call["params"]["task"] == {"ttl": 600000}
+    assert "tasks/get" in methods and methods[-1] == "tasks/result"
 
 
 def test_a_scripted_offline_run_over_stdio_verifies(server: list[str], tmp_path: Path) -> None:

@@ -64,6 +64,8 @@ class ServerRequests:
         self.roots = roots
         """None: no roots offered (the config said ``"roots": false``)."""
         self.tasks = ClientTasks()
+        self.tool_tasks: dict[str, str] = {}
+        """taskId → call_id of the tool calls running as tasks on the server (``tool_tasks.py``)."""
         self._notify = notify
         self._postpone = postpone
         self._offers: Offers = offers_of("", roots=roots is not None)
@@ -85,8 +87,14 @@ class ServerRequests:
         return True
 
     def call_of(self, request: Request) -> str | None:
-        """The call a task's follow-up request belongs to (its task's), if any."""
-        return self.tasks.call_of(request.params) if request.method.startswith("tasks/") else None
+        """The call a request belongs to by its task: a follow-up of our task, or a request
+        of the server's task running a tool call (its related-task meta), if any."""
+        if request.method.startswith("tasks/"):
+            return self.tasks.call_of(request.params)
+        meta = (request.params or {}).get("_meta")
+        related = meta.get(m.RELATED_TASK) if isinstance(meta, dict) else None
+        task_id = related.get("taskId") if isinstance(related, dict) else None
+        return self.tool_tasks.get(task_id) if isinstance(task_id, str) else None
 
     def answer(self, request: Request, call_id: str | None) -> JSONObject | Awaitable[JSONObject]:
         """The result of one server request, or an awaitable of it; RpcError refuses it."""

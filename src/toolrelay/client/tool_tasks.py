@@ -1,0 +1,215 @@
+"""Tool calls run as MCP tasks (2025-11-25): the path of a tool whose
+``execution.taskSupport`` is ``"required"``.
+
+The ``tools/call`` carries ``params.task: {ttl}`` and the server answers at once with a
+``CreateTaskResult``. toolrelay then polls ``tasks/get`` at the server's ``pollInterval``
+(bounded by ``MIN_POLL`` and ``MAX_POLL``) until the task ends, or until it needs input
+(``input_required``: ``tasks/result`` is asked at once, and the server's elicitation or
+sampling requests, which carry the task's ``related-task`` meta, are answered as during
+any call, tagged with the model's call). ``tasks/result`` gives the tool's own result or
+error, which goes through the normal result path: the returned ``Exchange`` is the
+``tools/call`` request answered by that response. Every message is tagged with the call.
+
+The call's timeout covers the whole task; when it passes, or the caller is cancelled
+(Ctrl-C), toolrelay sends ``tasks/cancel`` before giving up. A task that ends
+``failed`` or ``cancelled`` is never a success (``settled_problem``).
+
+A required tool is offered only where tasks can run (``tasks_unavailable``): a
+2025-11-25 connection to a server declaring ``tasks.requests.tools.call``. In
+2026-07-28 tasks moved to an extension toolrelay does not speak, so such tools are
+hidden there too. ``optional`` tools are called plainly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from ..errors import ProtocolError, RequestTimeout, RpcError, ToolrelayError
+from ..protocol import mcp as m
+from ..protocol.jsonrpc import JSONObject
+from ..protocol.peer import Exchange, Peer
+from ..protocol.versions import MODERN_VERSIONS
+
+__all__ = [
+    "MAX_POLL",
+    "MIN_POLL",
+    "TASKS_VERSION",
+    "TASK_TTL_MS",
+    "ToolTaskCall",
+    "created_task",
+    "settled_problem",
+    "task_required",
+    "task_required_names",
+    "tasks_unavailable",
+]
+
+TASKS_VERSION: Final = "2025-11-25"
+"""The only revision toolrelay speaks with tasks in its core."""
+TASK_TTL_MS: Final = 600_000
+"""How long toolrelay asks the server to keep a task (its result must still be there)."""
+MIN_POLL: Final = 0.02
+MAX_POLL: Final = 5.0
+DEFAULT_POLL: Final = 1.0
+"""Seconds between ``tasks/get`` polls: the server's ``pollInterval``, within bounds."""
+_CLOCK_SLACK: Final = 0.05  # a timer may fire a clock tick before its deadline
+CANCEL_WAIT: Final = 5.0
+"""Seconds toolrelay waits for the answer to its ``tasks/cancel``."""
+
+
+def task_required(tool: dict[str, Any]) -> bool:
+    """Whether a listed tool may only be called as a task."""
+    execution = tool.get("execution")
+    return isinstance(execution, dict) and execution.get("taskSupport") == m.TASK_SUPPORT_REQUIRED
+
+
+def task_required_names(tools: Iterable[dict[str, Any]]) -> frozenset[str]:
+    return frozenset(str(tool.get("name")) for tool in tools if task_required(tool))
+
+
+def tasks_unavailable(version: str | None, capabilities: dict[str, Any]) -> str | None:
+    """Why this connection cannot run tool calls as tasks, or None when it can."""
+    if version in MODERN_VERSIONS:
+        return f"MCP {version} has tasks only as an extension toolrelay does not speak"
+    if version != TASKS_VERSION:
+        return f"tasks need MCP {TASKS_VERSION}; the connection speaks {version}"
+    tasks = capabilities.get("tasks")
+    requests = tasks.get("requests") if isinstance(tasks, dict) else None
+    tools = requests.get("tools") if isinstance(requests, dict) else None
+    if not isinstance(tools, dict) or not isinstance(tools.get("call"), dict):
+        return "the server does not declare tasks for tools/call (capabilities.tasks.requests.tools.call)"
+    return None
+
+
+def created_task(result: Any) -> dict[str, Any] | None:
+    """The ``task`` of a ``CreateTaskResult`` (None: not one)."""
+    task = result.get("task") if isinstance(result, dict) else None
+    return task if isinstance(task, dict) else None
+
+
+def settled_problem(server: str, tool: str, task_id: str, status: Any, final: Exchange) -> str | None:
+    """Why a task's ``tasks/result`` cannot stand as the call's result: the task ended
+    ``failed`` or ``cancelled`` yet the answer is a plain success. None otherwise (an
+    error or ``isError`` result is the outcome it gives)."""
+    if status not in ("failed", "cancelled") or final.error is not None:
+        return None
+    if isinstance(final.result, dict) and final.result.get("isError") is True:
+        return None
+    return (f"server {server}: the task {task_id} of tools/call {tool} ended {status}, "
+            "yet tasks/result answered with a result that is not an error")
+
+
+def _poll_seconds(task: dict[str, Any], previous: float) -> float:
+    interval = task.get("pollInterval")
+    if isinstance(interval, (int, float)) and not isinstance(interval, bool) and interval > 0:
+        return min(MAX_POLL, max(MIN_POLL, interval / 1000))
+    return previous
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolTaskCall:
+    """One ``tools/call`` run as a task, from creation to its result (or cancellation)."""
+
+    peer: Peer
+    server: str
+    tool: str
+    call_id: str | None
+    limit: float | None
+    """The call's timeout: it covers the whole task."""
+    request_timeout: float
+    owners: dict[str, str] = field(default_factory=dict)
+    """taskId → call_id for the task's duration: how a server request carrying the task's
+    related-task meta is told to belong to the call."""
+    _deadline: float | None = None
+    _task_id: str = ""
+
+    async def run(self, params: JSONObject) -> Exchange:
+        """The tools/call exchange, answered by the task's ``tasks/result``; raises like
+        ``Peer.call`` (naming the tools/call) when no result can come."""
+        loop = asyncio.get_running_loop()
+        self._deadline = None if self.limit is None else loop.time() + self.limit
+        sent = {**params, "task": {"ttl": TASK_TTL_MS}}
+        created = await self.peer.call(m.CALL_TOOL, sent, timeout=self.limit, tag=self.call_id)
+        task = created_task(created.result)
+        if created.error is not None or task is None:
+            return created  # an error, or a plain result: the normal path judges it
+        task_id = task.get("taskId")
+        if not isinstance(task_id, str) or not task_id:
+            raise ProtocolError(f"server {self.server} answered tools/call {self.tool} with a task "
+                                "without a taskId").for_request(created.mcp_id, created.request)
+        self._task_id = task_id
+        if self.call_id is not None:
+            self.owners[task_id] = self.call_id
+        try:
+            status, final = await self._follow(task)
+        except RequestTimeout as exc:
+            late = self._late(exc)
+            await self._cancel()
+            raise RequestTimeout(f"tools/call {self.tool} (task {task_id}) {late}; toolrelay cancelled the "
+                                 "task (tasks/cancel)").for_request(created.mcp_id, created.request) from None
+        except asyncio.CancelledError:
+            with contextlib.suppress(BaseException):  # best effort: the run is stopping
+                await asyncio.shield(asyncio.ensure_future(self._cancel()))
+            raise
+        except ToolrelayError as exc:
+            raise exc.for_request(created.mcp_id, created.request) from None
+        finally:
+            self.owners.pop(task_id, None)
+        problem = settled_problem(self.server, self.tool, task_id, status, final)
+        if problem is not None:
+            raise ProtocolError(problem).for_request(created.mcp_id, created.request)
+        return _answered_by(created, final)
+
+    async def _follow(self, task: dict[str, Any]) -> tuple[Any, Exchange]:
+        """Poll until the task ends or needs input; its last status and ``tasks/result``."""
+        status, interval = task.get("status"), _poll_seconds(task, DEFAULT_POLL)
+        while status not in m.TERMINAL_TASK_STATUSES and status != "input_required":
+            await asyncio.sleep(min(interval, self._remaining(interval)))
+            wait = min(self.request_timeout, self._remaining(self.request_timeout))
+            got = await self._ask(m.TASKS_GET, wait)
+            try:
+                state = got.raise_for_error()
+            except RpcError as exc:
+                raise ProtocolError(f"server {self.server} answered tasks/get for task {self._task_id} "
+                                    f"with error {exc.code}: {exc.rpc_message}") from None
+            status, interval = state.get("status"), _poll_seconds(state, interval)
+        final = await self._ask(m.TASKS_RESULT, None if self._deadline is None else self._remaining(0))
+        return status, final
+
+    def _late(self, exc: RequestTimeout) -> str:
+        """What ran out: the call's time, or one poll's (a server that stopped answering)."""
+        left = None if self._deadline is None else self._deadline - asyncio.get_running_loop().time()
+        if self.limit is not None and left is not None and left < _CLOCK_SLACK:
+            return f"did not end within {self.limit:g} s"
+        return f"stalled: {exc}"
+
+    def _remaining(self, otherwise: float) -> float:
+        """Seconds left of the call's time (``otherwise`` without a limit); RequestTimeout
+        once it is spent."""
+        if self._deadline is None:
+            return otherwise
+        left = self._deadline - asyncio.get_running_loop().time()
+        if left <= 0:
+            raise RequestTimeout(f"the task {self._task_id} ran out of time")
+        return left
+
+    async def _ask(self, method: str, timeout: float | None) -> Exchange:
+        return await self.peer.call(method, {"taskId": self._task_id}, timeout=timeout, tag=self.call_id)
+
+    async def _cancel(self) -> None:
+        """``tasks/cancel``, answered or not (a task that already ended refuses it)."""
+        with contextlib.suppress(ToolrelayError):
+            await self._ask(m.TASKS_CANCEL, min(self.request_timeout, CANCEL_WAIT))
+
+
+def _answered_by(created: Exchange, final: Exchange) -> Exchange:
+    """The tools/call exchange as the call's result path reads it: its request, answered by
+    the task's ``tasks/result`` response."""
+    exchange = Exchange(created.mcp_id, m.CALL_TOOL, created.request, started=created.started)
+    exchange.response, exchange.result, exchange.error = final.response, final.result, final.error
+    exchange.elapsed = time.monotonic() - created.started
+    return exchange

@@ -1,0 +1,43 @@
+"""Link 6, correlation, for calls run as MCP tasks: every ``tasks/get``, ``tasks/result``
+and ``tasks/cancel`` recorded with a call names the task its ``tools/call`` created, and
+none is recorded with a call that created no task. (Their ids are paired like every
+request's, in ``correlation.py``; the call's outcome is its ``tasks/result``'s answer,
+judged at server_check.)
+"""
+
+from __future__ import annotations
+
+from .evidence import call_finding
+from .facts import RunFacts
+from .record import CallTrace, RunRecord, message_of
+from .task_trace import task_of
+from .verdict import Finding
+
+__all__ = ["check_tasks"]
+
+
+def check_tasks(run: RunRecord, facts: RunFacts) -> list[Finding]:
+    """correlation: each call's task requests name the task it created."""
+    return [f for f in (_task_links(call) for call in run.calls) if f is not None]
+
+
+def _task_links(call: CallTrace) -> Finding | None:
+    requests = [e for e in call.task_messages if e["kind"] == "mcp_request"]
+    trace = task_of(call)
+    if trace is None:
+        if not requests:
+            return None
+        first = requests[0]
+        return call_finding(call, "correlation", False,
+                            f"{call.call_id}: {first.get('method')} mcp id {first.get('mcp_id')} is recorded "
+                            "with this call, whose tools/call created no task", "task_links", first)
+    for request in requests:
+        params = message_of(request).get("params")
+        named = params.get("taskId") if isinstance(params, dict) else None
+        if named != trace.task_id:
+            said = (f"{call.call_id}: {request.get('method')} mcp id {request.get('mcp_id')} names task "
+                    f"{named!r}, but its tools/call created task {trace.task_id!r}")
+            return call_finding(call, "correlation", False, said, "task_links", trace.created, request)
+    message = (f"{call.call_id}: {trace.summary()}; its {len(requests)} task request(s) name the task "
+               "its tools/call created")
+    return call_finding(call, "correlation", True, message, "task_links", trace.created, *requests)
