@@ -133,6 +133,16 @@ class Link:
                 owner.on_tools_changed(owner.name)
             except Exception as exc:  # the catalog's problem must not break this connection
                 owner._notice("error", f"server {owner.name}: handling tools/list_changed failed: {exc}")
+        elif notification.method == m.RESOURCES_CHANGED and owner.on_resources_changed is not None:
+            owner.on_resources_changed(owner.name)  # only marks: the catalog re-lists before a turn
+        elif notification.method == m.RESOURCE_UPDATED:
+            self._resource_updated(notification.params)
+
+    def _resource_updated(self, params: JSONObject | None) -> None:
+        """A resource toolrelay subscribed to changed: the user is told which (a notice)."""
+        uri = params.get("uri") if isinstance(params, dict) else None
+        shown = uri if isinstance(uri, str) else "(no uri given)"
+        self.owner._notice("info", f"server {self.owner.name}: resource {shown} was updated")
 
     def _undecodable(self, line: bytes, exc: DecodeError) -> None:
         if not line.strip():

@@ -19,6 +19,7 @@ from typing import Any, cast
 from ..client.host.input_required import input_required
 from ..client.refusals import malformed_answer_message
 from ..protocol.jsonrpc import DecodeError, ErrorResponse, RequestId, Response, classify
+from ..protocol.mcp import READ_RESOURCE
 from ..protocol.peer import Exchange
 from ..relay.call import outcome_from_exchange
 from ..relay.feedback import (
@@ -28,6 +29,7 @@ from ..relay.feedback import (
     render_output,
     with_refusals,
 )
+from ..relay.resource_tool import outcome_from_read
 from ..relay.result import OUTCOME_STATUSES, CallOutcome, OutcomeStatus
 from .record import CallTrace, RunRecord
 
@@ -76,7 +78,8 @@ def recorded_exchange(call: CallTrace) -> Exchange | MalformedAnswer | str | Non
         return str(exc)
     if not isinstance(answer, Response | ErrorResponse):
         return "the recorded answer is a request or notification, not a response"
-    exchange = Exchange(mcp_id=request.get("id"), method="tools/call", request=request)  # type: ignore[arg-type]
+    method = request.get("method") if isinstance(request.get("method"), str) else "tools/call"
+    exchange = Exchange(mcp_id=request.get("id"), method=method, request=request)  # type: ignore[arg-type]
     exchange.settle(answer)
     return exchange
 
@@ -103,6 +106,8 @@ def rebuild_outcome(
     request = call.first("mcp_requests") or {}
     if isinstance(exchange, Exchange) and input_required(exchange) is not None:
         return _given_up(call, exchange, request)
+    if isinstance(exchange, Exchange) and exchange.method == READ_RESOURCE:
+        return outcome_from_read(exchange, connection=request.get("connection"), **_base(call))
     if isinstance(exchange, Exchange):
         return outcome_from_exchange(
             exchange, connection=request.get("connection"), output_schema=output_schema, **_base(call)
