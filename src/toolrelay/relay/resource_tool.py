@@ -90,7 +90,8 @@ class ResourceTools:
 
     async def refresh_if_changed(self) -> bool:
         """Re-list the servers that sent ``resources/list_changed``; True when one did."""
-        changed, self._changed = sorted(self._changed), set()
+        changed = sorted(self._changed)
+        self._changed.clear()  # the same set: the connections' callbacks add to it
         for name in changed:
             await self._list(name, self._connections[name])
         return bool(changed)
