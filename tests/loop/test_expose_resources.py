@@ -34,7 +34,8 @@ NOTES_SERVER = REPO / "examples" / "notes_server.py"
 NOTES_SCRIPT = {"turns": [
     {"calls": [{"name": "notes__find_note", "arguments": {"date": "2026-12-01"}}]},
     {"calls": [{"name": "notes__read_resource", "arguments": {"uri": "note://day/2026-12-01"}},
-               {"name": "notes__read_resource", "arguments": {"uri": "note://nowhere"}}]},
+               {"name": "notes__read_resource", "arguments": {"uri": "note://nowhere"}}],
+     "pause": 0.2, "after_calls": "Reading both."},  # so the reads start while it streams
     {"message": "Done."},
 ]}
 EVENTS_SCRIPT = {"turns": [
@@ -109,6 +110,7 @@ def test_verify_judges_each_read_like_a_tool_call(notes: Any) -> None:
     assert ("notes__read_resource → notes/resources/read; resources/read mcp id" in proc.stdout
             and "call_offline_0002 ↔ mcp id" in proc.stdout)
     assert "answered mcp id" in proc.stdout and "JSON-RPC error -32002 (protocol error)" in proc.stdout
+    assert "call_offline_0002 started" in proc.stdout  # early, as --early read-only allows a reader
 
 
 def _read_answer(events: list[Event]) -> Event:
