@@ -25,7 +25,9 @@ import pytest
 from testkit.processes import run
 from testkit.servers import RESOURCE_EVENTS_SERVER
 from toolrelay.client.config import ServerConfig
+from toolrelay.events import EventStream, Notice
 from toolrelay.relay.catalog import Catalog
+from toolrelay.relay.offered import starting_input
 from toolrelay.verify import load_run, verify
 from toolrelay.view.build import build_trace
 
@@ -41,7 +43,8 @@ NOTES_SCRIPT = {"turns": [
 EVENTS_SCRIPT = {"turns": [
     {"calls": [{"name": "rs__read_resource_2", "arguments": {"uri": "bin://logo"}},
                {"name": "rs__add_note", "arguments": {"name": "second"}}]},
-    {"calls": [{"name": "rs__read_resource_2", "arguments": {"uri": "note://second"}}]},
+    {"calls": [{"name": "rs__read_resource_2", "arguments": {"uri": "note://second"}},
+               {"name": "rs__read_resource_2", "arguments": {"uri": "bad://contents"}}]},
     {"message": "Done."},
 ]}
 Event = dict[str, Any]
@@ -207,3 +210,45 @@ def test_without_the_option_no_reader_is_offered() -> None:
     plain, exposed = asyncio.run(names())
     assert plain == ["notes__find_note", "notes__word_count"]
     assert exposed == ["notes__find_note", "notes__word_count", "notes__read_resource"]
+
+
+def test_a_read_answered_without_contents_is_a_protocol_error(changing: Any) -> None:
+    assert outputs(changing[1])["call_offline_0004"] == (
+        'Error (protocol): server returned a malformed resources/read result: "contents" must be an array '
+        "of objects")
+
+
+def _events_server(*args: str) -> ServerConfig:
+    return ServerConfig(name="rs", transport="stdio", command=sys.executable,
+                        args=(str(RESOURCE_EVENTS_SERVER), *args))
+
+
+def _notices(said: list[str]) -> EventStream:
+    events = EventStream()
+    events.subscribe(lambda event: said.append(event.text) if isinstance(event, Notice) else None)
+    return events
+
+
+def test_resources_that_cannot_be_listed_get_no_reader_and_a_notice() -> None:
+    said: list[str] = []
+
+    async def names() -> list[str]:
+        server = _events_server("--refuse", "list")
+        async with Catalog([server], events=_notices(said), expose_resources=True) as catalog:
+            return [t["name"] for t in catalog.declarations()]
+
+    assert asyncio.run(names()) == ["rs__add_note", "rs__read_resource"]
+    assert ("server rs: its resources are not offered to the model: JSON-RPC error -32603: the resource "
+            "index is broken") in said
+
+
+def test_a_refused_subscription_is_said_and_the_resource_still_attached() -> None:
+    said: list[str] = []
+
+    async def attach() -> Any:
+        async with Catalog([_events_server("--refuse", "subscribe")], events=_notices(said)) as catalog:
+            return await starting_input("read it", catalog.connections, resources=["note://first"])
+
+    _, items = asyncio.run(attach())
+    assert "The first note." in json.dumps(items)
+    assert "server rs will not tell updates of note://first: subscriptions are switched off" in said

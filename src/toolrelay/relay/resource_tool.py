@@ -27,7 +27,7 @@ from ..errors import ProtocolError, ToolrelayError, TransportError
 from ..events import EventStream, Notice
 from ..protocol import mcp as m
 from ..protocol.peer import Exchange
-from .alias import MAX_ALIAS_LENGTH, server_prefix
+from .alias import MAX_ALIAS_LENGTH, SEPARATOR, server_prefix
 from .call import transport_kind
 from .result import CallOutcome
 from .route import Route
@@ -116,7 +116,7 @@ class ResourceTools:
         found: list[Route] = []
         for server in sorted(self._listed):
             alias = _free_alias(server, used)
-            plain = server_prefix(server) + READ_TOOL
+            plain = _cut_alias(server, "")
             if alias != plain and server not in self._said_clash:
                 self._said_clash.add(server)
                 self._events.emit(Notice(level="warning", server=server, text=(
@@ -153,12 +153,18 @@ def declaration(route: Route, *, strict: bool) -> dict[str, Any]:
 
 
 def _free_alias(server: str, used: set[str]) -> str:
-    prefix = server_prefix(server)
+    """``<server>__read_resource``, the server's part cut to fit 64 characters, suffixed
+    ``_2``, ``_3``... while the name is taken."""
     for suffix in ("", *(f"_{n}" for n in range(2, 100))):
-        alias = (prefix + READ_TOOL)[: MAX_ALIAS_LENGTH - len(suffix)] + suffix
+        alias = _cut_alias(server, suffix)
         if alias not in used:
             return alias
     raise ValueError(f"no free alias for the resource reader of server {server}")
+
+
+def _cut_alias(server: str, suffix: str) -> str:
+    tail = SEPARATOR + READ_TOOL + suffix
+    return server_prefix(server).removesuffix(SEPARATOR)[: MAX_ALIAS_LENGTH - len(tail)] + tail
 
 
 def _resource_line(resource: dict[str, Any]) -> str:
