@@ -252,3 +252,16 @@ def test_a_refused_subscription_is_said_and_the_resource_still_attached() -> Non
     _, items = asyncio.run(attach())
     assert "The first note." in json.dumps(items)
     assert "server rs will not tell updates of note://first: subscriptions are switched off" in said
+
+
+def test_batch_offers_the_reader_to_each_task(tmp_path: Path) -> None:
+    config = {"mcpServers": {"notes": {"command": sys.executable, "args": [str(NOTES_SERVER)]}}}
+    (tmp_path / "mcp.json").write_text(json.dumps(config))
+    (tmp_path / "tasks.jsonl").write_text(json.dumps({"id": "t1", "task": "What does my note say?"}) + "\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AZURE_OPENAI_", "RAY_"))}
+    proc = run([sys.executable, "-m", "toolrelay", "batch", "tasks.jsonl", "--out", "out", "--model",
+                "offline", "--script", str(REPO / "examples" / "follow-link.json"), "--config", "mcp.json",
+                "--expose-resources", "--quiet"], cwd=tmp_path, text=True, timeout=60, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = (tmp_path / "out" / "transcripts" / "t1.jsonl").read_text(encoding="utf-8").splitlines()
+    assert outputs([json.loads(line) for line in lines])["call_offline_0002"] == "No note for 2026-12-01.\n"
