@@ -20,10 +20,14 @@ from testkit import everything
 
 NEWEST = ["--protocol-version", "2025-11-25"]
 TEXT_LINK = "demo://resource/dynamic/text/2"
+FAR_AWAY = "https://example.com/x.txt"
+"""What gzip-file-as-resource would fetch: its GZIP_ALLOWED_DOMAINS (set below) keeps it
+off the network, so the test does not depend on one."""
 SCRIPT = {"turns": [
     {"calls": [{"name": "ev__get-resource-links", "arguments": {"count": 2}},
                {"name": "ev__get-structured-content", "arguments": {"location": "New York"}},
-               {"name": "ev__get-annotated-message", "arguments": {"messageType": "success"}}]},
+               {"name": "ev__get-annotated-message", "arguments": {"messageType": "success"}},
+               {"name": "ev__gzip-file-as-resource", "arguments": {"name": "x.gz", "data": FAR_AWAY}}]},
     {"calls": [{"name": "ev__read_resource", "arguments": {"uri": TEXT_LINK}},
                {"name": "ev__get-resource-reference",
                 "arguments": {"resourceType": "Text", "resourceId": 1}}]},
@@ -40,6 +44,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert isinstance(found, list)
     root = tmp_path_factory.mktemp("everything")
     config = everything.stdio_config(found, [str(root)])
+    config["mcpServers"]["ev"]["env"] = {"GZIP_ALLOWED_DOMAINS": "allowed.invalid"}
     (root / "mcp.json").write_text(json.dumps(config), encoding="utf-8")
     (root / "script.json").write_text(json.dumps(SCRIPT), encoding="utf-8")
     return root
@@ -53,7 +58,8 @@ def toolrelay(args: list[str], cwd: Path) -> Done:
 @pytest.fixture(scope="module")
 def scripted(folder: Path) -> tuple[Done, list[dict[str, Any]]]:
     proc = toolrelay(["run", "--prompt", "ev/args-prompt", "--arg", "city=Paris", "--model", "offline",
-                      "--script", "script.json", "--expose-resources", "--transcript", "run.jsonl"], folder)
+                      "--script", "script.json", "--expose-resources", "--yes", "--transcript", "run.jsonl"],
+                     folder)
     lines = (folder / "run.jsonl").read_text(encoding="utf-8").splitlines()
     return proc, [json.loads(line) for line in lines]
 
@@ -70,8 +76,8 @@ def test_a_scripted_run_follows_a_resource_link_and_verifies(
     assert proc.stdout.strip() == "Done."
     said = outputs(events)
     assert f"[resource link: {TEXT_LINK} (Text Resource 2, text/plain)" in said["call_offline_0001"]
-    assert said["call_offline_0004"].startswith('"Resource 2: This is a plaintext resource created at')
-    assert "Resource 1: This is a plaintext resource" in said["call_offline_0005"]
+    assert said["call_offline_0005"].startswith('"Resource 2: This is a plaintext resource created at')
+    assert "Resource 1: This is a plaintext resource" in said["call_offline_0006"]
     start = next(e for e in events if e["kind"] == "run_start")
     assert "Paris" in json.dumps(start["input"])  # the prompt's messages are the input
     verdict = subprocess.run([PYTHON, "-m", "toolrelay", "verify", "--all", "run.jsonl"], cwd=folder,
@@ -102,3 +108,11 @@ def test_its_offer_tools_work_from_call(
     proc = toolrelay(["call", f"ev__{tool}", json.dumps(arguments)], folder)
     assert proc.returncode == 0, proc.stderr
     assert shown in proc.stdout
+
+
+def test_in_a_run_a_fetch_it_may_not_make_is_a_failure(scripted: tuple[Done, Any]) -> None:
+    _, events = scripted
+    outcome = next(e["outcome"] for e in events
+                   if e["kind"] == "call_outcome" and e["call_id"] == "call_offline_0004")
+    assert outcome["status"] == "tool_error"
+    assert "Domain example.com is not in the allowed domains list" in outcome["message"]
