@@ -3,7 +3,9 @@ offer (MCP host, part 2): its resource tools (a resource link the model follows 
 ``--expose-resources``, an embedded resource), its prompts (``--prompt``), its
 structured-output tool (checked against its outputSchema) and its annotated-message tool
 (content for the user only is shown to the user, never sent to the model), from
-``toolrelay call`` and from one scripted offline run whose transcript verifies.
+``toolrelay call`` and from one scripted offline run whose transcript verifies. A tool
+that needs the network (gzip-file-as-resource fetching a URL, kept off it by its
+``GZIP_ALLOWED_DOMAINS``) is a tool error there, never a success.
 """
 
 from __future__ import annotations

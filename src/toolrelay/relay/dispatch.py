@@ -1,4 +1,5 @@
-"""Stages 3–5 for one call: arguments text → route → validate → consent → ``tools/call``.
+"""Stages 3–5 for one call: arguments text → route → validate → consent → ``tools/call``
+(``resources/read`` for the ``--expose-resources`` reader, ``resource_tool.py``).
 
 ``dispatch`` takes one function call as the model sent it (alias, arguments text,
 call_id, and the parser's complaint if the item was malformed) and returns one
