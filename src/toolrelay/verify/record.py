@@ -62,8 +62,9 @@ _CALL_EVENT_LISTS = {
     FeedbackEvent.kind: "feedbacks",
 }
 """Event kind → the CallTrace list its events join."""
-CALL_METHODS: Final = frozenset({"tools/call", "resources/read"})
-"""The requests that carry a model's call: a tool's, or the ``--expose-resources`` reader's."""
+CALL_METHODS: Final = ("tools/call", "resources/read")
+"""The requests that carry a model's call: a tool's, or the ``--expose-resources`` reader's
+(a tuple: a recorded method of the wrong type is compared, never hashed)."""
 REFUSED_DUPLICATE: Final = "duplicate_call_id"
 """The outcome status of a function_call refused for reusing a call_id of its response."""
 
