@@ -29,6 +29,7 @@ from toolrelay.events import EventStream, Notice
 from toolrelay.relay.catalog import Catalog
 from toolrelay.relay.offered import starting_input
 from toolrelay.verify import load_run, verify
+from toolrelay.verify.explain import explain
 from toolrelay.view.build import build_trace
 
 REPO = Path(__file__).resolve().parents[2]
@@ -114,6 +115,9 @@ def test_verify_judges_each_read_like_a_tool_call(notes: Any) -> None:
             and "call_offline_0002 ↔ mcp id" in proc.stdout)
     assert "answered mcp id" in proc.stdout and "JSON-RPC error -32002 (protocol error)" in proc.stdout
     assert "call_offline_0002 started" in proc.stdout  # early, as --early read-only allows a reader
+    record = load_run(transcript)
+    walked = explain(record, verify(record), expand_all=True)
+    assert 'resources/read mcp id' in walked and 'uri "note://day/2026-12-01"; answered, ok' in walked
 
 
 def _read_answer(events: list[Event]) -> Event:
