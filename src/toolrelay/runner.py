@@ -99,6 +99,9 @@ class RunOptions:
     """The prompt's arguments (``--arg k=v``)."""
     resources: Sequence[str] = ()
     """Resource URIs attached to the task as input parts (``--resource``)."""
+    expose_resources: bool = False
+    """Offer the model a ``<server>__read_resource(uri)`` tool per server with resources
+    (``--expose-resources``), so it can follow a ``resource_link``."""
     server_instructions: bool = True
     """Pass each server's initialize ``instructions`` on to the model (``--no-server-instructions``)."""
     protocol_version: str = DEFAULT_VERSION
@@ -140,7 +143,7 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
             elicitor=opts.elicit or declining(ELICIT_LIBRARY_HINT),
         )
         catalog = Catalog(servers, events=events, strict=opts.strict, protocol_version=opts.protocol_version,
-                          host=host)
+                          host=host, expose_resources=opts.expose_resources)
         await stack.enter_async_context(catalog)
         client = await stack.enter_async_context(ResponsesClient(endpoint, events=events))
         shared = catalog.server_instructions() if opts.server_instructions else {}

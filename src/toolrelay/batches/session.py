@@ -83,7 +83,8 @@ class BatchSession:
         )
         shared = [server for server in self._servers if not server.isolate]
         self.catalog = Catalog(shared, events=self.shared, strict=options.strict,
-                               protocol_version=options.protocol_version, host=self._host)
+                               protocol_version=options.protocol_version, host=self._host,
+                               expose_resources=options.expose_resources)
         self._stack = contextlib.AsyncExitStack()
         self._clients: dict[tuple[bool, str | None], ResponsesClient] = {}
         self._opening = asyncio.Lock()
@@ -197,7 +198,8 @@ class BatchSession:
             yield self.catalog
             return
         own = Catalog(self._isolated, events=stream, strict=opts.strict,
-                      protocol_version=opts.protocol_version, host=self._host, shared=self.catalog)
+                      protocol_version=opts.protocol_version, host=self._host, shared=self.catalog,
+                      expose_resources=opts.expose_resources)
         async with own:
             yield own
 

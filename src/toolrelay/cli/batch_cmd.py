@@ -30,7 +30,7 @@ from ..runner import OFFLINE_MODEL
 from .batch_progress import BatchProgress
 from .common import add_server_options, positive_count, positive_seconds
 from .consent import sampling_approver
-from .run_cmd import add_model_options, shaping_options
+from .run_cmd import add_expose_resources, add_model_options, shaping_options
 from .server_activity import add_call_max_time_option, add_log_level_option
 from .sign_in import apply_auth_option
 
@@ -93,6 +93,7 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     add("--media-budget", type=positive_count, default=DEFAULT_MEDIA_BUDGET, metavar="BYTES",
         help=f"images and files per tool output passed on (default {DEFAULT_MEDIA_BUDGET})")
     add("--text-only", action="store_true", help="images/files in results become text stand-ins")
+    add_expose_resources(parser)
     add("--yes", action="store_true",
         help="run tools that are not read-only and let servers sample the model (a batch never prompts)")
     add("--elicit", choices=("defaults", "decline"), default="decline",

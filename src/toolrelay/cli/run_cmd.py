@@ -37,7 +37,7 @@ from .progress import AtFirstStart, ProgressPrinter, failure_text
 from .server_activity import ServerActivityPrinter, add_call_max_time_option, add_log_level_option
 from .sign_in import apply_auth_option
 
-__all__ = ["add_model_options", "configure", "run"]
+__all__ = ["add_expose_resources", "add_model_options", "configure", "run"]
 
 EXAMPLES = """examples:
   toolrelay run "Read the first 20 lines of notes.txt" --model offline
@@ -72,6 +72,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="an argument of --prompt (repeat for more)")
     add("--resource", dest="resources", action="append", default=[], metavar="URI",
         help="attach a server's resource to the task (see `toolrelay resources`; repeat for more)")
+    add_expose_resources(parser)
     add("--no-server-instructions", dest="server_instructions", action="store_false",
         help="leave out the instructions servers send at start-up (by default each is added after "
              "--instructions, labelled with its server's name)")
@@ -112,6 +113,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
 
 
+def add_expose_resources(parser: argparse.ArgumentParser) -> None:
+    """``--expose-resources`` (run and batch)."""
+    parser.add_argument(
+        "--expose-resources", action="store_true",
+        help="offer the model a SERVER__read_resource(uri) tool per server with resources, so it can "
+             "follow a resource_link in a tool result")
+
+
 def prompt_argument(text: str) -> tuple[str, str]:
     """An argparse type: ``K=V`` (the value may hold ``=``)."""
     name, equals, value = text.partition("=")
@@ -141,7 +150,7 @@ def shaping_options(args: argparse.Namespace) -> RunOptions:
             call_timeout=args.call_timeout, output_budget=args.output_budget,
             media_budget=args.media_budget, multimodal=not args.text_only, early=args.early,
         ),
-        script=args.script, protocol_version=args.protocol_version,
+        script=args.script, protocol_version=args.protocol_version, expose_resources=args.expose_resources,
         server_log_level=args.server_log_level, call_max_time=args.call_max_time,
     )
 

@@ -79,6 +79,8 @@ class Connection:
         self.capabilities: dict[str, Any] = {}
         self.instructions: str | None = None
         self.on_tools_changed: Callable[[str], None] | None = None
+        self.on_resources_changed: Callable[[str], None] | None = None
+        """Told the server's name on ``notifications/resources/list_changed``."""
         self.on_restart: Callable[[str], Awaitable[None]] | None = None
         self.events = events
         self.transport: ClientTransport = transport_kind(config.transport, config.name).create(
@@ -363,9 +365,19 @@ class Connection:
     async def request(self, method: str, params: JSONObject | None = None) -> JSONObject:
         """One request of the server's other features (resources, prompts, completion): its
         result, or ``RpcError`` for a JSON-RPC error (request_timeout applies)."""
+        return (await self.exchange(method, params)).raise_for_error()
+
+    async def exchange(
+        self, method: str, params: JSONObject | None = None, *, tag: str | None = None,
+        timeout: float | None = None,
+    ) -> Exchange:
+        """``request`` as its whole exchange (a JSON-RPC error inside it), recorded with
+        ``tag`` (the call_id of the model's call it stands for); ``timeout`` replaces the
+        server's request_timeout."""
         link = await self._ready_link()
         params = self._enveloped(params)
-        return (await link.peer.call(method, params, timeout=self.config.request_timeout)).raise_for_error()
+        limit = self.config.request_timeout if timeout is None else timeout
+        return await link.peer.call(method, params, timeout=limit, tag=tag)
 
     # -- events ---------------------------------------------------------------------------
 

@@ -59,6 +59,8 @@ class Link:
         self._notified: dict[str, Callable[[Notification], None]] = {
             m.TOOLS_CHANGED: self._tools_changed,
             m.PROGRESS: self._progress,
+            m.RESOURCES_CHANGED: self._resources_changed,
+            m.RESOURCE_UPDATED: self._resource_updated,
         }
         """What each notification the server may send does (others are only recorded)."""
 
@@ -159,6 +161,17 @@ class Link:
                 owner.on_tools_changed(owner.name)
             except Exception as exc:  # the catalog's problem must not break this connection
                 owner._notice("error", f"server {owner.name}: handling tools/list_changed failed: {exc}")
+
+    def _resources_changed(self, _notification: Notification) -> None:
+        owner = self.owner
+        if owner.on_resources_changed is not None:
+            owner.on_resources_changed(owner.name)  # only marks: the catalog re-lists before a turn
+
+    def _resource_updated(self, notification: Notification) -> None:
+        """A resource toolrelay subscribed to changed: the user is told which (a notice)."""
+        uri = _params(notification).get("uri")
+        shown = uri if isinstance(uri, str) else "(no uri given)"
+        self.owner._notice("info", f"server {self.owner.name}: resource {shown} was updated")
 
     def _progress(self, notification: Notification) -> None:
         """The call is still being worked on: its idle timeout starts again (up to its

@@ -25,6 +25,8 @@ __all__ = [
     "list_resources",
     "offers",
     "read_resource",
+    "subscribe_resource",
+    "subscribes",
 ]
 
 _MAX_PAGES: Final = 1000  # a server whose nextCursor never ends must not loop us forever
@@ -54,6 +56,18 @@ async def read_resource(connection: Connection, uri: str) -> list[JSONObject]:
     """The contents of ``uri`` (each with ``uri``, and ``text`` or ``blob``)."""
     result = await connection.request(m.READ_RESOURCE, {"uri": uri})
     return _objects(connection, m.READ_RESOURCE, result.get("contents"), "contents")
+
+
+def subscribes(connection: Connection) -> bool:
+    """Whether the server lets clients subscribe to resource updates (``resources.subscribe``)."""
+    declared = connection.capabilities.get("resources")
+    return isinstance(declared, dict) and declared.get("subscribe") is True
+
+
+async def subscribe_resource(connection: Connection, uri: str) -> None:
+    """``resources/subscribe`` to ``uri``: the server sends ``notifications/resources/updated``
+    when it changes (``RpcError`` when it refuses)."""
+    await connection.request(m.SUBSCRIBE_RESOURCE, {"uri": uri})
 
 
 async def get_prompt(connection: Connection, name: str, arguments: dict[str, str]) -> JSONObject:

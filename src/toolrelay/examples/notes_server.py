@@ -6,7 +6,9 @@ README's examples of ``toolrelay resources``, ``toolrelay prompts`` and ``toolre
     toolrelay resources --config examples/notes.json
 
 Resources: ``note://today`` (text) and the template ``note://day/{date}``. Prompt:
-``summarise(topic*)``. One tool, ``word_count(text)``, since a host lists tools first.
+``summarise(topic*)``. Tools: ``word_count(text)``, and ``find_note(date)``, whose result
+is a ``resource_link`` to the day's note (``toolrelay run --expose-resources`` lets the
+model follow it).
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ TODAY = "Water the plants.\nCall the plumber about the kitchen tap.\n"
 TOOLS = [{
     "name": "word_count", "description": "Count the words in a text.",
     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    "annotations": {"readOnlyHint": True},
+}, {
+    "name": "find_note", "description": "Find the note of a day (YYYY-MM-DD): a link to read it.",
+    "inputSchema": {"type": "object", "properties": {"date": {"type": "string"}}, "required": ["date"]},
     "annotations": {"readOnlyHint": True},
 }]
 RESOURCES = [{"uri": "note://today", "name": "today", "mimeType": "text/plain",
@@ -46,6 +52,15 @@ def read(uri: str) -> dict[str, Any]:
     raise _Refused(-32002, f"Resource not found: {uri}")
 
 
+def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    if name == "find_note":
+        date = str(arguments.get("date", ""))
+        link = {"type": "resource_link", "uri": f"note://day/{date}", "name": f"note of {date}",
+                "mimeType": "text/plain"}
+        return {"content": [{"type": "text", "text": f"The note of {date} is at note://day/{date}."}, link]}
+    return {"content": [{"type": "text", "text": str(len(str(arguments.get("text", "")).split()))}]}
+
+
 def prompt(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     if name != "summarise" or "topic" not in arguments:
         raise _Refused(-32602, f"prompt {name} needs the argument topic" if name == "summarise" else
@@ -63,8 +78,7 @@ def result_for(method: str, params: dict[str, Any]) -> dict[str, Any]:
                                "serverInfo": {"name": "notes", "version": "1"}},
         "ping": dict,
         "tools/list": lambda: {"tools": TOOLS},
-        "tools/call": lambda: {"content": [{"type": "text", "text": str(
-            len(str((params.get("arguments") or {}).get("text", "")).split()))}]},
+        "tools/call": lambda: call(str(params.get("name")), params.get("arguments") or {}),
         "resources/list": lambda: {"resources": RESOURCES},
         "resources/templates/list": lambda: {"resourceTemplates": TEMPLATES},
         "resources/read": lambda: read(str(params.get("uri"))),

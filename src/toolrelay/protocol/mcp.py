@@ -31,7 +31,10 @@ __all__ = [
     "PING",
     "READ_RESOURCE",
     "RELATED_TASK",
+    "RESOURCES_CHANGED",
+    "RESOURCE_UPDATED",
     "ROOTS_CHANGED",
+    "SUBSCRIBE_RESOURCE",
     "TASKS_CANCEL",
     "TASKS_GET",
     "TASKS_LIST",
@@ -56,6 +59,9 @@ CALL_TOOL: Final = "tools/call"
 LIST_RESOURCES: Final = "resources/list"
 LIST_RESOURCE_TEMPLATES: Final = "resources/templates/list"
 READ_RESOURCE: Final = "resources/read"
+SUBSCRIBE_RESOURCE: Final = "resources/subscribe"
+RESOURCES_CHANGED: Final = "notifications/resources/list_changed"
+RESOURCE_UPDATED: Final = "notifications/resources/updated"
 LIST_PROMPTS: Final = "prompts/list"
 GET_PROMPT: Final = "prompts/get"
 COMPLETE: Final = "completion/complete"

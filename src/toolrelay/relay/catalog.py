@@ -35,6 +35,8 @@ from .arguments import ArgumentChecker
 from .consent import Approver
 from .declare import DeclarationReport, DeclarationSet, declare_tools
 from .dispatch import DispatchTable, Stopped, StopReason, dispatch
+from .resource_tool import ResourceTools
+from .resource_tool import declaration as reader_declaration
 from .result import CallOutcome
 from .route import Route, Router
 
@@ -66,9 +68,11 @@ class Catalog:
         log_dir: Path | None = None,
         host: Host | None = None,
         shared: Catalog | None = None,
+        expose_resources: bool = False,
     ) -> None:
         """``shared``: another open catalog whose servers this one offers too, without
-        starting or stopping them (a batch task's isolated servers beside the shared ones)."""
+        starting or stopping them (a batch task's isolated servers beside the shared ones).
+        ``expose_resources``: offer a ``<server>__read_resource`` tool per server with resources."""
         self.events = events or EventStream()
         self.strict = strict
         self.secrets = frozenset(secret for server in servers for secret in server.secrets)
@@ -77,6 +81,7 @@ class Catalog:
         self._pool: ServerPool = ServerPool(servers, self.events, protocol_version=protocol_version,
                                             log_dir=log_dir, host=host, shared=beside)
         self._pool.on_relisted = self._rebuild
+        self._readers = ResourceTools(self._pool.connections, self.events) if expose_resources else None
         self._sets: dict[bool, DeclarationSet] = {}
         self._told_hidden: set[tuple[str, str]] = set()
         # Replaced, never changed in place: a call in flight keeps the table it started with.
@@ -131,6 +136,8 @@ class Catalog:
         """Start every server at once; those that fail are reported and left out
         (``NoServerAvailable`` when none starts)."""
         await self._pool.open()
+        if self._readers is not None:
+            await self._readers.refresh(self.available)
         self._rebuild("initial")
 
     async def close(self) -> None:
@@ -149,6 +156,8 @@ class Catalog:
             )
             for d in plain.declarations
         )
+        if self._readers is not None:
+            router = Router([*router, *self._readers.routes(router.aliases)])
         self._table = replace(self._table, router=router)
         for skipped in plain.skipped:
             self.events.emit(Notice(level="warning", text=skipped))
@@ -206,7 +215,8 @@ class Catalog:
         offered = frozenset(d.alias for d in declared.declarations if d.strict)
         if offered != self._table.strict_aliases:
             self._table = replace(self._table, strict_aliases=offered)
-        return declared.tools()
+        readers = [route for route in self._table.router if route.reads_resources]
+        return declared.tools() + [reader_declaration(route, strict=chosen) for route in readers]
 
     def report(self, *, strict: bool = True) -> list[DeclarationReport]:
         """What was changed for each tool on its way to the model, and why."""
@@ -227,9 +237,11 @@ class Catalog:
     async def refresh_if_changed(self) -> bool:
         """Re-list servers that sent tools/list_changed; True when the catalog was rebuilt."""
         changed = await self._pool.relist_changed()
-        if not changed:
+        resources = self._readers is not None and await self._readers.refresh_if_changed()
+        if not changed and not resources:
             return False
-        self._rebuild(f"tools/list_changed from {', '.join(changed)}")
+        why = f"tools/list_changed from {', '.join(changed)}" if changed else "resources/list_changed"
+        self._rebuild(why)
         return True
 
     # -- calls --------------------------------------------------------------------------

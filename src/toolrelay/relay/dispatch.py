@@ -1,4 +1,5 @@
-"""Stages 3–5 for one call: arguments text → route → validate → consent → ``tools/call``.
+"""Stages 3–5 for one call: arguments text → route → validate → consent → ``tools/call``
+(``resources/read`` for the ``--expose-resources`` reader, ``resource_tool.py``).
 
 ``dispatch`` takes one function call as the model sent it (alias, arguments text,
 call_id, and the parser's complaint if the item was malformed) and returns one
@@ -15,7 +16,7 @@ import asyncio
 import time
 from collections.abc import Callable, Mapping, Set
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from ..events import CallOutcomeEvent, CallParsed, CallRouted, EventStream
 from ..protocol import mcp
@@ -25,6 +26,7 @@ from .arguments import ArgumentChecker, ArgumentError, parse_arguments
 from .call import ToolCaller, call_tool, outcome_from_exchange
 from .consent import Approver
 from .optional_nulls import strip_optional_nulls
+from .resource_tool import ResourceReader, read_for_call
 from .result import CallOutcome
 from .route import Route, Router
 
@@ -125,6 +127,9 @@ async def _dispatch(
     refusal = await _ask_consent(approve, route, value)
     if refusal is not None:
         return CallOutcome(status="not_approved", message=refusal, **facts)
+    if route.reads_resources:
+        return await read_for_call(cast(ResourceReader, table.connections[route.server]), route, value,
+                                   call_id=call_id, arguments_text=text, timeout=timeout)
     return await call_tool(
         table.connections[route.server], route, value,
         call_id=call_id, arguments_text=text, timeout=timeout,

@@ -22,8 +22,11 @@ from ..client.offers import (
     list_resources,
     offers,
     read_resource,
+    subscribe_resource,
+    subscribes,
 )
 from ..errors import RpcError, UsageError
+from ..events import Notice
 from ..protocol.jsonrpc import JSONObject
 from ..protocol.responses import INPUT_TEXT, MESSAGE, OUTPUT_TEXT, InputPart
 from .feedback import DEFAULT_MEDIA_BUDGET, content_parts
@@ -174,9 +177,22 @@ async def starting_input(
     for uri in resources:
         server = await server_for_uri(connections, uri)
         parts.extend(resource_parts(await read_contents(connections[server], uri), media_budget=media_budget))
+        await _subscribe(connections[server], uri)
     if parts:
         items.append({"type": MESSAGE, "role": "user", "content": parts})
     return name, items
+
+
+async def _subscribe(connection: Connection, uri: str) -> None:
+    """Follow an attached resource when its server allows it: an update is a notice
+    (``client.link``); a refusal is only said, the run goes on without it."""
+    if not subscribes(connection):
+        return
+    try:
+        await subscribe_resource(connection, uri)
+    except RpcError as exc:
+        said = f"server {connection.name} will not tell updates of {uri}: {exc.rpc_message}"
+        connection.events.emit(Notice(level="warning", text=said, server=connection.name))
 
 
 def _message_item(message: JSONObject) -> dict[str, Any]:

@@ -30,6 +30,8 @@ class Route:
     """The tool's ``outputSchema`` (None: it declares none); a result must keep it."""
     strict: bool = False
     """Whether the model was offered the strict conversion (nulls are then stripped)."""
+    reads_resources: bool = False
+    """The ``--expose-resources`` reader: a call sends ``resources/read``, not ``tools/call``."""
 
     @property
     def read_only(self) -> bool:

@@ -21,6 +21,7 @@ from .evidence import seqs_of
 from .facts import RunFacts
 from .jsonpath import excerpt, first_difference, item_label
 from .record import ModelRound, RunRecord
+from .resource_reads import is_reader, reader_declaration
 from .verdict import Finding
 
 __all__ = ["check_answer_order", "check_context", "check_declarations"]
@@ -46,10 +47,14 @@ def _derived(catalog: dict[str, Any], run: RunRecord, facts: RunFacts) -> Findin
     if not isinstance(routes, dict):
         return None
     pairs = []
-    for server, tool in (r for r in routes.values() if isinstance(r, list) and len(r) == 2):
+    readers: list[dict[str, Any]] = []
+    for alias, (server, tool) in ((a, r) for a, r in routes.items() if isinstance(r, list) and len(r) == 2):
         listing = facts.listing_at(server, catalog["seq"])
         if listing is None:
             return None  # the listing is not in the transcript: nothing to derive from
+        if is_reader(tool, listing.tools):
+            readers.append(reader_declaration(run, alias, server, catalog["seq"], run.strict))
+            continue
         if not isinstance(tool, str) or tool not in listing.tools:
             return _finding(
                 False,
@@ -60,7 +65,7 @@ def _derived(catalog: dict[str, Any], run: RunRecord, facts: RunFacts) -> Findin
                 catalog,
             )
         pairs.append((server, listing.tools[tool]))
-    derived = declare_tools(pairs, strict=run.strict).tools()
+    derived = declare_tools(pairs, strict=run.strict).tools() + readers
     path = first_difference(derived, catalog.get("tools"))
     if path is None:
         return _finding(

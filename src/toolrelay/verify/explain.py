@@ -254,13 +254,14 @@ def _server_value(call: CallTrace, request: dict[str, Any] | None, response: dic
     if request is None:
         return f"not sent ({status})"
     message = request.get("message", {})
-    arguments = (message.get("params") or {}).get("arguments")
+    params = message.get("params") or {}
+    sent = (f"uri {excerpt(params.get('uri'), 60)}" if message.get("method") == "resources/read"
+            else f"arguments object {excerpt(params.get('arguments'), 60)}")
     answered = "answered" if response is not None else "no answer"
     failure = f": {excerpt(outcome.get('message'), 60)}" if outcome.get("message") else ""
     return (
-        f"tools/call mcp id {message.get('id')} on {request.get('server')} (connection "
-        f"{request.get('connection')}), arguments object {excerpt(arguments, 60)}; "
-        f"{answered}, {status}{failure}{_asked(call)}{_reported(call)}"
+        f"{message.get('method')} mcp id {message.get('id')} on {request.get('server')} (connection "
+        f"{request.get('connection')}), {sent}; {answered}, {status}{failure}{_asked(call)}{_reported(call)}"
     )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..client.host.input_required import input_required
+from ..protocol.mcp import READ_RESOURCE
 from ..relay.optional_nulls import strip_optional_nulls
 from .evidence import call_finding
 from .facts import RunFacts
@@ -63,7 +64,7 @@ def _route(call: CallTrace, facts: RunFacts) -> Finding | None:
         call,
         "routing",
         True,
-        f"{call.alias} → {target}; tools/call mcp id "
+        f"{call.alias} → {target}; {request['message'].get('method')} mcp id "
         f"{request['message'].get('id')} carries the values of the arguments text",
         "route",
         routed,
@@ -152,6 +153,8 @@ def _request_problem(
     if request.get("server") != routed.get("server"):
         went = request.get("server")
         return f"tools/call mcp id {mcp_id} went to server {went}, routed to {routed.get('server')}"
+    if message.get("method") == READ_RESOURCE:
+        return _read_problem(call, routed, params, mcp_id)
     if not isinstance(params, dict) or params.get("name") != routed.get("tool"):
         name = params.get("name") if isinstance(params, dict) else None
         original = routed.get("tool")
@@ -166,6 +169,19 @@ def _request_problem(
             f"params.arguments of mcp id {mcp_id}, {excerpt(arguments)}, is not the parsed arguments text "
             f"{excerpt(expected)} (differs at {where})"
         )
+    return None
+
+
+def _read_problem(call: CallTrace, routed: dict[str, Any], params: Any, mcp_id: Any) -> str | None:
+    """A resources/read standing for a call: routed to the reader, the URI the model gave."""
+    if routed.get("tool") != READ_RESOURCE:
+        return f"resources/read mcp id {mcp_id} stands for a call routed to tool {routed.get('tool')!r}"
+    parsed = call.first("parsed") or {}
+    arguments = parsed.get("arguments")
+    expected = arguments.get("uri") if isinstance(arguments, dict) else None
+    uri = params.get("uri") if isinstance(params, dict) else None
+    if uri != expected:
+        return f"resources/read mcp id {mcp_id} reads {excerpt(uri)}, the model asked for {excerpt(expected)}"
     return None
 
 

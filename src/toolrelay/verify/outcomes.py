@@ -21,6 +21,7 @@ from ..client.host.input_required import input_required
 from ..client.refusals import malformed_answer_message
 from ..client.tool_tasks import settled_problem
 from ..protocol.jsonrpc import DecodeError, ErrorResponse, RequestId, Response, classify
+from ..protocol.mcp import READ_RESOURCE
 from ..protocol.peer import Exchange
 from ..relay.call import outcome_from_exchange
 from ..relay.feedback import (
@@ -30,6 +31,7 @@ from ..relay.feedback import (
     render_output,
     with_refusals,
 )
+from ..relay.resource_tool import outcome_from_read
 from ..relay.result import OUTCOME_STATUSES, CallOutcome, OutcomeStatus
 from .record import CallTrace, RunRecord
 from .task_trace import call_answer, task_of
@@ -80,7 +82,8 @@ def recorded_exchange(call: CallTrace) -> Exchange | MalformedAnswer | str | Non
         return str(exc)
     if not isinstance(answer, Response | ErrorResponse):
         return "the recorded answer is a request or notification, not a response"
-    exchange = Exchange(mcp_id=request.get("id"), method="tools/call", request=request)  # type: ignore[arg-type]
+    method = request.get("method") if isinstance(request.get("method"), str) else "tools/call"
+    exchange = Exchange(mcp_id=request.get("id"), method=method, request=request)  # type: ignore[arg-type]
     exchange.settle(answer)
     return exchange
 
@@ -112,6 +115,8 @@ def rebuild_outcome(
         return CallOutcome(status="protocol_error", message=unsettled, mcp_id=request.get("mcp_id"),
                            connection=request.get("connection"), request=request.get("message"),
                            **_base(call))
+    if isinstance(exchange, Exchange) and exchange.method == READ_RESOURCE:
+        return outcome_from_read(exchange, connection=request.get("connection"), **_base(call))
     if isinstance(exchange, Exchange):
         return outcome_from_exchange(
             exchange, connection=request.get("connection"), output_schema=output_schema, **_base(call)

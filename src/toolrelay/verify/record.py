@@ -49,8 +49,8 @@ from ..protocol import era
 from ..protocol.responses import FUNCTION_CALL, OUTPUT_ITEM_DONE
 
 __all__ = [
-    "REFUSED_DUPLICATE", "CallTrace", "ModelRound", "RunRecord", "asks_for_input", "index_events", "is_2xx",
-    "message_of",
+    "CALL_METHODS", "REFUSED_DUPLICATE", "CallTrace", "ModelRound", "RunRecord", "asks_for_input",
+    "index_events", "is_2xx", "message_of",
 ]
 
 Event = dict[str, Any]
@@ -62,6 +62,9 @@ _CALL_EVENT_LISTS = {
     FeedbackEvent.kind: "feedbacks",
 }
 """Event kind → the CallTrace list its events join."""
+CALL_METHODS: Final = ("tools/call", "resources/read")
+"""The requests that carry a model's call: a tool's, or the ``--expose-resources`` reader's
+(a tuple: a recorded method of the wrong type is compared, never hashed)."""
 REFUSED_DUPLICATE: Final = "duplicate_call_id"
 """The outcome status of a function_call refused for reusing a call_id of its response."""
 
@@ -368,9 +371,9 @@ class _Indexer:
         call = self.latest.get(call_id)
         if call is None:
             self.record.orphans.append(event)
-        elif event["kind"] == MCP_REQUEST and event.get("method") == "tools/call":
+        elif event["kind"] == MCP_REQUEST and event.get("method") in CALL_METHODS:
             call.mcp_requests.append(event)
-        elif event["kind"] == MCP_RESPONSE and event.get("method") == "tools/call":
+        elif event["kind"] == MCP_RESPONSE and event.get("method") in CALL_METHODS:
             call.mcp_responses.append(event)
         elif event["kind"] in (MCP_SERVER_REQUEST, MCP_REPLY):
             call.server_requests.append(event)

@@ -48,6 +48,7 @@ from .evidence import call_finding, seqs_of
 from .facts import RunFacts
 from .jsonpath import excerpt, first_difference, json_equal
 from .record import CallTrace, ModelRound, RunRecord
+from .resource_reads import is_reader
 from .verdict import Finding
 
 __all__ = ["check_streams", "early_start"]
@@ -241,6 +242,8 @@ def _not_allowed(call: CallTrace, facts: RunFacts, early: Any) -> str | None:
     routed = call.routed[0] if call.routed else {}
     listing = facts.listing_at(routed.get("server"), routed["seq"]) if routed else None
     tool = listing.tools.get(str(routed.get("tool"))) if listing is not None else None
+    if listing is not None and is_reader(routed.get("tool"), listing.tools):
+        return None  # the --expose-resources reader: toolrelay's own, and it only reads
     annotations = tool.get("annotations") if isinstance(tool, dict) else None
     if isinstance(annotations, dict) and annotations.get("readOnlyHint") is True:
         return None

@@ -31,6 +31,7 @@ from ..events import (
     RunStartEvent,
 )
 from ..protocol.responses import OUTPUT_TEXT_DELTA
+from ..verify.record import CALL_METHODS
 from .model import CallGroup, Group, Row, RowState, StreamGroup
 from .rows import clip, stream_payload
 
@@ -133,7 +134,7 @@ def _note_call_facts(call: CallGroup, record: dict[str, Any]) -> None:
         call.alias = str(record.get("alias") or "")
     elif kind == CallRouted.kind:
         call.target = f"{record.get('server')} / {record.get('tool')}"
-    elif kind == MCP_REQUEST and record.get("method") == "tools/call":
+    elif kind == MCP_REQUEST and record.get("method") in CALL_METHODS:
         call.mcp_id = record.get("mcp_id")
         call.connection = f"{record.get('server')}#{record.get('connection')}"
     elif kind == CallOutcomeEvent.kind and isinstance(record.get("outcome"), dict):

@@ -42,6 +42,7 @@ from ..events import (
 from ..protocol import responses as wire
 from ..protocol.responses import CANCELLED, FAILED, FUNCTION_CALL, FUNCTION_CALL_OUTPUT, INCOMPLETE, MESSAGE
 from ..relay.feedback import ERROR_PREFIX
+from ..verify.record import CALL_METHODS
 from .auth_rows import AUTH_DESCRIBERS
 from .model import Badge, Row, RowState
 from .server_asks import asked_text, input_required_text, reply_text, retry_text
@@ -229,7 +230,7 @@ def _mcp_stage(record: dict[str, Any]) -> str:
         return "ask"  # the server asks toolrelay (sampling, elicitation, roots...)
     if record.get("kind") == MCP_REPLY:
         return "reply"
-    if method == "tools/call":
+    if method in CALL_METHODS and (method == "tools/call" or record.get("call_id") is not None):
         return "call" if record.get("kind") == MCP_REQUEST else "result"
     if method in ("initialize", "notifications/initialized"):
         return "connect"
@@ -265,6 +266,8 @@ def _mcp_text(record: dict[str, Any], message: dict[str, Any]) -> tuple[str, str
     reported = reported_text(method, _mapping(params), record.get("call_id"))
     if reported is not None:
         return reported
+    if method == "resources/read" and isinstance(params, dict):
+        return f"resources/read {params.get('uri')}", "", "ok"
     return method or "message", compact(params) if params else "", "ok"
 
 
@@ -279,6 +282,11 @@ def _mcp_result(method: str, result: Any) -> tuple[str, str, RowState]:
         if result.get("isError") is True:
             return "result · isError", text, "failed"
         return "result", text, "ok"
+    if method == "resources/read":
+        contents = [item for item in _items(result.get("contents")) if isinstance(item, dict)]
+        shown = [str(item["text"]) if isinstance(item.get("text"), str)
+                 else f"[blob {item.get('mimeType', '')}]" for item in contents]
+        return f"{len(contents)} content(s)", " ".join(shown), "ok"
     if method == "tools/list":
         names = [str(tool.get("name")) for tool in _items(result.get("tools")) if isinstance(tool, dict)]
         return f"{len(names)} tools", ", ".join(names), "ok"

@@ -17,6 +17,7 @@ stdio MCP servers (the standard library only, unless noted):
   ledger_server.py        notes every call it runs in a ledger file (batch kill-and-resume proof)
   echo_stdio_server.py    ``EchoService`` on toolrelay's own stdio server runtime
   asking_server.py        asks its client for roots, sampling, elicitation (also as tasks) during a call
+  resource_events_server.py  resources that change (list_changed, subscribe / updated), a blob
 HTTP:
   echo_http_server.py     ``EchoService`` on toolrelay's own Streamable HTTP endpoint
   fake_responses.py       a stateless fake Responses endpoint (the loop bench's)
@@ -48,6 +49,7 @@ LEDGER_SERVER = SERVERS / "ledger_server.py"
 ASKING_SERVER = SERVERS / "asking_server.py"
 TASK_SERVER = SERVERS.parents[2] / "examples" / "task_server.py"
 """Tools that must run as MCP tasks (complete, fail, never end, ask): README's example too."""
+RESOURCE_EVENTS_SERVER = SERVERS / "resource_events_server.py"
 SDK_MRTR_SERVER = SERVERS / "sdk_mrtr_server.py"
 MODERN_INPUT_SERVER = SERVERS / "modern_input_server.py"
 FAKE_STREAM = SERVERS / "fake_stream.py"
