@@ -20,7 +20,7 @@ from conftest import PYTHON
 from testkit.processes import spawned
 from testkit.servers import TASK_SERVER
 from toolrelay.client.config import ServerConfig
-from toolrelay.client.tool_tasks import settled_problem
+from toolrelay.client.tool_tasks import settled_problem, tasks_unavailable
 from toolrelay.events import MCP_REQUEST, MCP_RESPONSE, McpMessage
 from toolrelay.protocol.peer import Exchange
 from toolrelay.view.build import build_trace
@@ -158,6 +158,15 @@ def test_cancelling_the_call_cancels_its_task(tmp_path: Path) -> None:
     assert received[-1][0] == "tasks/cancel"
     cancels = [e for e in recorder.seen if isinstance(e, McpMessage) and e.method == "tasks/cancel"]
     assert cancels and cancels[0].role == MCP_REQUEST and cancels[0].call_id == "call_1"
+
+
+def test_tasks_run_only_where_the_revision_and_the_server_allow_them() -> None:
+    declared = {"tasks": {"requests": {"tools": {"call": {}}}}}
+    assert tasks_unavailable("2025-11-25", declared) is None
+    assert tasks_unavailable("2026-07-28", declared) == (
+        "MCP 2026-07-28 has tasks only as an extension toolrelay does not speak")
+    assert tasks_unavailable("2025-11-25", {"tasks": {"requests": {"sampling": {}}}}) == (
+        "the server does not declare tasks for tools/call (capabilities.tasks.requests.tools.call)")
 
 
 def test_a_task_that_failed_yet_answers_a_success_is_no_success() -> None:
