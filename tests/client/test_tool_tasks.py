@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import Recorder, async_wait_until, open_connection, run
+from client_helpers import Recorder, async_wait_until, open_connection, run, wait_until
 
 from conftest import PYTHON
+from testkit.processes import spawned
 from testkit.servers import TASK_SERVER
 from toolrelay.client.config import ServerConfig
-from toolrelay.client.tool_tasks import settled_problem
+from toolrelay.client.tool_tasks import settled_problem, tasks_unavailable
 from toolrelay.events import MCP_REQUEST, MCP_RESPONSE, McpMessage
 from toolrelay.protocol.peer import Exchange
 from toolrelay.view.build import build_trace
@@ -29,10 +31,12 @@ SCRIPT = {
         {"calls": [{"name": "ts__breaks", "arguments": {}}]},
         {"calls": [{"name": "ts__asks", "arguments": {}}]},
         {"calls": [{"name": "ts__echo", "arguments": {"text": "hi"}}]},
+        {"calls": [{"name": "ts__forever", "arguments": {}}]},
         {"message": "Done."},
     ],
 }
-"""One call per turn: a task that completes, one that fails, one that asks, an optional one."""
+"""One call per turn: a task that completes, one that fails, one that asks, an optional one,
+one that never ends (cancelled at the run's ``--call-timeout``)."""
 
 
 def toolrelay(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -56,7 +60,8 @@ def transcript(workspace: Path) -> Path:
     """The scripted offline run's transcript."""
     path = workspace / "run.jsonl"
     proc = toolrelay(["run", "add and ask", "--config", "mcp.json", "--model", "offline", "--script",
-                      "script.json", "--yes", "--elicit", "defaults", "--quiet", "--transcript", str(path)],
+                      "script.json", "--yes", "--elicit", "defaults", "--quiet", "--call-timeout", "1",
+                      "--transcript", str(path)],
                      workspace)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "Done."
@@ -155,6 +160,15 @@ def test_cancelling_the_call_cancels_its_task(tmp_path: Path) -> None:
     assert cancels and cancels[0].role == MCP_REQUEST and cancels[0].call_id == "call_1"
 
 
+def test_tasks_run_only_where_the_revision_and_the_server_allow_them() -> None:
+    declared = {"tasks": {"requests": {"tools": {"call": {}}}}}
+    assert tasks_unavailable("2025-11-25", declared) is None
+    assert tasks_unavailable("2026-07-28", declared) == (
+        "MCP 2026-07-28 has tasks only as an extension toolrelay does not speak")
+    assert tasks_unavailable("2025-11-25", {"tasks": {"requests": {"sampling": {}}}}) == (
+        "the server does not declare tasks for tools/call (capabilities.tasks.requests.tools.call)")
+
+
 def test_a_task_that_failed_yet_answers_a_success_is_no_success() -> None:
     final = Exchange(7, "tasks/result", {})
     final.result = {"content": [{"type": "text", "text": "fine"}]}
@@ -170,7 +184,7 @@ def test_a_task_that_failed_yet_answers_a_success_is_no_success() -> None:
 def test_a_scripted_run_records_its_tasks_and_verifies(transcript: Path, workspace: Path) -> None:
     events = events_of(transcript)
     outcomes = [e["outcome"]["status"] for e in events if e["kind"] == "call_outcome"]
-    assert outcomes == ["ok", "tool_error", "ok", "ok"]
+    assert outcomes == ["ok", "tool_error", "ok", "ok", "transport_error"]
     first = "call_offline_0001"
     tagged = {e["method"] for e in events if e["kind"] == "mcp_request" and e.get("call_id") == first}
     assert tagged == {"tools/call", "tasks/get", "tasks/result"}
@@ -183,6 +197,7 @@ def test_a_scripted_run_records_its_tasks_and_verifies(transcript: Path, workspa
         "working → failed → result: isError: true (tool error): \"the job broke\"",
         "call_offline_0001: task ", "its 4 task request(s) name the task its tools/call created",
         "call_offline_0003: during its tools/call the server asked elicitation/create",
+        "call_offline_0005: task ", "→ cancelled by toolrelay (tasks/cancel);",
     ):
         assert line in verdict.stdout, (line, verdict.stdout)
 
@@ -211,3 +226,26 @@ def test_view_draws_a_task_inside_its_call_compactly(transcript: Path) -> None:
     assert created.startswith("task ") and created.endswith("… working ×3 → completed → result")
     failed = [row for row in calls["call_offline_0002"].rows if row.label == "task failed"]
     assert failed and failed[0].state == "failed"
+
+
+def test_ctrl_c_cancels_a_running_task_and_the_run_verifies_as_unfinished(workspace: Path) -> None:
+    script = workspace / "forever.json"
+    script.write_text(json.dumps({"turns": [{"calls": [{"name": "ts__forever", "arguments": {}}]}]}))
+    transcript = workspace / "stopped.jsonl"
+    command = [PYTHON, "-m", "toolrelay", "run", "wait", "--config", "mcp.json", "--model", "offline",
+               "--script", str(script), "--yes", "--transcript", str(transcript)]
+    with spawned(command, cwd=workspace, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                 stderr=subprocess.PIPE, text=True) as proc:
+        assert wait_until(lambda: transcript.exists() and '"method": "tasks/get"' in transcript.read_text(),
+                          timeout=60), "the task was never polled"
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    events = events_of(transcript)
+    cancels = [e for e in events if e["kind"] == "mcp_request" and e["method"] == "tasks/cancel"]
+    assert [e.get("call_id") for e in cancels] == ["call_offline_0001"]
+    call = next(e for e in events if e["kind"] == "mcp_request" and e["method"] == "tools/call")
+    [outcome] = [e["outcome"] for e in events if e["kind"] == "call_outcome"]
+    assert (outcome["status"], outcome["mcp_id"]) == ("cancelled", call["mcp_id"])
+    verdict = toolrelay(["verify", str(transcript)], workspace)
+    assert verdict.returncode == 0 and "BROKEN" not in verdict.stdout, verdict.stdout

@@ -32,7 +32,7 @@ from typing import Any, Final
 from ..errors import ProtocolError, RequestTimeout, RpcError, ToolrelayError
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject
-from ..protocol.peer import Exchange, Peer
+from ..protocol.peer import Exchange, Peer, last_sent
 from ..protocol.versions import MODERN_VERSIONS
 
 __all__ = [
@@ -152,6 +152,8 @@ class ToolTaskCall:
             raise RequestTimeout(f"tools/call {self.tool} (task {task_id}) {late}; toolrelay cancelled the "
                                  "task (tasks/cancel)").for_request(created.mcp_id, created.request) from None
         except asyncio.CancelledError:
+            # the call, not its last poll, is what was abandoned (the cancelled outcome names it)
+            last_sent.set(Exchange(created.mcp_id, m.CALL_TOOL, created.request, started=created.started))
             with contextlib.suppress(BaseException):  # best effort: the run is stopping
                 await asyncio.shield(asyncio.ensure_future(self._cancel()))
             raise
