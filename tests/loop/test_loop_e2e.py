@@ -53,7 +53,8 @@ def test_seed_scenario_pairs_the_call_and_replays_the_context(workspace: Path) -
     [outcome] = run.result.calls
     assert outcome.status == "ok" and outcome.call_id == call_item["call_id"]
     assert outcome.request is not None
-    sent = {"name": "read_text_file", "arguments": json.loads(call_item["arguments"])}
+    sent = {"name": "read_text_file", "arguments": json.loads(call_item["arguments"]),
+            "_meta": {"progressToken": f"{call_item['call_id']}-1"}}
     assert outcome.request["params"] == sent
     assert outcome.response is not None and outcome.response["id"] == outcome.request["id"] == outcome.mcp_id
     mcp_events = [e for e in run.records("mcp_request") if e["call_id"] == call_item["call_id"]]

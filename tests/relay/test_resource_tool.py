@@ -35,12 +35,13 @@ def test_the_reader_steps_aside_for_the_servers_own_tools_and_says_so_once() -> 
     events = EventStream()
     events.subscribe(lambda event: said.append(event.text) if isinstance(event, Notice) else None)
     readers = ResourceTools({}, events)
-    readers._listed = {"docs": ([{"uri": "d://1", "name": "one"}], []), "x" * 70: ([{"uri": "x://1"}], [])}
+    readers._listed = {"docs": ([{"uri": "d://1", "name": "one"}, {"uri": "d://2", "name": "n" * 500}], []),
+                       "x" * 70: ([{"uri": "x://1"}], [])}
     taken = ["docs__read_resource", "docs__read_resource_2"]
     routes = readers.routes(taken)
     assert [r.alias for r in routes] == ["docs__read_resource_3", "x" * 49 + "__read_resource"]
     assert all(r.reads_resources and r.read_only for r in routes)
-    assert "d://1 (one)" in routes[0].description
+    assert "d://1 (one); d://2 (" + "n" * 152 + "…." in routes[0].description  # a name cut to 160
     readers.routes(taken)
     assert said == ["server docs has a tool named like the resource reader docs__read_resource: its "
                     "resources are read with docs__read_resource_3 instead"]

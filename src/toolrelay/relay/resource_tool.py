@@ -48,6 +48,7 @@ READ_TOOL: Final = "read_resource"
 """The synthetic tool's name after its server's prefix."""
 _SHOWN_RESOURCES: Final = 5
 _SHOWN_TEMPLATES: Final = 3
+_SHOWN_CHARS: Final = 160
 _RULE: Final[dict[str, Any]] = {
     "type": "object",
     "properties": {"uri": {"type": "string", "description": "the resource's URI, e.g. from a resource_link"}},
@@ -141,7 +142,7 @@ def describe(server: str, resources: list[dict[str, Any]], templates: list[dict[
     shown = [_resource_line(r) for r in resources[:_SHOWN_RESOURCES]]
     if len(resources) > _SHOWN_RESOURCES:
         shown.append(f"... and {len(resources) - _SHOWN_RESOURCES} more")
-    shown += [f"{t.get('uriTemplate')} (template)" for t in templates[:_SHOWN_TEMPLATES]]
+    shown += [_clip(f"{t.get('uriTemplate')} (template)") for t in templates[:_SHOWN_TEMPLATES]]
     return (f"Read a resource of server {server} by its URI (for example one a resource_link in a "
             f"tool result points at). Its resources include: {'; '.join(shown)}.")
 
@@ -169,7 +170,12 @@ def _cut_alias(server: str, suffix: str) -> str:
 
 def _resource_line(resource: dict[str, Any]) -> str:
     label = resource.get("title") or resource.get("name")
-    return f"{resource.get('uri')} ({label})" if label else str(resource.get("uri"))
+    return _clip(f"{resource.get('uri')} ({label})" if label else str(resource.get("uri")))
+
+
+def _clip(line: str) -> str:
+    """A server's names are its own words: each line of the description is kept short."""
+    return line if len(line) <= _SHOWN_CHARS else line[: _SHOWN_CHARS - 1] + "…"
 
 
 async def read_for_call(

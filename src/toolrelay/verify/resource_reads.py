@@ -35,23 +35,26 @@ def reader_declaration(run: RunRecord, alias: str, server: str, seq: int, strict
 def _last_listing(run: RunRecord, server: str, method: str, seq: int) -> list[dict[str, Any]]:
     """Every page of the server's last complete ``method`` listing before ``seq``."""
     key = _LISTS[method]
-    pages: dict[Any, bool] = {}  # mcp id → whether its request began a listing
+    pages: dict[tuple[str, str], bool] = {}  # (connection, mcp id) → whether its request began a listing
     listing: list[dict[str, Any]] = []
     last: list[dict[str, Any]] = []
     for event in run.mcp:
         if event["seq"] >= seq or event.get("server") != server or event.get("method") != method:
             continue
-        message = event.get("message") or {}
+        message = event.get("message")
+        if not isinstance(message, dict):
+            continue
+        page = (str(event.get("connection")), str(message.get("id")))  # as text: a junk id is no key
         if event["kind"] == MCP_REQUEST:
             params = message.get("params")
-            first = not (isinstance(params, dict) and "cursor" in params)
-            pages[(event.get("connection"), message.get("id"))] = first
+            pages[page] = not (isinstance(params, dict) and "cursor" in params)
         elif event["kind"] == MCP_RESPONSE:
             result = message.get("result")
             items = result.get(key) if isinstance(result, dict) else None
-            if pages.get((event.get("connection"), message.get("id")), True):
+            if pages.get(page, True):
                 listing = []
-            listing.extend(item for item in items or [] if isinstance(item, dict))
+            if isinstance(items, list):
+                listing.extend(item for item in items if isinstance(item, dict))
             if not (isinstance(result, dict) and result.get("nextCursor") is not None):
                 last = listing
     return last

@@ -16,8 +16,8 @@ import pytest
 from conftest import PYTHON, REPO, require_or_skip
 from testkit import everything
 
-LONG = ("ev__trigger-long-running-operation", {"duration": 1, "steps": 4})
-"""4 progress notifications, 0.25 s apart: longer in all than the 0.5 s idle limit used."""
+LONG = ("ev__trigger-long-running-operation", {"duration": 1, "steps": 5})
+"""5 progress notifications, 0.2 s apart: longer in all than the 0.6 s idle limit used."""
 LOGGING = ("ev__toggle-simulated-logging", {})
 """One log message at a random level at once (then every 5 s, after these tests)."""
 SCRIPT = {"turns": [{"calls": [{"name": LONG[0], "arguments": LONG[1]}]},
@@ -45,11 +45,11 @@ def toolrelay(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_progress_keeps_the_long_operation_alive_and_is_shown(config: Path) -> None:
-    proc = toolrelay("call", LONG[0], json.dumps(LONG[1]), "--config", str(config), "--timeout", "0.5",
+    proc = toolrelay("call", LONG[0], json.dumps(LONG[1]), "--config", str(config), "--timeout", "0.6",
                      cwd=config.parent)
     assert proc.returncode == 0, proc.stderr
-    assert "Long running operation completed. Duration: 1 seconds, Steps: 4." in proc.stdout
-    assert "  … ev/trigger-long-running-operation [####################] 4/4" in proc.stderr
+    assert "Long running operation completed. Duration: 1 seconds, Steps: 5." in proc.stdout
+    assert "  … ev/trigger-long-running-operation [####################] 5/5" in proc.stderr
 
 
 def test_simulated_logging_is_shown_at_the_level_asked(config: Path) -> None:
@@ -65,12 +65,12 @@ def test_a_scripted_run_records_each_report_with_its_call(config: Path) -> None:
     (folder / "script.json").write_text(json.dumps(SCRIPT), encoding="utf-8")
     proc = toolrelay("run", "use the everything server", "--config", str(config), "--model", "offline",
                      "--script", "script.json", "--yes", "--server-log-level", "debug",
-                     "--call-timeout", "0.5", "--transcript", "run.jsonl", cwd=folder)
+                     "--call-timeout", "0.6", "--transcript", "run.jsonl", cwd=folder)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "Done."
     assert SIMULATED.search(proc.stderr), proc.stderr
     verdict = toolrelay("verify", "run.jsonl", "--all", cwd=folder)
     assert verdict.returncode == 0, verdict.stdout
-    assert ("call_offline_0001: during its tools/call the server sent 4 progress notification(s) "
-            "(last 4/4)") in verdict.stdout
+    assert ("call_offline_0001: during its tools/call the server sent 5 progress notification(s) "
+            "(last 5/5)") in verdict.stdout
     assert "call_offline_0002: during its tools/call the server sent 1 log message(s)" in verdict.stdout
