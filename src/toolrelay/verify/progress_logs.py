@@ -18,6 +18,7 @@ from ..events import MCP_NOTIFICATION, MCP_REQUEST, MCP_RESPONSE
 from .evidence import call_finding, seqs_of
 from .facts import RunFacts
 from .record import CallTrace, RunRecord
+from .server_requests import outside_call
 from .verdict import Finding
 
 __all__ = ["check_progress_and_logs"]
@@ -96,7 +97,7 @@ def _during(call: CallTrace) -> list[Finding]:
     first = call.input_rounds[0][0] if call.input_rounds else call.first("mcp_requests")
     response = call.first("mcp_responses")
     for event in reported:
-        outside = _outside(event, first, response)
+        outside = outside_call(event, first, response)
         if outside is not None:
             said = f"{call.call_id}: the server's {event.get('method')} is recorded with this call, {outside}"
             return [call_finding(call, "correlation", False, said, "progress_logs", event, first, response)]
@@ -111,18 +112,6 @@ def _during(call: CallTrace) -> list[Finding]:
         parts.append(f"{logs} log message(s)")
     message = f"{call.call_id}: during its tools/call the server sent " + " and ".join(parts)
     return [call_finding(call, "correlation", True, message, "progress_logs", *reported)]
-
-
-def _outside(event: Event, request: Event | None, response: Event | None) -> str | None:
-    if request is None:
-        return "which sent no tools/call"
-    if (event.get("server"), event.get("connection")) != (request.get("server"), request.get("connection")):
-        return f"but came from {event.get('server')} (connection {event.get('connection')})"
-    if event["seq"] < request["seq"]:
-        return "but came before its tools/call"
-    if response is not None and event["seq"] > response["seq"]:
-        return "but came after its answer"
-    return None
 
 
 def _close(pending: dict[tuple[Any, Any, Any], Event], session: tuple[Any, Any], mcp_id: Any) -> None:

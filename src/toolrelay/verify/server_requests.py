@@ -22,7 +22,7 @@ from .record import CallTrace, RunRecord
 from .task_trace import call_answer
 from .verdict import Finding
 
-__all__ = ["check_server_requests"]
+__all__ = ["check_server_requests", "outside_call"]
 
 _TOLERATED_ENDINGS = frozenset({"aborted", "timeout", "error", None})
 
@@ -97,7 +97,7 @@ def _during(call: CallTrace, answers: dict[int, dict[str, Any]]) -> list[Finding
     request, response = call.first("mcp_requests"), call_answer(call)  # a task's: its tasks/result
     lines: list[str] = []
     for event in asked:
-        outside = _outside(event, request, response)
+        outside = outside_call(event, request, response)
         if outside is not None:
             said = (f"{call.call_id}: the server's {event.get('method')} request {event.get('mcp_id')!r} "
                     f"is recorded with this call, {outside}")
@@ -109,9 +109,10 @@ def _during(call: CallTrace, answers: dict[int, dict[str, Any]]) -> list[Finding
     return [call_finding(call, "correlation", True, message, "server_requests", *asked)]
 
 
-def _outside(
+def outside_call(
     event: dict[str, Any], request: dict[str, Any] | None, response: dict[str, Any] | None
 ) -> str | None:
+    """Why a message the server sent during a call lies outside it (None: it lies inside)."""
     if request is None:
         return "which sent no tools/call"
     if (event.get("server"), event.get("connection")) != (request.get("server"), request.get("connection")):
