@@ -28,7 +28,6 @@ from .errors import UsageError
 from .events import EventStream
 from .model import ModelEndpoint, ResponsesClient
 from .offline import OfflineModel, load_script
-from .protocol.versions import DEFAULT_VERSION
 from .redaction import url_secrets
 from .relay.catalog import Catalog, ConfigSource, servers_from
 from .relay.consent import LIBRARY_HINT, refusing
@@ -100,7 +99,9 @@ class RunOptions:
     """Resource URIs attached to the task as input parts (``--resource``)."""
     server_instructions: bool = True
     """Pass each server's initialize ``instructions`` on to the model (``--no-server-instructions``)."""
-    protocol_version: str = DEFAULT_VERSION
+    protocol_version: str | None = None
+    """The MCP revision asked of every server (``--protocol-version``); None: each server's
+    config pin (``toolrelay.protocolVersion``), else ``auto`` (the probe)."""
     environ: Mapping[str, str] | None = None
     run_id: str | None = None
     on_result: Callable[[RunResult], None] | None = None

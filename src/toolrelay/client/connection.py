@@ -325,7 +325,8 @@ class Connection:
         async def send(retried: JSONObject) -> Exchange:  # each retry has a new id
             return await peer.call(method, retried, timeout=timeout)
         what = f"{method} {sent.get(named)}"
-        return (await follow_input_required(send, sent, self.requests, call_id=None, what=what)).raise_for_error()
+        exchange = await follow_input_required(send, sent, self.requests, call_id=None, what=what)
+        return exchange.raise_for_error()
 
     # -- events ---------------------------------------------------------------------------
 

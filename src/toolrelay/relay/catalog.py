@@ -26,7 +26,6 @@ from ..client.host import Host
 from ..client.pool import ServerPool
 from ..errors import ToolrelayError
 from ..events import CatalogReady, EventStream, Notice
-from ..protocol.versions import DEFAULT_VERSION
 from .alias import server_prefix
 from .arguments import ArgumentChecker
 from .consent import Approver
@@ -59,7 +58,7 @@ class Catalog:
         *,
         events: EventStream | None = None,
         strict: bool = False,
-        protocol_version: str = DEFAULT_VERSION,
+        protocol_version: str | None = None,
         log_dir: Path | None = None,
         host: Host | None = None,
         shared: Catalog | None = None,
@@ -222,7 +221,7 @@ def connect(
     *,
     events: EventStream | None = None,
     strict: bool = False,
-    protocol_version: str = DEFAULT_VERSION,
+    protocol_version: str | None = None,
     log_dir: Path | None = None,
     host: Host | None = None,
 ) -> Catalog:

@@ -37,7 +37,8 @@ def answer(mode: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
     seen = json.dumps({"caps": params["_meta"][META + "clientCapabilities"], "responses": given,
                        "state": params.get("requestState")})
     if method == "prompts/get":
-        return {"resultType": "complete", "messages": [{"role": "user", "content": {"type": "text", "text": seen}}]}
+        message = {"role": "user", "content": {"type": "text", "text": seen}}
+        return {"resultType": "complete", "messages": [message]}
     if method == "resources/read":
         return {"resultType": "complete", "contents": [{"uri": params["uri"], "text": seen}]}
     return {"resultType": "complete", "content": [{"type": "text", "text": seen}]}
