@@ -13,13 +13,19 @@ the two; each figure is the median wall time, spawn to exit, with ``python -c pa
 floor. Goal: toolrelay <= 1/4 of the peer's time. ``-X importtime`` then shows where
 toolrelay's own start goes: the CLI process and the file server process separately.
 
+What the era probe costs (``--protocol-version auto``, the default, against a pin of
+2025-11-25, which skips it): ``toolrelay tools --json`` against toolrelay's file server (a
+2026-07-28 server), a 2025 server that refuses ``server/discover`` (-32601, as it must:
+one round trip) and one that ignores it (the probe waits ``PROBE_WAIT``, then the
+handshake follows); the same alternation, median per pair, and the difference.
+
 toolrelay's bytecode is written first (``compileall``): with PYTHONDONTWRITEBYTECODE=1 an
 editable install would otherwise re-compile the package on every start (+50-80 ms
 measured), which a wheel install never does; ``--no-compile`` skips that step.
 
     python bench/startup_bench.py                  10 runs each
     BENCH_QUICK=1 python bench/startup_bench.py    3 runs each
-    options: --runs N, --no-importtime, --no-compile, --json-out FILE
+    options: --runs N, --no-importtime, --no-probe, --no-compile, --json-out FILE
 """
 
 from __future__ import annotations
@@ -36,7 +42,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import BENCH_DIR, append_jsonl, arg_parser, print_ratios, print_table, quick, ratio, scaled
+from common import (
+    BENCH_DIR,
+    TEST_SERVERS,
+    append_jsonl,
+    arg_parser,
+    print_ratios,
+    print_table,
+    quick,
+    ratio,
+    scaled,
+)
 
 RUN_TIMEOUT = 120.0
 TOP = 12
@@ -111,6 +127,44 @@ def measure_walls(python: str, folder: Path, runs: int) -> dict[str, list[float]
     tools = check_same_tools({k: v for k, v in outputs.items() if k != "python -c pass"})
     print(f"# both listed {len(tools)} tools: {', '.join(tools)}", file=sys.stderr)
     return walls
+
+
+# -- what the era probe costs -------------------------------------------------------------
+
+
+def probe_servers(python: str, folder: Path) -> dict[str, dict[str, Any]]:
+    """Config entries: a 2026-07-28 server and two 2025 ones (refusing, ignoring the probe)."""
+    echo = str(TEST_SERVERS / "minimal_echo_server.py")
+    return {
+        "2026 (toolrelay files)": {"command": python, "args": ["-m", "toolrelay", "files", str(folder)]},
+        "2025, refuses probe": {"command": python, "args": [echo]},
+        "2025, ignores probe": {"command": python, "args": [echo, "--ignore-unknown"]},
+    }
+
+
+def measure_probe(python: str, folder: Path, runs: int) -> Table:
+    """``toolrelay tools --json`` per server, probing (auto) and pinned to 2025-11-25."""
+    named: dict[str, list[str]] = {}
+    for label, entry in probe_servers(python, folder).items():
+        config = folder / f"probe-{len(named)}.json"
+        config.write_text(json.dumps({"mcpServers": {"fs": entry}}))
+        base = [python, "-m", "toolrelay", "tools", "--json", "--config", str(config)]
+        named[f"{label} auto"] = base
+        named[f"{label} pinned"] = [*base, "--protocol-version", "2025-11-25"]
+    walls: dict[str, list[float]] = {label: [] for label in named}
+    labels = list(named)
+    for number in range(runs + 1):  # run 0 warms up
+        for label in labels[number % len(labels):] + labels[: number % len(labels)]:
+            wall, _ = timed_run(named[label], folder)
+            if number:
+                walls[label].append(wall)
+    table: Table = {}
+    for label in probe_servers(python, folder):
+        auto, pinned = (statistics.median(walls[f"{label} {mode}"]) * 1e3 for mode in ("auto", "pinned"))
+        table[label] = {"auto_median_ms": auto, "pinned_2025_median_ms": pinned,
+                        "probe_cost_ms": auto - pinned}
+    print_table(table, title="era probe, spawn to exit")
+    return table
 
 
 # -- where toolrelay's start goes: -X importtime ------------------------------------------
@@ -194,6 +248,7 @@ def main() -> None:
     parser = arg_parser(__doc__)
     parser.add_argument("--runs", type=int, default=scaled(10, 3))
     parser.add_argument("--no-importtime", action="store_true", help="skip the -X importtime breakdown")
+    parser.add_argument("--no-probe", action="store_true", help="skip what the era probe costs")
     parser.add_argument("--no-compile", action="store_true",
                         help="do not write toolrelay's bytecode first (existing .pyc files are still used)")
     parser.add_argument("--json-out", help="append the summary as one JSON line")
@@ -210,10 +265,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="startup-bench-") as folder:
         Path(folder, "notes.txt").write_text("a file for the file server\n")
         table, ratios = report(measure_walls(python, Path(folder), args.runs))
+        probe = {} if args.no_probe else measure_probe(python, Path(folder), args.runs)
         imports = {} if args.no_importtime else import_breakdown(python, Path(folder), scaled(5, 2))
     append_jsonl(args.json_out, {"bench": "startup", "quick": quick(), "runs": args.runs,
                                  "compiled": not args.no_compile, "walls_ms": table, "ratios": ratios,
-                                 "importtime": imports})
+                                 "probe_ms": probe, "importtime": imports})
 
 
 if __name__ == "__main__":

@@ -29,7 +29,6 @@ from .errors import UsageError
 from .events import EventStream
 from .model import ModelEndpoint, ResponsesClient
 from .offline import OfflineModel, load_script
-from .protocol.versions import DEFAULT_VERSION
 from .redaction import url_secrets
 from .relay.catalog import Catalog, ConfigSource, servers_from
 from .relay.consent import LIBRARY_HINT, refusing
@@ -104,7 +103,9 @@ class RunOptions:
     (``--expose-resources``), so it can follow a ``resource_link``."""
     server_instructions: bool = True
     """Pass each server's initialize ``instructions`` on to the model (``--no-server-instructions``)."""
-    protocol_version: str = DEFAULT_VERSION
+    protocol_version: str | None = None
+    """The MCP revision asked of every server (``--protocol-version``); None: each server's
+    config pin (``toolrelay.protocolVersion``), else ``auto`` (the probe)."""
     server_log_level: str | None = None
     """Log messages asked of every server (``--server-log-level``; wins over ``logLevel``)."""
     call_max_time: float | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -19,17 +20,16 @@ def test_call_wire_json_is_one_document_with_the_wire_inside(workspace: Path) ->
                      cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     outcome = json.loads(proc.stdout)
-    assert outcome["status"] == "ok" and outcome["mcp_id"] == 3
+    assert outcome["status"] == "ok"
     wire = outcome["wire"]
-    first_two = [(w["direction"], w["server"], w["connection"]) for w in wire[:2]]
-    assert first_two == [("out", "fs", 1), ("in", "fs", 1)]
-    assert wire[0]["message"]["method"] == "initialize"
-    [request] = [w["message"] for w in wire if w["message"].get("method") == "tools/call"]
+    assert (wire[0]["direction"], wire[0]["server"], wire[0]["connection"]) == ("out", "fs", 1)
+    assert wire[0]["message"]["method"] == "server/discover"  # the probe: the file server is 2026-07-28
+    first, retried = [w["message"] for w in wire if w["message"].get("method") == "tools/call"]
     response = wire[-1]["message"]
-    assert request == outcome["request"] and response == outcome["response"]
-    assert response["id"] == request["id"] == 3
-    # the file server asked for the roots during the call: the wire shows that exchange too
-    assert [w["message"].get("method") for w in wire if w["direction"] == "in"][-2] == "roots/list"
+    assert retried == outcome["request"] and response == outcome["response"]
+    assert response["id"] == retried["id"] == outcome["mcp_id"] != first["id"]
+    # the file server asked for the roots (input_required): the wire shows the retry carrying them
+    assert "inputResponses" not in first["params"] and "roots" in retried["params"]["inputResponses"]
     assert proc.stderr == ""
 
 
@@ -38,8 +38,8 @@ def test_call_wire_without_json_prints_the_lines(workspace: Path) -> None:
                      cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].startswith('>> fs#1 {"jsonrpc":"2.0","id":1,"method":"initialize"')
-    assert lines[lines.index("line 1") - 1].startswith('<< fs#1 {"jsonrpc":"2.0","id":3,"result":')
+    assert lines[0].startswith('>> fs#1 {"jsonrpc":"2.0","id":1,"method":"server/discover"')
+    assert re.match(r'<< fs#1 \{"jsonrpc":"2.0","id":\d+,"result":', lines[lines.index("line 1") - 1])
 
 
 @pytest.mark.parametrize("strict", [[], ["--strict"]])

@@ -39,7 +39,7 @@ def test_a_call_timeout_is_called_a_timeout(workspace: Path) -> None:
                      cwd=workspace)
     assert proc.returncode == 3
     assert proc.stderr == (
-        "toolrelay call: timeout: tools/call request 3 got no answer within 0.5 s (a cancellation was sent)\n"
+        "toolrelay call: timeout: tools/call request 4 got no answer within 0.5 s (a cancellation was sent)\n"
     )
 
 

@@ -103,7 +103,7 @@ def test_a_server_crashing_in_a_run_is_said_once(workspace: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     assert shown.stderr.count("honest_server: crashing on purpose") == 1, shown.stderr
     assert "! server honest exited (code 3): honest_server: crashing on purpose" in shown.stderr
-    assert "honest__crash → honest/crash · mcp id 3 · " in shown.stderr
+    assert "honest__crash → honest/crash · mcp id 4 · " in shown.stderr
     assert "toolrelay run: 1 of 1 call(s) failed (see the call lines above)" in shown.stderr
     quiet = toolrelay(*args, "--quiet", cwd=workspace)
     assert quiet.stderr == (
@@ -111,3 +111,15 @@ def test_a_server_crashing_in_a_run_is_said_once(workspace: Path) -> None:
         "  call_offline_0001 honest__crash: transport error: server honest exited (code 3): "
         "honest_server: crashing on purpose\n"
     )
+
+
+def test_protocol_version_flag_wins_over_the_config_pin(workspace: Path) -> None:
+    pinned = {**file_server(workspace), "toolrelay": {"protocolVersion": "2026-07-28"}}
+    mcp = config(workspace / "mcp.json", fs=pinned)
+    args = ("run", "Read the first 3 lines of notes.txt", "--model", "offline", "--config", str(mcp))
+    by_config = toolrelay(*args, cwd=workspace)
+    assert by_config.returncode == 0, by_config.stderr
+    assert ", MCP 2026-07-28)\n" in by_config.stderr
+    by_flag = toolrelay(*args, "--protocol-version", "2025-06-18", cwd=workspace)
+    assert by_flag.returncode == 0, by_flag.stderr
+    assert ", MCP 2025-06-18)\n" in by_flag.stderr and "line 3" in by_flag.stdout

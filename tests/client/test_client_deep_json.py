@@ -25,6 +25,11 @@ for line in sys.stdin:
                   "serverInfo": {"name": "deep", "version": "1"}}
     elif method == "tools/list":
         result = {"tools": [{"name": n, "inputSchema": {"type": "object"}} for n in ("deep", "echo")]}
+    elif method != "tools/call":  # server/discover, as every unknown method: -32601
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601,
+                                     "message": "Method not found"}}) + "\n")
+        sys.stdout.flush()
+        continue
     elif message["params"]["name"] == "deep":
         sys.stdout.write('{"jsonrpc":"2.0","id":%s,"result":{"structuredContent":' % json.dumps(mid)
                          + "[" * 5000 + "]" * 5000 + ',"content":[]}}\n')
@@ -46,7 +51,7 @@ def test_an_answer_nested_too_deep_is_recorded_and_the_connection_goes_on(tmp_pa
     async def scenario() -> str:
         async with open_connection(config, tmp_path, recorder) as conn:
             # fails at once with what was wrong (a RequestTimeout after 30 s would not match)
-            with pytest.raises(ProtocolError, match=r"answer to tools/call request 2: .*nested deeper"):
+            with pytest.raises(ProtocolError, match=r"answer to tools/call request 3: .*nested deeper"):
                 await conn.call_tool("deep", {}, timeout=30.0)
             after = await conn.call_tool("echo", {})
             return str(after.raise_for_error()["content"][0]["text"])
@@ -54,4 +59,4 @@ def test_an_answer_nested_too_deep_is_recorded_and_the_connection_goes_on(tmp_pa
     assert run(scenario()) == "still here"
     invalid = recorder.of("mcp_invalid")
     assert len(invalid) == 1 and "JSON nested deeper than 512 levels" in invalid[0].reason
-    assert invalid[0].preview.startswith('{"jsonrpc":"2.0","id":2,"result":{"structuredContent":[[[')
+    assert invalid[0].preview.startswith('{"jsonrpc":"2.0","id":3,"result":{"structuredContent":[[[')

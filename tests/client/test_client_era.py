@@ -165,15 +165,17 @@ def test_the_config_pins_a_revision_per_server(root: Path, tmp_path: Path) -> No
         "plain": entry,
     }}), encoding="utf-8")
 
-    async def versions() -> dict[str, str | None]:
-        pool = ServerPool(load_config(config, environ={}), Recorder().events, protocol_version="auto")
+    async def versions(flag: str | None) -> dict[str, str | None]:
+        pool = ServerPool(load_config(config, environ={}), Recorder().events, protocol_version=flag)
         try:
             await pool.open()
             return {name: c.protocol_version for name, c in pool.connections.items()}
         finally:
             await pool.close()
 
-    assert run(versions()) == {"modern": "2026-07-28", "old": "2025-03-26", "plain": "2026-07-28"}
+    assert run(versions(None)) == {"modern": "2026-07-28", "old": "2025-03-26", "plain": "2026-07-28"}
+    # --protocol-version, when given, wins over every entry's pin
+    assert run(versions("2025-06-18")) == dict.fromkeys(("modern", "old", "plain"), "2025-06-18")
     config.write_text(json.dumps({"mcpServers": {"x": {**entry, "toolrelay": {"protocolVersion": "2027"}}}}),
                       encoding="utf-8")
     with pytest.raises(ConfigError, match=r"toolrelay\.protocolVersion: must be one of .*2026-07-28, auto"):

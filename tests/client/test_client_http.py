@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -13,18 +15,25 @@ from client_helpers import (
     async_wait_until,
     elapsed,
     free_port,
-    open_connection,
     run,
     sdk_http_server,
 )
+from client_helpers import open_connection as pinned_open_connection
 
 from testkit.mcp_http_stub import StubBehaviour, StubServer
 from toolrelay.client.config import ServerConfig
+from toolrelay.client.connection import Connection
 from toolrelay.errors import HttpStatusError, MessageTooLarge, RequestTimeout, TransportError
 
 
 def http_config(url: str, **fields: object) -> ServerConfig:
     return ServerConfig(name="h", transport="http", url=url, **fields)  # type: ignore[arg-type]
+
+
+def open_connection(config: ServerConfig, log_dir: Path, recorder: Recorder | None = None,
+                    **kw: Any) -> AbstractAsyncContextManager[Connection]:
+    """Pinned to 2025-11-25: these tests are about its sessions (the probe: test_client_era.py)."""
+    return pinned_open_connection(config, log_dir, recorder, protocol_version="2025-11-25", **kw)
 
 
 # -- against the official SDK server --------------------------------------------------------

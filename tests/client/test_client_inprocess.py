@@ -52,7 +52,8 @@ def test_handshake_list_and_call_are_recorded_with_ids(tmp_path: Path) -> None:
     recorder = Recorder()
 
     async def scenario() -> None:
-        async with open_connection(in_process_server(Tools(), name="t"), tmp_path, recorder) as conn:
+        async with open_connection(in_process_server(Tools(), name="t"), tmp_path, recorder,
+                                   protocol_version="2025-11-25") as conn:  # the handshake era
             assert (conn.number, conn.protocol_version, conn.alive) == (1, "2025-11-25", True)
             assert conn.server_info == {"name": "test-tools", "version": "1"}
             assert conn.instructions == "In-process test tools."
@@ -94,7 +95,7 @@ def test_oversized_answer_fails_only_its_request(tmp_path: Path) -> None:
             return caught.value, after["content"][0]["text"]
 
     error, after = run(scenario())
-    assert str(error).startswith("response to tools/call request 2 is ")
+    assert str(error).startswith("response to tools/call request 3 is ")
     assert str(error).endswith(" bytes, above the 64 KiB limit")
     assert after == "still here"
     assert recorder.of("mcp_invalid")[0].reason == str(error)
@@ -112,7 +113,7 @@ def test_timeout_cancels_the_call_inside_the_server(tmp_path: Path) -> None:
             return caught.value, after["content"][0]["text"]
 
     error, after = run(scenario())
-    assert str(error) == "tools/call request 2 got no answer within 0.2 s (a cancellation was sent)"
+    assert str(error) == "tools/call request 3 got no answer within 0.2 s (a cancellation was sent)"
     assert (after, tools.cancelled) == ("alive", ["hang"])
 
 

@@ -112,3 +112,37 @@ def test_new_roots_are_sent_with_the_next_call_not_notified(tmp_path: Path) -> N
     answers, sent = run(_call_twice(server(tmp_path, "roots", roots=(str(tmp_path),)), tmp_path, other))
     assert [[r["uri"] for r in roots] for roots in answers] == [[tmp_path.as_uri()], [other.as_uri()]]
     assert "notifications/roots/list_changed" not in sent
+
+
+async def _get_and_read(config: ServerConfig, log_dir: Path, host: Host) -> tuple[list[Any], list[Any]]:
+    recorder = Recorder()
+    async with open_connection(config, log_dir, recorder, protocol_version="2026-07-28",
+                               host=host) as connection:
+        prompt = await connection.request("prompts/get", {"name": "p"})
+        resource = await connection.request("resources/read", {"uri": "file:///r.txt"})
+    sent = [e for e in recorder.seen if isinstance(e, McpMessage) and e.direction == "out"
+            and e.method in ("prompts/get", "resources/read")]
+    texts = [prompt["messages"][0]["content"]["text"], resource["contents"][0]["text"]]
+    return [json.loads(text) for text in texts], sent
+
+
+def test_prompts_get_and_resources_read_follow_input_required_too(tmp_path: Path) -> None:
+    host = Host(elicitor=accept_defaults, sampler=_sample)
+    seen, sent = run(_get_and_read(server(tmp_path, "ask"), tmp_path, host))
+    for answered in seen:
+        assert answered["responses"]["form"] == {"action": "accept", "content": {"age": 30}}
+        assert answered["responses"]["ask"]["model"] == "m1" and answered["state"] == "s-1"
+    assert [e.method for e in sent] == ["prompts/get"] * 2 + ["resources/read"] * 2
+    assert len({e.message["id"] for e in sent}) == 4  # each retry has its own id
+    assert sent[1].message["params"]["name"] == "p" and sent[3].message["params"]["uri"] == "file:///r.txt"
+
+
+def test_a_prompt_that_keeps_asking_is_given_up_on_naming_it(tmp_path: Path) -> None:
+    async def get() -> None:
+        async with open_connection(server(tmp_path, "forever"), tmp_path, Recorder(),
+                                   protocol_version="2026-07-28") as connection:
+            await connection.request("prompts/get", {"name": "p"})
+
+    with pytest.raises(ProtocolError, match=f"^server m still answered prompts/get p input_required after "
+                                            f"{MAX_ROUNDS} rounds; toolrelay gave up$"):
+        run(get())

@@ -17,7 +17,8 @@ def test_sdk_server_over_stdio(tmp_path: Path) -> None:
 
     async def scenario() -> list[str]:
         config = stdio_config("sdk_server.py", "stdio", name="sdk")
-        async with open_connection(config, tmp_path, recorder) as conn:
+        # the 2025 session's features (server requests mid-call, list_changed): pinned to it
+        async with open_connection(config, tmp_path, recorder, protocol_version="2025-11-25") as conn:
             conn.on_tools_changed = changed.append
             assert (conn.protocol_version, conn.server_info["name"]) == ("2025-11-25", "sdk-test")
             assert conn.instructions == "SDK test server."

@@ -42,7 +42,8 @@ def test_handshake_list_and_call_are_recorded_with_ids(tmp_path: Path) -> None:
     recorder = Recorder()
 
     async def scenario() -> None:
-        async with open_connection(stdio_config("minimal_echo_server.py"), tmp_path, recorder) as conn:
+        async with open_connection(stdio_config("minimal_echo_server.py"), tmp_path, recorder,
+                                   protocol_version="2025-11-25") as conn:  # the handshake alone
             assert (conn.number, conn.protocol_version, conn.alive) == (1, "2025-11-25", True)
             assert conn.server_info == {"name": "minimal-echo", "version": "1"}
             assert [tool["name"] for tool in await conn.list_tools()] == ["echo"]
@@ -125,7 +126,7 @@ def test_garbage_on_stdout_is_skipped_and_reported(tmp_path: Path) -> None:
     invalid = recorder.of("mcp_invalid")
     assert [event.preview for event in invalid][:2] == [
         "Welcome to the toolbox server v1 (this banner is not JSON)", "debug: about to answer"]
-    assert len(invalid) == 4  # banner + one line before each of initialize, echo, echo
+    assert len(invalid) == 5  # banner + one line before each of server/discover, initialize, echo, echo
     garbage_notices = [n for n in recorder.notices() if "not JSON-RPC" in n]
     assert garbage_notices == ["server t printed something that is not JSON-RPC on stdout (skipped): "
                                "'Welcome to the toolbox server v1 (this banner is not JSON)'"]
@@ -148,10 +149,10 @@ def test_oversized_result_fails_only_its_request(tmp_path: Path) -> None:
             return caught.value, after.raise_for_error()["content"][0]["text"], conn.number
 
     error, after, number = run(scenario())
-    size = len(json.dumps({"jsonrpc": "2.0", "id": 2, "result": {"content": [
+    size = len(json.dumps({"jsonrpc": "2.0", "id": 3, "result": {"content": [
         {"type": "text", "text": "x" * 50 * 1024 * 1024}]}}))
-    assert str(error) == f"response to tools/call request 2 is {size:,} bytes, above the 4 MiB limit"
-    assert error.mcp_id == 2
+    assert str(error) == f"response to tools/call request 3 is {size:,} bytes, above the 4 MiB limit"
+    assert error.mcp_id == 3
     assert (after, number) == ("still here", 1)
     assert recorder.of("mcp_invalid")[0].reason == str(error)
     assert any("refused (the connection stays open)" in text for text in recorder.notices())
@@ -165,7 +166,7 @@ def test_malformed_answer_fails_only_its_request(tmp_path: Path) -> None:
             return caught.value, (await conn.call_tool("echo", {"text": "ok"})).raise_for_error()
 
     error, after = run(scenario())
-    assert str(error) == ("server t sent a malformed answer to tools/call request 2: "
+    assert str(error) == ("server t sent a malformed answer to tools/call request 3: "
                           "Invalid Request: malformed response")
     assert after["content"][0]["text"] == "ok"
 
@@ -216,10 +217,10 @@ def test_timeout_sends_cancelled_with_the_request_id(tmp_path: Path) -> None:
 
     took, outcome, after = run(scenario())
     assert isinstance(outcome, RequestTimeout)
-    assert str(outcome) == "tools/call request 2 got no answer within 0.3 s (a cancellation was sent)"
+    assert str(outcome) == "tools/call request 3 got no answer within 0.3 s (a cancellation was sent)"
     assert 0.3 <= took < 1.5
     cancelled = [m for m in received_lines(record) if m.get("method") == "notifications/cancelled"]
-    assert [m["params"]["requestId"] for m in cancelled] == [2]
+    assert [m["params"]["requestId"] for m in cancelled] == [3]
     assert after["content"][0]["text"] == "alive"
 
 
@@ -240,7 +241,7 @@ def test_cancelling_a_call_sends_cancelled(tmp_path: Path) -> None:
     run(scenario())
     cancelled = [m for m in received_lines(record) if m.get("method") == "notifications/cancelled"]
     assert cancelled == [{"jsonrpc": "2.0", "method": "notifications/cancelled",
-                          "params": {"requestId": 2, "reason": "cancelled by the client"}}]
+                          "params": {"requestId": 3, "reason": "cancelled by the client"}}]
 
 
 def test_unsupported_version_answer_is_refused_naming_both(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -47,7 +48,8 @@ def test_the_seed_task_prints_the_answer_and_progress(workspace: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "The tool returned:\n" + FIRST_20
     assert f"no --config: the built-in read-only file server exposes {workspace} as server fs" in proc.stderr
-    assert "call fs__read_text_file → fs/read_text_file · mcp id 3" in proc.stderr
+    assert re.search(r"call fs__read_text_file → fs/read_text_file · mcp id \d+ · ", proc.stderr)
+    assert ", MCP 2026-07-28)\n" in proc.stderr  # the probe found the file server modern
     assert "run completed after 2 turns: " in proc.stderr
 
 
@@ -59,7 +61,10 @@ def test_json_prints_the_whole_result_with_both_ids(workspace: Path) -> None:
     result = json.loads(proc.stdout)
     assert result["status"] == "completed" and result["turns"] == 2
     [call] = result["calls"]
-    assert call["call_id"].startswith("call_") and call["mcp_id"] == 3 and call["status"] == "ok"
+    assert call["call_id"].startswith("call_") and call["status"] == "ok"
+    # after server/discover (and the refused initialize sent beside it while the server started),
+    # tools/list, and the round that answered input_required (the roots)
+    assert call["mcp_id"] in (4, 5)
     assert json.loads(call["arguments_text"]) == {"path": "notes.txt", "head": 5}
     assert proc.stderr == ""
 
@@ -83,7 +88,7 @@ def test_failed_calls_are_shown_beside_the_answer(workspace: Path) -> None:
     assert proc.stdout.startswith("The tool returned:\nError (tool): ")
     # with progress on, the call line says why (once); the closing line counts
     assert proc.stderr.count("No such file or directory: nope.txt") == 1
-    assert "call fs__read_text_file → fs/read_text_file · mcp id 3 · " in proc.stderr
+    assert re.search(r"call fs__read_text_file → fs/read_text_file · mcp id \d+ · ", proc.stderr)
     assert "toolrelay run: 1 of 1 call(s) failed (see the call lines above)\n" in proc.stderr
     quiet = toolrelay("run", "x", "--model", "offline", "--script", str(script), "--quiet", cwd=workspace)
     assert quiet.stderr == (

@@ -14,7 +14,7 @@ from typing import Any
 from ..client.config import PROTOCOL_CHOICES, with_cli_settings
 from ..client.host import Host
 from ..events import EventStream
-from ..protocol.versions import DEFAULT_VERSION
+from ..protocol.versions import DEFAULT_VERSION, LATEST_VERSION
 from ..relay.catalog import Catalog, servers_from
 from .progress import ProgressPrinter
 from .server_activity import ServerActivityPrinter
@@ -35,11 +35,12 @@ def add_server_options(parser: argparse.ArgumentParser, *, strict: bool = True) 
     parser.add_argument("--config", metavar="FILE", help="MCP servers config file (see below)")
     parser.add_argument(
         "--protocol-version",
-        default=DEFAULT_VERSION,
+        default=None,  # not given: each server's config pin, else DEFAULT_VERSION
         choices=PROTOCOL_CHOICES,
-        help=f"MCP revision to speak: a 2025 one asks for it in the handshake (default {DEFAULT_VERSION}); "
-        "2026-07-28 speaks the stateless revision; auto probes with server/discover and speaks "
-        "2026-07-28 where the server does, else the handshake at 2025-11-25",
+        help=f"MCP revision to speak with every server, over the config's toolrelay.protocolVersion "
+        f"(default {DEFAULT_VERSION}: probe with server/discover and speak 2026-07-28 where the server "
+        f"does, else the handshake asking {LATEST_VERSION}); a 2025 revision asks for it in the "
+        "handshake without probing; 2026-07-28 speaks only the stateless revision",
     )
     add_auth_option(parser)
     if strict:

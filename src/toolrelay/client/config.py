@@ -22,9 +22,9 @@ an optional ``"toolrelay"`` object inside an entry (other clients ignore it)::
 ``roots`` are the directories the server is told about (``roots/list``): paths, ``~`` and
 variables expanded, relative ones against the project folder; without the key, the
 current directory; ``false`` offers no roots at all. ``protocolVersion`` pins the MCP
-revision for that server, over ``--protocol-version``. An HTTP entry may also say how to
-sign in to it with OAuth: ``"oauth": {"clientId", "clientSecret", "scopes",
-"clientMetadataUrl"}`` (``client/auth/settings.py``).
+revision for that server unless ``--protocol-version`` is given (the flag wins). An HTTP
+entry may also say how to sign in to it with OAuth: ``"oauth": {"clientId",
+"clientSecret", "scopes", "clientMetadataUrl"}`` (``client/auth/settings.py``).
 """
 
 from __future__ import annotations

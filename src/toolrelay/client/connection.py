@@ -56,6 +56,9 @@ __all__ = ["Connection"]
 CLIENT_NAME: Final = "toolrelay"
 _CLIENT: Final = (CLIENT_NAME, __version__)
 _MAX_PAGES: Final = 1000  # a server whose nextCursor never ends must not loop us forever
+_INPUT_REQUIRED_NAMES: Final = {m.GET_PROMPT: "name", m.READ_RESOURCE: "uri"}
+"""Besides tools/call, the requests a 2026-07-28 server may answer ``input_required``
+(each with the param naming what was asked, for messages)."""
 
 
 class Connection:
@@ -364,7 +367,7 @@ class Connection:
 
     async def request(self, method: str, params: JSONObject | None = None) -> JSONObject:
         """One request of the server's other features (resources, prompts, completion): its
-        result, or ``RpcError`` for a JSON-RPC error (request_timeout applies)."""
+        result, or ``RpcError`` for a JSON-RPC error (request_timeout applies to each round)."""
         return (await self.exchange(method, params)).raise_for_error()
 
     async def exchange(
@@ -373,11 +376,23 @@ class Connection:
     ) -> Exchange:
         """``request`` as its whole exchange (a JSON-RPC error inside it), recorded with
         ``tag`` (the call_id of the model's call it stands for); ``timeout`` replaces the
-        server's request_timeout."""
+        server's request_timeout.
+
+        ``prompts/get`` and ``resources/read`` may be answered ``input_required`` in
+        2026-07-28: what the server asks is answered and the request retried, as for
+        ``tools/call`` (``follow_input_required``)."""
         link = await self._ready_link()
-        params = self._enveloped(params)
+        peer = link.peer
         limit = self.config.request_timeout if timeout is None else timeout
-        return await link.peer.call(method, params, timeout=limit, tag=tag)
+        sent = self._enveloped(params)
+        named = _INPUT_REQUIRED_NAMES.get(method)
+        if named is None or sent is None:
+            return await peer.call(method, sent, timeout=limit, tag=tag)
+
+        async def send(retried: JSONObject) -> Exchange:  # each retry has a new id
+            return await peer.call(method, retried, timeout=limit, tag=tag)
+        what = f"{method} {sent.get(named)}"
+        return await follow_input_required(send, sent, self.requests, call_id=tag, what=what)
 
     # -- events ---------------------------------------------------------------------------
 

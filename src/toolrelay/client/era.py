@@ -1,7 +1,7 @@
 """Which MCP era toolrelay's client speaks with a server, and the 2026-07-28 envelope on
 its requests.
 
-Asked for ``auto``, the client probes with ``server/discover`` (the newest revision's
+Asked for ``auto`` (the default), the client probes with ``server/discover`` (the newest revision's
 first request). A discover result naming a revision we speak means the server is modern:
 no handshake, and every later request carries the envelope (``enveloped``). Any other
 answer (an error, an HTTP refusal) means a 2025 server, which then gets the handshake
@@ -33,15 +33,13 @@ from ..protocol import era
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject
 from ..protocol.peer import Peer
-from ..protocol.versions import LATEST_MODERN_VERSION, LATEST_VERSION, MODERN_VERSIONS
+from ..protocol.versions import AUTO, LATEST_MODERN_VERSION, LATEST_VERSION, MODERN_VERSIONS
 
 __all__ = [
     "AUTO", "PROBE_WAIT", "Discovered", "enveloped", "error_body_expected", "handshake_version",
     "liveness_check", "modern_headers", "negotiate", "rpc_error_body",
 ]
 
-AUTO: Final = "auto"
-"""Probe with server/discover; speak 2026-07-28 where the server does, else the handshake."""
 PROBE_WAIT: Final = 0.15
 """Seconds the probe waits alone before the handshake is sent beside it."""
 SETTLE_WAIT: Final = 5.0

@@ -34,14 +34,17 @@ class ServerPool:
 
     With ``shared``, the pool also offers the servers of another pool that someone else
     opens and closes (a batch task's own servers beside the batch's shared ones): their
-    connections and tools are seen here, only this pool's own are started and stopped."""
+    connections and tools are seen here, only this pool's own are started and stopped.
+
+    ``protocol_version`` (``--protocol-version``), when given, is asked of every server;
+    otherwise each server's config pin (``toolrelay.protocolVersion``), else ``auto``."""
 
     def __init__(
         self,
         servers: Sequence[ServerConfig],
         events: EventStream,
         *,
-        protocol_version: str = DEFAULT_VERSION,
+        protocol_version: str | None = None,
         log_dir: Path | None = None,
         host: Host | None = None,
         shared: ServerPool | None = None,
@@ -49,7 +52,8 @@ class ServerPool:
         self.events = events
         self._own: dict[str, Connection] = {
             s.name: Connection(
-                s, events, protocol_version=s.protocol_version or protocol_version, log_dir=log_dir, host=host
+                s, events, protocol_version=protocol_version or s.protocol_version or DEFAULT_VERSION,
+                log_dir=log_dir, host=host,
             )
             for s in servers
         }

@@ -4,7 +4,8 @@ A client asks for one revision in ``initialize``; the server answers with the sa
 if it speaks it, else with one it prefers. The client accepts any revision it speaks and
 otherwise must disconnect. Revisions after 2025-11-25 (2026-07-28 onwards) drop the
 handshake altogether: each request names its revision (``protocol/era.py``), and
-``MODERN_VERSIONS`` lists the ones toolrelay serves that way.
+``MODERN_VERSIONS`` lists the ones toolrelay serves that way. By default the client finds
+out which era a server speaks by probing (``AUTO``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Final
 from ..errors import VersionMismatch
 
 __all__ = [
+    "AUTO",
     "DEFAULT_VERSION",
     "LATEST_MODERN_VERSION",
     "LATEST_VERSION",
@@ -32,9 +34,12 @@ MODERN_VERSIONS: Final = ("2026-07-28",)
 LATEST_MODERN_VERSION: Final = MODERN_VERSIONS[0]
 SEED_VERSION: Final = "2025-06-18"
 """What the seed is written against (the demo asks for it, so its files stay the seed's)."""
-DEFAULT_VERSION: Final = LATEST_VERSION
-"""What the client asks for in the handshake unless told otherwise (falling back to what the
-server answers)."""
+AUTO: Final = "auto"
+"""Not a revision: probe with ``server/discover``, speak 2026-07-28 where the server does,
+else the handshake asking ``LATEST_VERSION`` (``client/era.py``)."""
+DEFAULT_VERSION: Final = AUTO
+"""What the client asks for unless told otherwise (``--protocol-version`` or the config's
+``toolrelay.protocolVersion``): the probe."""
 
 
 def choose_server_version(requested: object) -> str:

@@ -29,7 +29,6 @@ from ..client.pool import ServerPool
 from ..client.tool_tasks import task_required
 from ..errors import ToolrelayError
 from ..events import CatalogReady, EventStream, Notice
-from ..protocol.versions import DEFAULT_VERSION
 from .alias import assign_aliases, server_prefix
 from .arguments import ArgumentChecker
 from .consent import Approver
@@ -64,7 +63,7 @@ class Catalog:
         *,
         events: EventStream | None = None,
         strict: bool = False,
-        protocol_version: str = DEFAULT_VERSION,
+        protocol_version: str | None = None,
         log_dir: Path | None = None,
         host: Host | None = None,
         shared: Catalog | None = None,
@@ -279,7 +278,7 @@ def connect(
     *,
     events: EventStream | None = None,
     strict: bool = False,
-    protocol_version: str = DEFAULT_VERSION,
+    protocol_version: str | None = None,
     log_dir: Path | None = None,
     host: Host | None = None,
 ) -> Catalog:

@@ -6,9 +6,10 @@ initialize handshake (echoing the client's protocolVersion when it is a handshak
 revision, else 2025-11-25), answers ping, tools/list and tools/call, a call of another
 tool with an ``isError`` result ("unknown tool"), and ``server/discover`` and every other
 unknown method with JSON-RPC -32601, so mcp 2.x clients in "auto" mode fall back to the
-handshake. It validates nothing beyond what the echo needs.
+handshake. It validates nothing beyond what the echo needs. With ``--ignore-unknown`` it
+answers no unknown request at all (as some 2025 servers do), so a probing client waits.
 
-    python minimal_echo_server.py        (stdio)
+    python minimal_echo_server.py [--ignore-unknown]       (stdio)
 """
 
 from __future__ import annotations
@@ -46,13 +47,15 @@ def result_for(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def answer(message: dict[str, Any]) -> dict[str, Any] | None:
-    """The response to one message (None for notifications)."""
+def answer(message: dict[str, Any], ignore_unknown: bool = False) -> dict[str, Any] | None:
+    """The response to one message (None for notifications, and unknown requests ignored)."""
     request_id = message.get("id")
     if request_id is None:
         return None
     method = str(message.get("method"))
     result = result_for(method, message.get("params") or {})
+    if result is None and ignore_unknown:
+        return None
     if result is None:
         return {"jsonrpc": "2.0", "id": request_id,
                 "error": {"code": -32601, "message": f"Method not found: {method}"}}
@@ -61,11 +64,12 @@ def answer(message: dict[str, Any]) -> dict[str, Any] | None:
 
 def main() -> None:
     out = sys.stdout
+    ignore_unknown = "--ignore-unknown" in sys.argv[1:]
     for line in sys.stdin:
         if not line.strip():
             continue
         try:
-            reply = answer(json.loads(line))
+            reply = answer(json.loads(line), ignore_unknown)
         except ValueError:
             reply = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
         if reply is not None:

@@ -1,4 +1,5 @@
-"""A scripted MCP 2026-07-28 stdio server whose tool ``t`` answers ``input_required``.
+"""A scripted MCP 2026-07-28 stdio server whose tool ``t`` answers ``input_required`` (as
+does any ``prompts/get`` and ``resources/read``, shaped as their results).
 
 MODE (argv[1]): ``ask`` (a form and a sampling request, with a requestState, then the
 result echoes what the retry carried), ``roots`` (roots, then the same), ``forever``
@@ -33,9 +34,14 @@ def answer(mode: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
         return {"resultType": "input_required", "requestState": "s-1", "inputRequests": {
             "form": {"method": "elicitation/create", "params": FORM},
             "ask": {"method": "sampling/createMessage", "params": SAMPLE}}}
-    seen = {"caps": params["_meta"][META + "clientCapabilities"], "responses": given,
-            "state": params.get("requestState")}
-    return {"resultType": "complete", "content": [{"type": "text", "text": json.dumps(seen)}]}
+    seen = json.dumps({"caps": params["_meta"][META + "clientCapabilities"], "responses": given,
+                       "state": params.get("requestState")})
+    if method == "prompts/get":
+        message = {"role": "user", "content": {"type": "text", "text": seen}}
+        return {"resultType": "complete", "messages": [message]}
+    if method == "resources/read":
+        return {"resultType": "complete", "contents": [{"uri": params["uri"], "text": seen}]}
+    return {"resultType": "complete", "content": [{"type": "text", "text": seen}]}
 
 
 def main() -> None:
