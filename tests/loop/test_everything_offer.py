@@ -103,7 +103,9 @@ def test_in_a_run_structured_output_is_checked_and_user_content_stays_with_the_u
 @pytest.mark.parametrize(("tool", "arguments", "shown"), [
     ("get-resource-links", {"count": 2}, f'"uri": "{TEXT_LINK}"'),
     ("get-structured-content", {"location": "New York"}, "--- structuredContent"),
-], ids=["resource-links", "structured-content"])
+    # a call is the user's own: content meant only for the user is shown, with its audience
+    ("get-annotated-message", {"messageType": "success", "includeImage": True}, '"audience": ["user"]'),
+], ids=["resource-links", "structured-content", "annotated-message"])
 def test_its_offer_tools_work_from_call(
     folder: Path, tool: str, arguments: dict[str, Any], shown: str
 ) -> None:
