@@ -12,6 +12,7 @@
     ├── TransportError              3   the channel to a server failed
     │   ├── ServerExited            3   a stdio server exited or its pipe broke
     │   ├── RequestTimeout          3   no answer within the request's timeout
+    │   │   └── MaxTimeExceeded     3   renewed by progress until its maximum time passed
     │   ├── MessageTooLarge         3   a message above the size cap
     │   ├── HttpStatusError         3   an MCP HTTP endpoint answered an error status
     │   └── NoServerAvailable       3   no configured server could be started (each one's why)
@@ -59,6 +60,7 @@ __all__ = [
     "ConfigError",
     "DecodeError",
     "HttpStatusError",
+    "MaxTimeExceeded",
     "MessageTooLarge",
     "ModelAnswerUnreadable",
     "ModelError",
@@ -188,6 +190,10 @@ class ServerExited(TransportError):
 
 class RequestTimeout(TransportError):
     """A request got no answer within its timeout; a cancellation was sent."""
+
+
+class MaxTimeExceeded(RequestTimeout):
+    """A request kept being renewed (progress) until its maximum time passed."""
 
 
 class MessageTooLarge(TransportError):

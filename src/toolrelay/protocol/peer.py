@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..errors import RequestTimeout, RpcError, ToolrelayError, TransportError
+from ..errors import MaxTimeExceeded, RequestTimeout, RpcError, ToolrelayError, TransportError
 from . import jsonrpc
 from .jsonrpc import (
     ErrorResponse,
@@ -80,10 +80,6 @@ class Exchange:
             raise RpcError(self.error.code, self.error.message, self.error.data)
         assert self.result is not None
         return self.result
-
-
-class MaxTimeExceeded(RequestTimeout):
-    """A request kept being renewed (progress) until its maximum time passed."""
 
 
 last_sent: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar("last_sent", default=None)
