@@ -77,7 +77,8 @@ def input_required_text(result: dict[str, Any]) -> tuple[str, str, RowState] | N
     wanted = [f"{key}: {value.get('method')}" for key, value in asked.items()
               if isinstance(value, dict)] if isinstance(asked, dict) else []
     state = " · requestState" if "requestState" in result else ""
-    return f"input_required{state}", ", ".join(wanted), "warn"
+    # the 2026 form of a server asking during a call: as normal as a 2025 server request
+    return f"input_required{state}", ", ".join(wanted), "ok"
 
 
 def retry_text(name: Any, params: dict[str, Any]) -> tuple[str, str, RowState] | None:
