@@ -8,10 +8,13 @@ named. A program that has called ``ray.init`` itself keeps its Ray (used, not sh
 
 ``run_ray`` starts the workers (``--actors``, default one per node, spread over the
 nodes), feeds them the tasks with back-pressure (at most ``concurrency`` in flight over
-the whole cluster, each to the least busy worker) and yields each result as it comes
-back. A worker that dies: a new one takes its place and its unfinished tasks go to the
-workers again, where each resumes from its transcript (``resume.py``): a call with a
-recorded result is never sent again; Ray's own retries are off.
+the whole cluster, shared out between the workers) and yields each result as it comes
+back. Each worker has one call in flight at a time, ``exchange``, carrying the tasks
+that fill its free places and bringing back every result ready, as soon as there is
+one: a Ray round trip costs more than a stand-in task, so tasks travel several per call.
+A worker that dies: a new one takes its place and its unfinished tasks go to it again,
+where each resumes from its transcript (``resume.py``): a call with a recorded result
+is never sent again; Ray's own retries are off.
 """
 
 from __future__ import annotations
@@ -62,8 +65,10 @@ def import_ray(*, local: bool = False) -> Any:
 
 
 @contextlib.contextmanager
-def ray_cluster(address: str | None) -> Iterator[Any]:
-    """Ray, connected for the batch (see the module docstring); disconnected after it."""
+def ray_cluster(address: str | None, *, workers: int = 1) -> Iterator[Any]:
+    """Ray, connected for the batch (see the module docstring); disconnected after it. A
+    local Ray gets ``workers`` CPUs: it starts that many worker processes ahead, which
+    become the batch's actors (they ask for no CPU), and none that would sit idle."""
     address = address or os.environ.get("RAY_ADDRESS") or None
     ray = import_ray(local=address is None)
     if ray.is_initialized():
@@ -71,7 +76,8 @@ def ray_cluster(address: str | None) -> Iterator[Any]:
         return
     settings: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
     if address is None:
-        settings.update(address="local", include_dashboard=False, _node_ip_address="127.0.0.1")
+        settings.update(address="local", include_dashboard=False, _node_ip_address="127.0.0.1",
+                        num_cpus=workers)
     try:
         ray.init(address=settings.pop("address", address), **settings)
     except (ConnectionError, ValueError, RuntimeError) as exc:
@@ -175,7 +181,7 @@ async def run_ray(
     on_started: Callable[[TaskSpec], None] | None = None,
 ) -> AsyncIterator[TaskResult]:
     """Each task's result as it finishes (in no fixed order)."""
-    with ray_cluster(address) as ray:
+    with ray_cluster(address, workers=actors or 1) as ray:
         pool = _Pool(ray, shipped(options), out, collect=collect)
         try:
             await pool.start(windows(concurrency, actors or node_count(ray)))
