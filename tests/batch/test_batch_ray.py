@@ -7,6 +7,7 @@ a Ray of its own and leaves no Ray process behind. Ray is installed when missing
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -71,13 +72,24 @@ def check_every_task(out: Path, ledger: Path, count: int) -> Counter[str]:
     return Counter(line["status"] for line in lines)
 
 
-def test_a_batch_on_ray_runs_every_task_once(local_ray: Any, tmp_path: Path) -> None:
+def test_a_batch_on_ray_runs_every_task_once_at_most_j_at_a_time(local_ray: Any, tmp_path: Path) -> None:
     run, ledger = ledger_run(tmp_path)
-    options = BatchOptions(out=tmp_path / "out", run=run, concurrency=8, actors=2)
-    finished = list(toolrelay.batch(reading_tasks(30), options, engine="ray"))
+    in_flight: list[int] = [0]  # tasks started and not finished, after each start and each result
+
+    async def drive() -> list[TaskResult]:
+        options = BatchOptions(out=tmp_path / "out", run=run, concurrency=8, actors=2,
+                               on_started=lambda _: in_flight.append(in_flight[-1] + 1))
+        finished = []
+        async for result in toolrelay.batch_async(reading_tasks(30), options, engine="ray"):
+            finished.append(result)
+            in_flight.append(in_flight[-1] - 1)
+        return finished
+
+    finished = asyncio.run(drive())
     assert len(finished) == 30 and all(result.completed for result in finished)
     assert check_every_task(tmp_path / "out", ledger, 30) == {"completed": 30}
     assert len({json.loads(line)["pid"] for line in ledger.read_text().splitlines()}) == 2  # both workers
+    assert max(in_flight) == 8  # -j over both workers: filled, never passed
 
 
 def test_collect_sends_each_transcript_back_to_the_driver(local_ray: Any, tmp_path: Path) -> None:

@@ -8,10 +8,13 @@ named. A program that has called ``ray.init`` itself keeps its Ray (used, not sh
 
 ``run_ray`` starts the workers (``--actors``, default one per node, spread over the
 nodes), feeds them the tasks with back-pressure (at most ``concurrency`` in flight over
-the whole cluster, each to the least busy worker) and yields each result as it comes
-back. A worker that dies: a new one takes its place and its unfinished tasks go to the
-workers again, where each resumes from its transcript (``resume.py``): a call with a
-recorded result is never sent again; Ray's own retries are off.
+the whole cluster, shared out between the workers) and yields each result as it comes
+back. Each worker has one call in flight at a time, ``exchange``, carrying the tasks
+that fill its free places and bringing back every result ready, as soon as there is
+one: a Ray round trip costs more than a stand-in task, so tasks travel several per call.
+A worker that dies: a new one takes its place and its unfinished tasks go to it again,
+where each resumes from its transcript (``resume.py``): a call with a recorded result
+is never sent again; Ray's own retries are off.
 """
 
 from __future__ import annotations
@@ -23,18 +26,18 @@ import logging
 import os
 import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
 from ..errors import UsageError
 from ..runner import RunOptions
-from .ray_worker import BatchWorker
+from .ray_worker import BatchWorker, Handed
 from .results import TaskResult
 from .session import transcript_path
 from .tasks import TaskSpec
 
-__all__ = ["LOCAL_RAY_ENV", "MAX_LOST_WORKERS", "import_ray", "ray_cluster", "run_ray"]
+__all__ = ["LOCAL_RAY_ENV", "MAX_LOST_WORKERS", "import_ray", "ray_cluster", "run_ray", "windows"]
 
 LOCAL_RAY_ENV: Final = {
     "RAY_USAGE_STATS_ENABLED": "0",
@@ -62,8 +65,10 @@ def import_ray(*, local: bool = False) -> Any:
 
 
 @contextlib.contextmanager
-def ray_cluster(address: str | None) -> Iterator[Any]:
-    """Ray, connected for the batch (see the module docstring); disconnected after it."""
+def ray_cluster(address: str | None, *, workers: int = 1) -> Iterator[Any]:
+    """Ray, connected for the batch (see the module docstring); disconnected after it. A
+    local Ray gets ``workers`` CPUs: it starts that many worker processes ahead, which
+    become the batch's actors (they ask for no CPU), and none that would sit idle."""
     address = address or os.environ.get("RAY_ADDRESS") or None
     ray = import_ray(local=address is None)
     if ray.is_initialized():
@@ -71,7 +76,8 @@ def ray_cluster(address: str | None) -> Iterator[Any]:
         return
     settings: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
     if address is None:
-        settings.update(address="local", include_dashboard=False, _node_ip_address="127.0.0.1")
+        settings.update(address="local", include_dashboard=False, _node_ip_address="127.0.0.1",
+                        num_cpus=workers)
     try:
         ray.init(address=settings.pop("address", address), **settings)
     except (ConnectionError, ValueError, RuntimeError) as exc:
@@ -84,43 +90,51 @@ def ray_cluster(address: str | None) -> Iterator[Any]:
         ray.shutdown()
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Worker:
     handle: Any
-    busy: int = 0
+    window: int
+    """The tasks it holds at most at once: its share of the batch's concurrency."""
+    tasks: dict[str, TaskSpec] = field(default_factory=dict)
+    """Its tasks in flight, by id."""
+    call: asyncio.Future[Any] | None = None
+    """Its ``exchange`` in flight (one at a time)."""
+
+
+def windows(concurrency: int, workers: int) -> list[int]:
+    """``concurrency`` shared out as evenly as it goes (``-j`` bounds the whole cluster)."""
+    share, extra = divmod(max(concurrency, 1), workers)
+    return [share + (1 if number < extra else 0) for number in range(workers)]
 
 
 class _Pool:
-    """The workers: started, picked by load, replaced when one dies."""
+    """The workers: started, replaced when one dies, closed."""
 
-    def __init__(self, ray: Any, options: RunOptions, out: Path, *, collect: bool, concurrency: int) -> None:
+    def __init__(self, ray: Any, options: RunOptions, out: Path, *, collect: bool) -> None:
         self.ray = ray
+        # tasks run as asyncio tasks inside the actor, not as Ray calls: a few calls at once
+        # suffice (an exchange, and close or a test's pid)
         self._actor = ray.remote(BatchWorker).options(
-            max_restarts=0, max_task_retries=0, num_cpus=0, max_concurrency=max(concurrency, 1),
-            scheduling_strategy="SPREAD",
+            max_restarts=0, max_task_retries=0, num_cpus=0, max_concurrency=8, scheduling_strategy="SPREAD",
         )
         self._args = (options, os.path.abspath(out), collect)
         self.workers: list[_Worker] = []
 
-    async def start(self, count: int) -> None:
-        new = [_Worker(self._actor.remote(*self._args)) for _ in range(count)]
+    async def start(self, shares: list[int]) -> list[_Worker]:
+        new = [_Worker(self._actor.remote(*self._args), share) for share in shares]
         self.workers += new
         try:
             await asyncio.gather(*(_awaitable(w.handle.open.remote()) for w in new))
         except Exception as exc:
             raise _cause(exc) from None
+        return new
 
-    def pick(self) -> _Worker:
-        worker = min(self.workers, key=lambda w: w.busy)
-        worker.busy += 1
-        return worker
-
-    async def replace(self, lost: _Worker) -> None:
-        if lost in self.workers:
-            self.workers.remove(lost)
-            with contextlib.suppress(Exception):
-                self.ray.kill(lost.handle, no_restart=True)
-            await self.start(1)
+    async def replace(self, lost: _Worker) -> _Worker:
+        self.workers.remove(lost)
+        with contextlib.suppress(Exception):
+            self.ray.kill(lost.handle, no_restart=True)
+        [new] = await self.start([lost.window])
+        return new
 
     async def close(self) -> None:
         closing = [_awaitable(w.handle.close.remote()) for w in self.workers]
@@ -167,54 +181,89 @@ async def run_ray(
     on_started: Callable[[TaskSpec], None] | None = None,
 ) -> AsyncIterator[TaskResult]:
     """Each task's result as it finishes (in no fixed order)."""
-    with ray_cluster(address) as ray:
-        pool = _Pool(ray, shipped(options), out, collect=collect, concurrency=concurrency)
+    with ray_cluster(address, workers=actors or 1) as ray:
+        pool = _Pool(ray, shipped(options), out, collect=collect)
         try:
-            await pool.start(actors or node_count(ray))
-            async for result in _feed(pool, iter(specs), out, concurrency, collect, on_started):
+            await pool.start(windows(concurrency, actors or node_count(ray)))
+            feeder = _Feeder(pool, iter(specs), out, collect, on_started)
+            async for result in feeder.results():
                 yield result
         finally:
             await pool.close()
 
 
-async def _feed(
-    pool: _Pool, source: Iterator[TaskSpec], out: Path, concurrency: int, collect: bool,
-    on_started: Callable[[TaskSpec], None] | None,
-) -> AsyncIterator[TaskResult]:
-    flying: dict[asyncio.Future[Any], tuple[TaskSpec, _Worker]] = {}
-    again: list[TaskSpec] = []
-    lost: dict[str, int] = {}
-    try:
-        while True:
-            while len(flying) < concurrency and (spec := again.pop() if again else next(source, None)):
-                worker = pool.pick()
-                held = _held(out, spec.id) if collect else None
-                flying[_awaitable(worker.handle.run_task.remote(_spec_shipped(spec), held))] = (spec, worker)
-                if on_started is not None and spec.id not in lost:
-                    on_started(spec)
-            if not flying:
-                return
-            done, _ = await asyncio.wait(flying, return_when=asyncio.FIRST_COMPLETED)
-            for future in done:
-                spec, worker = flying.pop(future)
-                worker.busy -= 1
-                try:
-                    result, text = future.result()
-                except pool.ray.exceptions.RayActorError:
-                    lost[spec.id] = lost.get(spec.id, 0) + 1
-                    await pool.replace(worker)
-                    if lost[spec.id] < MAX_LOST_WORKERS:
-                        again.append(spec)
+class _Feeder:
+    """Hands each worker tasks up to its window, several per call, and takes their results
+    back as they come; a lost worker's tasks go to the worker that replaces it."""
+
+    def __init__(self, pool: _Pool, source: Iterator[TaskSpec], out: Path, collect: bool,
+                 on_started: Callable[[TaskSpec], None] | None) -> None:
+        self.pool = pool
+        self.source = source
+        self.out = out
+        self.collect = collect
+        self.on_started = on_started
+        self.again: list[TaskSpec] = []
+        """Tasks of lost workers, to be handed out again (before new ones)."""
+        self.lost: dict[str, int] = {}
+        """Task id → how many of its workers were lost."""
+
+    async def results(self) -> AsyncIterator[TaskResult]:
+        for worker in self.pool.workers:
+            self.send(worker)
+        try:
+            while calls := {w.call: w for w in self.pool.workers if w.call is not None}:
+                done, _ = await asyncio.wait(calls, return_when=asyncio.FIRST_COMPLETED)
+                for call in done:
+                    worker = calls[call]
+                    try:
+                        finished = call.result()
+                    except self.pool.ray.exceptions.RayActorError:
+                        for result in await self.worker_lost(worker):
+                            yield result
                         continue
-                    result, text = _given_up(spec, lost[spec.id]), None
-                except Exception as exc:
-                    raise _cause(exc) from None
-                if text is not None:
-                    transcript_path(out, spec.id).write_text(text, encoding="utf-8")
-                yield result
-    finally:
-        for future in flying:
-            future.cancel()
+                    except Exception as exc:
+                        raise _cause(exc) from None
+                    for result, text in finished:
+                        del worker.tasks[result.id]
+                        if text is not None:
+                            transcript_path(self.out, result.id).write_text(text, encoding="utf-8")
+                        yield result
+                    self.send(worker)
+        finally:
+            for worker in self.pool.workers:
+                if worker.call is not None:
+                    worker.call.cancel()
+
+    def send(self, worker: _Worker) -> None:
+        """Start ``worker``'s next exchange: new tasks up to its window (none left: only
+        the results of those it holds); no call when it holds none and none are left."""
+        handed: list[Handed] = []
+        while len(worker.tasks) < worker.window and (spec := self._next()) is not None:
+            worker.tasks[spec.id] = spec
+            handed.append((_spec_shipped(spec), _held(self.out, spec.id) if self.collect else None))
+            if self.on_started is not None and spec.id not in self.lost:
+                self.on_started(spec)
+        worker.call = None
+        if handed or worker.tasks:
+            worker.call = _awaitable(worker.handle.exchange.remote(handed))
+
+    def _next(self) -> TaskSpec | None:
+        return self.again.pop() if self.again else next(self.source, None)
+
+    async def worker_lost(self, worker: _Worker) -> list[TaskResult]:
+        """Its tasks handed out again, to resume from their transcripts, up to
+        ``MAX_LOST_WORKERS`` losses each; the results of those given up."""
+        given_up = []
+        for spec in worker.tasks.values():
+            times = self.lost[spec.id] = self.lost.get(spec.id, 0) + 1
+            if times < MAX_LOST_WORKERS:
+                self.again.append(spec)
+            else:
+                given_up.append(_given_up(spec, times))
+        worker.call = None
+        self.send(await self.pool.replace(worker))
+        return given_up
 
 
 def _held(out: Path, task_id: str) -> str | None:

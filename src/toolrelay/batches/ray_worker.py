@@ -1,5 +1,6 @@
 """One Ray worker of a batch: an async actor holding a ``BatchSession`` (its MCP servers
-and model endpoints, opened once) and running many tasks on it at once.
+and model endpoints, opened once) and running many tasks on it at once, handed over and
+handed back several at a time (``exchange``).
 
 This module never imports Ray: ``ray_engine`` wraps ``BatchWorker`` with ``ray.remote``
 (no restarts, no task retries: a lost worker's tasks are handed to another worker by the
@@ -27,11 +28,23 @@ from .results import TaskResult
 from .session import BatchSession, transcript_path
 from .tasks import TaskSpec
 
-__all__ = ["BatchWorker"]
+__all__ = ["BatchWorker", "Finished", "Handed"]
+
+
+Handed = tuple[TaskSpec, str | None]
+"""A task as the driver hands it over: with ``collect``, the part of its transcript the
+driver already holds (to resume from), else None."""
+Finished = tuple[TaskResult, str | None]
+"""A task's result, with ``collect`` its transcript's text."""
 
 
 class BatchWorker:
-    """The actor's body: ``open`` starts the servers, ``run_task`` runs one task."""
+    """The actor's body: ``open`` starts the servers; ``exchange`` takes new tasks and hands
+    back the results of those that finished since the last call.
+
+    One ``exchange`` call carries many tasks each way (a Ray round trip costs more than a
+    stand-in task), and returns as soon as one result is ready, with every other result
+    ready by then: the driver's next call brings the tasks that fill the freed places."""
 
     def __init__(self, options: RunOptions, out: str, collect: bool) -> None:
         self._options = options
@@ -40,6 +53,10 @@ class BatchWorker:
         self._out = self._own if self._own is not None else Path(out)
         self._session: BatchSession | None = None
         self._opening = asyncio.Lock()
+        self._running: set[asyncio.Task[None]] = set()
+        self._finished: list[Finished] = []
+        self._failure: BaseException | None = None
+        self._ready = asyncio.Event()
 
     def pid(self) -> int:
         """The worker's process id (tests kill it)."""
@@ -52,10 +69,35 @@ class BatchWorker:
                 (self._out / "transcripts").mkdir(parents=True, exist_ok=True)
                 self._session = await BatchSession(self._options, self._out).__aenter__()
 
-    async def run_task(self, spec: TaskSpec, held: str | None = None) -> tuple[TaskResult, str | None]:
-        """The task's result, and with ``collect`` its transcript's text (``held``: the part
-        of it the driver already has, to resume from)."""
+    async def exchange(self, tasks: list[Handed]) -> list[Finished]:
+        """Start ``tasks``; then the results finished since the last call, waiting for one
+        when there is none yet (and tasks are running). Raises what a task raised (an
+        interruption: what ends a task is in its result)."""
         await self.open()
+        for handed in tasks:
+            running = asyncio.create_task(self._run(*handed))
+            self._running.add(running)
+            running.add_done_callback(self._running.discard)
+        while not self._finished and self._failure is None and self._running:
+            self._ready.clear()
+            await self._ready.wait()
+        if self._failure is not None:
+            raise self._failure
+        finished, self._finished = self._finished, []
+        return finished
+
+    async def _run(self, spec: TaskSpec, held: str | None) -> None:
+        try:
+            finished = await self._run_task(spec, held)
+            self._finished.append(finished)  # the list of now: exchange swaps it for a new one
+        except BaseException as exc:  # handed to the driver by the next exchange
+            self._failure = self._failure or exc
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+        finally:
+            self._ready.set()
+
+    async def _run_task(self, spec: TaskSpec, held: str | None) -> Finished:
         assert self._session is not None
         path = transcript_path(self._out, spec.id)
         if self._collect and held is not None:
@@ -68,7 +110,10 @@ class BatchWorker:
         return result, text
 
     async def close(self) -> None:
-        """Stop the servers (the driver calls it before it lets the worker go)."""
+        """Stop the tasks and the servers (the driver calls it before it lets the worker go)."""
+        for running in list(self._running):
+            running.cancel()
+        await asyncio.gather(*self._running, return_exceptions=True)
         session, self._session = self._session, None
         if session is not None:
             await session.__aexit__(None, None, None)
