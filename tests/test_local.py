@@ -23,7 +23,9 @@ def _run_catalog(config: ServerConfig, root: Path) -> tuple[list[Event], list[st
     events.subscribe(seen.append)
 
     async def scenario() -> tuple[list[str], str]:
-        async with connect([config], events=events, log_dir=root.parent / "logs") as catalog:
+        # pinned: the in-process server speaks the handshake era only, the file server both
+        async with connect([config], events=events, log_dir=root.parent / "logs",
+                           protocol_version="2025-11-25") as catalog:
             tools = sorted(route.tool for route in catalog.routes)
             alias = next(route.alias for route in catalog.routes if route.tool == "read_text_file")
             arguments = json.dumps({"path": str(root / "a.txt"), "head": 2})

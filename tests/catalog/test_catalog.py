@@ -154,13 +154,15 @@ def test_wire_shows_the_exact_json_rpc_lines_with_ids(workspace: Path) -> None:
     wire = [line for line in proc.stdout.splitlines() if line.startswith((">> ", "<< "))]
     assert all(line.startswith((">> fs#1 ", "<< fs#1 ")) for line in wire)
     messages = [(line[:2], json.loads(line.split(" ", 2)[2])) for line in wire]
-    [request] = [m for way, m in messages if way == ">>" and m.get("method") == "tools/call"]
-    [response] = [m for way, m in messages if way == "<<" and m.get("id") == request["id"]]
+    first, retried = [m for way, m in messages if way == ">>" and m.get("method") == "tools/call"]
+    [response] = [m for way, m in messages if way == "<<" and m.get("id") == retried["id"]]
     assert response["result"]["content"] == [{"type": "text", "text": "one\n"}]
-    # before reading, the file server asked for toolrelay's roots: the directory it ran in
-    [asked] = [m for way, m in messages if way == "<<" and m.get("method") == "roots/list"]
-    [reply] = [m for way, m in messages if way == ">>" and m.get("id") == asked["id"] and "result" in m]
-    assert reply["result"]["roots"] == [{"uri": workspace.resolve().as_uri(), "name": workspace.name}]
+    # before reading, the file server (2026-07-28) asked for toolrelay's roots with an
+    # input_required answer; the call went again with them: the directory it ran in
+    [asked] = [m for way, m in messages if way == "<<" and m.get("id") == first["id"]]
+    assert asked["result"]["resultType"] == "input_required"
+    given = retried["params"]["inputResponses"]["roots"]["roots"]
+    assert given == [{"uri": workspace.resolve().as_uri(), "name": workspace.name}]
 
 
 def test_a_transport_failure_exits_3_with_the_servers_words(tmp_path: Path) -> None:

@@ -180,3 +180,18 @@ def test_the_config_pins_a_revision_per_server(root: Path, tmp_path: Path) -> No
                       encoding="utf-8")
     with pytest.raises(ConfigError, match=r"toolrelay\.protocolVersion: must be one of .*2026-07-28, auto"):
         load_config(config, environ={})
+
+
+def test_probing_the_handshake_id_is_used_up_even_unsent(files_url: str, tmp_path: Path) -> None:
+    async def sent_ids(config: ServerConfig) -> list[tuple[str | None, Any]]:
+        recorder = Recorder()
+        async with open_connection(config, tmp_path, recorder, protocol_version="auto") as connection:
+            await connection.list_tools()
+        return [(e.method, e.mcp_id) for e in recorder.seen
+                if isinstance(e, McpMessage) and e.role == "mcp_request"]
+
+    # a modern server answering the probe at once: initialize is never sent, its id 2 is skipped
+    assert run(sent_ids(http(files_url))) == [("server/discover", 1), ("tools/list", 3)]
+    # a 2025 server: the handshake has it
+    legacy = run(sent_ids(stdio_config("minimal_echo_server.py")))
+    assert legacy == [("server/discover", 1), ("initialize", 2), ("tools/list", 3)]

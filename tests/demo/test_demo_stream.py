@@ -13,6 +13,7 @@ from typing import Any
 from toolrelay.client.config import builtin_file_server
 from toolrelay.demo import DEMO_TASK, notes_text, run_demo, write_attachments
 from toolrelay.protocol.sse import SseParser
+from toolrelay.protocol.versions import SEED_VERSION
 from toolrelay.runner import RunOptions, run_async
 from toolrelay.verify import load_run, verify
 from verify.helpers import find, iter_events, read_events
@@ -33,7 +34,8 @@ def test_the_eight_files_are_those_of_a_run_that_does_not_stream(demo_folder: Pa
     workspace.mkdir()
     (workspace / "notes.txt").write_text(notes_text(), encoding="utf-8")
     options = RunOptions(model="offline", config=[builtin_file_server(workspace)], stream=False,
-                         server_instructions=False, transcript=plain / "transcript.jsonl")
+                         server_instructions=False, transcript=plain / "transcript.jsonl",
+                         protocol_version=SEED_VERSION)  # as the demo asks
     assert asyncio.run(run_async(DEMO_TASK, options)).completed
     write_attachments(load_run(plain / "transcript.jsonl"), plain)
     for name in MESSAGE_FILES:

@@ -62,9 +62,9 @@ def test_json_prints_the_whole_result_with_both_ids(workspace: Path) -> None:
     assert result["status"] == "completed" and result["turns"] == 2
     [call] = result["calls"]
     assert call["call_id"].startswith("call_") and call["status"] == "ok"
-    # after server/discover (and the refused initialize sent beside it while the server started),
-    # tools/list, and the round that answered input_required (the roots)
-    assert call["mcp_id"] in (4, 5)
+    # after server/discover (1), the handshake's id (2: refused, or unsent when the probe was
+    # answered first), tools/list (3) and the round answered input_required for the roots (4)
+    assert call["mcp_id"] == 5
     assert json.loads(call["arguments_text"]) == {"path": "notes.txt", "head": 5}
     assert proc.stderr == ""
 

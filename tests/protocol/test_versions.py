@@ -17,7 +17,7 @@ from toolrelay.protocol.versions import (
 def test_revisions_newest_first_and_defaults() -> None:
     assert SUPPORTED_VERSIONS == ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
     assert sorted(SUPPORTED_VERSIONS, reverse=True) == list(SUPPORTED_VERSIONS)
-    assert (LATEST_VERSION, DEFAULT_VERSION) == ("2025-11-25", "2025-11-25")
+    assert (LATEST_VERSION, DEFAULT_VERSION) == ("2025-11-25", "auto")  # the default probes
 
 
 @pytest.mark.parametrize("asked", SUPPORTED_VERSIONS)
@@ -32,7 +32,7 @@ def test_server_offers_its_latest_otherwise(asked: object) -> None:
 
 @pytest.mark.parametrize("answered", SUPPORTED_VERSIONS)
 def test_client_accepts_any_revision_it_speaks(answered: str) -> None:
-    assert accept_server_version("fs", DEFAULT_VERSION, answered) == answered
+    assert accept_server_version("fs", LATEST_VERSION, answered) == answered
 
 
 @pytest.mark.parametrize(("answered", "shown"), [("2026-07-28", "'2026-07-28'"), (None, "None"), (3, "3")])

@@ -26,10 +26,11 @@ def _nested(depth: int) -> Any:
 
 
 def _with_deep_meta(seed_run: Path, target: Path, line_depth: int) -> tuple[Path, int]:
-    """The seed run with the first MCP response's ``result._meta`` nested so that its line
+    """The seed run with the first MCP result's ``result._meta`` nested so that its line
     is ``line_depth`` deep; the path and that line's number."""
     events = read_events(seed_run)
-    index = next(i for i, event in enumerate(events) if event["kind"] == "mcp_response")
+    index = next(i for i, event in enumerate(events)
+                 if event["kind"] == "mcp_response" and "result" in event["message"])
     # the line, "message" and "result" are three levels around _meta's value
     events[index]["message"]["result"]["_meta"] = {"deep": _nested(line_depth - 4)}
     return write_events(target, events), index + 1

@@ -44,11 +44,11 @@ def test_seed_run_holds_every_link_in_order(seed_run: Path) -> None:
         'arguments text "{\\"path\\":\\"notes.txt\\",\\"head\\":20}" '
         'parsed to {"path": "notes.txt", "head": 20}' in parse
     )
-    assert "fs__read_text_file → fs/read_text_file; tools/call mcp id 3" in messages(verdict, "routing")
-    assert "fs (connection 1) answered mcp id 3: a result (ok)" in messages(verdict, "server_check")
+    assert "fs__read_text_file → fs/read_text_file; tools/call mcp id 4" in messages(verdict, "routing")
+    assert "fs (connection 1) answered mcp id 4: a result (ok)" in messages(verdict, "server_check")
     assert "the output is the tool's own result" in messages(verdict, "feedback")
     call_link = next(f for f in verdict.findings if f.check == "call_links")
-    assert (call_link.call_id, call_link.mcp_id, call_link.server) == ("call_offline_0001", 3, "fs")
+    assert (call_link.call_id, call_link.mcp_id, call_link.server) == ("call_offline_0001", 4, "fs")
     assert call_link.seqs and all(isinstance(s, int) for s in call_link.seqs)
 
 
@@ -161,7 +161,7 @@ def test_parallel_calls_are_each_paired(run_named: Any) -> None:
         verdict, "correlation"
     )
     links = [f for f in verdict.findings if f.check == "call_links"]
-    assert sorted(f.mcp_id for f in links) == [3, 4, 5]  # type: ignore[type-var]
+    assert sorted(f.mcp_id for f in links) == [4, 5, 6]  # type: ignore[type-var]
     assert len({f.call_id for f in links}) == 3
 
 
@@ -179,7 +179,7 @@ def test_findings_carry_both_id_domains(seed_run: Path) -> None:
     for finding in call_findings:
         assert finding.call_id == "call_offline_0001"
         assert finding.turn == 1
-    assert {f.mcp_id for f in call_findings if f.link in ("routing", "server_check", "correlation")} == {3}
+    assert {f.mcp_id for f in call_findings if f.link in ("routing", "server_check", "correlation")} == {4}
     as_dict = verdict.to_dict()
     assert as_dict["ok"] is True and as_dict["broken"] is None
     assert json.dumps(as_dict)  # the JSON report is serialisable

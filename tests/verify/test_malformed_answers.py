@@ -47,14 +47,14 @@ def test_a_malformed_answer_verifies_as_the_protocol_error_the_model_got(tmp_pat
     transcript, result = run_toolbox(tmp_path, [{"calls": calls}, {"message": "noted"}])
     [call] = result.calls
     answered, reason = SHAPES[shape]
-    said = f"server box sent a malformed answer to tools/call request 3: {reason}"
+    said = f"server box sent a malformed answer to tools/call request 4: {reason}"
     assert (call.status, call.message) == ("protocol_error", said)
 
     events = read_events(transcript)
     request, answer = tool_call(events), tool_call(events, role=MCP_RESPONSE)
-    assert (answer["mcp_id"], answer["call_id"], answer["server"]) == (3, call.call_id, "box")
-    assert request["message"]["id"] == 3
-    assert answer["message"] == {"jsonrpc": "2.0", "id": 3, **answered}  # exactly as received
+    assert (answer["mcp_id"], answer["call_id"], answer["server"]) == (4, call.call_id, "box")
+    assert request["message"]["id"] == 4
+    assert answer["message"] == {"jsonrpc": "2.0", "id": 4, **answered}  # exactly as received
     assert not [e for e in events if e["kind"] == "mcp_invalid"]
     [output] = [i for i in model_input(events, turn=2) if i.get("type") == "function_call_output"]
     assert output == feedback_item(call.call_id, f"Error (protocol): {said}")

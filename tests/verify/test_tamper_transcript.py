@@ -235,7 +235,7 @@ def refusal_dropped_from_the_output(events: list[Event]) -> None:
 
 
 CASES: list[tuple[str, Mutation, str, str]] = [
-    ("seed_run", wrong_mcp_id, "correlation", "records mcp id 3, its message has id 99"),
+    ("seed_run", wrong_mcp_id, "correlation", "records mcp id 4, its message has id 99"),
     (
         "seed_run",
         wrong_mcp_id_everywhere,
@@ -302,7 +302,7 @@ CASES: list[tuple[str, Mutation, str, str]] = [
         "seed_run",
         mcp_arguments_changed,
         "routing",
-        'params.arguments of mcp id 3, {"path": "notes.txt", "head": 5}, is not the parsed arguments text',
+        'params.arguments of mcp id 4, {"path": "notes.txt", "head": 5}, is not the parsed arguments text',
     ),
     (
         "seed_run",
@@ -321,9 +321,9 @@ CASES: list[tuple[str, Mutation, str, str]] = [
         "seed_run",
         outcome_names_another_id,
         "correlation",
-        "call_outcome names mcp id 7 on fs, but its tools/call is mcp id 3",
+        "call_outcome names mcp id 7 on fs, but its tools/call is mcp id 4",
     ),
-    ("seed_run", tool_call_sent_twice, "server_check", "tools/call was sent 2 times (mcp ids 3, 42)"),
+    ("seed_run", tool_call_sent_twice, "server_check", "tools/call was sent 2 times (mcp ids 4, 42)"),
     ("seed_run", call_parsed_text_changed, "parse", "call_parsed records arguments text"),
     (
         "seed_run",
@@ -350,7 +350,7 @@ CASES: list[tuple[str, Mutation, str, str]] = [
         "seed_run",
         jsonrpc_version_changed,
         "correlation",
-        "the mcp_request event on fs (connection 1) (mcp id 3) holds a message that is not JSON-RPC 2.0 "
+        "the mcp_request event on fs (connection 1) (mcp id 4) holds a message that is not JSON-RPC 2.0 "
         "(jsonrpc: '1.0')",
     ),
     (
@@ -375,14 +375,14 @@ CASES: list[tuple[str, Mutation, str, str]] = [
         "seed_run",
         notice_line_removed,
         "correlation",
-        "event seq 6 follows seq 4: a line of the transcript is missing, repeated or out of order",
+        "event seq 8 follows seq 6: a line of the transcript is missing, repeated or out of order",
     ),
     ("seed_run", line_repeated, "correlation", "event seq 2 follows seq 2"),
     (
         "seed_run",
         listed_tool_removed,
         "next_input",
-        "route to fs/read_text_file, but fs's tools/list answer (seq 7) lists no such tool",
+        "route to fs/read_text_file, but fs's tools/list answer (seq 9) lists no such tool",
     ),
     (
         "errors_run",
@@ -394,20 +394,20 @@ CASES: list[tuple[str, Mutation, str, str]] = [
         "parallel_run",
         mcp_request_tags_swapped,
         "correlation",
-        "the tools/call tagged call_offline_0001 (mcp id 4) carries the arguments of call_offline_0002: "
+        "the tools/call tagged call_offline_0001 (mcp id 5) carries the arguments of call_offline_0002: "
         "the MCP events' call_id tags are swapped",
     ),
     (
         "parallel_run",
         mcp_exchange_tags_swapped,
         "correlation",
-        "the tools/call tagged call_offline_0001 (mcp id 4) carries the arguments of call_offline_0002",
+        "the tools/call tagged call_offline_0001 (mcp id 5) carries the arguments of call_offline_0002",
     ),
     (
         "parallel_run",
         mcp_arguments_copied_from_another_call,
         "routing",
-        'params.arguments of mcp id 3, {"path": "notes.txt", "head": 2}, is not the parsed arguments text',
+        'params.arguments of mcp id 4, {"path": "notes.txt", "head": 2}, is not the parsed arguments text',
     ),
     (
         "tool_error_run",
@@ -494,6 +494,6 @@ def test_a_broken_finding_names_its_ids_and_events(run_named: Any, tmp_path: Pat
     copy = tampered(run_named("seed_run"), tmp_path / "t.jsonl", feedback_text_altered)
     broken = verdict_of(copy).broken
     assert broken is not None
-    assert (broken.call_id, broken.mcp_id, broken.server, broken.turn) == ("call_offline_0001", 3, "fs", 1)
+    assert (broken.call_id, broken.mcp_id, broken.server, broken.turn) == ("call_offline_0001", 4, "fs", 1)
     kinds = {e["seq"]: e["kind"] for e in (json.loads(line) for line in copy.read_text().splitlines())}
     assert {kinds[s] for s in broken.seqs} == {"model_response", "mcp_response", "model_request"}

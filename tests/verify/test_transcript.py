@@ -67,11 +67,11 @@ def test_call_events_carry_the_link_between_the_two_id_domains(seed_run: Path) -
     )
     request, answer = tool_call(events), tool_call(events, 0, "mcp_response")
     for message in (request, answer):
-        assert (message["server"], message["connection"], message["mcp_id"]) == ("fs", 1, 3)
+        assert (message["server"], message["connection"], message["mcp_id"]) == ("fs", 1, 4)
         assert message["call_id"] == response_item["call_id"] == "call_offline_0001"
-        assert message["message"]["id"] == 3
+        assert message["message"]["id"] == 4
     outcome = find(events, "call_outcome")["outcome"]
-    assert (outcome["status"], outcome["mcp_id"], outcome["call_id"]) == ("ok", 3, "call_offline_0001")
+    assert (outcome["status"], outcome["mcp_id"], outcome["call_id"]) == ("ok", 4, "call_offline_0001")
     feedback = find(events, "feedback")["item"]
     assert feedback == {
         "type": "function_call_output",

@@ -29,7 +29,7 @@ def test_verify_exits_1_naming_the_first_broken_link_and_its_ids(seed_run: Path,
     assert proc.returncode == 1
     lines = proc.stdout.splitlines()
     assert lines[1].startswith(
-        "BROKEN link: feedback (turn 1, call_id call_offline_0001, mcp id 3, server fs, seq "
+        "BROKEN link: feedback (turn 1, call_id call_offline_0001, mcp id 4, server fs, seq "
     )
     assert lines[2].startswith('  call_offline_0001: request 2 input[2] holds "line 1\\nline 2 (edited)\\n"')
 
@@ -50,7 +50,7 @@ def test_verify_all_lists_every_check(seed_run: Path) -> None:
     assert proc.returncode == 0
     checks = [line for line in proc.stdout.splitlines() if line.startswith("  ok")]
     assert len(checks) == 18
-    assert "  ok     server_check   fs (connection 1) answered mcp id 3: a result (ok)" in checks
+    assert "  ok     server_check   fs (connection 1) answered mcp id 4: a result (ok)" in checks
     assert ("  ok     correlation    call_offline_0001: during its tools/call the server asked "
             "roots/list 1 → answered") in checks
 
@@ -123,9 +123,9 @@ def test_explain_shows_each_stage_in_the_seeds_order(seed_run: Path) -> None:
     assert 'object {"path": "notes.txt", "head": 20}' in out
     assert "fs__read_text_file → fs/read_text_file" in out
     assert (
-        'tools/call mcp id 3 on fs (connection 1), arguments object {"path": "notes.txt", "head": 20}' in out
+        'tools/call mcp id 4 on fs (connection 1), arguments object {"path": "notes.txt", "head": 20}' in out
     )
-    assert "call_offline_0001 ↔ mcp id 3; output in request 2 input[2]" in out
+    assert "call_offline_0001 ↔ mcp id 4; output in request 2 input[2]" in out
     assert out.index("turn 1") < out.index("call call_offline_0001") < out.index("turn 2")
     assert "verdict: every recorded link holds" in out
 
@@ -149,7 +149,7 @@ def test_explain_groups_many_calls_by_turn_one_line_each(run_named: Any, tmp_pat
     out = run_cli("explain", str(path)).stdout
     lines = [line for line in out.splitlines() if line.startswith("  [")]
     assert len(lines) == 7
-    assert lines[0] == "  [7/7 ok] call_offline_0001 fs__read_text_file · mcp id 3 · ok"
+    assert lines[0] == "  [7/7 ok] call_offline_0001 fs__read_text_file · mcp id 4 · ok"
     full = run_cli("explain", str(path), "--all").stdout
     assert full.count("5 actual feedback") == 7
 

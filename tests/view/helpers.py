@@ -67,8 +67,10 @@ def write_notes(folder: Path, lines: int = 30) -> None:
 def real_run(folder: Path, task: str = SEED_TASK, *, script: dict[str, Any] | None = None,
              max_turns: int | None = None, stream: bool = False) -> Path:
     """Run ``task`` for real in ``folder`` (offline model, built-in file server); the transcript.
-    Not streamed unless ``stream`` (calls then start in the order they are read)."""
-    args = [*TOOLRELAY, "run", task, "--model", "offline", "--transcript", "run.jsonl", "--quiet"]
+    Not streamed unless ``stream`` (calls then start in the order they are read). In the
+    seed's 2025 revision: these tests draw its rows (2026-07-28's rounds: test_view_input_rounds.py)."""
+    args = [*TOOLRELAY, "run", task, "--model", "offline", "--transcript", "run.jsonl", "--quiet",
+            "--protocol-version", "2025-06-18"]
     if not stream:
         args.append("--no-stream")
     if script is not None:

@@ -11,7 +11,8 @@ server that was merely slow to start answers the probe first, and refuses the la
 ``initialize``: that refusal is waited for, up to ``SETTLE_WAIT``, since an ``initialize``
 may not be cancelled and the transcript must show it answered). Pinned to 2026-07-28,
 the client only probes, and a server that is not modern is an error; pinned to a 2025
-revision, it never probes.
+revision, it never probes. Probing, the handshake's request id is 2 whether it is sent or
+not, so the ids of what follows are the same however fast the server answered.
 
 On HTTP a modern request repeats its revision, method and name in headers
 (``modern_headers``), and a modern server's error comes with a 4xx status whose body is
@@ -96,6 +97,7 @@ async def negotiate(
     if done:
         found = await _outcome(probe)
         if isinstance(found, Discovered):
+            peer.next_id()  # the handshake's id, unsent: later ids do not depend on how fast it was
             return found
         return await peer.request(m.INITIALIZE, init_params, timeout=timeout)
     return await _race(probe, asyncio.ensure_future(peer.request(m.INITIALIZE, init_params, timeout=timeout)))
