@@ -86,6 +86,6 @@ def test_a_server_quoting_the_token_in_an_error_shows_it_redacted(tmp_path: Path
         done = toolrelay("call", "notes__echo", '{"text": "hi"}', "--config", str(config), "--auth",
                          "headless", home=tmp_path)
         assert done.returncode == 3
-        assert "answered HTTP 403 Forbidden to tools/call request 3: token Bearer [redacted] may not call" \
+        assert "answered HTTP 403 Forbidden to tools/call request 4: token Bearer [redacted] may not call" \
             in done.stderr, done.stderr
         assert_no_secret(servers, done.stdout, done.stderr)
