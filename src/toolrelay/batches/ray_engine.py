@@ -22,15 +22,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import ipaddress
 import logging
 import os
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from ..errors import UsageError
+from ..errors import TransportError, UsageError
 from ..runner import RunOptions
 from .ray_worker import BatchWorker, Handed
 from .results import TaskResult
@@ -47,6 +49,9 @@ LOCAL_RAY_ENV: Final = {
 }
 MAX_LOST_WORKERS: Final = 3
 """A task whose worker died this many times ends with status ``error``."""
+JOIN_TIMEOUT: Final = 30.0
+"""Seconds to join a cluster at an address before giving up (``--ray-join-timeout``)."""
+AUTH_MODE_ENV: Final = "RAY_AUTH_MODE"
 INSTALL_HINT: Final = "--engine ray needs Ray: pip install 'toolrelay[ray]'"
 
 
@@ -64,30 +69,105 @@ def import_ray(*, local: bool = False) -> Any:
         raise UsageError(INSTALL_HINT) from None
 
 
-@contextlib.contextmanager
-def ray_cluster(address: str | None, *, workers: int = 1) -> Iterator[Any]:
+@contextlib.asynccontextmanager
+async def ray_cluster(address: str | None, *, workers: int = 1,
+                      join_timeout: float = JOIN_TIMEOUT) -> AsyncIterator[Any]:
     """Ray, connected for the batch (see the module docstring); disconnected after it. A
     local Ray gets ``workers`` CPUs: it starts that many worker processes ahead, which
     become the batch's actors (they ask for no CPU), and none that would sit idle."""
     address = address or os.environ.get("RAY_ADDRESS") or None
-    ray = import_ray(local=address is None)
+    on_loopback = address is None or is_loopback(address)
+    if address is not None:
+        use_token_if_any()
+    ray = import_ray(local=on_loopback)
     if ray.is_initialized():
         yield ray
         return
     settings: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
+    if on_loopback:  # the driver's node address: one the cluster reaches (Ray's own guess is not)
+        settings["_node_ip_address"] = "127.0.0.1"
     if address is None:
-        settings.update(address="local", include_dashboard=False, _node_ip_address="127.0.0.1",
-                        num_cpus=workers)
-    try:
-        ray.init(address=settings.pop("address", address), **settings)
-    except (ConnectionError, ValueError, RuntimeError) as exc:
-        raise UsageError(f"cannot connect to Ray at {address or 'a local Ray'}: {exc}") from None
+        settings.update(address="local", include_dashboard=False, num_cpus=workers)
+        _init(ray, None, settings)
+    else:
+        await _join(ray, address, settings, join_timeout)
     try:
         if address is None and ray.util.get_node_ip_address() != "127.0.0.1":
             raise UsageError("the local Ray did not bind to 127.0.0.1; not running the batch on it")
         yield ray
     finally:
-        ray.shutdown()
+        ray.shutdown()  # a joined cluster is only disconnected from, never stopped
+
+
+def is_loopback(address: str) -> bool:
+    """Whether a Ray address (``HOST:PORT``, ``ray://HOST:PORT``) names this machine's loopback."""
+    host = address.partition("://")[2] or address
+    host = host.rpartition(":")[0] or host
+    if host.strip("[]") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def use_token_if_any() -> None:
+    """Token authentication for joining when a token is at hand: Ray turns it on by itself
+    only for ``auto``, and a cluster started with it (the default) refuses a driver without."""
+    if os.environ.get(AUTH_MODE_ENV):
+        return  # said explicitly (``disabled`` too)
+    token_file = os.environ.get("RAY_AUTH_TOKEN_PATH") or Path.home() / ".ray" / "auth_token"
+    if os.environ.get("RAY_AUTH_TOKEN") or Path(token_file).is_file():
+        os.environ[AUTH_MODE_ENV] = "token"
+        if "ray" in sys.modules:  # its configuration was read already: read again
+            with contextlib.suppress(Exception):
+                importlib.import_module("ray._raylet").Config.initialize("")
+
+
+def _init(ray: Any, address: str | None, settings: dict[str, Any]) -> None:
+    try:
+        ray.init(address=settings.pop("address", address), **settings)
+    except (ConnectionError, ValueError, RuntimeError) as exc:
+        raise UsageError(f"cannot connect to Ray at {address or 'a local Ray'}: {exc}") from None
+
+
+def _not_the_signal_note(record: logging.LogRecord) -> bool:
+    return "SIGTERM handler is not set" not in record.getMessage()
+
+
+async def _join(ray: Any, address: str, settings: dict[str, Any], timeout: float) -> None:
+    """``ray.init`` on a thread of its own, so that a cluster that never answers is given up
+    after ``timeout`` s and a signal meanwhile is handled (Ray's connecting holds the thread
+    it runs on, signals included). The thread is a daemon: one given up does not hold exit."""
+    loop = asyncio.get_running_loop()
+    joined: asyncio.Future[BaseException | None] = loop.create_future()
+
+    def settle(outcome: BaseException | None) -> None:
+        if not joined.done():
+            joined.set_result(outcome)
+
+    def join() -> None:
+        outcome: BaseException | None = None
+        try:
+            _init(ray, address, settings)
+        except BaseException as exc:  # handed to the event loop, raised there
+            outcome = exc
+        with contextlib.suppress(RuntimeError):  # the loop closed: the batch is over
+            loop.call_soon_threadsafe(settle, outcome)
+
+    # Ray notes that it sets no SIGTERM handler off the main thread: toolrelay has its own
+    logging.getLogger("ray._private.worker").addFilter(_not_the_signal_note)
+    threading.Thread(target=join, name="toolrelay-ray-join", daemon=True).start()
+    try:
+        outcome = await asyncio.wait_for(asyncio.shield(joined), timeout)
+    except TimeoutError:
+        raise TransportError(
+            f"cannot join the Ray cluster at {address} within {timeout:g} s: check that its head "
+            "is running there (ray status --address ADDRESS), that this machine reaches that "
+            "address and port, and, with token authentication, that RAY_AUTH_TOKEN or "
+            "~/.ray/auth_token holds the cluster's token") from None
+    if outcome is not None:
+        raise outcome
 
 
 @dataclass(slots=True, eq=False)
@@ -178,10 +258,10 @@ def _spec_shipped(spec: TaskSpec) -> TaskSpec:
 async def run_ray(
     specs: Iterable[TaskSpec], options: RunOptions, out: Path, *, concurrency: int,
     address: str | None = None, actors: int | None = None, collect: bool = False,
-    on_started: Callable[[TaskSpec], None] | None = None,
+    on_started: Callable[[TaskSpec], None] | None = None, join_timeout: float = JOIN_TIMEOUT,
 ) -> AsyncIterator[TaskResult]:
     """Each task's result as it finishes (in no fixed order)."""
-    with ray_cluster(address, workers=actors or 1) as ray:
+    async with ray_cluster(address, workers=actors or 1, join_timeout=join_timeout) as ray:
         pool = _Pool(ray, shipped(options), out, collect=collect)
         try:
             await pool.start(windows(concurrency, actors or node_count(ray)))
