@@ -4,7 +4,13 @@
 Ray of its own, started for the batch on 127.0.0.1 only (Ray would otherwise take the
 machine's interface address), with usage statistics off and no dashboard, and shut down
 when the batch ends, so no Ray process outlives it. It never joins a cluster that was not
-named. A program that has called ``ray.init`` itself keeps its Ray (used, not shut down).
+named. Joining one at an address: on a loopback address the driver's node is 127.0.0.1
+too (else Ray offers the cluster an address it cannot reach, and waits forever); with a
+token at hand, token authentication is on (Ray turns it on by itself only for ``auto``);
+the join runs on a thread of its own, given up after ``join_timeout`` s (exit 3) and
+interruptible meanwhile; at the end the driver disconnects, the cluster runs on, the
+workers killed. A program that has called ``ray.init`` itself keeps its Ray (used, not
+shut down).
 
 ``run_ray`` starts the workers (``--actors``, default one per node, spread over the
 nodes), feeds them the tasks with back-pressure (at most ``concurrency`` in flight over

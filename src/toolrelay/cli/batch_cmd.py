@@ -59,7 +59,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        help="delete the batch in DIR and start over")
     add("--engine", choices=ENGINES, default="local", help="local (default) or ray")
     add("--ray-address", metavar="ADDRESS", help="the Ray cluster (default RAY_ADDRESS, else a local Ray)")
-    add("--ray-join-timeout", type=float, default=30.0, metavar="SECONDS",
+    add("--ray-join-timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
         help="Ray: seconds to join the cluster at --ray-address before giving up (default 30)")
     add("--actors", type=positive_count, metavar="N", help="Ray workers (default one per node)")
     add("--collect", action="store_true",
