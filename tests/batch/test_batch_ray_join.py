@@ -23,7 +23,7 @@ import pytest
 from batch_helpers import ledger_config, ledger_runs, reading_tasks, results, write_tasks
 
 from conftest import CACHE, require_or_skip
-from testkit.processes import descendants, is_running, live_children
+from testkit.processes import descendants, is_running, live_children, spawned
 from testkit.processes import run as run_process
 from testkit.ray_setup import ensure_ray
 from toolrelay.verify import load_run, verify
@@ -123,3 +123,30 @@ def test_an_address_where_no_cluster_answers_is_given_up_within_the_join_timeout
         f"toolrelay batch: error: cannot join the Ray cluster at {address} within 2 s: check that its head "
         "is running there (ray status --address ADDRESS), that this machine reaches that address and port, "
         "and, with token authentication, that RAY_AUTH_TOKEN or ~/.ray/auth_token holds the cluster's token")
+
+
+@pytest.mark.parametrize(("signum", "codes"), [(signal.SIGTERM, {-signal.SIGTERM, 143}),
+                                               (signal.SIGINT, {130})])
+def test_a_signal_while_joining_stops_the_command(tmp_path: Path, signum: int, codes: set[int]) -> None:
+    """A listener that accepts and never answers: the batch is in Ray's join when it connects.
+    SIGTERM: the default action, or toolrelay's handler where one is installed (exit 143)."""
+    tasks = write_tasks(tmp_path / "tasks.jsonl", reading_tasks(1))
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        silent.settimeout(60)
+        command = [sys.executable, "-m", "toolrelay", "batch", str(tasks), "--out", "out",
+                   "--model", "offline", "--engine", "ray", "--ray-join-timeout", "60",
+                   "--ray-address", f"127.0.0.1:{silent.getsockname()[1]}"]
+        with spawned(command, cwd=tmp_path, env=ray_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                     text=True) as joining:
+            connection, _ = silent.accept()
+            began = time.monotonic()
+            joining.send_signal(signum)
+            _, err = joining.communicate(timeout=30)
+            connection.close()
+    assert joining.returncode in codes, err
+    assert time.monotonic() - began < 10
+    if signum == signal.SIGINT:
+        assert err.strip().splitlines()[-1] == ("toolrelay batch: interrupted; every finished task is in "
+                                                "out/results.jsonl: run the same command again to resume")
