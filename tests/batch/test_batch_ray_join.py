@@ -152,3 +152,15 @@ def test_a_signal_while_joining_stops_the_command(tmp_path: Path, signum: int, c
     if signum == signal.SIGINT:
         assert err.strip().splitlines()[-1] == ("toolrelay batch: interrupted; every finished task is in "
                                                 "out/results.jsonl: run the same command again to resume")
+
+
+def test_a_cluster_that_asks_for_a_token_none_can_be_found_for_says_where_to_put_it(
+    cluster: str, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"  # no ~/.ray/auth_token there
+    home.mkdir()
+    done = batch(tmp_path, "out", "--ray-address", cluster, env=ray_env(HOME=str(home)))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"toolrelay batch: error: the Ray cluster at {cluster} asks for a token: put it in RAY_AUTH_TOKEN "
+        "or ~/.ray/auth_token (ray get-auth-token prints it on the head)")

@@ -6,7 +6,8 @@ machine's interface address), with usage statistics off and no dashboard, and sh
 when the batch ends, so no Ray process outlives it. It never joins a cluster that was not
 named. Joining one at an address: on a loopback address the driver's node is 127.0.0.1
 too (else Ray offers the cluster an address it cannot reach, and waits forever); with a
-token at hand, token authentication is on (Ray turns it on by itself only for ``auto``);
+token at hand, token authentication is on when the cluster asks for it (Ray turns it on by itself only
+for ``auto``);
 the join runs on a thread of its own, given up after ``join_timeout`` s (exit 3) and
 interruptible meanwhile; at the end the driver disconnects, the cluster runs on, the
 workers killed. A program that has called ``ray.init`` itself keeps its Ray (used, not
@@ -83,8 +84,6 @@ async def ray_cluster(address: str | None, *, workers: int = 1,
     become the batch's actors (they ask for no CPU), and none that would sit idle."""
     address = address or os.environ.get("RAY_ADDRESS") or None
     on_loopback = address is None or is_loopback(address)
-    if address is not None:
-        use_token_if_any()
     ray = import_ray(local=on_loopback)
     if ray.is_initialized():
         yield ray
@@ -117,17 +116,24 @@ def is_loopback(address: str) -> bool:
         return False
 
 
-def use_token_if_any() -> None:
-    """Token authentication for joining when a token is at hand: Ray turns it on by itself
-    only for ``auto``, and a cluster started with it (the default) refuses a driver without."""
-    if os.environ.get(AUTH_MODE_ENV):
-        return  # said explicitly (``disabled`` too)
-    token_file = os.environ.get("RAY_AUTH_TOKEN_PATH") or Path.home() / ".ray" / "auth_token"
-    if os.environ.get("RAY_AUTH_TOKEN") or Path(token_file).is_file():
+def use_token_if_asked(ray: Any, address: str) -> None:
+    """Token authentication for joining when the cluster asks for it (one GCS call tells):
+    Ray turns it on by itself only for ``auto``; a cluster started with it (the default)
+    refuses a driver without, and one without it loses the actors of a driver with it."""
+    if os.environ.get(AUTH_MODE_ENV) or "://" in address or address == "auto":
+        return  # said explicitly (``disabled`` too), or Ray's own ways
+    raylet = importlib.import_module("ray._raylet")
+    try:
+        raylet.GcsClient(address=address).internal_kv_get(b"toolrelay-probe", None, timeout=10)
+    except ray.exceptions.AuthenticationError:
+        token_file = os.environ.get("RAY_AUTH_TOKEN_PATH") or Path.home() / ".ray" / "auth_token"
+        if not (os.environ.get("RAY_AUTH_TOKEN") or Path(token_file).is_file()):
+            raise UsageError(f"the Ray cluster at {address} asks for a token: put it in RAY_AUTH_TOKEN "
+                             "or ~/.ray/auth_token (ray get-auth-token prints it on the head)") from None
         os.environ[AUTH_MODE_ENV] = "token"
-        if "ray" in sys.modules:  # its configuration was read already: read again
-            with contextlib.suppress(Exception):
-                importlib.import_module("ray._raylet").Config.initialize("")
+        raylet.Config.initialize("")  # Ray read its configuration already: read it again
+    except Exception:  # anything else is for ray.init to say
+        return
 
 
 def _init(ray: Any, address: str | None, settings: dict[str, Any]) -> None:
@@ -155,6 +161,7 @@ async def _join(ray: Any, address: str, settings: dict[str, Any], timeout: float
     def join() -> None:
         outcome: BaseException | None = None
         try:
+            use_token_if_asked(ray, address)
             _init(ray, address, settings)
         except BaseException as exc:  # handed to the event loop, raised there
             outcome = exc
