@@ -143,10 +143,10 @@ def test_a_signal_while_joining_stops_the_command(tmp_path: Path, signum: int, c
         with spawned(command, cwd=tmp_path, env=ray_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                      text=True) as joining:
             connection, _ = silent.accept()
-            began = time.monotonic()
-            joining.send_signal(signum)
-            _, err = joining.communicate(timeout=30)
-            connection.close()
+            with connection:
+                began = time.monotonic()
+                joining.send_signal(signum)
+                _, err = joining.communicate(timeout=30)
     assert joining.returncode in codes, err
     assert time.monotonic() - began < 10
     if signum == signal.SIGINT:

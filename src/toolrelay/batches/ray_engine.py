@@ -32,6 +32,7 @@ import importlib
 import ipaddress
 import logging
 import os
+import subprocess
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -116,24 +117,42 @@ def is_loopback(address: str) -> bool:
         return False
 
 
-def use_token_if_asked(ray: Any, address: str) -> None:
-    """Token authentication for joining when the cluster asks for it (one GCS call tells):
+_AUTH_PROBE: Final = """
+import signal, sys
+signal.alarm(int(sys.argv[2]))  # no handler: the kernel ends this process, GIL held or not
+from ray._raylet import GcsClient
+try:
+    GcsClient(address=sys.argv[1]).internal_kv_get(b"toolrelay-probe", None, timeout=5)
+except Exception as exc:
+    print(type(exc).__name__)
+"""
+"""Asks the cluster's GCS for nothing; prints ``AuthenticationError`` when it wants a token.
+A process of its own: Ray's GCS client holds the GIL while it connects, which would keep
+this process from handling a signal."""
+
+
+def use_token_if_asked(address: str, timeout: float) -> None:
+    """Token authentication for joining when the cluster asks for it (the probe tells):
     Ray turns it on by itself only for ``auto``; a cluster started with it (the default)
     refuses a driver without, and one without it loses the actors of a driver with it."""
     if os.environ.get(AUTH_MODE_ENV) or "://" in address or address == "auto":
         return  # said explicitly (``disabled`` too), or Ray's own ways
-    raylet = importlib.import_module("ray._raylet")
+    seconds = str(max(1, int(timeout)))
+    env = {**os.environ, AUTH_MODE_ENV: "disabled", **LOCAL_RAY_ENV}
     try:
-        raylet.GcsClient(address=address).internal_kv_get(b"toolrelay-probe", None, timeout=10)
-    except ray.exceptions.AuthenticationError:
-        token_file = os.environ.get("RAY_AUTH_TOKEN_PATH") or Path.home() / ".ray" / "auth_token"
-        if not (os.environ.get("RAY_AUTH_TOKEN") or Path(token_file).is_file()):
-            raise UsageError(f"the Ray cluster at {address} asks for a token: put it in RAY_AUTH_TOKEN "
-                             "or ~/.ray/auth_token (ray get-auth-token prints it on the head)") from None
-        os.environ[AUTH_MODE_ENV] = "token"
-        raylet.Config.initialize("")  # Ray read its configuration already: read it again
-    except Exception:  # anything else is for ray.init to say
+        probe = subprocess.run([sys.executable, "-c", _AUTH_PROBE, address, seconds], env=env,
+                               capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return  # ray.init will not do better: the join's own timeout says so
+    if probe.stdout.strip() != "AuthenticationError":
         return
+    token_file = os.environ.get("RAY_AUTH_TOKEN_PATH") or Path.home() / ".ray" / "auth_token"
+    if not (os.environ.get("RAY_AUTH_TOKEN") or Path(token_file).is_file()):
+        raise UsageError(f"the Ray cluster at {address} asks for a token: put it in RAY_AUTH_TOKEN "
+                         "or ~/.ray/auth_token (ray get-auth-token prints it on the head)")
+    os.environ[AUTH_MODE_ENV] = "token"
+    if "ray" in sys.modules:  # Ray read its configuration already: read it again
+        importlib.import_module("ray._raylet").Config.initialize("")
 
 
 def _init(ray: Any, address: str | None, settings: dict[str, Any]) -> None:
@@ -161,7 +180,7 @@ async def _join(ray: Any, address: str, settings: dict[str, Any], timeout: float
     def join() -> None:
         outcome: BaseException | None = None
         try:
-            use_token_if_asked(ray, address)
+            use_token_if_asked(address, timeout)
             _init(ray, address, settings)
         except BaseException as exc:  # handed to the event loop, raised there
             outcome = exc
