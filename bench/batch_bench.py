@@ -99,29 +99,43 @@ def endpoint(python: str) -> tuple[subprocess.Popen[str], str]:
     return process, line.split("=", 1)[1]
 
 
+PARTS = ("toolrelay", "ray_system", "servers")
+"""What the sampled RSS is summed by: ``toolrelay``, the driver and its Ray actors (the
+``BatchWorker`` processes); ``ray_system``, Ray's own processes (GCS, raylet, dashboard and
+runtime-env agents, idle workers); ``servers``, the MCP servers (the issue's memory line
+leaves them aside)."""
+
+
 class TreeSampler(threading.Thread):
     """CPU seconds and RSS of every process under ``root``, sampled every ``interval`` s: Ray's
     actors are the driver's grandchildren (children of the raylet), so ``wait4`` alone would
     leave them out. ``cpu_s``: the last sample of each process, summed (a process's last
-    ``interval`` is missed); ``peak_rss_kb``: the largest sum of RSS over one sample."""
+    ``interval`` is missed); ``peak_rss_kb``: the largest sum of RSS over one sample, whole
+    and by part (``PARTS``; each part's own peak)."""
 
     def __init__(self, root: int, interval: float = 0.2) -> None:
         super().__init__(daemon=True)
         self.root, self.interval = root, interval
         self.last_cpu: dict[int, float] = {}
         self.peak_rss_kb = 0
+        self.peak_part_kb = dict.fromkeys(PARTS, 0)
         self.done = threading.Event()
 
     def run(self) -> None:
         while not self.done.wait(self.interval):
             rss = 0
-            for pid in tree_pids(self.root):
+            parts = dict.fromkeys(PARTS, 0)
+            for pid, part in tree_parts(self.root).items():
                 try:
                     self.last_cpu[pid] = cpu_seconds(pid)
-                    rss += rss_kb(pid).get("VmRSS", 0)
+                    pid_rss = rss_kb(pid).get("VmRSS", 0)
                 except (OSError, IndexError, ValueError):
                     continue  # it ended while we looked
+                rss += pid_rss
+                parts[part] += pid_rss
             self.peak_rss_kb = max(self.peak_rss_kb, rss)
+            for part, kb in parts.items():
+                self.peak_part_kb[part] = max(self.peak_part_kb[part], kb)
 
     @property
     def cpu_s(self) -> float:
@@ -130,6 +144,13 @@ class TreeSampler(threading.Thread):
 
 def tree_pids(root: int) -> list[int]:
     """``root`` and its descendants (one walk of /proc)."""
+    return list(tree_parts(root))
+
+
+def tree_parts(root: int) -> dict[int, str]:
+    """``root`` and its descendants, each with its part (``PARTS``): the root and Ray's
+    ``BatchWorker`` actors are toolrelay's; a process under an actor, or a child of the
+    root that is not Ray's, is an MCP server; what else is under the root is Ray's own."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -138,12 +159,28 @@ def tree_pids(root: int) -> list[int]:
             except (OSError, IndexError):
                 continue
             children.setdefault(parent, []).append(int(entry.name))
-    found, todo = [], [root]
+    found: dict[int, str] = {}
+    todo = [(root, "toolrelay")]
     while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo += children.get(pid, [])
+        pid, part = todo.pop()
+        found[pid] = part
+        for child in children.get(pid, []):
+            todo.append((child, _part_of(child, part)))
     return found
+
+
+def _part_of(pid: int, parent_part: str) -> str:
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return parent_part
+    if command.startswith("ray::BatchWorker"):
+        return "toolrelay"
+    # Ray's programs and scripts are all under its package (a checkout's path may hold "ray")
+    ray_own = command.startswith("ray::") or f"packages{os.sep}ray{os.sep}" in command
+    if parent_part == "servers" or (parent_part == "toolrelay" and not ray_own):
+        return "servers"  # a server of the driver or of an actor, or what it started
+    return "ray_system"
 
 
 def measured(command: list[str], env: dict[str, str]) -> dict[str, Any]:
@@ -165,7 +202,7 @@ def measured(command: list[str], env: dict[str, str]) -> dict[str, Any]:
             failed = f"{' '.join(command[:5])}... failed ({process.returncode})"
             raise RuntimeError(f"{failed}:\n{err.read()[-3000:]}")
         return {"wall_s": wall, "usage": usage, "stdout": out.read(), "tree_cpu_s": sampler.cpu_s,
-                "tree_peak_rss_kb": sampler.peak_rss_kb}
+                "tree_peak_rss_kb": sampler.peak_rss_kb, "part_peak_rss_kb": sampler.peak_part_kb}
 
 
 def run_toolrelay(python: str, base_url: str, folder: Path, tasks: Path, concurrency: int,
@@ -209,7 +246,9 @@ def one_pass(name: str, python: str, base_url: str, folder: Path, args: argparse
             "peak_rss_mb": usage.ru_maxrss / 1024,
             # the whole process tree, Ray's actors and system processes included
             "tree_cpu_ms_per_task": max(found["tree_cpu_s"], own_cpu_s) * 1e3 / args.tasks,
-            "tree_peak_rss_mb": found["tree_peak_rss_kb"] / 1024}
+            "tree_peak_rss_mb": found["tree_peak_rss_kb"] / 1024,
+            # the issue's memory line: the batch process and its workers, MCP servers aside
+            **{f"{part}_peak_rss_mb": kb / 1024 for part, kb in found["part_peak_rss_kb"].items()}}
 
 
 def write_inputs(folder: Path, python: str, tasks: int) -> None:

@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -103,16 +104,51 @@ def test_the_two_reads_script_shown_in_the_readme_is_the_one_tested() -> None:
     assert TWO_READS in " ".join(README.split())  # README wraps it over lines
 
 
-@pytest.mark.parametrize("steps", console_examples(), ids=lambda steps: steps[0][0][:50])
-def test_console_example(steps: list[tuple[str, list[str]]], tmp_path: Path) -> None:
-    if any("--engine ray" in command for command, _ in steps) and (why := ensure_ray(CACHE)) is not None:
+Runs = dict[int | str, list[subprocess.CompletedProcess[str]]]
+"""Per console example (by index) its commands' results; per python example (by its code)
+its one run."""
+
+
+def _needs_ray(steps: list[tuple[str, list[str]]]) -> bool:
+    return any("--engine ray" in command for command, _ in steps)
+
+
+def _run_steps(steps: list[tuple[str, list[str]]], workspace: Path) -> list[subprocess.CompletedProcess[str]]:
+    return [run_shell(command, workspace) for command, _ in steps]
+
+
+def _run_python(code: str, workspace: Path) -> list[subprocess.CompletedProcess[str]]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    return [run([sys.executable, "-c", code], cwd=workspace, text=True, timeout=120, env=env)]
+
+
+@pytest.fixture(scope="module")
+def side_by_side(tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    """Every example, run three at a time (each in its own workspace, a console example's
+    commands in order), the Ray one first: it mostly waits for its cluster while the
+    others fill the cores. Each test judges its own example's results."""
+    examples = list(enumerate(console_examples()))
+    ray_missing = any(_needs_ray(steps) for _, steps in examples) and ensure_ray(CACHE) is not None
+    runnable = [(i, steps) for i, steps in examples if not (ray_missing and _needs_ray(steps))]
+    runnable.sort(key=lambda example: not _needs_ray(example[1]))
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        runs = {i: pool.submit(_run_steps, steps, make_workspace(tmp_path_factory.mktemp("workspace")))
+                for i, steps in runnable}
+        runs |= {code: pool.submit(_run_python, code, make_workspace(tmp_path_factory.mktemp("workspace")))
+                 for code, _ in python_examples()}
+        return {key: done.result() for key, done in runs.items()}
+
+
+@pytest.mark.parametrize("index", range(len(console_examples())),
+                         ids=[steps[0][0][:50] for steps in console_examples()])
+def test_console_example(index: int, side_by_side: Runs) -> None:
+    steps = console_examples()[index]
+    if _needs_ray(steps) and (why := ensure_ray(CACHE)) is not None:
         require_or_skip(why)
-    workspace = make_workspace(tmp_path)
-    for command, expected in steps:
+    for (command, expected), proc in zip(steps, side_by_side[index], strict=True):
         code = 0
         if expected and (m := re.fullmatch(r"\(exit (\d+)\)", expected[-1])):
             code, expected = int(m.group(1)), expected[:-1]
-        proc = run_shell(command, workspace)
         assert proc.returncode == code, f"$ {command}\n{proc.stdout}"
         output = proc.stdout if proc.stdout.endswith("\n") or not proc.stdout else proc.stdout + "\n"
         shown = "\n".join(expected)
@@ -122,13 +158,7 @@ def test_console_example(steps: list[tuple[str, list[str]]], tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize(("code", "expected"), python_examples(), ids=lambda v: str(v)[:40])
-def test_python_example(code: str, expected: str, tmp_path: Path) -> None:
-    proc = run(
-        [sys.executable, "-c", code],
-        cwd=make_workspace(tmp_path),
-        text=True,
-        timeout=120,
-        env={k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")},
-    )
+def test_python_example(code: str, expected: str, side_by_side: Runs) -> None:
+    (proc,) = side_by_side[code]
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == expected

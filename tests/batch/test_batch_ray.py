@@ -155,8 +155,13 @@ def test_a_local_ray_that_is_not_on_loopback_is_refused(monkeypatch: pytest.Monk
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     monkeypatch.setattr(ray_engine, "import_ray", lambda local=False: fake)
     refused = re.escape("the local Ray did not bind to 127.0.0.1; not running the batch on it")
-    with pytest.raises(UsageError, match=refused), ray_engine.ray_cluster(None):
-        pass
+
+    async def connect() -> None:
+        async with ray_engine.ray_cluster(None):
+            pass
+
+    with pytest.raises(UsageError, match=refused):
+        asyncio.run(connect())
     assert stopped == [True]
 
 

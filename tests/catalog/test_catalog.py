@@ -8,6 +8,8 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +25,18 @@ from toolrelay.relay.catalog import connect
 ALIAS = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-def toolrelay(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+_STARTED: dict[tuple[tuple[str, ...], Path | None], Future[subprocess.CompletedProcess[str]]] = {}
+"""The module's CLI commands started ahead, two at a time (``started_ahead``), by (args, cwd)."""
+
+
+def _toolrelay_now(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return run([sys.executable, "-m", "toolrelay", *args], text=True, timeout=120, cwd=cwd)
+
+
+def toolrelay(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The CLI as a real process: its result if ``started_ahead`` started this command, else run now."""
+    ahead = _STARTED.pop((args, cwd), None)
+    return ahead.result() if ahead is not None else _toolrelay_now(*args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +68,51 @@ def declared(config: Path) -> list[dict[str, Any]]:
     assert proc.returncode == 0, proc.stderr
     tools: list[dict[str, Any]] = json.loads(proc.stdout)
     return tools
+
+
+def _commands_ahead(config: str, declared: list[dict[str, Any]]) -> dict[str, list[tuple[str, ...]]]:
+    """By test: its CLI commands on the four servers, to start ahead."""
+    long_aliases = sorted(t["name"] for t in declared if "xxxxxxxxxx" in t["name"])
+    read = ("call", "fs__read_text_file")
+    return {
+        "test_the_table_lists_every_tool_with_its_server": [("tools", "--config", config)],
+        "test_strict_report_names_every_change_and_fallback": [
+            ("tools", "--config", config, "--strict", "--report")],
+        "test_a_call_reaches_the_original_tool_name_with_unchanged_arguments": [
+            ("call", "host_ile__read_file", '{"path": "a/b.txt"}', "--config", config)],
+        "test_the_long_names_reach_their_own_tools": [
+            ("call", alias, "{}", "--config", config) for alias in long_aliases],
+        "test_the_node_server_answers_through_its_alias": [
+            ("call", "node_ref__read_text_file", '{"path": "notes.txt", "head": 2}', "--config", config)],
+        "test_call_exit_codes_and_messages": [
+            (*read, '{"path": "/etc/passwd"}', "--config", config),
+            (*read, '{"path": 5}', "--config", config),
+            ("call", "fs__nope", "{}", "--config", config),
+            (*read, "{path}", "--config", config)],
+        "test_call_arguments_nested_too_deep_are_a_usage_error": [
+            (*read, "[" * 5000 + "]" * 5000, "--config", config)],
+    }
+
+
+@pytest.fixture(scope="module", autouse=True)
+def started_ahead(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The selected tests' CLI commands on the four servers (about 2.5 s each, most of it
+    the servers' start-up) run two at a time, started before the first test; each test
+    still judges its own command's result. A command started but never asked for (its
+    test's command changed) fails the module: keep the list true."""
+    selected = {item.name for item in request.session.items if item.module is request.module}
+    if not selected & set(_commands_ahead("", [])):
+        yield
+        return
+    config = str(request.getfixturevalue("config"))
+    by_test = _commands_ahead(config, request.getfixturevalue("declared"))
+    commands = [args for test, listed in by_test.items() if test in selected for args in listed]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        _STARTED.update({(args, None): pool.submit(_toolrelay_now, *args) for args in commands})
+        yield
+        unused = [key[0][:2] for key in _STARTED]
+        _STARTED.clear()
+    assert not unused, f"started ahead but no test asked for them: {unused}"
 
 
 def test_every_alias_is_valid_and_unique(declared: list[dict[str, Any]]) -> None:

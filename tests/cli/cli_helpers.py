@@ -46,8 +46,13 @@ def file_server(root: Path) -> dict[str, Any]:
     return {"command": sys.executable, "args": ["-m", "toolrelay", "files", str(root)]}
 
 
-def honest_server() -> dict[str, Any]:
-    return {"command": sys.executable, "args": [str(HONEST)]}
+def honest_server(*, shutdown_grace: float | None = None) -> dict[str, Any]:
+    """``shutdown_grace``: for a test that leaves it in a ``sleep`` (it reads no stdin
+    then), a shorter wait than the 2 s default before it is stopped by signal."""
+    entry: dict[str, Any] = {"command": sys.executable, "args": [str(HONEST)]}
+    if shutdown_grace is not None:
+        entry["toolrelay"] = {"shutdownGrace": shutdown_grace}
+    return entry
 
 
 def missing_command() -> dict[str, Any]:

@@ -34,7 +34,7 @@ def test_a_server_without_a_version_is_shown_without_a_gap() -> None:
 
 
 def test_a_call_timeout_is_called_a_timeout(workspace: Path) -> None:
-    mcp = config(workspace / "mcp.json", honest=honest_server())
+    mcp = config(workspace / "mcp.json", honest=honest_server(shutdown_grace=0.2))
     proc = toolrelay("call", "honest__sleep", '{"seconds": 30}', "--timeout", "0.5", "--config", str(mcp),
                      cwd=workspace)
     assert proc.returncode == 3

@@ -97,7 +97,7 @@ def test_demo_without_a_key_creates_no_folder(workspace: Path) -> None:
 
 
 def test_a_runs_call_line_words_a_timeout_as_call_does(workspace: Path) -> None:
-    mcp = config(workspace / "mcp.json", honest=honest_server())
+    mcp = config(workspace / "mcp.json", honest=honest_server(shutdown_grace=0.2))
     call = toolrelay("call", "honest__sleep", '{"seconds": 30}', "--timeout", "0.5", "--config", str(mcp),
                      cwd=workspace)
     said_by_call = call.stderr.removeprefix("toolrelay call: ").strip()

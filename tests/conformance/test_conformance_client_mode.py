@@ -51,10 +51,21 @@ def suite() -> list[str]:
     return found
 
 
+@pytest.fixture(scope="module")
+def listings(suite: list[str]) -> dict[str, subprocess.CompletedProcess[str]]:
+    """The suite's ``list --client`` for each revision, run once for both list tests."""
+    def listing(version: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*suite, "list", "--client", "--spec-version", version],
+                              capture_output=True, text=True, timeout=60)
+    versions = sorted(SCENARIOS.keys() | AUTH_SCENARIOS.keys())
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(versions, pool.map(listing, versions), strict=True))
+
+
 @pytest.mark.parametrize("version", sorted(SCENARIOS))
-def test_the_scenario_list_is_the_suites(suite: list[str], version: str) -> None:
-    listed = subprocess.run([*suite, "list", "--client", "--spec-version", version],
-                            capture_output=True, text=True, timeout=60)
+def test_the_scenario_list_is_the_suites(listings: dict[str, subprocess.CompletedProcess[str]],
+                                         version: str) -> None:
+    listed = listings[version]
     names = [line.strip()[2:].split(" [")[0] for line in listed.stdout.splitlines()
              if line.strip().startswith("- ")]
     assert names, listed.stdout + listed.stderr
@@ -62,9 +73,9 @@ def test_the_scenario_list_is_the_suites(suite: list[str], version: str) -> None
 
 
 @pytest.mark.parametrize("version", sorted(AUTH_SCENARIOS))
-def test_the_auth_scenario_list_is_the_suites(suite: list[str], version: str) -> None:
-    listed = subprocess.run([*suite, "list", "--client", "--spec-version", version],
-                            capture_output=True, text=True, timeout=60)
+def test_the_auth_scenario_list_is_the_suites(listings: dict[str, subprocess.CompletedProcess[str]],
+                                              version: str) -> None:
+    listed = listings[version]
     names = [line.strip()[2:].split(" [")[0] for line in listed.stdout.splitlines()
              if line.strip().startswith("- auth/")]
     assert sorted(names) == sorted(AUTH_SCENARIOS[version]), listed.stdout + listed.stderr

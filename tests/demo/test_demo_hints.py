@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -67,19 +68,29 @@ def user_env(*first: Path) -> dict[str, str]:
     return env
 
 
-def test_each_hint_runs_as_printed_from_another_folder(installed: Path, tmp_path: Path) -> None:
-    hints = demo_and_hints(installed, tmp_path, user_env())
-    checks = [hint for hint in hints if "verify_" in hint]
+@pytest.fixture(scope="module")
+def hints(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
+    """The demo and its hints, each run as printed from a folder of its own: with the venv
+    only installed ("installed") and activated ("activated", its bin first on PATH). The
+    two run side by side (neither touches the other's folder)."""
+    envs = {"installed": user_env(), "activated": user_env(installed)}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        runs = {name: pool.submit(demo_and_hints, installed, tmp_path_factory.mktemp(name), env)
+                for name, env in envs.items()}
+        return {name: run.result() for name, run in runs.items()}
+
+
+def test_each_hint_runs_as_printed_from_another_folder(hints: dict[str, list[str]]) -> None:
+    checks = [hint for hint in hints["installed"] if "verify_" in hint]
     assert len(checks) == 2
     # the standalone checks are the installed package's own files, not a clone's examples/
     assert all(f"{os.sep}site-packages{os.sep}toolrelay{os.sep}examples{os.sep}" in h for h in checks)
 
 
-def test_in_an_activated_venv_the_hints_use_the_short_names(installed: Path, tmp_path: Path) -> None:
-    hints = demo_and_hints(installed, tmp_path, user_env(installed))
-    assert hints[:3] == ["toolrelay verify 'demo run'", "toolrelay explain 'demo run'",
-                         "toolrelay explain 'demo run/streamed'"]
-    assert all(hint.startswith("python3 ") for hint in hints[3:])
+def test_in_an_activated_venv_the_hints_use_the_short_names(hints: dict[str, list[str]]) -> None:
+    assert hints["activated"][:3] == ["toolrelay verify 'demo run'", "toolrelay explain 'demo run'",
+                                      "toolrelay explain 'demo run/streamed'"]
+    assert all(hint.startswith("python3 ") for hint in hints["activated"][3:])
 
 
 def test_demo_help_names_no_path_that_only_a_clone_has() -> None:

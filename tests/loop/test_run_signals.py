@@ -32,12 +32,16 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def start_run(workspace: Path, record: Path, calls: list[str], *server_args: str,
-              final: str | None = None) -> subprocess.Popen[str]:
+              final: str | None = None, shutdown_grace: float | None = None) -> subprocess.Popen[str]:
     """``toolrelay run`` on the toolbox server (recording what it receives), the offline
-    model calling ``calls`` at once, then answering ``final`` (if given)."""
+    model calling ``calls`` at once, then answering ``final`` (if given); the server's
+    ``shutdownGrace`` when given (else the 2 s default)."""
     config = workspace / "box.json"
     args = [str(TOOLBOX), "--record", str(record), *server_args]
-    config.write_text(json.dumps({"mcpServers": {"box": {"command": sys.executable, "args": args}}}))
+    box: dict[str, Any] = {"command": sys.executable, "args": args}
+    if shutdown_grace is not None:
+        box["toolrelay"] = {"shutdownGrace": shutdown_grace}
+    config.write_text(json.dumps({"mcpServers": {"box": box}}))
     turns: list[dict[str, Any]] = [{"calls": [{"name": f"box__{c}", "arguments": {}} for c in calls]}]
     if final is not None:
         turns.append({"message": final})
@@ -126,7 +130,8 @@ def test_a_cancellation_that_cannot_be_written_is_recorded_as_not_delivered(
     workspace: Path, tmp_path: Path
 ) -> None:
     record = tmp_path / "received.jsonl"
-    proc = start_run(workspace, record, ["stop_reading"])
+    # it no longer reads, so it never sees its stdin close: 0.2 s before SIGTERM, not 2 s
+    proc = start_run(workspace, record, ["stop_reading"], shutdown_grace=0.2)
     wait_for(record, noted("stopped reading"))  # its stdin is closed: nothing more can reach it
     proc.send_signal(signal.SIGTERM)
     _, stderr = finish(proc)

@@ -49,6 +49,8 @@ class BatchOptions:
     the batch and stopped after it)."""
     actors: int | None = None
     """``--engine ray``: workers (default one per node)."""
+    ray_join_timeout: float = 30.0
+    """``--engine ray`` with an address: seconds to join the cluster before giving up."""
     collect: bool = False
     """``--engine ray``: each transcript is sent back and written by the driver."""
     on_started: Callable[[TaskSpec], None] | None = None
@@ -111,7 +113,8 @@ def _engine_results(
         from .ray_engine import run_ray  # Ray is an optional extra: imported when asked for
 
         return run_ray(specs, options.run, out, concurrency=concurrency, address=options.ray_address,
-                       actors=options.actors, collect=options.collect, on_started=options.on_started)
+                       actors=options.actors, collect=options.collect, on_started=options.on_started,
+                       join_timeout=options.ray_join_timeout)
     from .local import run_local
 
     return run_local(specs, options.run, out, concurrency=concurrency, on_started=options.on_started)

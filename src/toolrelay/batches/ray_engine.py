@@ -4,7 +4,14 @@
 Ray of its own, started for the batch on 127.0.0.1 only (Ray would otherwise take the
 machine's interface address), with usage statistics off and no dashboard, and shut down
 when the batch ends, so no Ray process outlives it. It never joins a cluster that was not
-named. A program that has called ``ray.init`` itself keeps its Ray (used, not shut down).
+named. Joining one at an address: on a loopback address the driver's node is 127.0.0.1
+too (else Ray offers the cluster an address it cannot reach, and waits forever); with a
+token at hand, token authentication is on when the cluster asks for it (Ray turns it on by itself only
+for ``auto``);
+the join runs on a thread of its own, given up after ``join_timeout`` s (exit 3) and
+interruptible meanwhile; at the end the driver disconnects, the cluster runs on, the
+workers killed. A program that has called ``ray.init`` itself keeps its Ray (used, not
+shut down).
 
 ``run_ray`` starts the workers (``--actors``, default one per node, spread over the
 nodes), feeds them the tasks with back-pressure (at most ``concurrency`` in flight over
@@ -22,15 +29,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import ipaddress
 import logging
 import os
+import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from ..errors import UsageError
+from ..errors import TransportError, UsageError
 from ..runner import RunOptions
 from .ray_worker import BatchWorker, Handed
 from .results import TaskResult
@@ -47,6 +57,9 @@ LOCAL_RAY_ENV: Final = {
 }
 MAX_LOST_WORKERS: Final = 3
 """A task whose worker died this many times ends with status ``error``."""
+JOIN_TIMEOUT: Final = 30.0
+"""Seconds to join a cluster at an address before giving up (``--ray-join-timeout``)."""
+AUTH_MODE_ENV: Final = "RAY_AUTH_MODE"
 INSTALL_HINT: Final = "--engine ray needs Ray: pip install 'toolrelay[ray]'"
 
 
@@ -64,30 +77,129 @@ def import_ray(*, local: bool = False) -> Any:
         raise UsageError(INSTALL_HINT) from None
 
 
-@contextlib.contextmanager
-def ray_cluster(address: str | None, *, workers: int = 1) -> Iterator[Any]:
+@contextlib.asynccontextmanager
+async def ray_cluster(address: str | None, *, workers: int = 1,
+                      join_timeout: float = JOIN_TIMEOUT) -> AsyncIterator[Any]:
     """Ray, connected for the batch (see the module docstring); disconnected after it. A
     local Ray gets ``workers`` CPUs: it starts that many worker processes ahead, which
     become the batch's actors (they ask for no CPU), and none that would sit idle."""
     address = address or os.environ.get("RAY_ADDRESS") or None
-    ray = import_ray(local=address is None)
+    on_loopback = address is None or is_loopback(address)
+    ray = import_ray(local=on_loopback)
     if ray.is_initialized():
         yield ray
         return
     settings: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
+    if on_loopback:  # the driver's node address: one the cluster reaches (Ray's own guess is not)
+        settings["_node_ip_address"] = "127.0.0.1"
     if address is None:
-        settings.update(address="local", include_dashboard=False, _node_ip_address="127.0.0.1",
-                        num_cpus=workers)
-    try:
-        ray.init(address=settings.pop("address", address), **settings)
-    except (ConnectionError, ValueError, RuntimeError) as exc:
-        raise UsageError(f"cannot connect to Ray at {address or 'a local Ray'}: {exc}") from None
+        settings.update(address="local", include_dashboard=False, num_cpus=workers)
+        _init(ray, None, settings)
+    else:
+        await _join(ray, address, settings, join_timeout)
     try:
         if address is None and ray.util.get_node_ip_address() != "127.0.0.1":
             raise UsageError("the local Ray did not bind to 127.0.0.1; not running the batch on it")
         yield ray
     finally:
-        ray.shutdown()
+        ray.shutdown()  # a joined cluster is only disconnected from, never stopped
+
+
+def is_loopback(address: str) -> bool:
+    """Whether a Ray address (``HOST:PORT``, ``ray://HOST:PORT``) names this machine's loopback."""
+    host = address.partition("://")[2] or address
+    host = host.rpartition(":")[0] or host
+    if host.strip("[]") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+_AUTH_PROBE: Final = """
+import signal, sys
+signal.alarm(int(sys.argv[2]))  # no handler: the kernel ends this process, GIL held or not
+from ray._raylet import GcsClient
+try:
+    GcsClient(address=sys.argv[1]).internal_kv_get(b"toolrelay-probe", None, timeout=5)
+except Exception as exc:
+    print(type(exc).__name__)
+"""
+"""Asks the cluster's GCS for nothing; prints ``AuthenticationError`` when it wants a token.
+A process of its own: Ray's GCS client holds the GIL while it connects, which would keep
+this process from handling a signal."""
+
+
+def use_token_if_asked(address: str, timeout: float) -> None:
+    """Token authentication for joining when the cluster asks for it (the probe tells):
+    Ray turns it on by itself only for ``auto``; a cluster started with it (the default)
+    refuses a driver without, and one without it loses the actors of a driver with it."""
+    if os.environ.get(AUTH_MODE_ENV) or "://" in address or address == "auto":
+        return  # said explicitly (``disabled`` too), or Ray's own ways
+    seconds = str(max(1, int(timeout)))
+    env = {**os.environ, AUTH_MODE_ENV: "disabled", **LOCAL_RAY_ENV}
+    try:
+        probe = subprocess.run([sys.executable, "-c", _AUTH_PROBE, address, seconds], env=env,
+                               capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return  # ray.init will not do better: the join's own timeout says so
+    if probe.stdout.strip() != "AuthenticationError":
+        return
+    token_file = os.environ.get("RAY_AUTH_TOKEN_PATH") or Path.home() / ".ray" / "auth_token"
+    if not (os.environ.get("RAY_AUTH_TOKEN") or Path(token_file).is_file()):
+        raise UsageError(f"the Ray cluster at {address} asks for a token: put it in RAY_AUTH_TOKEN "
+                         "or ~/.ray/auth_token (ray get-auth-token prints it on the head)")
+    os.environ[AUTH_MODE_ENV] = "token"
+    if "ray" in sys.modules:  # Ray read its configuration already: read it again
+        importlib.import_module("ray._raylet").Config.initialize("")
+
+
+def _init(ray: Any, address: str | None, settings: dict[str, Any]) -> None:
+    try:
+        ray.init(address=settings.pop("address", address), **settings)
+    except (ConnectionError, ValueError, RuntimeError) as exc:
+        raise UsageError(f"cannot connect to Ray at {address or 'a local Ray'}: {exc}") from None
+
+
+def _not_the_signal_note(record: logging.LogRecord) -> bool:
+    return "SIGTERM handler is not set" not in record.getMessage()
+
+
+async def _join(ray: Any, address: str, settings: dict[str, Any], timeout: float) -> None:
+    """``ray.init`` on a thread of its own, so that a cluster that never answers is given up
+    after ``timeout`` s and a signal meanwhile is handled (Ray's connecting holds the thread
+    it runs on, signals included). The thread is a daemon: one given up does not hold exit."""
+    loop = asyncio.get_running_loop()
+    joined: asyncio.Future[BaseException | None] = loop.create_future()
+
+    def settle(outcome: BaseException | None) -> None:
+        if not joined.done():
+            joined.set_result(outcome)
+
+    def join() -> None:
+        outcome: BaseException | None = None
+        try:
+            use_token_if_asked(address, timeout)
+            _init(ray, address, settings)
+        except BaseException as exc:  # handed to the event loop, raised there
+            outcome = exc
+        with contextlib.suppress(RuntimeError):  # the loop closed: the batch is over
+            loop.call_soon_threadsafe(settle, outcome)
+
+    # Ray notes that it sets no SIGTERM handler off the main thread: toolrelay has its own
+    logging.getLogger("ray._private.worker").addFilter(_not_the_signal_note)
+    threading.Thread(target=join, name="toolrelay-ray-join", daemon=True).start()
+    try:
+        outcome = await asyncio.wait_for(asyncio.shield(joined), timeout)
+    except TimeoutError:
+        raise TransportError(
+            f"cannot join the Ray cluster at {address} within {timeout:g} s: check that its head "
+            "is running there (ray status --address ADDRESS), that this machine reaches that "
+            "address and port, and, with token authentication, that RAY_AUTH_TOKEN or "
+            "~/.ray/auth_token holds the cluster's token") from None
+    if outcome is not None:
+        raise outcome
 
 
 @dataclass(slots=True, eq=False)
@@ -178,10 +290,10 @@ def _spec_shipped(spec: TaskSpec) -> TaskSpec:
 async def run_ray(
     specs: Iterable[TaskSpec], options: RunOptions, out: Path, *, concurrency: int,
     address: str | None = None, actors: int | None = None, collect: bool = False,
-    on_started: Callable[[TaskSpec], None] | None = None,
+    on_started: Callable[[TaskSpec], None] | None = None, join_timeout: float = JOIN_TIMEOUT,
 ) -> AsyncIterator[TaskResult]:
     """Each task's result as it finishes (in no fixed order)."""
-    with ray_cluster(address, workers=actors or 1) as ray:
+    async with ray_cluster(address, workers=actors or 1, join_timeout=join_timeout) as ray:
         pool = _Pool(ray, shipped(options), out, collect=collect)
         try:
             await pool.start(windows(concurrency, actors or node_count(ray)))

@@ -60,6 +60,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        help="delete the batch in DIR and start over")
     add("--engine", choices=ENGINES, default="local", help="local (default) or ray")
     add("--ray-address", metavar="ADDRESS", help="the Ray cluster (default RAY_ADDRESS, else a local Ray)")
+    add("--ray-join-timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
+        help="Ray: seconds to join the cluster at --ray-address before giving up (default 30)")
     add("--actors", type=positive_count, metavar="N", help="Ray workers (default one per node)")
     add("--collect", action="store_true",
         help="Ray: send each transcript back to this machine (else workers write into DIR, "
@@ -113,7 +115,8 @@ def options_from_args(args: argparse.Namespace) -> BatchOptions:
         elicit=accept_defaults if args.elicit == "defaults" else None,
     )
     return BatchOptions(out=args.out, run=run, concurrency=args.concurrency, start=args.start,
-                        ray_address=args.ray_address, actors=args.actors, collect=args.collect)
+                        ray_address=args.ray_address, actors=args.actors, collect=args.collect,
+                        ray_join_timeout=args.ray_join_timeout)
 
 
 def run(args: argparse.Namespace) -> int:
