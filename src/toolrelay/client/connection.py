@@ -340,9 +340,10 @@ class Connection:
     def _enveloped(self, params: JSONObject | None) -> JSONObject | None:
         """``params`` with the 2026-07-28 envelope (our capabilities) when that is the era."""
         version = self.protocol_version
-        capabilities = self.requests.capabilities(version) if version is not None else None
-        sent = era.enveloped(params, version, _CLIENT, capabilities)
-        if sent is not None and version in MODERN_VERSIONS and self.config.log_level is not None:
+        if version not in MODERN_VERSIONS:  # the hot path of a 2025 connection: nothing to add
+            return params
+        sent = era.enveloped(params, version, _CLIENT, self.requests.capabilities(version))
+        if sent is not None and self.config.log_level is not None:
             sent["_meta"][LOG_LEVEL_KEY] = self.config.log_level  # no logging/setLevel in this era
         return sent
 
