@@ -160,8 +160,8 @@ class Connection:
             raise
         link.ready = True
         self._emit_ready()
-        if self.protocol_version in MODERN_VERSIONS:  # client/subscriptions.py
-            link.listener.start(self.capabilities, self.watched)
+        if self.protocol_version in MODERN_VERSIONS and link.listener.start(self.capabilities, self.watched):
+            await asyncio.sleep(0)  # client/subscriptions.py: its request goes out before what follows
 
     async def _ready_link(self) -> Link:
         link = self._link

@@ -93,9 +93,11 @@ class Listener:
     def _ended(self, task: asyncio.Task[Exchange]) -> None:
         """The request ended other than by our cancel: the server answered it (it ended the
         stream), refused it, or the link failed. Said once; nothing more is heard."""
-        if task.cancelled() or self._stopping or self.peer.closed is not None:
+        if task.cancelled():
             return
-        error = task.exception()
+        error = task.exception()  # retrieved even when not said
+        if self._stopping or self.peer.closed is not None:
+            return
         if error is not None:
             why = str(error)
         else:
