@@ -1,11 +1,13 @@
 """toolrelay's client listens (``subscriptions/listen``) to a 2026-07-28 server declaring
 list changes, here the official SDK's: over HTTP the listen POST's stream brings the
 tool-list change (the catalog's hook is told) and the update of a followed resource, and
-closing the connection cancels it; over stdio a restarted server is listened to again."""
+closing the connection cancels it; over stdio a restarted server is listened to again; a
+refused listen request and an acknowledgement leaving out a followed URI are warnings."""
 
 from __future__ import annotations
 
 import subprocess
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -107,3 +109,45 @@ def test_a_server_that_declares_no_list_changes_is_not_listened_to(tmp_path: Pat
 
     run(scenario())
     assert not messages(recorder, "subscriptions/listen")
+
+
+QUIRKY = textwrap.dedent('''
+    import json, sys
+    listens = 0
+    def send(message):
+        print(json.dumps({"jsonrpc": "2.0", **message}), flush=True)
+    for line in sys.stdin:
+        msg = json.loads(line)
+        method = msg.get("method")
+        if method == "server/discover":
+            send({"id": msg["id"], "result": {"supportedVersions": ["2026-07-28"], "resultType": "complete",
+                  "capabilities": {"tools": {"listChanged": True}, "resources": {"subscribe": True}}}})
+        elif method == "subscriptions/listen":
+            listens += 1
+            if listens == 1:  # the first is refused; the next is acknowledged without its URIs
+                send({"id": msg["id"], "error": {"code": -32603, "message": "no listening today"}})
+            else:
+                meta = {"io.modelcontextprotocol/subscriptionId": msg["id"]}
+                send({"method": "notifications/subscriptions/acknowledged",
+                      "params": {"_meta": meta, "notifications": {"toolsListChanged": True}}})
+''')
+
+
+def test_a_refused_listen_and_a_uri_left_out_are_warnings(tmp_path: Path) -> None:
+    script = tmp_path / "quirky.py"
+    script.write_text(QUIRKY, encoding="utf-8")
+    recorder = Recorder()
+    config = ServerConfig(name="q", transport="stdio", command=PYTHON, args=(str(script),))
+    refused = ("server q: subscriptions/listen refused: no listening today; changes to its tools and "
+               "resources are no longer heard on this connection")
+    left_out = ("server q will not tell updates of note://x: its subscriptions/listen acknowledgement leaves "
+                "it out")
+
+    async def scenario() -> None:
+        async with open_connection(config, tmp_path, recorder, protocol_version="2026-07-28") as connection:
+            assert await async_wait_until(lambda: refused in recorder.notices())
+            await connection.watch_resource("note://x")  # returns once acknowledged
+            assert left_out in recorder.notices()
+
+    run(scenario())
+    assert [n for n in recorder.notices() if "subscriptions/listen" in n] == [refused, left_out]

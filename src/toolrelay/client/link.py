@@ -77,6 +77,7 @@ class Link:
     def cancel_in_flight(self, reason: str) -> None:
         """toolrelay is told to stop: every request still waiting is cancelled now, while
         the server can still read it (``shutdown.py`` stops the server after this)."""
+        self.listener.quiet()
         self.peer.cancel_all(reason, TransportError(f"server {self.owner.name}: request given up: {reason}"))
 
     # -- the inbox ------------------------------------------------------------------------

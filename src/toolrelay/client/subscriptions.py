@@ -67,6 +67,10 @@ class Listener:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.acknowledged.wait(), timeout)
 
+    def quiet(self) -> None:
+        """The link is being given up: the request's end is expected, nothing to say."""
+        self._stopping = True
+
     async def stop(self) -> None:
         """Cancel the open request (the peer sends ``notifications/cancelled`` for it)."""
         task, self._task = self._task, None
