@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -124,7 +125,7 @@ QUIRKY = textwrap.dedent('''
                   "capabilities": {"tools": {"listChanged": True}, "resources": {"subscribe": True}}}})
         elif method == "subscriptions/listen":
             listens += 1
-            if listens == 1:  # the first is refused; the next is acknowledged without its URIs
+            if listens != 2:  # the second is acknowledged without its URIs; the others are refused
                 send({"id": msg["id"], "error": {"code": -32603, "message": "no listening today"}})
             else:
                 meta = {"io.modelcontextprotocol/subscriptionId": msg["id"]}
@@ -137,7 +138,8 @@ def test_a_refused_listen_and_a_uri_left_out_are_warnings(tmp_path: Path) -> Non
     script = tmp_path / "quirky.py"
     script.write_text(QUIRKY, encoding="utf-8")
     recorder = Recorder()
-    config = ServerConfig(name="q", transport="stdio", command=PYTHON, args=(str(script),))
+    config = ServerConfig(name="q", transport="stdio", command=PYTHON, args=(str(script),),
+                          request_timeout=20)
     refused = ("server q: subscriptions/listen refused: no listening today; changes to its tools and "
                "resources are no longer heard on this connection")
     left_out = ("server q will not tell updates of note://x: its subscriptions/listen acknowledgement leaves "
@@ -148,6 +150,9 @@ def test_a_refused_listen_and_a_uri_left_out_are_warnings(tmp_path: Path) -> Non
             assert await async_wait_until(lambda: refused in recorder.notices())
             await connection.watch_resource("note://x")  # returns once acknowledged
             assert left_out in recorder.notices()
+            started = time.monotonic()
+            await connection.watch_resource("note://y")  # returns once refused, not after request_timeout
+            assert time.monotonic() - started < 10
 
     run(scenario())
-    assert [n for n in recorder.notices() if "subscriptions/listen" in n] == [refused, left_out]
+    assert [n for n in recorder.notices() if "subscriptions/listen" in n] == [refused, left_out, refused]

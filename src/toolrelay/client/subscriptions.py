@@ -63,9 +63,14 @@ class Listener:
         """Replace the open request by one asking the whole filter now, and wait (up to
         ``timeout``) for its acknowledgement, so that what it leaves out is said first."""
         await self.stop()
-        if self.start(capabilities, resources):
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.acknowledged.wait(), timeout)
+        if not self.start(capabilities, resources) or self._task is None:
+            return
+        acknowledged = asyncio.ensure_future(self.acknowledged.wait())
+        try:  # a refusal ends the request: no acknowledgement is coming
+            await asyncio.wait({acknowledged, self._task}, timeout=timeout,
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            acknowledged.cancel()
 
     def quiet(self) -> None:
         """The link is being given up: the request's end is expected, nothing to say."""
