@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import ToolrelayError
 from ..protocol.jsonrpc import JSONObject, Notification
-from ..protocol.listen import LISTEN, listen_filter
+from ..protocol.listen import LISTEN, listen_filter, subscription_id
 from ..protocol.peer import Exchange, Peer
 
 __all__ = ["Listener"]
@@ -89,6 +89,10 @@ class Listener:
     def received(self, notification: Notification) -> None:
         """``notifications/subscriptions/acknowledged``: the subset the server honours; each
         attached resource it will not report is said (the run goes on without it)."""
+        listen_id = subscription_id(notification.raw)
+        exchange = self.peer.pending_exchange(listen_id) if listen_id is not None else None
+        if exchange is None or exchange.method != LISTEN:
+            return  # a late one, for a request already replaced: recorded only
         params = notification.params if isinstance(notification.params, dict) else {}
         honoured = params.get("notifications")
         self.honoured = honoured if isinstance(honoured, dict) else {}

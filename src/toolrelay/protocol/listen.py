@@ -57,11 +57,13 @@ def honoured_filter(requested: Mapping[str, Any], offers: Mapping[str, Any]) -> 
     return honoured
 
 
-def subscription_id(message: Mapping[str, Any]) -> Any:
-    """The listen request a notification belongs to (its ``_meta`` subscription id), or None."""
+def subscription_id(message: Mapping[str, Any]) -> int | str | None:
+    """The listen request a notification belongs to (its ``_meta`` subscription id), or None
+    (also for a value that cannot be a request id)."""
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
-    return meta.get(SUBSCRIPTION_ID_KEY) if isinstance(meta, dict) else None
+    found = meta.get(SUBSCRIPTION_ID_KEY) if isinstance(meta, dict) else None
+    return found if isinstance(found, (int, str)) and not isinstance(found, bool) else None
 
 
 def _declares(capabilities: Mapping[str, Any], feature: str, flag: str) -> bool:

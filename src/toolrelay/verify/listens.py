@@ -63,7 +63,9 @@ def _follow(session: _Listens, event: Event) -> Finding | None:
         session.ended.add(event.get("mcp_id"))
     elif kind == MCP_NOTIFICATION and method == _CANCELLED and event.get("direction") == "out":
         params = message.get("params") if isinstance(message, dict) else None
-        session.ended.add(params.get("requestId") if isinstance(params, dict) else None)
+        cancelled = params.get("requestId") if isinstance(params, dict) else None
+        if isinstance(cancelled, (int, str)):
+            session.ended.add(cancelled)
     elif kind == MCP_NOTIFICATION and event.get("direction") == "in" and isinstance(message, dict):
         listen_id = subscription_id(message)
         if listen_id is None:
