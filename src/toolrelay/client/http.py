@@ -127,6 +127,8 @@ class HttpTransport:
         task.add_done_callback(self._forget)
         if method == m.INITIALIZED:
             self._initialized_post = task
+        if method == m.INITIALIZE:  # the probe said nothing modern: this is a 2025 session
+            self._modern = None
         if method == m.CANCELLED:  # we gave up on it: stop reading its stream too
             self._drop_stream((message.get("params") or {}).get("requestId"))
 
@@ -188,8 +190,8 @@ class HttpTransport:
         modern = era.modern_headers(message)  # a 2026-07-28 request: its revision, method, name
         if modern:
             self._modern = modern["mcp-protocol-version"]
-        elif mcp_id is None and method is not None and self._modern is not None and self.session_id is None:
-            modern = {"mcp-protocol-version": self._modern, "mcp-method": method}
+        elif mcp_id is None and method is not None and self._modern is not None and not self.protocol_version:
+            modern = {"mcp-protocol-version": self._modern, "mcp-method": method}  # no handshake: modern
         headers.update(modern)
         headers["content-type"] = "application/json"
         headers["accept"] = "application/json, text/event-stream"
