@@ -96,6 +96,8 @@ class Connection:
         """Answers the server's requests (roots, sampling, elicitation, tasks)."""
         self.task_tools: frozenset[str] = frozenset()
         """Tools listed with ``execution.taskSupport: "required"`` (called as tasks)."""
+        self.watched: list[str] = []
+        """Resource URIs followed (``watch_resource``): re-asked on every listen request."""
         self._link: Link | None = None
         self._lock = asyncio.Lock()
         self._closed = False
@@ -158,6 +160,8 @@ class Connection:
             raise
         link.ready = True
         self._emit_ready()
+        if self.protocol_version in MODERN_VERSIONS and link.listener.start(self.capabilities, self.watched):
+            await asyncio.sleep(0)  # client/subscriptions.py: its request goes out before what follows
 
     async def _ready_link(self) -> Link:
         link = self._link
@@ -353,6 +357,15 @@ class Connection:
         changed = self.requests.set_roots(roots_from_paths(paths))
         if changed and self.alive and link is not None and self.protocol_version not in MODERN_VERSIONS:
             link.peer.notify(m.ROOTS_CHANGED)  # 2026-07-28 has none: roots are asked per call
+
+    async def watch_resource(self, uri: str) -> None:
+        """Follow ``uri`` on a 2026-07-28 server (its updates are notices): the listen
+        request is replaced by one that names it too (``client/subscriptions.py``)."""
+        if uri in self.watched:
+            return
+        self.watched.append(uri)
+        link = await self._ready_link()
+        await link.listener.restart(self.capabilities, self.watched, timeout=self.config.request_timeout)
 
     def _postpone(self, call_id: str, seconds: float) -> None:
         link = self._link

@@ -85,6 +85,9 @@ class HttpTransport:
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         """Sent as MCP-Protocol-Version once the handshake has negotiated it."""
+        self._modern: str | None = None
+        """The 2026-07-28 revision our requests carry (none yet: None); our notifications,
+        which have no envelope (``notifications/cancelled``), name it in their headers."""
         self._client: httpx2.AsyncClient | None = None
         self._posts: dict[asyncio.Task[None], RequestId | None] = {}
         self._renewal: asyncio.Future[None] | None = None
@@ -96,7 +99,7 @@ class HttpTransport:
     async def open(self, inbox: Inbox, *, connection: int) -> None:
         """A new session: a fresh HTTP client, no session id until initialize answers."""
         self._inbox, self._closed = inbox, False
-        self.session_id = self.protocol_version = None
+        self.session_id = self.protocol_version = self._modern = None
         self._posts, self._renewal, self._listener = {}, None, None
         self._initialized_post = None
         headers = {"user-agent": f"toolrelay/{__version__}", **self.config.headers}
@@ -124,6 +127,8 @@ class HttpTransport:
         task.add_done_callback(self._forget)
         if method == m.INITIALIZED:
             self._initialized_post = task
+        if method == m.INITIALIZE:  # the probe said nothing modern: this is a 2025 session
+            self._modern = None
         if method == m.CANCELLED:  # we gave up on it: stop reading its stream too
             self._drop_stream((message.get("params") or {}).get("requestId"))
 
@@ -182,7 +187,12 @@ class HttpTransport:
     async def _post(self, message: JSONObject, method: str | None, mcp_id: RequestId | None) -> None:
         assert self._client is not None
         headers = self._session_headers(initialize=method == m.INITIALIZE)
-        headers.update(era.modern_headers(message))  # a 2026-07-28 request: its revision, method, name
+        modern = era.modern_headers(message)  # a 2026-07-28 request: its revision, method, name
+        if modern:
+            self._modern = modern["mcp-protocol-version"]
+        elif mcp_id is None and method is not None and self._modern is not None and not self.protocol_version:
+            modern = {"mcp-protocol-version": self._modern, "mcp-method": method}  # no handshake: modern
+        headers.update(modern)
         headers["content-type"] = "application/json"
         headers["accept"] = "application/json, text/event-stream"
         body = jsonrpc.encode(message)

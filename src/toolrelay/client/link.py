@@ -19,10 +19,12 @@ from ..protocol import json_depth, jsonrpc
 from ..protocol import mcp as m
 from ..protocol.framing import Oversized, find_id
 from ..protocol.jsonrpc import PARSE_ERROR, DecodeError, JSONObject, Notification, Request
+from ..protocol.listen import ACKNOWLEDGED, subscription_id
 from ..protocol.peer import Peer
 from .refusals import malformed_answer_message, too_large_message
 from .shutdown import forget_in_flight, track_in_flight
 from .stream_owner import carried_for
+from .subscriptions import Listener
 from .tracing import WireTracer
 from .transport import ChannelEnd
 from .transport_registry import transport_kind
@@ -56,11 +58,14 @@ class Link:
         self._ended = False
         self._close_task: asyncio.Task[None] | None = None
         self._garbage_lines = 0
+        self.listener = Listener(self.peer, owner.name, enveloped=owner._enveloped, notice=owner._notice)
+        """Its ``subscriptions/listen`` request (2026-07-28; opened by the owner)."""
         self._notified: dict[str, Callable[[Notification], None]] = {
             m.TOOLS_CHANGED: self._tools_changed,
             m.PROGRESS: self._progress,
             m.RESOURCES_CHANGED: self._resources_changed,
             m.RESOURCE_UPDATED: self._resource_updated,
+            ACKNOWLEDGED: self.listener.received,
         }
         """What each notification the server may send does (others are only recorded)."""
 
@@ -72,6 +77,7 @@ class Link:
     def cancel_in_flight(self, reason: str) -> None:
         """toolrelay is told to stop: every request still waiting is cancelled now, while
         the server can still read it (``shutdown.py`` stops the server after this)."""
+        self.listener.quiet()
         self.peer.cancel_all(reason, TransportError(f"server {self.owner.name}: request given up: {reason}"))
 
     # -- the inbox ------------------------------------------------------------------------
@@ -138,6 +144,8 @@ class Link:
         """The model's call a notification belongs to: a progress one's by its token (none
         if no pending call sent it); another, the call whose HTTP stream carried it, or on
         stdio the one tools/call pending."""
+        if subscription_id(notification.raw) is not None:
+            return None  # of the listen request: the server's lane, whatever call is pending
         if notification.method == m.PROGRESS:
             mcp_id = self.peer.pending_with_token(_params(notification).get("progressToken"))
             tag = self.peer.pending_tag(mcp_id) if mcp_id is not None else None
@@ -261,6 +269,7 @@ class Link:
     async def _close(self) -> None:
         forget_in_flight(self)
         self.closing = True
+        await self.listener.stop()  # cancelled while the server can still read it
         closed = TransportError(f"connection to server {self.owner.name} was closed")
         self.peer.close(closed)
         await self.transport.close()

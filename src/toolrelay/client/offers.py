@@ -15,6 +15,7 @@ from typing import Any, Final
 from ..errors import ProtocolError
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject
+from ..protocol.versions import MODERN_VERSIONS
 from .connection import Connection
 
 __all__ = [
@@ -65,8 +66,12 @@ def subscribes(connection: Connection) -> bool:
 
 
 async def subscribe_resource(connection: Connection, uri: str) -> None:
-    """``resources/subscribe`` to ``uri``: the server sends ``notifications/resources/updated``
-    when it changes (``RpcError`` when it refuses)."""
+    """Follow ``uri``: the server sends ``notifications/resources/updated`` when it changes.
+    ``resources/subscribe`` (``RpcError`` when refused); in 2026-07-28, which has none, the
+    URI joins the ``subscriptions/listen`` filter (a refusal is a notice)."""
+    if connection.protocol_version in MODERN_VERSIONS:
+        await connection.watch_resource(uri)
+        return
     await connection.request(m.SUBSCRIBE_RESOURCE, {"uri": uri})
 
 

@@ -3,7 +3,11 @@
 No handshake and no session: each request carries its revision and the client's
 capabilities (``protocol/era.py``), and is answered from that alone. The methods are
 ``server/discover``, ``tools/list`` and ``tools/call``; the handshake-era methods
-(``initialize``, ``ping``, ...) are unknown here. A server may not send the client
+(``initialize``, ``ping``, ...) are unknown here. ``subscriptions/listen`` is refused at
+once (-32601, saying why): a ToolService's tools never change and it has no resources, so
+it declares no list changes and has nothing to send on a listen stream (the revision lets
+a server without those capabilities leave the method out; a stream held open only to
+acknowledge an empty subset would cost a connection per client for nothing). A server may not send the client
 requests in this era, so a tool call whose client declares roots is first answered
 ``input_required`` with a ``roots/list`` input request; the client retries the call with
 the roots in ``inputResponses`` (the revision's multi-round-trip requests). That costs a
@@ -20,10 +24,13 @@ from ..errors import RpcError, UnknownTool
 from ..protocol import era
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JSONObject, Request
+from ..protocol.listen import LISTEN
 from .app import CallContext, ToolService
 
 __all__ = ["ROOTS_INPUT", "ModernServer"]
 
+_NO_SUBSCRIPTIONS: Final = (f"Method not found: {LISTEN} (this server offers no subscriptions: "
+                            "its tools never change, and it has no resources)")
 ROOTS_INPUT: Final = "roots"
 """The key of the ``roots/list`` input request in an ``input_required`` result."""
 
@@ -57,6 +64,8 @@ class ModernServer:
             return era.complete({"tools": self.service.tools()}, self.server_info, cacheable=True)
         if method == m.CALL_TOOL:
             return self._call_tool(request.params, envelope)
+        if method == LISTEN:
+            raise RpcError(METHOD_NOT_FOUND, _NO_SUBSCRIPTIONS)
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
     def _call_tool(

@@ -21,6 +21,7 @@ from .correlation import check_call_links, check_event_order, check_mcp_pairs, c
 from .duplicates import check_duplicates
 from .facts import RunFacts
 from .feedback import check_feedback
+from .listens import check_listens
 from .mcp_side import check_routing, check_server
 from .model_side import check_answer, check_parse, check_rounds
 from .progress_logs import check_progress_and_logs
@@ -49,6 +50,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("correlation", check_call_links),
     ("correlation", check_server_requests),
     ("correlation", check_progress_and_logs),
+    ("correlation", check_listens),
     ("correlation", check_tasks),
     ("correlation", check_outputs),
     ("correlation", check_resumes),

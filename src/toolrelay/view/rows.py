@@ -44,6 +44,7 @@ from ..protocol.responses import CANCELLED, FAILED, FUNCTION_CALL, FUNCTION_CALL
 from ..relay.feedback import ERROR_PREFIX
 from ..verify.record import CALL_METHODS
 from .auth_rows import AUTH_DESCRIBERS
+from .listen_rows import listen_text
 from .model import Badge, Row, RowState
 from .server_asks import asked_text, input_required_text, reply_text, retry_text
 from .server_reports import reported_text
@@ -263,7 +264,7 @@ def _mcp_text(record: dict[str, Any], message: dict[str, Any]) -> tuple[str, str
         arguments = "arguments " + compact(params.get("arguments"))
         first: tuple[str, str, RowState] = (f"tools/call {params.get('name')}", arguments, "ok")
         return retry_text(params.get("name"), params) or first
-    reported = reported_text(method, _mapping(params), record.get("call_id"))
+    reported = reported_text(method, _mapping(params), record.get("call_id")) or listen_text(method, message)
     if reported is not None:
         return reported
     if method == "resources/read" and isinstance(params, dict):
