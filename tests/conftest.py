@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings as hypothesis_settings
 
-from testkit import npm
+from testkit import everything, npm
 from testkit.processes import LeftoverCheck, ProcessKeeper, become_subreaper
 
 # CI gets one shot, so property tests draw a fixed, reproducible set of examples there
@@ -61,6 +61,17 @@ def _install_node_fs_server() -> Path | str:
     index = "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
     installed = npm.install(CACHE / "npm", [NODE_FS_PACKAGE], [index])
     return installed / index if isinstance(installed, Path) else installed
+
+
+@pytest.fixture(scope="session")
+def everything_server() -> list[str]:
+    """The command that starts server-everything (append ``stdio`` or ``streamableHttp``),
+    installed once per session."""
+    found = everything.install(CACHE)
+    if isinstance(found, str):
+        require_or_skip(found)
+    assert isinstance(found, list)
+    return found
 
 
 @pytest.fixture(scope="session")

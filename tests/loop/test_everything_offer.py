@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conftest import PYTHON, REPO, require_or_skip
+from conftest import PYTHON
 from testkit import everything
 
 NEWEST = ["--protocol-version", "2025-11-25"]
@@ -39,13 +39,9 @@ Done = subprocess.CompletedProcess[str]
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    found = everything.install(REPO / ".toolrelay-cache")
-    if isinstance(found, str):
-        require_or_skip(found)
-    assert isinstance(found, list)
+def folder(tmp_path_factory: pytest.TempPathFactory, everything_server: list[str]) -> Path:
     root = tmp_path_factory.mktemp("everything")
-    config = everything.stdio_config(found, [str(root)])
+    config = everything.stdio_config(everything_server, [str(root)])
     config["mcpServers"]["ev"]["env"] = {"GZIP_ALLOWED_DOMAINS": "allowed.invalid"}
     (root / "mcp.json").write_text(json.dumps(config), encoding="utf-8")
     (root / "script.json").write_text(json.dumps(SCRIPT), encoding="utf-8")

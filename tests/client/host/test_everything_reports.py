@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PYTHON, REPO, require_or_skip
+from conftest import PYTHON
 from testkit import everything
 
 LONG = ("ev__trigger-long-running-operation", {"duration": 1, "steps": 5})
@@ -28,14 +28,10 @@ SIMULATED = re.compile(r"^\[ev\] \w+: \w+.level.message$", re.MULTILINE)
 
 
 @pytest.fixture(scope="module")
-def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    found = everything.install(REPO / ".toolrelay-cache")
-    if isinstance(found, str):
-        require_or_skip(found)
-    assert isinstance(found, list)
+def config(tmp_path_factory: pytest.TempPathFactory, everything_server: list[str]) -> Path:
     folder = tmp_path_factory.mktemp("everything")
     path = folder / "mcp.json"
-    path.write_text(json.dumps(everything.stdio_config(found, [str(folder)])), encoding="utf-8")
+    path.write_text(json.dumps(everything.stdio_config(everything_server, [str(folder)])), encoding="utf-8")
     return path
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conftest import PYTHON, REPO, require_or_skip
+from conftest import PYTHON
 from testkit import everything
 
 NEWEST = ["--protocol-version", "2025-11-25"]
@@ -62,12 +62,8 @@ CALLS: list[tuple[str, dict[str, Any], list[str]]] = [
 
 
 @pytest.fixture(scope="module")
-def server() -> list[str]:
-    found = everything.install(REPO / ".toolrelay-cache")
-    if isinstance(found, str):
-        require_or_skip(found)
-    assert isinstance(found, list)
-    return found
+def server(everything_server: list[str]) -> list[str]:
+    return everything_server
 
 
 def toolrelay(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
