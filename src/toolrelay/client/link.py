@@ -130,8 +130,11 @@ class Link:
         """The model's call a server request belongs to: its task's, or the one tools/call
         pending (with several, it cannot be told)."""
         owner = self.owner.requests.call_of(request)
-        if owner is not None:
-            return owner
+        return owner if owner is not None else self._only_call()
+
+    def _only_call(self) -> str | None:
+        """The call_id of the one tools/call pending (None with none, or several: then
+        what arrives on stdio cannot be told apart)."""
         tags = self.peer.pending_tags(m.CALL_TOOL)
         return tags[0] if len(tags) == 1 and isinstance(tags[0], str) else None
 
@@ -154,8 +157,7 @@ class Link:
         if carrier is not None:
             tag = self.peer.pending_tag(carrier)
             return tag if isinstance(tag, str) else None
-        tags = self.peer.pending_tags(m.CALL_TOOL)
-        return tags[0] if len(tags) == 1 and isinstance(tags[0], str) else None
+        return self._only_call()
 
     def _on_notification(self, notification: Notification) -> None:
         handler = self._notified.get(notification.method)
