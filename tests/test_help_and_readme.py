@@ -12,6 +12,7 @@ import re
 import pytest
 
 from conftest import REPO
+from toolrelay.cli.help_layout import GROUPS
 from toolrelay.cli.main import COMMANDS, build_parser
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -107,3 +108,19 @@ def test_help_names_nothing_it_does_not_explain(verb: str | None) -> None:
 def test_readme_names_nothing_it_does_not_explain(text: str) -> None:
     found = [line for line in text.splitlines() if UNEXPLAINED.search(line)]
     assert found == []
+
+
+@pytest.mark.parametrize("verb", GROUPS)
+def test_a_long_help_is_grouped_and_names_its_reference(verb: str) -> None:
+    """``run --help`` and ``batch --help`` show their options in titled groups (each grouped
+    option one the verb has), a one-line usage, and where every option is in full."""
+    parser = command_parser(verb)
+    options = long_options(parser)
+    grouped = [name for _, names in GROUPS[verb] for name in names]
+    assert [name for name in grouped if name not in options] == []
+    text = parser.format_help()
+    assert text.splitlines()[0].startswith(f"usage: toolrelay {verb} [-h] [options] ")
+    assert all(f"\n{title}:\n" in text for title, _ in GROUPS[verb])
+    reference = f"docs/cli.md#toolrelay-{verb}-options"
+    assert reference in text
+    assert reference.partition("#")[2] in heading_anchors(CLI_DOC)
