@@ -28,6 +28,7 @@ from testkit.recorded_streams import (
     without_final_output,
 )
 from testkit.servers import CAPITAL_SERVER
+from toolrelay.verify import load_run, verify
 
 GPT55 = "phase_streamed_on_part_start.sse"
 GPT5 = "streaming_usage.sse"
@@ -210,6 +211,24 @@ def test_a_final_response_that_changes_a_started_call_ends_the_run_as_a_stream_f
             f"{final['name']} {final['arguments']}") in explained
     assert "no output: the final response contradicts the call" in explained
     assert json.dumps(found["message"])[1:-1] in drawn  # a note on the response's row
+    _fed_back_anyway_is_broken(tmp_path, call["call_id"], "as the final response's call")
+
+
+def _fed_back_anyway_is_broken(tmp_path: Path, call_id: str, whose: str) -> None:
+    """The same transcript with the early result fed back for the call (what toolrelay did
+    before): a broken feedback link, toolrelay's, not the endpoint's."""
+    records = _records(tmp_path)
+    end = records.index(next(r for r in records if r["kind"] == "run_end"))
+    output = {"type": "function_call_output", "call_id": call_id, "output": "Potato City"}
+    fed = {"seq": records[end]["seq"], "time": records[end]["time"], "run": records[end]["run"],
+           "kind": "feedback", "call_id": call_id, "item": output, "cut": []}
+    later = [r | {"seq": r["seq"] + 1} for r in records[end:]]
+    (tmp_path / "fed.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [*records[:end], fed, *later]))
+    verdict = verify(load_run(tmp_path / "fed.jsonl"))
+    [found] = [f for f in verdict.findings if f.check == "endpoint_inconsistency"]
+    assert not verdict.ok and not found.ok and found.link == "feedback"
+    assert f"yet an output went back for {call_id}: the result of the call that ran was fed back {whose}" in (
+        found.message)
 
 
 def test_a_final_response_that_drops_a_started_call_is_reported_and_its_output_not_fed_back(
@@ -241,3 +260,4 @@ def test_a_final_response_that_drops_a_started_call_is_reported_and_its_output_n
     assert (f"the endpoint contradicted itself: {call['call_id']}'s item closed in the stream as "
             f"capitals__get_capital {call['arguments']}, and the final response drops it") in explained
     assert json.dumps(found["message"])[1:-1] in drawn
+    _fed_back_anyway_is_broken(tmp_path, call["call_id"], "as a call the response drops")
