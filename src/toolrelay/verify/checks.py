@@ -140,7 +140,7 @@ def unfinished_reasons(run: RunRecord, facts: RunFacts) -> list[str]:
     if not run.calls:
         reasons.append("the model made no tool call: nothing ran")
     for call in run.calls:
-        if facts.sent_after(call):
+        if facts.sent_after(call) or call.dropped:  # a dropped call's output has no place to go
             continue
         if call.status == "cancelled":
             reasons.append(f"{call.call_id} was cancelled: {(call.outcome or {}).get('message')}")
