@@ -43,10 +43,12 @@ from ..errors import HttpStatusError, MessageTooLarge, ToolrelayError, Transport
 from ..protocol import json_depth, jsonrpc
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject, RequestId
+from ..redaction import redact_wire_bytes
 from . import era
 from .auth.session import OAuthSession
 from .config import ServerConfig
 from .environment import redact
+from .http_failures import failure_words, unreachable
 from .http_sse import BROKEN, FRUITLESS_RESUMES, StreamPosition, read_events
 from .refusals import too_large_message
 from .stream_owner import carried_for
@@ -166,9 +168,9 @@ class HttpTransport:
         except httpx2.HTTPError as exc:
             self._report(method, mcp_id, self._translate(exc, method, mcp_id))
         except Exception as exc:  # e.g. a failing on_restart hook: the request fails, the task stays quiet
-            what = self._what(method, mcp_id)
+            what, said = self._what(method, mcp_id), redact_wire_bytes(str(exc))
             self._report(method, mcp_id, TransportError(
-                f"server {self.config.name}: {what} failed: {type(exc).__name__}: {exc}"))
+                f"server {self.config.name}: {what} failed: {type(exc).__name__}: {said}"))
 
     async def _after_initialized(self) -> None:
         """Two POSTs race: what follows the handshake waits until the server has taken
@@ -336,13 +338,11 @@ class HttpTransport:
     def _translate(
         self, exc: httpx2.HTTPError, method: str | None, mcp_id: RequestId | None
     ) -> TransportError:
-        where = f"server {self.config.name} at {self.config.target}"
-        if isinstance(exc, httpx2.ConnectError):
-            return TransportError(f"cannot connect to {where}: {_connect_failure(exc)}")
-        if isinstance(exc, httpx2.TimeoutException):
-            return TransportError(f"cannot connect to {where}: timed out")
-        return TransportError(f"{where} failed during {self._what(method, mcp_id)}: "
-                              f"{type(exc).__name__}: {exc}")
+        refused = unreachable(self.config, exc)
+        if refused is not None:
+            return refused
+        return TransportError(f"server {self.config.name} at {self.config.target} failed during "
+                              f"{self._what(method, mcp_id)}: {failure_words(exc)}")
 
     # -- session ------------------------------------------------------------------------
 
@@ -427,18 +427,6 @@ def _tls_context() -> ssl.SSLContext:
 def _media_type(response: httpx2.Response) -> str:
     """``text/event-stream; charset=utf-8`` → ``text/event-stream``."""
     return response.headers.get("content-type", "").partition(";")[0].strip().lower()
-
-
-def _connect_failure(exc: BaseException) -> str:
-    """The root cause of a failed connect, in words ("connection refused")."""
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, ConnectionRefusedError):
-            return "connection refused"
-        if isinstance(cause, OSError) and cause.strerror:
-            return cause.strerror.lower()
-        cause = cause.__cause__ or cause.__context__
-    return str(exc) or "connect failed"
 
 
 def _error_detail(body: bytes) -> str:

@@ -38,6 +38,7 @@ from ...errors import HttpStatusError, TransportError
 from ...events import AuthExchange, AuthOutcome, Event
 from ...redaction import redact_url, remember_secret
 from ..config import ServerConfig
+from ..http_failures import failure_words, unreachable
 from ._failures import GrantRefused, NoResourceMetadata, SignInFailed
 from .challenge import Challenge, read_challenge
 from .flow import (
@@ -136,7 +137,10 @@ class OAuthSession:
             client = self._auth_client()
             async with client.stream("GET", self.url, headers={"accept": "text/event-stream"}) as response:
                 status, header = response.status_code, response.headers.get("www-authenticate")
-        except httpx2.HTTPError:
+        except httpx2.HTTPError as exc:
+            refused = unreachable(self.config, exc)
+            if refused is not None:
+                raise refused from None  # nothing to sign in to: said as a request would say it
             return None  # the request proper will say what is wrong
         return read_challenge(status, header) if status == 401 else None
 
@@ -346,7 +350,7 @@ class OAuthSession:
                 await response.aclose()
         except httpx2.HTTPError as exc:
             self._exchange(call, None)
-            raise SignInFailed(f"cannot reach {redact_url(call.url)} ({call.step}): {type(exc).__name__}") \
+            raise SignInFailed(f"cannot reach {redact_url(call.url)} ({call.step}): {failure_words(exc)}") \
                 from None
         self._exchange(call, response.status_code)
         headers = {name.lower(): value for name, value in response.headers.items()}
