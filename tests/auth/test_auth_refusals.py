@@ -5,6 +5,7 @@ server; and the token endpoint authentication each kind of client uses."""
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,42 @@ def test_headless_against_a_login_page_says_a_person_is_needed(tmp_path: Path) -
     said, _ = _sign_in_fails(tmp_path, OAuthOptions(login_page=True))
     assert ("OAuth sign-in failed: the authorization server answered the authorization request with HTTP "
             "200, not a redirect: it wants a person to sign in") in said
+
+
+def test_a_token_no_header_can_carry_is_refused_and_shows_nowhere(tmp_path: Path) -> None:
+    """A token answer whose access_token ends in CR LF: refused when read, never sent, and
+    neither the message, the transcript nor any log or stored file holds its value."""
+    with OAuthServers(OAuthOptions(token_suffix="\r\n")) as servers:
+        config = write_config(tmp_path, servers)
+        transcript = tmp_path / "run.jsonl"
+        ran = toolrelay("run", "hi", "--model", "offline", "--config", str(config), "--auth", "headless",
+                        "--transcript", str(transcript), home=tmp_path,
+                        env={"TOOLRELAY_LOG_DIR": str(tmp_path / "logs")})
+        assert not any("authorization" in seen.headers for seen in servers.seen_by_mcp)
+    assert ran.returncode == 3, ran.stderr  # its only server is unavailable
+    assert ("toolrelay run: error: server notes unavailable: server notes: OAuth sign-in failed: the token "
+            "answer's access_token has characters a Bearer token cannot carry (RFC 6750 allows letters, "
+            "digits, -._~+/ and a trailing =): refused") in ran.stderr
+    assert stored_files(tmp_path) == []
+    written = [path.read_text(encoding="utf-8", errors="replace") for path in tmp_path.rglob("*")
+               if path.is_file()]
+    assert transcript.is_file()
+    assert_no_secret(servers, ran.stdout, ran.stderr, *written)
+
+
+def test_a_stored_token_no_header_can_carry_is_not_used(tmp_path: Path) -> None:
+    with OAuthServers() as servers:
+        config = write_config(tmp_path, servers)
+        signed = toolrelay("tools", "--config", str(config), "--auth", "headless", home=tmp_path)
+        assert signed.returncode == 0, signed.stderr
+        [stored] = stored_files(tmp_path)
+        record = json.loads(stored.read_text(encoding="utf-8"))
+        record["tokens"]["access_token"] += "\r\n"  # edited by hand
+        stored.write_text(json.dumps(record), encoding="utf-8")
+        listed = toolrelay("tools", "--config", str(config), home=tmp_path)
+        status = toolrelay("auth", "status", "--config", str(config), home=tmp_path)
+        assert not any(seen.headers.get("authorization", "").endswith("\r\n") for seen in servers.seen_by_mcp)
+    assert listed.returncode == 3
+    assert "server notes needs an OAuth sign-in (no sign-in can happen here)" in listed.stderr
+    assert f"{stored}: unreadable (delete it, or sign in again)" in status.stdout
+    assert_no_secret(servers, listed.stdout, listed.stderr, status.stdout)
