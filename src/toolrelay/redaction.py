@@ -34,8 +34,10 @@ _SECRET_WORDS: Final = re.compile(r"key|token|secret|passw|auth|credential|signa
 """Parts of a name that make it a secret's (``apiKey``, ``access_token``, ``client_secret``)."""
 
 
-_WIRE_BYTES: Final = re.compile(r"\bb'(?:[^'\\]|\\.)*'" + r'|\bb"(?:[^"\\]|\\.)*"')
-"""A bytes literal as ``repr`` writes it: how h11 quotes a header value or a line of the wire."""
+_QUOTED_BYTES: Final = r"b'(?:[^'\\]|\\.)*'" + r'|b"(?:[^"\\]|\\.)*"'
+_WIRE_BYTES: Final = re.compile(rf"\bbytearray\((?:{_QUOTED_BYTES})\)|\b(?:{_QUOTED_BYTES})")
+"""A bytes (or bytearray) literal as ``repr`` writes it: how h11 quotes a header value or a
+line of the wire."""
 
 
 _REMEMBERED: set[str] = set()
