@@ -49,6 +49,7 @@ from .auth.session import OAuthSession
 from .config import ServerConfig
 from .environment import redact
 from .http_failures import failure_words, unreachable
+from .http_pages import HTML, PageKeeper
 from .http_sse import BROKEN, FRUITLESS_RESUMES, StreamPosition, read_events
 from .refusals import too_large_message
 from .stream_owner import carried_for
@@ -97,6 +98,7 @@ class HttpTransport:
         self._initialized_post: asyncio.Task[None] | None = None
         self._closed = False
         self._auth = OAuthSession(config)
+        self._pages = PageKeeper(config, log_dir)
 
     async def open(self, inbox: Inbox, *, connection: int) -> None:
         """A new session: a fresh HTTP client, no session id until initialize answers."""
@@ -245,6 +247,10 @@ class HttpTransport:
             self._receiver.received(await self._read_body(response, method, mcp_id))
         elif content_type == "text/event-stream":
             await self._read_events(response, position, mcp_id, method)
+        elif content_type == HTML:
+            what = self._what(method, mcp_id)
+            page = await _body_head(response)
+            raise TransportError(self._pages.said(response.status_code, response.reason_phrase, what, page))
         else:
             shown = content_type or "no body"
             raise TransportError(f"server {self.config.name} answered {self._what(method, mcp_id)} with "
@@ -317,15 +323,14 @@ class HttpTransport:
     async def _status_error(
         self, response: httpx2.Response, what: str, method: str | None
     ) -> HttpStatusError:
-        body = bytearray()
-        with contextlib.suppress(httpx2.HTTPError):
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > _ERROR_BODY_LIMIT:
-                    break
+        body = await _body_head(response)
         status = response.status_code
+        if _media_type(response) == HTML:  # a web page: one line, the page in the log
+            said = self._pages.said(status, response.reason_phrase, what, body)
+            return HttpStatusError(status, said + (self._auth.hint(status) or _status_hint(status, method)
+                                                   if status in (401, 403) else ""))
         text = f"server {self.config.name} answered HTTP {status} {response.reason_phrase} to {what}"
-        detail = _error_detail(bytes(body))
+        detail = _error_detail(body)
         if detail:
             text += f": {redact(detail, self.config.secrets)}"
         return HttpStatusError(status, text + (self._auth.hint(status) or _status_hint(status, method)))
@@ -427,6 +432,17 @@ def _tls_context() -> ssl.SSLContext:
 def _media_type(response: httpx2.Response) -> str:
     """``text/event-stream; charset=utf-8`` → ``text/event-stream``."""
     return response.headers.get("content-type", "").partition(";")[0].strip().lower()
+
+
+async def _body_head(response: httpx2.Response) -> bytes:
+    """The first 64 KiB or so of an answer that is not MCP (the rest is never read)."""
+    body = bytearray()
+    with contextlib.suppress(httpx2.HTTPError):
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > _ERROR_BODY_LIMIT:
+                break
+    return bytes(body)
 
 
 def _error_detail(body: bytes) -> str:
