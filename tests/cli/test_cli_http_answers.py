@@ -61,21 +61,27 @@ def test_a_web_page_is_said_in_one_line_and_kept_in_the_log(
     assert PAGE.decode() in kept
 
 
+KEPT = "; its answer is kept in {log}"
+
+
 @pytest.mark.parametrize(
     ("answer", "said"),
-    [(200, "server web at URL is not an MCP endpoint (HTTP 200, text/html)"),
-     (502, "server web answered HTTP 502 Bad Gateway to initialize request 2 with a web page")],
+    [(200, "server web at {url} is not an MCP endpoint (HTTP 200, text/html)" + KEPT),
+     (502, "server web answered HTTP 502 Bad Gateway to initialize request 2 with a web page" + KEPT),
+     (401, "server web answered HTTP 401 Unauthorized to initialize request 2 with a web page" + KEPT
+      + " (check the server's headers in the config, or sign in first with `toolrelay auth login web "
+        "--config {config}`)")],
 )
 def test_what_a_page_says_depends_on_its_status(
     tmp_path: Path, web: WebServer, answer: int, said: str
 ) -> None:
-    """A gateway's error page stands for an endpoint that may be MCP, behind it."""
+    """A gateway's error page or a sign-in page stands for an endpoint that may be MCP, behind it."""
     web.status = answer
     url = f"{web.origin}/mcp"
     status, stderr, log = _cli(tmp_path, "tools", {"url": url})
     assert status == 3
-    said = said.replace("URL", url)
-    assert stderr == f"toolrelay tools: error: server web unavailable: {said}; its answer is kept in {log}\n"
+    said = said.format(url=url, log=log, config=tmp_path / "mcp.json")
+    assert stderr == f"toolrelay tools: error: server web unavailable: {said}\n"
 
 
 def test_a_header_value_http_forbids_is_never_shown(tmp_path: Path, web: WebServer) -> None:

@@ -327,8 +327,9 @@ class HttpTransport:
         status = response.status_code
         if _media_type(response) == HTML:  # a web page: one line, the page in the log
             said = self._pages.said(status, response.reason_phrase, what, body)
-            return HttpStatusError(status, said + (self._auth.hint(status) or _status_hint(status, method)
-                                                   if status in (401, 403) else ""))
+            if status in (401, 403):  # a sign-in page: what to check still helps
+                said += self._auth.hint(status) or _status_hint(status, method)
+            return HttpStatusError(status, said)
         text = f"server {self.config.name} answered HTTP {status} {response.reason_phrase} to {what}"
         detail = _error_detail(body)
         if detail:
