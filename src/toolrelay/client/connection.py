@@ -46,7 +46,7 @@ from .environment import redact
 from .host import Host, ServerRequests, roots_from_paths
 from .host.input_required import follow_input_required
 from .link import Link
-from .server_logs import SET_LEVEL
+from .server_logs import DEFAULT_SHOWN_LEVEL, SET_LEVEL
 from .tool_tasks import ToolTaskCall, task_required_names, tasks_unavailable
 from .transport import ClientTransport
 from .transport_registry import transport_kind
@@ -347,8 +347,8 @@ class Connection:
         if version not in MODERN_VERSIONS:  # the hot path of a 2025 connection: nothing to add
             return params
         sent = era.enveloped(params, version, _CLIENT, self.requests.capabilities(version))
-        if sent is not None and self.config.log_level is not None:
-            sent["_meta"][LOG_LEVEL_KEY] = self.config.log_level  # no logging/setLevel in this era
+        if sent is not None:  # no logging/setLevel in this era; without a level nothing is sent to us
+            sent["_meta"][LOG_LEVEL_KEY] = self.config.log_level or DEFAULT_SHOWN_LEVEL
         return sent
 
     def set_roots(self, paths: list[str | Path]) -> None:

@@ -9,7 +9,10 @@ asking 2025-11-25. A server that does not answer the probe at all costs ``PROBE_
 the handshake is then sent beside it, and whichever answer decides first wins (a modern
 server that was merely slow to start answers the probe first, and refuses the late
 ``initialize``: that refusal is waited for, up to ``SETTLE_WAIT``, since an ``initialize``
-may not be cancelled and the transcript must show it answered). Pinned to 2026-07-28,
+may not be cancelled and the transcript must show it answered). While the probe is pending its
+answer decides: a refusal of the ``initialize`` sent beside it (a 2026-07-28-only server's
+400, a 401) never does. A probe refused ``-32022`` with the revisions the server
+``supported`` is sent once more at one of them that we speak. Pinned to 2026-07-28,
 the client only probes, and a server that is not modern is an error; pinned to a 2025
 revision, it never probes. Probing, the handshake's request id is 2 whether it is sent or
 not, so the ids of what follows are the same however fast the server answered.
@@ -89,8 +92,7 @@ async def negotiate(
     if asked != AUTO and asked not in MODERN_VERSIONS:
         return await peer.request(m.INITIALIZE, init_params, timeout=timeout)
     version = asked if asked in MODERN_VERSIONS else LATEST_MODERN_VERSION
-    declared = capabilities(version) if capabilities is not None else None
-    probe = asyncio.ensure_future(_discover(peer, version, timeout, client, declared))
+    probe = asyncio.ensure_future(_discover(peer, version, timeout, client, capabilities))
     if asked != AUTO:
         return _pinned(await _outcome(probe), version, server)
     done, _ = await asyncio.wait({probe}, timeout=PROBE_WAIT)
@@ -106,21 +108,27 @@ async def negotiate(
 async def _race(
     probe: asyncio.Future[Discovered], handshake: asyncio.Future[JSONObject]
 ) -> Discovered | JSONObject:
-    """The probe and the handshake both in flight: the first decisive answer wins."""
+    """The probe and the handshake both in flight: a modern probe answer or a handshake
+    result wins; a refused handshake is final only once the probe has failed too."""
     waiting: set[asyncio.Future[Any]] = {probe, handshake}
+    refused: BaseException | None = None
     try:
         while waiting:
             done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-            if probe in done and isinstance(found := await _outcome(probe), Discovered):
-                if handshake in waiting:  # never cancelled: its refusal belongs in the record
-                    await asyncio.wait({handshake}, timeout=SETTLE_WAIT)
-                return found
+            if probe in done:
+                found = await _outcome(probe)
+                if isinstance(found, Discovered):
+                    if handshake in waiting:  # never cancelled: its refusal belongs in the record
+                        await asyncio.wait({handshake}, timeout=SETTLE_WAIT)
+                    return found
+                if refused is not None:
+                    raise refused  # not modern after all: the handshake's refusal is the answer
             if handshake in done:
-                error = handshake.exception()
-                if error is None:
+                if (error := handshake.exception()) is None:
                     return handshake.result()
-                if not (isinstance(error, RpcError) and error.code == era.UNSUPPORTED_VERSION and waiting):
-                    raise error  # -32022 to initialize: the server went modern; the probe decides
+                if probe not in waiting:
+                    raise error
+                refused = error  # a modern-only server refuses it: the probe decides
         raise ProtocolError("neither server/discover nor initialize was answered")  # not reached
     finally:
         for pending in (probe, handshake):
@@ -130,9 +138,33 @@ async def _race(
 
 
 async def _discover(
-    peer: Peer, version: str, timeout: float, client: tuple[str, str], capabilities: JSONObject | None,
+    peer: Peer, version: str, timeout: float, client: tuple[str, str],
+    capabilities: Callable[[str], JSONObject] | None,
 ) -> Discovered:
-    result = await peer.request(era.DISCOVER, enveloped(None, version, client, capabilities), timeout=timeout)
+    """``server/discover``; refused -32022 naming revisions we speak, once more at one."""
+    try:
+        return await _discover_at(peer, version, timeout, client, capabilities)
+    except RpcError as exc:
+        listed = _listed_version(exc)
+        if listed is None:
+            raise
+        return await _discover_at(peer, listed, timeout, client, capabilities)
+
+
+def _listed_version(refusal: RpcError) -> str | None:
+    """The newest revision we speak among those a -32022 refusal lists as ``supported``."""
+    data = refusal.data if isinstance(refusal.data, dict) else {}
+    listed = data.get("supported") if refusal.code == era.UNSUPPORTED_VERSION else None
+    spoken = [v for v in MODERN_VERSIONS if isinstance(listed, list) and v in listed]
+    return spoken[0] if spoken else None  # MODERN_VERSIONS lists the newest first
+
+
+async def _discover_at(
+    peer: Peer, version: str, timeout: float, client: tuple[str, str],
+    capabilities: Callable[[str], JSONObject] | None,
+) -> Discovered:
+    declared = capabilities(version) if capabilities is not None else None
+    result = await peer.request(era.DISCOVER, enveloped(None, version, client, declared), timeout=timeout)
     versions = result.get("supportedVersions")
     if not isinstance(versions, list) or version not in versions:
         raise ProtocolError(f"server/discover lists {versions!r}, not {version}")
