@@ -25,10 +25,9 @@ the JSON-RPC error (``rpc_error_body``): that body is the answer, not a transpor
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -36,6 +35,7 @@ from ..errors import ProtocolError, RpcError, ToolrelayError
 from ..protocol import era
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject
+from ..protocol.param_headers import Annotations, mirrored
 from ..protocol.peer import Peer
 from ..protocol.versions import AUTO, LATEST_MODERN_VERSION, LATEST_VERSION, MODERN_VERSIONS
 
@@ -204,16 +204,20 @@ def liveness_check(
     return m.PING, None
 
 
-def modern_headers(message: JSONObject) -> dict[str, str]:
-    """HTTP: the headers a 2026-07-28 request repeats from its body (none for others)."""
+def modern_headers(message: JSONObject, marked: Mapping[str, Annotations] | None = None) -> dict[str, str]:
+    """HTTP: the headers a 2026-07-28 request repeats from its body (none for others); for
+    a ``tools/call``, its arguments that ``marked[tool]`` names (SEP-2243 ``Mcp-Param-*``)."""
     params = message.get("params")
     method = message.get("method")
     if not isinstance(params, dict) or not isinstance(method, str) or not era.has_envelope(params):
         return {}
     headers = {"mcp-protocol-version": str(params["_meta"][era.PROTOCOL_VERSION_KEY]), "mcp-method": method}
     name_key = era.NAME_BEARING.get(method)
-    if name_key is not None and isinstance(params.get(name_key), str):
-        headers["mcp-name"] = _header_value(params[name_key])
+    named = params.get(name_key) if name_key is not None else None
+    if isinstance(named, str):
+        headers["mcp-name"] = era.encode_header_value(named)
+        if method == m.CALL_TOOL and marked and named in marked:
+            headers.update(mirrored(marked[named], params.get("arguments")))
     return headers
 
 
@@ -232,12 +236,6 @@ def rpc_error_body(message: JSONObject, body: bytes) -> bool:
     except ValueError:
         return False
     return isinstance(answer, dict) and "error" in answer and answer.get("id") == message.get("id")
-
-
-def _header_value(value: str) -> str:
-    if value.isascii() and value.isprintable() and value == value.strip():
-        return value
-    return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 
 
 def _object(value: Any) -> dict[str, Any]:

@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import functools
 import ssl
+from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -43,6 +44,7 @@ from ..errors import HttpStatusError, MessageTooLarge, ToolrelayError, Transport
 from ..protocol import json_depth, jsonrpc
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject, RequestId
+from ..protocol.param_headers import Annotations
 from . import era
 from .auth.session import OAuthSession
 from .config import ServerConfig
@@ -95,6 +97,8 @@ class HttpTransport:
         self._initialized_post: asyncio.Task[None] | None = None
         self._closed = False
         self._auth = OAuthSession(config)
+        self._marked: Mapping[str, Annotations] = {}
+        """2026-07-28: each tool's x-mcp-header parameters, mirrored into its calls' headers."""
 
     async def open(self, inbox: Inbox, *, connection: int) -> None:
         """A new session: a fresh HTTP client, no session id until initialize answers."""
@@ -187,7 +191,7 @@ class HttpTransport:
     async def _post(self, message: JSONObject, method: str | None, mcp_id: RequestId | None) -> None:
         assert self._client is not None
         headers = self._session_headers(initialize=method == m.INITIALIZE)
-        modern = era.modern_headers(message)  # a 2026-07-28 request: its revision, method, name
+        modern = era.modern_headers(message, self._marked)  # 2026-07-28: revision, method, name, params
         if modern:
             self._modern = modern["mcp-protocol-version"]
         elif mcp_id is None and method is not None and self._modern is not None and not self.protocol_version:
@@ -366,6 +370,9 @@ class HttpTransport:
         if renewal is not None and not renewal.done():
             with contextlib.suppress(ToolrelayError):
                 await asyncio.shield(renewal)
+
+    def tool_headers(self, marked: Mapping[str, Annotations]) -> None:
+        self._marked = marked
 
     def initialized(self, protocol_version: str) -> None:
         """Send ``protocol_version`` from now on, and open the GET stream (if offered) for
