@@ -223,9 +223,10 @@ def modern_headers(message: JSONObject, marked: Mapping[str, Annotations] | None
 
 def error_body_expected(message: JSONObject, content_length: str | None) -> bool:
     """Whether a 4xx answer to ``message`` may carry its JSON-RPC error: a modern request,
-    and a body small enough to read whole."""
-    return bool(modern_headers(message)) and (content_length or "").isdigit() and (
-        int(content_length or 0) <= _ERROR_BODY_LIMIT)
+    and a body that says it is small enough to read whole, or says no length (chunked: the
+    caller reads it up to the limit)."""
+    small = content_length is None or (content_length.isdigit() and int(content_length) <= _ERROR_BODY_LIMIT)
+    return small and bool(modern_headers(message))
 
 
 def rpc_error_body(message: JSONObject, body: bytes) -> bool:

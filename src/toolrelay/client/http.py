@@ -210,12 +210,13 @@ class HttpTransport:
                 if status == 404 and "mcp-session-id" in headers:
                     raise _SessionExpired(headers["mcp-session-id"])
                 if status >= 400:
+                    answer = None
                     if era.error_body_expected(message, response.headers.get("content-length")):
-                        answer = await response.aread()  # 2026-07-28: the error is the answer
+                        answer = await _error_body(response)  # 2026-07-28: the error is the answer
                         if era.rpc_error_body(message, answer):
                             self._receiver.received(answer)
                             return
-                    raise await self._status_error(response, self._what(method, mcp_id), method)
+                    raise await self._status_error(response, self._what(method, mcp_id), method, answer)
                 if mcp_id is None:
                     return  # notifications and our replies: 202 Accepted, nothing to read
                 await self._read_answer(response, method, mcp_id, position)
@@ -317,14 +318,10 @@ class HttpTransport:
             await self._read_events(response, position, mcp_id)
 
     async def _status_error(
-        self, response: httpx2.Response, what: str, method: str | None
+        self, response: httpx2.Response, what: str, method: str | None, body: bytes | None = None
     ) -> HttpStatusError:
-        body = bytearray()
-        with contextlib.suppress(httpx2.HTTPError):
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > _ERROR_BODY_LIMIT:
-                    break
+        if body is None:
+            body = await _error_body(response)
         status = response.status_code
         text = f"server {self.config.name} answered HTTP {status} {response.reason_phrase} to {what}"
         detail = _error_detail(bytes(body))
@@ -429,6 +426,17 @@ class HttpTransport:
 def _tls_context() -> ssl.SSLContext:
     """httpx2's default verifying context, built once: loading the CA bundle costs ~0.1 s."""
     return httpx2.create_ssl_context()
+
+
+async def _error_body(response: httpx2.Response) -> bytes:
+    """An error answer's body, read up to a limit (a server may stream one without end)."""
+    body = bytearray()
+    with contextlib.suppress(httpx2.HTTPError):
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > _ERROR_BODY_LIMIT:
+                break
+    return bytes(body)
 
 
 def _media_type(response: httpx2.Response) -> str:

@@ -88,7 +88,7 @@ class ModernOnly:
 async def _refuse(send: Any, request: dict[str, Any], message: str) -> None:
     error = {"code": -32022, "message": message, "data": {"supported": [MODERN], "requested": None}}
     body = json.dumps({"jsonrpc": "2.0", "id": request.get("id"), "error": error}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers = [(b"content-type", b"application/json")]  # no length: chunked, as Node's servers send it
     await send({"type": "http.response.start", "status": 400, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
