@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, require_or_skip
 from testkit import conformance
 from testkit.mcp_http import files_http_process, running_server
 from testkit.servers.conformance_service import ConformanceService
@@ -64,12 +63,8 @@ def expected_failures() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def suite() -> list[str]:
-    found = conformance.install(REPO / ".toolrelay-cache", conformance.MODERN_CONFORMANCE_PACKAGE)
-    if isinstance(found, str):
-        require_or_skip(found)
-    assert isinstance(found, list)
-    return found
+def suite(modern_conformance_suite: list[str]) -> list[str]:
+    return modern_conformance_suite
 
 
 @pytest.fixture(scope="module", params=["files", "fixtures"])

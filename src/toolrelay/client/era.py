@@ -47,7 +47,8 @@ __all__ = [
 PROBE_WAIT: Final = 0.15
 """Seconds the probe waits alone before the handshake is sent beside it."""
 SETTLE_WAIT: Final = 5.0
-"""Seconds a modern server's refusal of the late ``initialize`` is waited for."""
+"""Seconds a modern server's refusal of the late ``initialize`` is waited for, and the probe
+after the handshake was refused."""
 _ERROR_BODY_LIMIT: Final = 64 * 1024
 
 
@@ -109,12 +110,16 @@ async def _race(
     probe: asyncio.Future[Discovered], handshake: asyncio.Future[JSONObject]
 ) -> Discovered | JSONObject:
     """The probe and the handshake both in flight: a modern probe answer or a handshake
-    result wins; a refused handshake is final only once the probe has failed too."""
+    result wins; a refused handshake is final only once the probe has failed too, or has
+    still not answered ``SETTLE_WAIT`` later (a server that ignores it)."""
     waiting: set[asyncio.Future[Any]] = {probe, handshake}
     refused: BaseException | None = None
     try:
         while waiting:
-            done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            done, waiting = await asyncio.wait(waiting, timeout=SETTLE_WAIT if refused else None,
+                                               return_when=asyncio.FIRST_COMPLETED)
+            if not done and refused is not None:
+                raise refused
             if probe in done:
                 found = await _outcome(probe)
                 if isinstance(found, Discovered):
