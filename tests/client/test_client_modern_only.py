@@ -2,7 +2,8 @@
 requests: testkit/servers/sdk_modern_server.py) as a user meets it with ``toolrelay``:
 
 - slow to answer ``server/discover`` (0.5 s, a remote round trip): the ``initialize`` sent
-  beside the probe is refused, and the probe's answer decides (``client/era.py``);
+  beside the probe is refused (or answered with an empty result, as the conformance suite's
+  mock servers do), and the probe's answer decides (``client/era.py``);
 - refusing the first probe ``-32022`` with the revisions it ``supported``: the probe is sent
   again at a listed one;
 - a parameter marked ``x-mcp-header`` (SEP-2243) mirrored into ``Mcp-Param-Region``, which the
@@ -77,8 +78,16 @@ def wire(proc: subprocess.CompletedProcess[str]) -> list[dict[str, object]]:
     return [line["message"] for line in json.loads(proc.stdout)["wire"]]
 
 
-def test_a_slow_probe_decides_over_the_refused_initialize_beside_it(slow_url: str, tmp_path: Path) -> None:
-    proc = toolrelay(slow_url, tmp_path, "call", "m__echo", '{"text": "hello"}', "--wire", "--json")
+@pytest.mark.parametrize("initialize", ["refused", "answered empty"])
+def test_a_slow_probe_decides_over_the_initialize_beside_it(
+    slow_url: str, tmp_path: Path, initialize: str
+) -> None:
+    if initialize == "refused":
+        proc = toolrelay(slow_url, tmp_path, "call", "m__echo", '{"text": "hello"}', "--wire", "--json")
+    else:  # an initialize result naming no revision settles nothing either
+        with sdk_http_server("http", "--discover-delay", "0.5", "--empty-initialize",
+                             script=SDK_MODERN_SERVER) as url:
+            proc = toolrelay(url, tmp_path, "call", "m__echo", '{"text": "hello"}', "--wire", "--json")
     assert proc.returncode == 0, proc.stderr
     assert "unavailable" not in proc.stderr and json.loads(proc.stdout)["status"] == "ok"
     methods = [message.get("method") for message in wire(proc)]

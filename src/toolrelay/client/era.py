@@ -109,37 +109,37 @@ async def negotiate(
 async def _race(
     probe: asyncio.Future[Discovered], handshake: asyncio.Future[JSONObject]
 ) -> Discovered | JSONObject:
-    """The probe and the handshake both in flight: a modern probe answer or a handshake
-    result wins; a refused handshake is final only once the probe has failed too, or has
-    still not answered ``SETTLE_WAIT`` later (a server that ignores it)."""
+    """The probe and the handshake both in flight: a modern probe answer or an initialize
+    result naming its revision wins; any other handshake answer (a refusal, a result that
+    names no revision) is final only once the probe has failed too, or has still not
+    answered ``SETTLE_WAIT`` later (a server that ignores it)."""
     waiting: set[asyncio.Future[Any]] = {probe, handshake}
-    refused: BaseException | None = None
+    undecided = False  # the handshake was answered, but not decisively: the probe decides
     try:
         while waiting:
-            done, waiting = await asyncio.wait(waiting, timeout=SETTLE_WAIT if refused else None,
+            done, waiting = await asyncio.wait(waiting, timeout=SETTLE_WAIT if undecided else None,
                                                return_when=asyncio.FIRST_COMPLETED)
-            if not done and refused is not None:
-                raise refused
-            if probe in done:
-                found = await _outcome(probe)
-                if isinstance(found, Discovered):
-                    if handshake in waiting:  # never cancelled: its refusal belongs in the record
-                        await asyncio.wait({handshake}, timeout=SETTLE_WAIT)
-                    return found
-                if refused is not None:
-                    raise refused  # not modern after all: the handshake's refusal is the answer
-            if handshake in done:
-                if (error := handshake.exception()) is None:
-                    return handshake.result()
-                if probe not in waiting:
-                    raise error
-                refused = error  # a modern-only server refuses it: the probe decides
+            if probe in done and isinstance(found := await _outcome(probe), Discovered):
+                if handshake in waiting:  # never cancelled: its refusal belongs in the record
+                    await asyncio.wait({handshake}, timeout=SETTLE_WAIT)
+                return found
+            if handshake in done or undecided:
+                if _decisive(handshake) or probe not in waiting or not done:  # (not done: timed out)
+                    return handshake.result()  # a refusal raises
+                undecided = True
         raise ProtocolError("neither server/discover nor initialize was answered")  # not reached
     finally:
         for pending in (probe, handshake):
             pending.cancel()
             with contextlib.suppress(BaseException):
                 await pending  # retrieve: the loser's outcome is of no interest
+
+
+def _decisive(handshake: asyncio.Future[JSONObject]) -> bool:
+    """Whether an answered ``initialize`` settles the era while the probe is pending: a
+    result naming its revision (a 2026-07-28-only server refuses it; a mock may answer it
+    with an empty result)."""
+    return handshake.exception() is None and isinstance(handshake.result().get("protocolVersion"), str)
 
 
 async def _discover(

@@ -3,10 +3,13 @@ a request without ``MCP-Protocol-Version`` (an ``initialize``) is refused with H
 -32022, as a server that dropped the handshake era answers it.
 
 Run:  python sdk_modern_server.py http PORT [--discover-delay S] [--refuse-first-probe]
+                                               [--empty-initialize]
 
 ``--discover-delay S`` holds every ``server/discover`` S seconds (a remote server's round
 trip); ``--refuse-first-probe`` answers the first one 400 -32022 listing the ``supported``
-revisions, as a server that wants the client to choose again.
+revisions, as a server that wants the client to choose again; ``--empty-initialize``
+answers ``initialize`` with an empty result instead of refusing it (as the conformance
+suite's mock servers answer every method they do not know).
 
 Tools: echo(text); regional(region, text), whose ``region`` is marked ``x-mcp-header:
 Region`` (SEP-2243: the SDK refuses a call without ``Mcp-Param-Region``); warn(text), which
@@ -50,8 +53,10 @@ Scope = dict[str, Any]
 class ModernOnly:
     """The ASGI front: refuses handshake-era requests, holds or refuses probes."""
 
-    def __init__(self, app: Any, discover_delay: float, refuse_first_probe: bool) -> None:
+    def __init__(self, app: Any, discover_delay: float, refuse_first_probe: bool,
+                 empty_initialize: bool) -> None:
         self.app, self.delay, self.refuse_probe = app, discover_delay, refuse_first_probe
+        self.empty_initialize = empty_initialize
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
@@ -71,6 +76,9 @@ class ModernOnly:
                 self.refuse_probe = False
                 await _refuse(send, request, "Unsupported protocol version")
                 return
+        elif request.get("method") == "initialize" and self.empty_initialize:
+            await _answer(send, 200, {"jsonrpc": "2.0", "id": request.get("id"), "result": {}})
+            return
         elif b"mcp-protocol-version" not in headers:
             await _refuse(send, request, "Missing MCP-Protocol-Version header")
             return
@@ -87,16 +95,20 @@ class ModernOnly:
 
 async def _refuse(send: Any, request: dict[str, Any], message: str) -> None:
     error = {"code": -32022, "message": message, "data": {"supported": [MODERN], "requested": None}}
-    body = json.dumps({"jsonrpc": "2.0", "id": request.get("id"), "error": error}).encode()
+    await _answer(send, 400, {"jsonrpc": "2.0", "id": request.get("id"), "error": error})
+
+
+async def _answer(send: Any, status: int, answer: dict[str, Any]) -> None:
     headers = [(b"content-type", b"application/json")]  # no length: chunked, as Node's servers send it
-    await send({"type": "http.response.start", "status": 400, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": json.dumps(answer).encode()})
 
 
 def main() -> None:
     port = int(sys.argv[2])
     delay = float(sys.argv[sys.argv.index("--discover-delay") + 1]) if "--discover-delay" in sys.argv else 0.0
-    app = ModernOnly(server.streamable_http_app(), delay, "--refuse-first-probe" in sys.argv)
+    app = ModernOnly(server.streamable_http_app(), delay, "--refuse-first-probe" in sys.argv,
+                     "--empty-initialize" in sys.argv)
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
 
 
