@@ -40,7 +40,7 @@ def add_log_level_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--server-log-level", type=log_level, metavar="LEVEL",
         help=f"ask servers for log messages at LEVEL and above and show them ({', '.join(LOG_LEVELS)}); "
-             "default: ask nothing, show warnings and worse")
+             "default: show warnings and worse (asked of 2026-07-28 servers only)")
 
 
 def add_call_max_time_option(parser: argparse.ArgumentParser) -> None:

@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import functools
 import ssl
+from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -43,6 +44,7 @@ from ..errors import HttpStatusError, MessageTooLarge, ToolrelayError, Transport
 from ..protocol import json_depth, jsonrpc
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject, RequestId
+from ..protocol.param_headers import Annotations
 from ..redaction import redact_wire_bytes
 from . import era
 from .auth.session import OAuthSession
@@ -99,6 +101,8 @@ class HttpTransport:
         self._closed = False
         self._auth = OAuthSession(config)
         self._pages = PageKeeper(config, log_dir)
+        self._marked: Mapping[str, Annotations] = {}
+        """2026-07-28: each tool's x-mcp-header parameters, mirrored into its calls' headers."""
 
     async def open(self, inbox: Inbox, *, connection: int) -> None:
         """A new session: a fresh HTTP client, no session id until initialize answers."""
@@ -191,7 +195,7 @@ class HttpTransport:
     async def _post(self, message: JSONObject, method: str | None, mcp_id: RequestId | None) -> None:
         assert self._client is not None
         headers = self._session_headers(initialize=method == m.INITIALIZE)
-        modern = era.modern_headers(message)  # a 2026-07-28 request: its revision, method, name
+        modern = era.modern_headers(message, self._marked)  # 2026-07-28: revision, method, name, params
         if modern:
             self._modern = modern["mcp-protocol-version"]
         elif mcp_id is None and method is not None and self._modern is not None and not self.protocol_version:
@@ -210,12 +214,13 @@ class HttpTransport:
                 if status == 404 and "mcp-session-id" in headers:
                     raise _SessionExpired(headers["mcp-session-id"])
                 if status >= 400:
+                    answer = None
                     if era.error_body_expected(message, response.headers.get("content-length")):
-                        answer = await response.aread()  # 2026-07-28: the error is the answer
+                        answer = await _body_head(response)  # 2026-07-28: the error is the answer
                         if era.rpc_error_body(message, answer):
                             self._receiver.received(answer)
                             return
-                    raise await self._status_error(response, self._what(method, mcp_id), method)
+                    raise await self._status_error(response, self._what(method, mcp_id), method, answer)
                 if mcp_id is None:
                     return  # notifications and our replies: 202 Accepted, nothing to read
                 await self._read_answer(response, method, mcp_id, position)
@@ -321,9 +326,10 @@ class HttpTransport:
             await self._read_events(response, position, mcp_id)
 
     async def _status_error(
-        self, response: httpx2.Response, what: str, method: str | None
+        self, response: httpx2.Response, what: str, method: str | None, body: bytes | None = None
     ) -> HttpStatusError:
-        body = await _body_head(response)
+        if body is None:
+            body = await _body_head(response)
         status = response.status_code
         if _media_type(response) == HTML:  # a web page: one line, the page in the log
             said = self._pages.said(status, response.reason_phrase, what, body)
@@ -372,6 +378,9 @@ class HttpTransport:
         if renewal is not None and not renewal.done():
             with contextlib.suppress(ToolrelayError):
                 await asyncio.shield(renewal)
+
+    def tool_headers(self, marked: Mapping[str, Annotations]) -> None:
+        self._marked = marked
 
     def initialized(self, protocol_version: str) -> None:
         """Send ``protocol_version`` from now on, and open the GET stream (if offered) for
