@@ -14,7 +14,12 @@ from typing import Any
 import pytest
 
 from testkit.processes import run
-from testkit.servers import MINIMAL_ECHO_SERVER, OFFER_SERVER, RESOURCE_EVENTS_SERVER, SDK_PLAIN_RESOURCES_SERVER
+from testkit.servers import (
+    MINIMAL_ECHO_SERVER,
+    OFFER_SERVER,
+    RESOURCE_EVENTS_SERVER,
+    SDK_PLAIN_RESOURCES_SERVER,
+)
 
 
 def toolrelay(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

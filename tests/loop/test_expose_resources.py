@@ -253,7 +253,8 @@ def test_a_server_without_a_templates_method_gets_a_reader(tmp_path: Path) -> No
     proc, events = offline_run(folder, SDK_PLAIN_RESOURCES_SERVER, "plain", script, "--quiet")
     assert proc.returncode == 0, proc.stderr
     assert outputs(events) == {"call_offline_0001": "A plain note."}
-    verified = run([sys.executable, "-m", "toolrelay", "verify", str(folder / "run.jsonl")], text=True, timeout=60)
+    transcript = str(folder / "run.jsonl")
+    verified = run([sys.executable, "-m", "toolrelay", "verify", transcript], text=True, timeout=60)
     assert verified.returncode == 0, verified.stdout
 
 

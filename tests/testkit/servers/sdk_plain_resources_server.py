@@ -23,7 +23,8 @@ NOTE = "note://plain"
 
 
 async def list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
-    return types.ListResourcesResult(resources=[types.Resource(uri=NOTE, name="plain", mime_type="text/plain")])
+    note = types.Resource(uri=NOTE, name="plain", mime_type="text/plain")
+    return types.ListResourcesResult(resources=[note])
 
 
 async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
@@ -33,8 +34,8 @@ async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> ty
 
 
 async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-    schema = {"type": "object", "properties": {}}
-    return types.ListToolsResult(tools=[types.Tool(name="link", description="Link to the note.", input_schema=schema)])
+    link = types.Tool(name="link", description="Link to the note.", input_schema={"type": "object", "properties": {}})
+    return types.ListToolsResult(tools=[link])
 
 
 async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
