@@ -34,7 +34,8 @@ async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> ty
 
 
 async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-    link = types.Tool(name="link", description="Link to the note.", input_schema={"type": "object", "properties": {}})
+    empty = {"type": "object", "properties": {}}
+    link = types.Tool(name="link", description="Link to the note.", input_schema=empty)
     return types.ListToolsResult(tools=[link])
 
 
