@@ -23,7 +23,7 @@ from toolrelay.client.host import (
     roots_from_paths,
 )
 from toolrelay.errors import RpcError
-from toolrelay.protocol.jsonrpc import Request
+from toolrelay.protocol.jsonrpc import JSONObject, Request
 
 FORM = {
     "type": "object",
@@ -231,7 +231,8 @@ def test_elicitation_without_an_elicitor_is_declined_with_a_note() -> None:
 
 def test_defaults_accepts_a_form_with_its_defaults_and_declines_a_url() -> None:
     serving = Serving("2025-11-25", Host(elicitor=accept_defaults))
-    assert run(serving.ask("elicitation/create", {"message": "m", "requestedSchema": FORM})) == {
+    optional_name = {**FORM, "required": []}
+    assert run(serving.ask("elicitation/create", {"message": "m", "requestedSchema": optional_name})) == {
         "action": "accept",
         "content": {"age": 30},
     }
@@ -241,6 +242,17 @@ def test_defaults_accepts_a_form_with_its_defaults_and_declines_a_url() -> None:
     assert serving.notices[0][1].endswith(
         "accepted with the form's defaults (--elicit defaults); without a default, left out: name"
     )
+
+
+@pytest.mark.parametrize("name", [{"type": "string"}, {"type": "string", "minLength": 5, "default": "Al"}],
+                         ids=["no default", "a default that does not fit"])
+def test_defaults_declines_a_form_whose_required_field_has_no_fitting_default(name: JSONObject) -> None:
+    serving = Serving("2025-11-25", Host(elicitor=accept_defaults))
+    form = {**FORM, "properties": {**FORM["properties"], "name": name}}
+    answer = run(serving.ask("elicitation/create", {"message": "Your name?", "requestedSchema": form}))
+    assert answer == {"action": "decline"}
+    assert serving.notices == [("warning", "server srv asked for input ('Your name?'); declined: --elicit "
+                                           "defaults has no default for the required field(s) name")]
 
 
 def test_url_mode_is_for_2025_11_25_and_reaches_the_elicitor_whole() -> None:
