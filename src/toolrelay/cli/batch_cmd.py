@@ -28,7 +28,7 @@ from ..relay.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET
 from ..relay.streaming import EARLY_POLICIES
 from ..runner import OFFLINE_MODEL
 from .batch_progress import BatchProgress
-from .common import add_server_options, positive_count, positive_seconds
+from .common import add_root_option, add_server_options, positive_count, positive_seconds
 from .consent import sampling_approver
 from .run_cmd import add_expose_resources, add_model_options, shaping_options
 from .server_activity import add_call_max_time_option, add_log_level_option
@@ -67,6 +67,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="Ray: send each transcript back to this machine (else workers write into DIR, "
              "which must then be a shared path)")
     add_server_options(parser)
+    add_root_option(parser)
     add_model_options(parser)
     _add_run_options(parser)
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")

@@ -29,7 +29,7 @@ from ..relay.loop import RunLimits, RunResult
 from ..relay.streaming import EARLY_POLICIES
 from ..runner import DEFAULT_MODEL, OFFLINE_MODEL, RunOptions, run_async
 from .answer import AnswerPrinter
-from .common import add_server_options, positive_count, positive_seconds
+from .common import add_root_option, add_server_options, positive_count, positive_seconds
 from .consent import NO_TERMINAL_HINT, sampling_approver, terminal_approver
 from .elicitation import elicitor_for
 from .host_options import add_elicit_options
@@ -63,6 +63,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task", nargs="?", default="",
                         help="what the model should do (may be left out with --prompt)")
     add_server_options(parser)
+    add_root_option(parser)
     add_model_options(parser)
     add = parser.add_argument
     add("--instructions", help="system instructions sent with every request")
@@ -151,7 +152,7 @@ def shaping_options(args: argparse.Namespace) -> RunOptions:
             media_budget=args.media_budget, multimodal=not args.text_only, early=args.early,
         ),
         script=args.script, protocol_version=args.protocol_version, expose_resources=args.expose_resources,
-        server_log_level=args.server_log_level, call_max_time=args.call_max_time,
+        server_log_level=args.server_log_level, call_max_time=args.call_max_time, roots=args.roots,
     )
 
 

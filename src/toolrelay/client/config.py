@@ -20,8 +20,10 @@ an optional ``"toolrelay"`` object inside an entry (other clients ignore it)::
                   "protocolVersion": "auto", "shutdownGrace": 2}
 
 ``roots`` are the directories the server is told about (``roots/list``): paths, ``~`` and
-variables expanded, relative ones against the project folder; without the key, the
-current directory; ``false`` offers no roots at all. ``protocolVersion`` pins the MCP
+variables expanded, relative ones against the project folder. Roots are declared only
+where the user names them (this key, or ``--root`` for every server of a run): without
+either the roots capability is not declared, so a server keeps the directories it was
+started with; ``false`` offers no roots, even with ``--root``. ``protocolVersion`` pins the MCP
 revision for that server unless ``--protocol-version`` is given (the flag wins). An HTTP
 entry may also say how to sign in to it with OAuth: ``"oauth": {"clientId",
 "clientSecret", "scopes", "clientMetadataUrl"}`` (``client/auth/settings.py``).
@@ -36,7 +38,7 @@ import math
 import os
 import shlex
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -75,6 +77,7 @@ DEFAULT_CALL_TIMEOUT: Final = 60.0
 DEFAULT_REQUEST_TIMEOUT: Final = 30.0
 DEFAULT_SHUTDOWN_GRACE: Final = 2.0
 DEFAULT_MAX_CALL_TIME: Final = 600.0
+BUILTIN_ORIGIN: Final = "built-in file server"
 _OPTION_KEYS: Final = frozenset({
     "timeout", "requestTimeout", "maxMessageBytes", "allow", "deny", "roots", "protocolVersion", "isolate",
     "maxCallTime", "logLevel", "shutdownGrace",
@@ -122,10 +125,10 @@ class ServerConfig:
     deny: tuple[str, ...] = ()
     """Tool names (or patterns) never offered; deny wins over allow."""
     roots: tuple[str, ...] | None = None
-    """Absolute directories offered to the server as its roots; None: the current directory
-    (when the connection starts)."""
+    """Absolute directories offered to the server as its roots; None: none named, so the
+    roots capability is not declared (the server keeps its own directories)."""
     offer_roots: bool = True
-    """False (``"roots": false``): the roots capability is not declared."""
+    """False (``"roots": false``): the roots capability is not declared, whatever ``--root`` says."""
     secrets: frozenset[str] = frozenset()
     """Every env and header value, ${input:...} answer and credential in the URL (user
     info, secret-named query parameters): redacted, never recorded."""
@@ -180,16 +183,26 @@ class LoadedConfig:
 
 
 def with_cli_settings(
-    servers: list[ServerConfig], *, log_level: str | None = None, max_call_time: float | None = None
+    servers: list[ServerConfig], *, log_level: str | None = None, max_call_time: float | None = None,
+    roots: Sequence[str | os.PathLike[str]] = (),
 ) -> list[ServerConfig]:
     """``servers`` with what the command line says for all of them (``--server-log-level``,
-    ``--call-max-time``): the flag wins over each entry's ``toolrelay`` block."""
+    ``--call-max-time``, ``--root``): the flag wins over each entry's ``toolrelay`` block.
+    ``roots`` pass over a server whose entry says ``"roots": false`` and the built-in file
+    server, whose root is the directory it serves."""
     changes: dict[str, Any] = {}
     if log_level is not None:
         changes["log_level"] = log_level
     if max_call_time is not None:
         changes["max_call_time"] = max_call_time
-    return [replace(server, **changes) for server in servers] if changes else servers
+    named = tuple(os.path.abspath(Path(root).expanduser()) for root in roots)
+    return [replace(server, **changes, **_rooted(server, named)) for server in servers]
+
+
+def _rooted(server: ServerConfig, roots: tuple[str, ...]) -> dict[str, Any]:
+    if not roots or not server.offer_roots or server.origin == BUILTIN_ORIGIN:
+        return {}
+    return {"roots": roots}
 
 
 def builtin_file_server(root: Path) -> ServerConfig:
@@ -200,7 +213,7 @@ def builtin_file_server(root: Path) -> ServerConfig:
         command=sys.executable,
         args=("-m", "toolrelay", "files", str(root)),
         roots=(str(root),),  # its roots are the directory it serves: nothing narrower
-        origin="built-in file server",
+        origin=BUILTIN_ORIGIN,
     )
 
 

@@ -90,7 +90,10 @@ class Connection:
             config, log_dir=log_dir
         )
         self._asked_version = protocol_version
-        roots = roots_from_paths(config.roots or [Path.cwd()]) if config.offer_roots else None
+        # roots only where the user named them: declaring some would make a server that
+        # takes the client's roots (the Node reference one) drop the directories it was given
+        named = config.roots if config.offer_roots else None
+        roots = roots_from_paths(named) if named is not None else None
         self.requests = ServerRequests(host or Host(), config.name, roots,
                                        notify=self._notice, postpone=self._postpone)
         """Answers the server's requests (roots, sampling, elicitation, tasks)."""
@@ -352,7 +355,8 @@ class Connection:
         return sent
 
     def set_roots(self, paths: list[str | Path]) -> None:
-        """Offer other roots from now on; a live server is told (roots/list_changed)."""
+        """Offer other roots from now on (where roots are declared: ``config.roots``); a live
+        server is told (roots/list_changed)."""
         link = self._link
         changed = self.requests.set_roots(roots_from_paths(paths))
         if changed and self.alive and link is not None and self.protocol_version not in MODERN_VERSIONS:
