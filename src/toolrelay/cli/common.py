@@ -95,7 +95,8 @@ def catalog_from_args(
     servers = with_cli_settings(servers_from(Path(args.config) if args.config else None, events=events),
                                 log_level=getattr(args, "server_log_level", None),
                                 max_call_time=getattr(args, "call_max_time", None),
-                                roots=getattr(args, "roots", ()))
+                                roots=getattr(args, "roots", ()),
+                                max_sampling_per_call=getattr(args, "max_sampling_per_call", None))
     return Catalog(
         servers,
         events=events,

@@ -15,7 +15,7 @@ server; a file where every entry is unusable is a ConfigError.
 Values are expanded as described in ``environment.py``. toolrelay's own settings live in
 an optional ``"toolrelay"`` object inside an entry (other clients ignore it)::
 
-    "toolrelay": {"timeout": 120, "requestTimeout": 30, "maxMessageBytes": 8388608,
+    "toolrelay": {"timeout": 120, "requestTimeout": 30, "maxMessageBytes": 8388608, "maxSamplingPerCall": 32,
                   "allow": ["read_*"], "deny": ["write_file"], "roots": ["~/notes"],
                   "protocolVersion": "auto", "shutdownGrace": 2}
 
@@ -52,6 +52,7 @@ from ..redaction import redact_url, url_secrets
 from . import jsonc
 from .config_entries import EntrySkipped, json_kind
 from .environment import ExpansionContext, expand, input_from_environment, input_variable_name, redact
+from .host.requests import DEFAULT_MAX_SAMPLING_PER_CALL
 from .server_logs import log_level_of
 from .transport_registry import kind_for_entry, transport_kind
 
@@ -80,7 +81,7 @@ DEFAULT_MAX_CALL_TIME: Final = 600.0
 BUILTIN_ORIGIN: Final = "built-in file server"
 _OPTION_KEYS: Final = frozenset({
     "timeout", "requestTimeout", "maxMessageBytes", "allow", "deny", "roots", "protocolVersion", "isolate",
-    "maxCallTime", "logLevel", "shutdownGrace",
+    "maxCallTime", "logLevel", "shutdownGrace", "maxSamplingPerCall",
     "oauth",  # read with the URL (config_entries.py)
 })
 PROTOCOL_CHOICES: Final = (*SUPPORTED_VERSIONS, *MODERN_VERSIONS, "auto")
@@ -129,6 +130,8 @@ class ServerConfig:
     roots capability is not declared (the server keeps its own directories)."""
     offer_roots: bool = True
     """False (``"roots": false``): the roots capability is not declared, whatever ``--root`` says."""
+    max_sampling_per_call: int = DEFAULT_MAX_SAMPLING_PER_CALL
+    """Sampling requests answered during one tools/call; the rest are refused (``maxSamplingPerCall``)."""
     secrets: frozenset[str] = frozenset()
     """Every env and header value, ${input:...} answer and credential in the URL (user
     info, secret-named query parameters): redacted, never recorded."""
@@ -184,10 +187,11 @@ class LoadedConfig:
 
 def with_cli_settings(
     servers: list[ServerConfig], *, log_level: str | None = None, max_call_time: float | None = None,
-    roots: Sequence[str | os.PathLike[str]] = (),
+    roots: Sequence[str | os.PathLike[str]] = (), max_sampling_per_call: int | None = None,
 ) -> list[ServerConfig]:
     """``servers`` with what the command line says for all of them (``--server-log-level``,
-    ``--call-max-time``, ``--root``): the flag wins over each entry's ``toolrelay`` block.
+    ``--call-max-time``, ``--root``, ``--max-sampling-per-call``): the flag wins over each
+    entry's ``toolrelay`` block.
     ``roots`` pass over a server whose entry says ``"roots": false`` and the built-in file
     server, whose root is the directory it serves."""
     changes: dict[str, Any] = {}
@@ -195,6 +199,8 @@ def with_cli_settings(
         changes["log_level"] = log_level
     if max_call_time is not None:
         changes["max_call_time"] = max_call_time
+    if max_sampling_per_call is not None:
+        changes["max_sampling_per_call"] = max_sampling_per_call
     named = tuple(os.path.abspath(Path(root).expanduser()) for root in roots)
     return [replace(server, **changes, **_rooted(server, named)) for server in servers]
 
@@ -363,6 +369,9 @@ def _options(entry: dict[str, Any], context: ExpansionContext, where: str) -> di
         options["shutdown_grace"] = _seconds(block["shutdownGrace"], f"{where}, toolrelay.shutdownGrace")
     if "maxMessageBytes" in block:
         options["max_message_bytes"] = _byte_count(block["maxMessageBytes"], where)
+    if "maxSamplingPerCall" in block:
+        capped = f"{where}, toolrelay.maxSamplingPerCall"
+        options["max_sampling_per_call"] = _count(block["maxSamplingPerCall"], capped)
     if "protocolVersion" in block:
         if block["protocolVersion"] not in PROTOCOL_CHOICES:
             raise ConfigError(f"{where}, toolrelay.protocolVersion: must be one of "
@@ -409,6 +418,12 @@ def _seconds(raw: Any, where: str) -> float:
     if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw) or raw <= 0:
         raise ConfigError(f"{where}: must be a positive number of seconds, got {raw!r}")
     return float(raw)
+
+
+def _count(raw: Any, where: str) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        raise ConfigError(f"{where}: must be a whole number of at least 1, got {raw!r}")
+    return raw
 
 
 def _byte_count(raw: Any, where: str) -> int:

@@ -51,14 +51,15 @@ class Serving:
         self, version: str, host: Host | None = None, roots: tuple[str, ...] | None = ("/tmp",)
     ) -> None:
         self.notices: list[tuple[str, str]] = []
-        self.postponed: list[tuple[str, float]] = []
+        self.held: list[str | None] = []
+        """The calls whose clock was held, each added when its hold is released."""
         found = roots_from_paths(roots) if roots is not None else None
         self.requests = ServerRequests(
             host or Host(),
             "srv",
             found,
             notify=lambda *n: self.notices.append(n),
-            postpone=lambda *p: self.postponed.append(p),
+            hold=lambda call_id: lambda: self.held.append(call_id),
         )
         self.requests.negotiated(version)
 
@@ -157,7 +158,7 @@ def test_sampling_asks_the_approver_then_the_model_and_gives_the_time_back_to_th
         ["claude-3-sonnet"],
     )
     assert request.prompt_text() == "[system] Be brief.\n[user] Say hi"
-    assert [call for call, _ in serving.postponed] == ["call_1"]
+    assert serving.held == ["call_1"]
 
 
 def test_a_refused_sampling_request_is_minus_one_with_the_refusal() -> None:
