@@ -191,24 +191,15 @@ def with_cli_settings(
 ) -> list[ServerConfig]:
     """``servers`` with what the command line says for all of them (``--server-log-level``,
     ``--call-max-time``, ``--root``, ``--max-sampling-per-call``): the flag wins over each
-    entry's ``toolrelay`` block.
-    ``roots`` pass over a server whose entry says ``"roots": false`` and the built-in file
-    server, whose root is the directory it serves."""
-    changes: dict[str, Any] = {}
-    if log_level is not None:
-        changes["log_level"] = log_level
-    if max_call_time is not None:
-        changes["max_call_time"] = max_call_time
-    if max_sampling_per_call is not None:
-        changes["max_sampling_per_call"] = max_sampling_per_call
+    entry's ``toolrelay`` block. ``roots`` pass over a server whose entry says ``"roots":
+    false`` and the built-in file server, whose root is the directory it serves."""
+    given: dict[str, Any] = {"log_level": log_level, "max_call_time": max_call_time,
+                             "max_sampling_per_call": max_sampling_per_call}
+    changes = {key: value for key, value in given.items() if value is not None}
     named = tuple(os.path.abspath(Path(root).expanduser()) for root in roots)
-    return [replace(server, **changes, **_rooted(server, named)) for server in servers]
-
-
-def _rooted(server: ServerConfig, roots: tuple[str, ...]) -> dict[str, Any]:
-    if not roots or not server.offer_roots or server.origin == BUILTIN_ORIGIN:
-        return {}
-    return {"roots": roots}
+    keeps = [not named or not server.offer_roots or server.origin == BUILTIN_ORIGIN for server in servers]
+    return [replace(server, **changes) if kept else replace(server, **changes, roots=named)
+            for server, kept in zip(servers, keeps, strict=True)]
 
 
 def builtin_file_server(root: Path) -> ServerConfig:

@@ -78,8 +78,8 @@ class ServerRequests:
         self.max_sampling = max_sampling
         """Sampling requests answered per tool call; the rest are refused (-1, naming the cap)."""
         self._sampled: dict[CallKey, int] = {}
-        """call_id → sampling requests that came during the call (a call_id is unique while
-        its call is pending on this connection: ``end_call`` forgets it)."""
+        """Per call (``CallKey``): sampling requests that came during it, until ``end_call``
+        (a call_id names one call while it is pending on this connection)."""
         self._over_cap: dict[CallKey, int] = {}
         self._offers: Offers = offers_of("", roots=roots is not None)
 
@@ -168,14 +168,13 @@ class ServerRequests:
         must not keep the model busy, nor the call waiting, without end)."""
         if call is None:
             return  # not known to be of one call: nothing to count it against
-        call_id = "(unnamed)" if call is UNNAMED else str(call)
         count = self._sampled[call] = self._sampled.get(call, 0) + 1
         if count <= self.max_sampling:
             return
         refused = self._over_cap[call] = self._over_cap.get(call, 0) + 1
         cap = f"at most {self.max_sampling} sampling requests per tool call"
         if refused == 1:
-            during = "its tools/call" if call is UNNAMED else f"call {call_id}"
+            during = "its tools/call" if call is UNNAMED else f"call {call}"
             self._notify("warning", f"server {self.server} sent more than {self.max_sampling} sampling "
                                     f"requests during {during}; the rest are refused ({cap}: "
                                     "--max-sampling-per-call or the config's maxSamplingPerCall)")
