@@ -110,6 +110,12 @@ class RunOptions:
     """Log messages asked of every server (``--server-log-level``; wins over ``logLevel``)."""
     call_max_time: float | None = None
     """The most a tools/call may take in all (``--call-max-time``; wins over ``maxCallTime``)."""
+    max_sampling_per_call: int | None = None
+    """Sampling requests of a server answered during one tool call (``--max-sampling-per-call``;
+    wins over ``maxSamplingPerCall``, default 32); the rest are refused."""
+    roots: Sequence[str | Path] = ()
+    """Directories every server is told it may work in (``--root``; wins over a config's
+    ``roots``, never over ``"roots": false``); none: only the config's roots are declared."""
     environ: Mapping[str, str] | None = None
     run_id: str | None = None
     on_result: Callable[[RunResult], None] | None = None
@@ -129,7 +135,8 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
     async with contextlib.AsyncExitStack() as stack:
         # every file and option is checked before a model or server starts
         servers = with_cli_settings(servers_from(opts.config, events=events), log_level=opts.server_log_level,
-                                    max_call_time=opts.call_max_time)
+                                    max_call_time=opts.call_max_time, roots=opts.roots,
+                                    max_sampling_per_call=opts.max_sampling_per_call)
         endpoint = _endpoint(opts, stack)
         if opts.transcript is not None:
             writer = TranscriptWriter(opts.transcript, run_id)

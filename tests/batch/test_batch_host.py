@@ -17,8 +17,12 @@ from batch_helpers import results, toolrelay, transcript, write_tasks
 from testkit.servers import ASKING_SERVER
 from toolrelay.verify import load_run, verify
 
+OPTIONAL_NAME = {"type": "object",
+                 "properties": {"name": {"type": "string"}, "age": {"type": "integer", "default": 30}}}
+"""A form --elicit defaults can accept: no required field without a default."""
 TURNS = [{"calls": [{"name": "ask__sample", "arguments": {"prompt": "Say hi"}}]},
-         {"calls": [{"name": "ask__elicit", "arguments": {"message": "Who are you?"}}]}]
+         {"calls": [{"name": "ask__elicit",
+                     "arguments": {"message": "Who are you?", "schema": OPTIONAL_NAME}}]}]
 
 
 def batch(tmp_path: Path, *options: str) -> dict[str, Any]:

@@ -14,7 +14,12 @@ from typing import Any
 import pytest
 
 from testkit.processes import run
-from testkit.servers import MINIMAL_ECHO_SERVER, OFFER_SERVER
+from testkit.servers import (
+    MINIMAL_ECHO_SERVER,
+    OFFER_SERVER,
+    RESOURCE_EVENTS_SERVER,
+    SDK_PLAIN_RESOURCES_SERVER,
+)
 
 
 def toolrelay(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -81,6 +86,25 @@ def test_a_read_that_cannot_work_says_why(here: Path, args: list[str], code: int
     proc = toolrelay("resources", "read", *args, "--config", "mcp.json", cwd=here)
     assert proc.returncode == code
     assert said in proc.stderr
+
+
+def test_a_server_without_a_templates_method_has_resources_and_no_templates(tmp_path: Path) -> None:
+    servers = {"plain": {"command": sys.executable, "args": [str(SDK_PLAIN_RESOURCES_SERVER)]}}
+    (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    listed = toolrelay("resources", "--config", "mcp.json", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.endswith("1 resource(s) and 0 template(s) from 1 server(s)\n")
+    unlisted = toolrelay("resources", "read", "note://other", "--config", "mcp.json", cwd=tmp_path)
+    assert unlisted.returncode == 3
+    assert "server plain could not read note://other: no such resource: note://other" in unlisted.stderr
+
+
+def test_a_refused_listing_names_the_server_and_the_method(tmp_path: Path) -> None:
+    servers = {"rs": {"command": sys.executable, "args": [str(RESOURCE_EVENTS_SERVER), "--refuse", "list"]}}
+    (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    proc = toolrelay("resources", "--config", "mcp.json", cwd=tmp_path)
+    assert proc.returncode == 3
+    assert proc.stderr.endswith("server rs refused resources/list: the resource index is broken\n")
 
 
 def test_prompts_lists_their_arguments(here: Path) -> None:

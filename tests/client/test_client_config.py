@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 from client_helpers import HERE, Recorder
 
-from toolrelay.client.config import ServerConfig, builtin_file_server, load_config, read_config
+from toolrelay.client.config import (
+    ServerConfig,
+    builtin_file_server,
+    load_config,
+    read_config,
+    with_cli_settings,
+)
 from toolrelay.client.environment import parse_dotenv
 from toolrelay.errors import ConfigError
 
@@ -236,7 +242,18 @@ def test_roots_are_absolute_against_the_project_folder_or_false(tmp_path: Path) 
     a, b, c = load_config(path, environ={"DATA": "/srv/data"})
     assert a.roots == (str(tmp_path / "docs"), f"{HOME}/notes", "/srv/data")
     assert (a.offer_roots, b.offer_roots, b.roots) == (True, False, None)
-    assert (c.offer_roots, c.roots) == (True, None)  # the current directory, when asked
+    assert (c.offer_roots, c.roots) == (True, None)  # none named: no roots declared
+
+
+def test_root_flags_name_the_roots_of_every_server_but_those_that_refuse_roots(tmp_path: Path) -> None:
+    path = write(tmp_path, '{"mcpServers": {"a": {"command": "x", "toolrelay": {"roots": ["docs"]}}, '
+                           '"b": {"command": "y", "toolrelay": {"roots": false}}, "c": {"command": "z"}}}')
+    servers = [*load_config(path, environ={}), builtin_file_server(tmp_path / "served")]
+    a, b, c, fs = with_cli_settings(servers, roots=[tmp_path / "one", "~/two"])
+    assert a.roots == c.roots == (str(tmp_path / "one"), f"{HOME}/two")  # over a's own
+    assert (b.offer_roots, b.roots) == (False, None)
+    assert fs.roots == (str(tmp_path / "served"),)  # the built-in file server keeps what it serves
+    assert with_cli_settings(servers) == servers
 
 
 @pytest.mark.parametrize(
@@ -278,8 +295,8 @@ def test_roots_are_absolute_against_the_project_folder_or_false(tmp_path: Path) 
         (
             '{"mcpServers": {"a": {"command": "x", "toolrelay": {"timout": 3}}}}',
             "server 'a': unknown key \"toolrelay.timout\" "
-            "(known: allow, deny, isolate, logLevel, maxCallTime, maxMessageBytes, oauth, protocolVersion, "
-            "requestTimeout, roots, shutdownGrace, timeout)",
+            "(known: allow, deny, isolate, logLevel, maxCallTime, maxMessageBytes, maxSamplingPerCall, "
+            "oauth, protocolVersion, requestTimeout, roots, shutdownGrace, timeout)",
         ),
         (
             '{"mcpServers": {"a": {"command": "x", "toolrelay": {"timeout": 0}}}}',

@@ -58,7 +58,7 @@ def test_sdk_server_over_http(tmp_path: Path, which: str, request: pytest.Fixtur
     changed: list[str] = []
 
     async def scenario() -> list[str]:
-        async with open_connection(http_config(url), tmp_path, recorder) as conn:
+        async with open_connection(http_config(url, roots=(str(tmp_path),)), tmp_path, recorder) as conn:
             conn.on_tools_changed = changed.append
             assert conn.protocol_version == "2025-11-25"
             assert conn.server_info["name"] == "sdk-test"
@@ -78,7 +78,7 @@ def test_sdk_server_over_http(tmp_path: Path, which: str, request: pytest.Fixtur
     assert outcome[:6] == ["echo", "add", "slow", "chatty", "ping_client", "ask_roots"]
     assert outcome[6:8] == ["over http", "hi"]
     assert outcome[8] == "client answered ping"
-    assert outcome[9] == "roots answered"  # toolrelay offers roots (the current directory)
+    assert outcome[9] == "roots answered"  # toolrelay offers the roots named
     assert changed == ["h", "h"]  # one per chatty call
     replies = [e.message for e in recorder.of("mcp_reply")]
     assert any(reply.get("result") == {} for reply in replies)  # the answer to the server's ping

@@ -52,8 +52,8 @@ def test_handshake_list_and_call_are_recorded_with_ids(tmp_path: Path) -> None:
     recorder = Recorder()
 
     async def scenario() -> None:
-        async with open_connection(in_process_server(Tools(), name="t"), tmp_path, recorder,
-                                   protocol_version="2025-11-25") as conn:  # the handshake era
+        config = in_process_server(Tools(), name="t", roots=(str(tmp_path),))
+        async with open_connection(config, tmp_path, recorder, protocol_version="2025-11-25") as conn:  # 2025
             assert (conn.number, conn.protocol_version, conn.alive) == (1, "2025-11-25", True)
             assert conn.server_info == {"name": "test-tools", "version": "1"}
             assert conn.instructions == "In-process test tools."
@@ -77,7 +77,7 @@ def test_handshake_list_and_call_are_recorded_with_ids(tmp_path: Path) -> None:
     assert call.mcp_id == answer.mcp_id == 3
     asked, replied = messages[-3:-1]
     assert asked.call_id == replied.call_id == "call_A"  # recorded as part of that call
-    assert replied.message["result"]["roots"][0]["uri"] == Path.cwd().resolve().as_uri()
+    assert replied.message["result"]["roots"][0]["uri"] == tmp_path.resolve().as_uri()
     starting, exited = recorder.of("server_starting")[0], recorder.of("server_exited")[0]
     assert (starting.transport, starting.target) == ("inprocess", "in-process")
     assert (exited.expected, exited.returncode, exited.stderr_tail) == (True, None, "")

@@ -29,8 +29,9 @@ async def _sample(request: SamplingRequest) -> dict[str, Any]:
 
 
 def server(tmp_path: Path, mode: str, **fields: Any) -> ServerConfig:
+    """The server in ``mode``, told ``tmp_path`` as its root unless ``fields`` say otherwise."""
     return ServerConfig(name="m", transport="stdio", command=sys.executable,
-                        args=(str(MODERN_INPUT_SERVER), mode), **fields)
+                        args=(str(MODERN_INPUT_SERVER), mode), **{"roots": (str(tmp_path),), **fields})
 
 
 async def _call(config: ServerConfig, log_dir: Path, host: Host | None = None) -> tuple[Any, list[Any]]:

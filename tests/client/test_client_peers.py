@@ -16,7 +16,7 @@ def test_sdk_server_over_stdio(tmp_path: Path) -> None:
     changed: list[str] = []
 
     async def scenario() -> list[str]:
-        config = stdio_config("sdk_server.py", "stdio", name="sdk")
+        config = stdio_config("sdk_server.py", "stdio", name="sdk", roots=(str(tmp_path),))
         # the 2025 session's features (server requests mid-call, list_changed): pinned to it
         async with open_connection(config, tmp_path, recorder, protocol_version="2025-11-25") as conn:
             conn.on_tools_changed = changed.append
@@ -33,7 +33,7 @@ def test_sdk_server_over_stdio(tmp_path: Path) -> None:
     texts = run(scenario())
     assert texts[:6] == ["echo", "add", "slow", "chatty", "ping_client", "ask_roots"]
     assert texts[6:9] == ["sdk", "hey", "client answered ping"]
-    assert texts[9] == "roots answered"  # toolrelay offers roots (the current directory)
+    assert texts[9] == "roots answered"  # toolrelay offers the roots named
     assert texts[10] == "True: Unknown tool: no_such_tool"
     assert changed == ["sdk"]
     assert "mcp_server_request" in recorder.kinds() and "mcp_reply" in recorder.kinds()

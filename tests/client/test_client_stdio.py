@@ -104,9 +104,9 @@ def test_server_requests_are_answered_and_list_changed_is_reported(tmp_path: Pat
 
     ping, roots = run(scenario())
     assert json.loads(ping["content"][0]["text"]) == {"jsonrpc": "2.0", "id": "srv-1", "result": {}}
-    roots_answer = json.loads(roots["content"][0]["text"])  # no roots in the config: the cwd
-    cwd = Path.cwd().resolve()
-    assert roots_answer["result"] == {"roots": [{"uri": cwd.as_uri(), "name": cwd.name}]}
+    roots_answer = json.loads(roots["content"][0]["text"])  # no roots named: none declared, so -32601
+    assert roots_answer["error"] == {"code": -32601,
+                                     "message": "Method not found: roots/list (toolrelay does not offer it)"}
     assert changed == ["t"]
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from testkit.processes import run
-from testkit.servers import RESOURCE_EVENTS_SERVER
+from testkit.servers import RESOURCE_EVENTS_SERVER, SDK_PLAIN_RESOURCES_SERVER
 from toolrelay.client.config import ServerConfig
 from toolrelay.events import EventStream, Notice
 from toolrelay.relay.catalog import Catalog
@@ -242,8 +242,20 @@ def test_resources_that_cannot_be_listed_get_no_reader_and_a_notice() -> None:
             return [t["name"] for t in catalog.declarations()]
 
     assert asyncio.run(names()) == ["rs__add_note", "rs__read_resource"]
-    assert ("server rs: its resources are not offered to the model: JSON-RPC error -32603: the resource "
-            "index is broken") in said
+    assert ("server rs: its resources are not offered to the model: JSON-RPC error -32603: server rs "
+            "refused resources/list: the resource index is broken") in said
+
+
+def test_a_server_without_a_templates_method_gets_a_reader(tmp_path: Path) -> None:
+    script = {"turns": [{"calls": [{"name": "plain__read_resource", "arguments": {"uri": "note://plain"}}]},
+                        {"message": "Done."}]}
+    folder = tmp_path / "run"
+    proc, events = offline_run(folder, SDK_PLAIN_RESOURCES_SERVER, "plain", script, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert outputs(events) == {"call_offline_0001": "A plain note."}
+    transcript = str(folder / "run.jsonl")
+    verified = run([sys.executable, "-m", "toolrelay", "verify", transcript], text=True, timeout=60)
+    assert verified.returncode == 0, verified.stdout
 
 
 def test_a_refused_subscription_is_said_and_the_resource_still_attached() -> None:

@@ -42,6 +42,9 @@ class FakeServer:
         self.sent: list[tuple[str, dict[str, Any]]] = []
         self.called = asyncio.Event()
 
+    def refused_sampling(self, call_id: str | None) -> int:
+        return 0  # it asks nothing of the client
+
     async def call_tool(
         self, name: str, arguments: dict[str, Any], *, call_id: str | None = None,
         timeout: float | None = None,

@@ -16,10 +16,15 @@ from testkit.servers import ASKING_SERVER
 
 from .helpers import Event, run_cli, tampered, verdict_of
 
+DEFAULTED_FORM = {  # every required field has a default: --elicit defaults accepts it
+    "type": "object",
+    "properties": {"age": {"type": "integer", "default": 30}, "color": {"type": "string", "default": "red"}},
+    "required": ["age"],
+}
 SCRIPT = {
     "turns": [
         {"calls": [{"name": "ask__sample", "arguments": {"prompt": "Say hi"}}]},
-        {"calls": [{"name": "ask__elicit", "arguments": {}}]},
+        {"calls": [{"name": "ask__elicit", "arguments": {"schema": DEFAULTED_FORM}}]},
         {"message": "Done."},
     ],
     "sampling": {"message": "Hi."},

@@ -13,10 +13,15 @@ from toolrelay.view.build import build_trace
 
 from .helpers import read_events
 
+DEFAULTED_FORM = {  # every required field has a default: --elicit defaults accepts it
+    "type": "object",
+    "properties": {"age": {"type": "integer", "default": 30}, "color": {"type": "string", "default": "red"}},
+    "required": ["age"],
+}
 SCRIPT = {
     "turns": [
         {"calls": [{"name": "ask__sample", "arguments": {"prompt": "Say hi"}}]},
-        {"calls": [{"name": "ask__elicit", "arguments": {}}]},
+        {"calls": [{"name": "ask__elicit", "arguments": {"schema": DEFAULTED_FORM}}]},
         {"message": "Done."},
     ],
     "sampling": {"message": "Hi there."},

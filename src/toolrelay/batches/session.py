@@ -70,7 +70,8 @@ class BatchSession:
         self.shared.subscribe(self.router)
         self._servers = with_cli_settings(servers_from(options.config, events=self.shared),
                                           log_level=options.server_log_level,
-                                          max_call_time=options.call_max_time)
+                                          max_call_time=options.call_max_time, roots=options.roots,
+                                          max_sampling_per_call=options.max_sampling_per_call)
         self._isolated = [server for server in self._servers if server.isolate]
         """Servers started once per task (``toolrelay.isolate``); the others are shared."""
         # what servers ask during a task: sampling goes to the batch's model (a client of its

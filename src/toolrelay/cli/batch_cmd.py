@@ -28,8 +28,9 @@ from ..relay.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET
 from ..relay.streaming import EARLY_POLICIES
 from ..runner import OFFLINE_MODEL
 from .batch_progress import BatchProgress
-from .common import add_server_options, positive_count, positive_seconds
+from .common import add_root_option, add_server_options, positive_count, positive_seconds
 from .consent import sampling_approver
+from .host_options import add_sampling_cap_option
 from .run_cmd import add_expose_resources, add_model_options, shaping_options
 from .server_activity import add_call_max_time_option, add_log_level_option
 from .sign_in import apply_auth_option
@@ -67,6 +68,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="Ray: send each transcript back to this machine (else workers write into DIR, "
              "which must then be a shared path)")
     add_server_options(parser)
+    add_root_option(parser)
     add_model_options(parser)
     _add_run_options(parser)
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
@@ -90,6 +92,7 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         help="per tools/call: seconds without an answer or progress (default: each server's)")
     add_call_max_time_option(parser)
     add_log_level_option(parser)
+    add_sampling_cap_option(parser)
     add("--output-budget", type=positive_count, default=DEFAULT_OUTPUT_BUDGET, metavar="CHARS",
         help=f"tool output passed on before it is cut (default {DEFAULT_OUTPUT_BUDGET})")
     add("--media-budget", type=positive_count, default=DEFAULT_MEDIA_BUDGET, metavar="BYTES",

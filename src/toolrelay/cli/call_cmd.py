@@ -22,8 +22,14 @@ from ..events import EventStream
 from ..protocol import json_depth
 from ..relay.catalog import Catalog
 from ..relay.result import CallOutcome
-from .common import add_server_options, catalog_from_args, positive_seconds, print_json
-from .host_options import add_elicit_options, add_sampling_options, check_sampling_args, host_from_args
+from .common import add_root_option, add_server_options, catalog_from_args, positive_seconds, print_json
+from .host_options import (
+    add_elicit_options,
+    add_sampling_cap_option,
+    add_sampling_options,
+    check_sampling_args,
+    host_from_args,
+)
 from .progress import ProgressPrinter, WireLog, WirePrinter, failure_text
 from .server_activity import add_call_max_time_option, add_log_level_option
 
@@ -45,12 +51,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("alias", help="the tool's alias, as `toolrelay tools` lists it")
     parser.add_argument("arguments", nargs="?", default="{}", help="arguments as JSON text (default {})")
     add_server_options(parser, strict=False)
+    add_root_option(parser)
     parser.add_argument("--wire", action="store_true", help="print the JSON-RPC request and response lines")
     parser.add_argument("--timeout", type=positive_seconds, metavar="S",
                         help="seconds to wait without an answer or progress (default: the server's, 60)")
     parser.add_argument("--json", action="store_true", help="print the whole outcome as JSON")
     add_call_max_time_option(parser)
     add_log_level_option(parser)
+    add_sampling_cap_option(parser)
     add_sampling_options(parser)
     add_elicit_options(parser)
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")

@@ -21,8 +21,8 @@ from .server_activity import ServerActivityPrinter
 from .sign_in import add_auth_option, apply_auth_option
 
 __all__ = [
-    "add_server_options", "catalog_from_args", "positive_count", "positive_seconds", "print_json",
-    "print_table",
+    "add_root_option", "add_server_options", "catalog_from_args", "positive_count", "positive_seconds",
+    "print_json", "print_table",
 ]
 
 CONFIG_HELP = """config: an MCP config file as users already have it (Claude Desktop, Cursor,
@@ -50,6 +50,14 @@ def add_server_options(parser: argparse.ArgumentParser, *, strict: bool = True) 
             help="declare tools in OpenAI strict mode (optional parameters become nullable)",
         )
     parser.epilog = CONFIG_HELP + "\n\n" + (parser.epilog or "")
+
+
+def add_root_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--root", dest="roots", action="append", default=[], metavar="DIR",
+        help="a directory every server is told it may work in (MCP roots; repeatable), over the "
+             "config's roots; without --root or a config's roots, none are declared and each server "
+             "keeps the directories it was started with")
 
 
 def positive_count(text: str) -> int:
@@ -86,7 +94,9 @@ def catalog_from_args(
     apply_auth_option(args)
     servers = with_cli_settings(servers_from(Path(args.config) if args.config else None, events=events),
                                 log_level=getattr(args, "server_log_level", None),
-                                max_call_time=getattr(args, "call_max_time", None))
+                                max_call_time=getattr(args, "call_max_time", None),
+                                roots=getattr(args, "roots", ()),
+                                max_sampling_per_call=getattr(args, "max_sampling_per_call", None))
     return Catalog(
         servers,
         events=events,

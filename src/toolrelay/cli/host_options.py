@@ -2,6 +2,8 @@
 
 - ``--elicit ask|defaults|decline`` and ``--open`` (``run``, ``call``, ``batch``): who
   answers a server's elicitation (``cli/elicitation.py``);
+- ``--max-sampling-per-call N`` (``run``, ``call``, ``batch``): sampling requests answered
+  during one tool call, the rest refused;
 - ``--model``, ``--base-url``, ``--script`` and ``--yes`` for the verbs that have no model of
   their own (``tools``, ``call``): the model that answers sampling requests, and their
   approval. ``run`` samples with its own model and approves with its own ``--yes``.
@@ -14,11 +16,15 @@ import asyncio
 import contextlib
 
 from ..client.host import Host
+from ..client.host.requests import DEFAULT_MAX_SAMPLING_PER_CALL
 from ..errors import UsageError
 from .consent import sampling_approver
 from .elicitation import ELICIT_POLICIES, elicitor_for
 
-__all__ = ["add_elicit_options", "add_sampling_options", "check_sampling_args", "host_from_args"]
+__all__ = [
+    "add_elicit_options", "add_sampling_cap_option", "add_sampling_options", "check_sampling_args",
+    "host_from_args",
+]
 
 NO_MODEL_HINT = "no model given; pass --model (e.g. --model offline) and --yes to let servers sample"
 
@@ -30,6 +36,15 @@ def add_elicit_options(parser: argparse.ArgumentParser) -> None:
              "defaults, decline URLs), decline (default otherwise)")
     parser.add_argument("--open", action="store_true",
                         help="open a URL a server asks you to visit in the browser, once you consent")
+
+
+def add_sampling_cap_option(parser: argparse.ArgumentParser) -> None:
+    from .common import positive_count  # (common imports what imports this module)
+
+    parser.add_argument(
+        "--max-sampling-per-call", type=positive_count, metavar="N",
+        help=f"sampling requests of a server answered during one tool call; the rest are refused "
+             f"(default: each server's maxSamplingPerCall, {DEFAULT_MAX_SAMPLING_PER_CALL})")
 
 
 def add_sampling_options(parser: argparse.ArgumentParser) -> None:

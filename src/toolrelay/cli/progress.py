@@ -196,6 +196,8 @@ def _call_line(outcome: dict[str, object], message: str, *, early: bool = False)
     elapsed = outcome.get("elapsed")
     took = f" · {_ms(elapsed)}" if isinstance(elapsed, float) and outcome.get("mcp_id") is not None else ""
     verdict = "ok" if status == "ok" else failure_text(outcome, message)
+    refused = outcome.get("sampling_refused")
+    took += f" · {refused} sampling request(s) refused (over the cap)" if refused else ""
     first_line = verdict.splitlines()[0] if verdict else verdict
     return f"  call {outcome.get('alias')} → {where}{mcp}{took} · {first_line[:200]}"
 

@@ -29,10 +29,10 @@ from ..relay.loop import RunLimits, RunResult
 from ..relay.streaming import EARLY_POLICIES
 from ..runner import DEFAULT_MODEL, OFFLINE_MODEL, RunOptions, run_async
 from .answer import AnswerPrinter
-from .common import add_server_options, positive_count, positive_seconds
+from .common import add_root_option, add_server_options, positive_count, positive_seconds
 from .consent import NO_TERMINAL_HINT, sampling_approver, terminal_approver
 from .elicitation import elicitor_for
-from .host_options import add_elicit_options
+from .host_options import add_elicit_options, add_sampling_cap_option
 from .progress import AtFirstStart, ProgressPrinter, failure_text
 from .server_activity import ServerActivityPrinter, add_call_max_time_option, add_log_level_option
 from .sign_in import apply_auth_option
@@ -61,6 +61,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task", nargs="?", default="",
                         help="what the model should do (may be left out with --prompt)")
     add_server_options(parser)
+    add_root_option(parser)
     add_model_options(parser)
     add = parser.add_argument
     add("--instructions", help="system instructions sent with every request")
@@ -92,6 +93,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="per tools/call: seconds without an answer or progress (default: each server's, 60)")
     add_call_max_time_option(parser)
     add_log_level_option(parser)
+    add_sampling_cap_option(parser)
     add("--output-budget", type=positive_count, default=DEFAULT_OUTPUT_BUDGET, metavar="CHARS",
         help=f"tool output passed on before it is cut (default {DEFAULT_OUTPUT_BUDGET})")
     add("--media-budget", type=positive_count, default=DEFAULT_MEDIA_BUDGET, metavar="BYTES",
@@ -146,7 +148,8 @@ def shaping_options(args: argparse.Namespace) -> RunOptions:
             media_budget=args.media_budget, multimodal=not args.text_only, early=args.early,
         ),
         script=args.script, protocol_version=args.protocol_version, expose_resources=args.expose_resources,
-        server_log_level=args.server_log_level, call_max_time=args.call_max_time,
+        server_log_level=args.server_log_level, call_max_time=args.call_max_time, roots=args.roots,
+        max_sampling_per_call=args.max_sampling_per_call,
     )
 
 

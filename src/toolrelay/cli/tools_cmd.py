@@ -21,7 +21,7 @@ from ..client.tool_tasks import task_required
 from ..events import EventStream
 from ..relay.catalog import Catalog
 from ..relay.declare import DeclarationReport
-from .common import add_server_options, catalog_from_args, print_json
+from .common import add_root_option, add_server_options, catalog_from_args, print_json
 from .host_options import add_sampling_options, check_sampling_args, host_from_args
 from .server_activity import add_log_level_option
 
@@ -35,6 +35,7 @@ EXAMPLES = """examples:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_server_options(parser)
+    add_root_option(parser)
     add_log_level_option(parser)
     parser.add_argument("--json", action="store_true", help="print the exact Responses tools array")
     parser.add_argument(

@@ -15,13 +15,15 @@ server; a file where every entry is unusable is a ConfigError.
 Values are expanded as described in ``environment.py``. toolrelay's own settings live in
 an optional ``"toolrelay"`` object inside an entry (other clients ignore it)::
 
-    "toolrelay": {"timeout": 120, "requestTimeout": 30, "maxMessageBytes": 8388608,
+    "toolrelay": {"timeout": 120, "requestTimeout": 30, "maxMessageBytes": 8388608, "maxSamplingPerCall": 32,
                   "allow": ["read_*"], "deny": ["write_file"], "roots": ["~/notes"],
                   "protocolVersion": "auto", "shutdownGrace": 2}
 
 ``roots`` are the directories the server is told about (``roots/list``): paths, ``~`` and
-variables expanded, relative ones against the project folder; without the key, the
-current directory; ``false`` offers no roots at all. ``protocolVersion`` pins the MCP
+variables expanded, relative ones against the project folder. Roots are declared only
+where the user names them (this key, or ``--root`` for every server of a run): without
+either the roots capability is not declared, so a server keeps the directories it was
+started with; ``false`` offers no roots, even with ``--root``. ``protocolVersion`` pins the MCP
 revision for that server unless ``--protocol-version`` is given (the flag wins). An HTTP
 entry may also say how to sign in to it with OAuth: ``"oauth": {"clientId",
 "clientSecret", "scopes", "clientMetadataUrl"}`` (``client/auth/settings.py``).
@@ -36,7 +38,7 @@ import math
 import os
 import shlex
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -50,6 +52,7 @@ from ..redaction import redact_url, url_secrets
 from . import jsonc
 from .config_entries import EntrySkipped, json_kind
 from .environment import ExpansionContext, expand, input_from_environment, input_variable_name, redact
+from .host.requests import DEFAULT_MAX_SAMPLING_PER_CALL
 from .server_logs import log_level_of
 from .transport_registry import kind_for_entry, transport_kind
 
@@ -75,9 +78,10 @@ DEFAULT_CALL_TIMEOUT: Final = 60.0
 DEFAULT_REQUEST_TIMEOUT: Final = 30.0
 DEFAULT_SHUTDOWN_GRACE: Final = 2.0
 DEFAULT_MAX_CALL_TIME: Final = 600.0
+BUILTIN_ORIGIN: Final = "built-in file server"
 _OPTION_KEYS: Final = frozenset({
     "timeout", "requestTimeout", "maxMessageBytes", "allow", "deny", "roots", "protocolVersion", "isolate",
-    "maxCallTime", "logLevel", "shutdownGrace",
+    "maxCallTime", "logLevel", "shutdownGrace", "maxSamplingPerCall",
     "oauth",  # read with the URL (config_entries.py)
 })
 PROTOCOL_CHOICES: Final = (*SUPPORTED_VERSIONS, *MODERN_VERSIONS, "auto")
@@ -122,10 +126,12 @@ class ServerConfig:
     deny: tuple[str, ...] = ()
     """Tool names (or patterns) never offered; deny wins over allow."""
     roots: tuple[str, ...] | None = None
-    """Absolute directories offered to the server as its roots; None: the current directory
-    (when the connection starts)."""
+    """Absolute directories offered to the server as its roots; None: none named, so the
+    roots capability is not declared (the server keeps its own directories)."""
     offer_roots: bool = True
-    """False (``"roots": false``): the roots capability is not declared."""
+    """False (``"roots": false``): the roots capability is not declared, whatever ``--root`` says."""
+    max_sampling_per_call: int = DEFAULT_MAX_SAMPLING_PER_CALL
+    """Sampling requests answered during one tools/call; the rest are refused (``maxSamplingPerCall``)."""
     secrets: frozenset[str] = frozenset()
     """Every env and header value, ${input:...} answer and credential in the URL (user
     info, secret-named query parameters): redacted, never recorded."""
@@ -180,16 +186,20 @@ class LoadedConfig:
 
 
 def with_cli_settings(
-    servers: list[ServerConfig], *, log_level: str | None = None, max_call_time: float | None = None
+    servers: list[ServerConfig], *, log_level: str | None = None, max_call_time: float | None = None,
+    roots: Sequence[str | os.PathLike[str]] = (), max_sampling_per_call: int | None = None,
 ) -> list[ServerConfig]:
     """``servers`` with what the command line says for all of them (``--server-log-level``,
-    ``--call-max-time``): the flag wins over each entry's ``toolrelay`` block."""
-    changes: dict[str, Any] = {}
-    if log_level is not None:
-        changes["log_level"] = log_level
-    if max_call_time is not None:
-        changes["max_call_time"] = max_call_time
-    return [replace(server, **changes) for server in servers] if changes else servers
+    ``--call-max-time``, ``--root``, ``--max-sampling-per-call``): the flag wins over each
+    entry's ``toolrelay`` block. ``roots`` pass over a server whose entry says ``"roots":
+    false`` and the built-in file server, whose root is the directory it serves."""
+    given: dict[str, Any] = {"log_level": log_level, "max_call_time": max_call_time,
+                             "max_sampling_per_call": max_sampling_per_call}
+    changes = {key: value for key, value in given.items() if value is not None}
+    named = tuple(os.path.abspath(Path(root).expanduser()) for root in roots)
+    keeps = [not named or not server.offer_roots or server.origin == BUILTIN_ORIGIN for server in servers]
+    return [replace(server, **changes) if kept else replace(server, **changes, roots=named)
+            for server, kept in zip(servers, keeps, strict=True)]
 
 
 def builtin_file_server(root: Path) -> ServerConfig:
@@ -200,7 +210,7 @@ def builtin_file_server(root: Path) -> ServerConfig:
         command=sys.executable,
         args=("-m", "toolrelay", "files", str(root)),
         roots=(str(root),),  # its roots are the directory it serves: nothing narrower
-        origin="built-in file server",
+        origin=BUILTIN_ORIGIN,
     )
 
 
@@ -350,6 +360,9 @@ def _options(entry: dict[str, Any], context: ExpansionContext, where: str) -> di
         options["shutdown_grace"] = _seconds(block["shutdownGrace"], f"{where}, toolrelay.shutdownGrace")
     if "maxMessageBytes" in block:
         options["max_message_bytes"] = _byte_count(block["maxMessageBytes"], where)
+    if "maxSamplingPerCall" in block:
+        capped = f"{where}, toolrelay.maxSamplingPerCall"
+        options["max_sampling_per_call"] = _count(block["maxSamplingPerCall"], capped)
     if "protocolVersion" in block:
         if block["protocolVersion"] not in PROTOCOL_CHOICES:
             raise ConfigError(f"{where}, toolrelay.protocolVersion: must be one of "
@@ -396,6 +409,12 @@ def _seconds(raw: Any, where: str) -> float:
     if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw) or raw <= 0:
         raise ConfigError(f"{where}: must be a positive number of seconds, got {raw!r}")
     return float(raw)
+
+
+def _count(raw: Any, where: str) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        raise ConfigError(f"{where}: must be a whole number of at least 1, got {raw!r}")
+    return raw
 
 
 def _byte_count(raw: Any, where: str) -> int:

@@ -91,9 +91,13 @@ class Connection:
             config, log_dir=log_dir
         )
         self._asked_version = protocol_version
-        roots = roots_from_paths(config.roots or [Path.cwd()]) if config.offer_roots else None
+        # roots only where the user named them: declaring some would make a server that
+        # takes the client's roots (the Node reference one) drop the directories it was given
+        named = config.roots if config.offer_roots else None
+        roots = roots_from_paths(named) if named is not None else None
         self.requests = ServerRequests(host or Host(), config.name, roots,
-                                       notify=self._notice, postpone=self._postpone)
+                                       notify=self._notice, hold=self._hold,
+                                       max_sampling=config.max_sampling_per_call)
         """Answers the server's requests (roots, sampling, elicitation, tasks)."""
         self.task_tools: frozenset[str] = frozenset()
         """Tools listed with ``execution.taskSupport: "required"`` (called as tasks)."""
@@ -103,6 +107,7 @@ class Connection:
         self._lock = asyncio.Lock()
         self._closed = False
         self._calls = 0
+        self._refused_sampling: dict[str | None, int] = {}
 
     # -- state ----------------------------------------------------------------------------
 
@@ -314,8 +319,18 @@ class Connection:
         """
         if not self.config.allows(name):
             raise UsageError(f"tool {name!r} of server {self.name} is excluded by its allow/deny list")
-        if name in self.task_tools:  # execution.taskSupport "required": client/tool_tasks.py
-            return await self._call_as_task(name, arguments, call_id=call_id, timeout=timeout)
+        try:
+            if name in self.task_tools:  # execution.taskSupport "required": client/tool_tasks.py
+                return await self._call_as_task(name, arguments, call_id=call_id, timeout=timeout)
+            return await self._call_directly(name, arguments, call_id=call_id, timeout=timeout)
+        finally:
+            refused = self.requests.end_call(call_id)
+            if refused:
+                self._refused_sampling[call_id] = refused
+
+    async def _call_directly(
+        self, name: str, arguments: dict[str, Any], *, call_id: str | None, timeout: float | None
+    ) -> Exchange:
         link = self._link
         if link is None or not link.ready or link.peer.closed is not None:
             link = await self._revive()
@@ -366,7 +381,8 @@ class Connection:
         return sent
 
     def set_roots(self, paths: list[str | Path]) -> None:
-        """Offer other roots from now on; a live server is told (roots/list_changed)."""
+        """Offer other roots from now on (where roots are declared: ``config.roots``); a live
+        server is told (roots/list_changed)."""
         link = self._link
         changed = self.requests.set_roots(roots_from_paths(paths))
         if changed and self.alive and link is not None and self.protocol_version not in MODERN_VERSIONS:
@@ -381,10 +397,19 @@ class Connection:
         link = await self._ready_link()
         await link.listener.restart(self.capabilities, self.watched, timeout=self.config.request_timeout)
 
-    def _postpone(self, call_id: str, seconds: float) -> None:
+    def _hold(self, call_id: str | None) -> Callable[[], None]:
+        """Stop the clock of ``call_id``'s requests until the function returned is called."""
         link = self._link
-        if link is not None:
-            link.peer.postpone(call_id, seconds)
+        if link is None:
+            return lambda: None
+        peer = link.peer  # released on the peer held, even if the link was replaced meanwhile
+        peer.hold(call_id)
+        return lambda: peer.release(call_id)
+
+    def refused_sampling(self, call_id: str | None) -> int:
+        """How many sampling requests of the call that just ended were refused for the cap
+        (asked once: the count is forgotten)."""
+        return self._refused_sampling.pop(call_id, 0)
 
     async def ping(self) -> None:
         """Check the server answers (request_timeout applies)."""
@@ -420,7 +445,11 @@ class Connection:
         async def send(retried: JSONObject) -> Exchange:  # each retry has a new id
             return await peer.call(method, retried, timeout=limit, tag=tag)
         what = f"{method} {sent.get(named)}"
-        return await follow_input_required(send, sent, self.requests, call_id=tag, what=what)
+        try:
+            return await follow_input_required(send, sent, self.requests, call_id=tag, what=what)
+        finally:
+            if tag is not None:  # its sampling count, like a tools/call's, ends with it
+                self.requests.end_call(tag)
 
     # -- events ---------------------------------------------------------------------------
 

@@ -141,7 +141,9 @@ class Link:
     def _on_server_request(self, request: Request) -> JSONObject | Awaitable[JSONObject]:
         if request.method == m.PING:
             return {}
-        return self.owner.requests.answer(request, self._call_of(request))
+        call_id = self._call_of(request)
+        unnamed = call_id is None and self.peer.pending_tags(m.CALL_TOOL) == [None]
+        return self.owner.requests.answer(request, call_id, unnamed_call=unnamed)
 
     def _notified_call(self, notification: Notification) -> str | None:
         """The model's call a notification belongs to: a progress one's by its token (none

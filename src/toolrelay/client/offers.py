@@ -3,18 +3,19 @@
 Each function sends the server's own request on a started ``Connection`` (so it is
 recorded like any message), follows ``nextCursor`` pages to the end, and checks the shape
 of what comes back: a server answering with something that is not a list of objects is a
-``ProtocolError`` naming the server and the method. Only servers that declare the
-capability are asked (``offers``); the rest are skipped, never sent a request they would
-refuse.
+``ProtocolError`` naming the server and the method, and a JSON-RPC error an ``RpcError``
+naming them too. Only servers that declare the capability are asked (``offers``); the rest
+are skipped, never sent a request they would refuse. ``resources/templates/list`` is
+optional within ``resources``: a server that has no such method (-32601) has no templates.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from ..errors import ProtocolError
+from ..errors import ProtocolError, RpcError
 from ..protocol import mcp as m
-from ..protocol.jsonrpc import JSONObject
+from ..protocol.jsonrpc import METHOD_NOT_FOUND, JSONObject
 from ..protocol.versions import MODERN_VERSIONS
 from .connection import Connection
 
@@ -44,8 +45,13 @@ async def list_resources(connection: Connection) -> list[JSONObject]:
 
 
 async def list_resource_templates(connection: Connection) -> list[JSONObject]:
-    """Every resource template the server lists (all pages)."""
-    return await _all_pages(connection, m.LIST_RESOURCE_TEMPLATES, "resourceTemplates")
+    """Every resource template the server lists (all pages); none when it has no such method."""
+    try:
+        return await _all_pages(connection, m.LIST_RESOURCE_TEMPLATES, "resourceTemplates")
+    except RpcError as exc:
+        if exc.code == METHOD_NOT_FOUND:
+            return []
+        raise
 
 
 async def list_prompts(connection: Connection) -> list[JSONObject]:
@@ -91,7 +97,7 @@ async def complete_argument(
     params: JSONObject = {"ref": ref, "argument": {"name": name, "value": value}}
     if context:
         params["context"] = {"arguments": context}
-    result = await connection.request(m.COMPLETE, params)
+    result = await _ask(connection, m.COMPLETE, params)
     completion = result.get("completion")
     values = completion.get("values") if isinstance(completion, dict) else None
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
@@ -103,12 +109,21 @@ async def _all_pages(connection: Connection, method: str, key: str) -> list[JSON
     found: list[JSONObject] = []
     cursor: Any = None
     for _ in range(_MAX_PAGES):
-        result = await connection.request(method, {"cursor": cursor} if cursor is not None else None)
+        result = await _ask(connection, method, {"cursor": cursor} if cursor is not None else None)
         found.extend(_objects(connection, method, result.get(key), key))
         cursor = result.get("nextCursor")
         if not isinstance(cursor, (str, int)) or isinstance(cursor, bool):
             return found
     raise ProtocolError(f"server {connection.name} sent more than {_MAX_PAGES} pages of {method}")
+
+
+async def _ask(connection: Connection, method: str, params: JSONObject | None) -> JSONObject:
+    """``connection.request``, its JSON-RPC error saying which server refused which method."""
+    try:
+        return await connection.request(method, params)
+    except RpcError as exc:
+        raise RpcError(exc.code, f"server {connection.name} refused {method}: {exc.rpc_message}",
+                       exc.data) from None
 
 
 def _objects(connection: Connection, method: str, value: Any, key: str) -> list[JSONObject]:

@@ -126,6 +126,9 @@ class Peer:
         """The same for an incoming notification (progress, a log message)."""
         self._ids = itertools.count(first_id)
         self._pending: dict[RequestId, _Pending] = {}
+        self._held: dict[Any, tuple[int, float]] = {}
+        """tag → (the other side's requests being answered for it, loop time since when):
+        while any is, the clocks of our requests with that tag stand still (``hold``)."""
         self._handling: dict[RequestId, asyncio.Task[None]] = {}
         self._closed: ToolrelayError | None = None
         # One timer for every request's deadline, armed for the earliest: a timer per
@@ -203,7 +206,8 @@ class Peer:
         """Fail the requests whose deadline passed; wait for the next earliest one."""
         self._watchdog = None
         now = loop.time()
-        timed = [(mcp_id, p.deadline) for mcp_id, p in self._pending.items() if p.timeout is not None]
+        timed = [(mcp_id, p.deadline) for mcp_id, p in self._pending.items()
+                 if p.timeout is not None and p.tag not in self._held]  # a held one re-arms on release
         for mcp_id, deadline in timed:
             if deadline <= now:
                 self._expire(mcp_id)
@@ -249,6 +253,32 @@ class Peer:
             if pending.tag == tag and pending.timeout is not None:
                 pending.deadline += seconds
                 pending.cap += seconds
+
+    def hold(self, tag: Any) -> None:
+        """One of the other side's requests, made during our requests tagged ``tag``, is
+        being answered: their clocks stand still until as many ``release`` calls. Time spent
+        with several held counts once (a flood of questions answered at once is not a
+        flood of extra time)."""
+        loop = self._loop or asyncio.get_running_loop()
+        count, since = self._held.get(tag, (0, loop.time()))
+        self._held[tag] = (count + 1, since)
+
+    def release(self, tag: Any) -> None:
+        """The end of one ``hold``: after the last, the held time is added to the deadlines."""
+        held = self._held.get(tag)
+        if held is None:
+            return
+        count, since = held
+        if count > 1:
+            self._held[tag] = (count - 1, since)
+            return
+        del self._held[tag]
+        loop = self._loop or asyncio.get_running_loop()
+        self.postpone(tag, loop.time() - since)
+        timed = [p.deadline for p in self._pending.values()
+                 if p.timeout is not None and p.tag not in self._held]
+        if timed and self._closed is None and (self._watchdog is None or min(timed) < self._watchdog_at):
+            self._arm(loop, min(timed))
 
     def renew(self, mcp_id: RequestId) -> None:
         """The other side says request ``mcp_id`` is still being worked on (progress): its

@@ -76,6 +76,8 @@ class CallOutcome:
     message: str = ""
     """What went wrong, in words a model (and a person) can act on; empty for ``ok``."""
     elapsed: float = 0.0
+    sampling_refused: int = 0
+    """Sampling requests the server sent during the call past its cap, each refused (-1)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -108,4 +110,6 @@ class CallOutcome:
             record["error_data"] = self.error_data
         if self.transport_kind is not None:
             record["transport_kind"] = self.transport_kind
+        if self.sampling_refused:
+            record["sampling_refused"] = self.sampling_refused
         return record

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..client.host.requests import CAP_HINT
 from ..events import MCP_REPLY, MCP_SERVER_REQUEST
 from .evidence import call_finding, seqs_of
 from .facts import RunFacts
@@ -106,7 +107,21 @@ def _during(call: CallTrace, answers: dict[int, dict[str, Any]]) -> list[Finding
         reply = answers.get(id(event))
         lines.append(f"{event.get('method')} {event.get('mcp_id')!r} → {_answer(reply)}")
     message = f"{call.call_id}: during its tools/call the server asked " + "; ".join(lines)
+    capped = sum(_over_cap(answers.get(id(event))) for event in asked)
+    said = (call.outcome or {}).get("sampling_refused", 0)
+    if said != capped:
+        wrong = (f"{call.call_id}: its outcome says {said} sampling request(s) were refused for the per-call "
+                 f"cap, but toolrelay's replies refused {capped}")
+        return [call_finding(call, "correlation", False, wrong, "server_requests", *asked)]
+    message += f" ({capped} sampling request(s) refused for the per-call cap)" if capped else ""
     return [call_finding(call, "correlation", True, message, "server_requests", *asked)]
+
+
+def _over_cap(reply: dict[str, Any] | None) -> bool:
+    """Whether toolrelay's reply refused a sampling request for the per-call cap."""
+    error = (reply or {}).get("message", {}).get("error")
+    return isinstance(error, dict) and error.get("code") == -1 and str(error.get("message")).endswith(
+        CAP_HINT)
 
 
 def outside_call(

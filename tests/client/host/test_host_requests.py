@@ -23,7 +23,7 @@ from toolrelay.client.host import (
     roots_from_paths,
 )
 from toolrelay.errors import RpcError
-from toolrelay.protocol.jsonrpc import Request
+from toolrelay.protocol.jsonrpc import JSONObject, Request
 
 FORM = {
     "type": "object",
@@ -51,14 +51,15 @@ class Serving:
         self, version: str, host: Host | None = None, roots: tuple[str, ...] | None = ("/tmp",)
     ) -> None:
         self.notices: list[tuple[str, str]] = []
-        self.postponed: list[tuple[str, float]] = []
+        self.held: list[str | None] = []
+        """The calls whose clock was held, each added when its hold is released."""
         found = roots_from_paths(roots) if roots is not None else None
         self.requests = ServerRequests(
             host or Host(),
             "srv",
             found,
             notify=lambda *n: self.notices.append(n),
-            postpone=lambda *p: self.postponed.append(p),
+            hold=lambda call_id: lambda: self.held.append(call_id),
         )
         self.requests.negotiated(version)
 
@@ -157,7 +158,7 @@ def test_sampling_asks_the_approver_then_the_model_and_gives_the_time_back_to_th
         ["claude-3-sonnet"],
     )
     assert request.prompt_text() == "[system] Be brief.\n[user] Say hi"
-    assert [call for call, _ in serving.postponed] == ["call_1"]
+    assert serving.held == ["call_1"]
 
 
 def test_a_refused_sampling_request_is_minus_one_with_the_refusal() -> None:
@@ -231,7 +232,8 @@ def test_elicitation_without_an_elicitor_is_declined_with_a_note() -> None:
 
 def test_defaults_accepts_a_form_with_its_defaults_and_declines_a_url() -> None:
     serving = Serving("2025-11-25", Host(elicitor=accept_defaults))
-    assert run(serving.ask("elicitation/create", {"message": "m", "requestedSchema": FORM})) == {
+    optional_name = {**FORM, "required": []}
+    assert run(serving.ask("elicitation/create", {"message": "m", "requestedSchema": optional_name})) == {
         "action": "accept",
         "content": {"age": 30},
     }
@@ -241,6 +243,17 @@ def test_defaults_accepts_a_form_with_its_defaults_and_declines_a_url() -> None:
     assert serving.notices[0][1].endswith(
         "accepted with the form's defaults (--elicit defaults); without a default, left out: name"
     )
+
+
+@pytest.mark.parametrize("name", [{"type": "string"}, {"type": "string", "minLength": 5, "default": "Al"}],
+                         ids=["no default", "a default that does not fit"])
+def test_defaults_declines_a_form_whose_required_field_has_no_fitting_default(name: JSONObject) -> None:
+    serving = Serving("2025-11-25", Host(elicitor=accept_defaults))
+    form = {**FORM, "properties": {**FORM["properties"], "name": name}}
+    answer = run(serving.ask("elicitation/create", {"message": "Your name?", "requestedSchema": form}))
+    assert answer == {"action": "decline"}
+    assert serving.notices == [("warning", "server srv asked for input ('Your name?'); declined: --elicit "
+                                           "defaults has no default for the required field(s) name")]
 
 
 def test_url_mode_is_for_2025_11_25_and_reaches_the_elicitor_whole() -> None:

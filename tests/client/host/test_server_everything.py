@@ -4,7 +4,8 @@ toolrelay offers servers: over stdio and Streamable HTTP it lists all 19 of its 
 ``toolrelay call`` and from a scripted offline ``toolrelay run`` whose transcript
 verifies; its task tool (``simulate-research-query``, ``taskSupport: "required"``) runs
 as a task, asking its elicitation inside the task. What needs a person (a URL to open) or
-a model toolrelay was not given is a decline or a failure, never a success.
+a model toolrelay was not given is a decline or a failure, never a success; so is a form
+whose required field has no default under ``--elicit defaults`` (its elicitation tools).
 """
 
 from __future__ import annotations
@@ -86,17 +87,22 @@ def call_args(tool: str, arguments: dict[str, Any], options: list[str]) -> list[
     return ["call", f"ev__{tool}", json.dumps(arguments), *NEWEST, *options]
 
 
+REQUIRED_WITHOUT_DEFAULT = "declined: --elicit defaults has no default for the required field(s) name"
+"""Its elicitation forms require ``name``, which has no default: --elicit defaults declines them."""
+
+
 def check_call(tool: str, done: dict[str, Any], root: Path) -> None:
-    """What a user checks in each tool's output: the root, the sampled text, the defaults."""
+    """What a user checks in each tool's output: the root, the sampled text, the declined forms."""
     assert done["code"] == 0, done["stdout"] + done["stderr"]
     expected = {
         "get-roots-list": root.as_uri(),
         "trigger-sampling-request": '"model": "offline"',
-        "trigger-elicitation-request": "It was a dark and stormy night.",  # its one string default
+        "trigger-elicitation-request": "User declined to provide the requested information.",
         "trigger-sampling-request-async": "[COMPLETED] Async sampling completed!",
-        "trigger-elicitation-request-async": "[COMPLETED] User provided the requested information!",
+        "trigger-elicitation-request-async": "[DECLINED] User declined to provide the requested information.",
     }[tool]
     assert expected in done["stdout"]
+    assert ("elicitation" in tool) == (REQUIRED_WITHOUT_DEFAULT in done["stderr"]), done["stderr"]
 
 
 def check_run(done: dict[str, Any], transcript: Path, cwd: Path) -> None:
@@ -112,6 +118,8 @@ def check_run(done: dict[str, Any], transcript: Path, cwd: Path) -> None:
     assert verdict.returncode == 0, verdict.stdout
     for line in ASKED:
         assert any(line in shown for shown in verdict.stdout.splitlines()), (line, verdict.stdout)
+    forms = [shown for shown in verdict.stdout.splitlines() if "elicitation/create" in shown]
+    assert len(forms) == 3 and all(shown.endswith("answered (decline)") for shown in forms), forms
 
 
 def run_args(tmp_path: Path, transcript: Path) -> list[str]:

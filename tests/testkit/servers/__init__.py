@@ -18,6 +18,7 @@ stdio MCP servers (the standard library only, unless noted):
   echo_stdio_server.py    ``EchoService`` on toolrelay's own stdio server runtime
   asking_server.py        asks its client for roots, sampling, elicitation (also as tasks) during a call
   resource_events_server.py  resources that change (list_changed, subscribe / updated), a blob
+  sdk_plain_resources_server.py  the SDK's low-level Server with resources but no templates method (mcp)
 HTTP:
   echo_http_server.py     ``EchoService`` on toolrelay's own Streamable HTTP endpoint
   fake_responses.py       a stateless fake Responses endpoint (the loop bench's)
@@ -52,6 +53,7 @@ ASKING_SERVER = SERVERS / "asking_server.py"
 TASK_SERVER = SERVERS.parents[2] / "examples" / "task_server.py"
 """Tools that must run as MCP tasks (complete, fail, never end, ask): docs/host.md's example too."""
 RESOURCE_EVENTS_SERVER = SERVERS / "resource_events_server.py"
+SDK_PLAIN_RESOURCES_SERVER = SERVERS / "sdk_plain_resources_server.py"
 SDK_MRTR_SERVER = SERVERS / "sdk_mrtr_server.py"
 SDK_MODERN_SERVER = SERVERS / "sdk_modern_server.py"
 MODERN_INPUT_SERVER = SERVERS / "modern_input_server.py"

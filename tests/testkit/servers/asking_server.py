@@ -14,6 +14,8 @@ Tools (all ``readOnlyHint: true``; each answers with the client's reply as JSON 
   elicit(message, schema, url, task)   asks ``elicitation/create``: a form (``schema``, default:
                                        name without a default, age 30, color enum "red") or, with
                                        ``url``, URL mode; ``task`` as for sample
+  sample_many(count)                   sends ``count`` ``sampling/createMessage`` requests at once, then
+                                       waits for every answer: ``{"answered": n, "errors": {message: n}}``
   ask(method, params)                  asks anything else
 """
 
@@ -35,7 +37,7 @@ FORM = {
 }
 LOOKUP = {"name": "lookup", "description": "Look a word up.",
           "inputSchema": {"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]}}
-TOOLS = ["capabilities", "roots", "roots_changes", "sample", "elicit", "ask"]
+TOOLS = ["capabilities", "roots", "roots_changes", "sample", "elicit", "sample_many", "ask"]
 STATE: dict = {"capabilities": None, "version": None, "roots_changes": 0}
 IDS = itertools.count(1)
 BACKLOG: list[dict] = []  # what arrived while a call waited for the client: handled after it
@@ -73,6 +75,27 @@ def request(method: str, params: dict | None = None) -> dict:
             return {k: v for k, v in message.items() if k in ("result", "error")}
         BACKLOG.append(message)
     sys.exit(0)
+
+
+def many(method: str, params: dict, count: int) -> dict:
+    """Ask ``count`` times at once (each its own id), then wait for every answer."""
+    waiting = {f"srv-{next(IDS)}" for _ in range(count)}
+    for mid in sorted(waiting):
+        send({"jsonrpc": "2.0", "id": mid, "method": method, "params": params})
+    answered, errors = 0, {}
+    while waiting and (message := read()) is not None:
+        if message.get("id") in waiting and "method" not in message:
+            waiting.discard(message["id"])
+            if "error" in message:
+                said = str(message["error"].get("message"))
+                errors[said] = errors.get(said, 0) + 1
+            else:
+                answered += 1
+        else:
+            BACKLOG.append(message)
+    if waiting:
+        sys.exit(0)
+    return {"answered": answered, "errors": errors}
 
 
 def as_task(method: str, params: dict) -> dict:
@@ -127,6 +150,10 @@ def call(name: str, args: dict) -> dict:
         return text(sample(args))
     if name == "elicit":
         return text(elicit(args))
+    if name == "sample_many":
+        prompt = {"role": "user", "content": {"type": "text", "text": "Say hi"}}
+        asked = {"messages": [prompt], "maxTokens": 10}
+        return text(many("sampling/createMessage", asked, int(args["count"])))
     return text(request(str(args.get("method", "ping")), args.get("params")))
 
 

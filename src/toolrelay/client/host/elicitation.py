@@ -7,8 +7,10 @@ spec's restricted set, is -32602. Who answers is an ``Elicitor`` callback: the C
 terminal prompt, one of the policies below, or the library caller's own.
 
 Policies: ``accept_defaults`` accepts a form with its schema's defaults without asking
-(SEP-1034; fields without a default are left out) and declines URL mode, for scripts and
-the conformance driver; ``declining(note)`` declines everything, telling the user why.
+(SEP-1034; optional fields without a default are left out), declines a form with a required
+field that has no (fitting) default, since no content could satisfy the schema, and declines
+URL mode, for scripts and the conformance driver; ``declining(note)`` declines everything,
+telling the user why.
 """
 
 from __future__ import annotations
@@ -114,11 +116,16 @@ async def accept_defaults(request: ElicitationRequest) -> ElicitationAnswer:
             f"server {request.server} asked you to open {request.url} (URL elicitation); declined: "
             "--elicit defaults accepts forms only"))
     content = request.defaults()
+    asked = f"server {request.server} asked for input ({request.message!r})"
+    needed = [f.name for f in request.fields if f.required and f.name not in content]
+    if needed:
+        return ElicitationAnswer("decline", note=(
+            f"{asked}; declined: --elicit defaults has no default for the required field(s) "
+            f"{', '.join(needed)}"))
     left = [f.name for f in request.fields if f.name not in content]
     unset = f"; without a default, left out: {', '.join(left)}" if left else ""
     return ElicitationAnswer("accept", content, note=(
-        f"server {request.server} asked for input ({request.message!r}); accepted with the form's "
-        f"defaults (--elicit defaults){unset}"))
+        f"{asked}; accepted with the form's defaults (--elicit defaults){unset}"))
 
 
 def declining(hint: str) -> Elicitor:

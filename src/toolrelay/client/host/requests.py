@@ -12,10 +12,9 @@ them (a decline, a refusal, defaults accepted) as a notice.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from ...errors import RpcError, SamplingRefused
 from ...protocol import mcp as m
@@ -26,14 +25,22 @@ from .roots import Root, list_roots_result
 from .sampling import Sampler, SamplingApprover, SamplingRequest, check_sampling_result, parse_sampling
 from .tasks import ClientTasks
 
-__all__ = ["Host", "ServerRequests"]
+__all__ = ["CAP_HINT", "DEFAULT_MAX_SAMPLING_PER_CALL", "Host", "ServerRequests"]
 
 log = logging.getLogger("toolrelay.client")
 
 Notify = Callable[[str, str], None]
 """(level, text): a notice for the user."""
-Postpone = Callable[[str, float], None]
-"""(call_id, seconds): the call waited that long on the user or the model; not its fault."""
+Hold = Callable[[str | None], Callable[[], None]]
+"""(call_id) → release: the call's clock stands still from now until release is called (it
+waits on the user or the model, not its fault)."""
+CAP_HINT: Final = "(--max-sampling-per-call or the config's maxSamplingPerCall raises the cap)"
+"""How toolrelay's refusal of a sampling request past the per-call cap ends (``verify`` counts them)."""
+UNNAMED: Final = object()
+"""The one tools/call pending without a call_id (``toolrelay call``)."""
+CallKey = str | object | None
+"""Whose sampling count: a call_id, ``UNNAMED``, or None (not known to be one call's)."""
+DEFAULT_MAX_SAMPLING_PER_CALL: Final = 32
 
 NO_SAMPLER_HINT = "pass sampler= (toolrelay's commands: --model)"
 NO_ELICITOR_HINT = "nobody to ask (pass elicitor= to answer elicitations)"
@@ -58,7 +65,7 @@ class ServerRequests:
     """One connection's answers to its server's requests."""
 
     def __init__(self, host: Host, server: str, roots: tuple[Root, ...] | None, *,
-                 notify: Notify, postpone: Postpone) -> None:
+                 notify: Notify, hold: Hold, max_sampling: int = DEFAULT_MAX_SAMPLING_PER_CALL) -> None:
         self.host = host
         self.server = server
         self.roots = roots
@@ -67,7 +74,13 @@ class ServerRequests:
         self.tool_tasks: dict[str, str] = {}
         """taskId → call_id of the tool calls running as tasks on the server (``tool_tasks.py``)."""
         self._notify = notify
-        self._postpone = postpone
+        self._hold = hold
+        self.max_sampling = max_sampling
+        """Sampling requests answered per tool call; the rest are refused (-1, naming the cap)."""
+        self._sampled: dict[CallKey, int] = {}
+        """Per call (``CallKey``): sampling requests that came during it, until ``end_call``
+        (a call_id names one call while it is pending on this connection)."""
+        self._over_cap: dict[CallKey, int] = {}
         self._offers: Offers = offers_of("", roots=roots is not None)
 
     def capabilities(self, asked: str) -> JSONObject:
@@ -96,19 +109,24 @@ class ServerRequests:
         task_id = related.get("taskId") if isinstance(related, dict) else None
         return self.tool_tasks.get(task_id) if isinstance(task_id, str) else None
 
-    def answer(self, request: Request, call_id: str | None) -> JSONObject | Awaitable[JSONObject]:
-        """The result of one server request, or an awaitable of it; RpcError refuses it."""
+    def answer(self, request: Request, call_id: str | None, *,
+               unnamed_call: bool = False) -> JSONObject | Awaitable[JSONObject]:
+        """The result of one server request, or an awaitable of it; RpcError refuses it.
+        ``unnamed_call``: it came during the one tools/call pending, which has no call_id
+        (``toolrelay call``): counted and timed as that call's."""
         method, params, offers = request.method, request.params, self._offers
+        call: CallKey = call_id if call_id is not None else (UNNAMED if unnamed_call else None)
         if method == m.PING:
             return {}
         if method == m.LIST_ROOTS and self.roots is not None:
             return list_roots_result(self.roots)
         if method == m.CREATE_MESSAGE:
+            self._count_sampling(call)
             sampling = parse_sampling(params, server=self.server, call_id=call_id, tools_allowed=offers.modes)
-            return self._maybe_task(self._sample(sampling), params, call_id)
+            return self._maybe_task(self._sample(sampling), params, call_id, call)
         if method == m.ELICIT and offers.elicitation:
             asked = parse_elicitation(params, server=self.server, call_id=call_id, url_mode=offers.modes)
-            return self._maybe_task(self._elicit(asked), params, call_id)
+            return self._maybe_task(self._elicit(asked), params, call_id, call)
         if offers.modes:
             answered = self._task_request(method, params)
             if answered is not None:
@@ -129,20 +147,44 @@ class ServerRequests:
         return None
 
     def _maybe_task(self, work: Coroutine[Any, Any, JSONObject], params: JSONObject | None,
-                    call_id: str | None) -> JSONObject | Awaitable[JSONObject]:
-        timed = self._timed(work, call_id)
+                    call_id: str | None, call: CallKey) -> JSONObject | Awaitable[JSONObject]:
+        timed = self._timed(work, call)
         if self._offers.modes and isinstance((params or {}).get("task"), dict):
             return self.tasks.start(timed, (params or {})["task"], call_id)
         return timed
 
-    async def _timed(self, work: Coroutine[Any, Any, JSONObject], call_id: str | None) -> JSONObject:
-        """Run ``work``; the call it serves gets the time back on its clock."""
-        started = time.monotonic()
+    async def _timed(self, work: Coroutine[Any, Any, JSONObject], call: CallKey) -> JSONObject:
+        """Run ``work``; the clock of the call it serves stands still meanwhile."""
+        if call is None:
+            return await work
+        release = self._hold(None if call is UNNAMED else str(call))
         try:
             return await work
         finally:
-            if call_id is not None:
-                self._postpone(call_id, time.monotonic() - started)
+            release()
+
+    def _count_sampling(self, call: CallKey) -> None:
+        """One more sampling request during ``call``: past the cap it is refused (a flood
+        must not keep the model busy, nor the call waiting, without end)."""
+        if call is None:
+            return  # not known to be of one call: nothing to count it against
+        count = self._sampled[call] = self._sampled.get(call, 0) + 1
+        if count <= self.max_sampling:
+            return
+        refused = self._over_cap[call] = self._over_cap.get(call, 0) + 1
+        cap = f"at most {self.max_sampling} sampling requests per tool call"
+        if refused == 1:
+            during = "its tools/call" if call is UNNAMED else f"call {call}"
+            self._notify("warning", f"server {self.server} sent more than {self.max_sampling} sampling "
+                                    f"requests during {during}; the rest are refused ({cap}: "
+                                    "--max-sampling-per-call or the config's maxSamplingPerCall)")
+        raise SamplingRefused(f"toolrelay answers {cap} {CAP_HINT}")
+
+    def end_call(self, call_id: str | None) -> int:
+        """The call is over: forget its count; how many of its sampling requests were refused."""
+        call: CallKey = UNNAMED if call_id is None else call_id
+        self._sampled.pop(call, None)
+        return self._over_cap.pop(call, 0)
 
     # -- sampling ---------------------------------------------------------------------------
 
