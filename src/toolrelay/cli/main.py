@@ -10,6 +10,8 @@
     3    protocol or transport failure (server crashed, exited or timed out, no server
          available, JSON-RPC error, model endpoint unreachable or answering an HTTP error)
     130  interrupted (Ctrl-C)
+    141  stdout's reader went away while the command was at work (``| head``; the servers
+         are stopped first); once the work is done, a closed stdout is no failure (0)
 
 Command modules are imported only when their verb is used, so ``toolrelay --help`` and
 small verbs start fast.
@@ -19,12 +21,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn, Protocol
 
 from ..errors import ToolrelayError
+from .closed_stdout import EXIT_STDOUT_CLOSED, StdoutClosed, silence
 from .help_layout import lay_out
 
 __all__ = ["EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TRANSPORT", "EXIT_USAGE", "main"]
@@ -126,6 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader went away (`toolrelay tools --json | head`): nothing failed here, and
         # Python must not complain again when it flushes stdout at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        silence(sys.stdout)
         return EXIT_OK
+    except StdoutClosed:  # ... while the command was still at work (closed_stdout.py)
+        return EXIT_STDOUT_CLOSED
 
