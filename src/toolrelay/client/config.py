@@ -80,8 +80,9 @@ _OPTION_KEYS: Final = frozenset({
     "maxCallTime", "logLevel", "shutdownGrace",
     "oauth",  # read with the URL (config_entries.py)
 })
-PROTOCOL_CHOICES: Final = (*SUPPORTED_VERSIONS, *MODERN_VERSIONS, "auto")
-"""What ``--protocol-version`` and ``toolrelay.protocolVersion`` accept (``client/era.py``)."""
+PROTOCOL_CHOICES: Final = (*sorted((*SUPPORTED_VERSIONS, *MODERN_VERSIONS)), "auto")
+"""What ``--protocol-version`` and ``toolrelay.protocolVersion`` accept (``client/era.py``):
+the revisions oldest first (their names are dates), then ``auto``."""
 
 
 def _empty_map() -> Mapping[str, str]:
