@@ -80,9 +80,9 @@ _OPTION_KEYS: Final = frozenset({
     "maxCallTime", "logLevel", "shutdownGrace",
     "oauth",  # read with the URL (config_entries.py)
 })
-PROTOCOL_CHOICES: Final = (*sorted((*SUPPORTED_VERSIONS, *MODERN_VERSIONS)), "auto")
+PROTOCOL_CHOICES: Final = ("auto", *sorted((*SUPPORTED_VERSIONS, *MODERN_VERSIONS)))
 """What ``--protocol-version`` and ``toolrelay.protocolVersion`` accept (``client/era.py``):
-the revisions oldest first (their names are dates), then ``auto``."""
+``auto`` (the default) first, then the revisions oldest first (their names are dates)."""
 
 
 def _empty_map() -> Mapping[str, str]:
