@@ -33,13 +33,13 @@ def test_no_verb_and_unknown_options_are_usage_errors() -> None:
 @pytest.mark.parametrize(("args", "usage", "error"), [
     (["run", "x", "--modle", "offline"], "toolrelay run [-h] [options] [TASK]",
      "unrecognized arguments: --modle offline (did you mean --model?)"),
-    (["tools", "--jsno"], "toolrelay tools [options]",
+    (["tools", "--jsno"], "toolrelay tools [-h] [options]",
      "unrecognized arguments: --jsno (did you mean --json?)"),
-    (["call", "fs__x", "--wier"], "toolrelay call [options] alias [arguments]",
+    (["call", "fs__x", "--wier"], "toolrelay call [-h] [options] ALIAS [ARGUMENTS]",
      "unrecognized arguments: --wier (did you mean --wire?)"),
-    (["auth", "login", "notes", "--no-browsr"], "toolrelay auth login [options] server",
+    (["auth", "login", "notes", "--no-browsr"], "toolrelay auth login [-h] [options] SERVER",
      "unrecognized arguments: --no-browsr (did you mean --no-browser?)"),
-    (["verify", "run.jsonl", "--al", "--jsn"], "toolrelay verify [options] PATH",
+    (["verify", "run.jsonl", "--al", "--jsn"], "toolrelay verify [-h] [options] PATH",
      "unrecognized arguments: --al --jsn (did you mean --all for --al, --json for --jsn?)"),
 ])
 def test_a_mistyped_flag_gets_the_usage_line_and_the_flag_it_resembles(

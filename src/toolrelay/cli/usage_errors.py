@@ -11,20 +11,23 @@ import argparse
 import difflib
 from collections.abc import Sequence
 
-__all__ = ["short_usage", "unrecognized"]
+__all__ = ["compact_usage", "short_usage", "unrecognized"]
+
+
+def compact_usage(parser: argparse.ArgumentParser) -> str:
+    """``%(prog)s [-h] [options] ALIAS [ARGUMENTS]``: the positionals, every option folded
+    into ``[options]`` (argparse's own usage of ``run`` is 17 lines of options)."""
+    positionals = [(str(action.metavar or action.dest).upper(), action.nargs == "?")
+                   for action in parser._get_positional_actions()]
+    shown = " ".join(f"[{name}]" if optional else name for name, optional in positionals)
+    return f"%(prog)s [-h] [options] {shown}".rstrip()
 
 
 def short_usage(parser: argparse.ArgumentParser) -> str:
-    """``usage: toolrelay call [options] alias [arguments]``: the positionals as argparse
-    writes them, every option folded into ``[options]`` (a usage set already, as
-    ``help_layout`` sets a short one, is used as it is)."""
-    if parser.usage is not None:
-        return f"{parser.format_usage().strip()} (see {parser.prog} --help)\n"
-    positionals = [action for action in parser._actions if not action.option_strings]
-    formatter = parser._get_formatter()
-    formatter.add_usage(None, positionals, [])
-    before, prog, after = formatter.format_help().strip().partition(parser.prog)
-    return f"{before}{prog} [options]{after} (see {parser.prog} --help)\n"
+    """The usage line of an error: the parser's own when it has a short one set
+    (``help_layout``), else the compact one; and where the whole usage is."""
+    usage = (parser.usage or compact_usage(parser)) % {"prog": parser.prog}
+    return f"usage: {usage} (see {parser.prog} --help)\n"
 
 
 def unrecognized(extras: Sequence[str], parser: argparse.ArgumentParser) -> str:
