@@ -81,5 +81,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    # The lazy names are not in globals() until first used; REPL completion reads dir().
-    return sorted({*globals(), *__all__})
+    # REPL and IDE completion read dir(): the public names (the lazy ones are not in
+    # globals() until first used), not this module's helpers (Any, importlib, ...) nor the
+    # submodules imported meanwhile.
+    return sorted(__all__)

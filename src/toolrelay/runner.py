@@ -21,7 +21,7 @@ import uuid
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from .client.config import with_cli_settings
 from .client.host import Elicitor, Host, Sampler, SamplingApprover, declining, refusing_approval
@@ -43,6 +43,7 @@ from .transcript.writer import TranscriptWriter
 __all__ = [
     "DEFAULT_MODEL",
     "OFFLINE_MODEL",
+    "RunKeywords",
     "RunOptions",
     "check_options",
     "hosted_endpoint",
@@ -125,6 +126,43 @@ class RunOptions:
     """Told each event of ``relay.run_events`` as it happens (``run_stream`` iterates them)."""
 
 
+class RunKeywords(TypedDict, total=False):
+    """The keywords of ``run(task, **options)``: ``RunOptions``' fields, each optional, so
+    that an IDE completes them and a type checker checks them (a test keeps the two equal)."""
+
+    model: str
+    base_url: str | None
+    api_key: str | None
+    config: ConfigSource
+    strict: bool
+    chain: bool
+    store: bool | None
+    instructions: str | None
+    tool_choice: str
+    parallel_tool_calls: bool
+    stream: bool
+    extra_body: dict[str, Any]
+    limits: RunLimits
+    approve: Approver | None
+    approve_sampling: SamplingApprover | None
+    elicit: Elicitor | None
+    script: str | Path | None
+    transcript: str | Path | None
+    events: EventStream | None
+    prompt: str | None
+    prompt_arguments: Mapping[str, str]
+    resources: Sequence[str]
+    expose_resources: bool
+    server_instructions: bool
+    protocol_version: str | None
+    server_log_level: str | None
+    call_max_time: float | None
+    environ: Mapping[str, str] | None
+    run_id: str | None
+    on_result: Callable[[RunResult], None] | None
+    on_event: RunListener | None
+
+
 async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
     """Run ``task`` to its end; raises only for what ends the run itself (ModelError,
     config and connection failures, interruption)."""
@@ -203,10 +241,11 @@ async def run_stream(task: str, options: RunOptions | None = None) -> AsyncGener
 
 
 
-def run(task: str, **options: Any) -> RunResult:
-    """Synchronous ``run_async``: ``toolrelay.run("…", model="offline")``."""
+def run(task: str, **options: Unpack[RunKeywords]) -> RunResult:
+    """Synchronous ``run_async``: ``toolrelay.run("…", model="offline")``; the keywords are
+    ``RunOptions``' fields."""
     _check_no_running_loop()
-    _check_option_names(options)
+    _check_option_names(options)  # for callers no type checker looked at
     return asyncio.run(run_async(task, replace(RunOptions(), **options)))
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -156,3 +157,22 @@ def test_login_when_the_authorization_server_is_down_names_what_was_not_reached(
     assert login.stderr == ("toolrelay auth: error: server notes unavailable: server notes: OAuth sign-in "
                             f"failed: cannot reach {servers.issuer}/.well-known/oauth-authorization-server "
                             "(server metadata): connection refused\n")
+
+
+def test_each_auth_action_shows_its_own_examples_and_they_run(tmp_path: Path) -> None:
+    """The examples of `auth login / status / logout --help`, run as shown (all but those
+    that open a browser or reach a host of the example's)."""
+    with OAuthServers(OAuthOptions(scopes_supported=["notes:read"])) as servers:
+        write_config(tmp_path, servers)
+        said_by = {"login": "signed in to notes", "status": "signed in at", "logout": "signed out"}
+        for action, said in said_by.items():
+            shown = toolrelay("auth", action, "--help", home=tmp_path)
+            assert shown.returncode == 0
+            examples = shown.stdout.split("examples:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+            commands = [re.split(r"\s{2,}", line.strip())[0].split() for line in examples]
+            assert len(commands) >= 2
+            assert all(command[:3] == ["toolrelay", "auth", action] for command in commands)
+            runnable = [c for c in commands if action != "login" or "headless" in c]
+            outputs = [toolrelay(*command[1:], home=tmp_path) for command in runnable]
+            assert all(out.returncode == 0 for out in outputs), [out.stderr for out in outputs]
+            assert said in outputs[0].stdout

@@ -186,16 +186,19 @@ def test_without_ray_the_engine_says_how_to_install_it(
 
 
 def test_the_cli_starts_its_own_ray_and_leaves_no_ray_process(local_ray: Any, tmp_path: Path) -> None:
+    """... and with --quiet, says nothing on stderr: nor does Ray (its token note)."""
     tasks = write_tasks(tmp_path / "tasks.jsonl", reading_tasks(4))
     ledger = tmp_path / "ledger.jsonl"
     before = live_children()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "RAY_"))}
     command = [sys.executable, "-m", "toolrelay", "batch", str(tasks), "--out", "out", "--model", "offline",
-               "--config", str(ledger_config(tmp_path, ledger)), "--yes", "--engine", "ray", "--actors", "2"]
+               "--config", str(ledger_config(tmp_path, ledger)), "--yes", "--engine", "ray", "--actors", "2",
+               "--quiet"]
     with spawned(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                  text=True) as batch:
         out, err = batch.communicate(timeout=180)
         assert batch.returncode == 0, err
+        assert err == ""
         assert "tasks: 4 (4 completed)" in out
         # Ray's own start-up is said apart from the tasks' time (the bench's throughput after it)
         assert re.search(r"\nengine start-up: \d+\.\d\d s before the first task started\n", out), out

@@ -55,11 +55,11 @@ def test_call_shows_the_json_rpc_error_data(workspace: Path) -> None:
 def test_a_bad_option_prints_the_subcommands_usage(workspace: Path) -> None:
     proc = toolrelay("tools", "--bogus", cwd=workspace)
     assert proc.returncode == 2
-    assert proc.stderr.startswith("usage: toolrelay tools [-h]")
-    assert proc.stderr.endswith("toolrelay tools: error: unrecognized arguments: --bogus\n")
+    assert proc.stderr == ("usage: toolrelay tools [-h] [options] (see toolrelay tools --help)\n"
+                           "toolrelay tools: error: unrecognized arguments: --bogus\n")
     top = toolrelay("--bogus", cwd=workspace)
     assert top.returncode == 2
-    assert top.stderr.startswith("usage: toolrelay [-h]")
+    assert top.stderr.startswith("usage: toolrelay [-h] [options] COMMAND (see toolrelay --help)\n")
 
 
 def test_a_missing_file_is_said_the_same_way_for_config_and_script(workspace: Path) -> None:

@@ -67,3 +67,20 @@ def test_demo_checks_the_model_key_before_it_announces_the_run(workspace: Path) 
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr.startswith("toolrelay demo: error: no API key for ")
+
+
+REVISIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]  # in date order
+
+
+def test_protocol_versions_are_listed_auto_first_then_in_date_order(workspace: Path) -> None:
+    shown = " ".join(toolrelay("tools", "--help", cwd=workspace).stdout.split())
+    assert "protocolVersion: auto (default: probe, " in shown
+    assert f"or one to pin ({', '.join(REVISIONS)})" in shown
+    refused = toolrelay("tools", "--protocol-version", "2027", cwd=workspace)
+    assert refused.returncode == 2
+    choices = ", ".join(repr(revision) for revision in ["auto", *REVISIONS])
+    assert f"invalid choice: '2027' (choose from {choices})" in refused.stderr
+    pinned = config(workspace / "mcp.json", x={"command": "true", "toolrelay": {"protocolVersion": "2027"}})
+    in_config = toolrelay("tools", "--config", str(pinned), cwd=workspace)
+    assert in_config.returncode == 2
+    assert f"must be one of auto, {', '.join(REVISIONS)}, got '2027'" in in_config.stderr

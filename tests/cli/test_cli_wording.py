@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import config, honest_server, make_workspace, toolrelay, write_json
+from cli_helpers import config, file_server, honest_server, make_workspace, toolrelay, write_json
 
+from testkit.servers import OFFER_SERVER, SDK_SERVER
 from toolrelay.cli.main import COMMANDS, build_parser
 
 UNEXPLAINED = re.compile(r"\b(seeds?|attachments?)\b", re.IGNORECASE)
@@ -109,3 +110,22 @@ def test_a_runs_call_line_words_a_timeout_as_call_does(workspace: Path) -> None:
     [line] = [line for line in run.stderr.splitlines() if line.startswith("  call honest__sleep →")]
     assert line.endswith(f" · {said_by_call}"), line
     assert "transport_error" not in run.stderr
+
+
+@pytest.mark.parametrize(("server", "alias", "arguments", "printed"), [
+    ("fs", "fs__read_text_file", {"path": "notes.txt", "head": 2}, "line 1\nline 2\n"),  # {"content": text}
+    ("sdk", "sdk__add", {"a": 1, "b": 2}, "3\n"),  # the SDK's {"result": 3}
+    # structuredContent that says more than a wrapped text is shown after the text
+    ("offer", "offer__weather", {"city": "Paris"},
+     '{"temperature": 21.5, "unit": "C"}\n\n'
+     '--- structuredContent\n{\n  "temperature": 21.5,\n  "unit": "C"\n}\n'),
+], ids=["file-server", "sdk", "more-than-the-text"])
+def test_call_prints_a_text_once_when_structured_content_only_wraps_it(
+    workspace: Path, server: str, alias: str, arguments: dict[str, object], printed: str
+) -> None:
+    script = {"fs": None, "sdk": [str(SDK_SERVER), "stdio"], "offer": [str(OFFER_SERVER)]}[server]
+    entry = file_server(workspace) if script is None else {"command": sys.executable, "args": script}
+    mcp = config(workspace / "mcp.json", **{server: entry})
+    proc = toolrelay("call", alias, json.dumps(arguments), "--config", str(mcp), cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == printed

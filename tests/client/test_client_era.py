@@ -202,7 +202,8 @@ def test_the_config_pins_a_revision_per_server(root: Path, tmp_path: Path) -> No
     assert run(versions("2025-06-18")) == dict.fromkeys(("modern", "old", "plain"), "2025-06-18")
     config.write_text(json.dumps({"mcpServers": {"x": {**entry, "toolrelay": {"protocolVersion": "2027"}}}}),
                       encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"toolrelay\.protocolVersion: must be one of .*2026-07-28, auto"):
+    revisions = r"auto, 2024-11-05, .*, 2026-07-28,"  # auto first, then in date order
+    with pytest.raises(ConfigError, match=rf"toolrelay\.protocolVersion: must be one of {revisions}"):
         load_config(config, environ={})
 
 

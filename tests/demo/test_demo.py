@@ -73,6 +73,21 @@ def test_demo_runs_the_seed_scenario_and_prints_the_chain(
     assert sorted(p.name for p in (folder / "streamed").iterdir()) == sorted(STREAMED)
 
 
+def test_the_demo_says_which_mcp_revision_it_speaks_and_why(
+    demo: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    folder, proc = demo
+    said = proc.stdout.splitlines()[1]
+    assert said == ("MCP 2025-06-18 with the file server: the walk-through's reference messages, which "
+                    "these files reproduce, are in that revision (toolrelay run speaks 2026-07-28 with a "
+                    "server that does)")
+    handshake = next(e for e in read_events(folder / "transcript.jsonl") if e.get("method") == "initialize")
+    assert handshake["message"]["params"]["protocolVersion"] == "2025-06-18"  # what the line says
+    shown = run([sys.executable, "-m", "toolrelay", "demo", "--help"], text=True, timeout=30)
+    assert "It speaks MCP 2025-06-18, the revision of the walk-through's reference messages" in shown.stdout
+    assert "toolrelay run speaks 2026-07-28 with a server that does" in shown.stdout
+
+
 def test_the_files_are_the_exact_messages_of_the_run(demo_folder: Path) -> None:
     events = read_events(demo_folder / "transcript.jsonl")
     load = lambda name: json.loads((demo_folder / name).read_text())  # noqa: E731

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import typing
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,15 @@ def test_a_misspelt_option_names_the_right_one() -> None:
     assert said.startswith("toolrelay.run() has no option 'modle': did you mean 'model'? ")
     assert "RunOptions takes model, base_url, api_key, config," in said
     assert failed.value.exit_code == 2
+
+
+def test_runs_keywords_are_typed_as_run_options_fields() -> None:
+    """What an IDE completes and a type checker checks for ``toolrelay.run(task, ...)``:
+    every field of RunOptions, with its type, none required."""
+    [keywords] = typing.get_args(typing.get_type_hints(toolrelay.run)["options"])
+    assert typing.is_typeddict(keywords) and keywords.__required_keys__ == frozenset()
+    assert typing.get_type_hints(keywords) == typing.get_type_hints(toolrelay.RunOptions)
+    assert list(typing.get_type_hints(keywords)) == [f.name for f in dataclasses.fields(toolrelay.RunOptions)]
 
 
 def test_inside_a_running_event_loop_it_points_to_run_async() -> None:

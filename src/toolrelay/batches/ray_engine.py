@@ -47,7 +47,9 @@ from .results import TaskResult
 from .session import transcript_path
 from .tasks import TaskSpec
 
-__all__ = ["LOCAL_RAY_ENV", "MAX_LOST_WORKERS", "import_ray", "ray_cluster", "run_ray", "windows"]
+__all__ = [
+    "LOCAL_RAY_ENV", "MAX_LOST_WORKERS", "hide_ray_notes", "import_ray", "ray_cluster", "run_ray", "windows",
+]
 
 LOCAL_RAY_ENV: Final = {
     "RAY_USAGE_STATS_ENABLED": "0",
@@ -160,6 +162,19 @@ def _init(ray: Any, address: str | None, settings: dict[str, Any]) -> None:
         ray.init(address=settings.pop("address", address), **settings)
     except (ConnectionError, ValueError, RuntimeError) as exc:
         raise UsageError(f"cannot connect to Ray at {address or 'a local Ray'}: {exc}") from None
+
+
+def hide_ray_notes() -> None:
+    """``batch --quiet``: Ray's note that the local Ray it started uses token authentication
+    (nothing to do about it) is not shown either; its warnings of trouble still are."""
+    logging.getLogger(_TOKEN_SETUP_LOGGER).addFilter(_not_the_token_note)
+
+
+_TOKEN_SETUP_LOGGER: Final = "ray._private.authentication.authentication_token_setup"
+
+
+def _not_the_token_note(record: logging.LogRecord) -> bool:
+    return not record.getMessage().startswith("Token authentication is enabled for this Ray cluster")
 
 
 def _not_the_signal_note(record: logging.LogRecord) -> bool:

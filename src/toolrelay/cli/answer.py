@@ -10,12 +10,11 @@ printing, not the run.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
 from typing import Final, TextIO
 
 from ..relay.run_events import ReasoningDelta, RunEvent, RunFinished, TextDelta, TextDone, TurnFinished
+from .closed_stdout import silence
 
 __all__ = ["AnswerPrinter"]
 
@@ -58,7 +57,7 @@ class AnswerPrinter:
             self.out.flush()
         except BrokenPipeError:
             self._gone = True
-            _silence(self.out)
+            silence(self.out)
             return
         self._mid_line = not text.endswith("\n")
 
@@ -74,8 +73,3 @@ class AnswerPrinter:
             self.reasoning.flush()
             self._reasoning_mid_line = False
 
-
-def _silence(stream: TextIO) -> None:
-    """Point a closed pipe's descriptor at /dev/null: Python flushes stdout at exit."""
-    with contextlib.suppress(OSError, ValueError):  # not a real descriptor: a test's StringIO
-        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())

@@ -16,6 +16,7 @@ import asyncio
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from ..client.auth.grant import Grant
 from ..client.auth.metadata import canonical_resource
@@ -29,33 +30,52 @@ from .sign_in import apply_auth_option
 
 __all__ = ["configure", "run"]
 
-EXAMPLES = """examples:
-  toolrelay auth login notes --config mcp.json                 sign in, in the browser
-  toolrelay auth login notes --config mcp.json --no-browser    print the URL to open anywhere
-  toolrelay auth login notes --config mcp.json --auth headless no person (test servers, CI)
-  toolrelay auth status
-  toolrelay auth logout notes --config mcp.json
-
-sign-ins are stored in $XDG_STATE_HOME/toolrelay/oauth (default ~/.local/state/toolrelay/oauth),
+# each action's examples end its --help; all of them, the help of ``auth``
+_ACTION_EXAMPLES = {
+    "login": """\
+  toolrelay auth login notes --config mcp.json                   sign in, in the browser
+  toolrelay auth login notes --config mcp.json --no-browser      print the URL to open anywhere
+  toolrelay auth login notes --config mcp.json --auth headless   no person (test servers, CI)
+  toolrelay auth login https://notes.example/mcp                 a server by its URL, no config""",
+    "status": """\
+  toolrelay auth status                                          every stored sign-in (never a token)
+  toolrelay auth status --config mcp.json                        the same, named as in the config""",
+    "logout": """\
+  toolrelay auth logout notes --config mcp.json                  delete the server's stored sign-in
+  toolrelay auth logout https://notes.example/mcp                the same, by its URL""",
+}
+STORED = """sign-ins are stored in $XDG_STATE_HOME/toolrelay/oauth (default ~/.local/state/toolrelay/oauth),
 files readable by you alone."""
+EXAMPLES = "examples:\n" + "\n".join(_ACTION_EXAMPLES.values()) + "\n\n" + STORED
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE", help="MCP servers config file")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
     actions.required = True
-    login = actions.add_parser("login", help="sign in to a server now (again, if signed in before)")
+    login = _action(actions, "login", "sign in to a server now (again, if signed in before)")
     login.add_argument("server", help="the server's name in the config, or its URL")
     _config_option(login)
     login.add_argument("--no-browser", action="store_true", help="print the URL instead of opening a browser")
     login.add_argument("--auth", choices=("auto", "headless"), default="auto",
                        help="headless: sign in without a person (test authorization servers, CI)")
-    status = actions.add_parser("status", help="list the stored sign-ins")
-    _config_option(status)
-    logout = actions.add_parser("logout", help="forget a server's stored sign-in")
+    _config_option(_action(actions, "status", "list the stored sign-ins"))
+    logout = _action(actions, "logout", "forget a server's stored sign-in")
     logout.add_argument("server", help="the server's name in the config, or its URL")
     _config_option(logout)
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
+
+
+def _action(actions: Any, name: str, help_text: str) -> argparse.ArgumentParser:
+    """One action's parser: its examples in its --help; its own flags are the ones a typo
+    is matched against (``verb_parser``)."""
+    action: argparse.ArgumentParser = actions.add_parser(
+        name, help=help_text, description=help_text,
+        epilog=f"examples:\n{_ACTION_EXAMPLES[name]}\n\n{STORED}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    action.set_defaults(verb_parser=action)
+    return action
 
 
 def _config_option(parser: argparse.ArgumentParser) -> None:

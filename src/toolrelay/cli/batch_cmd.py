@@ -143,6 +143,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet and already:
         sys.stderr.write(f"toolrelay batch: resuming {out}: {already} of {tasks.count} tasks "
                          "already finished\n")
+    if args.quiet and args.engine == "ray":
+        from ..batches.ray_engine import hide_ray_notes  # imported with the engine it is about
+
+        hide_ray_notes()
     started = time.monotonic()
     try:
         asyncio.run(_drive(tasks, options, args.engine, None if args.quiet else progress))

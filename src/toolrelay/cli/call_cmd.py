@@ -126,11 +126,28 @@ def _print_outcome(outcome: CallOutcome) -> None:
     if outcome.status == "invalid_output":  # shown, so the user sees what broke the schema
         note = f"the output is invalid (mcp id {outcome.mcp_id}): {outcome.message}"
         sys.stderr.write(f"toolrelay call: {note}\n")
-    for block in result.get("content") or []:
+    blocks = result.get("content") or []
+    for block in blocks:
         sys.stdout.write(_block_text(block))
-    if "structuredContent" in result:
+    if "structuredContent" in result and not _only_wraps_text(result["structuredContent"], blocks):
         sys.stdout.write("\n--- structuredContent\n")
         sys.stdout.write(json.dumps(result["structuredContent"], indent=2, ensure_ascii=False) + "\n")
+
+
+def _only_wraps_text(structured: Any, blocks: list[dict[str, Any]]) -> bool:
+    """Whether ``structuredContent`` is just the text in one field (the file server's
+    ``{"content": text}``; the SDK's ``{"result": value}`` of a tool returning a plain
+    value, its text that value's JSON): printed, it would say the same twice."""
+    texts = [str(block.get("text", "")) for block in blocks if block.get("type") == "text"]
+    if not isinstance(structured, dict) or len(structured) != 1 or not texts:
+        return False
+    [value], text = structured.values(), "".join(texts).rstrip("\n")
+    if isinstance(value, str):
+        return value.rstrip("\n") == text
+    try:
+        return bool(json_depth.loads(text) == value)
+    except ValueError:
+        return False
 
 
 def _block_text(block: dict[str, Any]) -> str:

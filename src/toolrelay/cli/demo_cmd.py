@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..demo import DEFAULT_OUT, DEMO_TASK, STANDALONE_CHECKS, DemoResult, run_demo, standalone_check
 from ..events import EventStream
+from ..protocol.versions import LATEST_MODERN_VERSION, SEED_VERSION
 from ..relay.endings import ending_line
 from ..runner import OFFLINE_MODEL
 from ..verify.attachments import STREAMED
@@ -24,9 +25,17 @@ from .progress import AtFirstStart, ProgressPrinter
 
 __all__ = ["configure", "run"]
 
+# Why the demo and `run` speak different revisions, said where both are seen.
+ERA_NOTE = (
+    f"MCP {SEED_VERSION} with the file server: the walk-through's reference messages, which these files "
+    f"reproduce, are in that revision (toolrelay run speaks {LATEST_MODERN_VERSION} with a server that does)"
+)
+
 EXAMPLES = f"""The read_text_file walk-through: a model is asked for the first 20 lines of notes.txt
 (in a temporary folder), calls read_text_file on toolrelay's file server, gets the result
 back paired by call_id, and answers. Each message of that run is written to a file.
+It speaks MCP {SEED_VERSION}, the revision of the walk-through's reference messages, which
+these files reproduce; toolrelay run speaks {LATEST_MODERN_VERSION} with a server that does.
 
 examples:
   toolrelay demo                                   offline stand-in model, writes ./{DEFAULT_OUT}
@@ -68,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     header = (
         f"toolrelay demo: {DEMO_TASK!r}, run for real (model {args.model}; the built-in file server as fs "
-        "on a temporary workspace with a 30-line notes.txt)\n"
+        f"on a temporary workspace with a 30-line notes.txt)\n{ERA_NOTE}\n"
     )
     events.subscribe(AtFirstStart(out, header))  # said as the run starts: never before a usage error
     demo = run_demo(args.out, model=args.model, base_url=args.base_url, events=events)

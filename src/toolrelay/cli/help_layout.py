@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 
+from .usage_errors import compact_usage
+
 __all__ = ["GROUPS", "lay_out"]
 
 _SERVERS = ("--config", "--protocol-version", "--auth", "--strict", "--expose-resources")
@@ -55,8 +57,5 @@ def lay_out(verb: str, parser: argparse.ArgumentParser) -> None:
     others.title = "other"
     parser._action_groups.remove(others)  # after the groups: it holds -h and any option no group names
     parser._action_groups.append(others)
-    positionals = [(str(action.metavar or action.dest).upper(), action.nargs == "?")
-                   for action in parser._get_positional_actions()]
-    shown = " ".join(f"[{name}]" if optional else name for name, optional in positionals)
-    parser.usage = f"%(prog)s [-h] [options] {shown}"
+    parser.usage = compact_usage(parser)
     parser.epilog = f"{parser.epilog or ''}\n\n{_REFERENCE.format(verb=verb)}".lstrip()

@@ -10,6 +10,8 @@
     3    protocol or transport failure (server crashed, exited or timed out, no server
          available, JSON-RPC error, model endpoint unreachable or answering an HTTP error)
     130  interrupted (Ctrl-C)
+    141  stdout's reader went away while the command was at work (``| head``; the servers
+         are stopped first); once the work is done, a closed stdout is no failure (0)
 
 Command modules are imported only when their verb is used, so ``toolrelay --help`` and
 small verbs start fast.
@@ -19,13 +21,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn, Protocol
+from typing import Any, NoReturn, Protocol
 
 from ..errors import ToolrelayError
+from .closed_stdout import EXIT_STDOUT_CLOSED, StdoutClosed, silence
 from .help_layout import lay_out
+from .usage_errors import short_usage, unrecognized
 
 __all__ = ["EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TRANSPORT", "EXIT_USAGE", "main"]
 
@@ -62,10 +65,15 @@ class CommandModule(Protocol):
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with our usage exit code (2) and a one-line error."""
+    """argparse with our usage exit code (2), a short usage line and a one-line error;
+    no abbreviated flags (``--mod`` for ``--model`` would break once a ``--mode`` exists)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
+        sys.stderr.write(short_usage(self))
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(EXIT_USAGE)
 
@@ -107,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args, extras = parser.parse_known_args(arguments)
         if extras:  # said by the verb's parser, with its usage (argparse would show the top-level one)
-            args.verb_parser.error(f"unrecognized arguments: {' '.join(extras)}")
+            args.verb_parser.error(unrecognized(extras, args.verb_parser))
     except SystemExit as exc:
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
     if args.verb is None:
@@ -126,6 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader went away (`toolrelay tools --json | head`): nothing failed here, and
         # Python must not complain again when it flushes stdout at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        silence(sys.stdout)
         return EXIT_OK
+    except StdoutClosed:  # ... while the command was still at work (closed_stdout.py)
+        return EXIT_STDOUT_CLOSED
 

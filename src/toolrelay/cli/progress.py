@@ -27,6 +27,7 @@ from ..events import (
 )
 from ..redaction import redact, worth_redacting
 from ..relay.endings import ending_line
+from .closed_stdout import write_or_stop
 
 __all__ = ["AtFirstStart", "ProgressPrinter", "WireLog", "WirePrinter", "failure_text"]
 
@@ -215,8 +216,7 @@ class WirePrinter:
             return
         arrow = ">>" if event.direction == "out" else "<<"
         line = redact(json.dumps(event.message, ensure_ascii=False, separators=(",", ":")), self.secrets)
-        self.stream.write(f"{arrow} {event.server}#{event.connection} {line}\n")
-        self.stream.flush()
+        write_or_stop(self.stream, f"{arrow} {event.server}#{event.connection} {line}\n")
 
 
 class WireLog:
@@ -248,6 +248,5 @@ class AtFirstStart:
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, ServerStarting) and self._text is not None:
-            self.stream.write(self._text)
-            self.stream.flush()
-            self._text = None
+            text, self._text = self._text, None
+            write_or_stop(self.stream, text)

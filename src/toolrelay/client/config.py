@@ -84,8 +84,9 @@ _OPTION_KEYS: Final = frozenset({
     "maxCallTime", "logLevel", "shutdownGrace", "maxSamplingPerCall",
     "oauth",  # read with the URL (config_entries.py)
 })
-PROTOCOL_CHOICES: Final = (*SUPPORTED_VERSIONS, *MODERN_VERSIONS, "auto")
-"""What ``--protocol-version`` and ``toolrelay.protocolVersion`` accept (``client/era.py``)."""
+PROTOCOL_CHOICES: Final = ("auto", *sorted((*SUPPORTED_VERSIONS, *MODERN_VERSIONS)))
+"""What ``--protocol-version`` and ``toolrelay.protocolVersion`` accept (``client/era.py``):
+``auto`` (the default) first, then the revisions oldest first (their names are dates)."""
 
 
 def _empty_map() -> Mapping[str, str]:

@@ -80,7 +80,11 @@ class ServerPool:
         closing what did start).
         """
         names = list(self._own)
-        started = await asyncio.gather(*(self._start(n) for n in names), return_exceptions=True)
+        try:
+            started = await asyncio.gather(*(self._start(n) for n in names), return_exceptions=True)
+        except BaseException:  # cancelled while starting (a closed stdout, asyncio.run's end)
+            await self.close()
+            raise
         for name, outcome in zip(names, started, strict=True):
             if isinstance(outcome, ToolrelayError):
                 self.unavailable[name] = outcome

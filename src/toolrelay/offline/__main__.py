@@ -16,7 +16,9 @@ from .standin import OfflineModel
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m toolrelay.offline", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m toolrelay.offline", description=__doc__, allow_abbrev=False
+    )
     parser.add_argument(
         "--script",
         help="JSON script of the answers (default: call the offered read_text_file with the path and "

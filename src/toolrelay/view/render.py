@@ -72,5 +72,7 @@ def write_html(trace: Trace, path: Path) -> None:
     """Write the page; an unwritable path is a UsageError naming it."""
     try:
         path.write_text(render_html(trace), encoding="utf-8")
+    except BrokenPipeError:
+        raise  # `-o /dev/stdout | head`: the reader went away, the path is writable
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {os_reason(exc)}") from None
