@@ -25,7 +25,8 @@ GROUPS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         ("servers and input", (*_SERVERS, "--prompt", "--arg", "--resource", "--no-server-instructions")),
         ("model", _MODEL),
         ("limits", _LIMITS),
-        ("approval and what servers ask", ("--yes", "--elicit", "--open", "--server-log-level")),
+        ("approval and what servers ask", ("--yes", "--elicit", "--open", "--max-sampling-per-call",
+                                           "--server-log-level")),
         ("output", ("--transcript", "--fail-on-call-error", "--json", "--quiet")),
     ),
     "batch": (
@@ -34,7 +35,8 @@ GROUPS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         ("servers", _SERVERS),
         ("model", _MODEL),
         ("limits, per task", _LIMITS),
-        ("approval and what servers ask", ("--yes", "--elicit", "--server-log-level")),
+        ("approval and what servers ask",
+         ("--yes", "--elicit", "--max-sampling-per-call", "--server-log-level")),
     ),
 }
 """Per verb with many options: (group title, its options by their long name), in help order."""
