@@ -51,6 +51,7 @@ class Link:
         self.peer = Peer(self.transport.send, on_request=self._on_server_request,
                          on_notification=self._on_notification, tracer=self.tracer,
                          tag_request=self._call_of, tag_notification=self._notified_call)
+        self.tracer.owner_of = self._owner_of
         self.ready = False
         self.closing = False
         self.end_reason: str | None = None
@@ -137,6 +138,25 @@ class Link:
         what arrives on stdio cannot be told apart)."""
         tags = self.peer.pending_tags(m.CALL_TOOL)
         return tags[0] if len(tags) == 1 and isinstance(tags[0], str) else None
+
+    def _owner_of(self, message: Request | Notification) -> jsonrpc.RequestId | None:
+        """Our request a server request or notification came during, by the MCP side alone
+        (never by call_id, which repeats across the tasks of a batch): a tool task's
+        ``tools/call``, the progress token's request, the request whose HTTP stream carried
+        it, or on stdio the one tools/call pending."""
+        if isinstance(message, Request):
+            task_call = self.owner.requests.tool_task_request(message)
+            if task_call is not None:
+                return task_call
+        elif subscription_id(message.raw) is not None:
+            return None
+        elif message.method == m.PROGRESS:
+            return self.peer.pending_with_token(_params(message).get("progressToken"))
+        carrier = carried_for.get()
+        if carrier is not None:
+            return carrier
+        pending = self.peer.pending_ids(m.CALL_TOOL)
+        return pending[0] if len(pending) == 1 else None
 
     def _on_server_request(self, request: Request) -> JSONObject | Awaitable[JSONObject]:
         if request.method == m.PING:

@@ -242,6 +242,10 @@ class Peer:
         """The tags of our requests of ``method`` still awaiting their answer, oldest first."""
         return [p.tag for p in self._pending.values() if p.exchange.method == method]
 
+    def pending_ids(self, method: str) -> list[RequestId]:
+        """The ids of our requests of ``method`` still awaiting their answer, oldest first."""
+        return [mcp_id for mcp_id, p in self._pending.items() if p.exchange.method == method]
+
     def postpone(self, tag: Any, seconds: float) -> None:
         """Move the deadline of our pending requests tagged ``tag`` ``seconds`` later (the
         time someone spent answering the other side's question on their behalf)."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from ...errors import RpcError, SamplingRefused
 from ...protocol import mcp as m
-from ...protocol.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, JSONObject, Request
+from ...protocol.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, JSONObject, Request, RequestId
 from .capabilities import Offers, client_capabilities, offers_of
 from .elicitation import ElicitationRequest, Elicitor, declining, parse_elicitation
 from .roots import Root, list_roots_result
@@ -64,8 +64,9 @@ class ServerRequests:
         self.roots = roots
         """None: no roots offered (the config said ``"roots": false``)."""
         self.tasks = ClientTasks()
-        self.tool_tasks: dict[str, str] = {}
-        """taskId → call_id of the tool calls running as tasks on the server (``tool_tasks.py``)."""
+        self.tool_tasks: dict[str, tuple[str | None, RequestId]] = {}
+        """taskId → (call_id, MCP id) of the tools/calls running as tasks on the server
+        (``tool_tasks.py``)."""
         self._notify = notify
         self._postpone = postpone
         self._offers: Offers = offers_of("", roots=roots is not None)
@@ -91,6 +92,15 @@ class ServerRequests:
         of the server's task running a tool call (its related-task meta), if any."""
         if request.method.startswith("tasks/"):
             return self.tasks.call_of(request.params)
+        owner = self._tool_task(request)
+        return owner[0] if owner is not None else None
+
+    def tool_task_request(self, request: Request) -> RequestId | None:
+        """The MCP id of the ``tools/call`` whose server task a request names (related-task meta)."""
+        owner = self._tool_task(request) if not request.method.startswith("tasks/") else None
+        return owner[1] if owner is not None else None
+
+    def _tool_task(self, request: Request) -> tuple[str | None, RequestId] | None:
         meta = (request.params or {}).get("_meta")
         related = meta.get(m.RELATED_TASK) if isinstance(meta, dict) else None
         task_id = related.get("taskId") if isinstance(related, dict) else None
