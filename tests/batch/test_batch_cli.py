@@ -117,6 +117,10 @@ def test_usage_errors_exit_2_and_servers_that_cannot_start_exit_3(tmp_path: Path
     busy = toolrelay("batch", str(tasks), "--out", "busy", "--model", "offline", "--restart", cwd=tmp_path)
     assert busy.returncode == 2 and "holds files that are not a batch's" in busy.stderr
     assert (tmp_path / "busy" / "mine.txt").exists()
+    (tmp_path / "blocked" / "batch.lock").mkdir(parents=True)  # the lock file cannot be made
+    blocked = toolrelay("batch", str(tasks), "--out", "blocked", "--model", "offline", cwd=tmp_path)
+    assert blocked.returncode == 2
+    assert blocked.stderr == "toolrelay batch: error: cannot lock the batch folder blocked: Is a directory\n"
     config = tmp_path / "broken.json"
     config.write_text(json.dumps({"mcpServers": {"gone": {"command": "/nonexistent/server"}}}))
     broken = toolrelay("batch", str(tasks), "--out", "out3", "--model", "offline", "--config", str(config),

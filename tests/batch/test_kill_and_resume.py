@@ -27,7 +27,11 @@ from batch_helpers import (
     write_tasks,
 )
 
+import toolrelay as toolrelay_api
 from testkit.processes import kill_tree, spawned
+from toolrelay.batches import BatchOptions
+from toolrelay.errors import BatchFolderInUse
+from toolrelay.runner import RunOptions
 from toolrelay.verify import load_run, verify
 
 TASKS = 40
@@ -129,3 +133,52 @@ def test_a_tools_call_is_in_the_transcript_before_its_server_receives_it(tmp_pat
     assert done.returncode == 0, done.stderr
     (line,) = results(tmp_path / "out")
     assert line["answer"] == "The tool returned:\n1"  # the server found its own request on disk
+
+
+def wait_for_ledger(ledger: Path, path: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if ledger_runs(ledger)[path]:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"the call on {path} did not reach the server in {timeout} s")
+
+
+def test_a_second_batch_on_the_same_folder_is_refused_until_the_first_is_gone(tmp_path: Path) -> None:
+    """While a batch runs, another on its --out (even --restart) exits 2 naming it and
+    touches nothing, and the library raises the same; once the first is killed -9, the
+    folder is free and the same command resumes it."""
+    ledger = tmp_path / "ledger.jsonl"
+    rows = []
+    for task_id, tool in (("quick", "peek"), ("held", "read_text_file"), ("last", "peek")):
+        call = {"name": f"ledger__{tool}", "arguments": {"path": f"{task_id}.txt"}}
+        script = {"turns": [{"calls": [call]}]}
+        (tmp_path / f"{task_id}.json").write_text(json.dumps(script))
+        rows.append({"id": task_id, "task": "x", "script": f"{task_id}.json"})
+    tasks = write_tasks(tmp_path / "tasks.jsonl", rows)
+    config = ledger_config(tmp_path, ledger, delay=30)  # the held call stays in the server
+    command = ["batch", str(tasks), "--out", "out", "--model", "offline", "--config", str(config), "--yes",
+               "-j", "1"]
+    with spawned([sys.executable, "-m", "toolrelay", *command], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                 stderr=subprocess.DEVNULL) as first:
+        wait_for_ledger(ledger, "held.txt")  # "quick" is finished, "held" is in its call
+        second = toolrelay(*command, "--restart", cwd=tmp_path)
+        assert second.returncode == 2
+        assert second.stderr == (f"toolrelay batch: error: out is in use by another batch (pid {first.pid}); "
+                                 "wait for it or use another --out\n")
+        assert [line["id"] for line in results(tmp_path / "out")] == ["quick"]  # not deleted, not trimmed
+        options = BatchOptions(out=tmp_path / "out", run=RunOptions(model="offline", config=config))
+        with pytest.raises(BatchFolderInUse, match=r"/out is in use by another batch \(pid \d+\)") as refused:
+            list(toolrelay_api.batch(tasks, options))
+        assert refused.value.pid == first.pid
+        assert first.poll() is None
+        kill_tree(first)  # kill -9: its lock goes with it
+    again = toolrelay(*command, cwd=tmp_path)
+    assert again.returncode == 1, again.stderr  # "held" was sent, its answer never recorded
+    assert "toolrelay batch: resuming out: 1 of 3 tasks already finished\n" in again.stderr
+    by_id = {line["id"]: line for line in results(tmp_path / "out")}
+    assert {task_id: line["status"] for task_id, line in by_id.items()} == \
+        {"quick": "completed", "held": "uncertain", "last": "completed"}
+    assert ledger_runs(ledger) == {"quick.txt": 1, "held.txt": 1, "last.txt": 1}  # the refused ran none
+    for line in by_id.values():
+        assert verify(load_run(tmp_path / "out" / line["transcript"])).ok
