@@ -238,10 +238,6 @@ class Peer:
         """Send a notification (no answer expected)."""
         self._emit(jsonrpc.notification(method, params), tag)
 
-    def pending_tags(self, method: str) -> list[Any]:
-        """The tags of our requests of ``method`` still awaiting their answer, oldest first."""
-        return [p.tag for p in self._pending.values() if p.exchange.method == method]
-
     def pending_ids(self, method: str) -> list[RequestId]:
         """The ids of our requests of ``method`` still awaiting their answer, oldest first."""
         return [mcp_id for mcp_id, p in self._pending.items() if p.exchange.method == method]
