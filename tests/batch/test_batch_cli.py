@@ -70,6 +70,8 @@ def test_tasks_sharing_one_server_each_record_their_own_answers(tmp_path: Path, 
         assert line["status"] == "completed" and line["calls"] == 3, line
         assert line["answer"].endswith(f"contents of {multi_call_paths(line['id'])[2]}")
     assert ledger_runs(ledger) == {path: 1 for line in lines for path in multi_call_paths(line["id"])}
+    checked = toolrelay("verify", str(tmp_path / "out" / lines[-1]["transcript"]), cwd=tmp_path)
+    assert checked.returncode == 0 and ", completed\nok: " in checked.stdout, checked.stdout
 
 
 def test_running_it_again_skips_finished_tasks_and_restart_starts_over(tmp_path: Path) -> None:
