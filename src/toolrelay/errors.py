@@ -2,7 +2,8 @@
 
     ToolrelayError                  exit_code
     ├── UsageError                  2   bad flags, unreadable config or input
-    │   └── ConfigError             2   a config file toolrelay cannot use
+    │   ├── ConfigError             2   a config file toolrelay cannot use
+    │   └── BatchFolderInUse        2   another batch holds the --out folder (.pid: its process)
     ├── ProtocolError               3   the peer broke the protocol or answered a JSON-RPC error
     │   ├── RpcError                3   a JSON-RPC error response (code, message, data)
     │   │   ├── UnknownTool         3   a ToolService has no tool of that name (answered -32602)
@@ -58,6 +59,7 @@ from pathlib import Path
 from typing import Any, Final
 
 __all__ = [
+    "BatchFolderInUse",
     "ConfigError",
     "DecodeError",
     "HttpStatusError",
@@ -119,6 +121,15 @@ class UsageError(ToolrelayError):
 
 class ConfigError(UsageError):
     """A server configuration file is unreadable, malformed or names something unsupported."""
+
+
+class BatchFolderInUse(UsageError):
+    """Another batch runs in the batch folder now (it holds the folder's lock); ``pid`` is
+    that process's, when it could be read."""
+
+    def __init__(self, message: str, pid: int | None = None) -> None:
+        super().__init__(message)
+        self.pid = pid
 
 
 class ProtocolError(ToolrelayError):

@@ -173,6 +173,11 @@ class McpMessage(Event):
     """False for a cancellation toolrelay could not write (the server had stopped reading):
     the record never claims a message the server cannot have received. Recorded only when
     False."""
+    belongs_to: int | str | None = None
+    """The MCP id of toolrelay's own request on this connection that this message is, answers,
+    cancels or came during (None: none known). Not recorded (the transcript says it by the
+    ids and the call_id); it is how a batch routes the events of a shared connection to the
+    task that sent the request, since call_ids repeat across tasks."""
 
     @property
     def event_kind(self) -> str:
@@ -181,6 +186,7 @@ class McpMessage(Event):
     def to_record(self) -> dict[str, Any]:
         record = Event.to_record(self)  # without "delivered" when true (an optional field)
         del record["role"]  # it is the record's kind
+        del record["belongs_to"]  # routing only
         return record
 
 

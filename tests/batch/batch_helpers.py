@@ -32,6 +32,34 @@ def reading_tasks(count: int, *, prefix: str = "t") -> list[dict[str, Any]]:
             for i in range(1, count + 1)]
 
 
+CALL_IDS = ("stand-in ids", "call_1 in every task")
+"""How the multi-call tasks' calls are named: the stand-in numbers each task's calls from
+``call_offline_0001`` (so ids repeat across tasks), or every task's script says ``call_1``,
+``call_2``, ``call_3``, as a real endpoint may."""
+
+
+def multi_call_tasks(folder: Path, count: int, call_ids: str) -> list[dict[str, Any]]:
+    """Tasks of three ledger calls each (two at once, then one), each task its own script;
+    their paths are ``multi_call_paths(id)``."""
+    rows = []
+    for i in range(1, count + 1):
+        task_id = f"t{i}"
+        calls = [{"name": "ledger__read_text_file", "arguments": {"path": path}}
+                 for path in multi_call_paths(task_id)]
+        if call_ids != CALL_IDS[0]:
+            for number, call in enumerate(calls, 1):
+                call["call_id"] = f"call_{number}"
+        script = {"turns": [{"calls": calls[:2]}, {"calls": calls[2:]}]}  # then it quotes the last output
+        (folder / f"{task_id}.script.json").write_text(json.dumps(script))
+        rows.append({"id": task_id, "task": f"Read the files of {task_id}",
+                     "script": f"{task_id}.script.json"})
+    return rows
+
+
+def multi_call_paths(task_id: str) -> list[str]:
+    return [f"{task_id}-{part}.txt" for part in ("a", "b", "c")]
+
+
 def ledger_config(folder: Path, ledger: Path, *, delay: float = 0.0) -> Path:
     """A config with the ledger server (``testkit/servers/ledger_server.py``) alone."""
     args = [str(LEDGER_SERVER), "--ledger", str(ledger), "--delay", str(delay)]

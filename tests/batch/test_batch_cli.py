@@ -7,7 +7,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from batch_helpers import ledger_config, ledger_runs, reading_tasks, results, toolrelay, write_tasks
+import pytest
+from batch_helpers import (
+    CALL_IDS,
+    ledger_config,
+    ledger_runs,
+    multi_call_paths,
+    multi_call_tasks,
+    reading_tasks,
+    results,
+    toolrelay,
+    write_tasks,
+)
 
 from toolrelay.verify import load_run, verify
 
@@ -40,6 +51,27 @@ def test_every_task_is_run_once_recorded_and_verifiable(tmp_path: Path) -> None:
     progress = [line for line in done.stderr.splitlines() if line.startswith("[")]
     assert len(progress) == 6 and progress[-1].startswith("[6/6] t")
     assert " completed · 2 turns, 1 call · " in progress[-1]
+
+
+@pytest.mark.parametrize("call_ids", CALL_IDS)
+def test_tasks_sharing_one_server_each_record_their_own_answers(tmp_path: Path, call_ids: str) -> None:
+    """Eight tasks at once, three calls each, on one stdio server: answers arrive on the one
+    connection, their call_ids the same in every task; each goes to its own transcript."""
+    ledger = tmp_path / "ledger.jsonl"
+    tasks = write_tasks(tmp_path / "tasks.jsonl", multi_call_tasks(tmp_path, 16, call_ids))
+    done = toolrelay("batch", str(tasks), "--out", "out", "--model", "offline", "--config",
+                     str(ledger_config(tmp_path, ledger, delay=0.02)), "-j", "8", "--yes", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = results(tmp_path / "out")
+    assert len(lines) == 16
+    for line in lines:
+        verdict = verify(load_run(tmp_path / "out" / line["transcript"]))
+        assert verdict.ok and verdict.finished, (line["id"], verdict.broken)
+        assert line["status"] == "completed" and line["calls"] == 3, line
+        assert line["answer"].endswith(f"contents of {multi_call_paths(line['id'])[2]}")
+    assert ledger_runs(ledger) == {path: 1 for line in lines for path in multi_call_paths(line["id"])}
+    checked = toolrelay("verify", str(tmp_path / "out" / lines[-1]["transcript"]), cwd=tmp_path)
+    assert checked.returncode == 0 and ", completed\nok: " in checked.stdout, checked.stdout
 
 
 def test_running_it_again_skips_finished_tasks_and_restart_starts_over(tmp_path: Path) -> None:
@@ -87,6 +119,10 @@ def test_usage_errors_exit_2_and_servers_that_cannot_start_exit_3(tmp_path: Path
     busy = toolrelay("batch", str(tasks), "--out", "busy", "--model", "offline", "--restart", cwd=tmp_path)
     assert busy.returncode == 2 and "holds files that are not a batch's" in busy.stderr
     assert (tmp_path / "busy" / "mine.txt").exists()
+    (tmp_path / "blocked" / "batch.lock").mkdir(parents=True)  # the lock file cannot be made
+    blocked = toolrelay("batch", str(tasks), "--out", "blocked", "--model", "offline", cwd=tmp_path)
+    assert blocked.returncode == 2
+    assert blocked.stderr == "toolrelay batch: error: cannot lock the batch folder blocked: Is a directory\n"
     config = tmp_path / "broken.json"
     config.write_text(json.dumps({"mcpServers": {"gone": {"command": "/nonexistent/server"}}}))
     broken = toolrelay("batch", str(tasks), "--out", "out3", "--model", "offline", "--config", str(config),

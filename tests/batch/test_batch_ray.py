@@ -17,13 +17,22 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from batch_helpers import ledger_config, ledger_runs, reading_tasks, results, write_tasks
+from batch_helpers import (
+    CALL_IDS,
+    ledger_config,
+    ledger_runs,
+    multi_call_paths,
+    multi_call_tasks,
+    reading_tasks,
+    results,
+    write_tasks,
+)
 
 import toolrelay
 from conftest import CACHE, require_or_skip
@@ -55,8 +64,15 @@ def ledger_run(tmp_path: Path, *, delay: float = 0.0) -> tuple[RunOptions, Path]
                       approve=approve_all), ledger
 
 
-def check_every_task(out: Path, ledger: Path, count: int) -> Counter[str]:
-    """One result line per task, every transcript verifies, no call ran twice; statuses."""
+def one_path(task_id: str) -> list[str]:
+    return [f"{task_id}.txt"]
+
+
+def check_every_task(
+    out: Path, ledger: Path, count: int, paths: Callable[[str], list[str]] = one_path
+) -> Counter[str]:
+    """One result line per task, every transcript verifies, no call ran twice (a completed
+    task's ``paths`` each once); statuses."""
     lines = results(out)
     assert sorted(line["id"] for line in lines) == sorted(f"t{i}" for i in range(1, count + 1))
     runs = ledger_runs(ledger)
@@ -65,7 +81,7 @@ def check_every_task(out: Path, ledger: Path, count: int) -> Counter[str]:
         verdict = verify(load_run(out / line["transcript"]))
         assert verdict.ok, (line["id"], verdict.broken)
         if line["status"] == "completed":
-            assert verdict.finished and runs[f"{line['id']}.txt"] == 1
+            assert verdict.finished and all(runs[path] == 1 for path in paths(line["id"]))
         else:  # its call was sent when its worker died, the answer never recorded
             assert line["status"] == "uncertain", line
             assert "ledger__read_text_file" in line["error"]
@@ -90,6 +106,19 @@ def test_a_batch_on_ray_runs_every_task_once_at_most_j_at_a_time(local_ray: Any,
     assert check_every_task(tmp_path / "out", ledger, 30) == {"completed": 30}
     assert len({json.loads(line)["pid"] for line in ledger.read_text().splitlines()}) == 2  # both workers
     assert max(in_flight) == 8  # -j over both workers: filled, never passed
+
+
+def test_tasks_sharing_a_worker_s_server_each_record_their_own_answers(
+    local_ray: Any, tmp_path: Path
+) -> None:
+    """One worker, eight tasks at once on its one server, three calls each, named call_1,
+    call_2, call_3 in every task: each answer goes to its own task's transcript."""
+    run, ledger = ledger_run(tmp_path, delay=0.02)
+    tasks = write_tasks(tmp_path / "tasks.jsonl", multi_call_tasks(tmp_path, 16, CALL_IDS[1]))
+    options = BatchOptions(out=tmp_path / "out", run=run, concurrency=8, actors=1)
+    finished = list(toolrelay.batch(tasks, options, engine="ray"))
+    assert len(finished) == 16 and all(result.calls == 3 for result in finished)
+    assert check_every_task(tmp_path / "out", ledger, 16, multi_call_paths) == {"completed": 16}
 
 
 def test_collect_sends_each_transcript_back_to_the_driver(local_ray: Any, tmp_path: Path) -> None:

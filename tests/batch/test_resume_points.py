@@ -43,7 +43,7 @@ def resume_after_each_line(tmp_path: Path, run: RunOptions, ledger: Path, step: 
     assert finished[0].completed
     lines = (tmp_path / "full" / "transcripts" / "x.jsonl").read_text().splitlines(keepends=True)
     seen: list[str] = []
-    for cut in range(1, len(lines), step):
+    for cut in range(0, len(lines), step):  # 0: killed while writing its first line
         out = tmp_path / f"cut{cut}"
         (out / "transcripts").mkdir(parents=True)
         kept = lines[:cut]
@@ -52,7 +52,7 @@ def resume_after_each_line(tmp_path: Path, run: RunOptions, ledger: Path, step: 
         (result,) = toolrelay.batch(TASK, BatchOptions(out=out, run=run))
         ran, before = ledger_runs(ledger), answered_paths(kept)
         verdict = verify(load_run(out / "transcripts" / "x.jsonl"))
-        where = f"cut after line {cut} ({json.loads(lines[cut - 1])['kind']})"
+        where = f"cut after line {cut} ({json.loads(lines[cut - 1])['kind'] if cut else 'none'})"
         assert verdict.ok, (where, verdict.broken)
         assert all(count == 1 for count in ran.values()), (where, ran)
         assert not set(ran) & before, f"{where}: a call with a recorded answer ran again: {ran}"

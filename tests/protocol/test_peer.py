@@ -166,23 +166,26 @@ def test_each_request_times_out_at_its_own_deadline() -> None:
 
 def test_a_held_request_keeps_its_clock_still_and_overlapping_holds_count_once() -> None:
     """While the other side's questions for a call are answered (``hold``), the call never
-    times out; afterwards its deadline is later by the time held, counted once for two holds."""
+    times out; afterwards its deadline is later by the time held, counted once for two holds.
+    A hold names our request by its id: another request with the same tag (two tasks of a
+    batch whose calls are both ``call_1``) keeps its own clock."""
 
     async def scenario() -> None:
         peer = Peer(Wire().send)
         loop = asyncio.get_running_loop()
         started = loop.time()
-        call = asyncio.ensure_future(peer.call("tools/call", {"name": "asks"}, timeout=0.2, tag="call_A"))
-        other = asyncio.ensure_future(peer.call("tools/call", {"name": "other"}, timeout=0.2, tag="call_B"))
+        call = asyncio.ensure_future(peer.call("tools/call", {"name": "asks"}, timeout=0.2, tag="call_1"))
+        other = asyncio.ensure_future(peer.call("tools/call", {"name": "other"}, timeout=0.2, tag="call_1"))
         await asyncio.sleep(0)
-        peer.hold("call_A")
-        peer.hold("call_A")  # two questions at once
+        asking = peer.pending_ids("tools/call")[0]
+        peer.hold(asking)
+        peer.hold(asking)  # two questions at once
         await asyncio.sleep(0.4)  # past the timeout: only call_B's other request times out
         assert not call.done() and other.done() and isinstance(other.exception(), RequestTimeout)
-        peer.release("call_A")
+        peer.release(asking)
         await asyncio.sleep(0.1)
         assert not call.done()  # still held by the second question
-        peer.release("call_A")
+        peer.release(asking)
         with pytest.raises(RequestTimeout):
             await call
         # 0.2 s of its own, after 0.5 s held (once): never 0.2 + 2 × 0.5

@@ -42,7 +42,7 @@ class FakeServer:
         self.sent: list[tuple[str, dict[str, Any]]] = []
         self.called = asyncio.Event()
 
-    def refused_sampling(self, call_id: str | None) -> int:
+    def refused_sampling(self, mcp_id: int | str | None) -> int:
         return 0  # it asks nothing of the client
 
     async def call_tool(

@@ -5,7 +5,8 @@ A tasks file (``tasks.py``) becomes one relay run per task, run ``concurrency`` 
 on servers and model endpoints started once per process (``session.py``, ``routing.py``),
 locally (``local.py``) or on Ray actors (``ray_engine.py``); each task's transcript and
 its line in ``results.jsonl`` (``results.py``) are written as it goes, so a batch that is
-stopped resumes where it was (``resume.py``); ``driver.py`` ties it together.
+stopped resumes where it was (``resume.py``); one batch at a time holds the folder
+(``folder_lock.py``); ``driver.py`` ties it together.
 
 Layering: batches/ sits just above ``runner`` (it builds each run from ``RunOptions``) and
 imports runner, relay/, client/, model/, offline/, transcript/ and the bottom modules;

@@ -1,9 +1,10 @@
 """``batch(tasks, options)``: run many tasks, each result written and handed over as it ends.
 
-The driver prepares the batch folder (``--restart`` empties it; otherwise a folder that
-already holds a batch is resumed: its finished tasks are skipped), hands the tasks that
-are left to an engine (``local``, or ``ray``), appends each result to ``results.jsonl``
-(flushed) and yields it. ``batch_async`` is the same as an async iterator; the CLI uses it.
+The driver locks the batch folder for the whole batch (``folder_lock``: a second batch on
+it is refused), prepares it (``--restart`` empties it; otherwise a folder that already
+holds a batch is resumed: its finished tasks are skipped), hands the tasks that are left
+to an engine (``local``, or ``ray``), appends each result to ``results.jsonl`` (flushed)
+and yields it. ``batch_async`` is the same as an async iterator; the CLI uses it.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from ..errors import UsageError
+from ..errors import UsageError, os_reason
 from ..runner import OFFLINE_MODEL, RunOptions
+from .folder_lock import LOCK_FILE, folder_lock
 from .results import RESULTS_FILE, TRANSCRIPTS, ResultsFile, TaskResult
 from .tasks import TaskFile, TaskSpec, task_specs
 
@@ -55,6 +57,8 @@ class BatchOptions:
     """``--engine ray``: each transcript is sent back and written by the driver."""
     on_started: Callable[[TaskSpec], None] | None = None
     """Told each task as it is handed to a worker (progress)."""
+    on_ready: Callable[[], None] | None = None
+    """Told once the folder is this batch's (locked and prepared), before any task starts."""
 
 
 def default_concurrency(run: RunOptions) -> int:
@@ -62,16 +66,24 @@ def default_concurrency(run: RunOptions) -> int:
     return 32 if run.model == OFFLINE_MODEL else 8
 
 
-def prepare_folder(out: Path, start: Start) -> None:
-    """Make ``out`` a batch folder; ``restart`` deletes the batch it holds first. A folder
-    holding anything else is never deleted or written into."""
-    holds_batch = (out / RESULTS_FILE).exists() or (out / TRANSCRIPTS).is_dir()
+def check_folder(out: Path) -> None:
+    """``out`` can be a batch folder: new, empty, or a batch's. A folder holding anything
+    else is never deleted or written into."""
+    holds_batch = any((out / name).exists() for name in (RESULTS_FILE, TRANSCRIPTS, LOCK_FILE))
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} is a file, not a folder")
     if out.is_dir() and not holds_batch and any(out.iterdir()):
         raise UsageError(f"--out {out} holds files that are not a batch's (no {RESULTS_FILE}, "
                          f"no {TRANSCRIPTS}/): give a new or empty folder")
-    if start == "restart" and holds_batch:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot make the batch folder {out}: {os_reason(exc)}") from None
+
+
+def prepare_folder(out: Path, start: Start) -> None:
+    """Make the locked ``out`` a batch folder; ``restart`` deletes the batch it holds first."""
+    if start == "restart":
         (out / RESULTS_FILE).unlink(missing_ok=True)
         shutil.rmtree(out / TRANSCRIPTS, ignore_errors=True)
     (out / TRANSCRIPTS).mkdir(parents=True, exist_ok=True)
@@ -93,17 +105,21 @@ async def batch_async(
         raise UsageError(f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
     specs = _specs(tasks)
     out = Path(options.out)
-    prepare_folder(out, options.start)
-    results = ResultsFile(out / RESULTS_FILE)
-    try:
-        left = (spec for spec in specs if spec.id not in results.finished)
-        concurrency = options.concurrency or default_concurrency(options.run)
-        source = _engine_results(engine, left, options, out, concurrency)
-        async for result in source:
-            if results.append(result):
-                yield result
-    finally:
-        results.close()
+    check_folder(out)
+    with folder_lock(out):
+        prepare_folder(out, options.start)
+        results = ResultsFile(out / RESULTS_FILE)
+        try:
+            if options.on_ready is not None:
+                options.on_ready()
+            left = (spec for spec in specs if spec.id not in results.finished)
+            concurrency = options.concurrency or default_concurrency(options.run)
+            source = _engine_results(engine, left, options, out, concurrency)
+            async for result in source:
+                if results.append(result):
+                    yield result
+        finally:
+            results.close()
 
 
 def _engine_results(

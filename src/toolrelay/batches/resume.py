@@ -72,6 +72,8 @@ class TaskState:
 def read_state(path: Path, read_only: ReadOnly) -> TaskState | None:
     """The state ``path`` records; None when no run began in it (start the task afresh)."""
     cut_back_to_whole_lines(path)
+    if path.stat().st_size == 0:
+        return None  # killed before its first line was whole: nothing began
     events = read_transcript(path).events
     starts = [e for e in events if e["kind"] in (RunStartEvent.kind, RunResumedEvent.kind)]
     if not starts:

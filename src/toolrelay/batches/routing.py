@@ -4,12 +4,19 @@ The servers and the model client of a batch process are shared by its tasks, so 
 emit on one stream; ``TaskRouter`` hands each of their events to the stream of the task
 it belongs to. A task runs inside ``router.task(stream)``, which marks its asyncio
 context: everything its relay does (model requests and streams, each call's parse,
-route, ``tools/call`` and outcome) is emitted from that context. An answer that arrives
-on a connection's own reader is not, but it carries the call_id of the request it
-answers, which the router saw going out. Events of no task are the servers': before any
-task ran (start-up, handshake, tool lists) they are kept as the ``preamble`` every
-transcript starts with; later (a server's exit, a changed tool list) every running task
-gets them, since each of those runs saw it happen.
+route, ``tools/call`` and outcome) is emitted from that context.
+
+An MCP message is routed by the MCP side alone: when a request goes out, the router
+notes whose it is under (server, connection, JSON-RPC id); its answer, its cancellation
+and what the server sends during it name that request (``McpMessage.belongs_to``), and
+go where it went, whatever asyncio context they arrive in (a connection's own reader, a
+timer another task armed). Never by the model's call_id: call_ids are unique only within
+one run, and the tasks of a batch repeat them (``call_1`` in every task).
+
+Events of no task are the servers': before any task ran (start-up, handshake, tool
+lists) they are kept as the ``preamble`` every transcript starts with; later (a server's
+exit, a changed tool list) every running task gets them, since each of those runs saw it
+happen. A request sent outside any task is the servers' too, and so is its answer.
 """
 
 from __future__ import annotations
@@ -17,23 +24,28 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Final
 
-from ..events import Event, EventStream
+from ..events import MCP_REQUEST, MCP_RESPONSE, Event, EventStream, McpMessage
 
 __all__ = ["TaskRouter"]
 
+_Key = tuple[str, int, int | str]
+"""(server, connection, JSON-RPC id) of a request of ours."""
 
 
 class _Task:
-    """A running task's stream and the call_ids it sent (compared by identity)."""
+    """A running task's stream and the requests it sent (compared by identity)."""
 
-    __slots__ = ("call_ids", "stream")
+    __slots__ = ("requests", "stream")
 
     def __init__(self, stream: EventStream) -> None:
         self.stream = stream
-        self.call_ids: set[str] = set()
+        self.requests: set[_Key] = set()
 
+
+_SERVERS: Final = _Task(EventStream(flood=None))
+"""The owner of the requests sent outside any task (start-up, a re-list): the servers' lane."""
 
 _TASK: contextvars.ContextVar[_Task | None] = contextvars.ContextVar("toolrelay_batch_task", default=None)
 
@@ -46,7 +58,7 @@ class TaskRouter:
         """The records of the events before the first task (servers starting, their tools)."""
         self._started = False
         self._running: set[_Task] = set()
-        self._owners: dict[str, _Task] = {}
+        self._owners: dict[_Key, _Task] = {}
 
     @contextlib.contextmanager
     def task(self, stream: EventStream) -> Iterator[None]:
@@ -60,23 +72,39 @@ class TaskRouter:
         finally:
             _TASK.reset(token)
             self._running.discard(task)
-            for call_id in task.call_ids:
-                self._owners.pop(call_id, None)
+            for key in task.requests:
+                self._owners.pop(key, None)
 
     def __call__(self, event: Event) -> None:
-        call_id = getattr(event, "call_id", None)
-        owner = _TASK.get()
-        if owner is None and isinstance(call_id, str):
-            owner = self._owners.get(call_id)
-        if owner is not None:
+        owner = None
+        if isinstance(event, McpMessage) and event.belongs_to is not None:
+            owner = self._request_owner(event, event.belongs_to)
+        if owner is None:
+            owner = _TASK.get()
+        if owner is not None and owner is not _SERVERS:
             if owner in self._running:
-                if isinstance(call_id, str) and call_id not in self._owners:
-                    self._owners[call_id] = owner
-                    owner.call_ids.add(call_id)
                 owner.stream.emit(event)
-        elif isinstance(call_id, str):
-            return  # a late answer for a task that has ended: its transcript is closed
-        elif not self._started:
+        elif getattr(event, "call_id", None) is None:
+            self._servers(event)
+        # else: a late message of a task that has ended: its transcript is closed
+
+    def _request_owner(self, event: McpMessage, request: int | str) -> _Task | None:
+        """Whose request ``event`` belongs to: noted as it goes out, forgotten once answered."""
+        key = (event.server, event.connection, request)
+        if event.role == MCP_REQUEST:
+            owner = _TASK.get() or _SERVERS
+            self._owners[key] = owner
+            owner.requests.add(key)
+            return owner
+        found = self._owners.get(key)
+        if event.role == MCP_RESPONSE and found is not None:  # a request is answered once
+            del self._owners[key]
+            found.requests.discard(key)
+        return found
+
+    def _servers(self, event: Event) -> None:
+        """An event of no task: the preamble before the first task, else every running task's."""
+        if not self._started:
             self.preamble.append(event.to_record())
         else:
             for task in list(self._running):

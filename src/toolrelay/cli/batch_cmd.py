@@ -139,10 +139,12 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             progress.started(spec)
 
-    options.on_started = started_task
-    if not args.quiet and already:
-        sys.stderr.write(f"toolrelay batch: resuming {out}: {already} of {tasks.count} tasks "
-                         "already finished\n")
+    def folder_ready() -> None:  # said once the folder is this batch's (no other batch holds it)
+        if not args.quiet and already:
+            sys.stderr.write(f"toolrelay batch: resuming {out}: {already} of {tasks.count} tasks "
+                             "already finished\n")
+
+    options.on_started, options.on_ready = started_task, folder_ready
     if args.quiet and args.engine == "ray":
         from ..batches.ray_engine import hide_ray_notes  # imported with the engine it is about
 

@@ -37,7 +37,7 @@ from ..errors import (
 from ..events import EventStream, Notice, ServerReady, ServerStarting
 from ..protocol import mcp as m
 from ..protocol.era import LOG_LEVEL_KEY
-from ..protocol.jsonrpc import JSONObject
+from ..protocol.jsonrpc import JSONObject, RequestId
 from ..protocol.param_headers import sort_tools
 from ..protocol.peer import Exchange, MaxTimeExceeded
 from ..protocol.versions import DEFAULT_VERSION, MODERN_VERSIONS, accept_server_version
@@ -107,7 +107,8 @@ class Connection:
         self._lock = asyncio.Lock()
         self._closed = False
         self._calls = 0
-        self._refused_sampling: dict[str | None, int] = {}
+        self._refused_sampling: dict[RequestId, int] = {}
+        """By the MCP id of a tools/call that ended: its sampling requests refused for the cap."""
 
     # -- state ----------------------------------------------------------------------------
 
@@ -319,14 +320,20 @@ class Connection:
         """
         if not self.config.allows(name):
             raise UsageError(f"tool {name!r} of server {self.name} is excluded by its allow/deny list")
+        sent: RequestId | None = None  # the tools/call's MCP id: what its server requests are counted by
         try:
             if name in self.task_tools:  # execution.taskSupport "required": client/tool_tasks.py
-                return await self._call_as_task(name, arguments, call_id=call_id, timeout=timeout)
-            return await self._call_directly(name, arguments, call_id=call_id, timeout=timeout)
+                exchange = await self._call_as_task(name, arguments, call_id=call_id, timeout=timeout)
+            else:
+                exchange = await self._call_directly(name, arguments, call_id=call_id, timeout=timeout)
+            sent = exchange.mcp_id
+            return exchange
+        except ToolrelayError as exc:
+            sent = getattr(exc, "mcp_id", None)
+            raise
         finally:
-            refused = self.requests.end_call(call_id)
-            if refused:
-                self._refused_sampling[call_id] = refused
+            if sent is not None and (refused := self.requests.end_call(sent)):
+                self._refused_sampling[sent] = refused
 
     async def _call_directly(
         self, name: str, arguments: dict[str, Any], *, call_id: str | None, timeout: float | None
@@ -397,19 +404,19 @@ class Connection:
         link = await self._ready_link()
         await link.listener.restart(self.capabilities, self.watched, timeout=self.config.request_timeout)
 
-    def _hold(self, call_id: str | None) -> Callable[[], None]:
-        """Stop the clock of ``call_id``'s requests until the function returned is called."""
+    def _hold(self, mcp_id: RequestId) -> Callable[[], None]:
+        """Stop the clock of our request ``mcp_id`` until the function returned is called."""
         link = self._link
         if link is None:
             return lambda: None
         peer = link.peer  # released on the peer held, even if the link was replaced meanwhile
-        peer.hold(call_id)
-        return lambda: peer.release(call_id)
+        peer.hold(mcp_id)
+        return lambda: peer.release(mcp_id)
 
-    def refused_sampling(self, call_id: str | None) -> int:
-        """How many sampling requests of the call that just ended were refused for the cap
-        (asked once: the count is forgotten)."""
-        return self._refused_sampling.pop(call_id, 0)
+    def refused_sampling(self, mcp_id: RequestId | None) -> int:
+        """How many sampling requests of the tools/call ``mcp_id``, which just ended, were
+        refused for the cap (asked once: the count is forgotten)."""
+        return self._refused_sampling.pop(mcp_id, 0) if mcp_id is not None else 0
 
     async def ping(self) -> None:
         """Check the server answers (request_timeout applies)."""

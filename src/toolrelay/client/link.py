@@ -51,6 +51,7 @@ class Link:
         self.peer = Peer(self.transport.send, on_request=self._on_server_request,
                          on_notification=self._on_notification, tracer=self.tracer,
                          tag_request=self._call_of, tag_notification=self._notified_call)
+        self.tracer.owner_of = self._owner_of
         self.ready = False
         self.closing = False
         self.end_reason: str | None = None
@@ -130,36 +131,40 @@ class Link:
         """The model's call a server request belongs to: its task's, or the one tools/call
         pending (with several, it cannot be told)."""
         owner = self.owner.requests.call_of(request)
-        return owner if owner is not None else self._only_call()
+        return owner if owner is not None else self._tag_of(self._owner_of(request))
 
-    def _only_call(self) -> str | None:
-        """The call_id of the one tools/call pending (None with none, or several: then
-        what arrives on stdio cannot be told apart)."""
-        tags = self.peer.pending_tags(m.CALL_TOOL)
-        return tags[0] if len(tags) == 1 and isinstance(tags[0], str) else None
+    def _owner_of(self, message: Request | Notification) -> jsonrpc.RequestId | None:
+        """Our request a server request or notification came during, told by the MCP side
+        alone (never by call_id, which the tasks of a batch repeat): a tool task's
+        ``tools/call``; for a notification, a progress one's by its token (none if no
+        pending request sent it), another's the request whose HTTP stream carried it; else
+        the one tools/call pending (with several, what arrives on stdio cannot be told)."""
+        if isinstance(message, Request):
+            task_call = self.owner.requests.tool_task_request(message)
+            if task_call is not None:
+                return task_call
+        elif subscription_id(message.raw) is not None:
+            return None  # of the listen request: the server's lane, whatever call is pending
+        elif message.method == m.PROGRESS:
+            return self.peer.pending_with_token(_params(message).get("progressToken"))
+        elif (carrier := carried_for.get()) is not None:
+            return carrier
+        pending = self.peer.pending_ids(m.CALL_TOOL)
+        return pending[0] if len(pending) == 1 else None
+
+    def _tag_of(self, mcp_id: jsonrpc.RequestId | None) -> str | None:
+        """The call_id our pending request ``mcp_id`` was sent for, if any."""
+        tag = self.peer.pending_tag(mcp_id) if mcp_id is not None else None
+        return tag if isinstance(tag, str) else None
 
     def _on_server_request(self, request: Request) -> JSONObject | Awaitable[JSONObject]:
         if request.method == m.PING:
             return {}
-        call_id = self._call_of(request)
-        unnamed = call_id is None and self.peer.pending_tags(m.CALL_TOOL) == [None]
-        return self.owner.requests.answer(request, call_id, unnamed_call=unnamed)
+        return self.owner.requests.answer(request, self._call_of(request), during=self._owner_of(request))
 
     def _notified_call(self, notification: Notification) -> str | None:
-        """The model's call a notification belongs to: a progress one's by its token (none
-        if no pending call sent it); another, the call whose HTTP stream carried it, or on
-        stdio the one tools/call pending."""
-        if subscription_id(notification.raw) is not None:
-            return None  # of the listen request: the server's lane, whatever call is pending
-        if notification.method == m.PROGRESS:
-            mcp_id = self.peer.pending_with_token(_params(notification).get("progressToken"))
-            tag = self.peer.pending_tag(mcp_id) if mcp_id is not None else None
-            return tag if isinstance(tag, str) else None
-        carrier = carried_for.get()
-        if carrier is not None:
-            tag = self.peer.pending_tag(carrier)
-            return tag if isinstance(tag, str) else None
-        return self._only_call()
+        """The model's call a notification belongs to: that of the request it came during."""
+        return self._tag_of(self._owner_of(notification))
 
     def _on_notification(self, notification: Notification) -> None:
         handler = self._notified.get(notification.method)

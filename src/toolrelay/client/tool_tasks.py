@@ -31,7 +31,7 @@ from typing import Any, Final
 
 from ..errors import ProtocolError, RequestTimeout, RpcError, ToolrelayError
 from ..protocol import mcp as m
-from ..protocol.jsonrpc import JSONObject
+from ..protocol.jsonrpc import JSONObject, RequestId
 from ..protocol.peer import Exchange, Peer, last_sent
 from ..protocol.versions import MODERN_VERSIONS
 
@@ -121,9 +121,9 @@ class ToolTaskCall:
     limit: float | None
     """The call's timeout: it covers the whole task."""
     request_timeout: float
-    owners: dict[str, str] = field(default_factory=dict)
-    """taskId → call_id for the task's duration: how a server request carrying the task's
-    related-task meta is told to belong to the call."""
+    owners: dict[str, tuple[str | None, RequestId]] = field(default_factory=dict)
+    """taskId → (call_id, the tools/call's MCP id) for the task's duration: how a server
+    request carrying the task's related-task meta is told to belong to the call."""
     _deadline: float | None = None
     _task_id: str = ""
 
@@ -142,8 +142,7 @@ class ToolTaskCall:
             raise ProtocolError(f"server {self.server} answered tools/call {self.tool} with a task "
                                 "without a taskId").for_request(created.mcp_id, created.request)
         self._task_id = task_id
-        if self.call_id is not None:
-            self.owners[task_id] = self.call_id
+        self.owners[task_id] = (self.call_id, created.mcp_id)
         try:
             status, final = await self._follow(task)
         except RequestTimeout as exc:

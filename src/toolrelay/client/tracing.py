@@ -1,24 +1,32 @@
 """Every JSON-RPC message of a client connection, as ``McpMessage`` events.
 
 The peer calls the tracer for each message in and out, with the tag of its request (the
-model's call_id). Nothing is built unless someone listens (``events.active``): the
-check is the only cost on the hot path.
+model's call_id). Each event also names the request of ours it belongs to (``belongs_to``:
+the request itself, its answer, its cancellation, or what the server sent during it, as
+``owner_of`` tells), which is how a batch routes a shared connection's events. Nothing is
+built unless someone listens (``events.active``): the check is the only cost on the hot
+path.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..events import EventStream, McpMessage
+from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject, Message, Notification, Request, RequestId
 
-__all__ = ["WireTracer"]
+__all__ = ["OwnerOf", "WireTracer"]
+
+OwnerOf = Callable[[Request | Notification], RequestId | None]
+"""The id of our request a server request or notification came during (None: not known)."""
 
 
 class WireTracer:
     """A ``protocol.peer.Tracer`` that emits McpMessage events for one server."""
 
-    __slots__ = ("_events", "_methods", "connection", "server")
+    __slots__ = ("_asked", "_events", "_methods", "connection", "owner_of", "server")
 
     def __init__(self, events: EventStream, server: str, connection: int) -> None:
         self._events = events
@@ -26,6 +34,8 @@ class WireTracer:
         self.connection = connection
         """The connection number; the owner updates it when an HTTP session is renewed."""
         self._methods: dict[Any, tuple[str, Any]] = {}  # our request id → (method, tag), for its answer
+        self._asked: dict[Any, RequestId] = {}  # a server request's id → ours it came during, for our reply
+        self.owner_of: OwnerOf | None = None
 
     def sent(self, message: JSONObject, tag: Any, delivered: bool = True) -> None:
         if not self._events.active:
@@ -33,13 +43,13 @@ class WireTracer:
         method = message.get("method")
         mcp_id = message.get("id")
         if method is None:
-            role = "mcp_reply"
+            role, owner = "mcp_reply", self._asked.pop(mcp_id, None)
         elif mcp_id is None:
-            role = "mcp_notification"
+            role, owner = "mcp_notification", _cancelled_id(message, method)
         else:
-            role = "mcp_request"
+            role, owner = "mcp_request", mcp_id
             self._methods[mcp_id] = (method, tag)
-        self._emit(role, "out", mcp_id, method, message, tag, None, delivered)
+        self._emit(role, "out", mcp_id, method, message, tag, None, delivered, owner)
 
     def received(self, message: Message, tag: Any, elapsed: float | None) -> None:
         if not self._events.active:
@@ -47,20 +57,29 @@ class WireTracer:
                 self._methods.pop(getattr(message, "id", None), None)
             return
         if isinstance(message, Request):  # tagged with the call it arrived during, if known
-            self._emit("mcp_server_request", "in", message.id, message.method, message.raw, tag, None)
+            owner = self._owner(message)
+            if owner is not None:
+                self._asked[message.id] = owner
+            self._emit("mcp_server_request", "in", message.id, message.method, message.raw, tag, None,
+                       owner=owner)
         elif isinstance(message, Notification):
-            self._emit("mcp_notification", "in", None, message.method, message.raw, tag, None)
+            self._emit("mcp_notification", "in", None, message.method, message.raw, tag, None,
+                       owner=self._owner(message))
         else:
             role = "mcp_unpaired" if elapsed is None else "mcp_response"
             sent = self._methods.pop(message.id, None) if elapsed is not None else None
-            self._emit(role, "in", message.id, sent[0] if sent else None, message.raw, tag, elapsed)
+            self._emit(role, "in", message.id, sent[0] if sent else None, message.raw, tag, elapsed,
+                       owner=message.id)  # unpaired: ours it names, if it still waits
 
     def malformed_answer(self, message: JSONObject, mcp_id: RequestId, elapsed: float) -> None:
         """The answer to our request ``mcp_id``, though not a valid JSON-RPC response: recorded
         as its response, with the request's tag, exactly as received."""
         sent = self._methods.pop(mcp_id, None)
         if self._events.active and sent is not None:
-            self._emit("mcp_response", "in", mcp_id, sent[0], message, sent[1], elapsed)
+            self._emit("mcp_response", "in", mcp_id, sent[0], message, sent[1], elapsed, owner=mcp_id)
+
+    def _owner(self, message: Request | Notification) -> RequestId | None:
+        return self.owner_of(message) if self.owner_of is not None else None
 
     def _emit(
         self,
@@ -72,6 +91,7 @@ class WireTracer:
         tag: Any,
         elapsed: float | None,
         delivered: bool = True,
+        owner: RequestId | None = None,
     ) -> None:
         self._events.emit(McpMessage(
             role=role,
@@ -84,4 +104,14 @@ class WireTracer:
             call_id=tag if isinstance(tag, str) else None,
             elapsed=elapsed,
             delivered=delivered,
+            belongs_to=owner,
         ))
+
+
+def _cancelled_id(message: JSONObject, method: str) -> RequestId | None:
+    """The request a ``notifications/cancelled`` of ours gives up (None for other notifications)."""
+    if method != m.CANCELLED:
+        return None
+    params = message.get("params")
+    wanted = params.get("requestId") if isinstance(params, dict) else None
+    return wanted if isinstance(wanted, int | str) and not isinstance(wanted, bool) else None

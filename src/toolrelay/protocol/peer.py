@@ -126,7 +126,7 @@ class Peer:
         """The same for an incoming notification (progress, a log message)."""
         self._ids = itertools.count(first_id)
         self._pending: dict[RequestId, _Pending] = {}
-        self._held: dict[Any, tuple[int, float]] = {}
+        self._held: dict[RequestId, tuple[int, float]] = {}
         """tag → (the other side's requests being answered for it, loop time since when):
         while any is, the clocks of our requests with that tag stand still (``hold``)."""
         self._handling: dict[RequestId, asyncio.Task[None]] = {}
@@ -207,7 +207,7 @@ class Peer:
         self._watchdog = None
         now = loop.time()
         timed = [(mcp_id, p.deadline) for mcp_id, p in self._pending.items()
-                 if p.timeout is not None and p.tag not in self._held]  # a held one re-arms on release
+                 if p.timeout is not None and mcp_id not in self._held]  # a held one re-arms on release
         for mcp_id, deadline in timed:
             if deadline <= now:
                 self._expire(mcp_id)
@@ -242,41 +242,42 @@ class Peer:
         """Send a notification (no answer expected)."""
         self._emit(jsonrpc.notification(method, params), tag)
 
-    def pending_tags(self, method: str) -> list[Any]:
-        """The tags of our requests of ``method`` still awaiting their answer, oldest first."""
-        return [p.tag for p in self._pending.values() if p.exchange.method == method]
+    def pending_ids(self, method: str) -> list[RequestId]:
+        """The ids of our requests of ``method`` still awaiting their answer, oldest first."""
+        return [mcp_id for mcp_id, p in self._pending.items() if p.exchange.method == method]
 
-    def postpone(self, tag: Any, seconds: float) -> None:
-        """Move the deadline of our pending requests tagged ``tag`` ``seconds`` later (the
-        time someone spent answering the other side's question on their behalf)."""
-        for pending in self._pending.values():
-            if pending.tag == tag and pending.timeout is not None:
-                pending.deadline += seconds
-                pending.cap += seconds
+    def postpone(self, mcp_id: RequestId, seconds: float) -> None:
+        """Move the deadline of our pending request ``mcp_id`` ``seconds`` later (the time
+        someone spent answering the other side's question on its behalf)."""
+        pending = self._pending.get(mcp_id)
+        if pending is not None and pending.timeout is not None:
+            pending.deadline += seconds
+            pending.cap += seconds
 
-    def hold(self, tag: Any) -> None:
-        """One of the other side's requests, made during our requests tagged ``tag``, is
-        being answered: their clocks stand still until as many ``release`` calls. Time spent
-        with several held counts once (a flood of questions answered at once is not a
-        flood of extra time)."""
+    def hold(self, mcp_id: RequestId) -> None:
+        """One of the other side's requests, made during our request ``mcp_id``, is being
+        answered: its clock stands still until as many ``release`` calls. Time spent with
+        several held counts once (a flood of questions answered at once is not a flood of
+        extra time). Keyed by our id, never by a tag such as the model's call_id, which
+        the tasks of a batch sharing this connection repeat."""
         loop = self._loop or asyncio.get_running_loop()
-        count, since = self._held.get(tag, (0, loop.time()))
-        self._held[tag] = (count + 1, since)
+        count, since = self._held.get(mcp_id, (0, loop.time()))
+        self._held[mcp_id] = (count + 1, since)
 
-    def release(self, tag: Any) -> None:
-        """The end of one ``hold``: after the last, the held time is added to the deadlines."""
-        held = self._held.get(tag)
+    def release(self, mcp_id: RequestId) -> None:
+        """The end of one ``hold``: after the last, the held time is added to the deadline."""
+        held = self._held.get(mcp_id)
         if held is None:
             return
         count, since = held
         if count > 1:
-            self._held[tag] = (count - 1, since)
+            self._held[mcp_id] = (count - 1, since)
             return
-        del self._held[tag]
+        del self._held[mcp_id]
         loop = self._loop or asyncio.get_running_loop()
-        self.postpone(tag, loop.time() - since)
-        timed = [p.deadline for p in self._pending.values()
-                 if p.timeout is not None and p.tag not in self._held]
+        self.postpone(mcp_id, loop.time() - since)
+        timed = [p.deadline for held_id, p in self._pending.items()
+                 if p.timeout is not None and held_id not in self._held]
         if timed and self._closed is None and (self._watchdog is None or min(timed) < self._watchdog_at):
             self._arm(loop, min(timed))
 

@@ -41,8 +41,9 @@ class ToolCaller(Protocol):
         timeout: float | None = None,
     ) -> Exchange: ...
 
-    def refused_sampling(self, call_id: str | None) -> int:
-        """Sampling requests refused for the per-call cap during the call that just ended."""
+    def refused_sampling(self, mcp_id: int | str | None) -> int:
+        """Sampling requests refused for the per-call cap during the tools/call ``mcp_id``,
+        which just ended."""
         ...
 
 
@@ -72,14 +73,14 @@ async def call_tool(
             "mcp_id": exc.mcp_id, "request": exc.request, "connection": connection.number,
             "elapsed": time.monotonic() - started, "message": str(exc),
         }
-        failed["sampling_refused"] = connection.refused_sampling(call_id)
+        failed["sampling_refused"] = connection.refused_sampling(exc.mcp_id)
         if isinstance(exc, ProtocolError):  # an answer came, but not a usable one
             return CallOutcome(status="protocol_error", **failed, **base)
         return CallOutcome(status="transport_error", transport_kind=transport_kind(exc), **failed, **base)
     outcome = outcome_from_exchange(
         exchange, connection=connection.number, output_schema=route.output_schema, **base
     )
-    outcome.sampling_refused = connection.refused_sampling(call_id)
+    outcome.sampling_refused = connection.refused_sampling(exchange.mcp_id)
     return outcome
 
 

@@ -51,22 +51,25 @@ class Serving:
         self, version: str, host: Host | None = None, roots: tuple[str, ...] | None = ("/tmp",)
     ) -> None:
         self.notices: list[tuple[str, str]] = []
-        self.held: list[str | None] = []
-        """The calls whose clock was held, each added when its hold is released."""
+        self.held: list[int | str] = []
+        """The MCP ids of the calls whose clock was held, each added when its hold is released."""
         found = roots_from_paths(roots) if roots is not None else None
         self.requests = ServerRequests(
             host or Host(),
             "srv",
             found,
             notify=lambda *n: self.notices.append(n),
-            hold=lambda call_id: lambda: self.held.append(call_id),
+            hold=lambda mcp_id: lambda: self.held.append(mcp_id),
         )
         self.requests.negotiated(version)
 
     async def ask(
-        self, method: str, params: dict[str, Any] | None = None, call_id: str | None = "call_1"
+        self, method: str, params: dict[str, Any] | None = None, call_id: str | None = "call_1",
+        during: int | None = 7,
     ) -> Any:
-        answer = self.requests.answer(Request(id=1, method=method, params=params, raw={}), call_id)
+        """Ask as the server would during our tools/call ``during`` (its MCP id), made for ``call_id``."""
+        request = Request(id=1, method=method, params=params, raw={})
+        answer = self.requests.answer(request, call_id, during=during)
         return await answer if isinstance(answer, Awaitable) else answer
 
 
@@ -158,7 +161,7 @@ def test_sampling_asks_the_approver_then_the_model_and_gives_the_time_back_to_th
         ["claude-3-sonnet"],
     )
     assert request.prompt_text() == "[system] Be brief.\n[user] Say hi"
-    assert serving.held == ["call_1"]
+    assert serving.held == [7]  # the tools/call's MCP id, not the model's call_id
 
 
 def test_a_refused_sampling_request_is_minus_one_with_the_refusal() -> None:

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from ...errors import RpcError, SamplingRefused
 from ...protocol import mcp as m
-from ...protocol.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, JSONObject, Request
+from ...protocol.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, JSONObject, Request, RequestId
 from .capabilities import Offers, client_capabilities, offers_of
 from .elicitation import ElicitationRequest, Elicitor, declining, parse_elicitation
 from .roots import Root, list_roots_result
@@ -31,15 +31,11 @@ log = logging.getLogger("toolrelay.client")
 
 Notify = Callable[[str, str], None]
 """(level, text): a notice for the user."""
-Hold = Callable[[str | None], Callable[[], None]]
-"""(call_id) → release: the call's clock stands still from now until release is called (it
-waits on the user or the model, not its fault)."""
+Hold = Callable[[RequestId], Callable[[], None]]
+"""(our request's MCP id) → release: that call's clock stands still from now until release
+is called (it waits on the user or the model, not its fault)."""
 CAP_HINT: Final = "(--max-sampling-per-call or the config's maxSamplingPerCall raises the cap)"
 """How toolrelay's refusal of a sampling request past the per-call cap ends (``verify`` counts them)."""
-UNNAMED: Final = object()
-"""The one tools/call pending without a call_id (``toolrelay call``)."""
-CallKey = str | object | None
-"""Whose sampling count: a call_id, ``UNNAMED``, or None (not known to be one call's)."""
 DEFAULT_MAX_SAMPLING_PER_CALL: Final = 32
 
 NO_SAMPLER_HINT = "pass sampler= (toolrelay's commands: --model)"
@@ -71,16 +67,18 @@ class ServerRequests:
         self.roots = roots
         """None: no roots offered (the config said ``"roots": false``)."""
         self.tasks = ClientTasks()
-        self.tool_tasks: dict[str, str] = {}
-        """taskId → call_id of the tool calls running as tasks on the server (``tool_tasks.py``)."""
+        self.tool_tasks: dict[str, tuple[str | None, RequestId]] = {}
+        """taskId → (call_id, MCP id) of the tools/calls running as tasks on the server
+        (``tool_tasks.py``)."""
         self._notify = notify
         self._hold = hold
         self.max_sampling = max_sampling
         """Sampling requests answered per tool call; the rest are refused (-1, naming the cap)."""
-        self._sampled: dict[CallKey, int] = {}
-        """Per call (``CallKey``): sampling requests that came during it, until ``end_call``
-        (a call_id names one call while it is pending on this connection)."""
-        self._over_cap: dict[CallKey, int] = {}
+        self._sampled: dict[RequestId, int] = {}
+        """Per call, by the MCP id of its ``tools/call`` (never by call_id, which the tasks of
+        a batch sharing this connection repeat): sampling requests that came during it, until
+        ``end_call``."""
+        self._over_cap: dict[RequestId, int] = {}
         self._offers: Offers = offers_of("", roots=roots is not None)
 
     def capabilities(self, asked: str) -> JSONObject:
@@ -104,24 +102,33 @@ class ServerRequests:
         of the server's task running a tool call (its related-task meta), if any."""
         if request.method.startswith("tasks/"):
             return self.tasks.call_of(request.params)
+        owner = self._tool_task(request)
+        return owner[0] if owner is not None else None
+
+    def tool_task_request(self, request: Request) -> RequestId | None:
+        """The MCP id of the ``tools/call`` whose server task a request names (related-task meta)."""
+        owner = self._tool_task(request) if not request.method.startswith("tasks/") else None
+        return owner[1] if owner is not None else None
+
+    def _tool_task(self, request: Request) -> tuple[str | None, RequestId] | None:
         meta = (request.params or {}).get("_meta")
         related = meta.get(m.RELATED_TASK) if isinstance(meta, dict) else None
         task_id = related.get("taskId") if isinstance(related, dict) else None
         return self.tool_tasks.get(task_id) if isinstance(task_id, str) else None
 
     def answer(self, request: Request, call_id: str | None, *,
-               unnamed_call: bool = False) -> JSONObject | Awaitable[JSONObject]:
+               during: RequestId | None = None) -> JSONObject | Awaitable[JSONObject]:
         """The result of one server request, or an awaitable of it; RpcError refuses it.
-        ``unnamed_call``: it came during the one tools/call pending, which has no call_id
-        (``toolrelay call``): counted and timed as that call's."""
+        ``during``: the MCP id of our ``tools/call`` it came during, if known: the request
+        is counted against that call's sampling cap and its clock stands still meanwhile."""
         method, params, offers = request.method, request.params, self._offers
-        call: CallKey = call_id if call_id is not None else (UNNAMED if unnamed_call else None)
+        call = during
         if method == m.PING:
             return {}
         if method == m.LIST_ROOTS and self.roots is not None:
             return list_roots_result(self.roots)
         if method == m.CREATE_MESSAGE:
-            self._count_sampling(call)
+            self._count_sampling(call, call_id)
             sampling = parse_sampling(params, server=self.server, call_id=call_id, tools_allowed=offers.modes)
             return self._maybe_task(self._sample(sampling), params, call_id, call)
         if method == m.ELICIT and offers.elicitation:
@@ -147,23 +154,23 @@ class ServerRequests:
         return None
 
     def _maybe_task(self, work: Coroutine[Any, Any, JSONObject], params: JSONObject | None,
-                    call_id: str | None, call: CallKey) -> JSONObject | Awaitable[JSONObject]:
+                    call_id: str | None, call: RequestId | None) -> JSONObject | Awaitable[JSONObject]:
         timed = self._timed(work, call)
         if self._offers.modes and isinstance((params or {}).get("task"), dict):
             return self.tasks.start(timed, (params or {})["task"], call_id)
         return timed
 
-    async def _timed(self, work: Coroutine[Any, Any, JSONObject], call: CallKey) -> JSONObject:
+    async def _timed(self, work: Coroutine[Any, Any, JSONObject], call: RequestId | None) -> JSONObject:
         """Run ``work``; the clock of the call it serves stands still meanwhile."""
         if call is None:
             return await work
-        release = self._hold(None if call is UNNAMED else str(call))
+        release = self._hold(call)
         try:
             return await work
         finally:
             release()
 
-    def _count_sampling(self, call: CallKey) -> None:
+    def _count_sampling(self, call: RequestId | None, call_id: str | None) -> None:
         """One more sampling request during ``call``: past the cap it is refused (a flood
         must not keep the model busy, nor the call waiting, without end)."""
         if call is None:
@@ -174,15 +181,15 @@ class ServerRequests:
         refused = self._over_cap[call] = self._over_cap.get(call, 0) + 1
         cap = f"at most {self.max_sampling} sampling requests per tool call"
         if refused == 1:
-            during = "its tools/call" if call is UNNAMED else f"call {call}"
+            during = "its tools/call" if call_id is None else f"call {call_id}"
             self._notify("warning", f"server {self.server} sent more than {self.max_sampling} sampling "
                                     f"requests during {during}; the rest are refused ({cap}: "
                                     "--max-sampling-per-call or the config's maxSamplingPerCall)")
         raise SamplingRefused(f"toolrelay answers {cap} {CAP_HINT}")
 
-    def end_call(self, call_id: str | None) -> int:
-        """The call is over: forget its count; how many of its sampling requests were refused."""
-        call: CallKey = UNNAMED if call_id is None else call_id
+    def end_call(self, call: RequestId) -> int:
+        """The call whose ``tools/call`` had MCP id ``call`` is over: forget its count; how
+        many of its sampling requests were refused."""
         self._sampled.pop(call, None)
         return self._over_cap.pop(call, 0)
 
