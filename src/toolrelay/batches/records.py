@@ -17,9 +17,10 @@ from typing import Any
 
 from ..events import Event, EventStream, ModelResponseEvent, RunEndEvent
 from ..relay.loop import Relay
+from ..relay.usage import usage_sum
 from ..transcript.writer import TranscriptWriter
 from .results import TRANSCRIPTS, TaskResult
-from .resume import TaskState, usage_sum
+from .resume import TaskState
 from .tasks import TaskSpec
 
 __all__ = ["UNCERTAIN", "TaskTranscript", "UsageTally", "recorded_result", "uncertain_result"]

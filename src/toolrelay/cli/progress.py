@@ -26,6 +26,7 @@ from ..events import (
 )
 from ..redaction import redact, worth_redacting
 from ..relay.endings import ending_line
+from ..relay.usage import usage_text
 
 __all__ = ["AtFirstStart", "ProgressPrinter", "WireLog", "WirePrinter", "failure_text"]
 
@@ -129,7 +130,9 @@ class ProgressPrinter:
             else:
                 self._say(line)
         elif isinstance(event, RunEndEvent) and event.status not in SAID_BY_THE_COMMAND:
-            self._say(f"run {ending_line(event.status, event.turns, event.reason)}")
+            tokens = usage_text(event.usage)
+            ending = ending_line(event.status, event.turns, event.reason)
+            self._say(f"run {ending}" + (f" · {tokens}" if tokens else ""))
 
     def _notice(self, event: Notice | ServerExitedEvent) -> None:
         if event.server in self.silenced and (isinstance(event, ServerExitedEvent) or event.level == "error"):
