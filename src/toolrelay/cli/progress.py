@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
 
+from ..client.tracing import EraNotes
 from ..errors import ServerExited
 from ..events import (
     AuthOutcome,
@@ -178,18 +179,24 @@ def _call_line(outcome: dict[str, object], message: str) -> str:
 
 class WirePrinter:
     """Every JSON-RPC line with its direction, server, connection and id (``--wire``), the
-    config's secrets redacted as in a transcript (a server may echo a token it was given)."""
+    config's secrets redacted as in a transcript (a server may echo a token it was given).
+    Era negotiation's fallback messages are followed by a ``-- `` line saying what they are
+    (``client.tracing.EraNotes``), so every ``>>``/``<<`` line stays one JSON message."""
 
     def __init__(self, stream: TextIO | None = None, secrets: Iterable[str] = ()) -> None:
         self.stream = stream or sys.stderr
         self.secrets = frozenset(s for s in secrets if worth_redacting(s))
+        self._notes = EraNotes()
 
     def __call__(self, event: Event) -> None:
         if not isinstance(event, McpMessage):
             return
         arrow = ">>" if event.direction == "out" else "<<"
         line = redact(json.dumps(event.message, ensure_ascii=False, separators=(",", ":")), self.secrets)
-        self.stream.write(f"{arrow} {event.server}#{event.connection} {line}\n")
+        where = f"{event.server}#{event.connection}"
+        note = self._notes.note(event)  # the words of --wire --json's "note", on a line of its own
+        said = f"-- {where} id {json.dumps(event.mcp_id)}: {note}\n" if note else ""
+        self.stream.write(f"{arrow} {where} {line}\n{said}")
         self.stream.flush()
 
 
@@ -200,15 +207,17 @@ class WireLog:
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self.messages: list[dict[str, Any]] = []
         self.secrets = frozenset(s for s in secrets if worth_redacting(s))
+        self._notes = EraNotes()
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, McpMessage):
             message = event.message
             if self.secrets:  # redacted as text, as the transcript writer does, then read back
                 message = json.loads(redact(json.dumps(message, ensure_ascii=False), self.secrets))
+            note = self._notes.note(event)
             self.messages.append({
                 "direction": event.direction, "server": event.server,
-                "connection": event.connection, "message": message,
+                "connection": event.connection, "message": message, **({"note": note} if note else {}),
             })
 
 

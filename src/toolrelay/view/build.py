@@ -25,6 +25,7 @@ from ..events import (
     ServerReady,
 )
 from ..verify import Finding, Verdict
+from .era_rows import mark_fallbacks
 from .layout import arrange, plan_expansion
 from .model import Lane, LinkNote, Row, RunSummary, Trace, VerdictNote
 from .rows import clip, describe, seconds, server_lane, whole
@@ -48,6 +49,7 @@ def build_trace(
     """The diagram of ``events`` (a transcript's lines, in order)."""
     origin = (seconds(events[0].get("time")) or 0.0) if events else 0.0
     rows = [describe(event, origin) for event in events]
+    mark_fallbacks(rows, events)
     if verdict is not None:
         _attach_findings(rows, verdict.broken_findings())
     groups = arrange(compact_tasks(rows, events))  # a task's repeated polls: one row each status

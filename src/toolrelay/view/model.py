@@ -26,7 +26,9 @@ __all__ = [
     "VerdictNote",
 ]
 
-RowState = Literal["ok", "failed", "warn"]
+RowState = Literal["ok", "failed", "warn", "expected"]
+"""``expected``: a refusal that is part of a healthy run (the fallback ``initialize``
+beside the era probe): drawn dimmed, never counted as a failure."""
 
 
 @dataclass(slots=True, kw_only=True)
