@@ -90,6 +90,8 @@ def read_state(path: Path, read_only: ReadOnly) -> TaskState | None:
         state.ended = ends[-1]
         return state
     _plan(state, events, outcomes, read_only)
+    if state.point is not None:  # the resumed run's usage goes on from the recorded one's
+        state.point.usage = dict(state.usage)
     return state
 
 

@@ -302,6 +302,7 @@ class Relay:
         else:
             conversation, first = resume.conversation, resume.turn
             result.calls, result.response_ids = list(resume.earlier), list(resume.response_ids)
+            result.usage = dict(resume.usage)
         if resume is not None and resume.recorded is not None:
             result.turns = first
             conversation.add_outputs(await self._finish_recorded(resume, result, stop_reason))
