@@ -232,4 +232,5 @@ def test_a_healthy_run_with_a_refused_fallback_initialize_has_no_red_in_setup(
     assert "(expected: the server speaks 2026-07-28)" in (refused.text_content() or "")
     assert refused.locator(".arrow").evaluate("a => getComputedStyle(a).color") != FAILED_RED
     assert float(refused.evaluate("r => getComputedStyle(r).opacity")) < 1  # dimmed, not hidden
+    assert page.locator(".facts dt", has_text="tokens").count() == 1  # the run's usage, in the header
     _assert_clean(opened)

@@ -224,3 +224,19 @@ def test_a_refused_initialize_on_a_connection_that_never_went_modern_stays_faile
     refused = next(e for e in events if e["kind"] == "mcp_response" and e.get("method") == "initialize")
     row = next(r for g in build_trace(events).groups for r in g.rows() if r.seq == refused["seq"])
     assert (row.label, row.state) == ("error -32022", "failed")
+
+
+def test_the_header_shows_the_runs_token_usage_and_nothing_for_a_run_without(
+    late_start_transcript: Path,
+) -> None:
+    events = read_events(late_start_transcript)
+    used = [e["body"]["usage"] for e in events if e["kind"] == "model_response"]
+    total = {key: sum(u[key] for u in used) for key in ("input_tokens", "output_tokens", "total_tokens")}
+    cached = sum(u["input_tokens_details"]["cached_tokens"] for u in used)
+    reasoning = sum(u["output_tokens_details"]["reasoning_tokens"] for u in used)
+    assert build_trace(events).run.tokens == (
+        f"{total['input_tokens']} in ({cached} cached), "
+        f"{total['output_tokens']} out ({reasoning} reasoning), {total['total_tokens']} total")
+    for event in events:  # a transcript from before usage was recorded
+        event.pop("usage", None)
+    assert build_trace(events).run.tokens == ""

@@ -133,7 +133,7 @@ class ProgressPrinter:
         elif isinstance(event, RunEndEvent) and event.status not in SAID_BY_THE_COMMAND:
             tokens = usage_text(event.usage)
             ending = ending_line(event.status, event.turns, event.reason)
-            self._say(f"run {ending}" + (f" · {tokens}" if tokens else ""))
+            self._say(f"run {ending}" + (f" · tokens: {tokens}" if tokens else ""))
 
     def _notice(self, event: Notice | ServerExitedEvent) -> None:
         if event.server in self.silenced and (isinstance(event, ServerExitedEvent) or event.level == "error"):

@@ -33,9 +33,9 @@ def usage_sum(totals: dict[str, int], usage: Any) -> dict[str, int]:
     return added
 
 
-def usage_text(usage: dict[str, int]) -> str:
-    """``tokens: 219 in (64 cached), 106 out (12 reasoning), 325 total``; "" with no counts."""
-    if not usage:
+def usage_text(usage: Any) -> str:
+    """``219 in (64 cached), 106 out (12 reasoning), 325 total``; "" with no counts."""
+    if not isinstance(usage, dict) or not usage:
         return ""
     cached = f" ({usage['cached_input_tokens']} cached)" if "cached_input_tokens" in usage else ""
     reasoning = f" ({usage['reasoning_tokens']} reasoning)" if "reasoning_tokens" in usage else ""
@@ -44,7 +44,7 @@ def usage_text(usage: dict[str, int]) -> str:
         f"{usage['output_tokens']} out{reasoning}" if "output_tokens" in usage else "",
         f"{usage['total_tokens']} total" if "total_tokens" in usage else "",
     ]
-    return "tokens: " + ", ".join(part for part in parts if part)
+    return ", ".join(part for part in parts if part)
 
 
 def _at(value: Any, path: tuple[str, ...]) -> Any:

@@ -24,6 +24,7 @@ from ..events import (
     RunStartEvent,
     ServerReady,
 )
+from ..relay.usage import usage_text
 from ..verify import Finding, Verdict
 from .era_rows import mark_fallbacks
 from .layout import arrange, plan_expansion
@@ -130,6 +131,7 @@ def _summary(events: Sequence[dict[str, Any]], rows: list[Row], source: str) -> 
         messages=sum(1 for row in rows if row.message and row.kind != ModelStreamEvent.kind),
         stream_events=sum(1 for row in rows if row.kind == ModelStreamEvent.kind),
         duration=(max(times) - min(times)) if times else 0.0,
+        tokens=usage_text(end.get("usage")),
     )
 
 

@@ -183,6 +183,8 @@ class RunSummary:
     """Wire messages drawn as arrows, a stream's events apart."""
     stream_events: int = 0
     duration: float = 0.0
+    tokens: str = ""
+    """The run's token usage in words (``relay.usage.usage_text`` of run_end's), "" when none."""
 
 
 @dataclass(slots=True, kw_only=True)
