@@ -30,6 +30,7 @@ from .resumed import check_resumes
 from .server_requests import check_server_requests
 from .streamed import check_streams
 from .tasks import check_tasks
+from .usage import check_usage
 from .verdict import Finding, Verdict, link_rank
 
 __all__ = ["CHECKS", "unfinished_reasons", "verify"]
@@ -40,6 +41,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("model_response", check_rounds),
     ("model_response", check_answer),
     ("model_response", check_streams),
+    ("model_response", check_usage),
     ("parse", check_parse),
     ("parse", check_duplicates),
     ("routing", check_routing),
