@@ -100,7 +100,7 @@ def uncertain_result(
               + "; it may or may not have run: check, then run the task again with --restart if it should")
     note = "a call's answer was never recorded"
     stream.emit(relay.start_event(state.run_id, state.task, turn=turn, note=note))
-    stream.emit(RunEndEvent(status=UNCERTAIN, reason=reason, turns=turn))
+    stream.emit(RunEndEvent(status=UNCERTAIN, reason=reason, turns=turn, usage=dict(state.usage)))
     return TaskResult(
         id=spec.id, status=UNCERTAIN, turns=turn, calls=state.calls, failed_calls=state.failed_calls,
         usage=state.usage, duration=time.perf_counter() - started, error=reason,
