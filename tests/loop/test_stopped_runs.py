@@ -50,8 +50,10 @@ def _wait_for_calls_in_flight(proc: subprocess.Popen[str], transcript: Path, cou
     """Until the transcript records ``count`` tools/call requests (both calls are in flight)."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
-        text = transcript.read_text() if transcript.exists() else ""
-        if text.count('"method": "tools/call"') >= count:
+        lines = transcript.read_text().splitlines() if transcript.exists() else []
+        # a request's line names the method twice (the event's and its message's): count lines
+        sent = [line for line in lines if '"kind": "mcp_request"' in line and '"tools/call"' in line]
+        if len(sent) >= count:
             return
         time.sleep(0.05)
     raise AssertionError(f"the calls never went out (exit {proc.poll()})")
