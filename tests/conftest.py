@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings as hypothesis_settings
 
-from testkit import everything, npm
+from testkit import conformance, everything, npm
 from testkit.processes import LeftoverCheck, ProcessKeeper, become_subreaper
 
 # CI gets one shot, so property tests draw a fixed, reproducible set of examples there
@@ -68,6 +68,16 @@ def everything_server() -> list[str]:
     """The command that starts server-everything (append ``stdio`` or ``streamableHttp``),
     installed once per session."""
     found = everything.install(CACHE)
+    if isinstance(found, str):
+        require_or_skip(found)
+    assert isinstance(found, list)
+    return found
+
+
+@pytest.fixture(scope="session")
+def modern_conformance_suite() -> list[str]:
+    """The command that runs the conformance suite's 2026-07-28 pin (0.2.0-alpha.12)."""
+    found = conformance.install(CACHE, conformance.MODERN_CONFORMANCE_PACKAGE)
     if isinstance(found, str):
         require_or_skip(found)
     assert isinstance(found, list)

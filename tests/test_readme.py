@@ -1,7 +1,8 @@
-"""README.md's set-up and examples are checked: the two commands, .ci/run, every
-``console`` block (commands and their output) and every ``python`` block with the
-``output`` block that follows it, run for real in a workspace like the one README
-describes (a notes.txt of 30 lines, ``line 1`` … ``line 30``).
+"""README.md's set-up and examples are checked, and so are those of the docs pages the
+reference moved to: the two commands, .ci/run, every ``console`` block (commands and their
+output) and every ``python`` block with the ``output`` block that follows it, on every page,
+run for real in a workspace like the one README describes (a notes.txt of 30 lines, ``line
+1`` … ``line 30``, and the quickstart's ``mcp.json``).
 
 In expected output, a line ``...`` stands for any number of lines, ``...`` inside a line
 for any text, and a last line ``(exit N)`` for the command's exit code (0 otherwise).
@@ -23,6 +24,10 @@ from testkit.processes import run
 from testkit.ray_setup import ensure_ray
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
+PAGES = {"README.md": README} | {
+    f"docs/{page.name}": page.read_text(encoding="utf-8") for page in sorted((REPO / "docs").glob("*.md"))
+}
+"""Every page whose examples run: README and each docs page (a page without examples adds none)."""
 TWO_READS = (
     '{"turns": [{"calls": [{"name": "fs__read_text_file", "arguments": {"path": "notes.txt", "tail": 2}}, '
     '{"name": "fs__read_text_file", "arguments": {"path": "missing.txt"}}]}]}'
@@ -30,36 +35,48 @@ TWO_READS = (
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
-def blocks() -> list[tuple[str, str]]:
-    return [(m.group(1), m.group(2)) for m in FENCE.finditer(README)]
+def blocks(text: str = README) -> list[tuple[str, str]]:
+    return [(m.group(1), m.group(2)) for m in FENCE.finditer(text)]
 
 
 def console_examples() -> list[list[tuple[str, list[str]]]]:
-    """Per console block, its (command, expected output lines), in order."""
+    """Per console block of every page, its (command, expected output lines), in order."""
     examples = []
-    for kind, body in blocks():
-        if kind != "console":
-            continue
-        steps = []
-        for chunk in re.split(r"^\$ ", body, flags=re.MULTILINE)[1:]:
-            command, _, rest = chunk.partition("\n")
-            steps.append((command, rest.splitlines()))
-        examples.append(steps)
+    for text in PAGES.values():
+        for kind, body in blocks(text):
+            if kind != "console":
+                continue
+            steps = []
+            for chunk in re.split(r"^\$ ", body, flags=re.MULTILINE)[1:]:
+                command, _, rest = chunk.partition("\n")
+                steps.append((command, rest.splitlines()))
+            examples.append(steps)
     return examples
 
 
 def python_examples() -> list[tuple[str, str]]:
-    found = blocks()
-    return [
-        (code, found[i + 1][1])
-        for i, (kind, code) in enumerate(found[:-1])
-        if kind == "python" and found[i + 1][0] == "output"
-    ]
+    examples = []
+    for text in PAGES.values():
+        found = blocks(text)
+        examples += [
+            (code, found[i + 1][1])
+            for i, (kind, code) in enumerate(found[:-1])
+            if kind == "python" and found[i + 1][0] == "output"
+        ]
+    return examples
+
+
+def quickstart_config() -> str:
+    """The config file README's quickstart shows, which its example runs with (as mcp.json)."""
+    quickstart = README.partition("\n## Quickstart\n")[2].partition("\n## ")[0]
+    (config,) = [body for kind, body in blocks(quickstart) if kind == "json"]
+    return config
 
 
 def make_workspace(root: Path) -> Path:
     (root / "notes.txt").write_text("".join(f"line {i}\n" for i in range(1, 31)))
     (root / "two-reads.json").write_text(TWO_READS)
+    (root / "mcp.json").write_text(quickstart_config())
     (root / "examples").symlink_to(REPO / "examples")
     return root
 
@@ -102,6 +119,19 @@ def test_readme_opens_with_the_two_commands_and_ci_runs_the_second() -> None:
 
 def test_the_two_reads_script_shown_in_the_readme_is_the_one_tested() -> None:
     assert TWO_READS in " ".join(README.split())  # README wraps it over lines
+
+
+def test_the_quickstart_runs_its_own_config_near_the_top() -> None:
+    """A newcomer's first screen: the two commands, then the quickstart, whose example runs
+    the mcp.json it shows (with a real model's command beside it)."""
+    quickstart = README.partition("\n## Quickstart\n")[2].partition("\n## ")[0]
+    assert README.index("\n## Quickstart\n") < 1200, "the quickstart follows the two commands"
+    assert "mcpServers" in quickstart_config()
+    assert "OPENAI_API_KEY=" in quickstart and "--base-url http://127.0.0.1" in quickstart
+    (console,) = [body for kind, body in blocks(quickstart) if kind == "console"]
+    commands = re.findall(r"^\$ (.*)$", console, re.MULTILINE)
+    assert "--config mcp.json" in commands[0] and "--transcript run.jsonl" in commands[0]
+    assert commands[1:] == ["toolrelay verify run.jsonl", "toolrelay view run.jsonl"]
 
 
 Runs = dict[int | str, list[subprocess.CompletedProcess[str]]]

@@ -22,7 +22,8 @@
     │   ├── ModelAnswerUnreadable   3   an answer too large, or in an encoding not decoded
     │   ├── ModelRequestUnsendable  3   a request HTTP/1.1 cannot carry (a forbidden header)
     │   ├── ModelFeatureUnsupported 3   the endpoint lacks a feature the request used (.feature)
-    │   └── ModelStreamCut          3   a streamed answer cut after it had said something (.assembled)
+    │   ├── ModelStreamCut          3   a streamed answer cut after it had said something (.assembled)
+    │   └── ModelStreamInconsistent 3   a final response contradicting a call it streamed that had started
     └── RunInterrupted              130 Ctrl-C
 
 Errors a model can act on (invalid arguments, unknown tools, tool errors) are not
@@ -67,6 +68,7 @@ __all__ = [
     "ModelFeatureUnsupported",
     "ModelRequestUnsendable",
     "ModelStreamCut",
+    "ModelStreamInconsistent",
     "ModelTimeout",
     "ModelUnreachable",
     "NoServerAvailable",
@@ -276,6 +278,17 @@ class ModelStreamCut(ModelError):
     def __init__(self, message: str, *, assembled: Any = None) -> None:
         super().__init__(message, 200)
         self.assembled = assembled
+
+
+class ModelStreamInconsistent(ModelError):
+    """A streamed answer's final response (``response.completed``) says a call that had
+    started as its item closed is another call (another name or other arguments under the
+    same call_id): the early result is not that call's, so nothing is fed back and the call
+    the final response names is not run. ``call_id`` names the call."""
+
+    def __init__(self, message: str, *, call_id: str) -> None:
+        super().__init__(message, 200)
+        self.call_id = call_id
 
 
 class RunInterrupted(ToolrelayError):

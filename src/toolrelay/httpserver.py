@@ -53,7 +53,7 @@ Headers = Sequence[tuple[str, str]]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConnectionLimits:
-    """What one client may cost the server (the defaults are in README's file server section)."""
+    """What one client may cost the server (the defaults are in docs/files-server.md)."""
 
     header_timeout: float = 30.0
     """Seconds for a request head to arrive whole: from the connection's start, or from the

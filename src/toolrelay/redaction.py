@@ -23,8 +23,8 @@ from collections.abc import Iterable
 from typing import Final
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
-__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "is_secret_name", "redact", "redact_url", "remember_secret",
-           "remembered_secrets", "url_secrets", "worth_redacting"]
+__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "is_secret_name", "redact", "redact_url", "redact_wire_bytes",
+           "remember_secret", "remembered_secrets", "url_secrets", "worth_redacting"]
 
 REDACTED: Final = "[redacted]"
 MIN_SECRET_LENGTH: Final = 8
@@ -32,6 +32,12 @@ _SECRET_NAMES: Final = frozenset({"key", "code", "sig", "pass", "pwd"})
 """Parameter names that are secrets when they are the whole name (``code`` is OAuth's)."""
 _SECRET_WORDS: Final = re.compile(r"key|token|secret|passw|auth|credential|signature|session")
 """Parts of a name that make it a secret's (``apiKey``, ``access_token``, ``client_secret``)."""
+
+
+_QUOTED_BYTES: Final = r"b'(?:[^'\\]|\\.)*'" + r'|b"(?:[^"\\]|\\.)*"'
+_WIRE_BYTES: Final = re.compile(rf"\bbytearray\((?:{_QUOTED_BYTES})\)|\b(?:{_QUOTED_BYTES})")
+"""A bytes (or bytearray) literal as ``repr`` writes it: how h11 quotes a header value or a
+line of the wire."""
 
 
 _REMEMBERED: set[str] = set()
@@ -61,6 +67,13 @@ def redact(text: str, secrets: Iterable[str]) -> str:
         if worth_redacting(secret) and secret in text:
             text = text.replace(secret, REDACTED)
     return text
+
+
+def redact_wire_bytes(text: str) -> str:
+    """An HTTP library's error text with every quoted byte string redacted: h11 quotes the
+    header value (``Illegal header value b'Bearer …'``) or the line it refuses, and an
+    escaped value (``\\r\\n``) is no longer the secret ``redact`` looks for."""
+    return _WIRE_BYTES.sub(REDACTED, text)
 
 
 def is_secret_name(name: str) -> bool:

@@ -45,7 +45,9 @@ def mode_of(path: Path) -> int:
 
 
 def assert_no_secret(servers: OAuthServers, *texts: str) -> None:
-    """No token or client secret the authorization server handed out shows in ``texts``."""
+    """No token or client secret the authorization server handed out shows in ``texts`` (nor
+    its printable part, for one that ends in a line break)."""
     for secret in servers.issued_secrets():
         for text in texts:
             assert secret not in text
+            assert secret.strip() not in text

@@ -12,8 +12,10 @@ import time
 from pathlib import Path
 
 import httpx2
+import pytest
 from auth_helpers import assert_no_secret, mode_of, stored_files, toolrelay, write_config
 
+from testkit.everything_http import free_port
 from testkit.oauth_servers import OAuthOptions, OAuthServers
 from testkit.processes import spawned
 
@@ -130,3 +132,27 @@ def test_login_names_what_is_wrong_with_its_arguments(tmp_path: Path) -> None:
         bare = toolrelay("auth", "login", "notes", home=tmp_path)
         assert bare.returncode == 2
         assert "name the config that holds server 'notes' with --config FILE (or give its URL)" in bare.stderr
+
+
+@pytest.mark.parametrize("how", [["--auth", "headless"], ["--no-browser"]], ids=["headless", "person"])
+def test_login_to_a_server_that_is_down_says_it_cannot_be_reached(tmp_path: Path, how: list[str]) -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"notes": {"url": url}}}), encoding="utf-8")
+    login = toolrelay("auth", "login", "notes", "--config", str(config), *how, home=tmp_path)
+    assert login.returncode == 3
+    assert login.stderr == ("toolrelay auth: error: server notes unavailable: cannot connect to server "
+                            f"notes at {url}: connection refused\n")
+    assert stored_files(tmp_path) == []
+
+
+def test_login_when_the_authorization_server_is_down_names_what_was_not_reached(tmp_path: Path) -> None:
+    with OAuthServers() as servers:
+        servers.stop_authorization_server()
+        config = write_config(tmp_path, servers)
+        login = toolrelay("auth", "login", "notes", "--config", str(config), "--auth", "headless",
+                          home=tmp_path)
+    assert login.returncode == 3
+    assert login.stderr == ("toolrelay auth: error: server notes unavailable: server notes: OAuth sign-in "
+                            f"failed: cannot reach {servers.issuer}/.well-known/oauth-authorization-server "
+                            "(server metadata): connection refused\n")

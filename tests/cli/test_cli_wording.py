@@ -106,6 +106,6 @@ def test_a_runs_call_line_words_a_timeout_as_call_does(workspace: Path) -> None:
         {"calls": [{"name": "honest__sleep", "arguments": {"seconds": 30}}]}]})
     run = toolrelay("run", "x", "--model", "offline", "--script", str(script), "--config", str(mcp),
                     "--call-timeout", "0.5", cwd=workspace)
-    [line] = [line for line in run.stderr.splitlines() if line.startswith("  call honest__sleep")]
+    [line] = [line for line in run.stderr.splitlines() if line.startswith("  call honest__sleep →")]
     assert line.endswith(f" · {said_by_call}"), line
     assert "transport_error" not in run.stderr

@@ -141,10 +141,11 @@ def wait_port(port: int, process: subprocess.Popen[bytes], timeout: float = 20.0
 
 
 @contextlib.contextmanager
-def sdk_http_server(mode: str = "http") -> Any:
-    """The SDK test server on a free loopback port; yields its /mcp URL."""
+def sdk_http_server(mode: str = "http", *options: str, script: Path = SDK_SERVER) -> Any:
+    """An SDK test server (``script``: sdk_server.py, or another taking ``MODE PORT
+    [OPTIONS]``) on a free loopback port; yields its /mcp URL."""
     port = free_port()
-    with spawned([PYTHON, str(SDK_SERVER), mode, str(port)],
+    with spawned([PYTHON, str(script), mode, str(port), *options],
                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as process:
         wait_port(port, process)
         yield f"http://127.0.0.1:{port}/mcp"

@@ -18,6 +18,7 @@ import pytest
 from client_helpers import Recorder, open_connection, run, sdk_http_server, stdio_config
 
 from testkit.mcp_http import files_http_process
+from toolrelay.client import era
 from toolrelay.client.config import ServerConfig, load_config
 from toolrelay.client.connection import Connection
 from toolrelay.client.era import PROBE_WAIT
@@ -37,6 +38,16 @@ SILENT_LEGACY = textwrap.dedent('''
         else:
             continue  # server/discover and anything unknown: never answered
         print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+''')
+
+
+REFUSING_LEGACY = textwrap.dedent('''
+    import json, sys
+    for line in sys.stdin:  # server/discover: never answered; initialize: refused
+        msg = json.loads(line)
+        if msg.get("method") == "initialize":
+            error = {"code": -32602, "message": "no such revision"}
+            print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": error}), flush=True)
 ''')
 
 
@@ -135,6 +146,19 @@ def test_a_probe_the_server_ignores_costs_a_bounded_wait(tmp_path: Path) -> None
     probing, version = run(_connect_time(config, tmp_path, "auto"))
     assert version == "2025-11-25"
     assert probing - pinned < PROBE_WAIT + 0.2 < 0.4  # the handshake follows the unanswered probe
+
+
+def test_a_refused_handshake_waits_a_bounded_time_for_an_ignored_probe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = tmp_path / "refusing.py"
+    script.write_text(REFUSING_LEGACY, encoding="utf-8")
+    monkeypatch.setattr(era, "SETTLE_WAIT", 0.3)  # the probe decides while pending, but not forever
+    config = ServerConfig(name="refusing", transport="stdio", command=sys.executable, args=(str(script),))
+    started = time.monotonic()
+    with pytest.raises(ProtocolError, match=r"refused initialize .*no such revision"):
+        run(_connect_time(config, tmp_path, "auto"))
+    assert time.monotonic() - started < 3
 
 
 def test_a_2026_pin_refuses_a_server_that_is_not_modern(tmp_path: Path) -> None:

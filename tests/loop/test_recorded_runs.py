@@ -20,8 +20,15 @@ from typing import Any
 
 import pytest
 
-from testkit.recorded_streams import ReplayEndpoint, events_of, recorded, without_final_output
+from testkit.recorded_streams import (
+    ReplayEndpoint,
+    events_of,
+    recorded,
+    with_final_output,
+    without_final_output,
+)
 from testkit.servers import CAPITAL_SERVER
+from toolrelay.verify import load_run, verify
 
 GPT55 = "phase_streamed_on_part_start.sse"
 GPT5 = "streaming_usage.sse"
@@ -131,3 +138,126 @@ def test_a_recorded_stream_runs_its_call_early_and_the_run_verifies(
     assert verdict["ok"] and verdict["finished"]
     checks = {f["check"] for f in verdict["findings"] if f["ok"]}
     assert {"stream", "early_start"} <= checks
+
+
+CHANGES = {
+    "name": {"name": "capitals__final_result", "arguments": '{"result":2}'},
+    "arguments": {"arguments": '{"country":"Atlantis"}'},
+}
+
+
+def _final_call(change: str) -> Any:
+    """The terminal event's output, its function_call changed (``CHANGES``) or dropped."""
+
+    def edit(output: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if change == "dropped":
+            return [item for item in output if item["type"] != "function_call"]
+        return [item | CHANGES[change] if item["type"] == "function_call" else item for item in output]
+
+    return edit
+
+
+def _shown(tmp_path: Path) -> tuple[str, str]:
+    """What ``explain`` prints and ``view`` draws for the run."""
+    explained, viewed = (
+        subprocess.run([sys.executable, "-m", "toolrelay", *args], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=60)
+        for args in (["explain", "t.jsonl"], ["view", "t.jsonl", "-o", "trace.html"])
+    )
+    assert explained.returncode == 0 and viewed.returncode == 0, explained.stderr + viewed.stderr
+    return explained.stdout, (tmp_path / "trace.html").read_text()
+
+
+def _tools_calls(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r["message"]["params"] for r in records
+            if r["kind"] == "mcp_request" and r["message"].get("method") == "tools/call"]
+
+
+@pytest.mark.parametrize("change", ["name", "arguments"])
+def test_a_final_response_that_changes_a_started_call_ends_the_run_as_a_stream_fault(
+    tmp_path: Path, change: str
+) -> None:
+    """The call's item closes as get_capital {"country":"PotatoLand"} and starts; the
+    terminal event then says the same call_id is another call. The early result is never
+    fed back as that call's, the call the final response names never runs, exit 3."""
+    first = with_final_output(recorded(GPT55, rename=RENAMED), _final_call(change))
+    proc, endpoint = _run(tmp_path, first)
+    assert proc.returncode == 3, proc.stderr
+    [call] = _items(first, "response.output_item.done", "function_call")
+    final = call | CHANGES[change]
+    said = (f"{call['call_id']} started as capitals__get_capital {call['arguments']} when its item closed, "
+            f"but the final response (response.completed) says {call['call_id']} is "
+            f"{final['name']} {final['arguments']}")
+    assert said in proc.stderr
+    assert f"{final['name']} {final['arguments']} was not run" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert len(endpoint.bodies) == 1  # nothing fed back: no next request
+    records = _records(tmp_path)
+    assert _tools_calls(records) == [{"name": "get_capital", "arguments": {"country": "PotatoLand"},
+                                      "_meta": {"progressToken": f"{call['call_id']}-1"}}]
+    assert not [r for r in records if r["kind"] == "feedback"]
+    [end] = [r for r in records if r["kind"] == "run_end"]
+    assert end["status"] == "error" and said in end["reason"]
+
+    verdict = _verify(tmp_path)  # the transcript verifies as what happened
+    assert verdict["ok"] and not verdict["finished"]
+    [found] = [f for f in verdict["findings"] if f["check"] == "endpoint_inconsistency"]
+    assert found["link"] == "model_response" and found["call_id"] == call["call_id"]
+    assert "the endpoint contradicted itself" in found["message"]
+    assert f"{final['name']} {final['arguments']}" in found["message"]
+    explained, drawn = _shown(tmp_path)
+    assert (f"the endpoint contradicted itself: {call['call_id']}'s item closed in the stream as "
+            f"capitals__get_capital {call['arguments']}, but the final response says {call['call_id']} is "
+            f"{final['name']} {final['arguments']}") in explained
+    assert "no output: the final response contradicts the call" in explained
+    assert json.dumps(found["message"])[1:-1] in drawn  # a note on the response's row
+    _fed_back_anyway_is_broken(tmp_path, call["call_id"], "as the final response's call")
+
+
+def _fed_back_anyway_is_broken(tmp_path: Path, call_id: str, whose: str) -> None:
+    """The same transcript with the early result fed back for the call (what toolrelay did
+    before): a broken feedback link, toolrelay's, not the endpoint's."""
+    records = _records(tmp_path)
+    end = records.index(next(r for r in records if r["kind"] == "run_end"))
+    output = {"type": "function_call_output", "call_id": call_id, "output": "Potato City"}
+    fed = {"seq": records[end]["seq"], "time": records[end]["time"], "run": records[end]["run"],
+           "kind": "feedback", "call_id": call_id, "item": output, "cut": []}
+    later = [r | {"seq": r["seq"] + 1} for r in records[end:]]
+    (tmp_path / "fed.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [*records[:end], fed, *later]))
+    verdict = verify(load_run(tmp_path / "fed.jsonl"))
+    [found] = [f for f in verdict.findings if f.check == "endpoint_inconsistency"]
+    assert not verdict.ok and not found.ok and found.link == "feedback"
+    assert f"yet an output went back for {call_id}: the result of the call that ran was fed back {whose}" in (
+        found.message)
+
+
+def test_a_final_response_that_drops_a_started_call_is_reported_and_its_output_not_fed_back(
+    tmp_path: Path,
+) -> None:
+    """The call's item closes and the call starts; the terminal event's output no longer
+    holds it (only the reasoning and the message). The call ran (or was stopped), it is
+    said so, nothing goes back for it, and verify records the endpoint's inconsistency."""
+    first = with_final_output(recorded(GPT55, rename=RENAMED), _final_call("dropped"))
+    proc, endpoint = _run(tmp_path, first)
+    assert proc.returncode == 0, proc.stderr
+    [call] = _items(first, "response.output_item.done", "function_call")
+    [notice] = [line for line in proc.stderr.splitlines() if "drops" in line]
+    assert notice.startswith(f"! the model endpoint's final response to turn 1 drops {call['call_id']} "
+                             f"(capitals__get_capital {call['arguments']}), which had started when its item "
+                             "closed: it ended "), proc.stderr
+    assert notice.endswith(", and its output is not fed back")
+    assert len(endpoint.bodies) == 1
+    records = _records(tmp_path)
+    assert [p["name"] for p in _tools_calls(records)] == ["get_capital"]
+    assert not [r for r in records if r["kind"] == "feedback"]
+
+    verdict = _verify(tmp_path)
+    assert verdict["ok"] and verdict["finished"], verdict
+    [found] = [f for f in verdict["findings"] if f["check"] == "endpoint_inconsistency"]
+    assert found["link"] == "model_response" and found["call_id"] == call["call_id"]
+    assert "the final response drops it" in found["message"]
+    explained, drawn = _shown(tmp_path)
+    assert (f"the endpoint contradicted itself: {call['call_id']}'s item closed in the stream as "
+            f"capitals__get_capital {call['arguments']}, and the final response drops it") in explained
+    assert json.dumps(found["message"])[1:-1] in drawn
+    _fed_back_anyway_is_broken(tmp_path, call["call_id"], "as a call the response drops")

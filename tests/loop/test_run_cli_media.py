@@ -37,7 +37,7 @@ def test_an_image_over_the_media_budget_is_warned_about_and_its_call_line_marked
     )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()
-    [call_line] = [line for line in lines if line.startswith("  call media__photo")]
+    [call_line] = [line for line in lines if line.startswith("  call media__photo →")]
     assert call_line.endswith("· ok · the model did not get all of it")
     warning = "! media__photo: image (image/png, 300000 bytes) dropped: over --media-budget 100000 bytes"
     assert lines[lines.index(call_line) + 1] == warning

@@ -50,10 +50,10 @@ def _wait_for_calls_in_flight(proc: subprocess.Popen[str], transcript: Path, cou
     """Until the transcript records ``count`` tools/call requests (both calls are in flight)."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
-        lines = transcript.read_text().splitlines() if transcript.exists() else []
-        # a request's line names the method twice (the event's and its message's): count lines
-        sent = [line for line in lines if '"kind": "mcp_request"' in line and '"tools/call"' in line]
-        if len(sent) >= count:
+        lines = transcript.read_text().split("\n")[:-1] if transcript.exists() else []  # whole lines only
+        # counted as events: a request's message holds "method": "tools/call" too
+        records = [json.loads(line) for line in lines]
+        if sum(1 for r in records if (r["kind"], r.get("method")) == ("mcp_request", "tools/call")) >= count:
             return
         time.sleep(0.05)
     raise AssertionError(f"the calls never went out (exit {proc.poll()})")

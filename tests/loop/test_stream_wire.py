@@ -253,3 +253,29 @@ def _wait_for_record(path: Path, kind: str, *, deadline: float) -> None:
             return
         time.sleep(0.01)
     raise AssertionError(f"no {kind} in the transcript while the consent question waited")
+
+
+def test_an_early_call_is_shown_starting_and_ending_while_its_response_is_open(workspace: Path) -> None:
+    """The stand-in holds response.completed until the test creates a file, and the test
+    does so only once stderr shows the call's start line (marked early) and its end line:
+    both are printed as they happen, before the turn's ``←`` line."""
+    args, _ = _files(workspace, [])
+    release = workspace / "release"
+    script = {"turns": [{"calls": [LOOK], "hold_completed_until_file": str(release)}, {"message": "seen"}]}
+    (workspace / "script.json").write_text(json.dumps(script))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    with spawned([sys.executable, "-m", "toolrelay", "run", "look", *args], cwd=workspace,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env) as process:
+        assert process.stderr is not None
+        seen = _read_until(process.stderr.fileno(), "  call touch__look → ".encode(),
+                           deadline=time.monotonic() + 20)  # the stand-in gives up holding after 30 s
+        release.touch()
+        rest = process.stderr.read()
+        assert process.wait(60) == 0
+    assert "turn 1 ←" not in seen.decode()  # the response was still open
+    lines = (seen + rest).decode().splitlines()
+    turn = lines[lines.index("turn 1 → model offline"):]
+    assert turn[1] == "  call touch__look started early, while the response streams"
+    assert turn[2].startswith("  call touch__look → touch/look · early · mcp id ")
+    assert turn[2].endswith(" · ok")
+    assert turn[3].startswith("turn 1 ← HTTP 200 in ")

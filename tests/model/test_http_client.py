@@ -612,3 +612,47 @@ def test_a_proxy_that_refuses_is_reported_like_a_direct_failure(monkeypatch: pyt
 
     refused = "cannot reach the model endpoint http://model.test/v1/responses: connection refused"
     assert run(scenario()) == refused
+
+
+COOKIE = "session=their-cookie-0123456789"
+
+
+async def _a_header_line_h11_refuses(reader: Reader, writer: Writer, server: RawServer) -> None:
+    await server.next_request(reader)
+    writer.write(f"HTTP/1.1 200 OK\r\nSet-Cookie: {COOKIE}\x00\r\nContent-Length: 2\r\n\r\n{{}}".encode())
+
+
+_REACH = "cannot reach the model endpoint URL/responses: "
+
+
+@pytest.mark.parametrize("proxied", [False, True], ids=["direct", "proxied"])
+@pytest.mark.parametrize(
+    ("handler", "api_key", "secret", "said"),
+    [(keep_alive(), "sk-live-0123456789abcdef\r\nX: y", "sk-live-0123456789abcdef",
+      ("cannot send the request to the model endpoint URL/responses: a request header has a name or value "
+       "HTTP/1.1 forbids", _REACH + "Illegal header value [redacted]")),
+     (_a_header_line_h11_refuses, "sk-test", COOKIE,
+      (_REACH + "the answer is not valid HTTP/1.1 (illegal header line: [redacted])",
+       _REACH + "illegal header line: [redacted]"))],
+    ids=["our-key", "their-header"],
+)
+def test_no_header_value_shows_in_a_transport_error(
+    monkeypatch: pytest.MonkeyPatch, proxied: bool, handler: Handler, api_key: str, secret: str,
+    said: tuple[str, str],
+) -> None:
+    """h11 quotes the header (value or line) it refuses, a key with a line break in it or an
+    answer's header: neither way does the value reach the message."""
+
+    async def scenario() -> str:
+        async with RawServer(handler) as server:
+            base_url = server.base_url()
+            if proxied:
+                monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{server.port}")
+                base_url = "http://model.test/v1"
+            with pytest.raises(ModelError) as failed:
+                await posts(server, 1, base_url=base_url, api_key=api_key, max_retries=0)
+            return str(failed.value).replace(base_url, "URL")
+
+    message = run(scenario())
+    assert secret not in message
+    assert message == said[proxied]

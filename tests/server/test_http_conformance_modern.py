@@ -13,20 +13,17 @@ answered ``input_required``).
 
 from __future__ import annotations
 
-import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, require_or_skip
 from testkit import conformance
 from testkit.mcp_http import files_http_process, running_server
 from testkit.servers.conformance_service import ConformanceService
 
 EXPECTED_FILE = Path(__file__).with_name("conformance_2026-07-28_expected_failures.yml")
-_ENTRY = re.compile(r"\s+- ([a-z0-9-]+)\s+#\s*(\S.*)")
 
 REQUIRED_CHECKS = {  # a pass must rest on these checks, not on INFO lines alone
     "tools-list": {"tools-list", "tools-name-format"},
@@ -62,20 +59,12 @@ STATELESS_CHECKS = {  # what server-stateless verifies of the envelope and the H
 
 def expected_failures() -> dict[str, str]:
     """The listed scenarios and their reasons (every entry must give one)."""
-    lines = EXPECTED_FILE.read_text(encoding="utf-8").splitlines()
-    listed = [line for line in lines[lines.index("server:") + 1:] if line.strip()]
-    entries = {m.group(1): m.group(2) for line in listed if (m := _ENTRY.fullmatch(line))}
-    assert len(entries) == len(listed), "each entry is '  - scenario  # reason'"
-    return entries
+    return conformance.expected_failures(EXPECTED_FILE, "server")
 
 
 @pytest.fixture(scope="module")
-def suite() -> list[str]:
-    found = conformance.install(REPO / ".toolrelay-cache", conformance.MODERN_CONFORMANCE_PACKAGE)
-    if isinstance(found, str):
-        require_or_skip(found)
-    assert isinstance(found, list)
-    return found
+def suite(modern_conformance_suite: list[str]) -> list[str]:
+    return modern_conformance_suite
 
 
 @pytest.fixture(scope="module", params=["files", "fixtures"])

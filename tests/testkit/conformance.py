@@ -18,7 +18,8 @@ from pathlib import Path
 from . import npm
 
 __all__ = [
-    "CONFORMANCE_PACKAGE", "MODERN_CONFORMANCE_PACKAGE", "NODE22_PACKAGE", "Verdict", "install", "verdicts",
+    "CONFORMANCE_PACKAGE", "MODERN_CONFORMANCE_PACKAGE", "NODE22_PACKAGE", "Verdict", "expected_failures",
+    "install", "verdicts",
 ]
 
 CONFORMANCE_PACKAGE = "@modelcontextprotocol/conformance@0.1.16"
@@ -26,6 +27,7 @@ MODERN_CONFORMANCE_PACKAGE = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
 """The suite with 2026-07-28 scenarios (``--spec-version 2026-07-28``), installed beside 0.1.16."""
 NODE22_PACKAGE = "node@22"  # the suite needs Node >= 22; npm ships it as a package
 _FOLDER = re.compile(r"(server-)?(.+)-\d{4}-\d{2}-\d{2}T[0-9-]+Z?")
+_ENTRY = re.compile(r"\s+- ([a-z0-9/-]+)\s+#\s*(\S.*)")
 
 
 def install(cache: Path, package: str = CONFORMANCE_PACKAGE) -> list[str] | str:
@@ -68,3 +70,14 @@ def verdicts(results: Path) -> dict[str, Verdict]:
                            for c in checks if c["status"] in ("FAILURE", "WARNING")),
         )
     return found
+
+
+def expected_failures(listing: Path, mode: str) -> dict[str, str]:
+    """The scenarios an expected-failures file (the suite's YAML shape: ``server:`` or
+    ``client:``, then ``  - scenario  # reason`` lines) lists under ``mode``, with their
+    reasons; every entry must give one."""
+    lines = listing.read_text(encoding="utf-8").splitlines()
+    listed = [line for line in lines[lines.index(f"{mode}:") + 1:] if line.strip()]
+    entries = {m.group(1): m.group(2) for line in listed if (m := _ENTRY.fullmatch(line))}
+    assert len(entries) == len(listed), "each entry is '  - scenario  # reason'"
+    return entries

@@ -71,6 +71,11 @@ class OAuthOptions:
     """Where the resource metadata is (another path: only the 401's challenge names it)."""
     login_page: bool = False
     """``/authorize`` answers a login page (200) instead of redirecting: a person is needed."""
+    mcp_host: str = "127.0.0.1"
+    """Where the MCP server listens (``127.0.0.2``: loopback, yet not an address OAuth trusts
+    with plain http)."""
+    token_suffix: str = ""
+    """Appended to every access token issued (``\\r\\n``: a token no header can carry)."""
 
 
 @dataclass(slots=True)
@@ -108,7 +113,8 @@ class OAuthServers:
         self._spent: list[str] = []
         self.authorizations: list[dict[str, str]] = []
         """The parameters of every authorization request."""
-        endpoint = McpEndpoint(EchoService(), AccessPolicy.build("127.0.0.1", None, ()), 1 << 20, None)
+        host = self.options.mcp_host
+        endpoint = McpEndpoint(EchoService(), AccessPolicy.build(host, None, ()), 1 << 20, None)
         self._endpoint = endpoint
         self._as = ServerThread(self._authorization_server, max_body_bytes=1 << 16, name="test-oauth-as")
         self._mcp = ServerThread(self._protected, max_body_bytes=1 << 20, name="test-oauth-mcp")
@@ -117,7 +123,8 @@ class OAuthServers:
     def __enter__(self) -> OAuthServers:
         self.as_origin = f"http://127.0.0.1:{self._as.start('127.0.0.1', 0)}"
         self.issuer = self.as_origin + self.options.issuer_path
-        self.mcp_url = f"http://127.0.0.1:{self._mcp.start('127.0.0.1', 0)}/mcp"
+        host = self.options.mcp_host
+        self.mcp_url = f"http://{host}:{self._mcp.start(host, 0)}/mcp"
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -148,6 +155,10 @@ class OAuthServers:
         with self._lock:
             self.clients[client_id] = {"client_id": client_id, "client_secret": secret,
                                        "token_endpoint_auth_method": method, "redirect_uris": None}
+
+    def stop_authorization_server(self) -> None:
+        """The authorization server goes down (its port refuses connections from now on)."""
+        self._as.stop()
 
     def issued_secrets(self) -> list[str]:
         """Every token and client secret handed out: none may show in any record."""
@@ -267,7 +278,7 @@ class OAuthServers:
 
     def _issue(self, client_id: str, scopes: tuple[str, ...], resource: str) -> dict[str, Any]:
         """New tokens (under the lock)."""
-        access = f"at-{secrets.token_urlsafe(24)}"
+        access = f"at-{secrets.token_urlsafe(24)}{self.options.token_suffix}"
         lifetime = self.options.token_lifetime
         self.tokens[access] = _Token(client_id, scopes, time.time() + lifetime, resource)
         answer: dict[str, Any] = {"access_token": access, "token_type": "Bearer", "expires_in": lifetime,

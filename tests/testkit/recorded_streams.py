@@ -10,7 +10,8 @@ the MCP test server creates when its ``tools/call`` arrives (``capital_server.py
 name the alias toolrelay declares for the same tool (``get_capital`` →
 ``capitals__get_capital``): the recording answered a request whose tools had the bare
 name, toolrelay's request names it ``<server>__<tool>``. ``without_final_output`` empties
-the terminal event's ``output``, as some servers send it.
+the terminal event's ``output``, as some servers send it; ``with_final_output`` changes it
+as a test says (an endpoint whose final response contradicts the items it streamed).
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from toolrelay.httpserver import HttpRequest, HttpResponder, ServerThread
 
-__all__ = ["STREAMS", "ReplayEndpoint", "events_of", "recorded", "without_final_output"]
+__all__ = ["STREAMS", "ReplayEndpoint", "events_of", "recorded", "with_final_output", "without_final_output"]
 
 STREAMS = Path(__file__).resolve().parent.parent / "data" / "streams"
 HOLD_TIMEOUT = 30.0
@@ -43,12 +46,18 @@ def events_of(raw: bytes) -> list[bytes]:
 
 def without_final_output(raw: bytes) -> bytes:
     """The recording with ``output: []`` on its terminal event (the rest byte for byte)."""
+    return with_final_output(raw, lambda output: [])
+
+
+def with_final_output(raw: bytes, change: Callable[[list[Any]], list[Any]]) -> bytes:
+    """The recording with its terminal event's ``output`` replaced by ``change(output)``
+    (every other event byte for byte)."""
     *head, last = events_of(raw)
     event_line, data_line = last.rstrip(b"\n").split(b"\n")
     data = json.loads(data_line.removeprefix(b"data: "))
-    data["response"]["output"] = []
-    emptied = json.dumps(data, separators=(",", ":")).encode()
-    return b"".join(head) + event_line + b"\ndata: " + emptied + b"\n\n"
+    data["response"]["output"] = change(data["response"]["output"])
+    changed = json.dumps(data, separators=(",", ":")).encode()
+    return b"".join(head) + event_line + b"\ndata: " + changed + b"\n\n"
 
 
 class ReplayEndpoint:

@@ -37,10 +37,10 @@ def add_server_options(parser: argparse.ArgumentParser, *, strict: bool = True) 
         "--protocol-version",
         default=None,  # not given: each server's config pin, else DEFAULT_VERSION
         choices=PROTOCOL_CHOICES,
-        help=f"MCP revision to speak with every server, over the config's toolrelay.protocolVersion "
-        f"(default {DEFAULT_VERSION}: probe with server/discover and speak 2026-07-28 where the server "
-        f"does, else the handshake asking {LATEST_VERSION}); a 2025 revision asks for it in the "
-        "handshake without probing; 2026-07-28 speaks only the stateless revision",
+        metavar="VERSION",
+        help=f"MCP revision for every server, over the config's protocolVersion: {DEFAULT_VERSION} "
+        f"(default: probe, speak 2026-07-28 where the server does, else the {LATEST_VERSION} "
+        f"handshake) or one to pin ({', '.join(c for c in PROTOCOL_CHOICES if c != DEFAULT_VERSION)})",
     )
     add_auth_option(parser)
     if strict:

@@ -26,9 +26,8 @@ NO_MODEL_HINT = "no model given; pass --model (e.g. --model offline) and --yes t
 def add_elicit_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--elicit", choices=ELICIT_POLICIES, default=None,
-        help="how servers' questions (elicitation) are answered: ask (the default on a terminal), "
-             "defaults (accept forms with their defaults, decline URLs), decline (the default without "
-             "a terminal)")
+        help="servers' questions (elicitation): ask (default on a terminal), defaults (accept forms' "
+             "defaults, decline URLs), decline (default otherwise)")
     parser.add_argument("--open", action="store_true",
                         help="open a URL a server asks you to visit in the browser, once you consent")
 

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import NoReturn, Protocol
 
 from ..errors import ToolrelayError
+from .help_layout import lay_out
 
 __all__ = ["EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TRANSPORT", "EXIT_USAGE", "main"]
 
@@ -95,6 +96,7 @@ def build_parser(verb: str | None) -> argparse.ArgumentParser:
         command.set_defaults(verb_parser=command)
         if name == verb:  # only the chosen verb's module is imported
             _load(name).configure(command)
+            lay_out(name, command)
     return parser
 
 

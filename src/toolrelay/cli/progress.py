@@ -12,6 +12,7 @@ from ..errors import ServerExited
 from ..events import (
     AuthOutcome,
     CallOutcomeEvent,
+    CallParsed,
     CatalogReady,
     Event,
     FeedbackEvent,
@@ -39,13 +40,17 @@ def _ms(seconds: float | None) -> str:
 
 
 CUT_MARK = " · the model did not get all of it"
+EARLY_START = " early, while the response streams"
+"""A call's start line, when it started before its response was complete."""
 SAID_BY_THE_COMMAND = ("error", "aborted")
 """Run endings the command reports itself (the endpoint's error, Ctrl-C): said once, there."""
 
 
 class ProgressPrinter:
-    """One line per model turn, call, notice and server event (only notices, server
-    failures and outputs the model did not get whole unless ``verbose``).
+    """One line per model turn, notice and server event, two per call of a run (as it
+    starts and as it ends, marked ``early`` when it started before its response was
+    complete); only notices, server failures and outputs the model did not get whole
+    unless ``verbose``.
 
     Each failure is said once: a server that exits before its handshake is reported by
     whoever started it (the unavailable notice or the error), and a call line does not
@@ -62,11 +67,17 @@ class ProgressPrinter:
         """An exit's full text (as a call's message says it) → the same without stderr."""
         self._in_run = False
         self._held: list[tuple[str, str]] = []
-        """In a run, a call's line waits for its feedback event, to be marked when the
-        model did not get all of the output: (call_id, line). A call started while the
-        response streamed gets its feedback once the response is whole; a call stopped
-        before its end gets none (released when the next turn or the run's end comes)."""
+        """In a run, a call's end line waits for its feedback event, to be marked when the
+        model did not get all of the output: (call_id, line). A call stopped before its end
+        gets none (released when the next turn or the run's end comes). A call ending while
+        its response still streams is said at once (its feedback waits for the response)."""
         self._aliases: dict[str, str] = {}
+        self._streaming = False
+        """Between a model request and its response: a call starting now starts early."""
+        self._early: set[str] = set()
+        """call_ids of the run's calls that started early."""
+        self._said: set[str] = set()
+        """call_ids whose end line was said before their feedback came."""
 
     def _say(self, text: str) -> None:
         self.stream.write(text + "\n")
@@ -78,12 +89,16 @@ class ProgressPrinter:
             self._ready.add((event.server, event.connection))
         if isinstance(event, (RunStartEvent, RunEndEvent)):
             self._in_run = isinstance(event, RunStartEvent)
+        if isinstance(event, (ModelRequestEvent, ModelResponseEvent)):
+            self._streaming = isinstance(event, ModelRequestEvent)
         if isinstance(event, CallOutcomeEvent) and event.call_id is not None:
             self._aliases[event.call_id] = str(event.outcome.get("alias"))
         if isinstance(event, FeedbackEvent):
             alias = self._aliases.get(event.call_id, event.call_id)
             for shown in event.for_user:  # the server meant these for the user, not the model
                 self._say(f"» {alias} (for you): {shown}")
+            if event.cut and event.call_id in self._said:  # its line is out: mark it on one of its own
+                self._say(f"  call {alias}{CUT_MARK}")
             for cut in event.cut:
                 self._say(f"! {alias}: {cut}")
         elif isinstance(event, (Notice, ServerExitedEvent)):
@@ -123,17 +138,28 @@ class ProgressPrinter:
             self._say(f"turn {event.turn} → model {event.body.get('model', '?')}{retry}")
         elif isinstance(event, ModelResponseEvent):
             self._say(f"turn {event.turn} ← HTTP {event.status} in {_ms(event.elapsed)}")
+        elif isinstance(event, CallParsed) and self._in_run and event.call_id is not None:
+            if self._streaming:
+                self._early.add(event.call_id)
+            self._say(f"  call {event.alias} started{EARLY_START if self._streaming else ''}")
         elif isinstance(event, CallOutcomeEvent):
-            message = str(event.outcome.get("message", ""))
-            line = _call_line(event.outcome, self._exits_said.get(message, message))
-            if self._in_run and event.call_id is not None:
-                self._held.append((event.call_id, line))
-            else:
-                self._say(line)
+            self._call_ended(event)
         elif isinstance(event, RunEndEvent) and event.status not in SAID_BY_THE_COMMAND:
             tokens = usage_text(event.usage)
             ending = ending_line(event.status, event.turns, event.reason)
             self._say(f"run {ending}" + (f" · tokens: {tokens}" if tokens else ""))
+
+    def _call_ended(self, event: CallOutcomeEvent) -> None:
+        message = str(event.outcome.get("message", ""))
+        said = self._exits_said.get(message, message)
+        line = _call_line(event.outcome, said, early=event.call_id in self._early)
+        if not self._in_run or event.call_id is None:
+            self._say(line)
+        elif self._streaming:  # ended before its response is whole: said now, not after the turn line
+            self._said.add(event.call_id)
+            self._say(line)
+        else:
+            self._held.append((event.call_id, line))
 
     def _notice(self, event: Notice | ServerExitedEvent) -> None:
         if event.server in self.silenced and (isinstance(event, ServerExitedEvent) or event.level == "error"):
@@ -166,9 +192,10 @@ def failure_text(outcome: Mapping[str, Any], message: str | None = None) -> str:
     return text
 
 
-def _call_line(outcome: dict[str, object], message: str) -> str:
+def _call_line(outcome: dict[str, object], message: str, *, early: bool = False) -> str:
     status = str(outcome.get("status"))
     where = f"{outcome.get('server')}/{outcome.get('tool')}" if outcome.get("server") else "not routed"
+    where += " · early" if early else ""
     mcp = f" · mcp id {json.dumps(outcome['mcp_id'])}" if outcome.get("mcp_id") is not None else ""
     elapsed = outcome.get("elapsed")
     took = f" · {_ms(elapsed)}" if isinstance(elapsed, float) and outcome.get("mcp_id") is not None else ""

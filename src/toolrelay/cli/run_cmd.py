@@ -46,9 +46,7 @@ EXAMPLES = """examples:
   toolrelay run "..." --config .vscode/mcp.json --transcript run.jsonl --json
 
 model endpoint: OPENAI_API_KEY, OPENAI_BASE_URL (or --base-url); Azure OpenAI with
-AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY and OPENAI_API_VERSION. --model offline is a
-deterministic stand-in model on loopback (no network, no key): it follows --script FILE,
-or with none reads the first lines of notes.txt with the read_text_file tool it is offered."""
+AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY and OPENAI_API_VERSION; --model offline: a stand-in."""
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -74,8 +72,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="attach a server's resource to the task (see `toolrelay resources`; repeat for more)")
     add_expose_resources(parser)
     add("--no-server-instructions", dest="server_instructions", action="store_false",
-        help="leave out the instructions servers send at start-up (by default each is added after "
-             "--instructions, labelled with its server's name)")
+        help="leave out the instructions servers send at start-up (added after yours by default)")
     add("--chain", action="store_true",
         help="send previous_response_id instead of replaying the context (not with --no-store)")
     add("--no-store", dest="store", action="store_const", const=False, default=None,
@@ -86,9 +83,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--no-stream", dest="stream", action="store_false",
         help="ask for whole responses instead of streamed ones (the text then appears at once)")
     add("--early", choices=EARLY_POLICIES, default="read-only",
-        help="calls that start as soon as their item is streamed, before the response is complete: "
-             "read-only (default: tools the server annotates readOnlyHint), all, or none (for "
-             "servers whose annotations you do not trust); the rest start when it is complete")
+        help="calls that start while their response still streams: read-only (default: tools "
+             "annotated readOnlyHint), all, or none (servers whose annotations you do not trust)")
     add("--max-turns", type=positive_count, default=10, metavar="N", help="model requests (default 10)")
     add("--max-tool-calls", type=positive_count, metavar="N", help="tool calls in the whole run")
     add("--timeout", type=positive_seconds, metavar="S", help="wall-clock limit for the run, in seconds")
@@ -117,8 +113,7 @@ def add_expose_resources(parser: argparse.ArgumentParser) -> None:
     """``--expose-resources`` (run and batch)."""
     parser.add_argument(
         "--expose-resources", action="store_true",
-        help="offer the model a SERVER__read_resource(uri) tool per server with resources, so it can "
-             "follow a resource_link in a tool result")
+        help="offer a SERVER__read_resource(uri) tool per server with resources (for resource_link)")
 
 
 def prompt_argument(text: str) -> tuple[str, str]:

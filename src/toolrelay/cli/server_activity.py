@@ -39,16 +39,15 @@ def log_level(text: str) -> str:
 def add_log_level_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--server-log-level", type=log_level, metavar="LEVEL",
-        help="ask servers for log messages at LEVEL and above (logging/setLevel) and show them on "
-             f"stderr ({', '.join(LOG_LEVELS)}; wins over the config's logLevel); without it nothing "
-             "is asked and warnings and worse are shown")
+        help=f"ask servers for log messages at LEVEL and above and show them ({', '.join(LOG_LEVELS)}); "
+             "default: show warnings and worse (asked of 2026-07-28 servers only)")
 
 
 def add_call_max_time_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--call-max-time", type=_seconds, metavar="S",
-        help="the most a tools/call may take in all, however much progress it reports (default: each "
-             "server's maxCallTime, 600); progress restarts the idle limit, never this one")
+        help="the most one tools/call may take in all, progress or not (default: each server's "
+             "maxCallTime, 600)")
 
 
 def _seconds(text: str) -> float:

@@ -26,8 +26,8 @@ AUTH_CHOICES = ("auto", "headless", "never")
 def add_auth_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--auth", choices=AUTH_CHOICES, default="auto",
-        help="servers that ask for an OAuth sign-in: offer it at a terminal (auto, the default), "
-             "sign in without a person (headless), or use stored sign-ins only (never)",
+        help="OAuth sign-in: auto (default: offer it on a terminal), headless (no person), or never "
+             "(stored sign-ins only)",
     )
 
 

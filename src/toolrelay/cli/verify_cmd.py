@@ -82,6 +82,9 @@ def report(verdict: Verdict, *, every: bool = False) -> str:
     else:
         held = sum(1 for f in verdict.findings if f.ok)
         lines.append(f"ok: {held} checks hold across {' → '.join(LINKS)}")
+    if verdict.inconsistencies():
+        lines.append("the model endpoint contradicted itself (recorded, not a broken link):")
+        lines += [f"  {f.message}" for f in verdict.inconsistencies()]
     if verdict.unfinished:
         lines.append("unfinished run (not a broken link):")
         lines += [f"  {reason}" for reason in verdict.unfinished]

@@ -38,6 +38,7 @@ from ..events import EventStream, Notice, ServerReady, ServerStarting
 from ..protocol import mcp as m
 from ..protocol.era import LOG_LEVEL_KEY
 from ..protocol.jsonrpc import JSONObject
+from ..protocol.param_headers import sort_tools
 from ..protocol.peer import Exchange, MaxTimeExceeded
 from ..protocol.versions import DEFAULT_VERSION, MODERN_VERSIONS, accept_server_version
 from . import era
@@ -46,7 +47,7 @@ from .environment import redact
 from .host import Host, ServerRequests, roots_from_paths
 from .host.input_required import follow_input_required
 from .link import Link
-from .server_logs import SET_LEVEL
+from .server_logs import DEFAULT_SHOWN_LEVEL, SET_LEVEL
 from .tool_tasks import ToolTaskCall, task_required_names, tasks_unavailable
 from .transport import ClientTransport
 from .transport_registry import transport_kind
@@ -269,9 +270,22 @@ class Connection:
             tools.extend(self._usable_tools(result.get("tools")))
             cursor = result.get("nextCursor")
             if not isinstance(cursor, (str, int)) or isinstance(cursor, bool):
+                tools = self._header_checked(tools)
                 self.task_tools = task_required_names(tools)
                 return tools
         raise ProtocolError(f"server {self.name} sent more than {_MAX_PAGES} pages of tools/list")
+
+    def _header_checked(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """2026-07-28 over HTTP: a tool whose ``x-mcp-header`` marks break the revision's
+        rules is left out, with a notice; the others' marks go to the transport (SEP-2243)."""
+        over_http = transport_kind(self.config.transport, self.name).name == "http"
+        if self.protocol_version not in MODERN_VERSIONS or not over_http:
+            return tools
+        kept, marked, dropped = sort_tools(tools)
+        for sentence in dropped:
+            self._notice("warning", f"server {self.name}: {sentence}")
+        self.transport.tool_headers(marked)
+        return kept
 
     def _usable_tools(self, raw: Any) -> list[dict[str, Any]]:
         if not isinstance(raw, list):
@@ -347,8 +361,8 @@ class Connection:
         if version not in MODERN_VERSIONS:  # the hot path of a 2025 connection: nothing to add
             return params
         sent = era.enveloped(params, version, _CLIENT, self.requests.capabilities(version))
-        if sent is not None and self.config.log_level is not None:
-            sent["_meta"][LOG_LEVEL_KEY] = self.config.log_level  # no logging/setLevel in this era
+        if sent is not None:  # no logging/setLevel in this era; without a level nothing is sent to us
+            sent["_meta"][LOG_LEVEL_KEY] = self.config.log_level or DEFAULT_SHOWN_LEVEL
         return sent
 
     def set_roots(self, paths: list[str | Path]) -> None:

@@ -9,7 +9,10 @@ asking 2025-11-25. A server that does not answer the probe at all costs ``PROBE_
 the handshake is then sent beside it, and whichever answer decides first wins (a modern
 server that was merely slow to start answers the probe first, and refuses the late
 ``initialize``: that refusal is waited for, up to ``SETTLE_WAIT``, since an ``initialize``
-may not be cancelled and the transcript must show it answered). Pinned to 2026-07-28,
+may not be cancelled and the transcript must show it answered). While the probe is pending its
+answer decides: a refusal of the ``initialize`` sent beside it (a 2026-07-28-only server's
+400, a 401) never does. A probe refused ``-32022`` with the revisions the server
+``supported`` is sent once more at one of them that we speak. Pinned to 2026-07-28,
 the client only probes, and a server that is not modern is an error; pinned to a 2025
 revision, it never probes. Probing, the handshake's request id is 2 whether it is sent or
 not, so the ids of what follows are the same however fast the server answered.
@@ -22,10 +25,9 @@ the JSON-RPC error (``rpc_error_body``): that body is the answer, not a transpor
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -33,6 +35,7 @@ from ..errors import ProtocolError, RpcError, ToolrelayError
 from ..protocol import era
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject
+from ..protocol.param_headers import Annotations, mirrored
 from ..protocol.peer import Peer
 from ..protocol.versions import AUTO, LATEST_MODERN_VERSION, LATEST_VERSION, MODERN_VERSIONS
 
@@ -44,7 +47,8 @@ __all__ = [
 PROBE_WAIT: Final = 0.15
 """Seconds the probe waits alone before the handshake is sent beside it."""
 SETTLE_WAIT: Final = 5.0
-"""Seconds a modern server's refusal of the late ``initialize`` is waited for."""
+"""Seconds a modern server's refusal of the late ``initialize`` is waited for, and the probe
+after the handshake was refused."""
 _ERROR_BODY_LIMIT: Final = 64 * 1024
 
 
@@ -89,8 +93,7 @@ async def negotiate(
     if asked != AUTO and asked not in MODERN_VERSIONS:
         return await peer.request(m.INITIALIZE, init_params, timeout=timeout)
     version = asked if asked in MODERN_VERSIONS else LATEST_MODERN_VERSION
-    declared = capabilities(version) if capabilities is not None else None
-    probe = asyncio.ensure_future(_discover(peer, version, timeout, client, declared))
+    probe = asyncio.ensure_future(_discover(peer, version, timeout, client, capabilities))
     if asked != AUTO:
         return _pinned(await _outcome(probe), version, server)
     done, _ = await asyncio.wait({probe}, timeout=PROBE_WAIT)
@@ -106,21 +109,24 @@ async def negotiate(
 async def _race(
     probe: asyncio.Future[Discovered], handshake: asyncio.Future[JSONObject]
 ) -> Discovered | JSONObject:
-    """The probe and the handshake both in flight: the first decisive answer wins."""
+    """The probe and the handshake both in flight: a modern probe answer or an initialize
+    result naming its revision wins; any other handshake answer (a refusal, a result that
+    names no revision) is final only once the probe has failed too, or has still not
+    answered ``SETTLE_WAIT`` later (a server that ignores it)."""
     waiting: set[asyncio.Future[Any]] = {probe, handshake}
+    undecided = False  # the handshake was answered, but not decisively: the probe decides
     try:
         while waiting:
-            done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            done, waiting = await asyncio.wait(waiting, timeout=SETTLE_WAIT if undecided else None,
+                                               return_when=asyncio.FIRST_COMPLETED)
             if probe in done and isinstance(found := await _outcome(probe), Discovered):
                 if handshake in waiting:  # never cancelled: its refusal belongs in the record
                     await asyncio.wait({handshake}, timeout=SETTLE_WAIT)
                 return found
-            if handshake in done:
-                error = handshake.exception()
-                if error is None:
-                    return handshake.result()
-                if not (isinstance(error, RpcError) and error.code == era.UNSUPPORTED_VERSION and waiting):
-                    raise error  # -32022 to initialize: the server went modern; the probe decides
+            if handshake in done or undecided:
+                if _decisive(handshake) or probe not in waiting or not done:  # (not done: timed out)
+                    return handshake.result()  # a refusal raises
+                undecided = True
         raise ProtocolError("neither server/discover nor initialize was answered")  # not reached
     finally:
         for pending in (probe, handshake):
@@ -129,10 +135,41 @@ async def _race(
                 await pending  # retrieve: the loser's outcome is of no interest
 
 
+def _decisive(handshake: asyncio.Future[JSONObject]) -> bool:
+    """Whether an answered ``initialize`` settles the era while the probe is pending: a
+    result naming its revision (a 2026-07-28-only server refuses it; a mock may answer it
+    with an empty result)."""
+    return handshake.exception() is None and isinstance(handshake.result().get("protocolVersion"), str)
+
+
 async def _discover(
-    peer: Peer, version: str, timeout: float, client: tuple[str, str], capabilities: JSONObject | None,
+    peer: Peer, version: str, timeout: float, client: tuple[str, str],
+    capabilities: Callable[[str], JSONObject] | None,
 ) -> Discovered:
-    result = await peer.request(era.DISCOVER, enveloped(None, version, client, capabilities), timeout=timeout)
+    """``server/discover``; refused -32022 naming revisions we speak, once more at one."""
+    try:
+        return await _discover_at(peer, version, timeout, client, capabilities)
+    except RpcError as exc:
+        listed = _listed_version(exc)
+        if listed is None:
+            raise
+        return await _discover_at(peer, listed, timeout, client, capabilities)
+
+
+def _listed_version(refusal: RpcError) -> str | None:
+    """The newest revision we speak among those a -32022 refusal lists as ``supported``."""
+    data = refusal.data if isinstance(refusal.data, dict) else {}
+    listed = data.get("supported") if refusal.code == era.UNSUPPORTED_VERSION else None
+    spoken = [v for v in MODERN_VERSIONS if isinstance(listed, list) and v in listed]
+    return spoken[0] if spoken else None  # MODERN_VERSIONS lists the newest first
+
+
+async def _discover_at(
+    peer: Peer, version: str, timeout: float, client: tuple[str, str],
+    capabilities: Callable[[str], JSONObject] | None,
+) -> Discovered:
+    declared = capabilities(version) if capabilities is not None else None
+    result = await peer.request(era.DISCOVER, enveloped(None, version, client, declared), timeout=timeout)
     versions = result.get("supportedVersions")
     if not isinstance(versions, list) or version not in versions:
         raise ProtocolError(f"server/discover lists {versions!r}, not {version}")
@@ -172,24 +209,29 @@ def liveness_check(
     return m.PING, None
 
 
-def modern_headers(message: JSONObject) -> dict[str, str]:
-    """HTTP: the headers a 2026-07-28 request repeats from its body (none for others)."""
+def modern_headers(message: JSONObject, marked: Mapping[str, Annotations] | None = None) -> dict[str, str]:
+    """HTTP: the headers a 2026-07-28 request repeats from its body (none for others); for
+    a ``tools/call``, its arguments that ``marked[tool]`` names (SEP-2243 ``Mcp-Param-*``)."""
     params = message.get("params")
     method = message.get("method")
     if not isinstance(params, dict) or not isinstance(method, str) or not era.has_envelope(params):
         return {}
     headers = {"mcp-protocol-version": str(params["_meta"][era.PROTOCOL_VERSION_KEY]), "mcp-method": method}
     name_key = era.NAME_BEARING.get(method)
-    if name_key is not None and isinstance(params.get(name_key), str):
-        headers["mcp-name"] = _header_value(params[name_key])
+    named = params.get(name_key) if name_key is not None else None
+    if isinstance(named, str):
+        headers["mcp-name"] = era.encode_header_value(named)
+        if method == m.CALL_TOOL and marked and named in marked:
+            headers.update(mirrored(marked[named], params.get("arguments")))
     return headers
 
 
 def error_body_expected(message: JSONObject, content_length: str | None) -> bool:
     """Whether a 4xx answer to ``message`` may carry its JSON-RPC error: a modern request,
-    and a body small enough to read whole."""
-    return bool(modern_headers(message)) and (content_length or "").isdigit() and (
-        int(content_length or 0) <= _ERROR_BODY_LIMIT)
+    and a body that says it is small enough to read whole, or says no length (chunked: the
+    caller reads it up to the limit)."""
+    small = content_length is None or (content_length.isdigit() and int(content_length) <= _ERROR_BODY_LIMIT)
+    return small and bool(modern_headers(message))
 
 
 def rpc_error_body(message: JSONObject, body: bytes) -> bool:
@@ -200,12 +242,6 @@ def rpc_error_body(message: JSONObject, body: bytes) -> bool:
     except ValueError:
         return False
     return isinstance(answer, dict) and "error" in answer and answer.get("id") == message.get("id")
-
-
-def _header_value(value: str) -> str:
-    if value.isascii() and value.isprintable() and value == value.strip():
-        return value
-    return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 
 
 def _object(value: Any) -> dict[str, Any]:

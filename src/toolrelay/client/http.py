@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import functools
 import ssl
+from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -43,10 +44,14 @@ from ..errors import HttpStatusError, MessageTooLarge, ToolrelayError, Transport
 from ..protocol import json_depth, jsonrpc
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject, RequestId
+from ..protocol.param_headers import Annotations
+from ..redaction import redact_wire_bytes
 from . import era
 from .auth.session import OAuthSession
 from .config import ServerConfig
 from .environment import redact
+from .http_failures import failure_words, unreachable
+from .http_pages import HTML, PageKeeper
 from .http_sse import BROKEN, FRUITLESS_RESUMES, StreamPosition, read_events
 from .refusals import too_large_message
 from .stream_owner import carried_for
@@ -95,6 +100,9 @@ class HttpTransport:
         self._initialized_post: asyncio.Task[None] | None = None
         self._closed = False
         self._auth = OAuthSession(config)
+        self._pages = PageKeeper(config, log_dir)
+        self._marked: Mapping[str, Annotations] = {}
+        """2026-07-28: each tool's x-mcp-header parameters, mirrored into its calls' headers."""
 
     async def open(self, inbox: Inbox, *, connection: int) -> None:
         """A new session: a fresh HTTP client, no session id until initialize answers."""
@@ -166,9 +174,9 @@ class HttpTransport:
         except httpx2.HTTPError as exc:
             self._report(method, mcp_id, self._translate(exc, method, mcp_id))
         except Exception as exc:  # e.g. a failing on_restart hook: the request fails, the task stays quiet
-            what = self._what(method, mcp_id)
+            what, said = self._what(method, mcp_id), redact_wire_bytes(str(exc))
             self._report(method, mcp_id, TransportError(
-                f"server {self.config.name}: {what} failed: {type(exc).__name__}: {exc}"))
+                f"server {self.config.name}: {what} failed: {type(exc).__name__}: {said}"))
 
     async def _after_initialized(self) -> None:
         """Two POSTs race: what follows the handshake waits until the server has taken
@@ -187,7 +195,7 @@ class HttpTransport:
     async def _post(self, message: JSONObject, method: str | None, mcp_id: RequestId | None) -> None:
         assert self._client is not None
         headers = self._session_headers(initialize=method == m.INITIALIZE)
-        modern = era.modern_headers(message)  # a 2026-07-28 request: its revision, method, name
+        modern = era.modern_headers(message, self._marked)  # 2026-07-28: revision, method, name, params
         if modern:
             self._modern = modern["mcp-protocol-version"]
         elif mcp_id is None and method is not None and self._modern is not None and not self.protocol_version:
@@ -206,12 +214,13 @@ class HttpTransport:
                 if status == 404 and "mcp-session-id" in headers:
                     raise _SessionExpired(headers["mcp-session-id"])
                 if status >= 400:
+                    answer = None
                     if era.error_body_expected(message, response.headers.get("content-length")):
-                        answer = await response.aread()  # 2026-07-28: the error is the answer
+                        answer = await _body_head(response)  # 2026-07-28: the error is the answer
                         if era.rpc_error_body(message, answer):
                             self._receiver.received(answer)
                             return
-                    raise await self._status_error(response, self._what(method, mcp_id), method)
+                    raise await self._status_error(response, self._what(method, mcp_id), method, answer)
                 if mcp_id is None:
                     return  # notifications and our replies: 202 Accepted, nothing to read
                 await self._read_answer(response, method, mcp_id, position)
@@ -243,6 +252,10 @@ class HttpTransport:
             self._receiver.received(await self._read_body(response, method, mcp_id))
         elif content_type == "text/event-stream":
             await self._read_events(response, position, mcp_id, method)
+        elif content_type == HTML:
+            what = self._what(method, mcp_id)
+            page = await _body_head(response)
+            raise TransportError(self._pages.said(response.status_code, response.reason_phrase, what, page))
         else:
             shown = content_type or "no body"
             raise TransportError(f"server {self.config.name} answered {self._what(method, mcp_id)} with "
@@ -313,17 +326,18 @@ class HttpTransport:
             await self._read_events(response, position, mcp_id)
 
     async def _status_error(
-        self, response: httpx2.Response, what: str, method: str | None
+        self, response: httpx2.Response, what: str, method: str | None, body: bytes | None = None
     ) -> HttpStatusError:
-        body = bytearray()
-        with contextlib.suppress(httpx2.HTTPError):
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > _ERROR_BODY_LIMIT:
-                    break
+        if body is None:
+            body = await _body_head(response)
         status = response.status_code
+        if _media_type(response) == HTML:  # a web page: one line, the page in the log
+            said = self._pages.said(status, response.reason_phrase, what, body)
+            if status in (401, 403):  # a sign-in page: what to check still helps
+                said += self._auth.hint(status) or _status_hint(status, method)
+            return HttpStatusError(status, said)
         text = f"server {self.config.name} answered HTTP {status} {response.reason_phrase} to {what}"
-        detail = _error_detail(bytes(body))
+        detail = _error_detail(body)
         if detail:
             text += f": {redact(detail, self.config.secrets)}"
         return HttpStatusError(status, text + (self._auth.hint(status) or _status_hint(status, method)))
@@ -336,13 +350,11 @@ class HttpTransport:
     def _translate(
         self, exc: httpx2.HTTPError, method: str | None, mcp_id: RequestId | None
     ) -> TransportError:
-        where = f"server {self.config.name} at {self.config.target}"
-        if isinstance(exc, httpx2.ConnectError):
-            return TransportError(f"cannot connect to {where}: {_connect_failure(exc)}")
-        if isinstance(exc, httpx2.TimeoutException):
-            return TransportError(f"cannot connect to {where}: timed out")
-        return TransportError(f"{where} failed during {self._what(method, mcp_id)}: "
-                              f"{type(exc).__name__}: {exc}")
+        refused = unreachable(self.config, exc)
+        if refused is not None:
+            return refused
+        return TransportError(f"server {self.config.name} at {self.config.target} failed during "
+                              f"{self._what(method, mcp_id)}: {failure_words(exc)}")
 
     # -- session ------------------------------------------------------------------------
 
@@ -366,6 +378,9 @@ class HttpTransport:
         if renewal is not None and not renewal.done():
             with contextlib.suppress(ToolrelayError):
                 await asyncio.shield(renewal)
+
+    def tool_headers(self, marked: Mapping[str, Annotations]) -> None:
+        self._marked = marked
 
     def initialized(self, protocol_version: str) -> None:
         """Send ``protocol_version`` from now on, and open the GET stream (if offered) for
@@ -429,16 +444,15 @@ def _media_type(response: httpx2.Response) -> str:
     return response.headers.get("content-type", "").partition(";")[0].strip().lower()
 
 
-def _connect_failure(exc: BaseException) -> str:
-    """The root cause of a failed connect, in words ("connection refused")."""
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, ConnectionRefusedError):
-            return "connection refused"
-        if isinstance(cause, OSError) and cause.strerror:
-            return cause.strerror.lower()
-        cause = cause.__cause__ or cause.__context__
-    return str(exc) or "connect failed"
+async def _body_head(response: httpx2.Response) -> bytes:
+    """The first 64 KiB or so of an answer that is not MCP (the rest is never read)."""
+    body = bytearray()
+    with contextlib.suppress(httpx2.HTTPError):
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > _ERROR_BODY_LIMIT:
+                break
+    return bytes(body)
 
 
 def _error_detail(body: bytes) -> str:

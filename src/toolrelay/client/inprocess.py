@@ -11,7 +11,7 @@ decoded like any other transport's, so events and transcripts look the same.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -19,6 +19,7 @@ from ..errors import ConfigError, TransportError
 from ..protocol import jsonrpc
 from ..protocol.framing import LineFramer
 from ..protocol.jsonrpc import JSONObject
+from ..protocol.param_headers import Annotations
 from .config import ServerConfig
 from .transport import Inbox
 
@@ -87,6 +88,9 @@ class InProcessTransport:
 
     def initialized(self, protocol_version: str) -> None:
         """Nothing to do: the session needs no header."""
+
+    def tool_headers(self, marked: Mapping[str, Annotations]) -> None:
+        """Nothing to do: no headers in process."""
 
     async def close(self) -> None:
         peer, self._peer, self._session = self._peer, None, None

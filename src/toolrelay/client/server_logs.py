@@ -3,7 +3,8 @@
 The levels are RFC 5424's eight, as MCP names them. A level asked (``--server-log-level``
 or the config's ``"toolrelay": {"logLevel": …}``) is sent with ``logging/setLevel`` after
 the handshake when the server declares ``logging``; on a 2026-07-28 connection it rides in
-each request's ``_meta`` instead. What is shown on stderr is what reaches that level;
+each request's ``_meta`` instead (without one, ``warning``: that era's servers send nothing
+to a request that names no level). What is shown on stderr is what reaches that level;
 without one, warnings and worse.
 """
 
@@ -19,7 +20,8 @@ LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", 
 """Least to most severe (RFC 5424, as ``LoggingLevel`` in the MCP schema)."""
 SET_LEVEL: Final = "logging/setLevel"
 DEFAULT_SHOWN_LEVEL: Final = "warning"
-"""Shown on stderr when no level was asked (and nothing is sent to the server)."""
+"""Shown on stderr when no level was asked (and, in 2025, nothing is sent to the server;
+in 2026-07-28 this level rides in each request's ``_meta``)."""
 _RANK: Final = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 
 

@@ -18,6 +18,7 @@ import contextlib
 import logging
 import os
 import signal
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
@@ -25,6 +26,7 @@ from ..errors import ServerExited, TransportError
 from ..protocol import jsonrpc
 from ..protocol.framing import LineFramer
 from ..protocol.jsonrpc import JSONObject
+from ..protocol.param_headers import Annotations
 from .config import ServerConfig
 from .environment import child_environment, redact
 from .serverlog import ServerLog
@@ -150,6 +152,9 @@ class StdioTransport:
 
     def initialized(self, protocol_version: str) -> None:
         """Nothing to do: a pipe carries no protocol version."""
+
+    def tool_headers(self, marked: Mapping[str, Annotations]) -> None:
+        """Nothing to do: a pipe carries no headers."""
 
     async def close(self) -> None:
         """Stop the server the MCP way and reap everything; safe to call twice."""

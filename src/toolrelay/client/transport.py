@@ -15,6 +15,7 @@ that the server forgot the session. The transport never reaches into the connect
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -22,6 +23,7 @@ from ..errors import ToolrelayError, TransportError
 from ..events import Event
 from ..protocol.framing import Oversized
 from ..protocol.jsonrpc import JSONObject, RequestId
+from ..protocol.param_headers import Annotations
 
 if TYPE_CHECKING:
     from .serverlog import ServerLog
@@ -92,6 +94,10 @@ class ClientTransport(Protocol):
 
     def initialized(self, protocol_version: str) -> None:
         """The handshake agreed on ``protocol_version`` (HTTP sends it as a header)."""
+
+    def tool_headers(self, marked: Mapping[str, Annotations]) -> None:
+        """2026-07-28: each listed tool's ``x-mcp-header`` parameters (HTTP mirrors them into
+        its calls' ``Mcp-Param-*`` headers; the others carry no headers)."""
 
     async def close(self) -> None:
         """End the channel and release what it holds; safe to call twice."""

@@ -1,6 +1,6 @@
 """A small MCP server with resources and a prompt (Python standard library only, stdio).
 
-README's examples of ``toolrelay resources``, ``toolrelay prompts`` and ``toolrelay run
+The examples (docs/config.md) of ``toolrelay resources``, ``toolrelay prompts`` and ``toolrelay run
 --prompt`` / ``--resource`` use it, with ``notes.json`` beside it:
 
     toolrelay resources --config examples/notes.json

@@ -1,7 +1,7 @@
 """A small MCP 2026-07-28 server that says what changed, on ``subscriptions/listen``
 (Python standard library only, stdio).
 
-README's example of listening uses it, with ``watch.json`` and ``watch-script.json``:
+docs/eras.md's example of listening uses it, with ``watch.json`` and ``watch-script.json``:
 
     toolrelay run "Grow" --config examples/watch.json --resource note://daily ...
 

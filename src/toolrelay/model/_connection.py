@@ -16,6 +16,7 @@ from typing import Any, Final, cast
 
 import h11
 
+from ..redaction import redact_wire_bytes
 from ._http_failures import (
     CLOSED_WITHOUT_ANSWER,
     AnswerRejected,
@@ -154,7 +155,7 @@ class Connection(asyncio.Protocol):
         except h11.RemoteProtocolError as exc:
             if self._eof:
                 raise ConnectionClosed(CLOSED_WITHOUT_ANSWER) from exc
-            raise NotHttp(f"the answer is not valid HTTP/1.1 ({exc})") from exc
+            raise NotHttp(f"the answer is not valid HTTP/1.1 ({redact_wire_bytes(str(exc))})") from exc
 
     def next_cycle(self) -> bool:
         """After a complete exchange: ready for another one (keep-alive), or must close."""

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
 from ..loopback import is_loopback
+from ..redaction import redact_wire_bytes
 from ._http_failures import (
     AnswerRejected,
     ConnectFailed,
@@ -188,7 +189,7 @@ def _failure(exc: httpx2.RequestError, timeout: float) -> HttpFailure:
         return ConnectTimeout()
     if isinstance(exc, httpx2.TimeoutException):
         return ReadTimeout(timeout)
-    reason = _os_reason(exc) or str(exc) or type(exc).__name__
+    reason = _os_reason(exc) or redact_wire_bytes(str(exc)) or type(exc).__name__  # h11 quotes header values
     if isinstance(exc, httpx2.ConnectError):
         return ConnectFailed(reason)
     if isinstance(exc, httpx2.RemoteProtocolError):

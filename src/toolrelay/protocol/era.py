@@ -43,6 +43,7 @@ __all__ = [
     "complete",
     "decode_header_value",
     "discover_result",
+    "encode_header_value",
     "has_envelope",
     "http_status",
     "read_envelope",
@@ -157,6 +158,15 @@ def check_headers(method: str, params: Mapping[str, Any] | None, header: Callabl
     named = (params or {}).get(name_key) if name_key is not None else None
     if named is not None and decode_header_value(header("mcp-name")) != named:
         raise RpcError(HEADER_MISMATCH, f"Header mismatch: Mcp-Name differs from params.{name_key}")
+
+
+def encode_header_value(value: str) -> str:
+    """A header value as sent: verbatim when it is printable ASCII without edge spaces (and
+    does not look wrapped), else its UTF-8 inside ``=?base64?...?=``."""
+    plain = value.isascii() and value.isprintable() and value == value.strip()
+    if plain and not _BASE64_VALUE.fullmatch(value):
+        return value
+    return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 
 
 def decode_header_value(value: str | None) -> str | None:

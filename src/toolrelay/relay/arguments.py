@@ -36,6 +36,7 @@ __all__ = [
     "ArgumentChecker",
     "ArgumentError",
     "ArgumentErrorKind",
+    "clip",
     "parse_arguments",
     "validator_class",
 ]
@@ -93,7 +94,7 @@ def _refuse_constant(name: str) -> Any:
 def _finite_float(text: str) -> float:
     number = float(text)
     if not math.isfinite(number):
-        raise _Refused(f"the number {_clip(text)} is too large (it would become infinite)")
+        raise _Refused(f"the number {clip(text)} is too large (it would become infinite)")
     return number
 
 
@@ -287,7 +288,7 @@ def _describe_crash(error: Exception) -> str:
     if isinstance(error, RecursionError):
         return "its $ref chain loops or nests too deeply"
     text = str(error).splitlines()[0] if str(error) else type(error).__name__
-    return _clip(text, 200)
+    return clip(text, 200)
 
 
 def _first(errors: Iterator[ValidationError], limit: int) -> list[ValidationError]:
@@ -374,7 +375,7 @@ def _expectation(error: ValidationError) -> str:
         return f"expected text matching the pattern {_show(expected)}, {got}"
     if keyword in ("anyOf", "oneOf"):
         return _alternatives(error, got)
-    return f"does not satisfy {keyword!s} {_clip(json.dumps(expected, default=repr))}, {got}"
+    return f"does not satisfy {keyword!s} {clip(json.dumps(expected, default=repr))}, {got}"
 
 
 def _draft4_exclusive(error: ValidationError, keyword: str) -> str:
@@ -403,7 +404,7 @@ def _path_text(path: Any, root: str = "(arguments)") -> str:
 
 
 def _show(value: Any) -> str:
-    return _clip(_escape_surrogates(json.dumps(value, ensure_ascii=False, default=repr)), _SHOWN_CHARS)
+    return clip(_escape_surrogates(json.dumps(value, ensure_ascii=False, default=repr)), _SHOWN_CHARS)
 
 
 def _escape_surrogates(text: str) -> str:
@@ -411,5 +412,6 @@ def _escape_surrogates(text: str) -> str:
     return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
-def _clip(text: str, limit: int = _SHOWN_CHARS) -> str:
+def clip(text: str, limit: int = _SHOWN_CHARS) -> str:
+    """``text``, cut to ``limit`` characters (the last one an ellipsis) when longer."""
     return text if len(text) <= limit else text[: limit - 1] + "…"

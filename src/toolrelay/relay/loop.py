@@ -22,7 +22,7 @@ from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from ..errors import ModelError, ModelFeatureUnsupported, ModelStreamCut
+from ..errors import ModelError, ModelFeatureUnsupported, ModelStreamCut, ModelStreamInconsistent
 from ..events import (
     CallOutcomeEvent,
     EventStream,
@@ -334,6 +334,8 @@ class Relay:
                     result.response_ids.append(turn.response_id)
                 result.usage = usage_sum(result.usage, turn.usage)
                 conversation.add_response(turn.response_id, turn.output)
+                if turn.status == "completed" and (fault := calls.contradiction(turn.calls)) is not None:
+                    raise fault
                 self._check_turn(turn, result)  # raises _Stop when the model answered
             except Exception as exc:  # _Stop, ModelError, a UsageError...
                 ending = exc  # raised outside the group, which would wrap it in an ExceptionGroup
@@ -343,6 +345,8 @@ class Relay:
                 outputs = await calls.finish(turn.calls, refused)
                 outcomes = [*calls.outcomes(), *refused]
         result.calls.extend(outcomes)
+        for dropped in calls.drop_notices(turn.calls) if turn is not None else []:
+            self.events.emit(Notice(level="warning", text=dropped))
         self._turn_finished(number, turn, outcomes)
         if ending is not None:
             raise ending
@@ -378,6 +382,8 @@ class Relay:
         """The response will not be answered: stop the calls it started; their outcomes."""
         if isinstance(ending, ModelStreamCut):
             why = "the model's answer broke off before the call ended"
+        elif isinstance(ending, ModelStreamInconsistent):
+            why = "the model's final response contradicts a call it streamed: the turn ended first"
         elif not isinstance(ending, _Stop):
             why = f"the run ended before the call ended ({ending})"
         elif ending.status in ("completed", "refused"):
@@ -385,7 +391,7 @@ class Relay:
         else:
             why = f"the model response ended {ending.status} before the call ended"
         outcomes = await calls.stop(why)
-        if isinstance(ending, ModelStreamCut):
+        if isinstance(ending, ModelStreamCut | ModelStreamInconsistent):
             ran = ", ".join(f"{o.call_id} ({o.alias}: {o.status.replace('_', ' ')})" for o in outcomes)
             ending.add_note(f"calls that had started: {ran}" if ran else "no call had started")
         return outcomes

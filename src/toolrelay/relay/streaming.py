@@ -10,7 +10,10 @@ and the refusal of that duplicate belongs in its output). A response that ends a
 way stops every call it started (``stop``): the running ones are cancelled (their server
 is sent ``notifications/cancelled``), every started call's outcome is kept, and nothing
 is fed back. Consent is asked inside the call's own task, so a prompt never holds up the
-stream.
+stream. A started call is checked against the whole response: one the final response
+names as another call under the same call_id (``contradiction``), or drops
+(``drop_notices``), is the endpoint contradicting itself, and its early result is never
+fed back as another call's.
 """
 
 from __future__ import annotations
@@ -19,8 +22,10 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, Literal
 
+from ..errors import ModelStreamInconsistent
 from ..protocol import stream
 from ..protocol.responses import FUNCTION_CALL, MESSAGE
+from .arguments import clip
 from .dispatch import Stopped, StopReason
 from .parse import FunctionCall, message_text, read_call
 from .result import CallOutcome
@@ -63,6 +68,8 @@ class TurnCalls:
         self._gate = asyncio.Semaphore(max(1, concurrency))
         self._listener = listener
         self._tasks: dict[str, asyncio.Task[dict[str, Any] | None]] = {}
+        self._calls: dict[str, FunctionCall] = {}
+        """Each started call as it was when it started (its stream item, if early)."""
         self._outcomes: dict[str, CallOutcome] = {}
         self._settled = asyncio.Event()
         self._refused: list[CallOutcome] = []
@@ -130,6 +137,24 @@ class TurnCalls:
         await asyncio.gather(*(self._tasks[call_id] for call_id in strays))
         return [item for item in await asyncio.gather(*tasks) if item is not None]
 
+    def contradiction(self, calls: list[FunctionCall]) -> ModelStreamInconsistent | None:
+        """The stream fault, when the final response's ``calls`` give a started call's
+        call_id another name or other arguments (each such call named), else None."""
+        found = []
+        for final in calls:
+            started = self._calls.get(final.call_id)
+            if started is not None and (started.name, started.arguments_text) != (
+                    final.name, final.arguments_text):
+                found.append((started, final))
+        return _contradiction(self._turn, found) if found else None
+
+    def drop_notices(self, calls: list[FunctionCall]) -> list[str]:
+        """What a user is told of each started call whose call_id the final response
+        does not hold."""
+        held = {call.call_id for call in calls}
+        return [_dropped(self._turn, self._outcomes[call_id]) for call_id in self._calls
+                if call_id not in held and call_id in self._outcomes]
+
     def outcomes(self) -> list[CallOutcome]:
         """The outcome of every call that started: in the response's order once it is
         known, else in the order they started."""
@@ -155,6 +180,7 @@ class TurnCalls:
     def _start(self, call: FunctionCall, *, early: bool) -> asyncio.Task[dict[str, Any] | None]:
         task = self._group.create_task(self._call(call, early))
         self._tasks[call.call_id] = task
+        self._calls[call.call_id] = call
         return task
 
     async def _call(self, call: FunctionCall, early: bool) -> dict[str, Any] | None:
@@ -185,3 +211,25 @@ class TurnCalls:
 def _item_id(item: dict[str, Any]) -> str | None:
     value = item.get("id")
     return value if isinstance(value, str) else None
+
+
+def _contradiction(turn: int, found: list[tuple[FunctionCall, FunctionCall]]) -> ModelStreamInconsistent:
+    """The stream fault of a final response that names started calls as other calls."""
+    said = "; ".join(
+        f"{started.call_id} started as {_shown(started)} when its item closed, but the final response "
+        f"(response.completed) says {final.call_id} is {_shown(final)}; {_shown(final)} was not run"
+        for started, final in found
+    )
+    message = (f"the model endpoint's streamed answer to turn {turn} contradicts itself: {said}; "
+               "no output was fed back (the early result belongs to the call that ran, not to this one)")
+    return ModelStreamInconsistent(message, call_id=found[0][0].call_id)
+
+
+def _dropped(turn: int, outcome: CallOutcome) -> str:
+    return (f"the model endpoint's final response to turn {turn} drops {outcome.call_id} "
+            f"({outcome.alias} {clip(outcome.arguments_text or '', 200)}), which had started when its item "
+            f"closed: it ended {outcome.status.replace('_', ' ')}, and its output is not fed back")
+
+
+def _shown(call: FunctionCall) -> str:
+    return f"{call.name} {clip(call.arguments_text, 200)}"

@@ -38,7 +38,7 @@ _EVENT_ID: Final = re.compile(r"([0-9]{1,18})-([0-9]{1,18})")
 class StreamOptions:
     """How the endpoint's SSE streams behave: what is kept for resumption, and polling.
 
-    The defaults are in README's file server section."""
+    The defaults are in docs/files-server.md."""
 
     events_kept: int = 1000
     """Events a session keeps for resumption; beyond it the oldest go first."""

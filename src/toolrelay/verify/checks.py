@@ -142,7 +142,7 @@ def unfinished_reasons(run: RunRecord, facts: RunFacts) -> list[str]:
     if not run.calls:  # a finished run's words; a cut one says how far its records go
         reasons.append(no_call_text(run) + (": nothing ran" if run.run_end is not None else ""))
     for call in run.calls:
-        if facts.sent_after(call):
+        if facts.sent_after(call) or call.dropped:  # a dropped call's output has no place to go
             continue
         if call.status == "cancelled":
             reasons.append(f"{call.call_id} was cancelled: {(call.outcome or {}).get('message')}")

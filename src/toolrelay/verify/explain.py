@@ -23,7 +23,7 @@ from .attachments import called_declarations, executed, no_call_text
 from .facts import RunFacts
 from .jsonpath import excerpt, item_label
 from .record import CallTrace, ModelRound, RunRecord
-from .streamed import early_start
+from .streamed import early_start, inconsistency
 from .verdict import LINK_TITLES, LINKS, NEXT_STEP, Finding, Verdict, link_rank
 
 __all__ = ["COMPACT_AFTER", "explain", "walk"]
@@ -169,6 +169,9 @@ def _stream_lines(current: ModelRound) -> list[str]:
         else:
             when = "after the response"
         lines.append(f"    {call.call_id} started at {_offset(first, start)}, {when}")
+        contradicted = inconsistency(call)
+        if contradicted is not None:
+            lines.append(f"    the endpoint contradicted itself: {contradicted}; no output went back for it")
     return lines
 
 
@@ -215,8 +218,11 @@ def _values(call: CallTrace, run: RunRecord, facts: RunFacts) -> dict[str, str]:
     mcp_id = request.get("message", {}).get("id") if request else None
     current = run.round(call.turn)
     response_id = (current.answer or {}).get("id") if current else None
+    contradicted = inconsistency(call) is not None
+    where = "its stream item; the final response contradicts it" if contradicted else (
+        f"output[{call.index}] of {response_id}")
     return {
-        "model_response": f"function_call {call.alias} (output[{call.index}] of {response_id}), arguments "
+        "model_response": f"function_call {call.alias} ({where}), arguments "
         f"text {excerpt(call.item.get('arguments'), 70)}",
         "parse": _parse_value(parsed),
         "routing": (
@@ -230,6 +236,8 @@ def _values(call: CallTrace, run: RunRecord, facts: RunFacts) -> dict[str, str]:
         "feedback": (
             f"function_call_output {excerpt(feedback.get('item', {}).get('output'), 70)}"
             if feedback
+            else "no output: the final response contradicts the call (an endpoint inconsistency)"
+            if contradicted
             else "no output yet"
         ),
         "correlation": (f"{call.call_id} ↔ mcp id {mcp_id}" if request else f"{call.call_id} (no MCP id)")

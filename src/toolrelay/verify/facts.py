@@ -18,7 +18,7 @@ from ..events import MCP_REQUEST, MCP_RESPONSE
 from ..protocol.peer import Exchange
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from ..protocol.stream import Assembled, StreamEvent, assemble
-from ..relay.parse import FunctionCall, ModelTurn, read_response
+from ..relay.parse import FunctionCall, ModelTurn, read_call, read_response
 from ..relay.result import CallOutcome
 from .outcomes import MalformedAnswer, expected_item, rebuild_outcome, recorded_exchange
 from .record import CallTrace, ModelRound, RunRecord
@@ -75,7 +75,11 @@ class RunFacts:
         return found if isinstance(found, ModelTurn) else None
 
     def function_call(self, call: CallTrace) -> FunctionCall | None:
-        """The live reader's view of the call's item (its arguments text and any problem)."""
+        """The live reader's view of the call's item (its arguments text and any problem):
+        of the stream item it started from, when the completed response contradicts that."""
+        if call.final_item is not None or call.dropped:
+            started = read_call(call.item, call.index)
+            return started if isinstance(started, FunctionCall) else None
         if call.turn not in self._calls:
             turn = self.turn(call.turn)
             self._calls[call.turn] = {c.call_id: c for c in turn.calls} if turn is not None else {}

@@ -114,6 +114,13 @@ class CallTrace:
     a ``cancelled`` outcome): the resumed run retried it, so these are not its exchange."""
     duplicate_of: CallTrace | None = None
     """For a duplicate: the first function_call with its call_id."""
+    final_item: dict[str, Any] | None = None
+    """For a call indexed from its stream item: the completed response's item with its
+    call_id when that names another tool or other arguments (``item`` stays the stream's:
+    the call started from it). The endpoint contradicted itself."""
+    dropped: bool = False
+    """For a call indexed from its stream item: the completed response holds no
+    function_call with its call_id. The endpoint contradicted itself."""
 
     @property
     def alias(self) -> Any:
@@ -331,10 +338,15 @@ class _Indexer:
             if isinstance(item, dict) and item.get("type") == FUNCTION_CALL:
                 streamed = current.streamed_calls.pop(item.get("call_id"), None)  # type: ignore[arg-type]
                 if streamed is not None:  # the call indexed from its stream event: confirmed
-                    streamed.item, streamed.index, streamed.response_seq = item, index, event["seq"]
+                    _confirm(streamed, index, item, event["seq"])
                     self._responded.add((event["seq"], streamed.call_id))
                 else:
                     self._new_call(current, index, item, event)
+        answer = current.answer
+        if answer is not None and answer.get("status") == "completed" and not event.get("cut"):
+            for dropped in current.streamed_calls.values():  # closed in the stream, not in the response
+                dropped.dropped = True
+            current.streamed_calls = {}
 
     def _new_call(self, current: ModelRound, index: int, item: dict[str, Any], event: Event) -> None:
         call_id = item.get("call_id")
@@ -381,6 +393,17 @@ class _Indexer:
             call.task_messages.append(event)
         else:
             call.mcp_other.append(event)
+
+
+def _confirm(streamed: CallTrace, index: int, item: dict[str, Any], seq: int) -> None:
+    """The response's item for a call indexed from its stream item: the same call (its
+    item becomes the response's), or another one under its call_id (kept apart)."""
+    said = (item.get("name"), item.get("arguments"))
+    if said != (streamed.item.get("name"), streamed.item.get("arguments")):
+        streamed.final_item = item
+    else:
+        streamed.item = item
+    streamed.index, streamed.response_seq = index, seq
 
 
 def _closed_call(event: Event) -> tuple[int, dict[str, Any]] | None:

@@ -16,7 +16,12 @@
 - a call that started before its response was complete (after its item closed: the
   call is known from that event on) was allowed to by the run's ``--early`` policy
   (read-only: the server annotated the tool ``readOnlyHint``), so no call with side
-  effects ran for a response that then failed.
+  effects ran for a response that then failed;
+- a call started from its stream item that the completed response names as another call
+  (another tool or other arguments under the same call_id), or drops, is the endpoint
+  contradicting itself: recorded (``endpoint_inconsistency``), not a broken link of
+  toolrelay's, as long as no output went back for it (the early result belongs to the call
+  that ran, never to the one the final response names).
 
 Older transcripts have no stream events: nothing here applies to them.
 """
@@ -44,14 +49,15 @@ from ..protocol.responses import (
     REFUSAL_DELTA,
     REFUSAL_DONE,
 )
+from ..relay.arguments import clip
 from .evidence import call_finding, seqs_of
 from .facts import RunFacts
 from .jsonpath import excerpt, first_difference, json_equal
 from .record import CallTrace, ModelRound, RunRecord
 from .resource_reads import is_reader
-from .verdict import Finding
+from .verdict import ENDPOINT_INCONSISTENCY, Finding
 
-__all__ = ["check_streams", "early_start"]
+__all__ = ["check_streams", "early_start", "inconsistency"]
 
 Event = dict[str, Any]
 Part = tuple[str, Any, Any]
@@ -82,6 +88,8 @@ def check_streams(run: RunRecord, facts: RunFacts) -> list[Finding]:
             findings.extend(_stream(current, facts))
             findings.extend(_early_start(call, current, facts, early) for call in current.calls
                             if early_start(call, current) is not None)
+            findings.extend(_inconsistent(call, current, facts) for call in current.calls
+                            if inconsistency(call) is not None)
     return findings
 
 
@@ -232,6 +240,43 @@ def _early_start(call: CallTrace, current: ModelRound, facts: RunFacts, early: A
         "its tool is annotated readOnlyHint, as --early read-only asks")
     message = f"{when}, as its item closed; {allowed}"
     return call_finding(call, "model_response", True, message, "early_start", first)
+
+
+def inconsistency(call: CallTrace) -> str | None:
+    """How the completed response contradicts the stream item a call started from, in
+    words (``explain`` and ``view`` say the same), else None."""
+    started = _as_called(call.item)
+    if call.dropped:
+        return f"{call.call_id}'s item closed in the stream as {started}, and the final response drops it"
+    if call.final_item is None:
+        return None
+    final = _as_called(call.final_item)
+    return (f"{call.call_id}'s item closed in the stream as {started}, but the final response says "
+            f"{call.call_id} is {final}")
+
+
+def _as_called(item: dict[str, Any]) -> str:
+    """A function_call item as ``name {arguments text}``."""
+    arguments = item.get("arguments")
+    return f"{item.get('name')} {clip(arguments, 200) if isinstance(arguments, str) else excerpt(arguments)}"
+
+
+def _inconsistent(call: CallTrace, current: ModelRound, facts: RunFacts) -> Finding:
+    """An endpoint inconsistency is recorded, not toolrelay's broken link, unless an output
+    went back for the call anyway (the early result then stood in for another call)."""
+    said = inconsistency(call)
+    closed = next((e for e in current.stream if e["seq"] == call.closed_seq), None)
+    if call.feedbacks or facts.sent_after(call):
+        whose = "the final response's call" if call.final_item is not None else "a call the response drops"
+        message = (f"turn {current.turn}: {said}; yet an output went back for {call.call_id}: the result of "
+                   f"the call that ran was fed back as {whose}")
+        return call_finding(call, "feedback", False, message, ENDPOINT_INCONSISTENCY, closed, *call.feedbacks)
+    ran = call.status.replace("_", " ") if call.status else "without an outcome"
+    message = (f"turn {current.turn}: the endpoint contradicted itself (an endpoint inconsistency, "
+               f"recorded): {said}; the call that started ended {ran}, and no output went back for it")
+    if call.final_item is not None:
+        message += f"; {call.final_item.get('name')} was not run"
+    return call_finding(call, "model_response", True, message, ENDPOINT_INCONSISTENCY, closed)
 
 
 def _not_allowed(call: CallTrace, facts: RunFacts, early: Any) -> str | None:

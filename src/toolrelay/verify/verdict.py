@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
-__all__ = ["LINKS", "LINK_TITLES", "NEXT_STEP", "Finding", "Verdict", "link_rank"]
+__all__ = ["ENDPOINT_INCONSISTENCY", "LINKS", "LINK_TITLES", "NEXT_STEP", "Finding", "Verdict", "link_rank"]
 
 LINKS: Final = (
     "model_response",
@@ -55,6 +55,11 @@ NEXT_STEP: Final = {
     "input and output items unchanged and in order, then the outputs",
 }
 """What to check next when a link is broken (the seed's section 8 order)."""
+
+
+ENDPOINT_INCONSISTENCY: Final = "endpoint_inconsistency"
+"""The check of a started call its completed response contradicts: the endpoint's doing,
+recorded (ok) unless an output went back for that call anyway."""
 
 
 def link_rank(link: str) -> int:
@@ -113,6 +118,10 @@ class Verdict:
 
     def broken_findings(self) -> list[Finding]:
         return [finding for finding in self.findings if not finding.ok]
+
+    def inconsistencies(self) -> list[Finding]:
+        """Where the model endpoint contradicted itself and toolrelay held to what ran."""
+        return [f for f in self.findings if f.ok and f.check == ENDPOINT_INCONSISTENCY]
 
     def to_dict(self) -> dict[str, object]:
         return {

@@ -52,7 +52,7 @@ def build_trace(
     rows = [describe(event, origin) for event in events]
     mark_fallbacks(rows, events)
     if verdict is not None:
-        _attach_findings(rows, verdict.broken_findings())
+        _attach_findings(rows, [*verdict.broken_findings(), *verdict.inconsistencies()])
     groups = arrange(compact_tasks(rows, events))  # a task's repeated polls: one row each status
     plan_expansion(groups)
     run = _summary(events, rows, source)
@@ -136,7 +136,8 @@ def _summary(events: Sequence[dict[str, Any]], rows: list[Row], source: str) -> 
 
 
 def _attach_findings(rows: list[Row], findings: list[Finding]) -> None:
-    """Each failed finding on the rows of the events it names (by call_id when it names none)."""
+    """Each failed finding, and each endpoint inconsistency, on the rows of the events it names
+    (by call_id when it names none)."""
     by_seq = {row.seq: row for row in rows}
     for finding in findings:
         note = LinkNote(link=finding.link, message=finding.message, ok=finding.ok)

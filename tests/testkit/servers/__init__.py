@@ -22,6 +22,8 @@ HTTP:
   echo_http_server.py     ``EchoService`` on toolrelay's own Streamable HTTP endpoint
   fake_responses.py       a stateless fake Responses endpoint (the loop bench's)
   fake_stream.py          a paced streaming Responses endpoint (the stream bench's)
+  sdk_modern_server.py    the official SDK's MCPServer as a 2026-07-28-only server (slow or
+                          refusing probes on request; an x-mcp-header tool, a warning log)
 
 A script here imports nothing from the tests; ``echo_service.py`` is the one module the
 scripts share, and tests import it as ``testkit.servers.echo_service``.
@@ -50,9 +52,10 @@ OFFER_SERVER = SERVERS / "offer_server.py"
 LEDGER_SERVER = SERVERS / "ledger_server.py"
 ASKING_SERVER = SERVERS / "asking_server.py"
 TASK_SERVER = SERVERS.parents[2] / "examples" / "task_server.py"
-"""Tools that must run as MCP tasks (complete, fail, never end, ask): README's example too."""
+"""Tools that must run as MCP tasks (complete, fail, never end, ask): docs/host.md's example too."""
 RESOURCE_EVENTS_SERVER = SERVERS / "resource_events_server.py"
 SDK_MRTR_SERVER = SERVERS / "sdk_mrtr_server.py"
+SDK_MODERN_SERVER = SERVERS / "sdk_modern_server.py"
 MODERN_INPUT_SERVER = SERVERS / "modern_input_server.py"
 FAKE_STREAM = SERVERS / "fake_stream.py"
 ECHO_STDIO_SERVER = SERVERS / "echo_stdio_server.py"

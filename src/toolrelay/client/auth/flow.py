@@ -25,6 +25,7 @@ from .metadata import (
     ResourceMetadata,
     ServerMetadata,
     canonical_resource,
+    check_endpoint,
     read_resource_metadata,
     read_server_metadata,
     resource_metadata_urls,
@@ -163,6 +164,7 @@ def _resource_metadata(plan: SignInPlan) -> Generator[Step, Reply, ResourceMetad
     named = plan.challenge.resource_metadata if plan.challenge is not None else None
     urls = resource_metadata_urls(plan.server_url, named)
     for url in urls:
+        check_endpoint(url, "resource metadata URL")  # what it names gets the token: never over cleartext
         reply = yield from _http(HttpCall(step="resource metadata", method="GET", url=url,
                                           headers={"accept": "application/json"}))
         if reply.status == 200:

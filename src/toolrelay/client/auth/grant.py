@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .tokens import Client, Tokens
+from .tokens import Client, Tokens, bearer_token_ok
 
 __all__ = ["Grant", "grant_from_json"]
 
@@ -37,13 +37,16 @@ class Grant:
 
 
 def grant_from_json(record: Any) -> Grant | None:
-    """The grant a stored record holds; None for a record this version cannot read."""
+    """The grant a stored record holds; None for a record this version cannot read (or whose
+    access token is not one a Bearer header can carry)."""
     try:
         client = Client(**record["client"])
         tokens = Tokens(**record["tokens"])
         fields = {key: record[key] for key in ("server", "resource", "issuer", "token_endpoint")}
         if not all(isinstance(value, str) for value in fields.values()):
             return None
+        if not isinstance(tokens.access_token, str) or not bearer_token_ok(tokens.access_token):
+            return None  # a token no header can carry (a file edited by hand, or an older version's)
         return Grant(**fields, client=client, tokens=tokens, scopes=tuple(record["scopes"]),
                      signed_in_at=float(record["signed_in_at"]))
     except (KeyError, TypeError, ValueError):

@@ -27,9 +27,11 @@ __all__ = [
     "ResourceMetadata",
     "ServerMetadata",
     "canonical_resource",
+    "check_endpoint",
     "read_resource_metadata",
     "read_server_metadata",
     "resource_metadata_urls",
+    "secure_url",
     "server_metadata_urls",
 ]
 
@@ -108,7 +110,7 @@ def read_resource_metadata(body: bytes, server_url: str) -> ResourceMetadata:
     if not isinstance(servers, list) or not servers or not all(isinstance(s, str) for s in servers):
         raise SignInFailed("the resource metadata names no authorization server")
     for issuer in servers:
-        _check_endpoint(issuer, "authorization server")
+        check_endpoint(issuer, "authorization server")
     return ResourceMetadata(resource=resource, authorization_servers=tuple(servers),
                             scopes_supported=_strings(document.get("scopes_supported")))
 
@@ -128,12 +130,12 @@ def read_server_metadata(body: bytes, issuer: str) -> ServerMetadata:
     for key, value in endpoints.items():
         if not isinstance(value, str):
             raise SignInFailed(f"the authorization server metadata has no {key}")
-        _check_endpoint(value, key.replace("_", " "))
+        check_endpoint(value, key.replace("_", " "))
     registration = document.get("registration_endpoint")
     if registration is not None and not isinstance(registration, str):
         registration = None
     if registration is not None:
-        _check_endpoint(registration, "registration endpoint")
+        check_endpoint(registration, "registration endpoint")
     return ServerMetadata(
         issuer=said, authorization_endpoint=str(endpoints["authorization_endpoint"]),
         token_endpoint=str(endpoints["token_endpoint"]), registration_endpoint=registration,
@@ -158,11 +160,17 @@ def _covers(resource: str, server_url: str) -> bool:
     return mine.path == theirs.path or mine.path.startswith(theirs.path.rstrip("/") + "/")
 
 
-def _check_endpoint(url: str, what: str) -> None:
-    """https, or plain http on this machine only."""
+def secure_url(url: str) -> bool:
+    """https, or plain http on this machine only (``localhost``, ``127.0.0.1``, ``[::1]``):
+    where a token or a client's secret may go."""
     parts = urlsplit(url)
-    secure = parts.scheme == "https" or (parts.scheme == "http" and (parts.hostname or "") in _LOOPBACK)
-    if not secure or not parts.hostname or parts.fragment:
+    return parts.scheme == "https" or (parts.scheme == "http" and (parts.hostname or "") in _LOOPBACK)
+
+
+def check_endpoint(url: str, what: str) -> None:
+    """Refuse an endpoint that is not ``secure_url`` (or has no host, or a fragment)."""
+    parts = urlsplit(url)
+    if not secure_url(url) or not parts.hostname or parts.fragment:
         raise SignInFailed(f"the {what} {url!r} is not an https URL (plain http only on loopback): refused")
 
 

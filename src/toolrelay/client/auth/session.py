@@ -38,6 +38,7 @@ from ...errors import HttpStatusError, TransportError
 from ...events import AuthExchange, AuthOutcome, Event
 from ...redaction import redact_url, remember_secret
 from ..config import ServerConfig
+from ..http_failures import failure_words, unreachable
 from ._failures import GrantRefused, NoResourceMetadata, SignInFailed
 from .challenge import Challenge, read_challenge
 from .flow import (
@@ -55,6 +56,7 @@ from .flow import (
 )
 from .grant import Grant
 from .loopback import RedirectListener
+from .metadata import secure_url
 from .policy import current_policy
 from .store import GrantStore
 
@@ -89,6 +91,8 @@ class OAuthSession:
         own_header = any(name.lower() == "authorization" for name in config.headers)
         self.enabled = config.url is not None and not own_header
         """False where the config sends its own Authorization header: it is used as it is."""
+        self.cleartext = config.url is not None and not secure_url(config.url)
+        """Plain http off loopback: no token is ever sent there, nor any sign-in started for it."""
         self.policy = current_policy()
         self.store = GrantStore(self.policy.store)
         self._tls = tls
@@ -112,7 +116,7 @@ class OAuthSession:
         """Take the stored grant (refreshed if it expired); sign in now if that is asked for."""
         if not self.enabled:
             return
-        stored = self.store.load(self.url)
+        stored = self.store.load(self.url) if not self.cleartext else None
         if stored is not None:
             _remember(stored)
         if self.policy.fresh:
@@ -136,7 +140,10 @@ class OAuthSession:
             client = self._auth_client()
             async with client.stream("GET", self.url, headers={"accept": "text/event-stream"}) as response:
                 status, header = response.status_code, response.headers.get("www-authenticate")
-        except httpx2.HTTPError:
+        except httpx2.HTTPError as exc:
+            refused = unreachable(self.config, exc)
+            if refused is not None:
+                raise refused from None  # nothing to sign in to: said as a request would say it
             return None  # the request proper will say what is wrong
         return read_challenge(status, header) if status == 401 else None
 
@@ -187,7 +194,7 @@ class OAuthSession:
 
     def _bearer_now(self) -> str | None:
         grant = self._grant
-        if grant is None or grant.tokens.expired(time.time(), margin=0.0):
+        if grant is None or self.cleartext or grant.tokens.expired(time.time(), margin=0.0):
             return None
         return grant.tokens.access_token
 
@@ -263,6 +270,8 @@ class OAuthSession:
     async def _sign_in(self, challenge: Challenge | None, *, proactive: bool = False) -> bool:
         """Sign in as the policy allows (under the lock); False when the server turns out not
         to use OAuth sign-in (no resource metadata), so its answer stands."""
+        if self.cleartext:
+            return self._refuse_cleartext(challenge)
         mode = self.policy.mode
         if mode == "never":
             if (challenge is not None and challenge.resource_metadata is None and self._grant is None
@@ -287,6 +296,14 @@ class OAuthSession:
         self._keep(grant)
         self._outcome("signed_in", how="headless" if mode == "headless" else "browser")
         return True
+
+    def _refuse_cleartext(self, challenge: Challenge | None) -> bool:
+        """A plain-http URL off loopback: False where nothing says the server uses OAuth (its
+        answer stands; no metadata is looked up over plain http); else the sign-in is refused."""
+        if not self.policy.fresh and (challenge is None or challenge.resource_metadata is None):
+            return False
+        raise self._failed(f"the server's URL {self.config.target} is not https, and a token goes over plain "
+                           "http only to this machine (localhost, 127.0.0.1, [::1]): refused")
 
     def _needed(self, challenge: Challenge | None, why: str) -> HttpStatusError:
         status = challenge.status if challenge is not None else 401
@@ -346,7 +363,7 @@ class OAuthSession:
                 await response.aclose()
         except httpx2.HTTPError as exc:
             self._exchange(call, None)
-            raise SignInFailed(f"cannot reach {redact_url(call.url)} ({call.step}): {type(exc).__name__}") \
+            raise SignInFailed(f"cannot reach {redact_url(call.url)} ({call.step}): {failure_words(exc)}") \
                 from None
         self._exchange(call, response.status_code)
         headers = {name.lower(): value for name, value in response.headers.items()}

@@ -7,15 +7,22 @@ from __future__ import annotations
 
 import base64
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 from urllib.parse import quote_plus
 
 from ...protocol import json_depth
 from ._failures import GrantRefused, SignInFailed
 
-__all__ = ["Client", "TokenCall", "Tokens", "code_request", "read_tokens", "refresh_request", "token_error"]
+__all__ = [
+    "Client", "TokenCall", "Tokens", "bearer_token_ok", "code_request", "read_tokens", "refresh_request",
+    "token_error",
+]
+
+_B64TOKEN: Final = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
+"""RFC 6750's b64token: all an ``Authorization: Bearer`` header may carry (no space, no line break)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,6 +95,9 @@ def read_tokens(body: bytes, now: float, *, previous_refresh: str | None = None)
     access = document.get("access_token")
     if not isinstance(access, str) or not access:
         raise SignInFailed("the token answer has no access_token")
+    if not bearer_token_ok(access):  # the value is never quoted: it may be a working token
+        raise SignInFailed("the token answer's access_token has characters a Bearer token cannot carry "
+                           "(RFC 6750 allows letters, digits, -._~+/ and a trailing =): refused")
     kind = document.get("token_type")
     if not isinstance(kind, str) or kind.lower() != "bearer":
         raise SignInFailed(f"the token answer's token_type is {kind!r}, not Bearer")
@@ -101,6 +111,11 @@ def read_tokens(body: bytes, now: float, *, previous_refresh: str | None = None)
         refresh = previous_refresh
     return Tokens(access_token=access, refresh_token=refresh, expires_at=expires_at,
                   scope=scope if isinstance(scope, str) else None)
+
+
+def bearer_token_ok(token: str) -> bool:
+    """Whether ``token`` can go in an ``Authorization: Bearer`` header as it is (RFC 6750)."""
+    return _B64TOKEN.fullmatch(token) is not None
 
 
 def token_error(status: int, body: bytes, *, refreshing: bool) -> SignInFailed:

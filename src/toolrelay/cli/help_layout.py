@@ -1,0 +1,62 @@
+"""``--help`` laid out for reading: a long command's options in titled groups, a short usage.
+
+Each verb still defines its options where it always did; this only moves their help into
+argparse argument groups afterwards, so the verbs' modules stay as they are. An option no
+group names (a new one) stays under "other": moved, never lost. Every option in
+full, with its default, is in docs/cli.md, which each laid-out help names.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["GROUPS", "lay_out"]
+
+_SERVERS = ("--config", "--protocol-version", "--auth", "--strict", "--expose-resources")
+_LIMITS = ("--max-turns", "--max-tool-calls", "--timeout", "--call-timeout", "--call-max-time",
+           "--output-budget", "--media-budget", "--text-only")
+_MODEL = ("--model", "--base-url", "--script", "--instructions", "--chain", "--no-store", "--tool-choice",
+          "--no-parallel", "--no-stream", "--early")
+
+GROUPS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "run": (
+        ("servers and input", (*_SERVERS, "--prompt", "--arg", "--resource", "--no-server-instructions")),
+        ("model", _MODEL),
+        ("limits", _LIMITS),
+        ("approval and what servers ask", ("--yes", "--elicit", "--open", "--server-log-level")),
+        ("output", ("--transcript", "--fail-on-call-error", "--json", "--quiet")),
+    ),
+    "batch": (
+        ("batch", ("--out", "--concurrency", "--resume", "--restart", "--quiet")),
+        ("Ray", ("--engine", "--ray-address", "--ray-join-timeout", "--actors", "--collect")),
+        ("servers", _SERVERS),
+        ("model", _MODEL),
+        ("limits, per task", _LIMITS),
+        ("approval and what servers ask", ("--yes", "--elicit", "--server-log-level")),
+    ),
+}
+"""Per verb with many options: (group title, its options by their long name), in help order."""
+
+_REFERENCE = "every option in full, with its default: docs/cli.md#toolrelay-{verb}-options"
+
+
+def lay_out(verb: str, parser: argparse.ArgumentParser) -> None:
+    """Group ``verb``'s options as GROUPS says, shorten its usage line and name the reference."""
+    groups = GROUPS.get(verb)
+    if groups is None:
+        return
+    by_name = {name: action for action in parser._actions for name in action.option_strings}
+    others = parser._optionals
+    for title, names in groups:
+        group = parser.add_argument_group(title)
+        for action in (by_name[name] for name in names if name in by_name):
+            others._group_actions.remove(action)
+            group._group_actions.append(action)
+    others.title = "other"
+    parser._action_groups.remove(others)  # after the groups: it holds -h and any option no group names
+    parser._action_groups.append(others)
+    positionals = [(str(action.metavar or action.dest).upper(), action.nargs == "?")
+                   for action in parser._get_positional_actions()]
+    shown = " ".join(f"[{name}]" if optional else name for name, optional in positionals)
+    parser.usage = f"%(prog)s [-h] [options] {shown}"
+    parser.epilog = f"{parser.epilog or ''}\n\n{_REFERENCE.format(verb=verb)}".lstrip()
