@@ -420,6 +420,8 @@ class RunEndEvent(Event):
     reason: str
     final_text: str | None = None
     turns: int = 0
+    usage: dict[str, int] = field(default_factory=dict)
+    """Token counts summed over the run's responses (``relay.usage``); absent ones left out."""
 
 
 def _default(f: Any) -> Any:

@@ -38,6 +38,11 @@ def answered_paths(lines: list[str]) -> set[str]:
             if e["kind"] == "mcp_response" and e.get("method") == "tools/call" and e["call_id"] in paths}
 
 
+def run_end_usage(out: Path) -> object:
+    events = [json.loads(line) for line in (out / "transcripts" / "x.jsonl").read_text().splitlines()]
+    return [e for e in events if e["kind"] == "run_end"][-1]["usage"]
+
+
 def resume_after_each_line(tmp_path: Path, run: RunOptions, ledger: Path, step: int) -> list[str]:
     finished = list(toolrelay.batch(TASK, BatchOptions(out=tmp_path / "full", run=run)))
     assert finished[0].completed
@@ -58,6 +63,8 @@ def resume_after_each_line(tmp_path: Path, run: RunOptions, ledger: Path, step: 
         assert not set(ran) & before, f"{where}: a call with a recorded answer ran again: {ran}"
         if result.status == "completed":
             assert verdict.finished and set(ran) | before == {"a", "b", "c"}, (where, ran, before)
+            # the resumed run's usage goes on from the recorded turns': run_end says the task's
+            assert run_end_usage(out) == result.usage != {}, where
         else:
             assert result.status == "uncertain" and not ran, (where, result)
         seen.append(result.status)

@@ -28,7 +28,7 @@ def test_the_turn_limit_is_said_once_as_a_sentence(workspace: Path) -> None:
                      cwd=workspace)
     assert proc.returncode == 1
     assert proc.stderr.count("stopped at the turn limit") == 1, proc.stderr
-    assert f"run {LIMIT_LINE}\n" in proc.stderr
+    assert f"run {LIMIT_LINE} · tokens: " in proc.stderr  # the sentence, then the usage
     assert "max_turns" not in proc.stderr and "the run ended" not in proc.stderr
 
 

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from cli_helpers import make_workspace, toolrelay
 
+from testkit.servers import late_file_server
+
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
@@ -63,3 +65,20 @@ def test_tools_report_prints_the_same_report_as_text(workspace: Path) -> None:
         assert f"{entry['alias']}  ({entry['server']}/{entry['tool']}): strict\n" in text
         for change in entry["changes"]:
             assert f"  - {change['pointer'] or '/'}: {change['note']}\n" in text
+
+
+def test_wire_and_wire_json_list_the_same_messages_and_name_the_fallback_initialize(workspace: Path) -> None:
+    (workspace / "late.json").write_text(json.dumps({"mcpServers": {"fs": late_file_server(workspace)}}))
+    call = ("call", "fs__read_text_file", '{"path": "notes.txt", "head": 1}', "--config", "late.json")
+    text = toolrelay(*call, "--wire", cwd=workspace)
+    as_json = toolrelay(*call, "--wire", "--json", cwd=workspace)
+    assert text.returncode == 0 and as_json.returncode == 0, text.stderr + as_json.stderr
+    lines = text.stdout.splitlines()
+    printed = [(line[:2], json.loads(line.split(" ", 2)[2])) for line in lines if line[:3] in (">> ", "<< ")]
+    wire = json.loads(as_json.stdout)["wire"]
+    assert printed == [(">>" if w["direction"] == "out" else "<<", w["message"]) for w in wire]
+    sent = "fallback initialize (sent beside a server/discover not yet answered)"
+    refused = "fallback initialize refused (expected: the server speaks 2026-07-28)"
+    notes = [line for line in lines if line.startswith("-- ")]
+    assert notes == [f"-- fs#1 id 2: {said}" for said in (sent, refused)]
+    assert [(w["message"]["id"], w["note"]) for w in wire if "note" in w] == [(2, sent), (2, refused)]

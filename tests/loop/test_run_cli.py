@@ -18,6 +18,7 @@ from loop_helpers import TOOLBOX, make_workspace
 
 from testkit.fake_http import Canned, CannedEndpoint
 from testkit.processes import ProcessKeeper, run
+from toolrelay.offline import wire
 
 FIRST_20 = "".join(f"line {i}\n" for i in range(1, 21))
 
@@ -259,3 +260,41 @@ def _pids_running(marker: str) -> list[int]:
         if marker in cmdline:
             found.append(int(entry.name))
     return found
+
+
+def test_usage_is_summed_over_the_turns_in_json_the_closing_line_and_run_end(workspace: Path) -> None:
+    proc = toolrelay("run", "Read the first 5 lines of notes.txt", "--model", "offline", "--json",
+                     "--transcript", "t.jsonl", cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in (workspace / "t.jsonl").read_text().splitlines()]
+    answered = [e["body"]["usage"] for e in events if e["kind"] == "model_response"]
+    assert len(answered) == 2  # two turns, each with the stand-in's usage in the Responses shape
+    summed = {
+        "input_tokens": sum(u["input_tokens"] for u in answered),
+        "output_tokens": sum(u["output_tokens"] for u in answered),
+        "total_tokens": sum(u["total_tokens"] for u in answered),
+        "cached_input_tokens": sum(u["input_tokens_details"]["cached_tokens"] for u in answered),
+        "reasoning_tokens": sum(u["output_tokens_details"]["reasoning_tokens"] for u in answered),
+    }
+    assert json.loads(proc.stdout)["usage"] == summed
+    assert [e["usage"] for e in events if e["kind"] == "run_end"] == [summed]
+    closing = ("run completed after 2 turns: the model answered without asking for more tool calls · "
+               f"tokens: {summed['input_tokens']} in ({summed['cached_input_tokens']} cached), "
+               f"{summed['output_tokens']} out ({summed['reasoning_tokens']} reasoning), "
+               f"{summed['total_tokens']} total\n")
+    assert proc.stderr.endswith(closing)
+
+
+def test_usage_counts_an_endpoint_does_not_give_are_left_out_not_claimed_as_0(workspace: Path) -> None:
+    call = wire.function_call_item("fc_1", "call_1", "fs__read_text_file", '{"path": "notes.txt", "head": 1}')
+    asked = {"model": "gpt-test"}
+    first = wire.response_object(response_id="resp_1", created_at=0, request=asked, output=[call],
+                                 token_usage={"input_tokens": 40, "output_tokens": 7, "total_tokens": 47})
+    final = wire.response_object(response_id="resp_2", created_at=0, request=asked,  # usage: null
+                                 output=[wire.message_item("msg_1", "line 1")])
+    with CannedEndpoint(Canned(200, first), Canned(200, final)) as endpoint:
+        proc = toolrelay("run", "Read line 1", "--base-url", endpoint.base_url, "--model", "gpt-test",
+                         "--no-stream", "--json", cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["usage"] == {"input_tokens": 40, "output_tokens": 7, "total_tokens": 47}
+    assert proc.stderr.endswith("· tokens: 40 in, 7 out, 47 total\n")

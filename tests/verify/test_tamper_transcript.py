@@ -29,6 +29,10 @@ def _index(items: list[Any], kind: str) -> int:
     return next(i for i, item in enumerate(items) if item.get("type") == kind)
 
 
+def usage_inflated(events: list[Event]) -> None:
+    find(events, "run_end")["usage"]["output_tokens"] += 1000
+
+
 def wrong_mcp_id(events: list[Event]) -> None:
     tool_call(events, 0, "mcp_response")["message"]["id"] = 99
 
@@ -468,6 +472,7 @@ CASES: list[tuple[str, Mutation, str, str]] = [
     ),
     ("duplicate_call_id_run", refusal_dropped_from_the_output, "feedback",
      'request 2 input[4] holds "line 1"'),
+    ("seed_run", usage_inflated, "model_response", "but the 2 turn(s)' recorded responses add up to "),
 ]
 
 

@@ -140,46 +140,34 @@ def test_no_secret_reaches_the_transcript(tmp_path: Path) -> None:
     assert verify(load_run(tmp_path / "t.jsonl")).ok
 
 
-def test_a_killed_run_leaves_a_valid_prefix_that_verifies_as_unfinished(
-    tmp_path: Path, processes: ProcessKeeper
-) -> None:
+def _killed_run(tmp_path: Path, processes: ProcessKeeper, entry: dict[str, object], until: str) -> Path:
+    """A real ``toolrelay run`` killed with SIGKILL once its transcript holds ``until``."""
     write_notes(tmp_path)
-    (tmp_path / "script.json").write_text(
-        json.dumps({"turns": [{"calls": [{"name": "box__sleep", "arguments": {"seconds": 60}}]}]})
-    )
+    (tmp_path / "script.json").write_text(json.dumps({"turns": [entry]}))
     (tmp_path / "mcp.json").write_text(
         json.dumps({"mcpServers": {"box": {"command": sys.executable, "args": [str(HONEST_SERVER)]}}})
     )
     transcript = tmp_path / "t.jsonl"
     proc = processes.spawn(
-        [
-            sys.executable,
-            "-m",
-            "toolrelay",
-            "run",
-            TASK,
-            "--model",
-            "offline",
-            "--script",
-            "script.json",
-            "--config",
-            "mcp.json",
-            "--transcript",
-            str(transcript),
-            "--quiet",
-        ],
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        [sys.executable, "-m", "toolrelay", "run", TASK, "--model", "offline", "--script", "script.json",
+         "--config", "mcp.json", "--transcript", str(transcript), "--quiet"],
+        cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 30
-        while '"method": "tools/call"' not in (transcript.read_text() if transcript.exists() else ""):
-            assert time.monotonic() < deadline and proc.poll() is None, "the run never sent its tools/call"
+        while until not in (transcript.read_text() if transcript.exists() else ""):
+            assert time.monotonic() < deadline and proc.poll() is None, f"the run never recorded {until}"
             time.sleep(0.05)
     finally:
         kill_tree(proc)  # SIGKILL to the run, and to the server it started (in a session of its own)
+    return transcript
+
+
+def test_a_killed_run_leaves_a_valid_prefix_that_verifies_as_unfinished(
+    tmp_path: Path, processes: ProcessKeeper
+) -> None:
+    entry = {"calls": [{"name": "box__sleep", "arguments": {"seconds": 60}}]}
+    transcript = _killed_run(tmp_path, processes, entry, '"method": "tools/call"')
     lines = transcript.read_text().splitlines()
     assert all(json.loads(line)["kind"] for line in lines)  # every line is a whole event
     assert '"kind": "run_end"' not in transcript.read_text()
@@ -190,6 +178,43 @@ def test_a_killed_run_leaves_a_valid_prefix_that_verifies_as_unfinished(
     proc_verify = run_cli("verify", str(transcript))
     assert proc_verify.returncode == 0
     assert "unfinished run (not a broken link):" in proc_verify.stdout
+    required = run_cli("verify", str(transcript), "--require-finished")
+    assert required.returncode == 1
+    assert required.stderr == (f"toolrelay verify: the run did not end normally: the transcript ends at seq "
+                               f"{len(lines)} without run_end: the run was stopped before it ended\n")
+    as_json = run_cli("verify", str(transcript), "--json", "--require-finished")
+    assert as_json.returncode == 1  # the same document as without the flag: only the exit differs
+    assert json.loads(as_json.stdout) == json.loads(run_cli("verify", str(transcript), "--json").stdout)
+
+
+def test_a_run_killed_before_the_model_answered_claims_no_tool_call_it_cannot_know(
+    tmp_path: Path, processes: ProcessKeeper
+) -> None:
+    held = {"message": "never sent whole", "hold_completed_until_file": str(tmp_path / "never")}
+    transcript = _killed_run(tmp_path, processes, held, '"kind": "model_stream"')
+    expected = "no tool call is recorded: the transcript ends before turn 1's response was recorded"
+    verify_proc = run_cli("verify", str(transcript))
+    assert verify_proc.returncode == 0 and expected in verify_proc.stdout
+    assert "made no tool call" not in verify_proc.stdout and "nothing ran" not in verify_proc.stdout
+    explained = run_cli("explain", str(transcript))
+    assert f"unfinished: {expected}" in explained.stdout and "made no tool call" not in explained.stdout
+    required = run_cli("verify", str(transcript), "--require-finished")
+    assert required.returncode == 1 and required.stderr.count("\n") == 1
+
+
+def test_require_finished_passes_a_completed_run_and_names_an_early_stop(
+    seed_run: Path, tmp_path: Path
+) -> None:
+    assert run_cli("verify", str(seed_run), "--require-finished").returncode == 0
+    write_notes(tmp_path)
+    stopped = run_cli("run", TASK, "--model", "offline", "--max-turns", "1", "--transcript", "t.jsonl",
+                      "--quiet", cwd=tmp_path)
+    assert stopped.returncode != 0, stopped.stderr  # the turn limit: a real run stopped early
+    assert run_cli("verify", str(tmp_path / "t.jsonl")).returncode == 0
+    proc = run_cli("verify", str(tmp_path / "t.jsonl"), "--require-finished")
+    assert proc.returncode == 1
+    said = "toolrelay verify: the run did not end normally: the run stopped at the turn limit (1)"
+    assert proc.stderr.startswith(said) and proc.stderr.count("\n") == 1
 
 
 def test_a_line_cut_short_is_dropped_and_reported(seed_run: Path, tmp_path: Path) -> None:

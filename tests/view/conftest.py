@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -9,8 +11,9 @@ from typing import Any
 import pytest
 
 from conftest import require_or_skip
+from testkit.servers import late_file_server
 
-from .helpers import chromium_context, demo, real_run, write_notes
+from .helpers import TOOLRELAY, chromium_context, demo, real_run, write_notes
 
 EVIL_TEXT = '</script><script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> & done\n'
 
@@ -61,6 +64,20 @@ def big_transcript(tmp_path_factory: pytest.TempPathFactory) -> Path:
              for n in range(BIG_CALLS_PER_TURN)]
     script = {"turns": [{"calls": calls} for _ in range(BIG_TURNS)] + [{"message": "read them all"}]}
     return real_run(folder, "read notes.txt a thousand times", script=script, max_turns=BIG_TURNS + 1)
+
+
+@pytest.fixture(scope="session")
+def late_start_transcript(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A healthy run whose file server started late: the era probe's fallback
+    ``initialize`` went out beside it and was refused (-32022), as a slow start does."""
+    folder = tmp_path_factory.mktemp("late-start-run")
+    write_notes(folder)
+    (folder / "late.json").write_text(json.dumps({"mcpServers": {"fs": late_file_server(folder)}}))
+    proc = subprocess.run([*TOOLRELAY, "run", "Read the first 20 lines of notes.txt", "--model", "offline",
+                           "--config", "late.json", "--transcript", "run.jsonl", "--quiet"],
+                          cwd=folder, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    return folder / "run.jsonl"
 
 
 @pytest.fixture(scope="module")

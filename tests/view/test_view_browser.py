@@ -215,3 +215,22 @@ def test_a_tampered_run_shows_its_broken_link(change: str, browser: Any, seed_de
     assert page.locator(".row.selected").get_attribute("data-seq") == str(verdict.broken.seqs[0])
     screenshot(page, ARTIFACTS / f"trace-tampered-{change}.png")
     _assert_clean(opened)
+
+
+def test_a_healthy_run_with_a_refused_fallback_initialize_has_no_red_in_setup(
+    browser: Any, late_start_transcript: Path, tmp_path: Path
+) -> None:
+    opened = _page(browser, late_start_transcript, tmp_path / "late.html")
+    page = opened.page
+    setup = page.locator("section.g-setup")
+    assert "state-failed" not in (setup.get_attribute("class") or "")
+    assert setup.locator(".row.state-failed").count() == 0
+    summary = "getComputedStyle(document.querySelector('section.g-setup .group-summary')).color"
+    assert page.evaluate(summary) != FAILED_RED
+    refused = setup.locator(".row.state-expected", has_text="fallback initialize refused")
+    assert refused.count() == 1
+    assert "(expected: the server speaks 2026-07-28)" in (refused.text_content() or "")
+    assert refused.locator(".arrow").evaluate("a => getComputedStyle(a).color") != FAILED_RED
+    assert float(refused.evaluate("r => getComputedStyle(r).opacity")) < 1  # dimmed, not hidden
+    assert page.locator(".facts dt", has_text="tokens").count() == 1  # the run's usage, in the header
+    _assert_clean(opened)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from toolrelay.verify import load_run, verify
 from toolrelay.verify.verdict import Finding, Verdict
 from toolrelay.view.build import body_of, build_trace
 from toolrelay.view.layout import CALLS_OPEN, ROW_BUDGET
@@ -193,3 +194,49 @@ def test_a_transcript_with_fields_of_the_wrong_type_still_draws(junk: Any, faili
     assert len(trace.rows()) == len(events)
     assert "</script>" not in embed_json(trace.to_dict())
     render_html(trace)
+
+
+def test_the_refused_fallback_initialize_of_a_healthy_run_is_expected_not_failed(
+    late_start_transcript: Path,
+) -> None:
+    events = read_events(late_start_transcript)
+    verdict = verify(load_run(late_start_transcript))
+    assert verdict.ok and verdict.finished
+    trace = build_trace(events, verdict, source=str(late_start_transcript))
+    setup = trace.groups[0]
+    assert setup.kind == "setup" and setup.state == "ok"
+    fallback = [row for row in setup.rows() if row.state != "ok"]
+    assert [(row.label, row.state) for row in fallback] == [
+        ("fallback initialize (sent beside a server/discover not yet answered)", "expected"),
+        ("fallback initialize refused (expected: the server speaks 2026-07-28)", "expected"),
+    ]
+    assert fallback[1].detail.startswith("error -32022: ")
+    assert "failed" not in {row.state for group in trace.groups for row in group.rows()}
+
+
+def test_a_refused_initialize_on_a_connection_that_never_went_modern_stays_failed(
+    late_start_transcript: Path,
+) -> None:
+    events = read_events(late_start_transcript)
+    for event in events:  # the same refusal, on a connection the record says spoke 2025-11-25
+        if event["kind"] == "server_ready":
+            event["protocol_version"] = "2025-11-25"
+    refused = next(e for e in events if e["kind"] == "mcp_response" and e.get("method") == "initialize")
+    row = next(r for g in build_trace(events).groups for r in g.rows() if r.seq == refused["seq"])
+    assert (row.label, row.state) == ("error -32022", "failed")
+
+
+def test_the_header_shows_the_runs_token_usage_and_nothing_for_a_run_without(
+    late_start_transcript: Path,
+) -> None:
+    events = read_events(late_start_transcript)
+    used = [e["body"]["usage"] for e in events if e["kind"] == "model_response"]
+    total = {key: sum(u[key] for u in used) for key in ("input_tokens", "output_tokens", "total_tokens")}
+    cached = sum(u["input_tokens_details"]["cached_tokens"] for u in used)
+    reasoning = sum(u["output_tokens_details"]["reasoning_tokens"] for u in used)
+    assert build_trace(events).run.tokens == (
+        f"{total['input_tokens']} in ({cached} cached), "
+        f"{total['output_tokens']} out ({reasoning} reasoning), {total['total_tokens']} total")
+    for event in events:  # a transcript from before usage was recorded
+        event.pop("usage", None)
+    assert build_trace(events).run.tokens == ""

@@ -17,9 +17,10 @@ from typing import Any
 
 from ..events import Event, EventStream, ModelResponseEvent, RunEndEvent
 from ..relay.loop import Relay
+from ..relay.usage import usage_sum
 from ..transcript.writer import TranscriptWriter
 from .results import TRANSCRIPTS, TaskResult
-from .resume import TaskState, usage_sum
+from .resume import TaskState
 from .tasks import TaskSpec
 
 __all__ = ["UNCERTAIN", "TaskTranscript", "UsageTally", "recorded_result", "uncertain_result"]
@@ -99,7 +100,7 @@ def uncertain_result(
               + "; it may or may not have run: check, then run the task again with --restart if it should")
     note = "a call's answer was never recorded"
     stream.emit(relay.start_event(state.run_id, state.task, turn=turn, note=note))
-    stream.emit(RunEndEvent(status=UNCERTAIN, reason=reason, turns=turn))
+    stream.emit(RunEndEvent(status=UNCERTAIN, reason=reason, turns=turn, usage=dict(state.usage)))
     return TaskResult(
         id=spec.id, status=UNCERTAIN, turns=turn, calls=state.calls, failed_calls=state.failed_calls,
         usage=state.usage, duration=time.perf_counter() - started, error=reason,

@@ -37,10 +37,11 @@ from ..relay.parse import ModelTurn, read_response
 from ..relay.request import Conversation, user_message
 from ..relay.result import OUTCOME_STATUSES, CallOutcome
 from ..relay.resume import ResumePoint
+from ..relay.usage import usage_sum
 from ..transcript.reader import read_transcript
 from .results import cut_back_to_whole_lines
 
-__all__ = ["TaskState", "read_state", "usage_sum"]
+__all__ = ["TaskState", "read_state"]
 
 Event = dict[str, Any]
 ReadOnly = Callable[[str], bool]
@@ -91,6 +92,8 @@ def read_state(path: Path, read_only: ReadOnly) -> TaskState | None:
         state.ended = ends[-1]
         return state
     _plan(state, events, outcomes, read_only)
+    if state.point is not None:  # the resumed run's usage goes on from the recorded one's
+        state.point.usage = dict(state.usage)
     return state
 
 
@@ -274,16 +277,6 @@ def _usage(events: list[Event]) -> dict[str, int]:
         if event["kind"] == ModelResponseEvent.kind and isinstance(body, dict) and status == 200:
             totals = usage_sum(totals, body.get("usage"))
     return totals
-
-
-def usage_sum(totals: dict[str, int], usage: Any) -> dict[str, int]:
-    """``totals`` plus a Responses ``usage`` object's token counts."""
-    added = dict(totals)
-    for key in ("input_tokens", "output_tokens", "total_tokens"):
-        value = usage.get(key) if isinstance(usage, dict) else None
-        if isinstance(value, int):
-            added[key] = added.get(key, 0) + value
-    return added
 
 
 def _connections(events: list[Event]) -> list[int]:

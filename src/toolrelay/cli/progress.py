@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
 
+from ..client.tracing import EraNotes
 from ..errors import ServerExited
 from ..events import (
     AuthOutcome,
@@ -27,6 +28,7 @@ from ..events import (
 )
 from ..redaction import redact, worth_redacting
 from ..relay.endings import ending_line
+from ..relay.usage import usage_text
 from .closed_stdout import write_or_stop
 
 __all__ = ["AtFirstStart", "ProgressPrinter", "WireLog", "WirePrinter", "failure_text"]
@@ -144,7 +146,9 @@ class ProgressPrinter:
         elif isinstance(event, CallOutcomeEvent):
             self._call_ended(event)
         elif isinstance(event, RunEndEvent) and event.status not in SAID_BY_THE_COMMAND:
-            self._say(f"run {ending_line(event.status, event.turns, event.reason)}")
+            tokens = usage_text(event.usage)
+            ending = ending_line(event.status, event.turns, event.reason)
+            self._say(f"run {ending}" + (f" · tokens: {tokens}" if tokens else ""))
 
     def _call_ended(self, event: CallOutcomeEvent) -> None:
         message = str(event.outcome.get("message", ""))
@@ -205,18 +209,24 @@ def _call_line(outcome: dict[str, object], message: str, *, early: bool = False)
 
 class WirePrinter:
     """Every JSON-RPC line with its direction, server, connection and id (``--wire``), the
-    config's secrets redacted as in a transcript (a server may echo a token it was given)."""
+    config's secrets redacted as in a transcript (a server may echo a token it was given).
+    Era negotiation's fallback messages are followed by a ``-- `` line saying what they are
+    (``client.tracing.EraNotes``), so every ``>>``/``<<`` line stays one JSON message."""
 
     def __init__(self, stream: TextIO | None = None, secrets: Iterable[str] = ()) -> None:
         self.stream = stream or sys.stderr
         self.secrets = frozenset(s for s in secrets if worth_redacting(s))
+        self._notes = EraNotes()
 
     def __call__(self, event: Event) -> None:
         if not isinstance(event, McpMessage):
             return
         arrow = ">>" if event.direction == "out" else "<<"
         line = redact(json.dumps(event.message, ensure_ascii=False, separators=(",", ":")), self.secrets)
-        write_or_stop(self.stream, f"{arrow} {event.server}#{event.connection} {line}\n")
+        where = f"{event.server}#{event.connection}"
+        note = self._notes.note(event)  # the words of --wire --json's "note", on a line of its own
+        said = f"-- {where} id {json.dumps(event.mcp_id)}: {note}\n" if note else ""
+        write_or_stop(self.stream, f"{arrow} {where} {line}\n{said}")
 
 
 class WireLog:
@@ -226,15 +236,17 @@ class WireLog:
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self.messages: list[dict[str, Any]] = []
         self.secrets = frozenset(s for s in secrets if worth_redacting(s))
+        self._notes = EraNotes()
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, McpMessage):
             message = event.message
             if self.secrets:  # redacted as text, as the transcript writer does, then read back
                 message = json.loads(redact(json.dumps(message, ensure_ascii=False), self.secrets))
+            note = self._notes.note(event)
             self.messages.append({
                 "direction": event.direction, "server": event.server,
-                "connection": event.connection, "message": message,
+                "connection": event.connection, "message": message, **({"note": note} if note else {}),
             })
 
 

@@ -1,8 +1,9 @@
 """``toolrelay verify PATH``: check a transcript or a demo folder link by link.
 
 Exit 0 when every recorded link holds (an unfinished run included: it is reported, not
-failed); 1 naming the first broken link in the order below, with the ids involved; 2
-when PATH cannot be read as a transcript or demo folder.
+failed, unless ``--require-finished``); 1 naming the first broken link in the order below,
+with the ids involved, or (``--require-finished``) a run that did not end normally; 2 when
+PATH cannot be read as a transcript or demo folder.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ EXAMPLES = """examples:
   toolrelay verify toolrelay-demo         a demo folder: its message files themselves are checked
   toolrelay verify run.jsonl --all        every check, not only the broken ones
   toolrelay verify run.jsonl --json
+  toolrelay verify run.jsonl --require-finished   in CI: a run cut short or stopped early fails
 
 links, in the order a fault is traced: """ + " → ".join(LINKS)
 
@@ -28,6 +30,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", metavar="PATH", help="a transcript .jsonl or a demo folder")
     parser.add_argument("--all", action="store_true", help="list every check that holds, too")
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    parser.add_argument("--require-finished", action="store_true",
+                        help="exit 1 unless the run ended normally (run_end recorded with status completed), "
+                             "saying why on stderr")
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
 
 
@@ -37,7 +42,17 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(verdict.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(report(verdict, every=args.all))
-    return 0 if verdict.ok else 1
+    if not verdict.ok:
+        return 1
+    if args.require_finished and verdict.run_status != "completed":
+        sys.stderr.write(f"toolrelay verify: the run did not end normally: {_not_ended(verdict)}\n")
+        return 1
+    return 0
+
+
+def _not_ended(verdict: Verdict) -> str:
+    """The first reason: no run_end, or the status it ended with (unfinished lists it first)."""
+    return verdict.unfinished[0] if verdict.unfinished else f"it ended {verdict.run_status}"
 
 
 def _ids(finding: Finding) -> str:

@@ -1,4 +1,5 @@
-"""Every JSON-RPC message of a client connection, as ``McpMessage`` events.
+"""Every JSON-RPC message of a client connection, as ``McpMessage`` events, and what era
+negotiation's fallback messages are (``EraNotes``).
 
 The peer calls the tracer for each message in and out, with the tag of its request (the
 model's call_id). Each event also names the request of ours it belongs to (``belongs_to``:
@@ -6,6 +7,11 @@ the request itself, its answer, its cancellation, or what the server sent during
 ``owner_of`` tells), which is how a batch routes a shared connection's events. Nothing is
 built unless someone listens (``events.active``): the check is the only cost on the hot
 path.
+
+Probing (``client/era.py``), the ``initialize`` sent beside a ``server/discover`` not yet
+answered is a fallback: a server that speaks 2026-07-28 refuses it (or, over HTTP,
+may answer it unused). ``EraNotes`` names those messages for the ``--wire`` printers, and
+``view`` uses the same words, so a healthy negotiation never reads as a failure.
 """
 
 from __future__ import annotations
@@ -15,12 +21,75 @@ from typing import Any
 
 from ..events import EventStream, McpMessage
 from ..protocol import mcp as m
+from ..protocol.era import DISCOVER
 from ..protocol.jsonrpc import JSONObject, Message, Notification, Request, RequestId
+from ..protocol.versions import LATEST_MODERN_VERSION, MODERN_VERSIONS
 
-__all__ = ["OwnerOf", "WireTracer"]
+__all__ = ["FALLBACK_SENT", "EraNotes", "OwnerOf", "WireTracer", "fallback_answered", "fallback_refused"]
 
 OwnerOf = Callable[[Request | Notification], RequestId | None]
 """The id of our request a server request or notification came during (None: not known)."""
+
+FALLBACK_SENT = "fallback initialize (sent beside a server/discover not yet answered)"
+
+
+def fallback_refused(version: str) -> str:
+    return f"fallback initialize refused (expected: the server speaks {version})"
+
+
+def fallback_answered(version: str) -> str:
+    return f"fallback initialize answered, not used (the server speaks {version})"
+
+
+class EraNotes:
+    """Names each fallback ``initialize`` and its answer, message by message, as the wire
+    goes (one instance per printer; keyed by server and connection)."""
+
+    def __init__(self) -> None:
+        self._probes: dict[tuple[str, int], set[Any]] = {}  # discover ids not yet answered
+        self._modern: dict[tuple[str, int], str] = {}  # the revision a discover result named
+        self._fallbacks: set[tuple[str, int, Any]] = set()
+
+    def note(self, event: McpMessage) -> str | None:
+        where = (event.server, event.connection)
+        if event.method == DISCOVER:
+            self._probe(event, where)
+            return None
+        if event.method != "initialize" or event.role == "mcp_notification":
+            return None
+        key = (*where, event.mcp_id)
+        if event.direction == "out":
+            if not self._probes.get(where):
+                return None  # the handshake itself: the probe had already been answered (refused)
+            self._fallbacks.add(key)
+            return FALLBACK_SENT
+        if key not in self._fallbacks:
+            return None
+        if "error" in event.message:
+            return fallback_refused(self._modern.get(where) or _refused_for(event.message))
+        modern = self._modern.get(where)
+        return fallback_answered(modern) if modern else None  # else the handshake won: not a fallback
+
+    def _probe(self, event: McpMessage, where: tuple[str, int]) -> None:
+        pending = self._probes.setdefault(where, set())
+        if event.direction == "out":
+            pending.add(event.mcp_id)
+            return
+        pending.discard(event.mcp_id)
+        result = event.message.get("result")
+        versions = result.get("supportedVersions") if isinstance(result, dict) else None
+        found = [v for v in versions if v in MODERN_VERSIONS] if isinstance(versions, list) else []
+        if found:
+            self._modern[where] = found[0]
+
+
+def _refused_for(message: JSONObject) -> str:
+    """The modern revision a -32022 refusal names (its ``data.supported``), else the latest."""
+    error = message.get("error")
+    data = error.get("data") if isinstance(error, dict) else None
+    supported = data.get("supported") if isinstance(data, dict) else None
+    named = [v for v in supported if v in MODERN_VERSIONS] if isinstance(supported, list) else []
+    return named[0] if named else LATEST_MODERN_VERSION
 
 
 class WireTracer:

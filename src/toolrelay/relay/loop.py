@@ -49,6 +49,7 @@ from .resume import ResumePoint
 from .route import Route
 from .run_events import RunEvent, RunFinished, RunListener, TurnFinished, iterate_run, tell_both
 from .streaming import EarlyPolicy, TurnCalls
+from .usage import usage_sum
 
 # Approver is defined in consent.py; it stays importable from here (toolrelay.relay.loop).
 __all__ = ["Approver", "Relay", "RunLimits", "RunResult", "ToolCatalog"]
@@ -129,6 +130,9 @@ class RunResult:
     turns: int = 0
     calls: list[CallOutcome] = field(default_factory=list)
     response_ids: list[str] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    """Token counts summed over the run's model responses (``relay.usage``: input, output,
+    total, cached input, reasoning); a count no response gave is absent, not 0."""
 
     @property
     def completed(self) -> bool:
@@ -150,6 +154,7 @@ class RunResult:
             "turns": self.turns,
             "failed_calls": self.failed_calls,
             "response_ids": self.response_ids,
+            "usage": self.usage,
             "calls": [c.to_record() | {"arguments_text": c.arguments_text} for c in self.calls],
         }
 
@@ -278,7 +283,7 @@ class Relay:
             RunEndEvent(
                 status=result.status, reason=result.reason,
                 final_text=result.final_text if result.refusal is None else result.refusal,
-                turns=result.turns,
+                turns=result.turns, usage=dict(result.usage),
             )
         )
         self._tell(RunFinished(result=result))
@@ -297,6 +302,7 @@ class Relay:
         else:
             conversation, first = resume.conversation, resume.turn
             result.calls, result.response_ids = list(resume.earlier), list(resume.response_ids)
+            result.usage = dict(resume.usage)
         if resume is not None and resume.recorded is not None:
             result.turns = first
             conversation.add_outputs(await self._finish_recorded(resume, result, stop_reason))
@@ -326,6 +332,7 @@ class Relay:
                 turn = await self._ask_model(conversation, number, calls)
                 if turn.response_id:
                     result.response_ids.append(turn.response_id)
+                result.usage = usage_sum(result.usage, turn.usage)
                 conversation.add_response(turn.response_id, turn.output)
                 if turn.status == "completed" and (fault := calls.contradiction(turn.calls)) is not None:
                     raise fault

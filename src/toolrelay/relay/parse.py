@@ -51,6 +51,8 @@ class ModelTurn:
     """Why the status is not ``completed`` (incomplete_details.reason or error.message)."""
     malformed: list[str] = field(default_factory=list)
     """Items that cannot be answered at all (e.g. a function_call without call_id)."""
+    usage: dict[str, Any] | None = None
+    """The response's ``usage`` object, as the endpoint gave it (None when it gave none)."""
 
 
 def read_response(body: dict[str, Any]) -> ModelTurn:
@@ -63,6 +65,7 @@ def read_response(body: dict[str, Any]) -> ModelTurn:
         status=str(body.get("status") or COMPLETED),
         output=output,
         reason=_status_reason(body),
+        usage=body["usage"] if isinstance(body.get("usage"), dict) else None,
     )
     texts: list[str] = []
     refusals: list[str] = []

@@ -45,6 +45,8 @@ class ResumePoint:
     earlier: list[CallOutcome] = field(default_factory=list)
     """The outcomes of the turns before (the run's result lists them)."""
     response_ids: list[str] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    """The token usage the recorded responses already add up to (``relay.usage``)."""
     note: str = ""
     """What the run keeps and does again, in words (the ``run_resumed`` record says it)."""
 

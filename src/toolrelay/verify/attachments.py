@@ -30,6 +30,7 @@ __all__ = [
     "field_fragments",
     "is_attachment",
     "mcp_tool",
+    "no_call_text",
     "place",
     "roundtrip",
     "slots",
@@ -60,6 +61,23 @@ class Slot:
 def executed(run: RunRecord) -> list[CallTrace]:
     """The calls that reached a server (a tools/call was recorded), in the model's order."""
     return [call for call in run.calls if call.mcp_requests]
+
+
+def no_call_text(run: RunRecord) -> str:
+    """Why no call of the run reached a server, saying only what the records show: a
+    transcript cut before run_end cannot tell what the model would have asked for."""
+    if run.calls:
+        return f"no tool call reached a server ({len(run.calls)} asked for, none sent)"
+    if run.run_end is not None:
+        return "the model made no tool call"
+    last = run.rounds[-1] if run.rounds else None
+    if last is None or last.request is None:
+        return "no tool call is recorded: the transcript ends before the first model request"
+    if last.response is None:
+        streamed = f" ({len(last.stream)} of its stream events are)" if last.stream else ""
+        return (f"no tool call is recorded: the transcript ends before turn {last.turn}'s "
+                f"response was recorded{streamed}")
+    return f"no tool call is recorded: the transcript ends after turn {last.turn}'s response"
 
 
 def slots(run: RunRecord) -> list[Slot]:
@@ -181,7 +199,7 @@ def field_fragments(run: RunRecord) -> dict[str, Any]:
     calls = executed(run)
     call = calls[0] if calls else (run.calls[0] if run.calls else None)
     if call is None:
-        return {"about": "the model made no tool call", "run_id": run.run_id}
+        return {"about": no_call_text(run), "run_id": run.run_id}
     routed = call.first("routed") or {}
     feedback = call.first("feedbacks")
     declarations = [d for d in called_declarations(run) if d["alias"] == call.alias]

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from ..relay.endings import ending_line
 from ..transcript.reader import paused_gc
 from .agreement import check_agreement
-from .attachments import STREAMED
+from .attachments import STREAMED, no_call_text
 from .context import check_answer_order, check_context, check_declarations
 from .correlation import check_call_links, check_event_order, check_mcp_pairs, check_outputs
 from .duplicates import check_duplicates
@@ -30,6 +30,7 @@ from .resumed import check_resumes
 from .server_requests import check_server_requests
 from .streamed import check_streams
 from .tasks import check_tasks
+from .usage import check_usage
 from .verdict import Finding, Verdict, link_rank
 
 __all__ = ["CHECKS", "unfinished_reasons", "verify"]
@@ -40,6 +41,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("model_response", check_rounds),
     ("model_response", check_answer),
     ("model_response", check_streams),
+    ("model_response", check_usage),
     ("parse", check_parse),
     ("parse", check_duplicates),
     ("routing", check_routing),
@@ -137,8 +139,8 @@ def unfinished_reasons(run: RunRecord, facts: RunFacts) -> list[str]:
         turns = run.run_end.get("turns")
         count = turns if isinstance(turns, int) else 0
         reasons.append("the run " + ending_line(str(run.status), count, str(run.run_end.get("reason") or "")))
-    if not run.calls:
-        reasons.append("the model made no tool call: nothing ran")
+    if not run.calls:  # a finished run's words; a cut one says how far its records go
+        reasons.append(no_call_text(run) + (": nothing ran" if run.run_end is not None else ""))
     for call in run.calls:
         if facts.sent_after(call) or call.dropped:  # a dropped call's output has no place to go
             continue

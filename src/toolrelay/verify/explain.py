@@ -19,7 +19,7 @@ from typing import Any, Final
 from ..events import MCP_SERVER_REQUEST
 from ..protocol.responses import FUNCTION_CALL, FUNCTION_CALL_OUTPUT, MESSAGE, OUTPUT_TEXT
 from ..relay.endings import ending_sentence
-from .attachments import called_declarations, executed
+from .attachments import called_declarations, executed, no_call_text
 from .facts import RunFacts
 from .jsonpath import excerpt, item_label
 from .record import CallTrace, ModelRound, RunRecord
@@ -336,7 +336,7 @@ def walk(run: RunRecord, verdict: Verdict) -> str:
     """The chain of the first executed call, one short line per stage."""
     calls = executed(run)
     if not calls:
-        return "the model made no tool call: there is no chain to walk\n"
+        return f"{no_call_text(run)}: there is no chain to walk\n"
     call = calls[0]
     rows = _walk_rows(run, call)
     width = max(len(label) for label, _ in rows)

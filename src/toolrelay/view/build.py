@@ -24,7 +24,9 @@ from ..events import (
     RunStartEvent,
     ServerReady,
 )
+from ..relay.usage import usage_text
 from ..verify import Finding, Verdict
+from .era_rows import mark_fallbacks
 from .layout import arrange, plan_expansion
 from .model import Lane, LinkNote, Row, RunSummary, Trace, VerdictNote
 from .rows import clip, describe, seconds, server_lane, whole
@@ -48,6 +50,7 @@ def build_trace(
     """The diagram of ``events`` (a transcript's lines, in order)."""
     origin = (seconds(events[0].get("time")) or 0.0) if events else 0.0
     rows = [describe(event, origin) for event in events]
+    mark_fallbacks(rows, events)
     if verdict is not None:
         _attach_findings(rows, [*verdict.broken_findings(), *verdict.inconsistencies()])
     groups = arrange(compact_tasks(rows, events))  # a task's repeated polls: one row each status
@@ -128,6 +131,7 @@ def _summary(events: Sequence[dict[str, Any]], rows: list[Row], source: str) -> 
         messages=sum(1 for row in rows if row.message and row.kind != ModelStreamEvent.kind),
         stream_events=sum(1 for row in rows if row.kind == ModelStreamEvent.kind),
         duration=(max(times) - min(times)) if times else 0.0,
+        tokens=usage_text(end.get("usage")),
     )
 
 

@@ -26,7 +26,9 @@ __all__ = [
     "VerdictNote",
 ]
 
-RowState = Literal["ok", "failed", "warn"]
+RowState = Literal["ok", "failed", "warn", "expected"]
+"""``expected``: a refusal that is part of a healthy run (the fallback ``initialize``
+beside the era probe): drawn dimmed, never counted as a failure."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -181,6 +183,8 @@ class RunSummary:
     """Wire messages drawn as arrows, a stream's events apart."""
     stream_events: int = 0
     duration: float = 0.0
+    tokens: str = ""
+    """The run's token usage in words (``relay.usage.usage_text`` of run_end's), "" when none."""
 
 
 @dataclass(slots=True, kw_only=True)

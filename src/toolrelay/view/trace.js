@@ -55,6 +55,7 @@
     fact("messages", run.messages);
     if (run.stream_events) fact("stream events", run.stream_events);
     fact("took", duration(run.duration));
+    if (run.tokens) fact("tokens", run.tokens);
     fact("model", run.model);
     fact("run", run.run_id);
     fact("source", run.source);

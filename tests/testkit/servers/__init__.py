@@ -32,6 +32,8 @@ scripts share, and tests import it as ``testkit.servers.echo_service``.
 
 from __future__ import annotations
 
+import shlex
+import sys
 from pathlib import Path
 
 SERVERS = Path(__file__).resolve().parent
@@ -61,3 +63,11 @@ FAKE_STREAM = SERVERS / "fake_stream.py"
 ECHO_STDIO_SERVER = SERVERS / "echo_stdio_server.py"
 ECHO_HTTP_SERVER = SERVERS / "echo_http_server.py"
 FAKE_RESPONSES = SERVERS / "fake_responses.py"
+
+
+def late_file_server(root: Path, delay: float = 0.5) -> dict[str, object]:
+    """A config entry (``mcpServers``) for the built-in file server on ``root``, started
+    ``delay`` s late: the era probe waits past ``client.era.PROBE_WAIT``, so the fallback
+    ``initialize`` goes out beside it every time, as it does when a real start is slow."""
+    start = f"sleep {delay}; exec {shlex.quote(sys.executable)} -m toolrelay files {shlex.quote(str(root))}"
+    return {"command": "/bin/sh", "args": ["-c", start]}

@@ -1,0 +1,55 @@
+"""Token usage summed over a run's model responses, in one flat dictionary.
+
+A Responses ``usage`` object nests two of its counts; the sum keeps five, by these names:
+``input_tokens``, ``output_tokens``, ``total_tokens``, ``cached_input_tokens``
+(``input_tokens_details.cached_tokens``) and ``reasoning_tokens``
+(``output_tokens_details.reasoning_tokens``). A count the endpoint does not give is left
+out, never claimed as 0. ``RunResult.usage`` and a batch's ``usage`` are this sum.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+__all__ = ["USAGE_KEYS", "usage_sum", "usage_text"]
+
+_PATHS: Final[dict[str, tuple[str, ...]]] = {
+    "input_tokens": ("input_tokens",),
+    "output_tokens": ("output_tokens",),
+    "total_tokens": ("total_tokens",),
+    "cached_input_tokens": ("input_tokens_details", "cached_tokens"),
+    "reasoning_tokens": ("output_tokens_details", "reasoning_tokens"),
+}
+USAGE_KEYS: Final = tuple(_PATHS)
+
+
+def usage_sum(totals: dict[str, int], usage: Any) -> dict[str, int]:
+    """``totals`` plus a Responses ``usage`` object's token counts."""
+    added = dict(totals)
+    for key, path in _PATHS.items():
+        value = _at(usage, path)
+        if isinstance(value, int) and not isinstance(value, bool):
+            added[key] = added.get(key, 0) + value
+    return added
+
+
+def usage_text(usage: Any) -> str:
+    """``219 in (64 cached), 106 out (12 reasoning), 325 total``; "" with no counts."""
+    if not isinstance(usage, dict) or not usage:
+        return ""
+    cached = f" ({usage['cached_input_tokens']} cached)" if "cached_input_tokens" in usage else ""
+    reasoning = f" ({usage['reasoning_tokens']} reasoning)" if "reasoning_tokens" in usage else ""
+    parts = [
+        f"{usage['input_tokens']} in{cached}" if "input_tokens" in usage else "",
+        f"{usage['output_tokens']} out{reasoning}" if "output_tokens" in usage else "",
+        f"{usage['total_tokens']} total" if "total_tokens" in usage else "",
+    ]
+    return ", ".join(part for part in parts if part)
+
+
+def _at(value: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value

@@ -1,0 +1,34 @@
+"""model_response: the token usage ``run_end`` claims is the sum of the recorded responses'.
+
+``RunResult.usage`` adds up each turn's answered response (``relay.usage``); the record
+holds those responses, so the sum is re-derived from them and compared. A transcript
+written before run_end recorded usage has nothing to compare.
+"""
+
+from __future__ import annotations
+
+from ..relay.usage import usage_sum, usage_text
+from .evidence import seqs_of
+from .facts import RunFacts
+from .record import RunRecord
+from .verdict import Finding
+
+__all__ = ["check_usage"]
+
+
+def check_usage(run: RunRecord, facts: RunFacts) -> list[Finding]:
+    end = run.run_end
+    if end is None or "usage" not in end:
+        return []
+    summed: dict[str, int] = {}
+    for current in run.rounds:
+        summed = usage_sum(summed, (current.answer or {}).get("usage"))
+    claimed = end["usage"]
+    said = usage_text(summed) or "no counts"
+    if claimed == summed:
+        message = f"run_end's token usage is what the {len(run.rounds)} turn(s)' responses add up to: {said}"
+    else:
+        message = (f"run_end claims the tokens {usage_text(claimed) or repr(claimed)}, but the "
+                   f"{len(run.rounds)} turn(s)' recorded responses add up to {said}")
+    return [Finding(link="model_response", ok=claimed == summed, check="usage", message=message,
+                    seqs=seqs_of(end))]
