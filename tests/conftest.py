@@ -42,6 +42,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # ~/.local/state/toolrelay/logs (subprocesses inherit the variable).
     if "TOOLRELAY_LOG_DIR" not in os.environ:
         os.environ["TOOLRELAY_LOG_DIR"] = tempfile.mkdtemp(prefix="toolrelay-test-logs-")
+    # Tables are as wide as a pipe's (120), as a user's `| less` sees them: pytest-xdist's
+    # workers set COLUMNS=80, which would cut them (and their expected lines) short.
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
     # Orphans (a server whose parent was killed) become pytest's children, so the check sees them.
     if become_subreaper():
         config.pluginmanager.register(LeftoverCheck(), "toolrelay-leftover-processes")

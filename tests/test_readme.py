@@ -82,9 +82,7 @@ def make_workspace(root: Path) -> Path:
 
 
 def run_shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    # tables fit the terminal: the examples show a pipe's width (no COLUMNS, as xdist may set)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("OPENAI_") and k not in ("COLUMNS", "LINES")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["XDG_STATE_HOME"] = str(cwd / "state")  # sign-ins and logs of the examples stay in the workspace
     return run(
