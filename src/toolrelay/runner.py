@@ -157,10 +157,13 @@ class RunKeywords(TypedDict, total=False):
     prompt_arguments: Mapping[str, str]
     resources: Sequence[str]
     expose_resources: bool
+    filters: Sequence[ToolFilter]
     server_instructions: bool
     protocol_version: str | None
     server_log_level: str | None
     call_max_time: float | None
+    max_sampling_per_call: int | None
+    roots: Sequence[str | Path]
     environ: Mapping[str, str] | None
     run_id: str | None
     on_result: Callable[[RunResult], None] | None
