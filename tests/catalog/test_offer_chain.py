@@ -89,6 +89,18 @@ def test_a_library_filter_withholds_a_tool(notes: Path) -> None:
     assert kept.seen == ["fs: 6 tool(s), fs"]  # the raw listing: built-in filters withheld none
 
 
+def test_something_that_is_not_a_filter_is_refused_before_any_server_starts() -> None:
+    def by_name(listing: toolrelay.ServerListing) -> dict[str, str]:
+        return {}
+
+    with pytest.raises(toolrelay.ToolrelayError) as refused:
+        toolrelay.connect(filters=[Without("x"), by_name])  # type: ignore[list-item]
+    assert str(refused.value) == (
+        "filters[1] (function) is not a tool filter: it needs a withhold(listing) method returning "
+        "{tool name: reason} (toolrelay.ToolFilter)")
+    assert refused.value.exit_code == 2
+
+
 @pytest.fixture(scope="module")
 def filtered_run(notes: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     transcript = tmp_path_factory.mktemp("run") / "run.jsonl"

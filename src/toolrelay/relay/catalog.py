@@ -34,7 +34,16 @@ from .arguments import ArgumentChecker
 from .consent import Approver
 from .declare import DeclarationReport, DeclarationSet, declare_tools
 from .dispatch import DispatchTable, Stopped, StopReason, dispatch
-from .offer import Offer, ServerListing, TaskSupport, ToolFilter, Withheld, offer, task_notice
+from .offer import (
+    Offer,
+    ServerListing,
+    TaskSupport,
+    ToolFilter,
+    Withheld,
+    checked_filters,
+    offer,
+    task_notice,
+)
 from .resource_tool import ResourceTools
 from .resource_tool import declaration as reader_declaration
 from .result import CallOutcome
@@ -85,7 +94,7 @@ class Catalog:
         self._pool.on_relisted = self._rebuild
         self._readers = ResourceTools(self._pool.connections, self.events) if expose_resources else None
         self._sets: dict[bool, DeclarationSet] = {}
-        self._filters = tuple(filters)
+        self._filters = checked_filters(filters)
         self._offer = Offer(offered=())
         self._told_hidden: set[tuple[str, str]] = set()
         # Replaced, never changed in place: a call in flight keeps the table it started with.

@@ -24,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..client.config import ServerConfig
 from ..client.tool_tasks import task_required
+from ..errors import UsageError
 from .alias import assign_aliases
 from .declare import unusable_reason
 
@@ -34,6 +35,7 @@ __all__ = [
     "TaskSupport",
     "ToolFilter",
     "Withheld",
+    "checked_filters",
     "offer",
     "task_notice",
 ]
@@ -142,6 +144,18 @@ def task_notice(server: str, tools: Sequence[Withheld]) -> str:
 
 
 BUILT_IN: tuple[ToolFilter, ...] = (ConfigRules(), TaskSupport())
+
+
+def checked_filters(filters: Iterable[object]) -> tuple[ToolFilter, ...]:
+    """``filters`` as given, each checked to be a filter before any server starts."""
+    found: list[ToolFilter] = []
+    for index, candidate in enumerate(filters):
+        if not isinstance(candidate, ToolFilter):
+            kind = type(candidate).__name__
+            raise UsageError(f"filters[{index}] ({kind}) is not a tool filter: it needs a withhold(listing) "
+                             "method returning {tool name: reason} (toolrelay.ToolFilter)")
+        found.append(candidate)
+    return tuple(found)
 
 
 def offer(listings: Iterable[ServerListing], filters: Sequence[ToolFilter] = ()) -> Offer:
