@@ -25,9 +25,12 @@ _EXPORTS: dict[str, str] = {
     "RunFinished": "toolrelay.relay.run_events",
     "RunResult": "toolrelay.relay.loop",
     "ServerConfig": "toolrelay.client.config",
+    "ServerListing": "toolrelay.relay.offer",
     "TextDelta": "toolrelay.relay.run_events",
     "TextDone": "toolrelay.relay.run_events",
+    "ToolFilter": "toolrelay.relay.offer",
     "ToolrelayError": "toolrelay.errors",
+    "Withheld": "toolrelay.relay.offer",
     "TaskResult": "toolrelay.batches",
     "TurnFinished": "toolrelay.relay.run_events",
     "batch": "toolrelay.batches",
@@ -55,6 +58,9 @@ if TYPE_CHECKING:
     from .relay.loop import Relay as Relay
     from .relay.loop import RunLimits as RunLimits
     from .relay.loop import RunResult as RunResult
+    from .relay.offer import ServerListing as ServerListing
+    from .relay.offer import ToolFilter as ToolFilter
+    from .relay.offer import Withheld as Withheld
     from .relay.result import CallOutcome as CallOutcome
     from .relay.run_events import CallFinished as CallFinished
     from .relay.run_events import CallStarted as CallStarted

@@ -258,11 +258,14 @@ class CatalogReady(Event):
     """The tool catalog was (re)built: what the model is offered from now on."""
 
     kind: ClassVar[str] = "declarations"
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"withheld"})
     tools: list[dict[str, Any]]
     routes: dict[str, list[str]]
     """alias → [server, original tool name]."""
     reason: str
     """``initial`` or ``tools/list_changed from SERVER``."""
+    withheld: list[dict[str, str]] = field(default_factory=list)
+    """Listed tools not offered: ``{alias, server, tool, reason}`` each (``relay/offer.py``)."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -34,6 +34,7 @@ from .relay.catalog import Catalog, ConfigSource, servers_from
 from .relay.consent import LIBRARY_HINT, refusing
 from .relay.instructions import with_server_instructions
 from .relay.loop import Approver, Relay, RunLimits, RunResult
+from .relay.offer import ToolFilter
 from .relay.offered import starting_input
 from .relay.request import RequestSettings
 from .relay.run_events import RunEvent, RunListener, iterate_run, tell_both
@@ -102,6 +103,9 @@ class RunOptions:
     expose_resources: bool = False
     """Offer the model a ``<server>__read_resource(uri)`` tool per server with resources
     (``--expose-resources``), so it can follow a ``resource_link``."""
+    filters: Sequence[ToolFilter] = ()
+    """Links added to the offer chain (``toolrelay.ToolFilter``): tools they withhold are not
+    offered to the model, each recorded with its reason (``--engine ray``: picklable ones)."""
     server_instructions: bool = True
     """Pass each server's initialize ``instructions`` on to the model (``--no-server-instructions``)."""
     protocol_version: str | None = None
@@ -153,10 +157,13 @@ class RunKeywords(TypedDict, total=False):
     prompt_arguments: Mapping[str, str]
     resources: Sequence[str]
     expose_resources: bool
+    filters: Sequence[ToolFilter]
     server_instructions: bool
     protocol_version: str | None
     server_log_level: str | None
     call_max_time: float | None
+    max_sampling_per_call: int | None
+    roots: Sequence[str | Path]
     environ: Mapping[str, str] | None
     run_id: str | None
     on_result: Callable[[RunResult], None] | None
@@ -189,7 +196,7 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
             elicitor=opts.elicit or declining(ELICIT_LIBRARY_HINT),
         )
         catalog = Catalog(servers, events=events, strict=opts.strict, protocol_version=opts.protocol_version,
-                          host=host, expose_resources=opts.expose_resources)
+                          host=host, expose_resources=opts.expose_resources, filters=opts.filters)
         await stack.enter_async_context(catalog)
         client = await stack.enter_async_context(ResponsesClient(endpoint, events=events))
         shared = catalog.server_instructions() if opts.server_instructions else {}

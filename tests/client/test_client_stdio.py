@@ -69,7 +69,9 @@ def test_handshake_list_and_call_are_recorded_with_ids(tmp_path: Path) -> None:
     assert (exited.expected, exited.returncode) == (True, 0)
 
 
-def test_tools_list_follows_next_cursor_and_applies_filters(tmp_path: Path) -> None:
+def test_tools_list_follows_next_cursor_and_calls_keep_the_deny_list(tmp_path: Path) -> None:
+    """The listing is the server's (the catalog's offer chain withholds denied tools); a
+    denied tool is still never called."""
     config = stdio_config("toolbox_server.py", "--page-size", "3", deny=("crash", "h*"))
     recorder = Recorder()
 
@@ -83,8 +85,8 @@ def test_tools_list_follows_next_cursor_and_applies_filters(tmp_path: Path) -> N
         raise AssertionError("a denied tool was called")
 
     names, error = run(scenario())
-    assert names == ["echo", "env", "pid", "spawn", "sleep", "list_changed", "ask_client", "malformed",
-                     "stop_reading"]
+    assert names == ["echo", "crash", "hang", "huge", "env", "pid", "spawn", "sleep", "list_changed",
+                     "ask_client", "malformed", "stop_reading"]
     assert str(error) == "tool 'hang' of server t is excluded by its allow/deny list"
     pages = [e.message.get("params") for e in recorder.of("mcp_request") if e.method == "tools/list"]
     assert pages == [None, {"cursor": "3"}, {"cursor": "6"}, {"cursor": "9"}]

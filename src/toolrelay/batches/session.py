@@ -85,7 +85,7 @@ class BatchSession:
         shared = [server for server in self._servers if not server.isolate]
         self.catalog = Catalog(shared, events=self.shared, strict=options.strict,
                                protocol_version=options.protocol_version, host=self._host,
-                               expose_resources=options.expose_resources)
+                               expose_resources=options.expose_resources, filters=options.filters)
         self._stack = contextlib.AsyncExitStack()
         self._clients: dict[tuple[bool, str | None], ResponsesClient] = {}
         self._opening = asyncio.Lock()
@@ -200,7 +200,7 @@ class BatchSession:
             return
         own = Catalog(self._isolated, events=stream, strict=opts.strict,
                       protocol_version=opts.protocol_version, host=self._host, shared=self.catalog,
-                      expose_resources=opts.expose_resources)
+                      expose_resources=opts.expose_resources, filters=opts.filters)
         async with own:
             yield own
 

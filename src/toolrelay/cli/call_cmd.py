@@ -96,12 +96,12 @@ async def _run(args: argparse.Namespace) -> int:
 
 def _check_server_available(catalog: Catalog, alias: str) -> None:
     """An alias of a server that never listed its tools is that server's failure, and one
-    of a tool left out (it must run as a task, and cannot) says why: not an unknown tool."""
+    of a tool withheld (e.g. it must run as a task, and cannot) says why: not an unknown tool."""
     if catalog.route(alias) is not None:
         return
-    hidden = catalog.hidden_reason(alias)
-    if hidden is not None:
-        raise UsageError(f"{alias}: {hidden}")
+    withheld = catalog.withheld_reason(alias)
+    if withheld is not None:
+        raise UsageError(f"{alias}: {withheld}")
     for server in catalog.servers_named_by(alias):
         error = catalog.unavailable.get(server)
         if error is not None:

@@ -2,8 +2,9 @@
 (``--json``), or the strict conversion report (``--report``; as JSON with ``--json``).
 The table shows each tool's title and icons as listed, and each server's instructions
 (which a run passes on to the model); a tool that runs as an MCP task is marked
-``[task]``, and one that must but cannot (no task support on its connection) is named on
-stderr and not listed. Exit 3 when no configured server is available. A
+``[task]``. The tools the offer chain withholds (the config's ``deny``, a task tool where
+tasks cannot run, ...) are listed after the table with the reason; ``--all --json``
+prints ``{"tools": [...], "withheld": [...]}``. Exit 3 when no configured server is available. A
 server that samples while it is listed gets ``--model`` (approved by ``--yes`` or on the
 terminal)."""
 
@@ -30,6 +31,7 @@ __all__ = ["configure", "run"]
 EXAMPLES = """examples:
   toolrelay tools                          the built-in file server on this directory
   toolrelay tools --config ~/.cursor/mcp.json --json
+  toolrelay tools --all --json             the tools array and the withheld tools, with why
   toolrelay tools --strict --report        what strict mode changes, tool by tool"""
 
 
@@ -38,6 +40,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_root_option(parser)
     add_log_level_option(parser)
     parser.add_argument("--json", action="store_true", help="print the exact Responses tools array")
+    parser.add_argument("--all", action="store_true",
+                        help='with --json: print {"tools": [that array], "withheld": [the tools not offered, '
+                             "with why]}")
     parser.add_argument(
         "--report", action="store_true", help="print the strict-mode conversion report for every tool"
     )
@@ -56,6 +61,9 @@ async def _run(args: argparse.Namespace) -> int:
         catalog = await stack.enter_async_context(catalog_from_args(args, EventStream(), host=host))
         if args.report and args.json:
             print_json([_report_json(report) for report in catalog.report(strict=True)])
+        elif args.json and args.all:
+            print_json({"tools": catalog.declarations(),
+                        "withheld": [entry.to_record() for entry in catalog.withheld]})
         elif args.json:
             print_json(catalog.declarations())
         elif args.report:
@@ -89,8 +97,11 @@ def _print_table(catalog: Catalog) -> None:
         text = row[5] if len(row[5]) <= room else row[5][: room - 1] + "…"
         sys.stdout.write("  ".join([*cells, text]).rstrip() + "\n")
     # why each unavailable one is missing was said once, as it happened (stderr)
-    missing = f"; unavailable: {', '.join(sorted(catalog.unavailable))}" if catalog.unavailable else ""
-    sys.stdout.write(f"\n{len(rows) - 1} tool(s) from {len(catalog.available)} server(s){missing}\n")
+    notes = f"; unavailable: {', '.join(sorted(catalog.unavailable))}" if catalog.unavailable else ""
+    notes += f"; {len(catalog.withheld)} withheld" if catalog.withheld else ""
+    sys.stdout.write(f"\n{len(rows) - 1} tool(s) from {len(catalog.available)} server(s){notes}\n")
+    for entry in catalog.withheld:
+        sys.stdout.write(f"  - {entry.alias} ({entry.server}/{entry.tool}) not offered: {entry.reason}\n")
     if icons:
         sys.stdout.write("icons: " + ", ".join(icons) + "\n")
     for server, text in catalog.server_instructions().items():

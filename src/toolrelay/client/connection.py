@@ -264,7 +264,8 @@ class Connection:
     # -- requests -------------------------------------------------------------------------
 
     async def list_tools(self) -> list[dict[str, Any]]:
-        """Every tool the server offers (all pages), minus those the config filters out."""
+        """Every tool the server lists (all pages), as listed: which are offered to the model
+        is the catalog's offer chain (``relay/offer.py``: the config's allow/deny among them)."""
         link = await self._ready_link()
         tools: list[dict[str, Any]] = []
         cursor: Any = None
@@ -300,7 +301,7 @@ class Connection:
         for tool in raw:
             if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
                 self._notice("warning", f"server {self.name} listed a tool without a name; ignored")
-            elif self.config.allows(tool["name"]):
+            else:
                 usable.append(tool)
         return usable
 

@@ -7,8 +7,9 @@ arguments_text)`` runs one call through ``dispatch`` (parse → route → valida
 consent → ``tools/call``) and always returns a ``CallOutcome``.
 ``notifications/tools/list_changed`` marks a server; the catalog is rebuilt before the
 next model turn (``refresh_if_changed``), and at once when a restarted server lists
-different tools. A tool that must run as a task (``execution.taskSupport: "required"``)
-on a connection that cannot run tasks is not offered (``hidden``; a notice names it).
+different tools. Which listed tools are offered is the offer chain's answer
+(``relay/offer.py``: the config's allow/deny, task support, the ``filters`` given); the
+others are ``withheld``, each with its reason, and recorded in the ``declarations`` event.
 What the servers ask of toolrelay (roots, sampling, elicitation) is answered through the
 ``host`` callbacks (``client.host.Host``).
 """
@@ -26,14 +27,23 @@ from ..client.config import ServerConfig, builtin_file_server, load_config
 from ..client.connection import Connection
 from ..client.host import Host
 from ..client.pool import ServerPool
-from ..client.tool_tasks import task_required
 from ..errors import ToolrelayError
 from ..events import CatalogReady, EventStream, Notice
-from .alias import assign_aliases, server_prefix
+from .alias import server_prefix
 from .arguments import ArgumentChecker
 from .consent import Approver
 from .declare import DeclarationReport, DeclarationSet, declare_tools
 from .dispatch import DispatchTable, Stopped, StopReason, dispatch
+from .offer import (
+    Offer,
+    ServerListing,
+    TaskSupport,
+    ToolFilter,
+    Withheld,
+    checked_filters,
+    offer,
+    task_notice,
+)
 from .resource_tool import ResourceTools
 from .resource_tool import declaration as reader_declaration
 from .result import CallOutcome
@@ -68,10 +78,12 @@ class Catalog:
         host: Host | None = None,
         shared: Catalog | None = None,
         expose_resources: bool = False,
+        filters: Sequence[ToolFilter] = (),
     ) -> None:
         """``shared``: another open catalog whose servers this one offers too, without
         starting or stopping them (a batch task's isolated servers beside the shared ones).
-        ``expose_resources``: offer a ``<server>__read_resource`` tool per server with resources."""
+        ``expose_resources``: offer a ``<server>__read_resource`` tool per server with resources.
+        ``filters``: links added to the offer chain, after the built-in ones (``relay/offer.py``)."""
         self.events = events or EventStream()
         self.strict = strict
         self.secrets = frozenset(secret for server in servers for secret in server.secrets)
@@ -82,6 +94,8 @@ class Catalog:
         self._pool.on_relisted = self._rebuild
         self._readers = ResourceTools(self._pool.connections, self.events) if expose_resources else None
         self._sets: dict[bool, DeclarationSet] = {}
+        self._filters = checked_filters(filters)
+        self._offer = Offer(offered=())
         self._told_hidden: set[tuple[str, str]] = set()
         # Replaced, never changed in place: a call in flight keeps the table it started with.
         self._table = DispatchTable(
@@ -146,6 +160,7 @@ class Catalog:
     # -- declarations -------------------------------------------------------------------
 
     def _rebuild(self, reason: str) -> None:
+        self._offer = offer(self._listings(), self._filters)
         self._sets = {}  # rebuilt lazily by _set, for each mode asked for
         plain = self._set(False)
         router = Router(
@@ -158,53 +173,49 @@ class Catalog:
         if self._readers is not None:
             router = Router([*router, *self._readers.routes(router.aliases)])
         self._table = replace(self._table, router=router)
-        for skipped in plain.skipped:
+        for skipped in self._offer.skipped:
             self.events.emit(Notice(level="warning", text=skipped))
         self._tell_hidden()
         if self.events.active:
             tools = self.declarations(strict=self.strict)
-            self.events.emit(CatalogReady(tools=tools, routes=router.table(), reason=reason))
+            withheld = [entry.to_record() for entry in self._offer.withheld]
+            self.events.emit(CatalogReady(tools=tools, routes=router.table(), reason=reason,
+                                          withheld=withheld))
+
+    def _listings(self) -> list[ServerListing]:
+        """Each available server's raw tools/list with the facts of its connection, by name."""
+        found = []
+        for server, tools in sorted(self._pool.tools.items()):
+            connection = self._pool.connections[server]
+            found.append(ServerListing(
+                server=server, tools=tuple(tools), config=connection.config,
+                protocol_version=connection.protocol_version, tasks_unavailable=connection.tasks_unavailable,
+            ))
+        return found
 
     def _tell_hidden(self) -> None:
-        """One notice per server naming the tools it lists but cannot offer (once each)."""
-        unseen: dict[tuple[str, str], list[str]] = {}
-        for server, tool, why in self.hidden:
-            if (server, tool) not in self._told_hidden:
-                self._told_hidden.add((server, tool))
-                unseen.setdefault((server, why), []).append(tool)
-        for (server, why), tools in unseen.items():
-            names = ", ".join(tools)
-            text = (f"server {server}: tools {names} are not offered: they must run as tasks "
-                    f"(execution.taskSupport: required), and {why}") if len(tools) > 1 \
-                else hidden_text(server, names, why)
-            self.events.emit(Notice(level="warning", server=server, text=text))
+        """One notice per server naming the tools that must run as tasks and cannot (once each)."""
+        unseen: dict[tuple[str, str], list[Withheld]] = {}
+        for entry in self._offer.withheld:
+            if entry.by == TaskSupport.__name__ and (entry.server, entry.tool) not in self._told_hidden:
+                self._told_hidden.add((entry.server, entry.tool))
+                unseen.setdefault((entry.server, entry.reason), []).append(entry)
+        for (server, _), entries in unseen.items():
+            self.events.emit(Notice(level="warning", server=server, text=task_notice(server, entries)))
 
     def _set(self, strict: bool) -> DeclarationSet:
         if strict not in self._sets:
-            tools, hidden = self._pool.tools, {(server, tool) for server, tool, _ in self.hidden}
-            pairs = [(server, tool) for server in sorted(tools) for tool in tools[server]
-                     if (server, tool.get("name")) not in hidden]
-            self._sets[strict] = declare_tools(pairs, strict=strict)
+            self._sets[strict] = declare_tools(self._offer.offered, strict=strict)
         return self._sets[strict]
 
     @property
-    def hidden(self) -> list[tuple[str, str, str]]:
-        """(server, tool, why) of each listed tool not offered: it must run as a task, and
-        its connection cannot run tasks."""
-        found: list[tuple[str, str, str]] = []
-        for server, tools in self._pool.tools.items():
-            connection = self._pool.connections.get(server)
-            why = connection.tasks_unavailable if connection is not None else None
-            if why is not None:
-                found.extend((server, str(tool.get("name")), why) for tool in tools if task_required(tool))
-        return found
+    def withheld(self) -> list[Withheld]:
+        """Each listed tool the model is not offered, with the filter's reason."""
+        return list(self._offer.withheld)
 
-    def hidden_reason(self, alias: str) -> str | None:
+    def withheld_reason(self, alias: str) -> str | None:
         """Why ``alias`` names a listed tool that is not offered (None: it does not)."""
-        for server, tool, why in self.hidden:
-            if assign_aliases([(server, tool)])[(server, tool)] == alias:
-                return hidden_text(server, tool, why)
-        return None
+        return next((entry.text() for entry in self._offer.withheld if entry.alias == alias), None)
 
     def declarations(self, *, strict: bool | None = None) -> list[dict[str, Any]]:
         """The exact Responses ``tools`` array (strict: the OpenAI strict subset, per-tool
@@ -267,12 +278,6 @@ class Catalog:
         )
 
 
-def hidden_text(server: str, tool: str, why: str) -> str:
-    """The notice for a tool left out because it must run as a task."""
-    return (f"server {server}: tool {tool} is not offered: it must run as a task "
-            f"(execution.taskSupport: required), and {why}")
-
-
 def connect(
     config: ConfigSource = None,
     *,
@@ -281,11 +286,13 @@ def connect(
     protocol_version: str | None = None,
     log_dir: Path | None = None,
     host: Host | None = None,
+    filters: Sequence[ToolFilter] = (),
 ) -> Catalog:
     """A catalog over ``config`` (a config file, server configs, or None for the built-in
     file server on the current directory); use it as ``async with connect(...) as catalog``.
-    ``host`` answers what the servers ask (sampling, elicitation; default: refused, declined)."""
+    ``host`` answers what the servers ask (sampling, elicitation; default: refused, declined);
+    ``filters`` withhold listed tools from the model (``toolrelay.ToolFilter``)."""
     stream = events or EventStream()
     servers = servers_from(config, events=stream)
     return Catalog(servers, events=stream, strict=strict, protocol_version=protocol_version, log_dir=log_dir,
-                   host=host)
+                   host=host, filters=filters)

@@ -28,6 +28,7 @@ __all__ = [
     "declare_tools",
     "normalize_parameters",
     "tool_description",
+    "unusable_reason",
 ]
 
 _ALIAS_NOTES = {
@@ -104,7 +105,7 @@ def declare_tools(
     accepted: dict[tuple[str, str], Mapping[str, Any]] = {}
     skipped: list[str] = []
     for index, (server, tool) in enumerate(catalog):
-        problem = _unusable(tool, server, accepted)
+        problem = unusable_reason(tool, server, accepted)
         if problem is None:
             accepted[(server, tool["name"])] = tool
         else:
@@ -117,7 +118,8 @@ def declare_tools(
     return DeclarationSet(declarations=declarations, skipped=tuple(skipped))
 
 
-def _unusable(tool: Any, server: str, accepted: Mapping[tuple[str, str], Any]) -> str | None:
+def unusable_reason(tool: Any, server: str, accepted: Mapping[tuple[str, str], Any]) -> str | None:
+    """Why ``tool`` cannot be declared beside the ``accepted`` ones (None: it can)."""
     if not isinstance(tool, Mapping) or not isinstance(tool.get("name"), str) or not tool["name"]:
         return 'no "name" string'
     if (server, tool["name"]) in accepted:

@@ -3,7 +3,8 @@
 Declarations: each ``declarations`` event is what ``relay.declare.declare_tools`` derives
 from the servers' recorded ``tools/list`` answers (rules come from rules, never from a
 call's values), and every request offers the declarations in force — the same array
-every turn unless a tools/list_changed (or a restart) rebuilt them in between.
+every turn unless a tools/list_changed (or a restart) rebuilt them in between; no tool
+they record as withheld (the offer chain's) is among them.
 Context: request 1 starts from the task; in replay mode request N+1's input is request
 N's input, then response N's output items, unchanged and in order, then the outputs; in
 chain mode ``previous_response_id`` names response N and the input holds only the
@@ -34,6 +35,7 @@ def _finding(ok: bool, message: str, check: str, turn: int | None, *events: dict
 def check_declarations(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """next_input: declarations derive from tools/list and are offered unchanged."""
     findings = [f for f in (_derived(catalog, run, facts) for catalog in run.catalogs) if f is not None]
+    findings += [f for f in (_withheld_offered(catalog) for catalog in run.catalogs) if f is not None]
     previous: ModelRound | None = None
     for current in run.rounds:
         if current.request is not None:
@@ -84,6 +86,22 @@ def _derived(catalog: dict[str, Any], run: RunRecord, facts: RunFacts) -> Findin
         None,
         catalog,
     )
+
+
+def _withheld_offered(catalog: dict[str, Any]) -> Finding | None:
+    """A tool the declarations record as withheld (``relay/offer.py``) is not among their routes."""
+    routes = catalog.get("routes")
+    pairs = routes.items() if isinstance(routes, dict) else ()
+    offered = {tuple(route): alias for alias, route in pairs if isinstance(route, list)}
+    withheld = catalog.get("withheld")
+    for entry in withheld if isinstance(withheld, list) else []:
+        alias = offered.get((entry.get("server"), entry.get("tool"))) if isinstance(entry, dict) else None
+        if alias is not None:
+            said = (f"the declarations ({catalog.get('reason')}) offer {alias} ({entry.get('server')}/"
+                    f"{entry.get('tool')}), which they record as withheld ({entry.get('reason')}): "
+                    "a withheld tool is never offered")
+            return _finding(False, said, "withheld", None, catalog)
+    return None
 
 
 def _index(path: str) -> str:

@@ -356,9 +356,12 @@ def _feedback(record: dict[str, Any]) -> Row:
 
 def _declarations(record: dict[str, Any]) -> Row:
     tools = [str(tool.get("name")) for tool in _items(record.get("tools")) if isinstance(tool, dict)]
+    withheld = [f"{entry.get('alias')} ({entry.get('reason')})" for entry in _items(record.get("withheld"))
+                if isinstance(entry, dict)]
+    said = f"; withheld: {', '.join(withheld)}" if withheld else ""
     return _base(record, stage="declare", source="app", target="app",
                  label=f"declare {len(tools)} tools ({record.get('reason', 'initial')})",
-                 detail=", ".join(tools))
+                 detail=", ".join(tools) + said)
 
 
 def _run_start(record: dict[str, Any]) -> Row:
