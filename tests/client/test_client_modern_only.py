@@ -122,10 +122,14 @@ def test_a_server_warning_is_shown_without_a_log_level(prompt_url: str, tmp_path
 def test_tools_with_broken_x_mcp_header_marks_are_left_out_with_a_notice(tmp_path: Path) -> None:
     with running_server(MarkedService()) as url:  # type: ignore[arg-type]
         proc = toolrelay(url, tmp_path, "tools", "--json")
+        every = toolrelay(url, tmp_path, "tools", "--all", "--json")
     assert proc.returncode == 0, proc.stderr
     assert [tool["name"] for tool in json.loads(proc.stdout)] == ["m__fine"]
+    withheld = {entry["tool"]: entry["reason"] for entry in json.loads(every.stdout)["withheld"]}
+    assert sorted(withheld) == ["in_items", "not_a_token", "on_a_number", "twice"]
+    assert all(reason.endswith("(MCP 2026-07-28, SEP-2243)") for reason in withheld.values())
     for name, rule in [("on_a_number", "only on string, integer or boolean"),
                        ("not_a_token", "must be a non-empty HTTP token, not 'My Region'"),
                        ("twice", "is already used by property"),
                        ("in_items", "only on a property reached through properties")]:
-        assert f"server m: tool {name!r} left out: " in proc.stderr and rule in proc.stderr, proc.stderr
+        assert f"server m: tool {name} is not offered: " in proc.stderr and rule in proc.stderr, proc.stderr

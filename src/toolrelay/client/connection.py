@@ -38,7 +38,7 @@ from ..events import EventStream, Notice, ServerReady, ServerStarting
 from ..protocol import mcp as m
 from ..protocol.era import LOG_LEVEL_KEY
 from ..protocol.jsonrpc import JSONObject, RequestId
-from ..protocol.param_headers import sort_tools
+from ..protocol.param_headers import header_marks
 from ..protocol.peer import Exchange, MaxTimeExceeded
 from ..protocol.versions import DEFAULT_VERSION, MODERN_VERSIONS, accept_server_version
 from . import era
@@ -277,22 +277,17 @@ class Connection:
             tools.extend(self._usable_tools(result.get("tools")))
             cursor = result.get("nextCursor")
             if not isinstance(cursor, (str, int)) or isinstance(cursor, bool):
-                tools = self._header_checked(tools)
+                self._mirror_headers(tools)
                 self.task_tools = task_required_names(tools)
                 return tools
         raise ProtocolError(f"server {self.name} sent more than {_MAX_PAGES} pages of tools/list")
 
-    def _header_checked(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """2026-07-28 over HTTP: a tool whose ``x-mcp-header`` marks break the revision's
-        rules is left out, with a notice; the others' marks go to the transport (SEP-2243)."""
-        over_http = transport_kind(self.config.transport, self.name).name == "http"
-        if self.protocol_version not in MODERN_VERSIONS or not over_http:
-            return tools
-        kept, marked, dropped = sort_tools(tools)
-        for sentence in dropped:
-            self._notice("warning", f"server {self.name}: {sentence}")
-        self.transport.tool_headers(marked)
-        return kept
+    def _mirror_headers(self, tools: list[dict[str, Any]]) -> None:
+        """2026-07-28: the tools' valid ``x-mcp-header`` marks go to the transport, which
+        mirrors them into each call's headers (SEP-2243; over HTTP only). A tool whose marks
+        break the revision's rules is withheld by the offer chain (relay/offer.py)."""
+        if self.protocol_version in MODERN_VERSIONS:
+            self.transport.tool_headers(header_marks(tools))
 
     def _usable_tools(self, raw: Any) -> list[dict[str, Any]]:
         if not isinstance(raw, list):

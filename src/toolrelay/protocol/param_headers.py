@@ -20,8 +20,15 @@ from typing import Any, Final
 
 from .era import encode_header_value
 
-__all__ = ["HEADER_KEY", "PARAM_HEADER_PREFIX", "Annotations", "annotation_problem", "marks_of",
-           "mirrored", "sort_tools"]
+__all__ = [
+    "HEADER_KEY",
+    "PARAM_HEADER_PREFIX",
+    "Annotations",
+    "annotation_problem",
+    "header_marks",
+    "marks_of",
+    "mirrored",
+]
 
 HEADER_KEY: Final = "x-mcp-header"
 PARAM_HEADER_PREFIX: Final = "mcp-param-"
@@ -74,22 +81,15 @@ def mirrored(marked: Annotations, arguments: Any) -> dict[str, str]:
     return headers
 
 
-def sort_tools(tools: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Annotations], list[str]]:
-    """Listed tools → those kept, the marks of each kept tool that has some, and a sentence
-    for each tool left out (named, with the rule its marks break)."""
-    kept: list[dict[str, Any]] = []
+def header_marks(tools: list[dict[str, Any]]) -> dict[str, Annotations]:
+    """The marks of each listed tool that has valid ones (a tool whose marks break a rule
+    is not offered: the offer chain withholds it, naming the rule)."""
     marked: dict[str, Annotations] = {}
-    dropped: list[str] = []
     for tool in tools:
         schema = tool.get("inputSchema")
-        problem = annotation_problem(schema)
-        if problem is not None:
-            dropped.append(f"tool {tool.get('name')!r} left out: {problem} (MCP 2026-07-28, SEP-2243)")
-            continue
-        kept.append(tool)
-        if found := marks_of(schema):
+        if annotation_problem(schema) is None and (found := marks_of(schema)):
             marked[str(tool.get("name"))] = found
-    return kept, marked, dropped
+    return marked
 
 
 def _positions(root: Any) -> Iterator[tuple[tuple[str, ...] | None, dict[str, Any]]]:

@@ -36,6 +36,7 @@ from .declare import DeclarationReport, DeclarationSet, declare_tools
 from .dispatch import DispatchTable, Stopped, StopReason, dispatch
 from .offer import (
     Offer,
+    ParamHeaders,
     ServerListing,
     TaskSupport,
     ToolFilter,
@@ -50,6 +51,9 @@ from .result import CallOutcome
 from .route import Route, Router
 
 __all__ = ["Catalog", "ConfigSource", "connect", "servers_from"]
+
+_TOLD = frozenset({TaskSupport.__name__, ParamHeaders.__name__})
+"""The filters whose withholding is said as a warning when the catalog is built."""
 
 ConfigSource = str | os.PathLike[str] | Sequence[ServerConfig] | None
 """A config file path, server configs, or None (the built-in file server on the cwd)."""
@@ -194,11 +198,17 @@ class Catalog:
         return found
 
     def _tell_hidden(self) -> None:
-        """One notice per server naming the tools that must run as tasks and cannot (once each)."""
+        """A warning, once each, for tools withheld for what the server got wrong or the
+        connection cannot do: one per server for those that must run as tasks, one each
+        for broken ``x-mcp-header`` marks (a user's own deny rules and filters say nothing)."""
         unseen: dict[tuple[str, str], list[Withheld]] = {}
         for entry in self._offer.withheld:
-            if entry.by == TaskSupport.__name__ and (entry.server, entry.tool) not in self._told_hidden:
-                self._told_hidden.add((entry.server, entry.tool))
+            if entry.by not in _TOLD or (entry.server, entry.tool) in self._told_hidden:
+                continue
+            self._told_hidden.add((entry.server, entry.tool))
+            if entry.by == ParamHeaders.__name__:
+                self.events.emit(Notice(level="warning", server=entry.server, text=entry.text()))
+            else:
                 unseen.setdefault((entry.server, entry.reason), []).append(entry)
         for (server, _), entries in unseen.items():
             self.events.emit(Notice(level="warning", server=server, text=task_notice(server, entries)))

@@ -7,12 +7,14 @@ The first link that withholds a tool gives the reason; later links do not see it
 1. declarable: what ``declare_tools`` could not declare (a duplicate name, an
    ``inputSchema`` that is not an object), said as a warning;
 2. ``ConfigRules``: the config's ``allow`` / ``deny`` lists;
-3. ``TaskSupport``: a tool that must run as a task, on a connection that cannot run tasks;
-4. the library user's filters (``RunOptions(filters=...)``, ``connect(filters=...)``).
+3. ``ParamHeaders``: on a 2026-07-28 HTTP connection, a tool whose ``x-mcp-header``
+   marks break the revision's rules (SEP-2243), said as a warning;
+4. ``TaskSupport``: a tool that must run as a task, on a connection that cannot run tasks;
+5. the library user's filters (``RunOptions(filters=...)``, ``connect(filters=...)``).
 
-Later features are links of their own here: the 2026 era's invalid ``x-mcp-header``
-tools (issue 22 item 9), pinned definitions held back until approved, a policy file,
-tool search. A filter is any object with ``withhold(listing) -> {tool name: reason}``.
+Later features are links of their own here: pinned definitions held back until
+approved, a policy file, tool search. A filter is any object with
+``withhold(listing) -> {tool name: reason}``.
 """
 
 from __future__ import annotations
@@ -25,12 +27,15 @@ from typing import Any, Protocol, runtime_checkable
 from ..client.config import ServerConfig
 from ..client.tool_tasks import task_required
 from ..errors import UsageError
+from ..protocol.param_headers import annotation_problem
+from ..protocol.versions import MODERN_VERSIONS
 from .alias import assign_aliases
 from .declare import unusable_reason
 
 __all__ = [
     "ConfigRules",
     "Offer",
+    "ParamHeaders",
     "ServerListing",
     "TaskSupport",
     "ToolFilter",
@@ -120,6 +125,21 @@ def _config_rule(config: ServerConfig, name: str) -> str | None:
     return None
 
 
+class ParamHeaders:
+    """2026-07-28 over HTTP: a tool whose ``x-mcp-header`` marks break SEP-2243's rules (its
+    calls could not carry their ``Mcp-Param-*`` headers as the server expects them)."""
+
+    def withhold(self, listing: ServerListing) -> Mapping[str, str]:
+        if listing.protocol_version not in MODERN_VERSIONS or listing.config.transport != "http":
+            return {}
+        found: dict[str, str] = {}
+        for tool in listing.tools:
+            problem = annotation_problem(tool.get("inputSchema"))
+            if problem is not None:
+                found[str(tool["name"])] = f"{problem} (MCP 2026-07-28, SEP-2243)"
+        return found
+
+
 _TASK_RULE = "(execution.taskSupport: required)"
 
 
@@ -143,7 +163,7 @@ def task_notice(server: str, tools: Sequence[Withheld]) -> str:
     return f"server {server}: tools {names} are not offered: they must run as tasks {_TASK_RULE}, and {why}"
 
 
-BUILT_IN: tuple[ToolFilter, ...] = (ConfigRules(), TaskSupport())
+BUILT_IN: tuple[ToolFilter, ...] = (ConfigRules(), ParamHeaders(), TaskSupport())
 
 
 def checked_filters(filters: Iterable[object]) -> tuple[ToolFilter, ...]:
