@@ -154,3 +154,18 @@ def test_a_hook_hears_of_a_call_the_run_cancelled(tmp_path: Path) -> None:
     [recorded] = [e["outcome"] for e in events_of(transcript) if e["kind"] == "call_outcome"]
     assert recorded["status"] == "cancelled" and recorded["mcp_id"] is not None
     assert hook.after == [(recorded["call_id"], recorded["mcp_id"], "cancelled")]
+
+
+def test_a_direct_call_runs_its_hooks_and_sends_their_meta() -> None:
+    """``Catalog.call`` (what ``toolrelay call`` runs) with hooks in its context."""
+    hook = Recorder()
+
+    async def call() -> CallOutcome:
+        async with toolrelay.connect([probe()]) as catalog:
+            return await catalog.call("probe__meta", "{}", context=CallContext(hooks=[hook]))
+
+    outcome = asyncio.run(call())
+    assert hook.before == [("", "probe__meta", {}, "probe", "meta")]  # a direct call has no call_id
+    assert outcome.ok and hook.after == [(None, outcome.mcp_id, "ok")] and outcome.mcp_id is not None
+    assert outcome.result is not None
+    assert json.loads(outcome.result["content"][0]["text"])["example.com/trace"] == "t-42"
