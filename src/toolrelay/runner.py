@@ -172,6 +172,7 @@ class RunKeywords(TypedDict, total=False):
     run_id: str | None
     on_result: Callable[[RunResult], None] | None
     on_event: RunListener | None
+    hooks: Sequence[CallHook]
 
 
 async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
