@@ -15,6 +15,7 @@ from toolrelay.errors import UsageError
 from toolrelay.events import Event, EventStream, McpMessage
 from toolrelay.local import in_process_file_server
 from toolrelay.relay.catalog import connect
+from toolrelay.relay.parse import FunctionCall
 
 
 def _run_catalog(config: ServerConfig, root: Path) -> tuple[list[Event], list[str], str]:
@@ -29,7 +30,7 @@ def _run_catalog(config: ServerConfig, root: Path) -> tuple[list[Event], list[st
             tools = sorted(route.tool for route in catalog.routes)
             alias = next(route.alias for route in catalog.routes if route.tool == "read_text_file")
             arguments = json.dumps({"path": str(root / "a.txt"), "head": 2})
-            outcome = await catalog.call(alias, arguments, call_id="call_1")
+            outcome = await catalog.call(FunctionCall(call_id="call_1", name=alias, arguments_text=arguments))
             assert outcome.status == "ok", outcome
             return tools, outcome.result["content"][0]["text"]
 

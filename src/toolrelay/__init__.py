@@ -13,7 +13,9 @@ from ._version import __version__ as __version__
 # public name → module that defines it
 _EXPORTS: dict[str, str] = {
     "BatchOptions": "toolrelay.batches",
+    "CallContext": "toolrelay.relay.context",
     "CallFinished": "toolrelay.relay.run_events",
+    "CallHook": "toolrelay.relay.context",
     "CallOutcome": "toolrelay.relay.result",
     "CallStarted": "toolrelay.relay.run_events",
     "Catalog": "toolrelay.relay.catalog",
@@ -25,6 +27,7 @@ _EXPORTS: dict[str, str] = {
     "RunFinished": "toolrelay.relay.run_events",
     "RunResult": "toolrelay.relay.loop",
     "ServerConfig": "toolrelay.client.config",
+    "FunctionCall": "toolrelay.relay.parse",
     "ServerListing": "toolrelay.relay.offer",
     "TextDelta": "toolrelay.relay.run_events",
     "TextDone": "toolrelay.relay.run_events",
@@ -55,12 +58,15 @@ if TYPE_CHECKING:
     from .events import EventStream as EventStream
     from .relay.catalog import Catalog as Catalog
     from .relay.catalog import connect as connect
+    from .relay.context import CallContext as CallContext
+    from .relay.context import CallHook as CallHook
     from .relay.loop import Relay as Relay
     from .relay.loop import RunLimits as RunLimits
     from .relay.loop import RunResult as RunResult
     from .relay.offer import ServerListing as ServerListing
     from .relay.offer import ToolFilter as ToolFilter
     from .relay.offer import Withheld as Withheld
+    from .relay.parse import FunctionCall as FunctionCall
     from .relay.result import CallOutcome as CallOutcome
     from .relay.run_events import CallFinished as CallFinished
     from .relay.run_events import CallStarted as CallStarted

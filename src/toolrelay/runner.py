@@ -32,6 +32,7 @@ from .offline import OfflineModel, load_script
 from .redaction import url_secrets
 from .relay.catalog import Catalog, ConfigSource, servers_from
 from .relay.consent import LIBRARY_HINT, refusing
+from .relay.context import CallHook
 from .relay.instructions import with_server_instructions
 from .relay.loop import Approver, Relay, RunLimits, RunResult
 from .relay.offer import ToolFilter
@@ -128,6 +129,9 @@ class RunOptions:
     (which can take seconds, or be interrupted): the CLI prints the answer there."""
     on_event: RunListener | None = None
     """Told each event of ``relay.run_events`` as it happens (``run_stream`` iterates them)."""
+    hooks: Sequence[CallHook] = ()
+    """Asked before every tool call and told its outcome (``relay.context.CallHook``); in
+    a batch, every task's calls (under Ray, each worker runs its own copy)."""
 
 
 class RunKeywords(TypedDict, total=False):
@@ -168,6 +172,7 @@ class RunKeywords(TypedDict, total=False):
     run_id: str | None
     on_result: Callable[[RunResult], None] | None
     on_event: RunListener | None
+    hooks: Sequence[CallHook]
 
 
 async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
@@ -204,6 +209,7 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
             catalog, client, request_settings(opts, shared), events=events, limits=opts.limits,
             strict=opts.strict,
             approve=opts.approve or refusing(LIBRARY_HINT), endpoint=client.url, listener=opts.on_event,
+            hooks=opts.hooks,
         )
         connections = {name: catalog.connections[name] for name in catalog.available}
         name, first_input = await starting_input(

@@ -13,10 +13,12 @@ import pytest
 from toolrelay.errors import RequestTimeout, ServerExited
 from toolrelay.events import Event, EventStream
 from toolrelay.protocol import jsonrpc
-from toolrelay.protocol.peer import Exchange, last_sent
+from toolrelay.protocol.peer import Exchange, Sent
 from toolrelay.relay.arguments import ArgumentChecker
 from toolrelay.relay.consent import approve_all, refusing
+from toolrelay.relay.context import CallContext
 from toolrelay.relay.dispatch import DispatchTable, dispatch
+from toolrelay.relay.parse import FunctionCall
 from toolrelay.relay.result import CallOutcome
 from toolrelay.relay.route import Route, Router
 
@@ -47,9 +49,10 @@ class FakeServer:
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], *, call_id: str | None = None,
-        timeout: float | None = None,
+        timeout: float | None = None, meta: Any = None, on_sent: Sent | None = None,
     ) -> Exchange:
         self.sent.append((name, arguments))
+        self.meta = dict(meta or {})
         self.called.set()
         if isinstance(self.answer, Exception):
             raise self.answer
@@ -71,14 +74,20 @@ def table_for(
     )
 
 
+def model_call(alias: str, text: str, call_id: str = "", malformed: str | None = None) -> FunctionCall:
+    return FunctionCall(call_id=call_id, name=alias, arguments_text=text, problem=malformed)
+
+
 def run_one(
-    server: FakeServer, alias: str, text: str, **options: Any
+    server: FakeServer, alias: str, text: str, *, call_id: str = "", malformed: str | None = None,
+    strict: frozenset[str] = frozenset(), **context: Any,
 ) -> tuple[CallOutcome, list[Event]]:
     events = EventStream()
     seen: list[Event] = []
     events.subscribe(seen.append)
-    strict = options.pop("strict", frozenset())
-    outcome = asyncio.run(dispatch(table_for(server, events, strict=strict), alias, text, **options))
+    table = table_for(server, events, strict=strict)
+    call = model_call(alias, text, call_id, malformed)
+    outcome = asyncio.run(dispatch(table, call, CallContext(**context)))
     return outcome, seen
 
 
@@ -177,7 +186,8 @@ def test_a_cancelled_call_records_its_outcome_and_the_cancellation_goes_on(
     async def main() -> None:
         table = table_for(server, events)
         call = asyncio.create_task(
-            dispatch(table, "box__read", '{"path": "a"}', call_id="c9", stop_reason=stop_reason)
+            dispatch(table, model_call("box__read", '{"path": "a"}', "c9"),
+                     CallContext(stop_reason=stop_reason))
         )
         await server.called.wait()
         call.cancel()
@@ -198,11 +208,12 @@ class AnsweredThenStopped(FakeServer):
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], *, call_id: str | None = None,
-        timeout: float | None = None,
+        timeout: float | None = None, meta: Any = None, on_sent: Sent | None = None,
     ) -> Exchange:
         request = jsonrpc.request(4, "tools/call", {"name": name, "arguments": arguments})
         exchange = Exchange(mcp_id=4, method="tools/call", request=request)
-        last_sent.set(exchange)  # what Peer.call does once the request is on the wire
+        assert on_sent is not None
+        on_sent(exchange)  # what Peer.call does once the request is on the wire
         exchange.settle(jsonrpc.classify({"jsonrpc": "2.0", "id": 4, "result": TEXT_RESULT}))
         self.called.set()
         await asyncio.Event().wait()
@@ -219,7 +230,8 @@ def test_a_call_whose_answer_arrived_before_the_stop_is_recorded_as_it_ended() -
     async def main() -> None:
         table = table_for(server, events)
         call = asyncio.create_task(
-            dispatch(table, "box__read", '{"path": "a"}', call_id="c4", on_stopped=stopped.append)
+            dispatch(table, model_call("box__read", '{"path": "a"}', "c4"),
+                     CallContext(on_stopped=stopped.append))
         )
         await server.called.wait()
         call.cancel()
@@ -230,3 +242,29 @@ def test_a_call_whose_answer_arrived_before_the_stop_is_recorded_as_it_ended() -
     outcome = seen[-1].to_record()["outcome"]
     assert (outcome["status"], outcome["mcp_id"], outcome["connection"]) == ("ok", 4, 7)
     assert [(o.status, o.result) for o in stopped] == [("ok", TEXT_RESULT)]
+
+
+class Broken:
+    """A hook whose own code fails, before or after the call."""
+
+    def __init__(self, when: str) -> None:
+        self.when = when
+
+    async def before_call(self, call: FunctionCall, context: CallContext) -> str | None:
+        if self.when == "before":
+            raise KeyError("policy")
+        return None
+
+    async def after_call(self, call: FunctionCall, context: CallContext, outcome: CallOutcome) -> None:
+        raise RuntimeError("the audit log is full")
+
+
+def test_a_hook_that_fails_refuses_the_call_and_one_failing_after_it_is_a_warning() -> None:
+    server = FakeServer({"result": TEXT_RESULT})
+    refused, seen = run_one(server, "box__read", '{"path": "a"}', call_id="c1", hooks=[Broken("before")])
+    assert (refused.status, refused.message) == ("refused_by_hook", "a call hook (Broken) failed: 'policy'")
+    assert server.sent == []
+    ran, seen = run_one(server, "box__read", '{"path": "a"}', call_id="c2", hooks=[Broken("after")])
+    assert ran.status == "ok" and server.sent == [("read", {"path": "a"})]
+    warnings = [e.to_record()["text"] for e in seen if e.event_kind == "notice"]
+    assert warnings == ["a call hook (Broken) failed after call c2: the audit log is full"]

@@ -16,13 +16,22 @@ from toolrelay.relay.feedback import (
     render_output,
     with_refusals,
 )
-from toolrelay.relay.result import CallOutcome
+from toolrelay.relay.parse import FunctionCall
+from toolrelay.relay.result import CallOutcome, CallRoute, Verdict
 
 PNG = base64.b64encode(b"\x89PNG fake").decode()
 
 
+def outcome_of(
+    status: Any, alias: str, call_id: str = "", server: str | None = None, **verdict: Any
+) -> CallOutcome:
+    """An outcome of the model's call ``alias`` routed to ``server``, with this verdict."""
+    call = FunctionCall(call_id=call_id, name=alias, arguments_text="{}")
+    return CallOutcome(call=call, route=CallRoute(server=server), verdict=Verdict(status=status, **verdict))
+
+
 def ok(*blocks: dict[str, Any], **extra: Any) -> CallOutcome:
-    return CallOutcome(status="ok", alias="fs__x", result={"content": list(blocks), **extra})
+    return outcome_of(status="ok", alias="fs__x", result={"content": list(blocks), **extra})
 
 
 def text(value: str) -> dict[str, Any]:
@@ -42,7 +51,7 @@ def test_several_text_blocks_are_joined_by_newlines() -> None:
 
 
 def test_only_structured_content_becomes_its_json() -> None:
-    outcome = CallOutcome(status="ok", alias="x", result={"structuredContent": {"n": 1, "é": [True]}})
+    outcome = outcome_of(status="ok", alias="x", result={"structuredContent": {"n": 1, "é": [True]}})
     assert render_output(outcome) == '{"n": 1, "é": [true]}'
 
 
@@ -52,7 +61,7 @@ def test_text_wins_over_structured_content_and_an_empty_result_is_empty() -> Non
 
 
 def test_a_tool_error_keeps_its_text_behind_a_marker() -> None:
-    outcome = CallOutcome(
+    outcome = outcome_of(
         status="tool_error", alias="x", result={"content": [text("no such file")], "isError": True}
     )
     assert render_output(outcome) == "Error (tool): no such file"
@@ -62,21 +71,21 @@ def test_a_tool_error_keeps_its_text_behind_a_marker() -> None:
     ("outcome", "expected"),
     [
         (
-            CallOutcome(status="protocol_error", alias="x", error_code=-32602, message="Unknown tool: y"),
+            outcome_of(status="protocol_error", alias="x", error_code=-32602, message="Unknown tool: y"),
             "Error (protocol -32602): Unknown tool: y",
         ),
         (
-            CallOutcome(
+            outcome_of(
                 status="protocol_error", alias="x", error_code=-32000, message="busy", error_data={"retry": 1}
             ),
             'Error (protocol -32000): busy (data: {"retry": 1})',
         ),
         (
-            CallOutcome(status="protocol_error", alias="x", message="malformed result"),
+            outcome_of(status="protocol_error", alias="x", message="malformed result"),
             "Error (protocol): malformed result",
         ),
         (
-            CallOutcome(
+            outcome_of(
                 status="transport_error",
                 alias="x",
                 server="fs",
@@ -86,27 +95,27 @@ def test_a_tool_error_keeps_its_text_behind_a_marker() -> None:
             "Error (server fs exited): server fs exited",
         ),
         (
-            CallOutcome(status="transport_error", alias="x", transport_kind="timeout", message="t"),
+            outcome_of(status="transport_error", alias="x", transport_kind="timeout", message="t"),
             "Error (timeout): t",
         ),
         (
-            CallOutcome(status="transport_error", alias="x", transport_kind="too_large", message="big"),
+            outcome_of(status="transport_error", alias="x", transport_kind="too_large", message="big"),
             "Error (result too large): big",
         ),
         (
-            CallOutcome(status="transport_error", alias="x", transport_kind="http", message="h"),
+            outcome_of(status="transport_error", alias="x", transport_kind="http", message="h"),
             "Error (transport): h",
         ),
         (
-            CallOutcome(status="invalid_arguments", alias="x", message="head: ..."),
+            outcome_of(status="invalid_arguments", alias="x", message="head: ..."),
             "Error (invalid arguments): head: ...",
         ),
         (
-            CallOutcome(status="unknown_tool", alias="x", message="unknown tool 'x'"),
+            outcome_of(status="unknown_tool", alias="x", message="unknown tool 'x'"),
             "Error (unknown tool): unknown tool 'x'",
         ),
-        (CallOutcome(status="not_approved", alias="x", message="declined"), "Error (not approved): declined"),
-        (CallOutcome(status="cancelled", alias="x", message="interrupted"), "Error (cancelled): interrupted"),
+        (outcome_of(status="not_approved", alias="x", message="declined"), "Error (not approved): declined"),
+        (outcome_of(status="cancelled", alias="x", message="interrupted"), "Error (cancelled): interrupted"),
     ],
 )
 def test_every_failure_class_has_its_marker(outcome: CallOutcome, expected: str) -> None:
@@ -179,7 +188,7 @@ def test_text_resources_and_links_are_text() -> None:
 
 
 def test_a_tool_error_with_only_an_image_still_starts_with_the_marker() -> None:
-    outcome = CallOutcome(
+    outcome = outcome_of(
         status="tool_error",
         alias="x",
         result={"isError": True, "content": [{"type": "image", "mimeType": "image/png", "data": PNG}]},
@@ -261,7 +270,7 @@ def test_the_item_pairs_the_output_with_its_call_id() -> None:
 
 
 def test_the_one_output_of_a_call_id_carries_the_refusals_of_its_duplicates() -> None:
-    refused = CallOutcome(status="duplicate_call_id", alias="fs__y", call_id="c1", message="refused")
+    refused = outcome_of(status="duplicate_call_id", alias="fs__y", call_id="c1", message="refused")
     assert with_refusals("a", []) == "a"
     assert with_refusals("a", [refused, refused]) == (
         "a\n\nError (duplicate call id): refused\n\nError (duplicate call id): refused"
@@ -302,6 +311,6 @@ def test_a_result_all_for_the_user_tells_the_model_so_and_no_more() -> None:
 
 def test_an_error_for_the_user_only_still_reads_as_an_error() -> None:
     result = {"isError": True, "content": [user_only("quota")]}
-    failed = CallOutcome(status="tool_error", alias="x", result=result)
+    failed = outcome_of(status="tool_error", alias="x", result=result)
     output = render_output(failed)
     assert isinstance(output, str) and output.startswith("Error (tool): ")

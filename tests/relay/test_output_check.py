@@ -12,6 +12,8 @@ from toolrelay.protocol.peer import Exchange
 from toolrelay.relay.call import outcome_from_exchange
 from toolrelay.relay.feedback import render_output
 from toolrelay.relay.output_check import output_problem
+from toolrelay.relay.parse import FunctionCall
+from toolrelay.relay.result import CallRoute
 
 SCHEMA = {
     "type": "object",
@@ -25,9 +27,9 @@ def classify(result: dict[str, Any], schema: Any = SCHEMA) -> Any:
     request = jsonrpc.request(4, "tools/call", {"name": "weather", "arguments": {}})
     exchange = Exchange(mcp_id=4, method="tools/call", request=request)
     exchange.settle(jsonrpc.classify({"jsonrpc": "2.0", "id": 4, "result": result}))
+    call = FunctionCall(call_id="c1", name="w__weather", arguments_text="{}")
     return outcome_from_exchange(
-        exchange, connection=1, output_schema=schema,
-        alias="w__weather", call_id="c1", server="w", tool="weather",
+        exchange, call=call, route=CallRoute(server="w", tool="weather", connection=1), output_schema=schema,
     )
 
 

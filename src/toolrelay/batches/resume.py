@@ -18,7 +18,7 @@ line may be cut: the file is cut back to its last whole line first) and finds:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -33,9 +33,9 @@ from ..events import (
     RunResumedEvent,
     RunStartEvent,
 )
-from ..relay.parse import ModelTurn, read_response
+from ..relay.parse import FunctionCall, ModelTurn, read_response
 from ..relay.request import Conversation, user_message
-from ..relay.result import OUTCOME_STATUSES, CallOutcome
+from ..relay.result import OUTCOME_STATUSES, CallExchange, CallOutcome, CallRoute, Verdict
 from ..relay.resume import ResumePoint
 from ..relay.usage import usage_sum
 from ..transcript.reader import read_transcript
@@ -126,8 +126,8 @@ def _plan(state: TaskState, events: list[Event], outcomes: dict[str, Event], rea
         # recorded now, by the resumed run, whose transcript moves every connection number
         # past the old ones (``records.TaskTranscript``): this one names an old connection
         outcome = state.point.outcomes[call_id]
-        if outcome.connection is not None:
-            outcome.connection -= state.connections
+        if outcome.route.connection is not None:
+            outcome.route = replace(outcome.route, connection=outcome.route.connection - state.connections)
 
 
 def _point(
@@ -138,7 +138,7 @@ def _point(
     previous = body.get("previous_response_id")
     conversation = Conversation(history=list(items), pending=list(items),
                                 previous_response_id=previous if isinstance(previous, str) else None)
-    earlier = [_outcome(outcomes[c.call_id], None) for t, (_, r) in sorted(turns.items()) if t < turn
+    earlier = [_outcome(outcomes[c.call_id], None, c) for t, (_, r) in sorted(turns.items()) if t < turn
                for c in (_whole_turn(r) or _NO_TURN).calls if c.call_id in outcomes]
     ids = [answered.response_id for t, (_, r) in sorted(turns.items())
            if t < turn and (answered := _whole_turn(r)) is not None and answered.response_id]
@@ -154,9 +154,9 @@ def _point(
     for call in recorded.calls:
         kept, answer = outcomes.get(call.call_id), answers.get(call.call_id)
         if kept is not None and not _no_result(kept):
-            point.outcomes[call.call_id] = _outcome(kept, answer)
+            point.outcomes[call.call_id] = _outcome(kept, answer, call)
         elif answer is not None:  # answered, its outcome not yet written: the answer is the result
-            point.outcomes[call.call_id] = _answered_outcome(call.call_id, call.name, answer, events)
+            point.outcomes[call.call_id] = _answered_outcome(call, answer, events)
             point.unrecorded.add(call.call_id)
         if call.call_id in point.outcomes and call.call_id in outputs:
             point.outputs[call.call_id] = outputs[call.call_id]
@@ -235,14 +235,14 @@ def _said(call: Event, why: str) -> str:
     return f"{call['call_id']} ({call.get('alias')}, mcp id {call.get('mcp_id')}): {why}"
 
 
-def _answered_outcome(call_id: str, alias: str, answer: Event, events: list[Event]) -> CallOutcome:
+def _answered_outcome(call: FunctionCall, answer: Event, events: list[Event]) -> CallOutcome:
     """The outcome an answered tools/call had, from its recorded answer (ok, tool error,
     JSON-RPC error) and its recorded route."""
     message = answer.get("message") if isinstance(answer.get("message"), dict) else {}
     assert isinstance(message, dict)
     result, error = message.get("result"), message.get("error")
-    routed = next((e for e in events if e["kind"] == "call_routed" and e.get("call_id") == call_id), {})
-    record: Event = {"alias": alias, "call_id": call_id, "server": answer.get("server"),
+    routed = next((e for e in events if e["kind"] == "call_routed" and e.get("call_id") == call.call_id), {})
+    record: Event = {"server": answer.get("server"),
                      "tool": routed.get("tool"), "mcp_id": answer.get("mcp_id"),
                      "connection": answer.get("connection")}
     if isinstance(error, dict):
@@ -251,22 +251,27 @@ def _answered_outcome(call_id: str, alias: str, answer: Event, events: list[Even
     else:
         failed = isinstance(result, dict) and result.get("isError") is True
         record["status"] = "tool_error" if failed else "ok"
-    return _outcome(record, answer)
+    return _outcome(record, answer, call)
 
 
-def _outcome(record: Event, answer: Event | None) -> CallOutcome:
-    """The recorded outcome as a value (what rendering its output reads), with the
-    ``CallToolResult`` of its recorded answer."""
+def _outcome(record: Event, answer: Event | None, call: FunctionCall) -> CallOutcome:
+    """The recorded outcome of the model's ``call`` as a value (what rendering its output
+    reads), with the ``CallToolResult`` of its recorded answer."""
     message = answer.get("message") if answer is not None else None
     result = message.get("result") if isinstance(message, dict) else None
     status = record.get("status")
-    return CallOutcome(
+    verdict = Verdict(
         status=status if status in OUTCOME_STATUSES else "transport_error",
-        alias=str(record.get("alias")), call_id=record.get("call_id"), server=record.get("server"),
-        tool=record.get("tool"), mcp_id=record.get("mcp_id"), connection=record.get("connection"),
         message=str(record.get("message") or ""), error_code=record.get("error_code"),
         error_data=record.get("error_data"), transport_kind=record.get("transport_kind"),
-        result=result if isinstance(result, dict) else None, elapsed=float(record.get("elapsed") or 0.0),
+        result=result if isinstance(result, dict) else None,
+    )
+    return CallOutcome(
+        call=call,
+        route=CallRoute(server=record.get("server"), tool=record.get("tool"),
+                        connection=record.get("connection")),
+        exchange=CallExchange(mcp_id=record.get("mcp_id")), verdict=verdict,
+        elapsed=float(record.get("elapsed") or 0.0),
     )
 
 

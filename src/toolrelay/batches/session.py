@@ -177,6 +177,7 @@ class BatchSession:
                 relay = Relay(
                     catalog, client, request_settings(opts, instructions), events=stream, limits=opts.limits,
                     strict=opts.strict, approve=opts.approve or refusing(CONSENT_HINT), endpoint=client.url,
+                    hooks=opts.hooks,
                 )
                 if state is not None and state.uncertain:
                     return uncertain_result(spec, state, stream, relay, started)

@@ -21,6 +21,7 @@ from ..errors import TransportError, UsageError, unavailable_text
 from ..events import EventStream
 from ..protocol import json_depth
 from ..relay.catalog import Catalog
+from ..relay.context import CallContext
 from ..relay.result import CallOutcome
 from .common import add_root_option, add_server_options, catalog_from_args, positive_seconds, print_json
 from .host_options import (
@@ -43,7 +44,7 @@ EXAMPLES = """examples:
 
 _EXIT = {
     "ok": 0, "tool_error": 1, "invalid_output": 1, "invalid_arguments": 1, "unknown_tool": 2,
-    "protocol_error": 3, "transport_error": 3, "not_approved": 1, "cancelled": 130,
+    "protocol_error": 3, "transport_error": 3, "not_approved": 1, "refused_by_hook": 1, "cancelled": 130,
 }
 
 
@@ -86,7 +87,8 @@ async def _run(args: argparse.Namespace) -> int:
         printer.silenced.update(catalog.servers_named_by(args.alias))
         async with catalog:
             _check_server_available(catalog, args.alias)
-            outcome = await catalog.call(args.alias, args.arguments, timeout=args.timeout)
+            context = CallContext(timeout=args.timeout)
+            outcome = await catalog.call(args.alias, args.arguments, context=context)
     if args.json:
         print_json(_outcome_json(outcome) | ({"wire": wire.messages} if args.wire else {}))
     else:

@@ -21,7 +21,7 @@ of that call: its ``call_id`` tags the request and our reply.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -39,7 +39,7 @@ from ..protocol import mcp as m
 from ..protocol.era import LOG_LEVEL_KEY
 from ..protocol.jsonrpc import JSONObject, RequestId
 from ..protocol.param_headers import header_marks
-from ..protocol.peer import Exchange, MaxTimeExceeded
+from ..protocol.peer import Exchange, MaxTimeExceeded, Sent
 from ..protocol.versions import DEFAULT_VERSION, MODERN_VERSIONS, accept_server_version
 from . import era
 from .config import ServerConfig
@@ -307,8 +307,12 @@ class Connection:
         *,
         call_id: str | None = None,
         timeout: float | None = None,
+        meta: Mapping[str, Any] | None = None,
+        on_sent: Sent | None = None,
     ) -> Exchange:
-        """Send one tools/call; a JSON-RPC error comes back inside the Exchange.
+        """Send one tools/call; a JSON-RPC error comes back inside the Exchange. ``meta``:
+        entries for the request's ``params._meta`` (toolrelay's own keys win); ``on_sent``
+        is given each tools/call once it is on the wire.
 
         Raises TransportError subclasses when no answer can come: ServerExited,
         RequestTimeout (after sending notifications/cancelled), MessageTooLarge,
@@ -318,10 +322,10 @@ class Connection:
             raise UsageError(f"tool {name!r} of server {self.name} is excluded by its allow/deny list")
         sent: RequestId | None = None  # the tools/call's MCP id: what its server requests are counted by
         try:
-            if name in self.task_tools:  # execution.taskSupport "required": client/tool_tasks.py
-                exchange = await self._call_as_task(name, arguments, call_id=call_id, timeout=timeout)
-            else:
-                exchange = await self._call_directly(name, arguments, call_id=call_id, timeout=timeout)
+            # execution.taskSupport "required": client/tool_tasks.py
+            way = self._call_as_task if name in self.task_tools else self._call_directly
+            exchange = await way(name, arguments, call_id=call_id, timeout=timeout, meta=meta,
+                                 on_sent=on_sent)
             sent = exchange.mcp_id
             return exchange
         except ToolrelayError as exc:
@@ -332,7 +336,8 @@ class Connection:
                 self._refused_sampling[sent] = refused
 
     async def _call_directly(
-        self, name: str, arguments: dict[str, Any], *, call_id: str | None, timeout: float | None
+        self, name: str, arguments: dict[str, Any], *, call_id: str | None, timeout: float | None,
+        meta: Mapping[str, Any] | None, on_sent: Sent | None,
     ) -> Exchange:
         link = self._link
         if link is None or not link.ready or link.peer.closed is not None:
@@ -340,13 +345,14 @@ class Connection:
         limit = self.config.call_timeout if timeout is None else timeout
         self._calls += 1  # the token names this call (its progress renews its idle limit)
         token = f"{call_id or 'call'}-{self._calls}"
-        asked = {"name": name, "arguments": arguments, "_meta": {"progressToken": token}}
+        asked = {"name": name, "arguments": arguments, "_meta": {**(meta or {}), "progressToken": token}}
         params = self._enveloped(asked) or {}
         peer, most = link.peer, self.config.max_call_time
 
         async def send(sent: JSONObject) -> Exchange:  # 2026-07-28: each retry has a new id
             try:
-                return await peer.call(m.CALL_TOOL, sent, timeout=limit, tag=call_id, max_time=most)
+                return await peer.call(m.CALL_TOOL, sent, timeout=limit, tag=call_id, max_time=most,
+                                       on_sent=on_sent)
             except MaxTimeExceeded as exc:  # named for the user: how to give it more time
                 hint = "--call-max-time (or the config's maxCallTime) sets the maximum"
                 said = MaxTimeExceeded(f"{exc}; {hint}")
@@ -361,7 +367,8 @@ class Connection:
         return tasks_unavailable(self.protocol_version, self.capabilities)
 
     async def _call_as_task(
-        self, name: str, arguments: dict[str, Any], *, call_id: str | None, timeout: float | None
+        self, name: str, arguments: dict[str, Any], *, call_id: str | None, timeout: float | None,
+        meta: Mapping[str, Any] | None, on_sent: Sent | None,
     ) -> Exchange:
         why = self.tasks_unavailable
         if why is not None:
@@ -370,8 +377,10 @@ class Connection:
         link = await self._ready_link()
         task = ToolTaskCall(peer=link.peer, server=self.name, tool=name, call_id=call_id,
                             limit=self.config.call_timeout if timeout is None else timeout,
-                            request_timeout=self.config.request_timeout, owners=self.requests.tool_tasks)
-        return await task.run({"name": name, "arguments": arguments})
+                            request_timeout=self.config.request_timeout, owners=self.requests.tool_tasks,
+                            on_sent=on_sent)
+        asked: JSONObject = {"name": name, "arguments": arguments}
+        return await task.run(asked | {"_meta": dict(meta)} if meta else asked)
 
     def _enveloped(self, params: JSONObject | None) -> JSONObject | None:
         """``params`` with the 2026-07-28 envelope (our capabilities) when that is the era."""

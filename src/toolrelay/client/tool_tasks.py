@@ -32,7 +32,7 @@ from typing import Any, Final
 from ..errors import ProtocolError, RequestTimeout, RpcError, ToolrelayError
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject, RequestId
-from ..protocol.peer import Exchange, Peer, last_sent
+from ..protocol.peer import Exchange, Peer, Sent
 from ..protocol.versions import MODERN_VERSIONS
 
 __all__ = [
@@ -124,6 +124,8 @@ class ToolTaskCall:
     owners: dict[str, tuple[str | None, RequestId]] = field(default_factory=dict)
     """taskId → (call_id, the tools/call's MCP id) for the task's duration: how a server
     request carrying the task's related-task meta is told to belong to the call."""
+    on_sent: Sent | None = None
+    """Told the tools/call once it is on the wire (and, cancelled, the call as abandoned)."""
     _deadline: float | None = None
     _task_id: str = ""
 
@@ -133,7 +135,8 @@ class ToolTaskCall:
         loop = asyncio.get_running_loop()
         self._deadline = None if self.limit is None else loop.time() + self.limit
         sent = {**params, "task": {"ttl": TASK_TTL_MS}}
-        created = await self.peer.call(m.CALL_TOOL, sent, timeout=self.limit, tag=self.call_id)
+        created = await self.peer.call(m.CALL_TOOL, sent, timeout=self.limit, tag=self.call_id,
+                                       on_sent=self.on_sent)
         task = created_task(created.result)
         if created.error is not None or task is None:
             return created  # an error, or a plain result: the normal path judges it
@@ -152,7 +155,8 @@ class ToolTaskCall:
                                  "task (tasks/cancel)").for_request(created.mcp_id, created.request) from None
         except asyncio.CancelledError:
             # the call, not its last poll, is what was abandoned (the cancelled outcome names it)
-            last_sent.set(Exchange(created.mcp_id, m.CALL_TOOL, created.request, started=created.started))
+            if self.on_sent is not None:  # sent, not answered: its creation is no answer
+                self.on_sent(Exchange(created.mcp_id, m.CALL_TOOL, created.request, started=created.started))
             with contextlib.suppress(BaseException):  # best effort: the run is stopping
                 await asyncio.shield(asyncio.ensure_future(self._cancel()))
             raise

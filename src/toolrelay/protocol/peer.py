@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import itertools
 import logging
 import time
@@ -32,7 +31,7 @@ from .jsonrpc import (
     Response,
 )
 
-__all__ = ["Exchange", "MaxTimeExceeded", "Peer", "RequestHandler", "Tracer", "last_sent"]
+__all__ = ["Exchange", "MaxTimeExceeded", "Peer", "RequestHandler", "Sent", "Tracer"]
 
 log = logging.getLogger("toolrelay.protocol")
 
@@ -82,10 +81,10 @@ class Exchange:
         return self.result
 
 
-last_sent: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar("last_sent", default=None)
-"""The request the current task sent last (set by ``Peer.call`` once it is on the wire).
-A cancellation carries no value, so this is how a caller cancelled mid-request learns
-which request it abandoned (its id, for the record)."""
+Sent = Callable[[Exchange], None]
+"""Told a request once it is on the wire (``Peer.call``'s ``on_sent``). A cancellation
+carries no value, so this is how a caller cancelled mid-request learns which request it
+abandoned (its id, for the record)."""
 
 
 @dataclass(slots=True)
@@ -154,12 +153,14 @@ class Peer:
         timeout: float | None = None,
         tag: Any = None,
         max_time: float | None = None,
+        on_sent: Sent | None = None,
     ) -> Exchange:
         """Send a request and wait for its answer; JSON-RPC errors come back in the Exchange.
 
         Raises TransportError when no answer can come (closed, timed out). On timeout or
         cancellation of the caller, ``notifications/cancelled`` names the request id.
         ``timeout`` is renewed by ``renew``; ``max_time`` (with a timeout) caps it in total.
+        ``on_sent`` is given the exchange once the request is on the wire.
         """
         if self._closed is not None:
             raise self._closed
@@ -181,7 +182,8 @@ class Peer:
         except BaseException:
             self._pending.pop(mcp_id, None)
             raise
-        last_sent.set(exchange)
+        if on_sent is not None:
+            on_sent(exchange)
         if timeout is not None:  # a deadline, not asyncio.wait_for: the hot path stays one future
             pending.timeout, pending.deadline = timeout, loop.time() + timeout
             if max_time is not None:

@@ -8,6 +8,7 @@ tool error, a dead or silent channel is a transport error — three classes kept
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from ..errors import (
@@ -18,12 +19,14 @@ from ..errors import (
     ServerExited,
     TransportError,
 )
-from ..protocol.peer import Exchange
+from ..protocol.peer import Exchange, Sent
+from .context import CallContext
 from .output_check import output_problem
-from .result import CallOutcome
+from .parse import FunctionCall
+from .result import CallExchange, CallOutcome, CallRoute, Verdict
 from .route import Route
 
-__all__ = ["ToolCaller", "call_tool", "outcome_from_exchange", "transport_kind"]
+__all__ = ["ToolCaller", "call_tool", "failed_outcome", "outcome_from_exchange", "routed", "transport_kind"]
 
 
 class ToolCaller(Protocol):
@@ -39,6 +42,8 @@ class ToolCaller(Protocol):
         *,
         call_id: str | None = None,
         timeout: float | None = None,
+        meta: Mapping[str, Any] | None = None,
+        on_sent: Sent | None = None,
     ) -> Exchange: ...
 
     def refused_sampling(self, mcp_id: int | str | None) -> int:
@@ -48,40 +53,41 @@ class ToolCaller(Protocol):
 
 
 async def call_tool(
-    connection: ToolCaller,
-    route: Route,
-    arguments: dict[str, Any],
-    *,
-    call_id: str | None,
-    arguments_text: str | None = None,
-    timeout: float | None = None,
+    connection: ToolCaller, route: Route, arguments: dict[str, Any], call: FunctionCall, context: CallContext,
+    *, on_sent: Sent | None = None,
 ) -> CallOutcome:
-    """Run one ``tools/call``; every ending is an outcome."""
+    """Run one ``tools/call``; every ending is an outcome. ``on_sent`` is told each request
+    once it is on the wire (a cancelled call's outcome names it)."""
     started = time.monotonic()
-    base: dict[str, Any] = {
-        "alias": route.alias,
-        "call_id": call_id,
-        "server": route.server,
-        "tool": route.tool,
-        "arguments_text": arguments_text,
-        "arguments": arguments,
-    }
     try:
-        exchange = await connection.call_tool(route.tool, arguments, call_id=call_id, timeout=timeout)
+        exchange = await connection.call_tool(route.tool, arguments, call_id=call.call_id or None,
+                                              timeout=context.timeout, meta=context.meta, on_sent=on_sent)
     except (TransportError, ProtocolError) as exc:
-        failed: dict[str, Any] = {
-            "mcp_id": exc.mcp_id, "request": exc.request, "connection": connection.number,
-            "elapsed": time.monotonic() - started, "message": str(exc),
-        }
-        failed["sampling_refused"] = connection.refused_sampling(exc.mcp_id)
-        if isinstance(exc, ProtocolError):  # an answer came, but not a usable one
-            return CallOutcome(status="protocol_error", **failed, **base)
-        return CallOutcome(status="transport_error", transport_kind=transport_kind(exc), **failed, **base)
-    outcome = outcome_from_exchange(
-        exchange, connection=connection.number, output_schema=route.output_schema, **base
-    )
+        outcome = failed_outcome(exc, call, routed(route, connection.number), arguments, started)
+        outcome.sampling_refused = connection.refused_sampling(exc.mcp_id)
+        return outcome
+    where = routed(route, connection.number)
+    outcome = outcome_from_exchange(exchange, call=call, route=where, arguments=arguments,
+                                    output_schema=route.output_schema)
     outcome.sampling_refused = connection.refused_sampling(exchange.mcp_id)
     return outcome
+
+
+def routed(route: Route, connection: int | None) -> CallRoute:
+    """The outcome's route part for ``route`` on connection ``connection``."""
+    return CallRoute(server=route.server, tool=route.tool, connection=connection)
+
+
+def failed_outcome(
+    exc: TransportError | ProtocolError, call: FunctionCall, route: CallRoute, arguments: dict[str, Any],
+    started: float,
+) -> CallOutcome:
+    """A request that got no usable answer: a protocol error (an answer came, unusable) or
+    a transport error (none could come)."""
+    verdict = (Verdict(status="protocol_error", message=str(exc)) if isinstance(exc, ProtocolError)
+               else Verdict(status="transport_error", message=str(exc), transport_kind=transport_kind(exc)))
+    return CallOutcome(call=call, route=route, exchange=CallExchange(mcp_id=exc.mcp_id, request=exc.request),
+                       arguments=arguments, verdict=verdict, elapsed=time.monotonic() - started)
 
 
 def transport_kind(exc: TransportError) -> str:
@@ -98,46 +104,38 @@ def transport_kind(exc: TransportError) -> str:
 
 
 def outcome_from_exchange(
-    exchange: Exchange, *, connection: int | None, output_schema: Any = None, **base: Any
+    exchange: Exchange, *, call: FunctionCall, route: CallRoute, arguments: dict[str, Any] | None = None,
+    output_schema: Any = None,
 ) -> CallOutcome:
     """Classify a completed exchange: protocol error, tool error, invalid output or success.
 
     ``verify`` calls this on recorded messages too (``output_schema``: the tool's, from the
     recorded ``tools/list``), so it depends on nothing but them.
     """
-    ids: dict[str, Any] = {
-        "mcp_id": exchange.mcp_id,
-        "connection": connection,
-        "request": exchange.request,
-        "response": exchange.response,
-        "elapsed": exchange.elapsed,
-    }
+    return CallOutcome(
+        call=call, route=route, arguments=arguments, verdict=exchange_verdict(exchange, route, output_schema),
+        exchange=CallExchange(mcp_id=exchange.mcp_id, request=exchange.request, response=exchange.response),
+        elapsed=exchange.elapsed,
+    )
+
+
+def exchange_verdict(exchange: Exchange, route: CallRoute, output_schema: Any) -> Verdict:
+    """The verdict on a completed ``tools/call`` exchange."""
     if exchange.error is not None:
-        return CallOutcome(
-            status="protocol_error",
-            error_code=exchange.error.code,
-            error_data=exchange.error.data,
-            message=exchange.error.message,
-            **ids,
-            **base,
-        )
+        error = exchange.error
+        return Verdict(status="protocol_error", error_code=error.code, error_data=error.data,
+                       message=error.message)
     result = exchange.result or {}
     problem = malformed_result(result)
     if problem is not None:
-        return CallOutcome(
-            status="protocol_error",
-            message=f"server returned a malformed tools/call result: {problem}",
-            **ids,
-            **base,
-        )
+        message = f"server returned a malformed tools/call result: {problem}"
+        return Verdict(status="protocol_error", message=message)
     if result.get("isError") is True:
-        return CallOutcome(
-            status="tool_error", result=result, message=_result_text(result), **ids, **base
-        )
-    invalid = output_problem(result, output_schema, key=f"{base.get('server')}/{base.get('tool')}")
+        return Verdict(status="tool_error", result=result, message=_result_text(result))
+    invalid = output_problem(result, output_schema, key=f"{route.server}/{route.tool}")
     if invalid is not None:
-        return CallOutcome(status="invalid_output", result=result, message=invalid, **ids, **base)
-    return CallOutcome(status="ok", result=result, **ids, **base)
+        return Verdict(status="invalid_output", result=result, message=invalid)
+    return Verdict(status="ok", result=result)
 
 
 def malformed_result(result: dict[str, Any]) -> str | None:

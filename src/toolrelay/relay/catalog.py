@@ -2,9 +2,10 @@
 
 ``async with connect(config) as catalog`` starts all servers concurrently (a
 ``client.pool.ServerPool``), assigns each listed tool an alias and builds the router.
-``declarations()`` is the exact Responses ``tools`` array; ``call(alias,
-arguments_text)`` runs one call through ``dispatch`` (parse → route → validate →
-consent → ``tools/call``) and always returns a ``CallOutcome``.
+``declarations()`` is the exact Responses ``tools`` array; ``call(function_call,
+context=...)`` (or ``call(alias, arguments_text)``) runs one call through ``dispatch``
+(parse → route → hooks → validate → consent → ``tools/call``) and always returns a
+``CallOutcome``.
 ``notifications/tools/list_changed`` marks a server; the catalog is rebuilt before the
 next model turn (``refresh_if_changed``), and at once when a restarted server lists
 different tools. Which listed tools are offered is the offer chain's answer
@@ -31,9 +32,9 @@ from ..errors import ToolrelayError
 from ..events import CatalogReady, EventStream, Notice
 from .alias import server_prefix
 from .arguments import ArgumentChecker
-from .consent import Approver
+from .context import CallContext
 from .declare import DeclarationReport, DeclarationSet, declare_tools
-from .dispatch import DispatchTable, Stopped, StopReason, dispatch
+from .dispatch import DispatchTable, dispatch
 from .offer import (
     Offer,
     ParamHeaders,
@@ -45,6 +46,7 @@ from .offer import (
     offer,
     task_notice,
 )
+from .parse import FunctionCall
 from .resource_tool import ResourceTools
 from .resource_tool import declaration as reader_declaration
 from .result import CallOutcome
@@ -267,25 +269,18 @@ class Catalog:
     # -- calls --------------------------------------------------------------------------
 
     async def call(
-        self,
-        alias: str,
-        arguments_text: str,
-        *,
-        call_id: str | None = None,
-        approve: Approver | None = None,
-        timeout: float | None = None,
-        malformed: str | None = None,
-        stop_reason: StopReason | None = None,
-        on_stopped: Stopped | None = None,
+        self, call: FunctionCall | str, arguments_text: str | None = None, *,
+        context: CallContext | None = None,
     ) -> CallOutcome:
-        """One call, parse → route → validate → consent → tools/call; never raises for a
-        failed call (the outcome says what happened). Cancelled, it records a ``cancelled``
-        outcome saying ``stop_reason()`` (default: the run was interrupted), gives it to
-        ``on_stopped`` and re-raises."""
-        return await dispatch(
-            self._table, alias, arguments_text, call_id=call_id, approve=approve, timeout=timeout,
-            malformed=malformed, stop_reason=stop_reason, on_stopped=on_stopped,
-        )
+        """One call, parse → route → (hooks) → validate → consent → tools/call; never raises
+        for a failed call (the outcome says what happened). ``call``: the model's
+        ``FunctionCall``, or an alias with its ``arguments_text`` for a direct call (no
+        call_id). ``context``: consent, time limit, hooks, ``_meta`` (``CallContext``).
+        Cancelled, it records a ``cancelled`` outcome saying ``context.stop_reason()``
+        (default: the run was interrupted), gives it to ``context.on_stopped`` and re-raises."""
+        if isinstance(call, str):
+            call = FunctionCall(call_id="", name=call, arguments_text=arguments_text or "")
+        return await dispatch(self._table, call, context)
 
 
 def connect(

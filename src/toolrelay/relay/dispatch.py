@@ -1,9 +1,11 @@
 """Stages 3–5 for one call: arguments text → route → validate → consent → ``tools/call``
 (``resources/read`` for the ``--expose-resources`` reader, ``resource_tool.py``).
 
-``dispatch`` takes one function call as the model sent it (alias, arguments text,
-call_id, and the parser's complaint if the item was malformed) and returns one
-``CallOutcome``; it never raises for a failed call. It emits the call's events in order:
+``dispatch`` takes one function call as the model sent it (``FunctionCall``: alias,
+arguments text, call_id, and the parser's complaint if the item was malformed) and its
+``CallContext`` (consent, time limit, hooks, ``_meta``), and returns one ``CallOutcome``;
+it never raises for a failed call. The context's hooks (``CallHook``) are asked once the
+call is routed and told its outcome, whatever it is. It emits the call's events in order:
 ``CallParsed``, ``CallRouted`` (when the alias resolves), the MCP messages (from the
 connection), and ``CallOutcomeEvent`` — also for a call cancelled mid-flight, before the
 cancellation goes on: that outcome names as much as the call got to (route, MCP id and
@@ -14,30 +16,26 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping, Set
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, cast
 
 from ..events import CallOutcomeEvent, CallParsed, CallRouted, EventStream
-from ..protocol import mcp
-from ..protocol.peer import last_sent
+from ..protocol.peer import Exchange
 from .alias import unknown_tool_message
 from .arguments import ArgumentChecker, ArgumentError, parse_arguments
-from .call import ToolCaller, call_tool, outcome_from_exchange
+from .call import ToolCaller, call_tool, outcome_from_exchange, routed
+from .call_hooks import after_call, before_call
 from .consent import Approver
+from .context import INTERRUPTED, CallContext, Stopped, StopReason
 from .optional_nulls import strip_optional_nulls
+from .parse import FunctionCall
 from .resource_tool import ResourceReader, read_for_call
-from .result import CallOutcome
+from .result import CallExchange, CallOutcome, CallRoute, OutcomeStatus, Verdict
 from .route import Route, Router
 
+# StopReason, Stopped and INTERRUPTED live in context.py; they stay importable from here.
 __all__ = ["INTERRUPTED", "DispatchTable", "StopReason", "Stopped", "dispatch"]
-
-StopReason = Callable[[], str]
-"""Says why a call is being cancelled, asked at that moment (the run knows, the call does not)."""
-INTERRUPTED: Final = "the run was interrupted before the call ended"
-"""A cancelled call's message when nobody says why."""
-Stopped = Callable[[CallOutcome], None]
-"""Told a cancelled call's outcome before the cancellation goes on (the run keeps it)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,97 +51,116 @@ class DispatchTable:
     events: EventStream
 
 
+@dataclass(slots=True)
+class _Progress:
+    """How far the call got, kept as it goes: a cancelled call's outcome is built from it."""
+
+    route: Route | None = None
+    arguments: dict[str, Any] | None = None
+    sent: Exchange | None = None
+    """The last request put on the wire for the call (told by the connection)."""
+    hooked: bool = False
+    """The hooks were asked: they are owed the outcome."""
+
+    def on_sent(self, exchange: Exchange) -> None:
+        self.sent = exchange
+
+
 async def dispatch(
-    table: DispatchTable,
-    alias: str,
-    arguments_text: str,
-    *,
-    call_id: str | None = None,
-    approve: Approver | None = None,
-    timeout: float | None = None,
-    malformed: str | None = None,
-    stop_reason: StopReason | None = None,
-    on_stopped: Stopped | None = None,
+    table: DispatchTable, call: FunctionCall, context: CallContext | None = None
 ) -> CallOutcome:
-    """Run one call to its outcome. ``approve`` is asked for tools not marked read-only
-    (None: nobody is asked); ``malformed`` is why the call item itself was unusable;
-    ``stop_reason`` says why, if the call is cancelled (default ``INTERRUPTED``), and
-    ``on_stopped`` is given that cancelled outcome."""
-    facts: dict[str, Any] = {"alias": alias, "call_id": call_id, "arguments_text": arguments_text}
+    """Run one call to its outcome (``context``: see ``CallContext``; None: nobody is asked,
+    the servers' time limits, no hooks). Cancelled, the ``cancelled`` outcome is recorded,
+    given to ``context.on_stopped`` and the hooks, and the cancellation goes on."""
+    context = context or CallContext()
     started = time.monotonic()
-    outer = last_sent.set(None)  # what the peer sends for this call, in this task
+    progress = _Progress()
     try:
-        outcome = await _dispatch(table, facts, approve, timeout, malformed)
+        outcome = await _dispatch(table, call, context, progress)
     except asyncio.CancelledError:
-        why = stop_reason() if stop_reason is not None else INTERRUPTED
-        stopped = _cancelled(table, facts, why, started)
-        table.events.emit(CallOutcomeEvent(call_id=call_id, outcome=stopped.to_record()))
-        if on_stopped is not None:
-            on_stopped(stopped)
+        stopped = _cancelled(table, call, progress, context.stop_text(), started)
+        table.events.emit(CallOutcomeEvent(call_id=call.call_id or None, outcome=stopped.to_record()))
+        if context.on_stopped is not None:
+            context.on_stopped(stopped)
+        if progress.hooked:
+            await after_call(call, context, stopped, table.events)
         raise
-    finally:
-        last_sent.reset(outer)
-    table.events.emit(CallOutcomeEvent(call_id=call_id, outcome=outcome.to_record()))
+    table.events.emit(CallOutcomeEvent(call_id=call.call_id or None, outcome=outcome.to_record()))
+    if progress.hooked:
+        await after_call(call, context, outcome, table.events)
     return outcome
 
 
-def _cancelled(table: DispatchTable, facts: dict[str, Any], why: str, started: float) -> CallOutcome:
+def _cancelled(
+    table: DispatchTable, call: FunctionCall, progress: _Progress, why: str, started: float
+) -> CallOutcome:
     """The outcome of a call stopped midway: where it got to, and why it stopped; a call whose
     answer had already arrived when the stop came ran, and its outcome says how it ended."""
-    server = facts.get("server")
-    connection = table.connections.get(server) if isinstance(server, str) else None
-    sent = last_sent.get()
-    if connection is None or sent is None or sent.method != mcp.CALL_TOOL:
-        return CallOutcome(status="cancelled", message=why, elapsed=time.monotonic() - started, **facts)
+    route, sent, value = progress.route, progress.sent, progress.arguments
+    connection = table.connections.get(route.server) if route is not None else None
+    stopped = Verdict(status="cancelled", message=why)
+    if route is None or connection is None or sent is None:
+        where = CallRoute(server=route.server, tool=route.tool) if route is not None else CallRoute()
+        return CallOutcome(call=call, route=where, arguments=value, verdict=stopped,
+                           elapsed=time.monotonic() - started)
     if sent.response is not None:  # the answer had arrived as the stop came: the call ran, say how
-        route = table.router.resolve(facts["alias"])
-        schema = route.output_schema if route is not None else None
-        return outcome_from_exchange(sent, connection=connection.number, output_schema=schema, **facts)
-    facts |= {"mcp_id": sent.mcp_id, "connection": connection.number, "request": sent.request}
-    return CallOutcome(status="cancelled", message=why, elapsed=time.monotonic() - started, **facts)
+        return outcome_from_exchange(sent, call=call, route=routed(route, connection.number), arguments=value,
+                                     output_schema=route.output_schema)
+    return CallOutcome(call=call, route=routed(route, connection.number), arguments=value, verdict=stopped,
+                       exchange=CallExchange(mcp_id=sent.mcp_id, request=sent.request),
+                       elapsed=time.monotonic() - started)
 
 
 async def _dispatch(
-    table: DispatchTable, facts: dict[str, Any], approve: Approver | None, timeout: float | None,
-    malformed: str | None,
+    table: DispatchTable, call: FunctionCall, context: CallContext, progress: _Progress
 ) -> CallOutcome:
-    """The call's stages; ``facts`` grows as they pass (a cancelled call's outcome is built
-    from it)."""
-    alias, text, call_id = facts["alias"], facts["arguments_text"], facts["call_id"]
-    parsed = _parse(table.events, alias, text, call_id, malformed)
-    route = table.router.resolve(alias)
+    """The call's stages; ``progress`` grows as they pass."""
+    parsed = _parse(table.events, call)
+    route = progress.route = table.router.resolve(call.name)
+    if route is not None:
+        table.events.emit(CallRouted(call_id=call.call_id or None, alias=call.name, server=route.server,
+                                     tool=route.tool))
+        context.server, context.tool = route.server, route.tool
+    if context.hooks:
+        progress.hooked = True
+        refusal = await before_call(call, context)
+        if refusal is not None:
+            return _unsent(call, route, "refused_by_hook", refusal)
     if route is None:
-        message = unknown_tool_message(alias, table.router.aliases)
-        return CallOutcome(status="unknown_tool", message=message, **facts)
-    table.events.emit(CallRouted(call_id=call_id, alias=alias, server=route.server, tool=route.tool))
-    facts |= {"server": route.server, "tool": route.tool}
+        return _unsent(call, None, "unknown_tool", unknown_tool_message(call.name, table.router.aliases))
     if isinstance(parsed, ArgumentError):
-        return CallOutcome(status="invalid_arguments", message=parsed.message, **facts)
-    value = strip_optional_nulls(parsed, route.rule) if alias in table.strict_aliases else parsed
-    facts["arguments"] = value
-    problem = table.checker.validate(alias, route.rule, value)
+        return _unsent(call, route, "invalid_arguments", parsed.message)
+    value = strip_optional_nulls(parsed, route.rule) if call.name in table.strict_aliases else parsed
+    progress.arguments = value
+    problem = table.checker.validate(call.name, route.rule, value)
     if problem is not None:
-        return CallOutcome(status="invalid_arguments", message=problem.message, **facts)
-    refusal = await _ask_consent(approve, route, value)
+        return _unsent(call, route, "invalid_arguments", problem.message, value)
+    refusal = await _ask_consent(context.approve, route, value)
     if refusal is not None:
-        return CallOutcome(status="not_approved", message=refusal, **facts)
+        return _unsent(call, route, "not_approved", refusal, value)
+    connection = table.connections[route.server]
     if route.reads_resources:
-        return await read_for_call(cast(ResourceReader, table.connections[route.server]), route, value,
-                                   call_id=call_id, arguments_text=text, timeout=timeout)
-    return await call_tool(
-        table.connections[route.server], route, value,
-        call_id=call_id, arguments_text=text, timeout=timeout,
-    )
+        return await read_for_call(cast(ResourceReader, connection), route, value, call, context)
+    return await call_tool(connection, route, value, call, context, on_sent=progress.on_sent)
 
 
-def _parse(
-    events: EventStream, alias: str, text: str, call_id: str | None, malformed: str | None
-) -> dict[str, Any] | ArgumentError:
+def _unsent(
+    call: FunctionCall, route: Route | None, status: OutcomeStatus, message: str,
+    arguments: dict[str, Any] | None = None,
+) -> CallOutcome:
+    """The outcome of a call that never left toolrelay."""
+    where = CallRoute(server=route.server, tool=route.tool) if route is not None else CallRoute()
+    verdict = Verdict(status=status, message=message)
+    return CallOutcome(call=call, route=where, arguments=arguments, verdict=verdict)
+
+
+def _parse(events: EventStream, call: FunctionCall) -> dict[str, Any] | ArgumentError:
     """The arguments as an object, or why not; recorded as ``CallParsed`` either way."""
-    parsed = ArgumentError(kind="json", message=malformed) if malformed else parse_arguments(text)
+    text = call.arguments_text
+    parsed = ArgumentError(kind="json", message=call.problem) if call.problem else parse_arguments(text)
     error = parsed.message if isinstance(parsed, ArgumentError) else None
     events.emit(CallParsed(
-        call_id=call_id, alias=alias, arguments_text=text,
+        call_id=call.call_id or None, alias=call.name, arguments_text=text,
         arguments=None if error else parsed, error=error,
     ))
     return parsed

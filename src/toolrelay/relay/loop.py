@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -34,7 +34,7 @@ from ..events import (
 )
 from ..protocol.stream import Update
 from .consent import Approver
-from .dispatch import INTERRUPTED, Stopped, StopReason
+from .context import INTERRUPTED, CallContext, CallHook, Stopped, StopReason
 from .feedback import (
     DEFAULT_MEDIA_BUDGET,
     DEFAULT_OUTPUT_BUDGET,
@@ -44,7 +44,7 @@ from .feedback import (
 )
 from .parse import FunctionCall, ModelTurn, read_response
 from .request import Conversation, RequestSettings, build_body, user_message
-from .result import CallOutcome
+from .result import CallOutcome, Verdict
 from .resume import ResumePoint
 from .route import Route
 from .run_events import RunEvent, RunFinished, RunListener, TurnFinished, iterate_run, tell_both
@@ -64,18 +64,7 @@ class ToolCatalog(Protocol):
 
     async def refresh_if_changed(self) -> bool: ...
 
-    async def call(
-        self,
-        alias: str,
-        arguments_text: str,
-        *,
-        call_id: str | None = None,
-        approve: Approver | None = None,
-        timeout: float | None = None,
-        malformed: str | None = None,
-        stop_reason: StopReason | None = None,
-        on_stopped: Stopped | None = None,
-    ) -> CallOutcome: ...
+    async def call(self, call: FunctionCall, *, context: CallContext | None = None) -> CallOutcome: ...
 
     def route(self, alias: str) -> Route | None: ...
 
@@ -184,6 +173,7 @@ class Relay:
         approve: Approver | None = None,
         endpoint: str = "",
         listener: RunListener | None = None,
+        hooks: Sequence[CallHook] = (),
     ) -> None:
         self.catalog = catalog
         self.model = model
@@ -195,6 +185,8 @@ class Relay:
         self.endpoint = endpoint
         self.listener = listener
         """Told each ``run_events`` event of a run (text deltas, calls, turns, the end)."""
+        self.hooks = tuple(hooks)
+        """Asked before each call and told its outcome (``relay.context.CallHook``)."""
         self.result: RunResult | None = None
         """The latest run's result, also set when the run was interrupted."""
         self._streaming = settings.stream
@@ -446,11 +438,9 @@ class Relay:
 
     def _call_runner(self) -> Callable[[FunctionCall, StopReason, Stopped], Any]:
         async def run_call(call: FunctionCall, stop_reason: StopReason, on_stopped: Stopped) -> CallOutcome:
-            return await self.catalog.call(
-                call.name, call.arguments_text, call_id=call.call_id, approve=self.approve,
-                timeout=self.limits.call_timeout, malformed=call.problem, stop_reason=stop_reason,
-                on_stopped=on_stopped,
-            )
+            context = CallContext(approve=self.approve, timeout=self.limits.call_timeout,
+                                  stop_reason=stop_reason, on_stopped=on_stopped, hooks=self.hooks)
+            return await self.catalog.call(call, context=context)
 
         return run_call
 
@@ -484,8 +474,7 @@ class Relay:
                 f"function_call {first[call.call_id].name} in this response, and a call_id gets one "
                 f"output; call {call.name} again if you still need it"
             )
-            outcome = CallOutcome(status="duplicate_call_id", alias=call.name, call_id=call.call_id,
-                                  arguments_text=call.arguments_text, message=message)
+            outcome = CallOutcome(call=call, verdict=Verdict(status="duplicate_call_id", message=message))
             self.events.emit(CallOutcomeEvent(call_id=call.call_id, outcome=outcome.to_record()))
             refused.append(outcome)
         return refused

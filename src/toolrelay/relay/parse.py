@@ -16,21 +16,39 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol.responses import COMPLETED, FUNCTION_CALL, MESSAGE, OUTPUT_TEXT, REFUSAL
+from .arguments import parse_arguments
 
 __all__ = ["FunctionCall", "ModelTurn", "message_text", "read_call", "read_response"]
 
 
 @dataclass(slots=True, kw_only=True)
 class FunctionCall:
-    """One ``function_call`` output item, as the model produced it."""
+    """One ``function_call`` output item, as the model produced it: the value a call
+    travels as, from the loop to the connection (``relay.dispatch``)."""
 
     call_id: str
+    """The model's id for the call; empty for a direct call (``toolrelay call``, recorded
+    as no call_id: ``CallOutcome.call_id`` is None)."""
     name: str
     arguments_text: str
     """Exactly the model's JSON text (not parsed here)."""
     item_id: str | None = None
     problem: str | None = None
     """Why the item is malformed (e.g. arguments not a string); it still gets an output."""
+
+    @property
+    def alias(self) -> str:
+        """The tool name the model used (a catalog alias)."""
+        return self.name
+
+    @property
+    def arguments(self) -> dict[str, Any] | None:
+        """The arguments text parsed as the call stage parses it; None when it is not a
+        JSON object (the call then ends ``invalid_arguments``)."""
+        if self.problem is not None:
+            return None
+        parsed = parse_arguments(self.arguments_text)
+        return parsed if isinstance(parsed, dict) else None
 
 
 @dataclass(slots=True, kw_only=True)

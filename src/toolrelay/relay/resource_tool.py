@@ -28,8 +28,10 @@ from ..events import EventStream, Notice
 from ..protocol import mcp as m
 from ..protocol.peer import Exchange
 from .alias import MAX_ALIAS_LENGTH, SEPARATOR, server_prefix
-from .call import transport_kind
-from .result import CallOutcome
+from .call import failed_outcome, routed
+from .context import CallContext
+from .parse import FunctionCall
+from .result import CallExchange, CallOutcome, CallRoute, Verdict
 from .route import Route
 
 __all__ = [
@@ -179,43 +181,42 @@ def _clip(line: str) -> str:
 
 
 async def read_for_call(
-    connection: ResourceReader, route: Route, arguments: dict[str, Any], *, call_id: str | None,
-    arguments_text: str | None = None, timeout: float | None = None,
+    connection: ResourceReader, route: Route, arguments: dict[str, Any], call: FunctionCall,
+    context: CallContext,
 ) -> CallOutcome:
     """``resources/read`` of ``arguments["uri"]`` for the model's call; every ending is an outcome."""
     started = time.monotonic()
-    base: dict[str, Any] = {
-        "alias": route.alias, "call_id": call_id, "server": route.server, "tool": route.tool,
-        "arguments_text": arguments_text, "arguments": arguments,
-    }
+    where = routed(route, connection.number)
     try:
-        exchange = await connection.exchange(m.READ_RESOURCE, {"uri": arguments["uri"]}, tag=call_id,
-                                             timeout=timeout)
+        exchange = await connection.exchange(m.READ_RESOURCE, {"uri": arguments["uri"]},
+                                             tag=call.call_id or None, timeout=context.timeout)
     except (TransportError, ProtocolError) as exc:
-        failed: dict[str, Any] = {
-            "mcp_id": exc.mcp_id, "request": exc.request, "connection": connection.number,
-            "elapsed": time.monotonic() - started, "message": str(exc),
-        }
-        if isinstance(exc, ProtocolError):
-            return CallOutcome(status="protocol_error", **failed, **base)
-        return CallOutcome(status="transport_error", transport_kind=transport_kind(exc), **failed, **base)
-    return outcome_from_read(exchange, connection=connection.number, **base)
+        return failed_outcome(exc, call, where, arguments, started)
+    return outcome_from_read(exchange, call=call, route=where, arguments=arguments)
 
 
-def outcome_from_read(exchange: Exchange, *, connection: int | None, **base: Any) -> CallOutcome:
+def outcome_from_read(
+    exchange: Exchange, *, call: FunctionCall, route: CallRoute, arguments: dict[str, Any] | None = None,
+) -> CallOutcome:
     """Classify a completed ``resources/read``: the server's refusal (protocol error, in its
     words), a malformed answer, or the contents as a result (ok)."""
-    ids: dict[str, Any] = {"mcp_id": exchange.mcp_id, "connection": connection, "request": exchange.request,
-                           "response": exchange.response, "elapsed": exchange.elapsed}
+    return CallOutcome(
+        call=call, route=route, arguments=arguments, verdict=_read_verdict(exchange),
+        elapsed=exchange.elapsed,
+        exchange=CallExchange(mcp_id=exchange.mcp_id, request=exchange.request, response=exchange.response),
+    )
+
+
+def _read_verdict(exchange: Exchange) -> Verdict:
     if exchange.error is not None:
-        return CallOutcome(status="protocol_error", error_code=exchange.error.code,
-                           error_data=exchange.error.data, message=exchange.error.message, **ids, **base)
+        error = exchange.error
+        return Verdict(status="protocol_error", error_code=error.code, error_data=error.data,
+                       message=error.message)
     contents = (exchange.result or {}).get("contents")
     if not isinstance(contents, list) or not all(isinstance(item, dict) for item in contents):
-        return CallOutcome(status="protocol_error", **ids, **base,
-                           message='server returned a malformed resources/read result: "contents" must be '
-                                   "an array of objects")
-    return CallOutcome(status="ok", result=contents_result(contents), **ids, **base)
+        return Verdict(status="protocol_error", message='server returned a malformed resources/read result: '
+                                                        '"contents" must be an array of objects')
+    return Verdict(status="ok", result=contents_result(contents))
 
 
 def contents_result(contents: list[dict[str, Any]]) -> dict[str, Any]:

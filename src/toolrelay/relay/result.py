@@ -5,18 +5,20 @@ keeps the classes apart that peers tend to merge: a tool that ran and failed
 (``tool_error``, MCP ``isError``) is not a result that breaks the tool's own
 ``outputSchema`` (``invalid_output``), which is not a JSON-RPC error (``protocol_error``), which is
 not a dead channel (``transport_error``), which is not a call that never left toolrelay
-(``invalid_arguments``, ``unknown_tool``, ``not_approved``, ``duplicate_call_id``,
-``cancelled``). The outcome
+(``invalid_arguments``, ``unknown_tool``, ``not_approved``, ``refused_by_hook`` — a
+``CallHook`` said no, ``duplicate_call_id``, ``cancelled``). The outcome
 carries both id domains: the model's ``call_id`` and the MCP request id (``mcp_id``)
 with its server and connection number, plus the exact JSON-RPC request and response.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, Final, Literal
 
-__all__ = ["OUTCOME_STATUSES", "CallOutcome", "OutcomeStatus"]
+from .parse import FunctionCall
+
+__all__ = ["OUTCOME_STATUSES", "CallExchange", "CallOutcome", "CallRoute", "OutcomeStatus", "Verdict"]
 
 OutcomeStatus = Literal[
     "ok",
@@ -27,6 +29,7 @@ OutcomeStatus = Literal[
     "invalid_arguments",
     "unknown_tool",
     "not_approved",
+    "refused_by_hook",
     "duplicate_call_id",
     "cancelled",
 ]
@@ -39,33 +42,40 @@ OUTCOME_STATUSES: tuple[OutcomeStatus, ...] = (
     "invalid_arguments",
     "unknown_tool",
     "not_approved",
+    "refused_by_hook",
     "duplicate_call_id",
     "cancelled",
 )
 
 
-@dataclass(slots=True, kw_only=True)
-class CallOutcome:
-    """The end of one tool call, whatever happened to it."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallRoute:
+    """Where the call went: the server, the tool's own name there, and the connection."""
 
-    status: OutcomeStatus
-    alias: str
-    """The name the model used."""
-    call_id: str | None = None
-    """The model's id for this call (None for a direct ``toolrelay call``)."""
     server: str | None = None
     tool: str | None = None
     """The original MCP tool name on ``server``."""
-    arguments_text: str | None = None
-    """The model's arguments exactly as sent (JSON text)."""
-    arguments: dict[str, Any] | None = None
-    """The object sent as MCP ``params.arguments`` (after null-stripping in strict mode)."""
-    mcp_id: int | str | None = None
     connection: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallExchange:
+    """The call on the wire: the MCP request id and the exact messages."""
+
+    mcp_id: int | str | None = None
     request: dict[str, Any] | None = None
     """The exact JSON-RPC request sent."""
     response: dict[str, Any] | None = None
     """The exact JSON-RPC response received."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Verdict:
+    """How the call ended: its class and what it gave or why it failed."""
+
+    status: OutcomeStatus
+    message: str = ""
+    """What went wrong, in words a model (and a person) can act on; empty for ``ok``."""
     result: dict[str, Any] | None = None
     """MCP ``CallToolResult`` for ``ok``, ``tool_error`` and ``invalid_output``."""
     error_code: int | None = None
@@ -73,12 +83,98 @@ class CallOutcome:
     error_data: Any = None
     transport_kind: str | None = None
     """For ``transport_error``: ``exited``, ``timeout``, ``too_large``, ``http`` or ``closed``."""
-    message: str = ""
-    """What went wrong, in words a model (and a person) can act on; empty for ``ok``."""
+
+
+_NOWHERE: Final = CallRoute()
+_UNSENT: Final = CallExchange()
+
+
+@dataclass(slots=True, kw_only=True)
+class CallOutcome:
+    """The end of one tool call, whatever happened to it: the call as the model made it,
+    where it was routed, what went over the wire, and the verdict. The flat attributes
+    (``call_id``, ``alias``, ``server``, ``tool``, ``mcp_id``, ``status``, ``message``,
+    ``result``, ``request``, ``response``...) read those parts."""
+
+    call: FunctionCall
+    verdict: Verdict
+    route: CallRoute = _NOWHERE
+    exchange: CallExchange = _UNSENT
+    arguments: dict[str, Any] | None = None
+    """The object sent as MCP ``params.arguments`` (after null-stripping in strict mode)."""
     elapsed: float = 0.0
     sampling_refused: int = 0
     """Sampling requests the server sent during the call past its cap, each refused (-1)."""
-    extra: dict[str, Any] = field(default_factory=dict)
+
+    # -- the call, the route, the exchange and the verdict, read flat ---------------------
+
+    @property
+    def alias(self) -> str:
+        """The name the model used."""
+        return self.call.name
+
+    @property
+    def call_id(self) -> str | None:
+        """The model's id for this call (None for a direct ``toolrelay call``)."""
+        return self.call.call_id or None
+
+    @property
+    def arguments_text(self) -> str | None:
+        """The model's arguments exactly as sent (JSON text)."""
+        return self.call.arguments_text
+
+    @property
+    def server(self) -> str | None:
+        return self.route.server
+
+    @property
+    def tool(self) -> str | None:
+        """The original MCP tool name on ``server``."""
+        return self.route.tool
+
+    @property
+    def connection(self) -> int | None:
+        return self.route.connection
+
+    @property
+    def mcp_id(self) -> int | str | None:
+        return self.exchange.mcp_id
+
+    @property
+    def request(self) -> dict[str, Any] | None:
+        """The exact JSON-RPC request sent."""
+        return self.exchange.request
+
+    @property
+    def response(self) -> dict[str, Any] | None:
+        """The exact JSON-RPC response received."""
+        return self.exchange.response
+
+    @property
+    def status(self) -> OutcomeStatus:
+        return self.verdict.status
+
+    @property
+    def message(self) -> str:
+        """What went wrong; empty for ``ok``."""
+        return self.verdict.message
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        """MCP ``CallToolResult`` for ``ok``, ``tool_error`` and ``invalid_output``."""
+        return self.verdict.result
+
+    @property
+    def error_code(self) -> int | None:
+        return self.verdict.error_code
+
+    @property
+    def error_data(self) -> Any:
+        return self.verdict.error_data
+
+    @property
+    def transport_kind(self) -> str | None:
+        return self.verdict.transport_kind
 
     @property
     def ok(self) -> bool:

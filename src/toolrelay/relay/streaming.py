@@ -26,7 +26,7 @@ from ..errors import ModelStreamInconsistent
 from ..protocol import stream
 from ..protocol.responses import FUNCTION_CALL, MESSAGE
 from .arguments import clip
-from .dispatch import Stopped, StopReason
+from .context import Stopped, StopReason
 from .parse import FunctionCall, message_text, read_call
 from .result import CallOutcome
 from .run_events import CallFinished, CallStarted, ReasoningDelta, RunListener, TextDelta, TextDone

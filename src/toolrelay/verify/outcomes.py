@@ -31,8 +31,9 @@ from ..relay.feedback import (
     render_output,
     with_refusals,
 )
+from ..relay.parse import FunctionCall
 from ..relay.resource_tool import outcome_from_read
-from ..relay.result import OUTCOME_STATUSES, CallOutcome, OutcomeStatus
+from ..relay.result import OUTCOME_STATUSES, CallExchange, CallOutcome, CallRoute, OutcomeStatus, Verdict
 from .record import CallTrace, RunRecord
 from .task_trace import call_answer, task_of
 
@@ -42,7 +43,9 @@ __all__ = [
 
 ANSWERED = frozenset({"ok", "tool_error", "invalid_output", "protocol_error"})
 """Classes that rest on a server's answer."""
-NEVER_SENT = frozenset({"invalid_arguments", "unknown_tool", "not_approved", "duplicate_call_id"})
+NEVER_SENT = frozenset(
+    {"invalid_arguments", "unknown_tool", "not_approved", "refused_by_hook", "duplicate_call_id"}
+)
 """Classes of calls that must never reach a server."""
 
 
@@ -88,16 +91,24 @@ def recorded_exchange(call: CallTrace) -> Exchange | MalformedAnswer | str | Non
     return exchange
 
 
-def _base(call: CallTrace) -> dict[str, Any]:
-    routed = call.first("routed") or {}
+def _call(call: CallTrace) -> FunctionCall:
+    """The call as the model made it, from its record."""
     parsed = call.first("parsed") or {}
-    return {
-        "alias": call.alias if isinstance(call.alias, str) else "",
-        "call_id": call.call_id,
-        "server": routed.get("server"),
-        "tool": routed.get("tool"),
-        "arguments_text": parsed.get("arguments_text"),
-    }
+    text = parsed.get("arguments_text")
+    return FunctionCall(call_id=call.call_id or "", name=call.alias if isinstance(call.alias, str) else "",
+                        arguments_text=text if isinstance(text, str) else "")
+
+
+def _route(call: CallTrace, connection: Any = None) -> CallRoute:
+    """Where the record says the call went (``connection``: its recorded request's)."""
+    routed = call.first("routed") or {}
+    return CallRoute(server=routed.get("server"), tool=routed.get("tool"), connection=connection)
+
+
+def _failed(call: CallTrace, request: dict[str, Any], mcp_id: Any, verdict: Verdict) -> CallOutcome:
+    """A protocol error the live path made of a request (no answer it could use)."""
+    return CallOutcome(call=_call(call), route=_route(call, request.get("connection")), verdict=verdict,
+                       exchange=CallExchange(mcp_id=mcp_id, request=request.get("message")))
 
 
 def rebuild_outcome(
@@ -112,36 +123,27 @@ def rebuild_outcome(
         return _given_up(call, exchange, request)
     unsettled = _unsettled_task(call, exchange)
     if unsettled is not None:
-        return CallOutcome(status="protocol_error", message=unsettled, mcp_id=request.get("mcp_id"),
-                           connection=request.get("connection"), request=request.get("message"),
-                           **_base(call))
+        verdict = Verdict(status="protocol_error", message=unsettled)
+        return _failed(call, request, request.get("mcp_id"), verdict)
+    where = _route(call, request.get("connection"))
     if isinstance(exchange, Exchange) and exchange.method == READ_RESOURCE:
-        return outcome_from_read(exchange, connection=request.get("connection"), **_base(call))
+        return outcome_from_read(exchange, call=_call(call), route=where)
     if isinstance(exchange, Exchange):
-        return outcome_from_exchange(
-            exchange, connection=request.get("connection"), output_schema=output_schema, **_base(call)
-        )
+        return outcome_from_exchange(exchange, call=_call(call), route=where, output_schema=output_schema)
     if isinstance(exchange, MalformedAnswer):
-        return CallOutcome(
-            status="protocol_error", message=exchange.message, mcp_id=exchange.mcp_id,
-            connection=request.get("connection"), request=request.get("message"), **_base(call),
-        )
+        verdict = Verdict(status="protocol_error", message=exchange.message)
+        return _failed(call, request, exchange.mcp_id, verdict)
     recorded = call.outcome
     if not isinstance(recorded, dict) or recorded.get("status") not in OUTCOME_STATUSES:
         return None
     status = cast(OutcomeStatus, recorded["status"])
     if status in ANSWERED:
         return None
-    return CallOutcome(
-        status=status,
-        message=str(recorded.get("message", "")),
-        error_code=recorded.get("error_code"),
-        error_data=recorded.get("error_data"),
-        transport_kind=recorded.get("transport_kind"),
-        mcp_id=recorded.get("mcp_id"),
-        connection=recorded.get("connection"),
-        **_base(call),
-    )
+    verdict = Verdict(status=status, message=str(recorded.get("message", "")),
+                      error_code=recorded.get("error_code"), error_data=recorded.get("error_data"),
+                      transport_kind=recorded.get("transport_kind"))
+    return CallOutcome(call=_call(call), route=_route(call, recorded.get("connection")), verdict=verdict,
+                       exchange=CallExchange(mcp_id=recorded.get("mcp_id")))
 
 
 def _unsettled_task(call: CallTrace, exchange: Exchange | MalformedAnswer | str | None) -> str | None:
@@ -163,10 +165,8 @@ def _given_up(call: CallTrace, exchange: Exchange, request: dict[str, Any]) -> C
     recorded = call.outcome or {}
     if recorded.get("status") != "protocol_error" or recorded.get("mcp_id") != exchange.mcp_id:
         return None
-    return CallOutcome(
-        status="protocol_error", message=str(recorded.get("message", "")), mcp_id=exchange.mcp_id,
-        connection=request.get("connection"), request=request.get("message"), **_base(call),
-    )
+    return _failed(call, request, exchange.mcp_id,
+                   Verdict(status="protocol_error", message=str(recorded.get("message", ""))))
 
 
 def expected_item(

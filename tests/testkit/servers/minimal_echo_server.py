@@ -7,9 +7,11 @@ revision, else 2025-11-25), answers ping, tools/list and tools/call, a call of a
 tool with an ``isError`` result ("unknown tool"), and ``server/discover`` and every other
 unknown method with JSON-RPC -32601, so mcp 2.x clients in "auto" mode fall back to the
 handshake. It validates nothing beyond what the echo needs. With ``--ignore-unknown`` it
-answers no unknown request at all (as some 2025 servers do), so a probing client waits.
+answers no unknown request at all (as some 2025 servers do), so a probing client waits;
+with ``--meta-tool`` it also offers ``meta()``, whose text is the ``params._meta`` of the
+tools/call it received (JSON, keys sorted): what a client put there, seen by the server.
 
-    python minimal_echo_server.py [--ignore-unknown]       (stdio)
+    python minimal_echo_server.py [--ignore-unknown] [--meta-tool]       (stdio)
 """
 
 from __future__ import annotations
@@ -25,6 +27,14 @@ ECHO_TOOL = {
     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
 }
 
+META_TOOL = {
+    "name": "meta",
+    "description": "Return the _meta of this tools/call request as JSON.",
+    "inputSchema": {"type": "object", "properties": {}},
+    "annotations": {"readOnlyHint": True},
+}
+TOOLS = [ECHO_TOOL, *([META_TOOL] if "--meta-tool" in sys.argv[1:] else [])]
+
 
 def result_for(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
     """The result of a request, or None for a method this server does not have."""
@@ -36,8 +46,10 @@ def result_for(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
             "serverInfo": {"name": "minimal-echo", "version": "1"},
         }
     if method == "tools/list":
-        return {"tools": [ECHO_TOOL]}
+        return {"tools": TOOLS}
     if method == "tools/call":
+        if params.get("name") == "meta" and META_TOOL in TOOLS:
+            return {"content": [{"type": "text", "text": json.dumps(params.get("_meta"), sort_keys=True)}]}
         if params.get("name") != "echo":
             return {"content": [{"type": "text", "text": "unknown tool"}], "isError": True}
         text = str((params.get("arguments") or {}).get("text", ""))
