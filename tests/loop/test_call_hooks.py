@@ -20,6 +20,7 @@ from testkit.servers import MINIMAL_ECHO_SERVER, SLOW_SERVER
 from toolrelay import CallContext, CallHook, CallOutcome, FunctionCall
 from toolrelay.batches import BatchOptions
 from toolrelay.client.config import ServerConfig, builtin_file_server
+from toolrelay.errors import UsageError
 from toolrelay.relay.loop import RunLimits
 from toolrelay.verify import load_run, verify
 
@@ -169,3 +170,20 @@ def test_a_direct_call_runs_its_hooks_and_sends_their_meta() -> None:
     assert outcome.ok and hook.after == [(None, outcome.mcp_id, "ok")] and outcome.mcp_id is not None
     assert outcome.result is not None
     assert json.loads(outcome.result["content"][0]["text"])["example.com/trace"] == "t-42"
+
+
+def test_a_direct_call_may_name_its_call_id_and_a_function_call_carries_its_own() -> None:
+    """``catalog.call(alias, text, call_id=...)`` records the call under that id (as before
+    the call value); beside a ``FunctionCall``, which has one already, it is a usage error."""
+
+    async def calls() -> tuple[CallOutcome, str]:
+        async with toolrelay.connect([probe()]) as catalog:
+            named = await catalog.call("probe__meta", "{}", call_id="call_9")
+            with pytest.raises(UsageError) as refused:
+                await catalog.call(FunctionCall(call_id="call_1", name="probe__meta", arguments_text="{}"),
+                                   call_id="call_2")
+            return named, str(refused.value)
+
+    named, refusal = asyncio.run(calls())
+    assert named.ok and named.call_id == "call_9"
+    assert refusal == "call_id= goes with an alias; a FunctionCall carries its own call_id"

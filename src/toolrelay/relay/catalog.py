@@ -28,7 +28,7 @@ from ..client.config import ServerConfig, builtin_file_server, load_config
 from ..client.connection import Connection
 from ..client.host import Host
 from ..client.pool import ServerPool
-from ..errors import ToolrelayError
+from ..errors import ToolrelayError, UsageError
 from ..events import CatalogReady, EventStream, Notice
 from .alias import server_prefix
 from .arguments import ArgumentChecker
@@ -270,16 +270,19 @@ class Catalog:
 
     async def call(
         self, call: FunctionCall | str, arguments_text: str | None = None, *,
-        context: CallContext | None = None,
+        context: CallContext | None = None, call_id: str | None = None,
     ) -> CallOutcome:
         """One call, parse → route → (hooks) → validate → consent → tools/call; never raises
         for a failed call (the outcome says what happened). ``call``: the model's
-        ``FunctionCall``, or an alias with its ``arguments_text`` for a direct call (no
-        call_id). ``context``: consent, time limit, hooks, ``_meta`` (``CallContext``).
+        ``FunctionCall``, or an alias with its ``arguments_text`` for a direct call (with the
+        ``call_id`` to record it under, if any). ``context``: consent, time limit, hooks,
+        ``_meta`` (``CallContext``).
         Cancelled, it records a ``cancelled`` outcome saying ``context.stop_reason()``
         (default: the run was interrupted), gives it to ``context.on_stopped`` and re-raises."""
         if isinstance(call, str):
-            call = FunctionCall(call_id="", name=call, arguments_text=arguments_text or "")
+            call = FunctionCall(call_id=call_id or "", name=call, arguments_text=arguments_text or "")
+        elif call_id is not None:
+            raise UsageError("call_id= goes with an alias; a FunctionCall carries its own call_id")
         return await dispatch(self._table, call, context)
 
 
