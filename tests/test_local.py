@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from toolrelay.assembly.catalogs import connect
 from toolrelay.client.config import ServerConfig, builtin_file_server
 from toolrelay.errors import UsageError
 from toolrelay.events import Event, EventStream, McpMessage
 from toolrelay.local import in_process_file_server
-from toolrelay.relay.catalog import connect
 from toolrelay.relay.parse import FunctionCall
 
 

@@ -38,7 +38,7 @@ _EXPORTS: dict[str, str] = {
     "TurnFinished": "toolrelay.relay.run_events",
     "batch": "toolrelay.batches",
     "batch_async": "toolrelay.batches",
-    "connect": "toolrelay.relay.catalog",
+    "connect": "toolrelay.assembly.catalogs",
     "load_run": "toolrelay.verify",
     "run": "toolrelay.runner",
     "run_async": "toolrelay.runner",
@@ -49,6 +49,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted([*_EXPORTS, "__version__"])
 
 if TYPE_CHECKING:
+    from .assembly.catalogs import connect as connect
     from .batches import BatchOptions as BatchOptions
     from .batches import TaskResult as TaskResult
     from .batches import batch as batch
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
     from .errors import ToolrelayError as ToolrelayError
     from .events import EventStream as EventStream
     from .relay.catalog import Catalog as Catalog
-    from .relay.catalog import connect as connect
     from .relay.context import CallContext as CallContext
     from .relay.context import CallHook as CallHook
     from .relay.loop import Relay as Relay

@@ -18,9 +18,9 @@ import pytest
 from testkit.processes import run
 from testkit.servers import HOSTILE_SERVER as HOSTILE
 from testkit.servers import SDK_SERVER
+from toolrelay.assembly.catalogs import connect
 from toolrelay.client.config import ServerConfig
 from toolrelay.events import EventStream, Notice
-from toolrelay.relay.catalog import connect
 
 ALIAS = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 

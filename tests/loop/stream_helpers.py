@@ -16,11 +16,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolrelay.assembly.catalogs import connect
 from toolrelay.errors import ModelError
 from toolrelay.events import Event, EventStream
 from toolrelay.local import in_process_server
 from toolrelay.protocol import stream
-from toolrelay.relay.catalog import connect
 from toolrelay.relay.consent import Approver, approve_all
 from toolrelay.relay.loop import Relay, RunLimits, RunResult
 from toolrelay.relay.request import RequestSettings

@@ -26,10 +26,10 @@ from stream_helpers import (
     text,
 )
 
+from toolrelay.assembly.catalogs import connect
 from toolrelay.errors import ModelFeatureUnsupported, ModelStreamCut
 from toolrelay.events import EventStream
 from toolrelay.local import in_process_server
-from toolrelay.relay.catalog import connect
 from toolrelay.relay.loop import Relay, RunLimits
 from toolrelay.relay.request import RequestSettings
 from toolrelay.relay.run_events import (

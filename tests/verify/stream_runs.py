@@ -17,6 +17,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Final
 
+from toolrelay.assembly.catalogs import connect
 from toolrelay.events import (
     MCP_REQUEST,
     Event,
@@ -27,7 +28,6 @@ from toolrelay.events import (
 )
 from toolrelay.local import in_process_server
 from toolrelay.protocol.stream import StreamAssembler, StreamEvent, Update
-from toolrelay.relay.catalog import connect
 from toolrelay.relay.consent import approve_all
 from toolrelay.relay.loop import Relay, RunLimits, RunResult
 from toolrelay.relay.request import RequestSettings

@@ -8,8 +8,9 @@ its line in ``results.jsonl`` (``results.py``) are written as it goes, so a batc
 stopped resumes where it was (``resume.py``); one batch at a time holds the folder
 (``folder_lock.py``); ``driver.py`` ties it together.
 
-Layering: batches/ sits just above ``runner`` (it builds each run from ``RunOptions``) and
-imports runner, relay/, client/, model/, offline/, transcript/ and the bottom modules;
+Layering: batches/ sits just above ``runner``; each task's run is built from ``RunOptions``
+by ``assembly.parts.Assembly``, as ``run_async``'s is. It imports assembly/, relay/, client/,
+model/, offline/, transcript/ and the bottom modules;
 never cli/, verify/, view/ or demo. Only cli/ imports it.
 """
 

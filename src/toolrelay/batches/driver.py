@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from ..assembly.options import OFFLINE_MODEL, RunOptions
 from ..errors import UsageError, os_reason
-from ..runner import OFFLINE_MODEL, RunOptions
 from .folder_lock import LOCK_FILE, folder_lock
 from .results import RESULTS_FILE, TRANSCRIPTS, ResultsFile, TaskResult
 from .tasks import TaskFile, TaskSpec, task_specs

@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
 
-from ..runner import RunOptions
+from ..assembly.options import RunOptions
 from .results import TaskResult
 from .session import BatchSession
 from .tasks import TaskSpec

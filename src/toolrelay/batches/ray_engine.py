@@ -40,8 +40,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
+from ..assembly.options import RunOptions
 from ..errors import TransportError, UsageError
-from ..runner import RunOptions
 from .ray_worker import BatchWorker, Handed
 from .results import TaskResult
 from .session import transcript_path

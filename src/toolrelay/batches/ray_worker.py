@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..runner import RunOptions
+from ..assembly.options import RunOptions
 from .results import TaskResult
 from .session import BatchSession, transcript_path
 from .tasks import TaskSpec

@@ -11,7 +11,6 @@ the run. The local engine runs many at once on one session; a Ray actor holds on
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 import uuid
@@ -21,25 +20,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from ..client.config import with_cli_settings
-from ..client.host import Host, Sampler, SamplingRequest, declining, refusing_approval
+from ..assembly.options import RunOptions
+from ..assembly.parts import BATCH_WORDING, Assembly, check_options
 from ..errors import ModelError, ToolrelayError
 from ..events import EventStream
-from ..model import ModelEndpoint, ResponsesClient
-from ..offline import OfflineModel
-from ..protocol.jsonrpc import JSONObject
-from ..redaction import url_secrets
-from ..relay.catalog import Catalog, servers_from
-from ..relay.consent import refusing
+from ..model import ResponsesClient
+from ..relay.catalog import Catalog
 from ..relay.loop import Relay, RunResult
-from ..runner import (
-    OFFLINE_MODEL,
-    RunOptions,
-    check_options,
-    hosted_endpoint,
-    model_sampler,
-    request_settings,
-)
 from .records import TaskTranscript, UsageTally, recorded_result, uncertain_result
 from .results import TRANSCRIPTS, TaskResult
 from .resume import TaskState, read_state
@@ -48,9 +35,6 @@ from .tasks import TaskSpec
 
 __all__ = ["TRANSCRIPTS", "BatchSession", "transcript_path"]
 
-CONSENT_HINT: Final = "run the batch with --yes (yes=True) to approve tools that are not read-only"
-SAMPLING_HINT: Final = "run the batch with --yes (approve_sampling=) to let servers sample the model"
-ELICIT_HINT: Final = "run the batch with --elicit defaults (elicit=) to accept forms' defaults"
 _LIMIT_OVERRIDES: Final = ("max_turns", "max_tool_calls", "timeout")
 
 
@@ -68,34 +52,22 @@ class BatchSession:
         self.router = TaskRouter()
         self.shared = EventStream()
         self.shared.subscribe(self.router)
-        self._servers = with_cli_settings(servers_from(options.config, events=self.shared),
-                                          log_level=options.server_log_level,
-                                          max_call_time=options.call_max_time, roots=options.roots,
-                                          max_sampling_per_call=options.max_sampling_per_call)
-        self._isolated = [server for server in self._servers if server.isolate]
+        self._stack = contextlib.AsyncExitStack()
+        self.parts = Assembly(options, self._stack, events=self.shared, wording=BATCH_WORDING)
+        """Builds what the tasks share (servers, endpoints, clients) and each task's relay."""
+        self._isolated = [server for server in self.parts.servers if server.isolate]
         """Servers started once per task (``toolrelay.isolate``); the others are shared."""
         # what servers ask during a task: sampling goes to the batch's model (a client of its
-        # own, so its requests are not a task's turns), elicitations to the batch's policy;
-        # a batch never prompts
-        self._host = Host(
-            sampler=self._sample,
-            approve_sampling=options.approve_sampling or refusing_approval(SAMPLING_HINT),
-            elicitor=options.elicit or declining(ELICIT_HINT),
-        )
-        shared = [server for server in self._servers if not server.isolate]
-        self.catalog = Catalog(shared, events=self.shared, strict=options.strict,
-                               protocol_version=options.protocol_version, host=self._host,
-                               expose_resources=options.expose_resources, filters=options.filters)
-        self._stack = contextlib.AsyncExitStack()
-        self._clients: dict[tuple[bool, str | None], ResponsesClient] = {}
-        self._opening = asyncio.Lock()
-        self._sampler: Sampler | None = None
-        self._sampler_opening = asyncio.Lock()
+        # own, opened when a server first samples, so its requests are not a task's turns),
+        # elicitations to the batch's policy; a batch never prompts
+        self._host = self.parts.host(self.parts.sample)
+        shared = [server for server in self.parts.servers if not server.isolate]
+        self.catalog = self.parts.catalog(shared, self._host)
 
     async def __aenter__(self) -> BatchSession:
         try:
             await self._stack.enter_async_context(self.catalog)
-            await self._client(self.options)  # the batch's own endpoint: a problem shows before any task
+            await self.parts.client()  # the batch's own endpoint: a problem shows before any task
         except BaseException:
             await self._stack.aclose()
             raise
@@ -105,28 +77,6 @@ class BatchSession:
         self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self._stack.aclose()
-
-    async def _client(self, opts: RunOptions) -> ResponsesClient:
-        """The client of the endpoint ``opts`` name (opened on first use, then shared)."""
-        offline = opts.model == OFFLINE_MODEL
-        key = (offline, str(opts.script) if offline and opts.script is not None else None)
-        async with self._opening:
-            if key not in self._clients:
-                if offline:
-                    model = self._stack.enter_context(OfflineModel(opts.script))
-                    endpoint = ModelEndpoint(base_url=model.base_url)
-                else:
-                    endpoint = hosted_endpoint(opts)
-                client = ResponsesClient(endpoint, events=self.shared)
-                self._clients[key] = await self._stack.enter_async_context(client)
-        return self._clients[key]
-
-    async def _sample(self, request: SamplingRequest) -> JSONObject:
-        """A server's sampling request, answered with the batch's model (opened on first use)."""
-        async with self._sampler_opening:
-            if self._sampler is None:
-                self._sampler = await model_sampler(self._stack, self.options)
-        return await self._sampler(request)
 
     def options_for(self, spec: TaskSpec) -> RunOptions:
         """The batch's run options with the task's overrides."""
@@ -142,10 +92,7 @@ class BatchSession:
     def _transcript(
         self, path: Path, state: TaskState | None, client: ResponsesClient | None
     ) -> TaskTranscript:
-        secrets = [s for server in self._servers for s in server.secrets]
-        if client is not None:
-            secrets += [client.endpoint.api_key] if client.endpoint.api_key else []
-            secrets += url_secrets(client.endpoint.base_url)
+        secrets = self.parts.secrets(client.endpoint if client is not None else None)
         return TaskTranscript(path, uuid.uuid4().hex[:12], state=state, preamble=self.router.preamble,
                               secrets=secrets)
 
@@ -160,7 +107,7 @@ class BatchSession:
             return recorded_result(spec, state)  # it had ended: only its result line was lost
         try:
             opts = self.options_for(spec)
-            client = await self._client(opts)
+            client = await self.parts.client(opts)
         except ToolrelayError as exc:
             if state is None:
                 self._transcript(path, None, None).close()
@@ -173,12 +120,7 @@ class BatchSession:
         relay: Relay | None = None
         try:
             async with self._task_catalog(opts, stream) as catalog:
-                instructions = catalog.server_instructions() if opts.server_instructions else None
-                relay = Relay(
-                    catalog, client, request_settings(opts, instructions), events=stream, limits=opts.limits,
-                    strict=opts.strict, approve=opts.approve or refusing(CONSENT_HINT), endpoint=client.url,
-                    hooks=opts.hooks,
-                )
+                relay = self.parts.relay(catalog, client, opts, events=stream)
                 if state is not None and state.uncertain:
                     return uncertain_result(spec, state, stream, relay, started)
                 with self.router.task(stream):
@@ -199,9 +141,7 @@ class BatchSession:
         if not self._isolated:
             yield self.catalog
             return
-        own = Catalog(self._isolated, events=stream, strict=opts.strict,
-                      protocol_version=opts.protocol_version, host=self._host, shared=self.catalog,
-                      expose_resources=opts.expose_resources, filters=opts.filters)
+        own = self.parts.catalog(self._isolated, self._host, events=stream, opts=opts, shared=self.catalog)
         async with own:
             yield own
 

@@ -18,13 +18,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..assembly.catalogs import catalog_of
 from ..client.auth.grant import Grant
 from ..client.auth.metadata import canonical_resource
 from ..client.auth.store import GrantStore
 from ..client.config import ServerConfig
 from ..errors import UsageError
 from ..events import EventStream
-from ..relay.catalog import Catalog, servers_from
+from ..relay.catalog import servers_from
 from .progress import ProgressPrinter
 from .sign_in import apply_auth_option
 
@@ -115,7 +116,7 @@ async def _login(args: argparse.Namespace) -> int:
     policy = apply_auth_option(args, fresh=True, browser=not args.no_browser)
     events = EventStream()
     events.subscribe(ProgressPrinter(verbose=False))
-    async with Catalog([server], events=events) as catalog:
+    async with catalog_of([server], events=events) as catalog:
         failure = catalog.unavailable.get(server.name)
         if failure is not None:
             raise failure

@@ -11,11 +11,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..client.config import PROTOCOL_CHOICES, with_cli_settings
+from ..assembly.catalogs import catalog_of, configured_servers
+from ..client.config import PROTOCOL_CHOICES
 from ..client.host import Host
 from ..events import EventStream
 from ..protocol.versions import DEFAULT_VERSION, LATEST_VERSION
-from ..relay.catalog import Catalog, servers_from
+from ..relay.catalog import Catalog
 from .progress import ProgressPrinter
 from .server_activity import ServerActivityPrinter
 from .sign_in import add_auth_option, apply_auth_option
@@ -92,18 +93,13 @@ def catalog_from_args(
     events.subscribe(ServerActivityPrinter())  # first: its bar is cleared before other lines
     events.subscribe(printer or ProgressPrinter(verbose=False))
     apply_auth_option(args)
-    servers = with_cli_settings(servers_from(Path(args.config) if args.config else None, events=events),
-                                log_level=getattr(args, "server_log_level", None),
-                                max_call_time=getattr(args, "call_max_time", None),
-                                roots=getattr(args, "roots", ()),
-                                max_sampling_per_call=getattr(args, "max_sampling_per_call", None))
-    return Catalog(
-        servers,
-        events=events,
-        strict=bool(getattr(args, "strict", False)),
-        protocol_version=args.protocol_version,
-        host=host,
-    )
+    servers = configured_servers(Path(args.config) if args.config else None, events=events,
+                                 log_level=getattr(args, "server_log_level", None),
+                                 max_call_time=getattr(args, "call_max_time", None),
+                                 roots=getattr(args, "roots", ()),
+                                 max_sampling_per_call=getattr(args, "max_sampling_per_call", None))
+    return catalog_of(servers, events=events, strict=bool(getattr(args, "strict", False)),
+                      protocol_version=args.protocol_version, host=host)
 
 
 def print_table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:

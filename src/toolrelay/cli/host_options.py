@@ -63,9 +63,10 @@ async def host_from_args(args: argparse.Namespace, stack: contextlib.AsyncExitSt
     sampler = None
     model = getattr(args, "model", None)
     if model is not None:
-        # the runner (model client, stand-in) only when a model is asked for: `tools` and
+        # the assembly's parts (model client, stand-in) only when a model is asked for: `tools` and
         # `call` start faster without it
-        from ..runner import RunOptions, check_options, model_sampler
+        from ..assembly.options import RunOptions
+        from ..assembly.parts import check_options, model_sampler
 
         options = RunOptions(model=model, base_url=getattr(args, "base_url", None),
                              script=getattr(args, "script", None))
@@ -84,7 +85,7 @@ def check_sampling_args(args: argparse.Namespace) -> None:
     """--script without --model offline is a usage error, as in ``run``."""
     if not getattr(args, "script", None):
         return
-    from ..runner import OFFLINE_MODEL
+    from ..assembly.options import OFFLINE_MODEL
 
     if getattr(args, "model", None) != OFFLINE_MODEL:
         raise UsageError("--script drives the offline model; add --model offline")

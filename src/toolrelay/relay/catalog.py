@@ -1,7 +1,8 @@
 """The catalog: every configured server connected, every tool declared, every call routed.
 
-``async with connect(config) as catalog`` starts all servers concurrently (a
-``client.pool.ServerPool``), assigns each listed tool an alias and builds the router.
+``async with connect(config) as catalog`` (``assembly.catalogs``, where every catalog is
+built) starts all servers concurrently (a ``client.pool.ServerPool``), assigns each
+listed tool an alias and builds the router.
 ``declarations()`` is the exact Responses ``tools`` array; ``call(function_call,
 context=...)`` (or ``call(alias, arguments_text)``) runs one call through ``dispatch``
 (parse → route → hooks → validate → consent → ``tools/call``) and always returns a
@@ -52,7 +53,7 @@ from .resource_tool import declaration as reader_declaration
 from .result import CallOutcome
 from .route import Route, Router
 
-__all__ = ["Catalog", "ConfigSource", "connect", "servers_from"]
+__all__ = ["Catalog", "ConfigSource", "servers_from"]
 
 _TOLD = frozenset({TaskSupport.__name__, ParamHeaders.__name__})
 """The filters whose withholding is said as a warning when the catalog is built."""
@@ -284,23 +285,3 @@ class Catalog:
         elif call_id is not None:
             raise UsageError("call_id= goes with an alias; a FunctionCall carries its own call_id")
         return await dispatch(self._table, call, context)
-
-
-def connect(
-    config: ConfigSource = None,
-    *,
-    events: EventStream | None = None,
-    strict: bool = False,
-    protocol_version: str | None = None,
-    log_dir: Path | None = None,
-    host: Host | None = None,
-    filters: Sequence[ToolFilter] = (),
-) -> Catalog:
-    """A catalog over ``config`` (a config file, server configs, or None for the built-in
-    file server on the current directory); use it as ``async with connect(...) as catalog``.
-    ``host`` answers what the servers ask (sampling, elicitation; default: refused, declined);
-    ``filters`` withhold listed tools from the model (``toolrelay.ToolFilter``)."""
-    stream = events or EventStream()
-    servers = servers_from(config, events=stream)
-    return Catalog(servers, events=stream, strict=strict, protocol_version=protocol_version, log_dir=log_dir,
-                   host=host, filters=filters)

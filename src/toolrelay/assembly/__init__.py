@@ -1,0 +1,10 @@
+"""What a run is built from, in one place (between ``runner`` / ``batches`` and ``relay``).
+
+- ``options``: ``RunOptions``, the one vocabulary of a run (library, CLI, batch);
+- ``parts``: ``Assembly``, which builds a run's parts from it (endpoint, clients, host,
+  catalog, relay, secrets) for ``run``, ``run_async``, ``run_stream`` and every batch task;
+- ``catalogs``: the servers and the one place a ``Catalog`` is built (also ``connect``).
+
+Only this package constructs a ``Relay`` or a ``Catalog`` (a test walks ``src/`` for it).
+Nothing is imported here, so that ``assembly.catalogs`` stays light for the CLI's verbs.
+"""

@@ -1,0 +1,62 @@
+"""The servers a run names, and the one place a ``Catalog`` is built.
+
+Light on purpose: ``toolrelay tools``, ``call``, ``resources``, ``prompts`` and ``auth``
+build their catalog here without importing the model client or the stand-in (their
+start-up time matters). A feature every catalog gets (a filter of the offer chain, say)
+goes into ``catalog_of``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..client.config import ServerConfig, with_cli_settings
+from ..client.host import Host
+from ..events import EventStream
+from ..relay.catalog import Catalog, ConfigSource, servers_from
+from ..relay.offer import ToolFilter
+
+__all__ = ["catalog_of", "configured_servers", "connect"]
+
+
+def configured_servers(
+    config: ConfigSource, *, events: EventStream, log_level: str | None = None,
+    max_call_time: float | None = None, roots: Sequence[str | os.PathLike[str]] = (),
+    max_sampling_per_call: int | None = None,
+) -> list[ServerConfig]:
+    """The servers ``config`` names (checked, with its notices on ``events``), with what the
+    command line says for all of them (``client.config.with_cli_settings``)."""
+    return with_cli_settings(servers_from(config, events=events), log_level=log_level,
+                             max_call_time=max_call_time, roots=roots,
+                             max_sampling_per_call=max_sampling_per_call)
+
+
+def catalog_of(
+    servers: Sequence[ServerConfig], *, events: EventStream, strict: bool = False,
+    protocol_version: str | None = None, host: Host | None = None, shared: Catalog | None = None,
+    expose_resources: bool = False, filters: Sequence[ToolFilter] = (), log_dir: Path | None = None,
+) -> Catalog:
+    """The catalog of ``servers`` (not yet open: ``async with``); the keywords are ``Catalog``'s."""
+    return Catalog(servers, events=events, strict=strict, protocol_version=protocol_version, host=host,
+                   shared=shared, expose_resources=expose_resources, filters=filters, log_dir=log_dir)
+
+
+def connect(
+    config: ConfigSource = None,
+    *,
+    events: EventStream | None = None,
+    strict: bool = False,
+    protocol_version: str | None = None,
+    log_dir: Path | None = None,
+    host: Host | None = None,
+    filters: Sequence[ToolFilter] = (),
+) -> Catalog:
+    """A catalog over ``config`` (a config file, server configs, or None for the built-in
+    file server on the current directory); use it as ``async with connect(...) as catalog``.
+    ``host`` answers what the servers ask (sampling, elicitation; default: refused, declined);
+    ``filters`` withhold listed tools from the model (``toolrelay.ToolFilter``)."""
+    stream = events or EventStream()
+    return catalog_of(servers_from(config, events=stream), events=stream, strict=strict,
+                      protocol_version=protocol_version, log_dir=log_dir, host=host, filters=filters)

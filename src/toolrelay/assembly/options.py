@@ -1,0 +1,177 @@
+"""What a run can be told: ``RunOptions`` (the library's and the CLI's one vocabulary), and
+the checks and request settings that follow from it alone.
+
+``run(task, **options)`` takes ``RunOptions``' fields as keywords (``RunKeywords``, kept equal
+by a test); ``assembly.parts`` builds a run's parts from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypedDict
+
+from ..client.host import Elicitor, SamplingApprover
+from ..errors import UsageError
+from ..events import EventStream
+from ..relay.catalog import ConfigSource
+from ..relay.context import CallHook
+from ..relay.instructions import with_server_instructions
+from ..relay.loop import Approver, RunLimits, RunResult
+from ..relay.offer import ToolFilter
+from ..relay.request import RequestSettings
+from ..relay.run_events import RunListener
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "OFFLINE_MODEL",
+    "RunKeywords",
+    "RunOptions",
+    "check_context_mode",
+    "request_settings",
+]
+
+DEFAULT_MODEL = "gpt-4.1"
+OFFLINE_MODEL = "offline"
+
+
+@dataclass(kw_only=True)
+class RunOptions:
+    """Everything a run can be told; defaults match the CLI's."""
+
+    model: str = DEFAULT_MODEL
+    """A model name, or ``offline`` for the built-in stand-in on loopback."""
+    base_url: str | None = None
+    """The Responses endpoint (default ``OPENAI_BASE_URL`` or OpenAI's)."""
+    api_key: str | None = None
+    """Default: ``OPENAI_API_KEY`` (or Azure's) from the environment."""
+    config: ConfigSource = None
+    """An MCP config file or server configs; None = the built-in file server on the cwd."""
+    strict: bool = False
+    chain: bool = False
+    store: bool | None = None
+    instructions: str | None = None
+    tool_choice: str = "auto"
+    parallel_tool_calls: bool = True
+    stream: bool = True
+    """Stream the answers (``--no-stream``: False asks for whole responses)."""
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    limits: RunLimits = field(default_factory=RunLimits)
+    approve: Approver | None = None
+    """Asked before tools that are not read-only; None refuses them (the model is told)."""
+    approve_sampling: SamplingApprover | None = None
+    """Asked before a server's sampling request goes to the run's model; None refuses them
+    (the server gets error -1)."""
+    elicit: Elicitor | None = None
+    """Answers servers' elicitations (a form or a URL for the user); None declines them."""
+    script: str | Path | None = None
+    """The offline model's script (``--script``)."""
+    transcript: str | Path | None = None
+    events: EventStream | None = None
+    prompt: str | None = None
+    """Start from a server's prompt, ``SERVER/NAME`` (``--prompt``); the task, if any, follows it."""
+    prompt_arguments: Mapping[str, str] = field(default_factory=dict)
+    """The prompt's arguments (``--arg k=v``)."""
+    resources: Sequence[str] = ()
+    """Resource URIs attached to the task as input parts (``--resource``)."""
+    expose_resources: bool = False
+    """Offer the model a ``<server>__read_resource(uri)`` tool per server with resources
+    (``--expose-resources``), so it can follow a ``resource_link``."""
+    filters: Sequence[ToolFilter] = ()
+    """Links added to the offer chain (``toolrelay.ToolFilter``): tools they withhold are not
+    offered to the model, each recorded with its reason (``--engine ray``: picklable ones)."""
+    server_instructions: bool = True
+    """Pass each server's initialize ``instructions`` on to the model (``--no-server-instructions``)."""
+    protocol_version: str | None = None
+    """The MCP revision asked of every server (``--protocol-version``); None: each server's
+    config pin (``toolrelay.protocolVersion``), else ``auto`` (the probe)."""
+    server_log_level: str | None = None
+    """Log messages asked of every server (``--server-log-level``; wins over ``logLevel``)."""
+    call_max_time: float | None = None
+    """The most a tools/call may take in all (``--call-max-time``; wins over ``maxCallTime``)."""
+    max_sampling_per_call: int | None = None
+    """Sampling requests of a server answered during one tool call (``--max-sampling-per-call``;
+    wins over ``maxSamplingPerCall``, default 32); the rest are refused."""
+    roots: Sequence[str | Path] = ()
+    """Directories every server is told it may work in (``--root``; wins over a config's
+    ``roots``, never over ``"roots": false``); none: only the config's roots are declared."""
+    environ: Mapping[str, str] | None = None
+    run_id: str | None = None
+    on_result: Callable[[RunResult], None] | None = None
+    """Called with the result as soon as the run ends, before the servers are stopped
+    (which can take seconds, or be interrupted): the CLI prints the answer there."""
+    on_event: RunListener | None = None
+    """Told each event of ``relay.run_events`` as it happens (``run_stream`` iterates them)."""
+    hooks: Sequence[CallHook] = ()
+    """Asked before every tool call and told its outcome (``relay.context.CallHook``); in
+    a batch, every task's calls (under Ray, each worker runs its own copy)."""
+
+
+class RunKeywords(TypedDict, total=False):
+    """The keywords of ``run(task, **options)``: ``RunOptions``' fields, each optional, so
+    that an IDE completes them and a type checker checks them (a test keeps the two equal)."""
+
+    model: str
+    base_url: str | None
+    api_key: str | None
+    config: ConfigSource
+    strict: bool
+    chain: bool
+    store: bool | None
+    instructions: str | None
+    tool_choice: str
+    parallel_tool_calls: bool
+    stream: bool
+    extra_body: dict[str, Any]
+    limits: RunLimits
+    approve: Approver | None
+    approve_sampling: SamplingApprover | None
+    elicit: Elicitor | None
+    script: str | Path | None
+    transcript: str | Path | None
+    events: EventStream | None
+    prompt: str | None
+    prompt_arguments: Mapping[str, str]
+    resources: Sequence[str]
+    expose_resources: bool
+    filters: Sequence[ToolFilter]
+    server_instructions: bool
+    protocol_version: str | None
+    server_log_level: str | None
+    call_max_time: float | None
+    max_sampling_per_call: int | None
+    roots: Sequence[str | Path]
+    environ: Mapping[str, str] | None
+    run_id: str | None
+    on_result: Callable[[RunResult], None] | None
+    on_event: RunListener | None
+    hooks: Sequence[CallHook]
+
+
+def check_context_mode(opts: RunOptions) -> None:
+    """Chain mode continues from the previous response as the endpoint stored it; with
+    store: false it stores none, and the endpoint would be wrongly blamed afterwards."""
+    if opts.chain and (opts.store is False or opts.extra_body.get("store") is False):
+        raise UsageError(
+            "--chain (chain=True) continues from the previous response as the endpoint stored it, and "
+            "--no-store (store=False) sends store: false, so it keeps none: use one of them "
+            "(without --chain the context is replayed, which works with store: false)"
+        )
+
+
+def request_settings(
+    opts: RunOptions, server_instructions: Mapping[str, str] | None = None
+) -> RequestSettings:
+    """What every request of a run with ``opts`` carries, with the ``server_instructions``
+    (server name → its initialize instructions) after the run's own."""
+    return RequestSettings(
+        model=opts.model,
+        instructions=with_server_instructions(opts.instructions, server_instructions),
+        tool_choice=opts.tool_choice,
+        parallel_tool_calls=opts.parallel_tool_calls,
+        context_mode="chain" if opts.chain else "replay",
+        store=opts.store,
+        stream=opts.stream,
+        extra=dict(opts.extra_body),
+    )
