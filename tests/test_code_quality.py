@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -48,8 +49,6 @@ def test_the_import_contract_holds() -> None:
 def test_only_the_assembly_builds_a_relay_or_a_catalog() -> None:
     # assembly/ is the one composition root: a feature every run, batch task and verb gets
     # is installed there once, which holds only while nobody else builds these two
-    import ast
-
     built = {"Relay", "Catalog"}
     src = REPO / "src" / "toolrelay"
     found = []
@@ -57,10 +56,8 @@ def test_only_the_assembly_builds_a_relay_or_a_catalog() -> None:
         if path.is_relative_to(src / "assembly"):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not isinstance(node, ast.Call):
-                continue
-            func = node.func
-            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            func = node.func if isinstance(node, ast.Call) else None
+            name = getattr(func, "id", None) or getattr(func, "attr", None)  # Catalog(…), relay.Catalog(…)
             if name in built:
                 found.append(f"{path.relative_to(REPO)}:{node.lineno} {name}(")
     assert found == [], f"built outside src/toolrelay/assembly/: {found}"

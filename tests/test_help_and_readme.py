@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Callable
 
 import pytest
 
@@ -125,3 +126,21 @@ def test_a_long_help_is_grouped_and_names_its_reference(verb: str) -> None:
     reference = f"docs/cli.md#toolrelay-{verb}-options"
     assert reference in text
     assert reference.partition("#")[2] in heading_anchors(CLI_DOC)
+
+
+def test_run_and_batch_declare_their_common_options_once() -> None:
+    """What ``run`` and ``batch`` both take comes from one declaration (``cli/run_options.py``),
+    so a new option of both is added there once; ``--elicit`` alone differs by design (a
+    batch never prompts)."""
+    from toolrelay.cli.run_options import add_run_options
+
+    common = set(long_options(command_parser("run"))) & set(long_options(command_parser("batch")))
+    declared = set(long_options(_parser_with(add_run_options)))
+    assert sorted(common - declared - {"--elicit"}) == []
+    assert sorted(declared - common) == []
+
+
+def _parser_with(add: Callable[[argparse.ArgumentParser, str], None]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(add_help=False)
+    add(parser, "run")
+    return parser

@@ -19,20 +19,16 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from ..assembly.options import OFFLINE_MODEL
 from ..batches import ENGINES, BatchOptions, Summary, TaskFile, TaskSpec, batch_async, read_results
 from ..batches.results import RESULTS_FILE
 from ..client.host import accept_defaults
 from ..errors import UsageError
 from ..relay.consent import approve_all
-from ..relay.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET
-from ..relay.streaming import EARLY_POLICIES
-from ..runner import OFFLINE_MODEL
 from .batch_progress import BatchProgress
-from .common import add_root_option, add_server_options, positive_count, positive_seconds
+from .common import positive_count, positive_seconds
 from .consent import sampling_approver
-from .host_options import add_sampling_cap_option
-from .run_cmd import add_expose_resources, add_model_options, shaping_options
-from .server_activity import add_call_max_time_option, add_log_level_option
+from .run_options import add_run_options, shaping_options
 from .sign_in import apply_auth_option
 
 __all__ = ["configure", "run"]
@@ -67,43 +63,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--collect", action="store_true",
         help="Ray: send each transcript back to this machine (else workers write into DIR, "
              "which must then be a shared path)")
-    add_server_options(parser)
-    add_root_option(parser)
-    add_model_options(parser)
-    _add_run_options(parser)
-    parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
-
-
-def _add_run_options(parser: argparse.ArgumentParser) -> None:
-    add = parser.add_argument
-    add("--instructions", help="system instructions sent with every request")
-    add("--chain", action="store_true", help="send previous_response_id instead of replaying the context")
-    add("--no-store", dest="store", action="store_const", const=False, default=None, help="send store: false")
-    add("--tool-choice", default="auto", metavar="CHOICE", help="auto (default), required, none, or an alias")
-    add("--no-parallel", dest="parallel", action="store_false", help="parallel_tool_calls: false")
-    add("--no-stream", dest="stream", action="store_false", help="ask for whole responses")
-    add("--early", choices=EARLY_POLICIES, default="read-only",
-        help="calls that start while their response still streams (default read-only)")
-    add("--max-turns", type=positive_count, default=10, metavar="N",
-        help="model requests per task (default 10)")
-    add("--max-tool-calls", type=positive_count, metavar="N", help="tool calls per task")
-    add("--timeout", type=positive_seconds, metavar="S", help="wall-clock limit per task, in seconds")
-    add("--call-timeout", type=positive_seconds, metavar="S",
-        help="per tools/call: seconds without an answer or progress (default: each server's)")
-    add_call_max_time_option(parser)
-    add_log_level_option(parser)
-    add_sampling_cap_option(parser)
-    add("--output-budget", type=positive_count, default=DEFAULT_OUTPUT_BUDGET, metavar="CHARS",
-        help=f"tool output passed on before it is cut (default {DEFAULT_OUTPUT_BUDGET})")
-    add("--media-budget", type=positive_count, default=DEFAULT_MEDIA_BUDGET, metavar="BYTES",
-        help=f"images and files per tool output passed on (default {DEFAULT_MEDIA_BUDGET})")
-    add("--text-only", action="store_true", help="images/files in results become text stand-ins")
-    add_expose_resources(parser)
-    add("--yes", action="store_true",
-        help="run tools that are not read-only and let servers sample the model (a batch never prompts)")
+    add_run_options(parser, "batch")
     add("--elicit", choices=("defaults", "decline"), default="decline",
         help="servers' questions: accept a form's defaults, or decline (default; a batch never prompts)")
-    add("--quiet", action="store_true", help="no progress on stderr")
+    parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
 
 
 def options_from_args(args: argparse.Namespace) -> BatchOptions:

@@ -18,26 +18,23 @@ import json
 import os
 import sys
 from dataclasses import replace
-from pathlib import Path
 
 from ..errors import UsageError
 from ..events import EventStream
 from ..relay.consent import Approver, approve_all, refusing
 from ..relay.endings import ending_line
-from ..relay.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET
-from ..relay.loop import RunLimits, RunResult
-from ..relay.streaming import EARLY_POLICIES
-from ..runner import DEFAULT_MODEL, OFFLINE_MODEL, RunOptions, run_async
+from ..relay.loop import RunResult
+from ..runner import OFFLINE_MODEL, RunOptions, run_async
 from .answer import AnswerPrinter
-from .common import add_root_option, add_server_options, positive_count, positive_seconds
 from .consent import NO_TERMINAL_HINT, sampling_approver, terminal_approver
 from .elicitation import elicitor_for
-from .host_options import add_elicit_options, add_sampling_cap_option
+from .host_options import add_elicit_options
 from .progress import AtFirstStart, ProgressPrinter, failure_text
-from .server_activity import ServerActivityPrinter, add_call_max_time_option, add_log_level_option
+from .run_options import add_run_options, shaping_options
+from .server_activity import ServerActivityPrinter
 from .sign_in import apply_auth_option
 
-__all__ = ["add_expose_resources", "add_model_options", "configure", "run"]
+__all__ = ["configure", "run"]
 
 EXAMPLES = """examples:
   toolrelay run "Read the first 20 lines of notes.txt" --model offline
@@ -49,73 +46,25 @@ model endpoint: OPENAI_API_KEY, OPENAI_BASE_URL (or --base-url); Azure OpenAI wi
 AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY and OPENAI_API_VERSION; --model offline: a stand-in."""
 
 
-def add_model_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", default=DEFAULT_MODEL,
-                        help=f"model name, or 'offline' (default {DEFAULT_MODEL})")
-    parser.add_argument("--base-url", metavar="URL",
-                        help="Responses endpoint (default OPENAI_BASE_URL or OpenAI)")
-    parser.add_argument("--script", metavar="FILE", help="the offline model's script (with --model offline)")
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task", nargs="?", default="",
                         help="what the model should do (may be left out with --prompt)")
-    add_server_options(parser)
-    add_root_option(parser)
-    add_model_options(parser)
+    add_run_options(parser, "run")
     add = parser.add_argument
-    add("--instructions", help="system instructions sent with every request")
     add("--prompt", metavar="SERVER/NAME",
         help="start from a server's prompt (see `toolrelay prompts`); the task, if given, follows it")
     add("--arg", dest="prompt_arguments", action="append", default=[], type=prompt_argument, metavar="K=V",
         help="an argument of --prompt (repeat for more)")
     add("--resource", dest="resources", action="append", default=[], metavar="URI",
         help="attach a server's resource to the task (see `toolrelay resources`; repeat for more)")
-    add_expose_resources(parser)
     add("--no-server-instructions", dest="server_instructions", action="store_false",
         help="leave out the instructions servers send at start-up (added after yours by default)")
-    add("--chain", action="store_true",
-        help="send previous_response_id instead of replaying the context (not with --no-store)")
-    add("--no-store", dest="store", action="store_const", const=False, default=None,
-        help="send store: false (and ask for encrypted reasoning items to replay)")
-    add("--tool-choice", default="auto", metavar="CHOICE", help="auto (default), required, none, or an alias")
-    add("--no-parallel", dest="parallel", action="store_false",
-        help="parallel_tool_calls: false (at most one call per turn)")
-    add("--no-stream", dest="stream", action="store_false",
-        help="ask for whole responses instead of streamed ones (the text then appears at once)")
-    add("--early", choices=EARLY_POLICIES, default="read-only",
-        help="calls that start while their response still streams: read-only (default: tools "
-             "annotated readOnlyHint), all, or none (servers whose annotations you do not trust)")
-    add("--max-turns", type=positive_count, default=10, metavar="N", help="model requests (default 10)")
-    add("--max-tool-calls", type=positive_count, metavar="N", help="tool calls in the whole run")
-    add("--timeout", type=positive_seconds, metavar="S", help="wall-clock limit for the run, in seconds")
-    add("--call-timeout", type=positive_seconds, metavar="S",
-        help="per tools/call: seconds without an answer or progress (default: each server's, 60)")
-    add_call_max_time_option(parser)
-    add_log_level_option(parser)
-    add_sampling_cap_option(parser)
-    add("--output-budget", type=positive_count, default=DEFAULT_OUTPUT_BUDGET, metavar="CHARS",
-        help=f"tool output passed on before it is cut (default {DEFAULT_OUTPUT_BUDGET})")
-    add("--media-budget", type=positive_count, default=DEFAULT_MEDIA_BUDGET, metavar="BYTES",
-        help=f"images and files per tool output passed on (default {DEFAULT_MEDIA_BUDGET})")
-    add("--text-only", action="store_true",
-        help="images/files in results become text stand-ins (for text-only endpoints)")
-    add("--yes", action="store_true",
-        help="approve every call of tools not marked read-only, and every sampling request of a server")
     add_elicit_options(parser)
     add("--transcript", metavar="FILE", help="record every event as JSONL")
     add("--fail-on-call-error", action="store_true",
         help="exit 1 when any tool call failed, even if the model answered")
     add("--json", action="store_true", help="print the whole result as JSON on stdout")
-    add("--quiet", action="store_true", help="no progress on stderr")
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
-
-
-def add_expose_resources(parser: argparse.ArgumentParser) -> None:
-    """``--expose-resources`` (run and batch)."""
-    parser.add_argument(
-        "--expose-resources", action="store_true",
-        help="offer a SERVER__read_resource(uri) tool per server with resources (for resource_link)")
 
 
 def prompt_argument(text: str) -> tuple[str, str]:
@@ -133,24 +82,6 @@ def approver(yes: bool, lock: asyncio.Lock | None = None) -> Approver:
     if sys.stdin.isatty() and sys.stderr.isatty():
         return terminal_approver(lock=lock)
     return refusing(NO_TERMINAL_HINT)
-
-
-def shaping_options(args: argparse.Namespace) -> RunOptions:
-    """What the options shaping a run say (model, servers, requests, limits): shared by
-    ``run`` and ``batch``, each adding how it asks for consent and where it records."""
-    return RunOptions(
-        model=args.model, base_url=args.base_url, config=Path(args.config) if args.config else None,
-        strict=args.strict, chain=args.chain, store=args.store, instructions=args.instructions,
-        tool_choice=args.tool_choice, parallel_tool_calls=args.parallel, stream=args.stream,
-        limits=RunLimits(
-            max_turns=args.max_turns, max_tool_calls=args.max_tool_calls, timeout=args.timeout,
-            call_timeout=args.call_timeout, output_budget=args.output_budget,
-            media_budget=args.media_budget, multimodal=not args.text_only, early=args.early,
-        ),
-        script=args.script, protocol_version=args.protocol_version, expose_resources=args.expose_resources,
-        server_log_level=args.server_log_level, call_max_time=args.call_max_time, roots=args.roots,
-        max_sampling_per_call=args.max_sampling_per_call,
-    )
 
 
 def options_from_args(args: argparse.Namespace, events: EventStream) -> RunOptions:
