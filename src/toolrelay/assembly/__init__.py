@@ -7,4 +7,7 @@
 
 Only this package constructs a ``Relay`` or a ``Catalog`` (a test walks ``src/`` for it).
 Nothing is imported here, so that ``assembly.catalogs`` stays light for the CLI's verbs.
+
+Layering: below ``runner`` and ``batches``, above relay/; it imports relay/, client/,
+model/, offline/ and the bottom modules, never runner, batches/, cli/, verify/, view/ or demo.
 """
