@@ -5,18 +5,22 @@ ranking (a table, or the hits as JSON) over the 500-tool catalog of 20 real serv
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import json
 import subprocess
 import sys
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import toolrelay
 from testkit.processes import run
-from testkit.servers import catalog_server
+from testkit.servers import GROWING_SERVER, catalog_server
+from toolrelay.client.config import ServerConfig
 from toolrelay.relay.tool_search import SearchEntry, ToolIndex, entry_for, query_terms
 
 
@@ -68,6 +72,35 @@ def test_limit_ties_and_queries_with_nothing_to_look_for() -> None:
     assert index.search("nothing-here", 3) == []
     with pytest.raises(ValueError, match=r"limit must be at least 1 \(got 0\)"):
         index.search("items", 0)
+
+
+class Withhold:
+    """A library filter keeping one tool from the model."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def withhold(self, listing: toolrelay.ServerListing) -> Mapping[str, str]:
+        return {self.name: "kept from the model by the test"}
+
+
+def test_the_catalog_index_follows_the_offer_a_filter_and_a_relisted_server() -> None:
+    growing = ServerConfig(name="grow", transport="stdio", command=sys.executable,
+                           args=(str(GROWING_SERVER),))
+
+    async def main() -> tuple[list[str], list[str], list[str]]:
+        async with toolrelay.connect([growing], filters=[Withhold("tool_1")]) as catalog:
+            before = _aliases(catalog.search_index(), "tool grow")
+            for alias in ("grow__grow", "grow__grow"):  # each call lists one more tool
+                assert (await catalog.call(alias, "{}")).status == "ok"
+            assert await catalog.refresh_if_changed()
+            after = _aliases(catalog.search_index(), "tool_1 tool_2")
+            return before, after, [entry.alias for entry in catalog.withheld]
+
+    before, after, withheld = asyncio.run(main())
+    assert before == ["grow__grow"]
+    assert after[0] == "grow__tool_2" and withheld == ["grow__tool_1"]
+    assert "grow__tool_1" not in after  # withheld: never found, though the query names it
 
 
 # -- the 500-tool catalog, through the CLI -------------------------------------------------
