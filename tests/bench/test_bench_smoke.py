@@ -39,11 +39,14 @@ FAKE_RESPONSES_SCRIPT = "../tests/testkit/servers/fake_responses.py"
         ("loop_bench.py", "--runner"),
         ("stream_bench.py", "--scale"),
         ("batch_bench.py", "--tasks"),
+        ("search_bench.py", "--rounds"),
+        ("catalog_startup_bench.py", "--servers"),
         ("run_all.py", "--only"),
         ("setup_peers.py", "--node"),
         (FAKE_RESPONSES_SCRIPT, "--text"),
         ("../tests/testkit/servers/fake_stream.py", "--stamp"),
         ("../tests/testkit/servers/slow_server.py", "--seconds"),
+        ("../tests/testkit/servers/catalog_server.py", "--print-config"),
     ],
 )
 def test_every_bench_script_answers_help(script: str, mentions: str) -> None:

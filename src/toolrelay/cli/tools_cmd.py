@@ -25,6 +25,7 @@ from ..relay.declare import DeclarationReport
 from .common import add_root_option, add_server_options, catalog_from_args, print_json
 from .host_options import add_sampling_options, check_sampling_args, host_from_args
 from .server_activity import add_log_level_option
+from .tools_search import add_search_options, check_search_args, print_search
 
 __all__ = ["configure", "run"]
 
@@ -32,7 +33,8 @@ EXAMPLES = """examples:
   toolrelay tools                          the built-in file server on this directory
   toolrelay tools --config ~/.cursor/mcp.json --json
   toolrelay tools --all --json             the tools array and the withheld tools, with why
-  toolrelay tools --strict --report        what strict mode changes, tool by tool"""
+  toolrelay tools --strict --report        what strict mode changes, tool by tool
+  toolrelay tools --search "read a file" --limit 3   what a tool search would load, best first"""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -46,12 +48,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--report", action="store_true", help="print the strict-mode conversion report for every tool"
     )
+    add_search_options(parser)
     add_sampling_options(parser)
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
 
 
 def run(args: argparse.Namespace) -> int:
     check_sampling_args(args)
+    check_search_args(args)
     return asyncio.run(_run(args))
 
 
@@ -59,7 +63,9 @@ async def _run(args: argparse.Namespace) -> int:
     async with contextlib.AsyncExitStack() as stack:
         host = await host_from_args(args, stack)
         catalog = await stack.enter_async_context(catalog_from_args(args, EventStream(), host=host))
-        if args.report and args.json:
+        if args.search is not None:
+            print_search(catalog, args)
+        elif args.report and args.json:
             print_json([_report_json(report) for report in catalog.report(strict=True)])
         elif args.json and args.all:
             print_json({"tools": catalog.declarations(),

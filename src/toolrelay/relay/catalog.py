@@ -52,6 +52,7 @@ from .resource_tool import ResourceTools
 from .resource_tool import declaration as reader_declaration
 from .result import CallOutcome
 from .route import Route, Router
+from .tool_search import ToolIndex, entry_for
 
 __all__ = ["Catalog", "ConfigSource", "servers_from"]
 
@@ -103,6 +104,7 @@ class Catalog:
         self._sets: dict[bool, DeclarationSet] = {}
         self._filters = checked_filters(filters)
         self._offer = Offer(offered=())
+        self._index: ToolIndex | None = None
         self._told_hidden: set[tuple[str, str]] = set()
         # Replaced, never changed in place: a call in flight keeps the table it started with.
         self._table = DispatchTable(
@@ -169,6 +171,7 @@ class Catalog:
     def _rebuild(self, reason: str) -> None:
         self._offer = offer(self._listings(), self._filters)
         self._sets = {}  # rebuilt lazily by _set, for each mode asked for
+        self._index = None  # and the search index by search_index
         plain = self._set(False)
         router = Router(
             Route(
@@ -240,6 +243,15 @@ class Catalog:
             self._table = replace(self._table, strict_aliases=offered)
         readers = [route for route in self._table.router if route.reads_resources]
         return declared.tools() + [reader_declaration(route, strict=chosen) for route in readers]
+
+    def search_index(self) -> ToolIndex:
+        """toolrelay's own tool search over the offered tools only (a withheld tool is never
+        found); built on first use, again after each rebuild. Hits name alias, server, tool."""
+        if self._index is None:
+            aliases = {(d.server, d.tool): d.alias for d in self._set(False).declarations}
+            self._index = ToolIndex.build(entry_for(aliases[(server, tool["name"])], server, tool)
+                                          for server, tool in self._offer.offered)
+        return self._index
 
     def report(self, *, strict: bool = True) -> list[DeclarationReport]:
         """What was changed for each tool on its way to the model, and why."""

@@ -15,6 +15,8 @@ stdio MCP servers (the standard library only, unless noted):
   progress_server.py      reports progress and log messages during a call (honours logging/setLevel)
   offer_server.py         instructions, an outputSchema, audience annotations, a resource_link
   ledger_server.py        notes every call it runs in a ledger file (batch kill-and-resume proof)
+  catalog_server.py       one of 20 realistic servers × 25 tools (github, slack, ...): the 500-tool
+                          catalog of the tool search tests and benches (``--print-config``)
   echo_stdio_server.py    ``EchoService`` on toolrelay's own stdio server runtime
   asking_server.py        asks its client for roots, sampling, elicitation (also as tasks) during a call
   resource_events_server.py  resources that change (list_changed, subscribe / updated), a blob
@@ -51,6 +53,7 @@ SLOW_SERVER = SERVERS / "slow_server.py"
 PROGRESS_SERVER = SERVERS / "progress_server.py"
 OFFER_SERVER = SERVERS / "offer_server.py"
 LEDGER_SERVER = SERVERS / "ledger_server.py"
+CATALOG_SERVER = SERVERS / "catalog_server.py"
 ASKING_SERVER = SERVERS / "asking_server.py"
 TASK_SERVER = SERVERS.parents[2] / "examples" / "task_server.py"
 """Tools that must run as MCP tasks (complete, fail, never end, ask): docs/host.md's example too."""

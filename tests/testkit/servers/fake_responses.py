@@ -13,9 +13,10 @@ The bodies are toolrelay's own wire shapes (``toolrelay.offline.wire``: the full
 HTTP server (``toolrelay.httpserver``, keep-alive). It keeps no ledger and runs no request
 checks, so its cost per request is small and the same for every runner.
 
-Side endpoints (not OpenAI's): ``GET /_stats`` → ``{"requests": n, "handler_s_total": s}``
-(its own time, from the end of reading a request to the end of writing the answer) and
-``POST /_stats/reset``.
+Side endpoints (not OpenAI's): ``GET /_stats`` → ``{"requests": n, "handler_s_total": s,
+"first_request_monotonic": t}`` (its own time, from the end of reading a request to the end
+of writing the answer; ``time.monotonic()`` when the first Responses request since the last
+reset was read, None before: the start-up bench's "first request") and ``POST /_stats/reset``.
 
     python fake_responses.py [--text TEXT] [--max-seconds 3600]
     → prints FAKE_RESPONSES_BASE_URL=http://127.0.0.1:PORT/v1, serves until killed
@@ -45,6 +46,7 @@ class Endpoint:
         self.text = text
         self.requests = 0
         self.handler_s = 0.0
+        self.first_request: float | None = None
         self._ids = itertools.count(1)
         self._prefix = f"{os.getpid():x}"
 
@@ -75,10 +77,11 @@ class Endpoint:
         self.handler_s += seconds
 
     def stats(self) -> dict[str, Any]:
-        return {"requests": self.requests, "handler_s_total": self.handler_s}
+        return {"requests": self.requests, "handler_s_total": self.handler_s,
+                "first_request_monotonic": self.first_request}
 
     def reset(self) -> None:
-        self.requests, self.handler_s = 0, 0.0
+        self.requests, self.handler_s, self.first_request = 0, 0.0, None
 
 
 def _output_text(output: Any) -> str:
@@ -107,6 +110,8 @@ class Handler:
         elif not request.path.rstrip("/").endswith("/responses"):
             await _send(http, 404, {"error": {"message": "no such route", "type": "invalid_request_error"}})
         else:
+            if self.endpoint.first_request is None:
+                self.endpoint.first_request = time.monotonic()
             body = json.loads(request.body or b"{}")
             if body.get("stream"):
                 await _send(http, 400, {"error": {"message": "stream is not offered by the bench endpoint"}})
