@@ -30,11 +30,12 @@ from .events import EventStream
 from .model import ModelEndpoint, ResponsesClient
 from .offline import OfflineModel, load_script
 from .redaction import url_secrets
-from .relay.catalog import Catalog, ConfigSource, servers_from
+from .relay.catalog import Catalog, ConfigSource, StructuredOutput, servers_from
 from .relay.consent import LIBRARY_HINT, refusing
 from .relay.context import CallHook
 from .relay.instructions import with_server_instructions
 from .relay.loop import Approver, Relay, RunLimits, RunResult
+from .relay.namespaces import DeclareMode
 from .relay.offer import ToolFilter
 from .relay.offered import starting_input
 from .relay.request import RequestSettings
@@ -75,6 +76,12 @@ class RunOptions:
     config: ConfigSource = None
     """An MCP config file or server configs; None = the built-in file server on the cwd."""
     strict: bool = False
+    declare: DeclareMode = "flat"
+    """``namespaces``: each server is one Responses ``namespace`` of its tools' bare names
+    (``--declare``); ``flat``: one ``server__tool`` function per tool."""
+    structured_output: StructuredOutput = "auto"
+    """``auto``: a tool's ``outputSchema`` is declared as ``output_schema`` and its valid
+    ``structuredContent`` is what the model reads (``--structured-output``); ``off``: never."""
     chain: bool = False
     store: bool | None = None
     instructions: str | None = None
@@ -143,6 +150,8 @@ class RunKeywords(TypedDict, total=False):
     api_key: str | None
     config: ConfigSource
     strict: bool
+    declare: DeclareMode
+    structured_output: StructuredOutput
     chain: bool
     store: bool | None
     instructions: str | None
@@ -201,6 +210,7 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
             elicitor=opts.elicit or declining(ELICIT_LIBRARY_HINT),
         )
         catalog = Catalog(servers, events=events, strict=opts.strict, protocol_version=opts.protocol_version,
+                          declare=opts.declare, structured_output=opts.structured_output,
                           host=host, expose_resources=opts.expose_resources, filters=opts.filters)
         await stack.enter_async_context(catalog)
         client = await stack.enter_async_context(ResponsesClient(endpoint, events=events))

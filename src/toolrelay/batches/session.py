@@ -83,7 +83,8 @@ class BatchSession:
             elicitor=options.elicit or declining(ELICIT_HINT),
         )
         shared = [server for server in self._servers if not server.isolate]
-        self.catalog = Catalog(shared, events=self.shared, strict=options.strict,
+        self.catalog = Catalog(shared, events=self.shared, strict=options.strict, declare=options.declare,
+                               structured_output=options.structured_output,
                                protocol_version=options.protocol_version, host=self._host,
                                expose_resources=options.expose_resources, filters=options.filters)
         self._stack = contextlib.AsyncExitStack()
@@ -199,7 +200,8 @@ class BatchSession:
         if not self._isolated:
             yield self.catalog
             return
-        own = Catalog(self._isolated, events=stream, strict=opts.strict,
+        own = Catalog(self._isolated, events=stream, strict=opts.strict, declare=opts.declare,
+                      structured_output=opts.structured_output,
                       protocol_version=opts.protocol_version, host=self._host, shared=self.catalog,
                       expose_resources=opts.expose_resources, filters=opts.filters)
         async with own:

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from ..relay.declare import declare_tools
+from ..relay.namespaces import function_tools_by_alias
 from ..relay.request import user_message
 from .evidence import seqs_of
 from .facts import RunFacts
@@ -67,7 +68,7 @@ def _derived(catalog: dict[str, Any], run: RunRecord, facts: RunFacts) -> Findin
                 catalog,
             )
         pairs.append((server, listing.tools[tool]))
-    derived = declare_tools(pairs, strict=run.strict).tools() + readers
+    derived = _derive(catalog, pairs, run.strict) + readers
     path = first_difference(derived, catalog.get("tools"))
     if path is None:
         return _finding(
@@ -86,6 +87,22 @@ def _derived(catalog: dict[str, Any], run: RunRecord, facts: RunFacts) -> Findin
         None,
         catalog,
     )
+
+
+def _derive(catalog: dict[str, Any], pairs: list[tuple[str, Any]], strict: bool) -> list[dict[str, Any]]:
+    """The declarations ``declare_tools`` gives for ``pairs`` in the catalog's mode: namespaces
+    when it records them (their descriptions, from the servers' initialize, taken as recorded),
+    ``output_schema`` when any recorded tool has one (``--structured-output auto``)."""
+    namespaces = catalog.get("namespaces")
+    recorded = catalog.get("tools")
+    structured = any("output_schema" in tool for tool in function_tools_by_alias(recorded).values())
+    if not isinstance(namespaces, dict) or not namespaces:
+        return declare_tools(pairs, strict=strict, structured=structured).tools()
+    described = {tool.get("name"): tool.get("description") for tool in recorded if isinstance(tool, dict)} \
+        if isinstance(recorded, list) else {}
+    descriptions = {server: str(described.get(name) or "") for name, server in namespaces.items()}
+    return declare_tools(pairs, strict=strict, declare="namespaces", descriptions=descriptions,
+                         structured=structured).tools()
 
 
 def _withheld_offered(catalog: dict[str, Any]) -> Finding | None:
