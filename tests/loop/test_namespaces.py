@@ -28,6 +28,7 @@ from toolrelay.local import in_process_file_server
 from toolrelay.relay.catalog import connect
 from toolrelay.runner import RunOptions, run_async
 from toolrelay.verify import Verdict, load_run, verify
+from toolrelay.view.build import build_trace
 
 TWO_SERVERS = {"turns": [
     {"calls": [{"namespace": "fs", "name": "read_text_file", "arguments": {"path": "notes.txt", "head": 1}},
@@ -83,6 +84,19 @@ def test_the_namespaced_transcript_verifies_and_explain_names_the_namespace(
     assert explained.returncode == 0, explained.stderr
     assert "fs.read_text_file → fs/read_text_file" in explained.stdout
     assert "docs.read_text_file → docs/read_text_file" in explained.stdout
+
+
+def test_the_trace_view_names_each_tool_and_call_with_its_namespace(namespaced: tuple[Run, Path]) -> None:
+    _, transcript = namespaced
+    events = [json.loads(line) for line in transcript.read_text().splitlines()]
+    rows = build_trace(events, verify(load_run(transcript))).rows()
+    [declared] = [row for row in rows if row.label.startswith("declare ")]
+    assert declared.label == "declare 12 tools (initial)"  # 6 in each namespace, not 2 namespaces
+    assert "docs.read_text_file" in declared.detail.split(", ")
+    labels = [row.label for row in rows]
+    assert "route fs.read_text_file → fs / read_text_file" in labels
+    assert "route docs.read_text_file → docs / read_text_file" in labels
+    assert any(row.detail == "function_call fs.read_text_file" for row in rows)  # the streamed item
 
 
 def _tampered(transcript: Path, change: Any) -> Verdict:
