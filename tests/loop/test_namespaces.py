@@ -84,6 +84,7 @@ def test_the_namespaced_transcript_verifies_and_explain_names_the_namespace(
     assert explained.returncode == 0, explained.stderr
     assert "fs.read_text_file → fs/read_text_file" in explained.stdout
     assert "docs.read_text_file → docs/read_text_file" in explained.stdout
+    assert "request_1: 1 input item(s), 12 tool(s)," in explained.stdout  # the tools, not the namespaces
 
 
 def test_the_trace_view_names_each_tool_and_call_with_its_namespace(namespaced: tuple[Run, Path]) -> None:

@@ -73,7 +73,8 @@ def _derived(catalog: dict[str, Any], run: RunRecord, facts: RunFacts) -> Findin
     if path is None:
         return _finding(
             True,
-            f"{len(derived)} declaration(s) ({catalog.get('reason')}) are what the servers' "
+            f"{len(function_tools_by_alias(derived))} declaration(s) ({catalog.get('reason')}) are what "
+            "the servers' "
             "tools/list rules give: no call values in them",
             "rules",
             None,
@@ -137,7 +138,8 @@ def _offered(current: ModelRound, previous: ModelRound | None, facts: RunFacts) 
         expected, source = tools, ""
     path = first_difference(expected, tools)
     if path is None:
-        said = f"request {current.turn} offers {_which(catalog, previous, facts)} ({len(tools)} tool(s))"
+        count = len(function_tools_by_alias(tools))
+        said = f"request {current.turn} offers {_which(catalog, previous, facts)} ({count} tool(s))"
         return _finding(True, said, "declarations", current.turn, current.request, catalog)
     if previous is not None and previous.request is not None \
             and first_difference(previous.body.get("tools", []), tools) is not None \
