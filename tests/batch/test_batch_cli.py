@@ -22,6 +22,7 @@ from batch_helpers import (
 
 from toolrelay.verify import load_run, verify
 
+
 def first_tools(transcript: Path) -> list[dict[str, object]]:
     """The tools array of the transcript's first request."""
     events = (json.loads(line) for line in transcript.read_text().splitlines())
