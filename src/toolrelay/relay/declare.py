@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .alias import SEPARATOR, AliasChoice, alias_choices, name_choices, namespaced_alias
-from .namespaces import DeclareMode, Namespace, namespace_tool
+from .namespaces import DeclareMode, Namespace, namespace_description, namespace_tool
 from .strict import SchemaChange, copy_json, json_pointer, json_type_name, to_strict
 
 __all__ = [
@@ -169,7 +169,7 @@ def _namespaced(
         )
     namespaces = tuple(
         Namespace(name=spaces[server].alias, server=server,
-                  description=descriptions.get(server) or f"Tools of the MCP server {server!r}")
+                  description=descriptions.get(server) or namespace_description(server, {}, None))
         for server in servers
     )
     return DeclarationSet(declarations=tuple(declarations), skipped=tuple(skipped), namespaces=namespaces)

@@ -74,8 +74,7 @@ def _derived(catalog: dict[str, Any], run: RunRecord, facts: RunFacts) -> Findin
         return _finding(
             True,
             f"{len(function_tools_by_alias(derived))} declaration(s) ({catalog.get('reason')}) are what "
-            "the servers' "
-            "tools/list rules give: no call values in them",
+            "the servers' tools/list rules give: no call values in them",
             "rules",
             None,
             catalog,
@@ -99,8 +98,8 @@ def _derive(catalog: dict[str, Any], pairs: list[tuple[str, Any]], strict: bool)
     structured = any("output_schema" in tool for tool in function_tools_by_alias(recorded).values())
     if not isinstance(namespaces, dict) or not namespaces:
         return declare_tools(pairs, strict=strict, structured=structured).tools()
-    described = {tool.get("name"): tool.get("description") for tool in recorded if isinstance(tool, dict)} \
-        if isinstance(recorded, list) else {}
+    listed = recorded if isinstance(recorded, list) else []
+    described = {tool.get("name"): tool.get("description") for tool in listed if isinstance(tool, dict)}
     descriptions = {server: str(described.get(name) or "") for name, server in namespaces.items()}
     return declare_tools(pairs, strict=strict, declare="namespaces", descriptions=descriptions,
                          structured=structured).tools()
