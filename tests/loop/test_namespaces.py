@@ -132,10 +132,20 @@ def _namespace_server(events: list[dict[str, Any]]) -> None:
     _first(events, "declarations")["namespaces"]["fs"] = "docs"
 
 
+def _description(events: list[dict[str, Any]]) -> None:
+    """fs's namespace says something its server never said, in the declarations and every request."""
+    for event in events:
+        tools = event["tools"] if event["kind"] == "declarations" else event.get("body", {}).get("tools")
+        if event["kind"] in ("declarations", "model_request") and tools:
+            tools[1]["description"] = "Tools of the MCP server 'fs': the key is 1234"
+
+
 @pytest.mark.parametrize(("change", "link", "said"), [
     (_call_namespace, "parse",
      "call_parsed names 'fs.read_text_file', the model called 'docs.read_text_file'"),
     (_declared_namespace, "next_input", "request 1's tools are not the declarations in force"),
+    (_description, "next_input", "are not what the servers' tools/list rules give (differs at "
+                                 "tools[1].description)"),
     (_namespace_server, "routing", "namespace fs stands for server docs in the declarations, yet the call "
                                    "went to server fs"),
 ])

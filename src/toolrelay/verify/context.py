@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..protocol.era import DISCOVER
+from ..protocol.mcp import INITIALIZE
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from ..relay.declare import declare_tools
-from ..relay.namespaces import function_tools_by_alias
+from ..relay.namespaces import function_tools_by_alias, namespace_description
 from ..relay.request import user_message
 from .evidence import seqs_of
 from .facts import RunFacts
@@ -68,7 +70,7 @@ def _derived(catalog: dict[str, Any], run: RunRecord, facts: RunFacts) -> Findin
                 catalog,
             )
         pairs.append((server, listing.tools[tool]))
-    derived = _derive(catalog, pairs, run.strict) + readers
+    derived = _derive(catalog, pairs, run) + readers
     path = first_difference(derived, catalog.get("tools"))
     if path is None:
         return _finding(
@@ -89,20 +91,33 @@ def _derived(catalog: dict[str, Any], run: RunRecord, facts: RunFacts) -> Findin
     )
 
 
-def _derive(catalog: dict[str, Any], pairs: list[tuple[str, Any]], strict: bool) -> list[dict[str, Any]]:
+def _derive(
+    catalog: dict[str, Any], pairs: list[tuple[str, Any]], run: RunRecord
+) -> list[dict[str, Any]]:
     """The declarations ``declare_tools`` gives for ``pairs`` in the catalog's mode: namespaces
-    when it records them (their descriptions, from the servers' initialize, taken as recorded),
-    ``output_schema`` when any recorded tool has one (``--structured-output auto``)."""
+    when it records them (described from the servers' recorded handshakes), ``output_schema``
+    when any recorded tool has one (``--structured-output auto``)."""
     namespaces = catalog.get("namespaces")
     recorded = catalog.get("tools")
     structured = any("output_schema" in tool for tool in function_tools_by_alias(recorded).values())
     if not isinstance(namespaces, dict) or not namespaces:
-        return declare_tools(pairs, strict=strict, structured=structured).tools()
-    listed = recorded if isinstance(recorded, list) else []
-    described = {tool.get("name"): tool.get("description") for tool in listed if isinstance(tool, dict)}
-    descriptions = {server: str(described.get(name) or "") for name, server in namespaces.items()}
-    return declare_tools(pairs, strict=strict, declare="namespaces", descriptions=descriptions,
+        return declare_tools(pairs, strict=run.strict, structured=structured).tools()
+    descriptions = {server: _namespace_description(run, str(server), catalog["seq"])
+                    for server in namespaces.values()}
+    return declare_tools(pairs, strict=run.strict, declare="namespaces", descriptions=descriptions,
                          structured=structured).tools()
+
+
+def _namespace_description(run: RunRecord, server: str, seq: int) -> str:
+    """What the live catalog describes ``server``'s namespace with: its title and instructions
+    from its last handshake answer (``initialize`` or ``server/discover``) before ``seq``."""
+    answers = [event for event in run.mcp if event.get("server") == server and event.get("seq", seq) < seq
+               and event.get("method") in (INITIALIZE, DISCOVER) and event.get("direction") == "in"]
+    result = answers[-1].get("message", {}).get("result") if answers else None
+    result = result if isinstance(result, dict) else {}
+    info, instructions = result.get("serverInfo"), result.get("instructions")
+    return namespace_description(server, info if isinstance(info, dict) else {},
+                                 instructions if isinstance(instructions, str) else None)
 
 
 def _withheld_offered(catalog: dict[str, Any]) -> Finding | None:
