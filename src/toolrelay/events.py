@@ -258,7 +258,7 @@ class CatalogReady(Event):
     """The tool catalog was (re)built: what the model is offered from now on."""
 
     kind: ClassVar[str] = "declarations"
-    optional_fields: ClassVar[frozenset[str]] = frozenset({"withheld"})
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"withheld", "namespaces"})
     tools: list[dict[str, Any]]
     routes: dict[str, list[str]]
     """alias → [server, original tool name]."""
@@ -266,6 +266,8 @@ class CatalogReady(Event):
     """``initial`` or ``tools/list_changed from SERVER``."""
     withheld: list[dict[str, str]] = field(default_factory=list)
     """Listed tools not offered: ``{alias, server, tool, reason}`` each (``relay/offer.py``)."""
+    namespaces: dict[str, str] = field(default_factory=dict)
+    """``--declare namespaces``: namespace → the server it stands for (recorded only then)."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -22,15 +22,25 @@ from batch_helpers import (
 
 from toolrelay.verify import load_run, verify
 
+
+def first_tools(transcript: Path) -> list[dict[str, object]]:
+    """The tools array of the transcript's first request."""
+    events = (json.loads(line) for line in transcript.read_text().splitlines())
+    tools: list[dict[str, object]] = next(e for e in events if e["kind"] == "model_request")["body"]["tools"]
+    return tools
+
+
 FIELDS = {"id", "status", "answer", "turns", "calls", "failed_calls", "usage", "duration", "error",
           "transcript"}
 
 
-def test_every_task_is_run_once_recorded_and_verifiable(tmp_path: Path) -> None:
+@pytest.mark.parametrize("declare", ["flat", "namespaces"])
+def test_every_task_is_run_once_recorded_and_verifiable(tmp_path: Path, declare: str) -> None:
     ledger = tmp_path / "ledger.jsonl"
     tasks = write_tasks(tmp_path / "tasks.jsonl", reading_tasks(6))
     done = toolrelay("batch", str(tasks), "--out", "out", "--model", "offline", "--config",
-                     str(ledger_config(tmp_path, ledger)), "-j", "3", "--yes", cwd=tmp_path)
+                     str(ledger_config(tmp_path, ledger)), "-j", "3", "--yes", "--declare", declare,
+                     cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     out = tmp_path / "out"
     lines = results(out)
@@ -42,6 +52,8 @@ def test_every_task_is_run_once_recorded_and_verifiable(tmp_path: Path) -> None:
         assert line["usage"]["total_tokens"] > 0 and line["error"] is None
         verdict = verify(load_run(out / line["transcript"]))
         assert verdict.ok and verdict.finished, verdict
+        tools = first_tools(out / line["transcript"])
+        assert {tool["type"] for tool in tools} == {"namespace" if declare == "namespaces" else "function"}
     # one server process served every task, each call ran once
     runs = [json.loads(row) for row in ledger.read_text().splitlines()]
     assert len({row["pid"] for row in runs}) == 1

@@ -27,6 +27,13 @@ MEDIA = MEDIA_SERVER
 NOTES = "".join(f"line {i}\n" for i in range(1, 31))
 
 
+def named(alias: str, declare: str = "flat") -> dict[str, str]:
+    """How a script names the tool ``server__tool``: so, or (``--declare namespaces``) as
+    ``tool`` in namespace ``server``."""
+    server, _, tool = alias.partition("__")
+    return {"namespace": server, "name": tool} if declare == "namespaces" else {"name": alias}
+
+
 def make_workspace(root: Path) -> Path:
     """A folder like the seed's /workspace: notes.txt (30 lines) and todo.md."""
     root.mkdir(parents=True, exist_ok=True)

@@ -23,6 +23,7 @@ from toolrelay.local import in_process_server
 from toolrelay.protocol import stream
 from toolrelay.relay.consent import Approver, approve_all
 from toolrelay.relay.loop import Relay, RunLimits, RunResult
+from toolrelay.relay.namespaces import DeclareMode
 from toolrelay.relay.request import RequestSettings
 from toolrelay.relay.run_events import RunEvent
 from toolrelay.server.app import CallContext
@@ -34,8 +35,12 @@ Step = stream.Update | Callable[[], Awaitable[None]]
 
 
 def call_item(call_id: str, name: str, arguments: dict[str, Any] | str, index: int = 0) -> dict[str, Any]:
+    """A function_call of ``name``; a ``server.tool`` name is called as ``tool`` in namespace
+    ``server`` (``--declare namespaces``)."""
     text = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return {"type": "function_call", "id": f"fc_{call_id}", "call_id": call_id, "name": name,
+    namespace, dot, bare = name.partition(".")
+    named = {"name": bare, "namespace": namespace} if dot else {"name": name}
+    return {"type": "function_call", "id": f"fc_{call_id}", "call_id": call_id, **named,
             "arguments": text, "status": "completed"}
 
 
@@ -177,6 +182,7 @@ def run_relay(
     approve: Approver | None = approve_all,
     stream_answers: bool = True,
     told: list[RunEvent] | None = None,
+    declare: DeclareMode = "flat",
 ) -> Outcome:
     """Run a task through the real loop and catalog (``box`` served in process); the run
     events go to ``told`` (a list a step may watch)."""
@@ -187,7 +193,8 @@ def run_relay(
 
     async def scenario() -> tuple[RunResult | None, BaseException | None]:
         service = box or Box(model.log)
-        async with connect([in_process_server(service, name="box")], events=events) as catalog:
+        served = [in_process_server(service, name="box")]
+        async with connect(served, events=events, declare=declare) as catalog:
             relay = Relay(catalog, model, RequestSettings(model="m", stream=stream_answers), events=events,
                           limits=limits, approve=approve, listener=told.append)
             try:

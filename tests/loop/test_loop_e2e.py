@@ -9,10 +9,11 @@ import json
 from pathlib import Path
 
 import pytest
-from loop_helpers import NOTES, make_workspace, run_script
+from loop_helpers import NOTES, make_workspace, named, run_script
 
 from toolrelay.client.config import builtin_file_server
 from toolrelay.relay.loop import RunLimits
+from toolrelay.relay.namespaces import function_tools_by_alias
 
 FIRST_20 = "".join(f"line {i}\n" for i in range(1, 21))
 
@@ -22,8 +23,11 @@ def workspace(tmp_path: Path) -> Path:
     return make_workspace(tmp_path / "workspace")
 
 
-def call(name: str, **arguments: object) -> dict[str, object]:
-    return {"name": name, "arguments": arguments}
+def call(name: str, declare: str = "flat", **arguments: object) -> dict[str, object]:
+    return {**named(name, declare), "arguments": arguments}
+
+
+EACH_DECLARATION = pytest.mark.parametrize("declare", ["flat", "namespaces"])
 
 
 def test_seed_scenario_pairs_the_call_and_replays_the_context(workspace: Path) -> None:
@@ -63,19 +67,20 @@ def test_seed_scenario_pairs_the_call_and_replays_the_context(workspace: Path) -
     assert run.result.final_text == "The tool returned:\n" + FIRST_20
 
 
-def test_two_parallel_calls_get_outputs_in_the_calls_order(workspace: Path) -> None:
+@EACH_DECLARATION
+def test_two_parallel_calls_get_outputs_in_the_calls_order(workspace: Path, declare: str) -> None:
     script = {
         "turns": [
             {
                 "calls": [
-                    call("fs__read_text_file", path="notes.txt", head=2),
-                    call("fs__read_text_file", path="todo.md", tail=1),
+                    call("fs__read_text_file", declare, path="notes.txt", head=2),
+                    call("fs__read_text_file", declare, path="todo.md", tail=1),
                 ]
             },
             {"message": "done"},
         ]
     }
-    run = run_script(workspace, script)
+    run = run_script(workspace, script, declare=declare)
     calls = [i for i in run.records("model_response")[0]["body"]["output"] if i["type"] == "function_call"]
     outputs = run.outputs(1)
     assert [o["call_id"] for o in outputs] == [c["call_id"] for c in calls]
@@ -84,9 +89,10 @@ def test_two_parallel_calls_get_outputs_in_the_calls_order(workspace: Path) -> N
     assert run.result.status == "completed" and run.result.final_text == "done"
 
 
-def test_a_tool_error_is_fed_back_as_an_error_and_never_as_success(workspace: Path) -> None:
-    script = {"turns": [{"calls": [call("fs__read_text_file", path="missing.txt")]}]}
-    run = run_script(workspace, script)
+@EACH_DECLARATION
+def test_a_tool_error_is_fed_back_as_an_error_and_never_as_success(workspace: Path, declare: str) -> None:
+    script = {"turns": [{"calls": [call("fs__read_text_file", declare, path="missing.txt")]}]}
+    run = run_script(workspace, script, declare=declare)
     [outcome] = run.result.calls
     assert outcome.status == "tool_error"
     [output] = run.outputs(1)
@@ -197,6 +203,7 @@ def test_chain_mode_sends_only_new_items_and_the_instructions_again(workspace: P
     assert run.result.status == "completed"
 
 
+@EACH_DECLARATION
 @pytest.mark.parametrize(
     ("arguments", "sent"),
     [
@@ -206,11 +213,12 @@ def test_chain_mode_sends_only_new_items_and_the_instructions_again(workspace: P
     ],
 )
 def test_strict_read_text_file_strips_the_added_nulls(
-    workspace: Path, arguments: dict[str, object], sent: dict[str, object]
+    workspace: Path, arguments: dict[str, object], sent: dict[str, object], declare: str
 ) -> None:
-    script = {"turns": [{"calls": [{"name": "fs__read_text_file", "arguments": arguments}]}]}
-    run = run_script(workspace, script, strict=True)
-    declared = {t["name"]: t for t in run.requests[0]["tools"]}["fs__read_text_file"]
+    script = {"turns": [{"calls": [{**named("fs__read_text_file", declare), "arguments": arguments}]}]}
+    run = run_script(workspace, script, strict=True, declare=declare)
+    declared = function_tools_by_alias(run.requests[0]["tools"])[
+        "fs.read_text_file" if declare == "namespaces" else "fs__read_text_file"]
     assert declared["strict"] is True
     assert set(declared["parameters"]["required"]) == {"path", "head", "tail"}
     [outcome] = run.result.calls

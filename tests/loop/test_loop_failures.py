@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from loop_helpers import make_workspace, run_script, toolbox_server
+from loop_helpers import make_workspace, named, run_script, toolbox_server
 
 from toolrelay.relay.consent import approve_all
 from toolrelay.relay.loop import RunLimits
@@ -50,9 +50,10 @@ def test_a_server_crash_mid_run_is_fed_back_and_the_server_restarts(workspace: P
     assert run.result.status == "completed"
 
 
-def test_a_tool_not_marked_read_only_is_refused_without_approval(workspace: Path) -> None:
-    script = {"turns": [{"calls": [call("box__echo", text="hi")]}]}
-    run = run_script(workspace, script, servers=[toolbox_server()])
+@pytest.mark.parametrize("declare", ["flat", "namespaces"])  # consent is the same inside a namespace
+def test_a_tool_not_marked_read_only_is_refused_without_approval(workspace: Path, declare: str) -> None:
+    script = {"turns": [{"calls": [{**named("box__echo", declare), "arguments": {"text": "hi"}}]}]}
+    run = run_script(workspace, script, servers=[toolbox_server()], declare=declare)
     [outcome] = run.result.calls
     assert outcome.status == "not_approved"
     assert run.outputs(1)[0]["output"] == (

@@ -12,8 +12,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from testkit.openai_wire import check_body
 from testkit.processes import run
 from testkit.servers import OFFER_SERVER
+from testkit.servers.offer_server import WEATHER_OUT
 
 CALLS = [
     {"name": "offer__weather", "arguments": {"city": "Atlantis"}},
@@ -141,3 +145,44 @@ def test_tools_shows_titles_icons_and_the_servers_instructions(tmp_path: Path) -
         "instructions from offer (passed on to the model):\n"
         "  Call weather before you talk about the weather.\n"
     )
+
+
+@pytest.mark.parametrize(("mode", "fed_back"), [
+    ("auto", '{"temperature": 21.5, "unit": "C"}'),  # the valid structuredContent, as JSON text
+    ("off", "It is 21.5 C in Lyon."),                 # the content, as before
+])
+def test_structured_output_sends_the_valid_structured_content_where_declared(
+    tmp_path: Path, mode: str, fed_back: str
+) -> None:
+    setup(tmp_path)
+    lyon = [{"name": "offer__weather", "arguments": {"city": "Lyon"}},
+            {"name": "offer__weather", "arguments": {"city": "Atlantis"}}]
+    (tmp_path / "script.json").write_text(json.dumps({"turns": [{"calls": lyon}]}))
+    proc = toolrelay(
+        "run", "Weather in Lyon?", "--model", "offline", "--script", "script.json", "--config", "mcp.json",
+        "--transcript", "run.jsonl", "--structured-output", mode, cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
+    requests = [e["body"] for e in events if e["kind"] == "model_request"]
+    declared = {t["name"]: t for t in requests[0]["tools"]}["offer__weather"]
+    assert declared.get("output_schema") == (WEATHER_OUT if mode == "auto" else None)
+    for body in requests:
+        check_body(body)  # output_schema is a FunctionToolParam field in the openai types
+    fed = [i["output"] for i in requests[1]["input"] if i.get("type") == "function_call_output"]
+    lyon_out, atlantis_out = fed
+    assert lyon_out == fed_back
+    # an invalid structuredContent stays a tool-side failure, never sent as if valid
+    assert atlantis_out.startswith("Error (invalid output): structuredContent does not match")
+    verified = toolrelay("verify", "run.jsonl", cwd=tmp_path)
+    assert verified.returncode == 0, verified.stdout
+    # the output must be what the declaration promised: the other rendering is a broken feedback link
+    swapped = "It is 21.5 C in Lyon." if mode == "auto" else '{"temperature": 21.5, "unit": "C"}'
+    for event in events:
+        items = event["body"]["input"] if event["kind"] == "model_request" else [event.get("item", {})]
+        for item in items:
+            if item.get("type") == "function_call_output" and item["output"] == fed_back:
+                item["output"] = swapped
+    (tmp_path / "tampered.jsonl").write_text("".join(json.dumps(event) + "\n" for event in events))
+    broken = toolrelay("verify", "tampered.jsonl", cwd=tmp_path)
+    assert broken.returncode == 1 and "BROKEN link: feedback" in broken.stdout, broken.stdout

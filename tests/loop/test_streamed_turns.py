@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 from typing import Any
 
+import pytest
 from stream_helpers import (
     Box,
     ScriptedStream,
@@ -31,6 +32,7 @@ from toolrelay.errors import ModelFeatureUnsupported, ModelStreamCut
 from toolrelay.events import EventStream
 from toolrelay.local import in_process_server
 from toolrelay.relay.loop import Relay, RunLimits
+from toolrelay.relay.namespaces import DeclareMode
 from toolrelay.relay.request import RequestSettings
 from toolrelay.relay.run_events import (
     CallFinished,
@@ -56,16 +58,27 @@ def outputs(model: ScriptedStream, request: int) -> list[dict[str, Any]]:
     return [i for i in model.bodies[request]["input"] if i.get("type") == "function_call_output"]
 
 
-def test_a_read_only_call_runs_while_the_response_is_still_streaming() -> None:
+# the same under --declare namespaces: the call names box's look inside namespace box
+MODES = pytest.mark.parametrize(("declare", "look", "poke"), [
+    ("flat", LOOK, POKE),
+    ("namespaces", call_item("call_look", "box.look", {"n": 1}),
+     call_item("call_poke", "box.poke", {"n": 2})),
+])
+
+
+@MODES
+def test_a_read_only_call_runs_while_the_response_is_still_streaming(
+    declare: DeclareMode, look: dict[str, Any], poke: dict[str, Any]
+) -> None:
     box_log: list[str] = []
     box = Box(box_log)
-    first = response(LOOK, message_item("looking", "msg_1"))
+    first = response(look, message_item("looking", "msg_1"))
     model = ScriptedStream([
-        Turn([done(0, LOOK), lambda: box.seen("look").wait(),  # held until the server has the call
+        Turn([done(0, look), lambda: box.seen("look").wait(),  # held until the server has the call
               text("looking"), done(1, first["output"][1]), ended(first)], first),
         answer_turn(),
     ], log=box_log)
-    run = run_relay(model, box)
+    run = run_relay(model, box, declare=declare)
     assert run.result is not None and run.result.status == "completed", run.result
     assert box_log[:2] == ["call look", "stream 1 ended"]
     assert [o["output"] for o in outputs(model, 1)] == ["look 1"]
@@ -73,11 +86,14 @@ def test_a_read_only_call_runs_while_the_response_is_still_streaming() -> None:
     assert started.early and started.call_id == "call_look"
 
 
-def test_a_tool_not_marked_read_only_waits_for_the_whole_response() -> None:
+@MODES
+def test_a_tool_not_marked_read_only_waits_for_the_whole_response(
+    declare: DeclareMode, look: dict[str, Any], poke: dict[str, Any]
+) -> None:
     log: list[str] = []
-    first = response(POKE)
-    model = ScriptedStream([Turn([done(0, POKE), ended(first)], first), answer_turn()], log=log)
-    run = run_relay(model, Box(log))
+    first = response(poke)
+    model = ScriptedStream([Turn([done(0, poke), ended(first)], first), answer_turn()], log=log)
+    run = run_relay(model, Box(log), declare=declare)
     assert log[:2] == ["stream 1 ended", "call poke"]
     assert [e.early for e in run.told if isinstance(e, CallStarted)] == [False]
     assert run.result is not None and run.result.completed

@@ -267,6 +267,23 @@ def test_tool_names_must_match_the_pattern() -> None:
     }
 
 
+@pytest.mark.parametrize(("namespace", "param", "message"), [
+    ({"name": "f s"}, "tools[0].name", "Invalid 'tools[0].name': string does not match pattern."),
+    ({"description": None}, "tools[0].description", "Missing required parameter: 'tools[0].description'."),
+    ({"tools": [read_tool("read.text")]}, "tools[0].tools[0].name",
+     "Invalid 'tools[0].tools[0].name': string does not match pattern."),
+], ids=["name", "description", "inner-name"])
+def test_a_namespace_is_checked_as_the_api_checks_it(
+    namespace: dict[str, Any], param: str, message: str
+) -> None:
+    tool = {"type": "namespace", "name": "fs", "description": "the files", "tools": [read_tool("read")],
+            **namespace}
+    tool = {key: value for key, value in tool.items() if value is not None}
+    with OfflineModel() as model:
+        error = rejected(model, {"input": [USER], "tools": [tool]})
+    assert error["param"] == param and error["message"].startswith(message)
+
+
 def test_model_is_required() -> None:
     with OfflineModel() as model:
         status, answer, _ = post_json(f"{model.base_url}/responses", {"input": "hi"})

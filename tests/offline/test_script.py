@@ -100,6 +100,10 @@ def test_load_script_reads_every_kind_of_entry(tmp_path: Path) -> None:
             "script {path}: turns[0].calls[0]: name must be a non-empty string",
         ),
         (
+            {"turns": [{"calls": [{"name": "read", "namespace": 7, "arguments": {}}]}]},
+            "script {path}: turns[0].calls[0]: namespace must be a non-empty string",
+        ),
+        (
             {"turns": [{"http_status": 200}]},
             "script {path}: turns[0]: http_status must be an integer from 400 to 599, got 200",
         ),
@@ -135,6 +139,7 @@ def test_load_script_reads_every_kind_of_entry(tmp_path: Path) -> None:
         "empty",
         "both-arguments",
         "no-name",
+        "bad-namespace",
         "status-range",
         "fault-extra",
         "bad-status",

@@ -15,7 +15,8 @@ from pathlib import Path
 from ..client.config import ServerConfig, with_cli_settings
 from ..client.host import Host
 from ..events import EventStream
-from ..relay.catalog import Catalog, ConfigSource, servers_from
+from ..relay.catalog import Catalog, ConfigSource, StructuredOutput, servers_from
+from ..relay.namespaces import DeclareMode
 from ..relay.offer import ToolFilter
 
 __all__ = ["catalog_of", "configured_servers", "connect"]
@@ -37,10 +38,12 @@ def catalog_of(
     servers: Sequence[ServerConfig], *, events: EventStream, strict: bool = False,
     protocol_version: str | None = None, host: Host | None = None, shared: Catalog | None = None,
     expose_resources: bool = False, filters: Sequence[ToolFilter] = (), log_dir: Path | None = None,
+    declare: DeclareMode = "flat", structured_output: StructuredOutput = "auto",
 ) -> Catalog:
     """The catalog of ``servers`` (not yet open: ``async with``); the keywords are ``Catalog``'s."""
     return Catalog(servers, events=events, strict=strict, protocol_version=protocol_version, host=host,
-                   shared=shared, expose_resources=expose_resources, filters=filters, log_dir=log_dir)
+                   shared=shared, expose_resources=expose_resources, filters=filters, log_dir=log_dir,
+                   declare=declare, structured_output=structured_output)
 
 
 def connect(
@@ -52,11 +55,15 @@ def connect(
     log_dir: Path | None = None,
     host: Host | None = None,
     filters: Sequence[ToolFilter] = (),
+    declare: DeclareMode = "flat",
+    structured_output: StructuredOutput = "auto",
 ) -> Catalog:
     """A catalog over ``config`` (a config file, server configs, or None for the built-in
     file server on the current directory); use it as ``async with connect(...) as catalog``.
     ``host`` answers what the servers ask (sampling, elicitation; default: refused, declined);
-    ``filters`` withhold listed tools from the model (``toolrelay.ToolFilter``)."""
+    ``filters`` withhold listed tools from the model (``toolrelay.ToolFilter``); ``declare`` and
+    ``structured_output`` as for ``Catalog``."""
     stream = events or EventStream()
     return catalog_of(servers_from(config, events=stream), events=stream, strict=strict,
-                      protocol_version=protocol_version, log_dir=log_dir, host=host, filters=filters)
+                      protocol_version=protocol_version, log_dir=log_dir, host=host, filters=filters,
+                      declare=declare, structured_output=structured_output)

@@ -15,10 +15,11 @@ from typing import Any, TypedDict
 from ..client.host import Elicitor, SamplingApprover
 from ..errors import UsageError
 from ..events import EventStream
-from ..relay.catalog import ConfigSource
+from ..relay.catalog import ConfigSource, StructuredOutput
 from ..relay.context import CallHook
 from ..relay.instructions import with_server_instructions
 from ..relay.loop import Approver, RunLimits, RunResult
+from ..relay.namespaces import DeclareMode
 from ..relay.offer import ToolFilter
 from ..relay.request import RequestSettings
 from ..relay.run_events import RunListener
@@ -49,6 +50,12 @@ class RunOptions:
     config: ConfigSource = None
     """An MCP config file or server configs; None = the built-in file server on the cwd."""
     strict: bool = False
+    declare: DeclareMode = "flat"
+    """``namespaces``: each server is one Responses ``namespace`` of its tools' bare names
+    (``--declare``); ``flat``: one ``server__tool`` function per tool."""
+    structured_output: StructuredOutput = "auto"
+    """``auto``: a tool's ``outputSchema`` is declared as ``output_schema`` and its valid
+    ``structuredContent`` is what the model reads (``--structured-output``); ``off``: never."""
     chain: bool = False
     store: bool | None = None
     instructions: str | None = None
@@ -117,6 +124,8 @@ class RunKeywords(TypedDict, total=False):
     api_key: str | None
     config: ConfigSource
     strict: bool
+    declare: DeclareMode
+    structured_output: StructuredOutput
     chain: bool
     store: bool | None
     instructions: str | None

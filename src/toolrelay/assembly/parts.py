@@ -135,7 +135,8 @@ class Assembly:
         opts = opts or self.options
         return catalog_of(servers, events=self.events if events is None else events, strict=opts.strict,
                           protocol_version=opts.protocol_version, host=host, shared=shared,
-                          expose_resources=opts.expose_resources, filters=opts.filters)
+                          expose_resources=opts.expose_resources, filters=opts.filters,
+                          declare=opts.declare, structured_output=opts.structured_output)
 
     def relay(self, catalog: Catalog, client: ResponsesClient, opts: RunOptions | None = None, *,
               events: EventStream | None = None, listener: RunListener | None = None) -> Relay:

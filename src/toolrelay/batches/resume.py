@@ -117,7 +117,7 @@ def _plan(state: TaskState, events: list[Event], outcomes: dict[str, Event], rea
         state.uncertain = [
             _said(calls[c.call_id], "sent, its answer never recorded") for c in recorded.calls
             if c.call_id in calls and c.call_id not in answered and _no_result(outcomes.get(c.call_id))
-            and not read_only(c.name)
+            and not read_only(c.alias)
         ]
     if state.uncertain:
         return

@@ -16,7 +16,8 @@ from ..client.config import PROTOCOL_CHOICES
 from ..client.host import Host
 from ..events import EventStream
 from ..protocol.versions import DEFAULT_VERSION, LATEST_VERSION
-from ..relay.catalog import Catalog
+from ..relay.catalog import STRUCTURED_OUTPUT_MODES, Catalog
+from ..relay.namespaces import DECLARE_MODES
 from .progress import ProgressPrinter
 from .server_activity import ServerActivityPrinter
 from .sign_in import add_auth_option, apply_auth_option
@@ -49,6 +50,17 @@ def add_server_options(parser: argparse.ArgumentParser, *, strict: bool = True) 
             "--strict",
             action="store_true",
             help="declare tools in OpenAI strict mode (optional parameters become nullable)",
+        )
+        parser.add_argument(
+            "--declare", choices=DECLARE_MODES, default="flat",
+            help="how tools are declared: flat (default; one server__tool function each) or "
+                 "namespaces (one Responses namespace per server, tools under their own names)",
+        )
+        parser.add_argument(
+            "--structured-output", choices=STRUCTURED_OUTPUT_MODES, default="auto",
+            help="auto (default): a tool's outputSchema is declared as output_schema and its valid "
+                 "structuredContent is sent to the model as JSON (a schema that only wraps the text "
+                 "sends the text); off: the content is always sent",
         )
     parser.epilog = CONFIG_HELP + "\n\n" + (parser.epilog or "")
 
@@ -99,6 +111,8 @@ def catalog_from_args(
                                  roots=getattr(args, "roots", ()),
                                  max_sampling_per_call=getattr(args, "max_sampling_per_call", None))
     return catalog_of(servers, events=events, strict=bool(getattr(args, "strict", False)),
+                      declare=getattr(args, "declare", "flat"),
+                      structured_output=getattr(args, "structured_output", "auto"),
                       protocol_version=args.protocol_version, host=host)
 
 

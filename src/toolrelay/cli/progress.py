@@ -28,6 +28,7 @@ from ..events import (
 )
 from ..redaction import redact, worth_redacting
 from ..relay.endings import ending_line
+from ..relay.namespaces import function_tools_by_alias
 from ..relay.usage import usage_text
 from .closed_stdout import write_or_stop
 
@@ -133,7 +134,8 @@ class ProgressPrinter:
             self._say(f"· connected {event.server} ({named}, MCP {event.protocol_version})")
         elif isinstance(event, CatalogReady):
             servers = len({route[0] for route in event.routes.values()})
-            self._say(f"· {len(event.tools)} tool(s) from {servers} server(s) ({event.reason})")
+            count = len(function_tools_by_alias(event.tools))
+            self._say(f"· {count} tool(s) from {servers} server(s) ({event.reason})")
         elif isinstance(event, ModelRequestEvent):
             retry = f" (attempt {event.attempt})" if event.attempt > 1 else ""
             self._say(f"turn {event.turn} → model {event.body.get('model', '?')}{retry}")

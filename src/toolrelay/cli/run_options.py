@@ -123,6 +123,7 @@ def shaping_options(args: argparse.Namespace) -> RunOptions:
     return RunOptions(
         model=args.model, base_url=args.base_url, config=Path(args.config) if args.config else None,
         strict=args.strict, chain=args.chain, store=args.store, instructions=args.instructions,
+        declare=args.declare, structured_output=args.structured_output,
         tool_choice=args.tool_choice, parallel_tool_calls=args.parallel, stream=args.stream,
         limits=RunLimits(
             max_turns=args.max_turns, max_tool_calls=args.max_tool_calls, timeout=args.timeout,

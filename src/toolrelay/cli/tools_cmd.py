@@ -22,6 +22,7 @@ from ..client.tool_tasks import task_required
 from ..events import EventStream
 from ..relay.catalog import Catalog
 from ..relay.declare import DeclarationReport
+from ..relay.namespaces import function_tools_by_alias
 from .common import add_root_option, add_server_options, catalog_from_args, print_json
 from .host_options import add_sampling_options, check_sampling_args, host_from_args
 from .server_activity import add_log_level_option
@@ -80,7 +81,7 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 def _print_table(catalog: Catalog) -> None:
-    tools = {tool["name"]: tool for tool in catalog.declarations()}
+    tools = function_tools_by_alias(catalog.declarations())
     rows = [("ALIAS", "SERVER", "TOOL", "READ-ONLY", "STRICT", "DESCRIPTION")]
     icons: list[str] = []
     for route in catalog.routes:

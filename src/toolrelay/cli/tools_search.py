@@ -11,7 +11,7 @@ import sys
 from ..errors import UsageError
 from ..relay.catalog import Catalog
 from ..relay.tool_search import DEFAULT_LIMIT, query_terms
-from .common import print_json, print_table
+from .common import positive_count, print_json, print_table
 
 __all__ = ["add_search_options", "check_search_args", "print_search"]
 
@@ -20,7 +20,7 @@ def add_search_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--search", metavar="QUERY",
                         help="rank the offered tools for QUERY, as toolrelay's own tool search would "
                              "(with --json: the hits as a list)")
-    parser.add_argument("--limit", type=int, metavar="N",
+    parser.add_argument("--limit", type=positive_count, metavar="N",
                         help=f"with --search: how many tools to show (default {DEFAULT_LIMIT})")
 
 
@@ -32,8 +32,6 @@ def check_search_args(args: argparse.Namespace) -> None:
         return
     if not query_terms(args.search):
         raise UsageError(f"--search needs words to look for (got {args.search!r})")
-    if args.limit is not None and args.limit < 1:
-        raise UsageError(f"--limit must be at least 1 (got {args.limit})")
     clashing = [flag for flag, given in (("--all", args.all), ("--report", args.report)) if given]
     if clashing:
         raise UsageError(f"--search ranks the offered tools; it does not go with {' or '.join(clashing)}")

@@ -1,7 +1,8 @@
 """What the offline stand-in model says: a script entry, or the seed's scenario.
 
 Without a script it plays the seed's walkthrough: it reads the task, picks the offered
-``read_text_file`` tool (``fs__read_text_file`` first), fills arguments that conform to
+``read_text_file`` tool (``fs__read_text_file`` first, or ``read_text_file`` in the ``fs``
+namespace, called with its namespace), fills arguments that conform to
 the declared parameters, and once the outputs of its calls come back it quotes them —
 a failed tool reads as failed, because the text is quoted, never summarised or
 invented. It is a deterministic stand-in, not a model: no other code knows the
@@ -40,6 +41,9 @@ __all__ = [
 DEFAULT_PATH: Final = "notes.txt"
 DEFAULT_LINES: Final = 20
 PREFERRED_TOOL: Final = "fs__read_text_file"
+PREFERRED_NAMESPACED: Final = "fs.read_text_file"
+_NAMESPACE: Final = "namespace"
+"""The key under which ``function_tools`` keeps a namespaced tool's namespace."""
 COMMENTARY: Final = "commentary"
 """The ``phase`` of a message said before the calls (gpt-5.5 sends it)."""
 SCRIPT_ENDED: Final = "The script has no more turns, and no tool output came back to quote."
@@ -89,7 +93,8 @@ def scenario_answer(context: list[dict[str, Any]], body: Mapping[str, Any], ids:
     target = seed_target(task_text(context))
     values: dict[str, Any] = {"path": target.path, "tail" if target.from_end else "head": target.lines}
     arguments = fill_arguments(tool.get("parameters"), values)
-    call = function_call_item(ids.next("fc"), ids.next("call"), tool["name"], compact_json(arguments))
+    call = function_call_item(ids.next("fc"), ids.next("call"), tool["name"], compact_json(arguments),
+                              namespace=tool.get(_NAMESPACE))
     return Decision(output=[call])
 
 
@@ -101,20 +106,37 @@ def final_answer(context: list[dict[str, Any]], ids: IdSource) -> Decision:
 
 
 def function_tools(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The request's function tools, those inside a namespace included (each a copy that
+    holds its namespace's name under ``_NAMESPACE``)."""
     tools = body.get("tools")
-    if not isinstance(tools, list):
-        return []
-    return [
-        t for t in tools
-        if isinstance(t, dict) and t.get("type") == "function" and isinstance(t.get("name"), str)
-    ]
+    found: list[dict[str, Any]] = []
+    for tool in tools if isinstance(tools, list) else []:
+        if not isinstance(tool, dict):
+            continue
+        if tool.get("type") == "namespace" and isinstance(tool.get("tools"), list):
+            inside = [inner for inner in tool["tools"] if _is_function(inner)]
+            found.extend({**inner, _NAMESPACE: tool.get("name")} for inner in inside)
+        elif _is_function(tool):
+            found.append(tool)
+    return found
+
+
+def _is_function(tool: Any) -> bool:
+    return isinstance(tool, dict) and tool.get("type") == "function" and isinstance(tool.get("name"), str)
+
+
+def _handle(tool: Mapping[str, Any]) -> str:
+    """How the tool is named: its name, or ``namespace.name``."""
+    namespace = tool.get(_NAMESPACE)
+    return f"{namespace}.{tool['name']}" if isinstance(namespace, str) else str(tool["name"])
 
 
 def choose_tool(tools: list[dict[str, Any]], tool_choice: Any) -> dict[str, Any] | None:
-    """The named tool when tool_choice names one; else fs__read_text_file, else *read_text_file."""
+    """The named tool when tool_choice names one; else fs__read_text_file (or fs's
+    read_text_file), else *read_text_file."""
     if isinstance(tool_choice, Mapping) and tool_choice.get("type") == "function":
         return next((t for t in tools if t["name"] == tool_choice.get("name")), None)
-    preferred = [t for t in tools if t["name"] == PREFERRED_TOOL]
+    preferred = [t for t in tools if _handle(t) in (PREFERRED_TOOL, PREFERRED_NAMESPACED)]
     candidates = preferred or [t for t in tools if t["name"].endswith("read_text_file")]
     return candidates[0] if candidates else None
 
@@ -122,7 +144,7 @@ def choose_tool(tools: list[dict[str, Any]], tool_choice: Any) -> dict[str, Any]
 def _offered(tools: list[dict[str, Any]]) -> str:
     if not tools:
         return "I was offered no tools."
-    return "Tools offered: " + ", ".join(t["name"] for t in tools) + "."
+    return "Tools offered: " + ", ".join(_handle(t) for t in tools) + "."
 
 
 def task_text(context: list[dict[str, Any]]) -> str:
@@ -247,7 +269,8 @@ def scripted_answer(turn: ScriptTurn, body: Mapping[str, Any], ids: IdSource) ->
         output.append(refusal_item(ids.next("msg"), turn.refusal))
     for call in turn.calls:
         call_id = call.call_id or ids.next("call")
-        output.append(function_call_item(ids.next("fc"), call_id, call.name, call.arguments_text))
+        output.append(function_call_item(ids.next("fc"), call_id, call.name, call.arguments_text,
+                                         namespace=call.namespace))
     if turn.after_calls is not None:
         output.append(message_item(ids.next("msg"), turn.after_calls))
     return Decision(output=output, status=turn.status, error=turn.error, incomplete_reason=turn.reason)

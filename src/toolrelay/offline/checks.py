@@ -110,20 +110,46 @@ def _check_shape(body: Mapping[str, Any]) -> None:
 
 def _check_tools(tools: list[Any]) -> None:
     for index, tool in enumerate(tools):
-        if not isinstance(tool, Mapping) or tool.get("type") != "function":
+        if not isinstance(tool, Mapping):
             continue
-        name = tool.get("name")
-        if not isinstance(name, str) or not _NAME_PATTERN.match(name):
-            raise _Rejected(
-                f"Invalid 'tools[{index}].name': string does not match pattern. "
-                "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
-                param=f"tools[{index}].name", code="invalid_value",
-            )
-        if tool.get("strict") is True:
-            problem = next(_strict_problems(tool.get("parameters"), ()), None)
-            if problem is not None:
-                raise _Rejected(f"Invalid schema for function '{name}': {problem}",
-                                      param=f"tools[{index}].parameters", code="invalid_function_parameters")
+        if tool.get("type") == "function":
+            _check_function(tool, f"tools[{index}]")
+        elif tool.get("type") == "namespace":
+            _check_namespace(tool, f"tools[{index}]")
+
+
+def _check_namespace(namespace: Mapping[str, Any], where: str) -> None:
+    """A namespace needs a valid name, a description and its function tools (each checked)."""
+    _check_name(namespace.get("name"), where)
+    if not isinstance(namespace.get("description"), str):
+        raise _Rejected(f"Missing required parameter: '{where}.description'.", param=f"{where}.description",
+                        code="missing_required_parameter")
+    inner = namespace.get("tools")
+    if not isinstance(inner, list):
+        raise _Rejected(f"Missing required parameter: '{where}.tools'.", param=f"{where}.tools",
+                        code="missing_required_parameter")
+    for index, tool in enumerate(inner):
+        if isinstance(tool, Mapping) and tool.get("type") == "function":
+            _check_function(tool, f"{where}.tools[{index}]")
+
+
+def _check_name(name: Any, where: str) -> None:
+    if not isinstance(name, str) or not _NAME_PATTERN.match(name):
+        raise _Rejected(
+            f"Invalid '{where}.name': string does not match pattern. "
+            "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+            param=f"{where}.name", code="invalid_value",
+        )
+
+
+def _check_function(tool: Mapping[str, Any], where: str) -> None:
+    name = tool.get("name")
+    _check_name(name, where)
+    if tool.get("strict") is True:
+        problem = next(_strict_problems(tool.get("parameters"), ()), None)
+        if problem is not None:
+            raise _Rejected(f"Invalid schema for function '{name}': {problem}",
+                            param=f"{where}.parameters", code="invalid_function_parameters")
 
 
 def _strict_problems(schema: Any, path: tuple[str, ...]) -> Iterator[str]:

@@ -8,7 +8,9 @@ An ``http_status`` entry is not a turn: it answers one request of the turn after
 once. An entry is one of:
 
 - ``{"calls": [{"name": ALIAS, "arguments": {...}} | {"name": ALIAS, "arguments_text":
-  "raw text"}, ...], "reasoning": true | "summary", "message": "text said with the calls"}``;
+  "raw text"}, ...], "reasoning": true | "summary", "message": "text said with the calls"}``
+  (a call to a tool declared in a namespace names it too: ``"namespace": "fs", "name":
+  "read_text_file"``);
   ``"preamble": "text"`` adds a commentary message before everything but the reasoning
   item, ``"after_calls": "text"`` a message after the calls
 - ``{"message": "final text"}`` or ``{"refusal": "text"}``
@@ -55,7 +57,7 @@ _TURN_KEYS: Final = frozenset(
      "retry_after", "retry_after_ms", "auto", "preamble", "after_calls", *STREAM_KEYS}
 )
 _FAULT_KEYS: Final = frozenset({"http_status", "retry_after", "retry_after_ms", "error"})
-_CALL_KEYS: Final = frozenset({"name", "arguments", "arguments_text", "call_id"})
+_CALL_KEYS: Final = frozenset({"name", "namespace", "arguments", "arguments_text", "call_id"})
 _DEFAULT_FAILURE: Final = {"code": "server_error", "message": "The model failed to generate a response."}
 
 
@@ -67,6 +69,8 @@ class ScriptedCall:
     arguments_text: str
     call_id: str | None = None
     """Overrides the generated ``call_…`` id (for duplicate-id tests)."""
+    namespace: str | None = None
+    """The namespace the call names with ``name`` (a namespaced tool)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -231,7 +235,7 @@ def _parse_call(call: Any, where: str) -> ScriptedCall:
         raise UsageError(f"{where}: expected an object with name and arguments")
     unknown = sorted(set(call) - _CALL_KEYS)
     if unknown:
-        expected = "name, arguments, arguments_text, call_id"
+        expected = "name, namespace, arguments, arguments_text, call_id"
         raise UsageError(f"{where}: unknown key {unknown[0]!r} (expected {expected})")
     name = call.get("name")
     if not isinstance(name, str) or not name:
@@ -247,7 +251,10 @@ def _parse_call(call: Any, where: str) -> ScriptedCall:
     call_id = call.get("call_id")
     if call_id is not None and (not isinstance(call_id, str) or not call_id):
         raise UsageError(f"{where}: call_id must be a non-empty string")
-    return ScriptedCall(name=name, arguments_text=text, call_id=call_id)
+    namespace = call.get("namespace")
+    if namespace is not None and (not isinstance(namespace, str) or not namespace):
+        raise UsageError(f"{where}: namespace must be a non-empty string")
+    return ScriptedCall(name=name, arguments_text=text, call_id=call_id, namespace=namespace)
 
 
 def _parse_reasoning(value: Any, where: str) -> str | bool:

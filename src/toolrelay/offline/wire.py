@@ -68,11 +68,13 @@ def refusal_item(item_id: str, refusal: str) -> dict[str, Any]:
 
 
 def function_call_item(
-    item_id: str, call_id: str, name: str, arguments: str, *, status: str = COMPLETED
+    item_id: str, call_id: str, name: str, arguments: str, *, status: str = COMPLETED,
+    namespace: str | None = None,
 ) -> dict[str, Any]:
-    """A ``function_call``: ``arguments`` is JSON *text*, exactly as the model wrote it."""
+    """A ``function_call``: ``arguments`` is JSON *text*, exactly as the model wrote it;
+    ``namespace`` for a tool declared inside a namespace."""
     # Key order is the API's (and the transcripts'): id, type, status, arguments, call_id, name.
-    return {
+    item = {
         "id": item_id,
         "type": FUNCTION_CALL,
         "status": status,
@@ -80,6 +82,9 @@ def function_call_item(
         "call_id": call_id,
         "name": name,
     }
+    if namespace is not None:
+        item["namespace"] = namespace
+    return item
 
 
 def reasoning_item(item_id: str, summary: str | None, encrypted_content: str | None) -> dict[str, Any]:

@@ -23,18 +23,21 @@ import difflib
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, TypeVar
 
 __all__ = [
     "ALIAS_PATTERN",
     "MAX_ALIAS_LENGTH",
+    "NAMESPACE_SEPARATOR",
     "SEPARATOR",
     "AliasChoice",
     "AliasHow",
     "alias_choices",
     "assign_aliases",
+    "name_choices",
+    "namespaced_alias",
     "server_prefix",
     "unknown_tool_message",
 ]
@@ -43,6 +46,9 @@ MAX_ALIAS_LENGTH: Final = 64
 """Chat Completions documents 64; Responses is unconfirmed, so the safe bound is used."""
 ALIAS_PATTERN: Final = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 SEPARATOR: Final = "__"
+NAMESPACE_SEPARATOR: Final = "."
+"""Between a namespace and a tool's name in it, in a namespaced tool's alias
+(``fs.read_text_file``): neither part can hold it, so the pair is read back exactly."""
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9_-]")
 _HASH_LENGTH: Final = 8
 _MIN_SERVER_KEPT: Final = 20
@@ -52,6 +58,7 @@ _LISTED_TOOLS: Final = 30
 
 AliasHow = Literal["exact", "mapped", "shortened", "disambiguated"]
 Pair = tuple[str, str]
+_Key = TypeVar("_Key", Pair, str)
 
 
 @dataclass(slots=True, kw_only=True, frozen=True)
@@ -72,23 +79,56 @@ def assign_aliases(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], st
 
 def alias_choices(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], AliasChoice]:
     """Like :func:`assign_aliases`, with how each alias was formed (for reports)."""
-    unique = sorted(set(pairs))
-    plain = {pair: _plain(pair) for pair in unique}
-    groups: dict[str, list[Pair]] = {}
-    for pair in unique:
-        groups.setdefault(plain[pair].alias, []).append(pair)
-    chosen: dict[Pair, AliasChoice] = {}
+    return _choose(sorted(set(pairs)), _plain, _hashed)
+
+
+def name_choices(names: Iterable[str]) -> dict[str, AliasChoice]:
+    """One API-safe name per distinct MCP name, by the alias rules without a server part:
+    the namespaces of ``--declare namespaces`` (one per server) and the tool names inside
+    one namespace. ``exact`` means the name is kept as it is."""
+    return _choose(sorted(set(names)), _plain_name, _hashed_name)
+
+
+def namespaced_alias(namespace: str, name: str) -> str:
+    """The alias of a tool declared as ``name`` inside ``namespace`` (what a call with that
+    ``namespace`` and ``name`` routes by)."""
+    return namespace + NAMESPACE_SEPARATOR + name
+
+
+def _choose(
+    unique: list[_Key], plain: Callable[[_Key], AliasChoice], hashed: Callable[[_Key, int], str]
+) -> dict[_Key, AliasChoice]:
+    """A unique choice per key (sorted): the plain one unless several keys share it."""
+    plain_of = {key: plain(key) for key in unique}
+    groups: dict[str, list[_Key]] = {}
+    for key in unique:
+        groups.setdefault(plain_of[key].alias, []).append(key)
+    chosen: dict[_Key, AliasChoice] = {}
     for members in groups.values():
-        winner = _keeps_plain(members, plain)
+        winner = _keeps_plain(members, plain_of)
         if winner is not None:
-            chosen[winner] = plain[winner]
+            chosen[winner] = plain_of[winner]
     taken = {choice.alias for choice in chosen.values()}
-    for pair in unique:
-        if pair not in chosen:
-            alias = _free_hashed(pair, taken)
+    for key in unique:
+        if key not in chosen:
+            alias = _free_hashed(key, taken, hashed)
             taken.add(alias)
-            chosen[pair] = AliasChoice(alias=alias, how="disambiguated")
-    return {pair: chosen[pair] for pair in unique}
+            chosen[key] = AliasChoice(alias=alias, how="disambiguated")
+    return {key: chosen[key] for key in unique}
+
+
+def _plain_name(name: str) -> AliasChoice:
+    safe = _safe(name)
+    if len(safe) > MAX_ALIAS_LENGTH:
+        return AliasChoice(alias=_hashed_name(name, 0), how="shortened")
+    return AliasChoice(alias=safe, how="exact" if safe == name else "mapped")
+
+
+def _hashed_name(name: str, salt: int) -> str:
+    """``<name cut>_<8 hex>``, at most 64 characters; the hash covers the original name."""
+    key = json.dumps([name, salt], ensure_ascii=False).encode("utf-8", "surrogatepass")
+    digest = hashlib.sha256(key).hexdigest()[:_HASH_LENGTH]
+    return f"{_safe(name)[:MAX_ALIAS_LENGTH - _HASH_LENGTH - 1]}_{digest}"
 
 
 def _plain(pair: Pair) -> AliasChoice:
@@ -101,20 +141,20 @@ def _plain(pair: Pair) -> AliasChoice:
     return AliasChoice(alias=safe, how=how)
 
 
-def _keeps_plain(members: list[Pair], plain: dict[Pair, AliasChoice]) -> Pair | None:
-    """Which pair of a group sharing one plain alias may keep it (None: all get hashes)."""
+def _keeps_plain(members: list[_Key], plain: dict[_Key, AliasChoice]) -> _Key | None:
+    """Which key of a group sharing one plain alias may keep it (None: all get hashes)."""
     if len(members) == 1:
         return members[0]
     exact = [pair for pair in members if plain[pair].how == "exact"]
     return exact[0] if len(exact) == 1 else None
 
 
-def _free_hashed(pair: Pair, taken: set[str]) -> str:
+def _free_hashed(key: _Key, taken: set[str], hashed: Callable[[_Key, int], str]) -> str:
     salt = 0
-    alias = _hashed(pair, salt)
+    alias = hashed(key, salt)
     while alias in taken:  # a clash of 32-bit hashes or with a literal name: try the next salt
         salt += 1
-        alias = _hashed(pair, salt)
+        alias = hashed(key, salt)
     return alias
 
 

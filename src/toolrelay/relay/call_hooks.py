@@ -42,7 +42,7 @@ async def after_call(
         try:
             await method(call, context, outcome)
         except Exception as exc:
-            text = f"a call hook ({_name(hook)}) failed after call {call.call_id or call.name}: {exc}"
+            text = f"a call hook ({_name(hook)}) failed after call {call.call_id or call.alias}: {exc}"
             events.emit(Notice(level="warning", text=text))
 
 

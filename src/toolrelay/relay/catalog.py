@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Final, Literal
 
 from ..client.config import ServerConfig, builtin_file_server, load_config
 from ..client.connection import Connection
@@ -36,6 +36,7 @@ from .arguments import ArgumentChecker
 from .context import CallContext
 from .declare import DeclarationReport, DeclarationSet, declare_tools
 from .dispatch import DispatchTable, dispatch
+from .namespaces import DECLARE_MODES, DeclareMode, namespace_description
 from .offer import (
     Offer,
     ParamHeaders,
@@ -54,10 +55,13 @@ from .result import CallOutcome
 from .route import Route, Router
 from .tool_search import ToolIndex, entry_for
 
-__all__ = ["Catalog", "ConfigSource", "servers_from"]
+__all__ = ["STRUCTURED_OUTPUT_MODES", "Catalog", "ConfigSource", "StructuredOutput", "servers_from"]
 
 _TOLD = frozenset({TaskSupport.__name__, ParamHeaders.__name__})
 """The filters whose withholding is said as a warning when the catalog is built."""
+
+StructuredOutput = Literal["auto", "off"]
+STRUCTURED_OUTPUT_MODES: Final[tuple[StructuredOutput, ...]] = ("auto", "off")
 
 ConfigSource = str | os.PathLike[str] | Sequence[ServerConfig] | None
 """A config file path, server configs, or None (the built-in file server on the cwd)."""
@@ -70,6 +74,11 @@ def servers_from(config: ConfigSource, *, events: EventStream | None = None) -> 
     if isinstance(config, (str, os.PathLike)):
         return load_config(Path(config), events=events)
     return list(config)
+
+
+def _check_choice(option: str, given: object, choices: Sequence[str]) -> None:
+    if given not in choices:
+        raise UsageError(f"{option} must be one of {', '.join(choices)}, not {given!r}")
 
 
 class Catalog:
@@ -87,13 +96,22 @@ class Catalog:
         shared: Catalog | None = None,
         expose_resources: bool = False,
         filters: Sequence[ToolFilter] = (),
+        declare: DeclareMode = "flat",
+        structured_output: StructuredOutput = "auto",
     ) -> None:
         """``shared``: another open catalog whose servers this one offers too, without
         starting or stopping them (a batch task's isolated servers beside the shared ones).
         ``expose_resources``: offer a ``<server>__read_resource`` tool per server with resources.
-        ``filters``: links added to the offer chain, after the built-in ones (``relay/offer.py``)."""
+        ``filters``: links added to the offer chain, after the built-in ones (``relay/offer.py``).
+        ``declare``: ``flat`` (``server__tool`` aliases) or ``namespaces`` (one per server);
+        ``structured_output``: ``auto`` declares ``outputSchema`` as ``output_schema`` and sends
+        valid ``structuredContent`` (``relay/declare.py``), ``off`` never does."""
+        _check_choice("declare", declare, DECLARE_MODES)
+        _check_choice("structured_output", structured_output, STRUCTURED_OUTPUT_MODES)
         self.events = events or EventStream()
         self.strict = strict
+        self.declare: DeclareMode = declare
+        self.structured_output: StructuredOutput = structured_output
         self.secrets = frozenset(secret for server in servers for secret in server.secrets)
         """The config's secret values (env, headers, URL tokens): never shown or recorded."""
         beside = shared.pool if shared is not None else None
@@ -177,6 +195,7 @@ class Catalog:
             Route(
                 alias=d.alias, server=d.server, tool=d.tool, rule=d.rule,
                 description=d.description or "", annotations=d.annotations, output_schema=d.output_schema,
+                structured=d.structured, namespace=d.namespace,
             )
             for d in plain.declarations
         )
@@ -189,8 +208,9 @@ class Catalog:
         if self.events.active:
             tools = self.declarations(strict=self.strict)
             withheld = [entry.to_record() for entry in self._offer.withheld]
+            namespaces = {space.name: space.server for space in plain.namespaces}
             self.events.emit(CatalogReady(tools=tools, routes=router.table(), reason=reason,
-                                          withheld=withheld))
+                                          withheld=withheld, namespaces=namespaces))
 
     def _listings(self) -> list[ServerListing]:
         """Each available server's raw tools/list with the facts of its connection, by name."""
@@ -221,8 +241,18 @@ class Catalog:
 
     def _set(self, strict: bool) -> DeclarationSet:
         if strict not in self._sets:
-            self._sets[strict] = declare_tools(self._offer.offered, strict=strict)
+            self._sets[strict] = declare_tools(
+                self._offer.offered, strict=strict, declare=self.declare,
+                descriptions=self._namespace_descriptions(), structured=self.structured_output == "auto",
+            )
         return self._sets[strict]
+
+    def _namespace_descriptions(self) -> dict[str, str]:
+        """Each available server's namespace description (``--declare namespaces``)."""
+        if self.declare != "namespaces":
+            return {}
+        found = {name: self._pool.connections[name] for name in self.available}
+        return {name: namespace_description(name, c.server_info, c.instructions) for name, c in found.items()}
 
     @property
     def withheld(self) -> list[Withheld]:

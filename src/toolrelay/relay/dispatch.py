@@ -116,9 +116,9 @@ async def _dispatch(
 ) -> CallOutcome:
     """The call's stages; ``progress`` grows as they pass."""
     parsed = _parse(table.events, call)
-    route = progress.route = table.router.resolve(call.name)
+    route = progress.route = table.router.resolve(call.alias)
     if route is not None:
-        table.events.emit(CallRouted(call_id=call.call_id or None, alias=call.name, server=route.server,
+        table.events.emit(CallRouted(call_id=call.call_id or None, alias=call.alias, server=route.server,
                                      tool=route.tool))
         context.server, context.tool = route.server, route.tool
     if context.hooks:
@@ -127,12 +127,12 @@ async def _dispatch(
         if refusal is not None:
             return _unsent(call, route, "refused_by_hook", refusal)
     if route is None:
-        return _unsent(call, None, "unknown_tool", unknown_tool_message(call.name, table.router.aliases))
+        return _unsent(call, None, "unknown_tool", unknown_tool_message(call.alias, table.router.aliases))
     if isinstance(parsed, ArgumentError):
         return _unsent(call, route, "invalid_arguments", parsed.message)
-    value = strip_optional_nulls(parsed, route.rule) if call.name in table.strict_aliases else parsed
+    value = strip_optional_nulls(parsed, route.rule) if call.alias in table.strict_aliases else parsed
     progress.arguments = value
-    problem = table.checker.validate(call.name, route.rule, value)
+    problem = table.checker.validate(call.alias, route.rule, value)
     if problem is not None:
         return _unsent(call, route, "invalid_arguments", problem.message, value)
     refusal = await _ask_consent(context.approve, route, value)
@@ -160,7 +160,7 @@ def _parse(events: EventStream, call: FunctionCall) -> dict[str, Any] | Argument
     parsed = ArgumentError(kind="json", message=call.problem) if call.problem else parse_arguments(text)
     error = parsed.message if isinstance(parsed, ArgumentError) else None
     events.emit(CallParsed(
-        call_id=call.call_id or None, alias=call.name, arguments_text=text,
+        call_id=call.call_id or None, alias=call.alias, arguments_text=text,
         arguments=None if error else parsed, error=error,
     ))
     return parsed

@@ -14,6 +14,10 @@ and named in ``Rendering.cut`` so the user is told too.
 Content a server marks for the user only (``annotations.audience: ["user"]``) is not the
 model's: it is left out of the output and listed in ``Rendering.for_user`` to be shown.
 
+A success of a tool declared with ``output_schema`` (``structured``) is its
+``structuredContent`` as JSON text, which the output check has already found valid (an
+invalid one never gets here: the call ended ``invalid_output``).
+
 A call_id gets exactly one output: when later function_calls of the response reused it,
 their refusals follow the first call's output in that one item (``with_refusals``).
 """
@@ -104,14 +108,19 @@ def render_feedback(
     budget: int = DEFAULT_OUTPUT_BUDGET,
     media_budget: int = DEFAULT_MEDIA_BUDGET,
     multimodal: bool = True,
+    structured: bool = False,
 ) -> Rendering:
-    """The ``output`` of the function_call_output item for ``outcome``, and what was cut."""
+    """The ``output`` of the function_call_output item for ``outcome``, and what was cut
+    (``structured``: the tool was declared with ``output_schema``)."""
     marker = error_marker(outcome)
     cut: list[str] = []
     for_user: list[str] = []
-    if outcome.status in ("ok", "tool_error"):
+    result = outcome.result or {}
+    if structured and outcome.status == "ok" and "structuredContent" in result:
+        parts: list[InputPart] = [_text(json.dumps(result["structuredContent"], ensure_ascii=False))]
+    elif outcome.status in ("ok", "tool_error"):
         blocks = _Blocks(multimodal=multimodal, media_budget=media_budget, cut=cut, for_user=for_user)
-        parts = blocks.parts(outcome.result or {})
+        parts = blocks.parts(result)
         if marker is not None:
             parts = _prefix(marker, parts)
     else:
@@ -131,9 +140,11 @@ def render_output(
     budget: int = DEFAULT_OUTPUT_BUDGET,
     media_budget: int = DEFAULT_MEDIA_BUDGET,
     multimodal: bool = True,
+    structured: bool = False,
 ) -> FeedbackOutput:
     """The ``output`` of the function_call_output item for ``outcome``."""
-    return render_feedback(outcome, budget=budget, media_budget=media_budget, multimodal=multimodal).output
+    return render_feedback(outcome, budget=budget, media_budget=media_budget, multimodal=multimodal,
+                           structured=structured).output
 
 
 def content_parts(blocks: list[Any], *, media_budget: int = DEFAULT_MEDIA_BUDGET) -> list[InputPart]:

@@ -433,7 +433,7 @@ class Relay:
             return False
         if policy == "all":
             return True
-        route = self.catalog.route(call.name)
+        route = self.catalog.route(call.alias)
         return route is not None and route.read_only
 
     def _call_runner(self) -> Callable[[FunctionCall, StopReason, Stopped], Any]:
@@ -471,8 +471,8 @@ class Relay:
         for call in turn.duplicates:
             message = (
                 f"refused as a duplicate, not run: call_id {call.call_id} already belongs to the earlier "
-                f"function_call {first[call.call_id].name} in this response, and a call_id gets one "
-                f"output; call {call.name} again if you still need it"
+                f"function_call {first[call.call_id].alias} in this response, and a call_id gets one "
+                f"output; call {call.alias} again if you still need it"
             )
             outcome = CallOutcome(call=call, verdict=Verdict(status="duplicate_call_id", message=message))
             self.events.emit(CallOutcomeEvent(call_id=call.call_id, outcome=outcome.to_record()))
@@ -482,9 +482,10 @@ class Relay:
     def _feedback(self, outcome: CallOutcome, refusals: list[CallOutcome]) -> dict[str, Any]:
         assert outcome.call_id is not None
         limits = self.limits
+        route = self.catalog.route(outcome.alias)
         rendering = render_feedback(
             outcome, budget=limits.output_budget, media_budget=limits.media_budget,
-            multimodal=limits.multimodal,
+            multimodal=limits.multimodal, structured=route is not None and route.structured,
         )
         item = feedback_item(outcome.call_id, with_refusals(rendering.output, refusals))
         self.events.emit(FeedbackEvent(

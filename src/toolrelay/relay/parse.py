@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol.responses import COMPLETED, FUNCTION_CALL, MESSAGE, OUTPUT_TEXT, REFUSAL
+from .alias import namespaced_alias
 from .arguments import parse_arguments
 
 __all__ = ["FunctionCall", "ModelTurn", "message_text", "read_call", "read_response"]
@@ -35,11 +36,13 @@ class FunctionCall:
     item_id: str | None = None
     problem: str | None = None
     """Why the item is malformed (e.g. arguments not a string); it still gets an output."""
+    namespace: str | None = None
+    """The namespace the model named with ``name`` (``--declare namespaces``), if any."""
 
     @property
     def alias(self) -> str:
-        """The tool name the model used (a catalog alias)."""
-        return self.name
+        """The catalog alias the call names: its ``name``, or ``<namespace>.<name>``."""
+        return self.name if self.namespace is None else namespaced_alias(self.namespace, self.name)
 
     @property
     def arguments(self) -> dict[str, Any] | None:
@@ -123,8 +126,10 @@ def read_call(item: dict[str, Any], index: int) -> FunctionCall | str:
         problem = problem or f"arguments must be JSON text (a string), got {type(arguments).__name__}"
         arguments = "" if arguments is None else _as_text(arguments)
     item_id = item.get("id") if isinstance(item.get("id"), str) else None
+    namespace = item.get("namespace")
     return FunctionCall(
-        call_id=call_id, name=name, arguments_text=arguments, item_id=item_id, problem=problem
+        call_id=call_id, name=name, arguments_text=arguments, item_id=item_id, problem=problem,
+        namespace=namespace if isinstance(namespace, str) else None,
     )
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..errors import UsageError
+from .alias import NAMESPACE_SEPARATOR
+from .namespaces import function_tools_by_alias
 
 __all__ = ["Conversation", "RequestSettings", "build_body", "tool_choice_value", "user_message"]
 
@@ -51,6 +53,9 @@ def tool_choice_value(choice: str, aliases: list[str]) -> str | dict[str, Any]:
     if choice not in aliases:
         offered = ", ".join(aliases) or "none"
         raise UsageError(f"--tool-choice {choice!r} is not a tool alias; tools: {offered}")
+    if NAMESPACE_SEPARATOR in choice:  # the API's function choice names no namespace
+        raise UsageError(f"--tool-choice {choice!r} names a tool inside a namespace, which a tool "
+                         "choice cannot name: use auto or required, or --declare flat")
     return {"type": "function", "name": choice}
 
 
@@ -91,7 +96,7 @@ def build_body(
         body["previous_response_id"] = conversation.previous_response_id
     if tools:
         body["tools"] = tools
-        aliases = [t["name"] for t in tools]
+        aliases = list(function_tools_by_alias(tools))
         body["tool_choice"] = tool_choice_value(settings.tool_choice, aliases)
         body["parallel_tool_calls"] = settings.parallel_tool_calls
     if settings.store is not None:

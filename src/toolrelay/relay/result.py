@@ -111,7 +111,7 @@ class CallOutcome:
     @property
     def alias(self) -> str:
         """The name the model used."""
-        return self.call.name
+        return self.call.alias
 
     @property
     def call_id(self) -> str | None:

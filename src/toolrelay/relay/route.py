@@ -32,6 +32,10 @@ class Route:
     """Whether the model was offered the strict conversion (nulls are then stripped)."""
     reads_resources: bool = False
     """The ``--expose-resources`` reader: a call sends ``resources/read``, not ``tools/call``."""
+    structured: bool = False
+    """Declared with ``output_schema``: a valid ``structuredContent`` is what the model reads."""
+    namespace: str | None = None
+    """The namespace the model names it in (``--declare namespaces``); None: flat."""
 
     @property
     def read_only(self) -> bool:

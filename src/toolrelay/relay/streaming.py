@@ -143,8 +143,8 @@ class TurnCalls:
         found = []
         for final in calls:
             started = self._calls.get(final.call_id)
-            if started is not None and (started.name, started.arguments_text) != (
-                    final.name, final.arguments_text):
+            if started is not None and (started.alias, started.arguments_text) != (
+                    final.alias, final.arguments_text):
                 found.append((started, final))
         return _contradiction(self._turn, found) if found else None
 
@@ -185,7 +185,7 @@ class TurnCalls:
 
     async def _call(self, call: FunctionCall, early: bool) -> dict[str, Any] | None:
         async with self._gate:
-            self._tell(CallStarted(turn=self._turn, call_id=call.call_id, alias=call.name,
+            self._tell(CallStarted(turn=self._turn, call_id=call.call_id, alias=call.alias,
                                    arguments=call.arguments_text, early=early))
             outcome = await self._run_call(call, self._stop_reason, self._keep)
         self._keep(outcome)
@@ -232,4 +232,4 @@ def _dropped(turn: int, outcome: CallOutcome) -> str:
 
 
 def _shown(call: FunctionCall) -> str:
-    return f"{call.name} {clip(call.arguments_text, 200)}"
+    return f"{call.alias} {clip(call.arguments_text, 200)}"

@@ -15,8 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..protocol.era import DISCOVER
+from ..protocol.mcp import INITIALIZE
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from ..relay.declare import declare_tools
+from ..relay.namespaces import function_tools_by_alias, namespace_description
 from ..relay.request import user_message
 from .evidence import seqs_of
 from .facts import RunFacts
@@ -67,13 +70,13 @@ def _derived(catalog: dict[str, Any], run: RunRecord, facts: RunFacts) -> Findin
                 catalog,
             )
         pairs.append((server, listing.tools[tool]))
-    derived = declare_tools(pairs, strict=run.strict).tools() + readers
+    derived = _derive(catalog, pairs, run) + readers
     path = first_difference(derived, catalog.get("tools"))
     if path is None:
         return _finding(
             True,
-            f"{len(derived)} declaration(s) ({catalog.get('reason')}) are what the servers' "
-            "tools/list rules give: no call values in them",
+            f"{len(function_tools_by_alias(derived))} declaration(s) ({catalog.get('reason')}) are what "
+            "the servers' tools/list rules give: no call values in them",
             "rules",
             None,
             catalog,
@@ -86,6 +89,35 @@ def _derived(catalog: dict[str, Any], run: RunRecord, facts: RunFacts) -> Findin
         None,
         catalog,
     )
+
+
+def _derive(
+    catalog: dict[str, Any], pairs: list[tuple[str, Any]], run: RunRecord
+) -> list[dict[str, Any]]:
+    """The declarations ``declare_tools`` gives for ``pairs`` in the catalog's mode: namespaces
+    when it records them (described from the servers' recorded handshakes), ``output_schema``
+    when any recorded tool has one (``--structured-output auto``)."""
+    namespaces = catalog.get("namespaces")
+    recorded = catalog.get("tools")
+    structured = any("output_schema" in tool for tool in function_tools_by_alias(recorded).values())
+    if not isinstance(namespaces, dict) or not namespaces:
+        return declare_tools(pairs, strict=run.strict, structured=structured).tools()
+    descriptions = {server: _namespace_description(run, str(server), catalog["seq"])
+                    for server in namespaces.values()}
+    return declare_tools(pairs, strict=run.strict, declare="namespaces", descriptions=descriptions,
+                         structured=structured).tools()
+
+
+def _namespace_description(run: RunRecord, server: str, seq: int) -> str:
+    """What the live catalog describes ``server``'s namespace with: its title and instructions
+    from its last handshake answer (``initialize`` or ``server/discover``) before ``seq``."""
+    answers = [event for event in run.mcp if event.get("server") == server and event.get("seq", seq) < seq
+               and event.get("method") in (INITIALIZE, DISCOVER) and event.get("direction") == "in"]
+    result = answers[-1].get("message", {}).get("result") if answers else None
+    result = result if isinstance(result, dict) else {}
+    info, instructions = result.get("serverInfo"), result.get("instructions")
+    return namespace_description(server, info if isinstance(info, dict) else {},
+                                 instructions if isinstance(instructions, str) else None)
 
 
 def _withheld_offered(catalog: dict[str, Any]) -> Finding | None:
@@ -120,7 +152,8 @@ def _offered(current: ModelRound, previous: ModelRound | None, facts: RunFacts) 
         expected, source = tools, ""
     path = first_difference(expected, tools)
     if path is None:
-        said = f"request {current.turn} offers {_which(catalog, previous, facts)} ({len(tools)} tool(s))"
+        count = len(function_tools_by_alias(tools))
+        said = f"request {current.turn} offers {_which(catalog, previous, facts)} ({count} tool(s))"
         return _finding(True, said, "declarations", current.turn, current.request, catalog)
     if previous is not None and previous.request is not None \
             and first_difference(previous.body.get("tools", []), tools) is not None \

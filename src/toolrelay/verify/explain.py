@@ -19,6 +19,7 @@ from typing import Any, Final
 from ..events import MCP_SERVER_REQUEST
 from ..protocol.responses import FUNCTION_CALL, FUNCTION_CALL_OUTPUT, MESSAGE, OUTPUT_TEXT
 from ..relay.endings import ending_sentence
+from ..relay.namespaces import function_tools_by_alias
 from .attachments import called_declarations, executed, no_call_text
 from .facts import RunFacts
 from .jsonpath import excerpt, item_label
@@ -106,7 +107,8 @@ def _turn(current: ModelRound, run: RunRecord, facts: RunFacts, index: _Index, e
     lines = [
         "",
         f"turn {current.turn}  [{_MARK[state]}]",
-        f"  request_{current.turn}: {len(_list(body.get('input')))} input item(s), {len(tools)} tool(s), "
+        f"  request_{current.turn}: {len(_list(body.get('input')))} input item(s), "
+        f"{len(function_tools_by_alias(tools))} tool(s), "
         f"tool_choice {excerpt(body.get('tool_choice'))}{chained}",
         f"  response_{current.turn}: {_response_line(current, answer)}",
         *_stream_lines(current),
@@ -359,7 +361,7 @@ def _walk_rows(run: RunRecord, call: CallTrace) -> list[tuple[str, str]]:
         ("declaration", f"{call.alias} ← {target}: parameters {{{_rule(run, call)}}} "
                         "(a rule: types, no values)"),
         (f"request_{first.turn}", f"input {excerpt(first.body.get('input'), 70)}, "
-                                  f"{len(_list(first.body.get('tools')))} tool(s)"),
+                                  f"{len(function_tools_by_alias(first.body.get('tools')))} tool(s)"),
         (FUNCTION_CALL, f"{call.call_id}: {call.alias}, arguments (JSON text) "
                         f"{excerpt(call.item.get('arguments'))}"),
         ("parse", f"→ object {excerpt(parsed.get('arguments'))}"),

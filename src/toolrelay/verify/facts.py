@@ -18,6 +18,7 @@ from ..events import MCP_REQUEST, MCP_RESPONSE
 from ..protocol.peer import Exchange
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from ..protocol.stream import Assembled, StreamEvent, assemble
+from ..relay.namespaces import function_tools_by_alias
 from ..relay.parse import FunctionCall, ModelTurn, read_call, read_response
 from ..relay.result import CallOutcome
 from .outcomes import MalformedAnswer, expected_item, rebuild_outcome, recorded_exchange
@@ -90,11 +91,7 @@ class RunFacts:
         if turn not in self._declared:
             current = self.run.round(turn)
             tools = current.body.get("tools") if current is not None else None
-            self._declared[turn] = (
-                {t["name"]: t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)}
-                if isinstance(tools, list)
-                else {}
-            )
+            self._declared[turn] = function_tools_by_alias(tools)
         return self._declared[turn].get(alias) if isinstance(alias, str) else None
 
     def catalog_at(self, seq: int) -> dict[str, Any] | None:
@@ -161,7 +158,10 @@ class RunFacts:
         if key not in self._expected:
             outcome = self.outcome(call)
             refusals = [r for d in call.duplicates if (r := rebuild_outcome(d, None)) is not None]
-            self._expected[key] = None if outcome is None else expected_item(outcome, self.run, refusals)
+            declared = self.declared(call.turn, call.alias)
+            structured = isinstance(declared, dict) and "output_schema" in declared
+            self._expected[key] = (None if outcome is None
+                                   else expected_item(outcome, self.run, refusals, structured=structured))
         return self._expected[key]
 
 

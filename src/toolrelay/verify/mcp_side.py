@@ -123,7 +123,32 @@ def _route_problem(call: CallTrace, routed: dict[str, Any], facts: RunFacts) -> 
         return (
             f"the declarations route {call.alias} to {_target(declared)}, the call went to {_target(chosen)}"
         )
-    return _outcome_names(call, routed)
+    return (_undeclared(call, facts) or _namespace_problem(call, routed, catalog)
+            or _outcome_names(call, routed))
+
+
+def _undeclared(call: CallTrace, facts: RunFacts) -> str | None:
+    """A call runs only a tool its turn's request declared."""
+    current = facts.run.round(call.turn)
+    if current is None or not isinstance(current.body.get("tools"), list):
+        return None
+    if facts.declared(call.turn, call.alias) is not None:
+        return None
+    return f"{call.alias} ran, but request {call.turn} declared no such tool: only a declared tool runs"
+
+
+def _namespace_problem(call: CallTrace, routed: dict[str, Any], catalog: dict[str, Any] | None) -> str | None:
+    """A namespaced call lands on the server its namespace stands for."""
+    namespace = call.item.get("namespace")
+    if not isinstance(namespace, str) or catalog is None:
+        return None
+    spaces = catalog.get("namespaces")
+    server = spaces.get(namespace) if isinstance(spaces, dict) else None
+    if server == routed.get("server"):
+        return None
+    named = f"server {server}" if server is not None else "no server"
+    return (f"namespace {namespace} stands for {named} in the declarations, yet the call went to "
+            f"server {routed.get('server')}")
 
 
 def _outcome_names(call: CallTrace, routed: dict[str, Any]) -> str | None:

@@ -195,8 +195,8 @@ def _parse_problem(call: CallTrace, parsed: dict[str, Any], facts: RunFacts) -> 
     function_call = facts.function_call(call)
     if function_call is None:
         return "the live reader finds no such function_call in the response"
-    if parsed.get("alias") != function_call.name:
-        return f"call_parsed names {parsed.get('alias')!r}, the model called {function_call.name!r}"
+    if parsed.get("alias") != function_call.alias:
+        return f"call_parsed names {parsed.get('alias')!r}, the model called {function_call.alias!r}"
     sent = call.item.get("arguments")
     if not isinstance(sent, str) and parsed.get("error") is None:
         return (

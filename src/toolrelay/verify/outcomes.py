@@ -170,10 +170,12 @@ def _given_up(call: CallTrace, exchange: Exchange, request: dict[str, Any]) -> C
 
 
 def expected_item(
-    outcome: CallOutcome, run: RunRecord, refusals: list[CallOutcome] | None = None
+    outcome: CallOutcome, run: RunRecord, refusals: list[CallOutcome] | None = None, *,
+    structured: bool = False,
 ) -> dict[str, Any]:
     """The function_call_output the run's own rendering gives for ``outcome``, followed by
-    the ``refusals`` of function_calls that reused its call_id."""
+    the ``refusals`` of function_calls that reused its call_id (``structured``: the request
+    declared its tool with ``output_schema``)."""
     start = run.run_start or {}
     budget, media_budget = start.get("output_budget"), start.get("media_budget")
     multimodal = start.get("multimodal", True)
@@ -181,7 +183,7 @@ def expected_item(
         outcome,
         budget=budget if isinstance(budget, int) else DEFAULT_OUTPUT_BUDGET,
         media_budget=media_budget if isinstance(media_budget, int) else DEFAULT_MEDIA_BUDGET,
-        multimodal=multimodal is not False,
+        multimodal=multimodal is not False, structured=structured,
     )
     assert outcome.call_id is not None
     return feedback_item(outcome.call_id, with_refusals(output, refusals or []))

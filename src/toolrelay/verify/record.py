@@ -47,6 +47,7 @@ from ..events import (
 )
 from ..protocol import era
 from ..protocol.responses import FUNCTION_CALL, OUTPUT_ITEM_DONE
+from ..relay.alias import namespaced_alias
 
 __all__ = [
     "CALL_METHODS", "REFUSED_DUPLICATE", "CallTrace", "ModelRound", "RunRecord", "asks_for_input",
@@ -124,7 +125,11 @@ class CallTrace:
 
     @property
     def alias(self) -> Any:
-        return self.item.get("name")
+        """The alias the call names: its ``name``, or ``<namespace>.<name>``."""
+        name, namespace = self.item.get("name"), self.item.get("namespace")
+        if isinstance(namespace, str) and isinstance(name, str):
+            return namespaced_alias(namespace, name)
+        return name
 
     @property
     def outcome(self) -> dict[str, Any] | None:

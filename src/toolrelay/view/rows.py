@@ -42,6 +42,7 @@ from ..events import (
 from ..protocol import responses as wire
 from ..protocol.responses import CANCELLED, FAILED, FUNCTION_CALL, FUNCTION_CALL_OUTPUT, INCOMPLETE, MESSAGE
 from ..relay.feedback import ERROR_PREFIX
+from ..relay.namespaces import function_tools_by_alias
 from ..verify.record import CALL_METHODS
 from .auth_rows import AUTH_DESCRIBERS
 from .listen_rows import listen_text
@@ -145,7 +146,9 @@ def _model_stream(record: dict[str, Any]) -> Row:
     if isinstance(payload.get("delta"), str):
         detail = _quote(payload["delta"])
     elif item is not None and kind in (wire.OUTPUT_ITEM_ADDED, wire.OUTPUT_ITEM_DONE):
-        named = item.get("name") or item.get("call_id") or item.get("id") or ""
+        name, space = item.get("name"), item.get("namespace")
+        named = f"{space}.{name}" if isinstance(space, str) else name
+        named = named or item.get("call_id") or item.get("id") or ""
         detail = f"{item.get('type')} {named}".strip()
     else:
         detail = str(payload.get("message") or "")
@@ -355,7 +358,7 @@ def _feedback(record: dict[str, Any]) -> Row:
 
 
 def _declarations(record: dict[str, Any]) -> Row:
-    tools = [str(tool.get("name")) for tool in _items(record.get("tools")) if isinstance(tool, dict)]
+    tools = list(function_tools_by_alias(record.get("tools")))  # a namespaced one as namespace.name
     withheld = [f"{entry.get('alias')} ({entry.get('reason')})" for entry in _items(record.get("withheld"))
                 if isinstance(entry, dict)]
     said = f"; withheld: {', '.join(withheld)}" if withheld else ""

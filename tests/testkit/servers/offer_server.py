@@ -4,7 +4,8 @@ It sends ``instructions`` in its initialize result (``--instructions TEXT``, def
 short sentence; ``--instructions ''`` sends none) and offers:
   weather(city)   declares an outputSchema ({"temperature": number, "unit": "C"|"F"}); returns
                   it honestly, except for city "Atlantis" (a string temperature: breaks it)
-                  and "Nowhere" (no structuredContent at all)
+                  and "Nowhere" (no structuredContent at all); for "Lyon" its text is a
+                  sentence, not the JSON (what --structured-output tells apart)
   report()        three text blocks: one for the user only (annotations.audience ["user"]),
                   one for the assistant only, one for both
   link()          a resource_link with a description and a MIME type
@@ -57,7 +58,8 @@ def weather(city: str) -> dict[str, Any]:
     if city == "Nowhere":
         return {"content": [_text("21 C")]}
     structured: dict[str, Any] = {"temperature": "warm" if city == "Atlantis" else 21.5, "unit": "C"}
-    return {"content": [_text(json.dumps(structured))], "structuredContent": structured}
+    said = f"It is 21.5 C in {city}." if city == "Lyon" else json.dumps(structured)
+    return {"content": [_text(said)], "structuredContent": structured}
 
 
 def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
