@@ -19,7 +19,9 @@ from typing import Any
 from toolrelay.errors import ModelError
 from toolrelay.events import Event, EventStream
 from toolrelay.local import in_process_server
+from toolrelay.model import ModelReply
 from toolrelay.protocol import stream
+from toolrelay.protocol.responses import DIALECT
 from toolrelay.relay.catalog import connect
 from toolrelay.relay.consent import Approver, approve_all
 from toolrelay.relay.loop import Relay, RunLimits, RunResult
@@ -75,12 +77,6 @@ class Turn:
 
 
 @dataclass
-class Reply:
-    body: dict[str, Any]
-    streamed: bool
-
-
-@dataclass
 class ScriptedStream:
     """The loop's model client, following ``turns``; every body it was sent in ``bodies``."""
 
@@ -93,7 +89,7 @@ class ScriptedStream:
 
     async def create(
         self, body: dict[str, Any], *, turn: int, on_update: Callable[[stream.Update], None] | None = None
-    ) -> Reply:
+    ) -> ModelReply:
         self.bodies.append(body)
         if self.refuse_stream is not None and body.get("stream") is True:
             refusal, self.refuse_stream = self.refuse_stream, None
@@ -108,7 +104,7 @@ class ScriptedStream:
         self.log.append(f"stream {turn} ended")
         if script.raises is not None:
             raise script.raises
-        return Reply(body=script.body, streamed=streamed)
+        return ModelReply(dialect=DIALECT, body=script.body, streamed=streamed)
 
 
 class Box:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-__all__ = ["USAGE_KEYS", "usage_sum", "usage_text"]
+__all__ = ["USAGE_KEYS", "add_counts", "token_counts", "usage_sum", "usage_text"]
 
 _PATHS: Final[dict[str, tuple[str, ...]]] = {
     "input_tokens": ("input_tokens",),
@@ -25,11 +25,25 @@ USAGE_KEYS: Final = tuple(_PATHS)
 
 def usage_sum(totals: dict[str, int], usage: Any) -> dict[str, int]:
     """``totals`` plus a Responses ``usage`` object's token counts."""
-    added = dict(totals)
+    return add_counts(totals, token_counts(usage))
+
+
+def token_counts(usage: Any) -> dict[str, int]:
+    """A Responses ``usage`` object's token counts, flat (the Responses dialect reader's
+    ``ModelTurn.usage``); a count it does not give is absent."""
+    counts: dict[str, int] = {}
     for key, path in _PATHS.items():
         value = _at(usage, path)
         if isinstance(value, int) and not isinstance(value, bool):
-            added[key] = added.get(key, 0) + value
+            counts[key] = value
+    return counts
+
+
+def add_counts(totals: dict[str, int], counts: dict[str, int]) -> dict[str, int]:
+    """``totals`` plus flat ``counts`` (a turn's ``ModelTurn.usage``)."""
+    added = dict(totals)
+    for key, value in counts.items():
+        added[key] = added.get(key, 0) + value
     return added
 
 
