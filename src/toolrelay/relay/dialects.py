@@ -29,7 +29,9 @@ from ..protocol.stream import Assembled, StreamEvent, assemble
 from .parse import ModelTurn, read_response
 from .usage import token_counts
 
-__all__ = ["READERS", "RESPONSES", "DialectReader", "UnknownDialect", "dialect_of", "reader_for"]
+__all__ = [
+    "READERS", "RESPONSES", "DialectReader", "UnknownDialect", "dialect_of", "known_reader", "reader_for",
+]
 
 
 class DialectReader(Protocol):
@@ -83,10 +85,15 @@ READERS: Final[Mapping[str, DialectReader]] = {RESPONSES.dialect: RESPONSES}
 
 def reader_for(dialect: object) -> DialectReader:
     """The reader of ``dialect``, or ``UnknownDialect``."""
-    reader = READERS.get(dialect) if isinstance(dialect, str) else None
+    reader = known_reader(dialect)
     if reader is None:
         raise UnknownDialect(dialect)
     return reader
+
+
+def known_reader(dialect: object) -> DialectReader | None:
+    """The reader of ``dialect``; None when there is none."""
+    return READERS.get(dialect) if isinstance(dialect, str) else None
 
 
 def dialect_of(record: Mapping[str, Any] | None) -> object:
