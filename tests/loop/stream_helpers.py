@@ -74,6 +74,8 @@ class Turn:
     raises: ModelError | None = None
     json_answer: bool = False
     """Answer a whole JSON response even to ``stream: true`` (an endpoint that cannot stream)."""
+    dialect: str = DIALECT
+    """The dialect the reply names."""
 
 
 @dataclass
@@ -104,7 +106,7 @@ class ScriptedStream:
         self.log.append(f"stream {turn} ended")
         if script.raises is not None:
             raise script.raises
-        return ModelReply(dialect=DIALECT, body=script.body, streamed=streamed)
+        return ModelReply(dialect=script.dialect, body=script.body, streamed=streamed)
 
 
 class Box:
