@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Final
 from .flood import FloodGate, FloodLimit, FloodWindow
 
 __all__ = [
+    "DEFAULT_DIALECT",
     "MCP_NOTIFICATION",
     "MCP_REPLY",
     "MCP_REQUEST",
@@ -60,6 +61,10 @@ __all__ = [
 ]
 
 Subscriber = Callable[["Event"], None]
+
+DEFAULT_DIALECT: Final = "responses"
+"""The API dialect of a model event that names none: every transcript written before model
+events recorded theirs is a Responses one (``relay.dialects`` reads each dialect)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -321,13 +326,15 @@ class RunResumedEvent(RunStartEvent):
 
 @dataclass(slots=True, kw_only=True)
 class ModelRequestEvent(Event):
-    """A request body sent to the Responses endpoint, exactly."""
+    """A request body sent to the model endpoint, exactly."""
 
     kind: ClassVar[str] = "model_request"
     turn: int
     url: str
     body: dict[str, Any]
     attempt: int = 1
+    dialect: str = DEFAULT_DIALECT
+    """The API the body is written in (``responses``): verify and view read it by this."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -353,6 +360,8 @@ class ModelResponseEvent(Event):
     cut: str | None = None
     """Why the stream ended before a terminal event (the connection closed, it stalled, ...);
     ``body`` is then what had been assembled."""
+    dialect: str = DEFAULT_DIALECT
+    """The API the answer is written in: verify and view pick the reader for it by this."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -370,6 +379,8 @@ class ModelStreamEvent(Event):
     """The SSE ``event:`` field."""
     data: str
     """The SSE ``data:`` text as received (a person can read it: JSON text)."""
+    dialect: str = DEFAULT_DIALECT
+    """The API whose stream events these are."""
 
 
 @dataclass(slots=True, kw_only=True)

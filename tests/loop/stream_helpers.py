@@ -20,7 +20,9 @@ from toolrelay.assembly.catalogs import connect
 from toolrelay.errors import ModelError
 from toolrelay.events import Event, EventStream
 from toolrelay.local import in_process_server
+from toolrelay.model import ModelReply
 from toolrelay.protocol import stream
+from toolrelay.protocol.responses import DIALECT
 from toolrelay.relay.consent import Approver, approve_all
 from toolrelay.relay.loop import Relay, RunLimits, RunResult
 from toolrelay.relay.namespaces import DeclareMode
@@ -77,12 +79,8 @@ class Turn:
     raises: ModelError | None = None
     json_answer: bool = False
     """Answer a whole JSON response even to ``stream: true`` (an endpoint that cannot stream)."""
-
-
-@dataclass
-class Reply:
-    body: dict[str, Any]
-    streamed: bool
+    dialect: str = DIALECT
+    """The dialect the reply names."""
 
 
 @dataclass
@@ -98,7 +96,7 @@ class ScriptedStream:
 
     async def create(
         self, body: dict[str, Any], *, turn: int, on_update: Callable[[stream.Update], None] | None = None
-    ) -> Reply:
+    ) -> ModelReply:
         self.bodies.append(body)
         if self.refuse_stream is not None and body.get("stream") is True:
             refusal, self.refuse_stream = self.refuse_stream, None
@@ -113,7 +111,7 @@ class ScriptedStream:
         self.log.append(f"stream {turn} ended")
         if script.raises is not None:
             raise script.raises
-        return Reply(body=script.body, streamed=streamed)
+        return ModelReply(dialect=script.dialect, body=script.body, streamed=streamed)
 
 
 class Box:

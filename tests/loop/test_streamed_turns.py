@@ -313,3 +313,13 @@ def test_a_message_streamed_without_deltas_is_still_told_once() -> None:
     run = run_relay(ScriptedStream([Turn([done(0, whole), ended(body)], body)]))
     assert [e.text for e in run.told if isinstance(e, TextDelta)] == ["no deltas here"]
     assert run.result is not None and run.result.final_text == "no deltas here"
+
+
+def test_a_reply_in_a_dialect_without_a_reader_ends_the_run_failed_naming_it() -> None:
+    body = response(POKE)
+    model = ScriptedStream([Turn([], body, json_answer=True, dialect="chat_completions")])
+    run = run_relay(model, stream_answers=False)
+    assert run.result is not None and run.result.status == "failed"
+    assert run.result.reason == ("the model client's reply cannot be read: the model dialect "
+                                 "'chat_completions' has no reader in this toolrelay (it reads: responses)")
+    assert run.result.calls == [] and "call poke" not in model.log

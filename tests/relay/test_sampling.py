@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from toolrelay.client.host import SamplingRequest
-from toolrelay.errors import UsageError
+from toolrelay.errors import RpcError, UsageError
 from toolrelay.events import EventStream
-from toolrelay.model import ModelEndpoint, ResponsesClient
+from toolrelay.model import ModelEndpoint, ModelReply, ResponsesClient
+from toolrelay.model.reply import OnUpdate
 from toolrelay.offline import OfflineModel, parse_script
 from toolrelay.relay.sampling import responses_sampler, sampling_body, sampling_result
 
@@ -170,3 +171,25 @@ def test_without_a_sampling_entry_the_stand_in_answers_itself_never_a_turn() -> 
 def test_a_sampling_entry_that_is_an_http_fault_is_refused() -> None:
     with pytest.raises(UsageError, match="sampling: expected a Response entry, not an http_status"):
         parse_script({"turns": [], "sampling": {"http_status": 500}})
+
+
+class Canned:
+    """A model client of the seam that is not the Responses adapter: one reply, any dialect."""
+
+    def __init__(self, dialect: str, body: dict[str, Any]) -> None:
+        self.reply = ModelReply(dialect=dialect, body=body)
+
+    async def create(
+        self, body: dict[str, Any], *, turn: int, on_update: OnUpdate | None = None
+    ) -> ModelReply:
+        return self.reply
+
+
+def test_any_model_client_answers_and_a_reply_it_cannot_read_is_the_servers_error() -> None:
+    call = {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": '{"w": "MCP"}'}
+    ask = request([{"role": "user", "content": {"type": "text", "text": "Hi"}}])
+    answer = asyncio.run(responses_sampler(Canned("responses", {"output": [call]}), "m")(ask))
+    assert answer["stopReason"] == "toolUse" and answer["content"][0]["input"] == {"w": "MCP"}
+    with pytest.raises(RpcError, match="the model dialect 'chat_completions' has no reader") as raised:
+        asyncio.run(responses_sampler(Canned("chat_completions", {"choices": []}), "m")(ask))
+    assert raised.value.code == -32603

@@ -14,7 +14,6 @@ import asyncio
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, Final
 
 from toolrelay.assembly.catalogs import connect
@@ -27,6 +26,8 @@ from toolrelay.events import (
     ModelStreamEvent,
 )
 from toolrelay.local import in_process_server
+from toolrelay.model import ModelReply
+from toolrelay.protocol.responses import DIALECT
 from toolrelay.protocol.stream import StreamAssembler, StreamEvent, Update
 from toolrelay.relay.consent import approve_all
 from toolrelay.relay.loop import Relay, RunLimits, RunResult
@@ -105,7 +106,7 @@ class HeldStream:
             self.called.set()
 
     async def create(self, body: dict[str, Any], *, turn: int,
-                     on_update: Callable[[Update], None] | None = None) -> SimpleNamespace:
+                     on_update: Callable[[Update], None] | None = None) -> ModelReply:
         self.events.emit(ModelRequestEvent(turn=turn, url=URL, body=body))
         assembler, index = StreamAssembler(), 0
         for payload in self.turns[turn - 1]:
@@ -123,7 +124,7 @@ class HeldStream:
         self.events.emit(ModelResponseEvent(turn=turn, status=200, body=assembled.response, elapsed=0.01,
                                             streamed=True, stream_events=index,
                                             differences=assembled.differences))
-        return SimpleNamespace(body=assembled.response, streamed=True)
+        return ModelReply(dialect=DIALECT, body=assembled.response, streamed=True)
 
 
 class Box:

@@ -240,3 +240,16 @@ def test_the_header_shows_the_runs_token_usage_and_nothing_for_a_run_without(
     for event in events:  # a transcript from before usage was recorded
         event.pop("usage", None)
     assert build_trace(events).run.tokens == ""
+
+
+def test_a_transcript_without_dialects_draws_as_responses_and_an_unknown_one_says_so(
+    seed_transcript: Path,
+) -> None:
+    events = read_events(seed_transcript)
+    drawn = [(r.kind, r.label, r.detail, r.state) for r in build_trace(events, None, source="t").rows()]
+    old = [{k: v for k, v in e.items() if k != "dialect"} for e in events]
+    assert [(r.kind, r.label, r.detail, r.state) for r in build_trace(old, None, source="t").rows()] == drawn
+    answer = next(e for e in events if e["kind"] == "model_response")
+    row = describe({**answer, "dialect": "chat_completions"}, 0.0)
+    assert (row.label, row.state) == ("HTTP 200", "failed")
+    assert row.detail.startswith("the model dialect 'chat_completions' has no reader in this toolrelay")

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from ..events import Event, EventStream, ModelResponseEvent, RunEndEvent
+from ..relay.dialects import known_reader
 from ..relay.loop import Relay
-from ..relay.usage import usage_sum
+from ..relay.usage import add_counts
 from ..transcript.writer import TranscriptWriter
 from .results import TRANSCRIPTS, TaskResult
 from .resume import TaskState
@@ -74,7 +75,9 @@ class UsageTally:
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, ModelResponseEvent) and event.status == 200 and isinstance(event.body, dict):
-            self.totals = usage_sum(self.totals, event.body.get("usage"))
+            reader = known_reader(event.dialect)
+            if reader is not None:
+                self.totals = add_counts(self.totals, reader.usage(event.body))
 
 
 def recorded_result(spec: TaskSpec, state: TaskState) -> TaskResult:

@@ -33,11 +33,12 @@ from ..events import (
     RunResumedEvent,
     RunStartEvent,
 )
-from ..relay.parse import FunctionCall, ModelTurn, read_response
+from ..relay.dialects import dialect_of, known_reader
+from ..relay.parse import FunctionCall, ModelTurn
 from ..relay.request import Conversation, user_message
 from ..relay.result import OUTCOME_STATUSES, CallExchange, CallOutcome, CallRoute, Verdict
 from ..relay.resume import ResumePoint
-from ..relay.usage import usage_sum
+from ..relay.usage import add_counts
 from ..transcript.reader import read_transcript
 from .results import cut_back_to_whole_lines
 
@@ -190,8 +191,9 @@ def _whole_turn(response: Event | None) -> ModelTurn | None:
     status = response.get("status")
     if not isinstance(status, int) or not 200 <= status < 300:
         return None
+    reader = known_reader(dialect_of(response))
     try:
-        return read_response(response["body"])
+        return reader.turn(response["body"]) if reader is not None else None
     except ValueError:
         return None
 
@@ -279,8 +281,9 @@ def _usage(events: list[Event]) -> dict[str, int]:
     totals: dict[str, int] = {}
     for event in events:
         body, status = event.get("body"), event.get("status")
-        if event["kind"] == ModelResponseEvent.kind and isinstance(body, dict) and status == 200:
-            totals = usage_sum(totals, body.get("usage"))
+        reader = known_reader(dialect_of(event))
+        if event["kind"] == ModelResponseEvent.kind and isinstance(body, dict) and status == 200 and reader:
+            totals = add_counts(totals, reader.usage(body))
     return totals
 
 

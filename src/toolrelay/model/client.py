@@ -43,14 +43,15 @@ from .. import redaction
 from ..errors import ModelError, ModelFeatureUnsupported, ModelStreamCut, ModelTimeout, ModelUnreachable
 from ..events import EventStream, ModelRequestEvent, ModelResponseEvent, Notice
 from ..protocol import json_depth
+from ..protocol.responses import DIALECT
 from ..protocol.sse import DEFAULT_MAX_EVENT_BYTES
-from ..protocol.stream import Assembled
 from ._http_failures import MapHttpFailures
 from .endpoint import ModelEndpoint
 from .failures import check_reply, classify_failure
 from .http import Target
+from .reply import ModelReply, OnUpdate
 from .retry import RETRY_STATUSES, backoff_delay, retry_wait
-from .streaming import MAX_STREAM_BYTES, OnUpdate, StreamRead, StreamReader, one_piece
+from .streaming import MAX_STREAM_BYTES, StreamRead, StreamReader, one_piece
 from .transport import AnswerStream, open_transport
 
 __all__ = ["ModelEndpoint", "ModelReply", "ResponsesClient"]
@@ -60,26 +61,6 @@ CONNECT_TIMEOUT: Final = 15.0
 EVENT_STREAM: Final = "text/event-stream"
 _SSE_STARTS: Final = (b"event:", b"data:", b":")
 """How an SSE body sent without its content type begins."""
-
-
-@dataclass(slots=True, kw_only=True)
-class ModelReply:
-    """A Responses object as received."""
-
-    status: int
-    body: dict[str, Any]
-    elapsed: float
-    """Seconds of the successful attempt, from sending to the last byte of the answer."""
-    raw: bytes
-    """The answer's exact bytes."""
-    request_raw: bytes = b""
-    """The exact bytes that were posted."""
-    attempts: int = 1
-    streamed: bool = False
-    """The answer was a stream of server-sent events; ``body`` is the Response they made."""
-    assembled: Assembled | None = None
-    """What the stream said, assembled (when ``streamed``): the built Response, where the
-    terminal event's differs from it, the stream's problems."""
 
 
 @dataclass(slots=True)
@@ -96,7 +77,10 @@ class _Answer:
 
 
 class ResponsesClient:
-    """Posts request bodies to ``{base_url}/responses``; use as ``async with``."""
+    """The Responses adapter of the model seam (``reply.ModelClient``): posts request
+    bodies to ``{base_url}/responses``; use as ``async with``."""
+
+    dialect: Final = DIALECT
 
     def __init__(
         self,
@@ -160,7 +144,8 @@ class ResponsesClient:
         while True:
             attempt += 1
             await self._wait_out_pause()
-            self._events.emit(ModelRequestEvent(turn=turn, url=self.url, body=body, attempt=attempt))
+            self._events.emit(ModelRequestEvent(turn=turn, url=self.url, body=body, attempt=attempt,
+                                               dialect=DIALECT))
             try:
                 if streaming:
                     answer = await self._send_streaming(content, turn, attempt, on_update)
@@ -173,7 +158,8 @@ class ResponsesClient:
                 continue
             if answer.stream is None:
                 self._events.emit(ModelResponseEvent(turn=turn, status=answer.status, body=answer.body,
-                                                     elapsed=round(answer.elapsed, 6), attempt=attempt))
+                                                     elapsed=round(answer.elapsed, 6), attempt=attempt,
+                                                     dialect=DIALECT))
             if 200 <= answer.status < 300:
                 self._answered = True
                 return self._reply(answer, body, content, attempt)
@@ -222,7 +208,7 @@ class ResponsesClient:
         self._events.emit(ModelResponseEvent(
             turn=turn, status=http.status, body=assembled.response, elapsed=round(elapsed, 6),
             attempt=attempt, streamed=True, stream_events=read.events,
-            differences=list(assembled.differences), cut=read.cut,
+            differences=list(assembled.differences), cut=read.cut, dialect=DIALECT,
         ))
         if read.cut is not None:
             raise self._cut(read)
@@ -261,8 +247,9 @@ class ResponsesClient:
             raise problem
         body_dict = cast(dict[str, Any], answer.body)
         stream = answer.stream
-        return ModelReply(status=answer.status, body=body_dict, elapsed=answer.elapsed, raw=answer.raw,
-                          request_raw=content, attempts=attempt, streamed=stream is not None,
+        return ModelReply(dialect=DIALECT, status=answer.status, body=body_dict, elapsed=answer.elapsed,
+                          raw=answer.raw, request_raw=content, attempts=attempt, streamed=stream is not None,
+                          stream_events=stream.events if stream is not None else 0,
                           assembled=stream.assembled if stream is not None else None)
 
     def _failure(self, answer: _Answer, body: dict[str, Any], attempt: int) -> ModelError:

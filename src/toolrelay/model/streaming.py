@@ -17,17 +17,19 @@ and the whole stream (``max_stream_bytes``); past either, ``AnswerRejected``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Final
 
 from ..events import EventStream, ModelStreamEvent
+from ..protocol.responses import DIALECT
 from ..protocol.sse import DEFAULT_MAX_EVENT_BYTES, EventTooLarge, SseParser, StreamEvent
-from ..protocol.stream import Assembled, StreamAssembler, Update
+from ..protocol.stream import Assembled, StreamAssembler
 from ._http_failures import AnswerRejected, ConnectionClosed, NotHttp, ReadTimeout, TransportFailure
 from .encoding import size_text
+from .reply import OnUpdate
 
-__all__ = ["MAX_STREAM_BYTES", "StreamRead", "StreamReader"]
+__all__ = ["MAX_STREAM_BYTES", "OnUpdate", "StreamRead", "StreamReader"]
 
 MAX_STREAM_BYTES: Final = 256 * 1024 * 1024
 """A stream repeats its items (added, deltas, done, completed): a few times a JSON answer."""
@@ -35,8 +37,6 @@ AFTER_END_WAIT: Final = 1.0
 """Seconds the body is read on after the terminal event before the connection is dropped."""
 NO_TERMINAL: Final = "the stream ended without response.completed, .incomplete or .failed"
 _CUTS: Final = (ConnectionClosed, ReadTimeout, NotHttp, TransportFailure)
-
-OnUpdate = Callable[[Update], None]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -126,7 +126,7 @@ class StreamReader:
                                 data=event.data.replace(self._secret, self._replacement))
         if self._events.active:
             self._events.emit(ModelStreamEvent(turn=self._turn, attempt=self._attempt, index=event.index,
-                                               event=event.event, data=event.data))
+                                               event=event.event, data=event.data, dialect=DIALECT))
         updates = self._assembler.feed(event)
         if self._on_update is not None:
             for update in updates:

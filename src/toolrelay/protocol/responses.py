@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal, NotRequired, TypedDict
 
+from ..events import DEFAULT_DIALECT
+
 __all__ = [
     "CANCELLED",
     "COMPLETED",
     "CONTENT_PART_ADDED",
     "CONTENT_PART_DONE",
+    "DIALECT",
     "FAILED",
     "FUNCTION_CALL",
     "FUNCTION_CALL_ARGUMENTS_DELTA",
@@ -134,6 +137,9 @@ RESPONSE_INCOMPLETE: Final = "response.incomplete"
 RESPONSE_FAILED: Final = "response.failed"
 STREAM_ERROR: Final = "error"
 """An ``error`` event (``code``, ``message``, ``param``): the stream ends without a Response."""
+DIALECT: Final = DEFAULT_DIALECT
+"""This API's name among the model dialects, as model events record it (``responses``)."""
+
 SAMPLING_METADATA: Final = {"toolrelay": "sampling"}
 """The ``metadata`` of a request made for a server's sampling request, not for a run's turn
 (the offline stand-in answers it with its script's ``sampling`` entry)."""

@@ -32,9 +32,10 @@ from ..events import (
     RunResumedEvent,
     RunStartEvent,
 )
-from ..protocol.stream import Update
+from ..model.reply import ModelClient, ModelReply
 from .consent import Approver
 from .context import INTERRUPTED, CallContext, CallHook, Stopped, StopReason
+from .dialects import UnknownDialect, reader_for
 from .feedback import (
     DEFAULT_MEDIA_BUDGET,
     DEFAULT_OUTPUT_BUDGET,
@@ -42,17 +43,18 @@ from .feedback import (
     render_feedback,
     with_refusals,
 )
-from .parse import FunctionCall, ModelTurn, read_response
+from .parse import FunctionCall, ModelTurn
 from .request import Conversation, RequestSettings, build_body, user_message
 from .result import CallOutcome, Verdict
 from .resume import ResumePoint
 from .route import Route
 from .run_events import RunEvent, RunFinished, RunListener, TurnFinished, iterate_run, tell_both
 from .streaming import EarlyPolicy, TurnCalls
-from .usage import usage_sum
+from .usage import add_counts
 
-# Approver is defined in consent.py; it stays importable from here (toolrelay.relay.loop).
-__all__ = ["Approver", "Relay", "RunLimits", "RunResult", "ToolCatalog"]
+# Approver is defined in consent.py, ModelClient in model/reply.py; both stay importable
+# from here (toolrelay.relay.loop).
+__all__ = ["Approver", "ModelClient", "Relay", "RunLimits", "RunResult", "ToolCatalog"]
 
 NO_STREAM_HINT = "--no-stream, or stream=False, does not ask for it"
 
@@ -67,15 +69,6 @@ class ToolCatalog(Protocol):
     async def call(self, call: FunctionCall, *, context: CallContext | None = None) -> CallOutcome: ...
 
     def route(self, alias: str) -> Route | None: ...
-
-
-class ModelClient(Protocol):
-    """What the loop needs of the model client (``toolrelay.model.client.ResponsesClient``):
-    ``on_update`` is called with each update of a streamed answer, inside its read loop."""
-
-    async def create(
-        self, body: dict[str, Any], *, turn: int, on_update: Callable[[Update], None] | None = None
-    ) -> Any: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -324,7 +317,7 @@ class Relay:
                 turn = await self._ask_model(conversation, number, calls)
                 if turn.response_id:
                     result.response_ids.append(turn.response_id)
-                result.usage = usage_sum(result.usage, turn.usage)
+                result.usage = add_counts(result.usage, turn.usage)
                 conversation.add_response(turn.response_id, turn.output)
                 if turn.status == "completed" and (fault := calls.contradiction(turn.calls)) is not None:
                     raise fault
@@ -401,14 +394,10 @@ class Relay:
             self._streaming_off(f"the model endpoint refused to stream ({exc})")
             body = build_body(replace(settings, stream=False), tools, conversation)
             reply = await self.model.create(body, turn=number, on_update=calls.on_update)
-        streamed = bool(getattr(reply, "streamed", False))
-        if body.get("stream") is True and not streamed:
+        if body.get("stream") is True and not reply.streamed:
             self._streaming_off("the model endpoint answered a whole JSON response to stream: true")
-        try:
-            turn = read_response(reply.body)
-        except ValueError as exc:
-            raise _Stop("failed", f"the model endpoint's answer is not a Responses object: {exc}") from None
-        if not streamed:
+        turn = _read_reply(reply)
+        if not reply.streamed:
             calls.whole_messages(turn.output)
         return turn
 
@@ -492,3 +481,15 @@ class Relay:
             call_id=outcome.call_id, item=item, cut=list(rendering.cut), for_user=list(rendering.for_user),
         ))
         return item
+
+
+def _read_reply(reply: ModelReply) -> ModelTurn:
+    """The reply read by its dialect's reader; an unreadable one ends the run ``failed``."""
+    try:
+        reader = reader_for(reply.dialect)
+    except UnknownDialect as exc:
+        raise _Stop("failed", f"the model client's reply cannot be read: {exc}") from None
+    try:
+        return reader.turn(reply.body)
+    except ValueError as exc:
+        raise _Stop("failed", f"the model endpoint's answer is not {reader.answer}: {exc}") from None

@@ -1,4 +1,5 @@
-"""Stage 3, parse (model side): one Responses body → what the model asked for.
+"""Stage 3, parse (model side): one Responses body → what the model asked for (the
+Responses dialect's reading, ``relay.dialects.RESPONSES``).
 
 Every output item is read by its ``type``, never by position: ``function_call`` items
 become calls (their ``arguments`` text kept verbatim), ``message`` items give the answer
@@ -18,6 +19,7 @@ from typing import Any
 from ..protocol.responses import COMPLETED, FUNCTION_CALL, MESSAGE, OUTPUT_TEXT, REFUSAL
 from .alias import namespaced_alias
 from .arguments import parse_arguments
+from .usage import token_counts
 
 __all__ = ["FunctionCall", "ModelTurn", "message_text", "read_call", "read_response"]
 
@@ -72,8 +74,11 @@ class ModelTurn:
     """Why the status is not ``completed`` (incomplete_details.reason or error.message)."""
     malformed: list[str] = field(default_factory=list)
     """Items that cannot be answered at all (e.g. a function_call without call_id)."""
-    usage: dict[str, Any] | None = None
-    """The response's ``usage`` object, as the endpoint gave it (None when it gave none)."""
+    usage: dict[str, int] = field(default_factory=dict)
+    """The response's token counts, flat (``relay.usage``: input, output, total, cached
+    input, reasoning); a count the endpoint did not give is absent."""
+    model: str | None = None
+    """The model that answered, as the endpoint named it (None when it did not)."""
 
 
 def read_response(body: dict[str, Any]) -> ModelTurn:
@@ -86,7 +91,8 @@ def read_response(body: dict[str, Any]) -> ModelTurn:
         status=str(body.get("status") or COMPLETED),
         output=output,
         reason=_status_reason(body),
-        usage=body["usage"] if isinstance(body.get("usage"), dict) else None,
+        usage=token_counts(body.get("usage")),
+        model=body.get("model") if isinstance(body.get("model"), str) else None,
     )
     texts: list[str] = []
     refusals: list[str] = []

@@ -2,8 +2,10 @@
 request, and the Response as the ``CreateMessageResult`` the server gets back.
 
 ``responses_sampler(client, model)`` is the ``client.host.Sampler`` the runner (or the
-CLI's ``--model``) injects: client/ never reaches the model itself. The conversion is
-pure (``sampling_body``, ``sampling_result``):
+CLI's ``--model``) injects: client/ never reaches the model itself. ``client`` is any
+``model.ModelClient``; its reply is read by its dialect's reader (``relay.dialects``), and
+the result is made from what it read (``turn_result``). The conversion is pure
+(``sampling_body``; ``sampling_result`` for a Responses object):
 
 | MCP (sampling) | Responses |
 |---|---|
@@ -30,7 +32,7 @@ from typing import Any, Final
 
 from ..client.host import Sampler, SamplingRequest
 from ..errors import ModelError, RpcError
-from ..model import ResponsesClient
+from ..model.reply import ModelClient
 from ..protocol import json_depth
 from ..protocol.jsonrpc import INTERNAL_ERROR, JSONObject
 from ..protocol.responses import (
@@ -43,24 +45,27 @@ from ..protocol.responses import (
     OUTPUT_TEXT,
     SAMPLING_METADATA,
 )
-from .parse import message_text
+from .dialects import RESPONSES, reader_for
+from .parse import ModelTurn
 
-__all__ = ["responses_sampler", "sampling_body", "sampling_result"]
+__all__ = ["responses_sampler", "sampling_body", "sampling_result", "turn_result"]
 
 MIN_OUTPUT_TOKENS: Final = 16
 _TOOL_CHOICES: Final = {"auto": "auto", "required": "required", "none": "none"}
 
 
-def responses_sampler(client: ResponsesClient, model: str) -> Sampler:
-    """Answers sampling requests with ``model`` at ``client``'s endpoint. A model failure is
-    the server's -32603 error (with the endpoint's message), never the run's end."""
+def responses_sampler(client: ModelClient, model: str) -> Sampler:
+    """Answers sampling requests with ``model`` at ``client``'s endpoint. A model failure
+    (or an answer its reader cannot read) is the server's -32603 error (with the
+    endpoint's message), never the run's end."""
 
     async def sample(request: SamplingRequest) -> JSONObject:
         try:
             reply = await client.create(sampling_body(request, model), turn=0)
-        except ModelError as exc:
+            turn = reader_for(reply.dialect).turn(reply.body)
+        except (ModelError, ValueError) as exc:
             raise RpcError(INTERNAL_ERROR, f"Internal error: the model failed: {exc}") from None
-        return sampling_result(reply.body, model)
+        return turn_result(turn, model)
 
     return sample
 
@@ -90,20 +95,20 @@ def sampling_body(request: SamplingRequest, model: str) -> dict[str, Any]:
 
 def sampling_result(response: dict[str, Any], model: str) -> JSONObject:
     """The ``CreateMessageResult`` for a Responses object."""
-    output = response.get("output")
-    items = [item for item in output if isinstance(item, dict)] if isinstance(output, list) else []
-    texts = [text for item in items if item.get("type") == MESSAGE and (text := message_text(item))]
-    calls = [item for item in items if item.get("type") == FUNCTION_CALL]
-    text_block = {"type": "text", "text": "\n".join(texts)}
-    answered = response.get("model") if isinstance(response.get("model"), str) else model
+    return turn_result(RESPONSES.turn(response), model)
+
+
+def turn_result(turn: ModelTurn, model: str) -> JSONObject:
+    """The ``CreateMessageResult`` for an answer as its reader read it."""
+    text_block = {"type": "text", "text": turn.text or ""}
+    answered = turn.model or model
+    calls = [*turn.calls, *turn.duplicates]
     if calls:
-        uses = [{"type": "tool_use", "id": str(call.get("call_id")), "name": str(call.get("name")),
-                 "input": _arguments(call.get("arguments"))} for call in calls]
-        content: Any = ([text_block] if texts else []) + uses
+        uses = [{"type": "tool_use", "id": call.call_id, "name": call.name,
+                 "input": _arguments(call.arguments_text)} for call in calls]
+        content: Any = ([text_block] if turn.text else []) + uses
         return {"role": "assistant", "content": content, "model": answered, "stopReason": "toolUse"}
-    details = response.get("incomplete_details")
-    cut = response.get("status") == INCOMPLETE and isinstance(details, dict) and (
-        details.get("reason") == "max_output_tokens")
+    cut = turn.status == INCOMPLETE and turn.reason == "max_output_tokens"
     return {"role": "assistant", "content": text_block, "model": answered,
             "stopReason": "maxTokens" if cut else "endTurn"}
 

@@ -4,14 +4,16 @@ A Responses ``usage`` object nests two of its counts; the sum keeps five, by the
 ``input_tokens``, ``output_tokens``, ``total_tokens``, ``cached_input_tokens``
 (``input_tokens_details.cached_tokens``) and ``reasoning_tokens``
 (``output_tokens_details.reasoning_tokens``). A count the endpoint does not give is left
-out, never claimed as 0. ``RunResult.usage`` and a batch's ``usage`` are this sum.
+out, never claimed as 0. Each dialect's reader gives a response's counts in these names
+(``token_counts`` is the Responses one's); ``add_counts`` sums them: ``RunResult.usage``
+and a batch's ``usage`` are this sum.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-__all__ = ["USAGE_KEYS", "usage_sum", "usage_text"]
+__all__ = ["USAGE_KEYS", "add_counts", "token_counts", "usage_text"]
 
 _PATHS: Final[dict[str, tuple[str, ...]]] = {
     "input_tokens": ("input_tokens",),
@@ -23,13 +25,22 @@ _PATHS: Final[dict[str, tuple[str, ...]]] = {
 USAGE_KEYS: Final = tuple(_PATHS)
 
 
-def usage_sum(totals: dict[str, int], usage: Any) -> dict[str, int]:
-    """``totals`` plus a Responses ``usage`` object's token counts."""
-    added = dict(totals)
+def token_counts(usage: Any) -> dict[str, int]:
+    """A Responses ``usage`` object's token counts, flat (the Responses dialect reader's
+    ``ModelTurn.usage``); a count it does not give is absent."""
+    counts: dict[str, int] = {}
     for key, path in _PATHS.items():
         value = _at(usage, path)
         if isinstance(value, int) and not isinstance(value, bool):
-            added[key] = added.get(key, 0) + value
+            counts[key] = value
+    return counts
+
+
+def add_counts(totals: dict[str, int], counts: dict[str, int]) -> dict[str, int]:
+    """``totals`` plus flat ``counts`` (a turn's ``ModelTurn.usage``)."""
+    added = dict(totals)
+    for key, value in counts.items():
+        added[key] = added.get(key, 0) + value
     return added
 
 

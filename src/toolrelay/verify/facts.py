@@ -1,8 +1,9 @@
 """Facts derived once from a run record and shared by the link checks (linear time).
 
-Each model response is read by the live path's own reader (``relay.parse.read_response``);
-a streamed turn's events are assembled by the live path's own assembler
-(``protocol.stream.assemble``), and a turn whose stream broke off before its response was
+Each model response is read by the live path's own reader, the one of the dialect its
+events name (``relay.dialects``: ``relay.parse.read_response`` for Responses); a streamed
+turn's events are assembled by that reader's assembler (the live path's,
+``protocol.stream.assemble``), and a turn whose stream broke off before its response was
 recorded is read from what they assemble to;
 the declarations in force at any point and each server's tool rules (its latest
 ``tools/list`` answer, all pages) are found by binary search over seq numbers.
@@ -17,9 +18,10 @@ from typing import Any
 from ..events import MCP_REQUEST, MCP_RESPONSE
 from ..protocol.peer import Exchange
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
-from ..protocol.stream import Assembled, StreamEvent, assemble
+from ..protocol.stream import Assembled, StreamEvent
+from ..relay.dialects import RESPONSES, known_reader
 from ..relay.namespaces import function_tools_by_alias
-from ..relay.parse import FunctionCall, ModelTurn, read_call, read_response
+from ..relay.parse import FunctionCall, ModelTurn, read_call
 from ..relay.result import CallOutcome
 from .outcomes import MalformedAnswer, expected_item, rebuild_outcome, recorded_exchange
 from .record import CallTrace, ModelRound, RunRecord
@@ -47,11 +49,9 @@ class RunFacts:
             answer = current.answer
             if answer is None and current.response is None and current.stream:
                 answer = self.assembled(current).response  # the stream broke off: what had come
-            if answer is not None:
-                try:
-                    self.turns[current.turn] = read_response(answer)
-                except ValueError as exc:
-                    self.turns[current.turn] = str(exc)
+            read = current.read(answer)
+            if read is not None:
+                self.turns[current.turn] = read
         self._calls: dict[int, dict[str, FunctionCall]] = {}
         self._declared: dict[int, dict[Any, dict[str, Any]]] = {}
         self._catalog_seqs = [event["seq"] for event in run.catalogs]
@@ -68,7 +68,9 @@ class RunFacts:
     def assembled(self, current: ModelRound) -> Assembled:
         """What the turn's recorded stream events assemble to (the live assembler's view)."""
         if current.turn not in self._assembled:
-            self._assembled[current.turn] = assemble(stream_events(current))
+            # an unknown dialect: model_response says verify cannot read it; the rest reads on
+            reader = known_reader(current.dialect) or RESPONSES
+            self._assembled[current.turn] = reader.assemble(stream_events(current))
         return self._assembled[current.turn]
 
     def turn(self, number: int) -> ModelTurn | None:

@@ -15,6 +15,7 @@ from typing import Any
 from ..events import CallParsed
 from ..protocol.responses import FUNCTION_CALL, MESSAGE
 from ..relay.arguments import ArgumentError, parse_arguments
+from ..relay.dialects import UnknownDialect, known_reader, reader_for
 from ..relay.parse import ModelTurn
 from ..relay.strict import json_type_name
 from .evidence import call_finding, seqs_of
@@ -29,7 +30,8 @@ _ENDING_STATUSES = frozenset({"failed", "error", "aborted", "timeout", None})
 
 
 def check_rounds(run: RunRecord, facts: RunFacts) -> list[Finding]:
-    """model_response: each turn's request was answered by a usable Responses object."""
+    """model_response: each turn's request was answered by a usable answer of its dialect
+    (a Responses object), which verify has a reader for."""
     findings: list[Finding] = []
     last = len(run.rounds)
     for current in run.rounds:
@@ -51,6 +53,9 @@ def _broken(current: ModelRound, message: str, check: str) -> Finding:
 def _round(current: ModelRound, is_last: bool, run: RunRecord, facts: RunFacts) -> list[Finding]:
     if current.request is None:
         return [_broken(current, "a model_response without a model_request", "request_answered")]
+    if known_reader(current.dialect) is None:
+        unknown = UnknownDialect(current.dialect)
+        return [_broken(current, f"{unknown}, so its answer cannot be checked", "dialect")]
     if current.response is None:
         if is_last:
             return []  # the run stopped while waiting: unfinished, not contradicted
@@ -69,10 +74,10 @@ def _round(current: ModelRound, is_last: bool, run: RunRecord, facts: RunFacts) 
         return [_broken(current, f"the endpoint answered HTTP {status}, yet the run went on", "http_status")]
     turn = facts.turns.get(current.turn)
     if not isinstance(turn, ModelTurn):
-        why = turn or "the body is not a JSON object"
+        why, what = turn or "the body is not a JSON object", reader_for(current.dialect).answer
         if ends_here:
-            return [_ok(current, f"the answer is not a Responses object ({why}); the run ended there")]
-        return [_broken(current, f"the answer is not a Responses object: {why}", "responses_object")]
+            return [_ok(current, f"the answer is not {what} ({why}); the run ended there")]
+        return [_broken(current, f"the answer is not {what}: {why}", "responses_object")]
     if turn.malformed and not ends_here:
         return [_broken(current, "; ".join(turn.malformed) + ", yet the run went on", "call_items")]
     return [_ok(current, f"HTTP {status}, {turn.response_id} ({turn.status}): {_describe(turn.output)}")]

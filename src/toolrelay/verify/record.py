@@ -48,6 +48,8 @@ from ..events import (
 from ..protocol import era
 from ..protocol.responses import FUNCTION_CALL, OUTPUT_ITEM_DONE
 from ..relay.alias import namespaced_alias
+from ..relay.dialects import dialect_of, reader_for
+from ..relay.parse import ModelTurn
 
 __all__ = [
     "CALL_METHODS", "REFUSED_DUPLICATE", "CallTrace", "ModelRound", "RunRecord", "asks_for_input",
@@ -159,6 +161,27 @@ class ModelRound:
     """The ``model_stream`` events of the answered attempt, in order (empty: not streamed)."""
     streamed_calls: dict[str, CallTrace] = field(default_factory=dict)
     """call_id → the call indexed from its stream event, until the response confirms it."""
+    _read: tuple[dict[str, Any], ModelTurn | str] | None = None
+    """The answer this round last read, and what its reader made of it (``read``)."""
+
+    @property
+    def dialect(self) -> object:
+        """The dialect the turn's model events name (a Responses one when they name none)."""
+        return dialect_of(self.response or self.request)
+
+    def read(self, answer: dict[str, Any] | None = None) -> ModelTurn | str | None:
+        """The answer (``answer``, else the response's) as its dialect's reader reads it,
+        or why it cannot be read (an unknown dialect, no answer of it); None: no answer."""
+        answer = self.answer if answer is None else answer
+        if answer is None:
+            return None
+        if self._read is None or self._read[0] is not answer:
+            try:
+                read: ModelTurn | str = reader_for(self.dialect).turn(answer)
+            except ValueError as exc:  # UnknownDialect too
+                read = str(exc)
+            self._read = (answer, read)
+        return self._read[1]
 
     @property
     def body(self) -> dict[str, Any]:
@@ -175,9 +198,9 @@ class ModelRound:
         return body if isinstance(body, dict) else None
 
     def output(self) -> list[Any]:
-        answer = self.answer
-        output = answer.get("output") if answer else None
-        return output if isinstance(output, list) else []
+        """The answer's output items as its reader gives them ([] when it cannot be read)."""
+        read = self.read()
+        return read.output if isinstance(read, ModelTurn) else []
 
 
 @dataclass(slots=True, kw_only=True)

@@ -1,13 +1,15 @@
 """model_response: the token usage ``run_end`` claims is the sum of the recorded responses'.
 
 ``RunResult.usage`` adds up each turn's answered response (``relay.usage``); the record
-holds those responses, so the sum is re-derived from them and compared. A transcript
+holds those responses, so the sum is re-derived from them (each by its dialect's reader)
+and compared. A transcript
 written before run_end recorded usage has nothing to compare.
 """
 
 from __future__ import annotations
 
-from ..relay.usage import usage_sum, usage_text
+from ..relay.dialects import known_reader
+from ..relay.usage import add_counts, usage_text
 from .evidence import seqs_of
 from .facts import RunFacts
 from .record import RunRecord
@@ -22,7 +24,9 @@ def check_usage(run: RunRecord, facts: RunFacts) -> list[Finding]:
         return []
     summed: dict[str, int] = {}
     for current in run.rounds:
-        summed = usage_sum(summed, (current.answer or {}).get("usage"))
+        reader = known_reader(current.dialect)
+        if reader is not None:  # an unknown dialect: model_response says so
+            summed = add_counts(summed, reader.usage(current.answer))
     claimed = end["usage"]
     said = usage_text(summed) or "no counts"
     if claimed == summed:

@@ -41,8 +41,10 @@ from ..events import (
 )
 from ..protocol import responses as wire
 from ..protocol.responses import CANCELLED, FAILED, FUNCTION_CALL, FUNCTION_CALL_OUTPUT, INCOMPLETE, MESSAGE
+from ..relay.dialects import UnknownDialect, dialect_of, known_reader
 from ..relay.feedback import ERROR_PREFIX
 from ..relay.namespaces import function_tools_by_alias
+from ..relay.parse import ModelTurn
 from ..verify.record import CALL_METHODS
 from .auth_rows import AUTH_DESCRIBERS
 from .listen_rows import listen_text
@@ -127,15 +129,33 @@ def _model_response(record: dict[str, Any]) -> Row:
     body = record.get("body")
     state: RowState = "ok" if 200 <= status < 300 else "failed"
     label = f"HTTP {status}"
-    if isinstance(body, dict):
-        label += f" · {body.get('status', '?')}" if "status" in body else ""
-        state = _response_state(state, body.get("status"))
-    badges = [Badge(kind="resp", text=str(body["id"]))] if isinstance(body, dict) and body.get("id") else []
+    read = _read_answer(record)
+    badges = []
+    if isinstance(read, ModelTurn):
+        label += f" · {read.status}"
+        state = _response_state(state, read.status)
+        badges = [Badge(kind="resp", text=read.response_id)] if read.response_id else []
+    elif isinstance(read, UnknownDialect):
+        state = "failed"
     if whole(record.get("attempt"), 1) > 1:
         badges.append(Badge(kind="attempt", text=f"attempt {record['attempt']}"))
     return _base(record, stage="response", source="model", target="app", label=label,
-                 detail=_response_detail(body), badges=badges, elapsed=seconds(record.get("elapsed")),
+                 detail=_response_detail(body, read), badges=badges, elapsed=seconds(record.get("elapsed")),
                  state=state, message=True)
+
+
+def _read_answer(record: dict[str, Any]) -> ModelTurn | UnknownDialect | None:
+    """The answer as its dialect's reader reads it (``relay.dialects``); None when the body
+    is no answer of it (an error body, text)."""
+    body = record.get("body")
+    dialect = dialect_of(record)
+    reader = known_reader(dialect)
+    if reader is None:
+        return UnknownDialect(dialect)
+    try:
+        return reader.turn(body) if isinstance(body, dict) else None
+    except ValueError:
+        return None
 
 
 def _model_stream(record: dict[str, Any]) -> Row:
@@ -174,14 +194,17 @@ def _response_state(http_state: RowState, status: Any) -> RowState:
     return "warn" if status in (INCOMPLETE, CANCELLED) else "ok"
 
 
-def _response_detail(body: Any) -> str:
+def _response_detail(body: Any, read: ModelTurn | UnknownDialect | None) -> str:
     """What the model answered: calls by name, or the start of its text, or the error."""
+    if isinstance(read, UnknownDialect):
+        return f"{read}: not drawn"
     if not isinstance(body, dict):
         return str(body)
-    if isinstance(body.get("error"), dict):
+    if isinstance(body.get("error"), dict):  # the error object OpenAI-style APIs share
         return str(body["error"].get("message", ""))
     named: list[str] = []
-    for item in _items(body.get("output")):
+    items: list[Any] = read.output if read is not None else []  # as received: any JSON
+    for item in items:
         if not isinstance(item, dict):
             continue
         if item.get("type") == FUNCTION_CALL:
