@@ -69,8 +69,11 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
             stack.callback(writer.close)
             stack.callback(events.subscribe(writer))
         host = parts.host(await parts.sampler(endpoint))
-        catalog = await stack.enter_async_context(parts.catalog(parts.servers, host))
-        relay = parts.relay(catalog, await parts.client(), listener=opts.on_event)
+        catalog = parts.catalog(parts.servers, host)
+        tracing = parts.tracing(catalog, parts.secrets(endpoint))  # before the servers start
+        await stack.enter_async_context(catalog)
+        traced = opts if tracing is None else replace(opts, hooks=(tracing, *opts.hooks))
+        relay = parts.relay(catalog, await parts.client(), traced, listener=opts.on_event)
         connections = {name: catalog.connections[name] for name in catalog.available}
         name, first_input = await starting_input(
             task, connections, prompt=opts.prompt, arguments=dict(opts.prompt_arguments),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, Protocol, TypedDict
 
 from ..client.host import Elicitor, SamplingApprover
 from ..errors import UsageError
@@ -35,6 +35,14 @@ __all__ = [
 
 DEFAULT_MODEL = "gpt-4.1"
 OFFLINE_MODEL = "offline"
+
+
+class TracerProvider(Protocol):
+    """An OpenTelemetry ``TracerProvider`` (``opentelemetry.sdk.trace.TracerProvider``), as
+    a run uses it: named here so that importing toolrelay imports no OpenTelemetry."""
+
+    def get_tracer(self, instrumenting_module_name: str, instrumenting_library_version: str | None = None,
+                   ) -> Any: ...
 
 
 @dataclass(kw_only=True)
@@ -113,6 +121,10 @@ class RunOptions:
     hooks: Sequence[CallHook] = ()
     """Asked before every tool call and told its outcome (``relay.context.CallHook``); in
     a batch, every task's calls (under Ray, each worker runs its own copy)."""
+    tracer_provider: TracerProvider | None = None
+    """Trace the run with this OpenTelemetry provider (the ``otel`` extra; docs/traces.md);
+    None: the global one, once the application has set one, else no tracing. Not for a
+    batch's tasks yet."""
 
 
 class RunKeywords(TypedDict, total=False):
@@ -156,6 +168,7 @@ class RunKeywords(TypedDict, total=False):
     on_result: Callable[[RunResult], None] | None
     on_event: RunListener | None
     hooks: Sequence[CallHook]
+    tracer_provider: TracerProvider | None
 
 
 def check_context_mode(opts: RunOptions) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Final
@@ -29,6 +30,7 @@ from ..protocol.jsonrpc import JSONObject
 from ..redaction import url_secrets
 from ..relay.catalog import Catalog, servers_from
 from ..relay.consent import LIBRARY_HINT, refusing
+from ..relay.context import CallHook
 from ..relay.loop import Relay
 from ..relay.run_events import RunListener
 from ..relay.sampling import responses_sampler
@@ -150,6 +152,20 @@ class Assembly:
             approve=opts.approve or refusing(self.wording.consent), endpoint=client.url,
             listener=listener, hooks=opts.hooks,
         )
+
+    def tracing(self, catalog: Catalog, secrets: Sequence[str]) -> CallHook | None:
+        """The run's spans (``otel/``: a hook, and a subscriber of the assembly's events until
+        the stack closes), when the options give a tracer provider or the application set a
+        global one; None, and no OpenTelemetry import, otherwise."""
+        if self.options.tracer_provider is None and "opentelemetry.trace" not in sys.modules:
+            return None  # nobody can have set a global provider
+        from ..otel.run_spans import RunTracing, tracer_of
+
+        tracer = tracer_of(self.options.tracer_provider)
+        if tracer is None:
+            return None
+        tracing = RunTracing(tracer, secrets=secrets, catalog=catalog)
+        return self._stack.enter_context(tracing.listen(self.events))
 
     def secrets(self, endpoint: ModelEndpoint | None = None) -> list[str]:
         """What a transcript must never show: the servers' secrets and ``endpoint``'s key and

@@ -1,0 +1,132 @@
+"""The ``chat {model}`` span of each model turn: one span for the logical request with all
+its retries (each retry an event on it, as the GenAI conventions say), ended when the
+answer that counted has arrived, which is known only once the next event is not a retry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from opentelemetry.context import Context
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
+
+from ..events import Event, ModelRequestEvent, ModelResponseEvent
+from ..protocol.responses import FUNCTION_CALL
+from . import conventions as c
+
+__all__ = ["TurnSpans"]
+
+
+@dataclass(slots=True)
+class _Turn:
+    span: Span
+    answered: bool = False
+    failure: tuple[str, str] | None = None
+    """(error.type, description) of the last answer, applied when the span ends."""
+    end_ns: int | None = None
+
+
+class TurnSpans:
+    """The open turns of one run, by turn number."""
+
+    def __init__(self, tracer: Tracer, parent: Context) -> None:
+        self._tracer = tracer
+        self._parent = parent
+        self._open: dict[int, _Turn] = {}
+
+    def request(self, event: ModelRequestEvent) -> None:
+        turn = self._open.get(event.turn)
+        if turn is not None:  # the same turn asked again: a retry
+            turn.answered, turn.failure = False, None
+            turn.span.add_event("retry", {"toolrelay.attempt": event.attempt})
+            return
+        model = str(event.body.get("model", ""))
+        attributes: dict[str, Any] = {
+            c.OPERATION: c.CHAT, c.PROVIDER_NAME: c.PROVIDER, c.REQUEST_MODEL: model,
+            c.REQUEST_STREAM: bool(event.body.get("stream", False)), c.TURN: event.turn,
+        }
+        url = urlsplit(event.url)
+        if url.hostname:  # the host and port only: never a key or a query
+            attributes[c.SERVER_ADDRESS] = url.hostname
+            attributes[c.SERVER_PORT] = url.port or (443 if url.scheme == "https" else 80)
+        span = self._tracer.start_span(f"{c.CHAT} {model}", context=self._parent, kind=SpanKind.CLIENT,
+                                       attributes=attributes)
+        self._open[event.turn] = _Turn(span)
+
+    def response(self, event: ModelResponseEvent, redact: Callable[[str], str]) -> None:
+        turn = self._open.get(event.turn)
+        if turn is None:
+            return
+        turn.answered = True
+        turn.end_ns = int(event.time * 1e9) if event.time else None
+        span, body = turn.span, event.body if isinstance(event.body, dict) else {}
+        span.set_attribute(c.HTTP_STATUS, event.status)
+        span.set_attribute("toolrelay.streamed", event.streamed)
+        span.set_attributes(_response_attributes(body))
+        if event.status >= 400:
+            turn.failure = (str(event.status), redact(_error_text(body) or f"HTTP {event.status}"))
+        elif event.cut is not None:
+            turn.failure = ("stream_cut", redact(event.cut))
+
+    def settle(self, event: Event) -> None:
+        """Called with every event that is not the model's: the answered turns end."""
+        for number in [n for n, turn in self._open.items() if turn.answered]:
+            self._end(self._open.pop(number))
+
+    def close(self, error: BaseException | None) -> None:
+        """The run ended: every turn ends; one still waiting for its answer failed."""
+        for turn in self._open.values():
+            if not turn.answered:
+                why = type(error).__qualname__ if error is not None else "unanswered"
+                turn.failure = (why, "the run ended before the model answered")
+            self._end(turn)
+        self._open.clear()
+
+    @staticmethod
+    def _end(turn: _Turn) -> None:
+        if turn.failure is not None:
+            turn.span.set_attribute(c.ERROR_TYPE, turn.failure[0])
+            turn.span.set_status(Status(StatusCode.ERROR, turn.failure[1]))
+        turn.span.end(end_time=turn.end_ns)
+
+
+def _response_attributes(body: dict[str, Any]) -> dict[str, Any]:
+    """What a Responses answer says by the conventions: its id, model, finish reasons, usage."""
+    attributes: dict[str, Any] = {}
+    for key, name in (("id", c.RESPONSE_ID), ("model", c.RESPONSE_MODEL)):
+        if isinstance(body.get(key), str):
+            attributes[name] = body[key]
+    reasons = _finish_reasons(body)
+    if reasons:
+        attributes[c.FINISH_REASONS] = reasons
+    usage = body.get("usage")
+    if isinstance(usage, dict):
+        for key, name in (("input_tokens", c.INPUT_TOKENS), ("output_tokens", c.OUTPUT_TOKENS)):
+            if isinstance(usage.get(key), int):
+                attributes[name] = usage[key]
+    return attributes
+
+
+def _finish_reasons(body: dict[str, Any]) -> list[str]:
+    """``tool_calls`` when the answer asks for calls, ``stop`` when it is the final text, the
+    endpoint's reason for an incomplete one; none for a body that is no Response."""
+    status = body.get("status")
+    if status == "incomplete":
+        details = body.get("incomplete_details")
+        reason = details.get("reason") if isinstance(details, dict) else None
+        return [reason if isinstance(reason, str) else "incomplete"]
+    output = body.get("output")
+    if not isinstance(output, list):
+        return []
+    if any(isinstance(item, dict) and item.get("type") == FUNCTION_CALL for item in output):
+        return ["tool_calls"]
+    return ["stop"] if status == "completed" else [str(status)] if isinstance(status, str) else []
+
+
+def _error_text(body: dict[str, Any]) -> str | None:
+    error = body.get("error")
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) else None
