@@ -49,8 +49,8 @@ __all__ = ["RunTracing", "tracer_of"]
 
 
 def tracer_of(provider: Any) -> Tracer | None:
-    """toolrelay's tracer from ``provider`` (a ``TracerProvider``), else from the global provider once one was set
-    (None: nobody set one, so tracing stays off)."""
+    """toolrelay's tracer from ``provider`` (a ``TracerProvider``), else from the global
+    provider once one was set (None: nobody set one, so tracing stays off)."""
     if provider is None:
         provider = trace.get_tracer_provider()
         if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
