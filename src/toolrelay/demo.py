@@ -149,10 +149,11 @@ def run_demo(
     base_url: str | None = None,
     events: EventStream | None = None,
     environ: Mapping[str, str] | None = None,
+    tracer_provider: Any = None,
 ) -> DemoResult:
     """Run the read_text_file walk-through, write each of its messages into ``out``, run
-    it again streamed into ``out/streamed``, and verify the folder. A usage error (no API
-    key for a hosted model) creates nothing."""
+    it again streamed into ``out/streamed``, and verify the folder (each run a trace, with
+    ``tracer_provider``). A usage error (no API key for a hosted model) creates nothing."""
     folder = Path(out)
     streamed_folder = folder / STREAMED
     with tempfile.TemporaryDirectory(prefix="toolrelay-demo-") as workspace:
@@ -170,6 +171,7 @@ def run_demo(
             transcript=folder / TRANSCRIPT,
             events=events,
             environ=environ,
+            tracer_provider=tracer_provider,
         )
         check_options(options)
         _prepare_folder(folder)

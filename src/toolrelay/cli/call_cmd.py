@@ -31,6 +31,7 @@ from .host_options import (
     check_sampling_args,
     host_from_args,
 )
+from .otel_options import add_otel_options, call_tracing
 from .progress import ProgressPrinter, WireLog, WirePrinter, failure_text
 from .server_activity import add_call_max_time_option, add_log_level_option
 
@@ -62,6 +63,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_sampling_cap_option(parser)
     add_sampling_options(parser)
     add_elicit_options(parser)
+    add_otel_options(parser)
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
 
 
@@ -85,9 +87,10 @@ async def _run(args: argparse.Namespace) -> int:
             events.subscribe(wire if args.json else WirePrinter(sys.stdout, catalog.secrets))
         # this call's own server failing is this command's error, said once (not also a notice)
         printer.silenced.update(catalog.servers_named_by(args.alias))
+        hooks = call_tracing(args, events, stack, catalog)
         async with catalog:
             _check_server_available(catalog, args.alias)
-            context = CallContext(timeout=args.timeout)
+            context = CallContext(timeout=args.timeout, hooks=hooks)
             outcome = await catalog.call(args.alias, args.arguments, context=context)
     if args.json:
         print_json(_outcome_json(outcome) | ({"wire": wire.messages} if args.wire else {}))

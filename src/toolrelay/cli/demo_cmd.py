@@ -21,6 +21,7 @@ from ..relay.endings import ending_line
 from ..runner import OFFLINE_MODEL
 from ..verify.attachments import STREAMED
 from ..verify.explain import walk
+from .otel_options import add_otel_options, tracer_provider
 from .progress import AtFirstStart, ProgressPrinter
 
 __all__ = ["configure", "run"]
@@ -67,6 +68,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="Responses endpoint for a real model (default OPENAI_BASE_URL or OpenAI)",
     )
     add("--verbose", action="store_true", help="show every turn and call on stderr (warnings always show)")
+    add_otel_options(parser)
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
 
 
@@ -80,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
         f"on a temporary workspace with a 30-line notes.txt)\n{ERA_NOTE}\n"
     )
     events.subscribe(AtFirstStart(out, header))  # said as the run starts: never before a usage error
-    demo = run_demo(args.out, model=args.model, base_url=args.base_url, events=events)
+    demo = run_demo(args.out, model=args.model, base_url=args.base_url, events=events,
+                    tracer_provider=tracer_provider(args))
     out.write(f"wrote {demo.out}/: {' '.join(demo.files)}\n")
     out.write(f"wrote {demo.out / STREAMED}/: {' '.join(demo.stream_files)} (the same walk-through, "
               "streamed: every server-sent event as received)\n\n")

@@ -19,8 +19,9 @@ import re
 from ..errors import ToolrelayError
 from ..files import DEFAULT_MAX_RESULT_BYTES, FileService, Limits, root_from_argument
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
-from ..server.app import stderr_logging
+from ..server.app import ToolService, stderr_logging
 from ..server.stdio import serve_stdio
+from .otel_options import add_otel_options, tracer_provider
 
 __all__ = ["byte_size", "configure", "hold_seconds", "listen_address", "run"]
 
@@ -102,12 +103,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="most file text one result carries; head/tail stop there, whole reads above it are "
         "refused (default 1MiB)",
     )
+    add_otel_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     roots = [root_from_argument(given) for given in args.roots]
     stderr_logging()
-    service = FileService(roots, limits=Limits(max_result_bytes=args.max_result_bytes))
+    service = _traced(FileService(roots, limits=Limits(max_result_bytes=args.max_result_bytes)), args)
     if not roots:
         log.info("no ROOT given: serving only the directories the client declares as roots")
     if args.http is None:
@@ -116,7 +118,18 @@ def run(args: argparse.Namespace) -> int:
     return _run_http(service, args)
 
 
-def _run_http(service: FileService, args: argparse.Namespace) -> int:
+def _traced(service: FileService, args: argparse.Namespace) -> ToolService:
+    """The service, its calls' SERVER spans exported when tracing is on (``--otel``, OTEL_*)."""
+    provider = tracer_provider(args, service="toolrelay-files")
+    if provider is None:
+        return service
+    from ..otel.server_spans import TracedService
+
+    tracer = provider.get_tracer("toolrelay.files")
+    return TracedService(service, tracer, transport="stdio" if args.http is None else "http")
+
+
+def _run_http(service: ToolService, args: argparse.Namespace) -> int:
     try:
         from ..server.http import StreamOptions, serve_http
     except ImportError:

@@ -28,7 +28,7 @@ GROUPS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         ("limits", _LIMITS),
         ("approval and what servers ask", ("--yes", "--elicit", "--open", "--max-sampling-per-call",
                                            "--server-log-level")),
-        ("output", ("--transcript", "--fail-on-call-error", "--json", "--quiet")),
+        ("output", ("--transcript", "--fail-on-call-error", "--json", "--quiet", "--otel", "--otel-file")),
     ),
     "batch": (
         ("batch", ("--out", "--concurrency", "--resume", "--restart", "--quiet")),

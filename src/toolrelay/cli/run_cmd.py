@@ -29,6 +29,7 @@ from .answer import AnswerPrinter
 from .consent import NO_TERMINAL_HINT, sampling_approver, terminal_approver
 from .elicitation import elicitor_for
 from .host_options import add_elicit_options
+from .otel_options import add_otel_options, tracer_provider
 from .progress import AtFirstStart, ProgressPrinter, failure_text
 from .run_options import add_run_options, shaping_options
 from .server_activity import ServerActivityPrinter
@@ -64,6 +65,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--fail-on-call-error", action="store_true",
         help="exit 1 when any tool call failed, even if the model answered")
     add("--json", action="store_true", help="print the whole result as JSON on stdout")
+    add_otel_options(parser)
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
 
 
@@ -111,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
         events.subscribe(ServerActivityPrinter())  # first: its bar is cleared before other lines
         events.subscribe(ProgressPrinter())
     options = options_from_args(args, events)
+    options.tracer_provider = tracer_provider(args)
     apply_auth_option(args)
     ended: list[RunResult] = []
     answer = None

@@ -18,6 +18,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
@@ -88,15 +89,22 @@ class RunTracing(CallHook):
     """The spans of one run (``runner.run_async`` makes one when tracing is on)."""
 
     def __init__(
-        self, tracer: Tracer, *, secrets: Iterable[str] = (), catalog: Catalog | None = None
+        self, tracer: Tracer, *, secrets: Iterable[str] = (), catalog: Catalog | None = None,
+        agent: bool = True,
     ) -> None:
+        """``agent``: the calls are a run's (under its ``invoke_agent`` span); False for a
+        direct call (``toolrelay call``), whose span is the trace's root."""
         self._tracer = tracer
         self._secrets = frozenset(secrets)
         self._catalog = catalog
         self._state = _RunState()
-        self._run = tracer.start_span(f"{c.INVOKE_AGENT} {c.AGENT_NAME}", kind=SpanKind.INTERNAL, attributes={
-            c.OPERATION: c.INVOKE_AGENT, c.AGENT: c.AGENT_NAME, c.PROVIDER_NAME: c.PROVIDER})
-        self._inside = trace.set_span_in_context(self._run)  # the caller's context (its baggage) kept
+        self._run: Span = trace.INVALID_SPAN  # not recording: what is said of the run goes nowhere
+        self._inside = otel_context.get_current()  # the caller's context (its span, its baggage)
+        if agent:
+            self._run = tracer.start_span(f"{c.INVOKE_AGENT} {c.AGENT_NAME}", kind=SpanKind.INTERNAL,
+                                          attributes={c.OPERATION: c.INVOKE_AGENT, c.AGENT: c.AGENT_NAME,
+                                                      c.PROVIDER_NAME: c.PROVIDER})
+            self._inside = trace.set_span_in_context(self._run, self._inside)
         self._turns = TurnSpans(tracer, self._inside)
         self._ended = False
         self._unsubscribe: Callable[[], None] | None = None

@@ -58,6 +58,11 @@ class CallContext:
     """file:// URIs the client declared, or None when it declared no roots capability."""
     roots_error: str | None = None
     """Why the client's roots could not be obtained, if they could not."""
+    request: Request | None = None
+    """The ``tools/call`` request as received (its id, its ``params._meta``: a wrapping
+    service reads the trace context there, ``otel/server_spans.py``)."""
+    protocol_version: str | None = None
+    """The revision the call is served in."""
 
 
 class ToolService(Protocol):
@@ -148,7 +153,7 @@ class ServerSession:
         if method == m.LIST_TOOLS:
             return {"tools": self.service.tools()}
         if method == m.CALL_TOOL:
-            return self._call_tool(request.params)
+            return self._call_tool(request)
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
     def _on_modern_request(self, request: Request) -> JSONObject | Awaitable[JSONObject]:
@@ -184,26 +189,28 @@ class ServerSession:
             result["instructions"] = self.service.instructions
         return result
 
-    def _call_tool(self, params: JSONObject | None) -> JSONObject | Awaitable[JSONObject]:
-        name = m.require_str(params, "name")
-        arguments = m.require_object(params, "arguments", optional=True)
+    def _call_tool(self, request: Request) -> JSONObject | Awaitable[JSONObject]:
+        name = m.require_str(request.params, "name")
+        arguments = m.require_object(request.params, "arguments", optional=True)
         if self._roots.supported and self._roots.stale:
-            return self._call_after_roots(name, arguments)
-        return self._dispatch(name, arguments)
+            return self._call_after_roots(name, arguments, request)
+        return self._dispatch(name, arguments, request)
 
-    def _dispatch(self, name: str, arguments: JSONObject) -> JSONObject | Awaitable[JSONObject]:
-        context = CallContext(self._roots.uris, self._roots.error)
+    def _dispatch(
+        self, name: str, arguments: JSONObject, request: Request
+    ) -> JSONObject | Awaitable[JSONObject]:
+        context = CallContext(self._roots.uris, self._roots.error, request, self.protocol_version)
         try:
             return self.service.call(name, arguments, context)
         except UnknownTool:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}") from None
 
-    async def _call_after_roots(self, name: str, arguments: JSONObject) -> JSONObject:
+    async def _call_after_roots(self, name: str, arguments: JSONObject, request: Request) -> JSONObject:
         state = self._roots
         if state.fetch is None or state.fetch.done():
             state.fetch = asyncio.ensure_future(self._refresh_roots())
         await asyncio.shield(state.fetch)
-        outcome = self._dispatch(name, arguments)
+        outcome = self._dispatch(name, arguments, request)
         if isinstance(outcome, dict):
             return outcome
         return await outcome

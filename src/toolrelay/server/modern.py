@@ -18,6 +18,7 @@ round trip per call, so only a service that uses the client's roots asks (one wh
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Final
 
 from ..errors import RpcError, UnknownTool
@@ -63,14 +64,13 @@ class ModernServer:
         if method == m.LIST_TOOLS:
             return era.complete({"tools": self.service.tools()}, self.server_info, cacheable=True)
         if method == m.CALL_TOOL:
-            return self._call_tool(request.params, envelope)
+            return self._call_tool(request, envelope)
         if method == LISTEN:
             raise RpcError(METHOD_NOT_FOUND, _NO_SUBSCRIPTIONS)
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
-    def _call_tool(
-        self, params: JSONObject | None, envelope: era.Envelope
-    ) -> JSONObject | Awaitable[JSONObject]:
+    def _call_tool(self, request: Request, envelope: era.Envelope) -> JSONObject | Awaitable[JSONObject]:
+        params = request.params
         name = m.require_str(params, "name")
         arguments = m.require_object(params, "arguments", optional=True)
         context = CallContext(None)
@@ -81,6 +81,7 @@ class ModernServer:
             if answered is None:
                 return self._ask_for_roots()
             context = _roots_context(answered)
+        context = replace(context, request=request, protocol_version=envelope.protocol_version)
         try:
             outcome = self.service.call(name, arguments, context)
         except UnknownTool:

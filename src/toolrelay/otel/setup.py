@@ -1,0 +1,100 @@
+"""The tracer provider a command exports with, set up as every OpenTelemetry user expects:
+``--otel`` or the standard environment turns it on, ``OTEL_SDK_DISABLED=true`` off.
+
+- ``OTEL_EXPORTER_OTLP_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` (and the
+  exporter's other ``OTEL_EXPORTER_OTLP_*`` settings, read by the exporter itself): where
+  spans go, over OTLP/HTTP with protobuf (the default ``http://localhost:4318``);
+- ``OTEL_TRACES_EXPORTER``: ``otlp`` (default), ``console`` (stderr: stdout is the
+  command's), ``none``, or several, comma-separated;
+- ``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``: the resource (the service is
+  ``toolrelay``, or ``toolrelay-files`` for the file server, unless they say otherwise);
+- ``--otel-file PATH``: every span also written to PATH as OTLP JSON, one export a line
+  (the collector's file exporter's format; ``verify --otel`` reads it).
+
+The provider is shut down (its last spans flushed) when the process exits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from ..errors import UsageError
+
+if TYPE_CHECKING:  # the extra may be missing: it is imported when a provider is made
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SpanExporter
+
+__all__ = ["EXTRA_HINT", "otel_wanted", "provider_for"]
+
+EXTRA_HINT: Final = "pip install 'toolrelay[otel]'"
+_ENDPOINTS: Final = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+_EXPORTERS: Final = ("otlp", "console", "none")
+_PROTOCOLS: Final = ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
+
+
+def otel_wanted(environ: Mapping[str, str], *, asked: bool, file: str | None) -> bool:
+    """Whether the command traces: asked for (``--otel``, ``--otel-file``) or configured by
+    the environment, and not disabled by it. Reads no OpenTelemetry module."""
+    if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return False
+    configured = any(environ.get(name) for name in _ENDPOINTS) or bool(environ.get("OTEL_TRACES_EXPORTER"))
+    return asked or file is not None or configured
+
+
+def provider_for(environ: Mapping[str, str], *, file: str | None, service: str) -> TracerProvider:
+    """A ``TracerProvider`` exporting as ``environ`` says (and to ``file``); a usage error
+    for what it cannot do (an unknown exporter, OTLP over gRPC, the extra missing)."""
+    exporters = _exporters(environ, file)
+    try:
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider as SdkProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+    except ImportError:
+        raise UsageError(f"tracing (--otel, OTEL_* variables) needs the otel extra: {EXTRA_HINT}") from None
+    resource = Resource.create()
+    if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
+        resource = resource.merge(Resource({"service.name": service}))
+    provider = SdkProvider(resource=resource)
+    if "otlp" in exporters:
+        provider.add_span_processor(BatchSpanProcessor(_otlp_exporter()))
+    if "console" in exporters:
+        import sys
+
+        from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+
+        provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=sys.stderr)))
+    if file is not None:
+        from .json_file import OtlpJsonFile
+
+        provider.add_span_processor(SimpleSpanProcessor(OtlpJsonFile(Path(file))))
+    return provider
+
+
+def _exporters(environ: Mapping[str, str], file: str | None) -> set[str]:
+    """The exporters OTEL_TRACES_EXPORTER names (``otlp`` when it names none, unless only a
+    file was asked for), checked."""
+    named = environ.get("OTEL_TRACES_EXPORTER", "")
+    exporters = {name.strip().lower() for name in named.split(",") if name.strip()}
+    unknown = sorted(exporters - set(_EXPORTERS))
+    if unknown:
+        raise UsageError(f"OTEL_TRACES_EXPORTER: toolrelay has no exporter {unknown[0]!r} "
+                         f"(it has {', '.join(_EXPORTERS)})")
+    if not exporters:
+        endpoint = any(environ.get(name) for name in _ENDPOINTS)
+        exporters = {"none"} if file is not None and not endpoint else {"otlp"}
+    if "otlp" in exporters:
+        for name in _PROTOCOLS:
+            protocol = environ.get(name)
+            if protocol and protocol.strip() != "http/protobuf":
+                raise UsageError(f"{name}={protocol}: toolrelay exports OTLP over HTTP only (http/protobuf)")
+    return exporters - {"none"}
+
+
+def _otlp_exporter() -> SpanExporter:
+    try:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    except ImportError:
+        raise UsageError(f"OTLP export needs the otel extra: {EXTRA_HINT}") from None
+    return OTLPSpanExporter()  # it reads the endpoint, headers, timeout... from OTEL_EXPORTER_OTLP_*
