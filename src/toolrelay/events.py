@@ -40,6 +40,7 @@ __all__ = [
     "CallOutcomeEvent",
     "CallParsed",
     "CallRouted",
+    "CallSpan",
     "CatalogReady",
     "Event",
     "EventStream",
@@ -404,6 +405,20 @@ class CallRouted(Event):
     alias: str
     server: str
     tool: str
+
+
+@dataclass(slots=True, kw_only=True)
+class CallSpan(Event):
+    """The OpenTelemetry span of a call (a traced run, ``otel/``): how the transcript names
+    the trace's ``execute_tool`` span, which ``verify --otel`` holds to the call."""
+
+    kind: ClassVar[str] = "call_span"
+    call_id: str | None
+    alias: str
+    trace_id: str
+    """32 hex digits, as OTLP JSON writes it."""
+    span_id: str
+    """16 hex digits."""
 
 
 @dataclass(slots=True, kw_only=True)

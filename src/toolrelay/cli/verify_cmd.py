@@ -22,6 +22,7 @@ EXAMPLES = """examples:
   toolrelay verify run.jsonl --all        every check, not only the broken ones
   toolrelay verify run.jsonl --json
   toolrelay verify run.jsonl --require-finished   in CI: a run cut short or stopped early fails
+  toolrelay verify run.jsonl --otel spans.jsonl   the run's trace (run --otel-file) agrees, call by call
 
 links, in the order a fault is traced: """ + " → ".join(LINKS)
 
@@ -33,11 +34,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--require-finished", action="store_true",
                         help="exit 1 unless the run ended normally (run_end recorded with status completed), "
                              "saying why on stderr")
+    parser.add_argument("--otel", metavar="FILE",
+                        help="also hold the run's OpenTelemetry trace (OTLP JSON lines, e.g. from "
+                             "--otel-file) to the transcript, call by call")
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
 
 
 def run(args: argparse.Namespace) -> int:
-    verdict = verify(load_run(args.path))
+    record = load_run(args.path)
+    verdict = verify(record)
+    if args.otel is not None:
+        from ..verify.otel_trace import check_trace, read_spans, with_trace
+
+        verdict = with_trace(verdict, check_trace(record, read_spans(args.otel), args.otel))
     if args.json:
         sys.stdout.write(json.dumps(verdict.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:

@@ -25,6 +25,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 from .._version import __version__
 from ..events import (
     CallParsed,
+    CallSpan,
     Event,
     EventStream,
     ModelRequestEvent,
@@ -70,15 +71,9 @@ class _ServerFacts:
 
 
 @dataclass(slots=True)
-class _OpenCall:
-    span: Span
-    early: bool = False
-
-
-@dataclass(slots=True)
 class _RunState:
     servers: dict[str, _ServerFacts] = field(default_factory=dict)
-    calls: dict[int, _OpenCall] = field(default_factory=dict)
+    calls: dict[int, Span] = field(default_factory=dict)
     """id(CallContext) → the call's span: one context per call, alive until after_call."""
     streaming: set[int] = field(default_factory=set)
     """Turns whose response has not arrived yet: a call parsed meanwhile starts early."""
@@ -108,10 +103,12 @@ class RunTracing(CallHook):
         self._turns = TurnSpans(tracer, self._inside)
         self._ended = False
         self._unsubscribe: Callable[[], None] | None = None
+        self._events: EventStream | None = None
 
     def listen(self, events: EventStream) -> RunTracing:
         """Subscribe to ``events``; the subscription ends with the run's span (``__exit__``)."""
         self._unsubscribe = events.subscribe(self._on_event)
+        self._events = events
         return self
 
     def __enter__(self) -> RunTracing:
@@ -123,9 +120,9 @@ class RunTracing(CallHook):
         if self._unsubscribe is not None:
             self._unsubscribe()
         self._turns.close(error)
-        for open_call in self._state.calls.values():
-            open_call.span.set_status(Status(StatusCode.ERROR, "the run ended before the call did"))
-            open_call.span.end()
+        for span in self._state.calls.values():
+            span.set_status(Status(StatusCode.ERROR, "the run ended before the call did"))
+            span.end()
         self._state.calls.clear()
         if error is not None and not self._ended:
             self._run.set_attribute(c.ERROR_TYPE, type(error).__qualname__)
@@ -142,14 +139,17 @@ class RunTracing(CallHook):
         carrier: dict[str, str] = {}
         propagate.inject(carrier, context=trace.set_span_in_context(span, self._inside))
         context.meta.update(carrier)  # traceparent (tracestate, baggage): unprefixed, SEP-414
-        self._state.calls[id(context)] = _OpenCall(span, call.call_id in self._state.early)
+        self._state.calls[id(context)] = span
+        if self._events is not None:  # the transcript names the span (verify --otel)
+            ids = span.get_span_context()
+            self._events.emit(CallSpan(call_id=call.call_id or None, alias=call.name,
+                                       trace_id=f"{ids.trace_id:032x}", span_id=f"{ids.span_id:016x}"))
         return None
 
     async def after_call(self, call: FunctionCall, context: CallContext, outcome: CallOutcome) -> None:
-        open_call = self._state.calls.pop(id(context), None)
-        if open_call is None:
+        span = self._state.calls.pop(id(context), None)
+        if span is None:
             return
-        span = open_call.span
         span.set_attribute(c.OUTCOME, outcome.status)
         if outcome.mcp_id is not None:
             span.set_attribute(c.JSONRPC_ID, str(outcome.mcp_id))
