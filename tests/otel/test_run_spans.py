@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -145,3 +146,30 @@ def test_a_call_that_never_left_toolrelay_fails_its_span_too(tmp_path: Path) -> 
 
 def events(folder: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (folder / "run.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def test_without_a_provider_the_global_one_traces_the_run(tmp_path: Path) -> None:
+    """A library user who set the global provider gets the run's spans (a fresh process:
+    the global provider can be set once)."""
+    (tmp_path / "notes.txt").write_text("line 1\n", encoding="utf-8")
+    code = """
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+import toolrelay
+
+spans = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(spans))
+trace.set_tracer_provider(provider)
+with trace.get_tracer("app").start_as_current_span("my app") as outer:
+    toolrelay.run("read notes.txt", model="offline")
+named = {span.name: span for span in spans.get_finished_spans()}
+print(sorted(named), named["invoke_agent toolrelay"].parent.span_id == outer.get_span_context().span_id)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    names = "['chat offline', 'execute_tool read_text_file', 'invoke_agent toolrelay', 'my app']"
+    assert proc.stdout == f"{names} True\n"

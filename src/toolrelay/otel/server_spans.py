@@ -10,8 +10,9 @@ JSON-RPC code for an error answer).
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterator
 from typing import Any
 
 from opentelemetry import propagate
@@ -44,19 +45,10 @@ class TracedService:
         self, name: str, arguments: JSONObject, context: CallContext
     ) -> JSONObject | Awaitable[JSONObject]:
         span = self._start(name, context)
-        try:
+        with _failure_recorded(span, name):
             result = self._service.call(name, arguments, context)
-        except UnknownTool:
-            _fail(span, str(INVALID_PARAMS), f"Unknown tool: {name}")
-            raise
-        except RpcError as exc:
-            _fail(span, str(exc.code), exc.rpc_message)
-            raise
-        except BaseException as exc:
-            _fail(span, type(exc).__qualname__, "the tool raised")
-            raise
         if inspect.isawaitable(result):
-            return self._finish_later(span, result)
+            return self._finish_later(span, name, result)
         _finish(span, result)
         return result
 
@@ -75,17 +67,28 @@ class TracedService:
                                        kind=SpanKind.SERVER, attributes=attributes)
 
     @staticmethod
-    async def _finish_later(span: Span, pending: Awaitable[JSONObject]) -> JSONObject:
-        try:
+    async def _finish_later(span: Span, name: str, pending: Awaitable[JSONObject]) -> JSONObject:
+        with _failure_recorded(span, name):
             result = await pending
-        except RpcError as exc:
-            _fail(span, str(exc.code), exc.rpc_message)
-            raise
-        except BaseException as exc:
-            _fail(span, type(exc).__qualname__, "the tool raised or was cancelled")
-            raise
         _finish(span, result)
         return result
+
+
+@contextlib.contextmanager
+def _failure_recorded(span: Span, name: str) -> Iterator[None]:
+    """What the tool raised ends its span failed (the JSON-RPC code of an error answer),
+    and goes on."""
+    try:
+        yield
+    except UnknownTool:
+        _fail(span, str(INVALID_PARAMS), f"Unknown tool: {name}")
+        raise
+    except RpcError as exc:
+        _fail(span, str(exc.code), exc.rpc_message)
+        raise
+    except BaseException as exc:
+        _fail(span, type(exc).__qualname__, "the tool raised or was cancelled")
+        raise
 
 
 def _finish(span: Span, result: JSONObject) -> None:
