@@ -27,7 +27,7 @@ from toolrelay.client.config import ServerConfig, builtin_file_server
 
 SECRET = "sk-otel-test-secret-0123456789"
 THREE_CALLS = {"turns": [
-    {"calls": [{"name": "fs__read_text_file", "arguments": {"path": "notes.txt"}},
+    {"pause": 0.1, "calls": [{"name": "fs__read_text_file", "arguments": {"path": "notes.txt"}},
                {"name": "probe__meta", "arguments": {}},
                {"name": "fs__read_text_file", "arguments": {"path": "missing.txt"}}]},
     {"message": "done"},
@@ -108,6 +108,12 @@ def test_each_call_span_carries_both_ids_and_the_server_got_its_trace_context(th
                 span.attributes["network.transport"], span.attributes["mcp.protocol.version"]) == (
             "execute_tool", "tools/call", call.server, call.alias, "pipe", versions[call.server])
         assert "mcp.session.id" not in span.attributes  # stdio has no session
+    # early: started while its response still streamed, as the transcript shows it
+    recorded = events(folder)
+    [answered] = [e["seq"] for e in recorded if e["kind"] == "model_response" and e["turn"] == 1]
+    parsed = {e["call_id"]: e["seq"] for e in recorded if e["kind"] == "call_parsed"}
+    early = {call_id: span.attributes["toolrelay.early"] for call_id, span in calls.items()}
+    assert early == {call_id: seq < answered for call_id, seq in parsed.items()} and any(early.values())
     # the exact request carried the span's traceparent, unprefixed in params._meta
     sent = {e["call_id"]: e["message"]["params"]["_meta"] for e in events(folder)
             if e["kind"] == "mcp_request" and e.get("method") == "tools/call"}
