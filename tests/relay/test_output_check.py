@@ -9,8 +9,8 @@ import pytest
 
 from toolrelay.protocol import jsonrpc
 from toolrelay.protocol.peer import Exchange
-from toolrelay.relay.call import outcome_from_exchange
 from toolrelay.relay.feedback import render_output
+from toolrelay.relay.outcomes import outcome_from_exchange
 from toolrelay.relay.output_check import output_problem
 from toolrelay.relay.parse import FunctionCall
 from toolrelay.relay.result import CallRoute

@@ -49,8 +49,8 @@ from .offer import (
     task_notice,
 )
 from .parse import FunctionCall
+from .resource_reading import declaration as reader_declaration
 from .resource_tool import ResourceTools
-from .resource_tool import declaration as reader_declaration
 from .result import CallOutcome
 from .route import Route, Router
 from .tool_search import ToolIndex, entry_for

@@ -24,11 +24,12 @@ from ..events import CallOutcomeEvent, CallParsed, CallRouted, EventStream
 from ..protocol.peer import Exchange
 from .alias import unknown_tool_message
 from .arguments import ArgumentChecker, ArgumentError, parse_arguments
-from .call import ToolCaller, call_tool, outcome_from_exchange, routed
+from .call import ToolCaller, call_tool
 from .call_hooks import after_call, before_call
 from .consent import Approver
 from .context import INTERRUPTED, CallContext, Stopped, StopReason
 from .optional_nulls import strip_optional_nulls
+from .outcomes import outcome_from_exchange, routed
 from .parse import FunctionCall
 from .resource_tool import ResourceReader, read_for_call
 from .result import CallExchange, CallOutcome, CallRoute, OutcomeStatus, Verdict

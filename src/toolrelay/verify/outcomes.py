@@ -23,7 +23,6 @@ from ..client.tool_tasks import settled_problem
 from ..protocol.jsonrpc import DecodeError, ErrorResponse, RequestId, Response, classify
 from ..protocol.mcp import READ_RESOURCE
 from ..protocol.peer import Exchange
-from ..relay.call import outcome_from_exchange
 from ..relay.feedback import (
     DEFAULT_MEDIA_BUDGET,
     DEFAULT_OUTPUT_BUDGET,
@@ -31,8 +30,9 @@ from ..relay.feedback import (
     render_output,
     with_refusals,
 )
+from ..relay.outcomes import outcome_from_exchange
 from ..relay.parse import FunctionCall
-from ..relay.resource_tool import outcome_from_read
+from ..relay.resource_reading import outcome_from_read
 from ..relay.result import OUTCOME_STATUSES, CallExchange, CallOutcome, CallRoute, OutcomeStatus, Verdict
 from .record import CallTrace, RunRecord
 from .task_trace import call_answer, task_of
