@@ -25,7 +25,7 @@ _EXPORTS: dict[str, str] = {
     "RunLimits": "toolrelay.relay.loop",
     "RunOptions": "toolrelay.runner",
     "RunFinished": "toolrelay.relay.run_events",
-    "RunResult": "toolrelay.relay.loop",
+    "RunResult": "toolrelay.relay.run_result",
     "ServerConfig": "toolrelay.client.config",
     "FunctionCall": "toolrelay.relay.parse",
     "ServerListing": "toolrelay.relay.offer",
@@ -62,7 +62,6 @@ if TYPE_CHECKING:
     from .relay.context import CallHook as CallHook
     from .relay.loop import Relay as Relay
     from .relay.loop import RunLimits as RunLimits
-    from .relay.loop import RunResult as RunResult
     from .relay.offer import ServerListing as ServerListing
     from .relay.offer import ToolFilter as ToolFilter
     from .relay.offer import Withheld as Withheld
@@ -75,6 +74,7 @@ if TYPE_CHECKING:
     from .relay.run_events import TextDelta as TextDelta
     from .relay.run_events import TextDone as TextDone
     from .relay.run_events import TurnFinished as TurnFinished
+    from .relay.run_result import RunResult as RunResult
     from .runner import RunOptions as RunOptions
     from .runner import run as run
     from .runner import run_async as run_async

@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncGenerator, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from ..errors import ModelError, ModelFeatureUnsupported, ModelStreamCut, ModelStreamInconsistent
@@ -49,11 +49,12 @@ from .result import CallOutcome, Verdict
 from .resume import ResumePoint
 from .route import Route
 from .run_events import RunEvent, RunFinished, RunListener, TurnFinished, iterate_run, tell_both
+from .run_result import RunResult
 from .streaming import EarlyPolicy, TurnCalls
 from .usage import add_counts
 
-# Approver is defined in consent.py, ModelClient in model/reply.py; both stay importable
-# from here (toolrelay.relay.loop).
+# Approver (consent.py), ModelClient (model/reply.py) and RunResult (run_result.py) stay
+# importable from here (toolrelay.relay.loop).
 __all__ = ["Approver", "ModelClient", "Relay", "RunLimits", "RunResult", "ToolCatalog"]
 
 NO_STREAM_HINT = "--no-stream, or stream=False, does not ask for it"
@@ -95,50 +96,6 @@ class RunLimits:
     is complete: ``read-only`` (tools annotated ``readOnlyHint: true``; annotations are the
     server's hints), ``all`` or ``none``. With ``max_tool_calls`` set, none do: the limit
     is checked against the whole response."""
-
-
-@dataclass(slots=True, kw_only=True)
-class RunResult:
-    """How a run ended, with every call and both of its ids."""
-
-    run_id: str
-    status: str
-    """completed, refused, max_turns, max_tool_calls, timeout, aborted, incomplete, failed,
-    cancelled (the model's own statuses pass through), or error (the endpoint failed); in
-    words: ``relay.endings.ending_sentence``."""
-    reason: str
-    final_text: str | None = None
-    refusal: str | None = None
-    turns: int = 0
-    calls: list[CallOutcome] = field(default_factory=list)
-    response_ids: list[str] = field(default_factory=list)
-    usage: dict[str, int] = field(default_factory=dict)
-    """Token counts summed over the run's model responses (``relay.usage``: input, output,
-    total, cached input, reasoning); a count no response gave is absent, not 0."""
-
-    @property
-    def completed(self) -> bool:
-        return self.status == "completed"
-
-    @property
-    def failed_calls(self) -> int:
-        """Calls that did not end ``ok``: a completed run may have some (the model answered
-        anyway), so check this too when every call must have worked."""
-        return sum(1 for call in self.calls if not call.ok)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "status": self.status,
-            "reason": self.reason,
-            "final_text": self.final_text,
-            "refusal": self.refusal,
-            "turns": self.turns,
-            "failed_calls": self.failed_calls,
-            "response_ids": self.response_ids,
-            "usage": self.usage,
-            "calls": [c.to_record() | {"arguments_text": c.arguments_text} for c in self.calls],
-        }
 
 
 class _Stop(Exception):

@@ -12,12 +12,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from .result import CallOutcome
-
-if TYPE_CHECKING:  # loop.py imports this module
-    from .loop import RunResult
+from .run_result import RunResult
 
 __all__ = [
     "CallFinished",

@@ -1,0 +1,58 @@
+"""How a run ended: ``RunResult``, with every call and both of its ids.
+
+Its own module so that the loop and the events it tells (``run_events``) both import it
+without importing each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .result import CallOutcome
+
+__all__ = ["RunResult"]
+
+
+@dataclass(slots=True, kw_only=True)
+class RunResult:
+    """How a run ended, with every call and both of its ids."""
+
+    run_id: str
+    status: str
+    """completed, refused, max_turns, max_tool_calls, timeout, aborted, incomplete, failed,
+    cancelled (the model's own statuses pass through), or error (the endpoint failed); in
+    words: ``relay.endings.ending_sentence``."""
+    reason: str
+    final_text: str | None = None
+    refusal: str | None = None
+    turns: int = 0
+    calls: list[CallOutcome] = field(default_factory=list)
+    response_ids: list[str] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    """Token counts summed over the run's model responses (``relay.usage``: input, output,
+    total, cached input, reasoning); a count no response gave is absent, not 0."""
+
+    @property
+    def completed(self) -> bool:
+        return self.status == "completed"
+
+    @property
+    def failed_calls(self) -> int:
+        """Calls that did not end ``ok``: a completed run may have some (the model answered
+        anyway), so check this too when every call must have worked."""
+        return sum(1 for call in self.calls if not call.ok)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "status": self.status,
+            "reason": self.reason,
+            "final_text": self.final_text,
+            "refusal": self.refusal,
+            "turns": self.turns,
+            "failed_calls": self.failed_calls,
+            "response_ids": self.response_ids,
+            "usage": self.usage,
+            "calls": [c.to_record() | {"arguments_text": c.arguments_text} for c in self.calls],
+        }
