@@ -20,7 +20,7 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Literal, Protocol
+from typing import Final, Literal, Protocol
 
 from ..errors import RpcError, ToolrelayError, TransportError, UnknownTool
 from ..protocol import era, jsonrpc
@@ -34,14 +34,12 @@ from ..protocol.jsonrpc import (
     JSONObject,
     Notification,
     Request,
+    RequestId,
 )
 from ..protocol.peer import Peer, Tracer
 from ..protocol.versions import MODERN_VERSIONS, choose_server_version
 
-if TYPE_CHECKING:
-    from .modern import ModernServer
-
-__all__ = ["CallContext", "ServerSession", "ToolService", "UnknownTool"]
+__all__ = ["CallContext", "ModernHandler", "ServerSession", "ToolService", "UnknownTool"]
 
 log = logging.getLogger("toolrelay.server")
 
@@ -79,6 +77,13 @@ class ToolService(Protocol):
     ) -> JSONObject | Awaitable[JSONObject]: ...
 
 
+class ModernHandler(Protocol):
+    """What a session needs of the 2026-07-28 side (``modern.ModernServer``, which builds
+    on this module's ``ToolService``): the answer to one enveloped request."""
+
+    def handle(self, request: Request) -> JSONObject | Awaitable[JSONObject]: ...
+
+
 @dataclass
 class _RootsState:
     supported: bool = False
@@ -97,7 +102,7 @@ class ServerSession:
         send: Callable[[JSONObject], None],
         *,
         tracer: Tracer | None = None,
-        modern: ModernServer | None = None,
+        modern: ModernHandler | None = None,
     ) -> None:
         self.service = service
         self.modern = modern
@@ -208,17 +213,20 @@ class ServerSession:
     async def _call_after_roots(self, name: str, arguments: JSONObject, request: Request) -> JSONObject:
         state = self._roots
         if state.fetch is None or state.fetch.done():
-            state.fetch = asyncio.ensure_future(self._refresh_roots())
+            state.fetch = asyncio.ensure_future(self._refresh_roots(request.id))
         await asyncio.shield(state.fetch)
         outcome = self._dispatch(name, arguments, request)
         if isinstance(outcome, dict):
             return outcome
         return await outcome
 
-    async def _refresh_roots(self) -> None:
+    async def _refresh_roots(self, during: RequestId) -> None:
+        """Ask the client for its roots, for the call ``during`` (the request's tag: over
+        HTTP it goes on that request's stream, ``http_session``)."""
         state = self._roots
         try:
-            result = await self.peer.request(m.LIST_ROOTS, timeout=ROOTS_TIMEOUT)
+            exchange = await self.peer.call(m.LIST_ROOTS, timeout=ROOTS_TIMEOUT, tag=during)
+            result = exchange.raise_for_error()
         except (RpcError, TransportError) as exc:
             state.uris, state.error = [], f"the client did not answer roots/list: {exc}"
             state.stale = False  # asked once; asked again on roots/list_changed

@@ -143,7 +143,7 @@ class McpEndpoint:
             )
         session = HttpSession(self._service, self._streams)
         stream = session.open_stream(message.id)
-        session.deliver(message, stream)
+        session.deliver(message)
         answer = await _first_message(session, stream)  # initialize is answered at once, never streamed
         session.answered_whole(stream)
         headers = [_JSON]
@@ -157,10 +157,10 @@ class McpEndpoint:
         stream = session.open_stream(message.id)
         if session.primes and message.method == m.CALL_TOOL:  # resumable from the start
             session.prime(stream)
-            session.deliver(message, stream)
+            session.deliver(message)
             await carry(session, stream, responder, after=stream.opened_after, prime=False)
             return
-        session.deliver(message, stream)
+        session.deliver(message)
         first = await _first_message(session, stream)
         if first is None:  # cancelled by the client: no response (lifecycle spec)
             await responder.send(204)

@@ -2,12 +2,10 @@
 
 A ``ServerSession`` only knows ``send(message)``. Over HTTP each message goes on a
 stream (``http_streams``): a response on the stream of the request with that id; a
-request or notification the server starts (``roots/list`` while handling a tool call) on
-the stream of the request being handled when it was sent, or, when that request has
-been answered or there is none, on the standalone stream that a client's GET carries.
-The request being handled is found through a context variable set while the session
-receives the client's message; the peer runs async handlers as tasks, which copy the
-context, so it follows the handler across awaits.
+request the server starts (``roots/list`` while handling a tool call) on the stream of
+the client's request it is made for (the peer's tag of the request: ``app``), or, when
+that request has been answered or there is none, on the standalone stream that a
+client's GET carries; a cancellation of such a request goes where the request went.
 
 Every message is stored as an event of its stream (``EventStore``), so that whichever
 connection carries the stream, now or after the client reconnects, writes it.
@@ -18,13 +16,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from contextvars import ContextVar
-from typing import Final
+from typing import Final, TypeGuard
 
 from ..errors import TransportError
 from ..protocol import jsonrpc
 from ..protocol import mcp as m
-from ..protocol.jsonrpc import JSONObject, Message, Notification, RequestId
+from ..protocol.jsonrpc import ErrorResponse, JSONObject, Message, Notification, RequestId, Response
 from .app import ServerSession, ToolService
 from .http_rules import Refusal
 from .http_streams import STANDALONE, EventStore, SseStream, StoredEvent, StreamOptions, parse_event_id
@@ -38,9 +35,6 @@ SESSION_ENDED: Final = -32000
 PRIMING_SINCE: Final = "2025-11-25"
 """The first revision whose clients expect priming events (SEP-1699); older sessions get
 events with ids but no priming event, and are never closed early."""
-
-_CURRENT: ContextVar[SseStream | None] = ContextVar("toolrelay_http_stream", default=None)
-
 
 def is_final(message: JSONObject) -> bool:
     """Whether ``message`` is a response (it ends the stream that carries it)."""
@@ -58,6 +52,8 @@ class HttpSession:
         self.standalone = SseStream(STANDALONE, None, opened_after=0)
         self._streams: dict[int, SseStream] = {STANDALONE: self.standalone}
         self._requests: dict[RequestId, SseStream] = {}
+        self._asked: dict[RequestId, SseStream] = {}
+        """Our requests to the client still unanswered, by id: the stream each went on."""
         self._next_stream = STANDALONE + 1
 
     @property
@@ -120,13 +116,11 @@ class HttpSession:
 
     # -- messages -------------------------------------------------------------------------
 
-    def deliver(self, message: Message, stream: SseStream | None = None) -> None:
-        """Hand a client message to the session, with ``stream`` as the current request's."""
-        token = _CURRENT.set(stream)
-        try:
-            self.session.peer.receive(message)
-        finally:
-            _CURRENT.reset(token)
+    def deliver(self, message: Message) -> None:
+        """Hand a client message to the session (a request's stream is open already)."""
+        self.session.peer.receive(message)
+        if isinstance(message, (Response, ErrorResponse)) and message.id is not None:
+            self._asked.pop(message.id, None)
         if isinstance(message, Notification) and message.method == m.CANCELLED:
             self._end_cancelled(message)
 
@@ -142,11 +136,9 @@ class HttpSession:
         stream: SseStream | None
         if is_final(message):
             mcp_id = message.get("id")
-            stream = self._requests.get(mcp_id) if isinstance(mcp_id, (int, str)) else _CURRENT.get()
+            stream = self._requests.get(mcp_id) if _is_id(mcp_id) else None
         else:
-            stream = _CURRENT.get()
-            if stream is None or stream.done:  # no request of its own: the standalone stream
-                stream = self.standalone
+            stream = self._during(message)
         if stream is None or stream.done:
             log.debug("no open HTTP stream for %s; dropped", message.get("method") or "a response")
             return
@@ -154,6 +146,24 @@ class HttpSession:
         self._store(stream, jsonrpc.encode(message), final=final)
         if final:
             self._finish(stream)
+
+    def _during(self, message: JSONObject) -> SseStream:
+        """The stream of the client's request a request (or its cancellation) of ours is
+        made for; the standalone stream when there is none or it has been answered."""
+        mcp_id = message.get("id")
+        if message.get("method") == m.CANCELLED:
+            asked = (message.get("params") or {}).get("requestId")
+            stream = self._asked.pop(asked, None) if _is_id(asked) else None
+        elif _is_id(mcp_id):
+            during = self.session.peer.pending_tag(mcp_id)
+            stream = self._requests.get(during) if _is_id(during) else None
+        else:
+            stream = None
+        if stream is None or stream.done:
+            stream = self.standalone
+        if _is_id(mcp_id):
+            self._asked[mcp_id] = stream
+        return stream
 
     def _store(self, stream: SseStream, data: bytes | None, *, final: bool = False) -> StoredEvent:
         event = self.events.add(stream.number, data, self.now(), final=final)
@@ -186,3 +196,7 @@ class HttpSession:
             self._store(stream, jsonrpc.encode(error), final=True)
             self._finish(stream)
         self._finish(self.standalone)
+
+
+def _is_id(value: object) -> TypeGuard[RequestId]:
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
