@@ -58,7 +58,7 @@ from .transport_registry import kind_for_entry, transport_kind
 
 if TYPE_CHECKING:
     from .auth.settings import OAuthSettings
-    from .inprocess import PeerFactory
+    from .transport import PeerFactory
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",

@@ -11,9 +11,9 @@ decoded like any other transport's, so events and transcripts look the same.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, TransportError
 from ..protocol import jsonrpc
@@ -21,26 +21,12 @@ from ..protocol.framing import LineFramer
 from ..protocol.jsonrpc import JSONObject
 from ..protocol.param_headers import Annotations
 from .config import ServerConfig
-from .transport import Inbox
+from .transport import Inbox, MessagePeer, PeerFactory
 
 if TYPE_CHECKING:
     from .serverlog import ServerLog
 
-__all__ = ["InProcessTransport", "MessagePeer", "PeerFactory"]
-
-
-class MessagePeer(Protocol):
-    """The server half of an in-process session."""
-
-    def receive(self, line: bytes) -> None:
-        """One message line from the client (JSON text, no newline)."""
-
-    def close(self) -> None:
-        """The client left: fail what is pending, cancel what runs."""
-
-
-PeerFactory = Callable[[Callable[[bytes], None]], MessagePeer]
-"""Starts the server half of a session, given the function that carries its lines to us."""
+__all__ = ["InProcessTransport", "MessagePeer", "PeerFactory"]  # the two protocols: transport.py
 
 
 class InProcessTransport:

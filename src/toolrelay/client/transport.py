@@ -15,7 +15,7 @@ that the server forgot the session. The transport never reaches into the connect
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -28,7 +28,7 @@ from ..protocol.param_headers import Annotations
 if TYPE_CHECKING:
     from .serverlog import ServerLog
 
-__all__ = ["ChannelEnd", "ClientTransport", "Inbox"]
+__all__ = ["ChannelEnd", "ClientTransport", "Inbox", "MessagePeer", "PeerFactory"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,3 +101,17 @@ class ClientTransport(Protocol):
 
     async def close(self) -> None:
         """End the channel and release what it holds; safe to call twice."""
+
+
+class MessagePeer(Protocol):
+    """The server half of an in-process session (``inprocess.py``; built by ``toolrelay.local``)."""
+
+    def receive(self, line: bytes) -> None:
+        """One message line from the client (JSON text, no newline)."""
+
+    def close(self) -> None:
+        """The client left: fail what is pending, cancel what runs."""
+
+
+PeerFactory = Callable[[Callable[[bytes], None]], MessagePeer]
+"""Starts the server half of a session, given the function that carries its lines to us."""

@@ -21,7 +21,6 @@ from .config_entries import EntrySkipped, read_command_entry, read_url_entry
 from .environment import ExpansionContext
 
 if TYPE_CHECKING:
-    from .config import ServerConfig
     from .transport import ClientTransport
 
 __all__ = ["TRANSPORTS", "TransportKind", "kind_for_entry", "transport_kind"]
@@ -49,8 +48,9 @@ class TransportKind:
     read_entry: EntryReader | None = None
     """Reads the entry's fields (``config_entries.py``); needed when ``config_types`` is set."""
 
-    def create(self, config: ServerConfig, *, log_dir: Path | None) -> ClientTransport:
-        """A transport for ``config`` (not open yet)."""
+    def create(self, config: object, *, log_dir: Path | None) -> ClientTransport:
+        """A transport for ``config``, a ``config.ServerConfig`` (not open yet); typed
+        ``object`` because config.py looks transports up here, not the other way round."""
         module, _, attribute = self.implementation.partition(":")
         factory = cast(TransportFactory, getattr(import_module(module, __package__), attribute))
         return factory(config, log_dir=log_dir)
