@@ -155,7 +155,7 @@ class Connection:
             await previous.close()  # reap what is left of the last one
         self.number += 1
         self._emit_starting()
-        link = Link(self, self.number)
+        link = Link(self, self.number, notice=self._notice, enveloped=self._enveloped)
         self._link = link
         try:
             await link.connect()

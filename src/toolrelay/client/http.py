@@ -54,7 +54,6 @@ from .http_failures import failure_words, unreachable
 from .http_pages import HTML, PageKeeper
 from .http_sse import BROKEN, FRUITLESS_RESUMES, StreamPosition, read_events
 from .refusals import too_large_message
-from .stream_owner import carried_for
 from .transport import Inbox
 
 if TYPE_CHECKING:
@@ -151,7 +150,6 @@ class HttpTransport:
     async def _exchange(
         self, message: JSONObject, method: str | None, mcp_id: RequestId | None, renewing: bool
     ) -> None:
-        carried_for.set(mcp_id)  # this task reads the streams of mcp_id only (stream_owner.py)
         try:
             if not renewing and method != m.INITIALIZE:
                 await self._renewed()
@@ -218,7 +216,7 @@ class HttpTransport:
                     if era.error_body_expected(message, response.headers.get("content-length")):
                         answer = await _body_head(response)  # 2026-07-28: the error is the answer
                         if era.rpc_error_body(message, answer):
-                            self._receiver.received(answer)
+                            self._receiver.received(answer, carrier=mcp_id)
                             return
                     raise await self._status_error(response, self._what(method, mcp_id), method, answer)
                 if mcp_id is None:
@@ -249,7 +247,7 @@ class HttpTransport:
     ) -> None:
         content_type = _media_type(response)
         if content_type == "application/json":
-            self._receiver.received(await self._read_body(response, method, mcp_id))
+            self._receiver.received(await self._read_body(response, method, mcp_id), carrier=mcp_id)
         elif content_type == "text/event-stream":
             await self._read_events(response, position, mcp_id, method)
         elif content_type == HTML:

@@ -54,8 +54,9 @@ async def read_events(
     response: httpx2.Response, inbox: Inbox, position: StreamPosition, *, until: RequestId | None,
     max_event_size: int,
 ) -> None:
-    """Hand each message event of ``response`` to ``inbox`` and note the stream's position;
-    return when the stream ends, or once request ``until`` has its answer.
+    """Hand each message event of ``response`` to ``inbox`` (as carried for request
+    ``until``) and note the stream's position; return when the stream ends, or once
+    request ``until`` has its answer.
 
     Raises ``httpx2.SSEError`` for an event above ``max_event_size`` bytes, and one of
     ``BROKEN`` when the connection breaks."""
@@ -65,6 +66,6 @@ async def read_events(
         if event.retry is not None and event.retry >= 0:
             position.retry_ms = event.retry
         if event.event == "message" and event.data:  # empty data: a priming event
-            inbox.received(event.data.encode())
+            inbox.received(event.data.encode(), carrier=until)  # a request's stream carries its own
         if until is not None and not inbox.awaiting(until):
             return  # answered; the server ends the stream now anyway

@@ -4,14 +4,16 @@ its transport delivers to.
 Non-JSON lines are skipped and reported; a malformed answer whose id is readable fails
 only the request it answers; oversized messages fail only the request they answer. What
 the server asks is answered by the owner's ``host.ServerRequests``; what it notifies is
-handed to the owner.
+handed to the owner. The owner is a ``Connection`` (``connection.py``), known here only as
+the ``LinkOwner`` it is, with its notices and its 2026-07-28 envelope passed in.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Final
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final, Protocol
 
 from ..errors import MessageTooLarge, ProtocolError, ToolrelayError, TransportError
 from ..events import Event, McpInvalid, ServerExitedEvent
@@ -23,27 +25,51 @@ from ..protocol.listen import ACKNOWLEDGED, subscription_id
 from ..protocol.peer import Peer
 from .refusals import malformed_answer_message, too_large_message
 from .shutdown import forget_in_flight, track_in_flight
-from .stream_owner import carried_for
 from .subscriptions import Listener
 from .tracing import WireTracer
 from .transport import ChannelEnd
 from .transport_registry import transport_kind
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable
 
-    from .connection import Connection
+    from ..events import EventStream
+    from .config import ServerConfig
+    from .host import ServerRequests
+    from .transport import ClientTransport
 
-__all__ = ["Link"]
+__all__ = ["Enveloped", "Link", "LinkOwner", "Noticed"]
 
 _PREVIEW: Final = 200
+
+Noticed = Callable[[str, str], None]
+"""Tells the user something about the server: ``(level, text)``, a ``Notice``."""
+Enveloped = Callable[[JSONObject | None], JSONObject | None]
+"""Params with the 2026-07-28 envelope added when that is the era (else unchanged)."""
+
+
+class LinkOwner(Protocol):
+    """What a link needs of the connection it belongs to."""
+
+    config: ServerConfig
+    name: str
+    events: EventStream
+    transport: ClientTransport
+    requests: ServerRequests
+    """Answers what the server asks (roots, sampling, elicitation, tasks)."""
+    on_tools_changed: Callable[[str], None] | None
+    on_resources_changed: Callable[[str], None] | None
+
+    async def renew_session(self, link: Link) -> None:
+        """The server forgot our session (HTTP 404): handshake again on ``link``."""
 
 
 class Link:
     """One connection number: a peer over the server's transport, and the inbox it fills."""
 
-    def __init__(self, owner: Connection, number: int) -> None:
+    def __init__(self, owner: LinkOwner, number: int, *, notice: Noticed, enveloped: Enveloped) -> None:
         self.owner = owner
+        self._notice = notice
         self.config = owner.config
         self.number = number
         self.tracer = WireTracer(owner.events, owner.name, number)
@@ -59,7 +85,9 @@ class Link:
         self._ended = False
         self._close_task: asyncio.Task[None] | None = None
         self._garbage_lines = 0
-        self.listener = Listener(self.peer, owner.name, enveloped=owner._enveloped, notice=owner._notice)
+        self._carrier: jsonrpc.RequestId | None = None
+        """While a message is dispatched: our request whose HTTP stream carried it."""
+        self.listener = Listener(self.peer, owner.name, enveloped=enveloped, notice=notice)
         """Its ``subscriptions/listen`` request (2026-07-28; opened by the owner)."""
         self._notified: dict[str, Callable[[Notification], None]] = {
             m.TOOLS_CHANGED: self._tools_changed,
@@ -83,15 +111,19 @@ class Link:
 
     # -- the inbox ------------------------------------------------------------------------
 
-    def received(self, data: bytes | Oversized) -> None:
-        """One framed message from the server."""
+    def received(self, data: bytes | Oversized, *, carrier: jsonrpc.RequestId | None = None) -> None:
+        """One framed message from the server (``carrier``: ``transport.Inbox.received``)."""
         if type(data) is bytes:
             try:
                 message = jsonrpc.decode(data)
             except DecodeError as exc:
                 self._undecodable(data, exc)
                 return
-            self.peer.receive(message)
+            self._carrier = carrier  # read by _owner_of while the peer dispatches it (no await)
+            try:
+                self.peer.receive(message)
+            finally:
+                self._carrier = None
         elif isinstance(data, Oversized):
             self._oversized(data)
 
@@ -102,7 +134,7 @@ class Link:
         self.peer.fail(mcp_id, error)
 
     def notice(self, text: str, *, level: str = "warning") -> None:
-        self.owner._notice(level, text)
+        self._notice(level, text)
 
     def ended(self, end: ChannelEnd) -> None:
         """The channel is over: fail everything pending at once, say how it ended."""
@@ -147,8 +179,8 @@ class Link:
             return None  # of the listen request: the server's lane, whatever call is pending
         elif message.method == m.PROGRESS:
             return self.peer.pending_with_token(_params(message).get("progressToken"))
-        elif (carrier := carried_for.get()) is not None:
-            return carrier
+        elif self._carrier is not None:
+            return self._carrier
         pending = self.peer.pending_ids(m.CALL_TOOL)
         return pending[0] if len(pending) == 1 else None
 
@@ -177,7 +209,7 @@ class Link:
             try:
                 owner.on_tools_changed(owner.name)
             except Exception as exc:  # the catalog's problem must not break this connection
-                owner._notice("error", f"server {owner.name}: handling tools/list_changed failed: {exc}")
+                self._notice("error", f"server {owner.name}: handling tools/list_changed failed: {exc}")
 
     def _resources_changed(self, _notification: Notification) -> None:
         owner = self.owner
@@ -188,7 +220,7 @@ class Link:
         """A resource toolrelay subscribed to changed: the user is told which (a notice)."""
         uri = _params(notification).get("uri")
         shown = uri if isinstance(uri, str) else "(no uri given)"
-        self.owner._notice("info", f"server {self.owner.name}: resource {shown} was updated")
+        self._notice("info", f"server {self.owner.name}: resource {shown} was updated")
 
     def _progress(self, notification: Notification) -> None:
         """The call is still being worked on: its idle timeout starts again (up to its
@@ -211,7 +243,7 @@ class Link:
         self._log_note(f"skipped a line on stdout that is not JSON-RPC: {preview!r}")  # stdio only: a log
         if self._garbage_lines == 1:  # in the words of its transport: "printed ... on stdout"
             said = transport_kind(self.config.transport, self.owner.name).not_json_rpc
-            self.owner._notice("warning", f"server {self.owner.name} {said} (skipped): {preview!r}")
+            self._notice("warning", f"server {self.owner.name} {said} (skipped): {preview!r}")
 
     def _unreadable_answer(self, line: bytes, exc: DecodeError, mcp_id: jsonrpc.RequestId) -> bool:
         """Not JSON we read (nested too deep), but its id is readable: the request it answers
@@ -253,7 +285,7 @@ class Link:
             reason = too_large_message(None, None, marker.size, limit)
         text = f"server {self.owner.name}: {reason}; refused (the connection stays open)"
         self._invalid(reason, marker.head[:_PREVIEW].decode("utf-8", "replace"))
-        self.owner._notice("warning", text)
+        self._notice("warning", text)
         self._log_note(text)
 
     def _invalid(self, reason: str, preview: str) -> None:

@@ -48,8 +48,11 @@ class ChannelEnd:
 class Inbox(Protocol):
     """What a transport hands what it receives to (the connection implements it)."""
 
-    def received(self, data: bytes | Oversized) -> None:
-        """One framed message from the server: JSON text, or the marker of one above the size cap."""
+    def received(self, data: bytes | Oversized, *, carrier: RequestId | None = None) -> None:
+        """One framed message from the server: JSON text, or the marker of one above the size cap.
+
+        ``carrier``: our request whose response stream carried it (Streamable HTTP: a log
+        message there belongs to that call); None on stdio and outside any request's stream."""
 
     def awaiting(self, mcp_id: RequestId) -> bool:
         """Whether our request ``mcp_id`` still waits for its answer (a stream may stop then)."""
