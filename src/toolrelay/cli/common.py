@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import shutil
 import sys
 from collections.abc import Sequence
@@ -18,6 +17,7 @@ from ..events import EventStream
 from ..protocol.versions import DEFAULT_VERSION, LATEST_VERSION
 from ..relay.catalog import STRUCTURED_OUTPUT_MODES, Catalog
 from ..relay.namespaces import DECLARE_MODES
+from .arg_types import positive_count, positive_seconds
 from .progress import ProgressPrinter
 from .server_activity import ServerActivityPrinter
 from .sign_in import add_auth_option, apply_auth_option
@@ -71,29 +71,6 @@ def add_root_option(parser: argparse.ArgumentParser) -> None:
         help="a directory every server is told it may work in (MCP roots; repeatable), over the "
              "config's roots; without --root or a config's roots, none are declared and each server "
              "keeps the directories it was started with")
-
-
-def positive_count(text: str) -> int:
-    """An argparse type: a whole number of at least 1 (its own message: argparse's would
-    name this function)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
-    return value
-
-
-def positive_seconds(text: str) -> float:
-    """An argparse type: seconds above 0 (0, negatives and nan would end every wait at once)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, not {text!r}")
-    return value
 
 
 def catalog_from_args(

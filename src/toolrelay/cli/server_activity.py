@@ -19,6 +19,7 @@ from typing import Any, Final, TextIO
 from ..client.server_logs import DEFAULT_SHOWN_LEVEL, LOG_LEVELS, at_least, level_error
 from ..events import MCP_NOTIFICATION, MCP_REQUEST, Event, McpMessage, ServerReady
 from ..protocol import mcp as m
+from .arg_types import positive_seconds
 
 __all__ = ["ServerActivityPrinter", "add_call_max_time_option", "add_log_level_option", "log_level"]
 
@@ -45,15 +46,9 @@ def add_log_level_option(parser: argparse.ArgumentParser) -> None:
 
 def add_call_max_time_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--call-max-time", type=_seconds, metavar="S",
+        "--call-max-time", type=positive_seconds, metavar="S",
         help="the most one tools/call may take in all, progress or not (default: each server's "
              "maxCallTime, 600)")
-
-
-def _seconds(text: str) -> float:
-    from .common import positive_seconds  # (common imports this module)
-
-    return positive_seconds(text)
 
 
 class ServerActivityPrinter:
