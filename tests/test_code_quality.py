@@ -61,3 +61,51 @@ def test_only_the_assembly_builds_a_relay_or_a_catalog() -> None:
             if name in built:
                 found.append(f"{path.relative_to(REPO)}:{node.lineno} {name}(")
     assert found == [], f"built outside src/toolrelay/assembly/: {found}"
+
+
+def test_no_module_of_toolrelay_imports_itself_round_a_circle() -> None:
+    # Every import counts: deferred ones inside functions and those under TYPE_CHECKING too.
+    import grimp
+
+    graph = grimp.build_graph("toolrelay", cache_dir=None)
+    circles = set()
+    for importer in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(importer):
+            back = graph.find_shortest_chain(importer=imported, imported=importer)
+            if back is not None:
+                circles.add(" -> ".join((importer, *back)))
+    assert sorted(circles) == [], "import circles:\n" + "\n".join(sorted(circles))
+
+
+ALLOWED_CONTEXT_VARS: dict[str, str] = {
+    # module: the one ContextVar it may hold; docs/architecture.md ("Context variables") says why
+    "toolrelay.client.auth.policy": "_POLICY",
+    "toolrelay.batches.routing": "_TASK",
+    "toolrelay.client.http": "_RENEWING",
+}
+
+
+def _context_vars() -> dict[str, list[str]]:
+    """Each module of src/toolrelay that creates a ContextVar: the names it binds them to."""
+    found: dict[str, list[str]] = {}
+    for path in sorted((REPO / "src" / "toolrelay").rglob("*.py")):
+        module = ".".join(path.relative_to(REPO / "src").with_suffix("").parts)
+        tree = ast.parse(path.read_text(), str(path))
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and "ContextVar" in ast.unparse(n.func)]
+        named = {id(n.value): n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign))}
+        for call in calls:
+            bound = named.get(id(call))
+            targets = [bound.target] if isinstance(bound, ast.AnnAssign) else bound.targets if bound else []
+            found.setdefault(module, []).extend([ast.unparse(t) for t in targets] or ["(unnamed)"])
+    return found
+
+
+def test_no_context_variable_carries_data_unless_the_architecture_lists_it() -> None:
+    found = _context_vars()
+    assert found == {module: [name] for module, name in ALLOWED_CONTEXT_VARS.items()}, (
+        "a ContextVar passes data unseen by the import contract: pass the value explicitly, or "
+        "list it in docs/architecture.md with why (at most two between modules)")
+    listed = (REPO / "docs" / "architecture.md").read_text()
+    for module, name in ALLOWED_CONTEXT_VARS.items():
+        path = "/".join(module.split(".")[1:]) + ".py"
+        assert f"`{path}` `{name}`" in listed, f"docs/architecture.md does not list {path} {name}"
