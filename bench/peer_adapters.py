@@ -160,7 +160,7 @@ async def runner(
     the peers, which have none by default."""
     from toolrelay.model import ModelEndpoint, ResponsesClient
     from toolrelay.relay.loop import Relay
-    from toolrelay.relay.request import RequestSettings
+    from toolrelay.relay.stages.request import RequestSettings
 
     events = EventStream()
     endpoint = ModelEndpoint(base_url=base_url, api_key=API_KEY)

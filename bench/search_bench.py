@@ -1,4 +1,4 @@
-"""Tool search: toolrelay's own index (``relay/tool_search.py``) over the 500-tool catalog and
+"""Tool search: toolrelay's own index (``relay/stages/tool_search.py``) over the 500-tool catalog and
 over 10,000 tools; per-query latency (p50, p99) and the index's build time.
 
 The catalogs are ``tests/testkit/servers/catalog_server.py``'s: 20 servers × 25 tools (the
@@ -32,8 +32,8 @@ from common import TEST_SERVERS, append_jsonl, arg_parser, print_table, quick, s
 sys.path.insert(0, str(TEST_SERVERS))
 import catalog_server  # a test server, run by path elsewhere; imported for its data
 
-from toolrelay.relay.alias import assign_aliases
-from toolrelay.relay.tool_search import SearchEntry, ToolIndex, entry_for, query_terms, terms
+from toolrelay.relay.stages.alias import assign_aliases
+from toolrelay.relay.stages.tool_search import SearchEntry, ToolIndex, entry_for, query_terms, terms
 
 QUERIES = (
     "create a github issue", "open a pull request", "merge the pull request", "search code in the repo",

@@ -109,3 +109,37 @@ def test_no_context_variable_carries_data_unless_the_architecture_lists_it() -> 
     for module, name in ALLOWED_CONTEXT_VARS.items():
         path = "/".join(module.split(".")[1:]) + ".py"
         assert f"`{path}` `{name}`" in listed, f"docs/architecture.md does not list {path} {name}"
+
+
+STAGES = "toolrelay.relay.stages"
+STAGES_MAY_IMPORT = (STAGES, "toolrelay.protocol", "toolrelay.events", "toolrelay.errors",
+                     "toolrelay.redaction")
+"""What a pure stage may import of toolrelay: other stages and the bottom, I/O-free layers."""
+
+
+def _toolrelay_imports() -> dict[str, set[str]]:
+    import grimp  # installed with import-linter
+
+    graph = grimp.build_graph("toolrelay")
+    return {module: set(graph.find_modules_directly_imported_by(module)) for module in graph.modules}
+
+
+def _within(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def test_the_pure_stages_import_nothing_that_does_io() -> None:
+    imports = _toolrelay_imports()
+    stages = [m for m in imports if _within(m, (STAGES,))]
+    assert len(stages) > 15  # the package exists and holds the stages
+    reaching = {m: sorted(i for i in imports[m] if not _within(i, STAGES_MAY_IMPORT)) for m in stages}
+    assert {m: found for m, found in reaching.items() if found} == {}
+
+
+def test_verify_and_view_reach_the_relay_only_through_its_pure_stages() -> None:
+    imports = _toolrelay_imports()
+    readers = [m for m in imports if _within(m, ("toolrelay.verify", "toolrelay.view"))]
+    reaching = {m: sorted(i for i in imports[m]
+                          if _within(i, ("toolrelay.relay",)) and not _within(i, (STAGES,)))
+                for m in readers}
+    assert {m: found for m, found in reaching.items() if found} == {}

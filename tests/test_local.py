@@ -1,4 +1,4 @@
-"""In-process servers (toolrelay.local): a catalog over the file service with no process,
+"""In-process servers (toolrelay.inprocess_servers): a catalog over the file service with no process,
 recorded in the same shape as over stdio."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from toolrelay.assembly.catalogs import connect
 from toolrelay.client.config import ServerConfig, builtin_file_server
 from toolrelay.errors import UsageError
 from toolrelay.events import Event, EventStream, McpMessage
-from toolrelay.local import in_process_file_server
-from toolrelay.relay.parse import FunctionCall
+from toolrelay.inprocess_servers import in_process_file_server
+from toolrelay.relay.stages.parse import FunctionCall
 
 
 def _run_catalog(config: ServerConfig, root: Path) -> tuple[list[Event], list[str], str]:

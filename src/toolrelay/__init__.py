@@ -13,10 +13,10 @@ from ._version import __version__ as __version__
 # public name → module that defines it
 _EXPORTS: dict[str, str] = {
     "BatchOptions": "toolrelay.batches",
-    "CallContext": "toolrelay.relay.context",
+    "CallContext": "toolrelay.relay.stages.context",
     "CallFinished": "toolrelay.relay.run_events",
-    "CallHook": "toolrelay.relay.context",
-    "CallOutcome": "toolrelay.relay.result",
+    "CallHook": "toolrelay.relay.stages.context",
+    "CallOutcome": "toolrelay.relay.stages.result",
     "CallStarted": "toolrelay.relay.run_events",
     "Catalog": "toolrelay.relay.catalog",
     "EventStream": "toolrelay.events",
@@ -25,9 +25,9 @@ _EXPORTS: dict[str, str] = {
     "RunLimits": "toolrelay.relay.loop",
     "RunOptions": "toolrelay.runner",
     "RunFinished": "toolrelay.relay.run_events",
-    "RunResult": "toolrelay.relay.run_result",
+    "RunResult": "toolrelay.relay.stages.run_result",
     "ServerConfig": "toolrelay.client.config",
-    "FunctionCall": "toolrelay.relay.parse",
+    "FunctionCall": "toolrelay.relay.stages.parse",
     "ServerListing": "toolrelay.relay.offer",
     "TextDelta": "toolrelay.relay.run_events",
     "TextDone": "toolrelay.relay.run_events",
@@ -58,15 +58,11 @@ if TYPE_CHECKING:
     from .errors import ToolrelayError as ToolrelayError
     from .events import EventStream as EventStream
     from .relay.catalog import Catalog as Catalog
-    from .relay.context import CallContext as CallContext
-    from .relay.context import CallHook as CallHook
     from .relay.loop import Relay as Relay
     from .relay.loop import RunLimits as RunLimits
     from .relay.offer import ServerListing as ServerListing
     from .relay.offer import ToolFilter as ToolFilter
     from .relay.offer import Withheld as Withheld
-    from .relay.parse import FunctionCall as FunctionCall
-    from .relay.result import CallOutcome as CallOutcome
     from .relay.run_events import CallFinished as CallFinished
     from .relay.run_events import CallStarted as CallStarted
     from .relay.run_events import ReasoningDelta as ReasoningDelta
@@ -74,7 +70,11 @@ if TYPE_CHECKING:
     from .relay.run_events import TextDelta as TextDelta
     from .relay.run_events import TextDone as TextDone
     from .relay.run_events import TurnFinished as TurnFinished
-    from .relay.run_result import RunResult as RunResult
+    from .relay.stages.context import CallContext as CallContext
+    from .relay.stages.context import CallHook as CallHook
+    from .relay.stages.parse import FunctionCall as FunctionCall
+    from .relay.stages.result import CallOutcome as CallOutcome
+    from .relay.stages.run_result import RunResult as RunResult
     from .runner import RunOptions as RunOptions
     from .runner import run as run
     from .runner import run_async as run_async

@@ -28,7 +28,7 @@
     └── RunInterrupted              130 Ctrl-C
 
 Errors a model can act on (invalid arguments, unknown tools, tool errors) are not
-exceptions: they are outcome values (see ``toolrelay.relay.result``). Exceptions here
+exceptions: they are outcome values (see ``toolrelay.relay.stages.result``). Exceptions here
 end a command or fail one request.
 
 Internal exceptions never escape a public call (a name ``toolrelay`` exports, a core API

@@ -65,7 +65,7 @@ Subscriber = Callable[["Event"], None]
 
 DEFAULT_DIALECT: Final = "responses"
 """The API dialect of a model event that names none: every transcript written before model
-events recorded theirs is a Responses one (``relay.dialects`` reads each dialect)."""
+events recorded theirs is a Responses one (``relay.stages.dialects`` reads each dialect)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -452,7 +452,7 @@ class RunEndEvent(Event):
     final_text: str | None = None
     turns: int = 0
     usage: dict[str, int] = field(default_factory=dict)
-    """Token counts summed over the run's responses (``relay.usage``); absent ones left out."""
+    """Token counts summed over the run's responses (``relay.stages.usage``); absent ones left out."""
 
 
 def _default(f: Any) -> Any:

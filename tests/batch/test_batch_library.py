@@ -9,7 +9,7 @@ from batch_helpers import ledger_config, ledger_runs, reading_tasks, results
 
 import toolrelay
 from toolrelay.batches import BatchOptions
-from toolrelay.relay.consent import approve_all
+from toolrelay.relay.stages.consent import approve_all
 from toolrelay.runner import RunOptions
 
 

@@ -11,7 +11,7 @@ from batch_helpers import ledger_config, reading_tasks
 import toolrelay
 from toolrelay.batches import BatchOptions, TaskResult, TaskSpec
 from toolrelay.cli.batch_progress import BatchProgress
-from toolrelay.relay.consent import approve_all
+from toolrelay.relay.stages.consent import approve_all
 from toolrelay.runner import RunOptions
 
 

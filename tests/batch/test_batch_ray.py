@@ -41,7 +41,7 @@ from testkit.processes import run as run_process
 from testkit.ray_setup import ensure_ray, start_local_ray
 from toolrelay.batches import BatchOptions, TaskResult, ray_engine
 from toolrelay.errors import UsageError
-from toolrelay.relay.consent import approve_all
+from toolrelay.relay.stages.consent import approve_all
 from toolrelay.runner import RunOptions
 from toolrelay.verify import load_run, verify
 

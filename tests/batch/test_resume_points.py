@@ -16,7 +16,7 @@ from batch_helpers import ledger_config, ledger_runs
 import toolrelay
 from toolrelay.batches import BatchOptions
 from toolrelay.offline import OfflineModel, parse_script
-from toolrelay.relay.consent import approve_all
+from toolrelay.relay.stages.consent import approve_all
 from toolrelay.runner import RunOptions
 from toolrelay.verify import load_run, verify
 

@@ -21,7 +21,7 @@ import toolrelay
 from testkit.processes import run
 from testkit.servers import GROWING_SERVER, catalog_server
 from toolrelay.client.config import ServerConfig
-from toolrelay.relay.tool_search import SearchEntry, ToolIndex, entry_for, query_terms
+from toolrelay.relay.stages.tool_search import SearchEntry, ToolIndex, entry_for, query_terms
 
 
 def _index(*entries: SearchEntry) -> ToolIndex:

@@ -7,7 +7,7 @@ import asyncio
 import io
 
 from toolrelay.cli.consent import terminal_approver
-from toolrelay.relay.route import Route
+from toolrelay.relay.stages.route import Route
 
 WRITE = Route(alias="box__write", server="box", tool="write.file", rule={"type": "object"})
 

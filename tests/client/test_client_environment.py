@@ -14,7 +14,7 @@ from client_helpers import Recorder, open_connection, run, stdio_config
 from toolrelay.client.config import load_config
 from toolrelay.client.connection import Connection
 from toolrelay.client.environment import child_environment, parse_dotenv, redact
-from toolrelay.client.serverlog import default_log_dir
+from toolrelay.client.stderr_log import default_log_dir
 from toolrelay.errors import ConfigError
 from toolrelay.events import EventStream
 

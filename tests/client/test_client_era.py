@@ -1,4 +1,4 @@
-"""toolrelay's client in both MCP eras (``client/era.py``): pinned to 2026-07-28 or probing
+"""toolrelay's client in both MCP eras (``client/era_probe.py``): pinned to 2026-07-28 or probing
 (``auto``) it speaks the stateless revision to servers that do (toolrelay's own file
 server, the official SDK's), over stdio and HTTP; probing a 2025 server, it falls back to
 the handshake at 2025-11-25, at once when the probe is refused and after a short, bounded
@@ -18,10 +18,10 @@ import pytest
 from client_helpers import Recorder, open_connection, run, sdk_http_server, stdio_config
 
 from testkit.mcp_http import files_http_process
-from toolrelay.client import era
+from toolrelay.client import era_probe
 from toolrelay.client.config import ServerConfig, load_config
 from toolrelay.client.connection import Connection
-from toolrelay.client.era import PROBE_WAIT
+from toolrelay.client.era_probe import PROBE_WAIT
 from toolrelay.client.pool import ServerPool
 from toolrelay.errors import ConfigError, ProtocolError
 from toolrelay.events import McpMessage
@@ -153,7 +153,7 @@ def test_a_refused_handshake_waits_a_bounded_time_for_an_ignored_probe(
 ) -> None:
     script = tmp_path / "refusing.py"
     script.write_text(REFUSING_LEGACY, encoding="utf-8")
-    monkeypatch.setattr(era, "SETTLE_WAIT", 0.3)  # the probe decides while pending, but not forever
+    monkeypatch.setattr(era_probe, "SETTLE_WAIT", 0.3)  # the probe decides while pending, but not forever
     config = ServerConfig(name="refusing", transport="stdio", command=sys.executable, args=(str(script),))
     started = time.monotonic()
     with pytest.raises(ProtocolError, match=r"refused initialize .*no such revision"):

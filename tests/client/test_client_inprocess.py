@@ -13,7 +13,7 @@ from toolrelay.client.config import ServerConfig
 from toolrelay.client.connection import Connection
 from toolrelay.errors import ConfigError, MessageTooLarge, RequestTimeout, TransportError
 from toolrelay.events import EventStream, McpMessage
-from toolrelay.local import in_process_server
+from toolrelay.inprocess_servers import in_process_server
 from toolrelay.server.app import CallContext, UnknownTool
 
 

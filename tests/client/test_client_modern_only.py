@@ -3,7 +3,7 @@ requests: testkit/servers/sdk_modern_server.py) as a user meets it with ``toolre
 
 - slow to answer ``server/discover`` (0.5 s, a remote round trip): the ``initialize`` sent
   beside the probe is refused (or answered with an empty result, as the conformance suite's
-  mock servers do), and the probe's answer decides (``client/era.py``);
+  mock servers do), and the probe's answer decides (``client/era_probe.py``);
 - refusing the first probe ``-32022`` with the revisions it ``supported``: the probe is sent
   again at a listed one;
 - a parameter marked ``x-mcp-header`` (SEP-2243) mirrored into ``Mcp-Param-Region``, which the

@@ -11,7 +11,7 @@ from client_helpers import Recorder, open_connection, run
 
 from toolrelay.client.config import ServerConfig
 from toolrelay.events import McpMessage, ServerReady
-from toolrelay.protocol.era import LOG_LEVEL_KEY
+from toolrelay.protocol.request_envelope import LOG_LEVEL_KEY
 
 
 def test_a_2026_connection_asks_the_level_in_each_request(tmp_path: Path) -> None:

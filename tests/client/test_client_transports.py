@@ -12,7 +12,7 @@ import pytest
 from toolrelay.client.config import ServerConfig, read_config
 from toolrelay.client.transport_registry import TRANSPORTS, TransportKind
 from toolrelay.errors import ConfigError
-from toolrelay.local import in_process_server
+from toolrelay.inprocess_servers import in_process_server
 from toolrelay.server.app import CallContext
 
 

@@ -63,7 +63,7 @@ def planned_calls(scenario: str, context: str | None) -> list[tuple[str, dict[st
     """The calls a scenario wants: the table's, or those its context lists (``toolCalls``)."""
     listed = json.loads(context).get("toolCalls") if context else None
     if isinstance(listed, list):  # a null argument is left out: a model's null for an optional
-        # parameter is stripped before the call (relay/optional_nulls.py), and toolrelay refuses
+        # parameter is stripped before the call (relay/stages/optional_nulls.py), and toolrelay refuses
         # one the schema does not allow; either way the argument is "not provided"
         return [(call["name"], {k: v for k, v in (call.get("arguments") or {}).items() if v is not None})
                 for call in listed]

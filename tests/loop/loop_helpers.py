@@ -2,7 +2,7 @@
 script (a stand-in for the hosted model: a real loopback HTTP server speaking the
 Responses wire format), the real file service, and the events of the run.
 
-The file service runs in-process by default (``toolrelay.local``: the same server
+The file service runs in-process by default (``toolrelay.inprocess_servers``: the same server
 session, no process to start); a test where the process matters passes
 ``servers=[builtin_file_server(workspace)]``."""
 
@@ -17,7 +17,7 @@ from typing import Any
 from testkit.servers import MEDIA_SERVER, TOOLBOX_SERVER
 from toolrelay.client.config import ServerConfig
 from toolrelay.events import Event, EventStream
-from toolrelay.local import in_process_file_server
+from toolrelay.inprocess_servers import in_process_file_server
 from toolrelay.offline import OfflineModel, parse_script
 from toolrelay.relay.loop import RunLimits, RunResult
 from toolrelay.runner import RunOptions, run_async

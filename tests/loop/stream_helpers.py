@@ -19,15 +19,15 @@ from typing import Any
 from toolrelay.assembly.catalogs import connect
 from toolrelay.errors import ModelError
 from toolrelay.events import Event, EventStream
-from toolrelay.local import in_process_server
+from toolrelay.inprocess_servers import in_process_server
 from toolrelay.model import ModelReply
 from toolrelay.protocol import stream
 from toolrelay.protocol.responses import DIALECT
-from toolrelay.relay.consent import Approver, approve_all
 from toolrelay.relay.loop import Relay, RunLimits, RunResult
-from toolrelay.relay.namespaces import DeclareMode
-from toolrelay.relay.request import RequestSettings
 from toolrelay.relay.run_events import RunEvent
+from toolrelay.relay.stages.consent import Approver, approve_all
+from toolrelay.relay.stages.namespaces import DeclareMode
+from toolrelay.relay.stages.request import RequestSettings
 from toolrelay.server.app import CallContext
 
 WAIT = 10.0

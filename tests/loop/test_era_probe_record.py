@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from toolrelay.client import era
+from toolrelay.client import era_probe
 from toolrelay.client.config import ServerConfig
 from toolrelay.runner import RunOptions, run_async
 from toolrelay.verify import load_run, verify
@@ -21,7 +21,7 @@ from toolrelay.verify import load_run, verify
 def test_a_late_initialize_beside_a_winning_probe_is_answered_and_the_run_verifies(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(era, "PROBE_WAIT", 0.0)  # the handshake always goes out beside the probe
+    monkeypatch.setattr(era_probe, "PROBE_WAIT", 0.0)  # the handshake always goes out beside the probe
     (tmp_path / "notes.txt").write_text("line 1\nline 2\n")
     server = ServerConfig(name="fs", transport="stdio", command=sys.executable,
                           args=("-m", "toolrelay", "files", str(tmp_path)), roots=[str(tmp_path)])

@@ -13,7 +13,7 @@ from loop_helpers import NOTES, make_workspace, named, run_script
 
 from toolrelay.client.config import builtin_file_server
 from toolrelay.relay.loop import RunLimits
-from toolrelay.relay.namespaces import function_tools_by_alias
+from toolrelay.relay.stages.namespaces import function_tools_by_alias
 
 FIRST_20 = "".join(f"line {i}\n" for i in range(1, 21))
 

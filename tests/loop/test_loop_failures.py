@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from loop_helpers import make_workspace, named, run_script, toolbox_server
 
-from toolrelay.relay.consent import approve_all
 from toolrelay.relay.loop import RunLimits
+from toolrelay.relay.stages.consent import approve_all
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from testkit.servers import HOSTILE_SERVER
 from toolrelay.assembly.catalogs import connect
 from toolrelay.client.config import ServerConfig
 from toolrelay.errors import UsageError
-from toolrelay.local import in_process_file_server
+from toolrelay.inprocess_servers import in_process_file_server
 from toolrelay.runner import RunOptions, run_async
 from toolrelay.verify import Verdict, load_run, verify
 from toolrelay.view.build import build_trace

@@ -30,10 +30,8 @@ from stream_helpers import (
 from toolrelay.assembly.catalogs import connect
 from toolrelay.errors import ModelFeatureUnsupported, ModelStreamCut
 from toolrelay.events import EventStream
-from toolrelay.local import in_process_server
+from toolrelay.inprocess_servers import in_process_server
 from toolrelay.relay.loop import Relay, RunLimits
-from toolrelay.relay.namespaces import DeclareMode
-from toolrelay.relay.request import RequestSettings
 from toolrelay.relay.run_events import (
     CallFinished,
     CallStarted,
@@ -42,6 +40,8 @@ from toolrelay.relay.run_events import (
     TextDone,
     TurnFinished,
 )
+from toolrelay.relay.stages.namespaces import DeclareMode
+from toolrelay.relay.stages.request import RequestSettings
 
 LOOK = call_item("call_look", "box__look", {"n": 1})
 POKE = call_item("call_poke", "box__poke", {"n": 2})

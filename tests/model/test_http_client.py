@@ -30,7 +30,7 @@ from toolrelay.errors import ModelError
 from toolrelay.model import ModelEndpoint, ModelReply, ResponsesClient
 from toolrelay.model._http_failures import AnswerRejected
 from toolrelay.model.http import HttpClient, Target
-from toolrelay.model.transport import ProxiedClient, open_transport, proxy_for
+from toolrelay.model.http_choice import ProxiedClient, open_transport, proxy_for
 
 BODY = {"model": "m", "input": "hi"}
 ANSWER = json.dumps(valid_response("done")).encode()

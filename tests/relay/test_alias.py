@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from toolrelay.relay.alias import (
+from toolrelay.relay.stages.alias import (
     ALIAS_PATTERN,
     alias_choices,
     assign_aliases,

@@ -11,7 +11,7 @@ from jsonschema import Draft7Validator, Draft202012Validator
 from relay_helpers import READ_TEXT_FILE_SCHEMA
 
 from testkit.fake_http import FakeHttpServer, HttpRequest, HttpResponder, send_json
-from toolrelay.relay.arguments import ArgumentChecker, ArgumentError, parse_arguments, validator_class
+from toolrelay.relay.stages.arguments import ArgumentChecker, ArgumentError, parse_arguments, validator_class
 
 HEAD = "arguments do not match the tool's input schema"
 

@@ -9,9 +9,9 @@ from typing import Any
 from jsonschema import Draft7Validator
 from relay_helpers import READ_TEXT_FILE_SCHEMA, READ_TEXT_FILE_TOOL
 
-from toolrelay.relay.arguments import ArgumentChecker
-from toolrelay.relay.declare import declare_tools, normalize_parameters
-from toolrelay.relay.optional_nulls import strip_optional_nulls
+from toolrelay.relay.stages.arguments import ArgumentChecker
+from toolrelay.relay.stages.declare import declare_tools, normalize_parameters
+from toolrelay.relay.stages.optional_nulls import strip_optional_nulls
 
 DESCRIPTION = READ_TEXT_FILE_TOOL["description"]
 TAIL = {"description": "If provided, returns only the last N lines of the file", "type": "number"}

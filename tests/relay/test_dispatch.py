@@ -14,13 +14,13 @@ from toolrelay.errors import RequestTimeout, ServerExited
 from toolrelay.events import Event, EventStream
 from toolrelay.protocol import jsonrpc
 from toolrelay.protocol.peer import Exchange, Sent
-from toolrelay.relay.arguments import ArgumentChecker
-from toolrelay.relay.consent import approve_all, refusing
-from toolrelay.relay.context import CallContext
 from toolrelay.relay.dispatch import DispatchTable, dispatch
-from toolrelay.relay.parse import FunctionCall
-from toolrelay.relay.result import CallOutcome
-from toolrelay.relay.route import Route, Router
+from toolrelay.relay.stages.arguments import ArgumentChecker
+from toolrelay.relay.stages.consent import approve_all, refusing
+from toolrelay.relay.stages.context import CallContext
+from toolrelay.relay.stages.parse import FunctionCall
+from toolrelay.relay.stages.result import CallOutcome
+from toolrelay.relay.stages.route import Route, Router
 
 RULE = {
     "type": "object",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolrelay.relay.endings import RUN_STATUSES, ending_line, ending_sentence
+from toolrelay.relay.stages.endings import RUN_STATUSES, ending_line, ending_sentence
 
 SENTENCES = {
     "completed": "completed after 2 turns",

@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from toolrelay.relay.feedback import (
+from toolrelay.relay.stages.feedback import (
     FOR_USER_ONLY,
     feedback_item,
     render_feedback,
     render_output,
     with_refusals,
 )
-from toolrelay.relay.parse import FunctionCall
-from toolrelay.relay.result import CallOutcome, CallRoute, Verdict
+from toolrelay.relay.stages.parse import FunctionCall
+from toolrelay.relay.stages.result import CallOutcome, CallRoute, Verdict
 
 PNG = base64.b64encode(b"\x89PNG fake").decode()
 

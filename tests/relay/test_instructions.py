@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolrelay.relay.instructions import MAX_SERVER_INSTRUCTIONS, with_server_instructions
+from toolrelay.relay.stages.instructions import MAX_SERVER_INSTRUCTIONS, with_server_instructions
 
 
 def test_each_server_gets_a_labelled_block_after_the_users_own() -> None:

@@ -9,11 +9,11 @@ import pytest
 
 from toolrelay.protocol import jsonrpc
 from toolrelay.protocol.peer import Exchange
-from toolrelay.relay.feedback import render_output
-from toolrelay.relay.outcomes import outcome_from_exchange
-from toolrelay.relay.output_check import output_problem
-from toolrelay.relay.parse import FunctionCall
-from toolrelay.relay.result import CallRoute
+from toolrelay.relay.stages.feedback import render_output
+from toolrelay.relay.stages.outcomes import outcome_from_exchange
+from toolrelay.relay.stages.output_check import output_problem
+from toolrelay.relay.stages.parse import FunctionCall
+from toolrelay.relay.stages.result import CallRoute
 
 SCHEMA = {
     "type": "object",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolrelay.relay.parse import read_response
+from toolrelay.relay.stages.parse import read_response
 
 
 def function_call(call_id: str, name: str, arguments: str = "{}") -> dict[str, Any]:

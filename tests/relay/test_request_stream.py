@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolrelay.relay.request import Conversation, RequestSettings, build_body
+from toolrelay.relay.stages.request import Conversation, RequestSettings, build_body
 
 
 def _body(settings: RequestSettings) -> dict[str, object]:

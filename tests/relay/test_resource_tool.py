@@ -4,8 +4,8 @@ contents, and the reader's name beside the server's own tools."""
 from __future__ import annotations
 
 from toolrelay.events import EventStream, Notice
-from toolrelay.relay.resource_reading import contents_result
 from toolrelay.relay.resource_tool import ResourceTools
+from toolrelay.relay.stages.resource_reading import contents_result
 
 
 def texts(contents: list[dict[str, object]]) -> list[object]:

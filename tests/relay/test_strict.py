@@ -10,8 +10,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from relay_helpers import strict_violations
 
-from toolrelay.relay.optional_nulls import strip_optional_nulls
-from toolrelay.relay.strict import StrictConversion, to_strict
+from toolrelay.relay.stages.optional_nulls import strip_optional_nulls
+from toolrelay.relay.stages.strict import StrictConversion, to_strict
 
 
 def obj(properties: dict[str, Any], required: list[str] | None = None, **more: Any) -> dict[str, Any]:

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from relay_helpers import Exhausted, original_schemas, strict_value, strict_violations
 
-from toolrelay.relay.alias import ALIAS_PATTERN, assign_aliases
-from toolrelay.relay.declare import normalize_parameters
-from toolrelay.relay.optional_nulls import strip_optional_nulls
-from toolrelay.relay.strict import to_strict
+from toolrelay.relay.stages.alias import ALIAS_PATTERN, assign_aliases
+from toolrelay.relay.stages.declare import normalize_parameters
+from toolrelay.relay.stages.optional_nulls import strip_optional_nulls
+from toolrelay.relay.stages.strict import to_strict
 
 SETTINGS = settings(
     max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from toolrelay.errors import RpcError
-from toolrelay.protocol import era
+from toolrelay.protocol import request_envelope
 from toolrelay.protocol.jsonrpc import JSONObject, Request
 from toolrelay.server.app import CallContext
-from toolrelay.server.modern import ModernServer
+from toolrelay.server.stateless import ModernServer
 
-WITH_ROOTS = era.request_meta("2026-07-28", {"roots": {}}, "t", "0")
+WITH_ROOTS = request_envelope.request_meta("2026-07-28", {"roots": {}}, "t", "0")
 
 
 class Recording:

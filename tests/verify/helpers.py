@@ -24,7 +24,7 @@ from testkit.mcp_http import files_http_process
 from testkit.processes import run
 from testkit.servers import HONEST_SERVER, MEDIA_SERVER
 from toolrelay.client.config import ServerConfig
-from toolrelay.local import in_process_file_server
+from toolrelay.inprocess_servers import in_process_file_server
 from toolrelay.relay.loop import RunLimits, RunResult
 from toolrelay.runner import RunOptions, run_async
 from toolrelay.verify import Verdict, load_run, verify

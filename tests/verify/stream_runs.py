@@ -25,13 +25,13 @@ from toolrelay.events import (
     ModelResponseEvent,
     ModelStreamEvent,
 )
-from toolrelay.local import in_process_server
+from toolrelay.inprocess_servers import in_process_server
 from toolrelay.model import ModelReply
 from toolrelay.protocol.responses import DIALECT
 from toolrelay.protocol.stream import StreamAssembler, StreamEvent, Update
-from toolrelay.relay.consent import approve_all
 from toolrelay.relay.loop import Relay, RunLimits, RunResult
-from toolrelay.relay.request import RequestSettings
+from toolrelay.relay.stages.consent import approve_all
+from toolrelay.relay.stages.request import RequestSettings
 from toolrelay.server.app import CallContext
 from toolrelay.transcript.writer import TranscriptWriter
 

@@ -13,9 +13,9 @@ import pytest
 from testkit.servers import TOOLBOX_SERVER
 from toolrelay.client.config import ServerConfig
 from toolrelay.events import MCP_RESPONSE
-from toolrelay.relay.consent import approve_all
-from toolrelay.relay.feedback import feedback_item
 from toolrelay.relay.loop import RunResult
+from toolrelay.relay.stages.consent import approve_all
+from toolrelay.relay.stages.feedback import feedback_item
 from toolrelay.runner import RunOptions, run_async
 
 from .helpers import read_events, run_cli, tool_call, verdict_of

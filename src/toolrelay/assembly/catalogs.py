@@ -16,8 +16,8 @@ from ..client.config import ServerConfig, with_cli_settings
 from ..client.host import Host
 from ..events import EventStream
 from ..relay.catalog import Catalog, ConfigSource, StructuredOutput, servers_from
-from ..relay.namespaces import DeclareMode
 from ..relay.offer import ToolFilter
+from ..relay.stages.namespaces import DeclareMode
 
 __all__ = ["catalog_of", "configured_servers", "connect"]
 

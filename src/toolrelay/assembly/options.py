@@ -16,13 +16,13 @@ from ..client.host import Elicitor, SamplingApprover
 from ..errors import UsageError
 from ..events import EventStream
 from ..relay.catalog import ConfigSource, StructuredOutput
-from ..relay.context import CallHook
-from ..relay.instructions import with_server_instructions
 from ..relay.loop import Approver, RunLimits, RunResult
-from ..relay.namespaces import DeclareMode
 from ..relay.offer import ToolFilter
-from ..relay.request import RequestSettings
 from ..relay.run_events import RunListener
+from ..relay.stages.context import CallHook
+from ..relay.stages.instructions import with_server_instructions
+from ..relay.stages.namespaces import DeclareMode
+from ..relay.stages.request import RequestSettings
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -119,7 +119,7 @@ class RunOptions:
     on_event: RunListener | None = None
     """Told each event of ``relay.run_events`` as it happens (``run_stream`` iterates them)."""
     hooks: Sequence[CallHook] = ()
-    """Asked before every tool call and told its outcome (``relay.context.CallHook``); in
+    """Asked before every tool call and told its outcome (``relay.stages.context.CallHook``); in
     a batch, every task's calls (under Ray, each worker runs its own copy)."""
     tracer_provider: TracerProvider | None = None
     """Trace the run with this OpenTelemetry provider (the ``otel`` extra; docs/traces.md);

@@ -29,11 +29,11 @@ from ..offline import OfflineModel, load_script
 from ..protocol.jsonrpc import JSONObject
 from ..redaction import url_secrets
 from ..relay.catalog import Catalog, servers_from
-from ..relay.consent import LIBRARY_HINT, refusing
-from ..relay.context import CallHook
 from ..relay.loop import Relay
 from ..relay.run_events import RunListener
 from ..relay.sampling import responses_sampler
+from ..relay.stages.consent import LIBRARY_HINT, refusing
+from ..relay.stages.context import CallHook
 from .catalogs import catalog_of, configured_servers
 from .options import OFFLINE_MODEL, RunOptions, check_context_mode, request_settings
 

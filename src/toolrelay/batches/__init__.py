@@ -3,7 +3,7 @@
 
 A tasks file (``tasks.py``) becomes one relay run per task, run ``concurrency`` at a time
 on servers and model endpoints started once per process (``session.py``, ``routing.py``),
-locally (``local.py``) or on Ray actors (``ray_engine.py``); each task's transcript and
+locally (``local_engine.py``) or on Ray actors (``ray_engine.py``); each task's transcript and
 its line in ``results.jsonl`` (``results.py``) are written as it goes, so a batch that is
 stopped resumes where it was (``resume.py``); one batch at a time holds the folder
 (``folder_lock.py``); ``driver.py`` ties it together.

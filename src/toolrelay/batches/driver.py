@@ -131,7 +131,7 @@ def _engine_results(
         return run_ray(specs, options.run, out, concurrency=concurrency, address=options.ray_address,
                        actors=options.actors, collect=options.collect, on_started=options.on_started,
                        join_timeout=options.ray_join_timeout)
-    from .local import run_local
+    from .local_engine import run_local
 
     return run_local(specs, options.run, out, concurrency=concurrency, on_started=options.on_started)
 

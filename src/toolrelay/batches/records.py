@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from ..events import Event, EventStream, ModelResponseEvent, RunEndEvent
-from ..relay.dialects import known_reader
 from ..relay.loop import Relay
-from ..relay.usage import add_counts
+from ..relay.stages.dialects import known_reader
+from ..relay.stages.usage import add_counts
 from ..transcript.writer import TranscriptWriter
 from .results import TRANSCRIPTS, TaskResult
 from .resume import TaskState

@@ -33,12 +33,12 @@ from ..events import (
     RunResumedEvent,
     RunStartEvent,
 )
-from ..relay.dialects import dialect_of, known_reader
-from ..relay.parse import FunctionCall, ModelTurn
-from ..relay.request import Conversation, user_message
-from ..relay.result import OUTCOME_STATUSES, CallExchange, CallOutcome, CallRoute, Verdict
 from ..relay.resume import ResumePoint
-from ..relay.usage import add_counts
+from ..relay.stages.dialects import dialect_of, known_reader
+from ..relay.stages.parse import FunctionCall, ModelTurn
+from ..relay.stages.request import Conversation, user_message
+from ..relay.stages.result import OUTCOME_STATUSES, CallExchange, CallOutcome, CallRoute, Verdict
+from ..relay.stages.usage import add_counts
 from ..transcript.reader import read_transcript
 from .results import cut_back_to_whole_lines
 

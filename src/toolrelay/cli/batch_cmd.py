@@ -24,7 +24,7 @@ from ..batches import ENGINES, BatchOptions, Summary, TaskFile, TaskSpec, batch_
 from ..batches.results import RESULTS_FILE
 from ..client.host import accept_defaults
 from ..errors import UsageError
-from ..relay.consent import approve_all
+from ..relay.stages.consent import approve_all
 from .batch_progress import BatchProgress
 from .common import positive_count, positive_seconds
 from .consent import sampling_approver

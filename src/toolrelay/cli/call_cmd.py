@@ -21,8 +21,8 @@ from ..errors import TransportError, UsageError, unavailable_text
 from ..events import EventStream
 from ..protocol import json_depth
 from ..relay.catalog import Catalog
-from ..relay.context import CallContext
-from ..relay.result import CallOutcome
+from ..relay.stages.context import CallContext
+from ..relay.stages.result import CallOutcome
 from .common import add_root_option, add_server_options, catalog_from_args, positive_seconds, print_json
 from .host_options import (
     add_elicit_options,

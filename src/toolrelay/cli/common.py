@@ -16,7 +16,7 @@ from ..client.host import Host
 from ..events import EventStream
 from ..protocol.versions import DEFAULT_VERSION, LATEST_VERSION
 from ..relay.catalog import STRUCTURED_OUTPUT_MODES, Catalog
-from ..relay.namespaces import DECLARE_MODES
+from ..relay.stages.namespaces import DECLARE_MODES
 from .arg_types import positive_count, positive_seconds
 from .progress import ProgressPrinter
 from .server_activity import ServerActivityPrinter

@@ -5,7 +5,7 @@ The question shows server, tool and arguments (for sampling: the server, the who
 prompt, the token limit); questions from concurrent calls are asked one at a time.
 Without a terminal (and without ``--yes``) the call is refused with ``NO_TERMINAL_HINT``,
 a sampling request with ``NO_TERMINAL_SAMPLING_HINT`` (the server gets error -1). The
-approval policies themselves are in ``relay/consent.py`` and ``client/host``.
+approval policies themselves are in ``relay/stages/consent.py`` and ``client/host``.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import sys
 from typing import Any, TextIO
 
 from ..client.host import SamplingApprover, SamplingRequest, refusing_approval
-from ..relay.consent import Approver
-from ..relay.route import Route
+from ..relay.stages.consent import Approver
+from ..relay.stages.route import Route
 
 __all__ = [
     "NO_TERMINAL_HINT",

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..demo import DEFAULT_OUT, DEMO_TASK, STANDALONE_CHECKS, DemoResult, run_demo, standalone_check
 from ..events import EventStream
 from ..protocol.versions import LATEST_MODERN_VERSION, SEED_VERSION
-from ..relay.endings import ending_line
+from ..relay.stages.endings import ending_line
 from ..runner import OFFLINE_MODEL
 from ..verify.attachments import STREAMED
 from ..verify.explain import walk

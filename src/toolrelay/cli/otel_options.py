@@ -16,7 +16,7 @@ from ..otel.setup import otel_wanted
 if TYPE_CHECKING:  # `toolrelay files` imports this module: it stays light
     from ..events import EventStream
     from ..relay.catalog import Catalog
-    from ..relay.context import CallHook
+    from ..relay.stages.context import CallHook
 
 __all__ = ["add_otel_options", "call_tracing", "tracer_provider"]
 

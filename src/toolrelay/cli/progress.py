@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
 
-from ..client.tracing import EraNotes
+from ..client.wire_events import EraNotes
 from ..errors import ServerExited
 from ..events import (
     AuthOutcome,
@@ -27,9 +27,9 @@ from ..events import (
     ServerStarting,
 )
 from ..redaction import redact, worth_redacting
-from ..relay.endings import ending_line
-from ..relay.namespaces import function_tools_by_alias
-from ..relay.usage import usage_text
+from ..relay.stages.endings import ending_line
+from ..relay.stages.namespaces import function_tools_by_alias
+from ..relay.stages.usage import usage_text
 from .closed_stdout import write_or_stop
 
 __all__ = ["AtFirstStart", "ProgressPrinter", "WireLog", "WirePrinter", "failure_text"]
@@ -213,7 +213,7 @@ class WirePrinter:
     """Every JSON-RPC line with its direction, server, connection and id (``--wire``), the
     config's secrets redacted as in a transcript (a server may echo a token it was given).
     Era negotiation's fallback messages are followed by a ``-- `` line saying what they are
-    (``client.tracing.EraNotes``), so every ``>>``/``<<`` line stays one JSON message."""
+    (``client.wire_events.EraNotes``), so every ``>>``/``<<`` line stays one JSON message."""
 
     def __init__(self, stream: TextIO | None = None, secrets: Iterable[str] = ()) -> None:
         self.stream = stream or sys.stderr

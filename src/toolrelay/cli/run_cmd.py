@@ -21,9 +21,9 @@ from dataclasses import replace
 
 from ..errors import UsageError
 from ..events import EventStream
-from ..relay.consent import Approver, approve_all, refusing
-from ..relay.endings import ending_line
 from ..relay.loop import RunResult
+from ..relay.stages.consent import Approver, approve_all, refusing
+from ..relay.stages.endings import ending_line
 from ..runner import OFFLINE_MODEL, RunOptions, run_async
 from .answer import AnswerPrinter
 from .consent import NO_TERMINAL_HINT, sampling_approver, terminal_approver

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from ..assembly.options import DEFAULT_MODEL, RunOptions
-from ..relay.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET
 from ..relay.loop import RunLimits
+from ..relay.stages.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET
 from ..relay.streaming import EARLY_POLICIES
 from .common import add_root_option, add_server_options, positive_count, positive_seconds
 from .host_options import add_sampling_cap_option

@@ -21,8 +21,8 @@ from typing import Any
 from ..client.tool_tasks import task_required
 from ..events import EventStream
 from ..relay.catalog import Catalog
-from ..relay.declare import DeclarationReport
-from ..relay.namespaces import function_tools_by_alias
+from ..relay.stages.declare import DeclarationReport
+from ..relay.stages.namespaces import function_tools_by_alias
 from .common import add_root_option, add_server_options, catalog_from_args, print_json
 from .host_options import add_sampling_options, check_sampling_args, host_from_args
 from .server_activity import add_log_level_option

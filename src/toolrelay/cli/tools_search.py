@@ -1,5 +1,5 @@
 """``toolrelay tools --search "QUERY" [--limit N] [--json]``: what a client tool search would
-load for that query, best first, from the offered tools only (``relay/tool_search.py``): a
+load for that query, best first, from the offered tools only (``relay/stages/tool_search.py``): a
 table of alias, server, tool, score and the description's first line, or with ``--json``
 the list of hits (alias, server, tool, score, title, description)."""
 
@@ -10,7 +10,7 @@ import sys
 
 from ..errors import UsageError
 from ..relay.catalog import Catalog
-from ..relay.tool_search import DEFAULT_LIMIT, query_terms
+from ..relay.stages.tool_search import DEFAULT_LIMIT, query_terms
 from .common import positive_count, print_json, print_table
 
 __all__ = ["add_search_options", "check_search_args", "print_search"]

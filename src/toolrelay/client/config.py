@@ -85,7 +85,7 @@ _OPTION_KEYS: Final = frozenset({
     "oauth",  # read with the URL (config_entries.py)
 })
 PROTOCOL_CHOICES: Final = ("auto", *sorted((*SUPPORTED_VERSIONS, *MODERN_VERSIONS)))
-"""What ``--protocol-version`` and ``toolrelay.protocolVersion`` accept (``client/era.py``):
+"""What ``--protocol-version`` and ``toolrelay.protocolVersion`` accept (``client/era_probe.py``):
 ``auto`` (the default) first, then the revisions oldest first (their names are dates)."""
 
 

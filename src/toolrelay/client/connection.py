@@ -36,12 +36,12 @@ from ..errors import (
 )
 from ..events import EventStream, Notice, ServerReady, ServerStarting
 from ..protocol import mcp as m
-from ..protocol.era import LOG_LEVEL_KEY
 from ..protocol.jsonrpc import JSONObject, RequestId
 from ..protocol.param_headers import header_marks
 from ..protocol.peer import Exchange, MaxTimeExceeded, Sent
+from ..protocol.request_envelope import LOG_LEVEL_KEY
 from ..protocol.versions import DEFAULT_VERSION, MODERN_VERSIONS, accept_server_version
-from . import era
+from . import era_probe
 from .config import ServerConfig
 from .environment import redact
 from .host import Host, ServerRequests, roots_from_paths
@@ -199,11 +199,12 @@ class Connection:
         return self._link
 
     async def _handshake(self, link: Link) -> None:
-        asked = era.handshake_version(self._asked_version)
+        asked = era_probe.handshake_version(self._asked_version)
         params = m.initialize_params(asked, CLIENT_NAME, __version__, self.requests.capabilities(asked))
         timeout = self.config.request_timeout
-        try:  # client/era.py: the handshake, or (probing) the 2026-07-28 server/discover
-            result = await era.negotiate(link.peer, self._asked_version, params, timeout, _CLIENT, self.name,
+        try:  # client/era_probe.py: the handshake, or (probing) the 2026-07-28 server/discover
+            result = await era_probe.negotiate(link.peer, self._asked_version, params, timeout, _CLIENT,
+                                               self.name,
                                          self.requests.capabilities)
         except RequestTimeout:
             raise RequestTimeout(
@@ -213,7 +214,7 @@ class Connection:
             raise ProtocolError(
                 f"server {self.name} refused initialize ({asked}): {exc.rpc_message}"
             ) from None
-        if isinstance(result, era.Discovered):  # 2026-07-28: no initialize, no session
+        if isinstance(result, era_probe.Discovered):  # 2026-07-28: no initialize, no session
             self.protocol_version, self.server_info = result.version, result.server_info
             self.capabilities, self.instructions = result.capabilities, result.instructions
             self.requests.negotiated(result.version)  # answered through input_required
@@ -387,7 +388,7 @@ class Connection:
         version = self.protocol_version
         if version not in MODERN_VERSIONS:  # the hot path of a 2025 connection: nothing to add
             return params
-        sent = era.enveloped(params, version, _CLIENT, self.requests.capabilities(version))
+        sent = era_probe.enveloped(params, version, _CLIENT, self.requests.capabilities(version))
         if sent is not None:  # no logging/setLevel in this era; without a level nothing is sent to us
             sent["_meta"][LOG_LEVEL_KEY] = self.config.log_level or DEFAULT_SHOWN_LEVEL
         return sent
@@ -427,7 +428,7 @@ class Connection:
         """Check the server answers (request_timeout applies)."""
         link = await self._ready_link()
         version = self.protocol_version  # 2026-07-28 has no ping
-        method, params = era.liveness_check(version, _CLIENT, self.requests.capabilities(version or ""))
+        method, params = era_probe.liveness_check(version, _CLIENT, self.requests.capabilities(version or ""))
         (await link.peer.call(method, params, timeout=self.config.request_timeout)).raise_for_error()
 
     async def request(self, method: str, params: JSONObject | None = None) -> JSONObject:

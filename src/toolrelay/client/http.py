@@ -46,7 +46,7 @@ from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject, RequestId
 from ..protocol.param_headers import Annotations
 from ..redaction import redact_wire_bytes
-from . import era
+from . import era_probe
 from .auth.session import OAuthSession
 from .config import ServerConfig
 from .environment import redact
@@ -57,7 +57,7 @@ from .refusals import too_large_message
 from .transport import Inbox
 
 if TYPE_CHECKING:
-    from .serverlog import ServerLog
+    from .stderr_log import ServerLog
 
 __all__ = ["HttpTransport"]
 
@@ -193,7 +193,7 @@ class HttpTransport:
     async def _post(self, message: JSONObject, method: str | None, mcp_id: RequestId | None) -> None:
         assert self._client is not None
         headers = self._session_headers(initialize=method == m.INITIALIZE)
-        modern = era.modern_headers(message, self._marked)  # 2026-07-28: revision, method, name, params
+        modern = era_probe.modern_headers(message, self._marked)  # 2026-07-28: revision, method, name, params
         if modern:
             self._modern = modern["mcp-protocol-version"]
         elif mcp_id is None and method is not None and self._modern is not None and not self.protocol_version:
@@ -213,9 +213,9 @@ class HttpTransport:
                     raise _SessionExpired(headers["mcp-session-id"])
                 if status >= 400:
                     answer = None
-                    if era.error_body_expected(message, response.headers.get("content-length")):
+                    if era_probe.error_body_expected(message, response.headers.get("content-length")):
                         answer = await _body_head(response)  # 2026-07-28: the error is the answer
-                        if era.rpc_error_body(message, answer):
+                        if era_probe.rpc_error_body(message, answer):
                             self._receiver.received(answer, carrier=mcp_id)
                             return
                     raise await self._status_error(response, self._what(method, mcp_id), method, answer)

@@ -1,7 +1,7 @@
 """An HTTP answer that is a web page (``text/html``), where an MCP endpoint answers JSON or
 an event stream: the URL is a web server's, not an MCP endpoint's (or a gateway's error
 page stands in for the endpoint). The message says so in one line; the page itself, which
-may run to hundreds of lines, goes to the server's log file (``serverlog.py``), secrets
+may run to hundreds of lines, goes to the server's log file (``stderr_log.py``), secrets
 redacted."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Final
 
 from .config import ServerConfig
 from .environment import redact
-from .serverlog import ServerLog
+from .stderr_log import ServerLog
 
 __all__ = ["HTML", "PageKeeper"]
 

@@ -2,7 +2,7 @@
 
 The client half knows the server only as a ``MessagePeer``: it takes our message lines
 and gives back its own through the function it was started with. Building one for a
-Python ``ToolService`` is ``toolrelay.local``'s job, so this package never imports the
+Python ``ToolService`` is ``toolrelay.inprocess_servers``'s job, so this package never imports the
 server side. Each direction is handed over on the next event loop turn, as a pipe
 would: neither side runs inside the other's send, and the messages are encoded and
 decoded like any other transport's, so events and transcripts look the same.
@@ -24,7 +24,7 @@ from .config import ServerConfig
 from .transport import Inbox, MessagePeer, PeerFactory
 
 if TYPE_CHECKING:
-    from .serverlog import ServerLog
+    from .stderr_log import ServerLog
 
 __all__ = ["InProcessTransport", "MessagePeer", "PeerFactory"]  # the two protocols: transport.py
 

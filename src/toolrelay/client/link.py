@@ -26,9 +26,9 @@ from ..protocol.peer import Peer
 from .refusals import malformed_answer_message, too_large_message
 from .shutdown import forget_in_flight, track_in_flight
 from .subscriptions import Listener
-from .tracing import WireTracer
 from .transport import ChannelEnd
 from .transport_registry import transport_kind
+from .wire_events import WireTracer
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable

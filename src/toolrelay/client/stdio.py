@@ -29,8 +29,8 @@ from ..protocol.jsonrpc import JSONObject
 from ..protocol.param_headers import Annotations
 from .config import ServerConfig
 from .environment import child_environment, redact
-from .serverlog import ServerLog
 from .shutdown import forget_group, group_alive, kill_live_groups, signal_group, track_group, wait_group_gone
+from .stderr_log import ServerLog
 from .transport import ChannelEnd, Inbox
 
 __all__ = ["StdioTransport", "kill_live_groups"]

@@ -26,7 +26,7 @@ from ..protocol.jsonrpc import JSONObject, RequestId
 from ..protocol.param_headers import Annotations
 
 if TYPE_CHECKING:
-    from .serverlog import ServerLog
+    from .stderr_log import ServerLog
 
 __all__ = ["ChannelEnd", "ClientTransport", "Inbox", "MessagePeer", "PeerFactory"]
 
@@ -107,7 +107,8 @@ class ClientTransport(Protocol):
 
 
 class MessagePeer(Protocol):
-    """The server half of an in-process session (``inprocess.py``; built by ``toolrelay.local``)."""
+    """The server half of an in-process session (``inprocess.py``; built by
+    ``toolrelay.inprocess_servers``)."""
 
     def receive(self, line: bytes) -> None:
         """One message line from the client (JSON text, no newline)."""

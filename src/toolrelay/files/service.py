@@ -45,7 +45,7 @@ class FileService:
     instructions: str | None = INSTRUCTIONS
     uses_client_roots = True
     """Client roots narrow access: in MCP 2026-07-28 a client that declares roots is asked
-    for them with each call (``server/modern.py``)."""
+    for them with each call (``server/stateless.py``)."""
 
     def __init__(
         self,

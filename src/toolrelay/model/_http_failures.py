@@ -1,7 +1,7 @@
 """Internal: how one HTTP exchange with the model endpoint fails, and the one place where
 that becomes an ``errors.py`` error.
 
-The HTTP clients (``http.py``, and ``transport.py`` behind a proxy) raise the kinds
+The HTTP clients (``http.py``, and ``http_choice.py`` behind a proxy) raise the kinds
 below, each with a ``reason`` in a few words, decided where the failure happens (the OS
 error at hand says "connection refused"; nothing walks ``__cause__`` chains later).
 ``ResponsesClient`` posts inside ``MapHttpFailures``, which turns any of them into the

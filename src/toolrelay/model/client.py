@@ -12,7 +12,7 @@ Retries follow ``retry.py``; the meaning of an error answer follows ``failures.p
 failed request raises ``ModelError`` (exit code 3) with the API's own message, or
 ``ModelFeatureUnsupported`` naming the option that avoids the missing feature. The bytes
 travel over ``http.py``'s lean HTTP/1.1 client, or httpx2 when a proxy applies
-(``transport.py``); their failures become ``errors.py`` errors at one boundary,
+(``http_choice.py``); their failures become ``errors.py`` errors at one boundary,
 ``MapHttpFailures`` around the post (``ModelUnreachable`` is retried; an unreadable
 answer or an unsendable request is not).
 
@@ -49,10 +49,10 @@ from ._http_failures import MapHttpFailures
 from .endpoint import ModelEndpoint
 from .failures import check_reply, classify_failure
 from .http import Target
+from .http_choice import AnswerStream, open_transport
 from .reply import ModelReply, OnUpdate
 from .retry import RETRY_STATUSES, backoff_delay, retry_wait
 from .streaming import MAX_STREAM_BYTES, StreamRead, StreamReader, one_piece
-from .transport import AnswerStream, open_transport
 
 __all__ = ["ModelEndpoint", "ModelReply", "ResponsesClient"]
 

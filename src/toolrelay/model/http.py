@@ -29,7 +29,7 @@ wire. Resending is safe for this POST: had the server read it after all, the onl
 of creating a response twice is its cost, and the model client retries a reset
 connection with backoff anyway. Any other failure is raised as one of the internal
 ``_http_failures`` kinds, with its reason in words; the model client turns them into
-``errors.py``'s ``ModelError`` classes. Proxies are not spoken here: ``transport.py``
+``errors.py``'s ``ModelError`` classes. Proxies are not spoken here: ``http_choice.py``
 sends proxied requests with httpx2.
 """
 

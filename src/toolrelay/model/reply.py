@@ -4,8 +4,8 @@ adapter gives back (``ModelReply``).
 An adapter speaks one API (its *dialect*, today only ``responses``: ``client.py``'s
 ``ResponsesClient``). It is given the loop's request body, posts it in its dialect, records
 each model event with that dialect, and returns a ``ModelReply`` naming it. Nothing above
-reads the reply's body itself: ``relay.dialects.reader_for(reply.dialect)`` turns it into
-the loop's values (``relay.parse.ModelTurn``: output items, calls, answer text, usage), and
+reads the reply's body itself: ``relay.stages.dialects.reader_for(reply.dialect)`` turns it into
+the loop's values (``relay.stages.parse.ModelTurn``: output items, calls, answer text, usage), and
 verify and view read a transcript's model events by the same reader, picked by the events'
 ``dialect``. While a streamed answer arrives, the adapter hands ``on_update`` the stream's
 updates (``protocol.stream.Update``: text deltas, items as they close).

@@ -38,9 +38,9 @@ from ..events import (
 )
 from ..protocol.versions import MODERN_VERSIONS
 from ..redaction import redact
-from ..relay.context import CallContext, CallHook
-from ..relay.parse import FunctionCall
-from ..relay.result import CallOutcome
+from ..relay.stages.context import CallContext, CallHook
+from ..relay.stages.parse import FunctionCall
+from ..relay.stages.result import CallOutcome
 from . import conventions as c
 from .model_spans import TurnSpans
 

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-from .era import encode_header_value
+from .request_envelope import encode_header_value
 
 __all__ = [
     "HEADER_KEY",

@@ -3,7 +3,7 @@
 A client asks for one revision in ``initialize``; the server answers with the same one
 if it speaks it, else with one it prefers. The client accepts any revision it speaks and
 otherwise must disconnect. Revisions after 2025-11-25 (2026-07-28 onwards) drop the
-handshake altogether: each request names its revision (``protocol/era.py``), and
+handshake altogether: each request names its revision (``protocol/request_envelope.py``), and
 ``MODERN_VERSIONS`` lists the ones toolrelay serves that way. By default the client finds
 out which era a server speaks by probing (``AUTO``).
 """
@@ -36,7 +36,7 @@ SEED_VERSION: Final = "2025-06-18"
 """What the seed is written against (the demo asks for it, so its files stay the seed's)."""
 AUTO: Final = "auto"
 """Not a revision: probe with ``server/discover``, speak 2026-07-28 where the server does,
-else the handshake asking ``LATEST_VERSION`` (``client/era.py``)."""
+else the handshake asking ``LATEST_VERSION`` (``client/era_probe.py``)."""
 DEFAULT_VERSION: Final = AUTO
 """What the client asks for unless told otherwise (``--protocol-version`` or the config's
 ``toolrelay.protocolVersion``): the probe."""

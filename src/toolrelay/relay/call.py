@@ -16,11 +16,11 @@ from ..errors import (
     TransportError,
 )
 from ..protocol.peer import Exchange, Sent
-from .context import CallContext
-from .outcomes import failed_outcome, outcome_from_exchange, routed
-from .parse import FunctionCall
-from .result import CallOutcome
-from .route import Route
+from .stages.context import CallContext
+from .stages.outcomes import failed_outcome, outcome_from_exchange, routed
+from .stages.parse import FunctionCall
+from .stages.result import CallOutcome
+from .stages.route import Route
 
 __all__ = ["ToolCaller", "call_tool"]
 

@@ -1,4 +1,4 @@
-"""Running a call's ``CallHook``s (``relay.context``): the first refusal wins, and every
+"""Running a call's ``CallHook``s (``relay.stages.context``): the first refusal wins, and every
 hook that was asked before the call is told how it ended.
 
 A hook is the application's code: one that raises refuses the call (a failure is never
@@ -9,9 +9,9 @@ ends the run.
 from __future__ import annotations
 
 from ..events import EventStream, Notice
-from .context import CallContext
-from .parse import FunctionCall
-from .result import CallOutcome
+from .stages.context import CallContext
+from .stages.parse import FunctionCall
+from .stages.result import CallOutcome
 
 __all__ = ["after_call", "before_call"]
 

@@ -31,12 +31,7 @@ from ..client.host import Host
 from ..client.pool import ServerPool
 from ..errors import ToolrelayError, UsageError
 from ..events import CatalogReady, EventStream, Notice
-from .alias import server_prefix
-from .arguments import ArgumentChecker
-from .context import CallContext
-from .declare import DeclarationReport, DeclarationSet, declare_tools
 from .dispatch import DispatchTable, dispatch
-from .namespaces import DECLARE_MODES, DeclareMode, namespace_description
 from .offer import (
     Offer,
     ParamHeaders,
@@ -48,12 +43,17 @@ from .offer import (
     offer,
     task_notice,
 )
-from .parse import FunctionCall
-from .resource_reading import declaration as reader_declaration
 from .resource_tool import ResourceTools
-from .result import CallOutcome
-from .route import Route, Router
-from .tool_search import ToolIndex, entry_for
+from .stages.alias import server_prefix
+from .stages.arguments import ArgumentChecker
+from .stages.context import CallContext
+from .stages.declare import DeclarationReport, DeclarationSet, declare_tools
+from .stages.namespaces import DECLARE_MODES, DeclareMode, namespace_description
+from .stages.parse import FunctionCall
+from .stages.resource_reading import declaration as reader_declaration
+from .stages.result import CallOutcome
+from .stages.route import Route, Router
+from .stages.tool_search import ToolIndex, entry_for
 
 __all__ = ["STRUCTURED_OUTPUT_MODES", "Catalog", "ConfigSource", "StructuredOutput", "servers_from"]
 
@@ -105,7 +105,7 @@ class Catalog:
         ``filters``: links added to the offer chain, after the built-in ones (``relay/offer.py``).
         ``declare``: ``flat`` (``server__tool`` aliases) or ``namespaces`` (one per server);
         ``structured_output``: ``auto`` declares ``outputSchema`` as ``output_schema`` and sends
-        valid ``structuredContent`` (``relay/declare.py``), ``off`` never does."""
+        valid ``structuredContent`` (``relay/stages/declare.py``), ``off`` never does."""
         _check_choice("declare", declare, DECLARE_MODES)
         _check_choice("structured_output", structured_output, STRUCTURED_OUTPUT_MODES)
         self.events = events or EventStream()

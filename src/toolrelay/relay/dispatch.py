@@ -22,18 +22,18 @@ from typing import Any, cast
 
 from ..events import CallOutcomeEvent, CallParsed, CallRouted, EventStream
 from ..protocol.peer import Exchange
-from .alias import unknown_tool_message
-from .arguments import ArgumentChecker, ArgumentError, parse_arguments
 from .call import ToolCaller, call_tool
 from .call_hooks import after_call, before_call
-from .consent import Approver
-from .context import INTERRUPTED, CallContext, Stopped, StopReason
-from .optional_nulls import strip_optional_nulls
-from .outcomes import outcome_from_exchange, routed
-from .parse import FunctionCall
 from .resource_tool import ResourceReader, read_for_call
-from .result import CallExchange, CallOutcome, CallRoute, OutcomeStatus, Verdict
-from .route import Route, Router
+from .stages.alias import unknown_tool_message
+from .stages.arguments import ArgumentChecker, ArgumentError, parse_arguments
+from .stages.consent import Approver
+from .stages.context import INTERRUPTED, CallContext, Stopped, StopReason
+from .stages.optional_nulls import strip_optional_nulls
+from .stages.outcomes import outcome_from_exchange, routed
+from .stages.parse import FunctionCall
+from .stages.result import CallExchange, CallOutcome, CallRoute, OutcomeStatus, Verdict
+from .stages.route import Route, Router
 
 # StopReason, Stopped and INTERRUPTED live in context.py; they stay importable from here.
 __all__ = ["INTERRUPTED", "DispatchTable", "StopReason", "Stopped", "dispatch"]

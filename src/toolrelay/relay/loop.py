@@ -33,25 +33,25 @@ from ..events import (
     RunStartEvent,
 )
 from ..model.reply import ModelClient, ModelReply
-from .consent import Approver
-from .context import INTERRUPTED, CallContext, CallHook, Stopped, StopReason
-from .dialects import UnknownDialect, reader_for
-from .feedback import (
+from .resume import ResumePoint
+from .run_events import RunEvent, RunFinished, RunListener, TurnFinished, iterate_run, tell_both
+from .stages.consent import Approver
+from .stages.context import INTERRUPTED, CallContext, CallHook, Stopped, StopReason
+from .stages.dialects import UnknownDialect, reader_for
+from .stages.feedback import (
     DEFAULT_MEDIA_BUDGET,
     DEFAULT_OUTPUT_BUDGET,
     feedback_item,
     render_feedback,
     with_refusals,
 )
-from .parse import FunctionCall, ModelTurn
-from .request import Conversation, RequestSettings, build_body, user_message
-from .result import CallOutcome, Verdict
-from .resume import ResumePoint
-from .route import Route
-from .run_events import RunEvent, RunFinished, RunListener, TurnFinished, iterate_run, tell_both
-from .run_result import RunResult
+from .stages.parse import FunctionCall, ModelTurn
+from .stages.request import Conversation, RequestSettings, build_body, user_message
+from .stages.result import CallOutcome, Verdict
+from .stages.route import Route
+from .stages.run_result import RunResult
+from .stages.usage import add_counts
 from .streaming import EarlyPolicy, TurnCalls
-from .usage import add_counts
 
 # Approver (consent.py), ModelClient (model/reply.py) and RunResult (run_result.py) stay
 # importable from here (toolrelay.relay.loop).
@@ -136,7 +136,7 @@ class Relay:
         self.listener = listener
         """Told each ``run_events`` event of a run (text deltas, calls, turns, the end)."""
         self.hooks = tuple(hooks)
-        """Asked before each call and told its outcome (``relay.context.CallHook``)."""
+        """Asked before each call and told its outcome (``relay.stages.context.CallHook``)."""
         self.result: RunResult | None = None
         """The latest run's result, also set when the run was interrupted."""
         self._streaming = settings.stream

@@ -29,8 +29,8 @@ from ..client.tool_tasks import task_required
 from ..errors import UsageError
 from ..protocol.param_headers import annotation_problem
 from ..protocol.versions import MODERN_VERSIONS
-from .alias import assign_aliases
-from .declare import unusable_reason
+from .stages.alias import assign_aliases
+from .stages.declare import unusable_reason
 
 __all__ = [
     "ConfigRules",

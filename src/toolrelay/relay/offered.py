@@ -29,7 +29,7 @@ from ..errors import RpcError, UsageError
 from ..events import Notice
 from ..protocol.jsonrpc import JSONObject
 from ..protocol.responses import INPUT_TEXT, MESSAGE, OUTPUT_TEXT, InputPart
-from .feedback import DEFAULT_MEDIA_BUDGET, content_parts
+from .stages.feedback import DEFAULT_MEDIA_BUDGET, content_parts
 
 __all__ = [
     "Listed",

@@ -25,12 +25,12 @@ from ..errors import ProtocolError, ToolrelayError, TransportError
 from ..events import EventStream, Notice
 from ..protocol import mcp as m
 from ..protocol.peer import Exchange
-from .context import CallContext
-from .outcomes import failed_outcome, routed
-from .parse import FunctionCall
-from .resource_reading import free_alias, outcome_from_read, plain_alias, reader_route
-from .result import CallOutcome
-from .route import Route
+from .stages.context import CallContext
+from .stages.outcomes import failed_outcome, routed
+from .stages.parse import FunctionCall
+from .stages.resource_reading import free_alias, outcome_from_read, plain_alias, reader_route
+from .stages.result import CallOutcome
+from .stages.route import Route
 
 __all__ = ["ResourceReader", "ResourceTools", "read_for_call"]
 

@@ -17,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .parse import FunctionCall, ModelTurn
-from .request import Conversation
-from .result import CallOutcome
+from .stages.parse import FunctionCall, ModelTurn
+from .stages.request import Conversation
+from .stages.result import CallOutcome
 from .streaming import TurnCalls
 
 __all__ = ["ResumePoint"]
@@ -46,7 +46,7 @@ class ResumePoint:
     """The outcomes of the turns before (the run's result lists them)."""
     response_ids: list[str] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
-    """The token usage the recorded responses already add up to (``relay.usage``)."""
+    """The token usage the recorded responses already add up to (``relay.stages.usage``)."""
     note: str = ""
     """What the run keeps and does again, in words (the ``run_resumed`` record says it)."""
 

@@ -14,8 +14,8 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .result import CallOutcome
-from .run_result import RunResult
+from .stages.result import CallOutcome
+from .stages.run_result import RunResult
 
 __all__ = [
     "CallFinished",

@@ -3,7 +3,7 @@ request, and the Response as the ``CreateMessageResult`` the server gets back.
 
 ``responses_sampler(client, model)`` is the ``client.host.Sampler`` the runner (or the
 CLI's ``--model``) injects: client/ never reaches the model itself. ``client`` is any
-``model.ModelClient``; its reply is read by its dialect's reader (``relay.dialects``), and
+``model.ModelClient``; its reply is read by its dialect's reader (``relay.stages.dialects``), and
 the result is made from what it read (``turn_result``). The conversion is pure
 (``sampling_body``; ``sampling_result`` for a Responses object):
 
@@ -45,8 +45,8 @@ from ..protocol.responses import (
     OUTPUT_TEXT,
     SAMPLING_METADATA,
 )
-from .dialects import RESPONSES, reader_for
-from .parse import ModelTurn
+from .stages.dialects import RESPONSES, reader_for
+from .stages.parse import ModelTurn
 
 __all__ = ["responses_sampler", "sampling_body", "sampling_result", "turn_result"]
 

@@ -25,11 +25,11 @@ from typing import Any, Final, Literal
 from ..errors import ModelStreamInconsistent
 from ..protocol import stream
 from ..protocol.responses import FUNCTION_CALL, MESSAGE
-from .arguments import clip
-from .context import Stopped, StopReason
-from .parse import FunctionCall, message_text, read_call
-from .result import CallOutcome
 from .run_events import CallFinished, CallStarted, ReasoningDelta, RunListener, TextDelta, TextDone
+from .stages.arguments import clip
+from .stages.context import Stopped, StopReason
+from .stages.parse import FunctionCall, message_text, read_call
+from .stages.result import CallOutcome
 
 __all__ = ["EARLY_POLICIES", "CallRunner", "EarlyPolicy", "TurnCalls"]
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, Protocol
 
 from ..errors import RpcError, ToolrelayError, TransportError, UnknownTool
-from ..protocol import era, jsonrpc
+from ..protocol import jsonrpc, request_envelope
 from ..protocol import mcp as m
 from ..protocol.framing import Oversized, find_id
 from ..protocol.jsonrpc import (
@@ -106,7 +106,7 @@ class ServerSession:
     ) -> None:
         self.service = service
         self.modern = modern
-        self.era: Literal["legacy", "modern"] | None = None if modern is not None else LEGACY
+        self.request_envelope: Literal["legacy", "modern"] | None = None if modern is not None else LEGACY
         self.peer = Peer(
             send, on_request=self._on_request, on_notification=self._on_notification, tracer=tracer
         )
@@ -139,10 +139,10 @@ class ServerSession:
 
     def _on_request(self, request: Request) -> JSONObject | Awaitable[JSONObject]:
         method = request.method
-        enveloped = method != m.INITIALIZE and era.has_envelope(request.params)
-        if self.era is None:  # the first request decides the connection's era
-            self.era = MODERN if enveloped else LEGACY
-        if self.era == MODERN:
+        enveloped = method != m.INITIALIZE and request_envelope.has_envelope(request.params)
+        if self.request_envelope is None:  # the first request decides the connection's era
+            self.request_envelope = MODERN if enveloped else LEGACY
+        if self.request_envelope == MODERN:
             return self._on_modern_request(request)
         if enveloped and self.modern is not None:
             raise RpcError(INVALID_REQUEST, "Invalid Request: this connection speaks the handshake era "
@@ -165,7 +165,7 @@ class ServerSession:
         assert self.modern is not None
         if request.method == m.INITIALIZE:
             asked = (request.params or {}).get("protocolVersion")
-            raise era.unsupported_version(
+            raise request_envelope.unsupported_version(
                 asked if isinstance(asked, str) else "", MODERN_VERSIONS,
                 "Unsupported protocol version: this connection speaks 2026-07-28 "
                 "(it began with an enveloped request); initialize is not part of it",

@@ -30,7 +30,6 @@ from ..protocol import mcp as m
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from ..protocol.jsonrpc import DecodeError, Message, Request
 from .app import ToolService
-from .http_modern import answer_modern, is_modern, refuse_modern_stream
 from .http_rules import (
     AccessPolicy,
     Refusal,
@@ -44,8 +43,9 @@ from .http_rules import (
 )
 from .http_session import HttpSession
 from .http_sse import carry
+from .http_stateless import answer_modern, is_modern, refuse_modern_stream
 from .http_streams import SseStream, StoredEvent, StreamOptions
-from .modern import ModernServer
+from .stateless import ModernServer
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES", "MCP_PATH", "McpEndpoint", "StreamOptions", "endpoint_url", "serve_http",

@@ -19,7 +19,7 @@ from ..protocol import jsonrpc
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES, LineFramer
 from ..protocol.jsonrpc import JSONObject
 from .app import ServerSession, ToolService
-from .modern import ModernServer
+from .stateless import ModernServer
 
 __all__ = ["serve_stdio"]
 

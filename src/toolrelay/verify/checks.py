@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..relay.endings import ending_line
+from ..relay.stages.endings import ending_line
 from ..transcript.reader import paused_gc
 from .agreement import check_agreement
 from .attachments import STREAMED, no_call_text

@@ -1,6 +1,6 @@
 """Link 7, next input: declarations stay rules, and each request continues the last one.
 
-Declarations: each ``declarations`` event is what ``relay.declare.declare_tools`` derives
+Declarations: each ``declarations`` event is what ``relay.stages.declare.declare_tools`` derives
 from the servers' recorded ``tools/list`` answers (rules come from rules, never from a
 call's values), and every request offers the declarations in force — the same array
 every turn unless a tools/list_changed (or a restart) rebuilt them in between; no tool
@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..protocol.era import DISCOVER
 from ..protocol.mcp import INITIALIZE
+from ..protocol.request_envelope import DISCOVER
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
-from ..relay.declare import declare_tools
-from ..relay.namespaces import function_tools_by_alias, namespace_description
-from ..relay.request import user_message
+from ..relay.stages.declare import declare_tools
+from ..relay.stages.namespaces import function_tools_by_alias, namespace_description
+from ..relay.stages.request import user_message
 from .evidence import seqs_of
 from .facts import RunFacts
 from .jsonpath import excerpt, first_difference, item_label

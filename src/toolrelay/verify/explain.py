@@ -18,8 +18,8 @@ from typing import Any, Final
 
 from ..events import MCP_SERVER_REQUEST
 from ..protocol.responses import FUNCTION_CALL, FUNCTION_CALL_OUTPUT, MESSAGE, OUTPUT_TEXT
-from ..relay.endings import ending_sentence
-from ..relay.namespaces import function_tools_by_alias
+from ..relay.stages.endings import ending_sentence
+from ..relay.stages.namespaces import function_tools_by_alias
 from .attachments import called_declarations, executed, no_call_text
 from .facts import RunFacts
 from .jsonpath import excerpt, item_label

@@ -1,7 +1,7 @@
 """Facts derived once from a run record and shared by the link checks (linear time).
 
 Each model response is read by the live path's own reader, the one of the dialect its
-events name (``relay.dialects``: ``relay.parse.read_response`` for Responses); a streamed
+events name (``relay.stages.dialects``: ``relay.stages.parse.read_response`` for Responses); a streamed
 turn's events are assembled by that reader's assembler (the live path's,
 ``protocol.stream.assemble``), and a turn whose stream broke off before its response was
 recorded is read from what they assemble to;
@@ -19,10 +19,10 @@ from ..events import MCP_REQUEST, MCP_RESPONSE
 from ..protocol.peer import Exchange
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from ..protocol.stream import Assembled, StreamEvent
-from ..relay.dialects import RESPONSES, known_reader
-from ..relay.namespaces import function_tools_by_alias
-from ..relay.parse import FunctionCall, ModelTurn, read_call
-from ..relay.result import CallOutcome
+from ..relay.stages.dialects import RESPONSES, known_reader
+from ..relay.stages.namespaces import function_tools_by_alias
+from ..relay.stages.parse import FunctionCall, ModelTurn, read_call
+from ..relay.stages.result import CallOutcome
 from .outcomes import MalformedAnswer, expected_item, rebuild_outcome, recorded_exchange
 from .record import CallTrace, ModelRound, RunRecord
 

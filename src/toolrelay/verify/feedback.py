@@ -2,7 +2,7 @@
 
 For each call the outcome is classified again from the recorded answer by the live path's
 own function, and the ``function_call_output`` it must give is rendered again by the one
-rendering (``relay.feedback.render_output``) with the run's recorded budgets. The feedback
+rendering (``relay.stages.feedback.render_output``) with the run's recorded budgets. The feedback
 event and every copy of the output sent to the model must be exactly that: the same
 result, not re-run, not altered. A failure (``isError``, a JSON-RPC error, a dead channel)
 fed back as a success is named as such.
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..relay.feedback import ERROR_PREFIX
-from ..relay.result import CallOutcome
+from ..relay.stages.feedback import ERROR_PREFIX
+from ..relay.stages.result import CallOutcome
 from .evidence import call_finding
 from .facts import RunFacts
 from .jsonpath import excerpt, first_difference

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..client.host.input_required import input_required
 from ..protocol.mcp import READ_RESOURCE
-from ..relay.optional_nulls import strip_optional_nulls
+from ..relay.stages.optional_nulls import strip_optional_nulls
 from .evidence import call_finding
 from .facts import RunFacts
 from .input_rounds import chain_problem, rounds_said

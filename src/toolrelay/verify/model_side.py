@@ -5,7 +5,7 @@ a Responses object may only end the run, never be followed by more turns; the an
 the run presents is the last response's own message text, and that response asked for
 no more calls. ``parse``: each function_call was parsed once, from its arguments text
 verbatim (a string: the model side holds text, never an object), into exactly what the
-live parser (``relay.arguments.parse_arguments``) gives for that text.
+live parser (``relay.stages.arguments.parse_arguments``) gives for that text.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Any
 
 from ..events import CallParsed
 from ..protocol.responses import FUNCTION_CALL, MESSAGE
-from ..relay.arguments import ArgumentError, parse_arguments
-from ..relay.dialects import UnknownDialect, known_reader, reader_for
-from ..relay.parse import ModelTurn
-from ..relay.strict import json_type_name
+from ..relay.stages.arguments import ArgumentError, parse_arguments
+from ..relay.stages.dialects import UnknownDialect, known_reader, reader_for
+from ..relay.stages.parse import ModelTurn
+from ..relay.stages.strict import json_type_name
 from .evidence import call_finding, seqs_of
 from .facts import RunFacts
 from .jsonpath import excerpt, json_equal

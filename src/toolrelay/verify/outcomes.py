@@ -9,7 +9,7 @@ JSON-RPC response is the protocol error the connection made of it, in its words
 (``client.refusals.malformed_answer_message``). For a call that never got an answer (invalid
 arguments, unknown tool, refused, cancelled, transport failure) the recorded outcome
 record is the evidence. The expected ``function_call_output`` is then what the one
-rendering (``relay.feedback.render_output``) gives, with the run's recorded budgets.
+rendering (``relay.stages.feedback.render_output``) gives, with the run's recorded budgets.
 """
 
 from __future__ import annotations
@@ -23,17 +23,24 @@ from ..client.tool_tasks import settled_problem
 from ..protocol.jsonrpc import DecodeError, ErrorResponse, RequestId, Response, classify
 from ..protocol.mcp import READ_RESOURCE
 from ..protocol.peer import Exchange
-from ..relay.feedback import (
+from ..relay.stages.feedback import (
     DEFAULT_MEDIA_BUDGET,
     DEFAULT_OUTPUT_BUDGET,
     feedback_item,
     render_output,
     with_refusals,
 )
-from ..relay.outcomes import outcome_from_exchange
-from ..relay.parse import FunctionCall
-from ..relay.resource_reading import outcome_from_read
-from ..relay.result import OUTCOME_STATUSES, CallExchange, CallOutcome, CallRoute, OutcomeStatus, Verdict
+from ..relay.stages.outcomes import outcome_from_exchange
+from ..relay.stages.parse import FunctionCall
+from ..relay.stages.resource_reading import outcome_from_read
+from ..relay.stages.result import (
+    OUTCOME_STATUSES,
+    CallExchange,
+    CallOutcome,
+    CallRoute,
+    OutcomeStatus,
+    Verdict,
+)
 from .record import CallTrace, RunRecord
 from .task_trace import call_answer, task_of
 

@@ -45,11 +45,11 @@ from ..events import (
     RunStartEvent,
     ServerExitedEvent,
 )
-from ..protocol import era
+from ..protocol import request_envelope
 from ..protocol.responses import FUNCTION_CALL, OUTPUT_ITEM_DONE
-from ..relay.alias import namespaced_alias
-from ..relay.dialects import dialect_of, reader_for
-from ..relay.parse import ModelTurn
+from ..relay.stages.alias import namespaced_alias
+from ..relay.stages.dialects import dialect_of, reader_for
+from ..relay.stages.parse import ModelTurn
 
 __all__ = [
     "CALL_METHODS", "REFUSED_DUPLICATE", "CallTrace", "ModelRound", "RunRecord", "asks_for_input",
@@ -486,7 +486,8 @@ def _split_input_rounds(call: CallTrace) -> None:
 def asks_for_input(response: Event) -> bool:
     """Whether a recorded tools/call answer is a 2026-07-28 ``input_required`` result."""
     result = message_of(response).get("result")
-    return isinstance(result, dict) and result.get(era.RESULT_TYPE) == era.INPUT_REQUIRED
+    kind = result.get(request_envelope.RESULT_TYPE) if isinstance(result, dict) else None
+    return kind == request_envelope.INPUT_REQUIRED
 
 
 def message_of(event: Event) -> dict[str, Any]:

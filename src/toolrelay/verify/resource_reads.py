@@ -12,7 +12,7 @@ from typing import Any
 
 from ..events import MCP_REQUEST, MCP_RESPONSE
 from ..protocol import mcp as m
-from ..relay.resource_reading import declaration, reader_route
+from ..relay.stages.resource_reading import declaration, reader_route
 from .record import RunRecord
 
 __all__ = ["is_reader", "reader_declaration"]

@@ -49,7 +49,7 @@ from ..protocol.responses import (
     REFUSAL_DELTA,
     REFUSAL_DONE,
 )
-from ..relay.arguments import clip
+from ..relay.stages.arguments import clip
 from .evidence import call_finding, seqs_of
 from .facts import RunFacts
 from .jsonpath import excerpt, first_difference, json_equal

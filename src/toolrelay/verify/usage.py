@@ -1,6 +1,6 @@
 """model_response: the token usage ``run_end`` claims is the sum of the recorded responses'.
 
-``RunResult.usage`` adds up each turn's answered response (``relay.usage``); the record
+``RunResult.usage`` adds up each turn's answered response (``relay.stages.usage``); the record
 holds those responses, so the sum is re-derived from them (each by its dialect's reader)
 and compared. A transcript
 written before run_end recorded usage has nothing to compare.
@@ -8,8 +8,8 @@ written before run_end recorded usage has nothing to compare.
 
 from __future__ import annotations
 
-from ..relay.dialects import known_reader
-from ..relay.usage import add_counts, usage_text
+from ..relay.stages.dialects import known_reader
+from ..relay.stages.usage import add_counts, usage_text
 from .evidence import seqs_of
 from .facts import RunFacts
 from .record import RunRecord

@@ -24,7 +24,7 @@ from ..events import (
     RunStartEvent,
     ServerReady,
 )
-from ..relay.usage import usage_text
+from ..relay.stages.usage import usage_text
 from ..verify import Finding, Verdict
 from .era_rows import mark_fallbacks
 from .layout import arrange, plan_expansion

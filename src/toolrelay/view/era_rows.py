@@ -1,7 +1,7 @@
 """Era negotiation drawn as what it is: the ``initialize`` sent beside a slow probe.
 
 Probing (``--protocol-version auto``), toolrelay sends ``initialize`` beside a
-``server/discover`` that has not been answered yet (``client/era.py``); a server that then
+``server/discover`` that has not been answered yet (``client/era_probe.py``); a server that then
 answers the probe as a 2026-07-28 one refuses that late handshake (-32022; over HTTP it
 may answer it, unused). On a
 connection that went on in a modern era, both rows are an expected fallback, not a
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..client.tracing import FALLBACK_SENT, fallback_answered, fallback_refused
+from ..client.wire_events import FALLBACK_SENT, fallback_answered, fallback_refused
 from ..events import MCP_REQUEST, MCP_RESPONSE, ServerReady
 from ..protocol.versions import MODERN_VERSIONS
 from .model import Row

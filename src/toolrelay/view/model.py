@@ -184,7 +184,7 @@ class RunSummary:
     stream_events: int = 0
     duration: float = 0.0
     tokens: str = ""
-    """The run's token usage in words (``relay.usage.usage_text`` of run_end's), "" when none."""
+    """The run's token usage in words (``relay.stages.usage.usage_text`` of run_end's), "" when none."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -41,10 +41,10 @@ from ..events import (
 )
 from ..protocol import responses as wire
 from ..protocol.responses import CANCELLED, FAILED, FUNCTION_CALL, FUNCTION_CALL_OUTPUT, INCOMPLETE, MESSAGE
-from ..relay.dialects import UnknownDialect, dialect_of, known_reader
-from ..relay.feedback import ERROR_PREFIX
-from ..relay.namespaces import function_tools_by_alias
-from ..relay.parse import ModelTurn
+from ..relay.stages.dialects import UnknownDialect, dialect_of, known_reader
+from ..relay.stages.feedback import ERROR_PREFIX
+from ..relay.stages.namespaces import function_tools_by_alias
+from ..relay.stages.parse import ModelTurn
 from ..verify.record import CALL_METHODS
 from .auth_rows import AUTH_DESCRIBERS
 from .listen_rows import listen_text
@@ -145,7 +145,7 @@ def _model_response(record: dict[str, Any]) -> Row:
 
 
 def _read_answer(record: dict[str, Any]) -> ModelTurn | UnknownDialect | None:
-    """The answer as its dialect's reader reads it (``relay.dialects``); None when the body
+    """The answer as its dialect's reader reads it (``relay.stages.dialects``); None when the body
     is no answer of it (an error body, text)."""
     body = record.get("body")
     dialect = dialect_of(record)

@@ -70,7 +70,7 @@ FAKE_RESPONSES = SERVERS / "fake_responses.py"
 
 def late_file_server(root: Path, delay: float = 0.5) -> dict[str, object]:
     """A config entry (``mcpServers``) for the built-in file server on ``root``, started
-    ``delay`` s late: the era probe waits past ``client.era.PROBE_WAIT``, so the fallback
+    ``delay`` s late: the era probe waits past ``client.era_probe.PROBE_WAIT``, so the fallback
     ``initialize`` goes out beside it every time, as it does when a real start is slow."""
     start = f"sleep {delay}; exec {shlex.quote(sys.executable)} -m toolrelay files {shlex.quote(str(root))}"
     return {"command": "/bin/sh", "args": ["-c", start]}

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from ...errors import ProtocolError, RpcError
-from ...protocol import era
+from ...protocol import request_envelope
 from ...protocol.jsonrpc import JSONObject, Request
 from ...protocol.peer import Exchange
 from .requests import ServerRequests
@@ -39,7 +39,8 @@ Send = Callable[[JSONObject], Awaitable[Exchange]]
 def input_required(exchange: Exchange) -> JSONObject | None:
     """The exchange's result when it is ``input_required``, else None."""
     result = exchange.result
-    if isinstance(result, dict) and result.get(era.RESULT_TYPE) == era.INPUT_REQUIRED:
+    kind = result.get(request_envelope.RESULT_TYPE) if isinstance(result, dict) else None
+    if kind == request_envelope.INPUT_REQUIRED:
         return result
     return None
 

@@ -1,5 +1,5 @@
 """Stage 3, parse (model side): one Responses body → what the model asked for (the
-Responses dialect's reading, ``relay.dialects.RESPONSES``).
+Responses dialect's reading, ``relay.stages.dialects.RESPONSES``).
 
 Every output item is read by its ``type``, never by position: ``function_call`` items
 become calls (their ``arguments`` text kept verbatim), ``message`` items give the answer
@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..protocol.responses import COMPLETED, FUNCTION_CALL, MESSAGE, OUTPUT_TEXT, REFUSAL
+from ...protocol.responses import COMPLETED, FUNCTION_CALL, MESSAGE, OUTPUT_TEXT, REFUSAL
 from .alias import namespaced_alias
 from .arguments import parse_arguments
 from .usage import token_counts
@@ -75,7 +75,7 @@ class ModelTurn:
     malformed: list[str] = field(default_factory=list)
     """Items that cannot be answered at all (e.g. a function_call without call_id)."""
     usage: dict[str, int] = field(default_factory=dict)
-    """The response's token counts, flat (``relay.usage``: input, output, total, cached
+    """The response's token counts, flat (``relay.stages.usage``: input, output, total, cached
     input, reasoning); a count the endpoint did not give is absent."""
     model: str | None = None
     """The model that answered, as the endpoint named it (None when it did not)."""

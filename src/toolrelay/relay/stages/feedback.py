@@ -30,7 +30,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..protocol.responses import (
+from ...protocol.responses import (
     FUNCTION_CALL_OUTPUT,
     INPUT_FILE,
     INPUT_IMAGE,

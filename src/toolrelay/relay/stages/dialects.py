@@ -11,7 +11,7 @@ answer's items back in that vocabulary (``ModelTurn.output``).
 
 A reader (``DialectReader``) has three parts: ``turn(body)`` (an answer → ``ModelTurn``:
 its items, calls, text, status, token counts; ``ValueError`` when it is no answer of the
-dialect), ``usage(body)`` (an answer's token counts, flat, ``relay.usage``) and
+dialect), ``usage(body)`` (an answer's token counts, flat, ``relay.stages.usage``) and
 ``assemble(events)`` (a recorded stream's events → what they make, as the adapter
 assembled them live). A transcript's model events name their dialect; one without
 (written before they did) is a Responses one (``dialect_of``).
@@ -23,9 +23,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from ..events import DEFAULT_DIALECT
-from ..protocol import responses
-from ..protocol.stream import Assembled, StreamEvent, assemble
+from ...events import DEFAULT_DIALECT
+from ...protocol import responses
+from ...protocol.stream import Assembled, StreamEvent, assemble
 from .parse import ModelTurn, read_response
 from .usage import token_counts
 
@@ -63,7 +63,7 @@ class UnknownDialect(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ResponsesReader:
-    """The Responses API's answers (``relay.parse``), usage and streams (``protocol.stream``)."""
+    """The Responses API's answers (``relay.stages.parse``), usage and streams (``protocol.stream``)."""
 
     dialect: str = responses.DIALECT
     answer: str = "a Responses object"

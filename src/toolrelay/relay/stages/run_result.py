@@ -22,7 +22,7 @@ class RunResult:
     status: str
     """completed, refused, max_turns, max_tool_calls, timeout, aborted, incomplete, failed,
     cancelled (the model's own statuses pass through), or error (the endpoint failed); in
-    words: ``relay.endings.ending_sentence``."""
+    words: ``relay.stages.endings.ending_sentence``."""
     reason: str
     final_text: str | None = None
     refusal: str | None = None
@@ -30,7 +30,7 @@ class RunResult:
     calls: list[CallOutcome] = field(default_factory=list)
     response_ids: list[str] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
-    """Token counts summed over the run's model responses (``relay.usage``: input, output,
+    """Token counts summed over the run's model responses (``relay.stages.usage``: input, output,
     total, cached input, reasoning); a count no response gave is absent, not 0."""
 
     @property

@@ -8,7 +8,7 @@ the request itself, its answer, its cancellation, or what the server sent during
 built unless someone listens (``events.active``): the check is the only cost on the hot
 path.
 
-Probing (``client/era.py``), the ``initialize`` sent beside a ``server/discover`` not yet
+Probing (``client/era_probe.py``), the ``initialize`` sent beside a ``server/discover`` not yet
 answered is a fallback: a server that speaks 2026-07-28 refuses it (or, over HTTP,
 may answer it unused). ``EraNotes`` names those messages for the ``--wire`` printers, and
 ``view`` uses the same words, so a healthy negotiation never reads as a failure.
@@ -21,8 +21,8 @@ from typing import Any
 
 from ..events import EventStream, McpMessage
 from ..protocol import mcp as m
-from ..protocol.era import DISCOVER
 from ..protocol.jsonrpc import JSONObject, Message, Notification, Request, RequestId
+from ..protocol.request_envelope import DISCOVER
 from ..protocol.versions import LATEST_MODERN_VERSION, MODERN_VERSIONS
 
 __all__ = ["FALLBACK_SENT", "EraNotes", "OwnerOf", "WireTracer", "fallback_answered", "fallback_refused"]

@@ -1,7 +1,7 @@
 """A ToolService answering MCP 2026-07-28 requests: one request in, one result out.
 
 No handshake and no session: each request carries its revision and the client's
-capabilities (``protocol/era.py``), and is answered from that alone. The methods are
+capabilities (``protocol/request_envelope.py``), and is answered from that alone. The methods are
 ``server/discover``, ``tools/list`` and ``tools/call``; the handshake-era methods
 (``initialize``, ``ping``, ...) are unknown here. ``subscriptions/listen`` is refused at
 once (-32601, saying why): a ToolService's tools never change and it has no resources, so
@@ -22,8 +22,8 @@ from dataclasses import replace
 from typing import Final
 
 from ..errors import RpcError, UnknownTool
-from ..protocol import era
 from ..protocol import mcp as m
+from ..protocol import request_envelope
 from ..protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JSONObject, Request
 from ..protocol.listen import LISTEN
 from .app import CallContext, ToolService
@@ -56,20 +56,23 @@ class ModernServer:
         """The result of ``request`` (awaitable for a tool call that runs), or ``RpcError``.
 
         ``header`` reads the HTTP request's headers, which must repeat the body (-32020)."""
-        envelope = era.read_envelope(request.method, request.params, header=header)
+        envelope = request_envelope.read_envelope(request.method, request.params, header=header)
         method = request.method
-        if method == era.DISCOVER:
-            body = era.discover_result(self.capabilities(), self.service.instructions)
-            return era.complete(body, self.server_info, cacheable=True)
+        if method == request_envelope.DISCOVER:
+            body = request_envelope.discover_result(self.capabilities(), self.service.instructions)
+            return request_envelope.complete(body, self.server_info, cacheable=True)
         if method == m.LIST_TOOLS:
-            return era.complete({"tools": self.service.tools()}, self.server_info, cacheable=True)
+            listed = {"tools": self.service.tools()}
+            return request_envelope.complete(listed, self.server_info, cacheable=True)
         if method == m.CALL_TOOL:
             return self._call_tool(request, envelope)
         if method == LISTEN:
             raise RpcError(METHOD_NOT_FOUND, _NO_SUBSCRIPTIONS)
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
-    def _call_tool(self, request: Request, envelope: era.Envelope) -> JSONObject | Awaitable[JSONObject]:
+    def _call_tool(
+        self, request: Request, envelope: request_envelope.Envelope,
+    ) -> JSONObject | Awaitable[JSONObject]:
         params = request.params
         name = m.require_str(params, "name")
         arguments = m.require_object(params, "arguments", optional=True)
@@ -87,17 +90,17 @@ class ModernServer:
         except UnknownTool:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}") from None
         if isinstance(outcome, dict):
-            return era.complete(outcome, self.server_info)
+            return request_envelope.complete(outcome, self.server_info)
         return self._completed(outcome)
 
     async def _completed(self, outcome: Awaitable[JSONObject]) -> JSONObject:
-        return era.complete(await outcome, self.server_info)
+        return request_envelope.complete(await outcome, self.server_info)
 
     def _ask_for_roots(self) -> JSONObject:
         return {
-            era.RESULT_TYPE: era.INPUT_REQUIRED,
+            request_envelope.RESULT_TYPE: request_envelope.INPUT_REQUIRED,
             "inputRequests": {ROOTS_INPUT: {"method": m.LIST_ROOTS, "params": {}}},
-            "_meta": {era.SERVER_INFO_KEY: self.server_info},
+            "_meta": {request_envelope.SERVER_INFO_KEY: self.server_info},
         }
 
 

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..errors import ProtocolError, RpcError, ToolrelayError
-from ..protocol import era
 from ..protocol import mcp as m
+from ..protocol import request_envelope
 from ..protocol.jsonrpc import JSONObject
 from ..protocol.param_headers import Annotations, mirrored
 from ..protocol.peer import Peer
@@ -78,7 +78,7 @@ def enveloped(
         return params
     assert version is not None
     meta = (params or {}).get("_meta")
-    envelope = era.request_meta(version, capabilities or {}, *client)
+    envelope = request_envelope.request_meta(version, capabilities or {}, *client)
     return {**(params or {}), "_meta": {**(meta if isinstance(meta, dict) else {}), **envelope}}
 
 
@@ -159,7 +159,7 @@ async def _discover(
 def _listed_version(refusal: RpcError) -> str | None:
     """The newest revision we speak among those a -32022 refusal lists as ``supported``."""
     data = refusal.data if isinstance(refusal.data, dict) else {}
-    listed = data.get("supported") if refusal.code == era.UNSUPPORTED_VERSION else None
+    listed = data.get("supported") if refusal.code == request_envelope.UNSUPPORTED_VERSION else None
     spoken = [v for v in MODERN_VERSIONS if isinstance(listed, list) and v in listed]
     return spoken[0] if spoken else None  # MODERN_VERSIONS lists the newest first
 
@@ -169,12 +169,13 @@ async def _discover_at(
     capabilities: Callable[[str], JSONObject] | None,
 ) -> Discovered:
     declared = capabilities(version) if capabilities is not None else None
-    result = await peer.request(era.DISCOVER, enveloped(None, version, client, declared), timeout=timeout)
+    result = await peer.request(request_envelope.DISCOVER, enveloped(None, version, client, declared),
+                                timeout=timeout)
     versions = result.get("supportedVersions")
     if not isinstance(versions, list) or version not in versions:
         raise ProtocolError(f"server/discover lists {versions!r}, not {version}")
     meta = result.get("_meta")
-    info = meta.get(era.SERVER_INFO_KEY) if isinstance(meta, dict) else None
+    info = meta.get(request_envelope.SERVER_INFO_KEY) if isinstance(meta, dict) else None
     instructions = result.get("instructions")
     return Discovered(
         version, info if isinstance(info, dict) else {}, _object(result.get("capabilities")),
@@ -205,7 +206,7 @@ def liveness_check(
     """The request that checks a server answers: ``ping``, or in 2026-07-28 (which has
     none) ``server/discover`` (declaring ``capabilities``)."""
     if version in MODERN_VERSIONS:
-        return era.DISCOVER, enveloped(None, version, client, capabilities)
+        return request_envelope.DISCOVER, enveloped(None, version, client, capabilities)
     return m.PING, None
 
 
@@ -214,13 +215,15 @@ def modern_headers(message: JSONObject, marked: Mapping[str, Annotations] | None
     a ``tools/call``, its arguments that ``marked[tool]`` names (SEP-2243 ``Mcp-Param-*``)."""
     params = message.get("params")
     method = message.get("method")
-    if not isinstance(params, dict) or not isinstance(method, str) or not era.has_envelope(params):
+    if (not isinstance(params, dict) or not isinstance(method, str)
+            or not request_envelope.has_envelope(params)):
         return {}
-    headers = {"mcp-protocol-version": str(params["_meta"][era.PROTOCOL_VERSION_KEY]), "mcp-method": method}
-    name_key = era.NAME_BEARING.get(method)
+    headers = {"mcp-protocol-version": str(params["_meta"][request_envelope.PROTOCOL_VERSION_KEY]),
+               "mcp-method": method}
+    name_key = request_envelope.NAME_BEARING.get(method)
     named = params.get(name_key) if name_key is not None else None
     if isinstance(named, str):
-        headers["mcp-name"] = era.encode_header_value(named)
+        headers["mcp-name"] = request_envelope.encode_header_value(named)
         if method == m.CALL_TOOL and marked and named in marked:
             headers.update(mirrored(marked[named], params.get("arguments")))
     return headers

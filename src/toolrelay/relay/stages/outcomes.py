@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..errors import (
+from ...errors import (
     HttpStatusError,
     MessageTooLarge,
     ProtocolError,
@@ -19,7 +19,7 @@ from ..errors import (
     ServerExited,
     TransportError,
 )
-from ..protocol.peer import Exchange
+from ...protocol.peer import Exchange
 from .output_check import output_problem
 from .parse import FunctionCall
 from .result import CallExchange, CallOutcome, CallRoute, Verdict

@@ -17,11 +17,11 @@ from typing import Final
 
 from ..errors import RpcError
 from ..httpserver import HttpRequest, HttpResponder
-from ..protocol import era, jsonrpc
+from ..protocol import jsonrpc, request_envelope
 from ..protocol.jsonrpc import INTERNAL_ERROR, Message, Notification, Request, RequestId
 from ..protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from .http_rules import Refusal
-from .modern import ModernServer
+from .stateless import ModernServer
 
 __all__ = ["answer_modern", "is_modern", "refuse_modern_stream"]
 
@@ -55,7 +55,7 @@ async def answer_modern(
     if isinstance(message, Notification):
         version = request.header("mcp-protocol-version") or ""
         if version not in MODERN_VERSIONS:
-            await _send_error(responder, None, era.unsupported_version(version))
+            await _send_error(responder, None, request_envelope.unsupported_version(version))
             return
         await responder.send(202)  # nothing to act on: a client cancels by closing its request
         return
@@ -78,4 +78,4 @@ async def answer_modern(
 
 async def _send_error(responder: HttpResponder, request_id: RequestId | None, exc: RpcError) -> None:
     body = jsonrpc.encode(jsonrpc.error_response(request_id, exc.code, exc.rpc_message, exc.data))
-    await responder.send(era.http_status(exc.code), [_JSON], body)
+    await responder.send(request_envelope.http_status(exc.code), [_JSON], body)

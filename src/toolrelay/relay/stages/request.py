@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..errors import UsageError
+from ...errors import UsageError
 from .alias import NAMESPACE_SEPARATOR
 from .namespaces import function_tools_by_alias
 
