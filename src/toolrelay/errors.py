@@ -45,7 +45,7 @@ where it becomes a value or an answer to the peer.
     client.config_entries.EntrySkipped  a server entry toolrelay cannot serve: a notice, the entry left out
     protocol.json_depth.JsonTooDeep JSON nested deeper than the limit: a ValueError, read as malformed JSON
     protocol.sse.EventTooLarge      a server-sent event above the cap: a ModelAnswerUnreadable
-    relay.dialects.UnknownDialect   a model dialect without a reader: a failed run, a broken verify link
+    relay.stages.dialects.UnknownDialect  a model dialect without a reader: a failed run, a broken verify link
     cli.closed_stdout.StdoutClosed  stdout's reader went away: the command stops with 141, its servers stopped
 
 Any other exception class is private: its name, or its module's name, starts with ``_``.
