@@ -26,6 +26,7 @@ from ..relay.result import CallOutcome
 from .common import add_root_option, add_server_options, catalog_from_args, positive_seconds, print_json
 from .host_options import (
     add_elicit_options,
+    add_pins_option,
     add_sampling_cap_option,
     add_sampling_options,
     check_sampling_args,
@@ -61,6 +62,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_call_max_time_option(parser)
     add_log_level_option(parser)
     add_sampling_cap_option(parser)
+    add_pins_option(parser)
     add_sampling_options(parser)
     add_elicit_options(parser)
     add_otel_options(parser)

@@ -86,7 +86,8 @@ def catalog_from_args(
                                  log_level=getattr(args, "server_log_level", None),
                                  max_call_time=getattr(args, "call_max_time", None),
                                  roots=getattr(args, "roots", ()),
-                                 max_sampling_per_call=getattr(args, "max_sampling_per_call", None))
+                                 max_sampling_per_call=getattr(args, "max_sampling_per_call", None),
+                                 pins=getattr(args, "pins", None))
     return catalog_of(servers, events=events, strict=bool(getattr(args, "strict", False)),
                       declare=getattr(args, "declare", "flat"),
                       structured_output=getattr(args, "structured_output", "auto"),

@@ -24,7 +24,7 @@ from ..relay.catalog import Catalog
 from ..relay.declare import DeclarationReport
 from ..relay.namespaces import function_tools_by_alias
 from .common import add_root_option, add_server_options, catalog_from_args, print_json
-from .host_options import add_sampling_options, check_sampling_args, host_from_args
+from .host_options import add_pins_option, add_sampling_options, check_sampling_args, host_from_args
 from .server_activity import add_log_level_option
 from .tools_search import add_search_options, check_search_args, print_search
 
@@ -42,6 +42,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_server_options(parser)
     add_root_option(parser)
     add_log_level_option(parser)
+    add_pins_option(parser)
     parser.add_argument("--json", action="store_true", help="print the exact Responses tools array")
     parser.add_argument("--all", action="store_true",
                         help='with --json: print {"tools": [that array], "withheld": [the tools not offered, '

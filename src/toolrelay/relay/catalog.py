@@ -31,6 +31,7 @@ from ..client.host import Host
 from ..client.pool import ServerPool
 from ..errors import ToolrelayError, UsageError
 from ..events import CatalogReady, EventStream, Notice
+from ..protocol.tool_digest import tool_digest
 from .alias import server_prefix
 from .arguments import ArgumentChecker
 from .context import CallContext
@@ -49,6 +50,7 @@ from .offer import (
     task_notice,
 )
 from .parse import FunctionCall
+from .pins import PinCheck
 from .resource_reading import declaration as reader_declaration
 from .resource_tool import ResourceTools
 from .result import CallOutcome
@@ -121,6 +123,7 @@ class Catalog:
         self._readers = ResourceTools(self._pool.connections, self.events) if expose_resources else None
         self._sets: dict[bool, DeclarationSet] = {}
         self._filters = checked_filters(filters)
+        self._pins = PinCheck()  # before the user's filters: they see only what pins let through
         self._offer = Offer(offered=())
         self._index: ToolIndex | None = None
         self._told_hidden: set[tuple[str, str]] = set()
@@ -187,15 +190,16 @@ class Catalog:
     # -- declarations -------------------------------------------------------------------
 
     def _rebuild(self, reason: str) -> None:
-        self._offer = offer(self._listings(), self._filters)
+        self._offer = offer(self._listings(), (self._pins, *self._filters))
         self._sets = {}  # rebuilt lazily by _set, for each mode asked for
         self._index = None  # and the search index by search_index
         plain = self._set(False)
+        digests = {(server, tool["name"]): tool_digest(tool) for server, tool in self._offer.offered}
         router = Router(
             Route(
                 alias=d.alias, server=d.server, tool=d.tool, rule=d.rule,
                 description=d.description or "", annotations=d.annotations, output_schema=d.output_schema,
-                structured=d.structured, namespace=d.namespace,
+                structured=d.structured, namespace=d.namespace, digest=digests.get((d.server, d.tool)),
             )
             for d in plain.declarations
         )
@@ -205,12 +209,14 @@ class Catalog:
         for skipped in self._offer.skipped:
             self.events.emit(Notice(level="warning", text=skipped))
         self._tell_hidden()
+        for said in self._pins.take_notices():
+            self.events.emit(Notice(level=said.level, server=said.server, text=said.text))
         if self.events.active:
             tools = self.declarations(strict=self.strict)
             withheld = [entry.to_record() for entry in self._offer.withheld]
             namespaces = {space.name: space.server for space in plain.namespaces}
             self.events.emit(CatalogReady(tools=tools, routes=router.table(), reason=reason,
-                                          withheld=withheld, namespaces=namespaces))
+                                          withheld=withheld, namespaces=namespaces, digests=router.digests()))
 
     def _listings(self) -> list[ServerListing]:
         """Each available server's raw tools/list with the facts of its connection, by name."""
