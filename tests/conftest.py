@@ -100,10 +100,19 @@ def node_fs_server() -> list[str]:
     return [shutil.which("node") or "node", str(found)]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def module_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A state folder (``$XDG_STATE_HOME``) for the module's own module-scoped fixtures:
+    every run pins its servers' tools there (``--pins enforce`` is the default)."""
+    state = tmp_path_factory.mktemp("module-state")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_STATE_HOME", str(state))
+        yield state
+
+
 @pytest.fixture(autouse=True)
 def private_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A state folder of the test's own (``$XDG_STATE_HOME``): every run pins its servers'
-    tools there (``--pins enforce`` is the default), so no test sees another's pins."""
+    """A state folder of the test's own: no test sees the pins (or sign-ins) of another."""
     state = tmp_path_factory.mktemp("state")
     monkeypatch.setenv("XDG_STATE_HOME", str(state))
     return state

@@ -123,7 +123,15 @@ def _list(args: argparse.Namespace, servers: Sequence[ServerConfig], store: PinS
 
 
 def _forget(args: argparse.Namespace, server: ServerConfig, store: PinStore) -> int:
-    pins = store.load(server)
+    try:
+        pins = store.load(server)
+    except UsageError:
+        if args.tool is not None:
+            raise
+        pins = {}  # an unreadable file is dropped whole: what the error says to do
+        store.path(server).unlink()
+        sys.stdout.write(f"forgot the pins of {server.name} (an unreadable file)\n")
+        return 0
     dropped = [name for name in pins if args.tool in (None, name)]
     store.save(server, {name: pin for name, pin in pins.items() if name not in dropped})
     if args.json:

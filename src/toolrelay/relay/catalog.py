@@ -124,6 +124,7 @@ class Catalog:
         self._sets: dict[bool, DeclarationSet] = {}
         self._filters = checked_filters(filters)
         self._pins = PinCheck()  # before the user's filters: they see only what pins let through
+        self._pins.load(servers)  # an unreadable pin file is refused before any server starts
         self._offer = Offer(offered=())
         self._index: ToolIndex | None = None
         self._told_hidden: set[tuple[str, str]] = set()

@@ -180,14 +180,25 @@ class PinCheck:
 
     store: PinStore = field(default_factory=PinStore)
     clock: Callable[[], str] = utc_now
+    _pins: dict[Path, dict[str, Pin]] = field(default_factory=dict)
     _told: set[tuple[str, ...]] = field(default_factory=set)
     _notices: list[PinNotice] = field(default_factory=list)
+
+    def load(self, servers: Sequence[ServerConfig]) -> None:
+        """Read the pins of ``servers`` now, before any starts (an unreadable file is a usage
+        error then, not once the servers run); later checks use what was read and added."""
+        for server in servers:
+            if pin_mode(server) != "off":
+                self._pins[self.store.path(server)] = self.store.load(server)
 
     def withhold(self, listing: ServerListing) -> Mapping[str, str]:
         mode = pin_mode(listing.config)
         if mode == "off":
             return {}
-        pins = self.store.load(listing.config)
+        path = self.store.path(listing.config)
+        if path not in self._pins:
+            self._pins[path] = self.store.load(listing.config)
+        pins = self._pins[path]
         withheld: dict[str, str] = {}
         added: dict[str, Pin] = {}
         for tool in listing.tools:
@@ -202,8 +213,12 @@ class PinCheck:
             elif pin.digest != tool_digest(tool):
                 self._changed(mode, listing.server, pin, tool, withheld)
         if added:
-            self.store.save(listing.config, {**pins, **added})
             self._pinned(listing.server, sorted(added), first=not pins)
+            pins = self._pins[path] = {**pins, **added}
+            try:
+                self.store.save(listing.config, pins)
+            except UsageError as exc:  # kept for this run; a later one pins them again
+                self._tell("warning", listing.server, "", "unsaved", str(exc))
         listed = {str(tool["name"]) for tool in listing.tools}
         for name in sorted(set(pins) - listed):
             if listing.config.allows(name):  # a tool the config now denies is not gone
