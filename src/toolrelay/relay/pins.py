@@ -213,7 +213,8 @@ class PinCheck:
             elif pin.digest != tool_digest(tool):
                 self._changed(mode, listing.server, pin, tool, withheld)
         if added:
-            self._pinned(listing.server, sorted(added), first=not pins)
+            if pins:  # on a server's first use, its tools are pinned without a word
+                self._pinned(listing.server, sorted(added))
             pins = self._pins[path] = {**pins, **added}
             try:
                 self.store.save(listing.config, pins)
@@ -243,10 +244,9 @@ class PinCheck:
             text = f"server {server}: tool {pin.tool} is not offered: {reason}; {hint}"
         self._tell("warning", server, pin.tool, tool_digest(tool), text)
 
-    def _pinned(self, server: str, names: Sequence[str], *, first: bool) -> None:
-        listed = ", ".join(names)
-        what = f"{len(names)} tool(s) pinned (first use)" if first else f"new tool(s) pinned: {listed}"
-        self._notices.append(PinNotice(level="info", server=server, text=f"server {server}: {what}"))
+    def _pinned(self, server: str, names: Sequence[str]) -> None:
+        text = f"server {server}: new tool(s) pinned: {', '.join(names)}"
+        self._notices.append(PinNotice(level="info", server=server, text=text))
 
     def _tell(self, level: str, server: str, tool: str, what: str, text: str) -> None:
         if (server, tool, what) not in self._told:
