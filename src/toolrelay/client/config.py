@@ -50,7 +50,7 @@ from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from ..protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from ..redaction import redact_url, url_secrets
 from . import jsonc
-from .config_entries import EntrySkipped, json_kind
+from .config_entries import EntrySkipped, json_kind, one_of
 from .environment import ExpansionContext, expand, input_from_environment, input_variable_name, redact
 from .host.requests import DEFAULT_MAX_SAMPLING_PER_CALL
 from .server_logs import log_level_of
@@ -88,10 +88,7 @@ _OPTION_KEYS: Final = frozenset({
 PROTOCOL_CHOICES: Final = ("auto", *sorted((*SUPPORTED_VERSIONS, *MODERN_VERSIONS)))
 """What ``--protocol-version`` and ``toolrelay.protocolVersion`` accept (``client/era.py``):
 ``auto`` (the default) first, then the revisions oldest first (their names are dates)."""
-
-
-PIN_MODES: Final = ("enforce", "strict", "warn", "off")
-"""What ``--pins`` and ``toolrelay.pins`` accept (``relay/pins.py``); ``enforce`` is the default."""
+PIN_MODES: Final = ("enforce", "strict", "warn", "off")  # --pins and toolrelay.pins (relay/pins.py)
 
 
 def _empty_map() -> Mapping[str, str]:
@@ -375,7 +372,7 @@ def _options(entry: dict[str, Any], context: ExpansionContext, where: str) -> di
     for key, choices, field_name in (("protocolVersion", PROTOCOL_CHOICES, "protocol_version"),
                                      ("pins", PIN_MODES, "pins")):
         if key in block:
-            options[field_name] = _choice(block[key], choices, f"{where}, toolrelay.{key}")
+            options[field_name] = one_of(block[key], choices, f"{where}, toolrelay.{key}")
     allow = block.get("allow", entry.get("includeTools"))
     if allow is not None:
         options["allow"] = tuple(_plain_strings(allow, f"{where}, toolrelay.allow"))
@@ -411,12 +408,6 @@ def _plain_strings(raw: Any, where: str) -> list[str]:
     if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
         raise ConfigError(f"{where}: must be an array of tool names")
     return list(raw)
-
-
-def _choice(raw: Any, choices: Sequence[str], where: str) -> str:
-    if raw not in choices:
-        raise ConfigError(f"{where}: must be one of {', '.join(choices)}, got {raw!r}")
-    return str(raw)
 
 
 def _seconds(raw: Any, where: str) -> float:
