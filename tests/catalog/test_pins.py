@@ -19,7 +19,9 @@ import pytest
 
 from testkit.processes import run
 from testkit.servers import RUG_SERVER
+from toolrelay.errors import UsageError
 from toolrelay.protocol.tool_digest import tool_digest
+from toolrelay.runner import RunOptions, check_options
 
 TODAY = time.strftime("%Y-%m-%d", time.gmtime())
 CHANGED = f"definition changed since pinned on {TODAY}"
@@ -72,6 +74,11 @@ def test_a_changed_description_is_withheld_until_approved(tmp_path: Path, privat
     assert f"server rug: tool write_note is not offered: {CHANGED}; {hint}" in said
     table = cli("tools", "--config", str(config), cwd=tmp_path)
     assert table.returncode == 0
+    note = '{"name": "a", "text": "b"}'
+    called = cli("call", "rug__write_note", note, "--config", str(config), cwd=tmp_path)
+    assert called.returncode == 2
+    assert called.stderr.endswith("toolrelay call: error: rug__write_note: server rug: tool write_note is "
+                                  f"not offered: {CHANGED}\n")
     assert f"rug__write_note (rug/write_note) not offered: {CHANGED}" in table.stdout
 
     diff = cli("pins", "diff", "rug", "--config", str(config), cwd=tmp_path)
@@ -204,6 +211,11 @@ def test_diff_calls_out_a_readonly_flip_loudly(tmp_path: Path) -> None:
         "destructive ones"]
     assert "  inputSchema:" in diff and "    /properties/text/maxLength: 10 → (absent)" in diff
     assert "    /readOnlyHint: true → false" in diff and "    /destructiveHint: (absent) → true" in diff
+
+
+def test_a_pins_mode_the_library_does_not_know_is_refused_before_anything_starts() -> None:
+    with pytest.raises(UsageError, match="pins must be one of enforce, strict, warn, off, not 'sure'"):
+        check_options(RunOptions(model="offline", pins="sure"))
 
 
 def test_unusable_pins_input_is_refused_with_a_message(tmp_path: Path) -> None:
