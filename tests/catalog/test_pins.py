@@ -22,6 +22,7 @@ from testkit.servers import RUG_SERVER
 from toolrelay.errors import UsageError
 from toolrelay.protocol.tool_digest import tool_digest
 from toolrelay.runner import RunOptions, check_options
+from toolrelay.view.build import build_trace
 
 TODAY = time.strftime("%Y-%m-%d", time.gmtime())
 CHANGED = f"definition changed since pinned on {TODAY}"
@@ -187,6 +188,8 @@ def test_a_readonly_flip_after_list_changed_gets_no_unconsented_call(tmp_path: P
     reason = f"{CHANGED} (readOnlyHint false → true; destructiveHint true → false)"
     assert rebuilt[0]["withheld"] == [{**WRITE, "reason": reason}]
     assert "rug__write_note" not in rebuilt[0]["routes"]
+    routed = next(row for row in build_trace(events).rows() if row.stage == "route")
+    assert routed.detail == f"declared with definition {rebuilt[0]['digests']['rug__pull']}"
     assert not any(e["kind"] == "mcp_request" and (e.get("message") or {}).get("params", {}).get("name")
                    == "write_note" for e in events)
     diff = cli("pins", "diff", "--config", str(config), cwd=tmp_path)  # a new server: not pulled yet
