@@ -21,12 +21,13 @@ from ..client.config import PIN_MODES
 from ..client.host import Host
 from ..client.host.requests import DEFAULT_MAX_SAMPLING_PER_CALL
 from ..errors import UsageError
+from ..relay.policy import Policy, load_policy
 from .consent import sampling_approver
 from .elicitation import ELICIT_POLICIES, elicitor_for
 
 __all__ = [
-    "add_elicit_options", "add_pins_option", "add_sampling_cap_option", "add_sampling_options",
-    "check_sampling_args", "host_from_args",
+    "add_elicit_options", "add_pins_option", "add_policy_option", "add_sampling_cap_option",
+    "add_sampling_options", "check_sampling_args", "host_from_args", "policy_from_args",
 ]
 
 NO_MODEL_HINT = "no model given; pass --model (e.g. --model offline) and --yes to let servers sample"
@@ -47,6 +48,18 @@ def add_pins_option(parser: argparse.ArgumentParser) -> None:
         help="tool definitions pinned on first use: enforce (default: a changed tool is withheld), strict "
              "(new tools too, until `toolrelay pins approve`), warn (offered, with a warning), off; wins "
              "over each server's toolrelay.pins")
+
+
+def add_policy_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--policy", metavar="FILE",
+                        help="a policy file: ordered rules saying which tools are offered, refused, run "
+                             "without asking or asked about (docs/policy.md)")
+
+
+def policy_from_args(args: argparse.Namespace) -> Policy | None:
+    """The ``--policy`` file's rules, read now (a bad file is a usage error before anything starts)."""
+    path = getattr(args, "policy", None)
+    return load_policy(path) if path else None
 
 
 def add_sampling_cap_option(parser: argparse.ArgumentParser) -> None:

@@ -20,7 +20,7 @@ from ..relay.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET
 from ..relay.loop import RunLimits
 from ..relay.streaming import EARLY_POLICIES
 from .common import add_root_option, add_server_options, positive_count, positive_seconds
-from .host_options import add_pins_option, add_sampling_cap_option
+from .host_options import add_pins_option, add_policy_option, add_sampling_cap_option, policy_from_args
 from .server_activity import add_call_max_time_option, add_log_level_option
 
 __all__ = ["SHARED", "Shared", "add_run_options", "shaping_options"]
@@ -101,6 +101,7 @@ def add_run_options(parser: argparse.ArgumentParser, verb: Verb) -> None:
     add_log_level_option(parser)
     add_sampling_cap_option(parser)
     add_pins_option(parser)
+    add_policy_option(parser)
     add_expose_resources(parser)
 
 
@@ -121,7 +122,9 @@ def add_expose_resources(parser: argparse.ArgumentParser) -> None:
 def shaping_options(args: argparse.Namespace) -> RunOptions:
     """What the shared options say (model, servers, requests, limits): each verb adds how it
     asks for consent and where it records."""
+    policy = policy_from_args(args)  # one object: the filter and the hook (it reads what the filter saw)
     return RunOptions(
+        filters=(policy,) if policy else (), hooks=(policy,) if policy else (),
         model=args.model, base_url=args.base_url, config=Path(args.config) if args.config else None,
         strict=args.strict, chain=args.chain, store=args.store, instructions=args.instructions,
         declare=args.declare, structured_output=args.structured_output,
