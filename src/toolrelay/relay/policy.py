@@ -38,6 +38,7 @@ __all__ = ["DECISIONS", "Policy", "PolicyRule", "load_policy"]
 
 DECISIONS: Final = ("allow", "deny", "ask")
 _RULE_KEYS: Final = frozenset({"server", "tool", "annotations", "arguments", "decision", "reason"})
+_DONE: Final = {"allow": "allowed", "deny": "denied", "ask": "asked"}
 _HINTS: Final = frozenset({"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"})
 
 
@@ -65,8 +66,9 @@ class PolicyRule:
         return True
 
     def said(self, source: str) -> str:
+        """``denied by policy rule #2 of policy.json: "why"`` (``allowed`` / ``asked`` by)."""
         why = f': "{self.reason}"' if self.reason else ""
-        return f"{self.decision} by policy rule #{self.index} of {source}{why}"
+        return f"{_DONE[self.decision]} by policy rule #{self.index} of {source}{why}"
 
 
 @dataclass(slots=True)
@@ -87,7 +89,7 @@ class Policy:
             self._annotations[(listing.server, name)] = annotations
             rule = next((r for r in self.rules if r.matches_tool(listing.server, name, annotations)), None)
             if rule is not None and rule.decision == "deny" and not rule.arguments:
-                found[name] = rule.said(self.source).replace("deny by", "denied by", 1)
+                found[name] = rule.said(self.source)
         return found
 
     async def before_call(self, call: FunctionCall, context: CallContext) -> str | None:
@@ -103,7 +105,7 @@ class Policy:
         if rule is None:
             return None
         if rule.decision == "deny":
-            return rule.said(self.source).replace("deny by", "denied by", 1)
+            return rule.said(self.source)
         approve = context.approve
         context.approve = None  # allow: nobody is asked; ask: asked here, once, whatever the hints say
         if rule.decision == "ask" and approve is not None:
