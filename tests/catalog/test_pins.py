@@ -134,6 +134,9 @@ def test_warn_offers_a_changed_tool_and_says_so_and_off_neither_pins_nor_checks(
 def test_a_tool_gone_and_a_tool_new_are_reported(tmp_path: Path) -> None:
     config = rug_config(tmp_path, extra=True)
     offer(config)
+    rug_config(tmp_path, extra=True, deny=["extra"])
+    _, said = offer(config)
+    assert "no longer listed" not in said  # withheld by another link is not gone
     rug_config(tmp_path)
     _, said = offer(config)
     assert f"server rug: tool extra (pinned on {TODAY}) is no longer listed" in said

@@ -123,7 +123,7 @@ class Catalog:
         self._readers = ResourceTools(self._pool.connections, self.events) if expose_resources else None
         self._sets: dict[bool, DeclarationSet] = {}
         self._filters = checked_filters(filters)
-        self._pins = PinCheck()  # before the user's filters: they see only what pins let through
+        self._pins = PinCheck()  # first in the chain: it sees every listed tool
         self._pins.load(servers)  # an unreadable pin file is refused before any server starts
         self._offer = Offer(offered=())
         self._index: ToolIndex | None = None
@@ -191,7 +191,7 @@ class Catalog:
     # -- declarations -------------------------------------------------------------------
 
     def _rebuild(self, reason: str) -> None:
-        self._offer = offer(self._listings(), (self._pins, *self._filters))
+        self._offer = offer(self._listings(), self._filters, first=(self._pins,))
         self._sets = {}  # rebuilt lazily by _set, for each mode asked for
         self._index = None  # and the search index by search_index
         plain = self._set(False)

@@ -222,9 +222,8 @@ class PinCheck:
                 self._tell("warning", listing.server, "", "unsaved", str(exc))
         listed = {str(tool["name"]) for tool in listing.tools}
         for name in sorted(set(pins) - listed):
-            if listing.config.allows(name):  # a tool the config now denies is not gone
-                self._tell("warning", listing.server, name, "gone", f"server {listing.server}: tool "
-                           f"{name} (pinned on {pins[name].date}) is no longer listed")
+            self._tell("warning", listing.server, name, "gone", f"server {listing.server}: tool "
+                       f"{name} (pinned on {pins[name].date}) is no longer listed")
         return withheld
 
     def take_notices(self) -> list[PinNotice]:
