@@ -18,10 +18,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..assembly.catalogs import catalog_of
 from ..client.config import ServerConfig
 from ..errors import UsageError
 from ..events import EventStream
-from ..relay.catalog import Catalog, servers_from
+from ..relay.catalog import servers_from
 from ..relay.pin_diff import ToolState, compare
 from ..relay.pins import PinStore, pin_mode, pin_of, utc_now
 from .common import print_json, print_table
@@ -151,7 +152,7 @@ async def _states(
     events = EventStream()
     events.subscribe(ProgressPrinter(verbose=False))
     quiet = [replace(server, pins="off") for server in servers]  # listing them must not pin them
-    async with Catalog(quiet, events=events) as catalog:
+    async with catalog_of(quiet, events=events) as catalog:
         for name, failure in catalog.unavailable.items():
             sys.stderr.write(f"toolrelay pins: server {name} is not available: {failure}\n")
         listed = catalog.pool.tools
