@@ -42,6 +42,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # ~/.local/state/toolrelay/logs (subprocesses inherit the variable).
     if "TOOLRELAY_LOG_DIR" not in os.environ:
         os.environ["TOOLRELAY_LOG_DIR"] = tempfile.mkdtemp(prefix="toolrelay-test-logs-")
+    # Pins and sign-ins never go to the user's ~/.local/state (each test gets its own: below).
+    os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="toolrelay-test-state-")
     # Tables are as wide as a pipe's (120), as a user's `| less` sees them: pytest-xdist's
     # workers set COLUMNS=80, which would cut them (and their expected lines) short.
     for name in ("COLUMNS", "LINES"):
@@ -96,6 +98,24 @@ def node_fs_server() -> list[str]:
         require_or_skip(found)
     assert isinstance(found, Path)
     return [shutil.which("node") or "node", str(found)]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def module_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A state folder (``$XDG_STATE_HOME``) for the module's own module-scoped fixtures:
+    every run pins its servers' tools there (``--pins enforce`` is the default)."""
+    state = tmp_path_factory.mktemp("module-state")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_STATE_HOME", str(state))
+        yield state
+
+
+@pytest.fixture(autouse=True)
+def private_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A state folder of the test's own: no test sees the pins (or sign-ins) of another."""
+    state = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    return state
 
 
 @pytest.fixture

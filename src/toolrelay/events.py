@@ -264,7 +264,7 @@ class CatalogReady(Event):
     """The tool catalog was (re)built: what the model is offered from now on."""
 
     kind: ClassVar[str] = "declarations"
-    optional_fields: ClassVar[frozenset[str]] = frozenset({"withheld", "namespaces"})
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"withheld", "namespaces", "digests"})
     tools: list[dict[str, Any]]
     routes: dict[str, list[str]]
     """alias → [server, original tool name]."""
@@ -274,6 +274,8 @@ class CatalogReady(Event):
     """Listed tools not offered: ``{alias, server, tool, reason}`` each (``relay/offer.py``)."""
     namespaces: dict[str, str] = field(default_factory=dict)
     """``--declare namespaces``: namespace → the server it stands for (recorded only then)."""
+    digests: dict[str, str] = field(default_factory=dict)
+    """alias → the digest of its tool's definition as offered (``protocol/tool_digest.py``)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -401,10 +403,13 @@ class CallRouted(Event):
     """alias → server and original tool name (the router's decision)."""
 
     kind: ClassVar[str] = "call_routed"
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"digest"})
     call_id: str | None
     alias: str
     server: str
     tool: str
+    digest: str | None = None
+    """The digest of the definition the route was declared with (None: a resource reader)."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -238,7 +238,40 @@ def refusal_dropped_from_the_output(events: list[Event]) -> None:
             item["output"] = item["output"].split("\n\n\nError (duplicate call id)")[0]
 
 
+FORGED = "sha256:" + "0" * 64
+
+
+def definition_digest_changed(events: list[Event]) -> None:
+    find(events, "declarations")["digests"]["fs__read_text_file"] = FORGED
+
+
+def listed_definition_swapped(events: list[Event]) -> None:
+    """The recorded tools/list says something else than what was digested (and offered)."""
+    listing = find(events, "mcp_response", method="tools/list")["message"]["result"]
+    next(tool for tool in listing["tools"] if tool["name"] == "read_text_file")["description"] = "Reads."
+
+
+def call_names_another_definition(events: list[Event]) -> None:
+    find(events, "call_routed")["digest"] = FORGED
+
+
+def definition_swapped_before_the_call(events: list[Event]) -> None:
+    """A second tools/list answer, with another description, just before the tools/call."""
+    again = json.loads(json.dumps(find(events, "mcp_response", method="tools/list")))
+    listed_definition_swapped([again])
+    events.insert(events.index(tool_call(events)), again)
+    for seq, event in enumerate(events, 1):
+        event["seq"] = seq
+
+
 CASES: list[tuple[str, Mutation, str, str]] = [
+    ("seed_run", definition_digest_changed, "routing",
+     f"the declarations (initial) record fs__read_text_file's definition as {FORGED}, but fs's tools/list"),
+    ("seed_run", listed_definition_swapped, "routing", ": a digest changed or a definition swapped"),
+    ("seed_run", call_names_another_definition, "routing",
+     f"(request 1), but the call was routed with definition {FORGED}: a definition changed between"),
+    ("seed_run", definition_swapped_before_the_call, "routing",
+     "fs__read_text_file was offered and routed as sha256:"),
     ("seed_run", wrong_mcp_id, "correlation", "records mcp id 4, its message has id 99"),
     (
         "seed_run",

@@ -17,7 +17,7 @@ def test_verify_exits_0_on_an_honest_run(seed_run: Path) -> None:
     proc = run_cli("verify", str(seed_run))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (
-        "ok: 19 checks hold across model_response → parse → routing → server_check → feedback → "
+        "ok: 21 checks hold across model_response → parse → routing → server_check → feedback → "
         "correlation → next_input" in proc.stdout
     )
     assert "BROKEN" not in proc.stdout
@@ -49,7 +49,9 @@ def test_verify_all_lists_every_check(seed_run: Path) -> None:
     proc = run_cli("verify", str(seed_run), "--all")
     assert proc.returncode == 0
     checks = [line for line in proc.stdout.splitlines() if line.startswith("  ok")]
-    assert len(checks) == 19
+    assert len(checks) == 21
+    offered = "  ok     routing        call_offline_0001: fs__read_text_file called with the definition"
+    assert any(line.startswith(f"{offered} the model was offered (sha256:") for line in checks)
     assert "  ok     server_check   fs (connection 1) answered mcp id 4: a result (ok)" in checks
     assert ("  ok     correlation    call_offline_0001: during its tools/call the server asked "
             "roots/list 1 → answered") in checks

@@ -25,13 +25,13 @@ __all__ = ["catalog_of", "configured_servers", "connect"]
 def configured_servers(
     config: ConfigSource, *, events: EventStream, log_level: str | None = None,
     max_call_time: float | None = None, roots: Sequence[str | os.PathLike[str]] = (),
-    max_sampling_per_call: int | None = None,
+    max_sampling_per_call: int | None = None, pins: str | None = None,
 ) -> list[ServerConfig]:
     """The servers ``config`` names (checked, with its notices on ``events``), with what the
     command line says for all of them (``client.config.with_cli_settings``)."""
     return with_cli_settings(servers_from(config, events=events), log_level=log_level,
                              max_call_time=max_call_time, roots=roots,
-                             max_sampling_per_call=max_sampling_per_call)
+                             max_sampling_per_call=max_sampling_per_call, pins=pins)
 
 
 def catalog_of(

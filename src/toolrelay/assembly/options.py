@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypedDict
 
+from ..client.config import PIN_MODES
 from ..client.host import Elicitor, SamplingApprover
 from ..errors import UsageError
 from ..events import EventStream
@@ -111,6 +112,9 @@ class RunOptions:
     roots: Sequence[str | Path] = ()
     """Directories every server is told it may work in (``--root``; wins over a config's
     ``roots``, never over ``"roots": false``); none: only the config's roots are declared."""
+    pins: str | None = None
+    """How tool definitions are pinned (``--pins``: enforce, strict, warn, off; wins over each
+    server's ``toolrelay.pins``); None: each server's setting, else enforce (``relay/pins.py``)."""
     environ: Mapping[str, str] | None = None
     run_id: str | None = None
     on_result: Callable[[RunResult], None] | None = None
@@ -163,6 +167,7 @@ class RunKeywords(TypedDict, total=False):
     call_max_time: float | None
     max_sampling_per_call: int | None
     roots: Sequence[str | Path]
+    pins: str | None
     environ: Mapping[str, str] | None
     run_id: str | None
     on_result: Callable[[RunResult], None] | None
@@ -180,6 +185,11 @@ def check_context_mode(opts: RunOptions) -> None:
             "--no-store (store=False) sends store: false, so it keeps none: use one of them "
             "(without --chain the context is replayed, which works with store: false)"
         )
+
+
+def check_pins(opts: RunOptions) -> None:
+    if opts.pins is not None and opts.pins not in PIN_MODES:
+        raise UsageError(f"pins must be one of {', '.join(PIN_MODES)}, not {opts.pins!r}")
 
 
 def request_settings(

@@ -35,7 +35,7 @@ from ..relay.sampling import responses_sampler
 from ..relay.stages.consent import LIBRARY_HINT, refusing
 from ..relay.stages.context import CallHook
 from .catalogs import catalog_of, configured_servers
-from .options import OFFLINE_MODEL, RunOptions, check_context_mode, request_settings
+from .options import OFFLINE_MODEL, RunOptions, check_context_mode, check_pins, request_settings
 
 __all__ = [
     "BATCH_WORDING", "LIBRARY_WORDING", "Assembly", "Wording", "check_options", "hosted_endpoint",
@@ -76,13 +76,14 @@ class Assembly:
     def __init__(self, options: RunOptions, stack: contextlib.AsyncExitStack, *, events: EventStream,
                  wording: Wording = LIBRARY_WORDING) -> None:
         check_context_mode(options)
+        check_pins(options)
         self.options = options
         self.events = events
         self.wording = wording
         self.servers: list[ServerConfig] = configured_servers(
             options.config, events=events, log_level=options.server_log_level,
             max_call_time=options.call_max_time, roots=options.roots,
-            max_sampling_per_call=options.max_sampling_per_call)
+            max_sampling_per_call=options.max_sampling_per_call, pins=options.pins)
         """Checked before any model or server starts (a usage error starts nothing)."""
         self._stack = stack
         self._endpoints: dict[_EndpointKey, ModelEndpoint] = {}
@@ -218,6 +219,7 @@ def check_options(options: RunOptions) -> None:
     either): for a caller that prepares something first, as the demo creates its folder,
     and must create nothing on a usage error."""
     check_context_mode(options)
+    check_pins(options)
     servers_from(options.config, events=EventStream())  # no subscriber: the run says its notices
     if options.model != OFFLINE_MODEL:
         hosted_endpoint(options)

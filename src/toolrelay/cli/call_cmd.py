@@ -26,10 +26,13 @@ from ..relay.stages.result import CallOutcome
 from .common import add_root_option, add_server_options, catalog_from_args, positive_seconds, print_json
 from .host_options import (
     add_elicit_options,
+    add_pins_option,
+    add_policy_option,
     add_sampling_cap_option,
     add_sampling_options,
     check_sampling_args,
     host_from_args,
+    policy_from_args,
 )
 from .otel_options import add_otel_options, call_tracing
 from .progress import ProgressPrinter, WireLog, WirePrinter, failure_text
@@ -61,6 +64,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_call_max_time_option(parser)
     add_log_level_option(parser)
     add_sampling_cap_option(parser)
+    add_pins_option(parser)
+    add_policy_option(parser)
     add_sampling_options(parser)
     add_elicit_options(parser)
     add_otel_options(parser)
@@ -81,7 +86,9 @@ async def _run(args: argparse.Namespace) -> int:
     printer = ProgressPrinter(verbose=False)
     async with contextlib.AsyncExitStack() as stack:
         host = await host_from_args(args, stack)
-        catalog = catalog_from_args(args, events, printer=printer, host=host)
+        policy = policy_from_args(args)  # the same object filters and hooks (it reads what the filter saw)
+        filters = (policy,) if policy else ()
+        catalog = catalog_from_args(args, events, printer=printer, host=host, filters=filters)
         wire = WireLog(catalog.secrets)
         if args.wire:  # with --json the wire goes inside the JSON: stdout stays one document
             events.subscribe(wire if args.json else WirePrinter(sys.stdout, catalog.secrets))
@@ -90,7 +97,7 @@ async def _run(args: argparse.Namespace) -> int:
         hooks = call_tracing(args, events, stack, catalog)
         async with catalog:
             _check_server_available(catalog, args.alias)
-            context = CallContext(timeout=args.timeout, hooks=hooks)
+            context = CallContext(timeout=args.timeout, hooks=(*hooks, *((policy,) if policy else ())))
             outcome = await catalog.call(args.alias, args.arguments, context=context)
     if args.json:
         print_json(_outcome_json(outcome) | ({"wire": wire.messages} if args.wire else {}))

@@ -16,6 +16,7 @@ from ..client.host import Host
 from ..events import EventStream
 from ..protocol.versions import DEFAULT_VERSION, LATEST_VERSION
 from ..relay.catalog import STRUCTURED_OUTPUT_MODES, Catalog
+from ..relay.offer import ToolFilter
 from ..relay.stages.namespaces import DECLARE_MODES
 from .arg_types import positive_count, positive_seconds
 from .progress import ProgressPrinter
@@ -75,10 +76,10 @@ def add_root_option(parser: argparse.ArgumentParser) -> None:
 
 def catalog_from_args(
     args: argparse.Namespace, events: EventStream, *, printer: ProgressPrinter | None = None,
-    host: Host | None = None,
+    host: Host | None = None, filters: Sequence[ToolFilter] = (),
 ) -> Catalog:
     """The catalog the options describe; notices on stderr (``printer``, by default one
-    without progress lines); ``host`` answers what the servers ask."""
+    without progress lines); ``host`` answers what the servers ask; ``filters`` join the offer chain."""
     events.subscribe(ServerActivityPrinter())  # first: its bar is cleared before other lines
     events.subscribe(printer or ProgressPrinter(verbose=False))
     apply_auth_option(args)
@@ -86,11 +87,12 @@ def catalog_from_args(
                                  log_level=getattr(args, "server_log_level", None),
                                  max_call_time=getattr(args, "call_max_time", None),
                                  roots=getattr(args, "roots", ()),
-                                 max_sampling_per_call=getattr(args, "max_sampling_per_call", None))
+                                 max_sampling_per_call=getattr(args, "max_sampling_per_call", None),
+                                 pins=getattr(args, "pins", None))
     return catalog_of(servers, events=events, strict=bool(getattr(args, "strict", False)),
                       declare=getattr(args, "declare", "flat"),
                       structured_output=getattr(args, "structured_output", "auto"),
-                      protocol_version=args.protocol_version, host=host)
+                      protocol_version=args.protocol_version, host=host, filters=filters)
 
 
 def print_table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:

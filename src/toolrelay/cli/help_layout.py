@@ -27,7 +27,7 @@ GROUPS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         ("model", _MODEL),
         ("limits", _LIMITS),
         ("approval and what servers ask", ("--yes", "--elicit", "--open", "--max-sampling-per-call",
-                                           "--server-log-level")),
+                                           "--server-log-level", "--pins", "--policy")),
         ("output", ("--transcript", "--fail-on-call-error", "--json", "--quiet", "--otel", "--otel-file")),
     ),
     "batch": (
@@ -37,7 +37,7 @@ GROUPS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         ("model", _MODEL),
         ("limits, per task", _LIMITS),
         ("approval and what servers ask",
-         ("--yes", "--elicit", "--max-sampling-per-call", "--server-log-level")),
+         ("--yes", "--elicit", "--max-sampling-per-call", "--server-log-level", "--pins", "--policy")),
     ),
 }
 """Per verb with many options: (group title, its options by their long name), in help order."""

@@ -4,6 +4,8 @@
   answers a server's elicitation (``cli/elicitation.py``);
 - ``--max-sampling-per-call N`` (``run``, ``call``, ``batch``): sampling requests answered
   during one tool call, the rest refused;
+- ``--pins enforce|strict|warn|off`` (``run``, ``batch``, ``call``, ``tools``): how the servers'
+  tool definitions are pinned and checked (``relay/pins.py``);
 - ``--model``, ``--base-url``, ``--script`` and ``--yes`` for the verbs that have no model of
   their own (``tools``, ``call``): the model that answers sampling requests, and their
   approval. ``run`` samples with its own model and approves with its own ``--yes``.
@@ -15,15 +17,17 @@ import argparse
 import asyncio
 import contextlib
 
+from ..client.config import PIN_MODES
 from ..client.host import Host
 from ..client.host.requests import DEFAULT_MAX_SAMPLING_PER_CALL
 from ..errors import UsageError
+from ..relay.policy import Policy, load_policy
 from .consent import sampling_approver
 from .elicitation import ELICIT_POLICIES, elicitor_for
 
 __all__ = [
-    "add_elicit_options", "add_sampling_cap_option", "add_sampling_options", "check_sampling_args",
-    "host_from_args",
+    "add_elicit_options", "add_pins_option", "add_policy_option", "add_sampling_cap_option",
+    "add_sampling_options", "check_sampling_args", "host_from_args", "policy_from_args",
 ]
 
 NO_MODEL_HINT = "no model given; pass --model (e.g. --model offline) and --yes to let servers sample"
@@ -36,6 +40,26 @@ def add_elicit_options(parser: argparse.ArgumentParser) -> None:
              "defaults, decline URLs), decline (default otherwise)")
     parser.add_argument("--open", action="store_true",
                         help="open a URL a server asks you to visit in the browser, once you consent")
+
+
+def add_pins_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--pins", choices=PIN_MODES, default=None,
+        help="tool definitions pinned on first use: enforce (default: a changed tool is withheld), strict "
+             "(new tools too, until `toolrelay pins approve`), warn (offered, with a warning), off; wins "
+             "over each server's toolrelay.pins")
+
+
+def add_policy_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--policy", metavar="FILE",
+                        help="a policy file: ordered rules saying which tools are offered, refused, run "
+                             "without asking or asked about (docs/policy.md)")
+
+
+def policy_from_args(args: argparse.Namespace) -> Policy | None:
+    """The ``--policy`` file's rules, read now (a bad file is a usage error before anything starts)."""
+    path = getattr(args, "policy", None)
+    return load_policy(path) if path else None
 
 
 def add_sampling_cap_option(parser: argparse.ArgumentParser) -> None:

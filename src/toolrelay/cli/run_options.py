@@ -20,7 +20,7 @@ from ..relay.loop import RunLimits
 from ..relay.stages.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET
 from ..relay.streaming import EARLY_POLICIES
 from .common import add_root_option, add_server_options, positive_count, positive_seconds
-from .host_options import add_sampling_cap_option
+from .host_options import add_pins_option, add_policy_option, add_sampling_cap_option, policy_from_args
 from .server_activity import add_call_max_time_option, add_log_level_option
 
 __all__ = ["SHARED", "Shared", "add_run_options", "shaping_options"]
@@ -100,6 +100,8 @@ def add_run_options(parser: argparse.ArgumentParser, verb: Verb) -> None:
     add_call_max_time_option(parser)
     add_log_level_option(parser)
     add_sampling_cap_option(parser)
+    add_pins_option(parser)
+    add_policy_option(parser)
     add_expose_resources(parser)
 
 
@@ -120,7 +122,9 @@ def add_expose_resources(parser: argparse.ArgumentParser) -> None:
 def shaping_options(args: argparse.Namespace) -> RunOptions:
     """What the shared options say (model, servers, requests, limits): each verb adds how it
     asks for consent and where it records."""
+    policy = policy_from_args(args)  # one object: the filter and the hook (it reads what the filter saw)
     return RunOptions(
+        filters=(policy,) if policy else (), hooks=(policy,) if policy else (),
         model=args.model, base_url=args.base_url, config=Path(args.config) if args.config else None,
         strict=args.strict, chain=args.chain, store=args.store, instructions=args.instructions,
         declare=args.declare, structured_output=args.structured_output,
@@ -132,5 +136,5 @@ def shaping_options(args: argparse.Namespace) -> RunOptions:
         ),
         script=args.script, protocol_version=args.protocol_version, expose_resources=args.expose_resources,
         server_log_level=args.server_log_level, call_max_time=args.call_max_time, roots=args.roots,
-        max_sampling_per_call=args.max_sampling_per_call,
+        max_sampling_per_call=args.max_sampling_per_call, pins=args.pins,
     )

@@ -24,7 +24,14 @@ from ..relay.catalog import Catalog
 from ..relay.stages.declare import DeclarationReport
 from ..relay.stages.namespaces import function_tools_by_alias
 from .common import add_root_option, add_server_options, catalog_from_args, print_json
-from .host_options import add_sampling_options, check_sampling_args, host_from_args
+from .host_options import (
+    add_pins_option,
+    add_policy_option,
+    add_sampling_options,
+    check_sampling_args,
+    host_from_args,
+    policy_from_args,
+)
 from .server_activity import add_log_level_option
 from .tools_search import add_search_options, check_search_args, print_search
 
@@ -42,6 +49,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_server_options(parser)
     add_root_option(parser)
     add_log_level_option(parser)
+    add_pins_option(parser)
+    add_policy_option(parser)
     parser.add_argument("--json", action="store_true", help="print the exact Responses tools array")
     parser.add_argument("--all", action="store_true",
                         help='with --json: print {"tools": [that array], "withheld": [the tools not offered, '
@@ -63,7 +72,10 @@ def run(args: argparse.Namespace) -> int:
 async def _run(args: argparse.Namespace) -> int:
     async with contextlib.AsyncExitStack() as stack:
         host = await host_from_args(args, stack)
-        catalog = await stack.enter_async_context(catalog_from_args(args, EventStream(), host=host))
+        policy = policy_from_args(args)
+        filters = (policy,) if policy else ()
+        made = catalog_from_args(args, EventStream(), host=host, filters=filters)
+        catalog = await stack.enter_async_context(made)
         if args.search is not None:
             print_search(catalog, args)
         elif args.report and args.json:

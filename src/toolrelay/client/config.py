@@ -17,7 +17,7 @@ an optional ``"toolrelay"`` object inside an entry (other clients ignore it)::
 
     "toolrelay": {"timeout": 120, "requestTimeout": 30, "maxMessageBytes": 8388608, "maxSamplingPerCall": 32,
                   "allow": ["read_*"], "deny": ["write_file"], "roots": ["~/notes"],
-                  "protocolVersion": "auto", "shutdownGrace": 2}
+                  "protocolVersion": "auto", "shutdownGrace": 2, "pins": "enforce"}
 
 ``roots`` are the directories the server is told about (``roots/list``): paths, ``~`` and
 variables expanded, relative ones against the project folder. Roots are declared only
@@ -50,7 +50,7 @@ from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from ..protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from ..redaction import redact_url, url_secrets
 from . import jsonc
-from .config_entries import EntrySkipped, json_kind
+from .config_entries import EntrySkipped, json_kind, one_of
 from .environment import ExpansionContext, expand, input_from_environment, input_variable_name, redact
 from .host.requests import DEFAULT_MAX_SAMPLING_PER_CALL
 from .server_logs import log_level_of
@@ -64,6 +64,7 @@ __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_MAX_CALL_TIME",
     "DEFAULT_REQUEST_TIMEOUT",
+    "PIN_MODES",
     "LoadedConfig",
     "ServerConfig",
     "builtin_file_server",
@@ -81,12 +82,13 @@ DEFAULT_MAX_CALL_TIME: Final = 600.0
 BUILTIN_ORIGIN: Final = "built-in file server"
 _OPTION_KEYS: Final = frozenset({
     "timeout", "requestTimeout", "maxMessageBytes", "allow", "deny", "roots", "protocolVersion", "isolate",
-    "maxCallTime", "logLevel", "shutdownGrace", "maxSamplingPerCall",
+    "maxCallTime", "logLevel", "shutdownGrace", "maxSamplingPerCall", "pins",
     "oauth",  # read with the URL (config_entries.py)
 })
 PROTOCOL_CHOICES: Final = ("auto", *sorted((*SUPPORTED_VERSIONS, *MODERN_VERSIONS)))
 """What ``--protocol-version`` and ``toolrelay.protocolVersion`` accept (``client/era_probe.py``):
 ``auto`` (the default) first, then the revisions oldest first (their names are dates)."""
+PIN_MODES: Final = ("enforce", "strict", "warn", "off")  # --pins and toolrelay.pins (relay/pins.py)
 
 
 def _empty_map() -> Mapping[str, str]:
@@ -144,6 +146,8 @@ class ServerConfig:
     """The MCP revision pinned for this server (``toolrelay.protocolVersion``), or None."""
     isolate: bool = False
     """``toolrelay.isolate``: in a batch, one instance of this server per task (not shared)."""
+    pins: str | None = None
+    """``toolrelay.pins`` or ``--pins`` (``PIN_MODES``); None: the default (``relay/pins.py``)."""
     peer_factory: PeerFactory | None = None
     """In-process servers: starts the server half of a session (``client/inprocess.py``)."""
 
@@ -189,13 +193,14 @@ class LoadedConfig:
 def with_cli_settings(
     servers: list[ServerConfig], *, log_level: str | None = None, max_call_time: float | None = None,
     roots: Sequence[str | os.PathLike[str]] = (), max_sampling_per_call: int | None = None,
+    pins: str | None = None,
 ) -> list[ServerConfig]:
     """``servers`` with what the command line says for all of them (``--server-log-level``,
-    ``--call-max-time``, ``--root``, ``--max-sampling-per-call``): the flag wins over each
+    ``--call-max-time``, ``--root``, ``--max-sampling-per-call``, ``--pins``): the flag wins over each
     entry's ``toolrelay`` block. ``roots`` pass over a server whose entry says ``"roots":
     false`` and the built-in file server, whose root is the directory it serves."""
     given: dict[str, Any] = {"log_level": log_level, "max_call_time": max_call_time,
-                             "max_sampling_per_call": max_sampling_per_call}
+                             "max_sampling_per_call": max_sampling_per_call, "pins": pins}
     changes = {key: value for key, value in given.items() if value is not None}
     named = tuple(os.path.abspath(Path(root).expanduser()) for root in roots)
     keeps = [not named or not server.offer_roots or server.origin == BUILTIN_ORIGIN for server in servers]
@@ -364,11 +369,10 @@ def _options(entry: dict[str, Any], context: ExpansionContext, where: str) -> di
     if "maxSamplingPerCall" in block:
         capped = f"{where}, toolrelay.maxSamplingPerCall"
         options["max_sampling_per_call"] = _count(block["maxSamplingPerCall"], capped)
-    if "protocolVersion" in block:
-        if block["protocolVersion"] not in PROTOCOL_CHOICES:
-            raise ConfigError(f"{where}, toolrelay.protocolVersion: must be one of "
-                              f"{', '.join(PROTOCOL_CHOICES)}, got {block['protocolVersion']!r}")
-        options["protocol_version"] = block["protocolVersion"]
+    for key, choices, field_name in (("protocolVersion", PROTOCOL_CHOICES, "protocol_version"),
+                                     ("pins", PIN_MODES, "pins")):
+        if key in block:
+            options[field_name] = one_of(block[key], choices, f"{where}, toolrelay.{key}")
     allow = block.get("allow", entry.get("includeTools"))
     if allow is not None:
         options["allow"] = tuple(_plain_strings(allow, f"{where}, toolrelay.allow"))

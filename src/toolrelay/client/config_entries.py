@@ -18,7 +18,7 @@ from ..errors import ConfigError
 from ..redaction import redact_url
 from .environment import ExpansionContext, expand, parse_dotenv
 
-__all__ = ["EntrySkipped", "json_kind", "read_command_entry", "read_url_entry"]
+__all__ = ["EntrySkipped", "json_kind", "one_of", "read_command_entry", "read_url_entry"]
 
 
 class EntrySkipped(Exception):
@@ -126,6 +126,13 @@ def _string_map(entry: dict[str, Any], key: str, context: ExpansionContext, wher
             raise ConfigError(f'{where}: "{key}.{name}" must be a string, got {json_kind(item)}')
         values[name] = expand(text, context, f"{where}, {key}.{name}")
     return values
+
+
+def one_of(raw: Any, choices: tuple[str, ...], where: str) -> str:
+    """``raw`` when it is one of ``choices``; else a ConfigError naming them."""
+    if raw not in choices:
+        raise ConfigError(f"{where}: must be one of {', '.join(choices)}, got {raw!r}")
+    return str(raw)
 
 
 def json_kind(value: Any) -> str:

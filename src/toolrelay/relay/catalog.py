@@ -31,6 +31,7 @@ from ..client.host import Host
 from ..client.pool import ServerPool
 from ..errors import ToolrelayError, UsageError
 from ..events import CatalogReady, EventStream, Notice
+from ..protocol.tool_digest import tool_digest
 from .dispatch import DispatchTable, dispatch
 from .offer import (
     Offer,
@@ -43,6 +44,7 @@ from .offer import (
     offer,
     task_notice,
 )
+from .pins import PinCheck
 from .resource_tool import ResourceTools
 from .stages.alias import server_prefix
 from .stages.arguments import ArgumentChecker
@@ -121,6 +123,8 @@ class Catalog:
         self._readers = ResourceTools(self._pool.connections, self.events) if expose_resources else None
         self._sets: dict[bool, DeclarationSet] = {}
         self._filters = checked_filters(filters)
+        self._pins = PinCheck()  # first in the chain: it sees every listed tool
+        self._pins.load(servers)  # an unreadable pin file is refused before any server starts
         self._offer = Offer(offered=())
         self._index: ToolIndex | None = None
         self._told_hidden: set[tuple[str, str]] = set()
@@ -187,15 +191,16 @@ class Catalog:
     # -- declarations -------------------------------------------------------------------
 
     def _rebuild(self, reason: str) -> None:
-        self._offer = offer(self._listings(), self._filters)
+        self._offer = offer(self._listings(), self._filters, first=(self._pins,))
         self._sets = {}  # rebuilt lazily by _set, for each mode asked for
         self._index = None  # and the search index by search_index
         plain = self._set(False)
+        digests = {(server, tool["name"]): tool_digest(tool) for server, tool in self._offer.offered}
         router = Router(
             Route(
                 alias=d.alias, server=d.server, tool=d.tool, rule=d.rule,
                 description=d.description or "", annotations=d.annotations, output_schema=d.output_schema,
-                structured=d.structured, namespace=d.namespace,
+                structured=d.structured, namespace=d.namespace, digest=digests.get((d.server, d.tool)),
             )
             for d in plain.declarations
         )
@@ -205,12 +210,14 @@ class Catalog:
         for skipped in self._offer.skipped:
             self.events.emit(Notice(level="warning", text=skipped))
         self._tell_hidden()
+        for said in self._pins.take_notices():
+            self.events.emit(Notice(level=said.level, server=said.server, text=said.text))
         if self.events.active:
             tools = self.declarations(strict=self.strict)
             withheld = [entry.to_record() for entry in self._offer.withheld]
             namespaces = {space.name: space.server for space in plain.namespaces}
             self.events.emit(CatalogReady(tools=tools, routes=router.table(), reason=reason,
-                                          withheld=withheld, namespaces=namespaces))
+                                          withheld=withheld, namespaces=namespaces, digests=router.digests()))
 
     def _listings(self) -> list[ServerListing]:
         """Each available server's raw tools/list with the facts of its connection, by name."""

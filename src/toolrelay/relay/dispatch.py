@@ -120,7 +120,7 @@ async def _dispatch(
     route = progress.route = table.router.resolve(call.alias)
     if route is not None:
         table.events.emit(CallRouted(call_id=call.call_id or None, alias=call.alias, server=route.server,
-                                     tool=route.tool))
+                                     tool=route.tool, digest=route.digest))
         context.server, context.tool = route.server, route.tool
     if context.hooks:
         progress.hooked = True

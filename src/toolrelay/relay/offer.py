@@ -12,9 +12,9 @@ The first link that withholds a tool gives the reason; later links do not see it
 4. ``TaskSupport``: a tool that must run as a task, on a connection that cannot run tasks;
 5. the library user's filters (``RunOptions(filters=...)``, ``connect(filters=...)``).
 
-Later features are links of their own here: pinned definitions held back until
-approved, a policy file, tool search. A filter is any object with
-``withhold(listing) -> {tool name: reason}``.
+The catalog's pin check (``relay/pins.py``) comes between 1 and 2 (``first``). Other
+features are links of their own here: a policy file (``relay/policy.py``), tool search.
+A filter is any object with ``withhold(listing) -> {tool name: reason}``.
 """
 
 from __future__ import annotations
@@ -178,15 +178,19 @@ def checked_filters(filters: Iterable[object]) -> tuple[ToolFilter, ...]:
     return tuple(found)
 
 
-def offer(listings: Iterable[ServerListing], filters: Sequence[ToolFilter] = ()) -> Offer:
-    """Every listing through the chain: declarable, the built-in filters, then ``filters``."""
+def offer(
+    listings: Iterable[ServerListing], filters: Sequence[ToolFilter] = (), *, first: Sequence[ToolFilter] = ()
+) -> Offer:
+    """Every listing through the chain: declarable, ``first`` (the catalog's pin check: it
+    sees every declarable tool, so one another link withholds is not taken for gone), the
+    built-in filters, then ``filters``."""
     offered: list[tuple[str, Mapping[str, Any]]] = []
     withheld: list[Withheld] = []
     skipped: list[str] = []
     for listing in listings:
         kept, refused = _declarable(listing, skipped)
         withheld.extend(refused)
-        for link in (*BUILT_IN, *filters):
+        for link in (*first, *BUILT_IN, *filters):
             said = link.withhold(replace(listing, tools=kept)) if kept else {}
             withheld.extend(_entry(listing.server, name, str(said[name]), link)
                             for name in (str(tool["name"]) for tool in kept) if name in said)

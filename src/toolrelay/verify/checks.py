@@ -18,6 +18,7 @@ from .agreement import check_agreement
 from .attachments import STREAMED, no_call_text
 from .context import check_answer_order, check_context, check_declarations
 from .correlation import check_call_links, check_event_order, check_mcp_pairs, check_outputs
+from .definitions import check_definitions
 from .duplicates import check_duplicates
 from .facts import RunFacts
 from .feedback import check_feedback
@@ -45,6 +46,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("parse", check_parse),
     ("parse", check_duplicates),
     ("routing", check_routing),
+    ("routing", check_definitions),
     ("server_check", check_server),
     ("feedback", check_feedback),
     ("correlation", check_event_order),

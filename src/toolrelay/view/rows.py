@@ -347,9 +347,11 @@ def _call_parsed(record: dict[str, Any]) -> Row:
 
 
 def _call_routed(record: dict[str, Any]) -> Row:
+    digest = record.get("digest")
     return _base(
         record, stage="route", source="app", target="app",
         label=f"route {record.get('alias')} → {record.get('server')} / {record.get('tool')}",
+        detail=f"declared with definition {digest}" if isinstance(digest, str) else "",
         badges=_ids(record), call_id=_text_or_none(record.get("call_id")),
     )
 

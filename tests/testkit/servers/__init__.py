@@ -7,6 +7,7 @@ stdio MCP servers (the standard library only, unless noted):
   honest_server.py        its tools end every way a call can end, honestly
   hostile_server.py       tool names and schemas the OpenAI API dislikes
   growing_server.py       every call adds a tool (tools/list_changed)
+  rug_server.py           changes its tools between runs (by env) or mid-run (pull(): the "rug pull")
   media_server.py         audio, images and blobs in results
   flood_server.py         floods toolrelay with notifications during a call
   touch_server.py         a read-only tool that touches a file when called (early-execution proof)
@@ -45,6 +46,7 @@ TOOLBOX_SERVER = SERVERS / "toolbox_server.py"
 HONEST_SERVER = SERVERS / "honest_server.py"
 HOSTILE_SERVER = SERVERS / "hostile_server.py"
 GROWING_SERVER = SERVERS / "growing_server.py"
+RUG_SERVER = SERVERS / "rug_server.py"
 MEDIA_SERVER = SERVERS / "media_server.py"
 FLOOD_SERVER = SERVERS / "flood_server.py"
 TOUCH_SERVER = SERVERS / "touch_server.py"

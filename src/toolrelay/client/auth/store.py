@@ -5,7 +5,7 @@ server, readable by the user alone.
         127.0.0.1_8000_mcp-3f2a.../        one folder per MCP server (its canonical URL)
             as.example.com-9b1c....json    one file per authorization server (its issuer)
 
-Folders are 0700, files 0600, written whole (a new file renamed into place), so a crash
+Folders are 0700, files 0600, written whole (``client/state_files.py``), so a crash
 never leaves half a token behind. A file this version cannot read is left alone and
 treated as absent.
 """
@@ -15,28 +15,18 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
 
-from ...errors import UsageError, os_reason
+from ..state_files import state_directory, write_private
 from .grant import Grant, grant_from_json
 from .metadata import canonical_resource
 
 __all__ = ["GrantStore", "state_directory"]
 
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9.-]+")
-
-
-def state_directory(environ: Mapping[str, str] | None = None) -> Path:
-    """``$XDG_STATE_HOME/toolrelay`` (default ``~/.local/state/toolrelay``)."""
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_STATE_HOME") or ""
-    root = Path(base) if os.path.isabs(base) else Path.home() / ".local" / "state"
-    return root / "toolrelay"
 
 
 def _slug(url: str) -> str:
@@ -75,19 +65,8 @@ class GrantStore:
     def save(self, grant: Grant) -> Path:
         """Write ``grant`` (replacing the server's earlier one at the same issuer)."""
         path = self.path(grant.server, grant.issuer)
-        try:
-            self.root.parent.parent.mkdir(parents=True, exist_ok=True)
-            for folder in (self.root.parent, self.root, path.parent):
-                folder.mkdir(mode=0o700, exist_ok=True)
-            temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-                json.dump(grant.to_json(), file, indent=2)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temporary, path)
-        except OSError as exc:
-            raise UsageError(f"cannot store the sign-in in {path}: {os_reason(exc)}") from None
+        write_private(path, json.dumps(grant.to_json(), indent=2), private_from=self.root.parent,
+                      what="the sign-in")
         return path
 
     def forget(self, server_url: str) -> list[Path]:

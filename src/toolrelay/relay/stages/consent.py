@@ -30,9 +30,7 @@ def refusing(hint: str) -> Approver:
     """Nobody can approve: every call that needs consent is refused, with ``hint``."""
 
     async def refuse(route: Route, arguments: dict[str, Any]) -> str | None:
-        return (
-            f"tool {route.tool} on server {route.server} is not marked read-only and was not "
-            f"approved ({hint})"
-        )
+        why = "needs consent" if route.read_only else "is not marked read-only"  # read-only: a policy asks
+        return f"tool {route.tool} on server {route.server} {why} and was not approved ({hint})"
 
     return refuse

@@ -36,6 +36,8 @@ class Route:
     """Declared with ``output_schema``: a valid ``structuredContent`` is what the model reads."""
     namespace: str | None = None
     """The namespace the model names it in (``--declare namespaces``); None: flat."""
+    digest: str | None = None
+    """The digest of the tool's definition as offered (``protocol/tool_digest.py``; None: a reader)."""
 
     @property
     def read_only(self) -> bool:
@@ -69,3 +71,7 @@ class Router:
     def table(self) -> dict[str, list[str]]:
         """alias → [server, tool], as recorded in transcripts."""
         return {alias: [r.server, r.tool] for alias, r in self._routes.items()}
+
+    def digests(self) -> dict[str, str]:
+        """alias → the digest of its tool's definition as offered, as recorded in transcripts."""
+        return {alias: r.digest for alias, r in self._routes.items() if r.digest is not None}

@@ -1,0 +1,117 @@
+"""A policy file (``--policy FILE``): the first matching rule decides. A tool denied
+whatever its arguments is withheld (``tools`` says which rule); a deny that depends on an
+argument refuses the call, naming the rule, in ``run``, ``batch`` and ``call``, each
+refusal recorded and verified; ``allow`` runs a tool without asking; ``ask`` asks even
+for a read-only tool. Bad files are refused with a message naming the rule and the key."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from testkit.processes import run
+from testkit.servers import RUG_SERVER
+from toolrelay.verify import load_run, verify
+
+RULES = [
+    {"server": "rug", "tool": "pull", "decision": "deny", "reason": "no rugs here"},
+    {"tool": "write_*", "arguments": {"/name": "**/.ssh/**"}, "decision": "deny"},
+    {"tool": "read_note", "decision": "ask"},
+    {"server": "*", "tool": "*", "decision": "allow"},
+]
+SSH = {"name": "/home/u/.ssh/id_rsa", "text": "x"}
+DENIED_SSH = "denied by policy rule #2 of policy.json"
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return run([sys.executable, "-m", "toolrelay", *args], text=True, timeout=60, cwd=cwd)
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    entry = {"command": sys.executable, "args": [str(RUG_SERVER)]}
+    (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"rug": entry}}))
+    (tmp_path / "policy.json").write_text(json.dumps({"rules": RULES}))
+    return tmp_path
+
+
+def script(folder: Path, *calls: tuple[str, dict[str, Any]]) -> Path:
+    path = folder / "script.json"
+    turns = [{"calls": [{"name": f"rug__{name}", "arguments": arguments} for name, arguments in calls]}]
+    path.write_text(json.dumps({"turns": [*turns, {"message": "done"}]}))
+    return path
+
+
+def test_a_tool_denied_whatever_its_arguments_is_withheld_naming_the_rule(folder: Path) -> None:
+    done = cli("tools", "--all", "--json", "--config", "mcp.json", "--policy", "policy.json", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    offered = json.loads(done.stdout)
+    assert sorted(tool["name"] for tool in offered["tools"]) == ["rug__read_note", "rug__write_note"]
+    assert offered["withheld"] == [{"alias": "rug__pull", "server": "rug", "tool": "pull",
+                                    "reason": 'denied by policy rule #1 of policy.json: "no rugs here"'}]
+
+
+def test_run_refuses_by_argument_allows_without_asking_and_asks_for_a_read_only_tool(folder: Path) -> None:
+    plan = script(folder, ("write_note", SSH), ("write_note", {"name": "ok", "text": "x"}),
+                  ("read_note", {"name": "a"}))
+    done = cli("run", "go", "--config", "mcp.json", "--policy", "policy.json", "--model", "offline",
+               "--script", str(plan), "--transcript", "run.jsonl", "--json", cwd=folder)
+    calls = json.loads(done.stdout)["calls"]
+    assert [(call["status"], call.get("message")) for call in calls] == [
+        ("refused_by_hook", DENIED_SSH),
+        ("ok", None),  # not read-only, no --yes: allowed by rule #4 without asking
+        ("refused_by_hook", "tool read_note on server rug needs consent and was not approved (no terminal "
+                            "to ask on; rerun with --yes to approve all calls) (asked by policy rule #3 of "
+                            "policy.json)"),
+    ]
+    verdict = verify(load_run(folder / "run.jsonl"))
+    assert verdict.ok, verdict.broken
+    events = [json.loads(line) for line in (folder / "run.jsonl").read_text().splitlines()]
+    sent = [e["message"]["params"]["arguments"] for e in events
+            if e["kind"] == "mcp_request" and e["message"].get("method") == "tools/call"]
+    assert sent == [{"name": "ok", "text": "x"}]  # the refused calls never left toolrelay
+    feedback = {e["call_id"]: e["item"]["output"] for e in events if e["kind"] == "feedback"}
+    assert feedback[calls[0]["call_id"]] == f"Error (refused by hook): {DENIED_SSH}"
+
+
+def test_call_and_batch_refuse_a_denied_argument_too(folder: Path) -> None:
+    called = cli("call", "rug__write_note", json.dumps(SSH), "--config", "mcp.json",
+                 "--policy", "policy.json", cwd=folder)
+    assert (called.returncode, called.stderr) == (1, f"toolrelay call: refused by hook: {DENIED_SSH}\n")
+    plan = script(folder, ("write_note", SSH))
+    (folder / "tasks.jsonl").write_text(json.dumps({"id": "t1", "task": "go", "script": str(plan)}) + "\n")
+    done = cli("batch", "tasks.jsonl", "--out", "out", "--model", "offline", "--config", "mcp.json",
+               "--policy", "policy.json", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    (result,) = [json.loads(line) for line in (folder / "out" / "results.jsonl").read_text().splitlines()]
+    assert result["failed_calls"] == 1
+    recorded = load_run(folder / "out" / result["transcript"])
+    assert verify(recorded).ok
+    outcome = next(c for c in recorded.calls).outcomes[0]["outcome"]
+    assert (outcome["status"], outcome["message"]) == ("refused_by_hook", DENIED_SSH)
+
+
+@pytest.mark.parametrize(("content", "said"), [
+    (None, "cannot read the policy file policy.json: No such file or directory"),
+    ("{not json", "the policy file policy.json is not JSON"),
+    ('{"rule": []}', 'the policy file policy.json needs {"rules": [...]}'),
+    ('{"rules": [{"tool": "x", "decision": "maybe"}]}',
+     "policy.json: rule #1: \"decision\" must be one of allow, deny, ask, got 'maybe'"),
+    ('{"rules": [{"decision": "deny"}, {"tol": "x", "decision": "deny"}]}',
+     'policy.json: rule #2: unknown key "tol" (known: annotations, arguments, decision, reason, server, '
+     'tool)'),
+    ('{"rules": [{"arguments": {"path": "*"}, "decision": "deny"}]}',
+     'policy.json: rule #1: "arguments" maps JSON Pointers ("/path") to globs on their string values'),
+])
+def test_a_bad_policy_file_is_refused_before_any_server_starts(tmp_path: Path, content: str | None,
+                                                               said: str) -> None:
+    if content is not None:
+        (tmp_path / "policy.json").write_text(content)
+    done = cli("tools", "--policy", "policy.json", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"toolrelay tools: error: {said}")
