@@ -110,7 +110,7 @@ def test_readme_opens_with_the_two_commands_and_ci_runs_the_second() -> None:
     assert first_block[0] == "sh"
     main_command, test_command = first_block[1].strip().splitlines()
     assert main_command.endswith(".venv/bin/toolrelay demo")
-    assert test_command.endswith(".venv/bin/python -m pytest")
+    assert test_command.endswith(".venv/bin/python -m pytest -n 2")  # one worker per core
     ci = (REPO / ".ci" / "run").read_text().splitlines()
     assert test_command in ci, ".ci/run must run README's test command exactly"
     assert ci[-1] == test_command, "the test command is the last step of .ci/run (its status is CI's)"

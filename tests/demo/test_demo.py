@@ -129,7 +129,7 @@ def test_the_folder_verifies(verb: str, demo_folder: Path) -> None:
         timeout=30,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    expected = "agree with transcript.jsonl" if verb == "explain" else "ok: 21 checks hold"
+    expected = "agree with transcript.jsonl" if verb == "explain" else "ok: 23 checks hold"
     assert expected in proc.stdout
 
 
