@@ -15,6 +15,7 @@ from pathlib import Path
 from ..client.config import ServerConfig, with_cli_settings
 from ..client.host import Host
 from ..events import EventStream
+from ..functions.sources import ToolSource
 from ..relay.catalog import Catalog, ConfigSource, StructuredOutput, servers_from
 from ..relay.offer import ToolFilter
 from ..relay.stages.namespaces import DeclareMode
@@ -57,13 +58,20 @@ def connect(
     filters: Sequence[ToolFilter] = (),
     declare: DeclareMode = "flat",
     structured_output: StructuredOutput = "auto",
+    tools: Sequence[ToolSource] = (),
 ) -> Catalog:
     """A catalog over ``config`` (a config file, server configs, or None for the built-in
     file server on the current directory); use it as ``async with connect(...) as catalog``.
     ``host`` answers what the servers ask (sampling, elicitation; default: refused, declined);
     ``filters`` withhold listed tools from the model (``toolrelay.ToolFilter``); ``declare`` and
-    ``structured_output`` as for ``Catalog``."""
+    ``structured_output`` as for ``Catalog``; ``tools``: Python functions served beside them,
+    as ``RunOptions.tools`` are (``functions/``)."""
     stream = events or EventStream()
-    return catalog_of(servers_from(config, events=stream), events=stream, strict=strict,
+    servers = servers_from(config, events=stream)
+    if tools:  # imported only when there are some
+        from ..functions.servers import function_servers
+
+        servers += function_servers(tools, [server.name for server in servers])
+    return catalog_of(servers, events=stream, strict=strict,
                       protocol_version=protocol_version, log_dir=log_dir, host=host, filters=filters,
                       declare=declare, structured_output=structured_output)

@@ -287,6 +287,10 @@ def node_count(ray: Any) -> int:
 
 def shipped(options: RunOptions) -> RunOptions:
     """The options as a worker needs them: paths absolute, nothing of this process."""
+    if options.tools:  # each worker imports them by module path
+        from ..functions.servers import check_importable
+
+        check_importable(options.tools)
     config = options.config
     return replace(
         options, config=Path(config).resolve() if isinstance(config, str | Path) else config,
