@@ -196,3 +196,15 @@ def test_a_local_batch_serves_the_functions_to_every_task(tmp_path: Path) -> Non
         model="offline", script=script, tools=[save_note], config=[], approve=approve_all))
     results = list(toolrelay.batch([{"id": "a", "task": "one"}, {"id": "b", "task": "two"}], options))
     assert [r.status for r in results] == ["completed", "completed"] and SAVED == ["from a task"] * 2
+
+
+def test_strict_mode_declares_functions_strictly_and_strips_the_nulls_it_adds(tmp_path: Path) -> None:
+    script = write_script(tmp_path, {"name": "py__get_weather", "arguments": {"city": "Oslo", "unit": None}})
+    transcript = tmp_path / "run.jsonl"
+    result = toolrelay.run("go", model="offline", script=script, tools=[get_weather], config=[], strict=True,
+                           transcript=transcript)
+    [call] = result.calls
+    assert call.status == "ok" and call.request is not None
+    assert call.request["params"]["arguments"] == {"city": "Oslo"}  # the default applies
+    [declared] = next(e for e in events_of(transcript) if e["kind"] == "model_request")["body"]["tools"]
+    assert declared["strict"] is True and declared["parameters"]["required"] == ["city", "unit"]
