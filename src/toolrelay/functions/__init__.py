@@ -13,6 +13,7 @@ verified like every other call).
 
 Nothing is imported here: ``import toolrelay`` must not pay for it.
 
-Layering: above ``inprocess_servers`` and ``relay``, below ``assembly``; the CLI's
-``serve`` serves the same ``FunctionService`` over stdio or Streamable HTTP.
+Layering: above ``inprocess_servers`` and ``relay``, below ``assembly`` (the CLI's
+``serve`` serves the same ``FunctionService`` over stdio or Streamable HTTP); it never
+imports assembly, runner, batches, cli, verify or view.
 """

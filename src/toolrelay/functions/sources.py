@@ -5,10 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias
-
-if TYPE_CHECKING:
-    from .tool import FunctionTool
+from typing import Any, TypeAlias
 
 __all__ = ["ToolSource", "ToolsServer"]
 
@@ -18,7 +15,8 @@ class ToolsServer:
     """A named group of function tools: one in-process MCP server (``tools_server``)."""
 
     name: str
-    tools: tuple[FunctionTool, ...]
+    tools: tuple[Any, ...]
+    """Its ``tool.FunctionTool`` declarations (typed loosely: this module imports none of them)."""
     instructions: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     """Other ``ServerConfig`` fields (``call_timeout``, ``deny``, ``pins``...)."""
