@@ -13,6 +13,7 @@ import pytest
 import toolrelay
 from toolrelay.functions.servers import check_importable
 from toolrelay.functions.service import FunctionService
+from toolrelay.functions.tool import FunctionTool
 from toolrelay.server.app import CallContext
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
@@ -29,7 +30,7 @@ class Row:
 
 
 def call(fn: Any, arguments: dict[str, Any] | None = None, **declare: Any) -> dict[str, Any]:
-    declared = toolrelay.tool(fn, **declare)
+    declared = fn if isinstance(fn, FunctionTool) else toolrelay.tool(fn, **declare)
     service = FunctionService("py", [declared])
     outcome = service.call(declared.name, arguments or {}, CallContext(None))
     if isinstance(outcome, dict):
@@ -122,3 +123,22 @@ def test_on_ray_only_importable_functions_are_served() -> None:
         "tools=: function local is defined inside a function (or is a lambda); on --engine ray every worker "
         "imports the functions by module path: define it at the top level of an importable module (or run "
         "the batch with the local engine)")
+
+
+def test_a_pydantic_model_argument_and_return_value() -> None:
+    pydantic = pytest.importorskip("pydantic")
+
+    class Order(pydantic.BaseModel):
+        item: str
+        count: int = 1
+
+    got: list[Any] = []
+
+    def place(order: Order) -> Order:
+        got.append(order)
+        return order.model_copy(update={"count": order.count + 1})
+
+    result = call(FunctionTool(place, localns={"Order": Order}), {"order": {"item": "tea"}})
+    assert got == [Order(item="tea")]
+    assert result == {"content": [text('{"item": "tea", "count": 2}')],
+                      "structuredContent": {"item": "tea", "count": 2}}

@@ -208,3 +208,25 @@ def test_strict_mode_declares_functions_strictly_and_strips_the_nulls_it_adds(tm
     assert call.request["params"]["arguments"] == {"city": "Oslo"}  # the default applies
     [declared] = next(e for e in events_of(transcript) if e["kind"] == "model_request")["body"]["tools"]
     assert declared["strict"] is True and declared["parameters"]["required"] == ["city", "unit"]
+
+
+def test_a_read_only_function_starts_while_the_answer_streams(tmp_path: Path) -> None:
+    """The stand-in holds response.completed until the function has run: a run that waited
+    for the whole response would never get it."""
+    ran = tmp_path / "ran"
+
+    @toolrelay.tool(read_only=True)
+    def look() -> str:
+        """Look around."""
+        ran.touch()
+        return "seen"
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [{"calls": [{"name": "py__look", "arguments": {}}],
+                                             "hold_completed_until_file": str(ran)}]}))
+    transcript = tmp_path / "run.jsonl"
+    result = toolrelay.run("go", model="offline", script=script, tools=[look], config=[],
+                           transcript=transcript)
+    assert [c.status for c in result.calls] == ["ok"]
+    verdict = toolrelay.verify(toolrelay.load_run(transcript))
+    assert verdict.ok and any(f.check == "early_start" and f.ok for f in verdict.findings)
