@@ -312,8 +312,9 @@ async def run_ray(
     on_started: Callable[[TaskSpec], None] | None = None, join_timeout: float = JOIN_TIMEOUT,
 ) -> AsyncIterator[TaskResult]:
     """Each task's result as it finishes (in no fixed order)."""
+    ship = shipped(options)  # its usage errors before Ray starts
     async with ray_cluster(address, workers=actors or 1, join_timeout=join_timeout) as ray:
-        pool = _Pool(ray, shipped(options), out, collect=collect)
+        pool = _Pool(ray, ship, out, collect=collect)
         try:
             await pool.start(windows(concurrency, actors or node_count(ray)))
             feeder = _Feeder(pool, iter(specs), out, collect, on_started)

@@ -69,6 +69,8 @@ class FunctionTool:
             raise ValueError(f"tool name {self.name!r}: 1 to 128 of A-Z a-z 0-9 _ . - (pass name=)")
         self.is_async = inspect.iscoroutinefunction(fn)
         self.read_only = read_only
+        self._declared = {"name": name, "description": description, "read_only": read_only,
+                          "destructive": destructive, "idempotent": idempotent, "title": title}
         signature = inspect.signature(fn)
         hints = _hints(fn, localns)
         docs = parse_docstring(fn.__doc__)
@@ -117,6 +119,14 @@ class FunctionTool:
 
     def __repr__(self) -> str:
         return f"<toolrelay function tool {self.name}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by reference (a Ray worker imports it): as the module's name for it when
+        it is the decorated function, else as its function and the same options."""
+        module, qualname = getattr(self.fn, "__module__", None), getattr(self.fn, "__qualname__", "")
+        if module and _lookup(module, qualname) is self:
+            return (_lookup, (module, qualname))
+        return (_redeclared, (self.fn, self._declared))
 
     def declaration(self) -> dict[str, Any]:
         declared: dict[str, Any] = {"name": self.name, "description": self.description,
@@ -187,6 +197,21 @@ def _check_unique(server: str, tools: Sequence[FunctionTool]) -> None:
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise ValueError(f"server {server}: two tools named {', '.join(twice)} (pass name= to one)")
+
+
+def _lookup(module: str, qualname: str) -> Any:
+    found: Any = sys.modules.get(module)
+    if found is None:
+        import importlib
+
+        found = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return found
+
+
+def _redeclared(fn: Callable[..., Any], options: dict[str, Any]) -> FunctionTool:
+    return FunctionTool(fn, **options)
 
 
 def _hints(fn: Callable[..., Any], localns: Mapping[str, Any] | None) -> dict[str, Any]:
