@@ -71,12 +71,20 @@ class FunctionTool:
         self.read_only = read_only
         self._declared = {"name": name, "description": description, "read_only": read_only,
                           "destructive": destructive, "idempotent": idempotent, "title": title}
-        signature = inspect.signature(fn)
         hints = _hints(fn, localns)
         docs = parse_docstring(fn.__doc__)
         self.description = description if description is not None else docs.description
         self.context_param: str | None = None
         self.parameters: list[Parameter] = []
+        self.input_schema = self._input_schema(inspect.signature(fn), hints, docs.params)
+        self.returns = hints.get("return", NO_VALUE)
+        self.output_schema, self.wraps_result = _output_schema(self.name, self.returns)
+        self.annotations = _annotations(read_only, destructive, idempotent, title)
+        functools.update_wrapper(self, fn)
+
+    def _input_schema(self, signature: inspect.Signature, hints: dict[str, Any],
+                      described: dict[str, str]) -> dict[str, Any]:
+        """The parameters' schema (and ``parameters``, ``context_param`` on the way)."""
         builder = SchemaBuilder()
         properties: dict[str, Any] = {}
         required: list[str] = []
@@ -85,34 +93,35 @@ class FunctionTool:
             if _is_context(hint):
                 self.context_param = param.name
                 continue
-            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                raise TypeError(f"tool {self.name}: *{param.name} / **{param.name} cannot be declared; "
-                                "name each parameter")
-            if param.kind is param.POSITIONAL_ONLY:
-                raise TypeError(f"tool {self.name}: positional-only parameter {param.name} cannot be "
-                                "given by name")
-            try:
-                schema = builder.schema(hint)
-            except TypeError as exc:
-                raise TypeError(f"tool {self.name}, parameter {param.name}: {exc}") from None
-            if param.name in docs.params and "description" not in schema:
-                schema["description"] = docs.params[param.name]
+            schema = self._parameter_schema(builder, param, hint)
+            if param.name in described and "description" not in schema:
+                schema["description"] = described[param.name]
             if param.default is param.empty:
                 required.append(param.name)
             elif (default := _json_default(param.default)) is not NO_VALUE:
                 schema["default"] = default
             properties[param.name] = schema
             self.parameters.append(Parameter(param.name, hint))
-        self.input_schema: dict[str, Any] = {"type": "object", "properties": properties}
+        declared: dict[str, Any] = {"type": "object", "properties": properties}
         if required:
-            self.input_schema["required"] = required
-        self.input_schema["additionalProperties"] = False
+            declared["required"] = required
+        declared["additionalProperties"] = False
         if builder.defs:
-            self.input_schema["$defs"] = dict(builder.defs)
-        self.returns = hints.get("return", NO_VALUE)
-        self.output_schema, self.wraps_result = _output_schema(self.name, self.returns)
-        self.annotations = _annotations(read_only, destructive, idempotent, title)
-        functools.update_wrapper(self, fn)
+            declared["$defs"] = dict(builder.defs)
+        return declared
+
+    def _parameter_schema(self, builder: SchemaBuilder, param: inspect.Parameter,
+                          hint: Any) -> dict[str, Any]:
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise TypeError(f"tool {self.name}: *{param.name} / **{param.name} cannot be declared; "
+                            "name each parameter")
+        if param.kind is param.POSITIONAL_ONLY:
+            raise TypeError(f"tool {self.name}: positional-only parameter {param.name} cannot be "
+                            "given by name")
+        try:
+            return builder.schema(hint)
+        except TypeError as exc:
+            raise TypeError(f"tool {self.name}, parameter {param.name}: {exc}") from None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
