@@ -11,14 +11,17 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..client.config import ServerConfig, with_cli_settings
 from ..client.host import Host
 from ..events import EventStream
-from ..functions.sources import ToolSource
 from ..relay.catalog import Catalog, ConfigSource, StructuredOutput, servers_from
 from ..relay.offer import ToolFilter
 from ..relay.stages.namespaces import DeclareMode
+
+if TYPE_CHECKING:
+    from ..functions.sources import ToolSource
 
 __all__ = ["catalog_of", "configured_servers", "connect"]
 

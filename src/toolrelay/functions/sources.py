@@ -4,22 +4,31 @@ declarations themselves are built in ``tool.py``, only when function tools are u
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 __all__ = ["ToolSource", "ToolsServer"]
 
 
-@dataclass(frozen=True)
 class ToolsServer:
-    """A named group of function tools: one in-process MCP server (``tools_server``)."""
+    """A named group of function tools: one in-process MCP server (``tools_server``). A
+    plain class, not a dataclass: ``RunOptions`` imports this module at every start."""
 
-    name: str
-    tools: tuple[Any, ...]
-    """Its ``tool.FunctionTool`` declarations (typed loosely: this module imports none of them)."""
-    instructions: str | None = None
-    options: dict[str, Any] = field(default_factory=dict)
-    """Other ``ServerConfig`` fields (``call_timeout``, ``deny``, ``pins``...)."""
+    __slots__ = ("instructions", "name", "options", "tools")
+
+    def __init__(self, name: str, tools: tuple[Any, ...], instructions: str | None = None,
+                 options: dict[str, Any] | None = None) -> None:
+        self.name = name
+        self.tools = tools
+        """Its ``tool.FunctionTool`` declarations (typed loosely: this module imports none of them)."""
+        self.instructions = instructions
+        self.options: dict[str, Any] = dict(options or {})
+        """Other ``ServerConfig`` fields (``call_timeout``, ``deny``, ``pins``...)."""
+
+    def __repr__(self) -> str:
+        return f"<toolrelay tools server {self.name}: {', '.join(t.name for t in self.tools)}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ToolsServer, (self.name, self.tools, self.instructions, self.options))
 
 
 ToolSource: TypeAlias = Callable[..., Any] | ToolsServer
