@@ -20,6 +20,7 @@ from conftest import CACHE, require_or_skip
 from testkit.ray_setup import ensure_ray, start_local_ray
 from toolrelay.errors import UsageError
 from toolrelay.relay.stages.consent import approve_all
+from toolrelay.verify import load_run, verify
 
 HERE = Path(__file__).resolve().parent
 
@@ -61,7 +62,7 @@ def test_a_ray_batch_serves_importable_functions_in_every_worker(local_ray: Any,
     assert sorted((r.id, r.status) for r in finished) == [(f"t{i}", "completed") for i in range(4)]
     for result in finished:
         assert result.transcript is not None
-        verdict = toolrelay.verify(toolrelay.load_run(tmp_path / "out" / result.transcript))
+        verdict = verify(load_run(tmp_path / "out" / result.transcript))
         assert verdict.ok, verdict.broken
 
 

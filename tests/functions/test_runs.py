@@ -17,6 +17,7 @@ from toolrelay.client.host.elicitation import ElicitationAnswer, ElicitationRequ
 from toolrelay.errors import UsageError
 from toolrelay.inprocess_servers import in_process_file_server
 from toolrelay.relay.stages.route import Route
+from toolrelay.verify import load_run, verify
 
 
 def write_script(tmp_path: Path, *calls: dict[str, Any]) -> Path:
@@ -72,7 +73,7 @@ def test_two_functions_and_the_file_server_are_recorded_with_mcp_ids_and_verifie
     sent = [e for e in events if e["kind"] == "mcp_request" and e.get("method") == "tools/call"]
     assert [(e["server"], e["mcp_id"], e["message"]["params"]["_meta"]["io.toolrelay/callId"]) for e in sent
             if e["server"] == "py"] == [("py", c.mcp_id, c.call_id) for c in result.calls[:2]]
-    assert toolrelay.verify(toolrelay.load_run(transcript)).ok
+    assert verify(load_run(transcript)).ok
     # a copy whose function result says something else than the model was told is rejected
     for event in events:
         if event["kind"] == "mcp_response" and event["server"] == "py" and event["mcp_id"] == weather.mcp_id:
@@ -80,7 +81,7 @@ def test_two_functions_and_the_file_server_are_recorded_with_mcp_ids_and_verifie
             event["message"]["result"]["structuredContent"]["degrees"] = 35.0
     tampered = tmp_path / "tampered.jsonl"
     tampered.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
-    verdict = toolrelay.verify(toolrelay.load_run(tampered))
+    verdict = verify(load_run(tampered))
     assert not verdict.ok and verdict.broken is not None
     assert weather.call_id is not None and weather.call_id in verdict.broken.message
 
@@ -117,7 +118,7 @@ def test_failures_reach_the_model_as_tool_errors_and_tracebacks_only_the_transcr
     assert divided["_meta"]["io.toolrelay/traceback"].startswith("Traceback (most recent call last)")
     assert 'in divide\n    return a / b' in divided["_meta"]["io.toolrelay/traceback"]
     assert "_meta" not in refused  # a deliberate failure has no traceback
-    assert toolrelay.verify(toolrelay.load_run(transcript)).ok
+    assert verify(load_run(transcript)).ok
 
 
 def test_named_groups_and_plain_functions_beside_each_other(tmp_path: Path) -> None:
@@ -169,7 +170,7 @@ def test_the_context_reports_progress_logs_ids_and_asks_the_user(tmp_path: Path)
                and e.get("server") == "py"]
     assert methods.count("notifications/progress") == 2
     assert "notifications/message" in methods and "elicitation/create" in methods
-    assert toolrelay.verify(toolrelay.load_run(transcript)).ok
+    assert verify(load_run(transcript)).ok
 
 
 def test_run_stream_and_connect_serve_functions_too(tmp_path: Path) -> None:
@@ -228,5 +229,5 @@ def test_a_read_only_function_starts_while_the_answer_streams(tmp_path: Path) ->
     result = toolrelay.run("go", model="offline", script=script, tools=[look], config=[],
                            transcript=transcript)
     assert [c.status for c in result.calls] == ["ok"]
-    verdict = toolrelay.verify(toolrelay.load_run(transcript))
+    verdict = verify(load_run(transcript))
     assert verdict.ok and any(f.check == "early_start" and f.ok for f in verdict.findings)
