@@ -31,6 +31,9 @@ _EXPORTS: dict[str, str] = {
     "ServerListing": "toolrelay.relay.offer",
     "TextDelta": "toolrelay.relay.run_events",
     "TextDone": "toolrelay.relay.run_events",
+    "Content": "toolrelay.functions.results",
+    "ToolContext": "toolrelay.functions.context",
+    "ToolError": "toolrelay.functions.results",
     "ToolFilter": "toolrelay.relay.offer",
     "ToolrelayError": "toolrelay.errors",
     "Withheld": "toolrelay.relay.offer",
@@ -43,6 +46,8 @@ _EXPORTS: dict[str, str] = {
     "run": "toolrelay.runner",
     "run_async": "toolrelay.runner",
     "run_stream": "toolrelay.runner",
+    "tool": "toolrelay.functions.tool",
+    "tools_server": "toolrelay.functions.tool",
     "verify": "toolrelay.verify",
 }
 
@@ -57,6 +62,11 @@ if TYPE_CHECKING:
     from .client.config import ServerConfig as ServerConfig
     from .errors import ToolrelayError as ToolrelayError
     from .events import EventStream as EventStream
+    from .functions.context import ToolContext as ToolContext
+    from .functions.results import Content as Content
+    from .functions.results import ToolError as ToolError
+    from .functions.tool import tool as tool
+    from .functions.tool import tools_server as tools_server
     from .relay.catalog import Catalog as Catalog
     from .relay.loop import Relay as Relay
     from .relay.loop import RunLimits as RunLimits

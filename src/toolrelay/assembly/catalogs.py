@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..client.config import ServerConfig, with_cli_settings
 from ..client.host import Host
@@ -18,6 +19,9 @@ from ..events import EventStream
 from ..relay.catalog import Catalog, ConfigSource, StructuredOutput, servers_from
 from ..relay.offer import ToolFilter
 from ..relay.stages.namespaces import DeclareMode
+
+if TYPE_CHECKING:
+    from ..functions.sources import ToolSource
 
 __all__ = ["catalog_of", "configured_servers", "connect"]
 
@@ -57,13 +61,20 @@ def connect(
     filters: Sequence[ToolFilter] = (),
     declare: DeclareMode = "flat",
     structured_output: StructuredOutput = "auto",
+    tools: Sequence[ToolSource] = (),
 ) -> Catalog:
     """A catalog over ``config`` (a config file, server configs, or None for the built-in
     file server on the current directory); use it as ``async with connect(...) as catalog``.
     ``host`` answers what the servers ask (sampling, elicitation; default: refused, declined);
     ``filters`` withhold listed tools from the model (``toolrelay.ToolFilter``); ``declare`` and
-    ``structured_output`` as for ``Catalog``."""
+    ``structured_output`` as for ``Catalog``; ``tools``: Python functions served beside them,
+    as ``RunOptions.tools`` are (``functions/``)."""
     stream = events or EventStream()
-    return catalog_of(servers_from(config, events=stream), events=stream, strict=strict,
+    servers = servers_from(config, events=stream)
+    if tools:  # imported only when there are some
+        from ..functions.servers import function_servers
+
+        servers += function_servers(tools, [server.name for server in servers])
+    return catalog_of(servers, events=stream, strict=strict,
                       protocol_version=protocol_version, log_dir=log_dir, host=host, filters=filters,
                       declare=declare, structured_output=structured_output)

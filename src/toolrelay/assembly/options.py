@@ -16,6 +16,7 @@ from ..client.config import PIN_MODES
 from ..client.host import Elicitor, SamplingApprover
 from ..errors import UsageError
 from ..events import EventStream
+from ..functions.sources import ToolSource
 from ..relay.catalog import ConfigSource, StructuredOutput
 from ..relay.loop import Approver, RunLimits, RunResult
 from ..relay.offer import ToolFilter
@@ -125,6 +126,10 @@ class RunOptions:
     hooks: Sequence[CallHook] = ()
     """Asked before every tool call and told its outcome (``relay.stages.context.CallHook``); in
     a batch, every task's calls (under Ray, each worker runs its own copy)."""
+    tools: Sequence[ToolSource] = ()
+    """Python functions as tools (``@toolrelay.tool``, or plain ones), served by the
+    in-process MCP server ``py`` beside the configured servers, and ``toolrelay.tools_server``
+    groups, each a server of its own name (``functions/``; ``--engine ray``: importable ones)."""
     tracer_provider: TracerProvider | None = None
     """Trace the run with this OpenTelemetry provider (the ``otel`` extra; docs/traces.md);
     None: the global one, once the application has set one, else no tracing. Not for a
@@ -173,6 +178,7 @@ class RunKeywords(TypedDict, total=False):
     on_result: Callable[[RunResult], None] | None
     on_event: RunListener | None
     hooks: Sequence[CallHook]
+    tools: Sequence[ToolSource]
     tracer_provider: TracerProvider | None
 
 

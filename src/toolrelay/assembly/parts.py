@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
-from ..client.config import ServerConfig
+from ..client.config import ServerConfig, with_cli_settings
 from ..client.host import Host, Sampler, SamplingRequest, declining, refusing_approval
 from ..events import EventStream
 from ..model import ModelEndpoint, ResponsesClient
@@ -85,6 +85,7 @@ class Assembly:
             max_call_time=options.call_max_time, roots=options.roots,
             max_sampling_per_call=options.max_sampling_per_call, pins=options.pins)
         """Checked before any model or server starts (a usage error starts nothing)."""
+        self._function_hooks = _add_function_servers(self.servers, options)
         self._stack = stack
         self._endpoints: dict[_EndpointKey, ModelEndpoint] = {}
         self._clients: dict[_EndpointKey, ResponsesClient] = {}
@@ -151,7 +152,7 @@ class Assembly:
             catalog, client, request_settings(opts, instructions),
             events=self.events if events is None else events, limits=opts.limits, strict=opts.strict,
             approve=opts.approve or refusing(self.wording.consent), endpoint=client.url,
-            listener=listener, hooks=opts.hooks,
+            listener=listener, hooks=(*opts.hooks, *self._function_hooks),
         )
 
     def tracing(self, catalog: Catalog, secrets: Sequence[str]) -> CallHook | None:
@@ -176,6 +177,19 @@ class Assembly:
             secrets += [endpoint.api_key] if endpoint.api_key else []
             secrets += url_secrets(endpoint.base_url)
         return secrets
+
+
+def _add_function_servers(servers: list[ServerConfig], opts: RunOptions) -> tuple[CallHook, ...]:
+    """``opts.tools`` as in-process servers after ``servers`` (``functions/``, imported only
+    when there are some), and the hook that tells them each call's call_id."""
+    if not opts.tools:
+        return ()
+    from ..functions.servers import CallIds, function_servers
+
+    added = function_servers(opts.tools, [server.name for server in servers])
+    servers += with_cli_settings(added, log_level=opts.server_log_level, max_call_time=opts.call_max_time,
+                                 roots=(), max_sampling_per_call=opts.max_sampling_per_call, pins=opts.pins)
+    return (CallIds(frozenset(server.name for server in added)),)
 
 
 def _endpoint_key(opts: RunOptions) -> _EndpointKey:
@@ -221,6 +235,7 @@ def check_options(options: RunOptions) -> None:
     check_context_mode(options)
     check_pins(options)
     servers_from(options.config, events=EventStream())  # no subscriber: the run says its notices
+    _add_function_servers([], options)
     if options.model != OFFLINE_MODEL:
         hosted_endpoint(options)
     elif options.script is not None:

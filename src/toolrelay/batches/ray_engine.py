@@ -287,6 +287,10 @@ def node_count(ray: Any) -> int:
 
 def shipped(options: RunOptions) -> RunOptions:
     """The options as a worker needs them: paths absolute, nothing of this process."""
+    if options.tools:  # each worker imports them by module path
+        from ..functions.servers import check_importable
+
+        check_importable(options.tools)
     config = options.config
     return replace(
         options, config=Path(config).resolve() if isinstance(config, str | Path) else config,
@@ -308,8 +312,9 @@ async def run_ray(
     on_started: Callable[[TaskSpec], None] | None = None, join_timeout: float = JOIN_TIMEOUT,
 ) -> AsyncIterator[TaskResult]:
     """Each task's result as it finishes (in no fixed order)."""
+    ship = shipped(options)  # its usage errors before Ray starts
     async with ray_cluster(address, workers=actors or 1, join_timeout=join_timeout) as ray:
-        pool = _Pool(ray, shipped(options), out, collect=collect)
+        pool = _Pool(ray, ship, out, collect=collect)
         try:
             await pool.start(windows(concurrency, actors or node_count(ray)))
             feeder = _Feeder(pool, iter(specs), out, collect, on_started)

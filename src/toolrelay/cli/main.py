@@ -53,6 +53,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "view": ("view_cmd", "draw a run as a self-contained HTML sequence diagram"),
     "auth": ("auth_cmd", "sign in to OAuth-protected remote MCP servers: login, status, logout"),
     "pins": ("pins_cmd", "the tool definitions pinned on first use: list, diff, approve, forget"),
+    "serve": ("serve_cmd", "serve Python functions (MODULE:FN) as an MCP server (stdio or HTTP)"),
 }
 
 EPILOG = """exit codes: 0 success · 1 the command ran and reports a failure · 2 usage error ·

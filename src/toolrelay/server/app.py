@@ -61,6 +61,9 @@ class CallContext:
     service reads the trace context there, ``otel/server_spans.py``)."""
     protocol_version: str | None = None
     """The revision the call is served in."""
+    peer: Peer | None = None
+    """The session's peer, for the server's own messages during the call (progress, log
+    messages, elicitation: ``functions/context.py``); None where there is no session."""
 
 
 class ToolService(Protocol):
@@ -204,7 +207,7 @@ class ServerSession:
     def _dispatch(
         self, name: str, arguments: JSONObject, request: Request
     ) -> JSONObject | Awaitable[JSONObject]:
-        context = CallContext(self._roots.uris, self._roots.error, request, self.protocol_version)
+        context = CallContext(self._roots.uris, self._roots.error, request, self.protocol_version, self.peer)
         try:
             return self.service.call(name, arguments, context)
         except UnknownTool:
