@@ -23,8 +23,20 @@ def toolrelay(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[
 def spans_in(path: Path) -> list[dict[str, Any]]:
     """Every span of an OTLP JSON lines file."""
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    return [span for export in lines for resource in export["resourceSpans"]
+    return [span for export in lines for resource in export.get("resourceSpans", [])
             for scope in resource["scopeSpans"] for span in scope["spans"]]
+
+
+def points_in(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """Every metric's data points of an OTLP JSON lines file, by metric name."""
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    found: dict[str, list[dict[str, Any]]] = {}
+    for export in lines:
+        for resource in export.get("resourceMetrics", []):
+            for scope in resource["scopeMetrics"]:
+                for metric in scope["metrics"]:
+                    found.setdefault(metric["name"], []).extend(metric["histogram"]["dataPoints"])
+    return found
 
 
 def attributes(span: dict[str, Any]) -> dict[str, Any]:

@@ -35,7 +35,19 @@ def tracer_provider(args: argparse.Namespace, service: str = "toolrelay") -> Any
         return None
     from ..otel.setup import provider_for
 
-    return provider_for(os.environ, file=args.otel_file, service=service)
+    provider = provider_for(os.environ, file=args.otel_file, service=service)
+    _set_meter_provider(service, args.otel_file)
+    return provider
+
+
+def _set_meter_provider(service: str, file: str | None) -> None:
+    """The process's metrics go where its traces go (``otel/metrics.py`` reads the global
+    meter provider)."""
+    from opentelemetry import metrics
+
+    from ..otel.setup import meter_provider_for
+
+    metrics.set_meter_provider(meter_provider_for(os.environ, file=file, service=service))
 
 
 def call_tracing(
