@@ -127,8 +127,8 @@ class RunOptions:
     a batch, every task's calls (under Ray, each worker runs its own copy)."""
     tracer_provider: TracerProvider | None = None
     """Trace the run with this OpenTelemetry provider (the ``otel`` extra; docs/traces.md);
-    None: the global one, once the application has set one, else no tracing. Not for a
-    batch's tasks yet."""
+    None: the global one, once the application has set one, else no tracing. In a batch,
+    the local engine's tasks (Ray workers trace with ``BatchOptions.otel``)."""
 
 
 class RunKeywords(TypedDict, total=False):

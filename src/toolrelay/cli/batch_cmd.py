@@ -28,6 +28,7 @@ from ..relay.stages.consent import approve_all
 from .batch_progress import BatchProgress
 from .common import positive_count, positive_seconds
 from .consent import sampling_approver
+from .otel_options import add_otel_options, batch_export
 from .run_options import add_run_options, shaping_options
 from .sign_in import apply_auth_option
 
@@ -64,6 +65,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="Ray: send each transcript back to this machine (else workers write into DIR, "
              "which must then be a shared path)")
     add_run_options(parser, "batch")
+    add_otel_options(parser)
     add("--elicit", choices=("defaults", "decline"), default="decline",
         help="servers' questions: accept a form's defaults, or decline (default; a batch never prompts)")
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
@@ -82,7 +84,7 @@ def options_from_args(args: argparse.Namespace) -> BatchOptions:
     )
     return BatchOptions(out=args.out, run=run, concurrency=args.concurrency, start=args.start,
                         ray_address=args.ray_address, actors=args.actors, collect=args.collect,
-                        ray_join_timeout=args.ray_join_timeout)
+                        ray_join_timeout=args.ray_join_timeout, otel=batch_export(args))
 
 
 def run(args: argparse.Namespace) -> int:

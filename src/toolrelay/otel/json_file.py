@@ -74,7 +74,8 @@ class OtlpJsonMetricFile(MetricExporter):
         super().__init__()
         self._lines = _Lines(path)
 
-    def export(self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any) -> MetricExportResult:
+    def export(self, metrics_data: MetricsData, timeout_millis: float = 10_000,
+               **kwargs: Any) -> MetricExportResult:
         if not metrics_data.resource_metrics:
             return MetricExportResult.SUCCESS
         done = self._lines.append(encode_metrics(metrics_data))

@@ -5,8 +5,8 @@ answer that counted has arrived, which is known only once the next event is not 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -75,8 +75,8 @@ class TurnSpans:
         answered = _response_attributes(body)
         span.set_attributes(answered)
         turn.attributes.update(answered)
-        turn.tokens = {kind: answered[name] for kind, name in (("input", c.INPUT_TOKENS),
-                                                                ("output", c.OUTPUT_TOKENS)) if name in answered}
+        kinds = (("input", c.INPUT_TOKENS), ("output", c.OUTPUT_TOKENS))
+        turn.tokens = {kind: answered[name] for kind, name in kinds if name in answered}
         if event.status >= 400:
             turn.failure = (str(event.status), redact(_error_text(body) or f"HTTP {event.status}"))
         elif event.cut is not None:

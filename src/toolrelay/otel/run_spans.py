@@ -219,6 +219,12 @@ class RunTracing(CallHook):
 
     # -- the event stream ---------------------------------------------------------------
 
+    def saw(self, events: Iterable[Event]) -> None:
+        """Events from before this run (a batch's servers' start-up): their facts only."""
+        for event in events:
+            if isinstance(event, (ServerStarting, ServerReady)):
+                self._on_event(event)
+
     def _on_event(self, event: Event) -> None:
         try:
             self._see(event)

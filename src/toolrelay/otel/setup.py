@@ -18,7 +18,9 @@ The providers are shut down (their last spans and points flushed) when the proce
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -31,7 +33,7 @@ if TYPE_CHECKING:  # the extra may be missing: it is imported when a provider is
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SpanExporter
 
-__all__ = ["EXTRA_HINT", "meter_provider_for", "otel_wanted", "provider_for"]
+__all__ = ["EXTRA_HINT", "ExportSettings", "meter_provider_for", "otel_wanted", "provider_for"]
 
 EXTRA_HINT: Final = "pip install 'toolrelay[otel]'"
 _ENDPOINTS: Final = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
@@ -53,7 +55,6 @@ def provider_for(environ: Mapping[str, str], *, file: str | None, service: str) 
     for what it cannot do (an unknown exporter, OTLP over gRPC, the extra missing)."""
     exporters = _exporters(environ, file)
     try:
-        from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider as SdkProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
     except ImportError:
@@ -114,7 +115,8 @@ def _periodic(exporter: Any) -> MetricReader:
     return PeriodicExportingMetricReader(exporter)  # OTEL_METRIC_EXPORT_INTERVAL; flushed at shutdown
 
 
-def _exporters(environ: Mapping[str, str], file: str | None, variable: str = "OTEL_TRACES_EXPORTER") -> set[str]:
+def _exporters(environ: Mapping[str, str], file: str | None,
+               variable: str = "OTEL_TRACES_EXPORTER") -> set[str]:
     """The exporters ``variable`` names (``otlp`` when it names none, unless only a file
     was asked for), checked."""
     named = environ.get(variable, "")
@@ -140,3 +142,21 @@ def _otlp_exporter() -> SpanExporter:
     except ImportError:
         raise UsageError(f"OTLP export needs the otel extra: {EXTRA_HINT}") from None
     return OTLPSpanExporter()  # it reads the endpoint, headers, timeout... from OTEL_EXPORTER_OTLP_*
+
+
+@dataclass(frozen=True)
+class ExportSettings:
+    """How a process exports, as data (``toolrelay batch --otel``): the ``OTEL_*``
+    variables and ``--otel-file``, handed to every process of a batch (its Ray workers set
+    them before they make their providers), so they all export alike."""
+
+    environ: Mapping[str, str] = field(default_factory=dict)
+    """The ``OTEL_*`` variables (``OTEL_EXPORTER_OTLP_ENDPOINT``, ``OTEL_SERVICE_NAME``...)."""
+    file: str | None = None
+    """``--otel-file``: an absolute path (every process appends to the same file)."""
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str], file: str | None = None) -> ExportSettings:
+        """The ``OTEL_*`` variables of ``environ``, and ``file`` made absolute."""
+        return cls({k: v for k, v in environ.items() if k.startswith("OTEL_")},
+                   None if file is None else os.path.abspath(file))
