@@ -157,7 +157,8 @@ def _batch_trace(options: BatchOptions, engine: Engine, concurrency: int, tally:
         return
     from ..otel.batch_spans import BatchTrace
 
-    trace = BatchTrace.of(options.run.tracer_provider, options.otel)
+    run = options.run
+    trace = BatchTrace.of(run.tracer_provider, options.otel, meter_provider=run.meter_provider)
     if trace is None:
         yield None
         return

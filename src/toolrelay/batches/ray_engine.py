@@ -296,7 +296,7 @@ def shipped(options: RunOptions) -> RunOptions:
         options, config=Path(config).resolve() if isinstance(config, str | Path) else config,
         script=Path(options.script).resolve() if options.script is not None else None,
         events=None, on_result=None, on_event=None, transcript=None,
-        tracer_provider=None,  # a provider cannot travel: the workers get the batch's ShippedTrace
+        tracer_provider=None, meter_provider=None,  # providers cannot travel: the workers get a ShippedTrace
     )
 
 

@@ -60,7 +60,7 @@ class BatchTrace:
         self._batch = dict(batch) if batch is not None else None
 
     @classmethod
-    def of(cls, provider: Any, settings: ExportSettings | None, *,
+    def of(cls, provider: Any, settings: ExportSettings | None, *, meter_provider: Any = None,
            service: str = "toolrelay") -> BatchTrace | None:
         """Exporting as ``settings`` say (providers of its own), else with ``provider`` (or the
         global one); None when neither traces."""
@@ -70,7 +70,7 @@ class BatchTrace:
             return cls(tracers.get_tracer("toolrelay"), meter_provider=meters, settings=settings,
                        owned=(tracers, meters))
         tracer = tracer_of(provider)
-        return None if tracer is None else cls(tracer)
+        return None if tracer is None else cls(tracer, meter_provider=meter_provider)
 
     def __enter__(self) -> BatchTrace:
         return self
