@@ -49,8 +49,8 @@ def run_points(tmp_path_factory: pytest.TempPathFactory) -> tuple[toolrelay.RunR
     (folder / "script.json").write_text(json.dumps(TWO_CALLS), encoding="utf-8")
     reader = InMemoryMetricReader()
     meters = MeterProvider(metric_readers=[reader])
-    options = toolrelay.RunOptions(model="offline", script=folder / "script.json", tracer_provider=TracerProvider(),
-                                   meter_provider=meters, config=[builtin_file_server(folder)])
+    options = toolrelay.RunOptions(model="offline", script=folder / "script.json", meter_provider=meters,
+                                   tracer_provider=TracerProvider(), config=[builtin_file_server(folder)])
     result = asyncio.run(toolrelay.run_async("read notes.txt", options))
     points = points_of(reader)
     meters.shutdown()
@@ -76,7 +76,7 @@ def test_each_call_is_an_mcp_request_duration_a_failed_one_with_its_error_type(
     run_points: tuple[toolrelay.RunResult, Points],
 ) -> None:
     _, points = run_points
-    by_error = {point.attributes.get("error.type"): point for point in points["mcp.client.operation.duration"]}
+    by_error = {p.attributes.get("error.type"): p for p in points["mcp.client.operation.duration"]}
     assert sorted(by_error, key=str) == [None, "tool_error"]
     assert by_error[None].count == 1 and by_error["tool_error"].count == 1
     ok: dict[str, Any] = dict(by_error[None].attributes)
@@ -89,11 +89,13 @@ def test_the_file_server_records_each_served_call(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("line 1\n", encoding="utf-8")
     reader = InMemoryMetricReader()
     meters = MeterProvider(metric_readers=[reader])
-    service = TracedService(FileService([root_from_argument(str(tmp_path))]), TracerProvider().get_tracer("t"),
-                            transport="http", metrics=ServerMetrics(meters))
+    files = FileService([root_from_argument(str(tmp_path))])
+    tracer = TracerProvider().get_tracer("t")
+    service = TracedService(files, tracer, transport="http", metrics=ServerMetrics(meters))
     for number, path in enumerate(("notes.txt", "notes.txt", "missing.txt")):
         request = Request(id=number, method="tools/call", params={"name": "read_text_file"}, raw={})
-        result = service.call("read_text_file", {"path": path}, CallContext([tmp_path.as_uri()], request=request))
+        context = CallContext([tmp_path.as_uri()], request=request)
+        result = service.call("read_text_file", {"path": path}, context)
         assert isinstance(result, dict)
     by_error = {p.attributes.get("error.type"): p for p in points_of(reader)["mcp.server.operation.duration"]}
     assert (by_error[None].count, by_error["tool_error"].count) == (2, 1)
