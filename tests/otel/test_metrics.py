@@ -76,13 +76,17 @@ def test_each_call_is_an_mcp_request_duration_a_failed_one_with_its_error_type(
     run_points: tuple[toolrelay.RunResult, Points],
 ) -> None:
     _, points = run_points
-    by_error = {p.attributes.get("error.type"): p for p in points["mcp.client.operation.duration"]}
+    requests = points["mcp.client.operation.duration"]
+    calls = [p for p in requests if p.attributes["mcp.method.name"] == "tools/call"]
+    by_error = {p.attributes.get("error.type"): p for p in calls}
     assert sorted(by_error, key=str) == [None, "tool_error"]
     assert by_error[None].count == 1 and by_error["tool_error"].count == 1
     ok: dict[str, Any] = dict(by_error[None].attributes)
     assert ok.pop("mcp.protocol.version")
     assert ok == {"mcp.method.name": "tools/call", "gen_ai.operation.name": "execute_tool",
                   "gen_ai.tool.name": "read_text_file", "network.transport": "pipe"}  # no call or request id
+    listed = [p for p in requests if p.attributes["mcp.method.name"] == "tools/list"]
+    assert [p.count for p in listed] == [1]  # the other requests too
 
 
 def test_the_file_server_records_each_served_call(tmp_path: Path) -> None:

@@ -77,7 +77,8 @@ def test_a_run_writes_its_whole_trace(folder: Path) -> None:
                      cwd=folder)
     assert done.returncode == 0, done.stderr
     names = sorted(span["name"] for span in spans_in(folder / "spans.jsonl"))
-    assert names == ["chat offline", "chat offline", "execute_tool read_text_file", "invoke_agent toolrelay"]
+    assert names == ["chat offline", "chat offline", "execute_tool read_text_file", "initialize",
+                     "invoke_agent toolrelay", "server/discover", "tools/list"]  # the handshake, the listing
 
 
 def test_console_export_goes_to_stderr_and_the_answer_stays_alone_on_stdout(folder: Path) -> None:

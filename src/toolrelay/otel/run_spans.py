@@ -25,10 +25,13 @@ from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, Tracer
 
 from .._version import __version__
 from ..events import (
+    AuthExchange,
+    AuthOutcome,
     CallParsed,
     CallSpan,
     Event,
     EventStream,
+    McpMessage,
     ModelRequestEvent,
     ModelResponseEvent,
     ModelStreamEvent,
@@ -43,6 +46,7 @@ from ..relay.stages.context import CallContext, CallHook
 from ..relay.stages.parse import FunctionCall
 from ..relay.stages.result import CallOutcome
 from . import conventions as c
+from .mcp_spans import WireSpans
 from .metrics import RunMetrics, run_metrics
 from .model_spans import TurnSpans
 
@@ -111,6 +115,7 @@ class RunTracing(CallHook):
                                                       c.PROVIDER_NAME: c.PROVIDER, **(attributes or {})})
             self._inside = trace.set_span_in_context(self._run, self._inside)
         self._turns = TurnSpans(tracer, self._inside, self._metrics)
+        self._wire = WireSpans(tracer, self._inside, self._metrics, self._server_attributes, self._redact)
         self._ended = False
         self._unsubscribe: Callable[[], None] | None = None
         self._events: EventStream | None = None
@@ -130,6 +135,7 @@ class RunTracing(CallHook):
         if self._unsubscribe is not None:
             self._unsubscribe()
         self._turns.close(error)
+        self._wire.close()
         for span, _, _ in self._state.calls.values():
             span.set_status(Status(StatusCode.ERROR, "the run ended before the call did"))
             span.end()
@@ -150,6 +156,7 @@ class RunTracing(CallHook):
         propagate.inject(carrier, context=trace.set_span_in_context(span, self._inside))
         context.meta.update(carrier)  # traceparent (tracestate, baggage): unprefixed, SEP-414
         self._state.calls[id(context)] = (span, time.monotonic(), attributes)
+        self._wire.call_started(span)
         if self._events is not None:  # the transcript names the span (verify --otel)
             ids = span.get_span_context()
             self._events.emit(CallSpan(call_id=call.call_id or None, alias=call.name,
@@ -161,6 +168,7 @@ class RunTracing(CallHook):
         if opened is None:
             return
         span, started, attributes = opened
+        self._wire.call_ended(span)
         span.set_attribute(c.OUTCOME, outcome.status)
         if outcome.mcp_id is not None:
             span.set_attribute(c.JSONRPC_ID, str(outcome.mcp_id))
@@ -234,7 +242,13 @@ class RunTracing(CallHook):
     def _see(self, event: Event) -> None:
         if not isinstance(event, (ModelStreamEvent, ModelResponseEvent, ModelRequestEvent)):
             self._turns.settle(event)
-        if isinstance(event, ServerStarting):
+        if isinstance(event, McpMessage):
+            self._wire.message(event)
+        elif isinstance(event, AuthExchange):
+            self._wire.auth_exchange(event)
+        elif isinstance(event, AuthOutcome):
+            self._wire.auth_outcome(event)
+        elif isinstance(event, ServerStarting):
             self._state.servers[event.server] = _ServerFacts(transport=event.transport, target=event.target)
         elif isinstance(event, ServerReady):
             facts = self._state.servers.setdefault(event.server, _ServerFacts())
@@ -254,6 +268,7 @@ class RunTracing(CallHook):
 
     def _run_ended(self, event: RunEndEvent) -> None:
         self._turns.close(None)
+        self._wire.close()
         self._run.set_attribute(c.RUN_STATUS, event.status)
         for key, name in (("input_tokens", c.INPUT_TOKENS), ("output_tokens", c.OUTPUT_TOKENS)):
             if key in event.usage:
