@@ -25,8 +25,9 @@ def test_a_sign_in_is_a_span_with_its_exchanges_and_no_secret(tmp_path: Path) ->
         (tmp_path / "script.json").write_text(json.dumps(SCRIPT), encoding="utf-8")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OTEL_"))}
         ran = subprocess.run(
-            [sys.executable, "-m", "toolrelay", "run", "say hi", "--model", "offline", "--script", "script.json",
-             "--config", "mcp.json", "--auth", "headless", "--yes", "--otel-file", "spans.jsonl", "--quiet"],
+            [sys.executable, "-m", "toolrelay", "run", "say hi", "--model", "offline", "--script",
+             "script.json", "--config", "mcp.json", "--auth", "headless", "--yes", "--otel-file",
+             "spans.jsonl", "--quiet"],
             cwd=tmp_path, capture_output=True, text=True, timeout=60,
             env={**env, "XDG_STATE_HOME": str(tmp_path / "state")})
         assert ran.returncode == 0, ran.stderr
@@ -48,4 +49,5 @@ def test_a_sign_in_is_a_span_with_its_exchanges_and_no_secret(tmp_path: Path) ->
     steps = [(e["name"], attributes(e)["http.request.method"], attributes(e).get("http.response.status_code"))
              for e in sign_in["events"]]
     assert steps == [("resource metadata", "GET", "200"), ("server metadata", "GET", "200"),
-                     ("registration", "POST", "201"), ("authorization", "GET", "302"), ("token", "POST", "200")]
+                     ("registration", "POST", "201"), ("authorization", "GET", "302"),
+                     ("token", "POST", "200")]
