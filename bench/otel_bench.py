@@ -23,6 +23,9 @@ asked for) and the same with ``opentelemetry`` made unimportable (as if the extr
 installed), median wall time each; ``-X importtime`` then checks that no OpenTelemetry
 module is imported when tracing is off. Goal: no worse than without the extra.
 
+Run it with the project's venv (``pip install -e '.[test,otel]'``: the otel extra and
+oteltap), not the peers' bench venv.
+
     python bench/otel_bench.py                  5 passes of 200 runs, 10 start-ups each
     BENCH_QUICK=1 python bench/otel_bench.py    1 pass of 30 runs, 3 start-ups each
     options: --runs, --passes, --startups, --no-startup, --json-out FILE
