@@ -28,7 +28,7 @@ from ..relay.stages.consent import approve_all
 from .batch_progress import BatchProgress
 from .common import positive_count, positive_seconds
 from .consent import sampling_approver
-from .otel_options import add_otel_options, batch_export
+from .otel_options import batch_export
 from .run_options import add_run_options, shaping_options
 from .sign_in import apply_auth_option
 
@@ -65,7 +65,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="Ray: send each transcript back to this machine (else workers write into DIR, "
              "which must then be a shared path)")
     add_run_options(parser, "batch")
-    add_otel_options(parser)
     add("--elicit", choices=("defaults", "decline"), default="decline",
         help="servers' questions: accept a form's defaults, or decline (default; a batch never prompts)")
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
