@@ -76,7 +76,11 @@ def batch_export(args: argparse.Namespace) -> ExportSettings | None:
 
     from ..otel.setup import EXTRA_HINT, ExportSettings
 
-    if importlib.util.find_spec("opentelemetry.sdk") is None:
+    try:  # the parent package is imported to look for the SDK: it may be missing too
+        found = importlib.util.find_spec("opentelemetry.sdk") is not None
+    except ImportError:
+        found = False
+    if not found:
         from ..errors import UsageError
 
         raise UsageError(f"tracing (--otel, OTEL_* variables) needs the otel extra: {EXTRA_HINT}")
