@@ -21,6 +21,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 import toolrelay
 from testkit.servers import ASKING_SERVER
 from toolrelay.client.config import ServerConfig
+from toolrelay.otel.mcp_spans import _without_query
 
 SCRIPT = {"turns": [  # one call a turn: a server's question during it can only be that call's
     {"calls": [{"name": "ask__roots", "arguments": {}}]},
@@ -80,3 +81,12 @@ def test_what_a_server_asks_is_a_server_span_under_its_call(asked: Traced, tool:
         assert str(ask.attributes["error.type"]).lstrip("-").isdigit()
     else:
         assert ask.status.status_code == StatusCode.UNSET and "error.type" not in ask.attributes
+
+
+@pytest.mark.parametrize(("uri", "shown"), [
+    ("file:///data/notes.txt", "file:///data/notes.txt"),
+    ("https://user:pw-secret@api.example/doc?key=k-secret#part", "https://api.example/doc"),
+    ("notes://a/b?token=t-secret", "notes://a/b"),
+])
+def test_a_resource_uri_keeps_no_query_user_info_or_fragment(uri: str, shown: str) -> None:
+    assert _without_query(uri) == shown
