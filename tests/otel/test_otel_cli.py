@@ -23,8 +23,20 @@ def toolrelay(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[
 def spans_in(path: Path) -> list[dict[str, Any]]:
     """Every span of an OTLP JSON lines file."""
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    return [span for export in lines for resource in export["resourceSpans"]
+    return [span for export in lines for resource in export.get("resourceSpans", [])
             for scope in resource["scopeSpans"] for span in scope["spans"]]
+
+
+def points_in(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """Every metric's data points of an OTLP JSON lines file, by metric name."""
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    found: dict[str, list[dict[str, Any]]] = {}
+    for export in lines:
+        for resource in export.get("resourceMetrics", []):
+            for scope in resource["scopeMetrics"]:
+                for metric in scope["metrics"]:
+                    found.setdefault(metric["name"], []).extend(metric["histogram"]["dataPoints"])
+    return found
 
 
 def attributes(span: dict[str, Any]) -> dict[str, Any]:
@@ -64,8 +76,10 @@ def test_a_run_writes_its_whole_trace(folder: Path) -> None:
     done = toolrelay("run", "read notes.txt", "--model", "offline", "--otel-file", "spans.jsonl", "--quiet",
                      cwd=folder)
     assert done.returncode == 0, done.stderr
-    names = sorted(span["name"] for span in spans_in(folder / "spans.jsonl"))
-    assert names == ["chat offline", "chat offline", "execute_tool read_text_file", "invoke_agent toolrelay"]
+    # the era probe sends initialize beside server/discover only when the probe is slow to answer
+    names = sorted(span["name"] for span in spans_in(folder / "spans.jsonl") if span["name"] != "initialize")
+    assert names == ["chat offline", "chat offline", "execute_tool read_text_file", "invoke_agent toolrelay",
+                     "server/discover", "tools/list"]  # the handshake, the listing
 
 
 def test_console_export_goes_to_stderr_and_the_answer_stays_alone_on_stdout(folder: Path) -> None:
@@ -107,3 +121,28 @@ def test_the_demo_traces_both_of_its_runs(folder: Path) -> None:
     transcript = [json.loads(line) for line in lines]
     [run_start] = [e for e in transcript if e["kind"] == "run_start"]
     assert run_start["run_id"] in {attributes(span)["toolrelay.run.id"] for span in runs}
+
+
+NO_OTEL = """import sys
+class _NoOtel:
+    def find_spec(self, name, path=None, target=None):
+        if name == "opentelemetry" or name.startswith("opentelemetry."):
+            raise ImportError(name)
+sys.meta_path.insert(0, _NoOtel())
+"""
+
+
+@pytest.mark.parametrize("verb", [
+    ["run", "read notes.txt", "--model", "offline", "--otel"],
+    ["batch", "tasks.jsonl", "--out", "out", "--model", "offline", "--otel-file", "spans.jsonl"],
+], ids=["run", "batch"])
+def test_without_the_extra_tracing_is_a_usage_error_naming_it(verb: list[str], folder: Path) -> None:
+    blocked = folder / "no-otel"
+    blocked.mkdir()
+    (blocked / "sitecustomize.py").write_text(NO_OTEL, encoding="utf-8")  # as if the extra were not installed
+    (folder / "tasks.jsonl").write_text('{"id": "t1", "task": "read notes.txt"}\n', encoding="utf-8")
+    done = toolrelay(*verb, cwd=folder, PYTHONPATH=str(blocked))
+    assert done.returncode == 2
+    assert done.stderr == (f"toolrelay {verb[0]}: error: tracing (--otel, OTEL_* variables) needs the otel "
+                           "extra: pip install 'toolrelay[otel]'\n")
+    assert not (folder / "out").exists()  # nothing started

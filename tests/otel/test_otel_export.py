@@ -58,7 +58,8 @@ async def traced_run(transport: str, folder: Path) -> tuple[list[Span], dict[str
                 env=env, cwd=folder, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
             _, err = await asyncio.wait_for(proc.communicate(), 60)
             assert proc.returncode == 0, err.decode()
-            spans = await receiver.spans_until(lambda got: len(got) >= 5)
+            wanted = {"invoke_agent toolrelay", "tools/call read_text_file"}  # each process's last
+            spans = await receiver.spans_until(lambda got: wanted <= {s.name for s in got})
     by_kind = {e["kind"]: e for e in map(json.loads, (folder / "run.jsonl").read_text().splitlines())}
     return spans, by_kind
 
@@ -66,9 +67,13 @@ async def traced_run(transport: str, folder: Path) -> tuple[list[Span], dict[str
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_the_file_servers_span_is_a_child_of_toolrelays_call_span(transport: str, tmp_path: Path) -> None:
     spans, recorded = asyncio.run(traced_run(transport, tmp_path))
-    assert sorted(s.name for s in spans) == ["chat offline", "chat offline", "execute_tool read_text_file",
-                                             "invoke_agent toolrelay", "tools/call read_text_file"]
     [run] = [s for s in spans if s.name == "invoke_agent toolrelay"]
+    handshake = [s for s in spans if s.name in ("server/discover", "initialize", "tools/list")]
+    assert "tools/list" in {s.name for s in handshake}
+    assert all(s.parent_span_id == run.span_id for s in handshake)
+    assert sorted(s.name for s in spans if s not in handshake) == [
+        "chat offline", "chat offline", "execute_tool read_text_file", "invoke_agent toolrelay",
+        "tools/call read_text_file"]
     [call] = [s for s in spans if s.name == "execute_tool read_text_file"]
     [served] = [s for s in spans if s.name == "tools/call read_text_file"]
     assert {s.trace_id for s in spans} == {run.trace_id}  # one trace, across the processes

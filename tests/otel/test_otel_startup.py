@@ -24,10 +24,14 @@ def test_importing_toolrelay_imports_no_opentelemetry() -> None:
     assert proc.stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize("verb", [["run", "read notes.txt", "--model", "offline", "--quiet"], ["tools"]],
-                         ids=["run", "tools"])
+BATCH = ["batch", "tasks.jsonl", "--out", "out", "--model", "offline", "--quiet"]
+
+
+@pytest.mark.parametrize("verb", [["run", "read notes.txt", "--model", "offline", "--quiet"], ["tools"],
+                                  BATCH], ids=["run", "tools", "batch"])
 def test_a_command_without_otel_imports_none_of_it(verb: list[str], tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("hi\n", encoding="utf-8")
+    (tmp_path / "tasks.jsonl").write_text('{"id": "t1", "task": "read notes.txt"}\n', encoding="utf-8")
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "toolrelay", *verb],
                           capture_output=True, text=True, cwd=tmp_path, timeout=60,
                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})

@@ -72,8 +72,9 @@ def by_name(spans: list[ReadableSpan]) -> dict[str, list[ReadableSpan]]:
 def test_a_run_is_one_trace_of_agent_chat_and_tool_spans(three_calls: Traced) -> None:
     result, spans, folder = three_calls
     named = by_name(spans)
-    assert sorted(named) == ["chat offline", "execute_tool meta", "execute_tool read_text_file",
-                             "invoke_agent toolrelay"]
+    assert sorted(set(named) - {"initialize"}) == [  # initialize: only beside a slow era probe
+        "chat offline", "execute_tool meta", "execute_tool read_text_file", "invoke_agent toolrelay",
+        "server/discover", "tools/list"]
     [run] = named["invoke_agent toolrelay"]
     assert run.parent is None and run.kind == SpanKind.INTERNAL and run.status.status_code == StatusCode.UNSET
     assert {k: run.attributes[k] for k in ("gen_ai.operation.name", "gen_ai.agent.name",
@@ -171,11 +172,12 @@ provider.add_span_processor(SimpleSpanProcessor(spans))
 trace.set_tracer_provider(provider)
 with trace.get_tracer("app").start_as_current_span("my app") as outer:
     toolrelay.run("read notes.txt", model="offline")
-named = {span.name: span for span in spans.get_finished_spans()}
+named = {span.name: span for span in spans.get_finished_spans() if span.name != "initialize"}
 print(sorted(named), named["invoke_agent toolrelay"].parent.span_id == outer.get_span_context().span_id)
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
                           timeout=60)
     assert proc.returncode == 0, proc.stderr
-    names = "['chat offline', 'execute_tool read_text_file', 'invoke_agent toolrelay', 'my app']"
+    names = ("['chat offline', 'execute_tool read_text_file', 'invoke_agent toolrelay', 'my app', "
+             "'server/discover', 'tools/list']")
     assert proc.stdout == f"{names} True\n"

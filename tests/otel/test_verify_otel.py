@@ -42,7 +42,7 @@ def verify_cli(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str
 
 
 def call_spans(exports: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    spans = [span for export in exports for resource in export["resourceSpans"]
+    spans = [span for export in exports for resource in export.get("resourceSpans", [])
              for scope in resource["scopeSpans"] for span in scope["spans"]]
     return [span for span in spans if span["name"].startswith("execute_tool ")]
 
@@ -86,14 +86,14 @@ def _claimed(exports: list[dict[str, Any]]) -> None:
 
 def _dropped(exports: list[dict[str, Any]]) -> None:
     for export in exports:
-        for resource in export["resourceSpans"]:
+        for resource in export.get("resourceSpans", []):
             for scope in resource["scopeSpans"]:
                 scope["spans"] = [s for s in scope["spans"] if not s["name"].startswith("execute_tool ")]
 
 
 def _other_run(exports: list[dict[str, Any]]) -> None:
     for export in exports:
-        for resource in export["resourceSpans"]:
+        for resource in export.get("resourceSpans", []):
             for scope in resource["scopeSpans"]:
                 for span in scope["spans"]:
                     for a in span["attributes"]:

@@ -39,6 +39,14 @@ DEFAULT_MODEL = "gpt-4.1"
 OFFLINE_MODEL = "offline"
 
 
+class MeterProvider(Protocol):
+    """An OpenTelemetry ``MeterProvider`` (``opentelemetry.sdk.metrics.MeterProvider``),
+    named here so that importing toolrelay imports no OpenTelemetry."""
+
+    def get_meter(self, name: str, version: str | None = None, schema_url: str | None = None,
+                  attributes: Any = None) -> Any: ...
+
+
 class TracerProvider(Protocol):
     """An OpenTelemetry ``TracerProvider`` (``opentelemetry.sdk.trace.TracerProvider``), as
     a run uses it: named here so that importing toolrelay imports no OpenTelemetry."""
@@ -132,8 +140,11 @@ class RunOptions:
     groups, each a server of its own name (``functions/``; ``--engine ray``: importable ones)."""
     tracer_provider: TracerProvider | None = None
     """Trace the run with this OpenTelemetry provider (the ``otel`` extra; docs/traces.md);
-    None: the global one, once the application has set one, else no tracing. Not for a
-    batch's tasks yet."""
+    None: the global one, once the application has set one, else no tracing. In a batch,
+    the local engine's tasks (Ray workers trace with ``BatchOptions.otel``)."""
+    meter_provider: MeterProvider | None = None
+    """A traced run's metrics go to this OpenTelemetry ``MeterProvider`` (None: the global
+    one; docs/traces.md#metrics)."""
 
 
 class RunKeywords(TypedDict, total=False):
@@ -180,6 +191,7 @@ class RunKeywords(TypedDict, total=False):
     hooks: Sequence[CallHook]
     tools: Sequence[ToolSource]
     tracer_provider: TracerProvider | None
+    meter_provider: MeterProvider | None
 
 
 def check_context_mode(opts: RunOptions) -> None:

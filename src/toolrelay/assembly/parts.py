@@ -161,12 +161,14 @@ class Assembly:
         global one; None, and no OpenTelemetry import, otherwise."""
         if self.options.tracer_provider is None and "opentelemetry.trace" not in sys.modules:
             return None  # nobody can have set a global provider
+        from ..otel.metrics import run_metrics
         from ..otel.run_spans import RunTracing, tracer_of
 
         tracer = tracer_of(self.options.tracer_provider)
         if tracer is None:
             return None
-        tracing = RunTracing(tracer, secrets=secrets, catalog=catalog)
+        tracing = RunTracing(tracer, secrets=secrets, catalog=catalog,
+                             metrics=run_metrics(self.options.meter_provider))
         return self._stack.enter_context(tracing.listen(self.events))
 
     def secrets(self, endpoint: ModelEndpoint | None = None) -> list[str]:

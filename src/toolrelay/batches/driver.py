@@ -10,19 +10,24 @@ and yields it. ``batch_async`` is the same as an async iterator; the CLI uses it
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import queue
 import shutil
+import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ..assembly.options import OFFLINE_MODEL, RunOptions
 from ..errors import UsageError, os_reason
 from .folder_lock import LOCK_FILE, folder_lock
 from .results import RESULTS_FILE, TRANSCRIPTS, ResultsFile, TaskResult
 from .tasks import TaskFile, TaskSpec, task_specs
+
+if TYPE_CHECKING:
+    from ..otel.setup import ExportSettings
 
 __all__ = ["ENGINES", "BatchOptions", "batch", "batch_async", "default_concurrency"]
 
@@ -59,6 +64,11 @@ class BatchOptions:
     """Told each task as it is handed to a worker (progress)."""
     on_ready: Callable[[], None] | None = None
     """Told once the folder is this batch's (locked and prepared), before any task starts."""
+    otel: ExportSettings | None = None
+    """Trace the batch, exporting as these settings say, in this process and in every Ray
+    worker (``batch --otel``: ``ExportSettings.from_environment(os.environ, file)``; needs
+    the otel extra). None: the tasks are traced with ``run.tracer_provider`` (or the global
+    provider) when one is set, by the local engine only."""
 
 
 def default_concurrency(run: RunOptions) -> int:
@@ -109,31 +119,73 @@ async def batch_async(
     with folder_lock(out):
         prepare_folder(out, options.start)
         results = ResultsFile(out / RESULTS_FILE)
+        tally = _Tally()
         try:
             if options.on_ready is not None:
                 options.on_ready()
             left = (spec for spec in specs if spec.id not in results.finished)
             concurrency = options.concurrency or default_concurrency(options.run)
-            source = _engine_results(engine, left, options, out, concurrency)
-            async for result in source:
-                if results.append(result):
-                    yield result
+            with _batch_trace(options, engine, concurrency, tally) as trace:
+                source = _engine_results(engine, left, options, out, concurrency, trace)
+                async for result in source:
+                    if results.append(result):
+                        tally.count(result)
+                        yield result
         finally:
             results.close()
 
 
+@dataclass
+class _Tally:
+    """The batch span's counts."""
+
+    tasks: int = 0
+    failed: int = 0
+
+    def count(self, result: TaskResult) -> None:
+        self.tasks += 1
+        self.failed += result.status != "completed"
+
+
+@contextlib.contextmanager
+def _batch_trace(options: BatchOptions, engine: Engine, concurrency: int, tally: _Tally) -> Iterator[Any]:
+    """The batch's ``BatchTrace`` (``otel/batch_spans.py``) while it runs, its span open;
+    None, and no OpenTelemetry import, when the batch is not traced."""
+    traced = options.otel is not None or options.run.tracer_provider is not None
+    if not traced and "opentelemetry.trace" not in sys.modules:
+        yield None
+        return
+    from ..otel.batch_spans import BatchTrace
+
+    run = options.run
+    trace = BatchTrace.of(run.tracer_provider, options.otel, meter_provider=run.meter_provider)
+    if trace is None:
+        yield None
+        return
+    with trace:
+        trace.open({"toolrelay.batch.engine": engine, "toolrelay.batch.concurrency": concurrency,
+                    "gen_ai.request.model": options.run.model})
+        try:
+            yield trace
+        finally:
+            trace.ended({"toolrelay.batch.tasks": tally.tasks, "toolrelay.batch.failed": tally.failed},
+                        failed=tally.failed > 0)
+
+
 def _engine_results(
-    engine: Engine, specs: Iterable[TaskSpec], options: BatchOptions, out: Path, concurrency: int
+    engine: Engine, specs: Iterable[TaskSpec], options: BatchOptions, out: Path, concurrency: int,
+    trace: Any = None,
 ) -> AsyncIterator[TaskResult]:
     if engine == "ray":
         from .ray_engine import run_ray  # Ray is an optional extra: imported when asked for
 
         return run_ray(specs, options.run, out, concurrency=concurrency, address=options.ray_address,
                        actors=options.actors, collect=options.collect, on_started=options.on_started,
-                       join_timeout=options.ray_join_timeout)
+                       join_timeout=options.ray_join_timeout, trace=trace)
     from .local_engine import run_local
 
-    return run_local(specs, options.run, out, concurrency=concurrency, on_started=options.on_started)
+    return run_local(specs, options.run, out, concurrency=concurrency, on_started=options.on_started,
+                     trace=trace)
 
 
 def batch(tasks: TaskSource, options: BatchOptions, *, engine: Engine = "local") -> Iterator[TaskResult]:

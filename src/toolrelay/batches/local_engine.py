@@ -14,11 +14,15 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..assembly.options import RunOptions
 from .results import TaskResult
 from .session import BatchSession
 from .tasks import TaskSpec
+
+if TYPE_CHECKING:
+    from ..otel.batch_spans import BatchTrace
 
 __all__ = ["run_local"]
 
@@ -29,10 +33,10 @@ _Handed = tuple[TaskResult, asyncio.Event]
 
 async def run_local(
     specs: Iterable[TaskSpec], options: RunOptions, out: Path, *, concurrency: int,
-    on_started: Callable[[TaskSpec], None] | None = None,
+    on_started: Callable[[TaskSpec], None] | None = None, trace: BatchTrace | None = None,
 ) -> AsyncIterator[TaskResult]:
-    """Each task's result as it finishes (in no fixed order)."""
-    async with BatchSession(options, out) as session:
+    """Each task's result as it finishes (in no fixed order); ``trace``: the tasks' spans."""
+    async with BatchSession(options, out, trace=trace) as session:
         finished: asyncio.Queue[_Handed | None] = asyncio.Queue()
         source = iter(specs)
         workers = [asyncio.create_task(_work(session, source, finished, on_started))

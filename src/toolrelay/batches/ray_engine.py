@@ -38,7 +38,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..assembly.options import RunOptions
 from ..errors import TransportError, UsageError
@@ -46,6 +46,9 @@ from .ray_worker import BatchWorker, Handed
 from .results import TaskResult
 from .session import transcript_path
 from .tasks import TaskSpec
+
+if TYPE_CHECKING:
+    from ..otel.batch_spans import BatchTrace, ShippedTrace
 
 __all__ = [
     "LOCAL_RAY_ENV", "MAX_LOST_WORKERS", "hide_ray_notes", "import_ray", "ray_cluster", "run_ray", "windows",
@@ -237,14 +240,15 @@ def windows(concurrency: int, workers: int) -> list[int]:
 class _Pool:
     """The workers: started, replaced when one dies, closed."""
 
-    def __init__(self, ray: Any, options: RunOptions, out: Path, *, collect: bool) -> None:
+    def __init__(self, ray: Any, options: RunOptions, out: Path, *, collect: bool,
+                 trace: ShippedTrace | None = None) -> None:
         self.ray = ray
         # tasks run as asyncio tasks inside the actor, not as Ray calls: a few calls at once
         # suffice (an exchange, and close or a test's pid)
         self._actor = ray.remote(BatchWorker).options(
             max_restarts=0, max_task_retries=0, num_cpus=0, max_concurrency=8, scheduling_strategy="SPREAD",
         )
-        self._args = (options, os.path.abspath(out), collect)
+        self._args = (options, os.path.abspath(out), collect, trace)
         self.workers: list[_Worker] = []
 
     async def start(self, shares: list[int]) -> list[_Worker]:
@@ -296,6 +300,7 @@ def shipped(options: RunOptions) -> RunOptions:
         options, config=Path(config).resolve() if isinstance(config, str | Path) else config,
         script=Path(options.script).resolve() if options.script is not None else None,
         events=None, on_result=None, on_event=None, transcript=None,
+        tracer_provider=None, meter_provider=None,  # providers cannot travel: the workers get a ShippedTrace
     )
 
 
@@ -310,11 +315,14 @@ async def run_ray(
     specs: Iterable[TaskSpec], options: RunOptions, out: Path, *, concurrency: int,
     address: str | None = None, actors: int | None = None, collect: bool = False,
     on_started: Callable[[TaskSpec], None] | None = None, join_timeout: float = JOIN_TIMEOUT,
+    trace: BatchTrace | None = None,
 ) -> AsyncIterator[TaskResult]:
-    """Each task's result as it finishes (in no fixed order)."""
+    """Each task's result as it finishes (in no fixed order); ``trace``: the batch's spans,
+    the workers exporting alike (``BatchTrace.shipped``)."""
     ship = shipped(options)  # its usage errors before Ray starts
     async with ray_cluster(address, workers=actors or 1, join_timeout=join_timeout) as ray:
-        pool = _Pool(ray, ship, out, collect=collect)
+        pool = _Pool(ray, ship, out, collect=collect,
+                     trace=trace.shipped() if trace is not None else None)
         try:
             await pool.start(windows(concurrency, actors or node_count(ray)))
             feeder = _Feeder(pool, iter(specs), out, collect, on_started)

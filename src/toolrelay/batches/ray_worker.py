@@ -21,12 +21,15 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..assembly.options import RunOptions
 from .results import TaskResult
 from .session import BatchSession, transcript_path
 from .tasks import TaskSpec
+
+if TYPE_CHECKING:
+    from ..otel.batch_spans import BatchTrace, ShippedTrace
 
 __all__ = ["BatchWorker", "Finished", "Handed"]
 
@@ -46,8 +49,12 @@ class BatchWorker:
     stand-in task), and returns as soon as one result is ready, with every other result
     ready by then: the driver's next call brings the tasks that fill the freed places."""
 
-    def __init__(self, options: RunOptions, out: str, collect: bool) -> None:
+    def __init__(self, options: RunOptions, out: str, collect: bool,
+                 trace: ShippedTrace | None = None) -> None:
+        """``trace``: the batch's tracing as data (the worker exports as the driver does)."""
         self._options = options
+        self._shipped_trace = trace
+        self._trace: BatchTrace | None = None
         self._collect = collect
         self._own = Path(tempfile.mkdtemp(prefix="toolrelay-batch-")) if collect else None
         self._out = self._own if self._own is not None else Path(out)
@@ -67,7 +74,9 @@ class BatchWorker:
         async with self._opening:
             if self._session is None:
                 (self._out / "transcripts").mkdir(parents=True, exist_ok=True)
-                self._session = await BatchSession(self._options, self._out).__aenter__()
+                if self._shipped_trace is not None and self._trace is None:
+                    self._trace = self._shipped_trace.open()
+                self._session = await BatchSession(self._options, self._out, trace=self._trace).__aenter__()
 
     async def exchange(self, tasks: list[Handed]) -> list[Finished]:
         """Start ``tasks``; then the results finished since the last call, waiting for one
@@ -119,6 +128,9 @@ class BatchWorker:
             await session.__aexit__(None, None, None)
         if self._own is not None:
             shutil.rmtree(self._own, ignore_errors=True)
+        trace, self._trace = self._trace, None
+        if trace is not None:  # its last spans flushed before Ray lets the process go
+            trace.__exit__(None, None, None)
 
     async def __ray_shutdown__(self) -> Any:  # Ray calls it when the actor exits gracefully
         await self.close()

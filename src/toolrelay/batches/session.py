@@ -14,24 +14,28 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..assembly.options import RunOptions
 from ..assembly.parts import BATCH_WORDING, Assembly, check_options
 from ..errors import ModelError, ToolrelayError
-from ..events import EventStream
+from ..events import Event, EventStream, ServerReady, ServerStarting
 from ..model import ResponsesClient
 from ..relay.catalog import Catalog
 from ..relay.loop import Relay, RunResult
+from ..relay.stages.context import CallHook
 from .records import TaskTranscript, UsageTally, recorded_result, uncertain_result
 from .results import TRANSCRIPTS, TaskResult
 from .resume import TaskState, read_state
 from .routing import TaskRouter
 from .tasks import TaskSpec
+
+if TYPE_CHECKING:  # the otel extra is imported only when the batch is traced
+    from ..otel.batch_spans import BatchTrace
 
 __all__ = ["TRANSCRIPTS", "BatchSession", "transcript_path"]
 
@@ -45,13 +49,19 @@ def transcript_path(out: Path, task_id: str) -> Path:
 class BatchSession:
     """Servers and model endpoints opened once; ``run_task`` runs one task on them."""
 
-    def __init__(self, options: RunOptions, out: Path) -> None:
+    def __init__(self, options: RunOptions, out: Path, *, trace: BatchTrace | None = None) -> None:
         check_options(options)
         self.options = options
         self.out = out
         self.router = TaskRouter()
         self.shared = EventStream()
         self.shared.subscribe(self.router)
+        self.trace = trace
+        """The tasks' spans (``otel/batch_spans.py``; None: not traced)."""
+        self._server_events: list[Event] = []
+        """The shared servers' start-up events (their transport, revision: each task's spans)."""
+        if trace is not None:
+            self.shared.subscribe(self._server_started)
         self._stack = contextlib.AsyncExitStack()
         self.parts = Assembly(options, self._stack, events=self.shared, wording=BATCH_WORDING)
         """Builds what the tasks share (servers, endpoints, clients) and each task's relay."""
@@ -119,13 +129,15 @@ class BatchSession:
         stream.subscribe(transcript)
         relay: Relay | None = None
         try:
-            async with self._task_catalog(opts, stream) as catalog:
-                relay = self.parts.relay(catalog, client, opts, events=stream)
-                if state is not None and state.uncertain:
-                    return uncertain_result(spec, state, stream, relay, started)
-                with self.router.task(stream):
-                    result = await relay.run(state.task if state else spec.task, run_id=transcript.run_id,
-                                             resume=state.point if state else None)
+            with self._traced(spec, path if state is not None else None, client, stream) as hooks:
+                async with self._task_catalog(opts, stream) as catalog:
+                    relay = self.parts.relay(catalog, client, replace(opts, hooks=(*hooks, *opts.hooks)),
+                                             events=stream)
+                    if state is not None and state.uncertain:
+                        return uncertain_result(spec, state, stream, relay, started)
+                    with self.router.task(stream):
+                        result = await relay.run(state.task if state else spec.task, run_id=transcript.run_id,
+                                                 resume=state.point if state else None)
         except (ModelError, ToolrelayError) as exc:
             error = "; ".join([str(exc), *getattr(exc, "__notes__", ())])
             ended = relay.result if relay is not None else None
@@ -133,6 +145,23 @@ class BatchSession:
         finally:
             transcript.close()
         return self._ended(spec, result, started, usage=usage.totals)
+
+    def _server_started(self, event: Event) -> None:
+        if isinstance(event, ServerStarting | ServerReady):
+            self._server_events.append(event)
+
+    @contextlib.contextmanager
+    def _traced(self, spec: TaskSpec, resumed: Path | None, client: ResponsesClient,
+                stream: EventStream) -> Iterator[tuple[CallHook, ...]]:
+        """The task's tracing hook while it runs (none when the batch is not traced); a
+        resumed task's spans link to its transcript's earlier ones."""
+        if self.trace is None:
+            yield ()
+            return
+        tracing = self.trace.task(spec.id, transcript=resumed, catalog=self.catalog,
+                                  secrets=self.parts.secrets(client.endpoint), servers=self._server_events)
+        with tracing.listen(stream):
+            yield (tracing,)
 
     @contextlib.asynccontextmanager
     async def _task_catalog(self, opts: RunOptions, stream: EventStream) -> AsyncIterator[Catalog]:

@@ -28,6 +28,7 @@ from ..relay.stages.consent import approve_all
 from .batch_progress import BatchProgress
 from .common import positive_count, positive_seconds
 from .consent import sampling_approver
+from .otel_options import batch_export
 from .run_options import add_run_options, shaping_options
 from .sign_in import apply_auth_option
 
@@ -82,7 +83,7 @@ def options_from_args(args: argparse.Namespace) -> BatchOptions:
     )
     return BatchOptions(out=args.out, run=run, concurrency=args.concurrency, start=args.start,
                         ray_address=args.ray_address, actors=args.actors, collect=args.collect,
-                        ray_join_timeout=args.ray_join_timeout)
+                        ray_join_timeout=args.ray_join_timeout, otel=batch_export(args))
 
 
 def run(args: argparse.Namespace) -> int:

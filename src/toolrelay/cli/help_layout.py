@@ -38,6 +38,7 @@ GROUPS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         ("limits, per task", _LIMITS),
         ("approval and what servers ask",
          ("--yes", "--elicit", "--max-sampling-per-call", "--server-log-level", "--pins", "--policy")),
+        ("traces", ("--otel", "--otel-file")),
     ),
 }
 """Per verb with many options: (group title, its options by their long name), in help order."""

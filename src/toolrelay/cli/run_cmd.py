@@ -29,7 +29,7 @@ from .answer import AnswerPrinter
 from .consent import NO_TERMINAL_HINT, sampling_approver, terminal_approver
 from .elicitation import elicitor_for
 from .host_options import add_elicit_options
-from .otel_options import add_otel_options, tracer_provider
+from .otel_options import tracer_provider
 from .progress import AtFirstStart, ProgressPrinter, failure_text
 from .run_options import add_run_options, shaping_options
 from .server_activity import ServerActivityPrinter
@@ -65,7 +65,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--fail-on-call-error", action="store_true",
         help="exit 1 when any tool call failed, even if the model answered")
     add("--json", action="store_true", help="print the whole result as JSON on stdout")
-    add_otel_options(parser)
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
 
 

@@ -21,6 +21,7 @@ from ..relay.stages.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET
 from ..relay.streaming import EARLY_POLICIES
 from .common import add_root_option, add_server_options, positive_count, positive_seconds
 from .host_options import add_pins_option, add_policy_option, add_sampling_cap_option, policy_from_args
+from .otel_options import add_otel_options
 from .server_activity import add_call_max_time_option, add_log_level_option
 
 __all__ = ["SHARED", "Shared", "add_run_options", "shaping_options"]
@@ -91,7 +92,7 @@ SHARED: Final[tuple[Shared, ...]] = (
 
 def add_run_options(parser: argparse.ArgumentParser, verb: Verb) -> None:
     """Every option ``run`` and ``batch`` share: servers, roots, the model, requests, limits,
-    what servers ask, ``--yes``, ``--quiet``."""
+    what servers ask, ``--yes``, ``--quiet``, ``--otel``."""
     add_server_options(parser)
     add_root_option(parser)
     add_model_options(parser)
@@ -103,6 +104,7 @@ def add_run_options(parser: argparse.ArgumentParser, verb: Verb) -> None:
     add_pins_option(parser)
     add_policy_option(parser)
     add_expose_resources(parser)
+    add_otel_options(parser)
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:

@@ -42,6 +42,8 @@ SERVER_ADDRESS: Final = "server.address"
 SERVER_PORT: Final = "server.port"
 ERROR_TYPE: Final = "error.type"
 HTTP_STATUS: Final = "http.response.status_code"
+PROMPT_NAME: Final = "gen_ai.prompt.name"
+RESOURCE_URI: Final = "mcp.resource.uri"
 
 RUN_ID: Final = "toolrelay.run.id"
 RUN_STATUS: Final = "toolrelay.run.status"

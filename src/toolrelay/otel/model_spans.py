@@ -5,8 +5,9 @@ answer that counted has arrived, which is known only once the next event is not 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -16,6 +17,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 from ..events import Event, ModelRequestEvent, ModelResponseEvent
 from ..protocol.responses import FUNCTION_CALL
 from . import conventions as c
+from .metrics import RunMetrics
 
 __all__ = ["TurnSpans"]
 
@@ -27,13 +29,18 @@ class _Turn:
     failure: tuple[str, str] | None = None
     """(error.type, description) of the last answer, applied when the span ends."""
     end_ns: int | None = None
+    started: float = 0.0
+    """When the first attempt was sent (epoch seconds), for ``gen_ai.client.operation.duration``."""
+    attributes: dict[str, Any] = field(default_factory=dict)
+    tokens: dict[str, int] = field(default_factory=dict)
 
 
 class TurnSpans:
     """The open turns of one run, by turn number."""
 
-    def __init__(self, tracer: Tracer, parent: Context) -> None:
+    def __init__(self, tracer: Tracer, parent: Context, metrics: RunMetrics | None = None) -> None:
         self._tracer = tracer
+        self._metrics = metrics
         self._parent = parent
         self._open: dict[int, _Turn] = {}
 
@@ -54,7 +61,7 @@ class TurnSpans:
             attributes[c.SERVER_PORT] = url.port or (443 if url.scheme == "https" else 80)
         span = self._tracer.start_span(f"{c.CHAT} {model}", context=self._parent, kind=SpanKind.CLIENT,
                                        attributes=attributes)
-        self._open[event.turn] = _Turn(span)
+        self._open[event.turn] = _Turn(span, started=event.time or time.time(), attributes=attributes)
 
     def response(self, event: ModelResponseEvent, redact: Callable[[str], str]) -> None:
         turn = self._open.get(event.turn)
@@ -65,7 +72,11 @@ class TurnSpans:
         span, body = turn.span, event.body if isinstance(event.body, dict) else {}
         span.set_attribute(c.HTTP_STATUS, event.status)
         span.set_attribute("toolrelay.streamed", event.streamed)
-        span.set_attributes(_response_attributes(body))
+        answered = _response_attributes(body)
+        span.set_attributes(answered)
+        turn.attributes.update(answered)
+        kinds = (("input", c.INPUT_TOKENS), ("output", c.OUTPUT_TOKENS))
+        turn.tokens = {kind: answered[name] for kind, name in kinds if name in answered}
         if event.status >= 400:
             turn.failure = (str(event.status), redact(_error_text(body) or f"HTTP {event.status}"))
         elif event.cut is not None:
@@ -85,12 +96,15 @@ class TurnSpans:
             self._end(turn)
         self._open.clear()
 
-    @staticmethod
-    def _end(turn: _Turn) -> None:
+    def _end(self, turn: _Turn) -> None:
         if turn.failure is not None:
             turn.span.set_attribute(c.ERROR_TYPE, turn.failure[0])
             turn.span.set_status(Status(StatusCode.ERROR, turn.failure[1]))
+            turn.attributes[c.ERROR_TYPE] = turn.failure[0]
         turn.span.end(end_time=turn.end_ns)
+        if self._metrics is not None:
+            ended = turn.end_ns / 1e9 if turn.end_ns is not None else time.time()
+            self._metrics.model_turn(max(0.0, ended - turn.started), turn.attributes, turn.tokens)
 
 
 def _response_attributes(body: dict[str, Any]) -> dict[str, Any]:

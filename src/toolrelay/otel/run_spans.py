@@ -12,7 +12,8 @@ run failed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -20,14 +21,17 @@ from urllib.parse import urlsplit
 
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, Tracer
 
 from .._version import __version__
 from ..events import (
+    AuthExchange,
+    AuthOutcome,
     CallParsed,
     CallSpan,
     Event,
     EventStream,
+    McpMessage,
     ModelRequestEvent,
     ModelResponseEvent,
     ModelStreamEvent,
@@ -42,6 +46,8 @@ from ..relay.stages.context import CallContext, CallHook
 from ..relay.stages.parse import FunctionCall
 from ..relay.stages.result import CallOutcome
 from . import conventions as c
+from .mcp_spans import WireSpans
+from .metrics import RunMetrics, run_metrics
 from .model_spans import TurnSpans
 
 if TYPE_CHECKING:
@@ -73,8 +79,9 @@ class _ServerFacts:
 @dataclass(slots=True)
 class _RunState:
     servers: dict[str, _ServerFacts] = field(default_factory=dict)
-    calls: dict[int, Span] = field(default_factory=dict)
-    """id(CallContext) → the call's span: one context per call, alive until after_call."""
+    calls: dict[int, tuple[Span, float, dict[str, Any]]] = field(default_factory=dict)
+    """id(CallContext) → the call's span, its start (monotonic) and attributes: one context
+    per call, alive until after_call."""
     streaming: set[int] = field(default_factory=set)
     """Turns whose response has not arrived yet: a call parsed meanwhile starts early."""
     early: set[str] = field(default_factory=set)
@@ -85,22 +92,30 @@ class RunTracing(CallHook):
 
     def __init__(
         self, tracer: Tracer, *, secrets: Iterable[str] = (), catalog: Catalog | None = None,
-        agent: bool = True,
+        agent: bool = True, parent: otel_context.Context | None = None, links: Sequence[Link] = (),
+        attributes: Mapping[str, Any] | None = None, metrics: RunMetrics | None = None,
     ) -> None:
         """``agent``: the calls are a run's (under its ``invoke_agent`` span); False for a
-        direct call (``toolrelay call``), whose span is the trace's root."""
+        direct call (``toolrelay call``), whose span is the trace's root. ``parent``: the
+        context the run's span starts in (default: the caller's; an empty one makes it a
+        trace's root, as a batch's task is), with ``links`` and ``attributes`` of its own;
+        ``metrics``: the instruments the run's durations and tokens go to."""
         self._tracer = tracer
         self._secrets = frozenset(secrets)
         self._catalog = catalog
+        self._metrics = metrics if metrics is not None else run_metrics()
         self._state = _RunState()
         self._run: Span = trace.INVALID_SPAN  # not recording: what is said of the run goes nowhere
-        self._inside = otel_context.get_current()  # the caller's context (its span, its baggage)
+        # the caller's context (its span, its baggage), unless told another
+        self._inside = otel_context.get_current() if parent is None else parent
         if agent:
-            self._run = tracer.start_span(f"{c.INVOKE_AGENT} {c.AGENT_NAME}", kind=SpanKind.INTERNAL,
+            self._run = tracer.start_span(f"{c.INVOKE_AGENT} {c.AGENT_NAME}", context=self._inside,
+                                          kind=SpanKind.INTERNAL, links=links,
                                           attributes={c.OPERATION: c.INVOKE_AGENT, c.AGENT: c.AGENT_NAME,
-                                                      c.PROVIDER_NAME: c.PROVIDER})
+                                                      c.PROVIDER_NAME: c.PROVIDER, **(attributes or {})})
             self._inside = trace.set_span_in_context(self._run, self._inside)
-        self._turns = TurnSpans(tracer, self._inside)
+        self._turns = TurnSpans(tracer, self._inside, self._metrics)
+        self._wire = WireSpans(tracer, self._inside, self._metrics, self._server_attributes, self._redact)
         self._ended = False
         self._unsubscribe: Callable[[], None] | None = None
         self._events: EventStream | None = None
@@ -120,7 +135,8 @@ class RunTracing(CallHook):
         if self._unsubscribe is not None:
             self._unsubscribe()
         self._turns.close(error)
-        for span in self._state.calls.values():
+        self._wire.close()
+        for span, _, _ in self._state.calls.values():
             span.set_status(Status(StatusCode.ERROR, "the run ended before the call did"))
             span.end()
         self._state.calls.clear()
@@ -139,7 +155,8 @@ class RunTracing(CallHook):
         carrier: dict[str, str] = {}
         propagate.inject(carrier, context=trace.set_span_in_context(span, self._inside))
         context.meta.update(carrier)  # traceparent (tracestate, baggage): unprefixed, SEP-414
-        self._state.calls[id(context)] = span
+        self._state.calls[id(context)] = (span, time.monotonic(), attributes)
+        self._wire.call_started(span)
         if self._events is not None:  # the transcript names the span (verify --otel)
             ids = span.get_span_context()
             self._events.emit(CallSpan(call_id=call.call_id or None, alias=call.name,
@@ -147,9 +164,11 @@ class RunTracing(CallHook):
         return None
 
     async def after_call(self, call: FunctionCall, context: CallContext, outcome: CallOutcome) -> None:
-        span = self._state.calls.pop(id(context), None)
-        if span is None:
+        opened = self._state.calls.pop(id(context), None)
+        if opened is None:
             return
+        span, started, attributes = opened
+        self._wire.call_ended(span)
         span.set_attribute(c.OUTCOME, outcome.status)
         if outcome.mcp_id is not None:
             span.set_attribute(c.JSONRPC_ID, str(outcome.mcp_id))
@@ -162,7 +181,12 @@ class RunTracing(CallHook):
             if outcome.status == "protocol_error" and outcome.error_code is not None:
                 span.set_attribute(c.RPC_STATUS_CODE, str(outcome.error_code))
             span.set_status(Status(StatusCode.ERROR, self._redact(outcome.message or outcome.status)))
+            attributes[c.ERROR_TYPE] = failure
+            if outcome.status == "protocol_error" and outcome.error_code is not None:
+                attributes[c.RPC_STATUS_CODE] = str(outcome.error_code)
         span.end()
+        if context.server is not None:  # a call that reached a server: an MCP request's duration
+            self._metrics.mcp_request(time.monotonic() - started, attributes)
 
     def _call_attributes(self, call: FunctionCall, context: CallContext, tool: str) -> dict[str, Any]:
         attributes: dict[str, Any] = {
@@ -203,6 +227,12 @@ class RunTracing(CallHook):
 
     # -- the event stream ---------------------------------------------------------------
 
+    def saw(self, events: Iterable[Event]) -> None:
+        """Events from before this run (a batch's servers' start-up): their facts only."""
+        for event in events:
+            if isinstance(event, (ServerStarting, ServerReady)):
+                self._on_event(event)
+
     def _on_event(self, event: Event) -> None:
         try:
             self._see(event)
@@ -212,7 +242,13 @@ class RunTracing(CallHook):
     def _see(self, event: Event) -> None:
         if not isinstance(event, (ModelStreamEvent, ModelResponseEvent, ModelRequestEvent)):
             self._turns.settle(event)
-        if isinstance(event, ServerStarting):
+        if isinstance(event, McpMessage):
+            self._wire.message(event)
+        elif isinstance(event, AuthExchange):
+            self._wire.auth_exchange(event)
+        elif isinstance(event, AuthOutcome):
+            self._wire.auth_outcome(event)
+        elif isinstance(event, ServerStarting):
             self._state.servers[event.server] = _ServerFacts(transport=event.transport, target=event.target)
         elif isinstance(event, ServerReady):
             facts = self._state.servers.setdefault(event.server, _ServerFacts())
@@ -232,6 +268,7 @@ class RunTracing(CallHook):
 
     def _run_ended(self, event: RunEndEvent) -> None:
         self._turns.close(None)
+        self._wire.close()
         self._run.set_attribute(c.RUN_STATUS, event.status)
         for key, name in (("input_tokens", c.INPUT_TOKENS), ("output_tokens", c.OUTPUT_TOKENS)):
             if key in event.usage:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import time
 from collections.abc import Awaitable, Iterator
 from typing import Any
 
@@ -22,6 +23,7 @@ from ..errors import RpcError, UnknownTool
 from ..protocol.jsonrpc import INVALID_PARAMS, JSONObject
 from ..server.app import CallContext, ToolService
 from . import conventions as c
+from .metrics import ServerMetrics
 
 __all__ = ["TracedService"]
 
@@ -29,8 +31,10 @@ __all__ = ["TracedService"]
 class TracedService:
     """``service`` with a SERVER span around each of its calls; everything else is its own."""
 
-    def __init__(self, service: ToolService, tracer: Tracer, *, transport: str) -> None:
+    def __init__(self, service: ToolService, tracer: Tracer, *, transport: str,
+                 metrics: ServerMetrics | None = None) -> None:
         self._service = service
+        self._metrics = metrics if metrics is not None else ServerMetrics()
         self._tracer = tracer
         self._transport = c.transport_of(transport)
         self.name, self.version, self.instructions = service.name, service.version, service.instructions
@@ -44,7 +48,7 @@ class TracedService:
     def call(
         self, name: str, arguments: JSONObject, context: CallContext
     ) -> JSONObject | Awaitable[JSONObject]:
-        span = self._start(name, context)
+        span = _Timed(self._start(name, context), self._metrics)
         with _failure_recorded(span, name):
             result = self._service.call(name, arguments, context)
         if inspect.isawaitable(result):
@@ -67,40 +71,53 @@ class TracedService:
                                        kind=SpanKind.SERVER, attributes=attributes)
 
     @staticmethod
-    async def _finish_later(span: Span, name: str, pending: Awaitable[JSONObject]) -> JSONObject:
+    async def _finish_later(span: _Timed, name: str, pending: Awaitable[JSONObject]) -> JSONObject:
         with _failure_recorded(span, name):
             result = await pending
         _finish(span, result)
         return result
 
 
+class _Timed:
+    """A call's span and when it began: its end records ``mcp.server.operation.duration``."""
+
+    def __init__(self, span: Span, metrics: ServerMetrics) -> None:
+        self.span, self.metrics, self.started = span, metrics, time.monotonic()
+        self.attributes: dict[str, Any] = dict(getattr(span, "attributes", None) or {})
+
+    def fail(self, error_type: str, description: str) -> None:
+        self.attributes[c.ERROR_TYPE] = error_type
+        self.span.set_attribute(c.ERROR_TYPE, error_type)
+        if error_type.lstrip("-").isdigit():
+            self.attributes[c.RPC_STATUS_CODE] = error_type
+            self.span.set_attribute(c.RPC_STATUS_CODE, error_type)
+        self.span.set_status(Status(StatusCode.ERROR, description))
+        self.end()
+
+    def end(self) -> None:
+        self.span.end()
+        self.metrics.request(time.monotonic() - self.started, self.attributes)
+
+
 @contextlib.contextmanager
-def _failure_recorded(span: Span, name: str) -> Iterator[None]:
+def _failure_recorded(span: _Timed, name: str) -> Iterator[None]:
     """What the tool raised ends its span failed (the JSON-RPC code of an error answer),
     and goes on."""
     try:
         yield
     except UnknownTool:
-        _fail(span, str(INVALID_PARAMS), f"Unknown tool: {name}")
+        span.fail(str(INVALID_PARAMS), f"Unknown tool: {name}")
         raise
     except RpcError as exc:
-        _fail(span, str(exc.code), exc.rpc_message)
+        span.fail(str(exc.code), exc.rpc_message)
         raise
     except BaseException as exc:
-        _fail(span, type(exc).__qualname__, "the tool raised or was cancelled")
+        span.fail(type(exc).__qualname__, "the tool raised or was cancelled")
         raise
 
 
-def _finish(span: Span, result: JSONObject) -> None:
+def _finish(span: _Timed, result: JSONObject) -> None:
     if result.get("isError") is True:
-        _fail(span, c.TOOL_ERROR, "the tool reported an error (isError: true)")
+        span.fail(c.TOOL_ERROR, "the tool reported an error (isError: true)")
         return
-    span.end()
-
-
-def _fail(span: Span, error_type: str, description: str) -> None:
-    span.set_attribute(c.ERROR_TYPE, error_type)
-    if error_type.lstrip("-").isdigit():
-        span.set_attribute(c.RPC_STATUS_CODE, error_type)
-    span.set_status(Status(StatusCode.ERROR, description))
     span.end()

@@ -8,25 +8,32 @@
   command's), ``none``, or several, comma-separated;
 - ``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``: the resource (the service is
   ``toolrelay``, or ``toolrelay-files`` for the file server, unless they say otherwise);
+- ``OTEL_METRICS_EXPORTER``: the same for the metrics (``otel/metrics.py``; default: what
+  the traces use), exported every ``OTEL_METRIC_EXPORT_INTERVAL`` ms and at exit;
 - ``--otel-file PATH``: every span also written to PATH as OTLP JSON, one export a line
-  (the collector's file exporter's format; ``verify --otel`` reads it).
+  (the collector's file exporter's format; ``verify --otel`` reads it), and the metrics.
 
-The provider is shut down (its last spans flushed) when the process exits.
+The providers are shut down (their last spans and points flushed) when the process exits.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import UsageError
 
 if TYPE_CHECKING:  # the extra may be missing: it is imported when a provider is made
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import MetricReader
+    from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SpanExporter
 
-__all__ = ["EXTRA_HINT", "otel_wanted", "provider_for"]
+__all__ = ["EXTRA_HINT", "ExportSettings", "meter_provider_for", "otel_wanted", "provider_for"]
 
 EXTRA_HINT: Final = "pip install 'toolrelay[otel]'"
 _ENDPOINTS: Final = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
@@ -48,15 +55,11 @@ def provider_for(environ: Mapping[str, str], *, file: str | None, service: str) 
     for what it cannot do (an unknown exporter, OTLP over gRPC, the extra missing)."""
     exporters = _exporters(environ, file)
     try:
-        from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider as SdkProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
     except ImportError:
         raise UsageError(f"tracing (--otel, OTEL_* variables) needs the otel extra: {EXTRA_HINT}") from None
-    resource = Resource.create()
-    if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
-        resource = resource.merge(Resource({"service.name": service}))
-    provider = SdkProvider(resource=resource)
+    provider = SdkProvider(resource=_resource(service))
     if "otlp" in exporters:
         provider.add_span_processor(BatchSpanProcessor(_otlp_exporter()))
     if "console" in exporters:
@@ -72,14 +75,55 @@ def provider_for(environ: Mapping[str, str], *, file: str | None, service: str) 
     return provider
 
 
-def _exporters(environ: Mapping[str, str], file: str | None) -> set[str]:
-    """The exporters OTEL_TRACES_EXPORTER names (``otlp`` when it names none, unless only a
-    file was asked for), checked."""
-    named = environ.get("OTEL_TRACES_EXPORTER", "")
+def _resource(service: str) -> Resource:
+    from opentelemetry.sdk.resources import Resource
+
+    resource = Resource.create()
+    if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
+        resource = resource.merge(Resource({"service.name": service}))
+    return resource
+
+
+def meter_provider_for(environ: Mapping[str, str], *, file: str | None, service: str) -> MeterProvider:
+    """A ``MeterProvider`` exporting as ``environ`` says (``OTEL_METRICS_EXPORTER``, else as
+    the traces go), and to ``file``; call after ``provider_for`` (which checked the extra)."""
+    from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
+
+    named = "OTEL_METRICS_EXPORTER" if environ.get("OTEL_METRICS_EXPORTER") else "OTEL_TRACES_EXPORTER"
+    exporters = _exporters(environ, file, variable=named)
+    readers: list[MetricReader] = []
+    if "otlp" in exporters:
+        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+
+        readers.append(_periodic(OTLPMetricExporter()))  # OTEL_EXPORTER_OTLP_(METRICS_)ENDPOINT...
+    if "console" in exporters:
+        import sys
+
+        from opentelemetry.sdk.metrics.export import ConsoleMetricExporter
+
+        readers.append(_periodic(ConsoleMetricExporter(out=sys.stderr)))
+    if file is not None:
+        from .json_file import OtlpJsonMetricFile
+
+        readers.append(_periodic(OtlpJsonMetricFile(Path(file))))
+    return SdkMeterProvider(metric_readers=readers, resource=_resource(service))
+
+
+def _periodic(exporter: Any) -> MetricReader:
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+
+    return PeriodicExportingMetricReader(exporter)  # OTEL_METRIC_EXPORT_INTERVAL; flushed at shutdown
+
+
+def _exporters(environ: Mapping[str, str], file: str | None,
+               variable: str = "OTEL_TRACES_EXPORTER") -> set[str]:
+    """The exporters ``variable`` names (``otlp`` when it names none, unless only a file
+    was asked for), checked."""
+    named = environ.get(variable, "")
     exporters = {name.strip().lower() for name in named.split(",") if name.strip()}
     unknown = sorted(exporters - set(_EXPORTERS))
     if unknown:
-        raise UsageError(f"OTEL_TRACES_EXPORTER: toolrelay has no exporter {unknown[0]!r} "
+        raise UsageError(f"{variable}: toolrelay has no exporter {unknown[0]!r} "
                          f"(it has {', '.join(_EXPORTERS)})")
     if not exporters:
         endpoint = any(environ.get(name) for name in _ENDPOINTS)
@@ -98,3 +142,21 @@ def _otlp_exporter() -> SpanExporter:
     except ImportError:
         raise UsageError(f"OTLP export needs the otel extra: {EXTRA_HINT}") from None
     return OTLPSpanExporter()  # it reads the endpoint, headers, timeout... from OTEL_EXPORTER_OTLP_*
+
+
+@dataclass(frozen=True)
+class ExportSettings:
+    """How a process exports, as data (``toolrelay batch --otel``): the ``OTEL_*``
+    variables and ``--otel-file``, handed to every process of a batch (its Ray workers set
+    them before they make their providers), so they all export alike."""
+
+    environ: Mapping[str, str] = field(default_factory=dict)
+    """The ``OTEL_*`` variables (``OTEL_EXPORTER_OTLP_ENDPOINT``, ``OTEL_SERVICE_NAME``...)."""
+    file: str | None = None
+    """``--otel-file``: an absolute path (every process appends to the same file)."""
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str], file: str | None = None) -> ExportSettings:
+        """The ``OTEL_*`` variables of ``environ``, and ``file`` made absolute."""
+        return cls({k: v for k, v in environ.items() if k.startswith("OTEL_")},
+                   None if file is None else os.path.abspath(file))

@@ -12,7 +12,7 @@ one line per call and expand only the broken ones. ``walk`` is the short walk
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -121,7 +121,7 @@ def _turn(current: ModelRound, run: RunRecord, facts: RunFacts, index: _Index, e
         if compact and all(state != "broken" for _, state, _, _ in stages):
             lines.append(_call_line(call, stages))
         else:
-            lines += _call_block(call, stages)
+            lines += _call_block(call, stages, run.events)
     return lines
 
 
@@ -298,12 +298,31 @@ def _call_line(call: CallTrace, stages: list[tuple[str, str, str, Finding | None
     return f"  [{reached}/7 ok] {call.call_id} {call.alias} · {mcp} · {call.status or 'no outcome'}"
 
 
-def _call_block(call: CallTrace, stages: list[tuple[str, str, str, Finding | None]]) -> list[str]:
+def _span_of(call: CallTrace, events: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The ``call_span`` record of ``call`` in a traced run: its call_id and alias, after
+    the response that asked for it (the first such)."""
+    for event in events:
+        if (event.get("kind") == "call_span" and event.get("call_id") == call.call_id
+                and event.get("alias") == call.alias and _whole_seq(event) > call.response_seq):
+            return event
+    return None
+
+
+def _whole_seq(event: dict[str, Any]) -> int:
+    seq = event.get("seq")
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else -1
+
+
+def _call_block(call: CallTrace, stages: list[tuple[str, str, str, Finding | None]],
+                run_events: Sequence[dict[str, Any]] = ()) -> list[str]:
     lines = [f"  call {call.call_id}"]
     for number, (link, state, value, broken) in enumerate(stages, 1):
         lines.append(f"    {number} {LINK_TITLES[link]:<17} {_MARK[state]:<6} {value}")
         if broken is not None:
             lines += _problem(broken, "        ")
+    span = _span_of(call, run_events)
+    if span is not None:  # a traced run: where the call is in the trace (verify --otel holds them together)
+        lines.append(f"    · span {span.get('span_id')} in trace {span.get('trace_id')}")
     for duplicate in call.duplicates:  # the same call_id again in this response: refused, not run
         said = "refused as a duplicate, not run" if duplicate.outcomes else "no refusal recorded"
         where = f"output[{duplicate.index}] {duplicate.alias}"

@@ -50,6 +50,8 @@ def read_spans(path: str | Path) -> list[dict[str, Any]]:
 
 
 def _spans_of(export: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    if "resourceMetrics" in export and "resourceSpans" not in export:
+        return  # a line of metrics (--otel-file writes both, as the collector's file exporter can)
     for resource in export["resourceSpans"]:
         for scope in resource.get("scopeSpans", []):
             yield from scope.get("spans", [])

@@ -49,6 +49,7 @@ from ..verify.record import CALL_METHODS
 from .auth_rows import AUTH_DESCRIBERS
 from .listen_rows import listen_text
 from .model import Badge, Row, RowState
+from .otel_rows import OTEL_DESCRIBERS
 from .server_asks import asked_text, input_required_text, reply_text, retry_text
 from .server_reports import reported_text
 from .task_rows import task_text
@@ -514,5 +515,6 @@ _DESCRIBERS: Final[dict[str, Describer]] = {
     McpDropped.kind: _mcp_dropped,
     Notice.kind: _notice,
     **AUTH_DESCRIBERS,
+    **OTEL_DESCRIBERS,
 }
 """Event kind → its row (MCP messages, recorded under their role, go to ``_mcp``)."""
