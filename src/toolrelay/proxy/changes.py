@@ -64,7 +64,8 @@ class ChangeRelay:
             try:
                 rebuilt = await self.catalog.refresh_if_changed()
             except ToolrelayError as exc:
-                self.events.emit(Notice(level="warning", text=f"re-listing after tools/list_changed failed: {exc}"))
+                said = f"re-listing after tools/list_changed failed: {exc}"
+                self.events.emit(Notice(level="warning", text=said))
                 rebuilt = False
             if rebuilt:
                 self._told()

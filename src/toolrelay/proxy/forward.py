@@ -129,14 +129,15 @@ class Forwarder:
 
     def _host_in(self, key: str, request: Request, version: str | None) -> None:
         if self.events.active:
-            self.events.emit(ProxyHostMessage(direction=IN, key=key, host_id=request.id, method=request.method,
-                                              message=request.raw, protocol_version=version,
-                                              host_call_id=_host_call_id(request.params)))
+            self.events.emit(ProxyHostMessage(
+                direction=IN, key=key, host_id=request.id, method=request.method, message=request.raw,
+                protocol_version=version, host_call_id=_host_call_id(request.params)))
 
     def _host_out(self, key: str, request: Request, message: JSONObject, version: str | None) -> None:
         if self.events.active:
-            self.events.emit(ProxyHostMessage(direction=OUT, key=key, host_id=request.id, method=request.method,
-                                              message=message, protocol_version=version))
+            self.events.emit(ProxyHostMessage(
+                direction=OUT, key=key, host_id=request.id, method=request.method, message=message,
+                protocol_version=version))
 
     def _route(self, key: str, request: Request, alias: str, decision: str, *, route: Route | None = None,
                sent: Sequence[tuple[Exchange, int]] = (), reason: str = "") -> None:
