@@ -8,16 +8,19 @@ import json
 import re
 import signal
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mcp.client.stdio import StdioServerParameters
 
 from conftest import PYTHON, REPO
+from toolrelay.cli.verify_cmd import report
+from toolrelay.verify import load_run
+from toolrelay.verify import verify as check
 
 HERE = Path(__file__).resolve().parent
 ECHO = REPO / "tests" / "testkit" / "servers" / "minimal_echo_server.py"
@@ -74,9 +77,16 @@ def http_proxy(config: Path, transcript: Path, *more: str) -> Iterator[str]:
             proc.stderr.close()
 
 
-def verify(path: Path, *more: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "toolrelay", "verify", str(path), *more],
-                          capture_output=True, text=True, timeout=60)
+@dataclass
+class Checked:
+    returncode: int
+    stdout: str
+
+
+def verify(path: Path, *more: str) -> Checked:
+    """``toolrelay verify PATH`` (in this process: its report and exit code)."""
+    verdict = check(load_run(path))
+    return Checked(0 if verdict.ok else 1, report(verdict, every="--all" in more))
 
 
 def events(path: Path) -> list[dict[str, Any]]:

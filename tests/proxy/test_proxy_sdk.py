@@ -101,7 +101,8 @@ def test_a_2025_06_18_host_over_stdio(config: Path, workspace: Path) -> None:
     transcript = workspace / "proxy.jsonl"
     lines = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}},
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         {"jsonrpc": "2.0", "id": "c", "method": "tools/call",
@@ -119,5 +120,6 @@ def test_a_2025_06_18_host_over_stdio(config: Path, workspace: Path) -> None:
     assert answers[0]["result"]["protocolVersion"] == "2025-06-18"
     assert answers[0]["result"]["capabilities"]["tools"]["listChanged"] is True
     assert "echo__echo" in {tool["name"] for tool in answers[1]["result"]["tools"]}
-    assert answers[2] == {"jsonrpc": "2.0", "id": "c", "result": {"content": [{"type": "text", "text": "old host"}]}}
+    echoed = {"content": [{"type": "text", "text": "old host"}]}
+    assert answers[2] == {"jsonrpc": "2.0", "id": "c", "result": echoed}
     assert verify(transcript).returncode == 0

@@ -65,7 +65,8 @@ def main() -> None:
             threading.Thread(target=call, args=(request_id, params), daemon=True).start()
             continue
         else:
-            send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "Method not found"}})
+            error = {"code": -32601, "message": "Method not found"}
+            send({"jsonrpc": "2.0", "id": request_id, "error": error})
             continue
         send({"jsonrpc": "2.0", "id": request_id, "result": result})
 
