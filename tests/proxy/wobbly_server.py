@@ -2,7 +2,8 @@
 
 ``echo(text)`` answers at once; ``wait(seconds)`` answers after that long (calls run in a
 thread each) and notes a ``notifications/cancelled`` naming it in the file ``--log``;
-``crash()`` exits the process before answering (code 7), as a server that dies mid-call.
+``crash()`` exits the process before answering (code 7), as a server that dies mid-call,
+writing its ``API_TOKEN`` to stderr first.
 
     python wobbly_server.py [--log FILE]
 """
@@ -38,7 +39,9 @@ def note(text: str) -> None:
 
 def call(request_id: Any, params: dict[str, Any]) -> None:
     name, arguments = params.get("name"), params.get("arguments") or {}
-    if name == "crash":
+    if name == "crash":  # saying its token on the way out, as a careless server might
+        sys.stderr.write(f"dying; token was {os.environ.get('API_TOKEN', '')}\n")
+        sys.stderr.flush()
         os._exit(7)
     if name == "wait":
         time.sleep(float(arguments.get("seconds", 1)))
