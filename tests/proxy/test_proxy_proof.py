@@ -16,6 +16,12 @@ import mcp_types as t
 import pytest
 from mcp.client import Client
 
+from toolrelay.verify import load_run
+from toolrelay.verify import verify as check
+from toolrelay.verify.explain import explain
+from toolrelay.view.build import build_trace
+from toolrelay.view.rows import describe
+
 from .proxy_helpers import ECHO, events, files_entry, script_entry, stdio_proxy, verify, write_config
 
 POLICY = {"rules": [{"server": "fs", "tool": "read_text_file", "arguments": {"/path": "**/secret*"},
@@ -111,3 +117,21 @@ def test_a_tampered_copy_is_rejected(
     checked = verify(copied)
     assert checked.returncode == 1, checked.stdout
     assert "BROKEN link" in checked.stdout and said in checked.stdout
+
+
+def test_explain_and_view_draw_both_legs(recorded: tuple[Path, dict[str, Any]]) -> None:
+    transcript, _ = recorded
+    run = load_run(transcript)
+    text = explain(run, check(run))
+    assert "host → proxy   tools/call echo__echo" in text
+    assert "proxy → echo   tools/call echo · connection 1 · upstream id" in text
+    assert "decision       denied: denied by policy rule #1" in text
+    recorded_events = events(transcript)
+    trace = build_trace(recorded_events, check(run))
+    assert [lane.title for lane in trace.lanes][:2] == ["Host", "Proxy"]
+    rows = [describe(event, 0.0) for event in recorded_events]
+    host = [(row.source, row.target, row.label) for row in rows if row.kind == "proxy_host"]
+    assert host[:2] == [("user", "app", "host: tools/call echo__echo"), ("app", "user", "to host: result")]
+    routes = [row.label for row in rows if row.kind == "proxy_route"]
+    assert routes[0].startswith("echo__echo → forwarded echo#1 id ")
+    assert routes[-1] == "fs__read_text_file → denied"

@@ -20,7 +20,7 @@ pairs its two legs, never the host's call id alone; ids are compared on both leg
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -36,6 +36,8 @@ _HOST_CALL_ID: Final = "io.toolrelay/call_id"
 
 Event = dict[str, Any]
 Triple = tuple[Any, Any, Any]
+Say = Callable[..., Finding]
+"""A request's finding: (link, check, ok, message, *the events it rests on)."""
 
 
 def is_proxy_run(run: RunRecord) -> bool:
@@ -99,11 +101,11 @@ def _one_request(key: str, received: list[Event], legs: _Legs, unfinished: list[
     first = received[0]
     host_id = first.get("message", {}).get("id")
     seqs = tuple(e["seq"] for e in received)
-    where = dict(call_id=key, mcp_id=host_id)
+    where = {"call_id": key, "mcp_id": host_id}
 
     def said(link: str, check: str, ok: bool, message: str, *more: Event) -> Finding:
         return Finding(link=link, ok=ok, check=check, message=f"host request {key} (host id {host_id!r}): "
-                       f"{message}", seqs=seqs + tuple(e["seq"] for e in more), **where)  # type: ignore[arg-type]
+                       f"{message}", seqs=seqs + tuple(e["seq"] for e in more), **where)
 
     answers = legs.host_out.get(key, [])
     routes = legs.routes.get(key, [])
@@ -128,38 +130,41 @@ def _one_request(key: str, received: list[Event], legs: _Legs, unfinished: list[
     elif route.get("decision") == "forwarded":
         found += _forwarded(said, first, route, answer, legs, key)
     else:  # failed: sent (maybe), no answer came; the host was told
+        told = "was told so as a tool error" if _is_error(answer) else "was not told"
         found.append(said("feedback", "passed_on", _is_error(answer),
-                          f"the upstream call failed ({route.get('reason')}) and the host "
-                          + ("was told so as a tool error" if _is_error(answer) else "was not told"), route, answer))
+                          f"the upstream call failed ({route.get('reason')}) and the host {told}",
+                          route, answer))
     return found
 
 
-def _answered(said: Any, received: Event, answer: Event) -> Finding:
+def _answered(said: Say, received: Event, answer: Event) -> Finding:
     asked, got = received.get("message", {}).get("id"), answer.get("message", {}).get("id")
     return said("correlation", "host_answered_once", asked == got and received.get("host_id") == asked,
                 f"answered once, with the host's id {got!r}" if asked == got
                 else f"answered with id {got!r}, not the request's id {asked!r}", answer)
 
 
-def _routed(said: Any, received: Event, route: Event, legs: _Legs) -> Finding:
+def _routed(said: Say, received: Event, route: Event, legs: _Legs) -> Finding:
     params = received.get("message", {}).get("params") or {}
     named = params.get("name")
-    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    found = params.get("_meta")
+    meta: dict[str, Any] = found if isinstance(found, dict) else {}
     if meta.get(_HOST_CALL_ID) != received.get("host_call_id") and isinstance(meta.get(_HOST_CALL_ID), str):
-        return said("routing", "routed", False, "the host's own call id is not the one its request carries", route)
-    if route.get("alias") != named:
-        return said("routing", "routed", False, f"routed as {route.get('alias')!r}, but the host named {named!r}",
+        return said("routing", "routed", False, "the host's own call id is not the one its request carries",
                     route)
+    if route.get("alias") != named:
+        return said("routing", "routed", False,
+                    f"routed as {route.get('alias')!r}, but the host named {named!r}", route)
     offer = next((o for o in reversed(legs.offers) if o["seq"] < received["seq"]), None)
     target = (offer or {}).get("routes", {}).get(named)
     if route.get("decision") == "forwarded" and target != [route.get("server"), route.get("tool")]:
         return said("routing", "routed", False, f"{named} leads to {target} by the offer, but was sent to "
                     f"{route.get('server')}/{route.get('tool')}", route)
-    return said("routing", "routed", True, f"{named} → {route.get('decision')} "
-                f"{route.get('server') or ''}{'/' if route.get('tool') else ''}{route.get('tool') or ''}", route)
+    target_text = f"{route.get('server')}/{route.get('tool')}" if route.get("tool") else ""
+    return said("routing", "routed", True, f"{named} → {route.get('decision')} {target_text}".rstrip(), route)
 
 
-def _decision(said: Any, route: Event, answer: Event, legs: _Legs, key: str) -> Finding:
+def _decision(said: Say, route: Event, answer: Event, legs: _Legs, key: str) -> Finding:
     sent = legs.sent_for.get(key, [])
     if sent:
         return said("routing", "decision_kept", False,
@@ -173,25 +178,29 @@ def _decision(said: Any, route: Event, answer: Event, legs: _Legs, key: str) -> 
     ok = _is_error(answer) and reason in text
     return said("routing", "decision_kept", ok,
                 f"{route.get('decision')}: {reason}; the host was told so as a tool error" if ok
-                else f"{route.get('decision')} ({reason}), but the host's answer is not a tool error naming it",
+                else f"{route.get('decision')} ({reason}), but the host's answer is not a tool error "
+                "naming it",
                 route, answer)
 
 
-def _forwarded(said: Any, received: Event, route: Event, answer: Event, legs: _Legs, key: str) -> list[Finding]:
+def _forwarded(
+    said: Say, received: Event, route: Event, answer: Event, legs: _Legs, key: str,
+) -> list[Finding]:
     triple = (route.get("server"), route.get("connection"), route.get("mcp_id"))
     requests, responses = legs.requests.get(triple, []), legs.responses.get(triple, [])
     name = f"{triple[0]} connection {triple[1]} id {triple[2]!r}"
     if len(requests) != 1 or len(responses) != 1:
-        return [said("correlation", "upstream_paired", False, f"upstream {name}: {len(requests)} requests and "
-                     f"{len(responses)} responses recorded, not one each", route, *requests, *responses)]
+        counted = f"{len(requests)} requests and {len(responses)} responses recorded, not one each"
+        return [said("correlation", "upstream_paired", False, f"upstream {name}: {counted}",
+                     route, *requests, *responses)]
     request, response = requests[0], responses[0]
     params = request.get("message", {}).get("params") or {}
     host_params = received.get("message", {}).get("params") or {}
     problems = [
         "it carries another key" if request.get("call_id") != key or response.get("call_id") != key else "",
         "it is no tools/call" if request.get("message", {}).get("method") != "tools/call" else "",
-        f"it names {params.get('name')!r}, not {route.get('tool')!r}" if params.get("name") != route.get("tool")
-        else "",
+        f"it names {params.get('name')!r}, not {route.get('tool')!r}"
+        if params.get("name") != route.get("tool") else "",
         "its arguments are not the host's" if params.get("arguments", {}) != host_params.get("arguments", {})
         else "",
     ]
@@ -202,7 +211,7 @@ def _forwarded(said: Any, received: Event, route: Event, answer: Event, legs: _L
     return [paired, _passed(said, response, answer)]
 
 
-def _passed(said: Any, response: Event, answer: Event) -> Finding:
+def _passed(said: Say, response: Event, answer: Event) -> Finding:
     upstream, host = response.get("message", {}), answer.get("message", {})
     if "error" in upstream:
         same = host.get("error", {}).get("code") == upstream["error"].get("code") and \
@@ -211,7 +220,8 @@ def _passed(said: Any, response: Event, answer: Event) -> Finding:
                     else "the upstream JSON-RPC error is not the one the host got", response, answer)
     result, got = upstream.get("result"), host.get("result")
     if not isinstance(result, dict) or not isinstance(got, dict):
-        return said("feedback", "passed_on", False, "the host's answer is not the upstream result", response, answer)
+        return said("feedback", "passed_on", False, "the host's answer is not the upstream result",
+                    response, answer)
     if bool(result.get("isError")) != bool(got.get("isError")):
         return said("feedback", "passed_on", False, f"isError {bool(result.get('isError'))} upstream, "
                     f"{bool(got.get('isError'))} to the host", response, answer)
@@ -220,8 +230,8 @@ def _passed(said: Any, response: Event, answer: Event) -> Finding:
                 else "the host's result differs from the upstream result it answers", response, answer)
 
 
-def _cancelled(said: Any, answers: list[Event], route: Event, legs: _Legs, key: str) -> Finding:
-    cancels = [e for e in legs.sent_for.get(key, [])]
+def _cancelled(said: Say, answers: list[Event], route: Event, legs: _Legs, key: str) -> Finding:
+    cancels = list(legs.sent_for.get(key, []))
     return said("correlation", "host_answered_once", not answers,
                 "cancelled by the host (or its leaving): not answered" if not answers
                 else "cancelled, yet answered", route, *answers, *cancels)
@@ -234,4 +244,5 @@ def _is_error(answer: Event) -> bool:
 
 def _text(answer: Event) -> str:
     result = answer.get("message", {}).get("result") or {}
-    return " ".join(str(block.get("text", "")) for block in result.get("content", []) if isinstance(block, dict))
+    blocks = result.get("content", [])
+    return " ".join(str(block.get("text", "")) for block in blocks if isinstance(block, dict))
