@@ -124,3 +124,12 @@ def test_no_upstream_token_reaches_the_host(tmp_path: Path) -> None:
     assert "exited (code 7)" in seen and "[redacted]" in seen  # its stderr tail, the token taken out
     assert secret not in seen
     assert secret not in transcript.read_text(encoding="utf-8")
+
+
+def test_a_config_naming_the_proxy_itself_is_refused(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"echo": script_entry(ECHO), "toolrelay": {
+        "command": "toolrelay", "args": ["proxy", "--config", "claude_desktop_config.json"]}})
+    done = subprocess.run([PYTHON, *proxy_args(config, tmp_path / "t.jsonl")], input="", capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2
+    assert "server toolrelay of the config runs toolrelay proxy itself" in done.stderr

@@ -51,6 +51,7 @@ class ProxySettings:
 
 async def run_proxy(catalog: Catalog, settings: ProxySettings) -> None:
     """Serve ``catalog``'s servers as one MCP server until the host leaves or we are stopped."""
+    _refuse_itself(catalog)
     events = catalog.events
     writer = None
     if settings.transcript is not None:
@@ -77,6 +78,17 @@ async def run_proxy(catalog: Catalog, settings: ProxySettings) -> None:
         events.emit(ProxyEnd(reason=reason))
         if writer is not None:
             writer.close()
+
+
+def _refuse_itself(catalog: Catalog) -> None:
+    """A config entry that starts ``toolrelay proxy`` would start the proxy again, and again:
+    a host's own config given as is names the proxy itself."""
+    for name, connection in catalog.connections.items():
+        config = connection.config
+        words = [Path(config.command or "").name, *config.args]
+        if "proxy" in words and any(word == "toolrelay" or word.startswith("toolrelay") for word in words[:3]):
+            raise UsageError(f"server {name} of the config runs toolrelay proxy itself (a host's own config "
+                             "given as is names the proxy); leave it out of the proxy's --config")
 
 
 def _refuse_collisions(catalog: Catalog) -> None:
