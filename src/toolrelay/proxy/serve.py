@@ -86,7 +86,7 @@ def _refuse_itself(catalog: Catalog) -> None:
     for name, connection in catalog.connections.items():
         config = connection.config
         words = [Path(config.command or "").name, *config.args]
-        if "proxy" in words and any(word == "toolrelay" or word.startswith("toolrelay") for word in words[:3]):
+        if "proxy" in words and any(word.startswith("toolrelay") for word in words[:3]):
             raise UsageError(f"server {name} of the config runs toolrelay proxy itself (a host's own config "
                              "given as is names the proxy); leave it out of the proxy's --config")
 

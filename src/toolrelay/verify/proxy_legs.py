@@ -10,7 +10,8 @@ pairs its two legs, never the host's call id alone; ids are compared on both leg
 - ``upstream_paired`` (correlation): a forwarded call is one ``tools/call`` on that
   server's connection with the route's MCP id, the tool's own name and the host's
   arguments, answered exactly once on that connection;
-- ``passed_on`` (feedback): the host's answer is the upstream answer to that request,
+- ``passed_on`` (feedback): the host's answer is the upstream answer to that request (for a
+  tool that runs as an MCP task, the answer to the task's ``tasks/result``),
   unchanged but for its era's envelope (``protocol/passthrough.py``): the same result,
   the same ``isError``, the same JSON-RPC error; so an answer swapped between two
   requests, an altered result or a flipped ``isError`` is caught;
@@ -208,7 +209,24 @@ def _forwarded(
     paired = said("correlation", "upstream_paired", problem is None,
                   f"upstream {name}: {problem}" if problem else f"paired with upstream {name}, answered once",
                   request, response)
-    return [paired, _passed(said, response, answer)]
+    return [paired, _passed(said, _task_result(response, legs, key) or response, answer)]
+
+
+def _task_result(response: Event, legs: _Legs, key: str) -> Event | None:
+    """For a tool run as an MCP task, the response to its ``tasks/result``: what the host's
+    answer passes on (``client/tool_tasks.py``); None for a plain call."""
+    result = response.get("message", {}).get("result")
+    task = result.get("task") if isinstance(result, dict) else None
+    task_id = task.get("taskId") if isinstance(task, dict) else None
+    if task_id is None:
+        return None
+    for request in legs.sent_for.get(key, []):
+        message = request.get("message", {})
+        if message.get("method") == "tasks/result" and (message.get("params") or {}).get("taskId") == task_id:
+            triple = (request.get("server"), request.get("connection"), request.get("mcp_id"))
+            answered = legs.responses.get(triple, [])
+            return answered[0] if len(answered) == 1 else None
+    return None
 
 
 def _passed(said: Say, response: Event, answer: Event) -> Finding:
