@@ -17,9 +17,9 @@ import pytest
 from mcp import MCPError
 from mcp.client import Client
 
-from conftest import PYTHON
+from conftest import PYTHON, REPO
 
-from .proxy_helpers import events, http_proxy, proxy_args, stdio_proxy, verify
+from .proxy_helpers import events, http_proxy, proxy_args, script_entry, stdio_proxy, verify, write_config
 
 MODES = {"2026-07-28": "2026-07-28", "legacy": "2025-11-25"}
 
@@ -123,3 +123,32 @@ def test_a_2025_06_18_host_over_stdio(config: Path, workspace: Path) -> None:
     echoed = {"content": [{"type": "text", "text": "old host"}]}
     assert answers[2] == {"jsonrpc": "2.0", "id": "c", "result": echoed}
     assert verify(transcript).returncode == 0
+
+
+def test_an_upstream_list_change_reaches_the_host(workspace: Path) -> None:
+    grower = REPO / "tests" / "testkit" / "servers" / "growing_server.py"
+    config = write_config(workspace, {"grow": script_entry(grower)})
+    transcript = workspace / "proxy.jsonl"
+    asked = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "grow__grow", "arguments": {}}},
+    ]
+    with subprocess.Popen([PYTHON, *proxy_args(config, transcript)], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("".join(json.dumps(line) + "\n" for line in asked))
+        proc.stdin.flush()
+        seen = [json.loads(proc.stdout.readline()) for _ in range(3)]  # initialize, the call, the change
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}) + "\n")
+        proc.stdin.flush()
+        listed = json.loads(proc.stdout.readline())
+        proc.stdin.close()
+        proc.wait(20)
+    assert {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"} in seen
+    assert {tool["name"] for tool in listed["result"]["tools"]} == {"grow__grow", "grow__tool_1"}
+    offers = [e["reason"] for e in events(transcript) if e["kind"] == "proxy_offer"]
+    assert offers == ["initial", "tools/list_changed"]
