@@ -1,6 +1,7 @@
 """A proxy transcript is proof: a real run verifies, and each tampered copy is rejected on
 the link it breaks (an answer swapped between two requests, a result altered, an isError
-flipped, an answer's id changed, a denied call passed off as run). The policy's denial
+flipped, an answer's id changed, a denied call passed off as run, the host sent another answer
+than the one recorded). The policy's denial
 reaches the host as a tool error naming the rule, and nothing is sent upstream."""
 
 from __future__ import annotations
@@ -95,12 +96,20 @@ def _run_denied(lines: list[dict[str, Any]]) -> None:
     _answers(lines)[3]["message"]["result"] = {"content": [{"type": "text", "text": "hush\n"}]}
 
 
+def _sent_otherwise(lines: list[dict[str, Any]]) -> None:
+    first = _answers(lines)[0]["message"]["id"]
+    sent = next(e for e in lines if e["kind"] == "proxy_wire" and e["message"].get("id") == first
+                and "result" in e["message"])
+    sent["message"]["result"]["content"][0]["text"] = "ONE"
+
+
 TAMPERED: dict[str, tuple[Callable[[list[dict[str, Any]]], None], str]] = {
     "answer swapped": (_swap, "the host's result differs from the upstream result it answers"),
     "result altered": (_alter, "the host's result differs from the upstream result it answers"),
     "isError flipped": (_flip, "isError True upstream, False to the host"),
     "answer id changed": (_renumber, "answered with id 999"),
     "denied call shown as run": (_run_denied, "but the host's answer is not a tool error naming it"),
+    "another answer sent": (_sent_otherwise, "no message sent to the host on the wire is this answer"),
 }
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
+from ..events import EventStream
 from ..protocol import mcp as m
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from ..relay.catalog import Catalog
@@ -25,6 +26,7 @@ from ..server.stdio import serve_stdio
 from ..transcript.writer import TranscriptWriter
 from .changes import ChangeRelay, offer_record
 from .forward import Forwarder
+from .host_wire import HostWire
 from .offered import collisions
 from .records import ProxyEnd, ProxyStart
 from .service import ProxyService
@@ -69,7 +71,7 @@ async def run_proxy(catalog: Catalog, settings: ProxySettings) -> None:
         service.tools_change = settings.http is None  # told on the stdio session (changes.py)
         relay = ChangeRelay(catalog, events)
         relay.watch()
-        await _serve(service, relay, settings)
+        await _serve(service, relay, settings, events)
     except BaseException as exc:
         reason = f"{type(exc).__name__}: {exc}" if not isinstance(exc, KeyboardInterrupt) else "interrupted"
         raise
@@ -98,10 +100,14 @@ def _refuse_collisions(catalog: Catalog) -> None:
                          "or deny one of the tools with the server's toolrelay deny list)")
 
 
-async def _serve(service: ProxyService, relay: ChangeRelay, settings: ProxySettings) -> None:
+async def _serve(
+    service: ProxyService, relay: ChangeRelay, settings: ProxySettings, events: EventStream,
+) -> None:
     if settings.http is None:
         def joined(session: ServerSession) -> None:
             relay.hosts[id(session)] = lambda: session.peer.notify(m.TOOLS_CHANGED)
+            if events.active:  # every message of the host leg, as on the wire
+                session.peer.tracer = HostWire(events)
 
         await serve_stdio(service, max_message_bytes=settings.max_message_bytes, on_session=joined)
         return

@@ -15,6 +15,8 @@ pairs its two legs, never the host's call id alone; ids are compared on both leg
   unchanged but for its era's envelope (``protocol/passthrough.py``): the same result,
   the same ``isError``, the same JSON-RPC error; so an answer swapped between two
   requests, an altered result or a flipped ``isError`` is caught;
+- ``on_the_wire`` (correlation, stdio hosts, whose leg is recorded message by message as
+  ``proxy_wire``): the answer recorded is one the host was sent;
 - ``decision_kept`` (routing): a call the policy denied, or a tool withheld, was never
   sent upstream, and the host was answered a tool error naming the reason.
 """
@@ -57,6 +59,8 @@ class _Legs:
     """Upstream requests by the key (``call_id``) they carry."""
     offers: list[Event] = field(default_factory=list)
     end: Event | None = None
+    wire: dict[Any, list[Event]] = field(default_factory=dict)
+    """The host leg as on the wire (stdio hosts): the proxy's answers, by their id."""
 
 
 def _legs(events: Iterable[Event]) -> _Legs:
@@ -72,6 +76,10 @@ def _legs(events: Iterable[Event]) -> _Legs:
             legs.offers.append(event)
         elif kind == "proxy_end":
             legs.end = event
+        elif kind == "proxy_wire" and event.get("direction") == "out":
+            message = event.get("message") or {}
+            if "result" in message or "error" in message:
+                legs.wire.setdefault(_id_key(message.get("id")), []).append(event)
         elif kind in ("mcp_request", "mcp_response"):
             triple = (event.get("server"), event.get("connection"), event.get("mcp_id"))
             (legs.requests if kind == "mcp_request" else legs.responses).setdefault(triple, []).append(event)
@@ -123,6 +131,8 @@ def _one_request(key: str, received: list[Event], legs: _Legs, unfinished: list[
         return [said("correlation", "host_answered_once", False, f"answered {len(answers)} times", *answers)]
     answer = answers[0]
     found = [_answered(said, first, answer)]
+    if legs.wire:
+        found.append(_on_wire(said, answer, legs))
     if route is None:
         return [*found, said("routing", "routed", False, "answered without a recorded route", answer)]
     found.append(_routed(said, first, route, legs))
@@ -143,6 +153,25 @@ def _answered(said: Say, received: Event, answer: Event) -> Finding:
     return said("correlation", "host_answered_once", asked == got and received.get("host_id") == asked,
                 f"answered once, with the host's id {got!r}" if asked == got
                 else f"answered with id {got!r}, not the request's id {asked!r}", answer)
+
+
+def _id_key(value: Any) -> tuple[str, str]:
+    """A JSON-RPC id as a key: 1 and "1" are different ids."""
+    return (type(value).__name__, str(value))
+
+
+def _on_wire(said: Say, answer: Event, legs: _Legs) -> Finding:
+    """The recorded answer is one the host really got, as sent (its era's envelope aside)."""
+    recorded = answer.get("message", {})
+    for sent in legs.wire.get(_id_key(recorded.get("id")), []):
+        message = sent.get("message", {})
+        if "error" in recorded and message.get("error") == recorded["error"]:
+            return said("correlation", "on_the_wire", True, "the answer is the one sent to the host", sent)
+        result, got = message.get("result"), recorded.get("result")
+        if isinstance(result, dict) and isinstance(got, dict) and passed_on(result) == passed_on(got):
+            return said("correlation", "on_the_wire", True, "the answer is the one sent to the host", sent)
+    return said("correlation", "on_the_wire", False,
+                "no message sent to the host on the wire is this answer", answer)
 
 
 def _routed(said: Say, received: Event, route: Event, legs: _Legs) -> Finding:

@@ -36,6 +36,21 @@ def _host(record: dict[str, Any]) -> Row:
                call_id=str(record.get("key")))
 
 
+def _wire(record: dict[str, Any]) -> Row:
+    """A host-leg message as on the wire (stdio hosts): the handshake, lists, each answer as sent."""
+    message = _object(record.get("message"))
+    incoming = record.get("direction") == "in"
+    if "method" in message:
+        label, detail = f"wire: {message.get('method')}", _json(message.get("params"))
+    else:
+        answered = message.get("result", message.get("error"))
+        label, detail = f"wire: answer to id {message.get('id')}", _json(answered)
+    badges = [Badge(kind="mcp", text=f"host id {message['id']}")] if message.get("id") is not None else []
+    return Row(seq=int(record.get("seq", 0)), kind="proxy_wire", stage="host",
+               source=HOST_LANE if incoming else "app", target="app" if incoming else HOST_LANE,
+               label=label, detail=detail, badges=badges, message=True)
+
+
 def _request_text(message: dict[str, Any]) -> tuple[str, str, RowState]:
     params = _object(message.get("params"))
     return f"host: tools/call {params.get('name')}", "arguments " + _json(params.get("arguments")), "ok"
@@ -101,6 +116,7 @@ def _json(value: Any) -> str:
 PROXY_DESCRIBERS: Final = {
     "proxy_host": _host,
     "proxy_route": _route,
+    "proxy_wire": _wire,
     "proxy_offer": _offer,
     "proxy_start": _note("proxy {name} starts ({transport})", "servers: {servers}"),
     "proxy_end": _note("proxy ends", "{reason}"),
