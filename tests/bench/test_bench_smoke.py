@@ -41,6 +41,7 @@ FAKE_RESPONSES_SCRIPT = "../tests/testkit/servers/fake_responses.py"
         ("batch_bench.py", "--tasks"),
         ("search_bench.py", "--rounds"),
         ("catalog_startup_bench.py", "--servers"),
+        ("proxy_bench.py", "--transcript"),
         ("run_all.py", "--only"),
         ("setup_peers.py", "--node"),
         (FAKE_RESPONSES_SCRIPT, "--text"),

@@ -54,6 +54,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "auth": ("auth_cmd", "sign in to OAuth-protected remote MCP servers: login, status, logout"),
     "pins": ("pins_cmd", "the tool definitions pinned on first use: list, diff, approve, forget"),
     "serve": ("serve_cmd", "serve Python functions (MODULE:FN) as an MCP server (stdio or HTTP)"),
+    "proxy": ("proxy_cmd", "serve a config's servers as one MCP server for a host, recording both legs"),
 }
 
 EPILOG = """exit codes: 0 success · 1 the command ran and reports a failure · 2 usage error ·

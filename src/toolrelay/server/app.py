@@ -190,7 +190,7 @@ class ServerSession:
         self._roots = _RootsState(supported=isinstance((capabilities or {}).get("roots"), dict))
         result: JSONObject = {
             "protocolVersion": self.protocol_version,
-            "capabilities": {"tools": {"listChanged": False}},
+            "capabilities": {"tools": {"listChanged": bool(getattr(self.service, "tools_change", False))}},
             "serverInfo": {"name": self.service.name, "version": self.service.version},
         }
         if self.service.instructions:

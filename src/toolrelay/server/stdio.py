@@ -45,9 +45,11 @@ class _StdinProtocol(asyncio.Protocol):
 
 
 async def serve_stdio(
-    service: ToolService, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    service: ToolService, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    on_session: Callable[[ServerSession], None] | None = None,
 ) -> None:
-    """Run one session on this process's stdin/stdout until stdin closes."""
+    """Run one session on this process's stdin/stdout until stdin closes (``on_session``
+    is given the session once it exists: a proxy notifies its client through it)."""
     loop = asyncio.get_running_loop()
     out_fd = sys.stdout.fileno()
     os.set_blocking(out_fd, True)
@@ -63,6 +65,8 @@ async def serve_stdio(
             raise TransportError(f"stdout closed: {exc}") from None
 
     session = ServerSession(service, send, modern=ModernServer(service))
+    if on_session is not None:
+        on_session(session)
     done: asyncio.Future[None] = loop.create_future()
     protocol = _StdinProtocol(session, LineFramer(max_message_bytes), done)
     in_fd = sys.stdin.fileno()

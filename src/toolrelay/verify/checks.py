@@ -26,6 +26,7 @@ from .listens import check_listens
 from .mcp_side import check_routing, check_server
 from .model_side import check_answer, check_parse, check_rounds
 from .progress_logs import check_progress_and_logs
+from .proxy_legs import is_proxy_run, verify_proxy
 from .record import RunRecord
 from .resumed import check_resumes
 from .server_requests import check_server_requests
@@ -70,6 +71,8 @@ _UNEXPECTED_SHAPE = (TypeError, AttributeError, KeyError, IndexError, ValueError
 def verify(run: RunRecord) -> Verdict:
     """Check every link the record holds; the first broken one in the seed's order."""
     with paused_gc():  # many small findings over a large record: see paused_gc
+        if is_proxy_run(run):  # recorded by toolrelay proxy: no model side (proxy_legs.py)
+            return verify_proxy(run)
         return _verdict(run)
 
 

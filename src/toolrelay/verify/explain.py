@@ -23,6 +23,8 @@ from ..relay.stages.namespaces import function_tools_by_alias
 from .attachments import called_declarations, executed, no_call_text
 from .facts import RunFacts
 from .jsonpath import excerpt, item_label
+from .proxy_explain import explain_proxy
+from .proxy_legs import is_proxy_run
 from .record import CallTrace, ModelRound, RunRecord
 from .streamed import early_start, inconsistency
 from .verdict import LINK_TITLES, LINKS, NEXT_STEP, Finding, Verdict, link_rank
@@ -64,6 +66,8 @@ def _state(findings: list[Finding]) -> tuple[str, Finding | None]:
 
 def explain(run: RunRecord, verdict: Verdict, *, expand_all: bool = False) -> str:
     """The whole chain as text, grouped by turn."""
+    if is_proxy_run(run):  # recorded by toolrelay proxy: both legs of each host request
+        return explain_proxy(run, verdict)
     facts = RunFacts(run)
     index = _Index.of(verdict.findings)
     lines = _header(run)

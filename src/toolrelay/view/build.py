@@ -40,6 +40,7 @@ _BODY_FIELDS: Final = {
     ModelResponseEvent.kind: "body",
     FeedbackEvent.kind: "item",
     CallOutcomeEvent.kind: "outcome",
+    "proxy_host": "message",
 }
 """Event kind → the field holding the message it records."""
 
@@ -96,6 +97,11 @@ def _lanes(events: Sequence[dict[str, Any]]) -> list[Lane]:
     lanes = [
         Lane(key="user", title="User", note="task and answer"),
         Lane(key="app", title="App", note="toolrelay · MCP client"),
+    ]
+    if any(e.get("kind") == "proxy_start" for e in events):  # toolrelay proxy: a host, no user
+        lanes[:2] = [Lane(key="user", title="Host", note="the MCP host"),
+                     Lane(key="app", title="Proxy", note="toolrelay proxy")]
+    lanes += [
         Lane(key="model", title="Model", note=str(start.get("model") or "Responses API")),
     ]
     notes: dict[str, str] = {}

@@ -1,0 +1,165 @@
+"""One host ``tools/call``, from the alias the host named to the upstream answer passed on.
+
+In order: the alias is read back to its (server, tool) pair (a withheld tool, one the
+pins or the policy hold back, is a tool error naming why; a name never offered is the
+JSON-RPC error the spec gives an unknown tool); the call hooks (the ``--policy`` rules)
+may refuse it, a tool error naming the rule; else it goes upstream as the tool's own
+name with the host's arguments and ``_meta`` unchanged. The upstream result comes back
+as ``passed_on`` gives it (its era's envelope off: the host's era puts its own on); an
+upstream JSON-RPC error is the host's JSON-RPC error; an upstream that crashed or timed
+out is a tool error (the next call restarts it). Each step is recorded (``records.py``),
+both JSON-RPC ids paired, so ``verify`` can hold the proxy to what it passed on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import Sequence
+from typing import Any, Final
+
+from ..errors import RpcError, ToolrelayError
+from ..events import EventStream
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import INVALID_PARAMS, JSONObject, Request
+from ..protocol.passthrough import ENVELOPE_PREFIX, passed_on
+from ..protocol.peer import Exchange
+from ..redaction import redact
+from ..relay.catalog import Catalog
+from ..relay.stages.context import CallContext, CallHook
+from ..relay.stages.parse import FunctionCall
+from ..relay.stages.route import Route
+from .records import HOST_CALL_ID_KEY, IN, OUT, ProxyHostMessage, ProxyRoute
+
+__all__ = ["Forwarder", "tool_error"]
+
+_NOT_FORWARDED: Final = frozenset({"progressToken"})
+"""``_meta`` keys of the host's that are the host leg's own (the proxy sets its own upstream)."""
+NO_CONSENT: Final = "the proxy cannot ask for consent; the host asks its user before it calls"
+
+
+def tool_error(text: str) -> JSONObject:
+    """A tool result saying the call did not run (``isError``: the host's model reads it)."""
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+async def _no_consent(route: Route, arguments: dict[str, Any]) -> str | None:
+    return NO_CONSENT
+
+
+class Forwarder:
+    """Forwards host tool calls to the catalog's servers, recording both legs."""
+
+    def __init__(self, catalog: Catalog, events: EventStream, hooks: Sequence[CallHook] = ()) -> None:
+        """``hooks``: call hooks (a ``Policy``) asked before each call is sent."""
+        self.catalog = catalog
+        self.events = events
+        self.hooks = tuple(hooks)
+        self._keys = itertools.count(1)
+
+    async def forward(self, alias: str, arguments: JSONObject, request: Request,
+                      protocol_version: str | None) -> JSONObject:
+        """The host's answer to ``request`` (a ``tools/call`` of ``alias``), or RpcError."""
+        key = f"h{next(self._keys)}"
+        self._host_in(key, request, protocol_version)
+        try:
+            result = await self._answer(key, alias, arguments, request)
+        except RpcError as exc:
+            said = jsonrpc.error_response(request.id, exc.code, exc.rpc_message, exc.data)
+            self._host_out(key, request, said, protocol_version)
+            raise
+        self._host_out(key, request, jsonrpc.response(request.id, result), protocol_version)
+        return result
+
+    async def _answer(self, key: str, alias: str, arguments: JSONObject, request: Request) -> JSONObject:
+        route = self.catalog.route(alias)
+        if route is None:
+            withheld = self.catalog.withheld_reason(alias)
+            if withheld is not None:
+                self._route(key, request, alias, "withheld", reason=withheld)
+                return tool_error(f"toolrelay proxy: {withheld}")
+            self._route(key, request, alias, "unknown", reason="no tool of that name is offered")
+            raise RpcError(INVALID_PARAMS, f"Unknown tool: {alias}")
+        refusal = await self._refusal(key, route, arguments)
+        if refusal is not None:
+            self._route(key, request, alias, "denied", route=route, reason=refusal)
+            return tool_error(f"toolrelay proxy: {route.server}/{route.tool} was not called: {refusal}")
+        return await self._upstream(key, route, arguments, request)
+
+    async def _refusal(self, key: str, route: Route, arguments: JSONObject) -> str | None:
+        if not self.hooks:
+            return None
+        call = FunctionCall(call_id=key, name=route.alias, arguments_text=json.dumps(arguments))
+        context = CallContext(approve=_no_consent, server=route.server, tool=route.tool)
+        for hook in self.hooks:
+            before = getattr(hook, "before_call", None)
+            said = await before(call, context) if before is not None else None
+            if said is not None:
+                return str(said)
+        return None
+
+    async def _upstream(self, key: str, route: Route, arguments: JSONObject, request: Request) -> JSONObject:
+        connection = self.catalog.connections[route.server]
+        sent: list[tuple[Exchange, int]] = []
+
+        def on_sent(exchange: Exchange) -> None:
+            sent.append((exchange, connection.number))
+
+        try:
+            exchange = await connection.call_tool(route.tool, arguments, call_id=key,
+                                                  meta=_forwarded_meta(request.params), on_sent=on_sent)
+        except asyncio.CancelledError:  # the host cancelled, or went away: cancelled upstream too
+            self._route(key, request, route.alias, "cancelled", route=route, sent=sent,
+                        reason="the host cancelled the call or disconnected")
+            raise
+        except ToolrelayError as exc:
+            said = redact(str(exc), self.catalog.secrets)  # a server's stderr may hold its token
+            self._route(key, request, route.alias, "failed", route=route, sent=sent, reason=said)
+            return tool_error(f"toolrelay proxy: server {route.server} did not answer: {said}")
+        self._route(key, request, route.alias, "forwarded", route=route,
+                    sent=[(exchange, sent[-1][1] if sent else connection.number)])
+        if exchange.error is not None:
+            error = exchange.error
+            raise RpcError(error.code, error.message, error.data)
+        assert exchange.result is not None
+        return passed_on(exchange.result)
+
+    # -- records ------------------------------------------------------------------------
+
+    def _host_in(self, key: str, request: Request, version: str | None) -> None:
+        if self.events.active:
+            self.events.emit(ProxyHostMessage(
+                direction=IN, key=key, host_id=request.id, method=request.method, message=request.raw,
+                protocol_version=version, host_call_id=_host_call_id(request.params)))
+
+    def _host_out(self, key: str, request: Request, message: JSONObject, version: str | None) -> None:
+        if self.events.active:
+            self.events.emit(ProxyHostMessage(
+                direction=OUT, key=key, host_id=request.id, method=request.method, message=message,
+                protocol_version=version))
+
+    def _route(self, key: str, request: Request, alias: str, decision: str, *, route: Route | None = None,
+               sent: Sequence[tuple[Exchange, int]] = (), reason: str = "") -> None:
+        if not self.events.active:
+            return
+        exchange, number = sent[-1] if sent else (None, None)
+        self.events.emit(ProxyRoute(
+            key=key, host_id=request.id, alias=alias, decision=decision, reason=reason,
+            server=route.server if route else None, tool=route.tool if route else None,
+            connection=number, mcp_id=exchange.mcp_id if exchange is not None else None,
+        ))
+
+
+def _forwarded_meta(params: JSONObject | None) -> dict[str, Any] | None:
+    meta = (params or {}).get("_meta")
+    if not isinstance(meta, dict):
+        return None
+    kept = {k: v for k, v in meta.items() if k not in _NOT_FORWARDED and not k.startswith(ENVELOPE_PREFIX)}
+    return kept or None
+
+
+def _host_call_id(params: JSONObject | None) -> str | None:
+    meta = (params or {}).get("_meta")
+    found = meta.get(HOST_CALL_ID_KEY) if isinstance(meta, dict) else None
+    return found if isinstance(found, str) else None

@@ -1,0 +1,42 @@
+"""Every message of a stdio host's leg, exactly as it crossed the wire: ``proxy_wire`` events.
+
+The forwarder records each host ``tools/call`` and the proxy's answer to it, paired with
+the upstream request (``records.py``); this tracer, set on the stdio session's peer,
+records every message of the host leg besides (the handshake, ``tools/list``, the
+proxy's notifications, each answer as sent, its era's envelope included), so ``verify``
+can hold each recorded answer to the one the host really got.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ..events import Event, EventStream
+from ..protocol.jsonrpc import JSONObject, Message
+from .records import IN, OUT
+
+__all__ = ["HostWire", "ProxyWire"]
+
+
+@dataclass(slots=True, kw_only=True)
+class ProxyWire(Event):
+    kind: ClassVar[str] = "proxy_wire"
+    direction: str
+    """``in`` (host → proxy) or ``out`` (proxy → host)."""
+    message: dict[str, Any]
+
+
+class HostWire:
+    """A ``protocol.peer.Tracer`` writing the host leg to the event stream."""
+
+    def __init__(self, events: EventStream) -> None:
+        self.events = events
+
+    def sent(self, message: JSONObject, tag: Any, delivered: bool = True) -> None:
+        if self.events.active:
+            self.events.emit(ProxyWire(direction=OUT, message=message))
+
+    def received(self, message: Message, tag: Any, elapsed: float | None) -> None:
+        if self.events.active:
+            self.events.emit(ProxyWire(direction=IN, message=message.raw))

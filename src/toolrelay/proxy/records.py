@@ -1,0 +1,97 @@
+"""The transcript events of a proxy run: the host leg, and how each host request was routed.
+
+The upstream leg is recorded as every toolrelay connection records it (``mcp_request`` /
+``mcp_response`` / ... events, with the server, the connection number and the MCP id);
+their ``call_id`` is the proxy's own key of the host request they serve. The host leg is
+recorded here:
+
+- ``proxy_start`` / ``proxy_end``: the proxy's name, how hosts reach it, its servers;
+- ``proxy_offer``: what hosts are offered (each alias → server and tool), and what is
+  withheld with why (pins, policy, the config's rules), at start and after every change;
+- ``proxy_host``: one message of the host leg, ``in`` (the host's request as received)
+  or ``out`` (the proxy's answer to it), with the host's JSON-RPC id and the proxy's key;
+  a host's own call id (``params._meta["io.toolrelay/call_id"]``) is kept as ``host_call_id``;
+- ``proxy_route``: the pairing of one host request with the upstream request that
+  served it (server, connection, upstream MCP id), or the decision that none would
+  (``denied`` naming the rule, ``withheld``, ``unknown``), or why it failed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Final
+
+from ..events import Event
+
+__all__ = [
+    "HOST_CALL_ID_KEY",
+    "IN",
+    "OUT",
+    "ProxyEnd",
+    "ProxyHostMessage",
+    "ProxyOffer",
+    "ProxyRoute",
+    "ProxyStart",
+]
+
+HOST_CALL_ID_KEY: Final = "io.toolrelay/call_id"
+"""Where a host may put its own id for a call, in ``params._meta``: recorded, so a host's
+log can be joined with the transcript (a convention of toolrelay's)."""
+IN: Final = "in"
+OUT: Final = "out"
+
+
+@dataclass(slots=True, kw_only=True)
+class ProxyStart(Event):
+    kind: ClassVar[str] = "proxy_start"
+    name: str
+    transport: str
+    """``stdio`` or the Streamable HTTP endpoint URL hosts reach the proxy at."""
+    servers: list[str]
+
+
+@dataclass(slots=True, kw_only=True)
+class ProxyEnd(Event):
+    kind: ClassVar[str] = "proxy_end"
+    reason: str
+
+
+@dataclass(slots=True, kw_only=True)
+class ProxyOffer(Event):
+    kind: ClassVar[str] = "proxy_offer"
+    reason: str
+    routes: dict[str, list[str]]
+    """Alias → [server, tool] of every tool offered to hosts."""
+    withheld: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass(slots=True, kw_only=True)
+class ProxyHostMessage(Event):
+    kind: ClassVar[str] = "proxy_host"
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"host_call_id"})
+    direction: str
+    """``in`` (host → proxy) or ``out`` (proxy → host)."""
+    key: str
+    """The proxy's own id of the host request (unique in the run, whichever host sent it)."""
+    host_id: int | str | None
+    method: str | None
+    message: dict[str, Any]
+    protocol_version: str | None = None
+    host_call_id: str | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class ProxyRoute(Event):
+    kind: ClassVar[str] = "proxy_route"
+    key: str
+    host_id: int | str | None
+    alias: str
+    decision: str
+    """``forwarded`` (answered upstream), ``failed`` (sent, no answer came: the reason says
+    why), ``denied`` (by policy), ``withheld`` (not offered), ``unknown`` (no such tool)."""
+    server: str | None = None
+    tool: str | None = None
+    connection: int | None = None
+    mcp_id: int | str | None = None
+    """The upstream request's JSON-RPC id on that connection (None: none was sent)."""
+    reason: str = ""

@@ -1,0 +1,119 @@
+"""Run the proxy: open every upstream server, serve hosts over stdio or HTTP, record both legs.
+
+``run_proxy`` opens the catalog (every server of the config at once; a tool-name
+collision refuses the start, naming both tools), records the offer, then serves the
+``ProxyService`` with the server stack until the host closes stdin (stdio) or the proxy
+is stopped (HTTP), and closes every upstream server. With a transcript, every event of
+the run is written as it happens: the upstream leg as toolrelay's client records it,
+the host leg and the pairing as ``records.py`` says.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import UsageError
+from ..events import EventStream
+from ..protocol import mcp as m
+from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
+from ..relay.catalog import Catalog
+from ..relay.stages.context import CallHook
+from ..server.app import ServerSession
+from ..server.stdio import serve_stdio
+from ..transcript.writer import TranscriptWriter
+from .changes import ChangeRelay, offer_record
+from .forward import Forwarder
+from .host_wire import HostWire
+from .offered import collisions
+from .records import ProxyEnd, ProxyStart
+from .service import ProxyService
+
+__all__ = ["ProxySettings", "run_proxy"]
+
+
+@dataclass(slots=True, kw_only=True)
+class ProxySettings:
+    """How the proxy serves hosts (the ``toolrelay proxy`` options)."""
+
+    name: str = "toolrelay-proxy"
+    http: tuple[str, int] | None = None
+    """Serve Streamable HTTP on (host, port) instead of stdio."""
+    allowed_origins: Sequence[str] = ()
+    token: str | None = None
+    """With HTTP, the bearer token hosts must send (the proxy's own, never an upstream's)."""
+    transcript: Path | None = None
+    hooks: Sequence[CallHook] = ()
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    on_ready: Callable[[str], None] | None = None
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+
+
+async def run_proxy(catalog: Catalog, settings: ProxySettings) -> None:
+    """Serve ``catalog``'s servers as one MCP server until the host leaves or we are stopped."""
+    _refuse_itself(catalog)
+    events = catalog.events
+    writer = None
+    if settings.transcript is not None:
+        writer = TranscriptWriter(settings.transcript, settings.run_id, catalog.secrets)
+        events.subscribe(writer)
+    transport = "stdio" if settings.http is None else "http"
+    events.emit(ProxyStart(name=settings.name, transport=transport, servers=list(catalog.connections)))
+    reason = "the host closed the connection" if settings.http is None else "stopped"
+    try:
+        await catalog.open()
+        _refuse_collisions(catalog)
+        events.emit(offer_record(catalog, "initial"))
+        forwarder = Forwarder(catalog, events, settings.hooks)
+        service = ProxyService(catalog, forwarder, name=settings.name)
+        service.tools_change = settings.http is None  # told on the stdio session (changes.py)
+        relay = ChangeRelay(catalog, events)
+        relay.watch()
+        await _serve(service, relay, settings, events)
+    except BaseException as exc:
+        reason = f"{type(exc).__name__}: {exc}" if not isinstance(exc, KeyboardInterrupt) else "interrupted"
+        raise
+    finally:
+        await catalog.close()
+        events.emit(ProxyEnd(reason=reason))
+        if writer is not None:
+            writer.close()
+
+
+def _refuse_itself(catalog: Catalog) -> None:
+    """A config entry that starts ``toolrelay proxy`` would start the proxy again, and again:
+    a host's own config given as is names the proxy itself."""
+    for name, connection in catalog.connections.items():
+        config = connection.config
+        words = [Path(config.command or "").name, *config.args]
+        if "proxy" in words and any(word.startswith("toolrelay") for word in words[:3]):
+            raise UsageError(f"server {name} of the config runs toolrelay proxy itself (a host's own config "
+                             "given as is names the proxy); leave it out of the proxy's --config")
+
+
+def _refuse_collisions(catalog: Catalog) -> None:
+    found = collisions((route.server, route.tool) for route in catalog.routes)
+    if found:
+        raise UsageError("tool name collision: " + "; ".join(found) + " (rename a server in the config, "
+                         "or deny one of the tools with the server's toolrelay deny list)")
+
+
+async def _serve(
+    service: ProxyService, relay: ChangeRelay, settings: ProxySettings, events: EventStream,
+) -> None:
+    if settings.http is None:
+        def joined(session: ServerSession) -> None:
+            relay.hosts[id(session)] = lambda: session.peer.notify(m.TOOLS_CHANGED)
+            if events.active:  # every message of the host leg, as on the wire
+                session.peer.tracer = HostWire(events)
+
+        await serve_stdio(service, max_message_bytes=settings.max_message_bytes, on_session=joined)
+        return
+    from ..server.http import serve_http
+
+    host, port = settings.http
+    await serve_http(service, host=host, port=port, token=settings.token,
+                     max_message_bytes=settings.max_message_bytes, allowed_origins=settings.allowed_origins,
+                     on_ready=settings.on_ready)

@@ -1,0 +1,48 @@
+"""The proxy as a ``ToolService``: the server stack serves it to hosts in either era.
+
+``server/app.py`` (stdio, Streamable HTTP sessions: 2025-06-18 and 2025-11-25) and
+``server/stateless.py`` (2026-07-28) answer the lifecycle and the envelope; this service
+answers ``tools/list`` with every upstream tool under its alias (``offered.py``) and
+hands each ``tools/call`` to the ``Forwarder``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import Any
+
+from .._version import __version__
+from ..protocol.jsonrpc import JSONObject, Request
+from ..relay.catalog import Catalog
+from ..server.app import CallContext
+from .forward import Forwarder
+from .offered import host_tools
+
+__all__ = ["ProxyService"]
+
+
+class ProxyService:
+    """Every upstream server's tools, offered as one server's."""
+
+    uses_client_roots = False
+    tools_change = False
+    """Whether hosts are told of tool list changes (``listChanged``): set where the transport can."""
+
+    def __init__(self, catalog: Catalog, forwarder: Forwarder, *, name: str = "toolrelay-proxy") -> None:
+        self.name = name
+        self.version = __version__
+        self.catalog = catalog
+        self.forwarder = forwarder
+        found = catalog.server_instructions()
+        self.instructions = "\n\n".join(f"{server}: {text}" for server, text in found.items()) or None
+
+    def tools(self) -> list[dict[str, Any]]:
+        return host_tools(self.catalog)
+
+    def call(self, name: str, arguments: JSONObject, context: CallContext) -> Awaitable[JSONObject]:
+        request = context.request
+        if request is None:  # every transport gives it; a direct caller may not
+            params: JSONObject = {"name": name, "arguments": arguments}
+            request = Request(id=None, method="tools/call", params=params,  # type: ignore[arg-type]
+                              raw={"jsonrpc": "2.0", "method": "tools/call", "params": params})
+        return self.forwarder.forward(name, arguments, request, context.protocol_version)

@@ -1,0 +1,75 @@
+"""``toolrelay explain`` of a proxy transcript: each host request across both legs.
+
+One block per host request, in order: the host's id (and its own call id, if it gave
+one), the alias it named, where the proxy sent it (server, connection, the upstream
+JSON-RPC id) or what it decided instead, what came back, and each check of
+``proxy_legs`` on it, ok or broken.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .jsonpath import excerpt
+from .record import RunRecord
+from .verdict import LINK_TITLES, Finding, Verdict
+
+__all__ = ["explain_proxy"]
+
+
+def explain_proxy(run: RunRecord, verdict: Verdict) -> str:
+    """The two legs of every host request, as text."""
+    start = next((e for e in run.events if e.get("kind") == "proxy_start"), {})
+    ended = next((e for e in run.events if e.get("kind") == "proxy_end"), None)
+    lines = [
+        f"proxy run {run.run_id} · {start.get('name', '?')} over {start.get('transport', '?')} · servers "
+        f"{', '.join(map(str, start.get('servers', [])))} · "
+        + (f"ended: {ended.get('reason')}" if ended else "not ended (no proxy_end)"),
+        f"source: {run.source}",
+        "",
+    ]
+    by_key: dict[str, list[Finding]] = {}
+    for finding in verdict.findings:
+        by_key.setdefault(str(finding.call_id), []).append(finding)
+    routes = {str(e.get("key")): e for e in run.events if e.get("kind") == "proxy_route"}
+    answers = {str(e.get("key")): e for e in run.events
+               if e.get("kind") == "proxy_host" and e.get("direction") == "out"}
+    for event in run.events:
+        if event.get("kind") == "proxy_host" and event.get("direction") == "in":
+            key = str(event.get("key"))
+            lines += _request(event, routes.get(key), answers.get(key), by_key.get(key, []))
+    broken = verdict.broken
+    lines.append("verdict: " + (f"BROKEN at {LINK_TITLES.get(broken.link, broken.link)}" if broken is not None
+                                else "ok, every link holds"))
+    lines += [f"  unfinished: {reason}" for reason in verdict.unfinished]
+    return "\n".join(lines) + "\n"
+
+
+def _request(event: dict[str, Any], route: dict[str, Any] | None, answer: dict[str, Any] | None,
+             findings: list[Finding]) -> list[str]:
+    params = (event.get("message") or {}).get("params") or {}
+    own = f" · host call id {event['host_call_id']}" if event.get("host_call_id") else ""
+    lines = [f"host request {event.get('key')} · host id {event.get('host_id')!r}{own} · "
+             f"{event.get('protocol_version') or '?'}",
+             f"  host → proxy   tools/call {params.get('name')} "
+             f"arguments {excerpt(params.get('arguments'), 80)}"]
+    if route is not None:
+        if route.get("mcp_id") is not None:
+            lines.append(f"  proxy → {route.get('server')}   tools/call {route.get('tool')} · connection "
+                         f"{route.get('connection')} · upstream id {route.get('mcp_id')!r}")
+        lines.append(f"  decision       {route.get('decision')}"
+                     + (f": {route.get('reason')}" if route.get("reason") else ""))
+    if answer is not None:
+        lines.append(f"  proxy → host   {_answer_text(answer.get('message') or {})}")
+    lines += [f"  {'ok' if f.ok else 'BROKEN':>6}  {LINK_TITLES.get(f.link, f.link)}: {f.message}"
+              for f in findings]
+    return [*lines, ""]
+
+
+def _answer_text(message: dict[str, Any]) -> str:
+    if "error" in message:
+        error = message.get("error") or {}
+        return f"error {error.get('code')}: {error.get('message')}"
+    result = message.get("result") or {}
+    marker = "isError · " if isinstance(result, dict) and result.get("isError") else ""
+    return marker + excerpt(result.get("content") if isinstance(result, dict) else result, 100)

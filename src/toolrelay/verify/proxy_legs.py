@@ -1,0 +1,295 @@
+"""Verify a ``toolrelay proxy`` transcript: the host leg held to the upstream leg, id by id.
+
+A proxy run has no model side. What is judged, for each host request (the proxy's key
+pairs its two legs, never the host's call id alone; ids are compared on both legs):
+
+- ``host_answered_once`` (correlation): recorded once as received and answered once,
+  with the host's own JSON-RPC id;
+- ``routed`` (routing): the alias the host named leads, by the offer recorded before it,
+  to the server and tool the route names; a host's own call id is the one in its request;
+- ``upstream_paired`` (correlation): a forwarded call is one ``tools/call`` on that
+  server's connection with the route's MCP id, the tool's own name and the host's
+  arguments, answered exactly once on that connection;
+- ``passed_on`` (feedback): the host's answer is the upstream answer to that request (for a
+  tool that runs as an MCP task, the answer to the task's ``tasks/result``),
+  unchanged but for its era's envelope (``protocol/passthrough.py``): the same result,
+  the same ``isError``, the same JSON-RPC error; so an answer swapped between two
+  requests, an altered result or a flipped ``isError`` is caught;
+- ``on_the_wire`` (correlation, stdio hosts, whose leg is recorded message by message as
+  ``proxy_wire``): the answer recorded is one the host was sent;
+- ``decision_kept`` (routing): a call the policy denied, or a tool withheld, was never
+  sent upstream, and the host was answered a tool error naming the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from ..protocol.passthrough import passed_on
+from .record import RunRecord
+from .verdict import Finding, Verdict, link_rank
+
+__all__ = ["is_proxy_run", "verify_proxy"]
+
+PROXY_KINDS: Final = frozenset({"proxy_start", "proxy_host", "proxy_route"})
+_NOT_SENT: Final = frozenset({"denied", "withheld", "unknown"})
+_HOST_CALL_ID: Final = "io.toolrelay/call_id"
+
+Event = dict[str, Any]
+Triple = tuple[Any, Any, Any]
+Say = Callable[..., Finding]
+"""A request's finding: (link, check, ok, message, *the events it rests on)."""
+
+
+def is_proxy_run(run: RunRecord) -> bool:
+    """Whether ``run`` was recorded by ``toolrelay proxy``."""
+    return any(event.get("kind") in PROXY_KINDS for event in run.events)
+
+
+@dataclass(slots=True)
+class _Legs:
+    host_in: dict[str, list[Event]] = field(default_factory=dict)
+    host_out: dict[str, list[Event]] = field(default_factory=dict)
+    routes: dict[str, list[Event]] = field(default_factory=dict)
+    requests: dict[Triple, list[Event]] = field(default_factory=dict)
+    responses: dict[Triple, list[Event]] = field(default_factory=dict)
+    sent_for: dict[str, list[Event]] = field(default_factory=dict)
+    """Upstream requests by the key (``call_id``) they carry."""
+    offers: list[Event] = field(default_factory=list)
+    end: Event | None = None
+    wire: dict[Any, list[Event]] = field(default_factory=dict)
+    """The host leg as on the wire (stdio hosts): the proxy's answers, by their id."""
+
+
+def _legs(events: Iterable[Event]) -> _Legs:
+    legs = _Legs()
+    for event in events:
+        kind = event.get("kind")
+        if kind == "proxy_host":
+            side = legs.host_in if event.get("direction") == "in" else legs.host_out
+            side.setdefault(str(event.get("key")), []).append(event)
+        elif kind == "proxy_route":
+            legs.routes.setdefault(str(event.get("key")), []).append(event)
+        elif kind == "proxy_offer":
+            legs.offers.append(event)
+        elif kind == "proxy_end":
+            legs.end = event
+        elif kind == "proxy_wire" and event.get("direction") == "out":
+            message = event.get("message") or {}
+            if "result" in message or "error" in message:
+                legs.wire.setdefault(_id_key(message.get("id")), []).append(event)
+        elif kind in ("mcp_request", "mcp_response"):
+            triple = (event.get("server"), event.get("connection"), event.get("mcp_id"))
+            (legs.requests if kind == "mcp_request" else legs.responses).setdefault(triple, []).append(event)
+            if kind == "mcp_request" and event.get("call_id") is not None:
+                legs.sent_for.setdefault(str(event["call_id"]), []).append(event)
+    return legs
+
+
+def verify_proxy(run: RunRecord) -> Verdict:
+    """The verdict on a proxy transcript."""
+    legs = _legs(run.events)
+    findings: list[Finding] = []
+    unfinished: list[str] = []
+    for key, received in legs.host_in.items():
+        findings += _one_request(key, received, legs, unfinished)
+    findings.sort(key=lambda finding: link_rank(finding.link))
+    broken = next((finding for finding in findings if not finding.ok), None)
+    if legs.end is None:
+        unfinished.insert(0, "the transcript ends without proxy_end: the proxy was stopped before it ended")
+    if not legs.host_in:
+        unfinished.append("no host called a tool through the proxy")
+    return Verdict(findings=findings, broken=broken, finished=not unfinished, unfinished=unfinished,
+                   run_status="completed" if legs.end is not None else None, run_id=run.run_id,
+                   source=str(run.source))
+
+
+def _one_request(key: str, received: list[Event], legs: _Legs, unfinished: list[str]) -> list[Finding]:
+    first = received[0]
+    host_id = first.get("message", {}).get("id")
+    seqs = tuple(e["seq"] for e in received)
+    where = {"call_id": key, "mcp_id": host_id}
+
+    def said(link: str, check: str, ok: bool, message: str, *more: Event) -> Finding:
+        return Finding(link=link, ok=ok, check=check, message=f"host request {key} (host id {host_id!r}): "
+                       f"{message}", seqs=seqs + tuple(e["seq"] for e in more), **where)
+
+    answers = legs.host_out.get(key, [])
+    routes = legs.routes.get(key, [])
+    route = routes[-1] if routes else None
+    if len(received) > 1 or len(routes) > 1:
+        return [said("correlation", "host_answered_once", False,
+                     f"recorded {len(received)} times as received and routed {len(routes)} times")]
+    if route is not None and route.get("decision") == "cancelled":
+        return [_cancelled(said, answers, route, legs, key)]
+    if not answers:
+        unfinished.append(f"host request {key} (host id {host_id!r}) has no answer recorded")
+        return []
+    if len(answers) > 1:
+        return [said("correlation", "host_answered_once", False, f"answered {len(answers)} times", *answers)]
+    answer = answers[0]
+    found = [_answered(said, first, answer)]
+    if legs.wire:
+        found.append(_on_wire(said, answer, legs))
+    if route is None:
+        return [*found, said("routing", "routed", False, "answered without a recorded route", answer)]
+    found.append(_routed(said, first, route, legs))
+    if route.get("decision") in _NOT_SENT:
+        found.append(_decision(said, route, answer, legs, key))
+    elif route.get("decision") == "forwarded":
+        found += _forwarded(said, first, route, answer, legs, key)
+    else:  # failed: sent (maybe), no answer came; the host was told
+        told = "was told so as a tool error" if _is_error(answer) else "was not told"
+        found.append(said("feedback", "passed_on", _is_error(answer),
+                          f"the upstream call failed ({route.get('reason')}) and the host {told}",
+                          route, answer))
+    return found
+
+
+def _answered(said: Say, received: Event, answer: Event) -> Finding:
+    asked, got = received.get("message", {}).get("id"), answer.get("message", {}).get("id")
+    return said("correlation", "host_answered_once", asked == got and received.get("host_id") == asked,
+                f"answered once, with the host's id {got!r}" if asked == got
+                else f"answered with id {got!r}, not the request's id {asked!r}", answer)
+
+
+def _id_key(value: Any) -> tuple[str, str]:
+    """A JSON-RPC id as a key: 1 and "1" are different ids."""
+    return (type(value).__name__, str(value))
+
+
+def _on_wire(said: Say, answer: Event, legs: _Legs) -> Finding:
+    """The recorded answer is one the host really got, as sent (its era's envelope aside)."""
+    recorded = answer.get("message", {})
+    for sent in legs.wire.get(_id_key(recorded.get("id")), []):
+        message = sent.get("message", {})
+        if "error" in recorded and message.get("error") == recorded["error"]:
+            return said("correlation", "on_the_wire", True, "the answer is the one sent to the host", sent)
+        result, got = message.get("result"), recorded.get("result")
+        if isinstance(result, dict) and isinstance(got, dict) and passed_on(result) == passed_on(got):
+            return said("correlation", "on_the_wire", True, "the answer is the one sent to the host", sent)
+    return said("correlation", "on_the_wire", False,
+                "no message sent to the host on the wire is this answer", answer)
+
+
+def _routed(said: Say, received: Event, route: Event, legs: _Legs) -> Finding:
+    params = received.get("message", {}).get("params") or {}
+    named = params.get("name")
+    found = params.get("_meta")
+    meta: dict[str, Any] = found if isinstance(found, dict) else {}
+    if meta.get(_HOST_CALL_ID) != received.get("host_call_id") and isinstance(meta.get(_HOST_CALL_ID), str):
+        return said("routing", "routed", False, "the host's own call id is not the one its request carries",
+                    route)
+    if route.get("alias") != named:
+        return said("routing", "routed", False,
+                    f"routed as {route.get('alias')!r}, but the host named {named!r}", route)
+    offer = next((o for o in reversed(legs.offers) if o["seq"] < received["seq"]), None)
+    target = (offer or {}).get("routes", {}).get(named)
+    if route.get("decision") == "forwarded" and target != [route.get("server"), route.get("tool")]:
+        return said("routing", "routed", False, f"{named} leads to {target} by the offer, but was sent to "
+                    f"{route.get('server')}/{route.get('tool')}", route)
+    target_text = f"{route.get('server')}/{route.get('tool')}" if route.get("tool") else ""
+    return said("routing", "routed", True, f"{named} → {route.get('decision')} {target_text}".rstrip(), route)
+
+
+def _decision(said: Say, route: Event, answer: Event, legs: _Legs, key: str) -> Finding:
+    sent = legs.sent_for.get(key, [])
+    if sent:
+        return said("routing", "decision_kept", False,
+                    f"{route.get('decision')} ({route.get('reason')}), yet sent upstream", route, *sent)
+    if route.get("decision") == "unknown":
+        ok = "error" in answer.get("message", {})
+        return said("routing", "decision_kept", ok, "an unknown tool, answered with a JSON-RPC error" if ok
+                    else "an unknown tool, but not answered with a JSON-RPC error", route, answer)
+    reason = str(route.get("reason") or "")
+    text = _text(answer)
+    ok = _is_error(answer) and reason in text
+    return said("routing", "decision_kept", ok,
+                f"{route.get('decision')}: {reason}; the host was told so as a tool error" if ok
+                else f"{route.get('decision')} ({reason}), but the host's answer is not a tool error "
+                "naming it",
+                route, answer)
+
+
+def _forwarded(
+    said: Say, received: Event, route: Event, answer: Event, legs: _Legs, key: str,
+) -> list[Finding]:
+    triple = (route.get("server"), route.get("connection"), route.get("mcp_id"))
+    requests, responses = legs.requests.get(triple, []), legs.responses.get(triple, [])
+    name = f"{triple[0]} connection {triple[1]} id {triple[2]!r}"
+    if len(requests) != 1 or len(responses) != 1:
+        counted = f"{len(requests)} requests and {len(responses)} responses recorded, not one each"
+        return [said("correlation", "upstream_paired", False, f"upstream {name}: {counted}",
+                     route, *requests, *responses)]
+    request, response = requests[0], responses[0]
+    params = request.get("message", {}).get("params") or {}
+    host_params = received.get("message", {}).get("params") or {}
+    problems = [
+        "it carries another key" if request.get("call_id") != key or response.get("call_id") != key else "",
+        "it is no tools/call" if request.get("message", {}).get("method") != "tools/call" else "",
+        f"it names {params.get('name')!r}, not {route.get('tool')!r}"
+        if params.get("name") != route.get("tool") else "",
+        "its arguments are not the host's" if params.get("arguments", {}) != host_params.get("arguments", {})
+        else "",
+    ]
+    problem = next((p for p in problems if p), None)
+    paired = said("correlation", "upstream_paired", problem is None,
+                  f"upstream {name}: {problem}" if problem else f"paired with upstream {name}, answered once",
+                  request, response)
+    return [paired, _passed(said, _task_result(response, legs, key) or response, answer)]
+
+
+def _task_result(response: Event, legs: _Legs, key: str) -> Event | None:
+    """For a tool run as an MCP task, the response to its ``tasks/result``: what the host's
+    answer passes on (``client/tool_tasks.py``); None for a plain call."""
+    result = response.get("message", {}).get("result")
+    task = result.get("task") if isinstance(result, dict) else None
+    task_id = task.get("taskId") if isinstance(task, dict) else None
+    if task_id is None:
+        return None
+    for request in legs.sent_for.get(key, []):
+        message = request.get("message", {})
+        if message.get("method") == "tasks/result" and (message.get("params") or {}).get("taskId") == task_id:
+            triple = (request.get("server"), request.get("connection"), request.get("mcp_id"))
+            answered = legs.responses.get(triple, [])
+            return answered[0] if len(answered) == 1 else None
+    return None
+
+
+def _passed(said: Say, response: Event, answer: Event) -> Finding:
+    upstream, host = response.get("message", {}), answer.get("message", {})
+    if "error" in upstream:
+        same = host.get("error", {}).get("code") == upstream["error"].get("code") and \
+            host.get("error", {}).get("message") == upstream["error"].get("message")
+        return said("feedback", "passed_on", same, "the upstream JSON-RPC error passed on unchanged" if same
+                    else "the upstream JSON-RPC error is not the one the host got", response, answer)
+    result, got = upstream.get("result"), host.get("result")
+    if not isinstance(result, dict) or not isinstance(got, dict):
+        return said("feedback", "passed_on", False, "the host's answer is not the upstream result",
+                    response, answer)
+    if bool(result.get("isError")) != bool(got.get("isError")):
+        return said("feedback", "passed_on", False, f"isError {bool(result.get('isError'))} upstream, "
+                    f"{bool(got.get('isError'))} to the host", response, answer)
+    same = passed_on(result) == passed_on(got)
+    return said("feedback", "passed_on", same, "the upstream result passed on unchanged" if same
+                else "the host's result differs from the upstream result it answers", response, answer)
+
+
+def _cancelled(said: Say, answers: list[Event], route: Event, legs: _Legs, key: str) -> Finding:
+    cancels = list(legs.sent_for.get(key, []))
+    return said("correlation", "host_answered_once", not answers,
+                "cancelled by the host (or its leaving): not answered" if not answers
+                else "cancelled, yet answered", route, *answers, *cancels)
+
+
+def _is_error(answer: Event) -> bool:
+    result = answer.get("message", {}).get("result")
+    return isinstance(result, dict) and result.get("isError") is True
+
+
+def _text(answer: Event) -> str:
+    result = answer.get("message", {}).get("result") or {}
+    blocks = result.get("content", [])
+    return " ".join(str(block.get("text", "")) for block in blocks if isinstance(block, dict))

@@ -1,0 +1,124 @@
+"""The rows of a proxy transcript's host leg: the host's requests and the proxy's answers as
+arrows between the Host lane and the proxy (App) lane; how each was routed, what hosts
+are offered and the proxy's start and end as notes on the proxy's lane. The upstream leg
+is drawn as every MCP exchange is (``rows._mcp``), its call badge the same key."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from .model import Badge, Row, RowState
+
+__all__ = ["HOST_LANE", "PROXY_DESCRIBERS"]
+
+HOST_LANE: Final = "user"
+"""The left lane: titled Host in a proxy transcript (``build._lanes``)."""
+
+
+def _badges(record: dict[str, Any]) -> list[Badge]:
+    badges = [Badge(kind="call", text=str(record.get("key")))]
+    if record.get("host_id") is not None:
+        badges.append(Badge(kind="mcp", text=f"host id {record.get('host_id')}"))
+    if record.get("host_call_id"):
+        badges.append(Badge(kind="call", text=f"host call {record.get('host_call_id')}"))
+    return badges
+
+
+def _host(record: dict[str, Any]) -> Row:
+    message = _object(record.get("message"))
+    incoming = record.get("direction") == "in"
+    label, detail, state = _request_text(message) if incoming else _answer_text(message)
+    return Row(seq=int(record.get("seq", 0)), kind=str(record.get("kind")),
+               stage="call" if incoming else "result",
+               source=HOST_LANE if incoming else "app", target="app" if incoming else HOST_LANE,
+               label=label, detail=detail, badges=_badges(record), state=state, message=True,
+               call_id=str(record.get("key")))
+
+
+def _wire(record: dict[str, Any]) -> Row:
+    """A host-leg message as on the wire (stdio hosts): the handshake, lists, each answer as sent."""
+    message = _object(record.get("message"))
+    incoming = record.get("direction") == "in"
+    if "method" in message:
+        label, detail = f"wire: {message.get('method')}", _json(message.get("params"))
+    else:
+        answered = message.get("result", message.get("error"))
+        label, detail = f"wire: answer to id {message.get('id')}", _json(answered)
+    badges = [Badge(kind="mcp", text=f"host id {message['id']}")] if message.get("id") is not None else []
+    return Row(seq=int(record.get("seq", 0)), kind="proxy_wire", stage="host",
+               source=HOST_LANE if incoming else "app", target="app" if incoming else HOST_LANE,
+               label=label, detail=detail, badges=badges, message=True)
+
+
+def _request_text(message: dict[str, Any]) -> tuple[str, str, RowState]:
+    params = _object(message.get("params"))
+    return f"host: tools/call {params.get('name')}", "arguments " + _json(params.get("arguments")), "ok"
+
+
+def _answer_text(message: dict[str, Any]) -> tuple[str, str, RowState]:
+    if "error" in message:
+        error = _object(message["error"])
+        return f"to host: error {error.get('code', '?')}", str(error.get("message", "")), "failed"
+    result = _object(message.get("result"))
+    failed = result.get("isError") is True
+    return ("to host: tool error" if failed else "to host: result"), _json(result.get("content")), \
+        ("warn" if failed else "ok")
+
+
+def _route(record: dict[str, Any]) -> Row:
+    decision = str(record.get("decision"))
+    where = f"{record.get('server')}#{record.get('connection')} id {record.get('mcp_id')}" \
+        if record.get("mcp_id") is not None else ""
+    state: RowState = "ok" if decision == "forwarded" else "warn" if decision in ("denied", "withheld") \
+        else "failed"
+    return Row(seq=int(record.get("seq", 0)), kind="proxy_route", stage="route", source="app", target="app",
+               label=f"{record.get('alias')} → {decision} {where}".strip(),
+               detail=str(record.get("reason") or ""),
+               badges=_badges(record), state=state, call_id=str(record.get("key")))
+
+
+class _Fields(dict[str, Any]):
+    """A record's fields for a note's text; one a (tampered) record lacks reads as ``?``."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def _note(label: str, detail: str) -> Any:
+    def describe(record: dict[str, Any]) -> Row:
+        fields = _Fields(record)
+        return Row(seq=int(record.get("seq", 0)), kind=str(record.get("kind")), stage="proxy", source="app",
+                   target="app", label=label.format_map(fields), detail=detail.format_map(fields))
+    return describe
+
+
+def _offer(record: dict[str, Any]) -> Row:
+    routes = _object(record.get("routes"))
+    withheld = _list(record.get("withheld"))
+    return Row(seq=int(record.get("seq", 0)), kind="proxy_offer", stage="declare", source="app", target="app",
+               label=f"hosts offered {len(routes)} tools ({record.get('reason')})",
+               detail=", ".join(routes) + (f"; {len(withheld)} withheld" if withheld else ""))
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+PROXY_DESCRIBERS: Final = {
+    "proxy_host": _host,
+    "proxy_route": _route,
+    "proxy_wire": _wire,
+    "proxy_offer": _offer,
+    "proxy_start": _note("proxy {name} starts ({transport})", "servers: {servers}"),
+    "proxy_end": _note("proxy ends", "{reason}"),
+}
+"""Event kind → its row, for the proxy's own kinds."""
