@@ -51,6 +51,12 @@ _EXPORTS: dict[str, str] = {
     "verify": "toolrelay.verify",
 }
 
+# conversations: a run that goes on one user message at a time (toolrelay.conversation)
+_EXPORTS.update({
+    "Conversation": "toolrelay.conversation",
+    "SyncConversation": "toolrelay.conversation",
+})
+
 __all__ = sorted([*_EXPORTS, "__version__"])
 
 if TYPE_CHECKING:
@@ -60,6 +66,8 @@ if TYPE_CHECKING:
     from .batches import batch as batch
     from .batches import batch_async as batch_async
     from .client.config import ServerConfig as ServerConfig
+    from .conversation import Conversation as Conversation
+    from .conversation import SyncConversation as SyncConversation
     from .errors import ToolrelayError as ToolrelayError
     from .events import EventStream as EventStream
     from .functions.context import ToolContext as ToolContext
