@@ -219,3 +219,18 @@ def test_a_file_that_is_no_saved_conversation_is_refused(tmp_path: Path, text: s
 def test_a_missing_save_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=r"^cannot read the saved conversation .*missing\.json: "):
         toolrelay.Conversation.load(tmp_path / "missing.json")
+
+
+def test_view_draws_each_user_turn_as_a_task_row(saved_and_continued: Path) -> None:
+    from toolrelay.view.build import build_trace
+
+    record = toolrelay.load_run(saved_and_continued / "chat.jsonl")
+    trace = build_trace(record.events, toolrelay.verify(record), source="chat.jsonl")
+    tasks = [(row.label, row.detail) for row in trace.rows() if row.stage == "task"]
+    assert tasks == [
+        (QUESTIONS[0], "model offline · context replay"),
+        (QUESTIONS[1], "user turn 2 of the conversation, at turn 3"),
+        (QUESTIONS[2], "user turn 3 of the conversation, at turn 5"),
+    ]
+    turns = [group.title for group in trace.groups if group.kind == "turn"]
+    assert turns == [f"Turn {n}" for n in range(1, 6)]
