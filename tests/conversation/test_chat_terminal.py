@@ -4,12 +4,14 @@ conversation and its transcript are saved, and ``chat`` again continues them."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import select
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
@@ -22,13 +24,20 @@ from testkit.servers import HONEST_SERVER
 QUIET_ENV = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AZURE_OPENAI_"))}
 
 
+def _take_the_terminal() -> None:
+    """In the child, in its new session: the pseudo-terminal (its stdin) becomes its
+    controlling terminal, so Ctrl-C typed there is SIGINT to it, as in a real shell."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 class Terminal:
     """``toolrelay chat ARGS`` on a pseudo-terminal: type lines, wait for what it prints."""
 
     def __init__(self, processes: ProcessKeeper, folder: Path, *args: str) -> None:
         self.master, slave = os.openpty()
         self.proc = processes.spawn([sys.executable, "-m", "toolrelay", "chat", *args], cwd=folder,
-                                    stdin=slave, stdout=slave, stderr=slave, env=QUIET_ENV)
+                                    stdin=slave, stdout=slave, stderr=slave, env=QUIET_ENV,
+                                    preexec_fn=_take_the_terminal)
         os.close(slave)
         self.seen = ""
 
@@ -155,4 +164,17 @@ def test_a_tool_that_is_not_read_only_is_asked_about_first(processes: ProcessKee
     chat.type("/exit")
     chat.wait_for("again continues it")
     assert chat.close() == 0
+    assert verdict_of(folder / "toolrelay-chat.jsonl").ok
+
+
+def test_ctrl_c_at_the_prompt_saves_the_conversation(processes: ProcessKeeper, folder: Path) -> None:
+    chat = Terminal(processes, folder, "--model", "offline", "--script", "script.json", "--quiet")
+    chat.wait_for("you> ")
+    chat.type("What does notes.txt say?")
+    chat.wait_for("It lists alpha, beta and gamma.")
+    chat.wait_for("you> ")
+    os.write(chat.master, b"\x03")  # Ctrl-C: the terminal sends SIGINT
+    chat.wait_for("toolrelay chat: interrupted; saved the conversation to toolrelay-chat.json")
+    assert chat.close() == 130
+    assert json.loads((folder / "toolrelay-chat.json").read_text())["user_turns"] == 1
     assert verdict_of(folder / "toolrelay-chat.jsonl").ok

@@ -54,7 +54,7 @@ def test_three_user_turns_continue_and_verify_as_one_run(tmp_path: Path, chain: 
     assert starts == [(2, 3, QUESTIONS[1]), (3, 5, QUESTIONS[2])]
     assert len({e["run"] for e in events}) == 1
     # the servers stayed open: one handshake for the whole conversation
-    assert sum(1 for e in events if e.get("method") == "initialize" and e["kind"] == "mcp_request") == 1
+    assert sum(1 for e in events if e["kind"] == "server_ready") == 1
     bodies = requests(events)
     for body in bodies.values():
         check_body(body)
@@ -149,3 +149,19 @@ def test_the_stand_ins_script_counts_a_later_user_message_as_the_next_turn() -> 
     assert request_turn([asked, call, output, answer, asked]) == 3
     assert request_turn([asked, answer, asked, call, output]) == 3
     assert request_turn([asked, call, output, asked]) == 3  # a turn stopped after its calls, then the user
+
+
+def test_one_message_at_a_time(tmp_path: Path) -> None:
+    folder = conversation_folder(tmp_path)
+
+    async def both_at_once() -> None:
+        async with toolrelay.Conversation(options(folder)) as conv:
+            first = asyncio.ensure_future(conv.send(QUESTIONS[0]))
+            await asyncio.sleep(0)  # the first one has begun
+            try:
+                await conv.send(QUESTIONS[1])
+            finally:
+                assert (await first).final_text == ANSWERS[0]
+
+    with pytest.raises(UsageError, match=r"^a conversation takes one message at a time: await the previous"):
+        asyncio.run(both_at_once())

@@ -75,8 +75,7 @@ def test_a_conversation_saved_and_loaded_in_a_second_process_verifies_as_one_run
     starts = [e for e in events if e["kind"] in ("run_start", "user_turn")]
     assert [(e["kind"], e.get("turn")) for e in starts] == [
         ("run_start", None), ("user_turn", 3), ("user_turn", 5)]
-    handshakes = [e["connection"] for e in events
-                  if e.get("method") == "initialize" and e["kind"] == "mcp_request"]
+    handshakes = [e["connection"] for e in events if e["kind"] == "server_ready"]
     assert len(handshakes) == 2 and handshakes[1] > handshakes[0]  # the second process: a new connection
     verdict = verdict_of(saved_and_continued / "chat.jsonl")
     assert verdict.ok and verdict.finished, verdict.broken

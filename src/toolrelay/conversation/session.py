@@ -71,6 +71,7 @@ class Conversation:
         self._relay: Relay | None = None
         self._catalog: Catalog | None = None
         self._closed = False
+        self._sending = False
 
     # -- life -----------------------------------------------------------------------------
 
@@ -156,6 +157,16 @@ class Conversation:
                 yield event
 
     async def _send(self, text: str, listener: RunListener | None) -> RunResult:
+        if self._sending:
+            raise UsageError("a conversation takes one message at a time: await the previous send "
+                             "before sending the next (each one continues from the answer before it)")
+        self._sending = True
+        try:
+            return await self._turn(text, listener)
+        finally:
+            self._sending = False
+
+    async def _turn(self, text: str, listener: RunListener | None) -> RunResult:
         await self.open()
         relay = self._relay
         assert relay is not None and self._catalog is not None
