@@ -165,3 +165,20 @@ def test_one_message_at_a_time(tmp_path: Path) -> None:
 
     with pytest.raises(UsageError, match=r"^a conversation takes one message at a time: await the previous"):
         asyncio.run(both_at_once())
+
+
+def test_function_tools_serve_every_user_turn(tmp_path: Path) -> None:
+    @toolrelay.tool(read_only=True)
+    def shout(text: str) -> str:
+        """Say the text louder."""
+        return text.upper()
+
+    folder = conversation_folder(tmp_path, [
+        {"calls": [{"name": "py__shout", "arguments": {"text": "one"}}]}, {"message": "ONE."},
+        {"calls": [{"name": "py__shout", "arguments": {"text": "two"}}]}, {"message": "TWO."},
+    ])
+    with toolrelay.SyncConversation(options(folder, tools=[shout])) as conv:
+        replies = [conv.send("shout one"), conv.send("shout two")]
+    assert [(r.final_text, r.calls[0].server, r.calls[0].status) for r in replies] == [
+        ("ONE.", "py", "ok"), ("TWO.", "py", "ok")]
+    assert verdict_of(folder / "chat.jsonl").ok
