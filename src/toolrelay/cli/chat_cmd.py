@@ -30,6 +30,7 @@ from .answer import AnswerPrinter
 from .consent import sampling_approver
 from .elicitation import elicitor_for
 from .host_options import add_elicit_options
+from .otel_options import tracer_provider
 from .progress import AtFirstStart, ProgressPrinter
 from .run_cmd import approver
 from .run_options import add_run_options, shaping_options
@@ -77,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
         events.subscribe(ServerActivityPrinter())
         events.subscribe(ProgressPrinter())
     options = _options(args, events)
+    options.tracer_provider = tracer_provider(args)
     apply_auth_option(args)
     loaded = history.exists() and not args.new
     if loaded:

@@ -41,7 +41,7 @@ GROUPS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         ("traces", ("--otel", "--otel-file")),
     ),
     "chat": (
-        ("conversation", ("--history", "--new", "--transcript", "--quiet")),
+        ("conversation", ("--history", "--new", "--transcript", "--quiet", "--otel", "--otel-file")),
         ("servers", _SERVERS),
         ("model", _MODEL),
         ("limits, per message", _LIMITS),
