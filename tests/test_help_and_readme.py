@@ -121,7 +121,7 @@ def test_a_long_help_is_grouped_and_names_its_reference(verb: str) -> None:
     assert [name for name in grouped if name not in options] == []
     assert sorted(set(options) - set(grouped) - {"--help"}) == []  # a new option gets a group
     text = parser.format_help()
-    assert text.splitlines()[0].startswith(f"usage: toolrelay {verb} [-h] [options] ")
+    assert text.splitlines()[0].startswith(f"usage: toolrelay {verb} [-h] [options]")
     assert all(f"\n{title}:\n" in text for title, _ in GROUPS[verb])
     reference = f"docs/cli.md#toolrelay-{verb}-options"
     assert reference in text

@@ -6,6 +6,8 @@ The public names are imported lazily, so ``import toolrelay`` stays cheap for th
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__ as __version__
@@ -51,22 +53,45 @@ _EXPORTS: dict[str, str] = {
     "verify": "toolrelay.verify",
 }
 
+# conversations (toolrelay.conversation), the typed keywords of run(), the model seam a
+# Relay is built with, and the branches of the exception tree a caller catches
+_EXPORTS.update({
+    "Conversation": "toolrelay.conversation",
+    "ModelClient": "toolrelay.model.reply",
+    "ModelError": "toolrelay.errors",
+    "ModelReply": "toolrelay.model.reply",
+    "ProtocolError": "toolrelay.errors",
+    "RunKeywords": "toolrelay.assembly.options",
+    "SyncConversation": "toolrelay.conversation",
+    "TransportError": "toolrelay.errors",
+    "UsageError": "toolrelay.errors",
+})
+
 __all__ = sorted([*_EXPORTS, "__version__"])
 
 if TYPE_CHECKING:
     from .assembly.catalogs import connect as connect
+    from .assembly.options import RunKeywords as RunKeywords
     from .batches import BatchOptions as BatchOptions
     from .batches import TaskResult as TaskResult
     from .batches import batch as batch
     from .batches import batch_async as batch_async
     from .client.config import ServerConfig as ServerConfig
+    from .conversation import Conversation as Conversation
+    from .conversation import SyncConversation as SyncConversation
+    from .errors import ModelError as ModelError
+    from .errors import ProtocolError as ProtocolError
     from .errors import ToolrelayError as ToolrelayError
+    from .errors import TransportError as TransportError
+    from .errors import UsageError as UsageError
     from .events import EventStream as EventStream
     from .functions.context import ToolContext as ToolContext
     from .functions.results import Content as Content
     from .functions.results import ToolError as ToolError
     from .functions.tool import tool as tool
     from .functions.tool import tools_server as tools_server
+    from .model.reply import ModelClient as ModelClient
+    from .model.reply import ModelReply as ModelReply
     from .relay.catalog import Catalog as Catalog
     from .relay.loop import Relay as Relay
     from .relay.loop import RunLimits as RunLimits
@@ -107,3 +132,20 @@ def __dir__() -> list[str]:
     # globals() until first used), not this module's helpers (Any, importlib, ...) nor the
     # submodules imported meanwhile.
     return sorted(__all__)
+
+
+class _Package(types.ModuleType):
+    """``toolrelay`` itself: a public name that is also a subpackage's (``verify``, the
+    function, and ``toolrelay.verify``, the package) stays the public one when the import
+    system binds the subpackage on its parent, so ``toolrelay.verify(run)`` works whatever
+    was imported first (``from toolrelay.verify import …`` reads ``sys.modules`` and is
+    unaffected)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        submodule = isinstance(value, types.ModuleType) and value.__name__ == f"{__name__}.{name}"
+        if submodule and name in _EXPORTS:
+            return  # the subpackage is in sys.modules; the name is left to __getattr__'s public value
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

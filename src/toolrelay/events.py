@@ -59,6 +59,7 @@ __all__ = [
     "ServerExitedEvent",
     "ServerReady",
     "ServerStarting",
+    "UserTurnEvent",
 ]
 
 Subscriber = Callable[["Event"], None]
@@ -325,6 +326,21 @@ class RunResumedEvent(RunStartEvent):
     kind: ClassVar[str] = "run_resumed"
     turn: int = 1
     note: str = ""
+
+
+@dataclass(slots=True, kw_only=True)
+class UserTurnEvent(RunStartEvent):
+    """A conversation's next user turn (``toolrelay.Conversation.send``): the run goes on
+    with the user's new input, in the same transcript (appended by a later process too).
+
+    ``turn`` is the model turn it starts at (turns are numbered through the conversation);
+    ``number`` the user turn's (2 for the second message); ``input`` the items it adds
+    after the context so far; ``task`` the user's text. A ``run_end`` before it ended the
+    previous user turn, not the run."""
+
+    kind: ClassVar[str] = "user_turn"
+    turn: int = 1
+    number: int = 2
 
 
 @dataclass(slots=True, kw_only=True)

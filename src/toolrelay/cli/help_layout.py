@@ -40,6 +40,14 @@ GROUPS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
          ("--yes", "--elicit", "--max-sampling-per-call", "--server-log-level", "--pins", "--policy")),
         ("traces", ("--otel", "--otel-file")),
     ),
+    "chat": (
+        ("conversation", ("--history", "--new", "--transcript", "--quiet", "--otel", "--otel-file")),
+        ("servers", _SERVERS),
+        ("model", _MODEL),
+        ("limits, per message", _LIMITS),
+        ("approval and what servers ask", ("--yes", "--elicit", "--open", "--max-sampling-per-call",
+                                           "--server-log-level", "--pins", "--policy")),
+    ),
 }
 """Per verb with many options: (group title, its options by their long name), in help order."""
 

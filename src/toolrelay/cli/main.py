@@ -46,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "resources": ("resources_cmd", "list the servers' resources and templates, or read one"),
     "prompts": ("prompts_cmd", "list the servers' prompts and their arguments"),
     "run": ("run_cmd", "run a task: model ↔ MCP tools until the model answers"),
+    "chat": ("chat_cmd", "talk with the model on the terminal, the same servers throughout; saved on exit"),
     "batch": ("batch_cmd", "run many tasks from a JSONL file, many at once, resumable (locally or on Ray)"),
     "demo": ("demo_cmd", "run the read_text_file walk-through for real and write its messages as files"),
     "verify": ("verify_cmd", "check a transcript or demo folder link by link"),

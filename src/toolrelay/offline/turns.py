@@ -4,7 +4,10 @@ The rule (docs/model.md, "With --script FILE"): a request's **turn is 1 + the nu
 times tool outputs came back in its context**, the context being the chained history of
 ``previous_response_id`` (when the stand-in knows it) followed by the request's input; a
 run of consecutive ``function_call_output`` items counts once, as one response's outputs
-go back together. So turn N's request, in replay or chain mode, is answered by the N-th
+go back together. A user message after an item the model produced (one with an ``id``:
+an answer) or after outputs counts too: a conversation's next user turn
+(``toolrelay.Conversation``) is the next turn, so one script answers a whole
+conversation. So turn N's request, in replay or chain mode, is answered by the N-th
 Response entry however often it is sent: a retried request, or a run resumed from its
 last request, gets the same entry as the first try, and nothing depends on how many
 requests came before.
@@ -33,14 +36,17 @@ _OFFLINE_ID: Final = re.compile(r"^([a-z]+)_offline_(\d+)$")
 
 
 def request_turn(context: list[dict[str, Any]]) -> int:
-    """1 + the number of runs of ``function_call_output`` items in ``context``."""
+    """1 + the number of runs of ``function_call_output`` items in ``context`` and of user
+    messages that follow an item of the model's (a conversation's next user turn)."""
     turn = 1
-    after_output = False
+    after_output = after_model = False
     for item in context:
         is_output = item.get("type") == FUNCTION_CALL_OUTPUT
-        if is_output and not after_output:
+        is_user = item.get("role") == "user"
+        if (is_output and not after_output) or (is_user and after_model):
             turn += 1
         after_output = is_output
+        after_model = not is_user and (is_output or "id" in item)
     return turn
 
 

@@ -20,6 +20,7 @@ import contextlib
 import uuid
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, replace
+from dataclasses import fields as dataclass_fields
 from typing import Any, Protocol
 
 from ..errors import ModelError, ModelFeatureUnsupported, ModelStreamCut, ModelStreamInconsistent
@@ -31,8 +32,10 @@ from ..events import (
     RunEndEvent,
     RunResumedEvent,
     RunStartEvent,
+    UserTurnEvent,
 )
 from ..model.reply import ModelClient, ModelReply
+from .continuation import Continuation
 from .resume import ResumePoint
 from .run_events import RunEvent, RunFinished, RunListener, TurnFinished, iterate_run, tell_both
 from .stages.consent import Approver
@@ -139,7 +142,11 @@ class Relay:
         """Asked before each call and told its outcome (``relay.stages.context.CallHook``)."""
         self.result: RunResult | None = None
         """The latest run's result, also set when the run was interrupted."""
+        self.context: Conversation | None = None
+        """The latest run's context as it ended (where a conversation's next user turn goes on)."""
         self._streaming = settings.stream
+        self._earlier: Continuation | None = None
+        """The conversation before this user turn: the run's record counts on from it."""
 
     async def run(
         self,
@@ -148,20 +155,26 @@ class Relay:
         run_id: str | None = None,
         first_input: list[dict[str, Any]] | None = None,
         resume: ResumePoint | None = None,
+        continuing: Continuation | None = None,
     ) -> RunResult:
         """Run one task to its end; never raises for tool failures. ``first_input``: the
         input items to start from instead of ``task`` as one user message (``task`` then
         names the run). With ``resume``, a run recorded up to that point goes on from there
-        (``relay.resume``)."""
+        (``relay.resume``); with ``continuing``, a conversation's next user turn goes on
+        from its context (``relay.continuation``)."""
         result = RunResult(run_id=run_id or uuid.uuid4().hex[:12], status="error", reason="not started")
         self.result = result
         self._streaming = self.settings.stream
-        self.events.emit(self.start_event(result.run_id, task, turn=resume.turn if resume else None,
-                                          note=resume.note if resume else "", first_input=first_input))
+        self._earlier = continuing
+        if continuing is not None:
+            self.events.emit(self._user_turn_event(result.run_id, task, continuing, first_input))
+        else:
+            self.events.emit(self.start_event(result.run_id, task, turn=resume.turn if resume else None,
+                                              note=resume.note if resume else "", first_input=first_input))
         try:
             async with asyncio.timeout(self.limits.timeout) as clock:
                 first = first_input or [user_message(task)]
-                await self._turns(first, result, lambda: self._why_stopped(clock), resume)
+                await self._turns(first, result, lambda: self._why_stopped(clock), resume, continuing)
         except _Stop as stop:
             result.status, result.reason = stop.status, stop.reason
         except TimeoutError:
@@ -211,6 +224,14 @@ class Relay:
             return RunStartEvent(**fields)
         return RunResumedEvent(**fields, turn=turn, note=note)
 
+    def _user_turn_event(
+        self, run_id: str, task: str, continuing: Continuation, first_input: list[dict[str, Any]] | None
+    ) -> UserTurnEvent:
+        start = self.start_event(run_id, task, first_input=first_input or [user_message(task)])
+        kept = {f.name: getattr(start, f.name) for f in dataclass_fields(start)
+                if f.name not in ("seq", "time")}
+        return UserTurnEvent(**kept, turn=continuing.turns + 1, number=continuing.user_turn)
+
     def _time_limit_ran_out(self) -> str:
         return f"the run's time limit ({self.limits.timeout:g} s) ran out"
 
@@ -221,11 +242,13 @@ class Relay:
         return INTERRUPTED
 
     def _end(self, result: RunResult) -> None:
+        earlier = self._earlier  # a conversation's record: its turns and usage so far, and this one's
         self.events.emit(
             RunEndEvent(
                 status=result.status, reason=result.reason,
                 final_text=result.final_text if result.refusal is None else result.refusal,
-                turns=result.turns, usage=dict(result.usage),
+                turns=result.turns + (earlier.turns if earlier else 0),
+                usage=add_counts(earlier.usage, result.usage) if earlier else dict(result.usage),
             )
         )
         self._tell(RunFinished(result=result))
@@ -236,21 +259,28 @@ class Relay:
 
     async def _turns(
         self, first_input: list[dict[str, Any]], result: RunResult, stop_reason: StopReason,
-        resume: ResumePoint | None,
+        resume: ResumePoint | None, continuing: Continuation | None = None,
     ) -> None:
-        conversation, first = Conversation(), 1
-        if resume is None:
+        conversation, first, offset = Conversation(), 1, 0
+        self.context = conversation
+        if continuing is not None:  # turns numbered on; the result counts this user turn's
+            conversation, offset = continuing.fresh_context(), continuing.turns
+            first = offset + 1
+            self.context = conversation
+            conversation.start(first_input)
+        elif resume is None:
             conversation.start(first_input)
         else:
             conversation, first = resume.conversation, resume.turn
             result.calls, result.response_ids = list(resume.earlier), list(resume.response_ids)
             result.usage = dict(resume.usage)
+            self.context = conversation
         if resume is not None and resume.recorded is not None:
             result.turns = first
             conversation.add_outputs(await self._finish_recorded(resume, result, stop_reason))
             first += 1
-        for turn_number in range(first, self.limits.max_turns + 1):
-            result.turns = turn_number
+        for turn_number in range(first, offset + self.limits.max_turns + 1):
+            result.turns = turn_number - offset
             outputs = await self._turn(conversation, turn_number, result, stop_reason)
             conversation.add_outputs(outputs)
         raise _Stop(

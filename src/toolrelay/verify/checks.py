@@ -17,6 +17,7 @@ from ..transcript.reader import paused_gc
 from .agreement import check_agreement
 from .attachments import STREAMED, no_call_text
 from .context import check_answer_order, check_context, check_declarations
+from .conversation import check_user_turn_endings, check_user_turn_places, check_user_turns
 from .correlation import check_call_links, check_event_order, check_mcp_pairs, check_outputs
 from .definitions import check_definitions
 from .duplicates import check_duplicates
@@ -44,6 +45,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("model_response", check_answer),
     ("model_response", check_streams),
     ("model_response", check_usage),
+    ("model_response", check_user_turn_endings),
     ("parse", check_parse),
     ("parse", check_duplicates),
     ("routing", check_routing),
@@ -59,8 +61,10 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("correlation", check_tasks),
     ("correlation", check_outputs),
     ("correlation", check_resumes),
+    ("correlation", check_user_turn_places),
     ("next_input", check_declarations),
     ("next_input", check_context),
+    ("next_input", check_user_turns),
     ("next_input", check_answer_order),
 )
 """Each check with the link it judges, in the seed's order."""

@@ -21,6 +21,7 @@ from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from ..relay.stages.declare import declare_tools
 from ..relay.stages.namespaces import function_tools_by_alias, namespace_description
 from ..relay.stages.request import user_message
+from .conversation import user_turn_starts
 from .evidence import seqs_of
 from .facts import RunFacts
 from .jsonpath import excerpt, first_difference, item_label
@@ -212,9 +213,10 @@ def check_context(run: RunRecord, facts: RunFacts) -> list[Finding]:
         given = run.run_start.get("input")
         task = str(run.run_start.get("task"))
         findings.append(_first_input(first, task, given if isinstance(given, list) else None))
+    continued = user_turn_starts(run)  # a conversation's next user turn: conversation.py judges it
     for current in run.rounds[1:]:
         previous = run.rounds[current.turn - 2]
-        if current.request is None or previous.answer is None:
+        if current.request is None or previous.answer is None or current.turn in continued:
             continue
         if "previous_response_id" in current.body:
             findings.append(_chained(current, previous))

@@ -44,6 +44,7 @@ from ..events import (
     RunResumedEvent,
     RunStartEvent,
     ServerExitedEvent,
+    UserTurnEvent,
 )
 from ..protocol import request_envelope
 from ..protocol.responses import FUNCTION_CALL, OUTPUT_ITEM_DONE
@@ -280,6 +281,7 @@ class _Indexer:
             RunEndEvent.kind: self._first_of("run_end"),
             RunResumedEvent.kind: self._resumed,
             ServerExitedEvent.kind: record.exits.append,
+            UserTurnEvent.kind: self._user_turn,
         }
 
     def add(self, event: Event) -> None:
@@ -320,6 +322,11 @@ class _Indexer:
                 for call in gone:
                     self.latest.pop(call.call_id, None)
                 current.streamed_calls = {}
+
+    def _user_turn(self, event: Event) -> None:
+        """A conversation's next user turn: the ``run_end`` before it ended the previous user
+        turn, not the run (``verify.conversation`` judges each)."""
+        self.record.run_end = None
 
     def _call_event_handler(self, name: str) -> Callable[[Event], None]:
         return lambda event: self._call_event(event, name)

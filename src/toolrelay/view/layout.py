@@ -29,6 +29,7 @@ from ..events import (
     RunEndEvent,
     RunResumedEvent,
     RunStartEvent,
+    UserTurnEvent,
 )
 from ..protocol.responses import OUTPUT_TEXT_DELTA
 from ..verify.record import CALL_METHODS
@@ -148,7 +149,7 @@ def _maybe_open_section(sections: _Sections, row: Row, record: dict[str, Any]) -
     group = sections.current
     if row.kind == RunStartEvent.kind:
         sections.open("turn")
-    elif row.kind == RunResumedEvent.kind:  # an ending before it was not the run's end
+    elif row.kind in (RunResumedEvent.kind, UserTurnEvent.kind):  # an ending before it was not the run's end
         sections.ended = False
         sections.open("turn")
     elif row.kind == ModelRequestEvent.kind and not sections.ended:

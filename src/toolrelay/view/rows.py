@@ -38,6 +38,7 @@ from ..events import (
     ServerExitedEvent,
     ServerReady,
     ServerStarting,
+    UserTurnEvent,
 )
 from ..protocol import responses as wire
 from ..protocol.responses import CANCELLED, FAILED, FUNCTION_CALL, FUNCTION_CALL_OUTPUT, INCOMPLETE, MESSAGE
@@ -405,6 +406,12 @@ def _run_resumed(record: dict[str, Any]) -> Row:
                  detail=str(record.get("note") or ""))
 
 
+def _user_turn(record: dict[str, Any]) -> Row:
+    """A conversation's next message: a task row, the user → toolrelay."""
+    return _base(record, stage="task", source="user", target="app", label=str(record.get("task") or ""),
+                 detail=f"user turn {record.get('number')} of the conversation, at turn {record.get('turn')}")
+
+
 def _run_end(record: dict[str, Any]) -> Row:
     status = str(record.get("status") or "?")
     final = record.get("final_text")
@@ -508,6 +515,7 @@ _DESCRIBERS: Final[dict[str, Describer]] = {
     CatalogReady.kind: _declarations,
     RunStartEvent.kind: _run_start,
     RunResumedEvent.kind: _run_resumed,
+    UserTurnEvent.kind: _user_turn,
     RunEndEvent.kind: _run_end,
     ServerStarting.kind: _server_starting,
     ServerReady.kind: _server_ready,

@@ -24,11 +24,20 @@ class RunResult:
     cancelled (the model's own statuses pass through), or error (the endpoint failed); in
     words: ``relay.stages.endings.ending_sentence``."""
     reason: str
+    """Why it ended, in words (the model answered, which limit was reached, what failed)."""
     final_text: str | None = None
+    """The answer: the message text of the last response (None unless it answered)."""
     refusal: str | None = None
+    """The model's refusal text, when it refused (status ``refused``)."""
     turns: int = 0
+    """Model requests answered in this run (in a ``Conversation``: this user turn's)."""
     calls: list[CallOutcome] = field(default_factory=list)
+    """Every call the model asked for, in order, each with its outcome (``CallOutcome``:
+    ``status`` ok, tool_error, invalid_arguments, not_approved, …, the model's ``call_id``
+    and the ``mcp_id`` it was sent with, server, tool, the exact request and response):
+    failed, refused and cancelled calls too, and duplicates refused as such."""
     response_ids: list[str] = field(default_factory=list)
+    """The ids of the model's responses, in order."""
     usage: dict[str, int] = field(default_factory=dict)
     """Token counts summed over the run's model responses (``relay.stages.usage``: input, output,
     total, cached input, reasoning); a count no response gave is absent, not 0."""
