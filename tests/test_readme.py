@@ -90,7 +90,7 @@ def run_shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         shell=True,
         cwd=cwd,
         text=True,
-        timeout=120,
+        timeout=300,
         env=env,
     )
 
@@ -149,7 +149,7 @@ def _run_steps(steps: list[tuple[str, list[str]]], workspace: Path) -> list[subp
 
 def _run_python(code: str, workspace: Path) -> list[subprocess.CompletedProcess[str]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    return [run([sys.executable, "-c", code], cwd=workspace, text=True, timeout=120, env=env)]
+    return [run([sys.executable, "-c", code], cwd=workspace, text=True, timeout=300, env=env)]
 
 
 @pytest.fixture(scope="module")
