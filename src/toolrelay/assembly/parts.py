@@ -92,6 +92,10 @@ class Assembly:
         self._opening = asyncio.Lock()
         self._sampler: Sampler | None = None
         self._sampler_opening = asyncio.Lock()
+        for part in (*options.filters, *options.hooks):  # a part that records what it decides (a policy)
+            record_to = getattr(part, "record_to", None)
+            if callable(record_to):
+                record_to(events)
 
     def endpoint(self, opts: RunOptions | None = None) -> ModelEndpoint:
         """The endpoint ``opts`` (default: the assembly's options) name, opened on first use."""

@@ -9,66 +9,48 @@
 
 ``server`` and ``tool`` are globs on the config's server name and the MCP tool name
 (default any), ``annotations`` match hint values, ``arguments`` maps a JSON Pointer into
-the call's arguments to a glob on its string value. The first rule that matches decides:
-``deny`` withholds the tool from the model (``withhold``, when no argument decides it) or
-refuses the call naming the rule (``before_call``, a ``refused_by_hook`` outcome: never a
-success); ``allow`` runs it without asking; ``ask`` asks for consent, even for a tool
-marked read-only. No rule matching: today's behaviour (read-only tools run, others asked).
-A ``Policy`` is both: give the same object as a filter and as a hook (the hook reads the
-annotations the filter saw), as ``--policy FILE`` does.
+the call's arguments to a glob on its string value (the rules themselves, and which one
+decides, are ``stages/policy_rules.py``: verify applies them again through it). The first
+rule that matches decides: ``deny`` withholds the tool from the model (``withhold``, when
+no argument decides it) or refuses the call naming the rule (``before_call``, a
+``refused_by_hook`` outcome: never a success); ``allow`` runs it without asking; ``ask``
+asks for consent, even for a tool marked read-only. No rule matching: today's behaviour
+(read-only tools run, others asked), unless an earlier answer stands (``memory``: ``a``
+always for this tool this run, ``s`` saved). A ``Policy`` is both: give the same object as
+a filter and as a hook (the hook reads the annotations the filter saw), as ``--policy
+FILE`` does. Bound to a run's events (``record_to``, which the assembly calls), it records
+its rules before its first decision and every decision it takes.
 """
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from ..client import jsonc
 from ..errors import UsageError
+from ..events import EventStream
 from ..protocol import json_depth
 from .offer import ServerListing
+from .stages.consent import ConsentMemory
 from .stages.context import CallContext
 from .stages.parse import FunctionCall
+from .stages.policy_rules import (
+    DECISIONS,
+    DEFAULT,
+    PolicyDecision,
+    PolicyLoaded,
+    PolicyRule,
+    deciding_rule,
+    parse_rules,
+    rules_digest,
+    said,
+)
 from .stages.route import Route
 
-__all__ = ["DECISIONS", "Policy", "PolicyRule", "load_policy"]
-
-DECISIONS: Final = ("allow", "deny", "ask")
-_RULE_KEYS: Final = frozenset({"server", "tool", "annotations", "arguments", "decision", "reason"})
-_DONE: Final = {"allow": "allowed", "deny": "denied", "ask": "asked"}
-_HINTS: Final = frozenset({"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PolicyRule:
-    """One rule of the file, and where it is (``index``: its place in ``rules``, from 1)."""
-
-    index: int
-    decision: str
-    server: str = "*"
-    tool: str = "*"
-    annotations: Mapping[str, Any] = field(default_factory=dict)
-    arguments: Mapping[str, str] = field(default_factory=dict)
-    reason: str = ""
-
-    def matches_tool(self, server: str, tool: str, annotations: Mapping[str, Any]) -> bool:
-        return (fnmatch.fnmatchcase(server, self.server) and fnmatch.fnmatchcase(tool, self.tool)
-                and all(annotations.get(hint) == value for hint, value in self.annotations.items()))
-
-    def matches_arguments(self, arguments: Any) -> bool:
-        for pointer, glob in self.arguments.items():
-            value = _at(arguments, pointer)
-            if not isinstance(value, str) or not fnmatch.fnmatchcase(value, glob):
-                return False
-        return True
-
-    def said(self, source: str) -> str:
-        """``denied by policy rule #2 of policy.json: "why"`` (``allowed`` / ``asked`` by)."""
-        why = f': "{self.reason}"' if self.reason else ""
-        return f"{_DONE[self.decision]} by policy rule #{self.index} of {source}{why}"
+__all__ = ["DECISIONS", "Policy", "PolicyRule", "load_policy", "policy_of"]
 
 
 @dataclass(slots=True)
@@ -78,7 +60,20 @@ class Policy:
     rules: tuple[PolicyRule, ...]
     source: str
     """Where the rules came from (the file's path), named in every reason."""
+    memory: ConsentMemory | None = None
+    """Answers that stand for later calls (the terminal prompt's ``a`` and ``s``)."""
     _annotations: dict[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
+    _events: EventStream | None = None
+    _announced: bool = False
+
+    @property
+    def digest(self) -> str:
+        return rules_digest(self.rules)
+
+    def record_to(self, events: EventStream) -> None:
+        """Record the rules (once, before the first decision) and each decision on ``events``."""
+        if self._events is not events:
+            self._events, self._announced = events, False
 
     def withhold(self, listing: ServerListing) -> Mapping[str, str]:
         """Tools the first matching rule denies whatever the arguments (a rule with
@@ -87,36 +82,65 @@ class Policy:
         for tool in listing.tools:
             name, annotations = str(tool["name"]), _hints(tool)
             self._annotations[(listing.server, name)] = annotations
-            rule = next((r for r in self.rules if r.matches_tool(listing.server, name, annotations)), None)
-            if rule is not None and rule.decision == "deny" and not rule.arguments:
+            rule = deciding_rule(self.rules, listing.server, name, annotations)
+            if rule is not None and rule.decision == "deny":
                 found[name] = rule.said(self.source)
+                self._record(PolicyDecision(stage="offer", server=listing.server, tool=name, decision="deny",
+                                            rule=rule.index, source=self.source, said=found[name],
+                                            digest=self.digest))
         return found
 
     async def before_call(self, call: FunctionCall, context: CallContext) -> str | None:
         if context.server is None or context.tool is None:
             return None  # an unknown tool: said as such by the dispatch
-        annotations = self._annotations.get((context.server, context.tool), {})
+        server, tool = context.server, context.tool
+        annotations = self._annotations.get((server, tool), {})
         try:
             arguments = json_depth.loads(call.arguments_text or "{}")
         except ValueError:
             arguments = None  # invalid arguments are refused later; no argument rule matches them
-        rule = next((r for r in self.rules if r.matches_tool(context.server, context.tool, annotations)
-                     and r.matches_arguments(arguments)), None)
-        if rule is None:
-            return None
-        if rule.decision == "deny":
+        rule = deciding_rule(self.rules, server, tool, annotations, arguments)
+        decision = rule.decision if rule is not None else DEFAULT
+        remembered = self._remembered(decision, server, tool, annotations)
+        self._record(PolicyDecision(
+            stage="call", server=server, tool=tool, decision=decision, rule=rule.index if rule else None,
+            source=self.source, said=said(rule, self.source), digest=self.digest,
+            call_id=call.call_id or None, alias=call.alias, remembered=remembered))
+        if rule is not None and rule.decision == "deny":
             return rule.said(self.source)
+        if remembered is not None or rule is None:
+            if remembered is not None:
+                context.approve = None  # an earlier answer stands: nobody is asked again
+            return None
         approve = context.approve
         context.approve = None  # allow: nobody is asked; ask: asked here, once, whatever the hints say
         if rule.decision == "ask" and approve is not None:
-            route = Route(alias=call.name, server=context.server, tool=context.tool, rule={},
-                          annotations=dict(annotations))
+            route = Route(alias=call.name, server=server, tool=tool, rule={}, annotations=dict(annotations))
             refusal = await approve(route, arguments if isinstance(arguments, dict) else {})
             return None if refusal is None else f"{refusal} ({rule.said(self.source)})"
         return None
 
     async def after_call(self, call: FunctionCall, context: CallContext, outcome: Any) -> None:
         return None
+
+    def _remembered(self, decision: str, server: str, tool: str,
+                    annotations: Mapping[str, Any]) -> str | None:
+        """``run`` or ``saved`` when an earlier answer approves a call that would be asked about."""
+        if self.memory is None or decision not in ("ask", DEFAULT):
+            return None
+        if decision == DEFAULT and annotations.get("readOnlyHint") is True:
+            return None  # never asked about: no answer is needed
+        return self.memory.remembered(server, tool)
+
+    def _record(self, decision: PolicyDecision) -> None:
+        events = self._events
+        if events is None:
+            return
+        if not self._announced:
+            self._announced = True
+            events.emit(PolicyLoaded(source=self.source, digest=self.digest,
+                                     rules=[rule.to_record() for rule in self.rules]))
+        events.emit(decision)
 
 
 def load_policy(path: str | Path) -> Policy:
@@ -128,52 +152,21 @@ def load_policy(path: str | Path) -> Policy:
         raise UsageError(f"cannot read the policy file {where}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise UsageError(f"the policy file {where} is not JSON: {exc}") from None
-    raw = document.get("rules") if isinstance(document, dict) else None
-    if not isinstance(raw, list):
-        raise UsageError(f'the policy file {where} needs {{"rules": [...]}}')
-    rules = tuple(_rule(entry, index, where) for index, entry in enumerate(raw, 1))
-    return Policy(rules=rules, source=where)
+    return Policy(rules=parse_rules(document, where), source=where)
 
 
-def _rule(entry: Any, index: int, where: str) -> PolicyRule:
-    at = f"{where}: rule #{index}"
-    if not isinstance(entry, dict):
-        raise UsageError(f"{at}: must be an object")
-    unknown = sorted(set(entry) - _RULE_KEYS)
-    if unknown:
-        raise UsageError(f'{at}: unknown key "{unknown[0]}" (known: {", ".join(sorted(_RULE_KEYS))})')
-    if entry.get("decision") not in DECISIONS:
-        said = f"got {entry.get('decision')!r}"
-        raise UsageError(f'{at}: "decision" must be one of {", ".join(DECISIONS)}, {said}')
-    defaults = (("server", "*"), ("tool", "*"), ("reason", ""))
-    texts = {key: entry.get(key, default) for key, default in defaults}
-    if not all(isinstance(value, str) for value in texts.values()):
-        raise UsageError(f'{at}: "server", "tool" and "reason" must be strings')
-    annotations = entry.get("annotations", {})
-    if not isinstance(annotations, dict) or not set(annotations) <= _HINTS:
-        raise UsageError(f'{at}: "annotations" maps hints ({", ".join(sorted(_HINTS))}) to their values')
-    arguments = entry.get("arguments", {})
-    if not isinstance(arguments, dict) or not all(
-            isinstance(k, str) and k.startswith("/") and isinstance(v, str) for k, v in arguments.items()):
-        raise UsageError(f'{at}: "arguments" maps JSON Pointers ("/path") to globs on their string values')
-    return PolicyRule(index=index, decision=entry["decision"], annotations=annotations, arguments=arguments,
-                      **texts)
+def policy_of(block: Any, config_path: str | Path) -> Policy:
+    """The config's ``"toolrelay": {"policy": ...}``: the rules inline (``{"rules": [...]}``),
+    or the path of a policy file (relative to the config's folder)."""
+    if isinstance(block, str):
+        path = Path(block).expanduser()
+        return load_policy(path if path.is_absolute() else Path(config_path).parent / path)
+    where = f'{config_path}: "toolrelay.policy"'
+    if not isinstance(block, dict):
+        raise UsageError(f'{where} must be {{"rules": [...]}} or the path of a policy file')
+    return Policy(rules=parse_rules(block, where), source=str(config_path))
 
 
 def _hints(tool: Mapping[str, Any]) -> Mapping[str, Any]:
     found = tool.get("annotations")
     return found if isinstance(found, Mapping) else {}
-
-
-def _at(value: Any, pointer: str) -> Any:
-    """The value at a JSON Pointer (RFC 6901), None when there is none."""
-    for token in pointer.split("/")[1:]:
-        key = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(value, dict):
-            value = value.get(key)
-        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
-            value = value[int(key)]
-        else:
-            return None
-    return value
-
