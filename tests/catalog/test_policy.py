@@ -149,7 +149,8 @@ def test_the_library_reads_the_configs_policy_too(folder: Path) -> None:
     plan = script(folder, ("write_note", SSH))
     result = toolrelay.run("go", config=folder / "mcp.json", model="offline", script=plan)
     (call,) = result.calls
-    assert (call.status, call.message) == ("refused_by_hook", f"denied by policy rule #2 of {folder / 'mcp.json'}")
+    said = f"denied by policy rule #2 of {folder / 'mcp.json'}"
+    assert (call.status, call.message) == ("refused_by_hook", said)
 
 
 @pytest.mark.parametrize(("toolrelay", "said"), [

@@ -27,12 +27,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from ..client import jsonc
+from ..client.config import ServerConfig
 from ..errors import UsageError
 from ..events import EventStream
 from ..protocol import json_depth
+from ..protocol.tool_digest import tool_digest
+from .approvals import ApprovalStore
 from .offer import ServerListing
 from .stages.consent import ConsentMemory
 from .stages.context import CallContext
@@ -50,7 +53,10 @@ from .stages.policy_rules import (
 )
 from .stages.route import Route
 
-__all__ = ["DECISIONS", "Policy", "PolicyRule", "load_policy", "policy_of"]
+__all__ = ["DECISIONS", "NO_POLICY", "Policy", "PolicyRule", "load_policy", "policy_of"]
+
+NO_POLICY: Final = "no policy file"
+"""The source of the policy of no rules a run keeps its remembered answers in."""
 
 
 @dataclass(slots=True)
@@ -62,7 +68,11 @@ class Policy:
     """Where the rules came from (the file's path), named in every reason."""
     memory: ConsentMemory | None = None
     """Answers that stand for later calls (the terminal prompt's ``a`` and ``s``)."""
+    approvals: ApprovalStore | None = None
+    """Where ``s`` answers are kept for later runs (read as each server lists its tools)."""
     _annotations: dict[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
+    _configs: dict[str, ServerConfig] = field(default_factory=dict)
+    _digests: dict[tuple[str, str], str] = field(default_factory=dict)
     _events: EventStream | None = None
     _announced: bool = False
 
@@ -75,20 +85,43 @@ class Policy:
         if self._events is not events:
             self._events, self._announced = events, False
 
+    def remember(self, memory: ConsentMemory, approvals: ApprovalStore | None = None) -> None:
+        """Let ``memory`` answer for later calls, its ``s`` answers kept in ``approvals``."""
+        self.memory, self.approvals = memory, approvals
+        memory.save = self._save
+
     def withhold(self, listing: ServerListing) -> Mapping[str, str]:
         """Tools the first matching rule denies whatever the arguments (a rule with
         ``arguments`` decides at call time: the tool stays offered)."""
         found: dict[str, str] = {}
+        self._configs[listing.server] = listing.config
         for tool in listing.tools:
             name, annotations = str(tool["name"]), _hints(tool)
             self._annotations[(listing.server, name)] = annotations
+            self._digests[(listing.server, name)] = tool_digest(tool)
             rule = deciding_rule(self.rules, listing.server, name, annotations)
             if rule is not None and rule.decision == "deny":
                 found[name] = rule.said(self.source)
                 self._record(PolicyDecision(stage="offer", server=listing.server, tool=name, decision="deny",
                                             rule=rule.index, source=self.source, said=found[name],
                                             digest=self.digest))
+        self._read_approvals(listing)
         return found
+
+    def _read_approvals(self, listing: ServerListing) -> None:
+        """The server's saved approvals that still hold (its tools defined as they were then)."""
+        if self.memory is None or self.approvals is None:
+            return
+        names = [str(tool["name"]) for tool in listing.tools]
+        digests = {name: self._digests[(listing.server, name)] for name in names}
+        kept = {entry for entry in self.memory.saved if entry[0] != listing.server}
+        approved = self.approvals.approved(listing.config, digests)
+        self.memory.saved = kept | {(listing.server, name) for name in approved}
+
+    def _save(self, server: str, tool: str) -> None:
+        config, digest = self._configs.get(server), self._digests.get((server, tool))
+        if self.approvals is not None and config is not None and digest is not None:
+            self.approvals.save(config, tool, digest)
 
     async def before_call(self, call: FunctionCall, context: CallContext) -> str | None:
         if context.server is None or context.tool is None:
