@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Final
 
 from ..client.config import ServerConfig, config_policy, with_cli_settings
-from ..client.host import Host, Sampler, SamplingRequest, declining, refusing_approval
+from ..client.host import Host, Sampler, SamplingApprover, SamplingRequest, declining, refusing_approval
 from ..events import EventStream
 from ..model import ModelEndpoint, ResponsesClient
 from ..offline import OfflineModel, load_script
@@ -136,9 +136,15 @@ class Assembly:
         options' ``elicit``; without those callbacks they are refused and declined."""
         return Host(
             sampler=sampler,
-            approve_sampling=self.options.approve_sampling or refusing_approval(self.wording.sampling),
+            approve_sampling=self._policy_gate(self.options.approve_sampling
+                                               or refusing_approval(self.wording.sampling)),
             elicitor=self.options.elicit or declining(self.wording.elicit),
         )
+
+    def _policy_gate(self, approve: SamplingApprover) -> SamplingApprover:
+        """``approve`` behind the policy's sampling rules, when the options hold a policy."""
+        policy = next((part for part in self.options.filters if isinstance(part, Policy)), None)
+        return policy.sampling_gate(approve) if policy is not None else approve
 
     def catalog(self, servers: Sequence[ServerConfig], host: Host, *, events: EventStream | None = None,
                 opts: RunOptions | None = None, shared: Catalog | None = None) -> Catalog:

@@ -31,6 +31,7 @@ from typing import Any, Final
 
 from ..client import jsonc
 from ..client.config import ServerConfig
+from ..client.host import SamplingApprover, SamplingRequest
 from ..errors import UsageError
 from ..events import EventStream
 from ..protocol import json_depth
@@ -46,8 +47,10 @@ from .stages.policy_rules import (
     PolicyDecision,
     PolicyLoaded,
     PolicyRule,
+    SamplingRules,
     deciding_rule,
     parse_rules,
+    parse_sampling,
     rules_digest,
     said,
 )
@@ -68,6 +71,8 @@ class Policy:
     """Where the rules came from (the file's path), named in every reason."""
     memory: ConsentMemory | None = None
     """Answers that stand for later calls (the terminal prompt's ``a`` and ``s``)."""
+    sampling: SamplingRules | None = None
+    """The ``"sampling"`` block: which servers may sample the model, and the run's budget."""
     approvals: ApprovalStore | None = None
     """Where ``s`` answers are kept for later runs (read as each server lists its tools)."""
     _annotations: dict[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
@@ -75,10 +80,36 @@ class Policy:
     _digests: dict[tuple[str, str], str] = field(default_factory=dict)
     _events: EventStream | None = None
     _announced: bool = False
+    _sampled: list[int] = field(default_factory=lambda: [0, 0])
+    """Sampling requests approved so far, and the tokens they asked for."""
 
     @property
     def digest(self) -> str:
-        return rules_digest(self.rules)
+        return rules_digest(self.rules, self.sampling)
+
+    def sampling_gate(self, approve: SamplingApprover) -> SamplingApprover:
+        """``approve`` behind the sampling rules: ``deny`` and a spent budget refuse, ``allow``
+        approves without asking, ``ask`` (or no rule) asks ``approve``; each decision recorded."""
+
+        async def gate(request: SamplingRequest) -> str | None:
+            sampling = self.sampling or SamplingRules()
+            rule = sampling.deciding(request.server)
+            decision = rule.decision if rule is not None else DEFAULT
+            over = sampling.over_budget(self._sampled[0], self._sampled[1], request.max_tokens)
+            words = said(rule, self.source) if over is None or decision == "deny" else over
+            self._record(PolicyDecision(
+                stage="sampling", server=request.server, tool="", decision="deny" if over else decision,
+                rule=rule.index if rule else None, source=self.source, said=words, digest=self.digest,
+                call_id=request.call_id, tokens=request.max_tokens))
+            if decision == "deny" or over is not None:
+                return words
+            refusal = None if decision == "allow" else await approve(request)
+            if refusal is None:
+                self._sampled[0] += 1
+                self._sampled[1] += request.max_tokens
+            return refusal
+
+        return gate
 
     def record_to(self, events: EventStream) -> None:
         """Record the rules (once, before the first decision) and each decision on ``events``."""
@@ -172,7 +203,8 @@ class Policy:
         if not self._announced:
             self._announced = True
             events.emit(PolicyLoaded(source=self.source, digest=self.digest,
-                                     rules=[rule.to_record() for rule in self.rules]))
+                                     rules=[rule.to_record() for rule in self.rules],
+                                     sampling=self.sampling.to_record() if self.sampling else None))
         events.emit(decision)
 
 
@@ -185,7 +217,7 @@ def load_policy(path: str | Path) -> Policy:
         raise UsageError(f"cannot read the policy file {where}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise UsageError(f"the policy file {where} is not JSON: {exc}") from None
-    return Policy(rules=parse_rules(document, where), source=where)
+    return Policy(rules=parse_rules(document, where), source=where, sampling=parse_sampling(document, where))
 
 
 def policy_of(block: Any, config_path: str | Path) -> Policy:
@@ -197,7 +229,8 @@ def policy_of(block: Any, config_path: str | Path) -> Policy:
     where = f'{config_path}: "toolrelay.policy"'
     if not isinstance(block, dict):
         raise UsageError(f'{where} must be {{"rules": [...]}} or the path of a policy file')
-    return Policy(rules=parse_rules(block, where), source=str(config_path))
+    return Policy(rules=parse_rules(block, where), source=str(config_path),
+                  sampling=parse_sampling(block, where))
 
 
 def _hints(tool: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -25,11 +25,14 @@ from ..errors import UsageError
 from ..protocol import json_depth
 from ..relay.stages.policy_rules import (
     DEFAULT,
+    SPENT,
     PolicyDecision,
     PolicyLoaded,
     PolicyRule,
+    SamplingRules,
     deciding_rule,
     parse_rules,
+    parse_sampling,
     rules_digest,
 )
 from .evidence import call_finding, seqs_of
@@ -54,12 +57,13 @@ def check_policy(run: RunRecord, facts: RunFacts) -> list[Finding]:
     read = _read_policy(policies[0])
     if isinstance(read, Finding):
         return [read]
-    rules, digest = read
+    rules, sampling, digest = read
     findings = [_general(True, f"the policy of {policies[0].get('source')}: {len(rules)} rule(s), digest "
                          f"{digest}", policies[0])]
     findings += [f for f in (_decision_digest(d, digest) for d in decisions) if f is not None]
     findings += [f for f in (_offer(d, rules, facts) for d in decisions if d.get("stage") == "offer") if f]
     findings += _offered(run, rules, facts, policies[0]["seq"])
+    findings += [f for f in (_sampled(d, sampling) for d in decisions if d.get("stage") == "sampling") if f]
     made = [d for d in decisions if d.get("stage") == "call"]
     calls = [call for call in run.calls if call.routed]
     paired = {call.routed[0]["seq"]: _paired(call, made) for call in calls}
@@ -98,16 +102,20 @@ def policy_note(run: RunRecord, call: CallTrace) -> str | None:
     return f"policy: {decision.get('said')}{by_answer}"
 
 
-def _read_policy(policy: dict[str, Any]) -> tuple[tuple[PolicyRule, ...], str] | Finding:
+_Read = tuple[tuple[PolicyRule, ...], SamplingRules | None, str]
+
+
+def _read_policy(policy: dict[str, Any]) -> _Read | Finding:
     try:
         rules = parse_rules({"rules": policy.get("rules")}, str(policy.get("source")))
+        sampling = parse_sampling({"sampling": policy.get("sampling")}, str(policy.get("source")))
     except UsageError as exc:
         return _general(False, f"the recorded policy cannot be read: {exc}", policy)
-    digest = rules_digest(rules)
+    digest = rules_digest(rules, sampling)
     if policy.get("digest") != digest:
         return _general(False, f"the recorded policy's rules give digest {digest}, but it records "
                         f"{policy.get('digest')}: a rule changed after the run", policy)
-    return rules, digest
+    return rules, sampling, digest
 
 
 def _decision_digest(decision: dict[str, Any], digest: str) -> Finding | None:
@@ -149,6 +157,20 @@ def _offered(run: RunRecord, rules: tuple[PolicyRule, ...], facts: RunFacts, sin
                 return [_general(False, f"the declarations ({catalog.get('reason')}) offer {alias}, which "
                                  f"policy rule #{rule.index} denies: it should have been withheld", catalog)]
     return []
+
+
+def _sampled(decision: dict[str, Any], sampling: SamplingRules | None) -> Finding | None:
+    """A sampling request's decision is its server's first sampling rule's (or a spent budget's)."""
+    rule = (sampling or SamplingRules()).deciding(str(decision.get("server")))
+    gives = rule.decision if rule is not None else DEFAULT
+    spent = decision.get("decision") == "deny" and str(decision.get("said")).startswith(SPENT)
+    held = decision.get("decision") == gives or spent
+    if decision.get("rule") == (rule.index if rule else None) and held:
+        return None
+    server = decision.get("server")
+    return _general(False, f"the sampling decision (seq {decision['seq']}) for server {server} records "
+                    f"{decision.get('decision')} by rule #{decision.get('rule')}, but the recorded sampling "
+                    f"rules give {_rule_text(rule)}", decision)
 
 
 def _arguments(call: CallTrace) -> Any:

@@ -20,8 +20,8 @@ from ...events import Event
 from ...protocol.tool_digest import canonical_json
 
 __all__ = [
-    "DECISIONS", "DEFAULT", "NO_ARGUMENTS", "PolicyDecision", "PolicyLoaded", "PolicyRule", "deciding_rule",
-    "parse_rules", "rules_digest", "said",
+    "DECISIONS", "DEFAULT", "NO_ARGUMENTS", "SPENT", "PolicyDecision", "PolicyLoaded", "PolicyRule",
+    "SamplingRules", "deciding_rule", "parse_rules", "parse_sampling", "rules_digest", "said",
 ]
 
 DECISIONS: Final = ("allow", "deny", "ask")
@@ -32,6 +32,10 @@ NO_ARGUMENTS: Final = object()
 _RULE_KEYS: Final = frozenset({"server", "tool", "annotations", "arguments", "decision", "reason"})
 _DONE: Final = {"allow": "allowed", "deny": "denied", "ask": "asked"}
 _HINTS: Final = frozenset({"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"})
+SPENT: Final = "over the policy's sampling budget"
+"""How a sampling refusal for a spent budget begins."""
+_SAMPLING_KEYS: Final = frozenset({"rules", "maxRequests", "maxTokens"})
+_SAMPLING_RULE_KEYS: Final = frozenset({"server", "decision", "reason"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,9 +105,69 @@ def parse_rules(document: Any, where: str) -> tuple[PolicyRule, ...]:
     return tuple(_rule(entry, index, where) for index, entry in enumerate(raw, 1))
 
 
-def rules_digest(rules: Sequence[PolicyRule]) -> str:
-    """``sha256:<hex>`` of the rules' canonical JSON: the same rules always give the same one."""
-    text = canonical_json([rule.to_record() for rule in rules])
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SamplingRules:
+    """The policy's ``"sampling"`` block: which servers may sample the model (the first rule
+    matching the server decides), and the run's budget of requests and requested tokens."""
+
+    rules: tuple[PolicyRule, ...] = ()
+    max_requests: int | None = None
+    max_tokens: int | None = None
+    """Summed over the requests' ``maxTokens`` (what a request may cost, known before it goes)."""
+
+    def deciding(self, server: str) -> PolicyRule | None:
+        return next((rule for rule in self.rules if fnmatch.fnmatchcase(server, rule.server)), None)
+
+    def over_budget(self, requests: int, tokens: int, asked: int) -> str | None:
+        """Why one more request of ``asked`` tokens is over the budget (``requests`` and
+        ``tokens`` approved so far), or None."""
+        if self.max_requests is not None and requests + 1 > self.max_requests:
+            return f"{SPENT} of {self.max_requests} request(s) per run"
+        if self.max_tokens is not None and tokens + asked > self.max_tokens:
+            return (f"{SPENT} of {self.max_tokens} tokens per run "
+                    f"({tokens} approved, {asked} asked)")
+        return None
+
+    def to_record(self) -> dict[str, Any]:
+        record: dict[str, Any] = {"rules": [rule.to_record() for rule in self.rules]}
+        if self.max_requests is not None:
+            record["maxRequests"] = self.max_requests
+        if self.max_tokens is not None:
+            record["maxTokens"] = self.max_tokens
+        return record
+
+
+def parse_sampling(document: Any, where: str) -> SamplingRules | None:
+    """The ``"sampling"`` block of a policy document (None without one)."""
+    block = document.get("sampling") if isinstance(document, dict) else None
+    if block is None:
+        return None
+    at = f'{where}: "sampling"'
+    if not isinstance(block, dict) or not set(block) <= _SAMPLING_KEYS:
+        raise UsageError(f'{at} must be an object of {", ".join(sorted(_SAMPLING_KEYS))}')
+    limits = {key: block.get(key) for key in ("maxRequests", "maxTokens")}
+    for key, value in limits.items():
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            raise UsageError(f'{at}: "{key}" must be a whole number, 0 or more')
+    raw = block.get("rules", [])
+    if not isinstance(raw, list):
+        raise UsageError(f'{at}: "rules" must be a list')
+    rules = []
+    for index, entry in enumerate(raw, 1):
+        unknown = sorted(set(entry) - _SAMPLING_RULE_KEYS) if isinstance(entry, dict) else []
+        if unknown:
+            known = ", ".join(sorted(_SAMPLING_RULE_KEYS))
+            raise UsageError(f'{at}: rule #{index}: unknown key "{unknown[0]}" (known: {known})')
+        rules.append(_rule(entry, index, f"{at}"))
+    return SamplingRules(rules=tuple(rules), max_requests=limits["maxRequests"],
+                         max_tokens=limits["maxTokens"])
+
+
+def rules_digest(rules: Sequence[PolicyRule], sampling: SamplingRules | None = None) -> str:
+    """``sha256:<hex>`` of the rules' canonical JSON (with the sampling block, if any): the
+    same policy always gives the same one."""
+    listed = [rule.to_record() for rule in rules]
+    text = canonical_json(listed if sampling is None else {"rules": listed, "sampling": sampling.to_record()})
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -112,20 +176,25 @@ class PolicyLoaded(Event):
     """The policy a run follows: where it came from, its rules as read, and their digest."""
 
     kind: ClassVar[str] = "policy"
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"sampling"})
     source: str
     digest: str
     rules: list[dict[str, Any]]
+    sampling: dict[str, Any] | None = None
+    """The ``"sampling"`` block as read (rules, maxRequests, maxTokens), when there is one."""
 
 
 @dataclass(slots=True, kw_only=True)
 class PolicyDecision(Event):
-    """One decision of the policy: a tool withheld from the offer (``stage`` ``offer``), or a
-    call allowed, refused or asked about (``call``). It is recorded as the call is dispatched,
-    after the call's ``call_routed`` event and before its ``call_outcome``: verify pairs it
-    with the call whose recorded span holds it (the model's call_id alone is not unique)."""
+    """One decision of the policy: a tool withheld from the offer (``stage`` ``offer``), a
+    call allowed, refused or asked about (``call``), or a server's sampling request
+    (``sampling``: ``tool`` is empty, ``call_id`` the call it came during). A call's is
+    recorded as the call is dispatched, after the call's ``call_routed`` event and before its
+    ``call_outcome``: verify pairs it with the call whose recorded span holds it (the model's
+    call_id alone is not unique)."""
 
     kind: ClassVar[str] = "policy_decision"
-    optional_fields: ClassVar[frozenset[str]] = frozenset({"call_id", "alias", "remembered"})
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"call_id", "alias", "remembered", "tokens"})
     stage: str
     server: str
     tool: str
@@ -141,6 +210,8 @@ class PolicyDecision(Event):
     alias: str | None = None
     remembered: str | None = None
     """An earlier answer that decided it without a question (``run``: always this run; ``saved``)."""
+    tokens: int | None = None
+    """``sampling``: the tokens the request asked for (its ``maxTokens``)."""
 
 
 def _rule(entry: Any, index: int, where: str) -> PolicyRule:
