@@ -28,8 +28,9 @@ def test_sampling_is_allowed_denied_and_budgeted_each_decision_recorded(tmp_path
              for name, tokens in asks]
     script = {"turns": [*turns, {"message": "done"}], "sampling": {"message": "Hi there."}}
     (tmp_path / "script.json").write_text(json.dumps(script))
-    done = run([sys.executable, "-m", "toolrelay", "run", "go", "--config", "mcp.json", "--policy", "policy.json",
-                "--model", "offline", "--script", "script.json", "--transcript", "run.jsonl", "--json"],
+    done = run([sys.executable, "-m", "toolrelay", "run", "go", "--config", "mcp.json",
+                "--policy", "policy.json", "--model", "offline", "--script", "script.json",
+                "--transcript", "run.jsonl", "--json"],
                cwd=tmp_path, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
@@ -58,8 +59,8 @@ def test_sampling_is_allowed_denied_and_budgeted_each_decision_recorded(tmp_path
 
 def test_a_bad_sampling_block_is_refused(tmp_path: Path) -> None:
     (tmp_path / "policy.json").write_text(json.dumps({"rules": [], "sampling": {"maxRequests": -1}}))
-    done = run([sys.executable, "-m", "toolrelay", "tools", "--policy", "policy.json"], cwd=tmp_path, text=True,
-               timeout=60)
+    done = run([sys.executable, "-m", "toolrelay", "tools", "--policy", "policy.json"], cwd=tmp_path,
+               text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr.startswith('toolrelay tools: error: policy.json: "sampling": "maxRequests" must be a '
                                   "whole number, 0 or more")
