@@ -62,6 +62,7 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
     run_id = opts.run_id or uuid.uuid4().hex[:12]
     async with contextlib.AsyncExitStack() as stack:
         parts = Assembly(opts, stack, events=events, wording=LIBRARY_WORDING)  # checks before anything starts
+        opts = parts.options  # with the config's policy, if it names one
         endpoint = parts.endpoint()
         if opts.transcript is not None:
             writer = TranscriptWriter(opts.transcript, run_id)

@@ -115,3 +115,64 @@ def test_a_bad_policy_file_is_refused_before_any_server_starts(tmp_path: Path, c
     done = cli("tools", "--policy", "policy.json", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.startswith(f"toolrelay tools: error: {said}")
+
+
+def config_with(folder: Path, toolrelay: Any, **entry_keys: Any) -> None:
+    entry = {"command": sys.executable, "args": [str(RUG_SERVER)], **entry_keys}
+    (folder / "mcp.json").write_text(json.dumps({"mcpServers": {"rug": entry}, "toolrelay": toolrelay}))
+
+
+@pytest.mark.parametrize("block", [{"policy": {"rules": RULES}}, {"policy": "policy.json"}],
+                         ids=["inline", "path"])
+def test_the_configs_policy_block_is_enforced_and_policy_overrides_it(folder: Path, block: Any) -> None:
+    config_with(folder, block)
+    source = "mcp.json" if isinstance(block["policy"], dict) else "policy.json"  # next to the config
+    called = cli("call", "rug__write_note", json.dumps(SSH), "--config", "mcp.json", cwd=folder)
+    said = f"toolrelay call: refused by hook: denied by policy rule #2 of {source}\n"
+    assert (called.returncode, called.stderr) == (1, said)
+    plan = script(folder, ("write_note", SSH))
+    done = cli("run", "go", "--config", "mcp.json", "--model", "offline", "--script", str(plan),
+               "--transcript", "run.jsonl", "--json", cwd=folder)
+    (call,) = json.loads(done.stdout)["calls"]
+    assert (call["status"], call["message"]) == ("refused_by_hook", f"denied by policy rule #2 of {source}")
+    assert verify(load_run(folder / "run.jsonl")).ok
+    (folder / "open.json").write_text(json.dumps({"rules": [{"decision": "allow"}]}))
+    opened = cli("call", "rug__write_note", json.dumps(SSH), "--config", "mcp.json", "--policy", "open.json",
+                 cwd=folder)
+    assert opened.returncode == 0, opened.stderr
+
+
+def test_the_library_reads_the_configs_policy_too(folder: Path) -> None:
+    import toolrelay
+
+    config_with(folder, {"policy": {"rules": RULES}})
+    plan = script(folder, ("write_note", SSH))
+    result = toolrelay.run("go", config=folder / "mcp.json", model="offline", script=plan)
+    (call,) = result.calls
+    said = f"denied by policy rule #2 of {folder / 'mcp.json'}"
+    assert (call.status, call.message) == ("refused_by_hook", said)
+
+
+@pytest.mark.parametrize(("toolrelay", "said"), [
+    ([], 'mcp.json: the top-level "toolrelay" must be an object'),
+    ({"pins": "off"}, 'mcp.json: unknown key "toolrelay.pins" at the top level (known: policy; per-server '
+                      'settings go in each entry\'s own "toolrelay" block)'),
+    ({"policy": 3}, 'mcp.json: "toolrelay.policy" must be {"rules": [...]} or the path of a policy file'),
+    ({"policy": {"rules": [{"decision": "no"}]}},
+     "mcp.json: \"toolrelay.policy\": rule #1: \"decision\" must be one of allow, deny, ask, got 'no'"),
+])
+def test_a_bad_policy_block_is_refused(folder: Path, toolrelay: Any, said: str) -> None:
+    config_with(folder, toolrelay)
+    done = cli("tools", "--config", "mcp.json", cwd=folder)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"toolrelay tools: error: {said}"), done.stderr
+
+
+def test_a_deny_list_outside_the_entrys_toolrelay_block_is_warned_about_once(folder: Path) -> None:
+    config_with(folder, {}, deny=["write_note"])
+    done = cli("tools", "--config", "mcp.json", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    warning = ("mcp.json: server 'rug': \"deny\" is ignored here; toolrelay reads it inside the entry's "
+               "\"toolrelay\" block (\"toolrelay\": {\"deny\": [...]}) or from a policy file (--policy)")
+    assert done.stderr.count(warning) == 1, done.stderr
+    assert "rug__write_note" in done.stdout  # nothing was denied: hence the warning

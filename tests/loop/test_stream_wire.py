@@ -223,7 +223,7 @@ def test_a_consent_question_waits_while_the_stream_is_read_to_its_end(workspace:
             os.close(its_end)
             its_end = -1
             deadline = time.monotonic() + 60
-            _read_until(terminal, b"Allow? [y/N] ", deadline=deadline)
+            _read_until(terminal, b"[N]o: ", deadline=deadline)  # the consent question
             _wait_for_record(workspace / "t.jsonl", "model_response", deadline=deadline)
             os.write(terminal, b"y\n")
             assert process.stdout is not None

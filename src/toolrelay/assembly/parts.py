@@ -19,10 +19,11 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Final
 
-from ..client.config import ServerConfig, with_cli_settings
-from ..client.host import Host, Sampler, SamplingRequest, declining, refusing_approval
+from ..client.config import ServerConfig, config_policy, with_cli_settings
+from ..client.host import Host, Sampler, SamplingApprover, SamplingRequest, declining, refusing_approval
 from ..events import EventStream
 from ..model import ModelEndpoint, ResponsesClient
 from ..offline import OfflineModel, load_script
@@ -30,6 +31,7 @@ from ..protocol.jsonrpc import JSONObject
 from ..redaction import url_secrets
 from ..relay.catalog import Catalog, servers_from
 from ..relay.loop import Relay
+from ..relay.policy import Policy, policy_of
 from ..relay.run_events import RunListener
 from ..relay.sampling import responses_sampler
 from ..relay.stages.consent import LIBRARY_HINT, refusing
@@ -77,6 +79,7 @@ class Assembly:
                  wording: Wording = LIBRARY_WORDING) -> None:
         check_context_mode(options)
         check_pins(options)
+        options = with_config_policy(options)
         self.options = options
         self.events = events
         self.wording = wording
@@ -92,6 +95,10 @@ class Assembly:
         self._opening = asyncio.Lock()
         self._sampler: Sampler | None = None
         self._sampler_opening = asyncio.Lock()
+        for part in (*options.filters, *options.hooks):  # a part that records what it decides (a policy)
+            record_to = getattr(part, "record_to", None)
+            if callable(record_to):
+                record_to(events)
 
     def endpoint(self, opts: RunOptions | None = None) -> ModelEndpoint:
         """The endpoint ``opts`` (default: the assembly's options) name, opened on first use."""
@@ -129,9 +136,15 @@ class Assembly:
         options' ``elicit``; without those callbacks they are refused and declined."""
         return Host(
             sampler=sampler,
-            approve_sampling=self.options.approve_sampling or refusing_approval(self.wording.sampling),
+            approve_sampling=self._policy_gate(self.options.approve_sampling
+                                               or refusing_approval(self.wording.sampling)),
             elicitor=self.options.elicit or declining(self.wording.elicit),
         )
+
+    def _policy_gate(self, approve: SamplingApprover) -> SamplingApprover:
+        """``approve`` behind the policy's sampling rules, when the options hold a policy."""
+        policy = next((part for part in self.options.filters if isinstance(part, Policy)), None)
+        return policy.sampling_gate(approve) if policy is not None else approve
 
     def catalog(self, servers: Sequence[ServerConfig], host: Host, *, events: EventStream | None = None,
                 opts: RunOptions | None = None, shared: Catalog | None = None) -> Catalog:
@@ -192,6 +205,21 @@ def _add_function_servers(servers: list[ServerConfig], opts: RunOptions) -> tupl
     servers += with_cli_settings(added, log_level=opts.server_log_level, max_call_time=opts.call_max_time,
                                  roots=(), max_sampling_per_call=opts.max_sampling_per_call, pins=opts.pins)
     return (CallIds(frozenset(server.name for server in added)),)
+
+
+def with_config_policy(options: RunOptions) -> RunOptions:
+    """``options`` with the config file's ``"toolrelay": {"policy": ...}`` as filter and hook,
+    unless they hold a policy already (``--policy``, or the caller's own, wins)."""
+    config = options.config
+    if not isinstance(config, (str, os.PathLike)) or any(
+            isinstance(part, Policy) for part in (*options.filters, *options.hooks)):
+        return options
+    path = Path(config)
+    block = config_policy(path)
+    if block is None:
+        return options
+    policy = policy_of(block, path)
+    return replace(options, filters=(*options.filters, policy), hooks=(*options.hooks, policy))
 
 
 def _endpoint_key(opts: RunOptions) -> _EndpointKey:

@@ -65,6 +65,7 @@ class BatchSession:
         self._stack = contextlib.AsyncExitStack()
         self.parts = Assembly(options, self._stack, events=self.shared, wording=BATCH_WORDING)
         """Builds what the tasks share (servers, endpoints, clients) and each task's relay."""
+        self.options = self.parts.options  # with the config's policy, if it names one
         self._isolated = [server for server in self.parts.servers if server.isolate]
         """Servers started once per task (``toolrelay.isolate``); the others are shared."""
         # what servers ask during a task: sampling goes to the batch's model (a client of its

@@ -18,10 +18,11 @@ import sys
 from typing import Any
 
 from ..errors import TransportError, UsageError, unavailable_text
-from ..events import EventStream
+from ..events import Event, EventStream
 from ..protocol import json_depth
 from ..relay.catalog import Catalog
 from ..relay.stages.context import CallContext
+from ..relay.stages.policy_rules import PolicyDecision
 from ..relay.stages.result import CallOutcome
 from .common import add_root_option, add_server_options, catalog_from_args, positive_seconds, print_json
 from .host_options import (
@@ -88,6 +89,10 @@ async def _run(args: argparse.Namespace) -> int:
         host = await host_from_args(args, stack)
         policy = policy_from_args(args)  # the same object filters and hooks (it reads what the filter saw)
         filters = (policy,) if policy else ()
+        decisions: list[dict[str, Any]] = []
+        if policy is not None:  # what it decides goes into --json's "policy"
+            policy.record_to(events)
+            events.subscribe(lambda event: _keep_decision(event, decisions))
         catalog = catalog_from_args(args, events, printer=printer, host=host, filters=filters)
         wire = WireLog(catalog.secrets)
         if args.wire:  # with --json the wire goes inside the JSON: stdout stays one document
@@ -100,10 +105,21 @@ async def _run(args: argparse.Namespace) -> int:
             context = CallContext(timeout=args.timeout, hooks=(*hooks, *((policy,) if policy else ())))
             outcome = await catalog.call(args.alias, args.arguments, context=context)
     if args.json:
-        print_json(_outcome_json(outcome) | ({"wire": wire.messages} if args.wire else {}))
+        print_json(_outcome_json(outcome) | ({"wire": wire.messages} if args.wire else {})
+                   | ({"policy": [_decision(d) for d in decisions]} if policy is not None else {}))
     else:
         _print_outcome(outcome)
     return _EXIT[outcome.status]
+
+
+def _keep_decision(event: Event, decisions: list[dict[str, Any]]) -> None:
+    if isinstance(event, PolicyDecision) and event.stage == "call":
+        decisions.append(event.to_record())
+
+
+def _decision(record: dict[str, Any]) -> dict[str, Any]:
+    """A policy decision as --json shows it (its transcript fields, without seq and time)."""
+    return {key: value for key, value in record.items() if key not in ("seq", "time", "kind")}
 
 
 def _check_server_available(catalog: Catalog, alias: str) -> None:

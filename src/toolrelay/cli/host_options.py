@@ -17,11 +17,11 @@ import argparse
 import asyncio
 import contextlib
 
-from ..client.config import PIN_MODES
+from ..client.config import PIN_MODES, config_policy
 from ..client.host import Host
 from ..client.host.requests import DEFAULT_MAX_SAMPLING_PER_CALL
 from ..errors import UsageError
-from ..relay.policy import Policy, load_policy
+from ..relay.policy import Policy, load_policy, policy_of
 from .consent import sampling_approver
 from .elicitation import ELICIT_POLICIES, elicitor_for
 
@@ -53,13 +53,21 @@ def add_pins_option(parser: argparse.ArgumentParser) -> None:
 def add_policy_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", metavar="FILE",
                         help="a policy file: ordered rules saying which tools are offered, refused, run "
-                             "without asking or asked about (docs/policy.md)")
+                             "without asking or asked about (docs/policy.md); overrides the config's "
+                             "toolrelay.policy")
 
 
 def policy_from_args(args: argparse.Namespace) -> Policy | None:
-    """The ``--policy`` file's rules, read now (a bad file is a usage error before anything starts)."""
+    """The ``--policy`` file's rules, else the config's ``"toolrelay": {"policy": ...}``, read now
+    (a bad file is a usage error before anything starts)."""
     path = getattr(args, "policy", None)
-    return load_policy(path) if path else None
+    if path:
+        return load_policy(path)
+    config = getattr(args, "config", None)
+    if not config:
+        return None
+    block = config_policy(config)
+    return policy_of(block, str(config)) if block is not None else None
 
 
 def add_sampling_cap_option(parser: argparse.ArgumentParser) -> None:

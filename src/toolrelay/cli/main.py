@@ -56,6 +56,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pins": ("pins_cmd", "the tool definitions pinned on first use: list, diff, approve, forget"),
     "serve": ("serve_cmd", "serve Python functions (MODULE:FN) as an MCP server (stdio or HTTP)"),
     "proxy": ("proxy_cmd", "serve a config's servers as one MCP server for a host, recording both legs"),
+    "policy": ("policy_cmd", "check a policy file against the servers: each tool's decision and rule"),
 }
 
 EPILOG = """exit codes: 0 success · 1 the command ran and reports a failure · 2 usage error ·

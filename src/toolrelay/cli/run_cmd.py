@@ -22,11 +22,12 @@ from dataclasses import replace
 from ..errors import UsageError
 from ..events import EventStream
 from ..relay.loop import RunResult
-from ..relay.stages.consent import Approver, approve_all, refusing
+from ..relay.policy import Policy
+from ..relay.stages.consent import Approver, ConsentMemory, approve_all, refusing
 from ..relay.stages.endings import ending_line
 from ..runner import OFFLINE_MODEL, RunOptions, run_async
 from .answer import AnswerPrinter
-from .consent import NO_TERMINAL_HINT, sampling_approver, terminal_approver
+from .consent import NO_TERMINAL_HINT, remembering, sampling_approver, terminal_approver
 from .elicitation import elicitor_for
 from .host_options import add_elicit_options
 from .otel_options import tracer_provider
@@ -76,20 +77,30 @@ def prompt_argument(text: str) -> tuple[str, str]:
     return name, value
 
 
-def approver(yes: bool, lock: asyncio.Lock | None = None) -> Approver:
+def approver(yes: bool, lock: asyncio.Lock | None = None, memory: ConsentMemory | None = None) -> Approver:
     """--yes approves all; a terminal asks; otherwise calls needing consent are refused."""
     if yes:
         return approve_all
-    if sys.stdin.isatty() and sys.stderr.isatty():
-        return terminal_approver(lock=lock)
+    if _at_terminal():
+        return terminal_approver(lock=lock, memory=memory)
     return refusing(NO_TERMINAL_HINT)
+
+
+def _at_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stderr.isatty()
 
 
 def options_from_args(args: argparse.Namespace, events: EventStream) -> RunOptions:
     prompts = asyncio.Lock()  # one question on the terminal at a time, whoever asks
+    shaped = shaping_options(args)
+    given = next((part for part in shaped.filters if isinstance(part, Policy)), None)
+    policy = given if args.yes else remembering(given, asking=_at_terminal())  # a, s and saved answers
+    if policy is not None and given is None:
+        shaped = replace(shaped, filters=(*shaped.filters, policy), hooks=(*shaped.hooks, policy))
     return replace(
-        shaping_options(args),
-        approve=approver(args.yes, prompts), transcript=args.transcript, events=events,
+        shaped,
+        approve=approver(args.yes, prompts, policy.memory if policy else None), transcript=args.transcript,
+        events=events,
         approve_sampling=sampling_approver(args.yes, prompts),
         elicit=elicitor_for(args.elicit, open_urls=args.open, lock=prompts),
         server_instructions=args.server_instructions,

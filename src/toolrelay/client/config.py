@@ -26,7 +26,9 @@ either the roots capability is not declared, so a server keeps the directories i
 started with; ``false`` offers no roots, even with ``--root``. ``protocolVersion`` pins the MCP
 revision for that server unless ``--protocol-version`` is given (the flag wins). An HTTP
 entry may also say how to sign in to it with OAuth: ``"oauth": {"clientId",
-"clientSecret", "scopes", "clientMetadataUrl"}`` (``client/auth/settings.py``).
+"clientSecret", "scopes", "clientMetadataUrl"}`` (``client/auth/settings.py``). The
+file's own top-level ``"toolrelay"`` object holds what is not a server's: ``"policy"``
+(``config_toolrelay.py``).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from ..protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from ..redaction import redact_url, url_secrets
 from . import jsonc
 from .config_entries import EntrySkipped, json_kind, one_of
+from .config_toolrelay import misplaced_keys, toolrelay_block
 from .environment import ExpansionContext, expand, input_from_environment, input_variable_name, redact
 from .host.requests import DEFAULT_MAX_SAMPLING_PER_CALL
 from .server_logs import log_level_of
@@ -68,6 +71,7 @@ __all__ = [
     "LoadedConfig",
     "ServerConfig",
     "builtin_file_server",
+    "config_policy",
     "load_config",
     "read_config",
     "with_cli_settings",
@@ -188,6 +192,10 @@ class LoadedConfig:
 
     servers: list[ServerConfig]
     skipped: list[str]
+    notes: list[str] = field(default_factory=list)
+    """Warnings about the file (an entry's ``deny`` outside its ``toolrelay`` block)."""
+    policy: Any = None
+    """The top-level ``"toolrelay": {"policy": ...}`` (rules, or a file's path), if any."""
 
 
 def with_cli_settings(
@@ -232,7 +240,7 @@ def load_config(
     Raises ConfigError (exit 2) naming the file and the entry for anything unusable.
     """
     loaded = read_config(path, environ=environ, prompt=prompt)
-    for reason in loaded.skipped:
+    for reason in (*loaded.notes, *loaded.skipped):
         if events is not None and events.active:
             events.emit(Notice(level="warning", text=reason))
         else:
@@ -247,6 +255,9 @@ def read_config(
     config_path = Path(path).expanduser()
     document = _read_document(config_path)
     entries = _server_entries(document, config_path)
+    own = toolrelay_block(document, config_path)
+    notes = [note for name, entry in entries.items()
+             for note in misplaced_keys(entry, f"{config_path}: server {name!r}")]
     environment = dict(os.environ if environ is None else environ)
     inputs = _InputResolver(_declared_inputs(document, config_path), environment, prompt)
     context = ExpansionContext(
@@ -265,7 +276,13 @@ def read_config(
         servers.append(server)
     if not servers:
         raise ConfigError(f"{config_path}: no usable server: " + "; ".join(skipped))
-    return LoadedConfig(servers=servers, skipped=skipped)
+    return LoadedConfig(servers=servers, skipped=skipped, notes=notes, policy=own.get("policy"))
+
+
+def config_policy(path: str | Path) -> Any:
+    """The config file's ``"toolrelay": {"policy": ...}`` (None without one), read alone."""
+    config_path = Path(path).expanduser()
+    return toolrelay_block(_read_document(config_path), config_path).get("policy")
 
 
 # -- the file ---------------------------------------------------------------------------

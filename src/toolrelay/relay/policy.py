@@ -9,66 +9,57 @@
 
 ``server`` and ``tool`` are globs on the config's server name and the MCP tool name
 (default any), ``annotations`` match hint values, ``arguments`` maps a JSON Pointer into
-the call's arguments to a glob on its string value. The first rule that matches decides:
-``deny`` withholds the tool from the model (``withhold``, when no argument decides it) or
-refuses the call naming the rule (``before_call``, a ``refused_by_hook`` outcome: never a
-success); ``allow`` runs it without asking; ``ask`` asks for consent, even for a tool
-marked read-only. No rule matching: today's behaviour (read-only tools run, others asked).
-A ``Policy`` is both: give the same object as a filter and as a hook (the hook reads the
-annotations the filter saw), as ``--policy FILE`` does.
+the call's arguments to a glob on its string value (the rules themselves, and which one
+decides, are ``stages/policy_rules.py``: verify applies them again through it). The first
+rule that matches decides: ``deny`` withholds the tool from the model (``withhold``, when
+no argument decides it) or refuses the call naming the rule (``before_call``, a
+``refused_by_hook`` outcome: never a success); ``allow`` runs it without asking; ``ask``
+asks for consent, even for a tool marked read-only. No rule matching: today's behaviour
+(read-only tools run, others asked), unless an earlier answer stands (``memory``: ``a``
+always for this tool this run, ``s`` saved). A ``Policy`` is both: give the same object as
+a filter and as a hook (the hook reads the annotations the filter saw), as ``--policy
+FILE`` does. Bound to a run's events (``record_to``, which the assembly calls), it records
+its rules before its first decision and every decision it takes.
 """
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from ..client import jsonc
+from ..client.config import ServerConfig
+from ..client.host import SamplingApprover, SamplingRequest
 from ..errors import UsageError
+from ..events import EventStream
 from ..protocol import json_depth
+from ..protocol.tool_digest import tool_digest
+from .approvals import ApprovalStore
 from .offer import ServerListing
+from .stages.consent import ConsentMemory
 from .stages.context import CallContext
 from .stages.parse import FunctionCall
+from .stages.policy_rules import (
+    DECISIONS,
+    DEFAULT,
+    PolicyDecision,
+    PolicyLoaded,
+    PolicyRule,
+    SamplingRules,
+    deciding_rule,
+    parse_rules,
+    parse_sampling,
+    rules_digest,
+    said,
+)
 from .stages.route import Route
 
-__all__ = ["DECISIONS", "Policy", "PolicyRule", "load_policy"]
+__all__ = ["DECISIONS", "NO_POLICY", "Policy", "PolicyRule", "load_policy", "policy_of"]
 
-DECISIONS: Final = ("allow", "deny", "ask")
-_RULE_KEYS: Final = frozenset({"server", "tool", "annotations", "arguments", "decision", "reason"})
-_DONE: Final = {"allow": "allowed", "deny": "denied", "ask": "asked"}
-_HINTS: Final = frozenset({"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PolicyRule:
-    """One rule of the file, and where it is (``index``: its place in ``rules``, from 1)."""
-
-    index: int
-    decision: str
-    server: str = "*"
-    tool: str = "*"
-    annotations: Mapping[str, Any] = field(default_factory=dict)
-    arguments: Mapping[str, str] = field(default_factory=dict)
-    reason: str = ""
-
-    def matches_tool(self, server: str, tool: str, annotations: Mapping[str, Any]) -> bool:
-        return (fnmatch.fnmatchcase(server, self.server) and fnmatch.fnmatchcase(tool, self.tool)
-                and all(annotations.get(hint) == value for hint, value in self.annotations.items()))
-
-    def matches_arguments(self, arguments: Any) -> bool:
-        for pointer, glob in self.arguments.items():
-            value = _at(arguments, pointer)
-            if not isinstance(value, str) or not fnmatch.fnmatchcase(value, glob):
-                return False
-        return True
-
-    def said(self, source: str) -> str:
-        """``denied by policy rule #2 of policy.json: "why"`` (``allowed`` / ``asked`` by)."""
-        why = f': "{self.reason}"' if self.reason else ""
-        return f"{_DONE[self.decision]} by policy rule #{self.index} of {source}{why}"
+NO_POLICY: Final = "no policy file"
+"""The source of the policy of no rules a run keeps its remembered answers in."""
 
 
 @dataclass(slots=True)
@@ -78,45 +69,143 @@ class Policy:
     rules: tuple[PolicyRule, ...]
     source: str
     """Where the rules came from (the file's path), named in every reason."""
+    memory: ConsentMemory | None = None
+    """Answers that stand for later calls (the terminal prompt's ``a`` and ``s``)."""
+    sampling: SamplingRules | None = None
+    """The ``"sampling"`` block: which servers may sample the model, and the run's budget."""
+    approvals: ApprovalStore | None = None
+    """Where ``s`` answers are kept for later runs (read as each server lists its tools)."""
     _annotations: dict[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
+    _configs: dict[str, ServerConfig] = field(default_factory=dict)
+    _digests: dict[tuple[str, str], str] = field(default_factory=dict)
+    _events: EventStream | None = None
+    _announced: bool = False
+    _sampled: list[int] = field(default_factory=lambda: [0, 0])
+    """Sampling requests approved so far, and the tokens they asked for."""
+
+    @property
+    def digest(self) -> str:
+        return rules_digest(self.rules, self.sampling)
+
+    def sampling_gate(self, approve: SamplingApprover) -> SamplingApprover:
+        """``approve`` behind the sampling rules: ``deny`` and a spent budget refuse, ``allow``
+        approves without asking, ``ask`` (or no rule) asks ``approve``; each decision recorded."""
+
+        async def gate(request: SamplingRequest) -> str | None:
+            sampling = self.sampling or SamplingRules()
+            rule = sampling.deciding(request.server)
+            decision = rule.decision if rule is not None else DEFAULT
+            over = sampling.over_budget(self._sampled[0], self._sampled[1], request.max_tokens)
+            words = said(rule, self.source) if over is None or decision == "deny" else over
+            self._record(PolicyDecision(
+                stage="sampling", server=request.server, tool="", decision="deny" if over else decision,
+                rule=rule.index if rule else None, source=self.source, said=words, digest=self.digest,
+                call_id=request.call_id, tokens=request.max_tokens))
+            if decision == "deny" or over is not None:
+                return words
+            refusal = None if decision == "allow" else await approve(request)
+            if refusal is None:
+                self._sampled[0] += 1
+                self._sampled[1] += request.max_tokens
+            return refusal
+
+        return gate
+
+    def record_to(self, events: EventStream) -> None:
+        """Record the rules (once, before the first decision) and each decision on ``events``."""
+        if self._events is not events:
+            self._events, self._announced = events, False
+
+    def remember(self, memory: ConsentMemory, approvals: ApprovalStore | None = None) -> None:
+        """Let ``memory`` answer for later calls, its ``s`` answers kept in ``approvals``."""
+        self.memory, self.approvals = memory, approvals
+        memory.save = self._save
 
     def withhold(self, listing: ServerListing) -> Mapping[str, str]:
         """Tools the first matching rule denies whatever the arguments (a rule with
         ``arguments`` decides at call time: the tool stays offered)."""
         found: dict[str, str] = {}
+        self._configs[listing.server] = listing.config
         for tool in listing.tools:
             name, annotations = str(tool["name"]), _hints(tool)
             self._annotations[(listing.server, name)] = annotations
-            rule = next((r for r in self.rules if r.matches_tool(listing.server, name, annotations)), None)
-            if rule is not None and rule.decision == "deny" and not rule.arguments:
+            self._digests[(listing.server, name)] = tool_digest(tool)
+            rule = deciding_rule(self.rules, listing.server, name, annotations)
+            if rule is not None and rule.decision == "deny":
                 found[name] = rule.said(self.source)
+                self._record(PolicyDecision(stage="offer", server=listing.server, tool=name, decision="deny",
+                                            rule=rule.index, source=self.source, said=found[name],
+                                            digest=self.digest))
+        self._read_approvals(listing)
         return found
+
+    def _read_approvals(self, listing: ServerListing) -> None:
+        """The server's saved approvals that still hold (its tools defined as they were then)."""
+        if self.memory is None or self.approvals is None:
+            return
+        names = [str(tool["name"]) for tool in listing.tools]
+        digests = {name: self._digests[(listing.server, name)] for name in names}
+        kept = {entry for entry in self.memory.saved if entry[0] != listing.server}
+        approved = self.approvals.approved(listing.config, digests)
+        self.memory.saved = kept | {(listing.server, name) for name in approved}
+
+    def _save(self, server: str, tool: str) -> None:
+        config, digest = self._configs.get(server), self._digests.get((server, tool))
+        if self.approvals is not None and config is not None and digest is not None:
+            self.approvals.save(config, tool, digest)
 
     async def before_call(self, call: FunctionCall, context: CallContext) -> str | None:
         if context.server is None or context.tool is None:
             return None  # an unknown tool: said as such by the dispatch
-        annotations = self._annotations.get((context.server, context.tool), {})
+        server, tool = context.server, context.tool
+        annotations = self._annotations.get((server, tool), {})
         try:
             arguments = json_depth.loads(call.arguments_text or "{}")
         except ValueError:
             arguments = None  # invalid arguments are refused later; no argument rule matches them
-        rule = next((r for r in self.rules if r.matches_tool(context.server, context.tool, annotations)
-                     and r.matches_arguments(arguments)), None)
-        if rule is None:
-            return None
-        if rule.decision == "deny":
+        rule = deciding_rule(self.rules, server, tool, annotations, arguments)
+        decision = rule.decision if rule is not None else DEFAULT
+        remembered = self._remembered(decision, server, tool, annotations)
+        self._record(PolicyDecision(
+            stage="call", server=server, tool=tool, decision=decision, rule=rule.index if rule else None,
+            source=self.source, said=said(rule, self.source), digest=self.digest,
+            call_id=call.call_id or None, alias=call.alias, remembered=remembered))
+        if rule is not None and rule.decision == "deny":
             return rule.said(self.source)
+        if remembered is not None or rule is None:
+            if remembered is not None:
+                context.approve = None  # an earlier answer stands: nobody is asked again
+            return None
         approve = context.approve
         context.approve = None  # allow: nobody is asked; ask: asked here, once, whatever the hints say
         if rule.decision == "ask" and approve is not None:
-            route = Route(alias=call.name, server=context.server, tool=context.tool, rule={},
-                          annotations=dict(annotations))
+            route = Route(alias=call.name, server=server, tool=tool, rule={}, annotations=dict(annotations))
             refusal = await approve(route, arguments if isinstance(arguments, dict) else {})
             return None if refusal is None else f"{refusal} ({rule.said(self.source)})"
         return None
 
     async def after_call(self, call: FunctionCall, context: CallContext, outcome: Any) -> None:
         return None
+
+    def _remembered(self, decision: str, server: str, tool: str,
+                    annotations: Mapping[str, Any]) -> str | None:
+        """``run`` or ``saved`` when an earlier answer approves a call that would be asked about."""
+        if self.memory is None or decision not in ("ask", DEFAULT):
+            return None
+        if decision == DEFAULT and annotations.get("readOnlyHint") is True:
+            return None  # never asked about: no answer is needed
+        return self.memory.remembered(server, tool)
+
+    def _record(self, decision: PolicyDecision) -> None:
+        events = self._events
+        if events is None:
+            return
+        if not self._announced:
+            self._announced = True
+            events.emit(PolicyLoaded(source=self.source, digest=self.digest,
+                                     rules=[rule.to_record() for rule in self.rules],
+                                     sampling=self.sampling.to_record() if self.sampling else None))
+        events.emit(decision)
 
 
 def load_policy(path: str | Path) -> Policy:
@@ -128,52 +217,22 @@ def load_policy(path: str | Path) -> Policy:
         raise UsageError(f"cannot read the policy file {where}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise UsageError(f"the policy file {where} is not JSON: {exc}") from None
-    raw = document.get("rules") if isinstance(document, dict) else None
-    if not isinstance(raw, list):
-        raise UsageError(f'the policy file {where} needs {{"rules": [...]}}')
-    rules = tuple(_rule(entry, index, where) for index, entry in enumerate(raw, 1))
-    return Policy(rules=rules, source=where)
+    return Policy(rules=parse_rules(document, where), source=where, sampling=parse_sampling(document, where))
 
 
-def _rule(entry: Any, index: int, where: str) -> PolicyRule:
-    at = f"{where}: rule #{index}"
-    if not isinstance(entry, dict):
-        raise UsageError(f"{at}: must be an object")
-    unknown = sorted(set(entry) - _RULE_KEYS)
-    if unknown:
-        raise UsageError(f'{at}: unknown key "{unknown[0]}" (known: {", ".join(sorted(_RULE_KEYS))})')
-    if entry.get("decision") not in DECISIONS:
-        said = f"got {entry.get('decision')!r}"
-        raise UsageError(f'{at}: "decision" must be one of {", ".join(DECISIONS)}, {said}')
-    defaults = (("server", "*"), ("tool", "*"), ("reason", ""))
-    texts = {key: entry.get(key, default) for key, default in defaults}
-    if not all(isinstance(value, str) for value in texts.values()):
-        raise UsageError(f'{at}: "server", "tool" and "reason" must be strings')
-    annotations = entry.get("annotations", {})
-    if not isinstance(annotations, dict) or not set(annotations) <= _HINTS:
-        raise UsageError(f'{at}: "annotations" maps hints ({", ".join(sorted(_HINTS))}) to their values')
-    arguments = entry.get("arguments", {})
-    if not isinstance(arguments, dict) or not all(
-            isinstance(k, str) and k.startswith("/") and isinstance(v, str) for k, v in arguments.items()):
-        raise UsageError(f'{at}: "arguments" maps JSON Pointers ("/path") to globs on their string values')
-    return PolicyRule(index=index, decision=entry["decision"], annotations=annotations, arguments=arguments,
-                      **texts)
+def policy_of(block: Any, config_path: str | Path) -> Policy:
+    """The config's ``"toolrelay": {"policy": ...}``: the rules inline (``{"rules": [...]}``),
+    or the path of a policy file (relative to the config's folder)."""
+    if isinstance(block, str):
+        path = Path(block).expanduser()
+        return load_policy(path if path.is_absolute() else Path(config_path).parent / path)
+    where = f'{config_path}: "toolrelay.policy"'
+    if not isinstance(block, dict):
+        raise UsageError(f'{where} must be {{"rules": [...]}} or the path of a policy file')
+    return Policy(rules=parse_rules(block, where), source=str(config_path),
+                  sampling=parse_sampling(block, where))
 
 
 def _hints(tool: Mapping[str, Any]) -> Mapping[str, Any]:
     found = tool.get("annotations")
     return found if isinstance(found, Mapping) else {}
-
-
-def _at(value: Any, pointer: str) -> Any:
-    """The value at a JSON Pointer (RFC 6901), None when there is none."""
-    for token in pointer.split("/")[1:]:
-        key = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(value, dict):
-            value = value.get(key)
-        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
-            value = value[int(key)]
-        else:
-            return None
-    return value
-

@@ -26,6 +26,7 @@ from .feedback import check_feedback
 from .listens import check_listens
 from .mcp_side import check_routing, check_server
 from .model_side import check_answer, check_parse, check_rounds
+from .policy_checks import check_policy
 from .progress_logs import check_progress_and_logs
 from .proxy_legs import is_proxy_run, verify_proxy
 from .record import RunRecord
@@ -50,6 +51,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("parse", check_duplicates),
     ("routing", check_routing),
     ("routing", check_definitions),
+    ("routing", check_policy),
     ("server_check", check_server),
     ("feedback", check_feedback),
     ("correlation", check_event_order),

@@ -23,6 +23,7 @@ from ..relay.stages.namespaces import function_tools_by_alias
 from .attachments import called_declarations, executed, no_call_text
 from .facts import RunFacts
 from .jsonpath import excerpt, item_label
+from .policy_checks import policy_note
 from .proxy_explain import explain_proxy
 from .proxy_legs import is_proxy_run
 from .record import CallTrace, ModelRound, RunRecord
@@ -232,7 +233,7 @@ def _values(call: CallTrace, run: RunRecord, facts: RunFacts) -> dict[str, str]:
         f"text {excerpt(call.item.get('arguments'), 70)}",
         "parse": _parse_value(parsed),
         "routing": (
-            f"{call.alias} → {routed.get('server')}/{routed.get('tool')}"
+            f"{call.alias} → {routed.get('server')}/{routed.get('tool')}" + _policy_suffix(run, call)
             if routed
             else "unknown alias: sent to no server"
             if call.status == "unknown_tool"
@@ -252,6 +253,12 @@ def _values(call: CallTrace, run: RunRecord, facts: RunFacts) -> dict[str, str]:
             f"request {call.turn + 1} carries the output" if sent else "no later request (the run ended)"
         ),
     }
+
+
+def _policy_suffix(run: RunRecord, call: CallTrace) -> str:
+    """``; policy: denied by policy rule #2 of policy.json`` when the policy decided the call."""
+    note = policy_note(run, call)
+    return f"; {note}" if note else ""
 
 
 def _parse_value(parsed: dict[str, Any] | None) -> str:

@@ -51,6 +51,7 @@ from .auth_rows import AUTH_DESCRIBERS
 from .listen_rows import listen_text
 from .model import Badge, Row, RowState
 from .otel_rows import OTEL_DESCRIBERS
+from .policy_rows import POLICY_DESCRIBERS
 from .proxy_rows import PROXY_DESCRIBERS
 from .server_asks import asked_text, input_required_text, reply_text, retry_text
 from .server_reports import reported_text
@@ -526,5 +527,6 @@ _DESCRIBERS: Final[dict[str, Describer]] = {
     **AUTH_DESCRIBERS,
     **OTEL_DESCRIBERS,
     **PROXY_DESCRIBERS,
+    **POLICY_DESCRIBERS,
 }
 """Event kind → its row (MCP messages, recorded under their role, go to ``_mcp``)."""
