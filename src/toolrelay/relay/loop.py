@@ -35,6 +35,7 @@ from ..events import (
 from ..model.reply import ModelClient, ModelReply
 from .resume import ResumePoint
 from .run_events import RunEvent, RunFinished, RunListener, TurnFinished, iterate_run, tell_both
+from .searches import answer_searches
 from .stages.consent import Approver
 from .stages.context import INTERRUPTED, CallContext, CallHook, Stopped, StopReason
 from .stages.dialects import UnknownDialect, reader_for
@@ -278,13 +279,14 @@ class Relay:
                 conversation.add_response(turn.response_id, turn.output)
                 if turn.status == "completed" and (fault := calls.contradiction(turn.calls)) is not None:
                     raise fault
-                self._check_turn(turn, result)  # raises _Stop when the model answered
+                searched = answer_searches(self.catalog, turn.output, number, self.events)
+                self._check_turn(turn, result, searched=bool(searched))  # raises _Stop on an answer
             except Exception as exc:  # _Stop, ModelError, a UsageError...
                 ending = exc  # raised outside the group, which would wrap it in an ExceptionGroup
                 outcomes = await self._stop_calls(calls, exc)
             else:
                 refused = self._refuse_duplicates(turn)
-                outputs = await calls.finish(turn.calls, refused)
+                outputs = [*searched, *await calls.finish(turn.calls, refused)]
                 outcomes = [*calls.outcomes(), *refused]
         result.calls.extend(outcomes)
         for dropped in calls.drop_notices(turn.calls) if turn is not None else []:
@@ -390,7 +392,7 @@ class Relay:
 
         return run_call
 
-    def _check_turn(self, turn: ModelTurn, result: RunResult) -> None:
+    def _check_turn(self, turn: ModelTurn, result: RunResult, *, searched: bool = False) -> None:
         if turn.status != "completed":
             raise _Stop(turn.status, turn.reason or f"the model response ended with status {turn.status!r}")
         if turn.malformed:
@@ -403,6 +405,8 @@ class Relay:
                     f"the model asked for {len(turn.calls)} more call(s); --max-tool-calls {limit} "
                     f"allows {limit - len(result.calls)}; none of them were run",
                 )
+            return
+        if searched:  # toolrelay answered the model's tool searches: the model goes on
             return
         if turn.refusal is not None:
             result.refusal = turn.refusal
