@@ -17,6 +17,7 @@ import pytest
 from testkit.openai_wire import check_body
 from testkit.servers import catalog_server
 from toolrelay.client.config import ServerConfig, load_config
+from toolrelay.errors import UsageError
 from toolrelay.events import Event, EventStream
 from toolrelay.offline import OfflineModel
 from toolrelay.offline.script import parse_script
@@ -56,15 +57,15 @@ class SearchRun:
         return [event.to_record() for event in self.events if event.event_kind == kind]
 
 
-def servers(root: Path) -> list[ServerConfig]:
-    path = root / "catalog.json"
-    if not path.exists():
-        path.write_text(json.dumps(catalog_server.config()), encoding="utf-8")
+def servers(root: Path, deny: dict[str, list[str]] | None = None, count: int = 20) -> list[ServerConfig]:
+    """The first ``count`` catalog servers (``deny``: the config's deny patterns per server)."""
+    path = root / f"catalog-{len(list(root.iterdir()))}.json"
+    path.write_text(json.dumps(catalog_server.config(deny=deny, count=count)), encoding="utf-8")
     return load_config(path)
 
 
 def search_run(root: Path, mode: str, *, stream: bool = True, script: dict[str, Any] | None = None,
-               **options: Any) -> SearchRun:
+               deny: dict[str, list[str]] | None = None, count: int = 20, **options: Any) -> SearchRun:
     """One scripted run over the 500-tool catalog in ``mode`` (namespaces, hosted, client)."""
     events = EventStream()
     seen: list[Event] = []
@@ -72,7 +73,8 @@ def search_run(root: Path, mode: str, *, stream: bool = True, script: dict[str, 
     transcript = root / f"{mode}-{'stream' if stream else 'whole'}-{len(list(root.iterdir()))}.jsonl"
     chosen = {"declare": "namespaces"} if mode == "namespaces" else {"tool_search": mode}
     with OfflineModel(parse_script(script or SCRIPTS[mode])) as model:
-        opts = RunOptions(model="gpt-5.4", base_url=model.base_url, api_key=None, config=servers(root),
+        config = servers(root, deny, count)
+        opts = RunOptions(model="gpt-5.4", base_url=model.base_url, api_key=None, config=config,
                           events=events, environ={}, stream=stream, transcript=transcript,
                           approve=approve_all, **chosen, **options)
         result = asyncio.run(run_async(TASK, opts))
@@ -84,16 +86,22 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("search-modes")
 
 
-@pytest.fixture(scope="module", params=[("namespaces", True), ("hosted", True), ("client", True),
-                                        ("hosted", False), ("client", False)],
-                ids=lambda p: f"{p[0]}-{'stream' if p[1] else 'whole'}")
-def moded(request: pytest.FixtureRequest, root: Path) -> tuple[str, SearchRun]:
-    mode, stream = request.param
-    return mode, search_run(root, mode, stream=stream)
+MODES = [("namespaces", True), ("hosted", True), ("client", True), ("hosted", False), ("client", False)]
+MODE_IDS = [f"{mode}-{'stream' if streamed else 'whole'}" for mode, streamed in MODES]
 
 
-def test_the_model_searches_loads_calls_two_servers_and_answers(moded: tuple[str, SearchRun]) -> None:
-    mode, done = moded
+@pytest.mark.parametrize(("mode", "stream"), MODES, ids=MODE_IDS)
+def test_the_model_searches_loads_calls_two_servers_and_answers(root: Path, mode: str, stream: bool) -> None:
+    done = search_run(root, mode, stream=stream)
+    _answered(mode, done)
+    _declares(mode, done)
+    _searched(mode, done)
+    verdict = verify(load_run(done.transcript))
+    assert verdict.broken is None, verdict.broken
+    assert verdict.finished
+
+
+def _answered(mode: str, done: SearchRun) -> None:
     assert done.result.status == "completed", done.result.reason
     assert done.result.final_text == ANSWER["message"]
     assert [(c.alias, c.server, c.tool, c.status) for c in done.result.calls] == [
@@ -112,8 +120,7 @@ def _declared_names(tools: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
     return names, [t["type"] for t in tools if t["type"] != "namespace"]
 
 
-def test_what_each_mode_declares(moded: tuple[str, SearchRun]) -> None:
-    mode, done = moded
+def _declares(mode: str, done: SearchRun) -> None:
     tools = done.requests[0]["tools"]
     names, others = _declared_names(tools)
     if mode == "client":
@@ -128,8 +135,8 @@ def test_what_each_mode_declares(moded: tuple[str, SearchRun]) -> None:
     assert tools[-1] == {"type": "tool_search"} or mode == "namespaces"
 
 
-def test_searches_are_kept_replayed_and_answered(moded: tuple[str, SearchRun]) -> None:
-    mode, done = moded
+def _searched(mode: str, done: SearchRun) -> None:
+    """The searches are kept, replayed and (client) answered, one output per call."""
     if mode == "namespaces":
         return
     last = done.requests[-1]["input"]
@@ -152,8 +159,64 @@ def test_searches_are_kept_replayed_and_answered(moded: tuple[str, SearchRun]) -
         assert searches == []  # the API searched: nothing for toolrelay to answer
 
 
-def test_each_transcript_verifies(moded: tuple[str, SearchRun]) -> None:
-    _, done = moded
-    verdict = verify(load_run(done.transcript))
-    assert verdict.broken is None, verdict.broken
-    assert verdict.finished
+
+
+# -- what a search may load, and what may be called ------------------------------------------
+
+
+def test_a_client_search_never_loads_a_withheld_tool(root: Path) -> None:
+    script = {"turns": [{"search": {"query": "create a github issue", "limit": 8}}, ANSWER]}
+    done = search_run(root, "client", script=script, deny={"github": ["create_*"]}, count=3)
+    [search] = done.records("tool_search")
+    found = [hit["alias"] for hit in search["hits"]]
+    assert found and all(not alias.startswith("github.create_") for alias in found)
+    assert "github.get_issue" in found or "github.update_issue" in found  # the rest of github is there
+    loaded, _ = _declared_names(search["item"]["tools"])
+    assert "github.create_issue" not in loaded
+    assert verify(load_run(done.transcript)).broken is None
+
+
+def test_always_loaded_tools_are_declared_up_front_in_both_modes(root: Path) -> None:
+    script = {"turns": [{"calls": [CALLS[1]]}, ANSWER]}  # no search: slack.send_message is loaded
+    for mode in ("client", "hosted"):
+        done = search_run(root, mode, script=script, always_load=("slack.send_*", "calendar__*"), count=3)
+        names, others = _declared_names(done.requests[0]["tools"])
+        spaces = {t["name"]: t for t in done.requests[0]["tools"] if t["type"] == "namespace"}
+        kept = {f"{space}.{inner['name']}" for space, t in spaces.items() for inner in t["tools"]
+                if inner.get("defer_loading") is not True}
+        calendar = {name for name in names if name.startswith("calendar.")}
+        assert kept == {"slack.send_message", *calendar} and len(calendar) == 25, mode
+        assert others == ["tool_search"]
+        assert len(names) == (75 if mode == "hosted" else 26)
+        assert [c.status for c in done.result.calls] == ["ok"], mode
+        [declarations] = done.records("declarations")
+        assert sorted(declarations["tool_search"]["always_load"]) == sorted(kept)
+        assert verify(load_run(done.transcript)).broken is None, mode
+
+
+def test_a_call_to_a_tool_no_search_loaded_is_refused_and_told(root: Path) -> None:
+    script = {"turns": [{"calls": [CALLS[0]]}, ANSWER]}  # the model calls without searching
+    done = search_run(root, "client", script=script, count=2)
+    [call] = done.result.calls
+    assert call.status == "refused_by_hook"
+    [output] = [i for i in done.requests[1]["input"] if i.get("type") == "function_call_output"]
+    assert "github.search_issues is not loaded: its definition is found by tool search" in output["output"]
+    assert verify(load_run(done.transcript)).broken is None
+
+
+def test_a_scripted_search_needs_a_declared_tool_search(root: Path) -> None:
+    done = search_run(root, "namespaces", script={"turns": [{"search": {"query": "issues"}}]}, count=1)
+    assert done.result.status == "failed"
+    assert "the script searches for tools, but the request declares no tool_search tool" in done.result.reason
+
+
+@pytest.mark.parametrize(("search", "said"), [
+    ({"query": ""}, 'turns[0].search: expected an object {"query": "text", "limit": N} with a '
+                     'non-empty query'),
+    ({"query": "x", "limit": 0}, "turns[0].search: limit must be a whole number from 1, got 0"),
+    ({"query": "x", "top": 3}, "turns[0].search: unknown key 'top' (expected query, limit)"),
+])
+def test_bad_search_entries_are_usage_errors(search: dict[str, Any], said: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_script({"turns": [{"search": search}]})
+    assert str(caught.value) == f"script <script>: {said}"

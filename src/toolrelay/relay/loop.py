@@ -35,7 +35,7 @@ from ..events import (
 from ..model.reply import ModelClient, ModelReply
 from .resume import ResumePoint
 from .run_events import RunEvent, RunFinished, RunListener, TurnFinished, iterate_run, tell_both
-from .searches import answer_searches
+from .searches import ToolSearches
 from .stages.consent import Approver
 from .stages.context import INTERRUPTED, CallContext, CallHook, Stopped, StopReason
 from .stages.dialects import UnknownDialect, reader_for
@@ -141,6 +141,7 @@ class Relay:
         self.result: RunResult | None = None
         """The latest run's result, also set when the run was interrupted."""
         self._streaming = settings.stream
+        self._searches = ToolSearches()
 
     async def run(
         self,
@@ -157,6 +158,7 @@ class Relay:
         result = RunResult(run_id=run_id or uuid.uuid4().hex[:12], status="error", reason="not started")
         self.result = result
         self._streaming = self.settings.stream
+        self._searches = ToolSearches()  # what searches loaded, this run
         self.events.emit(self.start_event(result.run_id, task, turn=resume.turn if resume else None,
                                           note=resume.note if resume else "", first_input=first_input))
         try:
@@ -279,7 +281,7 @@ class Relay:
                 conversation.add_response(turn.response_id, turn.output)
                 if turn.status == "completed" and (fault := calls.contradiction(turn.calls)) is not None:
                     raise fault
-                searched = answer_searches(self.catalog, turn.output, number, self.events)
+                searched = self._searches.answer(self.catalog, turn.output, number, self.events)
                 self._check_turn(turn, result, searched=bool(searched))  # raises _Stop on an answer
             except Exception as exc:  # _Stop, ModelError, a UsageError...
                 ending = exc  # raised outside the group, which would wrap it in an ExceptionGroup
@@ -343,6 +345,7 @@ class Relay:
     async def _ask_model(self, conversation: Conversation, number: int, calls: TurnCalls) -> ModelTurn:
         await self.catalog.refresh_if_changed()
         tools = self.catalog.declarations(strict=self.strict)
+        self._searches.see_request(tools, conversation.history)
         settings = self.settings if self._streaming else replace(self.settings, stream=False)
         body = build_body(settings, tools, conversation)
         try:
@@ -387,7 +390,8 @@ class Relay:
     def _call_runner(self) -> Callable[[FunctionCall, StopReason, Stopped], Any]:
         async def run_call(call: FunctionCall, stop_reason: StopReason, on_stopped: Stopped) -> CallOutcome:
             context = CallContext(approve=self.approve, timeout=self.limits.call_timeout,
-                                  stop_reason=stop_reason, on_stopped=on_stopped, hooks=self.hooks)
+                                  stop_reason=stop_reason, on_stopped=on_stopped,
+                                  hooks=self._searches.with_gate(self.hooks))
             return await self.catalog.call(call, context=context)
 
         return run_call
