@@ -6,79 +6,16 @@ transcript verifies."""
 
 from __future__ import annotations
 
-import asyncio
-import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from search_helpers import ANSWER, CALLS, SearchRun, declared_names, search_run
 
 from testkit.openai_wire import check_body
-from testkit.servers import catalog_server
-from toolrelay.client.config import ServerConfig, load_config
 from toolrelay.errors import UsageError
-from toolrelay.events import Event, EventStream
-from toolrelay.offline import OfflineModel
 from toolrelay.offline.script import parse_script
-from toolrelay.relay.loop import RunResult
-from toolrelay.relay.stages.consent import approve_all
-from toolrelay.runner import RunOptions, run_async
 from toolrelay.verify import load_run, verify
-
-TASK = "Find the github issue about the login bug and tell #general on slack about it"
-CALLS = [
-    {"namespace": "github", "name": "search_issues",
-     "arguments": {"owner": "acme", "repo": "web", "query": "login bug"}},
-    {"namespace": "slack", "name": "send_message",
-     "arguments": {"channel_id": "C1", "text": "login bug: #12"}},
-]
-ANSWER = {"message": "Found the issue and told #general."}
-SCRIPTS: dict[str, dict[str, Any]] = {
-    # every tool declared: no search, the model calls at once
-    "namespaces": {"turns": [{"calls": CALLS}, ANSWER]},
-    # the API searches and loads within the response, the calls follow in it
-    "hosted": {"turns": [{"search": {"query": "search github issues send slack message", "limit": 6},
-                          "calls": CALLS}, ANSWER]},
-    # toolrelay answers the search; the next response calls what it loaded
-    "client": {"turns": [{"search": {"query": "search github issues, send a slack message", "limit": 6}},
-                         {"calls": CALLS}, ANSWER]},
-}
-
-
-@dataclass
-class SearchRun:
-    result: RunResult
-    requests: list[dict[str, Any]]
-    events: list[Event]
-    transcript: Path
-
-    def records(self, kind: str) -> list[dict[str, Any]]:
-        return [event.to_record() for event in self.events if event.event_kind == kind]
-
-
-def servers(root: Path, deny: dict[str, list[str]] | None = None, count: int = 20) -> list[ServerConfig]:
-    """The first ``count`` catalog servers (``deny``: the config's deny patterns per server)."""
-    path = root / f"catalog-{len(list(root.iterdir()))}.json"
-    path.write_text(json.dumps(catalog_server.config(deny=deny, count=count)), encoding="utf-8")
-    return load_config(path)
-
-
-def search_run(root: Path, mode: str, *, stream: bool = True, script: dict[str, Any] | None = None,
-               deny: dict[str, list[str]] | None = None, count: int = 20, **options: Any) -> SearchRun:
-    """One scripted run over the 500-tool catalog in ``mode`` (namespaces, hosted, client)."""
-    events = EventStream()
-    seen: list[Event] = []
-    events.subscribe(seen.append)
-    transcript = root / f"{mode}-{'stream' if stream else 'whole'}-{len(list(root.iterdir()))}.jsonl"
-    chosen = {"declare": "namespaces"} if mode == "namespaces" else {"tool_search": mode}
-    with OfflineModel(parse_script(script or SCRIPTS[mode])) as model:
-        config = servers(root, deny, count)
-        opts = RunOptions(model="gpt-5.4", base_url=model.base_url, api_key=None, config=config,
-                          events=events, environ={}, stream=stream, transcript=transcript,
-                          approve=approve_all, **chosen, **options)
-        result = asyncio.run(run_async(TASK, opts))
-        return SearchRun(result=result, requests=list(model.requests), events=seen, transcript=transcript)
 
 
 @pytest.fixture(scope="module")
@@ -113,16 +50,9 @@ def _answered(mode: str, done: SearchRun) -> None:
     assert len(done.requests) == (3 if mode == "client" else 2)
 
 
-def _declared_names(tools: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
-    """(namespace.name of every declared function tool, the other entries' types)."""
-    spaces = [t for t in tools if t["type"] == "namespace"]
-    names = [f"{t['name']}.{inner['name']}" for t in spaces for inner in t["tools"]]
-    return names, [t["type"] for t in tools if t["type"] != "namespace"]
-
-
 def _declares(mode: str, done: SearchRun) -> None:
     tools = done.requests[0]["tools"]
-    names, others = _declared_names(tools)
+    names, others = declared_names(tools)
     if mode == "client":
         assert names == [] and others == ["tool_search"]
         assert tools[-1]["execution"] == "client" and tools[-1]["parameters"]["required"] == ["query"]
@@ -146,7 +76,7 @@ def _searched(mode: str, done: SearchRun) -> None:
     output = next(item for item in last if item.get("type") == "tool_search_output")
     assert output["call_id"] == call["call_id"]
     assert call["execution"] == output["execution"] == ("client" if mode == "client" else "server")
-    loaded, _ = _declared_names(output["tools"])
+    loaded, _ = declared_names(output["tools"])
     assert {"github.search_issues", "slack.send_message"} <= set(loaded)
     assert all("defer_loading" not in inner for space in output["tools"] for inner in space["tools"])
     searches = done.records("tool_search")
@@ -171,7 +101,7 @@ def test_a_client_search_never_loads_a_withheld_tool(root: Path) -> None:
     found = [hit["alias"] for hit in search["hits"]]
     assert found and all(not alias.startswith("github.create_") for alias in found)
     assert "github.get_issue" in found or "github.update_issue" in found  # the rest of github is there
-    loaded, _ = _declared_names(search["item"]["tools"])
+    loaded, _ = declared_names(search["item"]["tools"])
     assert "github.create_issue" not in loaded
     assert verify(load_run(done.transcript)).broken is None
 
@@ -180,7 +110,7 @@ def test_always_loaded_tools_are_declared_up_front_in_both_modes(root: Path) -> 
     script = {"turns": [{"calls": [CALLS[1]]}, ANSWER]}  # no search: slack.send_message is loaded
     for mode in ("client", "hosted"):
         done = search_run(root, mode, script=script, always_load=("slack.send_*", "calendar__*"), count=3)
-        names, others = _declared_names(done.requests[0]["tools"])
+        names, others = declared_names(done.requests[0]["tools"])
         spaces = {t["name"]: t for t in done.requests[0]["tools"] if t["type"] == "namespace"}
         kept = {f"{space}.{inner['name']}" for space, t in spaces.items() for inner in t["tools"]
                 if inner.get("defer_loading") is not True}
