@@ -6,6 +6,7 @@ load dropped) are rejected by ``verify``, and ``explain`` and ``view`` show the 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ import pytest
 from search_helpers import ANSWER, CALLS, SearchRun, search_run
 
 from toolrelay.verify import Verdict, load_run, verify
+from toolrelay.verify.explain import explain
+from toolrelay.view.build import build_trace
 
 QUERY = "search github issues send slack message"
 SCRIPTS = {
@@ -129,3 +132,25 @@ def test_tampered_search_transcripts_are_rejected(
     broken = [f.message for f in _search_findings(verdict) if not f.ok]
     assert any(said in message for message in broken), (case, broken)
 
+
+
+def test_explain_and_view_show_searches_and_what_they_loaded(runs: dict[str, SearchRun]) -> None:
+    done = runs["client"]
+    run = load_run(done.transcript)
+    text = explain(run, verify(run))
+    assert re.search(r"declares 0 tool\(s\), tool_search \(client\) · digest [0-9a-f]{12}", text)
+    assert f'tool_search_call (client) "{QUERY}"' in text
+    searched = rf"toolrelay searched '{QUERY}' for call_offline_\d+: loads [^\n]*github\.search_issues"
+    assert re.search(searched, text)
+    hosted = load_run(runs["hosted"].transcript)
+    said = explain(hosted, verify(hosted))
+    declared = r"declares 75 tool\(s\) in 3 namespace\(s\) \(75 deferred\), tool_search \(hosted\)"
+    assert re.search(declared, said)
+    assert re.search(r"tool_search_output loads [^\n]*slack\.send_message", said)
+    rows = build_trace(_records(done.transcript), verify(run)).rows()
+    [search] = [row for row in rows if row.kind == "tool_search"]
+    assert search.label == f"tool search {QUERY!r} (limit 6)" and "github.search_issues (" in search.detail
+    [first] = [row for row in rows if row.kind == "model_request"][:1]
+    assert "declares 0 tool(s), tool_search (client) · digest " in first.detail
+    answers = [row for row in rows if row.kind == "model_response"]
+    assert f'tool_search_call (client) "{QUERY}"' in answers[0].detail

@@ -24,14 +24,21 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import ToolSearchEvent
-from ..relay.stages.deferred import TOOL_SEARCH, TOOL_SEARCH_CALL, TOOL_SEARCH_OUTPUT, loaded_by_alias
+from ..relay.stages.deferred import (
+    TOOL_SEARCH,
+    TOOL_SEARCH_CALL,
+    TOOL_SEARCH_OUTPUT,
+    declaration_summary,
+    loaded_by_alias,
+    search_item_text,
+)
 from ..relay.stages.namespaces import function_tools_by_alias
 from .evidence import call_finding, seqs_of
 from .facts import RunFacts
 from .record import ModelRound, RunRecord
 from .verdict import Finding
 
-__all__ = ["check_search_calls", "check_search_pairs", "searched_runs"]
+__all__ = ["check_search_calls", "check_search_pairs", "search_lines", "searched_runs"]
 
 Event = dict[str, Any]
 
@@ -212,3 +219,22 @@ def _calls_loaded(run: RunRecord, current: ModelRound, loaded: set[str]) -> list
                 call, "routing", False, f"{alias} is called, but {what} and no search loaded it before the "
                 "call: only a tool the model was given may be called", "tool_search_load", *call.routed))
     return findings
+
+
+# -- explain ----------------------------------------------------------------------------------
+
+
+def search_lines(run: RunRecord, current: ModelRound) -> list[str]:
+    """``explain``'s lines for a turn of a searching run: what the request declared, each
+    search item of the response, and what toolrelay's client searches loaded."""
+    if not _declares_search(current):
+        return []
+    lines = [f"    declares {declaration_summary(current.body.get('tools'))}"]
+    lines += [f"    {text}" for item in current.output() if (text := search_item_text(item)) is not None]
+    answered = [event for (turn, _), found in _search_events(run).items() if turn == current.turn
+                for event in found]
+    for event in answered:
+        hits = ", ".join(str(hit.get("alias")) for hit in event.get("hits", []) if isinstance(hit, dict))
+        lines.append(f"    toolrelay searched {event.get('query')!r} for {event.get('call_id')}: "
+                     f"loads {hits or 'nothing'} (answered in request {current.turn + 1})")
+    return lines

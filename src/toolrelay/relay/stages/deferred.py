@@ -19,6 +19,7 @@ pure: the catalog and the loop's ``relay.searches`` do the I/O.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -40,10 +41,12 @@ __all__ = [
     "SearchCall",
     "ToolSearchMode",
     "always_loaded",
+    "declaration_summary",
     "deferred_tools",
     "loaded_by_alias",
     "loaded_tools",
     "read_search_calls",
+    "search_item_text",
     "search_output",
     "search_tool",
 ]
@@ -189,3 +192,35 @@ def _read(index: int, item: dict[str, Any]) -> SearchCall:
         limit, problem = DEFAULT_LIMIT, problem or f"limit must be a whole number from 1 (got {limit!r})"
     return SearchCall(index=index, call_id=call_id, execution=execution, query=query,
                       limit=min(limit, MAX_SEARCH_LIMIT), problem=problem)
+
+
+def declaration_summary(tools: Any) -> str:
+    """What a request's ``tools`` declare, in one line with a digest of the whole array:
+    ``500 tool(s) in 20 namespace(s) (474 deferred), tool_search (client) · digest 1a2b…``."""
+    listed = tools if isinstance(tools, list) else []
+    functions = function_tools_by_alias(listed)
+    spaces = sum(1 for t in listed if isinstance(t, dict) and t.get("type") == "namespace")
+    deferred = sum(1 for t in functions.values() if t.get("defer_loading") is True)
+    parts = [f"{len(functions)} tool(s)" + (f" in {spaces} namespace(s)" if spaces else "")
+             + (f" ({deferred} deferred)" if deferred else "")]
+    for tool in listed:
+        if isinstance(tool, dict) and tool.get("type") == TOOL_SEARCH:
+            parts.append(f"tool_search ({'client' if tool.get('execution') == 'client' else 'hosted'})")
+    canonical = json.dumps(listed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    digest = hashlib.sha256(canonical.encode()).hexdigest()[:12]
+    return f"{', '.join(parts)} · digest {digest}"
+
+
+def search_item_text(item: Any) -> str | None:
+    """A ``tool_search_call`` / ``tool_search_output`` item in a few words (None: neither)."""
+    if not isinstance(item, dict):
+        return None
+    kind = item.get("type")
+    if kind == TOOL_SEARCH_CALL:
+        arguments = item.get("arguments")
+        query = arguments.get("query") if isinstance(arguments, dict) else arguments
+        return f"tool_search_call ({item.get('execution', 'server')}) {json.dumps(query, ensure_ascii=False)}"
+    if kind == TOOL_SEARCH_OUTPUT:
+        loaded = list(function_tools_by_alias(item.get("tools")))
+        return f"tool_search_output loads {', '.join(loaded) or 'nothing'}"
+    return None
