@@ -59,6 +59,7 @@ __all__ = [
     "ServerExitedEvent",
     "ServerReady",
     "ServerStarting",
+    "ToolSearchEvent",
     "UserTurnEvent",
 ]
 
@@ -265,7 +266,8 @@ class CatalogReady(Event):
     """The tool catalog was (re)built: what the model is offered from now on."""
 
     kind: ClassVar[str] = "declarations"
-    optional_fields: ClassVar[frozenset[str]] = frozenset({"withheld", "namespaces", "digests"})
+    optional_fields: ClassVar[frozenset[str]] = frozenset(
+        {"withheld", "namespaces", "digests", "tool_search"})
     tools: list[dict[str, Any]]
     routes: dict[str, list[str]]
     """alias → [server, original tool name]."""
@@ -277,6 +279,8 @@ class CatalogReady(Event):
     """``--declare namespaces``: namespace → the server it stands for (recorded only then)."""
     digests: dict[str, str] = field(default_factory=dict)
     """alias → the digest of its tool's definition as offered (``protocol/tool_digest.py``)."""
+    tool_search: dict[str, Any] = field(default_factory=dict)
+    """``--tool-search hosted|client``: ``{mode, always_load: [aliases declared loaded]}``."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -463,6 +467,25 @@ class FeedbackEvent(Event):
     """What of the result the model did not get, one phrase each (empty: all of it)."""
     for_user: list[str] = field(default_factory=list)
     """Content the server meant for the user only (audience ["user"]): shown, not sent."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolSearchEvent(Event):
+    """A client-executed ``tool_search_call`` answered by toolrelay's own search
+    (``--tool-search client``): what was asked, what was found, the item sent back."""
+
+    kind: ClassVar[str] = "tool_search"
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"problem"})
+    turn: int
+    call_id: str | None
+    query: str
+    limit: int
+    hits: list[dict[str, Any]]
+    """``{alias, server, tool, score}`` each, best first: the tools the output loads."""
+    item: dict[str, Any]
+    """The ``tool_search_output`` input item, exactly."""
+    problem: str | None = None
+    """Why the arguments could not be searched with (then nothing is loaded)."""
 
 
 @dataclass(slots=True, kw_only=True)

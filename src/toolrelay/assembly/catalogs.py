@@ -18,6 +18,7 @@ from ..client.host import Host
 from ..events import EventStream
 from ..relay.catalog import Catalog, ConfigSource, StructuredOutput, servers_from
 from ..relay.offer import ToolFilter
+from ..relay.stages.deferred import ToolSearchMode
 from ..relay.stages.namespaces import DeclareMode
 
 if TYPE_CHECKING:
@@ -43,11 +44,13 @@ def catalog_of(
     protocol_version: str | None = None, host: Host | None = None, shared: Catalog | None = None,
     expose_resources: bool = False, filters: Sequence[ToolFilter] = (), log_dir: Path | None = None,
     declare: DeclareMode = "flat", structured_output: StructuredOutput = "auto",
+    tool_search: ToolSearchMode = "off", always_load: Sequence[str] = (),
 ) -> Catalog:
     """The catalog of ``servers`` (not yet open: ``async with``); the keywords are ``Catalog``'s."""
     return Catalog(servers, events=events, strict=strict, protocol_version=protocol_version, host=host,
                    shared=shared, expose_resources=expose_resources, filters=filters, log_dir=log_dir,
-                   declare=declare, structured_output=structured_output)
+                   declare=declare, structured_output=structured_output, tool_search=tool_search,
+                   always_load=always_load)
 
 
 def connect(

@@ -22,6 +22,7 @@ from ..relay.loop import Approver, RunLimits, RunResult
 from ..relay.offer import ToolFilter
 from ..relay.run_events import RunListener
 from ..relay.stages.context import CallHook
+from ..relay.stages.deferred import ToolSearchMode
 from ..relay.stages.instructions import with_server_instructions
 from ..relay.stages.namespaces import DeclareMode
 from ..relay.stages.request import RequestSettings
@@ -74,6 +75,12 @@ class RunOptions:
     structured_output: StructuredOutput = "auto"
     """``auto``: a tool's ``outputSchema`` is declared as ``output_schema`` and its valid
     ``structuredContent`` is what the model reads (``--structured-output``); ``off``: never."""
+    tool_search: ToolSearchMode = "off"
+    """``hosted``: tools declared deferred in namespaces with the API's ``tool_search``;
+    ``client``: only a client ``tool_search`` tool, answered from toolrelay's own index
+    (``--tool-search``); ``off``: every tool declared."""
+    always_load: tuple[str, ...] = ()
+    """With ``tool_search``: aliases or globs declared up front (``--always-load``)."""
     chain: bool = False
     store: bool | None = None
     instructions: str | None = None
@@ -158,6 +165,8 @@ class RunKeywords(TypedDict, total=False):
     strict: bool
     declare: DeclareMode
     structured_output: StructuredOutput
+    tool_search: ToolSearchMode
+    always_load: tuple[str, ...]
     chain: bool
     store: bool | None
     instructions: str | None

@@ -153,7 +153,8 @@ class Assembly:
         return catalog_of(servers, events=self.events if events is None else events, strict=opts.strict,
                           protocol_version=opts.protocol_version, host=host, shared=shared,
                           expose_resources=opts.expose_resources, filters=opts.filters,
-                          declare=opts.declare, structured_output=opts.structured_output)
+                          declare=opts.declare, structured_output=opts.structured_output,
+                          tool_search=opts.tool_search, always_load=opts.always_load)
 
     def relay(self, catalog: Catalog, client: ResponsesClient, opts: RunOptions | None = None, *,
               events: EventStream | None = None, listener: RunListener | None = None) -> Relay:

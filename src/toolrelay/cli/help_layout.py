@@ -15,7 +15,7 @@ from .usage_errors import compact_usage
 __all__ = ["GROUPS", "lay_out"]
 
 _SERVERS = ("--config", "--protocol-version", "--auth", "--root", "--strict", "--declare",
-            "--structured-output", "--expose-resources")
+            "--structured-output", "--tool-search", "--always-load", "--expose-resources")
 _LIMITS = ("--max-turns", "--max-tool-calls", "--timeout", "--call-timeout", "--call-max-time",
            "--output-budget", "--media-budget", "--text-only")
 _MODEL = ("--model", "--base-url", "--script", "--instructions", "--chain", "--no-store", "--tool-choice",

@@ -17,6 +17,7 @@ from typing import Any, Final, Literal
 
 from ..assembly.options import DEFAULT_MODEL, RunOptions
 from ..relay.loop import RunLimits
+from ..relay.stages.deferred import TOOL_SEARCH_MODES
 from ..relay.stages.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET
 from ..relay.streaming import EARLY_POLICIES
 from .common import add_root_option, add_server_options, positive_count, positive_seconds
@@ -86,6 +87,15 @@ SHARED: Final[tuple[Shared, ...]] = (
            "run tools that are not read-only and let servers sample the model (a batch never prompts)",
            {"action": "store_true"}),
     Shared(("--quiet",), "no progress on stderr", settings={"action": "store_true"}),
+    Shared(("--tool-search",),
+           "off (default), hosted (tools declared deferred in namespaces, the API searches and loads "
+           "them) or client (only a tool_search tool is declared; toolrelay searches its catalog "
+           "and loads the best matches)",
+           settings={"choices": TOOL_SEARCH_MODES, "default": "off"}),
+    Shared(("--always-load",),
+           "with --tool-search: a tool declared up front, never deferred (an alias such as "
+           "github.get_issue, or a glob; repeatable)",
+           settings={"action": "append", "default": [], "metavar": "ALIAS_OR_GLOB"}),
 )
 """The options both verbs declare alike (besides those of ``add_run_options``' helpers)."""
 
@@ -130,6 +140,7 @@ def shaping_options(args: argparse.Namespace) -> RunOptions:
         model=args.model, base_url=args.base_url, config=Path(args.config) if args.config else None,
         strict=args.strict, chain=args.chain, store=args.store, instructions=args.instructions,
         declare=args.declare, structured_output=args.structured_output,
+        tool_search=args.tool_search, always_load=tuple(args.always_load),
         tool_choice=args.tool_choice, parallel_tool_calls=args.parallel, stream=args.stream,
         limits=RunLimits(
             max_turns=args.max_turns, max_tool_calls=args.max_tool_calls, timeout=args.timeout,

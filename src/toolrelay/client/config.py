@@ -86,7 +86,7 @@ DEFAULT_MAX_CALL_TIME: Final = 600.0
 BUILTIN_ORIGIN: Final = "built-in file server"
 _OPTION_KEYS: Final = frozenset({
     "timeout", "requestTimeout", "maxMessageBytes", "allow", "deny", "roots", "protocolVersion", "isolate",
-    "maxCallTime", "logLevel", "shutdownGrace", "maxSamplingPerCall", "pins",
+    "maxCallTime", "logLevel", "shutdownGrace", "maxSamplingPerCall", "pins", "alwaysLoad",
     "oauth",  # read with the URL (config_entries.py)
 })
 PROTOCOL_CHOICES: Final = ("auto", *sorted((*SUPPORTED_VERSIONS, *MODERN_VERSIONS)))
@@ -132,6 +132,8 @@ class ServerConfig:
     """Tool names (or fnmatch patterns) offered; None offers all."""
     deny: tuple[str, ...] = ()
     """Tool names (or patterns) never offered; deny wins over allow."""
+    always_load: tuple[str, ...] = ()
+    """Tool names (or patterns) declared up front under ``--tool-search`` (never deferred)."""
     roots: tuple[str, ...] | None = None
     """Absolute directories offered to the server as its roots; None: none named, so the
     roots capability is not declared (the server keeps its own directories)."""
@@ -396,6 +398,8 @@ def _options(entry: dict[str, Any], context: ExpansionContext, where: str) -> di
     deny = block.get("deny", entry.get("excludeTools"))
     if deny is not None:
         options["deny"] = tuple(_plain_strings(deny, f"{where}, toolrelay.deny"))
+    if "alwaysLoad" in block:
+        options["always_load"] = tuple(_plain_strings(block["alwaysLoad"], f"{where}, toolrelay.alwaysLoad"))
     if "roots" in block:
         options.update(_roots(block["roots"], context, f"{where}, toolrelay.roots"))
     if "isolate" in block:

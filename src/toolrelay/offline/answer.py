@@ -24,6 +24,7 @@ from ..protocol.responses import (
     MESSAGE,
 )
 from .script import INCOMPLETE, ScriptTurn
+from .searching import SearchFailure, search_items
 from .state import IdSource, encrypted_reasoning
 from .wire import compact_json, function_call_item, message_item, reasoning_item, refusal_item
 
@@ -267,6 +268,11 @@ def scripted_answer(turn: ScriptTurn, body: Mapping[str, Any], ids: IdSource) ->
         output.append(message_item(ids.next("msg"), turn.message, status=status))
     if turn.refusal is not None:
         output.append(refusal_item(ids.next("msg"), turn.refusal))
+    if turn.search is not None:
+        try:
+            output.extend(search_items(turn.search, body, ids))
+        except SearchFailure as exc:
+            return Decision(status="failed", error={"code": "script_error", "message": str(exc)})
     for call in turn.calls:
         call_id = call.call_id or ids.next("call")
         output.append(function_call_item(ids.next("fc"), call_id, call.name, call.arguments_text,

@@ -56,6 +56,7 @@ def check_request(body: Mapping[str, Any], ledger: Ledger) -> list[dict[str, Any
         _check_outputs_have_calls(items, context)
         _check_one_output_per_call(context)
         _check_calls_have_outputs(context)
+        _check_searches_answered(context)
         _check_reasoning(items, ledger)
     except _Rejected as rejected:
         return rejected.rejection
@@ -232,6 +233,29 @@ def _check_calls_have_outputs(context: list[dict[str, Any]]) -> None:
     for item in context:
         if item.get("type") == FUNCTION_CALL and item.get("call_id") not in answered:
             raise _Rejected(f"No tool output found for function call {item.get('call_id')}.")
+
+
+def _check_searches_answered(context: list[dict[str, Any]]) -> None:
+    """A client ``tool_search_call`` gets exactly one ``tool_search_output`` of its call_id,
+    and no such output answers nothing."""
+    kinds = ("tool_search_call", "tool_search_output")
+    searched = [i for i in context if i.get("type") == kinds[0] and i.get("execution") == "client"]
+    outputs = [i for i in context if i.get("type") == kinds[1] and i.get("execution") == "client"]
+    called = {item.get("call_id") for item in searched}
+    answered: set[Any] = set()
+    for item in outputs:
+        call_id = item.get("call_id")
+        if call_id not in called:
+            raise _Rejected(f"No tool search call found for tool_search_output with call_id {call_id}.")
+        if call_id in answered:
+            raise _Rejected(f"Duplicate tool_search_output for call_id '{call_id}'.")
+        if not isinstance(item.get("tools"), list):
+            raise _Rejected("Missing required parameter: 'tools' of tool_search_output.",
+                            code="missing_required_parameter")
+        answered.add(call_id)
+    for item in searched:
+        if item.get("call_id") not in answered:
+            raise _Rejected(f"No tool search output found for tool search call {item.get('call_id')}.")
 
 
 def _check_reasoning(items: list[dict[str, Any]], ledger: Ledger) -> None:

@@ -83,6 +83,8 @@ class Responder:
         """Which entry answers which request (``turns.py``: the turn its context has reached)."""
         self.require_key = require_key
         self.requests: list[dict[str, Any]] = []
+        self.request_bytes: list[int] = []
+        """The size of each request body in ``requests``, as received."""
         self.handler_us: list[float] = []
         self.reset()
 
@@ -92,6 +94,7 @@ class Responder:
         self.ids = IdSource()
         self.ledger = Ledger()
         self.requests.clear()
+        self.request_bytes.clear()
         self.handler_us.clear()
 
     def stats(self) -> dict[str, Any]:
@@ -117,6 +120,7 @@ class Responder:
         if not isinstance(body, dict):
             return json_answer(400, error_body(_PARSE_ERROR))
         self.requests.append(body)
+        self.request_bytes.append(len(raw))
         return self._answer(body)
 
     def _answer(self, body: dict[str, Any]) -> Answer:

@@ -12,7 +12,12 @@ once. An entry is one of:
   (a call to a tool declared in a namespace names it too: ``"namespace": "fs", "name":
   "read_text_file"``);
   ``"preamble": "text"`` adds a commentary message before everything but the reasoning
-  item, ``"after_calls": "text"`` a message after the calls
+  item, ``"after_calls": "text"`` a message after the calls;
+  ``"search": {"query": "text", "limit": 5}`` searches the tools first (``tool_search_call``,
+  ``searching.py``): with a hosted ``tool_search`` the stand-in also loads the matching
+  deferred tools itself (``tool_search_output``), as the API does, and the entry's calls
+  follow in the same response; with a client one it waits for the relay's output (the
+  entry then usually has no calls: the next entry calls what was found)
 - ``{"message": "final text"}`` or ``{"refusal": "text"}``
 - ``{"status": "incomplete", "reason": "max_output_tokens" | "content_filter", ...}``,
   ``{"status": "failed", "error": {"code": ..., "message": ...}}``, ``{"status": "cancelled"}``
@@ -46,7 +51,8 @@ from ..protocol.responses import COMPLETED
 from .stream_script import STREAM_KEYS, StreamSettings, parse_stream_settings
 from .wire import compact_json
 
-__all__ = ["INCOMPLETE", "Script", "ScriptTurn", "ScriptedCall", "load_script", "parse_script"]
+__all__ = ["INCOMPLETE", "Script", "ScriptTurn", "ScriptedCall", "ScriptedSearch", "load_script",
+           "parse_script"]
 
 INCOMPLETE: Final = "incomplete"
 FAILED: Final = "failed"
@@ -54,7 +60,7 @@ RESPONSE_STATUSES: Final = (COMPLETED, INCOMPLETE, FAILED, "cancelled")
 INCOMPLETE_REASONS: Final = ("max_output_tokens", "content_filter")
 _TURN_KEYS: Final = frozenset(
     {"calls", "reasoning", "message", "refusal", "status", "reason", "error", "http_status",
-     "retry_after", "retry_after_ms", "auto", "preamble", "after_calls", *STREAM_KEYS}
+     "retry_after", "retry_after_ms", "auto", "preamble", "after_calls", "search", *STREAM_KEYS}
 )
 _FAULT_KEYS: Final = frozenset({"http_status", "retry_after", "retry_after_ms", "error"})
 _CALL_KEYS: Final = frozenset({"name", "namespace", "arguments", "arguments_text", "call_id"})
@@ -71,6 +77,14 @@ class ScriptedCall:
     """Overrides the generated ``call_…`` id (for duplicate-id tests)."""
     namespace: str | None = None
     """The namespace the call names with ``name`` (a namespaced tool)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScriptedSearch:
+    """A tool search the script makes (``"search": {"query": ..., "limit": ...}``)."""
+
+    query: str
+    limit: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,6 +109,8 @@ class ScriptTurn:
     retry_after: float | None = None
     retry_after_ms: float | None = None
     auto: bool = False
+    search: ScriptedSearch | None = None
+    """A tool search before the calls (``searching.py``)."""
     stream: StreamSettings = field(default_factory=StreamSettings)
     """How the answer streams, when the request asks for a stream."""
 
@@ -168,6 +184,7 @@ def _parse_turn(entry: Any, where: str) -> ScriptTurn:
         message=_optional_text(entry, "message", where),
         refusal=_optional_text(entry, "refusal", where),
         after_calls=_optional_text(entry, "after_calls", where),
+        search=_parse_search(entry.get("search"), f"{where}.search"),
         stream=parse_stream_settings(entry, where),
         **_parse_status(entry, where),
     )
@@ -255,6 +272,21 @@ def _parse_call(call: Any, where: str) -> ScriptedCall:
     if namespace is not None and (not isinstance(namespace, str) or not namespace):
         raise UsageError(f"{where}: namespace must be a non-empty string")
     return ScriptedCall(name=name, arguments_text=text, call_id=call_id, namespace=namespace)
+
+
+def _parse_search(search: Any, where: str) -> ScriptedSearch | None:
+    if search is None:
+        return None
+    if not isinstance(search, Mapping) or not isinstance(search.get("query"), str) or not search["query"]:
+        raise UsageError(f'{where}: expected an object {{"query": "text", "limit": N}} with a '
+                         "non-empty query")
+    unknown = sorted(set(search) - {"query", "limit"})
+    if unknown:
+        raise UsageError(f"{where}: unknown key {unknown[0]!r} (expected query, limit)")
+    limit = search.get("limit")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise UsageError(f"{where}: limit must be a whole number from 1, got {limit!r}")
+    return ScriptedSearch(query=search["query"], limit=limit)
 
 
 def _parse_reasoning(value: Any, where: str) -> str | bool:

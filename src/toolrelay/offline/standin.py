@@ -144,6 +144,11 @@ class OfflineModel:
         return self._responder.requests
 
     @property
+    def request_bytes(self) -> list[int]:
+        """The size in bytes of each body in ``requests``, as it came over the wire."""
+        return self._responder.request_bytes
+
+    @property
     def handler_seconds(self) -> float:
         """Its own total handling time for model requests (run time minus this = ours)."""
         with self._responder.lock:

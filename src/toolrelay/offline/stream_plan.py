@@ -185,6 +185,8 @@ def _item_events(index: int, item: dict[str, Any], tokenized: bool) -> Iterator[
         yield _Event(OUTPUT_ITEM_ADDED, {"output_index": index, "item": started})
         for part_index, part in enumerate(item["content"]):
             yield from _part_events({**where, "content_index": part_index}, part, tokenized)
+    elif kind != REASONING:  # tool_search_call / _output and other kinds: added as they are
+        yield _Event(OUTPUT_ITEM_ADDED, {"output_index": index, "item": item})
     else:
         yield _Event(OUTPUT_ITEM_ADDED, {"output_index": index, "item": _added_reasoning(item)})
         if kind == REASONING:

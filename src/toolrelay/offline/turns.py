@@ -35,13 +35,21 @@ __all__ = ["ScriptProgress", "offline_id_numbers", "request_context", "request_t
 _OFFLINE_ID: Final = re.compile(r"^([a-z]+)_offline_(\d+)$")
 
 
+def _answers(item: dict[str, Any]) -> bool:
+    """An output the relay gave: a ``function_call_output``, or a client ``tool_search_output``."""
+    kind = item.get("type")
+    searched = kind == "tool_search_output" and item.get("execution") == "client"
+    return kind == FUNCTION_CALL_OUTPUT or searched
+
+
 def request_turn(context: list[dict[str, Any]]) -> int:
-    """1 + the number of runs of ``function_call_output`` items in ``context`` and of user
+    """1 + the number of runs of outputs the relay gave (``function_call_output`` items, and
+    the ``tool_search_output`` items answering client searches) in ``context``, and of user
     messages that follow an item of the model's (a conversation's next user turn)."""
     turn = 1
     after_output = after_model = False
     for item in context:
-        is_output = item.get("type") == FUNCTION_CALL_OUTPUT
+        is_output = _answers(item)
         is_user = item.get("role") == "user"
         if (is_output and not after_output) or (is_user and after_model):
             turn += 1

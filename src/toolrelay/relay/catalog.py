@@ -49,13 +49,22 @@ from .resource_tool import ResourceTools
 from .stages.alias import server_prefix
 from .stages.arguments import ArgumentChecker
 from .stages.context import CallContext
-from .stages.declare import DeclarationReport, DeclarationSet, declare_tools
+from .stages.declare import Declaration, DeclarationReport, DeclarationSet, declare_tools
+from .stages.deferred import (
+    TOOL_SEARCH_MODES,
+    SearchCall,
+    ToolSearchMode,
+    always_loaded,
+    deferred_tools,
+    loaded_tools,
+    search_output,
+)
 from .stages.namespaces import DECLARE_MODES, DeclareMode, namespace_description
 from .stages.parse import FunctionCall
 from .stages.resource_reading import declaration as reader_declaration
 from .stages.result import CallOutcome
 from .stages.route import Route, Router
-from .stages.tool_search import ToolIndex, entry_for
+from .stages.tool_search import SearchHit, ToolIndex, entry_for
 
 __all__ = ["STRUCTURED_OUTPUT_MODES", "Catalog", "ConfigSource", "StructuredOutput", "servers_from"]
 
@@ -100,6 +109,8 @@ class Catalog:
         filters: Sequence[ToolFilter] = (),
         declare: DeclareMode = "flat",
         structured_output: StructuredOutput = "auto",
+        tool_search: ToolSearchMode = "off",
+        always_load: Sequence[str] = (),
     ) -> None:
         """``shared``: another open catalog whose servers this one offers too, without
         starting or stopping them (a batch task's isolated servers beside the shared ones).
@@ -107,12 +118,20 @@ class Catalog:
         ``filters``: links added to the offer chain, after the built-in ones (``relay/offer.py``).
         ``declare``: ``flat`` (``server__tool`` aliases) or ``namespaces`` (one per server);
         ``structured_output``: ``auto`` declares ``outputSchema`` as ``output_schema`` and sends
-        valid ``structuredContent`` (``relay/stages/declare.py``), ``off`` never does."""
+        valid ``structuredContent`` (``relay/stages/declare.py``), ``off`` never does.
+        ``tool_search``: ``hosted`` or ``client`` declares namespaces whose tools the model
+        loads by searching (``relay/stages/deferred.py``), but those ``always_load`` names
+        (aliases or globs) and each server's ``toolrelay.alwaysLoad`` tools."""
         _check_choice("declare", declare, DECLARE_MODES)
         _check_choice("structured_output", structured_output, STRUCTURED_OUTPUT_MODES)
+        _check_choice("tool_search", tool_search, TOOL_SEARCH_MODES)
         self.events = events or EventStream()
         self.strict = strict
-        self.declare: DeclareMode = declare
+        self.tool_search: ToolSearchMode = tool_search
+        self._always = always_loaded(tuple(always_load))
+        self._server_always = {server.name: always_loaded(server.always_load) for server in servers
+                               if server.always_load}
+        self.declare: DeclareMode = "namespaces" if tool_search != "off" else declare
         self.structured_output: StructuredOutput = structured_output
         self.secrets = frozenset(secret for server in servers for secret in server.secrets)
         """The config's secret values (env, headers, URL tokens): never shown or recorded."""
@@ -217,7 +236,23 @@ class Catalog:
             withheld = [entry.to_record() for entry in self._offer.withheld]
             namespaces = {space.name: space.server for space in plain.namespaces}
             self.events.emit(CatalogReady(tools=tools, routes=router.table(), reason=reason,
-                                          withheld=withheld, namespaces=namespaces, digests=router.digests()))
+                                          withheld=withheld, namespaces=namespaces, digests=router.digests(),
+                                          tool_search=self._search_record(plain)))
+
+    def _search_record(self, plain: DeclarationSet) -> dict[str, Any]:
+        """The ``declarations`` event's ``tool_search``: the mode and the tools kept loaded."""
+        if self.tool_search == "off":
+            return {}
+        kept = [d.alias for d in plain.declarations if self.keeps_loaded(d)]
+        return {"mode": self.tool_search, "always_load": kept}
+
+    def keeps_loaded(self, declaration: Declaration) -> bool:
+        """Whether a tool is declared loaded under ``--tool-search`` (``--always-load`` or its
+        server's ``toolrelay.alwaysLoad``)."""
+        own = self._server_always.get(declaration.server)
+        if own is not None and own(declaration):
+            return True
+        return self._always(declaration)
 
     def _listings(self) -> list[ServerListing]:
         """Each available server's raw tools/list with the facts of its connection, by name."""
@@ -279,7 +314,15 @@ class Catalog:
         if offered != self._table.strict_aliases:
             self._table = replace(self._table, strict_aliases=offered)
         readers = [route for route in self._table.router if route.reads_resources]
-        return declared.tools() + [reader_declaration(route, strict=chosen) for route in readers]
+        tools = deferred_tools(declared, self.tool_search, self.keeps_loaded)
+        return tools + [reader_declaration(route, strict=chosen) for route in readers]
+
+    def answer_search(self, call: SearchCall) -> tuple[dict[str, Any], list[SearchHit]]:
+        """A client ``tool_search_call`` answered: the ``tool_search_output`` item (the best
+        offered matches as loadable namespaced definitions) and the hits it loads."""
+        hits = [] if call.problem else self.search_index().search(call.query, call.limit)
+        tools = loaded_tools(self._set(self.strict), (hit.alias for hit in hits))
+        return search_output(call.call_id or "", tools), hits
 
     def search_index(self) -> ToolIndex:
         """toolrelay's own tool search over the offered tools only (a withheld tool is never

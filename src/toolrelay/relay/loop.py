@@ -38,6 +38,7 @@ from ..model.reply import ModelClient, ModelReply
 from .continuation import Continuation
 from .resume import ResumePoint
 from .run_events import RunEvent, RunFinished, RunListener, TurnFinished, iterate_run, tell_both
+from .searches import ToolSearches
 from .stages.consent import Approver
 from .stages.context import INTERRUPTED, CallContext, CallHook, Stopped, StopReason
 from .stages.dialects import UnknownDialect, reader_for
@@ -147,6 +148,7 @@ class Relay:
         self._streaming = settings.stream
         self._earlier: Continuation | None = None
         """The conversation before this user turn: the run's record counts on from it."""
+        self._searches = ToolSearches()
 
     async def run(
         self,
@@ -166,6 +168,7 @@ class Relay:
         self.result = result
         self._streaming = self.settings.stream
         self._earlier = continuing
+        self._searches = ToolSearches()  # what searches loaded, this run
         if continuing is not None:
             self.events.emit(self._user_turn_event(result.run_id, task, continuing, first_input))
         else:
@@ -308,13 +311,14 @@ class Relay:
                 conversation.add_response(turn.response_id, turn.output)
                 if turn.status == "completed" and (fault := calls.contradiction(turn.calls)) is not None:
                     raise fault
-                self._check_turn(turn, result)  # raises _Stop when the model answered
+                searched = self._searches.answer(self.catalog, turn.output, number, self.events)
+                self._check_turn(turn, result, searched=bool(searched))  # raises _Stop on an answer
             except Exception as exc:  # _Stop, ModelError, a UsageError...
                 ending = exc  # raised outside the group, which would wrap it in an ExceptionGroup
                 outcomes = await self._stop_calls(calls, exc)
             else:
                 refused = self._refuse_duplicates(turn)
-                outputs = await calls.finish(turn.calls, refused)
+                outputs = [*searched, *await calls.finish(turn.calls, refused)]
                 outcomes = [*calls.outcomes(), *refused]
         result.calls.extend(outcomes)
         for dropped in calls.drop_notices(turn.calls) if turn is not None else []:
@@ -371,6 +375,7 @@ class Relay:
     async def _ask_model(self, conversation: Conversation, number: int, calls: TurnCalls) -> ModelTurn:
         await self.catalog.refresh_if_changed()
         tools = self.catalog.declarations(strict=self.strict)
+        self._searches.see_request(tools, conversation.history)
         settings = self.settings if self._streaming else replace(self.settings, stream=False)
         body = build_body(settings, tools, conversation)
         try:
@@ -415,12 +420,13 @@ class Relay:
     def _call_runner(self) -> Callable[[FunctionCall, StopReason, Stopped], Any]:
         async def run_call(call: FunctionCall, stop_reason: StopReason, on_stopped: Stopped) -> CallOutcome:
             context = CallContext(approve=self.approve, timeout=self.limits.call_timeout,
-                                  stop_reason=stop_reason, on_stopped=on_stopped, hooks=self.hooks)
+                                  stop_reason=stop_reason, on_stopped=on_stopped,
+                                  hooks=self._searches.with_gate(self.hooks))
             return await self.catalog.call(call, context=context)
 
         return run_call
 
-    def _check_turn(self, turn: ModelTurn, result: RunResult) -> None:
+    def _check_turn(self, turn: ModelTurn, result: RunResult, *, searched: bool = False) -> None:
         if turn.status != "completed":
             raise _Stop(turn.status, turn.reason or f"the model response ended with status {turn.status!r}")
         if turn.malformed:
@@ -433,6 +439,8 @@ class Relay:
                     f"the model asked for {len(turn.calls)} more call(s); --max-tool-calls {limit} "
                     f"allows {limit - len(result.calls)}; none of them were run",
                 )
+            return
+        if searched:  # toolrelay answered the model's tool searches: the model goes on
             return
         if turn.refusal is not None:
             result.refusal = turn.refusal

@@ -31,6 +31,7 @@ from .progress_logs import check_progress_and_logs
 from .proxy_legs import is_proxy_run, verify_proxy
 from .record import RunRecord
 from .resumed import check_resumes
+from .searches import check_search_calls, check_search_pairs
 from .server_requests import check_server_requests
 from .streamed import check_streams
 from .tasks import check_tasks
@@ -52,6 +53,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("routing", check_routing),
     ("routing", check_definitions),
     ("routing", check_policy),
+    ("routing", check_search_calls),
     ("server_check", check_server),
     ("feedback", check_feedback),
     ("correlation", check_event_order),
@@ -62,6 +64,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("correlation", check_listens),
     ("correlation", check_tasks),
     ("correlation", check_outputs),
+    ("correlation", check_search_pairs),
     ("correlation", check_resumes),
     ("correlation", check_user_turn_places),
     ("next_input", check_declarations),

@@ -19,6 +19,7 @@ from ..protocol.mcp import INITIALIZE
 from ..protocol.request_envelope import DISCOVER
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from ..relay.stages.declare import declare_tools
+from ..relay.stages.deferred import TOOL_SEARCH_OUTPUT, deferred_tools
 from ..relay.stages.namespaces import function_tools_by_alias, namespace_description
 from ..relay.stages.request import user_message
 from .conversation import user_turn_starts
@@ -30,6 +31,10 @@ from .resource_reads import is_reader, reader_declaration
 from .verdict import Finding
 
 __all__ = ["check_answer_order", "check_context", "check_declarations"]
+
+
+_OUTPUTS = (FUNCTION_CALL_OUTPUT, TOOL_SEARCH_OUTPUT)
+"""What may follow the carried context: a call's output, a client search's output."""
 
 
 def _finding(ok: bool, message: str, check: str, turn: int | None, *events: dict[str, Any] | None) -> Finding:
@@ -105,8 +110,13 @@ def _derive(
         return declare_tools(pairs, strict=run.strict, structured=structured).tools()
     descriptions = {server: _namespace_description(run, str(server), catalog["seq"])
                     for server in namespaces.values()}
-    return declare_tools(pairs, strict=run.strict, declare="namespaces", descriptions=descriptions,
-                         structured=structured).tools()
+    declared = declare_tools(pairs, strict=run.strict, declare="namespaces", descriptions=descriptions,
+                             structured=structured)
+    searching = catalog.get("tool_search")
+    if isinstance(searching, dict) and searching.get("mode") in ("hosted", "client"):
+        kept = set(searching.get("always_load") or [])  # --tool-search: deferred but for these
+        return deferred_tools(declared, searching["mode"], lambda d: d.alias in kept)
+    return declared.tools()
 
 
 def _namespace_description(run: RunRecord, server: str, seq: int) -> str:
@@ -301,9 +311,7 @@ def _prefix_problem(prefix: list[Any], items: list[Any], carried: int, turn: int
 
 
 def _tail_problem(tail: list[Any], previous: ModelRound, where: str) -> str | None:
-    strays = [
-        item for item in tail if not (isinstance(item, dict) and item.get("type") == FUNCTION_CALL_OUTPUT)
-    ]
+    strays = [item for item in tail if not (isinstance(item, dict) and item.get("type") in _OUTPUTS)]
     if strays:
         return f"{where} adds {item_label(strays[0])} after the carried context: only outputs may follow it"
     return _order_problem(tail, previous, where)

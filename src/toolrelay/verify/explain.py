@@ -27,6 +27,7 @@ from .policy_checks import policy_note
 from .proxy_explain import explain_proxy
 from .proxy_legs import is_proxy_run
 from .record import CallTrace, ModelRound, RunRecord
+from .searches import search_lines
 from .streamed import early_start, inconsistency
 from .verdict import LINK_TITLES, LINKS, NEXT_STEP, Finding, Verdict, link_rank
 
@@ -116,6 +117,7 @@ def _turn(current: ModelRound, run: RunRecord, facts: RunFacts, index: _Index, e
         f"{len(function_tools_by_alias(tools))} tool(s), "
         f"tool_choice {excerpt(body.get('tool_choice'))}{chained}",
         f"  response_{current.turn}: {_response_line(current, answer)}",
+        *search_lines(run, current),
         *_stream_lines(current),
     ]
     if broken is not None:

@@ -19,6 +19,7 @@ from ..events import MCP_REQUEST, MCP_RESPONSE
 from ..protocol.peer import Exchange
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from ..protocol.stream import Assembled, StreamEvent
+from ..relay.stages.deferred import loaded_by_alias
 from ..relay.stages.dialects import RESPONSES, known_reader
 from ..relay.stages.namespaces import function_tools_by_alias
 from ..relay.stages.parse import FunctionCall, ModelTurn, read_call
@@ -93,7 +94,8 @@ class RunFacts:
         if turn not in self._declared:
             current = self.run.round(turn)
             tools = current.body.get("tools") if current is not None else None
-            self._declared[turn] = function_tools_by_alias(tools)
+            loaded = loaded_by_alias(current.body.get("input")) if current is not None else {}
+            self._declared[turn] = {**loaded, **function_tools_by_alias(tools)}  # declared, or loaded
         return self._declared[turn].get(alias) if isinstance(alias, str) else None
 
     def catalog_at(self, seq: int) -> dict[str, Any] | None:

@@ -132,8 +132,8 @@ def _undeclared(call: CallTrace, facts: RunFacts) -> str | None:
     current = facts.run.round(call.turn)
     if current is None or not isinstance(current.body.get("tools"), list):
         return None
-    if facts.declared(call.turn, call.alias) is not None:
-        return None
+    if facts.declared(call.turn, call.alias) is not None or call.status == "refused_by_hook":
+        return None  # refused before it ran (a tool no search loaded, say): nothing was sent
     return f"{call.alias} ran, but request {call.turn} declared no such tool: only a declared tool runs"
 
 

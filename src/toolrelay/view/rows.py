@@ -42,6 +42,7 @@ from ..events import (
 )
 from ..protocol import responses as wire
 from ..protocol.responses import CANCELLED, FAILED, FUNCTION_CALL, FUNCTION_CALL_OUTPUT, INCOMPLETE, MESSAGE
+from ..relay.stages.deferred import declaration_summary, search_item_text
 from ..relay.stages.dialects import UnknownDialect, dialect_of, known_reader
 from ..relay.stages.feedback import ERROR_PREFIX
 from ..relay.stages.namespaces import function_tools_by_alias
@@ -53,6 +54,7 @@ from .model import Badge, Row, RowState
 from .otel_rows import OTEL_DESCRIBERS
 from .policy_rows import POLICY_DESCRIBERS
 from .proxy_rows import PROXY_DESCRIBERS
+from .search_rows import SEARCH_DESCRIBERS
 from .server_asks import asked_text, input_required_text, reply_text, retry_text
 from .server_reports import reported_text
 from .task_rows import task_text
@@ -116,6 +118,8 @@ def _ids(record: dict[str, Any], *, mcp_id: Any = None, server: str | None = Non
 def _model_request(record: dict[str, Any]) -> Row:
     body = _mapping(record.get("body"))
     parts = [f"input: {_count(body.get('input'), 'item')}", f"tools: {len(_items(body.get('tools')))}"]
+    if any(isinstance(t, dict) and t.get("type") == "tool_search" for t in _items(body.get("tools"))):
+        parts.append(f"declares {declaration_summary(body.get('tools'))}")  # --tool-search
     if body.get("previous_response_id"):
         parts.append(f"previous_response_id {body['previous_response_id']}")
     if body.get("tool_choice") not in (None, "auto"):
@@ -215,6 +219,8 @@ def _response_detail(body: Any, read: ModelTurn | UnknownDialect | None) -> str:
             named.append(f"function_call {item.get('name')}")
         elif item.get("type") == MESSAGE:
             named.append("message " + _quote(_message_text(item)))
+        elif (searched := search_item_text(item)) is not None:
+            named.append(searched)
         else:
             named.append(str(item.get("type")))
     return ", ".join(_runs(named)) or "no output items"
@@ -506,6 +512,7 @@ def whole(value: Any, default: int) -> int:
 
 
 _DESCRIBERS: Final[dict[str, Describer]] = {
+    **SEARCH_DESCRIBERS,
     ModelRequestEvent.kind: _model_request,
     ModelResponseEvent.kind: _model_response,
     ModelStreamEvent.kind: _model_stream,
