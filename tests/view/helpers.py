@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from testkit.transcripts import transcript_events
+
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "tests" / ".artifacts"
 TOOLRELAY = [sys.executable, "-m", "toolrelay"]
@@ -103,7 +105,8 @@ def view(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """The transcript's events, every request body whole (testkit.transcripts)."""
+    return transcript_events(path)
 
 
 def write_events(path: Path, events: list[dict[str, Any]]) -> Path:
