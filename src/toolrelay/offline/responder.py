@@ -180,12 +180,24 @@ class Responder:
             status=decision.status,
             error=decision.error,
             incomplete_reason=decision.incomplete_reason,
-            token_usage=usage(token_estimate(context), token_estimate(decision.output) + thought, thought),
+            token_usage=usage(token_estimate(context), token_estimate(decision.output) + thought, thought,
+                              cached_tokens=self._cached(context)),
         )
         store = body.get("store", True) is not False
         self.ledger.record(IssuedResponse(response_id=response_id, store=store, context=context,
                                           output=decision.output))
         return response
+
+    def _cached(self, context: list[dict[str, Any]]) -> int:
+        """The tokens a prompt cache would hold for ``context``: the whole history of the
+        response it continues (found by the last item that response gave), when the context
+        starts with it unchanged (``cached_tokens``); 0 for a new conversation."""
+        issuer = next((found for item in reversed(context) if (found := self.ledger.issuer(item.get("id")))),
+                      None)
+        if issuer is None:
+            return 0
+        history = issuer.history
+        return token_estimate(history) if context[: len(history)] == history else 0
 
     def _check_key(self, headers: Mapping[str, str]) -> Answer | None:
         if self.require_key is None:

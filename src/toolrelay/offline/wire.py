@@ -102,10 +102,14 @@ def token_estimate(value: Any) -> int:
     return len(text) // 4 + 1
 
 
-def usage(input_tokens: int, output_tokens: int, reasoning_tokens: int = 0) -> dict[str, Any]:
+def usage(
+    input_tokens: int, output_tokens: int, reasoning_tokens: int = 0, cached_tokens: int = 0
+) -> dict[str, Any]:
+    """A Responses ``usage`` object; ``cached_tokens`` of the input were read from the cache
+    (the stand-in reports no cache writes)."""
     return {
         "input_tokens": input_tokens,
-        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "input_tokens_details": {"cached_tokens": cached_tokens, "cache_write_tokens": 0},
         "output_tokens": output_tokens,
         "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
         "total_tokens": input_tokens + output_tokens,
