@@ -27,12 +27,14 @@ from .state import IdSource, IssuedResponse, Ledger
 from .stream_plan import StreamPlan, stream_plan
 from .stream_script import StreamSettings
 from .turns import ScriptProgress, offline_id_numbers, request_context, request_turn
-from .wire import OFFLINE_EPOCH, error_body, response_object, token_estimate, usage
+from .wire import OFFLINE_EPOCH, error_body, input_count, response_object, token_estimate, usage
 
 __all__ = ["RESPONSES_PATH", "Answer", "Responder", "json_answer"]
 
 RESPONSES_PATH: Final = "/v1/responses"
 STATS_RESET_PATH: Final = "/_stats/reset"
+INPUT_TOKENS_PATH: Final = RESPONSES_PATH + "/input_tokens"
+"""``POST /v1/responses/input_tokens``: the stand-in's count (``wire.input_count``), not recorded."""
 _PARSE_ERROR: Final = (
     "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your "
     "HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)"
@@ -105,7 +107,7 @@ class Responder:
         if path == STATS_RESET_PATH:
             self.handler_us.clear()
             return json_answer(200, {})
-        if path != RESPONSES_PATH:
+        if path not in (RESPONSES_PATH, INPUT_TOKENS_PATH):
             return json_answer(404, error_body(f"Invalid URL (POST {path})"))
         refused = self._check_key(headers)
         if refused is not None:
@@ -116,6 +118,8 @@ class Responder:
             return json_answer(400, error_body(_PARSE_ERROR))
         if not isinstance(body, dict):
             return json_answer(400, error_body(_PARSE_ERROR))
+        if path == INPUT_TOKENS_PATH:
+            return json_answer(200, {"object": "response.input_tokens", "input_tokens": input_count(body)})
         self.requests.append(body)
         return self._answer(body)
 

@@ -29,6 +29,7 @@ __all__ = [
     "compact_json",
     "error_body",
     "function_call_item",
+    "input_count",
     "message_item",
     "reasoning_item",
     "refusal_item",
@@ -100,6 +101,13 @@ def token_estimate(value: Any) -> int:
     """A deterministic token count: about four characters per token."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return len(text) // 4 + 1
+
+
+def input_count(body: Mapping[str, Any]) -> int:
+    """The stand-in's ``input_tokens`` count of a request body: the estimate of each of the
+    parts the model reads (instructions, tools, input), 0 for a part not given."""
+    parts = (body.get(name) for name in ("instructions", "tools", "input"))
+    return sum(token_estimate(part) for part in parts if part)
 
 
 def usage(
