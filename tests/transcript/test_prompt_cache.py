@@ -69,3 +69,13 @@ def test_prompt_cache_key_and_options_are_sent_with_every_request(tmp_path: Path
         body = event["body"]
         assert body["prompt_cache_key"] == "nightly/docs" and body["prompt_cache_options"] == options
         check_body(body)
+
+
+def test_a_batch_tasks_default_key_is_the_batch_name_and_the_tasks_family() -> None:
+    from toolrelay.batches.session import family_cache_key
+
+    same = family_cache_key("nightly", RunOptions(model="gpt-4.1", instructions="Be brief."))
+    assert same == family_cache_key("nightly", RunOptions(model="gpt-4.1", instructions="Be brief."))
+    assert same.startswith("nightly/gpt-4.1-")
+    assert same != family_cache_key("nightly", RunOptions(model="gpt-4.1", instructions="Be thorough."))
+    assert same != family_cache_key("weekly", RunOptions(model="gpt-4.1", instructions="Be brief."))
