@@ -352,12 +352,15 @@ class ModelRequestEvent(Event):
     """A request body sent to the model endpoint, exactly."""
 
     kind: ClassVar[str] = "model_request"
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"body_sha256"})
     turn: int
     url: str
     body: dict[str, Any]
     attempt: int = 1
     dialect: str = DEFAULT_DIALECT
     """The API the body is written in (``responses``): verify and view read it by this."""
+    body_sha256: str | None = None
+    """SHA-256 (hex) of the exact bytes posted; the transcript checks a rebuilt body by it."""
 
 
 @dataclass(slots=True, kw_only=True)

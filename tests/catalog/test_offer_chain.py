@@ -19,6 +19,7 @@ import pytest
 
 import toolrelay
 from testkit.processes import run
+from testkit.transcripts import transcript_events
 from toolrelay.client.config import builtin_file_server
 from toolrelay.verify import load_run, verify
 from toolrelay.view.build import build_trace
@@ -111,7 +112,7 @@ def filtered_run(notes: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _events(transcript: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines()]
+    return transcript_events(transcript)
 
 
 def test_the_model_is_never_offered_a_withheld_tool(filtered_run: Path) -> None:

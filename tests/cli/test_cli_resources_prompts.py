@@ -20,6 +20,7 @@ from testkit.servers import (
     RESOURCE_EVENTS_SERVER,
     SDK_PLAIN_RESOURCES_SERVER,
 )
+from testkit.transcripts import transcript_events
 
 
 def toolrelay(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -123,7 +124,7 @@ def test_prompts_lists_their_arguments(here: Path) -> None:
 
 
 def first_request(here: Path, transcript: str) -> dict[str, Any]:
-    events = [json.loads(line) for line in (here / transcript).read_text().splitlines()]
+    events = transcript_events(here / transcript)
     return next(e["body"] for e in events if e["kind"] == "model_request")
 
 
@@ -163,7 +164,7 @@ def test_verify_catches_a_first_request_that_is_not_the_recorded_prompt(here: Pa
     toolrelay("run", "--prompt", "offer/bare", "--model", "offline", "--config", "mcp.json",
               "--transcript", "t.jsonl", cwd=here)
     path = here / "t.jsonl"
-    told = '"text": "Say hello."}]}], "tools"'
+    told = '"text": "Say hello."}]}], "stream"'  # the first request's input (the input ends there)
     path.write_text(path.read_text().replace(told, told.replace("hello", "bye"), 1))
     verified = toolrelay("verify", "t.jsonl", cwd=here)
     assert verified.returncode == 1

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from cli_helpers import make_workspace, toolrelay
 
+from testkit.transcripts import transcript_events
 from toolrelay.cli.answer import DIM, RESET, AnswerPrinter
 from toolrelay.offline.wire import function_call_item, message_item, response_object
 from toolrelay.relay.loop import RunResult
@@ -85,7 +86,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def _records(transcript: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in transcript.read_text().splitlines()]
+    return transcript_events(transcript)
 
 
 def test_run_streams_by_default_and_prints_the_answer_once(workspace: Path) -> None:

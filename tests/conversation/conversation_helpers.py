@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from testkit.transcripts import transcript_events
 from toolrelay.client.config import builtin_file_server
 from toolrelay.runner import RunOptions
 from toolrelay.verify import Verdict, load_run, verify
@@ -42,7 +43,7 @@ def options(folder: Path, **more: Any) -> RunOptions:
 
 
 def events_of(path: Path) -> list[Event]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return transcript_events(path)  # request bodies rebuilt from their deltas
 
 
 def requests(events: list[Event]) -> dict[int, dict[str, Any]]:

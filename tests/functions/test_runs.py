@@ -13,6 +13,7 @@ import pytest
 from tools_module import SAVED, chatty, divide, get_weather, plain_add, refuse, save_note
 
 import toolrelay
+from testkit.transcripts import transcript_events
 from toolrelay.client.host.elicitation import ElicitationAnswer, ElicitationRequest
 from toolrelay.errors import UsageError
 from toolrelay.inprocess_servers import in_process_file_server
@@ -27,7 +28,7 @@ def write_script(tmp_path: Path, *calls: dict[str, Any]) -> Path:
 
 
 def events_of(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return transcript_events(path)  # request bodies rebuilt from their deltas
 
 
 async def approve_all(route: Route, arguments: dict[str, Any]) -> str | None:

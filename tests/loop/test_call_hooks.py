@@ -17,6 +17,7 @@ import pytest
 
 import toolrelay
 from testkit.servers import MINIMAL_ECHO_SERVER, SLOW_SERVER
+from testkit.transcripts import transcript_events
 from toolrelay import CallContext, CallHook, CallOutcome, FunctionCall
 from toolrelay.batches import BatchOptions
 from toolrelay.client.config import ServerConfig, builtin_file_server
@@ -70,7 +71,7 @@ def run_with(task: str, run: toolrelay.RunOptions) -> toolrelay.RunResult:
 
 
 def events_of(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return transcript_events(path)
 
 
 def sent_calls(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

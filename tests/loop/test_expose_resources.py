@@ -24,6 +24,7 @@ import pytest
 
 from testkit.processes import run
 from testkit.servers import RESOURCE_EVENTS_SERVER, SDK_PLAIN_RESOURCES_SERVER
+from testkit.transcripts import transcript_events
 from toolrelay.client.config import ServerConfig
 from toolrelay.events import EventStream, Notice
 from toolrelay.relay.catalog import Catalog
@@ -62,8 +63,7 @@ def offline_run(folder: Path, server: Path, name: str, script: dict[str, Any], *
     proc = run([sys.executable, "-m", "toolrelay", "run", "what does my note say?", "--config", "mcp.json",
                 "--model", "offline", "--script", "script.json", "--expose-resources",
                 "--transcript", "run.jsonl", *extra], cwd=folder, text=True, timeout=60, env=env)
-    lines = (folder / "run.jsonl").read_text(encoding="utf-8").splitlines()
-    return proc, [json.loads(line) for line in lines]
+    return proc, transcript_events(folder / "run.jsonl")
 
 
 @pytest.fixture(scope="module")
@@ -279,5 +279,5 @@ def test_batch_offers_the_reader_to_each_task(tmp_path: Path) -> None:
                 "offline", "--script", str(REPO / "examples" / "follow-link.json"), "--config", "mcp.json",
                 "--expose-resources", "--quiet"], cwd=tmp_path, text=True, timeout=60, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    lines = (tmp_path / "out" / "transcripts" / "t1.jsonl").read_text(encoding="utf-8").splitlines()
-    assert outputs([json.loads(line) for line in lines])["call_offline_0002"] == "No note for 2026-12-01.\n"
+    transcript = tmp_path / "out" / "transcripts" / "t1.jsonl"
+    assert outputs(transcript_events(transcript))["call_offline_0002"] == "No note for 2026-12-01.\n"

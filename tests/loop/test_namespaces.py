@@ -22,6 +22,7 @@ from loop_helpers import Run, make_workspace, run_script
 from testkit.openai_wire import check_body
 from testkit.processes import run
 from testkit.servers import HOSTILE_SERVER
+from testkit.transcripts import transcript_events
 from toolrelay.assembly.catalogs import connect
 from toolrelay.client.config import ServerConfig
 from toolrelay.errors import UsageError
@@ -89,7 +90,7 @@ def test_the_namespaced_transcript_verifies_and_explain_names_the_namespace(
 
 def test_the_trace_view_names_each_tool_and_call_with_its_namespace(namespaced: tuple[Run, Path]) -> None:
     _, transcript = namespaced
-    events = [json.loads(line) for line in transcript.read_text().splitlines()]
+    events = transcript_events(transcript)
     rows = build_trace(events, verify(load_run(transcript))).rows()
     [declared] = [row for row in rows if row.label.startswith("declare ")]
     assert declared.label == "declare 12 tools (initial)"  # 6 in each namespace, not 2 namespaces
@@ -101,7 +102,7 @@ def test_the_trace_view_names_each_tool_and_call_with_its_namespace(namespaced: 
 
 
 def _tampered(transcript: Path, change: Any) -> Verdict:
-    events = [json.loads(line) for line in transcript.read_text().splitlines()]
+    events = transcript_events(transcript)
     changed = copy.deepcopy(events)
     change(changed)
     copy_path = transcript.with_name(f"tampered-{change.__name__}.jsonl")

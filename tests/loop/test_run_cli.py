@@ -274,6 +274,7 @@ def test_usage_is_summed_over_the_turns_in_json_the_closing_line_and_run_end(wor
         "output_tokens": sum(u["output_tokens"] for u in answered),
         "total_tokens": sum(u["total_tokens"] for u in answered),
         "cached_input_tokens": sum(u["input_tokens_details"]["cached_tokens"] for u in answered),
+        "cache_write_tokens": sum(u["input_tokens_details"]["cache_write_tokens"] for u in answered),
         "reasoning_tokens": sum(u["output_tokens_details"]["reasoning_tokens"] for u in answered),
     }
     assert json.loads(proc.stdout)["usage"] == summed

@@ -18,6 +18,7 @@ from testkit.openai_wire import check_body
 from testkit.processes import run
 from testkit.servers import OFFER_SERVER
 from testkit.servers.offer_server import WEATHER_OUT
+from testkit.transcripts import transcript_events
 
 CALLS = [
     {"name": "offer__weather", "arguments": {"city": "Atlantis"}},
@@ -44,7 +45,7 @@ def offline_run(tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProces
         "run", "What is the weather in Atlantis?", "--model", "offline", "--script", "script.json",
         "--config", "mcp.json", "--transcript", "run.jsonl", *extra, cwd=tmp_path,
     )
-    events = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
+    events = transcript_events(tmp_path / "run.jsonl")
     return proc, events
 
 
@@ -163,7 +164,7 @@ def test_structured_output_sends_the_valid_structured_content_where_declared(
         "--transcript", "run.jsonl", "--structured-output", mode, cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
-    events = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
+    events = transcript_events(tmp_path / "run.jsonl")
     requests = [e["body"] for e in events if e["kind"] == "model_request"]
     declared = {t["name"]: t for t in requests[0]["tools"]}["offer__weather"]
     assert declared.get("output_schema") == (WEATHER_OUT if mode == "auto" else None)

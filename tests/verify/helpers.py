@@ -23,6 +23,7 @@ from typing import Any
 from testkit.mcp_http import files_http_process
 from testkit.processes import run
 from testkit.servers import HONEST_SERVER, MEDIA_SERVER
+from testkit.transcripts import transcript_events
 from toolrelay.client.config import ServerConfig
 from toolrelay.inprocess_servers import in_process_file_server
 from toolrelay.relay.loop import RunLimits, RunResult
@@ -86,7 +87,8 @@ def real_run(
 
 
 def read_events(path: Path) -> list[Event]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """The transcript's events, every request body whole (testkit.transcripts)."""
+    return transcript_events(path)
 
 
 def write_events(path: Path, events: list[Event]) -> Path:

@@ -8,6 +8,7 @@ background network feature off, so any request the page makes is its own.
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import subprocess
@@ -18,6 +19,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from toolrelay.transcript.reader import read_transcript
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "tests" / ".artifacts"
@@ -103,7 +106,9 @@ def view(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """The transcript's events, every request body whole, each event its own copy (the
+    rebuilt bodies share their items; docs/make_screenshot.py imports this without testkit)."""
+    return [copy.deepcopy(event) for event in read_transcript(path).events]
 
 
 def write_events(path: Path, events: list[dict[str, Any]]) -> Path:

@@ -89,6 +89,10 @@ class RunOptions:
     stream: bool = True
     """Stream the answers (``--no-stream``: False asks for whole responses)."""
     extra_body: dict[str, Any] = field(default_factory=dict)
+    prompt_cache_key: str | None = None
+    """Sent as ``prompt_cache_key`` with every request (``--prompt-cache-key``): requests that
+    share it share the endpoint's prompt cache. A batch's tasks default to the batch's name
+    and the task's family (``batches.session``)."""
     limits: RunLimits = field(default_factory=RunLimits)
     approve: Approver | None = None
     """Asked before tools that are not read-only; None refuses them (the model is told)."""
@@ -174,6 +178,7 @@ class RunKeywords(TypedDict, total=False):
     parallel_tool_calls: bool
     stream: bool
     extra_body: dict[str, Any]
+    prompt_cache_key: str | None
     limits: RunLimits
     approve: Approver | None
     approve_sampling: SamplingApprover | None
@@ -233,4 +238,5 @@ def request_settings(
         store=opts.store,
         stream=opts.stream,
         extra=dict(opts.extra_body),
+        prompt_cache_key=opts.prompt_cache_key,
     )

@@ -12,6 +12,7 @@ the run. The local engine runs many at once on one session; a Ray actor holds on
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -37,13 +38,21 @@ from .tasks import TaskSpec
 if TYPE_CHECKING:  # the otel extra is imported only when the batch is traced
     from ..otel.batch_spans import BatchTrace
 
-__all__ = ["TRANSCRIPTS", "BatchSession", "transcript_path"]
+__all__ = ["TRANSCRIPTS", "BatchSession", "family_cache_key", "transcript_path"]
 
 _LIMIT_OVERRIDES: Final = ("max_turns", "max_tool_calls", "timeout")
 
 
 def transcript_path(out: Path, task_id: str) -> Path:
     return out / TRANSCRIPTS / f"{task_id}.jsonl"
+
+
+def family_cache_key(batch: str, opts: RunOptions) -> str:
+    """A task's default ``prompt_cache_key``: the batch's name and the task's family, the
+    settings that make its requests' prefix (model and instructions), e.g.
+    ``nightly/gpt-4.1-3fa2b1c0``: the tasks of one family share the endpoint's prompt cache."""
+    shaped = hashlib.sha256(f"{opts.model}\n{opts.instructions or ''}".encode()).hexdigest()[:8]
+    return f"{batch}/{opts.model}-{shaped}"
 
 
 class BatchSession:
@@ -94,6 +103,8 @@ class BatchSession:
         given = dict(spec.overrides)
         limits = {key: given.pop(key) for key in _LIMIT_OVERRIDES if key in given}
         opts = replace(self.options, **given)
+        if opts.prompt_cache_key is None:
+            opts = replace(opts, prompt_cache_key=family_cache_key(self.out.name, opts))
         return replace(opts, limits=replace(opts.limits, **limits)) if limits else opts
 
     def _read_only(self, alias: str) -> bool:

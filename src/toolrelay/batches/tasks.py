@@ -1,8 +1,8 @@
 """The batch file: one task per line, ``{"id": "t1", "task": "…"}`` plus optional overrides.
 
 A line's overrides replace the batch's run options for that task only: ``model``,
-``instructions``, ``max_turns``, ``max_tool_calls``, ``timeout``, ``tool_choice`` and
-``script`` (the stand-in's script, a path relative to the tasks file). Ids are unique
+``instructions``, ``max_turns``, ``max_tool_calls``, ``timeout``, ``tool_choice``,
+``prompt_cache_key`` and ``script`` (the stand-in's script, a path relative to the tasks file). Ids are unique
 names of a transcript file (letters, digits, ``.``, ``_``, ``-``); a duplicate id is a
 usage error naming both lines, found before any task runs. Any other bad line (not
 JSON, no task, an unknown key, a wrong type) is reported with its line number and
@@ -29,7 +29,7 @@ __all__ = ["OVERRIDES", "TaskFile", "TaskSpec", "task_specs"]
 
 _ID: Final = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$")
 _COUNTS: Final = ("max_turns", "max_tool_calls")
-_TEXTS: Final = ("model", "instructions", "tool_choice", "script")
+_TEXTS: Final = ("model", "instructions", "tool_choice", "script", "prompt_cache_key")
 OVERRIDES: Final = frozenset({*_COUNTS, *_TEXTS, "timeout"})
 """The run options a task line may set for itself."""
 

@@ -59,6 +59,10 @@ SHARED: Final[tuple[Shared, ...]] = (
     Shared(("--no-stream",),
            "ask for whole responses instead of streamed ones (the text then appears at once)",
            "ask for whole responses", {"dest": "stream", "action": "store_false"}),
+    Shared(("--prompt-cache-key",), "sent as prompt_cache_key with every request (requests that share a "
+                                    "key share the endpoint's prompt cache)",
+           "prompt_cache_key of every task's requests (default: the batch's name and the task's family)",
+           {"metavar": "KEY"}),
     Shared(("--early",), "calls that start while their response still streams: read-only (default: tools "
                          "annotated readOnlyHint), all, or none (servers whose annotations you do not trust)",
            "calls that start while their response still streams (default read-only)",
@@ -150,4 +154,5 @@ def shaping_options(args: argparse.Namespace) -> RunOptions:
         script=args.script, protocol_version=args.protocol_version, expose_resources=args.expose_resources,
         server_log_level=args.server_log_level, call_max_time=args.call_max_time, roots=args.roots,
         max_sampling_per_call=args.max_sampling_per_call, pins=args.pins,
+        prompt_cache_key=args.prompt_cache_key,
     )

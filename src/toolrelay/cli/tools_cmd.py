@@ -34,6 +34,14 @@ from .host_options import (
 )
 from .server_activity import add_log_level_option
 from .tools_search import add_search_options, check_search_args, print_search
+from .tools_tokens import (
+    add_tokens_option,
+    check_tokens_args,
+    count_exactly,
+    endpoint_counter,
+    print_tokens,
+    server_costs,
+)
 
 __all__ = ["configure", "run"]
 
@@ -42,7 +50,8 @@ EXAMPLES = """examples:
   toolrelay tools --config ~/.cursor/mcp.json --json
   toolrelay tools --all --json             the tools array and the withheld tools, with why
   toolrelay tools --strict --report        what strict mode changes, tool by tool
-  toolrelay tools --search "read a file" --limit 3   what a tool search would load, best first"""
+  toolrelay tools --search "read a file" --limit 3   what a tool search would load, best first
+  toolrelay tools --tokens                 the input tokens each server costs every request (estimated)"""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -59,6 +68,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--report", action="store_true", help="print the strict-mode conversion report for every tool"
     )
     add_search_options(parser)
+    add_tokens_option(parser)
     add_sampling_options(parser)
     parser.epilog = EXAMPLES + "\n\n" + (parser.epilog or "")
 
@@ -66,6 +76,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     check_sampling_args(args)
     check_search_args(args)
+    check_tokens_args(args)
     return asyncio.run(_run(args))
 
 
@@ -78,6 +89,11 @@ async def _run(args: argparse.Namespace) -> int:
         catalog = await stack.enter_async_context(made)
         if args.search is not None:
             print_search(catalog, args)
+        elif args.tokens is not None:
+            costs = server_costs(catalog)
+            if args.tokens == "exact":
+                await count_exactly(costs, args.model, await endpoint_counter(stack, args))
+            print_tokens(costs, args.tokens, args.json)
         elif args.report and args.json:
             print_json([_report_json(report) for report in catalog.report(strict=True)])
         elif args.json and args.all:

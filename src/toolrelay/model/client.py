@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import json
 import time
 from dataclasses import dataclass
@@ -138,6 +139,7 @@ class ResponsesClient:
         it arrives (see the module docstring); it is called inside the read loop, so it
         must not block."""
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        digest = hashlib.sha256(content).hexdigest()  # the transcript checks a rebuilt body by it
         streaming = body.get("stream") is True
         self._warn_about_cleartext_key()
         attempt = 0
@@ -145,7 +147,7 @@ class ResponsesClient:
             attempt += 1
             await self._wait_out_pause()
             self._events.emit(ModelRequestEvent(turn=turn, url=self.url, body=body, attempt=attempt,
-                                               dialect=DIALECT))
+                                               dialect=DIALECT, body_sha256=digest))
             try:
                 if streaming:
                     answer = await self._send_streaming(content, turn, attempt, on_update)

@@ -27,12 +27,14 @@ from .state import IdSource, IssuedResponse, Ledger
 from .stream_plan import StreamPlan, stream_plan
 from .stream_script import StreamSettings
 from .turns import ScriptProgress, offline_id_numbers, request_context, request_turn
-from .wire import OFFLINE_EPOCH, error_body, response_object, token_estimate, usage
+from .wire import OFFLINE_EPOCH, error_body, input_count, response_object, token_estimate, usage
 
 __all__ = ["RESPONSES_PATH", "Answer", "Responder", "json_answer"]
 
 RESPONSES_PATH: Final = "/v1/responses"
 STATS_RESET_PATH: Final = "/_stats/reset"
+INPUT_TOKENS_PATH: Final = RESPONSES_PATH + "/input_tokens"
+"""``POST /v1/responses/input_tokens``: the stand-in's count (``wire.input_count``), not recorded."""
 _PARSE_ERROR: Final = (
     "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your "
     "HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)"
@@ -108,7 +110,7 @@ class Responder:
         if path == STATS_RESET_PATH:
             self.handler_us.clear()
             return json_answer(200, {})
-        if path != RESPONSES_PATH:
+        if path not in (RESPONSES_PATH, INPUT_TOKENS_PATH):
             return json_answer(404, error_body(f"Invalid URL (POST {path})"))
         refused = self._check_key(headers)
         if refused is not None:
@@ -119,6 +121,8 @@ class Responder:
             return json_answer(400, error_body(_PARSE_ERROR))
         if not isinstance(body, dict):
             return json_answer(400, error_body(_PARSE_ERROR))
+        if path == INPUT_TOKENS_PATH:
+            return json_answer(200, {"object": "response.input_tokens", "input_tokens": input_count(body)})
         self.requests.append(body)
         self.request_bytes.append(len(raw))
         return self._answer(body)
@@ -184,12 +188,24 @@ class Responder:
             status=decision.status,
             error=decision.error,
             incomplete_reason=decision.incomplete_reason,
-            token_usage=usage(token_estimate(context), token_estimate(decision.output) + thought, thought),
+            token_usage=usage(token_estimate(context), token_estimate(decision.output) + thought, thought,
+                              cached_tokens=self._cached(context)),
         )
         store = body.get("store", True) is not False
         self.ledger.record(IssuedResponse(response_id=response_id, store=store, context=context,
                                           output=decision.output))
         return response
+
+    def _cached(self, context: list[dict[str, Any]]) -> int:
+        """The tokens a prompt cache would hold for ``context``: the whole history of the
+        response it continues (found by the last item that response gave), when the context
+        starts with it unchanged (``cached_tokens``); 0 for a new conversation."""
+        issuer = next((found for item in reversed(context) if (found := self.ledger.issuer(item.get("id")))),
+                      None)
+        if issuer is None:
+            return 0
+        history = issuer.history
+        return token_estimate(history) if context[: len(history)] == history else 0
 
     def _check_key(self, headers: Mapping[str, str]) -> Answer | None:
         if self.require_key is None:

@@ -29,6 +29,7 @@ __all__ = [
     "compact_json",
     "error_body",
     "function_call_item",
+    "input_count",
     "message_item",
     "reasoning_item",
     "refusal_item",
@@ -102,10 +103,21 @@ def token_estimate(value: Any) -> int:
     return len(text) // 4 + 1
 
 
-def usage(input_tokens: int, output_tokens: int, reasoning_tokens: int = 0) -> dict[str, Any]:
+def input_count(body: Mapping[str, Any]) -> int:
+    """The stand-in's ``input_tokens`` count of a request body: the estimate of each of the
+    parts the model reads (instructions, tools, input), 0 for a part not given."""
+    parts = (body.get(name) for name in ("instructions", "tools", "input"))
+    return sum(token_estimate(part) for part in parts if part)
+
+
+def usage(
+    input_tokens: int, output_tokens: int, reasoning_tokens: int = 0, cached_tokens: int = 0
+) -> dict[str, Any]:
+    """A Responses ``usage`` object; ``cached_tokens`` of the input were read from the cache
+    (the stand-in reports no cache writes)."""
     return {
         "input_tokens": input_tokens,
-        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "input_tokens_details": {"cached_tokens": cached_tokens, "cache_write_tokens": 0},
         "output_tokens": output_tokens,
         "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
         "total_tokens": input_tokens + output_tokens,

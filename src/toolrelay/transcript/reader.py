@@ -4,6 +4,11 @@ A run killed while writing may leave a last line cut short; that line is dropped
 reported (``cut_tail``), because everything before it is a valid prefix. Any other
 unreadable line makes the file unusable as evidence: a UsageError (exit 2) names it. A
 line nested deeper than ``json_depth.RECORD_DEPTH`` is unreadable too (too deep to walk).
+
+A model request recorded as changes (``body_delta``, see ``delta.py``) gets its whole
+``body`` back here, so whatever reads a transcript sees every body as it was sent, whether
+the file holds deltas or (as older transcripts do) whole bodies; the delta itself is
+dropped from the event. A delta that cannot be applied is an unreadable line.
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..events import ModelRequestEvent
 from ..protocol.json_depth import RECORD_DEPTH, loads
+from .delta import DELTA_FIELD, apply_delta
 
 __all__ = ["Transcript", "paused_gc", "read_transcript"]
 
@@ -48,6 +55,7 @@ def read_transcript(path: str | Path) -> Transcript:
         text = text[: text.rfind("\n") + 1]
     with paused_gc():
         events = _events(text, source)
+        _rebuild_bodies(events, source)
     if not events:
         raise UsageError(f"{source} holds no transcript events")
     _same_run(events, source)
@@ -82,6 +90,36 @@ def _events(text: str, source: Path) -> list[dict[str, Any]]:
         lines = text.split("\n")
         return [_event(line, number, source) for number, line in enumerate(lines, 1) if line.strip()]
     return events
+
+
+def _rebuild_bodies(events: list[dict[str, Any]], source: Path) -> None:
+    """Every delta-recorded request body made whole again, against the request it names."""
+    bodies: dict[int, dict[str, Any]] = {}
+    unreadable: set[int] = set()
+    """Requests whose body is no object: verify's envelope check names the first."""
+    for event in events:
+        if event["kind"] != ModelRequestEvent.kind:
+            continue
+        if DELTA_FIELD in event:
+            delta = event.pop(DELTA_FIELD)
+            of = delta.get("of") if isinstance(delta, dict) else None
+            base = bodies.get(of) if isinstance(of, int) else None
+            if base is None and of in unreadable:
+                unreadable.add(event["seq"])
+                continue
+            if base is None:
+                raise UsageError(f"{source}: event seq {event['seq']} (model_request) records its body as "
+                                 "changes to a request the transcript does not hold before it")
+            try:
+                event["body"] = apply_delta(base, delta)
+            except ValueError as exc:
+                raise UsageError(f"{source}: event seq {event['seq']} (model_request) records its body as "
+                                 f"changes that cannot be applied: {exc}") from None
+        body = event.get("body")
+        if isinstance(body, dict):
+            bodies[event["seq"]] = body
+        else:
+            unreadable.add(event["seq"])
 
 
 def _is_event(event: Any) -> bool:

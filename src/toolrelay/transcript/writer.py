@@ -11,7 +11,11 @@ Every event is flushed as it is written, except a streamed answer's server-sent 
 or ``FLUSH_INTERVAL`` after the first unflushed one, whichever comes first (outside an
 event loop, at once). So a run killed midway leaves a valid prefix; a ``kill -9`` can
 lose at most the stream events of its last ``FLUSH_INTERVAL`` (never another event), and
-a line cut short at the end is read as such (``reader.py``). A value
+a line cut short at the end is read as such (``reader.py``). A run's first model
+request is recorded whole, each later one as what changed since the previous request
+(``delta.py``: the new input items, and any other field that changed), with the SHA-256
+of the exact bytes sent; ``request_bodies="full"`` records every body whole, as
+transcripts were written before (the reader reads both). A value
 nested too deep to encode (never one toolrelay decoded: those are held to
 ``json_depth.MAX_DEPTH``) is recorded with its deepest part replaced by a note, so every
 line written can be read back.
@@ -23,20 +27,24 @@ import asyncio
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, Any, Final, Literal
 
 from ..errors import UsageError, os_reason
-from ..events import Event, ModelStreamEvent
+from ..events import Event, ModelRequestEvent, ModelStreamEvent
 from ..protocol.json_depth import MAX_DEPTH, clip_depth
 from ..redaction import redact, remembered_secrets, worth_redacting
+from .delta import DELTA_FIELD, DIGEST_FIELD, body_delta, wire_bytes, wire_digest
 
-__all__ = ["FLUSH_INTERVAL", "TranscriptWriter"]
+__all__ = ["FLUSH_INTERVAL", "RequestBodies", "TranscriptWriter"]
+
+RequestBodies = Literal["delta", "full"]
 
 FLUSH_INTERVAL: Final = 0.05
 """Seconds a stream event may wait in the buffer for others to be flushed with it."""
 # Fields that hold free text which could carry a credential (never message bodies).
 _FREE_TEXT_FIELDS: Final = ("target", "url", "stderr_tail", "text", "preview", "reason", "detail")
 _BATCHED: Final = frozenset({ModelStreamEvent.kind})
+_REQUEST: Final = ModelRequestEvent.kind
 # One encoder for every line: json.dumps builds a new one per call when given options.
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, default=str)
 
@@ -46,11 +54,13 @@ class TranscriptWriter:
 
     def __init__(
         self, path: str | Path, run_id: str, secrets: Iterable[str] = (), *,
-        append: bool = False, first_seq: int | None = None,
+        append: bool = False, first_seq: int | None = None, request_bodies: RequestBodies = "delta",
     ) -> None:
         """``append`` adds to an existing transcript (a resumed run); ``first_seq`` numbers
         the lines from there on, whatever the events' own numbers (a batch task's transcript
-        starts with the shared servers' records, and a resumed one goes on from its last)."""
+        starts with the shared servers' records, and a resumed one goes on from its last).
+        ``request_bodies="full"`` records every request body whole (no digests): the
+        format transcripts had before deltas."""
         self.path = Path(path)
         self.run_id = run_id
         self._secrets = frozenset(s for s in secrets if worth_redacting(s))
@@ -63,6 +73,9 @@ class TranscriptWriter:
         self._next_seq = first_seq
         self._pending: asyncio.TimerHandle | None = None
         """The scheduled flush of stream events written since the last flush."""
+        self._deltas = request_bodies == "delta"
+        self._last_request: tuple[int, dict[str, Any]] | None = None
+        """The previous model request's seq and body (its lists copied: the live ones grow)."""
 
     def add_secrets(self, secrets: Iterable[str]) -> None:
         self._secrets |= {s for s in secrets if worth_redacting(s)}
@@ -80,6 +93,8 @@ class TranscriptWriter:
             seq, self._next_seq = self._next_seq, self._next_seq + 1
         line: dict[str, Any] = {"seq": seq, "time": record.pop("time"), "run": self.run_id}
         line.update(record)
+        if line["kind"] == _REQUEST:
+            self._request_body(line)
         if self._secrets or remembered_secrets():  # remembered: OAuth tokens received meanwhile
             for name in _FREE_TEXT_FIELDS:
                 value = line.get(name)
@@ -93,6 +108,22 @@ class TranscriptWriter:
         self.lines += 1
         if line["kind"] not in _BATCHED or not self._flush_soon():
             self.flush()
+
+    def _request_body(self, line: dict[str, Any]) -> None:
+        """A model request's body as a delta against the previous one, and its digest."""
+        body = line.get("body")
+        if not self._deltas:
+            line.pop(DIGEST_FIELD, None)
+            return
+        if not isinstance(body, dict):
+            return
+        if line.get(DIGEST_FIELD) is None:  # a client that gave no digest of its bytes
+            line[DIGEST_FIELD] = wire_digest(wire_bytes(body))
+        if self._last_request is not None:
+            seq, previous = self._last_request
+            del line["body"]
+            line[DELTA_FIELD] = {"of": seq, **body_delta(previous, body)}
+        self._last_request = line["seq"], {k: list(v) if isinstance(v, list) else v for k, v in body.items()}
 
     def flush(self) -> None:
         """Put every line written so far on disk (a scheduled flush is no longer needed)."""

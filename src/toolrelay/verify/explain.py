@@ -20,6 +20,8 @@ from ..events import MCP_SERVER_REQUEST
 from ..protocol.responses import FUNCTION_CALL, FUNCTION_CALL_OUTPUT, MESSAGE, OUTPUT_TEXT
 from ..relay.stages.endings import ending_sentence
 from ..relay.stages.namespaces import function_tools_by_alias
+from ..relay.stages.parse import ModelTurn
+from ..relay.stages.usage import usage_text
 from .attachments import called_declarations, executed, no_call_text
 from .facts import RunFacts
 from .jsonpath import excerpt, item_label
@@ -155,6 +157,9 @@ def _response_line(current: ModelRound, answer: dict[str, Any]) -> str:
         if isinstance(block, dict) and block.get("type") == OUTPUT_TEXT
     ]
     said = f", message {excerpt(texts[0], 70)}" if texts else ""
+    read = current.read()
+    tokens = usage_text(read.usage) if isinstance(read, ModelTurn) else ""
+    said += f" · tokens: {tokens}" if tokens else ""
     return f"{answer.get('id')} ({answer.get('status')}): {calls} function_call(s){said}"
 
 

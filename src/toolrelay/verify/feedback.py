@@ -64,7 +64,11 @@ def _feedback(call: CallTrace, facts: RunFacts) -> Finding | None:
     problem = _differs(call.feedbacks[0].get("item"), expected, outcome, "the feedback event")
     if problem is not None:
         return _bad(call, problem, call.feedbacks[0], call.first("mcp_responses"))
+    checked: set[int] = set()
     for turn, index, item in sent:
+        if id(item) in checked:
+            continue  # the same item carried on (a delta-recorded transcript shares it): judged once
+        checked.add(id(item))
         if facts.swapped_with(call, item) is not None:
             continue  # another call's output under this call_id: correlation names it
         problem = _differs(item, expected, outcome, f"request {turn} input[{index}]")

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..protocol.json_depth import RECORD_DEPTH, loads
-from ..transcript.reader import read_transcript
+from ..transcript.reader import paused_gc, read_transcript
 from . import attachments
 from .jsonpath import first_difference
 from .record import RunRecord, index_events
@@ -37,8 +37,9 @@ def load_run(path: str | Path) -> RunRecord:
     if not source.exists():
         raise UsageError(f"{source}: no such transcript file or demo folder")
     transcript = read_transcript(source)
-    check_envelopes(transcript.events, source)
-    return index_events(transcript.events, source, cut_tail=transcript.cut_tail)
+    with paused_gc():  # indexing makes many small objects over a large, acyclic record
+        check_envelopes(transcript.events, source)
+        return index_events(transcript.events, source, cut_tail=transcript.cut_tail)
 
 
 def _load_folder(folder: Path, *, with_streamed: bool = True) -> RunRecord:

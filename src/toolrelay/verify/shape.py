@@ -153,7 +153,8 @@ def _rules() -> dict[str, Rule]:
     for cls in _event_classes():
         hints = typing.get_type_hints(cls)
         fields: Rule = dict(_RUN_ONLY)
-        skipped = {"kind", "seq", "time", "role", "optional_fields", *cls.optional_fields}  # not required
+        # not required ("belongs_to": routing only, never written; see McpMessage.to_record)
+        skipped = {"kind", "seq", "time", "role", "belongs_to", "optional_fields", *cls.optional_fields}
         for name, hint in hints.items():
             if name not in skipped:
                 fields[name] = _json_types(hint)

@@ -47,6 +47,7 @@ from ..relay.stages.dialects import UnknownDialect, dialect_of, known_reader
 from ..relay.stages.feedback import ERROR_PREFIX
 from ..relay.stages.namespaces import function_tools_by_alias
 from ..relay.stages.parse import ModelTurn
+from ..relay.stages.usage import usage_text
 from ..verify.record import CALL_METHODS
 from .auth_rows import AUTH_DESCRIBERS
 from .listen_rows import listen_text
@@ -143,6 +144,8 @@ def _model_response(record: dict[str, Any]) -> Row:
         label += f" · {read.status}"
         state = _response_state(state, read.status)
         badges = [Badge(kind="resp", text=read.response_id)] if read.response_id else []
+        tokens = usage_text(read.usage)
+        badges += [Badge(kind="tokens", text=tokens)] if tokens else []  # this turn's, as reported
     elif isinstance(read, UnknownDialect):
         state = "failed"
     if whole(record.get("attempt"), 1) > 1:

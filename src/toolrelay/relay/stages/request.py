@@ -6,6 +6,11 @@ kinds, unchanged and in order), then the ``function_call_output`` items — it w
 ``store: false`` and with stateless local servers. ``chain`` sends only the new outputs
 plus ``previous_response_id``, and the instructions again (they are not carried over).
 Declarations (``tools``) are rules: the same array every turn unless the catalog changed.
+
+A body keeps a stable prefix for the endpoint's prompt cache: the model and the
+instructions, then the declarations (and the tool choice), then the input — so two
+requests of a run with the same tools are byte-identical up to the first new input item;
+the run's ``prompt_cache_key`` (if any) and other settings follow the input.
 """
 
 from __future__ import annotations
@@ -38,7 +43,9 @@ class RequestSettings:
     """Ask for server-sent events (``stream: true``): text as it is written, each call as
     its item closes. An endpoint that answers JSON anyway is read as before."""
     extra: dict[str, Any] = field(default_factory=dict)
-    """More body fields (temperature, max_output_tokens, ...), sent as given."""
+    """More body fields (temperature, max_output_tokens, ``prompt_cache_options``, ...), sent as given."""
+    prompt_cache_key: str | None = None
+    """Sent as ``prompt_cache_key``: requests that share it share the endpoint's prompt cache."""
 
 
 def user_message(task: str) -> dict[str, Any]:
@@ -90,15 +97,17 @@ def build_body(
     body: dict[str, Any] = {"model": settings.model}
     if settings.instructions:
         body["instructions"] = settings.instructions
-    chain = settings.context_mode == "chain" and conversation.previous_response_id is not None
-    body["input"] = list(conversation.pending if chain else conversation.history)
-    if chain:
-        body["previous_response_id"] = conversation.previous_response_id
-    if tools:
+    if tools:  # before the input: the part of the prompt that stays the same (the cache's prefix)
         body["tools"] = tools
         aliases = list(function_tools_by_alias(tools))
         body["tool_choice"] = tool_choice_value(settings.tool_choice, aliases)
         body["parallel_tool_calls"] = settings.parallel_tool_calls
+    chain = settings.context_mode == "chain" and conversation.previous_response_id is not None
+    body["input"] = list(conversation.pending if chain else conversation.history)
+    if chain:
+        body["previous_response_id"] = conversation.previous_response_id
+    if settings.prompt_cache_key is not None:
+        body["prompt_cache_key"] = settings.prompt_cache_key
     if settings.store is not None:
         body["store"] = settings.store
         if settings.store is False:

@@ -1,10 +1,11 @@
 """Token usage summed over a run's model responses, in one flat dictionary.
 
-A Responses ``usage`` object nests two of its counts; the sum keeps five, by these names:
+A Responses ``usage`` object nests three of its counts; the sum keeps six, by these names:
 ``input_tokens``, ``output_tokens``, ``total_tokens``, ``cached_input_tokens``
-(``input_tokens_details.cached_tokens``) and ``reasoning_tokens``
-(``output_tokens_details.reasoning_tokens``). A count the endpoint does not give is left
-out, never claimed as 0. Each dialect's reader gives a response's counts in these names
+(``input_tokens_details.cached_tokens``: input read from the prompt cache),
+``cache_write_tokens`` (``input_tokens_details.cache_write_tokens``: input written to it)
+and ``reasoning_tokens`` (``output_tokens_details.reasoning_tokens``). A count the endpoint
+does not give is left out, never claimed as 0. Each dialect's reader gives a response's counts in these names
 (``token_counts`` is the Responses one's); ``add_counts`` sums them: ``RunResult.usage``
 and a batch's ``usage`` are this sum.
 """
@@ -20,6 +21,7 @@ _PATHS: Final[dict[str, tuple[str, ...]]] = {
     "output_tokens": ("output_tokens",),
     "total_tokens": ("total_tokens",),
     "cached_input_tokens": ("input_tokens_details", "cached_tokens"),
+    "cache_write_tokens": ("input_tokens_details", "cache_write_tokens"),
     "reasoning_tokens": ("output_tokens_details", "reasoning_tokens"),
 }
 USAGE_KEYS: Final = tuple(_PATHS)
@@ -45,10 +47,13 @@ def add_counts(totals: dict[str, int], counts: dict[str, int]) -> dict[str, int]
 
 
 def usage_text(usage: Any) -> str:
-    """``219 in (64 cached), 106 out (12 reasoning), 325 total``; "" with no counts."""
+    """``219 in (64 cached), 106 out (12 reasoning), 325 total``; "" with no counts. Tokens
+    written to the cache are named when there are any: ``(64 cached, 155 written to cache)``."""
     if not isinstance(usage, dict) or not usage:
         return ""
-    cached = f" ({usage['cached_input_tokens']} cached)" if "cached_input_tokens" in usage else ""
+    written = usage.get("cache_write_tokens")
+    wrote = f", {written} written to cache" if isinstance(written, int) and written > 0 else ""
+    cached = f" ({usage['cached_input_tokens']} cached{wrote})" if "cached_input_tokens" in usage else ""
     reasoning = f" ({usage['reasoning_tokens']} reasoning)" if "reasoning_tokens" in usage else ""
     parts = [
         f"{usage['input_tokens']} in{cached}" if "input_tokens" in usage else "",

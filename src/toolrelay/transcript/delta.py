@@ -1,0 +1,142 @@
+"""Request bodies recorded as what changed: a run's transcript grows with the run, not its square.
+
+A replayed request repeats the whole context, so recording every body whole makes a
+100-turn run's transcript quadratic. The writer records the first ``model_request`` of a
+run whole (``body``) and each later one as ``body_delta`` against the run's previous
+request (named by its ``seq`` in ``of``):
+
+- ``append``: top-level lists that grew by appending (``input`` of a Responses body,
+  ``messages`` of a Chat Completions one, any other): field → the new items only;
+- ``set``: fields that are new or whose value changed otherwise, whole;
+- ``drop``: fields the previous body had and this one has not;
+- ``order``: the body's field order, only when it is not the one the changes give (the
+  previous order, dropped fields left out, new fields at the end).
+
+Every request also records ``body_sha256``: the SHA-256 of the exact bytes sent (the
+compact UTF-8 JSON the model clients post, ``wire_bytes``). The reader rebuilds each body
+(``apply_delta``); ``BodyDigests`` checks a rebuilt body against its digest without
+serialising the shared context again for every request (each item's bytes are made once).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Final
+
+__all__ = ["DELTA_FIELD", "DIGEST_FIELD", "BodyDigests", "apply_delta", "body_delta", "wire_bytes",
+           "wire_digest"]
+
+DELTA_FIELD: Final = "body_delta"
+DIGEST_FIELD: Final = "body_sha256"
+_WIRE: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def wire_bytes(body: dict[str, Any]) -> bytes:
+    """The bytes a model client posts for ``body``: compact JSON, UTF-8, no NaN."""
+    return _WIRE.encode(body).encode()
+
+
+def wire_digest(content: bytes) -> str:
+    return hashlib.sha256(content).hexdigest()
+
+
+def body_delta(previous: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    """What changed from ``previous`` to ``body`` (see the module docstring); {} for the same."""
+    append: dict[str, list[Any]] = {}
+    changed: dict[str, Any] = {}
+    for key, value in body.items():
+        if key not in previous:
+            changed[key] = value
+            continue
+        old = previous[key]
+        if value is old:
+            continue
+        if _grew(old, value):
+            if len(value) > len(old):
+                append[key] = value[len(old):]
+        elif value != old:
+            changed[key] = value
+    delta: dict[str, Any] = {}
+    if append:
+        delta["append"] = append
+    if changed:
+        delta["set"] = changed
+    dropped = [key for key in previous if key not in body]
+    if dropped:
+        delta["drop"] = dropped
+    if list(body) != _natural_order(previous, body.keys(), dropped):
+        delta["order"] = list(body)
+    return delta
+
+
+def _grew(old: Any, value: Any) -> bool:
+    return (isinstance(old, list) and isinstance(value, list) and len(value) >= len(old)
+            and value[: len(old)] == old)
+
+
+def _natural_order(previous: dict[str, Any], keys: Any, dropped: list[str]) -> list[str]:
+    gone = set(dropped)
+    order = [key for key in previous if key not in gone]
+    known = set(order)
+    return order + [key for key in keys if key not in known]
+
+
+def apply_delta(previous: dict[str, Any], delta: Any) -> dict[str, Any]:
+    """The body ``delta`` describes against ``previous``; ValueError when it is no delta.
+
+    Values not changed are shared with ``previous`` (never copied): a rebuilt run holds
+    each item once, however many requests carry it."""
+    if not isinstance(delta, dict):
+        raise ValueError("it is not an object")
+    append, changed = delta.get("append", {}), delta.get("set", {})
+    dropped, order = delta.get("drop", []), delta.get("order")
+    if not isinstance(append, dict) or not isinstance(changed, dict) or not isinstance(dropped, list):
+        raise ValueError('its "append" and "set" must be objects and its "drop" an array')
+    body = {key: value for key, value in previous.items() if key not in dropped}
+    for key, items in append.items():
+        base = body.get(key)
+        if not isinstance(base, list) or not isinstance(items, list):
+            raise ValueError(f'it appends to "{key}", which the previous request holds no array in')
+        body[key] = base + items
+    body.update(changed)
+    if order is not None:
+        if not isinstance(order, list) or sorted(map(str, order)) != sorted(body):
+            raise ValueError('its "order" does not name the body\'s fields')
+        body = {key: body[key] for key in order}
+    return body
+
+
+class BodyDigests:
+    """SHA-256 of the wire bytes of rebuilt bodies, each shared value serialised once.
+
+    The wire form of a body is ``{"key":value,...}`` and of a list ``[item,...]``, so a
+    body's bytes are put together from its values' bytes; a list value (the growing
+    context) from its items' bytes. Values are remembered by identity, which holds while
+    the bodies are alive and unchanged (one pass over a read transcript)."""
+
+    def __init__(self) -> None:
+        self._bytes: dict[int, bytes] = {}
+        self._alive: list[Any] = []  # keeps every remembered object alive: ids stay unique
+
+    def digest(self, body: dict[str, Any]) -> str:
+        hasher = hashlib.sha256(b"{")
+        for number, (key, value) in enumerate(body.items()):
+            if number:
+                hasher.update(b",")
+            hasher.update(_WIRE.encode(str(key)).encode() + b":")
+            if isinstance(value, list):
+                hasher.update(b"[" + b",".join([self._of(item) for item in value]) + b"]")
+            else:
+                hasher.update(self._of(value))
+        hasher.update(b"}")
+        return hasher.hexdigest()
+
+    def _of(self, value: Any) -> bytes:
+        if not isinstance(value, dict | list):
+            return _WIRE.encode(value).encode()
+        found = self._bytes.get(id(value))
+        if found is None:
+            found = self._bytes[id(value)] = _WIRE.encode(value).encode()
+            self._alive.append(value)
+        return found

@@ -1,0 +1,215 @@
+"""Request bodies recorded as deltas: rebuilt exactly, checked by their digests, and a
+tampered delta caught exactly as the same edit of a whole body is; transcripts written
+before deltas (whole bodies) still read and verify."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolrelay.client.config import builtin_file_server
+from toolrelay.errors import UsageError
+from toolrelay.relay.loop import RunLimits
+from toolrelay.runner import RunOptions, run_async
+from toolrelay.transcript.delta import BodyDigests, apply_delta, body_delta, wire_bytes, wire_digest
+from toolrelay.transcript.reader import read_transcript
+from toolrelay.transcript.writer import TranscriptWriter
+from toolrelay.verify import load_run, verify
+
+OLD = Path(__file__).resolve().parent.parent / "data" / "transcripts" / "full_bodies_before_deltas.jsonl"
+"""Written by toolrelay before deltas (main at 116cd8e): three turns, three calls, whole bodies."""
+Event = dict[str, Any]
+
+
+def _read(n: int, **more: Any) -> dict[str, Any]:
+    return {"name": "fs__read_text_file", "arguments": {"path": "notes.txt", "head": n, **more}}
+
+
+@pytest.fixture(scope="module")
+def delta_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One real replay-mode run of four turns (two, one and two calls, then the answer)."""
+    root = tmp_path_factory.mktemp("delta-run")
+    (root / "notes.txt").write_text("line 1\nline 2\nline 3\n", encoding="utf-8")
+    turns = [{"calls": [_read(1), _read(2)]}, {"calls": [_read(3)]}, {"calls": [_read(1), _read(3)]},
+             {"message": "Read five times."}]
+    (root / "script.json").write_text(json.dumps({"turns": turns}), encoding="utf-8")
+    options = RunOptions(model="offline", script=root / "script.json", config=[builtin_file_server(root)],
+                         transcript=root / "run.jsonl", stream=False, limits=RunLimits(max_turns=6))
+    result = asyncio.run(run_async("Read notes.txt", options))
+    assert result.status == "completed" and len(result.calls) == 5
+    return root / "run.jsonl"
+
+
+def _lines(path: Path) -> list[Event]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _write(path: Path, events: list[Event]) -> Path:
+    text = "".join(json.dumps(event, ensure_ascii=False) + "\n" for event in events)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _requests(events: list[Event]) -> list[Event]:
+    return [event for event in events if event["kind"] == "model_request"]
+
+
+def _full_copy(source: Path, target: Path, *, digests: bool = True) -> Path:
+    """The same run with every body whole (``request_bodies="full"``), digests kept or not."""
+    events = read_transcript(source).events
+    writer = TranscriptWriter(target, "run", request_bodies="full")
+    for event in events:
+        writer.write_record({k: v for k, v in event.items() if k != "run"})
+    writer.close()
+    if digests:
+        whole = _lines(target)
+        for event, original in zip(_requests(whole), _requests(events), strict=True):
+            event["body_sha256"] = original["body_sha256"]
+        _write(target, whole)
+    return target
+
+
+def test_a_run_records_its_first_body_whole_and_each_later_one_as_what_it_added(delta_run: Path) -> None:
+    first, *later = _requests(_lines(delta_run))
+    assert "body" in first and "body_delta" not in first
+    for previous_seq, event in zip([first["seq"]] + [e["seq"] for e in later], later, strict=False):
+        assert "body" not in event
+        delta = event["body_delta"]
+        assert delta["of"] == previous_seq
+        assert set(delta) == {"of", "append"}  # replay mode: only the new input items
+        assert [item["type"] for item in delta["append"]["input"]][-1] == "function_call_output"
+    rebuilt = _requests(read_transcript(delta_run).events)
+    for event in rebuilt:  # each rebuilt body is byte for byte the one the client posted
+        assert "body_delta" not in event
+        assert wire_digest(wire_bytes(event["body"])) == event["body_sha256"]
+    assert len(rebuilt[3]["body"]["input"]) == 1 + 2 * 5  # the task, then each call and its output
+
+
+def test_the_delta_transcript_is_smaller_and_verifies_like_the_whole_body_one(
+    delta_run: Path, tmp_path: Path
+) -> None:
+    full = _full_copy(delta_run, tmp_path / "full.jsonl", digests=False)
+    assert "body_delta" not in full.read_text() and "body_sha256" not in full.read_text()
+    assert delta_run.stat().st_size < full.stat().st_size
+    on_deltas, on_full = verify(load_run(delta_run)), verify(load_run(full))
+    assert on_deltas.ok and on_deltas.finished and on_full.ok
+    assert [f.message for f in on_deltas.findings] == [f.message for f in on_full.findings]
+
+
+def test_a_transcript_written_before_deltas_still_reads_and_verifies() -> None:
+    events = read_transcript(OLD).events
+    assert len(_requests(events)) == 3 and all("body_sha256" not in e for e in _requests(events))
+    verdict = verify(load_run(OLD))
+    assert verdict.ok and verdict.finished
+    assert not [f for f in verdict.findings if f.check == "body_digest"]
+
+
+def _item_changed(body: dict[str, Any]) -> None:
+    outputs = [item for item in body["input"] if item.get("type") == "function_call_output"]
+    outputs[-1]["output"] = "line 1 (edited)\n"
+
+
+def _delta_item_changed(delta: dict[str, Any]) -> None:
+    _item_changed(delta["append"])
+
+
+def _tools_dropped(body: dict[str, Any]) -> None:
+    del body["tools"]
+
+
+def _delta_tools_dropped(delta: dict[str, Any]) -> None:
+    delta["drop"] = ["tools"]
+
+
+def _reordered(body: dict[str, Any]) -> None:
+    items = body["input"]
+    items[-1], items[-2] = items[-2], items[-1]
+
+
+def _delta_reordered(delta: dict[str, Any]) -> None:
+    _reordered(delta["append"])
+
+
+@pytest.mark.parametrize(
+    ("on_delta", "on_body"),
+    [(_delta_item_changed, _item_changed), (_delta_tools_dropped, _tools_dropped),
+     (_delta_reordered, _reordered)],
+    ids=["an input item changed", "a field dropped", "outputs reordered"],
+)
+def test_a_tampered_delta_is_caught_exactly_as_the_same_edit_of_a_whole_body(
+    delta_run: Path, tmp_path: Path,
+    on_delta: Callable[[dict[str, Any]], None], on_body: Callable[[dict[str, Any]], None],
+) -> None:
+    events = _lines(delta_run)
+    on_delta(_requests(events)[2]["body_delta"])  # request 3 (its items are carried on to request 4)
+    tampered_delta = _write(tmp_path / "delta.jsonl", events)
+    whole = _lines(_full_copy(delta_run, tmp_path / "full.jsonl"))
+    on_body(_requests(whole)[2]["body"])  # request 3 only, as the tamper tests edit a whole body
+    tampered_full = _write(tmp_path / "full-tampered.jsonl", whole)
+    by_delta, by_full = verify(load_run(tampered_delta)).broken, verify(load_run(tampered_full)).broken
+    assert by_delta is not None and by_full is not None
+    assert (by_delta.link, by_delta.check, by_delta.message) == (by_full.link, by_full.check, by_full.message)
+    assert by_delta.link in ("feedback", "next_input")
+
+
+def test_an_edit_no_other_check_sees_is_caught_by_the_body_digest(delta_run: Path, tmp_path: Path) -> None:
+    events = _lines(delta_run)
+    _requests(events)[1]["body_delta"]["set"] = {"parallel_tool_calls": False}
+    verdict = verify(load_run(_write(tmp_path / "t.jsonl", events)))
+    assert verdict.broken is not None and verdict.broken.check == "body_digest"
+    assert verdict.broken.message.startswith("request 2 (attempt 1): its body is not the one sent: it does "
+                                             "not serialise to the SHA-256 recorded with it")
+
+
+def test_a_delta_whose_request_is_gone_or_that_cannot_apply_is_unreadable(
+    delta_run: Path, tmp_path: Path
+) -> None:
+    events = _lines(delta_run)
+    first, second = _requests(events)[:2]
+    gone = [event for event in events if event is not first]
+    gone_said = (rf"event seq {second['seq']} \(model_request\) records its body as changes to a request "
+                 "the transcript does not hold before it")
+    with pytest.raises(UsageError, match=gone_said):
+        load_run(_write(tmp_path / "gone.jsonl", gone))
+    second["body_delta"]["append"] = {"model": ["x"]}
+    bad_said = ('changes that cannot be applied: it appends to "model", which the previous request holds '
+                "no array in")
+    with pytest.raises(UsageError, match=bad_said):
+        load_run(_write(tmp_path / "bad.jsonl", events))
+
+
+CHAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function"}]}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda body: body["messages"].append({"role": "assistant", "content": "hello"}),  # any list field
+        lambda body: body.update(temperature=0.5),  # a new field, at the end
+        lambda body: body.pop("tools"),
+        lambda body: body.update(messages=[{"role": "user", "content": "other"}]),  # no append: set whole
+        lambda body: body.update({"stream": True, "model": "n"}),
+    ],
+    ids=["appended", "added", "dropped", "replaced", "changed"],
+)
+def test_any_body_is_rebuilt_from_its_delta_byte_for_byte(change: Callable[[dict[str, Any]], object]) -> None:
+    body = copy.deepcopy(CHAT)
+    change(body)
+    delta = json.loads(json.dumps(body_delta(CHAT, body)))  # as read back from a line
+    rebuilt = apply_delta(CHAT, delta)
+    assert wire_bytes(rebuilt) == wire_bytes(body)
+    assert BodyDigests().digest(rebuilt) == wire_digest(wire_bytes(body))
+
+
+def test_a_new_field_order_is_recorded_and_kept() -> None:
+    body = {"tools": CHAT["tools"], "model": "m", "messages": CHAT["messages"]}
+    delta = body_delta(CHAT, body)
+    assert delta == {"order": ["tools", "model", "messages"]}
+    assert wire_bytes(apply_delta(CHAT, delta)) == wire_bytes(body)
+    assert body_delta(CHAT, copy.deepcopy(CHAT)) == {}
