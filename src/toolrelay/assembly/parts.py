@@ -25,6 +25,7 @@ from ..client.config import ServerConfig, with_cli_settings
 from ..client.host import Host, Sampler, SamplingRequest, declining, refusing_approval
 from ..events import EventStream
 from ..model import ModelEndpoint, ResponsesClient
+from ..model.chat_client import open_client
 from ..offline import OfflineModel, load_script
 from ..protocol.jsonrpc import JSONObject
 from ..redaction import url_secrets
@@ -68,6 +69,8 @@ BATCH_WORDING: Final = Wording(
 
 _EndpointKey = tuple[bool, str | None]
 """Which endpoint options name: (offline, its script), else the hosted one."""
+_ClientKey = tuple[_EndpointKey, str]
+"""An endpoint and the API it is asked by (``api``)."""
 
 
 class Assembly:
@@ -88,7 +91,7 @@ class Assembly:
         self._function_hooks = _add_function_servers(self.servers, options)
         self._stack = stack
         self._endpoints: dict[_EndpointKey, ModelEndpoint] = {}
-        self._clients: dict[_EndpointKey, ResponsesClient] = {}
+        self._clients: dict[_ClientKey, ResponsesClient] = {}
         self._opening = asyncio.Lock()
         self._sampler: Sampler | None = None
         self._sampler_opening = asyncio.Lock()
@@ -105,10 +108,10 @@ class Assembly:
         """The client of the endpoint ``opts`` name (opened on first use, then shared: its
         connections and its back-off after a 429)."""
         opts = opts or self.options
-        key = _endpoint_key(opts)
+        key = (_endpoint_key(opts), opts.api)
         async with self._opening:
             if key not in self._clients:
-                client = ResponsesClient(self.endpoint(opts), events=self.events)
+                client = open_client(opts.api, self.endpoint(opts), events=self.events)
                 self._clients[key] = await self._stack.enter_async_context(client)
         return self._clients[key]
 
@@ -226,7 +229,7 @@ async def model_sampler(
     ``stack`` closes. Its model requests are not the run's turns: they are not recorded as
     such (the server's request and toolrelay's answer are)."""
     endpoint = endpoint or open_endpoint(opts, stack)
-    client = await stack.enter_async_context(ResponsesClient(endpoint, events=EventStream()))
+    client = await stack.enter_async_context(open_client(opts.api, endpoint, events=EventStream()))
     return responses_sampler(client, opts.model)
 
 

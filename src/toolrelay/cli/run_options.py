@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from ..assembly.options import DEFAULT_MODEL, RunOptions
+from ..model.chat_client import API_CHOICES
 from ..relay.loop import RunLimits
 from ..relay.stages.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET
 from ..relay.streaming import EARLY_POLICIES
@@ -46,6 +47,10 @@ class Shared:
 
 
 SHARED: Final[tuple[Shared, ...]] = (
+    Shared(("--api",), "the model API: responses (default), chat (POST {base}/chat/completions), or auto "
+                       "(Responses, then chat if the endpoint has no /responses)",
+           "the model API: responses (default), chat or auto",
+           {"choices": API_CHOICES, "default": "responses"}),
     Shared(("--instructions",), "system instructions sent with every request"),
     Shared(("--chain",), "send previous_response_id instead of replaying the context (not with --no-store)",
            "send previous_response_id instead of replaying the context", {"action": "store_true"}),
@@ -127,7 +132,7 @@ def shaping_options(args: argparse.Namespace) -> RunOptions:
     policy = policy_from_args(args)  # one object: the filter and the hook (it reads what the filter saw)
     return RunOptions(
         filters=(policy,) if policy else (), hooks=(policy,) if policy else (),
-        model=args.model, base_url=args.base_url, config=Path(args.config) if args.config else None,
+        model=args.model, base_url=args.base_url, api=args.api, config=Path(args.config) if args.config else None,
         strict=args.strict, chain=args.chain, store=args.store, instructions=args.instructions,
         declare=args.declare, structured_output=args.structured_output,
         tool_choice=args.tool_choice, parallel_tool_calls=args.parallel, stream=args.stream,

@@ -29,9 +29,10 @@ from .stream_script import StreamSettings
 from .turns import ScriptProgress, offline_id_numbers, request_context, request_turn
 from .wire import OFFLINE_EPOCH, error_body, response_object, token_estimate, usage
 
-__all__ = ["RESPONSES_PATH", "Answer", "Responder", "json_answer"]
+__all__ = ["CHAT_COMPLETIONS_PATH", "RESPONSES_PATH", "Answer", "Responder", "json_answer"]
 
 RESPONSES_PATH: Final = "/v1/responses"
+CHAT_COMPLETIONS_PATH: Final = "/v1/chat/completions"
 STATS_RESET_PATH: Final = "/_stats/reset"
 _PARSE_ERROR: Final = (
     "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your "
@@ -83,6 +84,8 @@ class Responder:
         """Which entry answers which request (``turns.py``: the turn its context has reached)."""
         self.require_key = require_key
         self.requests: list[dict[str, Any]] = []
+        self.chat_only = False
+        """Answer ``/v1/responses`` 404 (a chat-only server: ``OfflineModel(chat_only=True)``)."""
         self.handler_us: list[float] = []
         self.reset()
 
@@ -105,7 +108,11 @@ class Responder:
         if path == STATS_RESET_PATH:
             self.handler_us.clear()
             return json_answer(200, {})
-        if path != RESPONSES_PATH:
+        if path == CHAT_COMPLETIONS_PATH:
+            from .chat_route import chat_answer  # the chat route answers through this responder
+
+            return chat_answer(self, headers, raw)
+        if path != RESPONSES_PATH or self.chat_only:
             return json_answer(404, error_body(f"Invalid URL (POST {path})"))
         refused = self._check_key(headers)
         if refused is not None:
@@ -118,6 +125,13 @@ class Responder:
             return json_answer(400, error_body(_PARSE_ERROR))
         self.requests.append(body)
         return self._answer(body)
+
+    def answer(self, body: dict[str, Any]) -> Answer:
+        """The answer to a Responses request body already read (the chat route's way in)."""
+        return self._answer(body)
+
+    def check_key(self, headers: Mapping[str, str]) -> Answer | None:
+        return self._check_key(headers)
 
     def _answer(self, body: dict[str, Any]) -> Answer:
         if body.get("metadata") == SAMPLING_METADATA:

@@ -1,0 +1,108 @@
+"""The stand-in's ``POST /v1/chat/completions``: the same scripts, answered in the chat dialect.
+
+A chat request is read as the Responses request it says (``protocol.chat.responses_request``:
+messages → input items, function tools, tool_choice), answered by the responder exactly as
+a ``/v1/responses`` request (script, scenario, checks: a tool message without its call is
+the same 400), and the Response written back as a chat completion (``completion_of``) or,
+with ``stream: true``, as ``chat.completion.chunk`` events (``chat_chunks``): a role chunk,
+the text in pieces, each tool call's first delta (index, id, name) then its arguments in
+pieces, the finish chunk, the usage chunk when ``stream_options.include_usage`` asks for it,
+and ``data: [DONE]``. Script stream settings (pacing, cuts) apply to ``/v1/responses`` only.
+
+``OfflineModel(..., chat_only=True)`` answers ``/v1/responses`` 404, as a server without the
+Responses API does (``--api auto``'s fallback is tested against it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+from ..protocol import json_depth
+from ..protocol.chat import assistant_message, chat_usage, responses_request
+from ..protocol.responses import FAILED, FUNCTION_CALL, INCOMPLETE
+from .responder import CHAT_COMPLETIONS_PATH, Answer, Responder, json_answer
+from .wire import error_body
+
+__all__ = ["CHAT_COMPLETIONS_PATH", "chat_answer", "chat_chunks", "completion_of"]
+
+_PIECE: Final = 8
+"""Characters per streamed text or arguments piece."""
+
+
+def chat_answer(responder: Responder, headers: Mapping[str, str], raw: bytes) -> Answer:
+    """The answer to one chat completion request."""
+    refused = responder.check_key(headers)
+    if refused is not None:
+        return refused
+    try:
+        chat = json_depth.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        chat = None
+    if not isinstance(chat, dict) or not isinstance(chat.get("messages"), list):
+        return json_answer(400, error_body("We could not parse the JSON body of your request: a chat "
+                                           "completion request needs a 'messages' array."))
+    responder.requests.append(chat)
+    view = {key: value for key, value in responses_request(chat).items() if key != "stream"}
+    answer = responder.answer(view)
+    if answer.status != 200:
+        return answer
+    response = json.loads(answer.body)
+    if response.get("status") == FAILED:
+        error = response.get("error") or {}
+        return json_answer(500, error_body(str(error.get("message") or "The model failed."),
+                                           type="server_error", code=error.get("code")))
+    completion = completion_of(response)
+    if chat.get("stream") is not True:
+        return json_answer(200, completion)
+    usage = (chat.get("stream_options") or {}).get("include_usage") is True
+    body = b"".join(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode()
+                    for chunk in chat_chunks(completion, usage=usage)) + b"data: [DONE]\n\n"
+    return Answer(status=200, body=body, content_type="text/event-stream", headers=(("Cache-Control", "no-cache"),))
+
+
+def completion_of(response: dict[str, Any]) -> dict[str, Any]:
+    """A Response object as the chat completion that says the same."""
+    output = response.get("output") or []
+    message = assistant_message(output)
+    calls = any(item.get("type") == FUNCTION_CALL for item in output)
+    reason = "length" if response.get("status") == INCOMPLETE else "tool_calls" if calls else "stop"
+    response_id = str(response.get("id") or "")
+    return {
+        "id": "chatcmpl-" + response_id.removeprefix("resp_"),
+        "object": "chat.completion",
+        "created": response.get("created_at"),
+        "model": response.get("model"),
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": reason}],
+        "usage": chat_usage(response.get("usage")),
+        "system_fingerprint": None,
+    }
+
+
+def chat_chunks(completion: dict[str, Any], *, usage: bool) -> Iterator[dict[str, Any]]:
+    """The chunks that stream ``completion`` (as the OpenAI API writes them)."""
+    top = {"id": completion["id"], "object": "chat.completion.chunk", "created": completion["created"],
+           "model": completion["model"], "system_fingerprint": None}
+    choice = completion["choices"][0]
+    message = choice["message"]
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**top, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+
+    yield chunk({"role": "assistant", "content": "", "refusal": None})
+    for piece in _pieces(message.get("content") or ""):
+        yield chunk({"content": piece})
+    for index, call in enumerate(message.get("tool_calls") or []):
+        function = call["function"]
+        yield chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                     "function": {"name": function["name"], "arguments": ""}}]})
+        for piece in _pieces(function.get("arguments") or ""):
+            yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+    yield chunk({}, choice["finish_reason"])
+    if usage:
+        yield {**top, "choices": [], "usage": completion.get("usage")}
+
+
+def _pieces(text: str) -> list[str]:
+    return [text[start:start + _PIECE] for start in range(0, len(text), _PIECE)]
