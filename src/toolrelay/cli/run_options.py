@@ -132,7 +132,8 @@ def shaping_options(args: argparse.Namespace) -> RunOptions:
     policy = policy_from_args(args)  # one object: the filter and the hook (it reads what the filter saw)
     return RunOptions(
         filters=(policy,) if policy else (), hooks=(policy,) if policy else (),
-        model=args.model, base_url=args.base_url, api=args.api, config=Path(args.config) if args.config else None,
+        model=args.model, base_url=args.base_url, api=args.api,
+        config=Path(args.config) if args.config else None,
         strict=args.strict, chain=args.chain, store=args.store, instructions=args.instructions,
         declare=args.declare, structured_output=args.structured_output,
         tool_choice=args.tool_choice, parallel_tool_calls=args.parallel, stream=args.stream,

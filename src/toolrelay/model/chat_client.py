@@ -32,7 +32,7 @@ from .failures import check_reply
 from .reply import ModelReply, OnUpdate
 from .streaming import StreamAssembling
 
-__all__ = ["API_CHOICES", "ApiChoice", "AutoClient", "ChatClient", "EndpointClient", "chat_url", "open_client"]
+__all__ = ["API_CHOICES", "ApiChoice", "AutoClient", "ChatClient", "chat_url", "open_client"]
 
 ApiChoice = Literal["responses", "chat", "auto"]
 API_CHOICES: Final[tuple[ApiChoice, ...]] = ("responses", "chat", "auto")
@@ -79,10 +79,6 @@ class ChatClient(ResponsesClient):
         if not isinstance(answer, dict):
             return check_reply(answer, body)
         return None
-
-
-EndpointClient = ResponsesClient
-"""What ``open_client`` gives: a model adapter with its ``url``, open as ``async with``."""
 
 
 class AutoClient(ResponsesClient):

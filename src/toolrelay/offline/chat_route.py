@@ -7,7 +7,8 @@ the same 400), and the Response written back as a chat completion (``completion_
 with ``stream: true``, as ``chat.completion.chunk`` events (``chat_chunks``): a role chunk,
 the text in pieces, each tool call's first delta (index, id, name) then its arguments in
 pieces, the finish chunk, the usage chunk when ``stream_options.include_usage`` asks for it,
-and ``data: [DONE]``. Script stream settings (pacing, cuts) apply to ``/v1/responses`` only.
+and ``data: [DONE]``. A script entry's ``tokens_per_second`` and ``pause`` pace the chunks (a
+pause before each tool call after the first); its stream faults and holds are Responses-only.
 
 ``OfflineModel(..., chat_only=True)`` answers ``/v1/responses`` 404, as a server without the
 Responses API does (``--api auto``'s fallback is tested against it).
@@ -23,6 +24,9 @@ from ..protocol import json_depth
 from ..protocol.chat import assistant_message, chat_usage, responses_request
 from ..protocol.responses import FAILED, FUNCTION_CALL, INCOMPLETE
 from .responder import CHAT_COMPLETIONS_PATH, Answer, Responder, json_answer
+from .stream_plan import Step, StreamPlan
+from .stream_script import StreamSettings
+from .turns import request_context, request_turn
 from .wire import error_body
 
 __all__ = ["CHAT_COMPLETIONS_PATH", "chat_answer", "chat_chunks", "completion_of"]
@@ -45,6 +49,7 @@ def chat_answer(responder: Responder, headers: Mapping[str, str], raw: bytes) ->
                                            "completion request needs a 'messages' array."))
     responder.requests.append(chat)
     view = {key: value for key, value in responses_request(chat).items() if key != "stream"}
+    settings = _stream_settings(responder, view)
     answer = responder.answer(view)
     if answer.status != 200:
         return answer
@@ -57,9 +62,37 @@ def chat_answer(responder: Responder, headers: Mapping[str, str], raw: bytes) ->
     if chat.get("stream") is not True:
         return json_answer(200, completion)
     usage = (chat.get("stream_options") or {}).get("include_usage") is True
-    body = b"".join(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode()
-                    for chunk in chat_chunks(completion, usage=usage)) + b"data: [DONE]\n\n"
-    return Answer(status=200, body=body, content_type="text/event-stream", headers=(("Cache-Control", "no-cache"),))
+    chunks = [*(_frame(chunk) for chunk in chat_chunks(completion, usage=usage)), b"data: [DONE]\n\n"]
+    headers = (("Cache-Control", "no-cache"),)
+    if not settings.pause and settings.tokens_per_second is None:
+        return Answer(status=200, body=b"".join(chunks), content_type="text/event-stream", headers=headers)
+    return Answer(status=200, body=b"", content_type="text/event-stream", headers=headers,
+                  plan=_paced(chunks, settings))
+
+
+def _stream_settings(responder: Responder, view: dict[str, Any]) -> StreamSettings:
+    """How the script entry that answers ``view`` streams (its pace; faults are not chat's)."""
+    progress = responder.progress
+    entry = progress.entry(request_turn(request_context(view, responder.ledger))) if progress else None
+    return entry.stream if entry is not None else StreamSettings()
+
+
+def _paced(chunks: list[bytes], settings: StreamSettings) -> StreamPlan:
+    """One write per chunk: ``tokens_per_second`` apart, and ``pause`` after each tool call's
+    last chunk when another call follows."""
+    spacing = 1 / settings.tokens_per_second if settings.tokens_per_second else 0.0
+    steps, clock = [], 0.0
+    for position, data in enumerate(chunks):
+        starts_call = b'"id":' in data and b'"tool_calls"' in data and position > 0
+        if starts_call and any(b'"tool_calls"' in before for before in chunks[:position]):
+            clock += settings.pause
+        steps.append(Step(clock, data))
+        clock += spacing
+    return StreamPlan(steps=tuple(steps))
+
+
+def _frame(chunk: dict[str, Any]) -> bytes:
+    return f"data: {json.dumps(chunk, ensure_ascii=False, separators=(',', ':'))}\n\n".encode()
 
 
 def completion_of(response: dict[str, Any]) -> dict[str, Any]:

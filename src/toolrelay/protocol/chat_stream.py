@@ -34,6 +34,8 @@ from .stream_updates import Assembled, ItemDone, StreamEnded, StreamFailed, Stre
 __all__ = ["ChatStreamAssembler", "assemble_chat"]
 
 DONE: Final = "[DONE]"
+_MESSAGE_KEYS: Final = frozenset({"role", "content", "refusal", "tool_calls", "function_call"})
+"""Delta fields of the message itself: the rest (``reasoning_content``, ...) are kept as sent."""
 
 
 @dataclass(slots=True)
@@ -125,10 +127,12 @@ class ChatStreamAssembler:
                 for part in value:
                     if isinstance(part, dict):
                         self._tool_delta(part, updates)
+            elif key in _MESSAGE_KEYS:
+                continue
             elif isinstance(value, str) and isinstance(self._message_extra.get(key, ""), str):
                 self._retry_safe = self._retry_safe and not value
                 self._message_extra[key] = self._message_extra.get(key, "") + value  # reasoning_content
-            elif value is not None and key not in ("content", "refusal"):
+            elif value is not None:
                 self._message_extra.setdefault(key, value)
         if isinstance(choice.get("logprobs"), dict):
             self._logprobs.append(choice["logprobs"])

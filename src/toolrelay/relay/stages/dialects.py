@@ -33,7 +33,8 @@ from .parse import ModelTurn, read_response
 from .usage import token_counts
 
 __all__ = [
-    "CHAT", "READERS", "RESPONSES", "DialectReader", "UnknownDialect", "dialect_of", "known_reader", "reader_for",
+    "CHAT", "READERS", "RESPONSES", "DialectReader", "StreamAssembling", "UnknownDialect", "dialect_of",
+    "known_reader", "reader_for",
 ]
 
 
