@@ -76,7 +76,8 @@ def run_dialect(
     events.subscribe(seen.append)
     transcript = folder / "run.jsonl"
     with OfflineModel(parse_script(script) if script is not None else None) as model:
-        opts = RunOptions(model="gpt-4.1", base_url=model.base_url, api=api, stream=stream,  # type: ignore[arg-type]
+        opts = RunOptions(model="gpt-4.1", base_url=model.base_url, api=api,  # type: ignore[arg-type]
+                          stream=stream,
                           config=servers or [in_process_file_server(workspace)], events=events,
                           limits=limits or RunLimits(), environ={}, transcript=transcript, **options)
         result = asyncio.run(run_async(task, opts))

@@ -39,7 +39,8 @@ def test_one_call_is_paired_fed_back_and_the_context_replayed(tmp_path: Path, ap
     assert json.loads(called["arguments"]) == {"path": "notes.txt", "head": 20}
     [outcome] = run.result.calls
     assert outcome.call_id == called["call_id"] and outcome.status == "ok"
-    assert outcome.request is not None and outcome.request["params"]["arguments"] == {"path": "notes.txt", "head": 20}
+    assert outcome.request is not None
+    assert outcome.request["params"]["arguments"] == {"path": "notes.txt", "head": 20}
     assert second["tools"] == first["tools"]
     assert run.result.final_text == "The tool returned:\n" + FIRST_20
     assert {e["dialect"] for e in run.records("model_request")} == {api}
@@ -104,7 +105,9 @@ def test_max_turns_and_max_tool_calls_stop_the_run(tmp_path: Path, api: str, str
 
 
 @EACH_MODE
-def test_early_calls_start_while_the_answer_streams_and_are_proven(tmp_path: Path, api: str, stream: bool) -> None:
+def test_early_calls_start_while_the_answer_streams_and_are_proven(
+    tmp_path: Path, api: str, stream: bool
+) -> None:
     script = {"turns": [{"calls": [call("fs__read_text_file", path="notes.txt", head=2),
                                    call("fs__read_text_file", path="todo.md", tail=1)], "pause": 0.3},
                         {"message": "done"}]}

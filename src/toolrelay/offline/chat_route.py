@@ -63,10 +63,10 @@ def chat_answer(responder: Responder, headers: Mapping[str, str], raw: bytes) ->
         return json_answer(200, completion)
     usage = (chat.get("stream_options") or {}).get("include_usage") is True
     chunks = [*(_frame(chunk) for chunk in chat_chunks(completion, usage=usage)), b"data: [DONE]\n\n"]
-    headers = (("Cache-Control", "no-cache"),)
+    sse_headers = (("Cache-Control", "no-cache"),)
     if not settings.pause and settings.tokens_per_second is None:
-        return Answer(status=200, body=b"".join(chunks), content_type="text/event-stream", headers=headers)
-    return Answer(status=200, body=b"", content_type="text/event-stream", headers=headers,
+        return Answer(status=200, body=b"".join(chunks), content_type="text/event-stream", headers=sse_headers)
+    return Answer(status=200, body=b"", content_type="text/event-stream", headers=sse_headers,
                   plan=_paced(chunks, settings))
 
 
