@@ -85,7 +85,8 @@ def run_dialect(
     for body in wire:
         check_wire(api, body)
     requests = [responses_request(body) if api == "chat" else body for body in wire]
-    return DialectRun(api=api, result=result, wire=wire, requests=requests, transcript=transcript, events=seen)
+    return DialectRun(api=api, result=result, wire=wire, requests=requests, transcript=transcript,
+                      events=seen)
 
 
 def verified(path: Path) -> str:

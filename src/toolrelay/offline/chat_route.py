@@ -65,7 +65,8 @@ def chat_answer(responder: Responder, headers: Mapping[str, str], raw: bytes) ->
     chunks = [*(_frame(chunk) for chunk in chat_chunks(completion, usage=usage)), b"data: [DONE]\n\n"]
     sse_headers = (("Cache-Control", "no-cache"),)
     if not settings.pause and settings.tokens_per_second is None:
-        return Answer(status=200, body=b"".join(chunks), content_type="text/event-stream", headers=sse_headers)
+        return Answer(status=200, body=b"".join(chunks), content_type="text/event-stream",
+                      headers=sse_headers)
     return Answer(status=200, body=b"", content_type="text/event-stream", headers=sse_headers,
                   plan=_paced(chunks, settings))
 
