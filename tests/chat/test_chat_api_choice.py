@@ -57,7 +57,8 @@ def test_auto_stays_on_responses_where_the_endpoint_has_it(tmp_path: Path) -> No
 
 
 def test_chat_refuses_chain_and_namespaces_before_anything_starts(tmp_path: Path) -> None:
-    for options, said in (({"chain": True}, "--chain (chain=True) needs the Responses API's previous_response_id"),
+    chain = "--chain (chain=True) needs the Responses API's previous_response_id"
+    for options, said in (({"chain": True}, chain),
                           ({"declare": "namespaces"}, "use --declare flat with --api chat")):
         opts = RunOptions(model="offline", api="chat", config=[], **options)  # type: ignore[arg-type]
         with pytest.raises(UsageError, match=said.replace("(", r"\(").replace(")", r"\)")):
