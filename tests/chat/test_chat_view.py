@@ -10,14 +10,15 @@ from chat_helpers import run_dialect
 
 from toolrelay.view.rows import describe
 
-SCRIPT = {"turns": [{"calls": [{"name": "fs__read_text_file", "arguments": {"path": "notes.txt", "head": 2}}]},
-                    {"message": "all done here"}]}
+READ = {"name": "fs__read_text_file", "arguments": {"path": "notes.txt", "head": 2}}
+SCRIPT = {"turns": [{"calls": [READ]}, {"message": "all done here"}]}
 
 
 def test_chat_stream_chunks_and_answers_are_drawn_by_what_they_carry(tmp_path: Path) -> None:
     run = run_dialect(tmp_path, SCRIPT, api="chat", stream=True)
     records = [json.loads(line) for line in run.transcript.read_text().splitlines()]
-    rows = [describe(r, records[0]["time"]) for r in records if r["kind"] in ("model_stream", "model_response")]
+    model_side = [r for r in records if r["kind"] in ("model_stream", "model_response")]
+    rows = [describe(r, records[0]["time"]) for r in model_side]
     labels = [row.label for row in rows]
     assert labels[:3] == ["role", "tool_calls[0] start", "tool_calls[0] arguments"]
     assert "finish" in labels and "usage" in labels and "[DONE]" in labels and "content" in labels
