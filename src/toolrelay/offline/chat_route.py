@@ -18,24 +18,59 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from typing import Any, Final
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
 
 from ..protocol import json_depth
 from ..protocol.chat import assistant_message, chat_usage, responses_request
 from ..protocol.responses import FAILED, FUNCTION_CALL, INCOMPLETE
-from .responder import CHAT_COMPLETIONS_PATH, Answer, Responder, json_answer
+from .state import Ledger
 from .stream_plan import Step, StreamPlan
 from .stream_script import StreamSettings
-from .turns import request_context, request_turn
+from .turns import ScriptProgress, request_context, request_turn
 from .wire import error_body
 
-__all__ = ["CHAT_COMPLETIONS_PATH", "chat_answer", "chat_chunks", "completion_of"]
+__all__ = ["CHAT_COMPLETIONS_PATH", "Answer", "Answering", "chat_answer", "chat_chunks", "completion_of"]
+
+CHAT_COMPLETIONS_PATH: Final = "/v1/chat/completions"
+
+
+@dataclass(slots=True, kw_only=True)
+class Answer:
+    """What the HTTP layer sends (the responder's ``Answer``, field for field)."""
+
+    status: int
+    body: bytes
+    content_type: str = "application/json"
+    headers: tuple[tuple[str, str], ...] = ()
+    plan: StreamPlan | None = None
+
+
+class Answered(Protocol):
+    status: int
+    body: bytes
+
+
+class Answering(Protocol):
+    """What the route needs of the responder (``responder.Responder``)."""
+
+    requests: list[dict[str, Any]]
+    progress: ScriptProgress | None
+    ledger: Ledger
+
+    def answer(self, body: dict[str, Any]) -> Answered: ...
+
+    def check_key(self, headers: Mapping[str, str]) -> Answered | None: ...
+
+
+def json_answer(status: int, value: Any) -> Answer:
+    return Answer(status=status, body=json.dumps(value, ensure_ascii=False).encode())
 
 _PIECE: Final = 8
 """Characters per streamed text or arguments piece."""
 
 
-def chat_answer(responder: Responder, headers: Mapping[str, str], raw: bytes) -> Answer:
+def chat_answer(responder: Answering, headers: Mapping[str, str], raw: bytes) -> Answer | Answered:
     """The answer to one chat completion request."""
     refused = responder.check_key(headers)
     if refused is not None:
@@ -71,7 +106,7 @@ def chat_answer(responder: Responder, headers: Mapping[str, str], raw: bytes) ->
                   plan=_paced(chunks, settings))
 
 
-def _stream_settings(responder: Responder, view: dict[str, Any]) -> StreamSettings:
+def _stream_settings(responder: Answering, view: dict[str, Any]) -> StreamSettings:
     """How the script entry that answers ``view`` streams (its pace; faults are not chat's)."""
     progress = responder.progress
     entry = progress.entry(request_turn(request_context(view, responder.ledger))) if progress else None

@@ -21,6 +21,7 @@ from typing import Any, Final
 from ..protocol import json_depth
 from ..protocol.responses import REASONING, SAMPLING_METADATA
 from .answer import Decision, final_answer, scenario_answer, scripted_answer
+from .chat_route import CHAT_COMPLETIONS_PATH, chat_answer
 from .checks import Rejection, check_request
 from .script import Script, ScriptTurn
 from .state import IdSource, IssuedResponse, Ledger
@@ -32,7 +33,6 @@ from .wire import OFFLINE_EPOCH, error_body, response_object, token_estimate, us
 __all__ = ["CHAT_COMPLETIONS_PATH", "RESPONSES_PATH", "Answer", "Responder", "json_answer"]
 
 RESPONSES_PATH: Final = "/v1/responses"
-CHAT_COMPLETIONS_PATH: Final = "/v1/chat/completions"
 STATS_RESET_PATH: Final = "/_stats/reset"
 _PARSE_ERROR: Final = (
     "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your "
@@ -109,9 +109,7 @@ class Responder:
             self.handler_us.clear()
             return json_answer(200, {})
         if path == CHAT_COMPLETIONS_PATH:
-            from .chat_route import chat_answer  # the chat route answers through this responder
-
-            return chat_answer(self, headers, raw)
+            return _as_answer(chat_answer(self, headers, raw))
         if path != RESPONSES_PATH or self.chat_only:
             return json_answer(404, error_body(f"Invalid URL (POST {path})"))
         refused = self._check_key(headers)
@@ -215,6 +213,14 @@ class Responder:
         message = (f"Incorrect API key provided: {shown}. You can find your API key at "
                    "https://platform.openai.com/account/api-keys.")
         return json_answer(401, error_body(message, code="invalid_api_key"))
+
+
+def _as_answer(found: Any) -> Answer:
+    """The chat route's answer as the HTTP layer's (it is one already, or has its fields)."""
+    if isinstance(found, Answer):
+        return found
+    return Answer(status=found.status, body=found.body, content_type=found.content_type,
+                  headers=found.headers, plan=found.plan)
 
 
 def _fault_answer(entry: ScriptTurn) -> Answer:
