@@ -315,7 +315,8 @@ def main() -> None:
     print()
     print_ratios(ratios)
     append_jsonl(args.json_out, {"bench": "chat_loop", "quick": quick(), "runs": args.runs,
-                                 "passes": args.passes, "medians": table, "ratios": ratios, "records": records})
+                                 "passes": args.passes, "medians": table, "ratios": ratios,
+                                 "records": records})
 
 
 if __name__ == "__main__":
