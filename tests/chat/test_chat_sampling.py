@@ -18,8 +18,9 @@ from toolrelay.relay.sampling import responses_sampler
 
 
 def test_a_sampling_request_is_asked_and_answered_by_chat() -> None:
-    ask = SamplingRequest(server="s", call_id=None, messages=[{"role": "user", "content": {"type": "text", "text": "Hi"}}],
-                          max_tokens=50, system_prompt="Answer in one word.")
+    hi = {"role": "user", "content": {"type": "text", "text": "Hi"}}
+    ask = SamplingRequest(server="s", call_id=None, messages=[hi], max_tokens=50,
+                          system_prompt="Answer in one word.")
 
     async def scenario(base_url: str) -> dict[str, Any]:
         async with ChatClient(ModelEndpoint(base_url=base_url), events=EventStream()) as client:
@@ -29,8 +30,8 @@ def test_a_sampling_request_is_asked_and_answered_by_chat() -> None:
     with OfflineModel(parse_script(script)) as model:
         answer = asyncio.run(scenario(model.base_url))
         [sent] = model.requests
-    assert answer == {"role": "assistant", "content": {"type": "text", "text": "Sampled."}, "model": "offline",
-                      "stopReason": "endTurn"}
+    assert answer == {"role": "assistant", "content": {"type": "text", "text": "Sampled."},
+                      "model": "offline", "stopReason": "endTurn"}
     check_wire("chat", sent)
     assert sent["messages"] == [{"role": "system", "content": "Answer in one word."},
                                 {"role": "user", "content": [{"type": "text", "text": "Hi"}]}]
