@@ -80,7 +80,10 @@ class _Endpoint:
         last = messages[-1] if messages and isinstance(messages[-1], dict) else {}
         number = next(self._ids)
         if last.get("role") == "tool":
-            said = f"Done. The tool returned: {last['content']}"
+            content = last.get("content")
+            if isinstance(content, list):  # text parts (the Agents SDK sends a tool's content so)
+                content = "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+            said = f"Done. The tool returned: {content}"
             message: dict[str, Any] = {"role": "assistant", "content": said}
             reason = "stop"
         else:
@@ -236,7 +239,8 @@ async def measure(name: str, base_url: str, server_cmd: list[str], runs: int) ->
     async with RUNNERS[name](base_url, server_cmd) as run_once:
         connect_ms = (time.perf_counter() - started) * 1e3
         for _ in range(5):
-            assert await run_once(PROMPT) == EXPECTED
+            said = await run_once(PROMPT)
+            assert said == EXPECTED, said
         endpoint_stats(base_url, reset=True)
         client_before = time.process_time()
         samples = []
