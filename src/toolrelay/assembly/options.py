@@ -7,6 +7,7 @@ by a test); ``assembly.parts`` builds a run's parts from it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,6 +210,14 @@ def check_context_mode(opts: RunOptions) -> None:
             "(without --chain the context is replayed, which works with store: false)"
         )
     check_api(opts)
+
+
+def task_key(task_id: str, variable: str, environ: Mapping[str, str] | None) -> str:
+    """A batch task's API key, from the environment variable its ``api_key_env`` names."""
+    found = (os.environ if environ is None else environ).get(variable, "").strip()
+    if not found:
+        raise UsageError(f"task {task_id}: api_key_env names {variable}, which is not set in the environment")
+    return found
 
 
 def check_api(opts: RunOptions) -> None:

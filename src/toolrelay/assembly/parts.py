@@ -199,7 +199,12 @@ def _add_function_servers(servers: list[ServerConfig], opts: RunOptions) -> tupl
 
 def _endpoint_key(opts: RunOptions) -> _EndpointKey:
     offline = opts.model == OFFLINE_MODEL
-    return offline, str(opts.script) if offline and opts.script is not None else None
+    if offline:
+        return offline, str(opts.script) if opts.script is not None else None
+    # a hosted endpoint by its URL and key: a batch task may name its own (per-task base_url)
+    if opts.base_url is None and opts.api_key is None:
+        return offline, None
+    return offline, f"{opts.base_url}\n{opts.api_key}"
 
 
 def open_endpoint(opts: RunOptions, stack: contextlib.AsyncExitStack) -> ModelEndpoint:
