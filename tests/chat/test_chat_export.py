@@ -38,7 +38,9 @@ def export(toolrelay_cmd: list[str], *args: str) -> subprocess.CompletedProcess[
     return subprocess.run([*toolrelay_cmd, "export", *args], capture_output=True, text=True, timeout=60)
 
 
-def test_chat_rows_pair_each_tool_call_with_its_tool_message(batch_dir: Path, toolrelay_cmd: list[str]) -> None:
+def test_chat_rows_pair_each_tool_call_with_its_tool_message(
+    batch_dir: Path, toolrelay_cmd: list[str]
+) -> None:
     proc = export(toolrelay_cmd, str(batch_dir), "--format", "chat")
     assert proc.returncode == 0, proc.stderr
     rows = {row["task_id"]: row for row in map(json.loads, proc.stdout.splitlines())}
@@ -77,7 +79,8 @@ def test_only_verified_leaves_out_a_tampered_run_and_says_why(
         if path.stem == "t3":
             text = text.replace('"content": "line 1\\n"', '"content": "line 9\\n"')
         (copy / "transcripts" / path.name).write_text(text)
-    proc = export(toolrelay_cmd, str(copy), "--format", "chat", "--only-verified", "-o", str(tmp_path / "rows"))
+    rows = str(tmp_path / "rows")
+    proc = export(toolrelay_cmd, str(copy), "--format", "chat", "--only-verified", "-o", rows)
     assert proc.returncode == 0
     ids = [json.loads(line)["task_id"] for line in (tmp_path / "rows").read_text().splitlines()]
     assert ids == ["t1", "t2"]
