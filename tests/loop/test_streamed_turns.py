@@ -321,5 +321,6 @@ def test_a_reply_in_a_dialect_without_a_reader_ends_the_run_failed_naming_it() -
     run = run_relay(model, stream_answers=False)
     assert run.result is not None and run.result.status == "failed"
     assert run.result.reason == ("the model client's reply cannot be read: the model dialect "
-                                 "'chat_completions' has no reader in this toolrelay (it reads: responses)")
+                                 "'chat_completions' has no reader in this toolrelay "
+                                 "(it reads: chat, responses)")
     assert run.result.calls == [] and "call poke" not in model.log

@@ -303,11 +303,11 @@ def test_side_endpoints_and_errors_of_the_http_layer() -> None:
         assert model.handler_seconds == pytest.approx(stats["handler_s_total"], abs=1e-5)
         assert post_json(f"{root}/_stats/reset", {})[0] == 200
         assert get_json(f"{root}/_stats")["requests"] == 0
-        assert post_json(f"{root}/v1/chat/completions", {})[:2] == (
+        assert post_json(f"{root}/v1/completions", {})[:2] == (
             404,
             {
                 "error": {
-                    "message": "Invalid URL (POST /v1/chat/completions)",
+                    "message": "Invalid URL (POST /v1/completions)",
                     "type": "invalid_request_error",
                     "param": None,
                     "code": None,

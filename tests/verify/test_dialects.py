@@ -16,7 +16,7 @@ from .helpers import Event, broken_link, read_events, run_cli, tampered, verdict
 
 MODEL_KINDS = ("model_request", "model_response", "model_stream")
 UNKNOWN = ("turn 1: the model dialect 'chat_completions' has no reader in this toolrelay (it reads: "
-           "responses), so its answer cannot be checked")
+           "chat, responses), so its answer cannot be checked")
 
 
 def _without_dialect(events: list[Event]) -> None:

@@ -7,6 +7,7 @@ by a test); ``assembly.parts`` builds a run's parts from it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from ..client.host import Elicitor, SamplingApprover
 from ..errors import UsageError
 from ..events import EventStream
 from ..functions.sources import ToolSource
+from ..model.chat_client import API_CHOICES, ApiChoice
 from ..relay.catalog import ConfigSource, StructuredOutput
 from ..relay.loop import Approver, RunLimits, RunResult
 from ..relay.offer import ToolFilter
@@ -64,6 +66,9 @@ class RunOptions:
     """A model name, or ``offline`` for the built-in stand-in on loopback."""
     base_url: str | None = None
     """The Responses endpoint (default ``OPENAI_BASE_URL`` or OpenAI's)."""
+    api: ApiChoice = "responses"
+    """The model API (``--api``): ``responses``, ``chat`` (``{base_url}/chat/completions``), or
+    ``auto`` (Responses, then chat when the endpoint answers 404 / 405 at ``/responses``)."""
     api_key: str | None = None
     """Default: ``OPENAI_API_KEY`` (or Azure's) from the environment."""
     config: ConfigSource = None
@@ -164,6 +169,7 @@ class RunKeywords(TypedDict, total=False):
 
     model: str
     base_url: str | None
+    api: ApiChoice
     api_key: str | None
     config: ConfigSource
     strict: bool
@@ -217,6 +223,29 @@ def check_context_mode(opts: RunOptions) -> None:
             "--no-store (store=False) sends store: false, so it keeps none: use one of them "
             "(without --chain the context is replayed, which works with store: false)"
         )
+    check_api(opts)
+
+
+def task_key(task_id: str, variable: str, environ: Mapping[str, str] | None) -> str:
+    """A batch task's API key, from the environment variable its ``api_key_env`` names."""
+    found = (os.environ if environ is None else environ).get(variable, "").strip()
+    if not found:
+        raise UsageError(f"task {task_id}: api_key_env names {variable}, which is not set in the environment")
+    return found
+
+
+def check_api(opts: RunOptions) -> None:
+    """What the chat dialect cannot say is refused before anything starts."""
+    if opts.api not in API_CHOICES:
+        raise UsageError(f"api must be one of {', '.join(API_CHOICES)}, not {opts.api!r}")
+    if opts.api != "chat":
+        return
+    if opts.chain:
+        raise UsageError("--chain (chain=True) needs the Responses API's previous_response_id, which "
+                         "Chat Completions has not: with --api chat the context is replayed")
+    if opts.declare == "namespaces":
+        raise UsageError("--declare namespaces needs the Responses API's namespace tools, which Chat "
+                         "Completions has not: use --declare flat with --api chat")
 
 
 def check_pins(opts: RunOptions) -> None:

@@ -26,6 +26,7 @@ from ..client.config import ServerConfig, config_policy, with_cli_settings
 from ..client.host import Host, Sampler, SamplingApprover, SamplingRequest, declining, refusing_approval
 from ..events import EventStream
 from ..model import ModelEndpoint, ResponsesClient
+from ..model.chat_client import open_client
 from ..offline import OfflineModel, load_script
 from ..protocol.jsonrpc import JSONObject
 from ..redaction import url_secrets
@@ -70,6 +71,8 @@ BATCH_WORDING: Final = Wording(
 
 _EndpointKey = tuple[bool, str | None]
 """Which endpoint options name: (offline, its script), else the hosted one."""
+_ClientKey = tuple[_EndpointKey, str]
+"""An endpoint and the API it is asked by (``api``)."""
 
 
 class Assembly:
@@ -91,7 +94,7 @@ class Assembly:
         self._function_hooks = _add_function_servers(self.servers, options)
         self._stack = stack
         self._endpoints: dict[_EndpointKey, ModelEndpoint] = {}
-        self._clients: dict[_EndpointKey, ResponsesClient] = {}
+        self._clients: dict[_ClientKey, ResponsesClient] = {}
         self._opening = asyncio.Lock()
         self._sampler: Sampler | None = None
         self._sampler_opening = asyncio.Lock()
@@ -112,10 +115,10 @@ class Assembly:
         """The client of the endpoint ``opts`` name (opened on first use, then shared: its
         connections and its back-off after a 429)."""
         opts = opts or self.options
-        key = _endpoint_key(opts)
+        key = (_endpoint_key(opts), opts.api)
         async with self._opening:
             if key not in self._clients:
-                client = ResponsesClient(self.endpoint(opts), events=self.events)
+                client = open_client(opts.api, self.endpoint(opts), events=self.events)
                 self._clients[key] = await self._stack.enter_async_context(client)
         return self._clients[key]
 
@@ -225,7 +228,12 @@ def with_config_policy(options: RunOptions) -> RunOptions:
 
 def _endpoint_key(opts: RunOptions) -> _EndpointKey:
     offline = opts.model == OFFLINE_MODEL
-    return offline, str(opts.script) if offline and opts.script is not None else None
+    if offline:
+        return offline, str(opts.script) if opts.script is not None else None
+    # a hosted endpoint by its URL and key: a batch task may name its own (per-task base_url)
+    if opts.base_url is None and opts.api_key is None:
+        return offline, None
+    return offline, f"{opts.base_url}\n{opts.api_key}"
 
 
 def open_endpoint(opts: RunOptions, stack: contextlib.AsyncExitStack) -> ModelEndpoint:
@@ -255,7 +263,7 @@ async def model_sampler(
     ``stack`` closes. Its model requests are not the run's turns: they are not recorded as
     such (the server's request and toolrelay's answer are)."""
     endpoint = endpoint or open_endpoint(opts, stack)
-    client = await stack.enter_async_context(ResponsesClient(endpoint, events=EventStream()))
+    client = await stack.enter_async_context(open_client(opts.api, endpoint, events=EventStream()))
     return responses_sampler(client, opts.model)
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
-from ..assembly.options import RunOptions
+from ..assembly.options import RunOptions, check_api, task_key
 from ..assembly.parts import BATCH_WORDING, Assembly, check_options
 from ..errors import ModelError, ToolrelayError
 from ..events import Event, EventStream, ServerReady, ServerStarting
@@ -102,9 +102,12 @@ class BatchSession:
         """The batch's run options with the task's overrides."""
         given = dict(spec.overrides)
         limits = {key: given.pop(key) for key in _LIMIT_OVERRIDES if key in given}
+        if "api_key_env" in given:
+            given["api_key"] = task_key(spec.id, given.pop("api_key_env"), self.options.environ)
         opts = replace(self.options, **given)
         if opts.prompt_cache_key is None:
             opts = replace(opts, prompt_cache_key=family_cache_key(self.out.name, opts))
+        check_api(opts)
         return replace(opts, limits=replace(opts.limits, **limits)) if limits else opts
 
     def _read_only(self, alias: str) -> bool:

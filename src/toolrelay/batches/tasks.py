@@ -2,7 +2,10 @@
 
 A line's overrides replace the batch's run options for that task only: ``model``,
 ``instructions``, ``max_turns``, ``max_tool_calls``, ``timeout``, ``tool_choice``,
-``prompt_cache_key`` and ``script`` (the stand-in's script, a path relative to the tasks file). Ids are unique
+``prompt_cache_key`` and ``script`` (the stand-in's script, a path relative to the tasks file), and the task's own
+endpoint: ``base_url``, ``api`` (``responses``, ``chat``, ``auto``) and ``api_key_env`` (the
+name of the environment variable holding its key, never the key: a rollout gateway's
+per-session URL and key). Ids are unique
 names of a transcript file (letters, digits, ``.``, ``_``, ``-``); a duplicate id is a
 usage error naming both lines, found before any task runs. Any other bad line (not
 JSON, no task, an unknown key, a wrong type) is reported with its line number and
@@ -29,8 +32,9 @@ __all__ = ["OVERRIDES", "TaskFile", "TaskSpec", "task_specs"]
 
 _ID: Final = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$")
 _COUNTS: Final = ("max_turns", "max_tool_calls")
-_TEXTS: Final = ("model", "instructions", "tool_choice", "script", "prompt_cache_key")
-OVERRIDES: Final = frozenset({*_COUNTS, *_TEXTS, "timeout"})
+_TEXTS: Final = ("model", "instructions", "tool_choice", "script", "prompt_cache_key", "base_url", "api_key_env")
+_APIS: Final = ("responses", "chat", "auto")
+OVERRIDES: Final = frozenset({*_COUNTS, *_TEXTS, "timeout", "api"})
 """The run options a task line may set for itself."""
 
 
@@ -73,6 +77,9 @@ def _override(key: str, value: Any, task_id: str) -> Any:
     if key in _COUNTS:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise _BadLine(f"task {task_id}: {key} must be a whole number of at least 1, got {value!r}")
+    elif key == "api":
+        if value not in _APIS:
+            raise _BadLine(f"task {task_id}: api must be one of {', '.join(_APIS)}, got {value!r}")
     elif key == "timeout":
         if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
             raise _BadLine(f"task {task_id}: timeout must be a number of seconds above 0, got {value!r}")

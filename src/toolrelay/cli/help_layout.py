@@ -18,8 +18,8 @@ _SERVERS = ("--config", "--protocol-version", "--auth", "--root", "--strict", "-
             "--structured-output", "--tool-search", "--always-load", "--expose-resources")
 _LIMITS = ("--max-turns", "--max-tool-calls", "--timeout", "--call-timeout", "--call-max-time",
            "--output-budget", "--media-budget", "--text-only")
-_MODEL = ("--model", "--base-url", "--script", "--instructions", "--chain", "--no-store", "--tool-choice",
-          "--no-parallel", "--no-stream", "--early", "--prompt-cache-key")
+_MODEL = ("--model", "--base-url", "--api", "--script", "--instructions", "--chain", "--no-store",
+          "--tool-choice", "--no-parallel", "--no-stream", "--early", "--prompt-cache-key")
 
 GROUPS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "run": (

@@ -52,6 +52,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("verify_cmd", "check a transcript or demo folder link by link"),
     "explain": ("explain_cmd", "explain a run's call chain stage by stage"),
     "view": ("view_cmd", "draw a run as a self-contained HTML sequence diagram"),
+    "export": ("export_cmd", "write runs as chat, responses or evals JSON lines (evaluation, training)"),
     "auth": ("auth_cmd", "sign in to OAuth-protected remote MCP servers: login, status, logout"),
     "pins": ("pins_cmd", "the tool definitions pinned on first use: list, diff, approve, forget"),
     "serve": ("serve_cmd", "serve Python functions (MODULE:FN) as an MCP server (stdio or HTTP)"),

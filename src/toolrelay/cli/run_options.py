@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from ..assembly.options import DEFAULT_MODEL, RunOptions
+from ..model.chat_client import API_CHOICES
 from ..relay.loop import RunLimits
 from ..relay.stages.deferred import TOOL_SEARCH_MODES
 from ..relay.stages.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET
@@ -47,6 +48,10 @@ class Shared:
 
 
 SHARED: Final[tuple[Shared, ...]] = (
+    Shared(("--api",), "the model API: responses (default), chat (POST {base}/chat/completions), or auto "
+                       "(Responses, then chat if the endpoint has no /responses)",
+           "the model API: responses (default), chat or auto",
+           {"choices": API_CHOICES, "default": "responses"}),
     Shared(("--instructions",), "system instructions sent with every request"),
     Shared(("--chain",), "send previous_response_id instead of replaying the context (not with --no-store)",
            "send previous_response_id instead of replaying the context", {"action": "store_true"}),
@@ -141,7 +146,8 @@ def shaping_options(args: argparse.Namespace) -> RunOptions:
     policy = policy_from_args(args)  # one object: the filter and the hook (it reads what the filter saw)
     return RunOptions(
         filters=(policy,) if policy else (), hooks=(policy,) if policy else (),
-        model=args.model, base_url=args.base_url, config=Path(args.config) if args.config else None,
+        model=args.model, base_url=args.base_url, api=args.api,
+        config=Path(args.config) if args.config else None,
         strict=args.strict, chain=args.chain, store=args.store, instructions=args.instructions,
         declare=args.declare, structured_output=args.structured_output,
         tool_search=args.tool_search, always_load=tuple(args.always_load),

@@ -37,7 +37,7 @@ import json
 import time
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Final, cast
+from typing import Any, Final, Self, cast
 from urllib.parse import unquote, urlsplit
 
 from .. import redaction
@@ -46,6 +46,7 @@ from ..events import EventStream, ModelRequestEvent, ModelResponseEvent, Notice
 from ..protocol import json_depth
 from ..protocol.responses import DIALECT
 from ..protocol.sse import DEFAULT_MAX_EVENT_BYTES
+from ..protocol.stream import StreamAssembler
 from ._http_failures import MapHttpFailures
 from .endpoint import ModelEndpoint
 from .failures import check_reply, classify_failure
@@ -53,7 +54,7 @@ from .http import Target
 from .http_choice import AnswerStream, open_transport
 from .reply import ModelReply, OnUpdate
 from .retry import RETRY_STATUSES, backoff_delay, retry_wait
-from .streaming import MAX_STREAM_BYTES, StreamRead, StreamReader, one_piece
+from .streaming import MAX_STREAM_BYTES, StreamAssembling, StreamRead, StreamReader, one_piece
 
 __all__ = ["ModelEndpoint", "ModelReply", "ResponsesClient"]
 
@@ -81,7 +82,7 @@ class ResponsesClient:
     """The Responses adapter of the model seam (``reply.ModelClient``): posts request
     bodies to ``{base_url}/responses``; use as ``async with``."""
 
-    dialect: Final = DIALECT
+    dialect: str = DIALECT
 
     def __init__(
         self,
@@ -95,7 +96,7 @@ class ResponsesClient:
         max_stream_bytes: int = MAX_STREAM_BYTES,
     ) -> None:
         self.endpoint = endpoint
-        self.url = endpoint.shown_url
+        self.url = self._shown_url(endpoint)
         """The URL as recorded and printed (no secrets)."""
         self._events = events
         self._timeout = timeout
@@ -103,7 +104,7 @@ class ResponsesClient:
         self._backoff = backoff
         self._max_event_bytes = max_event_bytes
         self._max_stream_bytes = max_stream_bytes
-        self._target = Target.parse(endpoint.responses_url)
+        self._target = Target.parse(self._post_url(endpoint))
         self._map_failures = MapHttpFailures(self.url)
         self._headers = _request_headers(endpoint)
         self._stream_headers = [(name, value) for name, value in self._headers if name.lower() != "accept"]
@@ -116,11 +117,25 @@ class ResponsesClient:
         """Until when (loop time) every request of this client waits: a rate limit or an
         overload said to one request holds back all that share the client (a batch's)."""
         self._http = open_transport(
-            endpoint.responses_url, timeout=timeout, connect_timeout=min(timeout, CONNECT_TIMEOUT)
+            self._post_url(endpoint), timeout=timeout, connect_timeout=min(timeout, CONNECT_TIMEOUT)
         )
 
-    async def __aenter__(self) -> ResponsesClient:
+    async def __aenter__(self) -> Self:
         return self
+
+    def _post_url(self, endpoint: ModelEndpoint) -> str:
+        """Where this dialect posts (an adapter of another dialect overrides it)."""
+        return endpoint.responses_url
+
+    def _shown_url(self, endpoint: ModelEndpoint) -> str:
+        return endpoint.shown_url
+
+    def _wire_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The body as this dialect sends it (the loop's Responses body, unchanged here)."""
+        return body
+
+    def _assembler(self) -> StreamAssembling:
+        return StreamAssembler()
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -138,6 +153,7 @@ class ResponsesClient:
         With ``stream: true`` in ``body``, ``on_update`` gets each update of the stream as
         it arrives (see the module docstring); it is called inside the read loop, so it
         must not block."""
+        body = self._wire_body(body)
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
         digest = hashlib.sha256(content).hexdigest()  # the transcript checks a rebuilt body by it
         streaming = body.get("stream") is True
@@ -147,7 +163,7 @@ class ResponsesClient:
             attempt += 1
             await self._wait_out_pause()
             self._events.emit(ModelRequestEvent(turn=turn, url=self.url, body=body, attempt=attempt,
-                                               dialect=DIALECT, body_sha256=digest))
+                                               dialect=self.dialect, body_sha256=digest))
             try:
                 if streaming:
                     answer = await self._send_streaming(content, turn, attempt, on_update)
@@ -161,7 +177,7 @@ class ResponsesClient:
             if answer.stream is None:
                 self._events.emit(ModelResponseEvent(turn=turn, status=answer.status, body=answer.body,
                                                      elapsed=round(answer.elapsed, 6), attempt=attempt,
-                                                     dialect=DIALECT))
+                                                     dialect=self.dialect))
             if 200 <= answer.status < 300:
                 self._answered = True
                 return self._reply(answer, body, content, attempt)
@@ -199,6 +215,7 @@ class ResponsesClient:
             events=self._events, turn=turn, attempt=attempt, on_update=on_update,
             secret=self.endpoint.api_key, replacement=redaction.REDACTED,
             max_event_bytes=self._max_event_bytes, max_stream_bytes=self._max_stream_bytes,
+            assembler=self._assembler(), dialect=self.dialect,
         )
 
     def _streamed(
@@ -210,7 +227,7 @@ class ResponsesClient:
         self._events.emit(ModelResponseEvent(
             turn=turn, status=http.status, body=assembled.response, elapsed=round(elapsed, 6),
             attempt=attempt, streamed=True, stream_events=read.events,
-            differences=list(assembled.differences), cut=read.cut, dialect=DIALECT,
+            differences=list(assembled.differences), cut=read.cut, dialect=self.dialect,
         ))
         if read.cut is not None:
             raise self._cut(read)
@@ -244,15 +261,18 @@ class ResponsesClient:
         return _Answer(status, headers, raw, _parse(shown), elapsed)
 
     def _reply(self, answer: _Answer, body: dict[str, Any], content: bytes, attempt: int) -> ModelReply:
-        problem = check_reply(answer.body, body)
+        problem = self._check_reply(answer.body, body)
         if problem is not None:
             raise problem
         body_dict = cast(dict[str, Any], answer.body)
         stream = answer.stream
-        return ModelReply(dialect=DIALECT, status=answer.status, body=body_dict, elapsed=answer.elapsed,
+        return ModelReply(dialect=self.dialect, status=answer.status, body=body_dict, elapsed=answer.elapsed,
                           raw=answer.raw, request_raw=content, attempts=attempt, streamed=stream is not None,
                           stream_events=stream.events if stream is not None else 0,
                           assembled=stream.assembled if stream is not None else None)
+
+    def _check_reply(self, answer: Any, body: dict[str, Any]) -> ModelError | None:
+        return check_reply(answer, body)
 
     def _failure(self, answer: _Answer, body: dict[str, Any], attempt: int) -> ModelError:
         error = classify_failure(

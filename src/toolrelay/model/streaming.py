@@ -19,17 +19,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
 from ..events import EventStream, ModelStreamEvent
 from ..protocol.responses import DIALECT
 from ..protocol.sse import DEFAULT_MAX_EVENT_BYTES, EventTooLarge, SseParser, StreamEvent
-from ..protocol.stream import Assembled, StreamAssembler
+from ..protocol.stream import Assembled, StreamAssembler, Update
 from ._http_failures import AnswerRejected, ConnectionClosed, NotHttp, ReadTimeout, TransportFailure
 from .encoding import size_text
 from .reply import OnUpdate
 
-__all__ = ["MAX_STREAM_BYTES", "OnUpdate", "StreamRead", "StreamReader"]
+__all__ = ["MAX_STREAM_BYTES", "OnUpdate", "StreamAssembling", "StreamRead", "StreamReader"]
 
 MAX_STREAM_BYTES: Final = 256 * 1024 * 1024
 """A stream repeats its items (added, deltas, done, completed): a few times a JSON answer."""
@@ -37,6 +37,17 @@ AFTER_END_WAIT: Final = 1.0
 """Seconds the body is read on after the terminal event before the connection is dropped."""
 NO_TERMINAL: Final = "the stream ended without response.completed, .incomplete or .failed"
 _CUTS: Final = (ConnectionClosed, ReadTimeout, NotHttp, TransportFailure)
+
+
+class StreamAssembling(Protocol):
+    """What assembles one dialect's stream (``protocol.stream``, ``protocol.chat_stream``)."""
+
+    @property
+    def ended(self) -> bool: ...
+
+    def feed(self, event: StreamEvent) -> list[Update]: ...
+
+    def finish(self) -> Assembled: ...
 
 
 @dataclass(slots=True, kw_only=True)
@@ -66,6 +77,8 @@ class StreamReader:
         replacement: str = "",
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         max_stream_bytes: int = MAX_STREAM_BYTES,
+        assembler: StreamAssembling | None = None,
+        dialect: str = DIALECT,
     ) -> None:
         self._events = events
         self._turn = turn
@@ -74,7 +87,8 @@ class StreamReader:
         self._secret = secret or None
         self._replacement = replacement
         self._parser = SseParser(max_event_bytes=max_event_bytes)
-        self._assembler = StreamAssembler()
+        self._assembler: StreamAssembling = assembler if assembler is not None else StreamAssembler()
+        self._dialect = dialect
         self._max_stream_bytes = max_stream_bytes
 
     async def read(self, chunks: AsyncIterator[bytes]) -> StreamRead:
@@ -126,7 +140,7 @@ class StreamReader:
                                 data=event.data.replace(self._secret, self._replacement))
         if self._events.active:
             self._events.emit(ModelStreamEvent(turn=self._turn, attempt=self._attempt, index=event.index,
-                                               event=event.event, data=event.data, dialect=DIALECT))
+                                               event=event.event, data=event.data, dialect=self._dialect))
         updates = self._assembler.feed(event)
         if self._on_update is not None:
             for update in updates:

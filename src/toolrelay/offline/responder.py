@@ -21,6 +21,7 @@ from typing import Any, Final
 from ..protocol import json_depth
 from ..protocol.responses import REASONING, SAMPLING_METADATA
 from .answer import Decision, final_answer, scenario_answer, scripted_answer
+from .chat_route import CHAT_COMPLETIONS_PATH, chat_answer
 from .checks import Rejection, check_request
 from .script import Script, ScriptTurn
 from .state import IdSource, IssuedResponse, Ledger
@@ -29,7 +30,7 @@ from .stream_script import StreamSettings
 from .turns import ScriptProgress, offline_id_numbers, request_context, request_turn
 from .wire import OFFLINE_EPOCH, error_body, input_count, response_object, token_estimate, usage
 
-__all__ = ["RESPONSES_PATH", "Answer", "Responder", "json_answer"]
+__all__ = ["CHAT_COMPLETIONS_PATH", "RESPONSES_PATH", "Answer", "Responder", "json_answer"]
 
 RESPONSES_PATH: Final = "/v1/responses"
 STATS_RESET_PATH: Final = "/_stats/reset"
@@ -87,6 +88,8 @@ class Responder:
         self.requests: list[dict[str, Any]] = []
         self.request_bytes: list[int] = []
         """The size of each request body in ``requests``, as received."""
+        self.chat_only = False
+        """Answer ``/v1/responses`` 404 (a chat-only server: ``OfflineModel(chat_only=True)``)."""
         self.handler_us: list[float] = []
         self.reset()
 
@@ -110,7 +113,9 @@ class Responder:
         if path == STATS_RESET_PATH:
             self.handler_us.clear()
             return json_answer(200, {})
-        if path not in (RESPONSES_PATH, INPUT_TOKENS_PATH):
+        if path == CHAT_COMPLETIONS_PATH:
+            return _as_answer(chat_answer(self, headers, raw))
+        if path not in (RESPONSES_PATH, INPUT_TOKENS_PATH) or self.chat_only:
             return json_answer(404, error_body(f"Invalid URL (POST {path})"))
         refused = self._check_key(headers)
         if refused is not None:
@@ -126,6 +131,13 @@ class Responder:
         self.requests.append(body)
         self.request_bytes.append(len(raw))
         return self._answer(body)
+
+    def answer(self, body: dict[str, Any]) -> Answer:
+        """The answer to a Responses request body already read (the chat route's way in)."""
+        return self._answer(body)
+
+    def check_key(self, headers: Mapping[str, str]) -> Answer | None:
+        return self._check_key(headers)
 
     def _answer(self, body: dict[str, Any]) -> Answer:
         if body.get("metadata") == SAMPLING_METADATA:
@@ -221,6 +233,14 @@ class Responder:
         message = (f"Incorrect API key provided: {shown}. You can find your API key at "
                    "https://platform.openai.com/account/api-keys.")
         return json_answer(401, error_body(message, code="invalid_api_key"))
+
+
+def _as_answer(found: Any) -> Answer:
+    """The chat route's answer as the HTTP layer's (it is one already, or has its fields)."""
+    if isinstance(found, Answer):
+        return found
+    return Answer(status=found.status, body=found.body, content_type=found.content_type,
+                  headers=found.headers, plan=found.plan)
 
 
 def _fault_answer(entry: ScriptTurn) -> Answer:

@@ -12,7 +12,8 @@ on its own event loop in a background thread, so it is independent of the caller
 loop: ``with OfflineModel() as model:`` or ``async with OfflineModel() as model:``. Side
 endpoints for benchmarks (not OpenAI API): ``GET /_stats`` and ``POST /_stats/reset``
 report its own handling time (from the end of reading a request to its answer being
-ready to send); ``GET /_health`` answers ``ok``.
+ready to send); ``GET /_health`` answers ``ok``. ``POST /v1/chat/completions`` answers the
+same scripts in the Chat Completions dialect (``chat_route.py``).
 
 A streamed answer is written at once, or, when its script entry paces it (a rate, pauses),
 holds it (until a file exists) or cuts it, as the timed writes of its ``StreamPlan``: on
@@ -31,7 +32,7 @@ from typing import Any, Final
 
 from ..errors import UsageError
 from ..httpserver import HttpRequest, HttpResponder, ServerThread
-from .responder import RESPONSES_PATH, Answer, Responder, json_answer
+from .responder import CHAT_COMPLETIONS_PATH, RESPONSES_PATH, Answer, Responder, json_answer
 from .script import Script, load_script
 from .stream_plan import StreamPlan
 from .wire import error_body
@@ -84,7 +85,7 @@ class _Endpoint:
             answer = responder.post(request.path, headers, request.body)
             # Counted before the answer leaves, so a client that reads /_stats right after
             # the answer always sees this request.
-            if request.path == RESPONSES_PATH:
+            if request.path in (RESPONSES_PATH, CHAT_COMPLETIONS_PATH):
                 responder.handler_us.append(round((time.perf_counter() - started) * 1e6, 1))
         return answer
 
@@ -128,12 +129,14 @@ class OfflineModel:
         require_key: str | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        chat_only: bool = False,
     ) -> None:
         if host not in _LOOPBACK:
             raise UsageError(f"the offline model listens on loopback only, not {host}")
         if isinstance(script, str | Path):
             script = load_script(script)
         self._responder = Responder(script, require_key)
+        self._responder.chat_only = chat_only
         self._port = port
         self._server: ServerThread | None = None
         self.base_url = ""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..events import MCP_SERVER_REQUEST
+from ..protocol.chat import DIALECT as CHAT_DIALECT
 from ..protocol.responses import FUNCTION_CALL, FUNCTION_CALL_OUTPUT, MESSAGE, OUTPUT_TEXT
 from ..relay.stages.endings import ending_sentence
 from ..relay.stages.namespaces import function_tools_by_alias
@@ -112,10 +113,12 @@ def _turn(current: ModelRound, run: RunRecord, facts: RunFacts, index: _Index, e
     chained = (
         f", previous_response_id {body['previous_response_id']}" if "previous_response_id" in body else ""
     )
+    said = (f"{len(_list(current.raw_body.get('messages')))} message(s)" if _is_chat(current)
+            else f"{len(_list(body.get('input')))} input item(s)")
     lines = [
         "",
         f"turn {current.turn}  [{_MARK[state]}]",
-        f"  request_{current.turn}: {len(_list(body.get('input')))} input item(s), "
+        f"  request_{current.turn}: {said}, "
         f"{len(function_tools_by_alias(tools))} tool(s), "
         f"tool_choice {excerpt(body.get('tool_choice'))}{chained}",
         f"  response_{current.turn}: {_response_line(current, answer)}",
@@ -160,7 +163,34 @@ def _response_line(current: ModelRound, answer: dict[str, Any]) -> str:
     read = current.read()
     tokens = usage_text(read.usage) if isinstance(read, ModelTurn) else ""
     said += f" · tokens: {tokens}" if tokens else ""
+    if _is_chat(current):
+        return f"{answer.get('id')} ({_status(current)}): {calls} tool call(s){said}"
     return f"{answer.get('id')} ({answer.get('status')}): {calls} function_call(s){said}"
+
+
+def _is_chat(current: ModelRound | None) -> bool:
+    return current is not None and current.dialect == CHAT_DIALECT
+
+
+def _status(current: ModelRound) -> str | None:
+    """The answer's status as its reader reads it (a chat completion has none of its own)."""
+    read = current.read()
+    return read.status if isinstance(read, ModelTurn) else None
+
+
+def _tool_call_index(call: CallTrace, current: ModelRound | None) -> int:
+    """Which of its answer's ``tool_calls`` a call is (a chat answer's name for it)."""
+    output = current.output() if current is not None else []
+    return sum(1 for item in output[:call.index]
+               if isinstance(item, dict) and item.get("type") == FUNCTION_CALL)
+
+
+def _tool_message(call: CallTrace, run: RunRecord, turn: int) -> int | None:
+    """Where the tool message answering ``call`` is in request ``turn``'s ``messages``."""
+    later = run.round(turn)
+    messages = _list(later.raw_body.get("messages")) if later is not None else []
+    return next((position for position, message in enumerate(messages) if isinstance(message, dict)
+                 and message.get("role") == "tool" and message.get("tool_call_id") == call.call_id), None)
 
 
 def _stream_lines(current: ModelRound) -> list[str]:
@@ -193,7 +223,7 @@ def _stream_ending(current: ModelRound) -> str:
     """How the turn's stream ended, as the recorded response says."""
     answer = current.answer
     if answer is not None:
-        return f"ended {answer.get('status')}"
+        return f"ended {_status(current) if _is_chat(current) else answer.get('status')}"
     return "broke off before its end" if current.response is None else "ended without a usable response"
 
 
@@ -235,7 +265,7 @@ def _values(call: CallTrace, run: RunRecord, facts: RunFacts) -> dict[str, str]:
     contradicted = inconsistency(call) is not None
     where = "its stream item; the final response contradicts it" if contradicted else (
         f"output[{call.index}] of {response_id}")
-    return {
+    values = {
         "model_response": f"function_call {call.alias} ({where}), arguments "
         f"text {excerpt(call.item.get('arguments'), 70)}",
         "parse": _parse_value(parsed),
@@ -260,6 +290,32 @@ def _values(call: CallTrace, run: RunRecord, facts: RunFacts) -> dict[str, str]:
             f"request {call.turn + 1} carries the output" if sent else "no later request (the run ended)"
         ),
     }
+    if _is_chat(current):
+        values.update(_chat_values(call, run, current, sent, mcp_id, contradicted))
+    return values
+
+
+def _chat_values(call: CallTrace, run: RunRecord, current: ModelRound | None, sent: list[Any], mcp_id: Any,
+                 contradicted: bool) -> dict[str, str]:
+    """The chat dialect's names for the same values: tool_calls[i], the tool message."""
+    response_id = (current.answer or {}).get("id") if current else None
+    where = "its stream chunks; the final completion contradicts it" if contradicted else (
+        f"of {response_id}")
+    feedback = call.first("feedbacks")
+    position = _tool_message(call, run, sent[0][0]) if sent else None
+    carried = (f"; tool message in request {sent[0][0]} messages[{position}]" if sent
+               else "; no tool message sent")
+    values = {
+        "model_response": f"tool_calls[{_tool_call_index(call, current)}] {call.alias} ({where}), id "
+        f"{call.call_id}, arguments text {excerpt(call.item.get('arguments'), 70)}",
+        "correlation": (f"tool_calls[].id {call.call_id} ↔ tool_call_id ↔ mcp id {mcp_id}"
+                        if mcp_id is not None else f"{call.call_id} (no MCP id)") + carried,
+        "next_input": (f"request {call.turn + 1} carries the assistant message and the tool message" if sent
+                       else "no later request (the run ended)"),
+    }
+    if feedback:
+        values["feedback"] = f"tool message {excerpt(feedback.get('item', {}).get('output'), 70)}"
+    return values
 
 
 def _policy_suffix(run: RunRecord, call: CallTrace) -> str:

@@ -48,8 +48,9 @@ from ..events import (
 )
 from ..protocol import request_envelope
 from ..protocol.responses import FUNCTION_CALL, OUTPUT_ITEM_DONE
+from ..protocol.stream import ItemDone, StreamEvent
 from ..relay.stages.alias import namespaced_alias
-from ..relay.stages.dialects import dialect_of, reader_for
+from ..relay.stages.dialects import RESPONSES, dialect_of, known_reader, reader_for
 from ..relay.stages.parse import ModelTurn
 
 __all__ = [
@@ -164,6 +165,11 @@ class ModelRound:
     """call_id → the call indexed from its stream event, until the response confirms it."""
     _read: tuple[dict[str, Any], ModelTurn | str] | None = None
     """The answer this round last read, and what its reader made of it (``read``)."""
+    _view: tuple[dict[str, Any], dict[str, Any]] | None = None
+    """The request body last read, and its reading in the Responses vocabulary (``body``)."""
+    closer: Any = None
+    """For a stream of another dialect than Responses: its assembler, fed event by event,
+    which says when a call's item closed (``_stream``)."""
 
     @property
     def dialect(self) -> object:
@@ -186,7 +192,20 @@ class ModelRound:
 
     @property
     def body(self) -> dict[str, Any]:
-        """The request body ({} when missing)."""
+        """The request body ({} when missing), as its dialect's reader gives it in the
+        Responses vocabulary (a chat body's messages as input items: ``raw_body`` is the
+        recorded one)."""
+        body = self.raw_body
+        if not body or dialect_of(self.request) == RESPONSES.dialect:
+            return body
+        if self._view is None or self._view[0] is not body:
+            reader = known_reader(dialect_of(self.request))
+            self._view = (body, reader.request(body) if reader is not None else body)
+        return self._view[1]
+
+    @property
+    def raw_body(self) -> dict[str, Any]:
+        """The request body exactly as recorded ({} when missing)."""
         body = self.request.get("body") if self.request else None
         return body if isinstance(body, dict) else {}
 
@@ -345,16 +364,33 @@ class _Indexer:
             current.request, current.response = event, None
             current.attempts += 1
             current.stream, current.streamed_calls = [], {}
+            current.closer = None
 
     def _stream(self, event: Event) -> None:
         current = self._round(event.get("turn"))
         if current is None:
             return
         current.stream.append(event)
-        closed = _closed_call(event)
-        if closed is None:
+        if dialect_of(event) != RESPONSES.dialect:
+            for index, item in self._closed_by(current, event):
+                self._streamed_call(current, index, item, event)
             return
-        index, item = closed
+        closed = _closed_call(event)
+        if closed is not None:
+            self._streamed_call(current, *closed, event)
+
+    def _closed_by(self, current: ModelRound, event: Event) -> list[tuple[int, dict[str, Any]]]:
+        """The calls a stream event of another dialect closes, by its reader's assembler."""
+        if current.closer is None:
+            reader = known_reader(dialect_of(event))
+            if reader is None:
+                return []
+            current.closer = reader.assembler()
+        updates = current.closer.feed(stream_event(event))
+        return [(u.output_index, u.item) for u in updates
+                if isinstance(u, ItemDone) and u.item.get("type") == FUNCTION_CALL]
+
+    def _streamed_call(self, current: ModelRound, index: int, item: dict[str, Any], event: Event) -> None:
         call_id = item.get("call_id")
         if isinstance(call_id, str) and call_id not in current.streamed_calls:
             call = CallTrace(call_id=call_id, turn=current.turn, index=index, item=item,
@@ -439,6 +475,13 @@ def _confirm(streamed: CallTrace, index: int, item: dict[str, Any], seq: int) ->
     else:
         streamed.item = item
     streamed.index, streamed.response_seq = index, seq
+
+
+def stream_event(event: Event) -> StreamEvent:
+    """A ``model_stream`` record as the assembler's event."""
+    return StreamEvent(index=event["index"] if isinstance(event.get("index"), int) else -1,
+                       event=event.get("event") if isinstance(event.get("event"), str) else None,
+                       data=event["data"] if isinstance(event.get("data"), str) else "")
 
 
 def _closed_call(event: Event) -> tuple[int, dict[str, Any]] | None:

@@ -33,6 +33,7 @@ from ..events import (
 )
 from ..protocol.responses import OUTPUT_TEXT_DELTA
 from ..verify.record import CALL_METHODS
+from .chat_chunks import chunk_text
 from .model import CallGroup, Group, Row, RowState, StreamGroup
 from .rows import clip, stream_payload
 
@@ -126,6 +127,8 @@ def _place_stream(sections: _Sections, row: Row, record: dict[str, Any]) -> None
     payload = stream_payload(record)
     if payload.get("type") == OUTPUT_TEXT_DELTA and isinstance(payload.get("delta"), str):
         sections.texts.setdefault(last.key, []).append(payload["delta"])
+    elif chunk_text(payload) is not None:  # a chat chunk's text
+        sections.texts.setdefault(last.key, []).append(str(chunk_text(payload)))
 
 
 def _note_call_facts(call: CallGroup, record: dict[str, Any]) -> None:

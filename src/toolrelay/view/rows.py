@@ -41,6 +41,7 @@ from ..events import (
     UserTurnEvent,
 )
 from ..protocol import responses as wire
+from ..protocol.chat import DIALECT as CHAT_DIALECT
 from ..protocol.responses import CANCELLED, FAILED, FUNCTION_CALL, FUNCTION_CALL_OUTPUT, INCOMPLETE, MESSAGE
 from ..relay.stages.deferred import declaration_summary, search_item_text
 from ..relay.stages.dialects import UnknownDialect, dialect_of, known_reader
@@ -50,6 +51,7 @@ from ..relay.stages.parse import ModelTurn
 from ..relay.stages.usage import usage_text
 from ..verify.record import CALL_METHODS
 from .auth_rows import AUTH_DESCRIBERS
+from .chat_chunks import chunk_label
 from .listen_rows import listen_text
 from .model import Badge, Row, RowState
 from .otel_rows import OTEL_DESCRIBERS
@@ -172,6 +174,12 @@ def _read_answer(record: dict[str, Any]) -> ModelTurn | UnknownDialect | None:
 def _model_stream(record: dict[str, Any]) -> Row:
     """One server-sent event: Model → App, named by its type, with what it carries."""
     payload = stream_payload(record)
+    if dialect_of(record) == CHAT_DIALECT:
+        said = chunk_label(record.get("data"), payload)
+        return _base(record, stage="stream", source="model", target="app", label=said.label,
+                     detail=said.detail,
+                     badges=[Badge(kind="event", text=f"event {record.get('index', '?')}")],
+                     state="failed" if said.failed else "ok", message=True)
     kind = str(payload.get("type") or record.get("event") or "event")
     item = payload.get("item") if isinstance(payload.get("item"), dict) else None
     if isinstance(payload.get("delta"), str):

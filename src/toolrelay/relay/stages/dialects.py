@@ -9,11 +9,13 @@ replays, the ``function_call_output`` items it feeds back) is the Responses one;
 adapter for another API translates the request on the way out, and its reader gives the
 answer's items back in that vocabulary (``ModelTurn.output``).
 
-A reader (``DialectReader``) has three parts: ``turn(body)`` (an answer → ``ModelTurn``:
+A reader (``DialectReader``) has four parts: ``turn(body)`` (an answer → ``ModelTurn``:
 its items, calls, text, status, token counts; ``ValueError`` when it is no answer of the
 dialect), ``usage(body)`` (an answer's token counts, flat, ``relay.stages.usage``) and
 ``assemble(events)`` (a recorded stream's events → what they make, as the adapter
-assembled them live). A transcript's model events name their dialect; one without
+assembled them live), and ``request(body)`` (a recorded request body → the loop's
+Responses vocabulary, for the checks that read what a request carried). Two dialects:
+``responses`` and ``chat`` (``chat_reader``). A transcript's model events name their dialect; one without
 (written before they did) is a Responses one (``dialect_of``).
 """
 
@@ -25,13 +27,26 @@ from typing import Any, Final, Protocol
 
 from ...events import DEFAULT_DIALECT
 from ...protocol import responses
-from ...protocol.stream import Assembled, StreamEvent, assemble
+from ...protocol.stream import Assembled, StreamAssembler, StreamEvent, Update, assemble
+from .chat_reader import CHAT
 from .parse import ModelTurn, read_response
 from .usage import token_counts
 
 __all__ = [
-    "READERS", "RESPONSES", "DialectReader", "UnknownDialect", "dialect_of", "known_reader", "reader_for",
+    "CHAT", "READERS", "RESPONSES", "DialectReader", "StreamAssembling", "UnknownDialect", "dialect_of",
+    "known_reader", "reader_for",
 ]
+
+
+class StreamAssembling(Protocol):
+    """One stream's assembler (``protocol.stream``, ``protocol.chat_stream``)."""
+
+    @property
+    def ended(self) -> bool: ...
+
+    def feed(self, event: StreamEvent) -> list[Update]: ...
+
+    def finish(self) -> Assembled: ...
 
 
 class DialectReader(Protocol):
@@ -50,6 +65,14 @@ class DialectReader(Protocol):
     def usage(self, body: Any) -> dict[str, int]: ...
 
     def assemble(self, events: Sequence[StreamEvent]) -> Assembled: ...
+
+    def assembler(self) -> StreamAssembling:
+        """A fresh assembler of the dialect's streams, fed event by event."""
+        ...
+
+    def request(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A recorded request body of the dialect in the loop's (Responses) vocabulary."""
+        ...
 
 
 class UnknownDialect(ValueError):
@@ -77,9 +100,15 @@ class ResponsesReader:
     def assemble(self, events: Sequence[StreamEvent]) -> Assembled:
         return assemble(events)
 
+    def assembler(self) -> StreamAssembling:
+        return StreamAssembler()
+
+    def request(self, body: dict[str, Any]) -> dict[str, Any]:
+        return body
+
 
 RESPONSES: Final = ResponsesReader()
-READERS: Final[Mapping[str, DialectReader]] = {RESPONSES.dialect: RESPONSES}
+READERS: Final[Mapping[str, DialectReader]] = {RESPONSES.dialect: RESPONSES, CHAT.dialect: CHAT}
 """dialect → its reader. A new dialect is a reader here and an adapter in ``model/``."""
 
 

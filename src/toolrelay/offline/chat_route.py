@@ -1,0 +1,177 @@
+"""The stand-in's ``POST /v1/chat/completions``: the same scripts, answered in the chat dialect.
+
+A chat request is read as the Responses request it says (``protocol.chat.responses_request``:
+messages → input items, function tools, tool_choice), answered by the responder exactly as
+a ``/v1/responses`` request (script, scenario, checks: a tool message without its call is
+the same 400), and the Response written back as a chat completion (``completion_of``) or,
+with ``stream: true``, as ``chat.completion.chunk`` events (``chat_chunks``): a role chunk,
+the text in pieces, each tool call's first delta (index, id, name) then its arguments in
+pieces, the finish chunk, the usage chunk when ``stream_options.include_usage`` asks for it,
+and ``data: [DONE]``. A script entry's ``tokens_per_second`` and ``pause`` pace the chunks (a
+pause before each tool call after the first); its stream faults and holds are Responses-only.
+
+``OfflineModel(..., chat_only=True)`` answers ``/v1/responses`` 404, as a server without the
+Responses API does (``--api auto``'s fallback is tested against it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+from ..protocol import json_depth
+from ..protocol.chat import assistant_message, chat_usage, responses_request
+from ..protocol.responses import FAILED, FUNCTION_CALL, INCOMPLETE
+from .state import Ledger
+from .stream_plan import Step, StreamPlan
+from .stream_script import StreamSettings
+from .turns import ScriptProgress, request_context, request_turn
+from .wire import error_body
+
+__all__ = ["CHAT_COMPLETIONS_PATH", "Answer", "Answering", "chat_answer", "chat_chunks", "completion_of"]
+
+CHAT_COMPLETIONS_PATH: Final = "/v1/chat/completions"
+
+
+@dataclass(slots=True, kw_only=True)
+class Answer:
+    """What the HTTP layer sends (the responder's ``Answer``, field for field)."""
+
+    status: int
+    body: bytes
+    content_type: str = "application/json"
+    headers: tuple[tuple[str, str], ...] = ()
+    plan: StreamPlan | None = None
+
+
+class Answered(Protocol):
+    status: int
+    body: bytes
+
+
+class Answering(Protocol):
+    """What the route needs of the responder (``responder.Responder``)."""
+
+    requests: list[dict[str, Any]]
+    progress: ScriptProgress | None
+    ledger: Ledger
+
+    def answer(self, body: dict[str, Any]) -> Answered: ...
+
+    def check_key(self, headers: Mapping[str, str]) -> Answered | None: ...
+
+
+def json_answer(status: int, value: Any) -> Answer:
+    return Answer(status=status, body=json.dumps(value, ensure_ascii=False).encode())
+
+_PIECE: Final = 8
+"""Characters per streamed text or arguments piece."""
+
+
+def chat_answer(responder: Answering, headers: Mapping[str, str], raw: bytes) -> Answer | Answered:
+    """The answer to one chat completion request."""
+    refused = responder.check_key(headers)
+    if refused is not None:
+        return refused
+    try:
+        chat = json_depth.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        chat = None
+    if not isinstance(chat, dict) or not isinstance(chat.get("messages"), list):
+        return json_answer(400, error_body("We could not parse the JSON body of your request: a chat "
+                                           "completion request needs a 'messages' array."))
+    responder.requests.append(chat)
+    view = {key: value for key, value in responses_request(chat).items() if key != "stream"}
+    settings = _stream_settings(responder, view)
+    answer = responder.answer(view)
+    if answer.status != 200:
+        return answer
+    response = json.loads(answer.body)
+    if response.get("status") == FAILED:
+        error = response.get("error") or {}
+        return json_answer(500, error_body(str(error.get("message") or "The model failed."),
+                                           type="server_error", code=error.get("code")))
+    completion = completion_of(response)
+    if chat.get("stream") is not True:
+        return json_answer(200, completion)
+    usage = (chat.get("stream_options") or {}).get("include_usage") is True
+    chunks = [*(_frame(chunk) for chunk in chat_chunks(completion, usage=usage)), b"data: [DONE]\n\n"]
+    sse_headers = (("Cache-Control", "no-cache"),)
+    if not settings.pause and settings.tokens_per_second is None:
+        return Answer(status=200, body=b"".join(chunks), content_type="text/event-stream",
+                      headers=sse_headers)
+    return Answer(status=200, body=b"", content_type="text/event-stream", headers=sse_headers,
+                  plan=_paced(chunks, settings))
+
+
+def _stream_settings(responder: Answering, view: dict[str, Any]) -> StreamSettings:
+    """How the script entry that answers ``view`` streams (its pace; faults are not chat's)."""
+    progress = responder.progress
+    entry = progress.entry(request_turn(request_context(view, responder.ledger))) if progress else None
+    return entry.stream if entry is not None else StreamSettings()
+
+
+def _paced(chunks: list[bytes], settings: StreamSettings) -> StreamPlan:
+    """One write per chunk: ``tokens_per_second`` apart, and ``pause`` after each tool call's
+    last chunk when another call follows."""
+    spacing = 1 / settings.tokens_per_second if settings.tokens_per_second else 0.0
+    steps, clock = [], 0.0
+    for position, data in enumerate(chunks):
+        starts_call = b'"id":' in data and b'"tool_calls"' in data and position > 0
+        if starts_call and any(b'"tool_calls"' in before for before in chunks[:position]):
+            clock += settings.pause
+        steps.append(Step(clock, data))
+        clock += spacing
+    return StreamPlan(steps=tuple(steps))
+
+
+def _frame(chunk: dict[str, Any]) -> bytes:
+    return f"data: {json.dumps(chunk, ensure_ascii=False, separators=(',', ':'))}\n\n".encode()
+
+
+def completion_of(response: dict[str, Any]) -> dict[str, Any]:
+    """A Response object as the chat completion that says the same."""
+    output = response.get("output") or []
+    message = assistant_message(output)
+    calls = any(item.get("type") == FUNCTION_CALL for item in output)
+    reason = "length" if response.get("status") == INCOMPLETE else "tool_calls" if calls else "stop"
+    response_id = str(response.get("id") or "")
+    return {
+        "id": "chatcmpl-" + response_id.removeprefix("resp_"),
+        "object": "chat.completion",
+        "created": response.get("created_at"),
+        "model": response.get("model"),
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": reason}],
+        "usage": chat_usage(response.get("usage")),
+        "system_fingerprint": None,
+    }
+
+
+def chat_chunks(completion: dict[str, Any], *, usage: bool) -> Iterator[dict[str, Any]]:
+    """The chunks that stream ``completion`` (as the OpenAI API writes them)."""
+    top = {"id": completion["id"], "object": "chat.completion.chunk", "created": completion["created"],
+           "model": completion["model"], "system_fingerprint": None}
+    choice = completion["choices"][0]
+    message = choice["message"]
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**top, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+
+    yield chunk({"role": "assistant", "content": "", "refusal": None})
+    for piece in _pieces(message.get("content") or ""):
+        yield chunk({"content": piece})
+    for index, call in enumerate(message.get("tool_calls") or []):
+        function = call["function"]
+        yield chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                     "function": {"name": function["name"], "arguments": ""}}]})
+        for piece in _pieces(function.get("arguments") or ""):
+            yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+    yield chunk({}, choice["finish_reason"])
+    if usage:
+        yield {**top, "choices": [], "usage": completion.get("usage")}
+
+
+def _pieces(text: str) -> list[str]:
+    return [text[start:start + _PIECE] for start in range(0, len(text), _PIECE)]
