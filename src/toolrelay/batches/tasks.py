@@ -5,10 +5,10 @@ A line's overrides replace the batch's run options for that task only: ``model``
 ``prompt_cache_key`` and ``script`` (the stand-in's script, a path relative to the tasks
 file), and the task's own endpoint: ``base_url``, ``api`` (``responses``, ``chat``,
 ``auto``) and ``api_key_env`` (the name of the environment variable holding its key, never
-the key: a rollout gateway's per-session URL and key). Ids are unique names of a transcript file (letters, digits,
-``.``, ``_``, ``-``); a duplicate id is a usage error naming both lines, found before any task runs. Any other bad line (not
-JSON, no task, an unknown key, a wrong type) is reported with its line number and
-skipped.
+the key: a rollout gateway's per-session URL and key). Ids are unique names of a
+transcript file (letters, digits, ``.``, ``_``, ``-``); a duplicate id is a usage error
+naming both lines, found before any task runs. Any other bad line (not JSON, no task, an
+unknown key, a wrong type) is reported with its line number and skipped.
 
 ``TaskFile(path)`` reads the file once to check it (holding only the ids), and yields the
 tasks when iterated, reading it again line by line: memory does not grow with the file.
