@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from search_helpers import ANSWER, CALLS, SearchRun, search_run
+from testkit.transcripts import transcript_events
 
 from toolrelay.verify import Verdict, load_run, verify
 from toolrelay.verify.explain import explain
@@ -33,7 +34,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SearchRun]:
 
 
 def _records(path: Path) -> list[Record]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return transcript_events(path)  # request bodies whole: each later one is recorded as a delta
 
 
 def _tampered(done: SearchRun, change: Callable[[list[Record]], None], tmp_path: Path) -> Verdict:

@@ -53,7 +53,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
              "(HOST 127.0.0.1 unless given; PORT 0 picks a free port)")
     parser.add_argument("--allow-origin", metavar="ORIGIN", action="append", default=[],
                         help="with --http, a browser Origin to accept besides loopback ones (repeatable)")
-    parser.add_argument("--transcript", metavar="PATH", type=Path,
+    parser.add_argument("--transcript", metavar="PATH",
                         help="record every message of both legs (host ↔ proxy ↔ servers) as JSONL")
     parser.add_argument("--name", default="toolrelay-proxy",
                         help="the server name hosts are told (default toolrelay-proxy)")
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     events = EventStream()
     catalog = catalog_from_args(args, events, filters=(policy,) if policy else ())
     settings = ProxySettings(
-        name=args.name, http=args.http, allowed_origins=args.allow_origin, transcript=args.transcript,
+        name=args.name, http=args.http, allowed_origins=args.allow_origin, transcript=Path(args.transcript) if args.transcript else None,
         token=os.environ.get(TOKEN_VARIABLE) or None, hooks=(policy,) if policy else (), on_ready=_ready,
     )
     if args.max_message_bytes is not None:

@@ -4,7 +4,7 @@ the synchronous form (``sync.py``).
 
 Layering: beside ``runner``: it builds its parts with ``assembly`` as ``run_async`` does and
 drives ``relay.loop.Relay`` turn after turn (``relay.continuation``); only cli/ and the
-package's front door import it.
+package's front door import it; it never imports cli/.
 """
 
 from __future__ import annotations

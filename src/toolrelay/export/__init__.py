@@ -9,7 +9,7 @@ said beside the answer (``logprobs``, ``prompt_token_ids``, ``token_ids``) is ke
 ``only_verified`` drops the runs whose transcript does not verify, each with why.
 
 Layering: export/ reads records with verify/ and the chat mapping of protocol/; only cli/
-imports it.
+imports it; itself it never imports relay/, client/ or model/, and it opens no connection.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ Both legs are recorded, the host's JSON-RPC id paired with the upstream one
 
 Layering: proxy/ sits beside runner/: it uses relay/ (the catalog, pins, policy),
 client/ through it, server/ for the host side and transcript/; cli/ uses it.
+It never imports runner/, assembly/ or the model client: a proxy has no model side.
 """
 
 from __future__ import annotations
