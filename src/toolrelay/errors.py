@@ -47,10 +47,10 @@ where it becomes a value or an answer to the peer.
     protocol.sse.EventTooLarge      a server-sent event above the cap: a ModelAnswerUnreadable
     relay.stages.dialects.UnknownDialect  a model dialect without a reader: a failed run, a broken verify link
     cli.closed_stdout.StdoutClosed  stdout's reader went away: the command stops with 141, its servers stopped
-    protocol.chat.ChatUnsupported   a request the Chat Completions API cannot express: a UsageError (--api chat)
+    protocol.chat.ChatUnsupported   a request Chat Completions cannot express: a UsageError
     offline.searching.SearchFailure a scripted search without a tool_search tool: the stand-in's 400 answer
     functions.results.ToolError     raised by a function tool on purpose: an ``isError`` result, no traceback
-    functions.context.ElicitationDeclined  the user declined a function tool's question: ``isError`` unless caught
+    functions.context.ElicitationDeclined  a function tool's question declined: ``isError`` unless caught
 
 Any other exception class is private: its name, or its module's name, starts with ``_``.
 tests/test_errors.py holds every exception class in src/ to these rules.

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 from search_helpers import ANSWER, CALLS, SearchRun, search_run
-from testkit.transcripts import transcript_events
 
+from testkit.transcripts import transcript_events
 from toolrelay.verify import Verdict, load_run, verify
 from toolrelay.verify.explain import explain
 from toolrelay.view.build import build_trace

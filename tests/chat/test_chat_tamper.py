@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from chat_helpers import run_dialect, verified
 
+from testkit.transcripts import transcript_events
 from toolrelay.verify import load_run, verify
 
 Event = dict[str, Any]
@@ -34,7 +35,7 @@ def chat_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 
 
 def _events(path: Path) -> list[Event]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return transcript_events(path)  # request bodies whole: each later one is recorded as a delta
 
 
 def _request(events: list[Event], turn: int) -> dict[str, Any]:

@@ -295,8 +295,9 @@ def test_root_flags_name_the_roots_of_every_server_but_those_that_refuse_roots(t
         (
             '{"mcpServers": {"a": {"command": "x", "toolrelay": {"timout": 3}}}}',
             "server 'a': unknown key \"toolrelay.timout\" "
-            "(known: allow, alwaysLoad, deny, isolate, logLevel, maxCallTime, maxMessageBytes, maxSamplingPerCall, "
-            "oauth, pins, protocolVersion, requestTimeout, roots, shutdownGrace, timeout)",
+            "(known: allow, alwaysLoad, deny, isolate, logLevel, maxCallTime, maxMessageBytes, "
+            "maxSamplingPerCall, oauth, pins, protocolVersion, requestTimeout, roots, shutdownGrace, "
+            "timeout)",
         ),
         (
             '{"mcpServers": {"a": {"command": "x", "toolrelay": {"timeout": 0}}}}',

@@ -20,7 +20,7 @@ def test_a_misspelt_option_names_the_right_one() -> None:
         toolrelay.run("x", modle="offline")
     said = str(failed.value)
     assert said.startswith("toolrelay.run() has no option 'modle': did you mean 'model'? ")
-    assert "RunOptions takes model, base_url, api_key, config," in said
+    assert "RunOptions takes model, base_url, api, api_key, config," in said
     assert failed.value.exit_code == 2
 
 

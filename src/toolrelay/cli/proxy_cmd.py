@@ -70,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
     events = EventStream()
     catalog = catalog_from_args(args, events, filters=(policy,) if policy else ())
     settings = ProxySettings(
-        name=args.name, http=args.http, allowed_origins=args.allow_origin, transcript=Path(args.transcript) if args.transcript else None,
+        name=args.name, http=args.http, allowed_origins=args.allow_origin,
+        transcript=Path(args.transcript) if args.transcript else None,
         token=os.environ.get(TOKEN_VARIABLE) or None, hooks=(policy,) if policy else (), on_ready=_ready,
     )
     if args.max_message_bytes is not None:

@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from ..protocol.chat import DIALECT as CHAT_DIALECT
 from ..protocol.chat import assistant_message, chat_messages, chat_request
+from ..protocol.foreign_names import EVALS_OUTPUT_TEXT
 from ..verify import RunRecord, load_run, verify
 from ..verify.record import ModelRound
 
@@ -72,7 +73,7 @@ def _row(run: RunRecord, format: str, task_id: str | None) -> dict[str, Any]:
     if format == "evals":
         task = run.run_start.get("task") if run.run_start else None
         final = run.run_end.get("final_text") if run.run_end else None
-        return {"item": {**head, "input": task}, "sample": {"output_text": final, "trajectory": messages},
+        return {"item": {**head, "input": task}, "sample": {EVALS_OUTPUT_TEXT: final, "trajectory": messages},
                 **tail}
     tools = chat_request({"tools": last.body["tools"]})["tools"] if last and "tools" in last.body else []
     return {**head, "messages": messages, "tools": tools, "turns": _turns(run), **tail}

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from .foreign_names import CHAT_FUNCTION_CALL, CHAT_REASONING
 from .responses import (
     COMPLETED,
     FUNCTION_CALL,
@@ -63,7 +64,7 @@ DIALECT: Final = "chat"
 CHAT_PATH: Final = "/chat/completions"
 """Appended to the base URL (``{base}/chat/completions``)."""
 _ROLES: Final = ("user", "system", "developer")
-_FINISHED: Final = {"stop": COMPLETED, "tool_calls": COMPLETED, "function_call": COMPLETED,
+_FINISHED: Final = {"stop": COMPLETED, "tool_calls": COMPLETED, CHAT_FUNCTION_CALL: COMPLETED,
                     "length": INCOMPLETE, "content_filter": INCOMPLETE}
 _INCOMPLETE_REASONS: Final = {"length": "max_output_tokens", "content_filter": "content_filter"}
 _RENAMED: Final = {"max_output_tokens": "max_completion_tokens"}
@@ -95,7 +96,7 @@ def chat_request(body: dict[str, Any]) -> dict[str, Any]:
     for key, value in body.items():
         if key in _DROPPED or key in chat:
             continue
-        if key == "reasoning" and isinstance(value, dict):
+        if key == CHAT_REASONING and isinstance(value, dict):
             if "effort" in value:
                 chat["reasoning_effort"] = value["effort"]
             continue

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .chat import assistant_items, response_view
+from .foreign_names import CHAT_FUNCTION_CALL, CHAT_REFUSAL
 from .responses import FUNCTION_CALL, MESSAGE
 from .sse import StreamEvent
 from .stream_updates import Assembled, ItemDone, StreamEnded, StreamFailed, StreamProblem, TextDelta, Update
@@ -34,7 +35,7 @@ from .stream_updates import Assembled, ItemDone, StreamEnded, StreamFailed, Stre
 __all__ = ["ChatStreamAssembler", "assemble_chat"]
 
 DONE: Final = "[DONE]"
-_MESSAGE_KEYS: Final = frozenset({"role", "content", "refusal", "tool_calls", "function_call"})
+_MESSAGE_KEYS: Final = frozenset({"role", "content", CHAT_REFUSAL, "tool_calls", CHAT_FUNCTION_CALL})
 """Delta fields of the message itself: the rest (``reasoning_content``, ...) are kept as sent."""
 
 
@@ -119,7 +120,7 @@ class ChatStreamAssembler:
                 self._retry_safe = False
                 self._content.append(value)
                 updates.append(TextDelta(output_index=0, item_id=None, content_index=0, delta=value))
-            elif key == "refusal" and isinstance(value, str):
+            elif key == CHAT_REFUSAL and isinstance(value, str):
                 self._retry_safe = False
                 self._refusal.append(value)
             elif key == "tool_calls" and isinstance(value, list):
