@@ -15,6 +15,7 @@ import toolrelay
 from toolrelay.batches import BatchOptions, TaskFile
 from toolrelay.inprocess_servers import in_process_file_server
 from toolrelay.offline import OfflineModel, parse_script
+from toolrelay.protocol.chat import responses_request
 from toolrelay.runner import RunOptions
 
 READ = {"name": "fs__read_text_file", "arguments": {"path": "notes.txt", "head": 1}}
@@ -67,6 +68,8 @@ def test_sampling_fields_reach_the_body_in_each_dialect(tmp_path: Path) -> None:
             {"temperature": 0.2, "top_p": 0.9, "seed": 7, "max_completion_tokens": 300, "top_logprobs": 3,
              "logprobs": True}
         assert "max_output_tokens" not in body and "include" not in body
+        said = responses_request(body)  # read back in the loop's names: logprobs is implied
+        assert "logprobs" not in said and said["top_logprobs"] == 3 and said["max_output_tokens"] == 300
     for body in responses:
         check_wire("responses", body)
         assert {k: body[k] for k in SAMPLING} == SAMPLING and "seed" not in body
@@ -74,6 +77,12 @@ def test_sampling_fields_reach_the_body_in_each_dialect(tmp_path: Path) -> None:
     for name in ("responses", "chat"):
         assert finished[name].completed, finished[name]
         assert verified(tmp_path / "out" / "transcripts" / f"{name}.jsonl") == ""
+    transcript = tmp_path / "out" / "transcripts" / "chat.jsonl"
+    tampered = tmp_path / "tampered.jsonl"
+    recorded = transcript.read_text()
+    assert '"temperature": 0.2' in recorded  # the body as sent
+    tampered.write_text(recorded.replace('"temperature": 0.2', '"temperature": 1.5'))
+    assert "not the one sent" in verified(tampered)
     assert not finished["seeded"].completed
     assert "task seeded: seed is a Chat Completions field the Responses API has not: give the task api chat" \
         in str(finished["seeded"].error)
