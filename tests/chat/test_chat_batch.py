@@ -5,6 +5,7 @@ session. Two stand-ins on two ports: one with both APIs and a key, one chat-only
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from chat_helpers import make_workspace, verified
@@ -52,3 +53,44 @@ def test_tasks_run_on_their_own_endpoints_in_their_own_dialects(tmp_path: Path) 
     assert len(chat_bodies) == 4
     text = (tmp_path / "out" / "transcripts" / "a-chat.jsonl").read_text()
     assert "sk-task-a" not in text
+
+
+def test_fifty_chat_tasks_on_two_endpoints_verify_and_export(
+    tmp_path: Path, toolrelay_cmd: list[str]
+) -> None:
+    """The issue's done-when: 50 tasks split over two stand-ins by their own ``base_url``, the
+    batch in the chat dialect, each transcript verifying; exported to chat and evals rows, and
+    ``--only-verified`` leaves out the one run tampered with afterwards, saying so."""
+    workspace = make_workspace(tmp_path / "workspace")
+    with OfflineModel(parse_script(SCRIPT)) as first, \
+            OfflineModel(parse_script(SCRIPT), chat_only=True) as second:
+        tasks = [{"id": f"t{n:02}", "task": "Read notes.txt", "base_url": (first, second)[n % 2].base_url}
+                 for n in range(50)]
+        tasks_file = tmp_path / "tasks.jsonl"
+        tasks_file.write_text("".join(json.dumps(t) + "\n" for t in tasks), encoding="utf-8")
+        run = RunOptions(model="gpt-4.1", api="chat", base_url=first.base_url,  # each task: its own
+                         environ={}, config=[in_process_file_server(workspace)])
+        finished = list(toolrelay.batch(tasks_file, BatchOptions(out=tmp_path / "out", run=run,
+                                                                 concurrency=16)))
+        served = [len(first.requests), len(second.requests)]
+        assert all("messages" in body for body in [*first.requests, *second.requests])
+    assert len(finished) == 50 and all(r.completed for r in finished)
+    assert served == [50, 50]  # 25 tasks each, two requests a task
+    transcripts = tmp_path / "out" / "transcripts"
+    assert [verified(transcripts / f"{t['id']}.jsonl") for t in tasks] == [""] * 50
+    def export(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*toolrelay_cmd, "export", str(tmp_path / "out"), *args], capture_output=True,
+                              text=True, timeout=60)
+    chat = export("--format", "chat")
+    rows = [json.loads(line) for line in chat.stdout.splitlines()]
+    assert sorted(row["task_id"] for row in rows) == [t["id"] for t in tasks], chat.stderr
+    assert all(row["messages"][-2]["content"] == "line 1\n" for row in rows)
+    evals = export("--format", "evals")
+    assert [json.loads(line)["sample"]["output_text"] for line in evals.stdout.splitlines()] == ["done"] * 50
+    tampered = transcripts / "t17.jsonl"
+    tampered.write_text(tampered.read_text().replace('"content": "line 1\\n"', '"content": "line 9\\n"'))
+    kept = export("--format", "evals", "--only-verified")
+    assert kept.returncode == 0, kept.stderr
+    ids = sorted(json.loads(line)["item"]["task_id"] for line in kept.stdout.splitlines())
+    assert ids == [t["id"] for t in tasks if t["id"] != "t17"]
+    assert "skipped 1 of 50 run(s) that do not verify" in kept.stderr and "t17.jsonl" in kept.stderr

@@ -5,7 +5,9 @@ A line's overrides replace the batch's run options for that task only: ``model``
 ``prompt_cache_key`` and ``script`` (the stand-in's script, a path relative to the tasks
 file), and the task's own endpoint: ``base_url``, ``api`` (``responses``, ``chat``,
 ``auto``) and ``api_key_env`` (the name of the environment variable holding its key, never
-the key: a rollout gateway's per-session URL and key). Ids are unique names of a
+the key: a rollout gateway's per-session URL and key), and the sampling fields sent in its
+request bodies: ``temperature``, ``top_p``, ``seed``, ``max_output_tokens``, ``top_logprobs``
+(``batches.sampling``). Ids are unique names of a
 transcript file (letters, digits, ``.``, ``_``, ``-``); a duplicate id is a usage error
 naming both lines, found before any task runs. Any other bad line (not JSON, no task, an
 unknown key, a wrong type) is reported with its line number and skipped.
@@ -26,6 +28,7 @@ from typing import Any, Final
 
 from ..errors import UsageError, os_reason
 from ..protocol.json_depth import loads
+from .sampling import SAMPLING, check_sampling
 
 __all__ = ["OVERRIDES", "TaskFile", "TaskSpec", "task_specs"]
 
@@ -34,7 +37,7 @@ _COUNTS: Final = ("max_turns", "max_tool_calls")
 _TEXTS: Final = ("model", "instructions", "tool_choice", "script", "prompt_cache_key", "base_url",
                   "api_key_env")
 _APIS: Final = ("responses", "chat", "auto")
-OVERRIDES: Final = frozenset({*_COUNTS, *_TEXTS, "timeout", "api"})
+OVERRIDES: Final = frozenset({*_COUNTS, *_TEXTS, *SAMPLING, "timeout", "api"})
 """The run options a task line may set for itself."""
 
 
@@ -80,6 +83,9 @@ def _override(key: str, value: Any, task_id: str) -> Any:
     elif key == "api":
         if value not in _APIS:
             raise _BadLine(f"task {task_id}: api must be one of {', '.join(_APIS)}, got {value!r}")
+    elif key in SAMPLING:
+        if (why := check_sampling(key, value, task_id)) is not None:
+            raise _BadLine(why)
     elif key == "timeout":
         if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
             raise _BadLine(f"task {task_id}: timeout must be a number of seconds above 0, got {value!r}")

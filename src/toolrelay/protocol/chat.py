@@ -21,7 +21,8 @@ The mapping (openai-python's ``types/chat``):
   function → ``{"type": "function", "function": {"name": ...}}``;
 - ``max_output_tokens`` → ``max_completion_tokens``, ``reasoning.effort`` →
   ``reasoning_effort``, ``stream`` → ``stream`` with ``stream_options.include_usage``;
-  ``include`` is dropped (nothing in chat to include). Other fields are sent as given.
+  ``include`` is dropped (nothing in chat to include); ``top_logprobs`` adds
+  ``logprobs: true``. Other fields are sent as given.
 
 What chat cannot say raises ``ChatUnsupported`` (a ``ValueError``): ``previous_response_id``
 (``--chain``), namespaces (``--declare namespaces``), hosted tools, items chat has no
@@ -101,6 +102,8 @@ def chat_request(body: dict[str, Any]) -> dict[str, Any]:
                 chat["reasoning_effort"] = value["effort"]
             continue
         chat[_RENAMED.get(key, key)] = value
+    if "top_logprobs" in body:
+        chat["logprobs"] = True  # chat sends no top_logprobs without it
     if body.get("stream") is True:
         chat["stream"] = True
         chat["stream_options"] = {"include_usage": True}
@@ -225,7 +228,7 @@ def responses_request(chat: dict[str, Any]) -> dict[str, Any]:
     body["input"] = input_items(messages)
     renamed = {value: key for key, value in _RENAMED.items()}
     for key, value in chat.items():
-        if key in ("model", "messages", "stream_options"):
+        if key in ("model", "messages", "stream_options") or (key == "logprobs" and "top_logprobs" in chat):
             continue
         if key == "tools" and isinstance(value, list):
             body["tools"] = [_responses_tool(tool) for tool in value]
