@@ -23,9 +23,9 @@ from __future__ import annotations
 from typing import Any, Protocol, runtime_checkable
 
 from ..events import EventStream, ToolSearchEvent
+from .stages.additions import offered_by_alias
 from .stages.context import CallContext, CallHook
 from .stages.deferred import TOOL_SEARCH, SearchCall, loaded_by_alias, read_search_calls
-from .stages.namespaces import function_tools_by_alias
 from .stages.parse import FunctionCall
 from .stages.tool_search import SearchHit
 
@@ -52,7 +52,7 @@ class ToolSearches(CallHook):
         deferred one within the response, and its call may start while the response still
         streams: ``verify`` holds it to the load), and those earlier searches loaded."""
         self.searching = any(isinstance(t, dict) and t.get("type") == TOOL_SEARCH for t in tools)
-        self.callable = set(function_tools_by_alias(tools)) | set(loaded_by_alias(history))
+        self.callable = set(offered_by_alias(tools, history)) | set(loaded_by_alias(history))
 
     def answer(self, catalog: object, output: list[dict[str, Any]], turn: int,
                events: EventStream) -> list[dict[str, Any]]:
