@@ -83,3 +83,30 @@ def test_the_transcript_verifies_and_a_copy_without_the_item_is_rejected(
     assert verdict.broken is not None
     failed = [f.message for f in verdict.broken_findings()]
     assert any("request 2's tools are not the declarations in force" in m for m in failed), failed
+
+
+SHRINKING = ServerConfig(name="grow", transport="stdio", command=sys.executable, args=(str(GROWING_SERVER),),
+                         env={"GROWING_SHRINKS": "1"})
+CALL_AGAIN = {"turns": [
+    {"calls": [{"namespace": "grow", "name": "grow", "arguments": {}}]},  # removes grow, adds tool_1
+    {"calls": [{"namespace": "grow", "name": "grow", "arguments": {}}]},
+    {"message": "done"},
+]}
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_a_tool_removed_mid_run_is_refused_with_why_and_the_run_verifies(mode: str, tmp_path: Path) -> None:
+    transcript = tmp_path / "run.jsonl"
+    done = run_script(tmp_path, CALL_AGAIN, "grow", servers=[SHRINKING], transcript=transcript,
+                      approve=approve_all, **MODES[mode])
+    calls = [(c.alias, c.status) for c in done.result.calls]
+    assert calls == [("grow.grow", "ok"), ("grow.grow", "refused_by_hook")]  # the second never sent
+    said = done.outputs(2)[-1]["output"]
+    assert said == ("Error (refused by hook): grow.grow is no longer available: its server's tool list "
+                    "changed during the run (tools/list_changed) and no longer lists it, so nothing was sent; do not "
+                    "call it again")
+    assert done.requests[1]["tools"] == done.requests[0]["tools"]
+    for body in done.requests:
+        check_body(body)
+    verdict = verify(load_run(transcript))
+    assert verdict.ok, [f.message for f in verdict.broken_findings()]

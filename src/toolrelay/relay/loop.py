@@ -39,7 +39,7 @@ from .continuation import Continuation
 from .resume import ResumePoint
 from .run_events import RunEvent, RunFinished, RunListener, TurnFinished, iterate_run, tell_both
 from .searches import ToolSearches
-from .stages.additions import addition, keeps_prefix
+from .stages.additions import addition, keeps_prefix, offered_by_alias
 from .stages.consent import Approver
 from .stages.context import INTERRUPTED, CallContext, CallHook, Stopped, StopReason
 from .stages.dialects import UnknownDialect, reader_for
@@ -402,10 +402,13 @@ class Relay:
         kept = self._kept
         if kept is None or kept[0] is not conversation or not keeps_prefix(kept[1]):
             self._kept = (conversation, tools)
+            self._searches.see_removed(set())
             return tools
         item = addition(kept[1], conversation.history, tools)
         if item is not None:
             conversation.add_outputs([item])
+        offered = offered_by_alias(kept[1], conversation.history)
+        self._searches.see_removed(set(offered) - set(offered_by_alias(tools, [])))
         return kept[1]
 
     def _streaming_off(self, why: str) -> None:

@@ -46,6 +46,7 @@ class ToolSearches(CallHook):
         self.searching = False
         """The latest request declared a ``tool_search`` tool."""
         self.callable: set[str] = set()
+        self.removed: set[str] = set()
 
     def see_request(self, tools: list[dict[str, Any]], history: list[dict[str, Any]]) -> None:
         """What the next response may call: the declared tools (a hosted search loads a
@@ -70,11 +71,19 @@ class ToolSearches(CallHook):
             answered.append(item)
         return answered
 
+    def see_removed(self, removed: set[str]) -> None:
+        """The tools the kept ``tools`` (or an ``additional_tools`` item) still offer that the
+        servers no longer list: a call of one is refused with why (additions.py)."""
+        self.removed = removed
+
     def with_gate(self, hooks: tuple[CallHook, ...]) -> tuple[CallHook, ...]:
-        """``hooks``, and this gate last while the run searches for tools."""
-        return (*hooks, self) if self.searching else hooks
+        """``hooks``, and this gate last while the run searches for tools or offers removed ones."""
+        return (*hooks, self) if self.searching or self.removed else hooks
 
     async def before_call(self, call: FunctionCall, context: CallContext) -> str | None:
+        if context.server is None and call.alias in self.removed:
+            return (f"{call.alias} is no longer available: its server's tool list changed during the run "
+                    "(tools/list_changed) and no longer lists it, so nothing was sent; do not call it again")
         if not self.searching or context.server is None or call.alias in self.callable:
             return None  # an unknown tool is the dispatch's to report
         return (f"{call.alias} is not loaded: its definition is found by tool search, so search for "
