@@ -103,8 +103,8 @@ def test_a_tool_removed_mid_run_is_refused_with_why_and_the_run_verifies(mode: s
     assert calls == [("grow.grow", "ok"), ("grow.grow", "refused_by_hook")]  # the second never sent
     said = done.outputs(2)[-1]["output"]
     assert said == ("Error (refused by hook): grow.grow is no longer available: its server's tool list "
-                    "changed during the run (tools/list_changed) and no longer lists it, so nothing was sent; do not "
-                    "call it again")
+                    "changed during the run (tools/list_changed) and no longer lists it, so nothing was "
+                    "sent; do not call it again")
     assert done.requests[1]["tools"] == done.requests[0]["tools"]
     for body in done.requests:
         check_body(body)
