@@ -83,6 +83,7 @@ def test_the_transcript_verifies_and_a_copy_without_the_item_is_rejected(
     assert verdict.broken is not None
     failed = [f.message for f in verdict.broken_findings()]
     assert any("request 2's tools are not the declarations in force" in m for m in failed), failed
+    assert any("grow.tool_1 ran, but request 2 declared no such tool" in m for m in failed), failed
 
 
 SHRINKING = ServerConfig(name="grow", transport="stdio", command=sys.executable, args=(str(GROWING_SERVER),),
@@ -108,5 +109,19 @@ def test_a_tool_removed_mid_run_is_refused_with_why_and_the_run_verifies(mode: s
     assert done.requests[1]["tools"] == done.requests[0]["tools"]
     for body in done.requests:
         check_body(body)
+    verdict = verify(load_run(transcript))
+    assert verdict.ok, [f.message for f in verdict.broken_findings()]
+
+
+def test_under_hosted_search_an_added_tool_comes_deferred(tmp_path: Path) -> None:
+    script = {"turns": [SCRIPT["turns"][0], {"message": "ok"}]}
+    transcript = tmp_path / "run.jsonl"
+    done = run_script(tmp_path, script, "grow", servers=[GROW], transcript=transcript, approve=approve_all,
+                      tool_search="hosted", always_load=("grow.grow",))
+    first, second = done.requests
+    assert second["tools"] == first["tools"]
+    [item] = _additions(second)
+    assert [(t["name"], t.get("defer_loading")) for t in item["tools"][0]["tools"]] == [("tool_1", True)]
+    check_body(second)
     verdict = verify(load_run(transcript))
     assert verdict.ok, [f.message for f in verdict.broken_findings()]
