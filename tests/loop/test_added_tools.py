@@ -125,3 +125,14 @@ def test_under_hosted_search_an_added_tool_comes_deferred(tmp_path: Path) -> Non
     check_body(second)
     verdict = verify(load_run(transcript))
     assert verdict.ok, [f.message for f in verdict.broken_findings()]
+
+
+def test_with_chain_the_tools_are_rewritten_as_before(tmp_path: Path) -> None:
+    transcript = tmp_path / "run.jsonl"
+    done = run_script(tmp_path, SCRIPT, "grow", servers=[GROW], transcript=transcript, approve=approve_all,
+                      declare="namespaces", chain=True)
+    _, second, _ = done.requests
+    assert "previous_response_id" in second and not _additions(second)
+    assert [t["name"] for t in second["tools"][0]["tools"]] == ["grow", "tool_1"]
+    verdict = verify(load_run(transcript))
+    assert verdict.ok, [f.message for f in verdict.broken_findings()]

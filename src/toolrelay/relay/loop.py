@@ -400,7 +400,8 @@ class Relay:
         """The conversation's first ``tools`` when they declare namespaces or tool search, with
         what the catalog added since as an ``additional_tools`` input item (additions.py)."""
         kept = self._kept
-        if kept is None or kept[0] is not conversation or not keeps_prefix(kept[1]):
+        if kept is None or kept[0] is not conversation or not keeps_prefix(kept[1]) \
+                or self.settings.context_mode != "replay":  # chain: the item would go once, unseen by verify
             self._kept = (conversation, tools)
             self._searches.see_removed(set())
             return tools
