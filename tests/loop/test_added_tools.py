@@ -20,6 +20,7 @@ from testkit.transcripts import transcript_events
 from toolrelay.client.config import ServerConfig
 from toolrelay.relay.stages.consent import approve_all
 from toolrelay.verify import load_run, verify
+from toolrelay.verify.explain import explain
 
 GROW = ServerConfig(name="grow", transport="stdio", command=sys.executable, args=(str(GROWING_SERVER),))
 SCRIPT = {"turns": [
@@ -70,8 +71,12 @@ def test_the_transcript_verifies_and_a_copy_without_the_item_is_rejected(
     grown: tuple[Any, Path], tmp_path: Path
 ) -> None:
     _, transcript = grown
-    verdict = verify(load_run(transcript))
+    run = load_run(transcript)
+    verdict = verify(run)
     assert verdict.ok, [f.message for f in verdict.broken_findings()]
+    shown = explain(run, verdict)
+    assert "1 tool(s) + 1 added by additional_tools (grow.tool_1)" in shown
+    assert "+ 2 added by additional_tools (grow.tool_1, grow.tool_2)" in shown
     events = transcript_events(transcript)
     for event in events:
         body = event.get("body") if event.get("kind") == "model_request" else None
