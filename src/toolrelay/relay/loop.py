@@ -39,6 +39,7 @@ from .continuation import Continuation
 from .resume import ResumePoint
 from .run_events import RunEvent, RunFinished, RunListener, TurnFinished, iterate_run, tell_both
 from .searches import ToolSearches
+from .stages.additions import addition, keeps_prefix, offered_by_alias
 from .stages.consent import Approver
 from .stages.context import INTERRUPTED, CallContext, CallHook, Stopped, StopReason
 from .stages.dialects import UnknownDialect, reader_for
@@ -149,6 +150,8 @@ class Relay:
         self._earlier: Continuation | None = None
         """The conversation before this user turn: the run's record counts on from it."""
         self._searches = ToolSearches()
+        self._kept: tuple[Conversation, list[dict[str, Any]]] | None = None
+        """The conversation whose requests keep its first ``tools`` (additions.py), and them."""
 
     async def run(
         self,
@@ -374,7 +377,7 @@ class Relay:
 
     async def _ask_model(self, conversation: Conversation, number: int, calls: TurnCalls) -> ModelTurn:
         await self.catalog.refresh_if_changed()
-        tools = self.catalog.declarations(strict=self.strict)
+        tools = self._kept_tools(conversation, self.catalog.declarations(strict=self.strict))
         self._searches.see_request(tools, conversation.history)
         settings = self.settings if self._streaming else replace(self.settings, stream=False)
         body = build_body(settings, tools, conversation)
@@ -392,6 +395,22 @@ class Relay:
         if not reply.streamed:
             calls.whole_messages(turn.output)
         return turn
+
+    def _kept_tools(self, conversation: Conversation, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The conversation's first ``tools`` when they declare namespaces or tool search, with
+        what the catalog added since as an ``additional_tools`` input item (additions.py)."""
+        kept = self._kept
+        if kept is None or kept[0] is not conversation or not keeps_prefix(kept[1]) \
+                or self.settings.context_mode != "replay":  # chain: the item would go once, unseen by verify
+            self._kept = (conversation, tools)
+            self._searches.see_removed(set())
+            return tools
+        item = addition(kept[1], conversation.history, tools)
+        if item is not None:
+            conversation.add_outputs([item])
+        offered = offered_by_alias(kept[1], conversation.history)
+        self._searches.see_removed(set(offered) - set(offered_by_alias(tools, [])))
+        return kept[1]
 
     def _streaming_off(self, why: str) -> None:
         """Once per run: the endpoint does not stream, so the rest of the run does not ask."""

@@ -23,9 +23,9 @@ from __future__ import annotations
 from typing import Any, Protocol, runtime_checkable
 
 from ..events import EventStream, ToolSearchEvent
+from .stages.additions import offered_by_alias
 from .stages.context import CallContext, CallHook
 from .stages.deferred import TOOL_SEARCH, SearchCall, loaded_by_alias, read_search_calls
-from .stages.namespaces import function_tools_by_alias
 from .stages.parse import FunctionCall
 from .stages.tool_search import SearchHit
 
@@ -46,13 +46,14 @@ class ToolSearches(CallHook):
         self.searching = False
         """The latest request declared a ``tool_search`` tool."""
         self.callable: set[str] = set()
+        self.removed: set[str] = set()
 
     def see_request(self, tools: list[dict[str, Any]], history: list[dict[str, Any]]) -> None:
         """What the next response may call: the declared tools (a hosted search loads a
         deferred one within the response, and its call may start while the response still
         streams: ``verify`` holds it to the load), and those earlier searches loaded."""
         self.searching = any(isinstance(t, dict) and t.get("type") == TOOL_SEARCH for t in tools)
-        self.callable = set(function_tools_by_alias(tools)) | set(loaded_by_alias(history))
+        self.callable = set(offered_by_alias(tools, history)) | set(loaded_by_alias(history))
 
     def answer(self, catalog: object, output: list[dict[str, Any]], turn: int,
                events: EventStream) -> list[dict[str, Any]]:
@@ -70,11 +71,19 @@ class ToolSearches(CallHook):
             answered.append(item)
         return answered
 
+    def see_removed(self, removed: set[str]) -> None:
+        """The tools the kept ``tools`` (or an ``additional_tools`` item) still offer that the
+        servers no longer list: a call of one is refused with why (additions.py)."""
+        self.removed = removed
+
     def with_gate(self, hooks: tuple[CallHook, ...]) -> tuple[CallHook, ...]:
-        """``hooks``, and this gate last while the run searches for tools."""
-        return (*hooks, self) if self.searching else hooks
+        """``hooks``, and this gate last while the run searches for tools or offers removed ones."""
+        return (*hooks, self) if self.searching or self.removed else hooks
 
     async def before_call(self, call: FunctionCall, context: CallContext) -> str | None:
+        if context.server is None and call.alias in self.removed:
+            return (f"{call.alias} is no longer available: its server's tool list changed during the run "
+                    "(tools/list_changed) and no longer lists it, so nothing was sent; do not call it again")
         if not self.searching or context.server is None or call.alias in self.callable:
             return None  # an unknown tool is the dispatch's to report
         return (f"{call.alias} is not loaded: its definition is found by tool search, so search for "

@@ -18,6 +18,7 @@ from typing import Any
 from ..protocol.mcp import INITIALIZE
 from ..protocol.request_envelope import DISCOVER
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
+from ..relay.stages.additions import ADDITIONAL_TOOLS, added_tools, keeps_prefix, offered_by_alias
 from ..relay.stages.declare import declare_tools
 from ..relay.stages.deferred import TOOL_SEARCH_OUTPUT, deferred_tools
 from ..relay.stages.namespaces import function_tools_by_alias, namespace_description
@@ -162,6 +163,8 @@ def _offered(current: ModelRound, previous: ModelRound | None, facts: RunFacts) 
     else:
         expected, source = tools, ""
     path = first_difference(expected, tools)
+    if path is not None and catalog is not None and (kept := _kept(current, previous, expected)) is not None:
+        return _finding(True, kept, "declarations", current.turn, current.request, catalog)
     if path is None:
         count = len(function_tools_by_alias(tools))
         said = f"request {current.turn} offers {_which(catalog, previous, facts)} ({count} tool(s))"
@@ -175,6 +178,27 @@ def _offered(current: ModelRound, previous: ModelRound | None, facts: RunFacts) 
     said = f"request {current.turn}'s tools are not {source} (differs at tools{_index(path)})"
     return _finding(False, said + _held_value(tools, expected, facts), "declarations", current.turn,
                     current.request, catalog)
+
+
+def _kept(current: ModelRound, previous: ModelRound | None, expected: Any) -> str | None:
+    """What a request that keeps the previous request's namespaced or searching ``tools`` and
+    offers the rest of the declarations in force with ``additional_tools`` items does (None:
+    it does not: each declared tool must be offered as declared)."""
+    tools, items = current.body.get("tools", []), current.body.get("input")
+    if previous is None or not keeps_prefix(tools) or previous.body.get("tools") != tools \
+            or not added_tools(items):
+        return None
+    offered = offered_by_alias(tools, items)
+    wanted = function_tools_by_alias(expected)
+    if any(offered.get(alias) != tool for alias, tool in wanted.items()):
+        return None
+    others = [t for t in expected if isinstance(t, dict) and t.get("type") not in ("namespace", "function")]
+    if any(t not in tools and t not in added_tools(items) for t in others):
+        return None
+    gone = sorted(set(function_tools_by_alias(tools)) - set(wanted))
+    left = f"; {', '.join(gone)} no longer listed (refused at routing)" if gone else ""
+    return (f"request {current.turn} keeps request {previous.turn}'s tools and offers the declarations "
+            f"in force with {len(added_tools(items))} tool(s) in additional_tools items{left}")
 
 
 def _held_value(tools: Any, expected: Any, facts: RunFacts) -> str:
@@ -311,7 +335,8 @@ def _prefix_problem(prefix: list[Any], items: list[Any], carried: int, turn: int
 
 
 def _tail_problem(tail: list[Any], previous: ModelRound, where: str) -> str | None:
-    strays = [item for item in tail if not (isinstance(item, dict) and item.get("type") in _OUTPUTS)]
+    strays = [item for item in tail
+              if not (isinstance(item, dict) and item.get("type") in (*_OUTPUTS, ADDITIONAL_TOOLS))]
     if strays:
         return f"{where} adds {item_label(strays[0])} after the carried context: only outputs may follow it"
     return _order_problem(tail, previous, where)

@@ -19,9 +19,9 @@ from ..events import MCP_REQUEST, MCP_RESPONSE
 from ..protocol.peer import Exchange
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from ..protocol.stream import Assembled, StreamEvent
+from ..relay.stages.additions import offered_by_alias
 from ..relay.stages.deferred import loaded_by_alias
 from ..relay.stages.dialects import RESPONSES, known_reader
-from ..relay.stages.namespaces import function_tools_by_alias
 from ..relay.stages.parse import FunctionCall, ModelTurn, read_call
 from ..relay.stages.result import CallOutcome
 from .outcomes import MalformedAnswer, expected_item, rebuild_outcome, recorded_exchange
@@ -95,7 +95,8 @@ class RunFacts:
             current = self.run.round(turn)
             tools = current.body.get("tools") if current is not None else None
             loaded = loaded_by_alias(current.body.get("input")) if current is not None else {}
-            self._declared[turn] = {**loaded, **function_tools_by_alias(tools)}  # declared, or loaded
+            items = current.body.get("input") if current is not None else None
+            self._declared[turn] = {**loaded, **offered_by_alias(tools, items)}  # declared, added, or loaded
         return self._declared[turn].get(alias) if isinstance(alias, str) else None
 
     def catalog_at(self, seq: int) -> dict[str, Any] | None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import ToolSearchEvent
+from ..relay.stages.additions import offered_by_alias
 from ..relay.stages.deferred import (
     TOOL_SEARCH,
     TOOL_SEARCH_CALL,
@@ -197,7 +198,7 @@ def check_search_calls(run: RunRecord, facts: RunFacts) -> list[Finding]:
 
 
 def _calls_loaded(run: RunRecord, current: ModelRound, loaded: set[str]) -> list[Finding]:
-    tools = function_tools_by_alias(current.body.get("tools"))
+    tools = offered_by_alias(current.body.get("tools"), current.body.get("input"))
     output = current.output()
     findings = []
     for call in (c for c in run.calls if c.turn == current.turn):

@@ -3,9 +3,11 @@
 It starts with one tool, ``grow``. Each call of any listed tool adds ``tool_N`` (N = 1,
 2, ...), sends ``notifications/tools/list_changed`` and then answers with the new tool's
 name, so the notification always arrives before the answer to the call that caused it.
+With ``$GROWING_SHRINKS`` set, the call also removes the tool it called (a tool removed mid-run).
 """
 
 import json
+import os
 import sys
 
 SCHEMA = {"type": "object", "properties": {}}
@@ -32,6 +34,8 @@ def answer(message: dict) -> dict | None:
     elif method == "tools/call" and params.get("name") in TOOLS:
         added = f"tool_{len(TOOLS)}"
         TOOLS.append(added)
+        if os.environ.get("GROWING_SHRINKS"):
+            TOOLS.remove(params["name"])
         send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         result = {"content": [{"type": "text", "text": added}]}
     else:

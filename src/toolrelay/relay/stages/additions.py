@@ -1,0 +1,70 @@
+"""Tools added mid-run as an ``additional_tools`` input item, the ``tools`` array kept.
+
+With ``--declare namespaces`` or tool search, a catalog that changes mid-run
+(``notifications/tools/list_changed``, a server that connects late) keeps every request's
+``tools`` byte-identical to the first request's, so the endpoint's cached prompt prefix
+stays; the tools it did not declare are offered by one input item (openai 3.57
+``ResponseInputItemParam`` ``AdditionalTools``): ``{"type": "additional_tools", "role":
+"developer", "tools": [...]}``, each new tool as it would be declared (inside its namespace,
+deferred under hosted search). A tool the servers no longer list stays in ``tools`` and is
+refused at routing. Flat declarations are rewritten as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .alias import namespaced_alias
+from .namespaces import function_tools_by_alias
+
+__all__ = ["ADDITIONAL_TOOLS", "added_tools", "addition", "keeps_prefix", "offered_by_alias"]
+
+ADDITIONAL_TOOLS = "additional_tools"
+_PREFIX_KINDS = ("namespace", "tool_search")
+
+
+def keeps_prefix(tools: Any) -> bool:
+    """Whether a ``tools`` array is kept for the run (it declares a namespace or tool search)."""
+    return isinstance(tools, list) and any(
+        isinstance(t, dict) and t.get("type") in _PREFIX_KINDS for t in tools)
+
+
+def added_tools(items: Any) -> list[dict[str, Any]]:
+    """The tools the ``additional_tools`` items among ``items`` offer, in order."""
+    found: list[dict[str, Any]] = []
+    for item in items if isinstance(items, list) else []:
+        kind = item.get("type") if isinstance(item, dict) else None
+        listed = item.get("tools") if kind == ADDITIONAL_TOOLS else None
+        if isinstance(listed, list):
+            found.extend(t for t in listed if isinstance(t, dict))
+    return found
+
+
+def offered_by_alias(tools: Any, items: Any) -> dict[str, dict[str, Any]]:
+    """alias → function tool a request offers: its ``tools`` first, then those its input's
+    ``additional_tools`` items add."""
+    return {**function_tools_by_alias(added_tools(items)), **function_tools_by_alias(tools)}
+
+
+def addition(sent: list[dict[str, Any]], items: Iterable[dict[str, Any]],
+             current: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The ``additional_tools`` item offering what ``current`` declares beyond the ``sent``
+    tools and the additions already among ``items`` (None: nothing new)."""
+    earlier = added_tools(list(items))
+    known = set(function_tools_by_alias(sent)) | set(function_tools_by_alias(earlier))
+    new: list[dict[str, Any]] = []
+    for tool in current:
+        if tool.get("type") == "namespace" and isinstance(tool.get("tools"), list):
+            inner = [t for t in tool["tools"]
+                     if namespaced_alias(tool["name"], t.get("name", "")) not in known]
+            if inner:
+                new.append({**tool, "tools": inner})
+        elif isinstance(tool.get("name"), str):
+            if tool["name"] not in known:
+                new.append(tool)
+        elif tool not in sent and tool not in earlier:
+            new.append(tool)
+    if not new:
+        return None
+    return {"type": ADDITIONAL_TOOLS, "role": "developer", "tools": new}
