@@ -44,6 +44,7 @@ __all__ = [
     "OFFLINE_MODEL",
     "RunKeywords",
     "RunOptions",
+    "check_option_names",
     "check_options",
     "hosted_endpoint",
     "model_sampler",
@@ -108,11 +109,12 @@ def run(task: str, **options: Unpack[RunKeywords]) -> RunResult:
     """Synchronous ``run_async``: ``toolrelay.run("…", model="offline")``; the keywords are
     ``RunOptions``' fields."""
     _check_no_running_loop()
-    _check_option_names(options)  # for callers no type checker looked at
+    check_option_names(options)  # for callers no type checker looked at
     return asyncio.run(run_async(task, replace(RunOptions(), **options)))
 
 
-def _check_option_names(options: Mapping[str, Any]) -> None:
+def check_option_names(options: Mapping[str, Any], *, caller: str = "toolrelay.run()") -> None:
+    """A ``UsageError`` naming the closest option for a keyword ``RunOptions`` lacks."""
     names = [f.name for f in fields(RunOptions)]
     for name in options:
         if name not in names:
@@ -121,7 +123,7 @@ def _check_option_names(options: Mapping[str, Any]) -> None:
             close = difflib.get_close_matches(name, names, n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
             takes = ", ".join(names)
-            raise UsageError(f"toolrelay.run() has no option {name!r}: {hint}RunOptions takes {takes}")
+            raise UsageError(f"{caller} has no option {name!r}: {hint}RunOptions takes {takes}")
 
 
 def _check_no_running_loop() -> None:

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import AsyncGenerator, Mapping
-from dataclasses import fields, replace
+from collections.abc import AsyncGenerator
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Unpack
@@ -39,6 +39,7 @@ from ..relay.stages.request import Conversation as Context
 from ..relay.stages.request import user_message
 from ..relay.stages.run_result import RunResult
 from ..relay.stages.usage import add_counts
+from ..runner import check_option_names
 from .record import TranscriptTail, conversation_writer, recorded_tail
 from .saved import SavedConversation, read_saved, write_saved
 
@@ -53,7 +54,7 @@ class Conversation:
     def __init__(self, options: RunOptions | None = None, **keywords: Unpack[RunKeywords]) -> None:
         """``options`` (or ``RunOptions``' fields as keywords, over them) as for ``toolrelay.run``;
         ``transcript`` records the whole conversation."""
-        _check_option_names(keywords)
+        check_option_names(keywords, caller="Conversation()")
         self.options = replace(options or RunOptions(), **keywords)
         self.run_id = self.options.run_id or uuid.uuid4().hex[:12]
         """The conversation's run id: every turn's records carry it."""
@@ -248,13 +249,3 @@ def _checked_tail(transcript: Path, saved: SavedConversation, path: Path) -> Tra
     return tail
 
 
-def _check_option_names(options: Mapping[str, Any]) -> None:
-    names = [f.name for f in fields(RunOptions)]
-    for name in options:
-        if name not in names:
-            import difflib
-
-            close = difflib.get_close_matches(name, names, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            takes = ", ".join(names)
-            raise UsageError(f"Conversation() has no option {name!r}: {hint}RunOptions takes {takes}")
