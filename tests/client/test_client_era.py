@@ -103,8 +103,9 @@ def test_toolrelay_files_is_spoken_to_in_2026_07_28(
     # the server asked for our roots (input_required) and the call was retried with them
     assert methods.count("tools/call") == 2
     assert methods[0] == "server/discover" and "notifications/initialized" not in methods
-    # probing a server that is still starting, the handshake goes out beside the probe (refused)
-    assert "initialize" not in methods or (asked, transport) == ("auto", "stdio")
+    # a probe unanswered for PROBE_WAIT (a stdio server still starting, an HTTP one on a busy
+    # machine) gets the handshake beside it, refused; pinned to 2026-07-28 the client only probes
+    assert "initialize" not in methods or asked == "auto"
 
 
 @pytest.mark.parametrize("asked", ["2026-07-28", "auto"])
