@@ -18,37 +18,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from ..protocol import json_depth
 from ..protocol.chat import assistant_message, chat_usage, responses_request
 from ..protocol.responses import FAILED, FUNCTION_CALL, INCOMPLETE
+from .http_answer import SSE_HEADERS, Answer, json_answer
 from .state import Ledger
 from .stream_plan import Step, StreamPlan
 from .stream_script import StreamSettings
 from .turns import ScriptProgress, request_context, request_turn
 from .wire import error_body
 
-__all__ = ["CHAT_COMPLETIONS_PATH", "Answer", "Answering", "chat_answer", "chat_chunks", "completion_of"]
+__all__ = ["CHAT_COMPLETIONS_PATH", "Answering", "chat_answer", "chat_chunks", "completion_of"]
 
 CHAT_COMPLETIONS_PATH: Final = "/v1/chat/completions"
-
-
-@dataclass(slots=True, kw_only=True)
-class Answer:
-    """What the HTTP layer sends (the responder's ``Answer``, field for field)."""
-
-    status: int
-    body: bytes
-    content_type: str = "application/json"
-    headers: tuple[tuple[str, str], ...] = ()
-    plan: StreamPlan | None = None
-
-
-class Answered(Protocol):
-    status: int
-    body: bytes
 
 
 class Answering(Protocol):
@@ -58,19 +42,16 @@ class Answering(Protocol):
     progress: ScriptProgress | None
     ledger: Ledger
 
-    def answer(self, body: dict[str, Any]) -> Answered: ...
+    def answer(self, body: dict[str, Any]) -> Answer: ...
 
-    def check_key(self, headers: Mapping[str, str]) -> Answered | None: ...
+    def check_key(self, headers: Mapping[str, str]) -> Answer | None: ...
 
-
-def json_answer(status: int, value: Any) -> Answer:
-    return Answer(status=status, body=json.dumps(value, ensure_ascii=False).encode())
 
 _PIECE: Final = 8
 """Characters per streamed text or arguments piece."""
 
 
-def chat_answer(responder: Answering, headers: Mapping[str, str], raw: bytes) -> Answer | Answered:
+def chat_answer(responder: Answering, headers: Mapping[str, str], raw: bytes) -> Answer:
     """The answer to one chat completion request."""
     refused = responder.check_key(headers)
     if refused is not None:
@@ -98,11 +79,10 @@ def chat_answer(responder: Answering, headers: Mapping[str, str], raw: bytes) ->
         return json_answer(200, completion)
     usage = (chat.get("stream_options") or {}).get("include_usage") is True
     chunks = [*(_frame(chunk) for chunk in chat_chunks(completion, usage=usage)), b"data: [DONE]\n\n"]
-    sse_headers = (("Cache-Control", "no-cache"),)
     if not settings.pause and settings.tokens_per_second is None:
         return Answer(status=200, body=b"".join(chunks), content_type="text/event-stream",
-                      headers=sse_headers)
-    return Answer(status=200, body=b"", content_type="text/event-stream", headers=sse_headers,
+                      headers=SSE_HEADERS)
+    return Answer(status=200, body=b"", content_type="text/event-stream", headers=SSE_HEADERS,
                   plan=_paced(chunks, settings))
 
 

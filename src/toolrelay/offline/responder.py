@@ -11,10 +11,9 @@ and the caller's ``reset`` / ``stats`` come from different threads.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from http import HTTPStatus
 from typing import Any, Final
 
@@ -23,9 +22,10 @@ from ..protocol.responses import REASONING, SAMPLING_METADATA
 from .answer import Decision, final_answer, scenario_answer, scripted_answer
 from .chat_route import CHAT_COMPLETIONS_PATH, chat_answer
 from .checks import Rejection, check_request
+from .http_answer import SSE_HEADERS, Answer, json_answer
 from .script import Script, ScriptTurn
 from .state import IdSource, IssuedResponse, Ledger
-from .stream_plan import StreamPlan, stream_plan
+from .stream_plan import stream_plan
 from .stream_script import StreamSettings
 from .turns import ScriptProgress, offline_id_numbers, request_context, request_turn
 from .wire import OFFLINE_EPOCH, error_body, input_count, response_object, token_estimate, usage
@@ -48,23 +48,6 @@ _FAULT_DEFAULTS: Final = {
 }
 
 
-@dataclass(slots=True, kw_only=True)
-class Answer:
-    """What the HTTP layer sends: a status, a body and its headers."""
-
-    status: int
-    body: bytes
-    content_type: str = "application/json"
-    headers: tuple[tuple[str, str], ...] = ()
-    plan: StreamPlan | None = None
-    """A stream written over time (paced, held or cut); ``body`` is then empty."""
-
-
-def json_answer(status: int, value: Any, headers: tuple[tuple[str, str], ...] = ()) -> Answer:
-    return Answer(status=status, body=json.dumps(value, ensure_ascii=False).encode(), headers=headers)
-
-
-_SSE_HEADERS: Final = (("Cache-Control", "no-cache"),)
 
 
 def _sse_answer(response: dict[str, Any], settings: StreamSettings) -> Answer:
@@ -72,8 +55,8 @@ def _sse_answer(response: dict[str, Any], settings: StreamSettings) -> Answer:
     plan = stream_plan(response, settings)
     if plan.simple:
         body = plan.steps[0].data if plan.steps else b""
-        return Answer(status=200, body=body, content_type="text/event-stream", headers=_SSE_HEADERS)
-    return Answer(status=200, body=b"", content_type="text/event-stream", headers=_SSE_HEADERS, plan=plan)
+        return Answer(status=200, body=body, content_type="text/event-stream", headers=SSE_HEADERS)
+    return Answer(status=200, body=b"", content_type="text/event-stream", headers=SSE_HEADERS, plan=plan)
 
 
 class Responder:
@@ -114,7 +97,7 @@ class Responder:
             self.handler_us.clear()
             return json_answer(200, {})
         if path == CHAT_COMPLETIONS_PATH:
-            return _as_answer(chat_answer(self, headers, raw))
+            return chat_answer(self, headers, raw)
         if path not in (RESPONSES_PATH, INPUT_TOKENS_PATH) or self.chat_only:
             return json_answer(404, error_body(f"Invalid URL (POST {path})"))
         refused = self._check_key(headers)
@@ -233,14 +216,6 @@ class Responder:
         message = (f"Incorrect API key provided: {shown}. You can find your API key at "
                    "https://platform.openai.com/account/api-keys.")
         return json_answer(401, error_body(message, code="invalid_api_key"))
-
-
-def _as_answer(found: Any) -> Answer:
-    """The chat route's answer as the HTTP layer's (it is one already, or has its fields)."""
-    if isinstance(found, Answer):
-        return found
-    return Answer(status=found.status, body=found.body, content_type=found.content_type,
-                  headers=found.headers, plan=found.plan)
 
 
 def _fault_answer(entry: ScriptTurn) -> Answer:
