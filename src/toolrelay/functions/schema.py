@@ -23,6 +23,8 @@ import types
 import typing
 from typing import Any, Final, Literal, Union, get_args, get_origin
 
+from ..relay.stages.strict import json_type_name
+
 __all__ = ["NO_VALUE", "SchemaBuilder", "is_pydantic_model", "is_typeddict", "object_like"]
 
 JSONSchema = dict[str, Any]
@@ -168,16 +170,13 @@ def _literal(values: tuple[Any, ...]) -> JSONSchema:
     return schema
 
 
+_SCALARS: Final = frozenset({"boolean", "integer", "number", "string"})
+
+
 def _json_type(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return None
+    """A literal value's JSON scalar type, or None (``null`` and anything else: no ``type``)."""
+    kind = json_type_name(value)
+    return kind if kind in _SCALARS else None
 
 
 def _type_name(tp: Any) -> str:
