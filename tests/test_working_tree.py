@@ -29,3 +29,17 @@ def test_files_the_demo_and_view_write_are_ignored(written: str) -> None:
 def test_view_writes_the_page_beside_the_folder(tmp_path: Path) -> None:
     (tmp_path / DEFAULT_OUT).mkdir()
     assert default_output(tmp_path / DEFAULT_OUT) == tmp_path / f"{DEFAULT_OUT}.html"
+
+
+# The top of the repository is its layout; a scratch file committed there by mistake (a
+# transcript, a policy tried out by hand) shows up here instead of in a user's clone.
+LAYOUT = {".ci", ".gitignore", "README.md", "bench", "docs", "examples", "pyproject.toml", "src", "tests"}
+
+
+def test_the_repository_top_holds_only_its_layout() -> None:
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    proc = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True)
+    tops = {path.split("/", 1)[0] for path in proc.stdout.splitlines()}
+    stray = sorted(tops - LAYOUT)
+    assert stray == [], f"files at the top of the repository beside its layout: {stray}"
