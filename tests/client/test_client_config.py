@@ -315,6 +315,15 @@ def test_root_flags_name_the_roots_of_every_server_but_those_that_refuse_roots(t
             '{"mcpServers": {"a": {"command": "x", "toolrelay": {"roots": [""]}}}}',
             "server 'a', toolrelay.roots: must be an array of directory paths, or false to offer no roots",
         ),
+        (
+            '{"mcpServers": {"a": {"url": "http://h/mcp", "headers": {"X-Key": "k\\r\\nHost: evil"}}}}',
+            "server 'a': \"headers.X-Key\" holds a line break or NUL, which would split the HTTP "
+            "request (after any ${...} was expanded)",
+        ),
+        (
+            '{"mcpServers": {"a": {"url": "http://h/mcp", "headers": {"X Key": "k"}}}}',
+            "server 'a': \"headers\" has 'X Key', which is not an HTTP header name",
+        ),
         ('{"mcpServers": {"a": {"command": "x", "envFile": "missing.env"}}}', None),
     ],
 )
@@ -323,6 +332,15 @@ def test_structural_errors(tmp_path: Path, text: str, message: str | None) -> No
     if message is None:
         message = f"server 'a': cannot read envFile {tmp_path / 'missing.env'}: No such file or directory"
     assert config_error(path) == f"{path}: {message}"
+
+
+def test_a_header_whose_variable_holds_a_line_break_is_refused_without_its_value(tmp_path: Path) -> None:
+    path = write(tmp_path, '{"mcpServers": {"remote": {"url": "https://h/mcp", '
+                           '"headers": {"Authorization": "Bearer ${env:MY_TOKEN}"}}}}')
+    message = config_error(path, environ={"MY_TOKEN": "tok-secret-42\r\nX-Injected: 1"})
+    assert message == (f"{path}: server 'remote': \"headers.Authorization\" holds a line break or NUL, "
+                       "which would split the HTTP request (after any ${...} was expanded)")
+    assert "tok-secret-42" not in message
 
 
 def test_undefined_variable_names_variable_and_server(tmp_path: Path) -> None:

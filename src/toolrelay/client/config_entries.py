@@ -9,6 +9,7 @@ expanded (``environment.py``), or raises ``ConfigError`` naming the entry, or
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -76,8 +77,27 @@ def read_url_entry(entry: dict[str, Any], context: ExpansionContext, where: str)
         )
     if scheme not in ("http", "https") or not urlsplit(url).hostname:
         raise ConfigError(f'{where}: "url" must be an http:// or https:// URL, got {redact_url(url)!r}')
-    fields = {"url": url, "headers": MappingProxyType(_string_map(entry, "headers", context, where))}
+    headers = _string_map(entry, "headers", context, where)
+    _check_headers(headers, where)
+    fields = {"url": url, "headers": MappingProxyType(headers)}
     return fields | _oauth(entry, context, where)
+
+
+# RFC 9110 field-name characters; a value may hold anything but the bytes that end a line.
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_LINE_ENDS = re.compile(r"[\r\n\0]")
+
+
+def _check_headers(headers: dict[str, str], where: str) -> None:
+    """Refuse a header that would split the request (CR, LF, NUL) or is no header name.
+
+    The value is never quoted: headers carry credentials."""
+    for name, value in headers.items():
+        if not _HEADER_NAME.fullmatch(name):
+            raise ConfigError(f'{where}: "headers" has {name!r}, which is not an HTTP header name')
+        if _LINE_ENDS.search(value):
+            raise ConfigError(f'{where}: "headers.{name}" holds a line break or NUL, which would split '
+                              'the HTTP request (after any ${...} was expanded)')
 
 
 def _oauth(entry: dict[str, Any], context: ExpansionContext, where: str) -> dict[str, Any]:
