@@ -7,6 +7,7 @@ with the item removed is rejected. The offline stand-in and the growing stdio se
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from toolrelay.client.config import ServerConfig
 from toolrelay.relay.stages.consent import approve_all
 from toolrelay.verify import load_run, verify
 from toolrelay.verify.explain import explain
+from toolrelay.view.build import build_trace
 
 GROW = ServerConfig(name="grow", transport="stdio", command=sys.executable, args=(str(GROWING_SERVER),))
 SCRIPT = {"turns": [
@@ -77,6 +79,10 @@ def test_the_transcript_verifies_and_a_copy_without_the_item_is_rejected(
     shown = explain(run, verdict)
     assert "1 tool(s) + 1 added by additional_tools (grow.tool_1)" in shown
     assert "+ 2 added by additional_tools (grow.tool_1, grow.tool_2)" in shown
+    rows = build_trace(transcript_events(transcript)).rows()
+    drawn = [row.detail for row in rows if row.stage == "request"]
+    assert any(re.search(r"tools: \d+ \+ 2 added by additional_tools \(grow.tool_1, grow.tool_2\)", d)
+               for d in drawn), drawn
     events = transcript_events(transcript)
     for event in events:
         body = event.get("body") if event.get("kind") == "model_request" else None

@@ -19,7 +19,7 @@ from typing import Any, Final
 from ..events import MCP_SERVER_REQUEST
 from ..protocol.chat import DIALECT as CHAT_DIALECT
 from ..protocol.responses import FUNCTION_CALL, FUNCTION_CALL_OUTPUT, MESSAGE, OUTPUT_TEXT
-from ..relay.stages.additions import added_tools
+from ..relay.stages.additions import added_summary
 from ..relay.stages.endings import ending_sentence
 from ..relay.stages.namespaces import function_tools_by_alias
 from ..relay.stages.parse import ModelTurn
@@ -103,15 +103,6 @@ def _general(findings: list[Finding]) -> list[str]:
     ]
 
 
-def _added(body: dict[str, Any]) -> str:
-    """`` + 2 added by additional_tools (grow.tool_1, ...)`` when the input adds tools."""
-    added = list(function_tools_by_alias(added_tools(body.get("input"))))
-    if not added:
-        return ""
-    shown = ", ".join(added[:5]) + (", ..." if len(added) > 5 else "")
-    return f" + {len(added)} added by additional_tools ({shown})"
-
-
 def _turn(current: ModelRound, run: RunRecord, facts: RunFacts, index: _Index, expand_all: bool) -> list[str]:
     body, answer = current.body, current.answer or {}
     previous = run.round(current.turn - 1)
@@ -129,7 +120,7 @@ def _turn(current: ModelRound, run: RunRecord, facts: RunFacts, index: _Index, e
         "",
         f"turn {current.turn}  [{_MARK[state]}]",
         f"  request_{current.turn}: {said}, "
-        f"{len(function_tools_by_alias(tools))} tool(s){_added(body)}, "
+        f"{len(function_tools_by_alias(tools))} tool(s){added_summary(body.get('input'))}, "
         f"tool_choice {excerpt(body.get('tool_choice'))}{chained}",
         f"  response_{current.turn}: {_response_line(current, answer)}",
         *search_lines(run, current),

@@ -43,6 +43,7 @@ from ..events import (
 from ..protocol import responses as wire
 from ..protocol.chat import DIALECT as CHAT_DIALECT
 from ..protocol.responses import CANCELLED, FAILED, FUNCTION_CALL, FUNCTION_CALL_OUTPUT, INCOMPLETE, MESSAGE
+from ..relay.stages.additions import added_summary
 from ..relay.stages.deferred import declaration_summary, search_item_text
 from ..relay.stages.dialects import UnknownDialect, dialect_of, known_reader
 from ..relay.stages.feedback import ERROR_PREFIX
@@ -120,7 +121,8 @@ def _ids(record: dict[str, Any], *, mcp_id: Any = None, server: str | None = Non
 
 def _model_request(record: dict[str, Any]) -> Row:
     body = _mapping(record.get("body"))
-    parts = [f"input: {_count(body.get('input'), 'item')}", f"tools: {len(_items(body.get('tools')))}"]
+    tools = f"tools: {len(_items(body.get('tools')))}{added_summary(body.get('input'))}"
+    parts = [f"input: {_count(body.get('input'), 'item')}", tools]
     if any(isinstance(t, dict) and t.get("type") == "tool_search" for t in _items(body.get("tools"))):
         parts.append(f"declares {declaration_summary(body.get('tools'))}")  # --tool-search
     if body.get("previous_response_id"):

@@ -18,7 +18,7 @@ from typing import Any
 from .alias import namespaced_alias
 from .namespaces import function_tools_by_alias
 
-__all__ = ["ADDITIONAL_TOOLS", "added_tools", "addition", "keeps_prefix", "offered_by_alias"]
+__all__ = ["ADDITIONAL_TOOLS", "added_summary", "added_tools", "addition", "keeps_prefix", "offered_by_alias"]
 
 ADDITIONAL_TOOLS = "additional_tools"
 _PREFIX_KINDS = ("namespace", "tool_search")
@@ -39,6 +39,16 @@ def added_tools(items: Any) -> list[dict[str, Any]]:
         if isinstance(listed, list):
             found.extend(t for t in listed if isinstance(t, dict))
     return found
+
+
+def added_summary(items: Any) -> str:
+    """`` + 2 added by additional_tools (grow.tool_1, ...)`` when ``items`` add tools, else ``""``:
+    how explain and view say it."""
+    added = list(function_tools_by_alias(added_tools(items)))
+    if not added:
+        return ""
+    shown = ", ".join(added[:5]) + (", ..." if len(added) > 5 else "")
+    return f" + {len(added)} added by additional_tools ({shown})"
 
 
 def offered_by_alias(tools: Any, items: Any) -> dict[str, dict[str, Any]]:
