@@ -5,7 +5,7 @@ messages → input items, function tools, tool_choice), answered by the responde
 a ``/v1/responses`` request (script, scenario, checks: a tool message without its call is
 the same 400), and the Response written back as a chat completion (``completion_of``) or,
 with ``stream: true``, as ``chat.completion.chunk`` events (``chat_chunks``): a role chunk,
-the text in pieces, each tool call's first delta (index, id, name) then its arguments in
+the text (or refusal) in pieces, each tool call's first delta (index, id, name) then its arguments in
 pieces, the finish chunk, the usage chunk when ``stream_options.include_usage`` asks for it,
 and ``data: [DONE]``. A script entry's ``tokens_per_second`` and ``pause`` pace the chunks (a
 pause before each tool call after the first); its stream faults and holds are Responses-only.
@@ -142,6 +142,8 @@ def chat_chunks(completion: dict[str, Any], *, usage: bool) -> Iterator[dict[str
     yield chunk({"role": "assistant", "content": "", "refusal": None})
     for piece in _pieces(message.get("content") or ""):
         yield chunk({"content": piece})
+    for piece in _pieces(message.get("refusal") or ""):
+        yield chunk({"refusal": piece})
     for index, call in enumerate(message.get("tool_calls") or []):
         function = call["function"]
         yield chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
