@@ -3,7 +3,7 @@ after each line (the last one half written, as a kill leaves it), then the batch
 Each time the run goes on and verify accepts the whole transcript, the server runs only
 the calls whose answers the cut-off transcript does not hold, and none twice; a call that
 is not read-only and was sent without a recorded answer ends the task ``uncertain``. The
-replayed run resumes in both model dialects (``--api chat``: every fourth cut, to stay quick)."""
+replayed run resumes in both model dialects (``--api chat``: every second cut, to stay quick)."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def test_a_replayed_run_resumes_from_every_point(tmp_path: Path, dialect: Dialec
     (tmp_path / "script.json").write_text(json.dumps(SCRIPT))
     run = RunOptions(model="offline", script=tmp_path / "script.json", config=ledger_config(tmp_path, ledger),
                      approve=approve_all, api=dialect.api)  # type: ignore[arg-type]
-    step = 4 if dialect.chat else 1
+    step = 2 if dialect.chat else 1
     seen = resume_after_each_line(tmp_path, run, ledger, step=step)
     assert seen.count("uncertain") >= (1 if dialect.chat else 2) and seen.count("completed") > 40 / step
     recorded = (tmp_path / "full" / "transcripts" / "x.jsonl").read_text().splitlines()
