@@ -22,6 +22,7 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 
 from testkit import conformance, everything, npm
+from testkit.dialect import DIALECTS, Dialect
 from testkit.processes import LeftoverCheck, ProcessKeeper, become_subreaper
 
 # CI gets one shot, so property tests draw a fixed, reproducible set of examples there
@@ -133,3 +134,10 @@ def processes() -> Iterator[ProcessKeeper]:
 def toolrelay_cmd() -> list[str]:
     """How tests start the toolrelay CLI as a real subprocess."""
     return [PYTHON, "-m", "toolrelay"]
+
+
+@pytest.fixture(params=DIALECTS)
+def dialect(request: pytest.FixtureRequest) -> Dialect:
+    """The model dialect the test runs in (``--api responses`` / ``--api chat``): a test that
+    takes it runs once per dialect and reads the bodies with it (``testkit.dialect``)."""
+    return Dialect(request.param)

@@ -22,7 +22,8 @@ CLI_DOC = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
 LINK = re.compile(r"\]\(([^)\s]+)\)")
-UNEXPLAINED = re.compile(r"\b(seeds?|attachments?)\b", re.IGNORECASE)
+UNEXPLAINED = re.compile(r"(?<!-)(?<!sampling )\b(seeds?|attachments?)\b", re.IGNORECASE)
+"""The seed document's words, which a user never saw; a sampling seed (``--seed``) is a user's."""
 
 
 def command_parser(verb: str) -> argparse.ArgumentParser:

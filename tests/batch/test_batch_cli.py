@@ -1,6 +1,6 @@
 """``toolrelay batch`` end to end on the stand-in: every task run and recorded, the
 servers shared, the summary, the progress lines, the exit codes, a second run skipping
-what is finished."""
+what is finished. The first test runs in both model dialects (``--api chat``: flat only)."""
 
 from __future__ import annotations
 
@@ -20,13 +20,17 @@ from batch_helpers import (
     write_tasks,
 )
 
+from testkit.dialect import Dialect
 from toolrelay.verify import load_run, verify
 
 
-def first_tools(transcript: Path) -> list[dict[str, object]]:
-    """The tools array of the transcript's first request."""
+def first_tools(transcript: Path, dialect: Dialect) -> list[dict[str, object]]:
+    """The tools array of the transcript's first request, its body checked against the types."""
     events = (json.loads(line) for line in transcript.read_text().splitlines())
-    tools: list[dict[str, object]] = next(e for e in events if e["kind"] == "model_request")["body"]["tools"]
+    first = next(e for e in events if e["kind"] == "model_request")
+    assert first["dialect"] == dialect.api
+    dialect.check(first["body"])
+    tools: list[dict[str, object]] = dialect.request(first["body"])["tools"]
     return tools
 
 
@@ -34,13 +38,16 @@ FIELDS = {"id", "status", "answer", "turns", "calls", "failed_calls", "usage", "
           "transcript"}
 
 
-@pytest.mark.parametrize("declare", ["flat", "namespaces"])
-def test_every_task_is_run_once_recorded_and_verifiable(tmp_path: Path, declare: str) -> None:
+@pytest.mark.parametrize(("declare", "dialect"), [("flat", "responses"), ("namespaces", "responses"),
+                                                  ("flat", "chat")], indirect=["dialect"])
+def test_every_task_is_run_once_recorded_and_verifiable(
+    tmp_path: Path, declare: str, dialect: Dialect
+) -> None:
     ledger = tmp_path / "ledger.jsonl"
     tasks = write_tasks(tmp_path / "tasks.jsonl", reading_tasks(6))
     done = toolrelay("batch", str(tasks), "--out", "out", "--model", "offline", "--config",
                      str(ledger_config(tmp_path, ledger)), "-j", "3", "--yes", "--declare", declare,
-                     cwd=tmp_path)
+                     "--api", dialect.api, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     out = tmp_path / "out"
     lines = results(out)
@@ -52,7 +59,7 @@ def test_every_task_is_run_once_recorded_and_verifiable(tmp_path: Path, declare:
         assert line["usage"]["total_tokens"] > 0 and line["error"] is None
         verdict = verify(load_run(out / line["transcript"]))
         assert verdict.ok and verdict.finished, verdict
-        tools = first_tools(out / line["transcript"])
+        tools = first_tools(out / line["transcript"], dialect)
         assert {tool["type"] for tool in tools} == {"namespace" if declare == "namespaces" else "function"}
     # one server process served every task, each call ran once
     runs = [json.loads(row) for row in ledger.read_text().splitlines()]

@@ -3,7 +3,9 @@ answered by the batch's model once ``--yes`` approves it, a form with its defaul
 ``--elicit defaults``; without them both are refused or declined, never prompted for (a batch
 never prompts), and every task's transcript verifies with the server's requests in its call.
 One call at a time (``-j 1``, one call a turn): a request that comes while several calls of a
-shared server are running cannot be told apart on stdio."""
+shared server are running cannot be told apart on stdio. The answered batch runs in both
+model dialects (``--api responses`` and ``--api chat``; tests/chat/test_chat_sampling.py
+shows the sampling request itself asked as a chat completion)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ from typing import Any
 
 from batch_helpers import results, toolrelay, transcript, write_tasks
 
+from testkit.dialect import Dialect
 from testkit.servers import ASKING_SERVER
+from testkit.transcripts import transcript_events
 from toolrelay.verify import load_run, verify
 
 OPTIONAL_NAME = {"type": "object",
@@ -25,13 +29,16 @@ TURNS = [{"calls": [{"name": "ask__sample", "arguments": {"prompt": "Say hi"}}]}
                      "arguments": {"message": "Who are you?", "schema": OPTIONAL_NAME}}]}]
 
 
-def batch(tmp_path: Path, *options: str) -> dict[str, Any]:
+RESPONSES = Dialect("responses")
+
+
+def batch(tmp_path: Path, *options: str, dialect: Dialect = RESPONSES) -> dict[str, Any]:
     (tmp_path / "mcp.json").write_text(json.dumps(
         {"mcpServers": {"ask": {"command": sys.executable, "args": [str(ASKING_SERVER)]}}}))
     (tmp_path / "script.json").write_text(json.dumps({"turns": TURNS}))
     tasks = write_tasks(tmp_path / "tasks.jsonl", [{"id": "a1", "task": "ask"}, {"id": "a2", "task": "ask"}])
     done = toolrelay("batch", str(tasks), "--out", "out", "--model", "offline", "--script", "script.json",
-                     "--config", "mcp.json", "-j", "1", *options, cwd=tmp_path)
+                     "--config", "mcp.json", "-j", "1", "--api", dialect.api, *options, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     outputs = {}
     for line in results(tmp_path / "out"):
@@ -42,6 +49,11 @@ def batch(tmp_path: Path, *options: str) -> dict[str, Any]:
         asked = [e for e in events if e["kind"] == "mcp_server_request"]
         assert {e["message"]["method"] for e in asked} >= {"sampling/createMessage", "elicitation/create"}
         assert all(e.get("call_id") for e in asked)  # each attached to the call it came during
+        sent = [e for e in transcript_events(tmp_path / "out" / line["transcript"])
+                if e["kind"] == "model_request"]
+        assert {e["dialect"] for e in sent} == {dialect.api}
+        for request in sent:
+            dialect.check(request["body"])
     return outputs
 
 
@@ -49,8 +61,8 @@ def replies(outputs: dict[str, Any]) -> list[str]:
     return sorted(str(text) for by_call in outputs.values() for text in by_call.values())
 
 
-def test_yes_and_elicit_defaults_answer_what_the_server_asks(tmp_path: Path) -> None:
-    said = replies(batch(tmp_path, "--yes", "--elicit", "defaults"))
+def test_yes_and_elicit_defaults_answer_what_the_server_asks(tmp_path: Path, dialect: Dialect) -> None:
+    said = replies(batch(tmp_path, "--yes", "--elicit", "defaults", dialect=dialect))
     assert sum('"action": "accept"' in text for text in said) == 2  # each task's form, accepted
     assert sum('"role": "assistant"' in text for text in said) == 2  # each task's sample, answered
     assert not any("error" in json.loads(text) for text in said)

@@ -3,7 +3,7 @@ the same batch as the local engine's, transcripts written by the workers or coll
 the driver, and a worker killed mid-call whose tasks go on elsewhere from their
 transcripts, the server's ledger showing that no recorded call ran twice. The CLI starts
 a Ray of its own and leaves no Ray process behind. Ray is installed when missing
-(``testkit.ray_setup``)."""
+(``testkit.ray_setup``). The collected batch runs in both model dialects (``--api chat``)."""
 
 from __future__ import annotations
 
@@ -36,9 +36,11 @@ from batch_helpers import (
 
 import toolrelay
 from conftest import CACHE, require_or_skip
+from testkit.dialect import Dialect
 from testkit.processes import command_line, live_children, spawned
 from testkit.processes import run as run_process
 from testkit.ray_setup import ensure_ray, start_local_ray
+from testkit.transcripts import transcript_events
 from toolrelay.batches import BatchOptions, TaskResult, ray_engine
 from toolrelay.errors import UsageError
 from toolrelay.relay.stages.consent import approve_all
@@ -58,10 +60,10 @@ def local_ray() -> Iterator[Any]:
         ray.shutdown()
 
 
-def ledger_run(tmp_path: Path, *, delay: float = 0.0) -> tuple[RunOptions, Path]:
+def ledger_run(tmp_path: Path, *, delay: float = 0.0, api: str = "responses") -> tuple[RunOptions, Path]:
     ledger = tmp_path / "ledger.jsonl"
     return RunOptions(model="offline", config=ledger_config(tmp_path, ledger, delay=delay),
-                      approve=approve_all), ledger
+                      approve=approve_all, api=api), ledger  # type: ignore[arg-type]
 
 
 def one_path(task_id: str) -> list[str]:
@@ -121,12 +123,20 @@ def test_tasks_sharing_a_worker_s_server_each_record_their_own_answers(
     assert check_every_task(tmp_path / "out", ledger, 16, multi_call_paths) == {"completed": 16}
 
 
-def test_collect_sends_each_transcript_back_to_the_driver(local_ray: Any, tmp_path: Path) -> None:
-    run, ledger = ledger_run(tmp_path)
+def test_collect_sends_each_transcript_back_to_the_driver(
+    local_ray: Any, tmp_path: Path, dialect: Dialect
+) -> None:
+    run, ledger = ledger_run(tmp_path, api=dialect.api)
     options = BatchOptions(out=tmp_path / "out", run=run, concurrency=4, actors=1, collect=True)
     finished = list(toolrelay.batch(reading_tasks(6), options, engine="ray"))
     assert all(result.completed for result in finished)
     assert check_every_task(tmp_path / "out", ledger, 6) == {"completed": 6}
+    for line in results(tmp_path / "out"):
+        events = transcript_events(tmp_path / "out" / line["transcript"])
+        sent = [e for e in events if e["kind"] == "model_request"]
+        assert [e["dialect"] for e in sent] == [dialect.api] * 2, line["id"]
+        for event in sent:
+            dialect.check(event["body"])
 
 
 def worker_of_a_running_call(ledger: Path, timeout: float = 60) -> int:

@@ -2,7 +2,8 @@
 after each line (the last one half written, as a kill leaves it), then the batch run again.
 Each time the run goes on and verify accepts the whole transcript, the server runs only
 the calls whose answers the cut-off transcript does not hold, and none twice; a call that
-is not read-only and was sent without a recorded answer ends the task ``uncertain``."""
+is not read-only and was sent without a recorded answer ends the task ``uncertain``. The
+replayed run resumes in both model dialects (``--api chat``: every second cut, to stay quick)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from batch_helpers import ledger_config, ledger_runs
 
 import toolrelay
+from testkit.dialect import Dialect
 from toolrelay.batches import BatchOptions
 from toolrelay.offline import OfflineModel, parse_script
 from toolrelay.relay.stages.consent import approve_all
@@ -72,13 +74,17 @@ def resume_after_each_line(tmp_path: Path, run: RunOptions, ledger: Path, step: 
     return seen
 
 
-def test_a_replayed_run_resumes_from_every_point(tmp_path: Path) -> None:
+def test_a_replayed_run_resumes_from_every_point(tmp_path: Path, dialect: Dialect) -> None:
     ledger = tmp_path / "ledger.jsonl"
     (tmp_path / "script.json").write_text(json.dumps(SCRIPT))
     run = RunOptions(model="offline", script=tmp_path / "script.json", config=ledger_config(tmp_path, ledger),
-                     approve=approve_all)
-    seen = resume_after_each_line(tmp_path, run, ledger, step=1)
-    assert seen.count("uncertain") >= 2 and seen.count("completed") > 40
+                     approve=approve_all, api=dialect.api)  # type: ignore[arg-type]
+    step = 2 if dialect.chat else 1
+    seen = resume_after_each_line(tmp_path, run, ledger, step=step)
+    assert seen.count("uncertain") >= (1 if dialect.chat else 2) and seen.count("completed") > 40 / step
+    recorded = (tmp_path / "full" / "transcripts" / "x.jsonl").read_text().splitlines()
+    full = [json.loads(line) for line in recorded]
+    assert {e["dialect"] for e in full if e["kind"] == "model_request"} == {dialect.api}
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])

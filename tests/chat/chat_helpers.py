@@ -13,13 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from testkit.openai_wire import check_body, check_chat_body
+from testkit.dialect import Dialect
 from toolrelay.client.config import ServerConfig
 from toolrelay.events import Event, EventStream
 from toolrelay.httpserver import HttpRequest, HttpResponder, ServerThread
 from toolrelay.inprocess_servers import in_process_file_server
 from toolrelay.offline import OfflineModel, parse_script
-from toolrelay.protocol.chat import responses_request
 from toolrelay.relay.loop import RunLimits, RunResult
 from toolrelay.runner import RunOptions, run_async
 from toolrelay.verify import load_run, verify
@@ -61,7 +60,7 @@ class DialectRun:
 
 def check_wire(api: str, body: dict[str, Any]) -> None:
     """The body validates against the openai package's types of its dialect."""
-    (check_chat_body if api == "chat" else check_body)(body)
+    Dialect(api).check(body)
 
 
 def run_dialect(
@@ -84,7 +83,7 @@ def run_dialect(
         wire = list(model.requests)
     for body in wire:
         check_wire(api, body)
-    requests = [responses_request(body) if api == "chat" else body for body in wire]
+    requests = [Dialect(api).request(body) for body in wire]
     return DialectRun(api=api, result=result, wire=wire, requests=requests, transcript=transcript,
                       events=seen)
 

@@ -1,6 +1,8 @@
-"""The loop's main behaviours in both dialects, streamed and not: one shared suite.
+"""What only the chat wire says, streamed and not, and early execution in both dialects.
 
-Each test runs against the offline stand-in (real loopback HTTP: ``/v1/responses`` or
+The loop's behaviours shared by both dialects are tested once, over the ``dialect`` fixture
+(tests/loop/test_loop_e2e.py, test_loop_failures.py, the host and batch tests). Each test
+here runs against the offline stand-in (real loopback HTTP: ``/v1/responses`` or
 ``/v1/chat/completions``, the same script), checks every request body against the openai
 package's types of its dialect, reads the bodies back in the loop's vocabulary for the
 shared assertions, and verifies the run's transcript. The chat-only assertions say what
@@ -26,82 +28,27 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"name": name, "arguments": arguments}
 
 
-@EACH_MODE
-def test_one_call_is_paired_fed_back_and_the_context_replayed(tmp_path: Path, api: str, stream: bool) -> None:
-    script = {"turns": [{"calls": [call("fs__read_text_file", path="notes.txt", head=20)]}]}
-    run = run_dialect(tmp_path, script, api=api, stream=stream)
-    assert run.result.status == "completed", run.result.reason
-    first, second = run.requests
-    assert first["input"] == [{"role": "user", "content": "Read the first 20 lines of notes.txt"}]
-    [called] = run.calls(1)
-    [output] = run.outputs(1)
-    assert output == {"type": "function_call_output", "call_id": called["call_id"], "output": FIRST_20}
-    assert json.loads(called["arguments"]) == {"path": "notes.txt", "head": 20}
-    [outcome] = run.result.calls
-    assert outcome.call_id == called["call_id"] and outcome.status == "ok"
-    assert outcome.request is not None
-    assert outcome.request["params"]["arguments"] == {"path": "notes.txt", "head": 20}
-    assert second["tools"] == first["tools"]
-    assert run.result.final_text == "The tool returned:\n" + FIRST_20
-    assert {e["dialect"] for e in run.records("model_request")} == {api}
-    assert verified(run.transcript) == ""
-    if api == "chat":
-        wire = run.wire[1]
-        assistant, tool = wire["messages"][-2:]
-        assert assistant["role"] == "assistant" and tool["role"] == "tool"
-        assert assistant["tool_calls"][0]["id"] == tool["tool_call_id"] == outcome.call_id
-        assert assistant["tool_calls"][0]["function"]["arguments"] == called["arguments"]
-        assert wire["tools"][0]["type"] == "function" and "name" in wire["tools"][0]["function"]
-        assert (wire.get("stream_options") == {"include_usage": True}) is stream
-        assert run.result.usage.get("total_tokens", 0) > 0  # from the usage chunk or the completion
-
-
-@EACH_MODE
-def test_parallel_calls_get_their_outputs_in_the_calls_order(tmp_path: Path, api: str, stream: bool) -> None:
-    script = {"turns": [{"calls": [call("fs__read_text_file", path="notes.txt", head=2),
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+def test_the_chat_wire_pairs_each_tool_call_with_its_tool_message(tmp_path: Path, stream: bool) -> None:
+    script = {"turns": [{"calls": [call("fs__read_text_file", path="notes.txt", head=20),
                                    call("fs__read_text_file", path="todo.md", tail=1)]},
                         {"message": "done"}]}
-    run = run_dialect(tmp_path, script, api=api, stream=stream)
-    calls, outputs = run.calls(1), run.outputs(1)
-    assert [o["call_id"] for o in outputs] == [c["call_id"] for c in calls] and len(calls) == 2
-    assert [o["output"] for o in outputs] == ["line 1\nline 2\n", "- ship\n"]
-    assert len({c.mcp_id for c in run.result.calls}) == 2
-    assert run.result.status == "completed" and run.result.final_text == "done"
-    assert run.requests[0]["parallel_tool_calls"] is True
+    run = run_dialect(tmp_path, script, api="chat", stream=stream)
+    assert run.result.status == "completed", run.result.reason
+    assert [o["output"] for o in run.outputs(1)] == [FIRST_20, "- ship\n"]
     assert verified(run.transcript) == ""
-    if api == "chat":
-        [assistant] = [m for m in run.wire[1]["messages"] if m["role"] == "assistant"]
-        tools = [m for m in run.wire[1]["messages"] if m["role"] == "tool"]
-        assert [c["id"] for c in assistant["tool_calls"]] == [m["tool_call_id"] for m in tools]
-
-
-@EACH_MODE
-def test_a_tool_error_goes_back_as_an_error(tmp_path: Path, api: str, stream: bool) -> None:
-    script = {"turns": [{"calls": [call("fs__read_text_file", path="missing.txt")]}]}
-    run = run_dialect(tmp_path, script, api=api, stream=stream)
-    [outcome] = run.result.calls
-    assert outcome.status == "tool_error"
-    [output] = run.outputs(1)
-    assert output["output"].startswith("Error (tool): ") and "missing.txt" in output["output"]
-    assert run.result.status == "completed"
-    assert verified(run.transcript) == ""
-
-
-@EACH_MODE
-def test_max_turns_and_max_tool_calls_stop_the_run(tmp_path: Path, api: str, stream: bool) -> None:
-    again = {"calls": [call("fs__read_text_file", path="notes.txt", head=1)]}
-    run = run_dialect(tmp_path / "turns", {"turns": [again, again, again]}, api=api, stream=stream,
-                      limits=RunLimits(max_turns=2))
-    assert run.result.status == "max_turns" and "--max-turns 2" in run.result.reason
-    assert len(run.wire) == 2
-    assert verified(run.transcript) == ""
-    two = {"calls": [call("fs__read_text_file", path="notes.txt", head=1),
-                     call("fs__read_text_file", path="todo.md", head=1)]}
-    run = run_dialect(tmp_path / "calls", {"turns": [two]}, api=api, stream=stream,
-                      limits=RunLimits(max_tool_calls=1))
-    assert run.result.status == "max_tool_calls"
-    assert len([e for e in run.records("mcp_request") if e.get("method") == "tools/call"]) <= 1
-    assert verified(run.transcript) == ""
+    assert {e["dialect"] for e in run.records("model_request")} == {"chat"}
+    wire = run.wire[1]
+    [assistant] = [m for m in wire["messages"] if m["role"] == "assistant"]
+    tools = [m for m in wire["messages"] if m["role"] == "tool"]
+    assert [c["id"] for c in assistant["tool_calls"]] == [m["tool_call_id"] for m in tools] \
+        == [c.call_id for c in run.result.calls]
+    sent = [c["function"]["arguments"] for c in assistant["tool_calls"]]
+    assert sent == [c["arguments"] for c in run.calls(1)]
+    assert json.loads(sent[0]) == {"path": "notes.txt", "head": 20}
+    assert wire["tools"][0]["type"] == "function" and "name" in wire["tools"][0]["function"]
+    assert (wire.get("stream_options") == {"include_usage": True}) is stream
+    assert run.result.usage.get("total_tokens", 0) > 0  # from the usage chunk or the completion
 
 
 @EACH_MODE

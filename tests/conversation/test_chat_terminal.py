@@ -1,6 +1,7 @@
 """``toolrelay chat`` in a real terminal: a subprocess on a pseudo-terminal (``os.openpty``)
 is asked a question, runs a call, streams the answer, takes commands and ``/exit``; the
-conversation and its transcript are saved, and ``chat`` again continues them."""
+conversation and its transcript are saved, and ``chat`` again continues them (in both model
+dialects: ``--api chat``)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 from conversation_helpers import conversation_folder, events_of, verdict_of
 
+from testkit.dialect import Dialect
 from testkit.processes import ProcessKeeper
 from testkit.servers import HONEST_SERVER
 
@@ -103,8 +105,11 @@ def test_a_question_a_call_an_answer_then_exit_in_a_real_terminal(
     assert verdict_of(folder / "toolrelay-chat.jsonl").ok
 
 
-def test_chat_again_continues_the_saved_conversation(processes: ProcessKeeper, folder: Path) -> None:
-    first = Terminal(processes, folder, "--model", "offline", "--script", "script.json", "--quiet")
+def test_chat_again_continues_the_saved_conversation(
+    processes: ProcessKeeper, folder: Path, dialect: Dialect
+) -> None:
+    first = Terminal(processes, folder, "--model", "offline", "--script", "script.json", "--quiet",
+                     "--api", dialect.api)
     first.wait_for("you> ")
     first.type("What does notes.txt say?")
     first.wait_for("It lists alpha, beta and gamma.")
@@ -112,7 +117,8 @@ def test_chat_again_continues_the_saved_conversation(processes: ProcessKeeper, f
     os.write(first.master, b"\x04")  # Ctrl-D: end of input
     first.wait_for("again continues it")
     assert first.close() == 0
-    again = Terminal(processes, folder, "--model", "offline", "--script", "script.json", "--quiet")
+    again = Terminal(processes, folder, "--model", "offline", "--script", "script.json", "--quiet",
+                     "--api", dialect.api)
     assert "continuing toolrelay-chat.json (1 message(s) so far)" in again.wait_for("you> ")
     again.type("And its first line?")
     again.wait_for("The first line is alpha.")
@@ -125,6 +131,10 @@ def test_chat_again_continues_the_saved_conversation(processes: ProcessKeeper, f
     events = events_of(folder / "toolrelay-chat.jsonl")
     starts = [e["kind"] for e in events if e["kind"] in ("run_start", "user_turn")]
     assert starts == ["run_start", "user_turn"]
+    sent = [e for e in events if e["kind"] == "model_request"]
+    assert {e["dialect"] for e in sent} == {dialect.api} and len(sent) == 4
+    for event in sent:
+        dialect.check(event["body"])
     verdict = verdict_of(folder / "toolrelay-chat.jsonl")
     assert verdict.ok and verdict.finished
 

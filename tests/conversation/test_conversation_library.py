@@ -1,5 +1,6 @@
 """``toolrelay.Conversation``: user turns that continue with the full context, servers kept
-open, one transcript that ``verify`` judges as one run, and its misuse."""
+open, one transcript that ``verify`` judges as one run (in both model dialects: ``api="chat"``
+replays the context as chat messages), and its misuse."""
 
 from __future__ import annotations
 
@@ -18,12 +19,12 @@ from conversation_helpers import (
 )
 
 import toolrelay
-from testkit.openai_wire import check_body
+from testkit.dialect import Dialect
 from toolrelay.errors import UsageError
 
 
-async def _talk(folder: Path, *, chain: bool = False) -> list[toolrelay.RunResult]:
-    async with toolrelay.Conversation(options(folder, chain=chain)) as conv:
+async def _talk(folder: Path, *, chain: bool = False, api: str = "responses") -> list[toolrelay.RunResult]:
+    async with toolrelay.Conversation(options(folder, chain=chain, api=api)) as conv:
         replies = [await conv.send(question) for question in QUESTIONS]
         assert (conv.turns, conv.user_turns) == (5, 3)
         assert conv.usage == toolrelay_sum([reply.usage for reply in replies])
@@ -39,10 +40,13 @@ def toolrelay_sum(counts: list[dict[str, int]]) -> dict[str, int]:
     return total
 
 
-@pytest.mark.parametrize("chain", [False, True], ids=["replay", "chain"])
-def test_three_user_turns_continue_and_verify_as_one_run(tmp_path: Path, chain: bool) -> None:
+@pytest.mark.parametrize(("chain", "dialect"), [(False, "responses"), (True, "responses"), (False, "chat")],
+                         ids=["replay", "chain", "chat"], indirect=["dialect"])
+def test_three_user_turns_continue_and_verify_as_one_run(
+    tmp_path: Path, chain: bool, dialect: Dialect
+) -> None:
     folder = conversation_folder(tmp_path)
-    replies = asyncio.run(_talk(folder, chain=chain))
+    replies = asyncio.run(_talk(folder, chain=chain, api=dialect.api))
     assert [(r.status, r.final_text, r.turns) for r in replies] == [
         ("completed", ANSWERS[0], 2), ("completed", ANSWERS[1], 2), ("completed", ANSWERS[2], 1)]
     assert [[c.status for c in r.calls] for r in replies] == [["ok"], ["ok"], []]
@@ -55,9 +59,11 @@ def test_three_user_turns_continue_and_verify_as_one_run(tmp_path: Path, chain: 
     assert len({e["run"] for e in events}) == 1
     # the servers stayed open: one handshake for the whole conversation
     assert sum(1 for e in events if e["kind"] == "server_ready") == 1
-    bodies = requests(events)
-    for body in bodies.values():
-        check_body(body)
+    sent = requests(events)
+    for body in sent.values():
+        dialect.check(body)
+    assert {e["dialect"] for e in events if e["kind"] == "model_request"} == {dialect.api}
+    bodies = {turn: dialect.request(body) for turn, body in sent.items()}
     first_of_turn_3 = bodies[5]
     if chain:
         assert first_of_turn_3["previous_response_id"] == next(
@@ -149,6 +155,9 @@ def test_the_stand_ins_script_counts_a_later_user_message_as_the_next_turn() -> 
     assert request_turn([asked, call, output, answer, asked]) == 3
     assert request_turn([asked, answer, asked, call, output]) == 3
     assert request_turn([asked, call, output, asked]) == 3  # a turn stopped after its calls, then the user
+    said = {"role": "assistant", "content": "done"}  # a chat request's replayed answer: no id
+    assert request_turn([asked, call, output, said, asked]) == 3
+    assert request_turn([asked, said, asked]) == 1  # without the stand-in's ledger: a prompt's
 
 
 def test_one_message_at_a_time(tmp_path: Path) -> None:

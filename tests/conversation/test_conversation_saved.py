@@ -24,6 +24,7 @@ from conversation_helpers import (
 )
 
 import toolrelay
+from testkit.dialect import Dialect
 from testkit.processes import run
 from toolrelay.errors import UsageError
 
@@ -34,10 +35,11 @@ import toolrelay
 from toolrelay.client.config import builtin_file_server
 
 folder = Path(sys.argv[1])
+api = sys.argv[3] if len(sys.argv) > 3 else "responses"
 
 async def main():
     options = toolrelay.RunOptions(model="offline", script=folder / "script.json", stream=False,
-                                   config=[builtin_file_server(folder)])
+                                   config=[builtin_file_server(folder)], api=api)
     async with toolrelay.Conversation.load(folder / "chat.json", options) as conv:
         reply = await conv.send(sys.argv[2])
         conv.save(folder / "chat.json")
@@ -85,6 +87,26 @@ def test_a_conversation_saved_and_loaded_in_a_second_process_verifies_as_one_run
     ]
     saved = json.loads((saved_and_continued / "chat.json").read_text())
     assert (saved["turns"], saved["user_turns"], saved["transcript"]) == (5, 3, "chat.jsonl")
+
+
+def test_a_chat_conversation_saved_and_loaded_in_a_second_process_verifies_as_one_run(tmp_path: Path) -> None:
+    """The same, in the chat dialect (``api="chat"``): the saved context goes on as chat messages."""
+    folder = conversation_folder(tmp_path / "chat")
+    asyncio.run(_first_two(folder, api="chat"))
+    program = folder / "second.py"
+    program.write_text(SECOND_PROCESS, encoding="utf-8")
+    done = run([sys.executable, str(program), str(folder), QUESTIONS[2], "chat"], timeout=60, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"answer": ANSWERS[2], "turns": 5, "user_turns": 3}
+    events = events_of(folder / "chat.jsonl")
+    sent = [e for e in events if e["kind"] == "model_request"]
+    assert {e["dialect"] for e in sent} == {"chat"} and len(sent) == 5
+    for event in sent:
+        Dialect("chat").check(event["body"])
+    said = [m["content"] for m in sent[-1]["body"]["messages"] if m["role"] == "user"]
+    assert said == list(QUESTIONS)  # the second process replayed the first one's turns
+    verdict = verdict_of(folder / "chat.jsonl")
+    assert verdict.ok and verdict.finished, verdict.broken
 
 
 def _turn_request(events: list[Event], turn: int) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from testkit.dialect import Dialect
 from testkit.servers import MEDIA_SERVER, TOOLBOX_SERVER
 from toolrelay.client.config import ServerConfig
 from toolrelay.events import Event, EventStream
@@ -54,11 +55,14 @@ def toolbox_server(name: str = "box", *extra: str) -> ServerConfig:
 
 @dataclass
 class Run:
-    """A finished run: its result, the exact bodies the endpoint received, and all events."""
+    """A finished run: its result, the bodies the endpoint received in the loop's (Responses)
+    vocabulary (``requests``) and exactly as sent (``wire``), all events, and its dialect."""
 
     result: RunResult
     requests: list[dict[str, Any]]
     events: list[Event] = field(default_factory=list)
+    wire: list[dict[str, Any]] = field(default_factory=list)
+    dialect: Dialect = field(default_factory=lambda: Dialect("responses"))
 
     def kinds(self, kind: str) -> list[Event]:
         return [e for e in self.events if e.event_kind == kind]
@@ -69,6 +73,10 @@ class Run:
     def outputs(self, request_index: int) -> list[dict[str, Any]]:
         return [i for i in self.requests[request_index]["input"] if i.get("type") == "function_call_output"]
 
+    def answer(self, turn: int) -> list[dict[str, Any]]:
+        """The output items of the model's answer ``turn`` (0-based), in either dialect."""
+        return self.dialect.output(self.records("model_response")[turn]["body"])
+
 
 def run_script(
     workspace: Path,
@@ -76,9 +84,12 @@ def run_script(
     task: str = "Read the first 20 lines of notes.txt",
     *,
     servers: list[ServerConfig] | None = None,
+    dialect: Dialect | None = None,
     **options: Any,
 ) -> Run:
-    """Run ``task`` against the offline model (following ``script``) and the file service."""
+    """Run ``task`` against the offline model (following ``script``) and the file service;
+    with a ``dialect``, over its wire (``--api``), every body checked against its types."""
+    dialect = dialect or Dialect(options.pop("api", "responses"))
     events = EventStream()
     seen: list[Event] = []
     events.subscribe(seen.append)
@@ -93,7 +104,12 @@ def run_script(
             events=events,
             limits=limits,
             environ={},
+            api=dialect.api,
             **options,
         )
         result = asyncio.run(run_async(task, opts))
-        return Run(result=result, requests=list(model.requests), events=seen)
+        wire = list(model.requests)
+    for body in wire:
+        dialect.check(body)
+    return Run(result=result, requests=[dialect.request(body) for body in wire], events=seen, wire=wire,
+               dialect=dialect)

@@ -5,8 +5,9 @@ by ``verify`` like a tools/call and drawn by ``view`` inside its call. A server'
 changing (``list_changed``) refreshes the reader's description before the next turn; a
 resource attached with ``--resource`` is subscribed to, and its update is a notice.
 
-Two real runs, each made once: the README's notes server (examples/notes_server.py) and
-testkit's resource_events_server.py, with the offline model following a script.
+Real runs, each made once: the README's notes server (examples/notes_server.py), in both
+model dialects (``--api responses`` and ``--api chat``), and testkit's
+resource_events_server.py, with the offline model following a script.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from testkit.dialect import DIALECTS, Dialect
 from testkit.processes import run
 from testkit.servers import RESOURCE_EVENTS_SERVER, SDK_PLAIN_RESOURCES_SERVER
 from testkit.transcripts import transcript_events
@@ -66,10 +68,16 @@ def offline_run(folder: Path, server: Path, name: str, script: dict[str, Any], *
     return proc, transcript_events(folder / "run.jsonl")
 
 
-@pytest.fixture(scope="module")
-def notes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Done, list[Event], Path]:
+@pytest.fixture(scope="module", params=DIALECTS)
+def notes(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> \
+        tuple[Done, list[Event], Path]:
     folder = tmp_path_factory.mktemp("notes") / "run"
-    proc, events = offline_run(folder, NOTES_SERVER, "notes", NOTES_SCRIPT, "--quiet")
+    api = request.param
+    proc, events = offline_run(folder, NOTES_SERVER, "notes", NOTES_SCRIPT, "--quiet", "--api", api)
+    for event in events:
+        if event["kind"] == "model_request":
+            Dialect(api).check(event["body"])
+    assert {e["dialect"] for e in events if e["kind"] == "model_request"} == {api}
     return proc, events, folder / "run.jsonl"
 
 
@@ -84,7 +92,8 @@ def outputs(events: list[Event]) -> dict[str, Any]:
 
 
 def reader(events: list[Event], turn: int, alias: str) -> dict[str, Any]:
-    body = [e for e in events if e["kind"] == "model_request" and e["turn"] == turn][-1]["body"]
+    sent = [e for e in events if e["kind"] == "model_request" and e["turn"] == turn][-1]
+    body = Dialect(sent["dialect"]).request(sent["body"])
     found: dict[str, Any] = next(tool for tool in body["tools"] if tool["name"] == alias)
     return found
 

@@ -1,7 +1,8 @@
 """The loop when servers misbehave: a crash mid-run, a hang, consent, list changes.
 
 The model is the offline stand-in (a real loopback Responses server); the MCP server is
-the stdlib toolbox test server in a real subprocess."""
+the stdlib toolbox test server in a real subprocess. The tests that take ``dialect`` run
+over both model dialects (``--api responses`` and ``--api chat``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from loop_helpers import make_workspace, named, run_script, toolbox_server
 
+from testkit.dialect import Dialect
 from toolrelay.relay.loop import RunLimits
 from toolrelay.relay.stages.consent import approve_all
 
@@ -29,7 +31,9 @@ def received(record: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in record.read_text().splitlines() if line.strip()]
 
 
-def test_a_server_crash_mid_run_is_fed_back_and_the_server_restarts(workspace: Path) -> None:
+def test_a_server_crash_mid_run_is_fed_back_and_the_server_restarts(
+    workspace: Path, dialect: Dialect
+) -> None:
     script = {
         "turns": [
             {"calls": [call("box__crash", code=3, message="disk on fire")]},
@@ -37,7 +41,7 @@ def test_a_server_crash_mid_run_is_fed_back_and_the_server_restarts(workspace: P
             {"message": "done"},
         ]
     }
-    run = run_script(workspace, script, servers=[toolbox_server()], approve=approve_all)
+    run = run_script(workspace, script, servers=[toolbox_server()], approve=approve_all, dialect=dialect)
     crashed, echoed = run.result.calls
     assert crashed.status == "transport_error" and crashed.transport_kind == "exited"
     expected = "Error (server box exited): server box exited (code 3): disk on fire"
@@ -50,10 +54,14 @@ def test_a_server_crash_mid_run_is_fed_back_and_the_server_restarts(workspace: P
     assert run.result.status == "completed"
 
 
-@pytest.mark.parametrize("declare", ["flat", "namespaces"])  # consent is the same inside a namespace
-def test_a_tool_not_marked_read_only_is_refused_without_approval(workspace: Path, declare: str) -> None:
+@pytest.mark.parametrize(  # consent is the same inside a namespace (which chat has not) and in chat
+    ("declare", "dialect"), [("flat", "responses"), ("namespaces", "responses"), ("flat", "chat")],
+    indirect=["dialect"])
+def test_a_tool_not_marked_read_only_is_refused_without_approval(
+    workspace: Path, declare: str, dialect: Dialect
+) -> None:
     script = {"turns": [{"calls": [{**named("box__echo", declare), "arguments": {"text": "hi"}}]}]}
-    run = run_script(workspace, script, servers=[toolbox_server()], declare=declare)
+    run = run_script(workspace, script, servers=[toolbox_server()], declare=declare, dialect=dialect)
     [outcome] = run.result.calls
     assert outcome.status == "not_approved"
     assert run.outputs(1)[0]["output"] == (
@@ -63,14 +71,14 @@ def test_a_tool_not_marked_read_only_is_refused_without_approval(workspace: Path
     assert not [e for e in run.records("mcp_request") if e["call_id"] == outcome.call_id]
 
 
-def test_an_approved_call_runs(workspace: Path) -> None:
+def test_an_approved_call_runs(workspace: Path, dialect: Dialect) -> None:
     script = {"turns": [{"calls": [call("box__echo", text="hi")]}]}
-    run = run_script(workspace, script, servers=[toolbox_server()], approve=approve_all)
+    run = run_script(workspace, script, servers=[toolbox_server()], approve=approve_all, dialect=dialect)
     assert run.result.calls[0].status == "ok" and run.outputs(1)[0]["output"] == "hi"
 
 
 def test_a_hanging_call_times_out_with_a_cancellation_and_the_run_goes_on(
-    workspace: Path, tmp_path: Path
+    workspace: Path, tmp_path: Path, dialect: Dialect
 ) -> None:
     record = tmp_path / "received.jsonl"
     script = {"turns": [{"calls": [call("box__hang")]}, {"message": "gave up"}]}
@@ -80,6 +88,7 @@ def test_a_hanging_call_times_out_with_a_cancellation_and_the_run_goes_on(
         servers=[toolbox_server("box", "--record", str(record))],
         approve=approve_all,
         limits=RunLimits(call_timeout=0.5),
+        dialect=dialect,
     )
     [outcome] = run.result.calls
     assert outcome.status == "transport_error" and outcome.transport_kind == "timeout"
@@ -132,9 +141,9 @@ def test_tools_list_changed_refreshes_the_catalog_before_the_next_turn(workspace
     assert second_list < second_request and seqs[second_list] == "mcp_request"
 
 
-def test_a_malformed_result_is_a_protocol_error_not_a_success(workspace: Path) -> None:
+def test_a_malformed_result_is_a_protocol_error_not_a_success(workspace: Path, dialect: Dialect) -> None:
     script = {"turns": [{"calls": [call("box__malformed")]}]}
-    run = run_script(workspace, script, servers=[toolbox_server()], approve=approve_all)
+    run = run_script(workspace, script, servers=[toolbox_server()], approve=approve_all, dialect=dialect)
     [outcome] = run.result.calls
     assert outcome.status in ("protocol_error", "transport_error")
     assert run.outputs(1)[0]["output"].startswith("Error (")

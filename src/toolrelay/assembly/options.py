@@ -28,6 +28,7 @@ from ..relay.stages.deferred import ToolSearchMode
 from ..relay.stages.instructions import with_server_instructions
 from ..relay.stages.namespaces import DeclareMode
 from ..relay.stages.request import RequestSettings
+from ..relay.stages.sampling_fields import SAMPLING, SEED_NEEDS_CHAT, sampling_extra, sampling_problem
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -98,6 +99,18 @@ class RunOptions:
     """Sent as ``prompt_cache_key`` with every request (``--prompt-cache-key``): requests that
     share it share the endpoint's prompt cache. A batch's tasks default to the batch's name
     and the task's family (``batches.session``)."""
+    temperature: float | None = None
+    """Sent as ``temperature`` (``--temperature``, 0 to 2); None: the endpoint's default."""
+    top_p: float | None = None
+    """Sent as ``top_p`` (``--top-p``, 0 to 1); None: the endpoint's default."""
+    seed: int | None = None
+    """Sent as ``seed`` (``--seed``): a Chat Completions field, so only with ``api="chat"``."""
+    max_output_tokens: int | None = None
+    """Sent as ``max_output_tokens`` (``--max-output-tokens``, at least 1; chat:
+    ``max_completion_tokens``)."""
+    top_logprobs: int | None = None
+    """Sent as ``top_logprobs`` (``--top-logprobs``, 0 to 20), asking for the answer's logprobs
+    (Responses: ``include`` ``message.output_text.logprobs``; chat: ``logprobs: true``)."""
     limits: RunLimits = field(default_factory=RunLimits)
     approve: Approver | None = None
     """Asked before tools that are not read-only; None refuses them (the model is told)."""
@@ -185,6 +198,11 @@ class RunKeywords(TypedDict, total=False):
     stream: bool
     extra_body: dict[str, Any]
     prompt_cache_key: str | None
+    temperature: float | None
+    top_p: float | None
+    seed: int | None
+    max_output_tokens: int | None
+    top_logprobs: int | None
     limits: RunLimits
     approve: Approver | None
     approve_sampling: SamplingApprover | None
@@ -235,9 +253,11 @@ def task_key(task_id: str, variable: str, environ: Mapping[str, str] | None) -> 
 
 
 def check_api(opts: RunOptions) -> None:
-    """What the chat dialect cannot say is refused before anything starts."""
+    """What the chat dialect cannot say is refused before anything starts (and what the
+    Responses API cannot: a sampling ``seed``)."""
     if opts.api not in API_CHOICES:
         raise UsageError(f"api must be one of {', '.join(API_CHOICES)}, not {opts.api!r}")
+    check_sampling(opts)
     if opts.api != "chat":
         return
     if opts.chain:
@@ -246,6 +266,21 @@ def check_api(opts: RunOptions) -> None:
     if opts.declare == "namespaces":
         raise UsageError("--declare namespaces needs the Responses API's namespace tools, which Chat "
                          "Completions has not: use --declare flat with --api chat")
+
+
+def check_sampling(opts: RunOptions) -> None:
+    """The sampling fields, by the check a batch task line's have too (``sampling_fields``)."""
+    for key, value in sampling_of(opts).items():
+        why = sampling_problem(key, value)
+        if why is not None:
+            raise UsageError(f"{why} (--{key.replace('_', '-')})")
+    if opts.seed is not None and opts.api != "chat":
+        raise UsageError(f"{SEED_NEEDS_CHAT}: --seed (seed=) needs --api chat (api={opts.api!r})")
+
+
+def sampling_of(opts: RunOptions) -> dict[str, Any]:
+    """The sampling fields ``opts`` gives (those not None)."""
+    return {key: getattr(opts, key) for key in SAMPLING if getattr(opts, key) is not None}
 
 
 def check_pins(opts: RunOptions) -> None:
@@ -266,6 +301,6 @@ def request_settings(
         context_mode="chain" if opts.chain else "replay",
         store=opts.store,
         stream=opts.stream,
-        extra=dict(opts.extra_body),
+        extra=sampling_extra(sampling_of(opts), opts.extra_body),
         prompt_cache_key=opts.prompt_cache_key,
     )

@@ -107,7 +107,7 @@ def _plan(state: TaskState, events: list[Event], outcomes: dict[str, Event], rea
         return
     last = state.turns = max(turns)
     request, response = turns[last]
-    body: dict[str, Any] = request["body"] if isinstance(request.get("body"), dict) else {}
+    body = _request_body(request)
     recorded = _whole_turn(response)
     calls = _sent_calls(events, request["seq"])
     if recorded is None:
@@ -165,6 +165,16 @@ def _point(
     point.note = (f"turn {turn} is finished: {len(point.outcomes)} recorded call result(s) kept, "
                   f"{again} call(s) to run")
     return point
+
+
+def _request_body(request: Event) -> dict[str, Any]:
+    """The recorded request in the loop's (Responses) vocabulary: a chat body read back, so
+    that the resumed run goes on from the same input in either dialect."""
+    body = request.get("body")
+    if not isinstance(body, dict):
+        return {}
+    reader = known_reader(dialect_of(request))
+    return reader.request(body) if reader is not None else body
 
 
 _NO_TURN: Final = ModelTurn(response_id=None, status="completed", output=[])

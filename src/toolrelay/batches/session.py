@@ -33,7 +33,7 @@ from .records import TaskTranscript, UsageTally, recorded_result, uncertain_resu
 from .results import TRANSCRIPTS, TaskResult
 from .resume import TaskState, read_state
 from .routing import TaskRouter
-from .sampling import SAMPLING, sampling_body
+from .sampling import SAMPLING, check_task_seed
 from .tasks import TaskSpec
 
 if TYPE_CHECKING:  # the otel extra is imported only when the batch is traced
@@ -106,9 +106,8 @@ class BatchSession:
         sampling: dict[str, Any] = {key: given.pop(key) for key in SAMPLING if key in given}
         if "api_key_env" in given:
             given["api_key"] = task_key(spec.id, given.pop("api_key_env"), self.options.environ)
-        opts = replace(self.options, **given)
-        if sampling:
-            opts = replace(opts, extra_body=sampling_body(sampling, opts.extra_body, opts.api, spec.id))
+        opts = replace(self.options, **given, **sampling)
+        check_task_seed(sampling, opts.api, spec.id)
         if opts.prompt_cache_key is None:
             opts = replace(opts, prompt_cache_key=family_cache_key(self.out.name, opts))
         check_api(opts)

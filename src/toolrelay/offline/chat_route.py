@@ -3,11 +3,13 @@
 A chat request is read as the Responses request it says (``protocol.chat.responses_request``:
 messages → input items, function tools, tool_choice), answered by the responder exactly as
 a ``/v1/responses`` request (script, scenario, checks: a tool message without its call is
-the same 400), and the Response written back as a chat completion (``completion_of``) or,
-with ``stream: true``, as ``chat.completion.chunk`` events (``chat_chunks``): a role chunk,
-the text in pieces, each tool call's first delta (index, id, name) then its arguments in
-pieces, the finish chunk, the usage chunk when ``stream_options.include_usage`` asks for it,
-and ``data: [DONE]``. A script entry's ``tokens_per_second`` and ``pause`` pace the chunks (a
+the same 400; a replayed assistant message gets the id of the answer the stand-in gave with
+its text, so a conversation's next user turn is its next turn), and the Response written
+back as a chat completion (``completion_of``) or, with ``stream: true``, as
+``chat.completion.chunk`` events (``chat_chunks``): a role chunk, the text (or refusal) in
+pieces, each tool call's first delta (index, id, name) then its arguments in pieces, the
+finish chunk, the usage chunk when ``stream_options.include_usage`` asks for it, and
+``data: [DONE]``. A script entry's ``tokens_per_second`` and ``pause`` pace the chunks (a
 pause before each tool call after the first); its stream faults and holds are Responses-only.
 
 ``OfflineModel(..., chat_only=True)`` answers ``/v1/responses`` 404, as a server without the
@@ -22,7 +24,7 @@ from typing import Any, Final, Protocol
 
 from ..protocol import json_depth
 from ..protocol.chat import assistant_message, chat_usage, responses_request
-from ..protocol.responses import FAILED, FUNCTION_CALL, INCOMPLETE
+from ..protocol.responses import FAILED, FUNCTION_CALL, INCOMPLETE, MESSAGE
 from .http_answer import SSE_HEADERS, Answer, json_answer
 from .state import Ledger
 from .stream_plan import Step, StreamPlan
@@ -65,6 +67,7 @@ def chat_answer(responder: Answering, headers: Mapping[str, str], raw: bytes) ->
                                            "completion request needs a 'messages' array."))
     responder.requests.append(chat)
     view = {key: value for key, value in responses_request(chat).items() if key != "stream"}
+    _name_answers(view, responder.ledger)
     settings = _stream_settings(responder, view)
     answer = responder.answer(view)
     if answer.status != 200:
@@ -84,6 +87,29 @@ def chat_answer(responder: Answering, headers: Mapping[str, str], raw: bytes) ->
                       headers=SSE_HEADERS)
     return Answer(status=200, body=b"", content_type="text/event-stream", headers=SSE_HEADERS,
                   plan=_paced(chunks, settings))
+
+
+def _name_answers(view: dict[str, Any], ledger: Ledger) -> None:
+    """Give each replayed assistant message the id of the answer the stand-in gave with its
+    text: chat replays the model's answers without ids, and a user message after an answer
+    is a conversation's next turn (``turns.request_turn``), after a prompt's own assistant
+    message it is not."""
+    replayed = [item for item in view.get("input") or [] if isinstance(item, dict)
+                and item.get("type") == MESSAGE and item.get("role") == "assistant" and "id" not in item]
+    if not replayed:
+        return
+    issued = {_text_of(item): item["id"] for response in ledger.responses.values() for item in response.output
+              if item.get("type") == MESSAGE and isinstance(item.get("id"), str)}
+    for item in replayed:
+        found = issued.get(_text_of(item))
+        if found is not None:
+            item["id"] = found
+
+
+def _text_of(item: dict[str, Any]) -> str:
+    content = item.get("content")
+    return "".join(str(part.get("text") or part.get("refusal") or "") for part in content
+                   if isinstance(part, dict)) if isinstance(content, list) else str(content)
 
 
 def _stream_settings(responder: Answering, view: dict[str, Any]) -> StreamSettings:
@@ -142,6 +168,8 @@ def chat_chunks(completion: dict[str, Any], *, usage: bool) -> Iterator[dict[str
     yield chunk({"role": "assistant", "content": "", "refusal": None})
     for piece in _pieces(message.get("content") or ""):
         yield chunk({"content": piece})
+    for piece in _pieces(message.get("refusal") or ""):
+        yield chunk({"refusal": piece})
     for index, call in enumerate(message.get("tool_calls") or []):
         function = call["function"]
         yield chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",

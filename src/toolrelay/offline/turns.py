@@ -5,7 +5,8 @@ times tool outputs came back in its context**, the context being the chained his
 ``previous_response_id`` (when the stand-in knows it) followed by the request's input; a
 run of consecutive ``function_call_output`` items counts once, as one response's outputs
 go back together. A user message after an item the model produced (one with an ``id``:
-an answer) or after outputs counts too: a conversation's next user turn
+an answer; or, as chat replays answers without ids, an assistant message right after
+outputs) or after outputs counts too: a conversation's next user turn
 (``toolrelay.Conversation``) is the next turn, so one script answers a whole
 conversation. So turn N's request, in replay or chain mode, is answered by the N-th
 Response entry however often it is sent: a retried request, or a run resumed from its
@@ -54,7 +55,10 @@ def request_turn(context: list[dict[str, Any]]) -> int:
         if (is_output and not after_output) or (is_user and after_model):
             turn += 1
         after_output = is_output
-        after_model = not is_user and (is_output or "id" in item)
+        # chat replays answers without ids: an assistant message right after the outputs (or
+        # another answer) is the model's answer to them, never a prompt's own message
+        answered = after_model and item.get("role") == "assistant"
+        after_model = not is_user and (is_output or "id" in item or answered)
     return turn
 
 

@@ -16,7 +16,8 @@ The mapping (openai-python's ``types/chat``):
 - a run of assistant ``message`` and ``function_call`` items → one ``assistant`` message
   (its text as ``content``, each call a ``tool_calls`` entry: ``id`` = ``call_id``);
 - ``function_call_output`` → a ``tool`` message (``tool_call_id`` = ``call_id``; the output
-  text, or its text parts);
+  text, or its text parts); its images and files, which a tool message cannot carry, go in
+  one ``user`` message after the response's tool messages (``chat_tool_media``);
 - function tools → ``{"type": "function", "function": {...}}``; ``tool_choice`` naming a
   function → ``{"type": "function", "function": {"name": ...}}``;
 - ``max_output_tokens`` → ``max_completion_tokens``, ``reasoning.effort`` →
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from .chat_tool_media import media_message, restore, split_output
 from .foreign_names import CHAT_FUNCTION_CALL, CHAT_REASONING
 from .responses import (
     COMPLETED,
@@ -116,9 +118,13 @@ def chat_messages(items: Any) -> list[dict[str, Any]]:
         return [{"role": "user", "content": items}]
     messages: list[dict[str, Any]] = []
     assistant: dict[str, Any] | None = None
+    media: list[dict[str, Any]] = []  # the images and files of the tool messages just added
     for item in items if isinstance(items, list) else []:
         kind = item.get("type", MESSAGE) if isinstance(item, dict) else None
         role = item.get("role") if isinstance(item, dict) else None
+        if kind != FUNCTION_CALL_OUTPUT and media:
+            messages.append(media_message(media))
+            media = []
         if kind == FUNCTION_CALL or (kind == MESSAGE and role == "assistant"):
             if assistant is None:
                 assistant = {"role": "assistant", "content": None}
@@ -127,14 +133,17 @@ def chat_messages(items: Any) -> list[dict[str, Any]]:
             continue
         assistant = None
         if kind == FUNCTION_CALL_OUTPUT:
-            messages.append({"role": "tool", "tool_call_id": item.get("call_id"),
-                             "content": _tool_content(item.get("output"))})
+            content, parts = split_output(item.get("call_id"), item.get("output"), _chat_part)
+            messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": content})
+            media += parts
         elif kind == MESSAGE and role in _ROLES:
             messages.append({"role": role, "content": _chat_content(item.get("content"))})
         elif kind == REASONING:
             continue
         else:
             raise ChatUnsupported(f"the chat dialect has no message for an input item of type {kind!r}")
+    if media:
+        messages.append(media_message(media))
     return messages
 
 
@@ -184,21 +193,6 @@ def _chat_part(part: Any) -> Any:
     raise ChatUnsupported(f"the chat dialect has no message part for an input part of type {kind!r}")
 
 
-def _tool_content(output: Any) -> Any:
-    """A tool message's content: the output text, or its text parts (a tool message takes no
-    images or files: those parts are said in words)."""
-    if not isinstance(output, list):
-        return output
-    parts = []
-    for part in output:
-        kind = part.get("type") if isinstance(part, dict) else None
-        if kind == INPUT_TEXT:
-            parts.append({"type": "text", "text": part.get("text")})
-        else:
-            parts.append({"type": "text", "text": f"[{kind} omitted: a chat tool message carries text only]"})
-    return parts
-
-
 def _chat_tool(tool: Any) -> dict[str, Any]:
     if not isinstance(tool, dict) or tool.get("type") != "function":
         kind = tool.get("type") if isinstance(tool, dict) else type(tool).__name__
@@ -244,13 +238,21 @@ def responses_request(chat: dict[str, Any]) -> dict[str, Any]:
 def input_items(messages: list[Any]) -> list[dict[str, Any]]:
     """Chat messages as the Responses input items they say."""
     items: list[dict[str, Any]] = []
+    outputs: list[dict[str, Any]] = []  # the tool messages just read, whose media may follow
     for message in messages:
         role = message.get("role") if isinstance(message, dict) else None
+        if role != "tool" and outputs and restore(outputs, message, _input_part):
+            outputs = []
+            continue
+        if role == "tool":
+            output = {"type": FUNCTION_CALL_OUTPUT, "call_id": message.get("tool_call_id"),
+                      "output": _output_of(message.get("content"))}
+            items.append(output)
+            outputs.append(output)
+            continue
+        outputs = []
         if role == "assistant":
             items += assistant_items(message)
-        elif role == "tool":
-            items.append({"type": FUNCTION_CALL_OUTPUT, "call_id": message.get("tool_call_id"),
-                          "output": _output_of(message.get("content"))})
         else:
             items.append({"role": role, "content": _input_content(message.get("content"))
                           if isinstance(message, dict) else None})
