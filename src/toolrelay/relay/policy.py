@@ -54,6 +54,7 @@ from .stages.policy_rules import (
     rules_digest,
     said,
 )
+from .stages.policy_turns import PolicyTurn, Routes, has_phases, hidden_in_turn, withheld_rule
 from .stages.route import Route
 
 __all__ = ["DECISIONS", "NO_POLICY", "Policy", "PolicyRule", "load_policy", "policy_of"]
@@ -130,8 +131,8 @@ class Policy:
             name, annotations = str(tool["name"]), _hints(tool)
             self._annotations[(listing.server, name)] = annotations
             self._digests[(listing.server, name)] = tool_digest(tool)
-            rule = deciding_rule(self.rules, listing.server, name, annotations)
-            if rule is not None and rule.decision == "deny":
+            rule = withheld_rule(self.rules, listing.server, name, annotations)
+            if rule is not None:
                 found[name] = rule.said(self.source)
                 self._record(PolicyDecision(stage="offer", server=listing.server, tool=name, decision="deny",
                                             rule=rule.index, source=self.source, said=found[name],
@@ -163,7 +164,7 @@ class Policy:
             arguments = json_depth.loads(call.arguments_text or "{}")
         except ValueError:
             arguments = None  # invalid arguments are refused later; no argument rule matches them
-        rule = deciding_rule(self.rules, server, tool, annotations, arguments)
+        rule = deciding_rule(self.rules, server, tool, annotations, arguments, turn=context.turn)
         decision = rule.decision if rule is not None else DEFAULT
         remembered = self._remembered(decision, server, tool, annotations)
         self._record(PolicyDecision(
@@ -187,6 +188,19 @@ class Policy:
     async def after_call(self, call: FunctionCall, context: CallContext, outcome: Any) -> None:
         return None
 
+    def allowed_in_turn(self, turn: int, routes: Routes) -> list[str] | None:
+        """The aliases of ``routes`` (the tools declared, in order) allowed in ``turn``, when the
+        phase rules hide some this turn (None: nothing narrowed); recorded under phase rules."""
+        if not has_phases(self.rules):
+            return None
+        hidden = hidden_in_turn(self.rules, turn, routes)
+        allowed = [alias for alias in routes if alias not in hidden]
+        self._record(PolicyTurn(
+            turn=turn, allowed=allowed, source=self.source, digest=self.digest,
+            hidden=[{"alias": alias, "server": routes[alias][0], "tool": routes[alias][1], "rule": rule.index,
+                     "said": rule.said(self.source)} for alias, rule in hidden.items()]))
+        return allowed if hidden else None
+
     def _remembered(self, decision: str, server: str, tool: str,
                     annotations: Mapping[str, Any]) -> str | None:
         """``run`` or ``saved`` when an earlier answer approves a call that would be asked about."""
@@ -196,7 +210,7 @@ class Policy:
             return None  # never asked about: no answer is needed
         return self.memory.remembered(server, tool)
 
-    def _record(self, decision: PolicyDecision) -> None:
+    def _record(self, decision: PolicyDecision | PolicyTurn) -> None:
         events = self._events
         if events is None:
             return

@@ -28,6 +28,7 @@ from .attachments import called_declarations, executed, no_call_text
 from .facts import RunFacts
 from .jsonpath import excerpt, item_label
 from .policy_checks import policy_note
+from .policy_turns import turn_note
 from .proxy_explain import explain_proxy
 from .proxy_legs import is_proxy_run
 from .record import CallTrace, ModelRound, RunRecord
@@ -122,6 +123,7 @@ def _turn(current: ModelRound, run: RunRecord, facts: RunFacts, index: _Index, e
         f"  request_{current.turn}: {said}, "
         f"{len(function_tools_by_alias(tools))} tool(s){added_summary(body.get('input'))}, "
         f"tool_choice {excerpt(body.get('tool_choice'))}{chained}",
+        *[f"  {note}" for note in [turn_note(run, current.turn)] if note],
         f"  response_{current.turn}: {_response_line(current, answer)}",
         *search_lines(run, current),
         *_stream_lines(current),
