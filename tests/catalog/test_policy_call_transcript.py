@@ -81,6 +81,13 @@ def test_a_denied_call_is_recorded_and_its_transcript_verifies(folder: Path) -> 
     assert report["ok"] and report["finished"]
     said = f"{start['call_id']} (fs__read_text_file → fs/read_text_file): refused, {SECRET_DENIED}"
     assert said in held(report)
+    explained = cli("explain", "call.jsonl", cwd=folder)
+    assert explained.returncode == 0, explained.stderr
+    head = 'call fs__read_text_file "{\\"path\\": \\"secret.txt\\"}" (toolrelay call, no model)'
+    assert explained.stdout.startswith(f"{head} · ended refused_by_hook\n")
+    routed = f"fs__read_text_file → fs/read_text_file; policy: {SECRET_DENIED}"
+    assert f"    2 routing target    ok     {routed}\n" in explained.stdout
+    assert "    3 server checks     ok     not sent (refused_by_hook)\n" in explained.stdout
 
 
 def test_a_call_that_ran_is_recorded_and_verifies(folder: Path) -> None:

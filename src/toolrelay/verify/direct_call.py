@@ -83,8 +83,8 @@ def _ended(run: RunRecord, facts: RunFacts, start: dict[str, Any], end: dict[str
         return _not_offered(run, facts, where, start, end)
     if call.status != status:
         return _finding("correlation", False, f"{where}: direct_call_end says {status}, but the call's "
-                        f"recorded outcome is {call.status}", end, call.first("outcomes"))
-    return _finding("correlation", True, f"{where}: ended {status}, its recorded outcome", end,
+                        f"recorded outcome is {call.status}", start, end, call.first("outcomes"))
+    return _finding("correlation", True, f"{where}: ended {status}, its recorded outcome", start, end,
                     call.first("outcomes"))
 
 
@@ -93,21 +93,26 @@ def _not_offered(run: RunRecord, facts: RunFacts, where: str, start: dict[str, A
     call = run.calls[0]
     if call.parsed or call.outcomes or call.mcp_requests:
         return _finding("correlation", False, f"{where}: direct_call_end says not offered, yet the call was "
-                        "dispatched", end, call.first("outcomes") or call.first("parsed"))
+                        "dispatched", start, end, call.first("outcomes") or call.first("parsed"))
     catalog = facts.catalog_at(end["seq"]) or {}
     routes = catalog.get("routes") if isinstance(catalog.get("routes"), dict) else {}
     if start.get("alias") in (routes or {}):
         return _finding("correlation", False, f"{where}: direct_call_end says not offered, yet the "
-                        "declarations offer it", end, catalog)
+                        "declarations offer it", start, end, catalog)
     withheld = [entry for entry in catalog.get("withheld") or []
                 if isinstance(entry, dict) and entry.get("alias") == start.get("alias")]
     reason = str(end.get("reason"))
     if withheld and str(withheld[0].get("reason")) not in reason:
         return _finding("correlation", False, f"{where}: not offered, but said {reason!r}, not the reason "
-                        f"the declarations withheld it with ({withheld[0].get('reason')!r})", end, catalog)
+                        f"the declarations withheld it with ({withheld[0].get('reason')!r})",
+                        start, end, catalog)
     said = withheld[0].get("reason") if withheld else "not in the declarations"
-    return _finding("correlation", True, f"{where}: not offered ({said}): nothing sent", end, catalog)
+    return _finding("correlation", True, f"{where}: not offered ({said}): nothing sent", start, end, catalog)
 
 
 def _finding(link: str, ok: bool, message: str, *events: dict[str, Any] | None) -> Finding:
-    return Finding(link=link, ok=ok, message=message, check="direct_call", seqs=seqs_of(*events))
+    """A finding about the call (its call_id from the ``direct_call`` record among ``events``)."""
+    asked = [e for e in events if e is not None and e.get("kind") == DirectCall.kind]
+    call_id = asked[0].get("call_id") if asked else None
+    return Finding(link=link, ok=ok, message=message, check="direct_call", seqs=seqs_of(*events),
+                   call_id=call_id if isinstance(call_id, str) else None)
