@@ -69,7 +69,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=positive_seconds, metavar="S",
                         help="seconds to wait without an answer or progress (default: the server's, 60)")
     parser.add_argument("--json", action="store_true", help="print the whole outcome as JSON")
-    parser.add_argument("--transcript", metavar="PATH", type=Path,
+    parser.add_argument("--transcript", metavar="PATH",
                         help="record the call (its messages, policy decisions and outcome) as JSONL "
                              "for `toolrelay verify`")
     add_call_max_time_option(parser)
@@ -137,7 +137,7 @@ def _record(args: argparse.Namespace, events: EventStream, stack: contextlib.Asy
     if args.transcript is None:
         return None
     run_id = uuid.uuid4().hex[:12]
-    writer = TranscriptWriter(args.transcript, run_id, catalog.secrets)
+    writer = TranscriptWriter(Path(args.transcript), run_id, catalog.secrets)
     stack.callback(writer.close)
     stack.callback(events.subscribe(writer))
     call_id = f"call_{run_id}"
