@@ -128,6 +128,18 @@ def test_the_chat_dialect_sends_its_own_allowed_tools_form(tmp_path: Path, priva
     assert verify(load_run(folder / "run.jsonl")).ok
 
 
+def test_the_offline_model_keeps_to_the_allowed_tools(tmp_path: Path, private_state: Path) -> None:
+    """Without a script the stand-in calls read_text_file, unless the turn's tool_choice
+    leaves it out (as a model keeps to allowed_tools): then it says it has none."""
+    folder = make_folder(tmp_path)
+    done = cli("run", "Read a.txt", "--config", "mcp.json", "--policy", "policy.json", "--model", "offline",
+               "--transcript", "run.jsonl", "--json", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["calls"] == [] and result["final_text"].startswith("I have no read_text_file tool")
+    assert verify(load_run(folder / "run.jsonl")).ok
+
+
 def test_tool_choice_required_stays_required_among_the_allowed(tmp_path: Path, private_state: Path) -> None:
     folder = make_folder(tmp_path)
     first = requests_of(run_in(folder, "--tool-choice", "required"))[0]["body"]

@@ -14,7 +14,10 @@ decides, are ``stages/policy_rules.py``: verify applies them again through it). 
 rule that matches decides: ``deny`` withholds the tool from the model (``withhold``, when
 no argument decides it) or refuses the call naming the rule (``before_call``, a
 ``refused_by_hook`` outcome: never a success); ``allow`` runs it without asking; ``ask``
-asks for consent, even for a tool marked read-only. No rule matching: today's behaviour
+asks for consent, even for a tool marked read-only. A rule with ``turns`` (``"1-3"``) holds
+in those model turns only: a tool denied in some turns stays declared and is left out of
+those turns' ``tool_choice`` (``allowed_in_turn``, ``stages/policy_turns.py``), a call of it
+there refused. No rule matching: today's behaviour
 (read-only tools run, others asked), unless an earlier answer stands (``memory``: ``a``
 always for this tool this run, ``s`` saved). A ``Policy`` is both: give the same object as
 a filter and as a hook (the hook reads the annotations the filter saw), as ``--policy
