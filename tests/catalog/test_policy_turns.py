@@ -140,6 +140,23 @@ def test_the_offline_model_keeps_to_the_allowed_tools(tmp_path: Path, private_st
     assert verify(load_run(folder / "run.jsonl")).ok
 
 
+def test_every_task_of_a_batch_narrows_its_turns_and_verifies(tmp_path: Path, private_state: Path) -> None:
+    """The policy is in the preamble every task's transcript starts with (no tool is withheld
+    at the offer here: the rules are recorded as the servers list their tools all the same)."""
+    folder = make_folder(tmp_path)
+    tasks = [{"id": f"t{n}", "task": "go", "script": "script.json"} for n in (1, 2)]
+    (folder / "tasks.jsonl").write_text("".join(json.dumps(task) + "\n" for task in tasks))
+    done = cli("batch", "tasks.jsonl", "--out", "out", "--model", "offline", "--config", "mcp.json",
+               "--policy", "policy.json", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    for task in ("t1", "t2"):
+        events = read_transcript(folder / "out" / "transcripts" / f"{task}.jsonl").events
+        assert [e["kind"] for e in events].count("policy") == 1
+        assert requests_of(events)[0]["body"]["tool_choice"] == allowed_tools(ALLOWED)
+        verdict = verify(load_run(folder / "out" / "transcripts" / f"{task}.jsonl"))
+        assert verdict.ok, verdict.broken
+
+
 def test_tool_choice_required_stays_required_among_the_allowed(tmp_path: Path, private_state: Path) -> None:
     folder = make_folder(tmp_path)
     first = requests_of(run_in(folder, "--tool-choice", "required"))[0]["body"]

@@ -129,6 +129,7 @@ class Policy:
         """Tools the first matching rule denies whatever the arguments (a rule with
         ``arguments`` decides at call time: the tool stays offered)."""
         found: dict[str, str] = {}
+        self._announce()  # as the servers list their tools: a batch's preamble, before any task's decision
         self._configs[listing.server] = listing.config
         for tool in listing.tools:
             name, annotations = str(tool["name"]), _hints(tool)
@@ -214,15 +215,19 @@ class Policy:
         return self.memory.remembered(server, tool)
 
     def _record(self, decision: PolicyDecision | PolicyTurn) -> None:
+        self._announce()
+        if self._events is not None:
+            self._events.emit(decision)
+
+    def _announce(self) -> None:
+        """The rules, recorded once per event stream before the first thing decided by them."""
         events = self._events
-        if events is None:
+        if events is None or self._announced:
             return
-        if not self._announced:
-            self._announced = True
-            events.emit(PolicyLoaded(source=self.source, digest=self.digest,
-                                     rules=[rule.to_record() for rule in self.rules],
-                                     sampling=self.sampling.to_record() if self.sampling else None))
-        events.emit(decision)
+        self._announced = True
+        events.emit(PolicyLoaded(source=self.source, digest=self.digest,
+                                 rules=[rule.to_record() for rule in self.rules],
+                                 sampling=self.sampling.to_record() if self.sampling else None))
 
 
 def load_policy(path: str | Path) -> Policy:
