@@ -22,7 +22,8 @@ there refused. No rule matching: today's behaviour
 always for this tool this run, ``s`` saved). A ``Policy`` is both: give the same object as
 a filter and as a hook (the hook reads the annotations the filter saw), as ``--policy
 FILE`` does. Bound to a run's events (``record_to``, which the assembly calls), it records
-its rules before its first decision and every decision it takes.
+its rules as the servers list their tools (before its first decision) and every decision
+it takes.
 """
 
 from __future__ import annotations
