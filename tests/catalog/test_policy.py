@@ -104,7 +104,13 @@ def test_call_and_batch_refuse_a_denied_argument_too(folder: Path) -> None:
      "policy.json: rule #1: \"decision\" must be one of allow, deny, ask, got 'maybe'"),
     ('{"rules": [{"decision": "deny"}, {"tol": "x", "decision": "deny"}]}',
      'policy.json: rule #2: unknown key "tol" (known: annotations, arguments, decision, reason, server, '
-     'tool)'),
+     'tool, turns)'),
+    ('{"rules": [{"decision": "allow"}, {"turns": [1, 3], "decision": "deny"}]}',
+     'policy.json: rule #2: "turns" must be "N" (one turn), "N-M" (N to M) or "N-" (N on), model turns '
+     "counted from 1, got [1, 3]"),
+    ('{"rules": [{"turns": "3-1", "decision": "deny"}]}',
+     "policy.json: rule #1: \"turns\" '3-1' names no turn"),
+    ('{"rules": [{"turns": "0", "decision": "deny"}]}', "policy.json: rule #1: \"turns\" '0' names no turn"),
     ('{"rules": [{"arguments": {"path": "*"}, "decision": "deny"}]}',
      'policy.json: rule #1: "arguments" maps JSON Pointers ("/path") to globs on their string values'),
 ])

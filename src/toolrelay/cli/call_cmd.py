@@ -1,7 +1,9 @@
 """``toolrelay call ALIAS 'JSON'``: one tool call, its result, and with ``--wire`` the exact
 JSON-RPC lines (with their ids). What the server asks meanwhile is answered as the options
 say: sampling with ``--model`` (approved by ``--yes`` or on the terminal), elicitation by
-``--elicit``.
+``--elicit``. With ``--transcript PATH`` the call is recorded as a run's calls are (the
+same writer), between ``direct_call`` and ``direct_call_end`` (``relay/stages/direct_call.py``),
+for ``toolrelay verify``: a refusal by the policy or a pin too.
 
 Exit codes: 0 success; 1 a tool error, or arguments the tool's schema rejects; 2 usage
 (unknown alias, arguments that are not JSON); 3 a protocol or transport error, or the
@@ -15,15 +17,19 @@ import asyncio
 import contextlib
 import json
 import sys
+import uuid
+from pathlib import Path
 from typing import Any
 
-from ..errors import TransportError, UsageError, unavailable_text
+from ..errors import ToolrelayError, TransportError, UsageError, unavailable_text
 from ..events import Event, EventStream
 from ..protocol import json_depth
 from ..relay.catalog import Catalog
 from ..relay.stages.context import CallContext
+from ..relay.stages.direct_call import NOT_OFFERED, DirectCall, DirectCallEnd
 from ..relay.stages.policy_rules import PolicyDecision
 from ..relay.stages.result import CallOutcome
+from ..transcript.writer import TranscriptWriter
 from .common import add_root_option, add_server_options, catalog_from_args, positive_seconds, print_json
 from .host_options import (
     add_elicit_options,
@@ -44,6 +50,7 @@ __all__ = ["configure", "run"]
 EXAMPLES = """examples:
   toolrelay call fs__read_text_file '{"path": "notes.txt", "head": 5}'
   toolrelay call fs__list_directory '{"path": "."}' --wire
+  toolrelay call fs__read_text_file '{"path": "a.txt"}' --policy policy.json --transcript call.jsonl
   toolrelay call ev__trigger-sampling-request '{"prompt": "hi"}' --config mcp.json --model offline --yes
   toolrelay call ev__trigger-elicitation-request --config mcp.json --elicit defaults"""
 
@@ -62,6 +69,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=positive_seconds, metavar="S",
                         help="seconds to wait without an answer or progress (default: the server's, 60)")
     parser.add_argument("--json", action="store_true", help="print the whole outcome as JSON")
+    parser.add_argument("--transcript", metavar="PATH",
+                        help="record the call (its messages, policy decisions and outcome) as JSONL "
+                             "for `toolrelay verify`")
     add_call_max_time_option(parser)
     add_log_level_option(parser)
     add_sampling_cap_option(parser)
@@ -94,6 +104,7 @@ async def _run(args: argparse.Namespace) -> int:
             policy.record_to(events)
             events.subscribe(lambda event: _keep_decision(event, decisions))
         catalog = catalog_from_args(args, events, printer=printer, host=host, filters=filters)
+        call_id = _record(args, events, stack, catalog)
         wire = WireLog(catalog.secrets)
         if args.wire:  # with --json the wire goes inside the JSON: stdout stays one document
             events.subscribe(wire if args.json else WirePrinter(sys.stdout, catalog.secrets))
@@ -101,15 +112,37 @@ async def _run(args: argparse.Namespace) -> int:
         printer.silenced.update(catalog.servers_named_by(args.alias))
         hooks = call_tracing(args, events, stack, catalog)
         async with catalog:
-            _check_server_available(catalog, args.alias)
+            try:
+                _check_server_available(catalog, args.alias)
+            except ToolrelayError as exc:
+                status = NOT_OFFERED if isinstance(exc, UsageError) else "unavailable"
+                events.emit(DirectCallEnd(call_id=call_id or "", status=status, reason=str(exc)))
+                raise
             context = CallContext(timeout=args.timeout, hooks=(*hooks, *((policy,) if policy else ())))
-            outcome = await catalog.call(args.alias, args.arguments, context=context)
+            outcome = await catalog.call(args.alias, args.arguments, context=context, call_id=call_id)
+            events.emit(DirectCallEnd(call_id=call_id or "", status=outcome.status,
+                                      reason=outcome.message or ""))
     if args.json:
         print_json(_outcome_json(outcome) | ({"wire": wire.messages} if args.wire else {})
                    | ({"policy": [_decision(d) for d in decisions]} if policy is not None else {}))
     else:
         _print_outcome(outcome)
     return _EXIT[outcome.status]
+
+
+def _record(args: argparse.Namespace, events: EventStream, stack: contextlib.AsyncExitStack,
+            catalog: Catalog) -> str | None:
+    """With ``--transcript``: the transcript written from here on (the servers' secrets kept
+    out), its first record the call asked for; the call_id the call runs under (None without)."""
+    if args.transcript is None:
+        return None
+    run_id = uuid.uuid4().hex[:12]
+    writer = TranscriptWriter(Path(args.transcript), run_id, catalog.secrets)
+    stack.callback(writer.close)
+    stack.callback(events.subscribe(writer))
+    call_id = f"call_{run_id}"
+    events.emit(DirectCall(call_id=call_id, alias=args.alias, arguments_text=args.arguments))
+    return call_id
 
 
 def _keep_decision(event: Event, decisions: list[dict[str, Any]]) -> None:

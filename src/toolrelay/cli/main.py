@@ -55,6 +55,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("export_cmd", "write runs as chat, responses or evals JSON lines (evaluation, training)"),
     "auth": ("auth_cmd", "sign in to OAuth-protected remote MCP servers: login, status, logout"),
     "pins": ("pins_cmd", "the tool definitions pinned on first use: list, diff, approve, forget"),
+    "approvals": ("approvals_cmd", "the consent answers saved for later runs: list, forget"),
     "serve": ("serve_cmd", "serve Python functions (MODULE:FN) as an MCP server (stdio or HTTP)"),
     "proxy": ("proxy_cmd", "serve a config's servers as one MCP server for a host, recording both legs"),
     "policy": ("policy_cmd", "check a policy file against the servers: each tool's decision and rule"),

@@ -3,8 +3,9 @@ which of its rules match nothing (a typo in a glob, a server renamed).
 
 For each tool offered by the servers of ``--config`` (after the config's allow/deny lists
 and the pins), the decision its first matching rule gives whatever the arguments (``deny``:
-withheld; ``allow``; ``ask``; ``default``: no rule, consent as usual), with the rule, and
-the rules that may still refuse a call of it by its arguments. A tool rule that matches no
+withheld; ``allow``; ``ask``; ``default``: no rule, consent as usual), with the rule, the
+phase rules that decide it in some turns only (``"turns"``: ``hidden in turn 1``), and the
+rules that may still refuse a call of it by its arguments. A tool rule that matches no
 tool, and a sampling rule that matches no server, are flagged. The policy is ``--policy
 FILE``, else the config's ``"toolrelay": {"policy": ...}``. Exit 0 with or without flags;
 2 when there is no policy.
@@ -23,6 +24,7 @@ from ..events import EventStream
 from ..relay.catalog import Catalog
 from ..relay.policy import Policy
 from ..relay.stages.policy_rules import DEFAULT, PolicyRule, deciding_rule, said
+from ..relay.stages.policy_turns import withheld_rule
 from .common import add_server_options, catalog_from_args, print_json, print_table
 from .host_options import add_policy_option, policy_from_args
 
@@ -65,13 +67,19 @@ async def _report(args: argparse.Namespace, policy: Policy) -> dict[str, Any]:
 def _judged(catalog: Catalog, policy: Policy) -> dict[str, Any]:
     tools, used = [], set()
     for route in catalog.routes:
-        rule = deciding_rule(policy.rules, route.server, route.tool, route.annotations)
+        withheld = withheld_rule(policy.rules, route.server, route.tool, route.annotations)
+        rule = withheld or deciding_rule(policy.rules, route.server, route.tool, route.annotations)
+        phases = [r for r in policy.rules if r.turns is not None and not r.arguments
+                  and r.matches_tool(route.server, route.tool, route.annotations)]
         by_arguments = [r for r in policy.rules if r.arguments and r.decision == "deny"
                         and r.matches_tool(route.server, route.tool, route.annotations)]
         used |= {r.index for r in policy.rules if r.matches_tool(route.server, route.tool, route.annotations)}
         tools.append({"alias": route.alias, "server": route.server, "tool": route.tool,
                       "decision": rule.decision if rule else DEFAULT, "rule": rule.index if rule else None,
-                      "said": said(rule, policy.source),
+                      "said": said(rule, policy.source), "withheld": withheld is not None,
+                      "phases": [{"rule": r.index, "turns": r.turns.text, "when": r.turns.words,
+                                  "decision": r.decision}
+                                 for r in phases if r.turns is not None and withheld is None],
                       "refused_by_arguments": [r.index for r in by_arguments]})
     servers = set(catalog.available)
     sampling = policy.sampling.rules if policy.sampling else ()
@@ -104,12 +112,17 @@ def _print(report: dict[str, Any]) -> None:
 
 
 def _note(tool: dict[str, Any]) -> str:
-    if tool["decision"] == "deny":
+    if tool["withheld"]:
         return "withheld from the model"
+    notes = [f"{_PHASE[phase['decision']]} {phase['when']} (rule #{phase['rule']})"
+             for phase in tool["phases"]]
     refused = tool["refused_by_arguments"]
-    if not refused:
-        return ""
-    return f"a call may be refused by its arguments (rule {', '.join(f'#{i}' for i in refused)})"
+    if refused:
+        notes.append(f"a call may be refused by its arguments (rule {', '.join(f'#{i}' for i in refused)})")
+    return "; ".join(notes)
+
+
+_PHASE = {"deny": "hidden", "allow": "allowed", "ask": "asked about"}
 
 
 def _shown(rule: dict[str, Any]) -> str:

@@ -134,9 +134,15 @@ def _handle(tool: Mapping[str, Any]) -> str:
 
 def choose_tool(tools: list[dict[str, Any]], tool_choice: Any) -> dict[str, Any] | None:
     """The named tool when tool_choice names one; else fs__read_text_file (or fs's
-    read_text_file), else *read_text_file."""
+    read_text_file), else *read_text_file; with ``allowed_tools`` (a policy's turn), only
+    among the tools it lists, as a model keeps to them."""
     if isinstance(tool_choice, Mapping) and tool_choice.get("type") == "function":
         return next((t for t in tools if t["name"] == tool_choice.get("name")), None)
+    if isinstance(tool_choice, Mapping) and tool_choice.get("type") == "allowed_tools":
+        listed = tool_choice.get("tools")
+        names = {entry.get("name") for entry in listed if isinstance(entry, Mapping)} \
+            if isinstance(listed, list) else set()
+        tools = [t for t in tools if t["name"] in names]
     preferred = [t for t in tools if _handle(t) in (PREFERRED_TOOL, PREFERRED_NAMESPACED)]
     candidates = preferred or [t for t in tools if t["name"].endswith("read_text_file")]
     return candidates[0] if candidates else None

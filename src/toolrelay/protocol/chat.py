@@ -19,7 +19,8 @@ The mapping (openai-python's ``types/chat``):
   text, or its text parts); its images and files, which a tool message cannot carry, go in
   one ``user`` message after the response's tool messages (``chat_tool_media``);
 - function tools → ``{"type": "function", "function": {...}}``; ``tool_choice`` naming a
-  function → ``{"type": "function", "function": {"name": ...}}``;
+  function → ``{"type": "function", "function": {"name": ...}}``, and ``allowed_tools``
+  (a policy's turn) → ``{"type": "allowed_tools", "allowed_tools": {"mode", "tools"}}``;
 - ``max_output_tokens`` → ``max_completion_tokens``, ``reasoning.effort`` →
   ``reasoning_effort``, ``stream`` → ``stream`` with ``stream_options.include_usage``;
   ``include`` is dropped (nothing in chat to include); ``top_logprobs`` adds
@@ -205,6 +206,9 @@ def _chat_tool(tool: Any) -> dict[str, Any]:
 def _chat_choice(choice: Any) -> Any:
     if isinstance(choice, dict) and choice.get("type") == "function":
         return {"type": "function", "function": {"name": choice.get("name")}}
+    if isinstance(choice, dict) and choice.get("type") == "allowed_tools":  # a policy's turn's tools
+        tools = [_chat_choice(tool) for tool in choice.get("tools") or []]
+        return {"type": "allowed_tools", "allowed_tools": {"mode": choice.get("mode"), "tools": tools}}
     return choice
 
 
@@ -297,6 +301,10 @@ def _responses_tool(tool: Any) -> Any:
 def _responses_choice(choice: Any) -> Any:
     if isinstance(choice, dict) and isinstance(choice.get("function"), dict):
         return {"type": "function", "name": choice["function"].get("name")}
+    allowed = choice.get("allowed_tools") if isinstance(choice, dict) else None
+    if isinstance(allowed, dict) and choice.get("type") == "allowed_tools":
+        return {"type": "allowed_tools", "mode": allowed.get("mode"),
+                "tools": [_responses_choice(tool) for tool in allowed.get("tools") or []]}
     return choice
 
 

@@ -17,7 +17,8 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -25,9 +26,21 @@ from ..client.config import ServerConfig
 from ..client.state_files import state_directory, write_private
 from ..errors import UsageError
 
-__all__ = ["ApprovalStore"]
+__all__ = ["ApprovalStore", "SavedApprovals"]
 
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9.-]+")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SavedApprovals:
+    """One file of saved approvals: the server identity it was given on, and its tools."""
+
+    path: Path
+    server: str
+    target: str
+    """The server's command line or URL when the approvals were saved."""
+    tools: Mapping[str, Mapping[str, Any]]
+    """Tool name → ``{"digest", "savedAt"}``."""
 
 
 class ApprovalStore:
@@ -50,20 +63,29 @@ class ApprovalStore:
         return {name: str(entry["digest"]) for name, entry in self._entries(config).items()}
 
     def _entries(self, config: ServerConfig) -> dict[str, dict[str, Any]]:
-        path = self.path(config)
-        try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-            tools = document["tools"]
-            if not all(isinstance(entry, dict) and isinstance(entry["digest"], str)
-                       for entry in tools.values()):
-                raise ValueError("not an approvals file")
-            return dict(tools)
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not an approvals file"
-            raise UsageError(f"cannot read the saved approvals of server {config.name} in {path}: {why}; "
-                             "move it away") from None
+        return dict(_read(self.path(config), f"server {config.name}").get("tools", {}))
+
+    def saved(self) -> list[SavedApprovals]:
+        """Every file of saved approvals, by server name (UsageError naming an unreadable one)."""
+        found = []
+        for path in sorted(self.root.glob("*.json")) if self.root.is_dir() else []:
+            document = _read(path, "a server")
+            server, target = document.get("server"), document.get("target")
+            if not isinstance(server, str) or not isinstance(target, str):
+                raise UsageError(f"cannot read the saved approvals in {path}: not an approvals file; "
+                                 "move it away")
+            found.append(SavedApprovals(path=path, server=server, target=target, tools=document["tools"]))
+        return sorted(found, key=lambda saved: (saved.server, saved.target))
+
+    def forget(self, saved: SavedApprovals, tools: Collection[str]) -> None:
+        """Drop the approvals of ``tools`` from ``saved``'s file (the file itself once empty)."""
+        kept = {name: entry for name, entry in saved.tools.items() if name not in tools}
+        if not kept:
+            saved.path.unlink(missing_ok=True)
+            return
+        document = {"server": saved.server, "target": saved.target, "tools": kept}
+        write_private(saved.path, json.dumps(document, indent=2, ensure_ascii=False) + "\n",
+                      private_from=self.root.parent, what=f"the saved approvals of server {saved.server}")
 
     def save(self, config: ServerConfig, tool: str, digest: str) -> Path:
         """Keep the approval of ``tool`` (as defined by ``digest``) for later runs."""
@@ -78,3 +100,19 @@ class ApprovalStore:
     def approved(self, config: ServerConfig, digests: Mapping[str, str]) -> set[str]:
         """The tools of ``digests`` (name → the digest listed now) approved as they are now."""
         return {name for name, digest in self.load(config).items() if digests.get(name) == digest}
+
+
+def _read(path: Path, whose: str) -> dict[str, Any]:
+    """An approvals file's document ({} when there is none); UsageError saying how to fix it."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        tools = document["tools"]
+        if not all(isinstance(entry, dict) and isinstance(entry["digest"], str) for entry in tools.values()):
+            raise ValueError("not an approvals file")
+        return dict(document)
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not an approvals file"
+        raise UsageError(f"cannot read the saved approvals of {whose} in {path}: {why}; "
+                         "move it away") from None

@@ -51,6 +51,7 @@ from .stages.feedback import (
     with_refusals,
 )
 from .stages.parse import FunctionCall, ModelTurn
+from .stages.policy_turns import TurnNarrowing
 from .stages.request import Conversation, RequestSettings, build_body, user_message
 from .stages.result import CallOutcome, Verdict
 from .stages.route import Route
@@ -142,6 +143,8 @@ class Relay:
         """Told each ``run_events`` event of a run (text deltas, calls, turns, the end)."""
         self.hooks = tuple(hooks)
         """Asked before each call and told its outcome (``relay.stages.context.CallHook``)."""
+        self._narrowing = [hook for hook in self.hooks if isinstance(hook, TurnNarrowing)]
+        """Hooks that may narrow a turn's tools (a policy's phase rules)."""
         self.result: RunResult | None = None
         """The latest run's result, also set when the run was interrupted."""
         self.context: Conversation | None = None
@@ -302,7 +305,7 @@ class Relay:
         ending: Exception | None = None
         async with asyncio.TaskGroup() as group:
             calls = TurnCalls(
-                group, turn=number, run_call=self._call_runner(), render=self._feedback,
+                group, turn=number, run_call=self._call_runner(number), render=self._feedback,
                 starts_early=self._starts_early, stop_reason=stop_reason,
                 concurrency=self.limits.concurrency, listener=self.listener,
             )
@@ -342,7 +345,7 @@ class Relay:
             self.events.emit(CallOutcomeEvent(call_id=call_id, outcome=resume.outcomes[call_id].to_record()))
         async with asyncio.TaskGroup() as group:
             calls = TurnCalls(
-                group, turn=resume.turn, run_call=self._call_runner(), render=self._feedback,
+                group, turn=resume.turn, run_call=self._call_runner(resume.turn), render=self._feedback,
                 starts_early=lambda call: False, stop_reason=stop_reason,
                 concurrency=self.limits.concurrency, listener=self.listener,
             )
@@ -380,14 +383,15 @@ class Relay:
         tools = self._kept_tools(conversation, self.catalog.declarations(strict=self.strict))
         self._searches.see_request(tools, conversation.history)
         settings = self.settings if self._streaming else replace(self.settings, stream=False)
-        body = build_body(settings, tools, conversation)
+        allowed = self._allowed_in_turn(number, tools)
+        body = build_body(settings, tools, conversation, allowed)
         try:
             reply = await self.model.create(body, turn=number, on_update=calls.on_update)
         except ModelFeatureUnsupported as exc:
             if getattr(exc, "feature", None) != "stream" or body.get("stream") is not True:
                 raise
             self._streaming_off(f"the model endpoint refused to stream ({exc})")
-            body = build_body(replace(settings, stream=False), tools, conversation)
+            body = build_body(replace(settings, stream=False), tools, conversation, allowed)
             reply = await self.model.create(body, turn=number, on_update=calls.on_update)
         if body.get("stream") is True and not reply.streamed:
             self._streaming_off("the model endpoint answered a whole JSON response to stream: true")
@@ -395,6 +399,23 @@ class Relay:
         if not reply.streamed:
             calls.whole_messages(turn.output)
         return turn
+
+    def _allowed_in_turn(self, number: int, tools: list[dict[str, Any]]) -> list[str] | None:
+        """The aliases the narrowing hooks all allow this turn (None: all of them). Only a flat
+        array of function tools is narrowed: ``allowed_tools`` lists functions by name, so with
+        namespaces or tool search the phase rules refuse at call time only."""
+        if not self._narrowing or not tools or any(tool.get("type") != "function" for tool in tools):
+            return None
+        routes: dict[str, tuple[str, str, dict[str, Any]]] = {}
+        for tool in tools:
+            route = self.catalog.route(str(tool.get("name")))
+            if route is not None:
+                routes[route.alias] = (route.server, route.tool, route.annotations)
+        narrowed = [hook.allowed_in_turn(number, routes) for hook in self._narrowing]
+        lists = [allowed for allowed in narrowed if allowed is not None]
+        if not lists:
+            return None
+        return [alias for alias in routes if all(alias in allowed for allowed in lists)]
 
     def _kept_tools(self, conversation: Conversation, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The conversation's first ``tools`` when they declare namespaces or tool search, with
@@ -436,10 +457,10 @@ class Relay:
         route = self.catalog.route(call.alias)
         return route is not None and route.read_only
 
-    def _call_runner(self) -> Callable[[FunctionCall, StopReason, Stopped], Any]:
+    def _call_runner(self, turn: int) -> Callable[[FunctionCall, StopReason, Stopped], Any]:
         async def run_call(call: FunctionCall, stop_reason: StopReason, on_stopped: Stopped) -> CallOutcome:
             context = CallContext(approve=self.approve, timeout=self.limits.call_timeout,
-                                  stop_reason=stop_reason, on_stopped=on_stopped,
+                                  stop_reason=stop_reason, on_stopped=on_stopped, turn=turn,
                                   hooks=self._searches.with_gate(self.hooks))
             return await self.catalog.call(call, context=context)
 

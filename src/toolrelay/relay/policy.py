@@ -14,12 +14,16 @@ decides, are ``stages/policy_rules.py``: verify applies them again through it). 
 rule that matches decides: ``deny`` withholds the tool from the model (``withhold``, when
 no argument decides it) or refuses the call naming the rule (``before_call``, a
 ``refused_by_hook`` outcome: never a success); ``allow`` runs it without asking; ``ask``
-asks for consent, even for a tool marked read-only. No rule matching: today's behaviour
+asks for consent, even for a tool marked read-only. A rule with ``turns`` (``"1-3"``) holds
+in those model turns only: a tool denied in some turns stays declared and is left out of
+those turns' ``tool_choice`` (``allowed_in_turn``, ``stages/policy_turns.py``), a call of it
+there refused. No rule matching: today's behaviour
 (read-only tools run, others asked), unless an earlier answer stands (``memory``: ``a``
 always for this tool this run, ``s`` saved). A ``Policy`` is both: give the same object as
 a filter and as a hook (the hook reads the annotations the filter saw), as ``--policy
 FILE`` does. Bound to a run's events (``record_to``, which the assembly calls), it records
-its rules before its first decision and every decision it takes.
+its rules as the servers list their tools (before its first decision) and every decision
+it takes.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from .stages.policy_rules import (
     rules_digest,
     said,
 )
+from .stages.policy_turns import PolicyTurn, Routes, has_phases, hidden_in_turn, withheld_rule
 from .stages.route import Route
 
 __all__ = ["DECISIONS", "NO_POLICY", "Policy", "PolicyRule", "load_policy", "policy_of"]
@@ -125,13 +130,14 @@ class Policy:
         """Tools the first matching rule denies whatever the arguments (a rule with
         ``arguments`` decides at call time: the tool stays offered)."""
         found: dict[str, str] = {}
+        self._announce()  # as the servers list their tools: a batch's preamble, before any task's decision
         self._configs[listing.server] = listing.config
         for tool in listing.tools:
             name, annotations = str(tool["name"]), _hints(tool)
             self._annotations[(listing.server, name)] = annotations
             self._digests[(listing.server, name)] = tool_digest(tool)
-            rule = deciding_rule(self.rules, listing.server, name, annotations)
-            if rule is not None and rule.decision == "deny":
+            rule = withheld_rule(self.rules, listing.server, name, annotations)
+            if rule is not None:
                 found[name] = rule.said(self.source)
                 self._record(PolicyDecision(stage="offer", server=listing.server, tool=name, decision="deny",
                                             rule=rule.index, source=self.source, said=found[name],
@@ -163,7 +169,7 @@ class Policy:
             arguments = json_depth.loads(call.arguments_text or "{}")
         except ValueError:
             arguments = None  # invalid arguments are refused later; no argument rule matches them
-        rule = deciding_rule(self.rules, server, tool, annotations, arguments)
+        rule = deciding_rule(self.rules, server, tool, annotations, arguments, turn=context.turn)
         decision = rule.decision if rule is not None else DEFAULT
         remembered = self._remembered(decision, server, tool, annotations)
         self._record(PolicyDecision(
@@ -187,6 +193,19 @@ class Policy:
     async def after_call(self, call: FunctionCall, context: CallContext, outcome: Any) -> None:
         return None
 
+    def allowed_in_turn(self, turn: int, routes: Routes) -> list[str] | None:
+        """The aliases of ``routes`` (the tools declared, in order) allowed in ``turn``, when the
+        phase rules hide some this turn (None: nothing narrowed); recorded under phase rules."""
+        if not has_phases(self.rules):
+            return None
+        hidden = hidden_in_turn(self.rules, turn, routes)
+        allowed = [alias for alias in routes if alias not in hidden]
+        self._record(PolicyTurn(
+            turn=turn, allowed=allowed, source=self.source, digest=self.digest,
+            hidden=[{"alias": alias, "server": routes[alias][0], "tool": routes[alias][1], "rule": rule.index,
+                     "said": rule.said(self.source)} for alias, rule in hidden.items()]))
+        return allowed if hidden else None
+
     def _remembered(self, decision: str, server: str, tool: str,
                     annotations: Mapping[str, Any]) -> str | None:
         """``run`` or ``saved`` when an earlier answer approves a call that would be asked about."""
@@ -196,16 +215,20 @@ class Policy:
             return None  # never asked about: no answer is needed
         return self.memory.remembered(server, tool)
 
-    def _record(self, decision: PolicyDecision) -> None:
+    def _record(self, decision: PolicyDecision | PolicyTurn) -> None:
+        self._announce()
+        if self._events is not None:
+            self._events.emit(decision)
+
+    def _announce(self) -> None:
+        """The rules, recorded once per event stream before the first thing decided by them."""
         events = self._events
-        if events is None:
+        if events is None or self._announced:
             return
-        if not self._announced:
-            self._announced = True
-            events.emit(PolicyLoaded(source=self.source, digest=self.digest,
-                                     rules=[rule.to_record() for rule in self.rules],
-                                     sampling=self.sampling.to_record() if self.sampling else None))
-        events.emit(decision)
+        self._announced = True
+        events.emit(PolicyLoaded(source=self.source, digest=self.digest,
+                                 rules=[rule.to_record() for rule in self.rules],
+                                 sampling=self.sampling.to_record() if self.sampling else None))
 
 
 def load_policy(path: str | Path) -> Policy:

@@ -10,7 +10,8 @@ transcript's size.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Final
 
 from ..relay.stages.endings import ending_line
 from ..transcript.reader import paused_gc
@@ -21,6 +22,7 @@ from .context import check_answer_order, check_context, check_declarations
 from .conversation import check_user_turn_endings, check_user_turn_places, check_user_turns
 from .correlation import check_call_links, check_event_order, check_mcp_pairs, check_outputs
 from .definitions import check_definitions
+from .direct_call import check_direct_call, direct_status, direct_unfinished, is_direct_call
 from .duplicates import check_duplicates
 from .facts import RunFacts
 from .feedback import check_feedback
@@ -75,6 +77,9 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("next_input", check_answer_order),
 )
 """Each check with the link it judges, in the seed's order."""
+DIRECT_CHECKS: Final = (("parse", check_direct_call),
+                        *((link, check) for link, check in CHECKS if check is not check_parse))
+"""A ``toolrelay call`` transcript's: the call asked for in place of the model's (``direct_call.py``)."""
 
 _UNEXPECTED_SHAPE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
 
@@ -84,23 +89,27 @@ def verify(run: RunRecord) -> Verdict:
     with paused_gc():  # many small findings over a large record: see paused_gc
         if is_proxy_run(run):  # recorded by toolrelay proxy: no model side (proxy_legs.py)
             return verify_proxy(run)
+        if is_direct_call(run):  # recorded by toolrelay call: one call, no model side
+            return _verdict(run, DIRECT_CHECKS, direct_unfinished, direct_status(run))
         return _verdict(run)
 
 
-def _verdict(run: RunRecord) -> Verdict:
+def _verdict(run: RunRecord, checks: Sequence[tuple[str, Check]] = CHECKS,
+             unfinished: Callable[[RunRecord, RunFacts], list[str]] | None = None,
+             status: str | None = None) -> Verdict:
     facts = RunFacts(run)
-    findings = [finding for link, check in CHECKS for finding in _run_check(link, check, run, facts)]
+    findings = [finding for link, check in checks for finding in _run_check(link, check, run, facts)]
     findings.sort(key=lambda finding: link_rank(finding.link))  # stable: each link keeps its order
     agreement = check_agreement(run)
     streamed = _streamed_run(run)
     broken = _first_broken(findings) or _first_broken(agreement) or _first_broken(streamed)
-    reasons = unfinished_reasons(run, facts)
+    reasons = (unfinished or unfinished_reasons)(run, facts)
     return Verdict(
         findings=findings + agreement + streamed,
         broken=broken,
         finished=not reasons,
         unfinished=reasons,
-        run_status=run.status,
+        run_status=status or run.status,
         run_id=run.run_id,
         source=str(run.source),
     )

@@ -20,14 +20,17 @@ from ..events import MCP_SERVER_REQUEST
 from ..protocol.chat import DIALECT as CHAT_DIALECT
 from ..protocol.responses import FUNCTION_CALL, FUNCTION_CALL_OUTPUT, MESSAGE, OUTPUT_TEXT
 from ..relay.stages.additions import added_summary
+from ..relay.stages.direct_call import DirectCall, DirectCallEnd
 from ..relay.stages.endings import ending_sentence
 from ..relay.stages.namespaces import function_tools_by_alias
 from ..relay.stages.parse import ModelTurn
 from ..relay.stages.usage import usage_text
 from .attachments import called_declarations, executed, no_call_text
+from .direct_call import is_direct_call
 from .facts import RunFacts
 from .jsonpath import excerpt, item_label
 from .policy_checks import policy_note
+from .policy_turns import turn_note
 from .proxy_explain import explain_proxy
 from .proxy_legs import is_proxy_run
 from .record import CallTrace, ModelRound, RunRecord
@@ -40,6 +43,7 @@ __all__ = ["COMPACT_AFTER", "explain", "walk"]
 COMPACT_AFTER: Final = 5
 """Turns with more calls than this list one line per call (broken calls stay expanded)."""
 _MARK: Final = {"ok": "ok", "broken": "BROKEN", "none": "·"}
+_DIRECT_LINKS: Final = ("parse", "routing", "server_check", "correlation")
 
 
 @dataclass(slots=True)
@@ -80,11 +84,21 @@ def explain(run: RunRecord, verdict: Verdict, *, expand_all: bool = False) -> st
     lines += _general(index.general)
     for current in run.rounds:
         lines += _turn(current, run, facts, index, expand_all)
+    if is_direct_call(run):  # toolrelay call --transcript: its one call, the links a call has without a model
+        for call in run.calls:
+            stages = [stage for stage in _stages(call, run, facts, index) if stage[0] in _DIRECT_LINKS]
+            lines += ["", *_call_block(call, stages, run.events)]
     lines += _footer(run, verdict)
     return "\n".join(lines) + "\n"
 
 
 def _header(run: RunRecord) -> list[str]:
+    asked = next((e for e in run.events if e.get("kind") == DirectCall.kind), None)
+    if asked is not None:  # toolrelay call --transcript: one call, no model
+        end = next((e for e in run.events if e.get("kind") == DirectCallEnd.kind), None)
+        ending = f"ended {end.get('status')}" if end else "not ended (no direct_call_end)"
+        return [f"call {asked.get('alias')} {excerpt(asked.get('arguments_text'), 80)} (toolrelay call, no "
+                f"model) · {ending}", f"source: {run.source}", ""]
     start = run.run_start or {}
     ending = ending_sentence(str(run.status), len(run.rounds)) if run.run_end else "not ended (no run_end)"
     return [
@@ -122,6 +136,7 @@ def _turn(current: ModelRound, run: RunRecord, facts: RunFacts, index: _Index, e
         f"  request_{current.turn}: {said}, "
         f"{len(function_tools_by_alias(tools))} tool(s){added_summary(body.get('input'))}, "
         f"tool_choice {excerpt(body.get('tool_choice'))}{chained}",
+        *[f"  {note}" for note in [turn_note(run, current.turn)] if note],
         f"  response_{current.turn}: {_response_line(current, answer)}",
         *search_lines(run, current),
         *_stream_lines(current),

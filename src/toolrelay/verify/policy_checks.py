@@ -35,8 +35,10 @@ from ..relay.stages.policy_rules import (
     parse_sampling,
     rules_digest,
 )
+from ..relay.stages.policy_turns import withheld_rule
 from .evidence import call_finding, seqs_of
 from .facts import RunFacts
+from .policy_turns import check_turns
 from .record import CallTrace, RunRecord
 from .verdict import Finding
 
@@ -63,6 +65,7 @@ def check_policy(run: RunRecord, facts: RunFacts) -> list[Finding]:
     findings += [f for f in (_decision_digest(d, digest) for d in decisions) if f is not None]
     findings += [f for f in (_offer(d, rules, facts) for d in decisions if d.get("stage") == "offer") if f]
     findings += _offered(run, rules, facts, policies[0]["seq"])
+    findings += check_turns(run, rules, facts)
     findings += [f for f in (_sampled(d, sampling) for d in decisions if d.get("stage") == "sampling") if f]
     made = [d for d in decisions if d.get("stage") == "call"]
     calls = [call for call in run.calls if call.routed]
@@ -136,9 +139,9 @@ def _offer(decision: dict[str, Any], rules: tuple[PolicyRule, ...], facts: RunFa
     server, tool = decision.get("server"), decision.get("tool")
     if not isinstance(server, str) or not isinstance(tool, str):
         return _general(False, f"policy decision (seq {decision['seq']}) names no server and tool", decision)
-    rule = deciding_rule(rules, server, tool, _annotations(facts, server, tool, decision["seq"]))
-    if rule is None or rule.decision != "deny" or decision.get("rule") != rule.index:
-        gives = f"rule #{rule.index} ({rule.decision})" if rule else "no rule"
+    rule = withheld_rule(rules, server, tool, _annotations(facts, server, tool, decision["seq"]))
+    if rule is None or decision.get("rule") != rule.index:
+        gives = f"rule #{rule.index} (deny)" if rule else "no rule that denies it in every turn"
         return _general(False, f"policy decision (seq {decision['seq']}) withheld {server}/{tool} by rule "
                         f"#{decision.get('rule')}, but the recorded rules give {gives}", decision)
     return None
@@ -152,8 +155,8 @@ def _offered(run: RunRecord, rules: tuple[PolicyRule, ...], facts: RunFacts, sin
             server, tool = route if isinstance(route, list) and len(route) == 2 else (None, None)
             if not isinstance(server, str) or not isinstance(tool, str):
                 continue
-            rule = deciding_rule(rules, server, tool, _annotations(facts, server, tool, catalog["seq"]))
-            if rule is not None and rule.decision == "deny":
+            rule = withheld_rule(rules, server, tool, _annotations(facts, server, tool, catalog["seq"]))
+            if rule is not None:
                 return [_general(False, f"the declarations ({catalog.get('reason')}) offer {alias}, which "
                                  f"policy rule #{rule.index} denies: it should have been withheld", catalog)]
     return []
@@ -189,7 +192,7 @@ def _call(call: CallTrace, decision: dict[str, Any] | None, rules: tuple[PolicyR
     if not isinstance(server, str) or not isinstance(tool, str):
         return None
     annotations = _annotations(facts, server, tool, routed["seq"])
-    rule = deciding_rule(rules, server, tool, annotations, _arguments(call))
+    rule = deciding_rule(rules, server, tool, annotations, _arguments(call), turn=call.turn)
     gives = rule.decision if rule is not None else DEFAULT
     where = f"{call.call_id} ({call.alias} → {server}/{tool})"
     if decision is None:

@@ -51,6 +51,7 @@ from ..protocol.responses import FUNCTION_CALL, OUTPUT_ITEM_DONE
 from ..protocol.stream import ItemDone, StreamEvent
 from ..relay.stages.alias import namespaced_alias
 from ..relay.stages.dialects import RESPONSES, dialect_of, known_reader, reader_for
+from ..relay.stages.direct_call import DirectCall
 from ..relay.stages.parse import ModelTurn
 
 __all__ = [
@@ -301,6 +302,7 @@ class _Indexer:
             RunResumedEvent.kind: self._resumed,
             ServerExitedEvent.kind: record.exits.append,
             UserTurnEvent.kind: self._user_turn,
+            DirectCall.kind: self._direct_call,
         }
 
     def add(self, event: Event) -> None:
@@ -341,6 +343,18 @@ class _Indexer:
                 for call in gone:
                     self.latest.pop(call.call_id, None)
                 current.streamed_calls = {}
+
+    def _direct_call(self, event: Event) -> None:
+        """``toolrelay call``'s record: the one call of the transcript, made without a model
+        (turn 0: no model turn; its item is what was asked for)."""
+        call_id = event.get("call_id")
+        if not isinstance(call_id, str) or call_id in self.latest:
+            return
+        item = {"type": FUNCTION_CALL, "call_id": call_id, "name": event.get("alias"),
+                "arguments": event.get("arguments_text")}
+        call = CallTrace(call_id=call_id, turn=0, index=0, item=item, response_seq=event["seq"])
+        self.record.calls.append(call)
+        self.latest[call_id] = call
 
     def _user_turn(self, event: Event) -> None:
         """A conversation's next user turn: the ``run_end`` before it ended the previous user

@@ -2,7 +2,8 @@
 
 A refused call's decision row says ``refused by policy rule #2 of policy.json`` (red) and
 sits in the call's group (its call_id); an allowed or asked one says which rule let it go
-on; a tool withheld from the offer is a note of its own.
+on; a tool withheld from the offer is a note of its own, and so is each turn the phase
+rules narrow (the tools hidden from its request's ``tool_choice``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ..relay.stages.policy_rules import PolicyDecision, PolicyLoaded
+from ..relay.stages.policy_turns import PolicyTurn
 from .model import Badge, Row, RowState
 
 __all__ = ["POLICY_DESCRIBERS"]
@@ -44,4 +46,21 @@ def _decision(record: dict[str, Any]) -> Row:
     return _row(record, label, f"{where}: {record.get('said')}", "failed" if decision == "deny" else "ok")
 
 
-POLICY_DESCRIBERS: Final = {PolicyLoaded.kind: _loaded, PolicyDecision.kind: _decision}
+def _turn(record: dict[str, Any]) -> Row:
+    """A turn under phase rules: the tools hidden from its request's tool_choice, and why."""
+    hidden = [h for h in record.get("hidden") or [] if isinstance(h, dict)]
+    listed = record.get("allowed")
+    allowed: list[Any] = listed if isinstance(listed, list) else []
+    turn = record.get("turn")
+    if not hidden:
+        return _row(record, f"turn {turn}: no tool hidden by the phase rules",
+                    f"{len(allowed)} tool(s) allowed")
+    names = ", ".join(str(h.get("alias")) for h in hidden)
+    why = "; ".join(sorted({str(h.get("said")) for h in hidden}))
+    return _row(record, f"turn {turn}: hidden {names}", f"{why}; allowed: {', '.join(map(str, allowed))}",
+                "warn")
+
+
+POLICY_DESCRIBERS: Final = {
+    PolicyLoaded.kind: _loaded, PolicyDecision.kind: _decision, PolicyTurn.kind: _turn,
+}

@@ -73,6 +73,9 @@ class CallContext:
     """The server the call is routed to, once it is (None before, or for an unknown tool)."""
     tool: str | None = None
     """The tool's own name on ``server``, once routed."""
+    turn: int | None = None
+    """The model turn whose response made the call (None: a call outside any turn, such as
+    ``toolrelay call``'s); a policy's phase rules hold by it."""
 
     def stop_text(self) -> str:
         """Why the call is being cancelled, asked now."""

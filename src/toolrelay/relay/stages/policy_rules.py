@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Final
 from ...errors import UsageError
 from ...events import Event
 from ...protocol.tool_digest import canonical_json
+from .turn_span import TurnSpan, parse_turns
 
 __all__ = [
     "DECISIONS", "DEFAULT", "NO_ARGUMENTS", "SPENT", "PolicyDecision", "PolicyLoaded", "PolicyRule",
@@ -29,7 +30,7 @@ DEFAULT: Final = "default"
 """The decision recorded when no rule matches: consent decides as without a policy."""
 NO_ARGUMENTS: Final = object()
 """``deciding_rule``'s ``arguments`` at offer time: rules that look at arguments do not match."""
-_RULE_KEYS: Final = frozenset({"server", "tool", "annotations", "arguments", "decision", "reason"})
+_RULE_KEYS: Final = frozenset({"server", "tool", "annotations", "arguments", "decision", "reason", "turns"})
 _DONE: Final = {"allow": "allowed", "deny": "denied", "ask": "asked"}
 _HINTS: Final = frozenset({"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"})
 SPENT: Final = "over the policy's sampling budget"
@@ -49,6 +50,12 @@ class PolicyRule:
     annotations: Mapping[str, Any] = field(default_factory=dict)
     arguments: Mapping[str, str] = field(default_factory=dict)
     reason: str = ""
+    turns: TurnSpan | None = None
+    """The model turns the rule holds in (None: every turn, and calls outside any turn)."""
+
+    def holds_in(self, turn: int | None) -> bool:
+        """Whether the rule is tried in ``turn`` (None: a call outside any model turn)."""
+        return self.turns is None or self.turns.holds(turn)
 
     def matches_tool(self, server: str, tool: str, annotations: Mapping[str, Any]) -> bool:
         return (fnmatch.fnmatchcase(server, self.server) and fnmatch.fnmatchcase(tool, self.tool)
@@ -62,15 +69,18 @@ class PolicyRule:
         return True
 
     def said(self, source: str) -> str:
-        """``denied by policy rule #2 of policy.json: "why"`` (``allowed`` / ``asked`` by)."""
+        """``denied by policy rule #2 of policy.json: "why"`` (``allowed`` / ``asked`` by;
+        ``... of policy.json in turns 1-3: "why"`` for a rule that holds in some turns)."""
         why = f': "{self.reason}"' if self.reason else ""
-        return f"{_DONE[self.decision]} by policy rule #{self.index} of {source}{why}"
+        when = f" {self.turns.words}" if self.turns is not None else ""
+        return f"{_DONE[self.decision]} by policy rule #{self.index} of {source}{when}{why}"
 
     def to_record(self) -> dict[str, Any]:
         """The rule as written (keys at their default left out), as the transcript keeps it."""
         record: dict[str, Any] = {
             "server": self.server, "tool": self.tool, "annotations": dict(self.annotations),
             "arguments": dict(self.arguments), "decision": self.decision, "reason": self.reason,
+            "turns": self.turns.text if self.turns is not None else "",
         }
         return {key: value for key, value in record.items() if value not in ("*", "", {})}
 
@@ -81,11 +91,12 @@ def said(rule: PolicyRule | None, source: str) -> str:
 
 
 def deciding_rule(rules: Sequence[PolicyRule], server: str, tool: str, annotations: Mapping[str, Any],
-                  arguments: Any = NO_ARGUMENTS) -> PolicyRule | None:
-    """The first rule matching the tool (and, given ``arguments``, the call's arguments); with
+                  arguments: Any = NO_ARGUMENTS, turn: int | None = None) -> PolicyRule | None:
+    """The first rule matching the tool (and, given ``arguments``, the call's arguments) that
+    holds in ``turn`` (None: outside any model turn, where no rule with ``turns`` holds); with
     ``NO_ARGUMENTS`` a rule that looks at arguments is passed over (it decides at call time)."""
     for rule in rules:
-        if not rule.matches_tool(server, tool, annotations):
+        if not rule.holds_in(turn) or not rule.matches_tool(server, tool, annotations):
             continue
         if arguments is NO_ARGUMENTS:
             if rule.arguments:
@@ -235,8 +246,9 @@ def _rule(entry: Any, index: int, where: str) -> PolicyRule:
     if not isinstance(arguments, dict) or not all(
             isinstance(k, str) and k.startswith("/") and isinstance(v, str) for k, v in arguments.items()):
         raise UsageError(f'{at}: "arguments" maps JSON Pointers ("/path") to globs on their string values')
+    turns = parse_turns(entry["turns"], at) if "turns" in entry else None
     return PolicyRule(index=index, decision=entry["decision"], annotations=annotations, arguments=arguments,
-                      **texts)
+                      turns=turns, **texts)
 
 
 def _at(value: Any, pointer: str) -> Any:

@@ -15,12 +15,14 @@ the run's ``prompt_cache_key`` (if any) and other settings follow the input.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ...errors import UsageError
 from .alias import NAMESPACE_SEPARATOR
 from .namespaces import function_tools_by_alias
+from .policy_turns import turn_choice
 
 __all__ = ["Conversation", "RequestSettings", "build_body", "tool_choice_value", "user_message"]
 
@@ -91,16 +93,19 @@ class Conversation:
 
 
 def build_body(
-    settings: RequestSettings, tools: list[dict[str, Any]], conversation: Conversation
+    settings: RequestSettings, tools: list[dict[str, Any]], conversation: Conversation,
+    allowed: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """The exact JSON body of the next request."""
+    """The exact JSON body of the next request; ``allowed``: the aliases a policy's phase
+    rules leave this turn (``tools`` unchanged, ``tool_choice`` lists them)."""
     body: dict[str, Any] = {"model": settings.model}
     if settings.instructions:
         body["instructions"] = settings.instructions
     if tools:  # before the input: the part of the prompt that stays the same (the cache's prefix)
         body["tools"] = tools
         aliases = list(function_tools_by_alias(tools))
-        body["tool_choice"] = tool_choice_value(settings.tool_choice, aliases)
+        asked = tool_choice_value(settings.tool_choice, aliases)
+        body["tool_choice"] = asked if allowed is None else turn_choice(asked, allowed)
         body["parallel_tool_calls"] = settings.parallel_tool_calls
     chain = settings.context_mode == "chain" and conversation.previous_response_id is not None
     body["input"] = list(conversation.pending if chain else conversation.history)
