@@ -98,6 +98,10 @@ class RunOptions:
     """Sent as ``prompt_cache_key`` with every request (``--prompt-cache-key``): requests that
     share it share the endpoint's prompt cache. A batch's tasks default to the batch's name
     and the task's family (``batches.session``)."""
+    compact_at: int | None = None
+    """Ask the endpoint to compact the context once it reaches this many tokens
+    (``--compact-at``: ``context_management``); later inputs start from the compaction item.
+    Responses only (``api="chat"`` refuses it)."""
     limits: RunLimits = field(default_factory=RunLimits)
     approve: Approver | None = None
     """Asked before tools that are not read-only; None refuses them (the model is told)."""
@@ -185,6 +189,7 @@ class RunKeywords(TypedDict, total=False):
     stream: bool
     extra_body: dict[str, Any]
     prompt_cache_key: str | None
+    compact_at: int | None
     limits: RunLimits
     approve: Approver | None
     approve_sampling: SamplingApprover | None
@@ -238,6 +243,7 @@ def check_api(opts: RunOptions) -> None:
     """What the chat dialect cannot say is refused before anything starts."""
     if opts.api not in API_CHOICES:
         raise UsageError(f"api must be one of {', '.join(API_CHOICES)}, not {opts.api!r}")
+    check_compact_at(opts)
     if opts.api != "chat":
         return
     if opts.chain:
@@ -246,6 +252,19 @@ def check_api(opts: RunOptions) -> None:
     if opts.declare == "namespaces":
         raise UsageError("--declare namespaces needs the Responses API's namespace tools, which Chat "
                          "Completions has not: use --declare flat with --api chat")
+
+
+def check_compact_at(opts: RunOptions) -> None:
+    """A compaction threshold is a positive token count, and a Responses feature."""
+    threshold = opts.compact_at
+    if threshold is None:
+        return
+    if not isinstance(threshold, int) or isinstance(threshold, bool) or threshold < 1:
+        raise UsageError(f"--compact-at (compact_at) must be a positive number of tokens, not {threshold!r}")
+    if opts.api == "chat":
+        raise UsageError("--compact-at (compact_at) asks the Responses API to compact the context "
+                         "(context_management), which Chat Completions has not: use --api responses, "
+                         "or leave --compact-at out with --api chat")
 
 
 def check_pins(opts: RunOptions) -> None:
@@ -268,4 +287,5 @@ def request_settings(
         stream=opts.stream,
         extra=dict(opts.extra_body),
         prompt_cache_key=opts.prompt_cache_key,
+        compact_at=opts.compact_at,
     )

@@ -19,7 +19,8 @@ _SERVERS = ("--config", "--protocol-version", "--auth", "--root", "--strict", "-
 _LIMITS = ("--max-turns", "--max-tool-calls", "--timeout", "--call-timeout", "--call-max-time",
            "--output-budget", "--media-budget", "--text-only")
 _MODEL = ("--model", "--base-url", "--api", "--script", "--instructions", "--chain", "--no-store",
-          "--tool-choice", "--no-parallel", "--no-stream", "--early", "--prompt-cache-key")
+          "--tool-choice", "--no-parallel", "--no-stream", "--early", "--prompt-cache-key",
+          "--compact-at")
 
 GROUPS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "run": (

@@ -68,6 +68,11 @@ SHARED: Final[tuple[Shared, ...]] = (
                                     "key share the endpoint's prompt cache)",
            "prompt_cache_key of every task's requests (default: the batch's name and the task's family)",
            {"metavar": "KEY"}),
+    Shared(("--compact-at",), "ask the endpoint to compact the context once it reaches TOKENS "
+                              "(context_management); later inputs start from the compaction item "
+                              "(Responses only)",
+           "compact each task's context once it reaches TOKENS (Responses only)",
+           {"type": positive_count, "metavar": "TOKENS"}),
     Shared(("--early",), "calls that start while their response still streams: read-only (default: tools "
                          "annotated readOnlyHint), all, or none (servers whose annotations you do not trust)",
            "calls that start while their response still streams (default read-only)",
@@ -160,5 +165,5 @@ def shaping_options(args: argparse.Namespace) -> RunOptions:
         script=args.script, protocol_version=args.protocol_version, expose_resources=args.expose_resources,
         server_log_level=args.server_log_level, call_max_time=args.call_max_time, roots=args.roots,
         max_sampling_per_call=args.max_sampling_per_call, pins=args.pins,
-        prompt_cache_key=args.prompt_cache_key,
+        prompt_cache_key=args.prompt_cache_key, compact_at=args.compact_at,
     )

@@ -311,7 +311,7 @@ class Relay:
                 if turn.response_id:
                     result.response_ids.append(turn.response_id)
                 result.usage = add_counts(result.usage, turn.usage)
-                conversation.add_response(turn.response_id, turn.output)
+                self._add_response(conversation, number, turn)
                 if turn.status == "completed" and (fault := calls.contradiction(turn.calls)) is not None:
                     raise fault
                 searched = self._searches.answer(self.catalog, turn.output, number, self.events)
@@ -330,6 +330,17 @@ class Relay:
         if ending is not None:
             raise ending
         return outputs
+
+    def _add_response(self, conversation: Conversation, number: int, turn: ModelTurn) -> None:
+        """The response's items join the context; a compaction item in them (stages/compaction.py)
+        makes later inputs start from it, which the run is told once."""
+        before = len(conversation.compactions)
+        conversation.add_response(turn.response_id, turn.output)
+        if len(conversation.compactions) > before:
+            dropped = conversation.compactions[-1][1]
+            self.events.emit(Notice(level="info", text=(
+                f"compaction at turn {number}: later inputs start from the compaction item, "
+                f"{dropped} earlier item(s) left out")))
 
     async def _finish_recorded(
         self, resume: ResumePoint, result: RunResult, stop_reason: StopReason

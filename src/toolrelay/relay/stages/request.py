@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from ...errors import UsageError
 from .alias import NAMESPACE_SEPARATOR
+from .compaction import compact_point, context_management
 from .namespaces import function_tools_by_alias
 
 __all__ = ["Conversation", "RequestSettings", "build_body", "tool_choice_value", "user_message"]
@@ -46,6 +47,9 @@ class RequestSettings:
     """More body fields (temperature, max_output_tokens, ``prompt_cache_options``, ...), sent as given."""
     prompt_cache_key: str | None = None
     """Sent as ``prompt_cache_key``: requests that share it share the endpoint's prompt cache."""
+    compact_at: int | None = None
+    """Sent as ``context_management`` (``compaction`` at this many tokens): the endpoint may
+    compact the context into one item, and later inputs start from it (``compaction.py``)."""
 
 
 def user_message(task: str) -> dict[str, Any]:
@@ -74,6 +78,9 @@ class Conversation:
     pending: list[dict[str, Any]] = field(default_factory=list)
     """Items produced since the last request (what chain mode sends)."""
     previous_response_id: str | None = None
+    compactions: list[tuple[str | None, int]] = field(default_factory=list)
+    """(response id, items dropped) for each response whose compaction item later inputs
+    start from, in order."""
 
     def start(self, first: list[dict[str, Any]]) -> None:
         """The run's first input items (the task as a user message, or a prompt's)."""
@@ -84,6 +91,10 @@ class Conversation:
         self.history.extend(output)
         self.pending.clear()
         self.previous_response_id = response_id
+        compacted = compact_point(self.history, output)
+        if compacted is not None:  # the compaction item carries what came before it
+            del self.history[: compacted.start]
+            self.compactions.append((response_id, compacted.dropped))
 
     def add_outputs(self, items: list[dict[str, Any]]) -> None:
         self.history.extend(items)
@@ -108,6 +119,8 @@ def build_body(
         body["previous_response_id"] = conversation.previous_response_id
     if settings.prompt_cache_key is not None:
         body["prompt_cache_key"] = settings.prompt_cache_key
+    if settings.compact_at is not None:
+        body["context_management"] = context_management(settings.compact_at)
     if settings.store is not None:
         body["store"] = settings.store
         if settings.store is False:

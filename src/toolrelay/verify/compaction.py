@@ -1,0 +1,130 @@
+"""Link 7, next input, across a compaction: the one legal way for a replayed context to shrink.
+
+A response whose output holds a ``compaction`` item (``relay/stages/compaction.py``) lets
+the next request's input start at that item instead of carrying the whole context: the
+items before it (request N's input and response N's output before the item) may be left
+out. ``verify`` accepts such a request when
+
+- it replays the context unchanged from a compaction item of the context on (the items
+  after the item, in order), then only outputs, as a full replay would;
+- every call left out had its output fed back before the compaction: the dropped items
+  hold the ``function_call_output`` of each ``function_call`` among them (otherwise that
+  output was never given to the model);
+- nothing after the boundary refers to a call left out: an input's
+  ``function_call_output`` belongs to a ``function_call`` the same input carries.
+
+The last rule holds for every replayed request, compacted or not (without a compaction an
+output without its call cannot happen honestly either); the message names the compaction
+that dropped the call when one did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..protocol.responses import FUNCTION_CALL, FUNCTION_CALL_OUTPUT
+from ..relay.stages.compaction import last_compaction
+from .evidence import seqs_of
+from .record import ModelRound, RunRecord
+from .verdict import Finding
+
+__all__ = ["Boundary", "boundary_of", "check_boundary", "compactions", "dangling_output"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Boundary:
+    """Where a request's input starts in the context it continues: a compaction item."""
+
+    start: int
+    """The compaction item's index in the context (request N's input + response N's output)."""
+    turn: int | None
+    """The turn whose response made the item (None: an older one, carried in the input)."""
+
+    @property
+    def named(self) -> str:
+        return f"the compaction of turn {self.turn}" if self.turn is not None else "an earlier compaction"
+
+
+def boundary_of(prefix: list[Any], items: list[Any], previous: ModelRound, carried: int) -> Boundary | None:
+    """The compaction item of ``prefix`` (the context: ``carried`` input items, then
+    response ``previous``'s output) that ``items`` start from and replay unchanged to the
+    end of the context, the latest such; None when there is none."""
+    end = len(prefix)
+    while (start := last_compaction(prefix[:end])) is not None:
+        if start > 0 and items[: len(prefix) - start] == prefix[start:]:
+            return Boundary(start=start, turn=previous.turn if start >= carried else None)
+        end = start
+    return None
+
+
+def check_boundary(
+    current: ModelRound, previous: ModelRound, prefix: list[Any], boundary: Boundary,
+    tail_problem: Callable[[list[Any]], str | None],
+) -> Finding:
+    """A request whose input starts at ``boundary``: its dropped calls were answered, and
+    what follows the carried context is only outputs (``tail_problem``) of calls it carries."""
+    where = f"request {current.turn}"
+    dropped, kept = prefix[: boundary.start], len(prefix) - boundary.start
+    items = _items(current)
+    problem = _unanswered(dropped, where, boundary) or tail_problem(items[kept:]) \
+        or dangling_output(items, kept, where, boundary)
+    if problem is not None:
+        return _finding(False, problem, current, previous)
+    said = (f"{where} starts from the item of {boundary.named}: {len(dropped)} earlier "
+            f"item(s) left out (each dropped call's output was fed back before it), the {kept} item(s) "
+            "from it on replayed unchanged, then the outputs")
+    return _finding(True, said, current, previous)
+
+
+def dangling_output(items: list[Any], start: int, where: str, boundary: Boundary | None) -> str | None:
+    """The first ``function_call_output`` of ``items[start:]`` whose ``function_call`` is
+    not in ``items``, in words; None when every output's call is carried."""
+    called = {item.get("call_id") for item in items if isinstance(item, dict) and item.get("type") == FUNCTION_CALL}
+    for index in range(start, len(items)):
+        item = items[index]
+        if isinstance(item, dict) and item.get("type") == FUNCTION_CALL_OUTPUT and item.get("call_id") not in called:
+            dropped = f", which {boundary.named} left out" if boundary else ""
+            return (f"{where} input[{index}] feeds back the output of call {item.get('call_id')}, whose "
+                    f"function_call the input does not carry{dropped}: nothing after a compaction may "
+                    "refer to a call it dropped")
+    return None
+
+
+def compactions(run: RunRecord) -> list[tuple[int | None, int]]:
+    """(turn, items left out) for each request that starts from a compaction item, in
+    order: what ``explain`` and ``view`` show as the boundary."""
+    found: list[tuple[int | None, int]] = []
+    for current in run.rounds[1:]:
+        previous = run.rounds[current.turn - 2]
+        given = previous.body.get("input")
+        given = given if isinstance(given, list) else []
+        prefix = given + previous.output()
+        items = _items(current)
+        if current.request is None or "previous_response_id" in current.body or items[: len(prefix)] == prefix:
+            continue
+        boundary = boundary_of(prefix, items, previous, len(given))
+        if boundary is not None:
+            found.append((boundary.turn, boundary.start))
+    return found
+
+
+def _unanswered(dropped: list[Any], where: str, boundary: Boundary) -> str | None:
+    answered = {i.get("call_id") for i in dropped if isinstance(i, dict) and i.get("type") == FUNCTION_CALL_OUTPUT}
+    for item in dropped:
+        if isinstance(item, dict) and item.get("type") == FUNCTION_CALL and item.get("call_id") not in answered:
+            return (f"{where} leaves out call {item.get('call_id')} ({item.get('name')}) at {boundary.named}, "
+                    "but its output was never fed back before the compaction: "
+                    "the model never got its result")
+    return None
+
+
+def _items(current: ModelRound) -> list[Any]:
+    items = current.body.get("input")
+    return items if isinstance(items, list) else []
+
+
+def _finding(ok: bool, message: str, current: ModelRound, previous: ModelRound) -> Finding:
+    return Finding(link="next_input", ok=ok, message=message, check="compaction", turn=current.turn,
+                   seqs=seqs_of(previous.response, current.request))
