@@ -42,6 +42,7 @@ __all__ = [
     "CallRouted",
     "CallSpan",
     "CatalogReady",
+    "CompactionEvent",
     "Event",
     "EventStream",
     "FeedbackEvent",
@@ -294,6 +295,18 @@ class Notice(Event):
 
 
 # -- model side ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True, kw_only=True)
+class CompactionEvent(Event):
+    """A response's ``compaction`` item that later inputs start from (``relay/stages/compaction.py``)."""
+
+    kind: ClassVar[str] = "compaction"
+    turn: int
+    """The turn whose response holds the item."""
+    response_id: str | None
+    dropped: int
+    """The context's items before the compaction item: left out of the next request on."""
 
 
 @dataclass(slots=True, kw_only=True)

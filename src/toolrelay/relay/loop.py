@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from ..errors import ModelError, ModelFeatureUnsupported, ModelStreamCut, ModelStreamInconsistent
 from ..events import (
     CallOutcomeEvent,
+    CompactionEvent,
     EventStream,
     FeedbackEvent,
     Notice,
@@ -333,14 +334,12 @@ class Relay:
 
     def _add_response(self, conversation: Conversation, number: int, turn: ModelTurn) -> None:
         """The response's items join the context; a compaction item in them (stages/compaction.py)
-        makes later inputs start from it, which the run is told once."""
+        makes later inputs start from it, recorded as a ``compaction`` event."""
         before = len(conversation.compactions)
         conversation.add_response(turn.response_id, turn.output)
         if len(conversation.compactions) > before:
             dropped = conversation.compactions[-1][1]
-            self.events.emit(Notice(level="info", text=(
-                f"compaction at turn {number}: later inputs start from the compaction item, "
-                f"{dropped} earlier item(s) left out")))
+            self.events.emit(CompactionEvent(turn=number, response_id=turn.response_id, dropped=dropped))
 
     async def _finish_recorded(
         self, resume: ResumePoint, result: RunResult, stop_reason: StopReason

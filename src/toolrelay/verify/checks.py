@@ -17,6 +17,7 @@ from ..transcript.reader import paused_gc
 from .agreement import check_agreement
 from .attachments import STREAMED, no_call_text
 from .body_digests import check_body_digests
+from .compaction import check_compaction_records
 from .context import check_answer_order, check_context, check_declarations
 from .conversation import check_user_turn_endings, check_user_turn_places, check_user_turns
 from .correlation import check_call_links, check_event_order, check_mcp_pairs, check_outputs
@@ -70,6 +71,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("correlation", check_user_turn_places),
     ("next_input", check_declarations),
     ("next_input", check_context),
+    ("next_input", check_compaction_records),
     ("next_input", check_user_turns),
     ("next_input", check_body_digests),
     ("next_input", check_answer_order),

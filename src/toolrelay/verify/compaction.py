@@ -15,7 +15,8 @@ out. ``verify`` accepts such a request when
 
 The last rule holds for every replayed request, compacted or not (without a compaction an
 output without its call cannot happen honestly either); the message names the compaction
-that dropped the call when one did.
+that dropped the call when one did. Each ``compaction`` record (the run's own account: the
+turn, the items left out) must be what the requests show.
 """
 
 from __future__ import annotations
@@ -24,13 +25,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..events import CompactionEvent
 from ..protocol.responses import FUNCTION_CALL, FUNCTION_CALL_OUTPUT
 from ..relay.stages.compaction import last_compaction
 from .evidence import seqs_of
+from .facts import RunFacts
 from .record import ModelRound, RunRecord
 from .verdict import Finding
 
-__all__ = ["Boundary", "boundary_of", "check_boundary", "compactions", "dangling_output"]
+__all__ = ["Boundary", "boundary_of", "check_boundary", "check_compaction_records", "compaction_lines",
+           "compactions", "dangling_output"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,22 +96,58 @@ def dangling_output(items: list[Any], start: int, where: str, boundary: Boundary
     return None
 
 
-def compactions(run: RunRecord) -> list[tuple[int | None, int]]:
-    """(turn, items left out) for each request that starts from a compaction item, in
-    order: what ``explain`` and ``view`` show as the boundary."""
-    found: list[tuple[int | None, int]] = []
+def compactions(run: RunRecord) -> list[tuple[int, int]]:
+    """(turn, items left out) for each response whose compaction item the next request
+    starts from, in order: the boundaries ``explain`` and ``view`` show."""
+    found = []
     for current in run.rounds[1:]:
-        previous = run.rounds[current.turn - 2]
-        given = previous.body.get("input")
-        given = given if isinstance(given, list) else []
-        prefix = given + previous.output()
-        items = _items(current)
-        if current.request is None or "previous_response_id" in current.body or items[: len(prefix)] == prefix:
-            continue
-        boundary = boundary_of(prefix, items, previous, len(given))
-        if boundary is not None:
-            found.append((boundary.turn, boundary.start))
+        dropped = dropped_at(run, current)
+        if dropped is not None:
+            found.append((current.turn - 1, dropped))
     return found
+
+
+def check_compaction_records(run: RunRecord, facts: RunFacts) -> list[Finding]:
+    """next_input: each ``compaction`` record is the boundary the next request shows."""
+    findings = []
+    for record in (event for event in run.events if event.get("kind") == CompactionEvent.kind):
+        turn = record.get("turn")
+        later = run.round(turn + 1) if isinstance(turn, int) else None
+        if later is None or later.request is None:
+            continue  # the run ended at the compaction: no later input to hold it to
+        dropped = dropped_at(run, later)
+        ok = dropped == record.get("dropped")
+        shown = f"leaves out {dropped} item(s)" if dropped is not None else "starts from no compaction item"
+        said = (f"the compaction record of turn {turn} says {record.get('dropped')} item(s) were left out, and "
+                f"request {later.turn} {shown}")
+        findings.append(Finding(link="next_input", ok=ok, message=said, check="compaction", turn=later.turn,
+                                seqs=seqs_of(record, later.request)))
+    return findings
+
+
+def compaction_lines(run: RunRecord, current: ModelRound) -> list[str]:
+    """``explain``'s row under a response with a compaction item: what the next request left out."""
+    if last_compaction(current.output()) is None:
+        return []
+    later = run.round(current.turn + 1)
+    dropped = dropped_at(run, later) if later is not None else None
+    return [f"  compaction at turn {current.turn}, {dropped or 0} items dropped"
+            + (f" (request {current.turn + 1} starts from the compaction item)" if dropped else "")]
+
+
+def dropped_at(run: RunRecord, current: ModelRound) -> int | None:
+    """How many items of the context request ``current`` left out at a compaction, or None."""
+    previous = run.round(current.turn - 1)
+    if previous is None or current.request is None or "previous_response_id" in current.body:
+        return None
+    given = previous.body.get("input")
+    given = given if isinstance(given, list) else []
+    prefix = given + previous.output()
+    items = _items(current)
+    if items[: len(prefix)] == prefix:
+        return None
+    boundary = boundary_of(prefix, items, previous, len(given))
+    return boundary.start if boundary is not None else None
 
 
 def _unanswered(dropped: list[Any], where: str, boundary: Boundary) -> str | None:

@@ -25,6 +25,7 @@ from ..relay.stages.namespaces import function_tools_by_alias
 from ..relay.stages.parse import ModelTurn
 from ..relay.stages.usage import usage_text
 from .attachments import called_declarations, executed, no_call_text
+from .compaction import compaction_lines
 from .facts import RunFacts
 from .jsonpath import excerpt, item_label
 from .policy_checks import policy_note
@@ -123,6 +124,7 @@ def _turn(current: ModelRound, run: RunRecord, facts: RunFacts, index: _Index, e
         f"{len(function_tools_by_alias(tools))} tool(s){added_summary(body.get('input'))}, "
         f"tool_choice {excerpt(body.get('tool_choice'))}{chained}",
         f"  response_{current.turn}: {_response_line(current, answer)}",
+        *compaction_lines(run, current),
         *search_lines(run, current),
         *_stream_lines(current),
     ]

@@ -53,6 +53,7 @@ from ..relay.stages.usage import usage_text
 from ..verify.record import CALL_METHODS
 from .auth_rows import AUTH_DESCRIBERS
 from .chat_chunks import chunk_label
+from .compaction_rows import COMPACTION_DESCRIBERS
 from .listen_rows import listen_text
 from .model import Badge, Row, RowState
 from .otel_rows import OTEL_DESCRIBERS
@@ -526,6 +527,7 @@ def whole(value: Any, default: int) -> int:
 
 _DESCRIBERS: Final[dict[str, Describer]] = {
     **SEARCH_DESCRIBERS,
+    **COMPACTION_DESCRIBERS,
     ModelRequestEvent.kind: _model_request,
     ModelResponseEvent.kind: _model_response,
     ModelStreamEvent.kind: _model_stream,
