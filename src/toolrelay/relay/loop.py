@@ -336,7 +336,7 @@ class Relay:
         """The response's items join the context; a compaction item in them (stages/compaction.py)
         makes later inputs start from it, recorded as a ``compaction`` event."""
         before = len(conversation.compactions)
-        conversation.add_response(turn.response_id, turn.output)
+        conversation.add_response(turn.response_id, turn.output, prune=self.settings.context_mode == "replay")
         if len(conversation.compactions) > before:
             dropped = conversation.compactions[-1][1]
             self.events.emit(CompactionEvent(turn=number, response_id=turn.response_id, dropped=dropped))

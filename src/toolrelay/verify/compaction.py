@@ -85,10 +85,10 @@ def check_boundary(
 def dangling_output(items: list[Any], start: int, where: str, boundary: Boundary | None) -> str | None:
     """The first ``function_call_output`` of ``items[start:]`` whose ``function_call`` is
     not in ``items``, in words; None when every output's call is carried."""
-    called = {item.get("call_id") for item in items if isinstance(item, dict) and item.get("type") == FUNCTION_CALL}
+    called = {item.get("call_id") for item in _of_type(items, FUNCTION_CALL)}
     for index in range(start, len(items)):
         item = items[index]
-        if isinstance(item, dict) and item.get("type") == FUNCTION_CALL_OUTPUT and item.get("call_id") not in called:
+        if _is(item, FUNCTION_CALL_OUTPUT) and item.get("call_id") not in called:
             dropped = f", which {boundary.named} left out" if boundary else ""
             return (f"{where} input[{index}] feeds back the output of call {item.get('call_id')}, whose "
                     f"function_call the input does not carry{dropped}: nothing after a compaction may "
@@ -118,8 +118,8 @@ def check_compaction_records(run: RunRecord, facts: RunFacts) -> list[Finding]:
         dropped = dropped_at(run, later)
         ok = dropped == record.get("dropped")
         shown = f"leaves out {dropped} item(s)" if dropped is not None else "starts from no compaction item"
-        said = (f"the compaction record of turn {turn} says {record.get('dropped')} item(s) were left out, and "
-                f"request {later.turn} {shown}")
+        said = (f"the compaction record of turn {turn} says {record.get('dropped')} item(s) were left "
+                f"out, and request {later.turn} {shown}")
         findings.append(Finding(link="next_input", ok=ok, message=said, check="compaction", turn=later.turn,
                                 seqs=seqs_of(record, later.request)))
     return findings
@@ -151,13 +151,21 @@ def dropped_at(run: RunRecord, current: ModelRound) -> int | None:
 
 
 def _unanswered(dropped: list[Any], where: str, boundary: Boundary) -> str | None:
-    answered = {i.get("call_id") for i in dropped if isinstance(i, dict) and i.get("type") == FUNCTION_CALL_OUTPUT}
-    for item in dropped:
-        if isinstance(item, dict) and item.get("type") == FUNCTION_CALL and item.get("call_id") not in answered:
-            return (f"{where} leaves out call {item.get('call_id')} ({item.get('name')}) at {boundary.named}, "
-                    "but its output was never fed back before the compaction: "
+    answered = {item.get("call_id") for item in _of_type(dropped, FUNCTION_CALL_OUTPUT)}
+    for item in _of_type(dropped, FUNCTION_CALL):
+        if item.get("call_id") not in answered:
+            return (f"{where} leaves out call {item.get('call_id')} ({item.get('name')}) at "
+                    f"{boundary.named}, but its output was never fed back before the compaction: "
                     "the model never got its result")
     return None
+
+
+def _is(item: Any, kind: str) -> bool:
+    return isinstance(item, dict) and item.get("type") == kind
+
+
+def _of_type(items: list[Any], kind: str) -> list[dict[str, Any]]:
+    return [item for item in items if _is(item, kind)]
 
 
 def _items(current: ModelRound) -> list[Any]:

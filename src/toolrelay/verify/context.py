@@ -9,7 +9,8 @@ Context: request 1 starts from the task; in replay mode request N+1's input is r
 N's input, then response N's output items, unchanged and in order, then the outputs; in
 chain mode ``previous_response_id`` names response N and the input holds only the
 outputs, in the calls' order. A compaction item lets a replayed input start at it
-(``compaction.py``: the items before it left out, never a call whose output is still due). The answer's request comes after every feedback.
+(``compaction.py``: the items before it left out, never a call whose output is still
+due). The answer's request comes after every feedback.
 """
 
 from __future__ import annotations

@@ -16,8 +16,9 @@ def compaction_row(record: dict[str, Any]) -> Row:
     """A ``compaction`` event: the turn whose response compacted, and what later inputs leave out."""
     response = record.get("response_id")
     badges = [Badge(kind="resp", text=response)] if isinstance(response, str) else []
+    label = f"compaction at turn {record.get('turn')}, {record.get('dropped')} items dropped"
     return Row(seq=int(record.get("seq", 0)), kind=CompactionEvent.kind, stage="compaction", source="app",
-               target="app", label=f"compaction at turn {record.get('turn')}, {record.get('dropped')} items dropped",
+               target="app", label=label,
                detail="later inputs start from the response's compaction item (the items before it are "
                       "left out, each call among them answered)", badges=badges)
 

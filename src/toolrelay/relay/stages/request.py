@@ -87,11 +87,16 @@ class Conversation:
         self.history.extend(first)
         self.pending.extend(first)
 
-    def add_response(self, response_id: str | None, output: list[dict[str, Any]]) -> None:
+    def add_response(
+        self, response_id: str | None, output: list[dict[str, Any]], *, prune: bool = True
+    ) -> None:
+        """The response's output joins the history; with ``prune`` (replay mode: chain mode's
+        ``previous_response_id`` carries everything, and is not pruned) a compaction item in it
+        makes the history start from it."""
         self.history.extend(output)
         self.pending.clear()
         self.previous_response_id = response_id
-        compacted = compact_point(self.history, output)
+        compacted = compact_point(self.history, output) if prune else None
         if compacted is not None:  # the compaction item carries what came before it
             del self.history[: compacted.start]
             self.compactions.append((response_id, compacted.dropped))
