@@ -507,12 +507,18 @@ class ToolSearchEvent(Event):
 @dataclass(slots=True, kw_only=True)
 class RunEndEvent(Event):
     kind: ClassVar[str] = "run_end"
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"cost", "price"})
     status: str
     reason: str
     final_text: str | None = None
     turns: int = 0
     usage: dict[str, int] = field(default_factory=dict)
     """Token counts summed over the run's responses (``relay.stages.usage``); absent ones left out."""
+    cost: dict[str, float] = field(default_factory=dict)
+    """With a price table (``--prices``): the dollars ``usage`` costs at ``price``, by part and
+    ``total`` (``relay.stages.cost``); recorded only then."""
+    price: dict[str, float] = field(default_factory=dict)
+    """The model's row of the price table the cost was computed with (dollars per million)."""
 
 
 def _default(f: Any) -> Any:

@@ -24,6 +24,7 @@ from ..relay.loop import Approver, RunLimits, RunResult
 from ..relay.offer import ToolFilter
 from ..relay.run_events import RunListener
 from ..relay.stages.context import CallHook
+from ..relay.stages.cost import Price
 from ..relay.stages.deferred import ToolSearchMode
 from ..relay.stages.instructions import with_server_instructions
 from ..relay.stages.namespaces import DeclareMode
@@ -32,11 +33,15 @@ from ..relay.stages.request import RequestSettings
 __all__ = [
     "DEFAULT_MODEL",
     "OFFLINE_MODEL",
+    "PriceSource",
     "RunKeywords",
     "RunOptions",
     "check_context_mode",
     "request_settings",
 ]
+
+PriceSource = str | Path | Mapping[str, Mapping[str, float]] | Mapping[str, Price] | None
+"""Where a run's prices come from: a JSON file, or the table itself."""
 
 DEFAULT_MODEL = "gpt-4.1"
 OFFLINE_MODEL = "offline"
@@ -102,6 +107,10 @@ class RunOptions:
     """Ask the endpoint to compact the context once it reaches this many tokens
     (``--compact-at``: ``context_management``); later inputs start from the compaction item.
     Responses only (``api="chat"`` refuses it)."""
+    prices: PriceSource = None
+    """A price table (``--prices FILE``): a JSON file's path, or the parsed table itself, model
+    → dollars per million tokens (``relay/stages/cost.py``); the run's cost goes into
+    ``RunResult.cost`` and ``run_end``. toolrelay ships no prices."""
     limits: RunLimits = field(default_factory=RunLimits)
     approve: Approver | None = None
     """Asked before tools that are not read-only; None refuses them (the model is told)."""
@@ -190,6 +199,7 @@ class RunKeywords(TypedDict, total=False):
     extra_body: dict[str, Any]
     prompt_cache_key: str | None
     compact_at: int | None
+    prices: PriceSource
     limits: RunLimits
     approve: Approver | None
     approve_sampling: SamplingApprover | None

@@ -20,7 +20,7 @@ _LIMITS = ("--max-turns", "--max-tool-calls", "--timeout", "--call-timeout", "--
            "--output-budget", "--media-budget", "--text-only")
 _MODEL = ("--model", "--base-url", "--api", "--script", "--instructions", "--chain", "--no-store",
           "--tool-choice", "--no-parallel", "--no-stream", "--early", "--prompt-cache-key",
-          "--compact-at")
+          "--compact-at", "--prices")
 
 GROUPS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "run": (

@@ -73,6 +73,10 @@ SHARED: Final[tuple[Shared, ...]] = (
                               "(Responses only)",
            "compact each task's context once it reaches TOKENS (Responses only)",
            {"type": positive_count, "metavar": "TOKENS"}),
+    Shared(("--prices",), "a JSON price table, model → dollars per million tokens (input, output, "
+                          "cached_input, cache_write): the run's cost is shown and recorded; none is shipped",
+           "a JSON price table, model → dollars per million tokens: each task's cost and the batch's",
+           {"metavar": "FILE"}),
     Shared(("--early",), "calls that start while their response still streams: read-only (default: tools "
                          "annotated readOnlyHint), all, or none (servers whose annotations you do not trust)",
            "calls that start while their response still streams (default read-only)",
@@ -166,4 +170,5 @@ def shaping_options(args: argparse.Namespace) -> RunOptions:
         server_log_level=args.server_log_level, call_max_time=args.call_max_time, roots=args.roots,
         max_sampling_per_call=args.max_sampling_per_call, pins=args.pins,
         prompt_cache_key=args.prompt_cache_key, compact_at=args.compact_at,
+        prices=args.prices,
     )

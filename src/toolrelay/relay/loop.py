@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from dataclasses import fields as dataclass_fields
 from typing import Any, Protocol
@@ -43,6 +43,7 @@ from .searches import ToolSearches
 from .stages.additions import addition, keeps_prefix, offered_by_alias
 from .stages.consent import Approver
 from .stages.context import INTERRUPTED, CallContext, CallHook, Stopped, StopReason
+from .stages.cost import Price, cost_of
 from .stages.dialects import UnknownDialect, reader_for
 from .stages.feedback import (
     DEFAULT_MEDIA_BUDGET,
@@ -130,6 +131,7 @@ class Relay:
         endpoint: str = "",
         listener: RunListener | None = None,
         hooks: Sequence[CallHook] = (),
+        prices: Mapping[str, Price] | None = None,
     ) -> None:
         self.catalog = catalog
         self.model = model
@@ -143,6 +145,8 @@ class Relay:
         """Told each ``run_events`` event of a run (text deltas, calls, turns, the end)."""
         self.hooks = tuple(hooks)
         """Asked before each call and told its outcome (``relay.stages.context.CallHook``)."""
+        self.prices = prices
+        """The price table (``--prices``): the model's row prices the run (``stages/cost.py``)."""
         self.result: RunResult | None = None
         """The latest run's result, also set when the run was interrupted."""
         self.context: Conversation | None = None
@@ -250,15 +254,31 @@ class Relay:
 
     def _end(self, result: RunResult) -> None:
         earlier = self._earlier  # a conversation's record: its turns and usage so far, and this one's
+        usage = add_counts(earlier.usage, result.usage) if earlier else dict(result.usage)
+        price = self._price()
+        if price is not None:
+            result.cost = cost_of(result.usage, price)
         self.events.emit(
             RunEndEvent(
                 status=result.status, reason=result.reason,
                 final_text=result.final_text if result.refusal is None else result.refusal,
-                turns=result.turns + (earlier.turns if earlier else 0),
-                usage=add_counts(earlier.usage, result.usage) if earlier else dict(result.usage),
+                turns=result.turns + (earlier.turns if earlier else 0), usage=usage,
+                cost=cost_of(usage, price) if price is not None else {}, price=dict(price or {}),
             )
         )
         self._tell(RunFinished(result=result))
+
+    def _price(self) -> Price | None:
+        """The model's prices, when a table is given; a table without them is said once."""
+        if self.prices is None:
+            return None
+        price = self.prices.get(self.settings.model)
+        if price is None:
+            named = ", ".join(sorted(self.prices)) or "none"
+            self.events.emit(Notice(level="warning", text=(
+                f"the price table has no prices for model {self.settings.model!r} (it names {named}): "
+                "the run's cost is not known")))
+        return price
 
     def _tell(self, event: RunEvent) -> None:
         if self.listener is not None:

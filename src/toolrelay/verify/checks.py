@@ -21,6 +21,7 @@ from .compaction import check_compaction_records
 from .context import check_answer_order, check_context, check_declarations
 from .conversation import check_user_turn_endings, check_user_turn_places, check_user_turns
 from .correlation import check_call_links, check_event_order, check_mcp_pairs, check_outputs
+from .cost import check_cost
 from .definitions import check_definitions
 from .duplicates import check_duplicates
 from .facts import RunFacts
@@ -49,6 +50,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("model_response", check_answer),
     ("model_response", check_streams),
     ("model_response", check_usage),
+    ("model_response", check_cost),
     ("model_response", check_user_turn_endings),
     ("parse", check_parse),
     ("parse", check_duplicates),
