@@ -141,7 +141,8 @@ def test_the_cli_prices_a_run_and_a_batch(tmp_path: Path, toolrelay_cmd: list[st
     (tmp_path / "bad.json").write_text(bad_table, encoding="utf-8")
     bad = cli("run", "--model", "offline", "--prices", "bad.json", "Read notes.txt")
     assert bad.returncode == 2
-    said = "prices bad.json: offline: unknown key 'outptu' (expected: input, cached_input, cache_write, output)"
+    said = ("prices bad.json: offline: unknown key 'outptu' "
+            "(expected: input, cached_input, cache_write, output)")
     assert said in bad.stderr
     missing = cli("run", "--model", "offline", "--prices", "nowhere.json", "Read notes.txt")
     assert missing.returncode == 2
