@@ -91,6 +91,16 @@ def test_the_cli_refuses_compact_at_with_api_chat(tmp_path: Path, toolrelay_cmd:
     assert "--compact-at: must be a whole number of at least 1, not '0'" in proc.stderr
 
 
+def test_a_batch_task_may_set_its_own_threshold() -> None:
+    from toolrelay.batches.tasks import task_specs
+
+    [spec] = task_specs([{"id": "t1", "task": "x", "compact_at": 5000}])
+    assert spec.overrides == {"compact_at": 5000}
+    said = "task 1: task t1: compact_at must be a whole number of at least 1, got 0"
+    with pytest.raises(UsageError, match=said):
+        list(task_specs([{"id": "t1", "task": "x", "compact_at": 0}]))
+
+
 def test_a_script_entry_compact_must_be_a_boolean() -> None:
     said = r"script <script>: turns\[0\]: compact must be true or false, got 'yes'"
     with pytest.raises(UsageError, match=said):
