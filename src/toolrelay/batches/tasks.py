@@ -3,8 +3,8 @@
 A line's overrides replace the batch's run options for that task only: ``model``,
 ``instructions``, ``max_turns``, ``max_tool_calls``, ``timeout``, ``tool_choice``,
 ``prompt_cache_key``, ``compact_at`` (tokens: ``--compact-at``) and ``script`` (the
-stand-in's script, a path relative to the tasks file), and the task's own endpoint: ``base_url``, ``api`` (``responses``, ``chat``,
-``auto``) and ``api_key_env`` (the name of the environment variable holding its key, never
+stand-in's script, a path relative to the tasks file), and the task's own endpoint:
+``base_url``, ``api`` (``responses``, ``chat``, ``auto``) and ``api_key_env`` (the name of the environment variable holding its key, never
 the key: a rollout gateway's per-session URL and key), and the sampling fields sent in its
 request bodies: ``temperature``, ``top_p``, ``seed``, ``max_output_tokens``, ``top_logprobs``
 (``batches.sampling``). Ids are unique names of a
