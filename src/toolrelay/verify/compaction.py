@@ -82,9 +82,16 @@ def check_boundary(
     return _finding(True, said, current, previous)
 
 
-def dangling_output(items: list[Any], start: int, where: str, boundary: Boundary | None) -> str | None:
+def dangling_output(
+    items: list[Any], start: int, where: str, boundary: Boundary | None, *, answering: set[Any] | None = None
+) -> str | None:
     """The first ``function_call_output`` of ``items[start:]`` whose ``function_call`` is
-    not in ``items``, in words; None when every output's call is carried."""
+    not in ``items``, in words; None when every output's call is carried. ``answering``:
+    call_ids the outputs are known to answer (the previous response's calls, carried):
+    outputs of those alone need no search of the whole input (a long run stays linear)."""
+    if answering is not None and all(item.get("call_id") in answering
+                                     for item in _of_type(items[start:], FUNCTION_CALL_OUTPUT)):
+        return None
     called = {item.get("call_id") for item in _of_type(items, FUNCTION_CALL)}
     for index in range(start, len(items)):
         item = items[index]

@@ -298,8 +298,9 @@ def _replayed(current: ModelRound, previous: ModelRound) -> Finding:
         return check_boundary(current, previous, prefix, boundary,
                               lambda tail: _tail_problem(tail, previous, where))  # compaction.py
     if problem is None:
+        calls = {call.call_id for call in previous.calls}  # carried in the prefix, unchanged
         problem = _tail_problem(items[len(prefix) :], previous, where) \
-            or dangling_output(items, len(prefix), where, None)
+            or dangling_output(items, len(prefix), where, None, answering=calls)
     if problem is not None:
         return _finding(False, problem, "context", current.turn, previous.response, current.request)
     return _finding(
