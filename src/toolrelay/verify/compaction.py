@@ -34,7 +34,7 @@ from .record import ModelRound, RunRecord
 from .verdict import Finding
 
 __all__ = ["Boundary", "boundary_of", "check_boundary", "check_compaction_records", "compaction_lines",
-           "compactions", "dangling_output"]
+           "dangling_output", "dropped_at"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,17 +101,6 @@ def dangling_output(
                     f"function_call the input does not carry{dropped}: nothing after a compaction may "
                     "refer to a call it dropped")
     return None
-
-
-def compactions(run: RunRecord) -> list[tuple[int, int]]:
-    """(turn, items left out) for each response whose compaction item the next request
-    starts from, in order: the boundaries ``explain`` and ``view`` show."""
-    found = []
-    for current in run.rounds[1:]:
-        dropped = dropped_at(run, current)
-        if dropped is not None:
-            found.append((current.turn - 1, dropped))
-    return found
 
 
 def check_compaction_records(run: RunRecord, facts: RunFacts) -> list[Finding]:
