@@ -34,7 +34,7 @@ from .record import ModelRound, RunRecord
 from .verdict import Finding
 
 __all__ = ["Boundary", "boundary_of", "check_boundary", "check_compaction_records", "compaction_lines",
-           "dangling_output", "dropped_at"]
+           "dangling_output", "dropped_at", "unanswered"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,7 +72,7 @@ def check_boundary(
     where = f"request {current.turn}"
     dropped, kept = prefix[: boundary.start], len(prefix) - boundary.start
     items = _items(current)
-    problem = _unanswered(dropped, where, boundary) or tail_problem(items[kept:]) \
+    problem = unanswered(dropped, where, boundary) or tail_problem(items[kept:]) \
         or dangling_output(items, kept, where, boundary)
     if problem is not None:
         return _finding(False, problem, current, previous)
@@ -146,7 +146,8 @@ def dropped_at(run: RunRecord, current: ModelRound) -> int | None:
     return boundary.start if boundary is not None else None
 
 
-def _unanswered(dropped: list[Any], where: str, boundary: Boundary) -> str | None:
+def unanswered(dropped: list[Any], where: str, boundary: Boundary) -> str | None:
+    """The first call among the ``dropped`` items whose output is not among them, in words."""
     answered = {item.get("call_id") for item in _of_type(dropped, FUNCTION_CALL_OUTPUT)}
     for item in _of_type(dropped, FUNCTION_CALL):
         if item.get("call_id") not in answered:
