@@ -20,6 +20,7 @@ from toolrelay.relay.stages.cost import cost_of, cost_text, parse_prices
 from toolrelay.runner import RunOptions, run_async
 from toolrelay.verify import load_run, verify
 from toolrelay.verify.explain import explain
+from toolrelay.view.build import build_trace
 
 PRICES = {"offline": {"input": 2.0, "cached_input": 0.5, "output": 8.0}, "gpt-4.1": {"input": 2, "output": 8}}
 
@@ -88,6 +89,7 @@ def test_a_priced_run_records_its_cost_and_verify_redoes_it(tmp_path: Path) -> N
     said = (f"model response: run_end's cost {cost_text(result.cost)} is its token usage at the recorded "
             "prices of offline (input $2/M, cached_input $0.5/M, output $8/M)")
     assert said in explain(run, verdict)
+    assert build_trace(events, verdict).run.cost == cost_text(result.cost)  # view's summary
     # a changed cost is rejected, naming what the usage costs
     end["cost"]["total"] = 0.0001
     tampered = tmp_path / "tampered.jsonl"

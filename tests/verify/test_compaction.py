@@ -118,6 +118,9 @@ def test_explain_and_view_show_the_boundary(compacted: Path) -> None:
     trace = build_trace(read_events(compacted), verify(load_run(compacted)))
     [row] = [row for group in trace.groups for row in group.rows() if row.kind == "compaction"]
     assert (row.label, row.source, row.target) == ("compaction at turn 30, 59 items dropped", "app", "app")
+    starts = [row.seq for row in trace.rows() if "starts from a compaction item" in row.detail]
+    requests = _requests(read_events(compacted))
+    assert starts == [requests[turn]["seq"] for turn in range(COMPACT_TURN + 1, TURNS + 1)]
 
 
 def _tampered(source: Path, target: Path, change: Callable[[list[dict[str, Any]]], None]) -> Path:

@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import CompactionEvent
+from ..protocol.responses import COMPACTION
 from .model import Badge, Row
 
-__all__ = ["COMPACTION_DESCRIBERS", "compaction_row"]
+__all__ = ["COMPACTION_DESCRIBERS", "compaction_row", "starts_from_compaction"]
 
 
 def compaction_row(record: dict[str, Any]) -> Row:
@@ -21,6 +22,12 @@ def compaction_row(record: dict[str, Any]) -> Row:
                target="app", label=label,
                detail="later inputs start from the response's compaction item (the items before it are "
                       "left out, each call among them answered)", badges=badges)
+
+
+def starts_from_compaction(items: Any) -> bool:
+    """Whether a request's input begins with a compaction item (its request row says so)."""
+    return isinstance(items, list) and bool(items) and isinstance(items[0], dict) \
+        and items[0].get("type") == COMPACTION
 
 
 COMPACTION_DESCRIBERS = {CompactionEvent.kind: compaction_row}
