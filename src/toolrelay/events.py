@@ -42,6 +42,7 @@ __all__ = [
     "CallRouted",
     "CallSpan",
     "CatalogReady",
+    "CompactionEvent",
     "Event",
     "EventStream",
     "FeedbackEvent",
@@ -297,6 +298,18 @@ class Notice(Event):
 
 
 @dataclass(slots=True, kw_only=True)
+class CompactionEvent(Event):
+    """A response's ``compaction`` item that later inputs start from (``relay/stages/compaction.py``)."""
+
+    kind: ClassVar[str] = "compaction"
+    turn: int
+    """The turn whose response holds the item."""
+    response_id: str | None
+    dropped: int
+    """The context's items before the compaction item: left out of the next request on."""
+
+
+@dataclass(slots=True, kw_only=True)
 class RunStartEvent(Event):
     kind: ClassVar[str] = "run_start"
     optional_fields: ClassVar[frozenset[str]] = frozenset({"early", "input"})
@@ -494,12 +507,18 @@ class ToolSearchEvent(Event):
 @dataclass(slots=True, kw_only=True)
 class RunEndEvent(Event):
     kind: ClassVar[str] = "run_end"
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"cost", "price"})
     status: str
     reason: str
     final_text: str | None = None
     turns: int = 0
     usage: dict[str, int] = field(default_factory=dict)
     """Token counts summed over the run's responses (``relay.stages.usage``); absent ones left out."""
+    cost: dict[str, float] = field(default_factory=dict)
+    """With a price table (``--prices``): the dollars ``usage`` costs at ``price``, by part and
+    ``total`` (``relay.stages.cost``); recorded only then."""
+    price: dict[str, float] = field(default_factory=dict)
+    """The model's row of the price table the cost was computed with (dollars per million)."""
 
 
 def _default(f: Any) -> Any:

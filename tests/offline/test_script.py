@@ -82,9 +82,9 @@ def test_load_script_reads_every_kind_of_entry(tmp_path: Path) -> None:
          "script {path}: unknown key 'turn' (expected turns, sampling, description)"),
         (
             {"turns": [{"message": "a"}, {"cals": []}]},
-            "script {path}: turns[1]: unknown key 'cals' (expected one of: after_calls, auto, calls, error, "
-            "hold_completed_until_file, hold_timeout, http_status, message, pause, preamble, reason, "
-            "reasoning, refusal, retry_after, retry_after_ms, search, status, stream_fault, "
+            "script {path}: turns[1]: unknown key 'cals' (expected one of: after_calls, auto, calls, "
+            "compact, error, hold_completed_until_file, hold_timeout, http_status, message, pause, preamble, "
+            "reason, reasoning, refusal, retry_after, retry_after_ms, search, status, stream_fault, "
             "tokens_per_second)",
         ),
         (

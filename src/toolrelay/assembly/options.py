@@ -24,6 +24,7 @@ from ..relay.loop import Approver, RunLimits, RunResult
 from ..relay.offer import ToolFilter
 from ..relay.run_events import RunListener
 from ..relay.stages.context import CallHook
+from ..relay.stages.cost import Price
 from ..relay.stages.deferred import ToolSearchMode
 from ..relay.stages.instructions import with_server_instructions
 from ..relay.stages.namespaces import DeclareMode
@@ -33,11 +34,15 @@ from ..relay.stages.sampling_fields import SAMPLING, SEED_NEEDS_CHAT, sampling_e
 __all__ = [
     "DEFAULT_MODEL",
     "OFFLINE_MODEL",
+    "PriceSource",
     "RunKeywords",
     "RunOptions",
     "check_context_mode",
     "request_settings",
 ]
+
+PriceSource = str | Path | Mapping[str, Mapping[str, float]] | Mapping[str, Price] | None
+"""Where a run's prices come from: a JSON file, or the table itself."""
 
 DEFAULT_MODEL = "gpt-4.1"
 OFFLINE_MODEL = "offline"
@@ -111,6 +116,14 @@ class RunOptions:
     top_logprobs: int | None = None
     """Sent as ``top_logprobs`` (``--top-logprobs``, 0 to 20), asking for the answer's logprobs
     (Responses: ``include`` ``message.output_text.logprobs``; chat: ``logprobs: true``)."""
+    compact_at: int | None = None
+    """Ask the endpoint to compact the context once it reaches this many tokens
+    (``--compact-at``: ``context_management``); later inputs start from the compaction item.
+    Responses only (``api="chat"`` refuses it)."""
+    prices: PriceSource = None
+    """A price table (``--prices FILE``): a JSON file's path, or the parsed table itself, model
+    → dollars per million tokens (``relay/stages/cost.py``); the run's cost goes into
+    ``RunResult.cost`` and ``run_end``. toolrelay ships no prices."""
     limits: RunLimits = field(default_factory=RunLimits)
     approve: Approver | None = None
     """Asked before tools that are not read-only; None refuses them (the model is told)."""
@@ -203,6 +216,8 @@ class RunKeywords(TypedDict, total=False):
     seed: int | None
     max_output_tokens: int | None
     top_logprobs: int | None
+    compact_at: int | None
+    prices: PriceSource
     limits: RunLimits
     approve: Approver | None
     approve_sampling: SamplingApprover | None
@@ -258,6 +273,7 @@ def check_api(opts: RunOptions) -> None:
     if opts.api not in API_CHOICES:
         raise UsageError(f"api must be one of {', '.join(API_CHOICES)}, not {opts.api!r}")
     check_sampling(opts)
+    check_compact_at(opts)
     if opts.api != "chat":
         return
     if opts.chain:
@@ -281,6 +297,17 @@ def check_sampling(opts: RunOptions) -> None:
 def sampling_of(opts: RunOptions) -> dict[str, Any]:
     """The sampling fields ``opts`` gives (those not None)."""
     return {key: getattr(opts, key) for key in SAMPLING if getattr(opts, key) is not None}
+def check_compact_at(opts: RunOptions) -> None:
+    """A compaction threshold is a positive token count, and a Responses feature."""
+    threshold = opts.compact_at
+    if threshold is None:
+        return
+    if not isinstance(threshold, int) or isinstance(threshold, bool) or threshold < 1:
+        raise UsageError(f"--compact-at (compact_at) must be a positive number of tokens, not {threshold!r}")
+    if opts.api == "chat":
+        raise UsageError("--compact-at (compact_at) asks the Responses API to compact the context "
+                         "(context_management), which Chat Completions has not: use --api responses, "
+                         "or leave --compact-at out with --api chat")
 
 
 def check_pins(opts: RunOptions) -> None:
@@ -303,4 +330,5 @@ def request_settings(
         stream=opts.stream,
         extra=sampling_extra(sampling_of(opts), opts.extra_body),
         prompt_cache_key=opts.prompt_cache_key,
+        compact_at=opts.compact_at,
     )

@@ -39,6 +39,7 @@ from ..relay.stages.consent import LIBRARY_HINT, refusing
 from ..relay.stages.context import CallHook
 from .catalogs import catalog_of, configured_servers
 from .options import OFFLINE_MODEL, RunOptions, check_context_mode, check_pins, request_settings
+from .prices import load_prices
 
 __all__ = [
     "BATCH_WORDING", "LIBRARY_WORDING", "Assembly", "Wording", "check_options", "hosted_endpoint",
@@ -82,6 +83,8 @@ class Assembly:
                  wording: Wording = LIBRARY_WORDING) -> None:
         check_context_mode(options)
         check_pins(options)
+        self.prices = load_prices(options.prices)
+        """The price table, checked before anything starts (``--prices``)."""
         options = with_config_policy(options)
         self.options = options
         self.events = events
@@ -169,7 +172,7 @@ class Assembly:
             catalog, client, request_settings(opts, instructions),
             events=self.events if events is None else events, limits=opts.limits, strict=opts.strict,
             approve=opts.approve or refusing(self.wording.consent), endpoint=client.url,
-            listener=listener, hooks=(*opts.hooks, *self._function_hooks),
+            listener=listener, hooks=(*opts.hooks, *self._function_hooks), prices=self.prices,
         )
 
     def tracing(self, catalog: Catalog, secrets: Sequence[str]) -> CallHook | None:
@@ -273,6 +276,7 @@ def check_options(options: RunOptions) -> None:
     and must create nothing on a usage error."""
     check_context_mode(options)
     check_pins(options)
+    load_prices(options.prices)
     servers_from(options.config, events=EventStream())  # no subscriber: the run says its notices
     _add_function_servers([], options)
     if options.model != OFFLINE_MODEL:

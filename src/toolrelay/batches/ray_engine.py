@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ..assembly.options import RunOptions
+from ..assembly.prices import load_prices
 from ..errors import TransportError, UsageError
 from .ray_worker import BatchWorker, Handed
 from .results import TaskResult
@@ -299,6 +300,7 @@ def shipped(options: RunOptions) -> RunOptions:
     return replace(
         options, config=Path(config).resolve() if isinstance(config, str | Path) else config,
         script=Path(options.script).resolve() if options.script is not None else None,
+        prices=load_prices(options.prices),  # read here: the file need not be on the workers' machines
         events=None, on_result=None, on_event=None, transcript=None,
         tracer_provider=None, meter_provider=None,  # providers cannot travel: the workers get a ShippedTrace
     )

@@ -43,6 +43,8 @@ class TaskResult:
     failed_calls: int = 0
     usage: dict[str, int] = field(default_factory=dict)
     """``input_tokens``, ``output_tokens``, ``total_tokens`` over the task's model responses."""
+    cost: float | None = None
+    """The dollars the task's tokens cost by the batch's price table (``--prices``), or None."""
     duration: float = 0.0
     """Seconds this task ran in the batch that finished it."""
     error: str | None = None
@@ -59,6 +61,7 @@ class TaskResult:
             "id": self.id, "status": self.status, "answer": self.answer, "turns": self.turns,
             "calls": self.calls, "failed_calls": self.failed_calls, "usage": dict(self.usage),
             "duration": round(self.duration, 6), "error": self.error, "transcript": self.transcript,
+            **({"cost": self.cost} if self.cost is not None else {}),
         }
 
     @classmethod
@@ -70,8 +73,12 @@ class TaskResult:
             failed_calls=_int(record.get("failed_calls")),
             usage={k: v for k, v in usage.items() if isinstance(v, int)} if isinstance(usage, dict) else {},
             duration=float(record.get("duration") or 0.0), error=record.get("error"),
-            transcript=record.get("transcript"),
+            transcript=record.get("transcript"), cost=_cost(record.get("cost")),
         )
+
+
+def _cost(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _int(value: Any) -> int:

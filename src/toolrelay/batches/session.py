@@ -204,6 +204,7 @@ class BatchSession:
             calls=0 if result is None else len(result.calls),
             failed_calls=0 if result is None else result.failed_calls,
             usage=dict(usage or {}), duration=time.perf_counter() - started,
+            cost=None if result is None else result.cost.get("total"),
             error=error if error is not None else (None if status == "completed" else _reason(result)),
             transcript=f"{TRANSCRIPTS}/{spec.id}.jsonl",
         )

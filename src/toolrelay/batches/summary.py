@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ..relay.stages.cost import dollars
 from .results import TaskResult
 
 __all__ = ["Summary", "percentile"]
@@ -35,6 +36,10 @@ class Summary:
     calls: int = 0
     failed_calls: int = 0
     tokens: Counter[str] = field(default_factory=Counter)
+    cost: float = 0.0
+    """Dollars over the priced tasks (``--prices``)."""
+    priced: int = 0
+    """Tasks with a cost."""
 
     @classmethod
     def of(cls, results: Iterable[TaskResult]) -> Summary:
@@ -49,6 +54,9 @@ class Summary:
         self.calls += result.calls
         self.failed_calls += result.failed_calls
         self.tokens.update(result.usage)
+        if result.cost is not None:
+            self.cost += result.cost
+            self.priced += 1
 
     @property
     def tasks(self) -> int:
@@ -70,4 +78,6 @@ class Summary:
             f"tool calls: {self.calls} ({self.failed_calls} failed)",
             f"tokens: {tokens.get('input_tokens', 0)} in, {tokens.get('output_tokens', 0)} out, "
             f"{tokens.get('total_tokens', 0)} total",
+            *([f"cost: {dollars(self.cost)} over {self.priced} priced task(s) of {self.tasks}"]
+              if self.priced else []),
         ]

@@ -2,11 +2,12 @@
 
 A line's overrides replace the batch's run options for that task only: ``model``,
 ``instructions``, ``max_turns``, ``max_tool_calls``, ``timeout``, ``tool_choice``,
-``prompt_cache_key`` and ``script`` (the stand-in's script, a path relative to the tasks
-file), and the task's own endpoint: ``base_url``, ``api`` (``responses``, ``chat``,
-``auto``) and ``api_key_env`` (the name of the environment variable holding its key, never
-the key: a rollout gateway's per-session URL and key), and the sampling fields sent in its
-request bodies: ``temperature``, ``top_p``, ``seed``, ``max_output_tokens``, ``top_logprobs``
+``prompt_cache_key``, ``compact_at`` (tokens: ``--compact-at``) and ``script`` (the
+stand-in's script, a path relative to the tasks file), and the task's own endpoint:
+``base_url``, ``api`` (``responses``, ``chat``, ``auto``) and ``api_key_env`` (the name of
+the environment variable holding its key, never the key: a rollout gateway's per-session
+URL and key), and the sampling fields sent in its request bodies: ``temperature``,
+``top_p``, ``seed``, ``max_output_tokens``, ``top_logprobs``
 (``batches.sampling``). Ids are unique names of a
 transcript file (letters, digits, ``.``, ``_``, ``-``); a duplicate id is a usage error
 naming both lines, found before any task runs. Any other bad line (not JSON, no task, an
@@ -33,7 +34,7 @@ from .sampling import SAMPLING, check_sampling
 __all__ = ["OVERRIDES", "TaskFile", "TaskSpec", "task_specs"]
 
 _ID: Final = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$")
-_COUNTS: Final = ("max_turns", "max_tool_calls")
+_COUNTS: Final = ("max_turns", "max_tool_calls", "compact_at")
 _TEXTS: Final = ("model", "instructions", "tool_choice", "script", "prompt_cache_key", "base_url",
                   "api_key_env")
 _APIS: Final = ("responses", "chat", "auto")

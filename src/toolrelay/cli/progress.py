@@ -27,6 +27,7 @@ from ..events import (
     ServerStarting,
 )
 from ..redaction import redact, worth_redacting
+from ..relay.stages.cost import cost_text
 from ..relay.stages.endings import ending_line
 from ..relay.stages.namespaces import function_tools_by_alias
 from ..relay.stages.usage import usage_text
@@ -150,7 +151,9 @@ class ProgressPrinter:
         elif isinstance(event, RunEndEvent) and event.status not in SAID_BY_THE_COMMAND:
             tokens = usage_text(event.usage)
             ending = ending_line(event.status, event.turns, event.reason)
-            self._say(f"run {ending}" + (f" · tokens: {tokens}" if tokens else ""))
+            cost = cost_text(event.cost)
+            self._say(f"run {ending}" + (f" · tokens: {tokens}" if tokens else "")
+                      + (f" · cost: {cost}" if cost else ""))
 
     def _call_ended(self, event: CallOutcomeEvent) -> None:
         message = str(event.outcome.get("message", ""))

@@ -81,6 +81,15 @@ SHARED: Final[tuple[Shared, ...]] = (
     Shared(("--top-logprobs",), "ask for the answer's logprobs with the N likeliest tokens, 0 to 20",
            "ask for the answers' logprobs, 0 to 20 (a task's own top_logprobs wins)",
            {"type": int, "metavar": "N"}),
+    Shared(("--compact-at",), "ask the endpoint to compact the context once it reaches TOKENS "
+                              "(context_management); later inputs start from the compaction item "
+                              "(Responses only)",
+           "compact each task's context once it reaches TOKENS (Responses only)",
+           {"type": positive_count, "metavar": "TOKENS"}),
+    Shared(("--prices",), "a JSON price table, model → dollars per million tokens (input, output, "
+                          "cached_input, cache_write): the run's cost is shown and recorded; none is shipped",
+           "a JSON price table, model → dollars per million tokens: each task's cost and the batch's",
+           {"metavar": "FILE"}),
     Shared(("--early",), "calls that start while their response still streams: read-only (default: tools "
                          "annotated readOnlyHint), all, or none (servers whose annotations you do not trust)",
            "calls that start while their response still streams (default read-only)",
@@ -175,4 +184,5 @@ def shaping_options(args: argparse.Namespace) -> RunOptions:
         max_sampling_per_call=args.max_sampling_per_call, pins=args.pins,
         prompt_cache_key=args.prompt_cache_key, temperature=args.temperature, top_p=args.top_p,
         seed=args.seed, max_output_tokens=args.max_output_tokens, top_logprobs=args.top_logprobs,
+        compact_at=args.compact_at, prices=args.prices,
     )

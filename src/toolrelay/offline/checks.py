@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..protocol.responses import FUNCTION_CALL, FUNCTION_CALL_OUTPUT, MESSAGE, REASONING
+from ..protocol.responses import COMPACTION, FUNCTION_CALL, FUNCTION_CALL_OUTPUT, MESSAGE, REASONING
 from .state import IssuedResponse, Ledger, encrypted_reasoning
 from .wire import error_body
 
@@ -58,6 +58,7 @@ def check_request(body: Mapping[str, Any], ledger: Ledger) -> list[dict[str, Any
         _check_calls_have_outputs(context)
         _check_searches_answered(context)
         _check_reasoning(items, ledger)
+        _check_compactions(items, ledger)
     except _Rejected as rejected:
         return rejected.rejection
     return context
@@ -275,6 +276,24 @@ def _check_reasoning(items: list[dict[str, Any]], ledger: Ledger) -> None:
                     f"Item '{item['id']}' of type 'function_call' was provided without its required "
                     f"'reasoning' item: '{needed}'."
                 )
+
+
+def _check_compactions(items: list[dict[str, Any]], ledger: Ledger) -> None:
+    """A replayed ``compaction`` item carries its content as the stand-in gave it."""
+    for index, item in enumerate(items):
+        if item.get("type") != COMPACTION:
+            continue
+        content = item.get("encrypted_content")
+        if not isinstance(content, str):
+            raise _Rejected(
+                f"Invalid type for 'input[{index}].encrypted_content': expected a string, but got "
+                f"{_json_type(content)} instead.", param=f"input[{index}].encrypted_content",
+                code="invalid_type")
+        issuer = ledger.issuer(item.get("id"))
+        issued = next((o for o in issuer.output if o.get("id") == item.get("id")), None) if issuer else None
+        if issued is not None and issued.get("encrypted_content") != content:
+            raise _Rejected(f"The encrypted content for item {item['id']} could not be verified.",
+                            param=None, code="invalid_encrypted_content")
 
 
 def _check_reasoning_item(

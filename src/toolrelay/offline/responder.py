@@ -22,6 +22,7 @@ from ..protocol.responses import REASONING, SAMPLING_METADATA
 from .answer import Decision, final_answer, scenario_answer, scripted_answer
 from .chat_route import CHAT_COMPLETIONS_PATH, chat_answer
 from .checks import Rejection, check_request
+from .compaction import compaction_item, wants_compaction
 from .http_answer import SSE_HEADERS, Answer, json_answer
 from .script import Script, ScriptTurn
 from .state import IdSource, IssuedResponse, Ledger
@@ -141,6 +142,8 @@ class Responder:
             decision = final_answer(context, self.ids)
         else:
             decision = scenario_answer(context, body, self.ids)
+        if (entry is not None and entry.compact) or wants_compaction(body, context):
+            decision.output.insert(0, compaction_item(self.ids, turn, len(context)))
         first = progress.first_answer(turn) if progress is not None else True
         response = self._respond(body, context, decision)
         if body.get("stream") is not True:

@@ -25,6 +25,10 @@ once. An entry is one of:
   itself fails this one request (an HTTP error, not a Response)
 - ``{"auto": true}``: answer this request as the stand-in does without a script.
 
+A Response entry with ``"compact": true`` also starts its output with a ``compaction`` item
+(``compaction.py``), as the endpoint does when the context crosses a request's
+``compact_threshold`` (which the stand-in also does on its own, by its token estimate).
+
 A top-level ``"sampling": ENTRY`` (a Response entry) answers every request made for a
 server's sampling request (``metadata: {"toolrelay": "sampling"}``); such a request is
 never a turn, and without the key it gets the stand-in's own answer.
@@ -60,7 +64,8 @@ RESPONSE_STATUSES: Final = (COMPLETED, INCOMPLETE, FAILED, "cancelled")
 INCOMPLETE_REASONS: Final = ("max_output_tokens", "content_filter")
 _TURN_KEYS: Final = frozenset(
     {"calls", "reasoning", "message", "refusal", "status", "reason", "error", "http_status",
-     "retry_after", "retry_after_ms", "auto", "preamble", "after_calls", "search", *STREAM_KEYS}
+     "retry_after", "retry_after_ms", "auto", "preamble", "after_calls", "search", "compact",
+     *STREAM_KEYS}
 )
 _FAULT_KEYS: Final = frozenset({"http_status", "retry_after", "retry_after_ms", "error"})
 _CALL_KEYS: Final = frozenset({"name", "namespace", "arguments", "arguments_text", "call_id"})
@@ -111,6 +116,8 @@ class ScriptTurn:
     auto: bool = False
     search: ScriptedSearch | None = None
     """A tool search before the calls (``searching.py``)."""
+    compact: bool = False
+    """A ``compaction`` item first in the output (``compaction.py``), asked for or not."""
     stream: StreamSettings = field(default_factory=StreamSettings)
     """How the answer streams, when the request asks for a stream."""
 
@@ -185,6 +192,7 @@ def _parse_turn(entry: Any, where: str) -> ScriptTurn:
         refusal=_optional_text(entry, "refusal", where),
         after_calls=_optional_text(entry, "after_calls", where),
         search=_parse_search(entry.get("search"), f"{where}.search"),
+        compact=_parse_flag(entry, "compact", where),
         stream=parse_stream_settings(entry, where),
         **_parse_status(entry, where),
     )
@@ -293,6 +301,13 @@ def _parse_reasoning(value: Any, where: str) -> str | bool:
     if isinstance(value, bool | str):
         return value
     raise UsageError(f"{where}: reasoning must be true, false or a summary string")
+
+
+def _parse_flag(entry: Mapping[str, Any], key: str, where: str) -> bool:
+    value = entry.get(key, False)
+    if not isinstance(value, bool):
+        raise UsageError(f"{where}: {key} must be true or false, got {value!r}")
+    return value
 
 
 def _optional_text(entry: Mapping[str, Any], key: str, where: str) -> str | None:

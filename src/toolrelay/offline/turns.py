@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from .checks import input_items
+from .compaction import compaction_turn
 from .script import Script, ScriptTurn
 from .state import Ledger
 
@@ -46,10 +47,15 @@ def _answers(item: dict[str, Any]) -> bool:
 def request_turn(context: list[dict[str, Any]]) -> int:
     """1 + the number of runs of outputs the relay gave (``function_call_output`` items, and
     the ``tool_search_output`` items answering client searches) in ``context``, and of user
-    messages that follow an item of the model's (a conversation's next user turn)."""
+    messages that follow an item of the model's (a conversation's next user turn); a
+    stand-in compaction item sets the count to the turn it was made at (``compaction.py``)."""
     turn = 1
     after_output = after_model = False
     for item in context:
+        compacted_at = compaction_turn(item)
+        if compacted_at is not None:  # it folded the turns before it: count on from its own
+            turn, after_output, after_model = compacted_at, False, True
+            continue
         is_output = _answers(item)
         is_user = item.get("role") == "user"
         if (is_output and not after_output) or (is_user and after_model):

@@ -23,7 +23,8 @@ The mapping (openai-python's ``types/chat``):
   (a policy's turn) → ``{"type": "allowed_tools", "allowed_tools": {"mode", "tools"}}``;
 - ``max_output_tokens`` → ``max_completion_tokens``, ``reasoning.effort`` →
   ``reasoning_effort``, ``stream`` → ``stream`` with ``stream_options.include_usage``;
-  ``include`` is dropped (nothing in chat to include); ``top_logprobs`` adds
+  ``include`` is dropped (nothing in chat to include), and so is ``context_management``
+  (chat does not compact: ``--api auto`` fallen back to chat goes on uncompacted); ``top_logprobs`` adds
   ``logprobs: true``. Other fields are sent as given.
 
 What chat cannot say raises ``ChatUnsupported`` (a ``ValueError``): ``previous_response_id``
@@ -72,7 +73,7 @@ _FINISHED: Final = {"stop": COMPLETED, "tool_calls": COMPLETED, CHAT_FUNCTION_CA
                     "length": INCOMPLETE, "content_filter": INCOMPLETE}
 _INCOMPLETE_REASONS: Final = {"length": "max_output_tokens", "content_filter": "content_filter"}
 _RENAMED: Final = {"max_output_tokens": "max_completion_tokens"}
-_DROPPED: Final = ("include", "instructions", "input", "tools", "tool_choice", "stream")
+_DROPPED: Final = ("include", "instructions", "input", "tools", "tool_choice", "stream", "context_management")
 
 
 class ChatUnsupported(ValueError):

@@ -16,6 +16,7 @@ from ..events import DEFAULT_DIALECT
 
 __all__ = [
     "CANCELLED",
+    "COMPACTION",
     "COMPLETED",
     "CONTENT_PART_ADDED",
     "CONTENT_PART_DONE",
@@ -62,6 +63,7 @@ __all__ = [
     "SUMMARY_TEXT",
     "TERMINAL_STATUS",
     "TERMINAL_STREAM_EVENTS",
+    "CompactionItem",
     "FunctionCallItem",
     "FunctionCallOutputItem",
     "InputFilePart",
@@ -81,7 +83,10 @@ MESSAGE: Final = "message"
 FUNCTION_CALL: Final = "function_call"
 FUNCTION_CALL_OUTPUT: Final = "function_call_output"
 REASONING: Final = "reasoning"
-ITEM_TYPES: Final = frozenset({MESSAGE, FUNCTION_CALL, FUNCTION_CALL_OUTPUT, REASONING})
+COMPACTION: Final = "compaction"
+"""An item the endpoint's compaction made (``encrypted_content``: the context before it, opaque);
+replayed as given, and the items before it may then be left out of later inputs."""
+ITEM_TYPES: Final = frozenset({MESSAGE, FUNCTION_CALL, FUNCTION_CALL_OUTPUT, REASONING, COMPACTION})
 """Every item type named here (a new one is added to this set, and gets its TypedDict)."""
 
 # -- content part types -----------------------------------------------------------------
@@ -243,6 +248,15 @@ class FunctionCallOutputItem(TypedDict):
     type: Literal["function_call_output"]
     call_id: str
     output: str | list[InputPart]
+
+
+class CompactionItem(TypedDict):
+    """A ``compaction`` output item (``ResponseCompactionItem``), replayed unchanged."""
+
+    id: str
+    type: Literal["compaction"]
+    encrypted_content: str
+    created_by: NotRequired[str | None]
 
 
 class ReasoningItem(TypedDict):

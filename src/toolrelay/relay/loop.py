@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from dataclasses import fields as dataclass_fields
 from typing import Any, Protocol
@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from ..errors import ModelError, ModelFeatureUnsupported, ModelStreamCut, ModelStreamInconsistent
 from ..events import (
     CallOutcomeEvent,
+    CompactionEvent,
     EventStream,
     FeedbackEvent,
     Notice,
@@ -42,6 +43,7 @@ from .searches import ToolSearches
 from .stages.additions import addition, keeps_prefix, offered_by_alias
 from .stages.consent import Approver
 from .stages.context import INTERRUPTED, CallContext, CallHook, Stopped, StopReason
+from .stages.cost import Price, cost_of
 from .stages.dialects import UnknownDialect, reader_for
 from .stages.feedback import (
     DEFAULT_MEDIA_BUDGET,
@@ -130,6 +132,7 @@ class Relay:
         endpoint: str = "",
         listener: RunListener | None = None,
         hooks: Sequence[CallHook] = (),
+        prices: Mapping[str, Price] | None = None,
     ) -> None:
         self.catalog = catalog
         self.model = model
@@ -145,6 +148,8 @@ class Relay:
         """Asked before each call and told its outcome (``relay.stages.context.CallHook``)."""
         self._narrowing = [hook for hook in self.hooks if isinstance(hook, TurnNarrowing)]
         """Hooks that may narrow a turn's tools (a policy's phase rules)."""
+        self.prices = prices
+        """The price table (``--prices``): the model's row prices the run (``stages/cost.py``)."""
         self.result: RunResult | None = None
         """The latest run's result, also set when the run was interrupted."""
         self.context: Conversation | None = None
@@ -252,15 +257,31 @@ class Relay:
 
     def _end(self, result: RunResult) -> None:
         earlier = self._earlier  # a conversation's record: its turns and usage so far, and this one's
+        usage = add_counts(earlier.usage, result.usage) if earlier else dict(result.usage)
+        price = self._price()
+        if price is not None:
+            result.cost = cost_of(result.usage, price)
         self.events.emit(
             RunEndEvent(
                 status=result.status, reason=result.reason,
                 final_text=result.final_text if result.refusal is None else result.refusal,
-                turns=result.turns + (earlier.turns if earlier else 0),
-                usage=add_counts(earlier.usage, result.usage) if earlier else dict(result.usage),
+                turns=result.turns + (earlier.turns if earlier else 0), usage=usage,
+                cost=cost_of(usage, price) if price is not None else {}, price=dict(price or {}),
             )
         )
         self._tell(RunFinished(result=result))
+
+    def _price(self) -> Price | None:
+        """The model's prices, when a table is given; a table without them is said once."""
+        if self.prices is None:
+            return None
+        price = self.prices.get(self.settings.model)
+        if price is None:
+            named = ", ".join(sorted(self.prices)) or "none"
+            self.events.emit(Notice(level="warning", text=(
+                f"the price table has no prices for model {self.settings.model!r} (it names {named}): "
+                "the run's cost is not known")))
+        return price
 
     def _tell(self, event: RunEvent) -> None:
         if self.listener is not None:
@@ -314,7 +335,7 @@ class Relay:
                 if turn.response_id:
                     result.response_ids.append(turn.response_id)
                 result.usage = add_counts(result.usage, turn.usage)
-                conversation.add_response(turn.response_id, turn.output)
+                self._add_response(conversation, number, turn)
                 if turn.status == "completed" and (fault := calls.contradiction(turn.calls)) is not None:
                     raise fault
                 searched = self._searches.answer(self.catalog, turn.output, number, self.events)
@@ -333,6 +354,15 @@ class Relay:
         if ending is not None:
             raise ending
         return outputs
+
+    def _add_response(self, conversation: Conversation, number: int, turn: ModelTurn) -> None:
+        """The response's items join the context; a compaction item in them (stages/compaction.py)
+        makes later inputs start from it, recorded as a ``compaction`` event."""
+        before = len(conversation.compactions)
+        conversation.add_response(turn.response_id, turn.output, prune=self.settings.context_mode == "replay")
+        if len(conversation.compactions) > before:
+            dropped = conversation.compactions[-1][1]
+            self.events.emit(CompactionEvent(turn=number, response_id=turn.response_id, dropped=dropped))
 
     async def _finish_recorded(
         self, resume: ResumePoint, result: RunResult, stop_reason: StopReason

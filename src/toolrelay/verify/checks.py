@@ -18,9 +18,11 @@ from ..transcript.reader import paused_gc
 from .agreement import check_agreement
 from .attachments import STREAMED, no_call_text
 from .body_digests import check_body_digests
+from .compaction import check_compaction_records
 from .context import check_answer_order, check_context, check_declarations
 from .conversation import check_user_turn_endings, check_user_turn_places, check_user_turns
 from .correlation import check_call_links, check_event_order, check_mcp_pairs, check_outputs
+from .cost import check_cost
 from .definitions import check_definitions
 from .direct_call import check_direct_call, direct_status, direct_unfinished, is_direct_call
 from .duplicates import check_duplicates
@@ -50,6 +52,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("model_response", check_answer),
     ("model_response", check_streams),
     ("model_response", check_usage),
+    ("model_response", check_cost),
     ("model_response", check_user_turn_endings),
     ("parse", check_parse),
     ("parse", check_duplicates),
@@ -72,6 +75,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("correlation", check_user_turn_places),
     ("next_input", check_declarations),
     ("next_input", check_context),
+    ("next_input", check_compaction_records),
     ("next_input", check_user_turns),
     ("next_input", check_body_digests),
     ("next_input", check_answer_order),

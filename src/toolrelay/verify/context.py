@@ -8,7 +8,9 @@ they record as withheld (the offer chain's) is among them.
 Context: request 1 starts from the task; in replay mode request N+1's input is request
 N's input, then response N's output items, unchanged and in order, then the outputs; in
 chain mode ``previous_response_id`` names response N and the input holds only the
-outputs, in the calls' order. The answer's request comes after every feedback.
+outputs, in the calls' order. A compaction item lets a replayed input start at it
+(``compaction.py``: the items before it left out, never a call whose output is still
+due). The answer's request comes after every feedback.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ..relay.stages.declare import declare_tools
 from ..relay.stages.deferred import TOOL_SEARCH_OUTPUT, deferred_tools
 from ..relay.stages.namespaces import function_tools_by_alias, namespace_description
 from ..relay.stages.request import user_message
+from .compaction import boundary_of, check_boundary, dangling_output
 from .conversation import user_turn_starts
 from .evidence import seqs_of
 from .facts import RunFacts
@@ -291,8 +294,13 @@ def _replayed(current: ModelRound, previous: ModelRound) -> Finding:
     items = items if isinstance(items, list) else []
     where = f"request {current.turn}"
     problem = _prefix_problem(prefix, items, len(given), previous.turn, where)
+    if problem is not None and (boundary := boundary_of(prefix, items, previous, len(given))) is not None:
+        return check_boundary(current, previous, prefix, boundary,
+                              lambda tail: _tail_problem(tail, previous, where))  # compaction.py
     if problem is None:
-        problem = _tail_problem(items[len(prefix) :], previous, where)
+        calls = {call.call_id for call in previous.calls}  # carried in the prefix, unchanged
+        problem = _tail_problem(items[len(prefix) :], previous, where) \
+            or dangling_output(items, len(prefix), where, None, answering=calls)
     if problem is not None:
         return _finding(False, problem, "context", current.turn, previous.response, current.request)
     return _finding(

@@ -28,6 +28,7 @@ from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from ..relay.stages.dialects import known_reader
 from ..relay.stages.request import user_message
 from ..relay.stages.usage import add_counts, usage_text
+from .compaction import boundary_of, unanswered
 from .evidence import seqs_of
 from .facts import RunFacts
 from .jsonpath import excerpt, first_difference, item_label
@@ -188,6 +189,13 @@ def _replay_problem(previous: ModelRound, items: list[Any], added: list[Any],
     given = previous.body.get("input")
     given = given if isinstance(given, list) else []
     prefix = given + previous.output()
+    boundary = boundary_of(prefix, items, previous, len(given)) if items[: len(prefix)] != prefix else None
+    if boundary is not None:  # the conversation goes on from a compaction item (compaction.py)
+        kept = len(prefix) - boundary.start
+        problem = unanswered(prefix[: boundary.start], where, boundary) \
+            or _tail_problem(items[kept:], previous, added, where)
+        said = f"goes on from the item of {boundary.named} ({boundary.start} earlier item(s) left out)"
+        return problem, said
     for index, wanted in enumerate(prefix):
         if index < len(items) and items[index] == wanted:
             continue

@@ -26,6 +26,7 @@ from ..relay.stages.namespaces import function_tools_by_alias
 from ..relay.stages.parse import ModelTurn
 from ..relay.stages.usage import usage_text
 from .attachments import called_declarations, executed, no_call_text
+from .compaction import compaction_lines
 from .direct_call import is_direct_call
 from .facts import RunFacts
 from .jsonpath import excerpt, item_label
@@ -138,6 +139,7 @@ def _turn(current: ModelRound, run: RunRecord, facts: RunFacts, index: _Index, e
         f"tool_choice {excerpt(body.get('tool_choice'))}{chained}",
         *[f"  {note}" for note in [turn_note(run, current.turn)] if note],
         f"  response_{current.turn}: {_response_line(current, answer)}",
+        *compaction_lines(run, current),
         *search_lines(run, current),
         *_stream_lines(current),
     ]

@@ -24,6 +24,7 @@ from ..events import (
     RunStartEvent,
     ServerReady,
 )
+from ..relay.stages.cost import cost_text
 from ..relay.stages.usage import usage_text
 from ..verify import Finding, Verdict
 from .era_rows import mark_fallbacks
@@ -138,6 +139,7 @@ def _summary(events: Sequence[dict[str, Any]], rows: list[Row], source: str) -> 
         stream_events=sum(1 for row in rows if row.kind == ModelStreamEvent.kind),
         duration=(max(times) - min(times)) if times else 0.0,
         tokens=usage_text(end.get("usage")),
+        cost=cost_text(end.get("cost")),
     )
 
 

@@ -185,6 +185,8 @@ class RunSummary:
     duration: float = 0.0
     tokens: str = ""
     """The run's token usage in words (``relay.stages.usage.usage_text`` of run_end's), "" when none."""
+    cost: str = ""
+    """With ``--prices``: what run_end says the tokens cost (``relay.stages.cost.cost_text``), else ""."""
 
 
 @dataclass(slots=True, kw_only=True)

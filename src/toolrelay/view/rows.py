@@ -53,6 +53,7 @@ from ..relay.stages.usage import usage_text
 from ..verify.record import CALL_METHODS
 from .auth_rows import AUTH_DESCRIBERS
 from .chat_chunks import chunk_label
+from .compaction_rows import COMPACTION_DESCRIBERS, starts_from_compaction
 from .listen_rows import listen_text
 from .model import Badge, Row, RowState
 from .otel_rows import OTEL_DESCRIBERS
@@ -127,6 +128,8 @@ def _model_request(record: dict[str, Any]) -> Row:
         parts.append(f"declares {declaration_summary(body.get('tools'))}")  # --tool-search
     if body.get("previous_response_id"):
         parts.append(f"previous_response_id {body['previous_response_id']}")
+    if starts_from_compaction(body.get("input")):
+        parts.append("starts from a compaction item")
     if body.get("tool_choice") not in (None, "auto"):
         parts.append(f"tool_choice {compact(body['tool_choice'])}")
     badges = [Badge(kind="turn", text=f"turn {record.get('turn', '?')}")]
@@ -526,6 +529,7 @@ def whole(value: Any, default: int) -> int:
 
 _DESCRIBERS: Final[dict[str, Describer]] = {
     **SEARCH_DESCRIBERS,
+    **COMPACTION_DESCRIBERS,
     ModelRequestEvent.kind: _model_request,
     ModelResponseEvent.kind: _model_response,
     ModelStreamEvent.kind: _model_stream,

@@ -56,6 +56,7 @@
     if (run.stream_events) fact("stream events", run.stream_events);
     fact("took", duration(run.duration));
     if (run.tokens) fact("tokens", run.tokens);
+    if (run.cost) fact("cost", run.cost);
     fact("model", run.model);
     fact("run", run.run_id);
     fact("source", run.source);

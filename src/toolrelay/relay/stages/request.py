@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from ...errors import UsageError
 from .alias import NAMESPACE_SEPARATOR
+from .compaction import compact_point, context_management
 from .namespaces import function_tools_by_alias
 from .policy_turns import turn_choice
 
@@ -48,6 +49,9 @@ class RequestSettings:
     """More body fields (temperature, max_output_tokens, ``prompt_cache_options``, ...), sent as given."""
     prompt_cache_key: str | None = None
     """Sent as ``prompt_cache_key``: requests that share it share the endpoint's prompt cache."""
+    compact_at: int | None = None
+    """Sent as ``context_management`` (``compaction`` at this many tokens): the endpoint may
+    compact the context into one item, and later inputs start from it (``compaction.py``)."""
 
 
 def user_message(task: str) -> dict[str, Any]:
@@ -76,16 +80,28 @@ class Conversation:
     pending: list[dict[str, Any]] = field(default_factory=list)
     """Items produced since the last request (what chain mode sends)."""
     previous_response_id: str | None = None
+    compactions: list[tuple[str | None, int]] = field(default_factory=list)
+    """(response id, items dropped) for each response whose compaction item later inputs
+    start from, in order."""
 
     def start(self, first: list[dict[str, Any]]) -> None:
         """The run's first input items (the task as a user message, or a prompt's)."""
         self.history.extend(first)
         self.pending.extend(first)
 
-    def add_response(self, response_id: str | None, output: list[dict[str, Any]]) -> None:
+    def add_response(
+        self, response_id: str | None, output: list[dict[str, Any]], *, prune: bool = True
+    ) -> None:
+        """The response's output joins the history; with ``prune`` (replay mode: chain mode's
+        ``previous_response_id`` carries everything, and is not pruned) a compaction item in it
+        makes the history start from it."""
         self.history.extend(output)
         self.pending.clear()
         self.previous_response_id = response_id
+        compacted = compact_point(self.history, output) if prune else None
+        if compacted is not None:  # the compaction item carries what came before it
+            del self.history[: compacted.start]
+            self.compactions.append((response_id, compacted.dropped))
 
     def add_outputs(self, items: list[dict[str, Any]]) -> None:
         self.history.extend(items)
@@ -113,6 +129,8 @@ def build_body(
         body["previous_response_id"] = conversation.previous_response_id
     if settings.prompt_cache_key is not None:
         body["prompt_cache_key"] = settings.prompt_cache_key
+    if settings.compact_at is not None:
+        body["context_management"] = context_management(settings.compact_at)
     if settings.store is not None:
         body["store"] = settings.store
         if settings.store is False:

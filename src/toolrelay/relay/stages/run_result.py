@@ -41,6 +41,10 @@ class RunResult:
     usage: dict[str, int] = field(default_factory=dict)
     """Token counts summed over the run's model responses (``relay.stages.usage``: input, output,
     total, cached input, reasoning); a count no response gave is absent, not 0."""
+    cost: dict[str, float] = field(default_factory=dict)
+    """With a price table (``prices``, ``--prices``) naming the model: the dollars ``usage``
+    costs, by part (``input``, ``cached_input``, ``cache_write``, ``output``) and ``total``
+    (``relay.stages.cost``); empty without one."""
 
     @property
     def completed(self) -> bool:
@@ -63,5 +67,6 @@ class RunResult:
             "failed_calls": self.failed_calls,
             "response_ids": self.response_ids,
             "usage": self.usage,
+            **({"cost": self.cost} if self.cost else {}),
             "calls": [c.to_record() | {"arguments_text": c.arguments_text} for c in self.calls],
         }
