@@ -125,9 +125,11 @@ def _derive(
 
 def _namespace_description(run: RunRecord, server: str, seq: int) -> str:
     """What the live catalog describes ``server``'s namespace with: its title and instructions
-    from its last handshake answer (``initialize`` or ``server/discover``) before ``seq``."""
+    from its last handshake answer (``initialize`` or ``server/discover``) before ``seq`` that
+    succeeded (an era probe's refused twin, sent beside it, describes nothing)."""
     answers = [event for event in run.mcp if event.get("server") == server and event.get("seq", seq) < seq
-               and event.get("method") in (INITIALIZE, DISCOVER) and event.get("direction") == "in"]
+               and event.get("method") in (INITIALIZE, DISCOVER) and event.get("direction") == "in"
+               and isinstance(event.get("message", {}).get("result"), dict)]
     result = answers[-1].get("message", {}).get("result") if answers else None
     result = result if isinstance(result, dict) else {}
     info, instructions = result.get("serverInfo"), result.get("instructions")
