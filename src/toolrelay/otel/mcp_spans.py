@@ -19,7 +19,7 @@ A ``tools/call`` is not a span of its own here: its ``execute_tool`` span is it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -43,6 +43,7 @@ __all__ = ["WireSpans"]
 
 _TOOLS_CALL: Final = "tools/call"
 _SIGNED_IN: Final = frozenset({"signed_in", "refreshed", "stored"})
+_TRACEPARENT_LENGTH: Final = 55
 _Key = tuple[str, int, Any]
 """(server, connection, MCP id): one request on one connection."""
 
@@ -55,7 +56,7 @@ class WireSpans:
     """The open spans of one run's wire traffic."""
 
     def __init__(self, tracer: Tracer, parent: Context, metrics: RunMetrics,
-                 facts: Callable[[str], dict[str, Any]], redact: Callable[[str], str]) -> None:
+                 facts: Callable[[str], Mapping[str, Any]], redact: Callable[[str], str]) -> None:
         """``facts``: a server's connection attributes (transport, revision, address)."""
         self._tracer = tracer
         self._parent = parent
@@ -72,11 +73,12 @@ class WireSpans:
         self._rooted = trace.get_current_span(parent).get_span_context().is_valid
         """Whether ``parent`` holds a span (the run's, the caller's) to put the others under."""
 
-    def call_started(self, span: Span) -> None:
-        self._calls[f"{span.get_span_context().span_id:016x}"] = span
+    def call_started(self, span_id: str, span: Span) -> None:
+        """``span_id``: the call span's id in hex, as its ``traceparent`` carries it."""
+        self._calls[span_id] = span
 
-    def call_ended(self, span: Span) -> None:
-        self._calls.pop(f"{span.get_span_context().span_id:016x}", None)
+    def call_ended(self, span_id: str) -> None:
+        self._calls.pop(span_id, None)
 
     # -- MCP ----------------------------------------------------------------------------
 
@@ -145,9 +147,9 @@ class WireSpans:
         """The call whose span's trace context the request carries."""
         meta = params.get("_meta")
         parent = meta.get("traceparent") if isinstance(meta, dict) else None
-        if not isinstance(parent, str) or parent.count("-") != 3:
+        if not isinstance(parent, str) or len(parent) != _TRACEPARENT_LENGTH:
             return None
-        return self._calls.get(parent.split("-")[2])
+        return self._calls.get(parent[36:52])  # 00-{trace id}-{span id}-{flags}
 
     def _context_for(self, event: McpMessage) -> Context | None:
         """Under the call the message came during (``belongs_to``), else under the run; None
