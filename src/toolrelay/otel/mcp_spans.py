@@ -1,7 +1,7 @@
 """The spans of a run's MCP traffic besides its calls, and of its OAuth sign-ins, read from
 the wire events (``McpMessage``, ``AuthExchange``, ``AuthOutcome``):
 
-- each request toolrelay sends that is not a ``tools/call`` (``initialize``,
+- each request toolrelay sends that is not a call's own (``initialize``,
   ``server/discover``, ``tools/list``, ``resources/read``, ``prompts/get``,
   ``subscriptions/listen``...) a CLIENT span ``{method}`` (``prompts/get {prompt}``), from
   the request to its answer, ERROR with the JSON-RPC code for an error answer;
@@ -14,7 +14,9 @@ the wire events (``McpMessage``, ``AuthExchange``, ``AuthOutcome``):
   (the step, the method, the status, the host: never a URL's path or query, a code, a
   token or a secret), ERROR when it did not sign in.
 
-A ``tools/call`` is not a span of its own here: its ``execute_tool`` span is it.
+A call's own request is not a span of its own here: its ``execute_tool`` span is it. That is
+every ``tools/call``, and any request whose ``params._meta.traceparent`` names an open
+call's span (the ``resources/read`` of an ``--expose-resources`` reader's call).
 """
 
 from __future__ import annotations
@@ -99,8 +101,8 @@ class WireSpans:
     def _request(self, event: McpMessage, key: _Key) -> None:
         params = event.message.get("params")
         params = params if isinstance(params, dict) else {}
-        if event.method == _TOOLS_CALL:
-            call = self._call_of(params)
+        call = self._call_of(params)
+        if call is not None or event.method == _TOOLS_CALL:  # a call's own request: its span is the call's
             if call is not None:
                 self._sent_calls[key] = call
             return
