@@ -4,7 +4,9 @@ the wire events (``McpMessage``, ``AuthExchange``, ``AuthOutcome``):
 - each request toolrelay sends that is not a call's own (``initialize``,
   ``server/discover``, ``tools/list``, ``resources/read``, ``prompts/get``,
   ``subscriptions/listen``...) a CLIENT span ``{method}`` (``prompts/get {prompt}``), from
-  the request to its answer, ERROR with the JSON-RPC code for an error answer;
+  the request to its answer, ERROR with the JSON-RPC code for an error answer -- except the
+  fallback ``initialize`` sent beside a slow era probe, which a 2026-07-28 server refuses as
+  expected: ``toolrelay.fallback`` says so (as ``--wire`` and ``view`` do), and no error;
 - each request a server sends toolrelay (``sampling/createMessage``,
   ``elicitation/create``, ``roots/list``...) a SERVER span ``{method}``: toolrelay serves
   it; under the ``execute_tool`` span of the call it came during (the event's
@@ -29,6 +31,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
+from ..client.wire_events import EraNotes
 from ..events import (
     MCP_REPLY,
     MCP_REQUEST,
@@ -38,6 +41,7 @@ from ..events import (
     AuthOutcome,
     McpMessage,
 )
+from ..protocol.request_envelope import DISCOVER
 from . import conventions as c
 from .metrics import RunMetrics
 
@@ -46,6 +50,9 @@ __all__ = ["WireSpans"]
 _TOOLS_CALL: Final = "tools/call"
 _SIGNED_IN: Final = frozenset({"signed_in", "refreshed", "stored"})
 _TRACEPARENT_LENGTH: Final = 55
+_ERA_METHODS: Final = frozenset({DISCOVER, "initialize"})
+"""What ``EraNotes`` reads to tell a fallback ``initialize`` (sent beside a slow era probe)."""
+_FALLBACK: Final = "toolrelay.fallback"
 _Key = tuple[str, int, Any]
 """(server, connection, MCP id): one request on one connection."""
 
@@ -72,6 +79,8 @@ class WireSpans:
         self._requests: dict[_Key, tuple[Span, dict[str, Any], float]] = {}
         self._asks: dict[_Key, Span] = {}
         self._sign_ins: dict[tuple[str, int], Span] = {}
+        self._era = EraNotes()
+        """The fallback ``initialize`` of each connection, named as ``--wire`` and ``view`` name it."""
         self._rooted = trace.get_current_span(parent).get_span_context().is_valid
         """Whether ``parent`` holds a span (the run's, the caller's) to put the others under."""
 
@@ -87,10 +96,12 @@ class WireSpans:
     def message(self, event: McpMessage) -> None:
         key: _Key = (event.server, event.connection, event.mcp_id)
         if event.role == MCP_REQUEST and event.mcp_id is not None:
+            if event.method in _ERA_METHODS:
+                self._era.note(event)
             self._request(event, key)
         elif event.role == MCP_RESPONSE:
             self._sent_calls.pop(key, None)
-            self._answered(event, key)
+            self._answered(event, key, self._era.note(event) if event.method in _ERA_METHODS else None)
         elif event.role == MCP_SERVER_REQUEST and event.mcp_id is not None:
             self._asked(event, key)
         elif event.role == MCP_REPLY:
@@ -122,12 +133,15 @@ class WireSpans:
                                        attributes=attributes, start_time=_ns(event.time))
         self._requests[key] = (span, attributes, event.time)
 
-    def _answered(self, event: McpMessage, key: _Key) -> None:
+    def _answered(self, event: McpMessage, key: _Key, era_note: str | None = None) -> None:
         opened = self._requests.pop(key, None)
         if opened is None:
             return
         span, attributes, sent = opened
         error = event.message.get("error")
+        if era_note is not None:  # the era probe's fallback initialize: refused as expected, no failure
+            span.set_attributes({_FALLBACK: era_note, **_status_code(error)})
+            error = None
         failure = _end(span, error, _ns(event.time), self._redact)
         if failure is not None:
             attributes = {**attributes, c.ERROR_TYPE: failure, c.RPC_STATUS_CODE: failure}
@@ -226,6 +240,11 @@ def _end(span: Span, error: Any, end_ns: int | None, redact: Callable[[str], str
         span.set_status(Status(StatusCode.ERROR, redact(message) if isinstance(message, str) else failure))
     span.end(end_time=end_ns)
     return failure
+
+
+def _status_code(error: Any) -> dict[str, str]:
+    code = error.get("code") if isinstance(error, dict) else None
+    return {c.RPC_STATUS_CODE: str(code)} if isinstance(code, int) else {}
 
 
 def _without_query(uri: str) -> str:
