@@ -1,5 +1,6 @@
 """Every bench in one command: files, client, start-up, loop, stream, verify, batch, tool
-search, start-up with the 500-tool catalog, Python function tools -- each beside its peers.
+search, start-up with the 500-tool catalog, Python function tools, request bytes, tracing's
+cost -- each beside its peers.
 
 Sets up bench/.cache/venv first (toolrelay editable + the pinned peers), then runs each
 bench script with that venv's python. Every bench appends its summary (medians, ratios,
@@ -8,7 +9,7 @@ raw records) to ``bench/results/<timestamp>.jsonl``; their tables go to stdout.
     python bench/run_all.py                   the full run (about 10-15 min on 2 shared cores)
     BENCH_QUICK=1 python bench/run_all.py     a smoke run (about 3 min; fewer calls and passes)
     options: --only NAME (repeatable: files, client, startup, loop, stream, verify, batch, search,
-             catalog, function),
+             catalog, function, bytes, otel),
              --json-out FILE
 """
 
@@ -25,7 +26,8 @@ BENCHES = {"files": "files_bench.py", "client": "client_bench.py", "startup": "s
            "loop": "loop_bench.py", "stream": "stream_bench.py", "verify": "verify_bench.py",
            "batch": "batch_bench.py", "search": "search_bench.py", "catalog": "catalog_startup_bench.py",
            "function": "function_tool_bench.py",
-           "bytes": "request_bytes_bench.py"}
+           "bytes": "request_bytes_bench.py",
+           "otel": "otel_bench.py"}
 TIMEOUT = 2400  # seconds per bench; each also bounds its own children
 
 

@@ -2,7 +2,8 @@
 
 toolrelay's dependencies stay lean; the peers it is measured against (the mcp SDK, the
 openai SDK, the OpenAI Agents SDK, pinned to the versions of BASELINES.md) live only in
-this venv, next to an editable install of toolrelay itself. Every measuring child process
+this venv, next to an editable install of toolrelay itself, with the otel extra's packages
+and oteltap for otel_bench.py. Every measuring child process
 runs with this venv's python, so toolrelay and its peers share one interpreter.
 
     python bench/setup_peers.py            create or update the venv, print its python
@@ -18,9 +19,14 @@ from pathlib import Path
 
 from common import BENCH_DIR, CACHE, arg_parser
 
-__all__ = ["PEER_SPECS", "bench_python", "compile_toolrelay"]
+__all__ = ["OTEL_SPECS", "PEER_SPECS", "bench_python", "compile_toolrelay"]
 
-PEER_SPECS = ("mcp==2.3.0", "openai==3.57.0", "openai-agents==0.24.0")
+OTEL_SPECS = ("opentelemetry-api==1.45.2", "opentelemetry-sdk==1.45.2",
+              "opentelemetry-exporter-otlp-proto-http==1.45.2", "oteltap==1.0.0")
+"""otel_bench.py's: toolrelay's otel extra (pinned as the tests pin it) and a real OTLP/HTTP
+receiver. Installed, not asked for, they change nothing: toolrelay imports no OpenTelemetry
+module unless tracing is on, and the mcp SDK's middleware stays a no-op without a provider."""
+PEER_SPECS = ("mcp==2.3.0", "openai==3.57.0", "openai-agents==0.24.0", *OTEL_SPECS)
 REPO = BENCH_DIR.parent
 VENV = CACHE / "venv"
 

@@ -104,3 +104,24 @@ def test_the_file_server_records_each_served_call(tmp_path: Path) -> None:
     by_error = {p.attributes.get("error.type"): p for p in points_of(reader)["mcp.server.operation.duration"]}
     assert (by_error[None].count, by_error["tool_error"].count) == (2, 1)
     assert by_error[None].attributes["network.transport"] == "tcp"
+
+
+@pytest.mark.parametrize(("environ", "file", "records"), [
+    ({"OTEL_METRICS_EXPORTER": "none"}, False, False),
+    ({"OTEL_METRICS_EXPORTER": "none"}, True, True),  # the file still gets them
+    ({"OTEL_METRICS_EXPORTER": "console"}, False, True),
+])
+def test_metrics_with_nowhere_to_go_record_nothing(
+    tmp_path: Path, environ: dict[str, str], file: bool, records: bool
+) -> None:
+    """``OTEL_METRICS_EXPORTER=none``: a no-op provider (the SDK's without a reader would
+    still clean and hash each point's attributes), shut down like any other."""
+    from opentelemetry.metrics import NoOpHistogram
+
+    from toolrelay.otel.setup import meter_provider_for
+
+    provider = meter_provider_for(environ, file=str(tmp_path / "m.jsonl") if file else None, service="t")
+    histogram = provider.get_meter("toolrelay").create_histogram("h")
+    assert isinstance(histogram, NoOpHistogram) is not records
+    assert isinstance(provider, MeterProvider) is records
+    provider.shutdown()

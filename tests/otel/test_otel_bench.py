@@ -1,6 +1,7 @@
-"""bench/otel_bench.py runs, small: both modes measured, the traced one's spans really
-reach the loopback receiver (four a run: the run, two turns, the call), the untraced one
-imports no OpenTelemetry."""
+"""bench/otel_bench.py runs, small: every mode measured, the traced one's spans really
+reach the loopback receiver (four a run: the run, two turns, the call), and so do the
+floor's (the SDK alone making the same spans again); the untraced ones import no
+OpenTelemetry, the ``absent`` one could not."""
 
 from __future__ import annotations
 
@@ -22,8 +23,15 @@ def test_the_bench_measures_both_modes_and_counts_the_exported_spans(tmp_path: P
     [summary] = [json.loads(line) for line in out.read_text().splitlines()]
     by_mode = {record["mode"]: record for record in summary["records"]}
     assert by_mode["on"]["spans_per_run"] == 4 and by_mode["on"]["otel_imported"]
-    assert by_mode["off"]["spans_per_run"] == 0 and not by_mode["off"]["otel_imported"]
-    assert by_mode["on"]["requests_per_run"] == by_mode["off"]["requests_per_run"] == 2
+    for untraced in ("off", "absent", "listened"):
+        assert by_mode[untraced]["spans_per_run"] == 0 and not by_mode[untraced]["otel_imported"]
+        assert by_mode[untraced]["requests_per_run"] == 2
+    assert by_mode["on"]["requests_per_run"] == 2
+    assert by_mode["off"]["otel_importable"] and not by_mode["absent"]["otel_importable"]
+    floor = by_mode["floor"]
+    assert (floor["captured_spans"], floor["captured_points"], floor["spans_per_run"]) == (4, 7, 4)
+    assert floor["client_cpu_ms_per_call"] > 0 and floor["requests_per_run"] is None
+    assert "added: the SDK's floor, floor / off" in done.stdout
 
 
 def test_the_bench_answers_help() -> None:

@@ -1,10 +1,12 @@
 """The spans of a run's MCP traffic besides its calls, and of its OAuth sign-ins, read from
 the wire events (``McpMessage``, ``AuthExchange``, ``AuthOutcome``):
 
-- each request toolrelay sends that is not a ``tools/call`` (``initialize``,
+- each request toolrelay sends that is not a call's own (``initialize``,
   ``server/discover``, ``tools/list``, ``resources/read``, ``prompts/get``,
   ``subscriptions/listen``...) a CLIENT span ``{method}`` (``prompts/get {prompt}``), from
-  the request to its answer, ERROR with the JSON-RPC code for an error answer;
+  the request to its answer, ERROR with the JSON-RPC code for an error answer -- except the
+  fallback ``initialize`` sent beside a slow era probe, which a 2026-07-28 server refuses as
+  expected: ``toolrelay.fallback`` says so (as ``--wire`` and ``view`` do), and no error;
 - each request a server sends toolrelay (``sampling/createMessage``,
   ``elicitation/create``, ``roots/list``...) a SERVER span ``{method}``: toolrelay serves
   it; under the ``execute_tool`` span of the call it came during (the event's
@@ -14,12 +16,14 @@ the wire events (``McpMessage``, ``AuthExchange``, ``AuthOutcome``):
   (the step, the method, the status, the host: never a URL's path or query, a code, a
   token or a secret), ERROR when it did not sign in.
 
-A ``tools/call`` is not a span of its own here: its ``execute_tool`` span is it.
+A call's own request is not a span of its own here: its ``execute_tool`` span is it. That is
+every ``tools/call``, and any request whose ``params._meta.traceparent`` names an open
+call's span (the ``resources/read`` of an ``--expose-resources`` reader's call).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -27,6 +31,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
+from ..client.wire_events import EraNotes
 from ..events import (
     MCP_REPLY,
     MCP_REQUEST,
@@ -36,6 +41,7 @@ from ..events import (
     AuthOutcome,
     McpMessage,
 )
+from ..protocol.request_envelope import DISCOVER
 from . import conventions as c
 from .metrics import RunMetrics
 
@@ -43,6 +49,10 @@ __all__ = ["WireSpans"]
 
 _TOOLS_CALL: Final = "tools/call"
 _SIGNED_IN: Final = frozenset({"signed_in", "refreshed", "stored"})
+_TRACEPARENT_LENGTH: Final = 55
+_ERA_METHODS: Final = frozenset({DISCOVER, "initialize"})
+"""What ``EraNotes`` reads to tell a fallback ``initialize`` (sent beside a slow era probe)."""
+_FALLBACK: Final = "toolrelay.fallback"
 _Key = tuple[str, int, Any]
 """(server, connection, MCP id): one request on one connection."""
 
@@ -55,7 +65,7 @@ class WireSpans:
     """The open spans of one run's wire traffic."""
 
     def __init__(self, tracer: Tracer, parent: Context, metrics: RunMetrics,
-                 facts: Callable[[str], dict[str, Any]], redact: Callable[[str], str]) -> None:
+                 facts: Callable[[str], Mapping[str, Any]], redact: Callable[[str], str]) -> None:
         """``facts``: a server's connection attributes (transport, revision, address)."""
         self._tracer = tracer
         self._parent = parent
@@ -69,24 +79,29 @@ class WireSpans:
         self._requests: dict[_Key, tuple[Span, dict[str, Any], float]] = {}
         self._asks: dict[_Key, Span] = {}
         self._sign_ins: dict[tuple[str, int], Span] = {}
+        self._era = EraNotes()
+        """The fallback ``initialize`` of each connection, named as ``--wire`` and ``view`` name it."""
         self._rooted = trace.get_current_span(parent).get_span_context().is_valid
         """Whether ``parent`` holds a span (the run's, the caller's) to put the others under."""
 
-    def call_started(self, span: Span) -> None:
-        self._calls[f"{span.get_span_context().span_id:016x}"] = span
+    def call_started(self, span_id: str, span: Span) -> None:
+        """``span_id``: the call span's id in hex, as its ``traceparent`` carries it."""
+        self._calls[span_id] = span
 
-    def call_ended(self, span: Span) -> None:
-        self._calls.pop(f"{span.get_span_context().span_id:016x}", None)
+    def call_ended(self, span_id: str) -> None:
+        self._calls.pop(span_id, None)
 
     # -- MCP ----------------------------------------------------------------------------
 
     def message(self, event: McpMessage) -> None:
         key: _Key = (event.server, event.connection, event.mcp_id)
         if event.role == MCP_REQUEST and event.mcp_id is not None:
+            if event.method in _ERA_METHODS:
+                self._era.note(event)
             self._request(event, key)
         elif event.role == MCP_RESPONSE:
             self._sent_calls.pop(key, None)
-            self._answered(event, key)
+            self._answered(event, key, self._era.note(event) if event.method in _ERA_METHODS else None)
         elif event.role == MCP_SERVER_REQUEST and event.mcp_id is not None:
             self._asked(event, key)
         elif event.role == MCP_REPLY:
@@ -97,8 +112,8 @@ class WireSpans:
     def _request(self, event: McpMessage, key: _Key) -> None:
         params = event.message.get("params")
         params = params if isinstance(params, dict) else {}
-        if event.method == _TOOLS_CALL:
-            call = self._call_of(params)
+        call = self._call_of(params)
+        if call is not None or event.method == _TOOLS_CALL:  # a call's own request: its span is the call's
             if call is not None:
                 self._sent_calls[key] = call
             return
@@ -118,12 +133,15 @@ class WireSpans:
                                        attributes=attributes, start_time=_ns(event.time))
         self._requests[key] = (span, attributes, event.time)
 
-    def _answered(self, event: McpMessage, key: _Key) -> None:
+    def _answered(self, event: McpMessage, key: _Key, era_note: str | None = None) -> None:
         opened = self._requests.pop(key, None)
         if opened is None:
             return
         span, attributes, sent = opened
         error = event.message.get("error")
+        if era_note is not None:  # the era probe's fallback initialize: refused as expected, no failure
+            span.set_attributes({_FALLBACK: era_note, **_status_code(error)})
+            error = None
         failure = _end(span, error, _ns(event.time), self._redact)
         if failure is not None:
             attributes = {**attributes, c.ERROR_TYPE: failure, c.RPC_STATUS_CODE: failure}
@@ -145,9 +163,9 @@ class WireSpans:
         """The call whose span's trace context the request carries."""
         meta = params.get("_meta")
         parent = meta.get("traceparent") if isinstance(meta, dict) else None
-        if not isinstance(parent, str) or parent.count("-") != 3:
+        if not isinstance(parent, str) or len(parent) != _TRACEPARENT_LENGTH:
             return None
-        return self._calls.get(parent.split("-")[2])
+        return self._calls.get(parent[36:52])  # 00-{trace id}-{span id}-{flags}
 
     def _context_for(self, event: McpMessage) -> Context | None:
         """Under the call the message came during (``belongs_to``), else under the run; None
@@ -222,6 +240,11 @@ def _end(span: Span, error: Any, end_ns: int | None, redact: Callable[[str], str
         span.set_status(Status(StatusCode.ERROR, redact(message) if isinstance(message, str) else failure))
     span.end(end_time=end_ns)
     return failure
+
+
+def _status_code(error: Any) -> dict[str, str]:
+    code = error.get("code") if isinstance(error, dict) else None
+    return {c.RPC_STATUS_CODE: str(code)} if isinstance(code, int) else {}
 
 
 def _without_query(uri: str) -> str:

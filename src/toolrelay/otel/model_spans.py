@@ -5,21 +5,24 @@ answer that counted has arrived, which is known only once the next event is not 
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
-from ..events import Event, ModelRequestEvent, ModelResponseEvent
+from ..events import ModelRequestEvent, ModelResponseEvent
 from ..protocol.responses import FUNCTION_CALL
 from . import conventions as c
 from .metrics import RunMetrics
 
 __all__ = ["TurnSpans"]
+
+_STREAMED: Final = "toolrelay.streamed"
 
 
 @dataclass(slots=True)
@@ -43,6 +46,8 @@ class TurnSpans:
         self._metrics = metrics
         self._parent = parent
         self._open: dict[int, _Turn] = {}
+        self._answered: list[int] = []
+        """Turns answered since the last ``settle``: the next event that is not the model's ends them."""
 
     def request(self, event: ModelRequestEvent) -> None:
         turn = self._open.get(event.turn)
@@ -55,10 +60,7 @@ class TurnSpans:
             c.OPERATION: c.CHAT, c.PROVIDER_NAME: c.PROVIDER, c.REQUEST_MODEL: model,
             c.REQUEST_STREAM: bool(event.body.get("stream", False)), c.TURN: event.turn,
         }
-        url = urlsplit(event.url)
-        if url.hostname:  # the host and port only: never a key or a query
-            attributes[c.SERVER_ADDRESS] = url.hostname
-            attributes[c.SERVER_PORT] = url.port or (443 if url.scheme == "https" else 80)
+        attributes.update(_endpoint_attributes(event.url))
         span = self._tracer.start_span(f"{c.CHAT} {model}", context=self._parent, kind=SpanKind.CLIENT,
                                        attributes=attributes)
         self._open[event.turn] = _Turn(span, started=event.time or time.time(), attributes=attributes)
@@ -69,11 +71,10 @@ class TurnSpans:
             return
         turn.answered = True
         turn.end_ns = int(event.time * 1e9) if event.time else None
+        self._answered.append(event.turn)
         span, body = turn.span, event.body if isinstance(event.body, dict) else {}
-        span.set_attribute(c.HTTP_STATUS, event.status)
-        span.set_attribute("toolrelay.streamed", event.streamed)
         answered = _response_attributes(body)
-        span.set_attributes(answered)
+        span.set_attributes({c.HTTP_STATUS: event.status, _STREAMED: event.streamed, **answered})
         turn.attributes.update(answered)
         kinds = (("input", c.INPUT_TOKENS), ("output", c.OUTPUT_TOKENS))
         turn.tokens = {kind: answered[name] for kind, name in kinds if name in answered}
@@ -82,10 +83,15 @@ class TurnSpans:
         elif event.cut is not None:
             turn.failure = ("stream_cut", redact(event.cut))
 
-    def settle(self, event: Event) -> None:
-        """Called with every event that is not the model's: the answered turns end."""
-        for number in [n for n, turn in self._open.items() if turn.answered]:
-            self._end(self._open.pop(number))
+    def settle(self) -> None:
+        """Called on every event that is not the model's: the answered turns end."""
+        if not self._answered:
+            return
+        answered, self._answered = self._answered, []
+        for number in answered:
+            turn = self._open.get(number)
+            if turn is not None and turn.answered:
+                self._end(self._open.pop(number))
 
     def close(self, error: BaseException | None) -> None:
         """The run ended: every turn ends; one still waiting for its answer failed."""
@@ -95,10 +101,11 @@ class TurnSpans:
                 turn.failure = (why, "the run ended before the model answered")
             self._end(turn)
         self._open.clear()
+        self._answered.clear()
 
     def _end(self, turn: _Turn) -> None:
         if turn.failure is not None:
-            turn.span.set_attribute(c.ERROR_TYPE, turn.failure[0])
+            turn.span.set_attributes({c.ERROR_TYPE: turn.failure[0]})
             turn.span.set_status(Status(StatusCode.ERROR, turn.failure[1]))
             turn.attributes[c.ERROR_TYPE] = turn.failure[0]
         turn.span.end(end_time=turn.end_ns)
@@ -144,3 +151,14 @@ def _error_text(body: dict[str, Any]) -> str | None:
     error = body.get("error")
     message = error.get("message") if isinstance(error, dict) else None
     return message if isinstance(message, str) else None
+
+
+@functools.lru_cache(maxsize=64)
+def _endpoint_attributes(url: str) -> tuple[tuple[str, Any], ...]:
+    """``server.address`` / ``server.port`` of a model endpoint, parsed once per URL: the host
+    and port only, never a key or a query."""
+    parts = urlsplit(url)
+    if not parts.hostname:
+        return ()
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return ((c.SERVER_ADDRESS, parts.hostname), (c.SERVER_PORT, port))

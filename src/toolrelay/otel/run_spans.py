@@ -12,11 +12,12 @@ run failed.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType, TracebackType
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 from opentelemetry import context as otel_context
@@ -79,9 +80,9 @@ class _ServerFacts:
 @dataclass(slots=True)
 class _RunState:
     servers: dict[str, _ServerFacts] = field(default_factory=dict)
-    calls: dict[int, tuple[Span, float, dict[str, Any]]] = field(default_factory=dict)
-    """id(CallContext) → the call's span, its start (monotonic) and attributes: one context
-    per call, alive until after_call."""
+    calls: dict[int, tuple[Span, str, float, dict[str, Any]]] = field(default_factory=dict)
+    """id(CallContext) → the call's span, its id (hex), its start (monotonic) and attributes:
+    one context per call, alive until after_call."""
     streaming: set[int] = field(default_factory=set)
     """Turns whose response has not arrived yet: a call parsed meanwhile starts early."""
     early: set[str] = field(default_factory=set)
@@ -136,7 +137,7 @@ class RunTracing(CallHook):
             self._unsubscribe()
         self._turns.close(error)
         self._wire.close()
-        for span, _, _ in self._state.calls.values():
+        for span, _, _, _ in self._state.calls.values():
             span.set_status(Status(StatusCode.ERROR, "the run ended before the call did"))
             span.end()
         self._state.calls.clear()
@@ -155,35 +156,36 @@ class RunTracing(CallHook):
         carrier: dict[str, str] = {}
         propagate.inject(carrier, context=trace.set_span_in_context(span, self._inside))
         context.meta.update(carrier)  # traceparent (tracestate, baggage): unprefixed, SEP-414
-        self._state.calls[id(context)] = (span, time.monotonic(), attributes)
-        self._wire.call_started(span)
+        trace_id, span_id = _ids(span, carrier.get(_TRACEPARENT))
+        self._state.calls[id(context)] = (span, span_id, time.monotonic(), attributes)
+        self._wire.call_started(span_id, span)
         if self._events is not None:  # the transcript names the span (verify --otel)
-            ids = span.get_span_context()
             self._events.emit(CallSpan(call_id=call.call_id or None, alias=call.name,
-                                       trace_id=f"{ids.trace_id:032x}", span_id=f"{ids.span_id:016x}"))
+                                       trace_id=trace_id, span_id=span_id))
         return None
 
     async def after_call(self, call: FunctionCall, context: CallContext, outcome: CallOutcome) -> None:
         opened = self._state.calls.pop(id(context), None)
         if opened is None:
             return
-        span, started, attributes = opened
-        self._wire.call_ended(span)
-        span.set_attribute(c.OUTCOME, outcome.status)
+        span, span_id, started, attributes = opened
+        self._wire.call_ended(span_id)
+        ended: dict[str, Any] = {c.OUTCOME: outcome.status}  # one set_attributes: one cleaning pass, one lock
         if outcome.mcp_id is not None:
-            span.set_attribute(c.JSONRPC_ID, str(outcome.mcp_id))
+            ended[c.JSONRPC_ID] = str(outcome.mcp_id)
         method = (outcome.request or {}).get("method")
         if isinstance(method, str):
-            span.set_attribute(c.MCP_METHOD, method)
+            ended[c.MCP_METHOD] = method
         failure = c.error_type(outcome.status, outcome.error_code, outcome.transport_kind)
         if failure is not None:  # a failed call is never OK (a success is left UNSET, as the conventions say)
-            span.set_attribute(c.ERROR_TYPE, failure)
+            failed = {c.ERROR_TYPE: failure}
             if outcome.status == "protocol_error" and outcome.error_code is not None:
-                span.set_attribute(c.RPC_STATUS_CODE, str(outcome.error_code))
+                failed[c.RPC_STATUS_CODE] = str(outcome.error_code)
+            ended.update(failed)
+            attributes.update(failed)
+        span.set_attributes(ended)
+        if failure is not None:
             span.set_status(Status(StatusCode.ERROR, self._redact(outcome.message or outcome.status)))
-            attributes[c.ERROR_TYPE] = failure
-            if outcome.status == "protocol_error" and outcome.error_code is not None:
-                attributes[c.RPC_STATUS_CODE] = str(outcome.error_code)
         span.end()
         if context.server is not None:  # a call that reached a server: an MCP request's duration
             self._metrics.mcp_request(time.monotonic() - started, attributes)
@@ -201,20 +203,13 @@ class RunTracing(CallHook):
             attributes.update(self._server_attributes(context.server))
         return attributes
 
-    def _server_attributes(self, server: str) -> dict[str, Any]:
-        facts = self._state.servers.get(server, _ServerFacts())
-        attributes: dict[str, Any] = {c.NETWORK_TRANSPORT: c.transport_of(facts.transport)}
-        if facts.protocol_version is not None:
-            attributes[c.MCP_PROTOCOL_VERSION] = facts.protocol_version
-        if facts.transport == "http":
-            url = urlsplit(facts.target)
-            if url.hostname:
-                attributes[c.SERVER_ADDRESS] = url.hostname
-                attributes[c.SERVER_PORT] = url.port or (443 if url.scheme == "https" else 80)
-            session = self._session_of(server)
-            if session is not None and facts.protocol_version not in MODERN_VERSIONS:
-                attributes[c.MCP_SESSION_ID] = session
-        return attributes
+    def _server_attributes(self, server: str) -> Mapping[str, Any]:
+        facts = self._state.servers.get(server, _NO_FACTS)
+        shared = _connection_attributes(facts.transport, facts.target, facts.protocol_version)
+        if facts.transport != "http" or facts.protocol_version in MODERN_VERSIONS:
+            return shared
+        session = self._session_of(server)  # may change on a reconnect: never cached
+        return shared if session is None else {**shared, c.MCP_SESSION_ID: session}
 
     def _session_of(self, server: str) -> str | None:
         """The HTTP session id of ``server``'s connection (the 2025 era has sessions)."""
@@ -240,41 +235,49 @@ class RunTracing(CallHook):
             return
 
     def _see(self, event: Event) -> None:
-        if not isinstance(event, (ModelStreamEvent, ModelResponseEvent, ModelRequestEvent)):
-            self._turns.settle(event)
-        if isinstance(event, McpMessage):
-            self._wire.message(event)
-        elif isinstance(event, AuthExchange):
-            self._wire.auth_exchange(event)
-        elif isinstance(event, AuthOutcome):
-            self._wire.auth_outcome(event)
-        elif isinstance(event, ServerStarting):
-            self._state.servers[event.server] = _ServerFacts(transport=event.transport, target=event.target)
-        elif isinstance(event, ServerReady):
-            facts = self._state.servers.setdefault(event.server, _ServerFacts())
-            facts.protocol_version = event.protocol_version
-        elif isinstance(event, RunStartEvent):
-            self._run.set_attributes({c.RUN_ID: event.run_id, c.REQUEST_MODEL: event.model})
-        elif isinstance(event, ModelRequestEvent):
-            self._state.streaming.add(event.turn)
-            self._turns.request(event)
-        elif isinstance(event, ModelResponseEvent):
-            self._state.streaming.discard(event.turn)
-            self._turns.response(event, self._redact)
-        elif isinstance(event, CallParsed) and self._state.streaming and event.call_id:
+        kind = type(event)
+        route = _ROUTES.get(kind)
+        if route is None:
+            route = _ROUTES[kind] = _route_of(kind)
+        settles, handler = route
+        if settles:
+            self._turns.settle()
+        if handler is not None:
+            handler(self, event)
+
+    def _server_starting(self, event: ServerStarting) -> None:
+        self._state.servers[event.server] = _ServerFacts(transport=event.transport, target=event.target)
+
+    def _server_ready(self, event: ServerReady) -> None:
+        facts = self._state.servers.setdefault(event.server, _ServerFacts())
+        facts.protocol_version = event.protocol_version
+
+    def _run_started(self, event: RunStartEvent) -> None:
+        self._run.set_attributes({c.RUN_ID: event.run_id, c.REQUEST_MODEL: event.model})
+
+    def _model_request(self, event: ModelRequestEvent) -> None:
+        self._state.streaming.add(event.turn)
+        self._turns.request(event)
+
+    def _model_response(self, event: ModelResponseEvent) -> None:
+        self._state.streaming.discard(event.turn)
+        self._turns.response(event, self._redact)
+
+    def _call_parsed(self, event: CallParsed) -> None:
+        if self._state.streaming and event.call_id:
             self._state.early.add(event.call_id)  # parsed before its response arrived: started early
-        elif isinstance(event, RunEndEvent):
-            self._run_ended(event)
 
     def _run_ended(self, event: RunEndEvent) -> None:
         self._turns.close(None)
         self._wire.close()
-        self._run.set_attribute(c.RUN_STATUS, event.status)
+        ended: dict[str, Any] = {c.RUN_STATUS: event.status}
         for key, name in (("input_tokens", c.INPUT_TOKENS), ("output_tokens", c.OUTPUT_TOKENS)):
             if key in event.usage:
-                self._run.set_attribute(name, event.usage[key])
+                ended[name] = event.usage[key]
         if event.status != "completed":
-            self._run.set_attribute(c.ERROR_TYPE, event.status)
+            ended[c.ERROR_TYPE] = event.status
+        self._run.set_attributes(ended)
+        if event.status != "completed":
             self._run.set_status(Status(StatusCode.ERROR, self._redact(event.reason or event.status)))
         self._end_run()
 
@@ -282,3 +285,56 @@ class RunTracing(CallHook):
         if not self._ended:
             self._ended = True
             self._run.end()
+
+
+_Route = tuple[bool, Callable[[RunTracing, Any], None] | None]
+"""Whether an event of that type settles the answered turns, and what handles it."""
+_HANDLED: tuple[tuple[type[Event], Callable[[RunTracing, Any], None]], ...] = (
+    (McpMessage, lambda tracing, event: tracing._wire.message(event)),
+    (AuthExchange, lambda tracing, event: tracing._wire.auth_exchange(event)),
+    (AuthOutcome, lambda tracing, event: tracing._wire.auth_outcome(event)),
+    (ServerStarting, RunTracing._server_starting),
+    (ServerReady, RunTracing._server_ready),
+    (RunStartEvent, RunTracing._run_started),
+    (ModelRequestEvent, RunTracing._model_request),
+    (ModelResponseEvent, RunTracing._model_response),
+    (CallParsed, RunTracing._call_parsed),
+    (RunEndEvent, RunTracing._run_ended),
+)
+_MODEL_EVENTS: Final = (ModelStreamEvent, ModelResponseEvent, ModelRequestEvent)
+_ROUTES: dict[type[Event], _Route] = {}
+"""Each event type's route, found once by ``isinstance`` (a subclass goes where its base does)."""
+
+
+def _route_of(kind: type[Event]) -> _Route:
+    handler = next((handle for base, handle in _HANDLED if issubclass(kind, base)), None)
+    return (not issubclass(kind, _MODEL_EVENTS), handler)
+
+
+_NO_FACTS: Final = _ServerFacts()
+_TRACEPARENT: Final = "traceparent"
+
+
+@functools.lru_cache(maxsize=256)
+def _connection_attributes(transport: str, target: str, protocol_version: str | None) -> Mapping[str, Any]:
+    """A server connection's attributes, made once per connection and shared by every span
+    and data point of it (read-only: the SDK copies what it keeps)."""
+    attributes: dict[str, Any] = {c.NETWORK_TRANSPORT: c.transport_of(transport)}
+    if protocol_version is not None:
+        attributes[c.MCP_PROTOCOL_VERSION] = protocol_version
+    if transport == "http":
+        url = urlsplit(target)
+        if url.hostname:
+            attributes[c.SERVER_ADDRESS] = url.hostname
+            attributes[c.SERVER_PORT] = url.port or (443 if url.scheme == "https" else 80)
+    return MappingProxyType(attributes)
+
+
+def _ids(span: Span, traceparent: str | None) -> tuple[str, str]:
+    """The span's trace and span ids in hex, read from the ``traceparent`` just made for it
+    (``00-{trace}-{span}-{flags}``) rather than formatted again; formatted when another
+    propagator made none."""
+    if traceparent is not None and len(traceparent) == 55 and traceparent.startswith("00-"):
+        return traceparent[3:35], traceparent[36:52]
+    ids = span.get_span_context()
+    return f"{ids.trace_id:032x}", f"{ids.span_id:016x}"

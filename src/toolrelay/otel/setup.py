@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 from ..errors import UsageError
 
 if TYPE_CHECKING:  # the extra may be missing: it is imported when a provider is made
-    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import MetricReader
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
@@ -86,7 +86,9 @@ def _resource(service: str) -> Resource:
 
 def meter_provider_for(environ: Mapping[str, str], *, file: str | None, service: str) -> MeterProvider:
     """A ``MeterProvider`` exporting as ``environ`` says (``OTEL_METRICS_EXPORTER``, else as
-    the traces go), and to ``file``; call after ``provider_for`` (which checked the extra)."""
+    the traces go), and to ``file``; call after ``provider_for`` (which checked the extra).
+    With nowhere to export (``OTEL_METRICS_EXPORTER=none``, no file) a no-op one: the SDK's
+    with no reader would still clean and hash every point's attributes for nothing."""
     from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
 
     named = "OTEL_METRICS_EXPORTER" if environ.get("OTEL_METRICS_EXPORTER") else "OTEL_TRACES_EXPORTER"
@@ -106,7 +108,24 @@ def meter_provider_for(environ: Mapping[str, str], *, file: str | None, service:
         from .json_file import OtlpJsonMetricFile
 
         readers.append(_periodic(OtlpJsonMetricFile(Path(file))))
+    if not readers:
+        return _no_metrics()
     return SdkMeterProvider(metric_readers=readers, resource=_resource(service))
+
+
+def _no_metrics() -> MeterProvider:
+    from opentelemetry.metrics import NoOpMeterProvider  # here: the extra may be missing
+
+    class NoMetrics(NoOpMeterProvider):
+        """Records nothing; shut down like the SDK's (a batch shuts down what it made)."""
+
+        def shutdown(self, timeout_millis: float = 30_000) -> None:
+            return None
+
+        def force_flush(self, timeout_millis: float = 10_000) -> bool:
+            return True
+
+    return NoMetrics()
 
 
 def _periodic(exporter: Any) -> MetricReader:

@@ -113,7 +113,10 @@ async def read_for_call(
     started = time.monotonic()
     where = routed(route, connection.number)
     try:
-        exchange = await connection.exchange(m.READ_RESOURCE, {"uri": arguments["uri"]},
+        params: dict[str, Any] = {"uri": arguments["uri"]}
+        if context.meta:  # the hooks' entries (the trace context, SEP-414), as a tools/call carries them
+            params["_meta"] = dict(context.meta)
+        exchange = await connection.exchange(m.READ_RESOURCE, params,
                                              tag=call.call_id or None, timeout=context.timeout)
     except (TransportError, ProtocolError) as exc:
         return failed_outcome(exc, call, where, arguments, started)
