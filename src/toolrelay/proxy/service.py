@@ -13,6 +13,7 @@ from typing import Any
 
 from .._version import __version__
 from ..protocol.jsonrpc import JSONObject, Request
+from ..protocol.request_envelope import CLIENT_CAPABILITIES_KEY
 from ..relay.catalog import Catalog
 from ..server.app import CallContext
 from .forward import Forwarder
@@ -25,6 +26,8 @@ class ProxyService:
     """Every upstream server's tools, offered as one server's."""
 
     uses_client_roots = False
+    relays_logging = True
+    """Hosts may set a log level: upstream log messages of their calls are passed on (``host_calls.py``)."""
     tools_change = False
     """Whether hosts are told of tool list changes (``listChanged``): set where the transport can."""
 
@@ -45,4 +48,15 @@ class ProxyService:
             params: JSONObject = {"name": name, "arguments": arguments}
             request = Request(id=None, method="tools/call", params=params,  # type: ignore[arg-type]
                               raw={"jsonrpc": "2.0", "method": "tools/call", "params": params})
-        return self.forwarder.forward(name, arguments, request, context.protocol_version)
+        session = context.session
+        capabilities = (session.client_capabilities if session is not None
+                        else _enveloped_capabilities(request))
+        return self.forwarder.forward(name, arguments, request, context.protocol_version, session=session,
+                                      capabilities=capabilities)
+
+
+def _enveloped_capabilities(request: Request) -> JSONObject:
+    """A 2026-07-28 host's capabilities, from its request's envelope."""
+    meta = (request.params or {}).get("_meta")
+    found = meta.get(CLIENT_CAPABILITIES_KEY) if isinstance(meta, dict) else None
+    return found if isinstance(found, dict) else {}

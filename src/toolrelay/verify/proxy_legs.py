@@ -15,8 +15,9 @@ pairs its two legs, never the host's call id alone; ids are compared on both leg
   unchanged but for its era's envelope (``protocol/passthrough.py``): the same result,
   the same ``isError``, the same JSON-RPC error; so an answer swapped between two
   requests, an altered result or a flipped ``isError`` is caught;
-- ``on_the_wire`` (correlation, stdio hosts, whose leg is recorded message by message as
-  ``proxy_wire``): the answer recorded is one the host was sent;
+- ``on_the_wire`` (correlation, hosts whose leg is recorded message by message as
+  ``proxy_wire``: stdio, and each HTTP session by its number): the answer recorded is one
+  that host was sent;
 - ``decision_kept`` (routing): a call the policy denied, or a tool withheld, was never
   sent upstream, and the host was answered a tool error naming the reason.
 """
@@ -60,7 +61,10 @@ class _Legs:
     offers: list[Event] = field(default_factory=list)
     end: Event | None = None
     wire: dict[Any, list[Event]] = field(default_factory=dict)
-    """The host leg as on the wire (stdio hosts): the proxy's answers, by their id."""
+    """The host leg as on the wire (stdio hosts, and each HTTP host's session): the
+    proxy's answers, by (host, their id)."""
+    wire_hosts: set[Any] = field(default_factory=set)
+    """The hosts whose leg is on the wire (None: the stdio host)."""
 
 
 def _legs(events: Iterable[Event]) -> _Legs:
@@ -76,10 +80,11 @@ def _legs(events: Iterable[Event]) -> _Legs:
             legs.offers.append(event)
         elif kind == "proxy_end":
             legs.end = event
-        elif kind == "proxy_wire" and event.get("direction") == "out":
+        elif kind == "proxy_wire":
+            legs.wire_hosts.add(event.get("host"))
             message = event.get("message") or {}
-            if "result" in message or "error" in message:
-                legs.wire.setdefault(_id_key(message.get("id")), []).append(event)
+            if event.get("direction") == "out" and ("result" in message or "error" in message):
+                legs.wire.setdefault((event.get("host"), _id_key(message.get("id"))), []).append(event)
         elif kind in ("mcp_request", "mcp_response"):
             triple = (event.get("server"), event.get("connection"), event.get("mcp_id"))
             (legs.requests if kind == "mcp_request" else legs.responses).setdefault(triple, []).append(event)
@@ -131,7 +136,7 @@ def _one_request(key: str, received: list[Event], legs: _Legs, unfinished: list[
         return [said("correlation", "host_answered_once", False, f"answered {len(answers)} times", *answers)]
     answer = answers[0]
     found = [_answered(said, first, answer)]
-    if legs.wire:
+    if answer.get("host") in legs.wire_hosts:  # (a 2026-07-28 HTTP host's exchange has no session)
         found.append(_on_wire(said, answer, legs))
     if route is None:
         return [*found, said("routing", "routed", False, "answered without a recorded route", answer)]
@@ -163,7 +168,7 @@ def _id_key(value: Any) -> tuple[str, str]:
 def _on_wire(said: Say, answer: Event, legs: _Legs) -> Finding:
     """The recorded answer is one the host really got, as sent (its era's envelope aside)."""
     recorded = answer.get("message", {})
-    for sent in legs.wire.get(_id_key(recorded.get("id")), []):
+    for sent in legs.wire.get((answer.get("host"), _id_key(recorded.get("id"))), []):
         message = sent.get("message", {})
         if "error" in recorded and message.get("error") == recorded["error"]:
             return said("correlation", "on_the_wire", True, "the answer is the one sent to the host", sent)

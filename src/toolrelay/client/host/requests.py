@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from ...errors import RpcError, SamplingRefused
@@ -129,10 +129,12 @@ class ServerRequests:
             return list_roots_result(self.roots)
         if method == m.CREATE_MESSAGE:
             self._count_sampling(call, call_id)
-            sampling = parse_sampling(params, server=self.server, call_id=call_id, tools_allowed=offers.modes)
+            sampling = replace(parse_sampling(params, server=self.server, call_id=call_id,
+                                              tools_allowed=offers.modes), request_id=request.id)
             return self._maybe_task(self._sample(sampling), params, call_id, call)
         if method == m.ELICIT and offers.elicitation:
-            asked = parse_elicitation(params, server=self.server, call_id=call_id, url_mode=offers.modes)
+            asked = replace(parse_elicitation(params, server=self.server, call_id=call_id,
+                                              url_mode=offers.modes), request_id=request.id)
             return self._maybe_task(self._elicit(asked), params, call_id, call)
         if offers.modes:
             answered = self._task_request(method, params)
