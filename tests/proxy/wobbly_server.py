@@ -1,7 +1,9 @@
-"""A stdlib MCP stdio server for the proxy's robustness tests: ``echo``, ``wait`` and ``crash``.
+"""A stdlib MCP stdio server for the proxy's tests: ``echo``, ``wait``, ``report`` and ``crash``.
 
 ``echo(text)`` answers at once; ``wait(seconds)`` answers after that long (calls run in a
 thread each) and notes a ``notifications/cancelled`` naming it in the file ``--log``;
+``report(steps)`` sends, per step, ``notifications/progress`` (with the call's token, if
+it has one) and a ``notifications/message`` (``info``, and a ``debug`` one), then answers;
 ``crash()`` exits the process before answering (code 7), as a server that dies mid-call,
 writing its ``API_TOKEN`` to stderr first.
 
@@ -21,6 +23,7 @@ TOOLS = [
     {"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
     {"name": "wait", "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}}},
     {"name": "crash", "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "report", "inputSchema": {"type": "object", "properties": {"steps": {"type": "integer"}}}},
 ]
 LOCK = threading.Lock()
 
@@ -46,6 +49,17 @@ def call(request_id: Any, params: dict[str, Any]) -> None:
     if name == "wait":
         time.sleep(float(arguments.get("seconds", 1)))
         text = "waited"
+    elif name == "report":
+        steps = int(arguments.get("steps", 2))
+        token = (params.get("_meta") or {}).get("progressToken")
+        for step in range(1, steps + 1):
+            if token is not None:
+                progress = {"progressToken": token, "progress": step, "total": steps, "message": f"{step}"}
+                send({"jsonrpc": "2.0", "method": "notifications/progress", "params": progress})
+            for level in ("debug", "info"):
+                send({"jsonrpc": "2.0", "method": "notifications/message",
+                      "params": {"level": level, "logger": "wobbly", "data": f"{level} {step}"}})
+        text = f"reported {steps}"
     else:
         text = str(arguments.get("text", ""))
     send({"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": text}]}})
@@ -60,10 +74,13 @@ def main() -> None:
         if request_id is None:
             continue
         if method == "initialize":
-            result = {"protocolVersion": params.get("protocolVersion"), "capabilities": {"tools": {}},
+            result = {"protocolVersion": params.get("protocolVersion"),
+                      "capabilities": {"tools": {}, "logging": {}},
                       "serverInfo": {"name": "wobbly", "version": "1"}}
         elif method == "tools/list":
             result = {"tools": TOOLS}
+        elif method == "logging/setLevel":
+            result = {}
         elif method == "tools/call":
             threading.Thread(target=call, args=(request_id, params), daemon=True).start()
             continue

@@ -10,7 +10,8 @@ Passed on to the host that made the call, in the host's session, on the call's s
   the proxy's: ``KEY-N``; a host that gave none gets no progress);
 - ``notifications/message`` at or above the level the host set (``logging/setLevel`` is
   answered by the proxy, per host session: the upstream servers are shared by every host,
-  so their own level stays the config's ``--server-log-level``).
+  so their own level stays the config's ``--server-log-level``); a log message that came
+  during no call goes to every host that set a level.
 
 A 2026-07-28 host has no session to be told in (its call is one exchange): nothing is
 passed on to it but the call's answer, and its server asks (``asks.py``). Each message
@@ -79,8 +80,15 @@ class HostCalls:
         self._hosts: weakref.WeakKeyDictionary[ServerSession, int] = weakref.WeakKeyDictionary()
         self._numbers = itertools.count(1)
 
+        self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+
+    def track(self, session: ServerSession) -> None:
+        """A host's session: told the log messages that belong to no call, once it sets a level."""
+        self._sessions.add(session)
+
     def join(self, session: ServerSession) -> int:
         """Number an HTTP host's session (its messages and calls are recorded with it)."""
+        self.track(session)
         number = self._hosts[session] = next(self._numbers)
         return number
 
@@ -100,6 +108,9 @@ class HostCalls:
         """An upstream notification (``Connection.on_notification``): passed on to the host
         of the call it came during, when it is one a host is told."""
         call = self.get(key)
+        if call is None and note.method == LOG_MESSAGE:
+            self._log_for_all(server, note)
+            return
         if call is None or call.server != server or call.peer is None:
             return
         if note.method == m.PROGRESS:
@@ -119,10 +130,23 @@ class HostCalls:
     def _log_message(self, call: HostCall, note: Notification) -> None:
         params = note.params or {}
         wanted = call.session.log_level if call.session is not None else None
-        level = params.get("level")
-        if wanted is not None and _RANK.get(str(level), len(_LEVELS)) < _RANK.get(wanted, 0):
+        if wanted is not None and not _at_least(params.get("level"), wanted):
             return  # below what the host asked for
         self._pass_on(call, note, dict(params))
+
+    def _log_for_all(self, server: str, note: Notification) -> None:
+        """A log message of no call: to each host that asked for log messages (set a level)."""
+        params = note.params or {}
+        for session in list(self._sessions):
+            wanted = session.log_level
+            if wanted is None or not _at_least(params.get("level"), wanted):
+                continue
+            if self.events.active:
+                self.events.emit(ProxyRelayed(key="", host_id=None, server=server, method=note.method,
+                                              upstream=note.raw, host=dict(params),
+                                              to_host=self._hosts.get(session)))
+            with contextlib.suppress(TransportError):
+                session.peer.notify(note.method, dict(params))
 
     def _pass_on(self, call: HostCall, note: Notification, params: JSONObject, *,
                  upstream_token: Any = None) -> None:
@@ -132,6 +156,13 @@ class HostCalls:
             self.events.emit(ProxyRelayed(
                 key=call.key, host_id=call.request.id, server=str(call.server), method=note.method,
                 upstream=note.raw, host=params, upstream_token=upstream_token,
-                host_token=params.get("progressToken") if upstream_token is not None else None))
+                host_token=params.get("progressToken") if upstream_token is not None else None,
+                to_host=call.host))
         with contextlib.suppress(TransportError):  # the host left: its call is being cancelled
             peer.notify(note.method, params, tag=call.request.id)  # over HTTP: on the call's stream
+
+
+def _at_least(level: object, wanted: str) -> bool:
+    """Whether a message at ``level`` is one a host that set ``wanted`` is sent (an unknown
+    level is: better told than lost)."""
+    return _RANK.get(str(level), len(_LEVELS)) >= _RANK.get(wanted, 0)

@@ -15,7 +15,8 @@ recorded here:
   served it (server, connection, upstream MCP id), or the decision that none would
   (``denied`` naming the rule, ``withheld``, ``unknown``), or why it failed;
 - ``proxy_relayed``: an upstream notification passed on to the host of the call it came
-  during (progress, with the upstream token and the host's; a log message);
+  during (progress, with the upstream token and the host's; a log message), or a log
+  message of no call to each host that set a level (``key`` empty);
 - ``proxy_ask``: what an upstream asked during a host's call (sampling, elicitation) and
   who answered: the host (the proxy's request to it, its id, the host's answer; for a
   2026-07-28 host the ``input_required`` round), or the proxy's own settings (why).
@@ -109,7 +110,7 @@ class ProxyRoute(Event):
 @dataclass(slots=True, kw_only=True)
 class ProxyRelayed(Event):
     kind: ClassVar[str] = "proxy_relayed"
-    optional_fields: ClassVar[frozenset[str]] = frozenset({"upstream_token", "host_token"})
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"upstream_token", "host_token", "to_host"})
     key: str
     host_id: int | str | None
     server: str
@@ -120,6 +121,8 @@ class ProxyRelayed(Event):
     """The params the host was sent."""
     upstream_token: Any = None
     host_token: Any = None
+    to_host: int | None = None
+    """The HTTP host's session number (None: the stdio host, or a 2026-07-28 one)."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -117,6 +117,7 @@ async def _serve(
     if settings.http is None:
         def joined(session: ServerSession) -> None:
             relay.hosts[id(session)] = lambda: session.peer.notify(m.TOOLS_CHANGED)
+            service.forwarder.calls.track(session)
             if events.active:  # every message of the host leg, as on the wire
                 session.peer.tracer = HostWire(events)
 
