@@ -8,7 +8,9 @@ and verifies. A host that declares neither is answered by the proxy's own settin
 
 from __future__ import annotations
 
+import copy
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,17 +21,25 @@ from mcp.client import Client
 from mcp.client.context import ClientRequestContext
 
 from testkit import everything
+from toolrelay.verify import load_run
+from toolrelay.verify import verify as check
+from toolrelay.verify.explain import explain
+from toolrelay.view.rows import describe
 
 from .proxy_helpers import events, http_proxy, stdio_proxy, verify
 
 SAMPLED = "a line the host's model wrote"
 
 
+def _ev_config(everything_server: list[str], folder: Path) -> Path:
+    config = folder / "ev.json"
+    config.write_text(json.dumps(everything.stdio_config(everything_server, [str(folder)])), encoding="utf-8")
+    return config
+
+
 @pytest.fixture
 def ev_config(everything_server: list[str], tmp_path: Path) -> Path:
-    config = tmp_path / "ev.json"
-    config.write_text(json.dumps(everything.stdio_config(everything_server, [str(tmp_path)])), encoding="utf-8")
-    return config
+    return _ev_config(everything_server, tmp_path)
 
 
 class Asked:
@@ -80,11 +90,18 @@ def _check(said: dict[str, str], asked: Asked, transcript: Path) -> None:
     assert "answered by the host" in checked.stdout
 
 
-def test_a_stdio_host_is_asked_what_the_upstream_asks(ev_config: Path, tmp_path: Path) -> None:
-    transcript = tmp_path / "proxy.jsonl"
+@pytest.fixture(scope="module")
+def stdio_run(everything_server: list[str], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    folder = tmp_path_factory.mktemp("asks")
+    transcript = folder / "proxy.jsonl"
     asked = Asked()
-    proxy = stdio_proxy(ev_config, transcript, "--protocol-version", "2025-11-25")
-    _check(anyio.run(_ask_through, proxy, "legacy", asked), asked, transcript)
+    proxy = stdio_proxy(_ev_config(everything_server, folder), transcript, "--protocol-version", "2025-11-25")
+    return transcript, (anyio.run(_ask_through, proxy, "legacy", asked), asked)
+
+
+def test_a_stdio_host_is_asked_what_the_upstream_asks(stdio_run: tuple[Path, Any]) -> None:
+    transcript, (said, asked) = stdio_run
+    _check(said, asked, transcript)
 
 
 def test_an_http_host_is_asked_on_the_calls_stream(ev_config: Path, tmp_path: Path) -> None:
@@ -93,3 +110,63 @@ def test_an_http_host_is_asked_on_the_calls_stream(ev_config: Path, tmp_path: Pa
     with http_proxy(ev_config, transcript, "--protocol-version", "2025-11-25") as url:
         said = anyio.run(_ask_through, url, "legacy", asked)
     _check(said, asked, transcript)
+
+
+def _asks(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in lines if e["kind"] == "proxy_ask"]
+
+
+def _host_answer_altered(lines: list[dict[str, Any]]) -> None:
+    _asks(lines)[0]["host_answer"]["result"]["content"]["text"] = "something else"
+
+
+def _upstream_told_otherwise(lines: list[dict[str, Any]]) -> None:
+    ask = _asks(lines)[1]
+    reply = next(e for e in lines if e["kind"] == "mcp_reply" and e["mcp_id"] == ask["upstream_id"])
+    reply["message"]["result"]["action"] = "decline"
+
+
+def _ask_of_another_call(lines: list[dict[str, Any]]) -> None:
+    _asks(lines)[0]["key"] = _asks(lines)[1]["key"]
+
+
+def _answered_twice(lines: list[dict[str, Any]]) -> None:
+    ask = _asks(lines)[0]
+    reply = next(e for e in lines if e["kind"] == "mcp_reply" and e["mcp_id"] == ask["upstream_id"])
+    lines.append({**copy.deepcopy(reply), "seq": lines[-1]["seq"] + 1})
+
+
+def _asked_off_the_wire(lines: list[dict[str, Any]]) -> None:
+    _asks(lines)[1]["host_request_id"] = 99
+
+
+TAMPERED: dict[str, tuple[Callable[[list[dict[str, Any]]], None], str]] = {
+    "the host's answer altered": (_host_answer_altered, "what went upstream is not the host's answer"),
+    "the upstream told otherwise": (_upstream_told_otherwise, "what went upstream is not the host's answer"),
+    "an ask moved to another call": (_ask_of_another_call, "was not asked during this host call"),
+    "an ask answered twice": (_answered_twice, "was answered 2 times"),
+    "the host asked off the wire": (_asked_off_the_wire, "the proxy's request 99 to the host is not on"),
+}
+
+
+@pytest.mark.parametrize("case", list(TAMPERED))
+def test_a_tampered_copy_is_rejected(stdio_run: tuple[Path, Any], tmp_path: Path, case: str) -> None:
+    tamper, said = TAMPERED[case]
+    lines = copy.deepcopy(events(stdio_run[0]))
+    tamper(lines)
+    copied = tmp_path / "tampered.jsonl"
+    copied.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    checked = verify(copied)
+    assert checked.returncode == 1, checked.stdout
+    assert "BROKEN link" in checked.stdout and said in checked.stdout
+
+
+def test_explain_and_view_draw_the_asks(stdio_run: tuple[Path, Any]) -> None:
+    run = load_run(stdio_run[0])
+    text = explain(run, check(run))
+    assert "ev asks    sampling/createMessage (upstream id 0) → asked of the host (id 1): sampled" in text
+    assert "ev asks    elicitation/create (upstream id 1) → asked of the host (id 2): accept" in text
+    rows = [describe(event, 0.0) for event in events(stdio_run[0])]
+    drawn = [(row.source, row.target, row.label) for row in rows if row.kind == "proxy_ask"]
+    assert drawn == [("app", "user", "ev asks sampling/createMessage → the host: sampled"),
+                     ("app", "user", "ev asks elicitation/create → the host: accept")]

@@ -7,9 +7,11 @@ Each transcript verifies."""
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +22,21 @@ import pytest
 from mcp.client import Client
 
 from conftest import PYTHON
+from toolrelay.verify import load_run
+from toolrelay.verify import verify as check
+from toolrelay.verify.explain import explain
 
-from .proxy_helpers import WOBBLY, events, http_proxy, proxy_args, script_entry, stdio_proxy, verify, write_config
+from .proxy_helpers import WOBBLY, events, http_proxy, proxy_args, script_entry, stdio_proxy, verify
+from .proxy_helpers import write_config as config_of
+
+PROGRESS = "notifications/progress"
 
 
 @pytest.fixture
 def wobbly(tmp_path: Path) -> tuple[Path, Path]:
     """A config of the wobbly server (its cancellations noted in a log), and that log."""
     log = tmp_path / "wobbly.log"
-    return write_config(tmp_path, {"wob": script_entry(WOBBLY, "--log", str(log))}), log
+    return config_of(tmp_path, {"wob": script_entry(WOBBLY, "--log", str(log))}), log
 
 
 async def _report(server: Any) -> tuple[list[tuple[float, float | None, str | None]], list[str], str]:
@@ -55,22 +63,60 @@ def _check_report(found: tuple[list[Any], list[str], str], transcript: Path) -> 
     assert progress == [(1, 3, "1"), (2, 3, "2"), (3, 3, "3")]
     assert logged == ["info 1", "info 2", "info 3"]  # the debug ones are below the host's level
     relayed = [e for e in events(transcript) if e["kind"] == "proxy_relayed"]
-    tokens = {(e["upstream_token"], e["host_token"]) for e in relayed if e["method"] == "notifications/progress"}
+    tokens = {(e["upstream_token"], e["host_token"]) for e in relayed if e["method"] == PROGRESS}
     assert len(tokens) == 1  # one call: one upstream token, mapped to the host's own
     (upstream, host), = tokens
     assert upstream.startswith("h1-") and upstream != host
     checked = verify(transcript, "--all")
     assert checked.returncode == 0, checked.stdout
+    assert "3 progress notifications passed on with the host's token, 3 log messages" in checked.stdout
 
 
 DEPRECATED_LOGGING = pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
 """The SDK warns that ``logging/setLevel`` is gone in 2026-07-28: these hosts speak 2025-11-25."""
 
 
+Tamper = Callable[[list[dict[str, Any]]], None]
+
+
+def _rejected(transcript: Path, tamper: Tamper, said: str, folder: Path) -> None:
+    """A copy of ``transcript`` changed by ``tamper`` is rejected, saying ``said``."""
+    lines = copy.deepcopy(events(transcript))
+    tamper(lines)
+    copied = folder / "tampered.jsonl"
+    copied.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    checked = verify(copied)
+    assert checked.returncode == 1, checked.stdout
+    assert "BROKEN link" in checked.stdout and said in checked.stdout, checked.stdout
+
+
+def _progress_of(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in lines if e["kind"] == "proxy_relayed" and e["method"] == PROGRESS]
+
+
+def _host_token_changed(lines: list[dict[str, Any]]) -> None:
+    _progress_of(lines)[1]["host"]["progressToken"] = "someone else's"
+
+
+def _progress_altered(lines: list[dict[str, Any]]) -> None:
+    _progress_of(lines)[2]["host"]["progress"] = 99
+
+
+def _upstream_token_changed(lines: list[dict[str, Any]]) -> None:
+    relayed = _progress_of(lines)[0]
+    relayed["upstream_token"] = relayed["upstream"]["params"]["progressToken"] = "h9-1"
+
+
 @DEPRECATED_LOGGING
 def test_progress_and_log_messages_reach_a_stdio_host(wobbly: tuple[Path, Path], tmp_path: Path) -> None:
     transcript = tmp_path / "proxy.jsonl"
     _check_report(anyio.run(_report, stdio_proxy(wobbly[0], transcript)), transcript)
+    explained = explain(load_run(transcript), check(load_run(transcript)))
+    assert "wob → host  notifications/progress · token 'h1-1' → the host's" in explained
+    _rejected(transcript, _host_token_changed, "without the host's own token, or altered", tmp_path)
+    _rejected(transcript, _progress_altered, "without the host's own token, or altered", tmp_path)
+    _rejected(transcript, _upstream_token_changed, "that no upstream request of this call was sent with",
+              tmp_path)
 
 
 @DEPRECATED_LOGGING
@@ -117,8 +163,8 @@ def _cancelled_upstream(log: Path, mcp_id: Any, within: float = 15) -> None:
 def test_a_hosts_cancellation_cancels_the_upstream_request(wobbly: tuple[Path, Path], tmp_path: Path) -> None:
     config, log = wobbly
     transcript = tmp_path / "proxy.jsonl"
-    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7,
-                                                                              "reason": "the user stopped it"}}
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled",
+              "params": {"requestId": 7, "reason": "the user stopped it"}}
     with subprocess.Popen([PYTHON, *proxy_args(config, transcript)], stdin=subprocess.PIPE,
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as proc:
         assert proc.stdin is not None and proc.stdout is not None
@@ -136,7 +182,25 @@ def test_a_hosts_cancellation_cancels_the_upstream_request(wobbly: tuple[Path, P
     assert [e["decision"] for e in recorded if e["kind"] == "proxy_route"] == ["cancelled"]
     checked = verify(transcript, "--all")
     assert checked.returncode == 0, checked.stdout
-    assert "cancelled by the host" in checked.stdout
+    assert "cancelled by the host" in checked.stdout and f"cancelled upstream too (wob id {upstream!r})" in \
+        checked.stdout
+    _rejected(transcript, _not_cancelled_upstream,
+              f"the upstream request {upstream!r} on wob was not cancelled", tmp_path)
+    _rejected(transcript, _answered_anyway, "cancelled, yet answered", tmp_path)
+
+
+def _not_cancelled_upstream(lines: list[dict[str, Any]]) -> None:
+    lines[:] = [e for e in lines if not (e["kind"] == "mcp_notification" and e["direction"] == "out"
+                                          and e["method"] == "notifications/cancelled")]
+
+
+def _answered_anyway(lines: list[dict[str, Any]]) -> None:
+    """A cancelled call passed off as a success: an answer recorded for it."""
+    asked = next(e for e in lines if e["kind"] == "proxy_host")
+    result = {"content": [{"type": "text", "text": "waited"}]}
+    answer = {**asked, "seq": lines[-1]["seq"] + 1, "direction": "out",
+              "message": {"jsonrpc": "2.0", "id": 7, "result": result}}
+    lines.append(answer)
 
 
 def test_an_http_host_that_drops_its_connection_mid_call_gets_it_cancelled_upstream(
@@ -156,13 +220,15 @@ def test_an_http_host_that_drops_its_connection_mid_call_gets_it_cancelled_upstr
         started = time.monotonic()
         _cancelled_upstream(log, upstream)
         assert time.monotonic() - started < 10
-        still = client.post(url, json={"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
-            "name": "wob__echo", "arguments": {"text": "the session goes on"}}}, headers={**headers, **session})
+        echo = {"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+                "params": {"name": "wob__echo", "arguments": {"text": "the session goes on"}}}
+        still = client.post(url, json=echo, headers={**headers, **session})
         assert "the session goes on" in still.text
     recorded = events(transcript)
     assert [e["decision"] for e in recorded if e["kind"] == "proxy_route"] == ["cancelled", "forwarded"]
     checked = verify(transcript, "--all")
     assert checked.returncode == 0, checked.stdout
+    assert f"cancelled upstream too (wob id {upstream!r})" in checked.stdout
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:

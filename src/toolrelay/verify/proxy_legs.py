@@ -19,7 +19,11 @@ pairs its two legs, never the host's call id alone; ids are compared on both leg
   ``proxy_wire``: stdio, and each HTTP session by its number): the answer recorded is one
   that host was sent;
 - ``decision_kept`` (routing): a call the policy denied, or a tool withheld, was never
-  sent upstream, and the host was answered a tool error naming the reason.
+  sent upstream, and the host was answered a tool error naming the reason;
+- what passed through a call besides its answer (``proxy_passing``): each upstream ask
+  answered once and delivered to the request that asked (``ask_answered``), progress
+  tokens mapped consistently (``progress_mapped``), a cancelled call cancelled upstream
+  and not answered (``cancel_honoured``).
 """
 
 from __future__ import annotations
@@ -29,12 +33,13 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..protocol.passthrough import passed_on
+from .proxy_passing import Passing, passing_findings
 from .record import RunRecord
 from .verdict import Finding, Verdict, link_rank
 
 __all__ = ["is_proxy_run", "verify_proxy"]
 
-PROXY_KINDS: Final = frozenset({"proxy_start", "proxy_host", "proxy_route"})
+PROXY_KINDS: Final = frozenset({"proxy_start", "proxy_host", "proxy_route", "proxy_ask", "proxy_relayed"})
 _NOT_SENT: Final = frozenset({"denied", "withheld", "unknown"})
 _HOST_CALL_ID: Final = "io.toolrelay/call_id"
 
@@ -65,11 +70,14 @@ class _Legs:
     proxy's answers, by (host, their id)."""
     wire_hosts: set[Any] = field(default_factory=set)
     """The hosts whose leg is on the wire (None: the stdio host)."""
+    passing: Passing = field(default_factory=Passing)
+    """What passed through the calls besides their answers (``proxy_passing``)."""
 
 
 def _legs(events: Iterable[Event]) -> _Legs:
     legs = _Legs()
     for event in events:
+        legs.passing.add(event)
         kind = event.get("kind")
         if kind == "proxy_host":
             side = legs.host_in if event.get("direction") == "in" else legs.host_out
@@ -100,6 +108,8 @@ def verify_proxy(run: RunRecord) -> Verdict:
     unfinished: list[str] = []
     for key, received in legs.host_in.items():
         findings += _one_request(key, received, legs, unfinished)
+    findings += passing_findings(legs.passing, legs.host_in, legs.host_out, legs.routes, legs.sent_for,
+                                 lambda key: _sayer(key, legs.host_in.get(key, [])), legs.wire_hosts)
     findings.sort(key=lambda finding: link_rank(finding.link))
     broken = next((finding for finding in findings if not finding.ok), None)
     if legs.end is None:
@@ -111,16 +121,22 @@ def verify_proxy(run: RunRecord) -> Verdict:
                    source=str(run.source))
 
 
-def _one_request(key: str, received: list[Event], legs: _Legs, unfinished: list[str]) -> list[Finding]:
-    first = received[0]
-    host_id = first.get("message", {}).get("id")
+def _sayer(key: str, received: list[Event]) -> Say:
+    """The findings of host request ``key``: named by it and its host id, resting on its events."""
+    host_id = received[0].get("message", {}).get("id") if received else None
     seqs = tuple(e["seq"] for e in received)
-    where = {"call_id": key, "mcp_id": host_id}
 
     def said(link: str, check: str, ok: bool, message: str, *more: Event) -> Finding:
         return Finding(link=link, ok=ok, check=check, message=f"host request {key} (host id {host_id!r}): "
-                       f"{message}", seqs=seqs + tuple(e["seq"] for e in more), **where)
+                       f"{message}", seqs=seqs + tuple(e["seq"] for e in more), call_id=key, mcp_id=host_id)
 
+    return said
+
+
+def _one_request(key: str, received: list[Event], legs: _Legs, unfinished: list[str]) -> list[Finding]:
+    first = received[0]
+    host_id = first.get("message", {}).get("id")
+    said = _sayer(key, received)
     answers = legs.host_out.get(key, [])
     routes = legs.routes.get(key, [])
     route = routes[-1] if routes else None
