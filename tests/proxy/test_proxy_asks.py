@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,13 +21,14 @@ import pytest
 from mcp.client import Client
 from mcp.client.context import ClientRequestContext
 
+from conftest import PYTHON
 from testkit import everything
 from toolrelay.verify import load_run
 from toolrelay.verify import verify as check
 from toolrelay.verify.explain import explain
 from toolrelay.view.rows import describe
 
-from .proxy_helpers import events, http_proxy, stdio_proxy, verify
+from .proxy_helpers import events, http_proxy, proxy_args, stdio_proxy, verify
 
 SAMPLED = "a line the host's model wrote"
 
@@ -110,6 +112,84 @@ def test_an_http_host_is_asked_on_the_calls_stream(ev_config: Path, tmp_path: Pa
     with http_proxy(ev_config, transcript, "--protocol-version", "2025-11-25") as url:
         said = anyio.run(_ask_through, url, "legacy", asked)
     _check(said, asked, transcript)
+
+
+def _check_modern(said: dict[str, str], asked: Asked, transcript: Path) -> None:
+    assert SAMPLED in said["trigger-sampling-request"]
+    assert "- Name: Ada Lovelace" in said["trigger-elicitation-request"]
+    recorded = events(transcript)
+    asks = [e for e in recorded if e["kind"] == "proxy_ask"]
+    assert [(a["method"], a["answered_by"], a["outcome"]) for a in asks] == [
+        ("sampling/createMessage", "host", "sampled"), ("elicitation/create", "host", "accept")]
+    rounds = [(e["key"], e["direction"], e.get("round")) for e in recorded if e["kind"] == "proxy_host"]
+    assert rounds == [(key, way, n) for key in ("h1", "h2") for n in (0, 1) for way in ("in", "out")]
+    asked_first = next(e for e in recorded if e["kind"] == "proxy_host" and e["direction"] == "out")
+    assert asked_first["message"]["result"]["resultType"] == "input_required"
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert "answered by the host (the proxy's request 'ask-1')" in checked.stdout
+    assert "2 rounds: 1 answered input_required, then the answer" in checked.stdout
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_2026_host_answers_input_required_and_retries(
+    ev_config: Path, tmp_path: Path, transport: str,
+) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    asked = Asked()
+    if transport == "stdio":
+        proxy = stdio_proxy(ev_config, transcript, "--protocol-version", "2025-11-25")
+        said = anyio.run(_ask_through, proxy, "2026-07-28", asked)
+    else:
+        with http_proxy(ev_config, transcript, "--protocol-version", "2025-11-25") as url:
+            said = anyio.run(_ask_through, url, "2026-07-28", asked)
+    _check_modern(said, asked, transcript)
+    if transport == "stdio":  # each tampered copy is rejected on the link it breaks
+        for tamper, broken in MODERN_TAMPERED.values():
+            lines = copy.deepcopy(events(transcript))
+            tamper(lines)
+            copied = tmp_path / "tampered.jsonl"
+            copied.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+            checked = verify(copied)
+            assert checked.returncode == 1 and broken in checked.stdout, checked.stdout
+
+
+def _retried_with_another_state(lines: list[dict[str, Any]]) -> None:
+    retry = next(e for e in lines if e["kind"] == "proxy_host" and e.get("round") == 1)
+    retry["message"]["params"]["requestState"] = "forged"
+
+
+def _retry_answered_otherwise(lines: list[dict[str, Any]]) -> None:
+    retry = next(e for e in lines if e["kind"] == "proxy_host" and e.get("round") == 1)
+    retry["message"]["params"]["inputResponses"]["ask-1"]["content"]["text"] = "not what the host said"
+
+
+def _first_round_answered_twice(lines: list[dict[str, Any]]) -> None:
+    first = next(e for e in lines if e["kind"] == "proxy_host" and e["direction"] == "out")
+    lines.append({**copy.deepcopy(first), "seq": lines[-1]["seq"] + 1})
+
+
+MODERN_TAMPERED: dict[str, tuple[Callable[[list[dict[str, Any]]], None], str]] = {
+    "a retry with another state": (_retried_with_another_state, "round 1 does not carry back the request"),
+    "the host's answer altered": (_retry_answered_otherwise, "the host's answer recorded is not in a retry"),
+    "a round answered twice": (_first_round_answered_twice, "round 0 is answered 2 times"),
+}
+
+
+def test_a_request_state_the_proxy_did_not_give_is_refused(ev_config: Path, tmp_path: Path) -> None:
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}}
+    retry = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "ev__echo", "arguments": {"message": "x"}, "requestState": "made-up",
+        "inputResponses": {"ask-1": {"action": "decline"}}, "_meta": meta}}
+    command = [PYTHON, *proxy_args(ev_config, tmp_path / "proxy.jsonl")]
+    done = subprocess.run(command, input=json.dumps(retry) + "\n", capture_output=True, text=True, timeout=60)
+    answer = json.loads(done.stdout.splitlines()[0])
+    assert answer["error"]["code"] == -32602
+    assert answer["error"]["message"] == (
+        "Invalid params: this requestState is not one toolrelay proxy gave, or its call was given up "
+        "(no retry came in time)")
 
 
 def _asks(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:

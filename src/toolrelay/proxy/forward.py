@@ -34,7 +34,7 @@ from ..server.app import ServerSession
 from .host_calls import HostCall, HostCalls
 from .records import HOST_CALL_ID_KEY, IN, OUT, ProxyHostMessage, ProxyRoute
 
-__all__ = ["Forwarder", "tool_error"]
+__all__ = ["Forwarder", "host_call_id_of", "tool_error"]
 
 _NOT_FORWARDED: Final = frozenset({"progressToken"})
 """``_meta`` keys of the host's that are the host leg's own (the proxy sets its own upstream)."""
@@ -69,23 +69,28 @@ class Forwarder:
 
     async def forward(self, alias: str, arguments: JSONObject, request: Request,
                       protocol_version: str | None, *, session: ServerSession | None = None,
-                      capabilities: JSONObject | None = None, key: str | None = None) -> JSONObject:
+                      capabilities: JSONObject | None = None, key: str | None = None,
+                      record_host: bool = True) -> JSONObject:
         """The host's answer to ``request`` (a ``tools/call`` of ``alias``), or RpcError.
-        ``session``: the host's (2025 hosts); ``capabilities``: what the host declared."""
+        ``session``: the host's (2025 hosts); ``capabilities``: what the host declared;
+        ``record_host``: False when the caller records the host leg (``rounds.py``)."""
         key = key or self.new_key()
         host = self.calls.number_of(session)
-        self._host_in(key, request, protocol_version, host)
+        if record_host:
+            self._host_in(key, request, protocol_version, host)
         self.calls.add(HostCall(key=key, request=request, protocol_version=protocol_version, session=session,
                                 capabilities=capabilities or {}, host=host))
         try:
             result = await self._answer(key, alias, arguments, request)
         except RpcError as exc:
-            said = jsonrpc.error_response(request.id, exc.code, exc.rpc_message, exc.data)
-            self._host_out(key, request, said, protocol_version, host)
+            if record_host:
+                said = jsonrpc.error_response(request.id, exc.code, exc.rpc_message, exc.data)
+                self._host_out(key, request, said, protocol_version, host)
             raise
         finally:
             self.calls.remove(key)
-        self._host_out(key, request, jsonrpc.response(request.id, result), protocol_version, host)
+        if record_host:
+            self._host_out(key, request, jsonrpc.response(request.id, result), protocol_version, host)
         return result
 
     async def _answer(self, key: str, alias: str, arguments: JSONObject, request: Request) -> JSONObject:
@@ -150,7 +155,7 @@ class Forwarder:
         if self.events.active:
             self.events.emit(ProxyHostMessage(
                 direction=IN, key=key, host_id=request.id, method=request.method, message=request.raw,
-                protocol_version=version, host_call_id=_host_call_id(request.params), host=host))
+                protocol_version=version, host_call_id=host_call_id_of(request.params), host=host))
 
     def _host_out(self, key: str, request: Request, message: JSONObject, version: str | None,
                   host: int | None) -> None:
@@ -179,7 +184,7 @@ def _forwarded_meta(params: JSONObject | None) -> dict[str, Any] | None:
     return kept or None
 
 
-def _host_call_id(params: JSONObject | None) -> str | None:
+def host_call_id_of(params: JSONObject | None) -> str | None:
     meta = (params or {}).get("_meta")
     found = meta.get(HOST_CALL_ID_KEY) if isinstance(meta, dict) else None
     return found if isinstance(found, str) else None

@@ -76,7 +76,7 @@ class ProxyOffer(Event):
 @dataclass(slots=True, kw_only=True)
 class ProxyHostMessage(Event):
     kind: ClassVar[str] = "proxy_host"
-    optional_fields: ClassVar[frozenset[str]] = frozenset({"host_call_id", "host"})
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"host_call_id", "host", "round"})
     direction: str
     """``in`` (host → proxy) or ``out`` (proxy → host)."""
     key: str
@@ -88,6 +88,9 @@ class ProxyHostMessage(Event):
     host_call_id: str | None = None
     host: int | None = None
     """The host's HTTP session number (``proxy_wire``'s); None on stdio or for a 2026-07-28 host."""
+    round: int | None = None
+    """A 2026-07-28 host's call: 0 for its first request, 1, 2, ... for each retry with the
+    answers to what the upstream asked (``rounds.py``); all under the first request's key."""
 
 
 @dataclass(slots=True, kw_only=True)

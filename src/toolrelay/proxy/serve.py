@@ -31,6 +31,7 @@ from .host_calls import HostCalls
 from .host_wire import HostWire
 from .offered import collisions
 from .records import ProxyEnd, ProxyStart
+from .rounds import DEFAULT_WAIT, Rounds
 from .service import ProxyService
 
 __all__ = ["ProxySettings", "run_proxy"]
@@ -53,6 +54,9 @@ class ProxySettings:
     abandon_after: float = 3.0
     """With HTTP, seconds a host's call whose connection dropped waits for the host to
     resume its stream before it is cancelled upstream (``StreamOptions.abandon_after``)."""
+    input_wait: float = DEFAULT_WAIT
+    """Seconds a 2026-07-28 host's call that was answered ``input_required`` waits for the
+    host's retry before it is cancelled upstream (``rounds.py``)."""
     asks: HostAsks | None = None
     """What answers the upstream servers' asks: the sampler and elicitor of the catalog's
     ``Host`` (``asks.py``); None: the catalog's own (sampling refused, elicitation declined)."""
@@ -79,6 +83,9 @@ async def run_proxy(catalog: Catalog, settings: ProxySettings) -> None:
             connection.on_notification = calls.notified
         forwarder = Forwarder(catalog, events, settings.hooks, calls)
         service = ProxyService(catalog, forwarder, name=settings.name)
+        service.rounds = Rounds(forwarder, events, wait=settings.input_wait)
+        if settings.asks is not None:
+            settings.asks.ask_modern = service.rounds.ask
         service.tools_change = settings.http is None  # told on the stdio session (changes.py)
         relay = ChangeRelay(catalog, events)
         relay.watch()

@@ -18,6 +18,7 @@ from ..relay.catalog import Catalog
 from ..server.app import CallContext
 from .forward import Forwarder
 from .offered import host_tools
+from .rounds import Rounds
 
 __all__ = ["ProxyService"]
 
@@ -36,6 +37,8 @@ class ProxyService:
         self.version = __version__
         self.catalog = catalog
         self.forwarder = forwarder
+        self.rounds: Rounds | None = None
+        """How a 2026-07-28 host's calls are answered (``rounds.py``); None: forwarded as one exchange."""
         found = catalog.server_instructions()
         self.instructions = "\n\n".join(f"{server}: {text}" for server, text in found.items()) or None
 
@@ -49,8 +52,10 @@ class ProxyService:
             request = Request(id=None, method="tools/call", params=params,  # type: ignore[arg-type]
                               raw={"jsonrpc": "2.0", "method": "tools/call", "params": params})
         session = context.session
-        capabilities = (session.client_capabilities if session is not None
-                        else _enveloped_capabilities(request))
+        if session is None and self.rounds is not None:  # 2026-07-28: asks are input_required rounds
+            return self.rounds.call(name, arguments, request, context.protocol_version,
+                                    _enveloped_capabilities(request))
+        capabilities = session.client_capabilities if session is not None else {}
         return self.forwarder.forward(name, arguments, request, context.protocol_version, session=session,
                                       capabilities=capabilities)
 

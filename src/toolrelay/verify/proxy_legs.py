@@ -34,6 +34,7 @@ from typing import Any, Final
 
 from ..protocol.passthrough import passed_on
 from .proxy_passing import Passing, passing_findings
+from .proxy_rounds import is_in_rounds, round_chain
 from .record import RunRecord
 from .verdict import Finding, Verdict, link_rank
 
@@ -140,18 +141,24 @@ def _one_request(key: str, received: list[Event], legs: _Legs, unfinished: list[
     answers = legs.host_out.get(key, [])
     routes = legs.routes.get(key, [])
     route = routes[-1] if routes else None
+    chained: list[Finding] = []
+    if is_in_rounds(received) and len(routes) <= 1:  # a 2026-07-28 host's input_required rounds
+        link, last, ended = round_chain(said, received, answers)
+        if not link.ok:
+            return [link]
+        chained, received, answers = [link], [last], [ended] if ended is not None else []
     if len(received) > 1 or len(routes) > 1:
         return [said("correlation", "host_answered_once", False,
                      f"recorded {len(received)} times as received and routed {len(routes)} times")]
     if route is not None and route.get("decision") == "cancelled":
-        return [_cancelled(said, answers, route, legs, key)]
+        return [*chained, _cancelled(said, answers, route, legs, key)]
     if not answers:
         unfinished.append(f"host request {key} (host id {host_id!r}) has no answer recorded")
         return []
     if len(answers) > 1:
         return [said("correlation", "host_answered_once", False, f"answered {len(answers)} times", *answers)]
     answer = answers[0]
-    found = [_answered(said, first, answer)]
+    found = [*chained, _answered(said, received[0], answer)]
     if answer.get("host") in legs.wire_hosts:  # (a 2026-07-28 HTTP host's exchange has no session)
         found.append(_on_wire(said, answer, legs))
     if route is None:

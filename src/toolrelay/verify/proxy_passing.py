@@ -115,7 +115,7 @@ def _host_problem(ask: Event, replies: list[Event], received: list[Event], answe
                   passing: Passing, wire_hosts: set[Any]) -> str | None:
     """What is wrong with an ask the host answered (None: nothing)."""
     opened = received[0]["seq"] if received else None
-    closed = answered[0]["seq"] if answered else None
+    closed = answered[-1]["seq"] if answered else None  # (input_required rounds: the last)
     if opened is None or ask["seq"] < opened or (closed is not None and ask["seq"] > closed):
         return "the host was asked outside the host call it belongs to"
     answer = ask.get("host_answer") or {}
@@ -123,7 +123,14 @@ def _host_problem(ask: Event, replies: list[Event], received: list[Event], answe
                                                                            replies[0].get("message", {})):
         return "what went upstream is not the host's answer"
     host = received[0].get("host")
-    if host in wire_hosts and ask.get("round") is None and ask.get("outcome") != "host_left":
+    if ask.get("round") is not None:  # a 2026-07-28 host: its answer came in a retry's inputResponses
+        retried = [e for e in received if ((e.get("message") or {}).get("params") or {}).get("requestState")
+                   == ask.get("round")]
+        given = [((e.get("message") or {}).get("params") or {}).get("inputResponses") or {} for e in retried]
+        if not any(isinstance(g, dict) and g.get(str(ask.get("host_request_id"))) == answer.get("result")
+                   for g in given):
+            return "the host's answer recorded is not in a retry of its call"
+    elif host in wire_hosts and ask.get("outcome") != "host_left":
         request_id = _id(ask.get("host_request_id"))
         sent = passing.wire.get((host, "ask", request_id), [])
         got = passing.wire.get((host, "answer", request_id), [])
