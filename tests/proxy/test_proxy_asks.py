@@ -9,6 +9,7 @@ and verifies. A host that declares neither is answered by the proxy's own settin
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import subprocess
 from collections.abc import Callable
@@ -28,7 +29,16 @@ from toolrelay.verify import verify as check
 from toolrelay.verify.explain import explain
 from toolrelay.view.rows import describe
 
-from .proxy_helpers import events, http_proxy, proxy_args, stdio_proxy, verify
+from .proxy_helpers import (
+    WOBBLY,
+    events,
+    http_proxy,
+    proxy_args,
+    script_entry,
+    stdio_proxy,
+    verify,
+    write_config,
+)
 
 SAMPLED = "a line the host's model wrote"
 
@@ -250,3 +260,69 @@ def test_explain_and_view_draw_the_asks(stdio_run: tuple[Path, Any]) -> None:
     drawn = [(row.source, row.target, row.label) for row in rows if row.kind == "proxy_ask"]
     assert drawn == [("app", "user", "ev asks sampling/createMessage → the host: sampled"),
                      ("app", "user", "ev asks elicitation/create → the host: accept")]
+
+
+# -- roots, and the proxy's own answers (the wobbly server asks what it is told to) ----------
+
+FORM = {"message": "Your favourite colour?", "requestedSchema": {
+    "type": "object", "properties": {"colour": {"type": "string", "default": "blue"}}}}
+
+
+def _wobbly_with_roots(folder: Path) -> Path:
+    entry = script_entry(WOBBLY)
+    entry["toolrelay"]["roots"] = [str(folder)]
+    return write_config(folder, {"wob": entry})
+
+
+async def _wobbly_asks(server: Any, mode: str, asks: list[dict[str, Any]], **callbacks: Any) -> list[Any]:
+    async with Client(server, mode=mode, **callbacks) as client:
+        said = []
+        for ask in asks:
+            with anyio.fail_after(30):
+                result = await client.call_tool("wob__ask", ask)
+            block = result.content[0]
+            said.append(json.loads(block.text) if isinstance(block, t.TextContent) else None)
+        return said
+
+
+async def _host_roots(context: ClientRequestContext) -> t.ListRootsResult:
+    return t.ListRootsResult(roots=[t.Root(uri="file:///home/host/project", name="project")])
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_a_host_that_declares_roots_is_asked_for_them(tmp_path: Path, mode: str) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    proxy = stdio_proxy(_wobbly_with_roots(tmp_path), transcript)
+    said = anyio.run(functools.partial(_wobbly_asks, proxy, mode, [{"method": "roots/list"}],
+                                       list_roots_callback=_host_roots))
+    assert said == [{"roots": [{"name": "project", "uri": "file:///home/host/project"}]}]
+    recorded = [e for e in events(transcript) if e["kind"] == "proxy_ask"]
+    assert [(e["method"], e["answered_by"], e["outcome"]) for e in recorded] == [
+        ("roots/list", "host", "listed")]
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert "roots/list of server wob (its id 100) answered by the host" in checked.stdout
+
+
+def test_a_host_that_declares_nothing_gets_the_proxys_own_answers(tmp_path: Path) -> None:
+    config = _wobbly_with_roots(tmp_path)
+    asks = [{"method": "roots/list"}, {"method": "elicitation/create", "params": FORM}]
+    said = anyio.run(_wobbly_asks, stdio_proxy(config, tmp_path / "declined.jsonl"), "legacy", asks)
+    own = {"roots": [{"name": tmp_path.name, "uri": tmp_path.resolve().as_uri()}]}  # the entry's roots
+    assert said == [own, {"action": "decline"}]
+    transcript = tmp_path / "defaults.jsonl"
+    proxy = stdio_proxy(config, transcript, "--elicit", "defaults")
+    said = anyio.run(_wobbly_asks, proxy, "legacy", asks[1:])
+    assert said == [{"action": "accept", "content": {"colour": "blue"}}]
+    recorded = [e for e in events(transcript) if e["kind"] == "proxy_ask"]
+    assert [(e["answered_by"], e["outcome"]) for e in recorded] == [("proxy", "accept")]
+    assert recorded[0]["reason"] == "the host did not declare elicitation; --elicit defaults"
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+
+
+def test_an_unknown_elicit_choice_is_refused(tmp_path: Path) -> None:
+    done = subprocess.run([PYTHON, *proxy_args(_wobbly_with_roots(tmp_path), tmp_path / "t.jsonl"),
+                           "--elicit", "ask"], input="", capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "argument --elicit: invalid choice: 'ask' (choose from 'decline', 'defaults')" in done.stderr

@@ -5,14 +5,15 @@ sampler and elicitor are these: the request names the host call it came during b
 proxy's key (its ``call_id``), and
 
 - when that host declared the capability (``sampling``; ``elicitation``, with ``url`` for
-  URL mode; ``sampling.tools`` for a request with tools), the host is asked: a 2025 host
+  URL mode; ``sampling.tools`` for a request with tools; ``roots``, for a server whose
+  entry offers roots), the host is asked: a 2025 host
   by a server request of the proxy's on the call's stream, answered with the host's
   answer (its error passed on as the upstream's error); a 2026-07-28 host by the call's
   ``input_required`` answer (``rounds.py``);
 - else the proxy answers by its own settings: sampling is refused (the proxy has no
   model), an elicitation answered by ``--elicit`` (``decline``, the default, or
   ``defaults``: a form accepted with its defaults), as ``toolrelay run`` answers without
-  a terminal.
+  a terminal; roots are the server entry's own (``toolrelay.roots``).
 
 The upstream request's own ``task`` (the proxy answers it as a task itself, ``client/host``)
 and its related-task meta (the upstream's task id means nothing to the host) are not
@@ -63,7 +64,22 @@ class HostAsks:
         """How a 2026-07-28 host is asked (set by ``rounds.py``); None: it is not."""
 
     def host(self) -> Host:
-        return Host(sampler=self._sample, elicitor=self._elicit)
+        return Host(sampler=self._sample, elicitor=self._elicit, list_roots=self._roots)
+
+    # -- roots --------------------------------------------------------------------------------
+
+    async def _roots(self, call_id: str | None, upstream_id: RequestId | None) -> JSONObject | None:
+        """The host's roots, when it declared roots (None: the server's entry's own)."""
+        call = self.calls.get(call_id)
+        if call is None or not call.declares("roots"):
+            return None
+        server = call.server or ""
+        answer, _ = await self._ask(call, m.LIST_ROOTS, {}, upstream_id, server)
+        error = answer.get("error")
+        if isinstance(error, dict):
+            raise RpcError(int(error.get("code", -1)), str(error.get("message", "")), error.get("data"))
+        result = answer.get("result")
+        return result if isinstance(result, dict) else None
 
     # -- sampling -----------------------------------------------------------------------------
 
@@ -177,4 +193,4 @@ def _outcome(method: str, answer: JSONObject) -> str:
         return "refused"
     if method == m.ELICIT:
         return str(result.get("action"))
-    return "sampled"
+    return "listed" if method == m.LIST_ROOTS else "sampled"

@@ -10,8 +10,8 @@ Passed on to the host that made the call, in the host's session, on the call's s
   the proxy's: ``KEY-N``; a host that gave none gets no progress);
 - ``notifications/message`` at or above the level the host set (``logging/setLevel`` is
   answered by the proxy, per host session: the upstream servers are shared by every host,
-  so their own level stays the config's ``--server-log-level``); a log message that came
-  during no call goes to every host that set a level.
+  so their own level stays their config entry's ``toolrelay.logLevel``); a log message
+  that came during no call goes to every host that set a level.
 
 A 2026-07-28 host has no session to be told in (its call is one exchange): nothing is
 passed on to it but the call's answer, and its server asks (``asks.py``). Each message
