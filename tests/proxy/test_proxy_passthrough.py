@@ -231,6 +231,28 @@ def test_an_http_host_that_drops_its_connection_mid_call_gets_it_cancelled_upstr
     assert f"cancelled upstream too (wob id {upstream!r})" in checked.stdout
 
 
+def test_an_http_host_that_resumes_in_time_keeps_its_call(wobbly: tuple[Path, Path], tmp_path: Path) -> None:
+    config, log = wobbly
+    transcript = tmp_path / "proxy.jsonl"
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    wait = {**WAIT, "params": {"name": "wob__wait", "arguments": {"seconds": 4}}}  # past the 3 s grace
+    with http_proxy(config, transcript) as url, httpx2.Client(timeout=10) as client:
+        opened = client.post(url, json=_initialize()[0], headers=headers)
+        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        client.post(url, json=_initialize()[1], headers={**headers, **session})
+        with client.stream("POST", url, json=wait, headers={**headers, **session}) as answer:
+            primed = next(line for line in answer.iter_lines() if line.startswith("id: "))
+        # the connection dropped; the host resumes the call's stream at once (SEP-1699)
+        resume = {"accept": "text/event-stream", "last-event-id": primed[4:], **session}
+        resumed = client.get(url, headers=resume)
+        assert '"text":"waited"' in resumed.text
+    assert "cancelled" not in (log.read_text(encoding="utf-8") if log.exists() else "")
+    recorded = events(transcript)
+    assert [e["decision"] for e in recorded if e["kind"] == "proxy_route"] == ["forwarded"]
+    checked = verify(transcript)
+    assert checked.returncode == 0, checked.stdout
+
+
 def _lines(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
