@@ -231,6 +231,27 @@ def test_an_http_host_that_drops_its_connection_mid_call_gets_it_cancelled_upstr
     assert f"cancelled upstream too (wob id {upstream!r})" in checked.stdout
 
 
+def test_a_2026_host_that_closes_its_request_gets_the_call_cancelled_upstream(
+    wobbly: tuple[Path, Path], tmp_path: Path,
+) -> None:
+    config, log = wobbly
+    transcript = tmp_path / "proxy.jsonl"
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}}
+    call = {**WAIT, "params": {**WAIT["params"], "_meta": meta}}
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json",
+               "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "wob__wait"}
+    with http_proxy(config, transcript) as url:
+        with httpx2.Client(timeout=1) as client, pytest.raises(httpx2.ReadTimeout):
+            client.post(url, json=call, headers=headers)  # and leaves: the revision's cancellation
+        _cancelled_upstream(log, _sent_upstream(transcript))
+    recorded = events(transcript)
+    assert [e["decision"] for e in recorded if e["kind"] == "proxy_route"] == ["cancelled"]
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+
+
 def test_an_http_host_that_resumes_in_time_keeps_its_call(wobbly: tuple[Path, Path], tmp_path: Path) -> None:
     config, log = wobbly
     transcript = tmp_path / "proxy.jsonl"

@@ -6,6 +6,7 @@ client asking for a revision we lack is told which we have, -32022, while a sess
 unknown header stays the legacy path's 400). There is no session and no stream to
 resume: the body is answered with ``application/json``, errors with the status the
 revision gives their code (400, or 404 for an unknown method), a notification with 202.
+A client cancels a request by closing its connection: the work on it stops then.
 GET and DELETE have no meaning here (405). The Host/Origin/token checks and the size
 cap ran before, as for every request.
 """
@@ -13,14 +14,16 @@ cap ran before, as for every request.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from typing import Final
 
 from ..errors import RpcError
 from ..httpserver import HttpRequest, HttpResponder
 from ..protocol import jsonrpc, request_envelope
-from ..protocol.jsonrpc import INTERNAL_ERROR, Message, Notification, Request, RequestId
+from ..protocol.jsonrpc import INTERNAL_ERROR, JSONObject, Message, Notification, Request, RequestId
 from ..protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from .http_rules import Refusal
+from .http_sse import while_connected
 from .stateless import ModernServer
 
 __all__ = ["answer_modern", "is_modern", "refuse_modern_stream"]
@@ -64,7 +67,14 @@ async def answer_modern(
                       request_id=message.id)
     try:
         outcome = modern.handle(message, header=request.header)
-        result = outcome if isinstance(outcome, dict) else await outcome
+        if isinstance(outcome, dict):
+            result = outcome
+        else:  # the revision's cancellation is the client closing its request: the work stops
+            there, answered = await while_connected(responder, _awaited(outcome))
+            if not there or answered is None:
+                log.debug("the client closed its %s request; stopped", message.method)
+                return
+            result = answered
     except RpcError as exc:
         await _send_error(responder, message.id, exc)
         return
@@ -74,6 +84,10 @@ async def answer_modern(
                           RpcError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"))
         return
     await responder.send(200, [_JSON], jsonrpc.encode(jsonrpc.response(message.id, result)))
+
+
+async def _awaited(outcome: Awaitable[JSONObject]) -> JSONObject:
+    return await outcome
 
 
 async def _send_error(responder: HttpResponder, request_id: RequestId | None, exc: RpcError) -> None:
