@@ -326,3 +326,24 @@ def test_an_unknown_elicit_choice_is_refused(tmp_path: Path) -> None:
                            "--elicit", "ask"], input="", capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "argument --elicit: invalid choice: 'ask' (choose from 'decline', 'defaults')" in done.stderr
+
+
+async def _refuse(context: ClientRequestContext, params: t.CreateMessageRequestParams) -> t.ErrorData:
+    return t.ErrorData(code=-1, message="the user said no")
+
+
+def test_a_hosts_refusal_reaches_the_upstream_as_its_error(tmp_path: Path) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    sample = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5}
+    said = anyio.run(functools.partial(_wobbly_asks, stdio_proxy(_wobbly_with_roots(tmp_path), transcript),
+                                       "legacy", [{"method": "sampling/createMessage", "params": sample}],
+                                       sampling_callback=_refuse))
+    assert said == [{"code": -1, "message": "the user said no"}]
+    recorded = [e for e in events(transcript) if e["kind"] == "proxy_ask"]
+    assert [(e["answered_by"], e["outcome"]) for e in recorded] == [("host", "refused")]
+    rows = [describe(event, 0.0) for event in events(transcript)]
+    assert [row.label for row in rows if row.kind == "proxy_ask"] == [
+        "wob asks sampling/createMessage → the host: refused"]
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert "answered by the host (the proxy's request 1): refused" in checked.stdout

@@ -25,6 +25,7 @@ from conftest import PYTHON
 from toolrelay.verify import load_run
 from toolrelay.verify import verify as check
 from toolrelay.verify.explain import explain
+from toolrelay.view.rows import describe
 
 from .proxy_helpers import WOBBLY, events, http_proxy, proxy_args, script_entry, stdio_proxy, verify
 from .proxy_helpers import write_config as config_of
@@ -113,6 +114,10 @@ def test_progress_and_log_messages_reach_a_stdio_host(wobbly: tuple[Path, Path],
     _check_report(anyio.run(_report, stdio_proxy(wobbly[0], transcript)), transcript)
     explained = explain(load_run(transcript), check(load_run(transcript)))
     assert "wob → host  notifications/progress · token 'h1-1' → the host's" in explained
+    rows = [describe(event, 0.0) for event in events(transcript)]
+    drawn = [(row.source, row.target, row.label) for row in rows if row.kind == "proxy_relayed"]
+    assert drawn[:2] == [("app", "user", "to host: notifications/progress (from wob)"),
+                         ("app", "user", "to host: notifications/message (from wob)")]
     _rejected(transcript, _host_token_changed, "without the host's own token, or altered", tmp_path)
     _rejected(transcript, _progress_altered, "without the host's own token, or altered", tmp_path)
     _rejected(transcript, _upstream_token_changed, "that no upstream request of this call was sent with",
