@@ -186,14 +186,14 @@ MODERN_TAMPERED: dict[str, tuple[Callable[[list[dict[str, Any]]], None], str]] =
 }
 
 
-def test_a_request_state_the_proxy_did_not_give_is_refused(ev_config: Path, tmp_path: Path) -> None:
+def test_a_request_state_the_proxy_did_not_give_is_refused(tmp_path: Path) -> None:
     meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
             "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
             "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}}
     retry = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "ev__echo", "arguments": {"message": "x"}, "requestState": "made-up",
+        "name": "wob__echo", "arguments": {"text": "x"}, "requestState": "made-up",
         "inputResponses": {"ask-1": {"action": "decline"}}, "_meta": meta}}
-    command = [PYTHON, *proxy_args(ev_config, tmp_path / "proxy.jsonl")]
+    command = [PYTHON, *proxy_args(_wobbly_with_roots(tmp_path), tmp_path / "proxy.jsonl")]
     done = subprocess.run(command, input=json.dumps(retry) + "\n", capture_output=True, text=True, timeout=60)
     answer = json.loads(done.stdout.splitlines()[0])
     assert answer["error"]["code"] == -32602
