@@ -251,6 +251,11 @@ async def _first_message_while_there(
     session: HttpSession, stream: SseStream, responder: HttpResponder,
 ) -> StoredEvent | None:
     """``_first_message``, unless the client closes the connection first (``_LEFT``)."""
+    stream.settle()
+    stored = session.events.after(stream.number, stream.opened_after, session.now()) or []
+    ready = next((event for event in stored if event.data is not None), None)
+    if ready is not None or stream.done:  # answered at once (the hot path): nothing to watch
+        return ready
     there, first = await while_connected(responder, _first_message(session, stream))
     return first if there else _LEFT
 
