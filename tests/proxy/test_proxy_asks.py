@@ -154,6 +154,8 @@ def test_a_2026_host_answers_input_required_and_retries(
         with http_proxy(ev_config, transcript, "--protocol-version", "2025-11-25") as url:
             said = anyio.run(_ask_through, url, "2026-07-28", asked)
     _check_modern(said, asked, transcript)
+    wire = {e.get("host") for e in events(transcript) if e["kind"] == "proxy_wire"}
+    assert wire == ({None} if transport == "stdio" else {0})  # HTTP: the exchanges, as host 0
     if transport == "stdio":  # each tampered copy is rejected on the link it breaks
         for tamper, broken in MODERN_TAMPERED.values():
             lines = copy.deepcopy(events(transcript))

@@ -6,19 +6,22 @@ on each HTTP host's session, numbered by the order they opened), records every m
 of the host leg besides (the handshake, ``tools/list``, the proxy's notifications and
 requests, each answer as sent, its era's envelope included), so ``verify`` can hold each
 recorded answer to the one the host really got. A 2026-07-28 HTTP host's exchanges have
-no session: only the forwarder's records hold them.
+no session: they are recorded as host 0 (``MODERN_HOST``), whichever host sent them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from ..events import Event, EventStream
 from ..protocol.jsonrpc import JSONObject, Message
 from .records import IN, OUT
 
-__all__ = ["HostWire", "ProxyWire"]
+__all__ = ["MODERN_HOST", "HostWire", "ProxyWire"]
+
+MODERN_HOST: Final = 0
+"""The ``host`` of an HTTP run's 2026-07-28 exchanges: they have no session to number."""
 
 
 @dataclass(slots=True, kw_only=True)

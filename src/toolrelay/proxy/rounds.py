@@ -71,6 +71,8 @@ class Rounds:
         self.forwarder = forwarder
         self.events = events
         self.wait = wait
+        self.host: int | None = None
+        """What ``proxy_host`` records as the host (an HTTP run: ``host_wire.MODERN_HOST``)."""
         self._by_key: dict[str, _Parked] = {}
         self._by_state: dict[str, _Parked] = {}
 
@@ -187,6 +189,6 @@ class Rounds:
         if self.events.active:
             self.events.emit(ProxyHostMessage(
                 direction=direction, key=parked.key, host_id=request.id, method=request.method,
-                message=message, protocol_version=parked.version, round=parked.round,
+                message=message, protocol_version=parked.version, round=parked.round, host=self.host,
                 host_call_id=host_call_id_of(request.params) if direction == IN else None))
 

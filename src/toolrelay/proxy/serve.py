@@ -28,7 +28,7 @@ from .asks import HostAsks
 from .changes import ChangeRelay, offer_record
 from .forward import Forwarder
 from .host_calls import HostCalls
-from .host_wire import HostWire
+from .host_wire import MODERN_HOST, HostWire
 from .offered import collisions
 from .records import ProxyEnd, ProxyStart
 from .rounds import DEFAULT_WAIT, Rounds
@@ -141,8 +141,11 @@ async def _serve(
         if events.active:  # every message of this host's leg, as it went on its streams
             session.wire.outer = HostWire(events, host=number)
 
+    if service.rounds is not None:  # 2026-07-28 exchanges have no session: recorded as host 0
+        service.rounds.host = MODERN_HOST
     host, port = settings.http
     await serve_http(service, host=host, port=port, token=settings.token,
                      max_message_bytes=settings.max_message_bytes, allowed_origins=settings.allowed_origins,
                      on_ready=settings.on_ready, on_session=opened,
-                     streams=StreamOptions(abandon_after=settings.abandon_after))
+                     streams=StreamOptions(abandon_after=settings.abandon_after),
+                     modern_tracer=HostWire(events, host=MODERN_HOST) if events.active else None)

@@ -29,6 +29,7 @@ from ..protocol import jsonrpc
 from ..protocol import mcp as m
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from ..protocol.jsonrpc import DecodeError, Message, Request
+from ..protocol.peer import Tracer
 from .app import ToolService
 from .http_rules import (
     AccessPolicy,
@@ -65,10 +66,13 @@ class McpEndpoint:
     def __init__(
         self, service: ToolService, policy: AccessPolicy, max_message_bytes: int,
         streams: StreamOptions | None = None, on_session: Callable[[HttpSession], None] | None = None,
+        modern_tracer: Tracer | None = None,
     ) -> None:
         self._service = service
         self._on_session = on_session
         """Given each new session (a proxy records its host leg through ``HttpSession.wire``)."""
+        self._modern_tracer = modern_tracer
+        """Sees each 2026-07-28 exchange (its request and answer), which has no session."""
         self._policy = policy
         self._max_message_bytes = max_message_bytes
         self._streams = streams or StreamOptions()
@@ -124,7 +128,7 @@ class McpEndpoint:
         check_post_headers(request)
         message = _decode(request.body)
         if is_modern(request):
-            await answer_modern(self._modern, request, message, responder)
+            await answer_modern(self._modern, request, message, responder, self._modern_tracer)
             return
         if isinstance(message, Request) and message.method == m.INITIALIZE:
             await self._initialize(request, message, responder)
@@ -284,6 +288,7 @@ async def serve_http(
     limits: ConnectionLimits | None = None,
     streams: StreamOptions | None = None,
     on_session: Callable[[HttpSession], None] | None = None,
+    modern_tracer: Tracer | None = None,
 ) -> None:
     """Serve ``service`` on ``http://HOST:PORT/mcp`` until cancelled.
 
@@ -292,7 +297,8 @@ async def serve_http(
     the header deadline, idle timeout and connection cap (``ConnectionLimits()`` unless given).
     ``streams``: what each session keeps for resumption, and how long a connection waits
     for a tool call's answer before the client must resume (``StreamOptions()`` unless given).
-    ``on_session`` is given each session as it opens (before its ``initialize`` is answered).
+    ``on_session`` is given each session as it opens (before its ``initialize`` is answered);
+    ``modern_tracer`` sees each 2026-07-28 exchange's request and answer.
     """
     if token is not None and not token.strip():
         raise UsageError("the HTTP bearer token must not be empty")
@@ -302,7 +308,7 @@ async def serve_http(
             "" if token else "; no bearer token is set, so anyone who can connect may call the tools",
         )
     policy = AccessPolicy.build(host, token, allowed_origins)
-    endpoint = McpEndpoint(service, policy, max_message_bytes, streams, on_session)
+    endpoint = McpEndpoint(service, policy, max_message_bytes, streams, on_session, modern_tracer)
     server = HttpServer(
         endpoint.handle, max_body_bytes=max_message_bytes, limits=limits or ConnectionLimits()
     )

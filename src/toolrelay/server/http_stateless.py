@@ -21,6 +21,7 @@ from ..errors import RpcError
 from ..httpserver import HttpRequest, HttpResponder
 from ..protocol import jsonrpc, request_envelope
 from ..protocol.jsonrpc import INTERNAL_ERROR, JSONObject, Message, Notification, Request, RequestId
+from ..protocol.peer import Tracer
 from ..protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from .http_rules import Refusal
 from .http_sse import while_connected
@@ -52,9 +53,13 @@ def refuse_modern_stream(request: HttpRequest) -> Refusal:
 
 
 async def answer_modern(
-    modern: ModernServer, request: HttpRequest, message: Message, responder: HttpResponder
+    modern: ModernServer, request: HttpRequest, message: Message, responder: HttpResponder,
+    tracer: Tracer | None = None,
 ) -> None:
-    """Answer one decoded 2026-07-28 POST body."""
+    """Answer one decoded 2026-07-28 POST body; ``tracer`` sees the request and its answer
+    (a proxy records its host leg so), as a session's peer shows its tracer."""
+    if tracer is not None:
+        tracer.received(message, None, None)
     if isinstance(message, Notification):
         version = request.header("mcp-protocol-version") or ""
         if version not in MODERN_VERSIONS:
@@ -76,20 +81,27 @@ async def answer_modern(
                 return
             result = answered
     except RpcError as exc:
-        await _send_error(responder, message.id, exc)
+        await _send_error(responder, message.id, exc, tracer)
         return
     except Exception as exc:  # a handler bug is the request's failure, not the server's
         log.exception("handler for %s failed", message.method)
         await _send_error(responder, message.id,
-                          RpcError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"))
+                          RpcError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"), tracer)
         return
-    await responder.send(200, [_JSON], jsonrpc.encode(jsonrpc.response(message.id, result)))
+    answer = jsonrpc.response(message.id, result)
+    if tracer is not None:
+        tracer.sent(answer, None)
+    await responder.send(200, [_JSON], jsonrpc.encode(answer))
 
 
 async def _awaited(outcome: Awaitable[JSONObject]) -> JSONObject:
     return await outcome
 
 
-async def _send_error(responder: HttpResponder, request_id: RequestId | None, exc: RpcError) -> None:
-    body = jsonrpc.encode(jsonrpc.error_response(request_id, exc.code, exc.rpc_message, exc.data))
+async def _send_error(responder: HttpResponder, request_id: RequestId | None, exc: RpcError,
+                      tracer: Tracer | None = None) -> None:
+    answer = jsonrpc.error_response(request_id, exc.code, exc.rpc_message, exc.data)
+    if tracer is not None:
+        tracer.sent(answer, None)
+    body = jsonrpc.encode(answer)
     await responder.send(request_envelope.http_status(exc.code), [_JSON], body)

@@ -159,7 +159,7 @@ def _one_request(key: str, received: list[Event], legs: _Legs, unfinished: list[
         return [said("correlation", "host_answered_once", False, f"answered {len(answers)} times", *answers)]
     answer = answers[0]
     found = [*chained, _answered(said, received[0], answer)]
-    if answer.get("host") in legs.wire_hosts:  # (a 2026-07-28 HTTP host's exchange has no session)
+    if answer.get("host") in legs.wire_hosts:
         found.append(_on_wire(said, answer, legs))
     if route is None:
         return [*found, said("routing", "routed", False, "answered without a recorded route", answer)]
