@@ -122,6 +122,16 @@ def test_an_http_host_is_asked_on_the_calls_stream(ev_config: Path, tmp_path: Pa
     with http_proxy(ev_config, transcript, "--protocol-version", "2025-11-25") as url:
         said = anyio.run(_ask_through, url, "legacy", asked)
     _check(said, asked, transcript)
+    lines = copy.deepcopy(events(transcript))  # the HTTP host leg is on the wire: another answer is caught
+    answer = next(e for e in lines if e["kind"] == "proxy_host" and e["direction"] == "out")
+    sent = next(e for e in lines if e["kind"] == "proxy_wire" and e["host"] == 1 and "result" in e["message"]
+                and e["message"]["id"] == answer["host_id"])
+    sent["message"]["result"]["content"][0]["text"] = "something else"
+    copied = tmp_path / "tampered.jsonl"
+    copied.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    checked = verify(copied)
+    assert checked.returncode == 1
+    assert "no message sent to the host on the wire is this answer" in checked.stdout
 
 
 def _check_modern(said: dict[str, str], asked: Asked, transcript: Path) -> None:
