@@ -106,10 +106,12 @@ class HttpResponder:
     Each method raises ``ConnectionError`` when the client has gone."""
 
     def __init__(
-        self, conn: h11.Connection, writer: asyncio.StreamWriter, *, close_after: bool, head_only: bool
+        self, conn: h11.Connection, writer: asyncio.StreamWriter, *, close_after: bool, head_only: bool,
+        reader: asyncio.StreamReader | None = None,
     ) -> None:
         self._conn = conn
         self._writer = writer
+        self._reader = reader
         self._close_after = close_after
         self._head_only = head_only  # the answer to HEAD: headers as for GET, never a body
         self.extra_headers: list[tuple[str, str]] = []
@@ -153,6 +155,17 @@ class HttpResponder:
 
     async def _emit(self, event: Any) -> None:
         await _write(self._writer, self._conn.send(event))
+
+    async def client_left(self) -> None:
+        """Return once the client has closed the connection (for a long answer, which is
+        written only when there is something to write: a client that leaves meanwhile is
+        noticed here). What it sends meanwhile is kept for the next request."""
+        if self._reader is None:
+            await asyncio.Event().wait()  # nothing to watch: never
+            return
+        with contextlib.suppress(OSError):
+            while data := await self._reader.read(_READ_CHUNK):
+                self._conn.receive_data(data)
 
 
 async def _write(writer: asyncio.StreamWriter, data: bytes | None) -> None:
@@ -207,7 +220,7 @@ class _Connection:
         request = await self._read_request(head)
         responder = HttpResponder(
             self._conn, self._writer, close_after=self._conn.their_state is not h11.DONE,
-            head_only=request.method == "HEAD",
+            head_only=request.method == "HEAD", reader=self._reader,
         )
         try:
             await self._handler(request, responder)

@@ -2,8 +2,9 @@
 the SDK as the host: all 19 of its tools are offered as ``ev__TOOL`` and each works
 through the proxy. Those whose answer depends only on their arguments answer exactly as
 the server answers the SDK directly; what the server asks of its client (sampling,
-elicitation, roots) is answered by the proxy's own client, as ``toolrelay call`` answers
-it (no model: sampling refused; nobody to ask: elicitation declined; the config's roots).
+elicitation, roots) is answered by the proxy's own settings, since this host declares
+none of them (sampling refused; elicitation declined by ``--elicit decline``; the config's
+roots); ``test_proxy_asks.py`` has a host that declares them.
 The proxy transcript verifies."""
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ OWN = {  # tool → (arguments, a text its answer through the proxy holds)
     "trigger-elicitation-request": ({}, "User declined to provide the requested information."),
     "trigger-elicitation-request-async": ({}, "[DECLINED]"),
     "trigger-long-running-operation": ({"duration": 1, "steps": 2}, "Long running operation completed."),
-    "trigger-sampling-request": ({"prompt": "Say hi", "maxTokens": 5}, "toolrelay has no model"),
-    "trigger-sampling-request-async": ({"prompt": "Say hi"}, "toolrelay has no model"),
+    "trigger-sampling-request": ({"prompt": "Say hi", "maxTokens": 5}, "the host did not declare sampling"),
+    "trigger-sampling-request-async": ({"prompt": "Say hi"}, "the host did not declare sampling"),
     "trigger-url-elicitation": ({"url": "https://example.com/sign-in", "message": "Sign in"}, "declined"),
 }
 

@@ -19,6 +19,8 @@ from pathlib import Path
 
 from ..events import EventStream
 from ..proxy import ProxySettings, run_proxy
+from ..proxy.asks import ELICIT_CHOICES, HostAsks
+from ..proxy.host_calls import HostCalls
 from .common import add_server_options, catalog_from_args
 from .files_cmd import TOKEN_VARIABLE, byte_size, listen_address
 from .host_options import add_pins_option, add_policy_option, policy_from_args
@@ -59,6 +61,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="the server name hosts are told (default toolrelay-proxy)")
     parser.add_argument("--max-message-bytes", metavar="BYTES", type=byte_size, default=None,
                         help="largest message a host may send; larger ones are refused (default 4MiB)")
+    parser.add_argument(
+        "--elicit", choices=ELICIT_CHOICES, default="decline",
+        help="how an upstream's elicitation is answered when the host did not declare elicitation "
+             "(a host that did is asked): decline (default), or defaults (accept a form with its defaults)")
     add_pins_option(parser)
     add_policy_option(parser)
     parser.epilog = EXAMPLES + "\n" + (parser.epilog or "")
@@ -68,8 +74,9 @@ def run(args: argparse.Namespace) -> int:
     policy = policy_from_args(args)  # a bad file is refused before any server starts
     _stderr_logging()
     events = EventStream()
-    catalog = catalog_from_args(args, events, filters=(policy,) if policy else ())
-    settings = ProxySettings(
+    asks = HostAsks(HostCalls(events), events, elicit=args.elicit)
+    catalog = catalog_from_args(args, events, filters=(policy,) if policy else (), host=asks.host())
+    settings = ProxySettings(asks=asks,
         name=args.name, http=args.http, allowed_origins=args.allow_origin,
         transcript=Path(args.transcript) if args.transcript else None,
         token=os.environ.get(TOKEN_VARIABLE) or None, hooks=(policy,) if policy else (), on_ready=_ready,

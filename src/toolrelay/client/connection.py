@@ -36,7 +36,7 @@ from ..errors import (
 )
 from ..events import EventStream, Notice, ServerReady, ServerStarting
 from ..protocol import mcp as m
-from ..protocol.jsonrpc import JSONObject, RequestId
+from ..protocol.jsonrpc import JSONObject, Notification, RequestId
 from ..protocol.param_headers import header_marks
 from ..protocol.peer import Exchange, MaxTimeExceeded, Sent
 from ..protocol.request_envelope import LOG_LEVEL_KEY
@@ -85,6 +85,9 @@ class Connection:
         self.on_tools_changed: Callable[[str], None] | None = None
         self.on_resources_changed: Callable[[str], None] | None = None
         """Told the server's name on ``notifications/resources/list_changed``."""
+        self.on_notification: Callable[[str, Notification, str | None], None] | None = None
+        """Told every notification the server sends, with the call_id of the tools/call it
+        came during (None: not known), after toolrelay's own handling (``toolrelay proxy``)."""
         self.on_restart: Callable[[str], Awaitable[None]] | None = None
         self.events = events
         self.transport: ClientTransport = transport_kind(config.transport, config.name).create(

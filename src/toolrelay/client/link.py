@@ -59,6 +59,8 @@ class LinkOwner(Protocol):
     """Answers what the server asks (roots, sampling, elicitation, tasks)."""
     on_tools_changed: Callable[[str], None] | None
     on_resources_changed: Callable[[str], None] | None
+    on_notification: Callable[[str, Notification, str | None], None] | None
+    """Told every notification: (server, notification, the call_id of the call it came during)."""
 
     async def renew_session(self, link: Link) -> None:
         """The server forgot our session (HTTP 404): handshake again on ``link``."""
@@ -202,6 +204,13 @@ class Link:
         handler = self._notified.get(notification.method)
         if handler is not None:
             handler(notification)
+        told = self.owner.on_notification
+        if told is not None:  # a proxy passes a call's progress and log messages on to its host
+            try:
+                told(self.owner.name, notification, self._notified_call(notification))
+            except Exception as exc:  # the listener's problem must not break this connection
+                said = f"server {self.owner.name}: handling {notification.method} failed: {exc}"
+                self._notice("error", said)
 
     def _tools_changed(self, _notification: Notification) -> None:
         owner = self.owner

@@ -444,6 +444,15 @@ class Peer:
         if self._on_notification is not None:
             self._on_notification(message)
 
+    def cancel_handling(self, request_id: RequestId) -> bool:
+        """Stop answering the other side's request ``request_id``, as its
+        ``notifications/cancelled`` would (no response is sent); False if none is running."""
+        task = self._handling.pop(request_id, None)
+        if task is None:
+            return False
+        task.cancel()
+        return True
+
     def answer(self, mcp_id: RequestId, result: JSONObject, *, tag: Any = None) -> None:
         """Send a success response (traced with the ``tag`` of the request it answers)."""
         self._try_emit(jsonrpc.response(mcp_id, result), tag)

@@ -30,9 +30,11 @@ from ..relay.catalog import Catalog
 from ..relay.stages.context import CallContext, CallHook
 from ..relay.stages.parse import FunctionCall
 from ..relay.stages.route import Route
+from ..server.app import ServerSession
+from .host_calls import HostCall, HostCalls
 from .records import HOST_CALL_ID_KEY, IN, OUT, ProxyHostMessage, ProxyRoute
 
-__all__ = ["Forwarder", "tool_error"]
+__all__ = ["Forwarder", "host_call_id_of", "tool_error"]
 
 _NOT_FORWARDED: Final = frozenset({"progressToken"})
 """``_meta`` keys of the host's that are the host leg's own (the proxy sets its own upstream)."""
@@ -51,25 +53,44 @@ async def _no_consent(route: Route, arguments: dict[str, Any]) -> str | None:
 class Forwarder:
     """Forwards host tool calls to the catalog's servers, recording both legs."""
 
-    def __init__(self, catalog: Catalog, events: EventStream, hooks: Sequence[CallHook] = ()) -> None:
-        """``hooks``: call hooks (a ``Policy``) asked before each call is sent."""
+    def __init__(self, catalog: Catalog, events: EventStream, hooks: Sequence[CallHook] = (),
+                 calls: HostCalls | None = None) -> None:
+        """``hooks``: call hooks (a ``Policy``) asked before each call is sent; ``calls``:
+        where the calls in flight are kept (what upstreams send during them reaches their host)."""
         self.catalog = catalog
         self.events = events
         self.hooks = tuple(hooks)
+        self.calls = calls if calls is not None else HostCalls(events)
         self._keys = itertools.count(1)
 
+    def new_key(self) -> str:
+        """The proxy's own id of one more host request (unique in the run)."""
+        return f"h{next(self._keys)}"
+
     async def forward(self, alias: str, arguments: JSONObject, request: Request,
-                      protocol_version: str | None) -> JSONObject:
-        """The host's answer to ``request`` (a ``tools/call`` of ``alias``), or RpcError."""
-        key = f"h{next(self._keys)}"
-        self._host_in(key, request, protocol_version)
+                      protocol_version: str | None, *, session: ServerSession | None = None,
+                      capabilities: JSONObject | None = None, key: str | None = None,
+                      record_host: bool = True) -> JSONObject:
+        """The host's answer to ``request`` (a ``tools/call`` of ``alias``), or RpcError.
+        ``session``: the host's (2025 hosts); ``capabilities``: what the host declared;
+        ``record_host``: False when the caller records the host leg (``rounds.py``)."""
+        key = key or self.new_key()
+        host = self.calls.number_of(session)
+        if record_host:
+            self._host_in(key, request, protocol_version, host)
+        self.calls.add(HostCall(key=key, request=request, protocol_version=protocol_version, session=session,
+                                capabilities=capabilities or {}, host=host))
         try:
             result = await self._answer(key, alias, arguments, request)
         except RpcError as exc:
-            said = jsonrpc.error_response(request.id, exc.code, exc.rpc_message, exc.data)
-            self._host_out(key, request, said, protocol_version)
+            if record_host:
+                said = jsonrpc.error_response(request.id, exc.code, exc.rpc_message, exc.data)
+                self._host_out(key, request, said, protocol_version, host)
             raise
-        self._host_out(key, request, jsonrpc.response(request.id, result), protocol_version)
+        finally:
+            self.calls.remove(key)
+        if record_host:
+            self._host_out(key, request, jsonrpc.response(request.id, result), protocol_version, host)
         return result
 
     async def _answer(self, key: str, alias: str, arguments: JSONObject, request: Request) -> JSONObject:
@@ -101,6 +122,9 @@ class Forwarder:
 
     async def _upstream(self, key: str, route: Route, arguments: JSONObject, request: Request) -> JSONObject:
         connection = self.catalog.connections[route.server]
+        call = self.calls.get(key)
+        if call is not None:
+            call.server = route.server
         sent: list[tuple[Exchange, int]] = []
 
         def on_sent(exchange: Exchange) -> None:
@@ -127,17 +151,18 @@ class Forwarder:
 
     # -- records ------------------------------------------------------------------------
 
-    def _host_in(self, key: str, request: Request, version: str | None) -> None:
+    def _host_in(self, key: str, request: Request, version: str | None, host: int | None) -> None:
         if self.events.active:
             self.events.emit(ProxyHostMessage(
                 direction=IN, key=key, host_id=request.id, method=request.method, message=request.raw,
-                protocol_version=version, host_call_id=_host_call_id(request.params)))
+                protocol_version=version, host_call_id=host_call_id_of(request.params), host=host))
 
-    def _host_out(self, key: str, request: Request, message: JSONObject, version: str | None) -> None:
+    def _host_out(self, key: str, request: Request, message: JSONObject, version: str | None,
+                  host: int | None) -> None:
         if self.events.active:
             self.events.emit(ProxyHostMessage(
                 direction=OUT, key=key, host_id=request.id, method=request.method, message=message,
-                protocol_version=version))
+                protocol_version=version, host=host))
 
     def _route(self, key: str, request: Request, alias: str, decision: str, *, route: Route | None = None,
                sent: Sequence[tuple[Exchange, int]] = (), reason: str = "") -> None:
@@ -159,7 +184,7 @@ def _forwarded_meta(params: JSONObject | None) -> dict[str, Any] | None:
     return kept or None
 
 
-def _host_call_id(params: JSONObject | None) -> str | None:
+def host_call_id_of(params: JSONObject | None) -> str | None:
     meta = (params or {}).get("_meta")
     found = meta.get(HOST_CALL_ID_KEY) if isinstance(meta, dict) else None
     return found if isinstance(found, str) else None

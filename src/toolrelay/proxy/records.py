@@ -13,7 +13,13 @@ recorded here:
   a host's own call id (``params._meta["io.toolrelay/call_id"]``) is kept as ``host_call_id``;
 - ``proxy_route``: the pairing of one host request with the upstream request that
   served it (server, connection, upstream MCP id), or the decision that none would
-  (``denied`` naming the rule, ``withheld``, ``unknown``), or why it failed.
+  (``denied`` naming the rule, ``withheld``, ``unknown``), or why it failed;
+- ``proxy_relayed``: an upstream notification passed on to the host of the call it came
+  during (progress, with the upstream token and the host's; a log message), or a log
+  message of no call to each host that set a level (``key`` empty);
+- ``proxy_ask``: what an upstream asked during a host's call (sampling, elicitation) and
+  who answered: the host (the proxy's request to it, its id, the host's answer; for a
+  2026-07-28 host the ``input_required`` round), or the proxy's own settings (why).
 """
 
 from __future__ import annotations
@@ -27,9 +33,11 @@ __all__ = [
     "HOST_CALL_ID_KEY",
     "IN",
     "OUT",
+    "ProxyAsk",
     "ProxyEnd",
     "ProxyHostMessage",
     "ProxyOffer",
+    "ProxyRelayed",
     "ProxyRoute",
     "ProxyStart",
 ]
@@ -68,7 +76,7 @@ class ProxyOffer(Event):
 @dataclass(slots=True, kw_only=True)
 class ProxyHostMessage(Event):
     kind: ClassVar[str] = "proxy_host"
-    optional_fields: ClassVar[frozenset[str]] = frozenset({"host_call_id"})
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"host_call_id", "host", "round"})
     direction: str
     """``in`` (host → proxy) or ``out`` (proxy → host)."""
     key: str
@@ -78,6 +86,11 @@ class ProxyHostMessage(Event):
     message: dict[str, Any]
     protocol_version: str | None = None
     host_call_id: str | None = None
+    host: int | None = None
+    """The host's HTTP session number (``proxy_wire``'s); None on stdio or for a 2026-07-28 host."""
+    round: int | None = None
+    """A 2026-07-28 host's call: 0 for its first request, 1, 2, ... for each retry with the
+    answers to what the upstream asked (``rounds.py``); all under the first request's key."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -95,3 +108,46 @@ class ProxyRoute(Event):
     mcp_id: int | str | None = None
     """The upstream request's JSON-RPC id on that connection (None: none was sent)."""
     reason: str = ""
+
+
+@dataclass(slots=True, kw_only=True)
+class ProxyRelayed(Event):
+    kind: ClassVar[str] = "proxy_relayed"
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"upstream_token", "host_token", "to_host"})
+    key: str
+    host_id: int | str | None
+    server: str
+    method: str
+    upstream: dict[str, Any]
+    """The notification as the upstream sent it."""
+    host: dict[str, Any]
+    """The params the host was sent."""
+    upstream_token: Any = None
+    host_token: Any = None
+    to_host: int | None = None
+    """The HTTP host's session number (None: the stdio host, or a 2026-07-28 one)."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ProxyAsk(Event):
+    kind: ClassVar[str] = "proxy_ask"
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"host_request_id", "host_answer", "round"})
+    key: str
+    """The proxy's key of the host call the upstream asked during."""
+    host_id: int | str | None
+    server: str
+    upstream_id: int | str | None
+    """The upstream server's id of its request (2026-07-28 upstream: its input key)."""
+    method: str
+    answered_by: str
+    """``host`` (passed on to the host, which answered), ``proxy`` (its own settings)."""
+    outcome: str
+    """What the upstream is answered: ``accept``/``decline``/``cancel`` (elicitation),
+    ``sampled``, ``refused`` (an error), or ``host_left``."""
+    reason: str = ""
+    host_request_id: int | str | None = None
+    """The proxy's request id to the host (2025 host); for 2026-07-28 the input key."""
+    host_answer: dict[str, Any] | None = None
+    """The host's answer as received (its result or its error)."""
+    round: str | None = None
+    """2026-07-28 host: the ``requestState`` of the input_required round it was asked in."""

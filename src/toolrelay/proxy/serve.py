@@ -24,11 +24,14 @@ from ..relay.stages.context import CallHook
 from ..server.app import ServerSession
 from ..server.stdio import serve_stdio
 from ..transcript.writer import TranscriptWriter
+from .asks import HostAsks
 from .changes import ChangeRelay, offer_record
 from .forward import Forwarder
-from .host_wire import HostWire
+from .host_calls import HostCalls
+from .host_wire import MODERN_HOST, HostWire
 from .offered import collisions
 from .records import ProxyEnd, ProxyStart
+from .rounds import DEFAULT_WAIT, Rounds
 from .service import ProxyService
 
 __all__ = ["ProxySettings", "run_proxy"]
@@ -48,6 +51,15 @@ class ProxySettings:
     hooks: Sequence[CallHook] = ()
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     on_ready: Callable[[str], None] | None = None
+    abandon_after: float = 3.0
+    """With HTTP, seconds a host's call whose connection dropped waits for the host to
+    resume its stream before it is cancelled upstream (``StreamOptions.abandon_after``)."""
+    input_wait: float = DEFAULT_WAIT
+    """Seconds a 2026-07-28 host's call that was answered ``input_required`` waits for the
+    host's retry before it is cancelled upstream (``rounds.py``)."""
+    asks: HostAsks | None = None
+    """What answers the upstream servers' asks: the sampler and elicitor of the catalog's
+    ``Host`` (``asks.py``); None: the catalog's own (sampling refused, elicitation declined)."""
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
 
 
@@ -66,8 +78,14 @@ async def run_proxy(catalog: Catalog, settings: ProxySettings) -> None:
         await catalog.open()
         _refuse_collisions(catalog)
         events.emit(offer_record(catalog, "initial"))
-        forwarder = Forwarder(catalog, events, settings.hooks)
+        calls = settings.asks.calls if settings.asks is not None else HostCalls(events)
+        for connection in catalog.connections.values():  # progress and log messages reach their host
+            connection.on_notification = calls.notified
+        forwarder = Forwarder(catalog, events, settings.hooks, calls)
         service = ProxyService(catalog, forwarder, name=settings.name)
+        service.rounds = Rounds(forwarder, events, wait=settings.input_wait)
+        if settings.asks is not None:
+            settings.asks.ask_modern = service.rounds.ask
         service.tools_change = settings.http is None  # told on the stdio session (changes.py)
         relay = ChangeRelay(catalog, events)
         relay.watch()
@@ -106,14 +124,28 @@ async def _serve(
     if settings.http is None:
         def joined(session: ServerSession) -> None:
             relay.hosts[id(session)] = lambda: session.peer.notify(m.TOOLS_CHANGED)
+            service.forwarder.calls.track(session)
             if events.active:  # every message of the host leg, as on the wire
                 session.peer.tracer = HostWire(events)
 
         await serve_stdio(service, max_message_bytes=settings.max_message_bytes, on_session=joined)
         return
     from ..server.http import serve_http
+    from ..server.http_session import HttpSession
+    from ..server.http_streams import StreamOptions
 
+    calls = service.forwarder.calls
+
+    def opened(session: HttpSession) -> None:
+        number = calls.join(session.session)
+        if events.active:  # every message of this host's leg, as it went on its streams
+            session.wire.outer = HostWire(events, host=number)
+
+    if service.rounds is not None:  # 2026-07-28 exchanges have no session: recorded as host 0
+        service.rounds.host = MODERN_HOST
     host, port = settings.http
     await serve_http(service, host=host, port=port, token=settings.token,
                      max_message_bytes=settings.max_message_bytes, allowed_origins=settings.allowed_origins,
-                     on_ready=settings.on_ready)
+                     on_ready=settings.on_ready, on_session=opened,
+                     streams=StreamOptions(abandon_after=settings.abandon_after),
+                     modern_tracer=HostWire(events, host=MODERN_HOST) if events.active else None)

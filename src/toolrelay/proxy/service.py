@@ -13,10 +13,12 @@ from typing import Any
 
 from .._version import __version__
 from ..protocol.jsonrpc import JSONObject, Request
+from ..protocol.request_envelope import CLIENT_CAPABILITIES_KEY
 from ..relay.catalog import Catalog
 from ..server.app import CallContext
 from .forward import Forwarder
 from .offered import host_tools
+from .rounds import Rounds
 
 __all__ = ["ProxyService"]
 
@@ -25,6 +27,8 @@ class ProxyService:
     """Every upstream server's tools, offered as one server's."""
 
     uses_client_roots = False
+    relays_logging = True
+    """Hosts may set a log level: upstream log messages of their calls are passed on (``host_calls.py``)."""
     tools_change = False
     """Whether hosts are told of tool list changes (``listChanged``): set where the transport can."""
 
@@ -33,6 +37,8 @@ class ProxyService:
         self.version = __version__
         self.catalog = catalog
         self.forwarder = forwarder
+        self.rounds: Rounds | None = None
+        """How a 2026-07-28 host's calls are answered (``rounds.py``); None: forwarded as one exchange."""
         found = catalog.server_instructions()
         self.instructions = "\n\n".join(f"{server}: {text}" for server, text in found.items()) or None
 
@@ -45,4 +51,17 @@ class ProxyService:
             params: JSONObject = {"name": name, "arguments": arguments}
             request = Request(id=None, method="tools/call", params=params,  # type: ignore[arg-type]
                               raw={"jsonrpc": "2.0", "method": "tools/call", "params": params})
-        return self.forwarder.forward(name, arguments, request, context.protocol_version)
+        session = context.session
+        if session is None and self.rounds is not None:  # 2026-07-28: asks are input_required rounds
+            return self.rounds.call(name, arguments, request, context.protocol_version,
+                                    _enveloped_capabilities(request))
+        capabilities = session.client_capabilities if session is not None else {}
+        return self.forwarder.forward(name, arguments, request, context.protocol_version, session=session,
+                                      capabilities=capabilities)
+
+
+def _enveloped_capabilities(request: Request) -> JSONObject:
+    """A 2026-07-28 host's capabilities, from its request's envelope."""
+    meta = (request.params or {}).get("_meta")
+    found = meta.get(CLIENT_CAPABILITIES_KEY) if isinstance(meta, dict) else None
+    return found if isinstance(found, dict) else {}

@@ -44,6 +44,9 @@ __all__ = ["CallContext", "ModernHandler", "ServerSession", "ToolService", "Unkn
 log = logging.getLogger("toolrelay.server")
 
 ROOTS_TIMEOUT = 10.0  # seconds to wait for the client's roots/list answer
+SET_LEVEL: Final = "logging/setLevel"
+LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+"""RFC 5424's levels, least severe first (the MCP logging levels)."""
 LEGACY: Final = "legacy"
 MODERN: Final = "modern"
 
@@ -64,6 +67,9 @@ class CallContext:
     peer: Peer | None = None
     """The session's peer, for the server's own messages during the call (progress, log
     messages, elicitation: ``functions/context.py``); None where there is no session."""
+    session: ServerSession | None = None
+    """The session itself (what its client declared, the log level it set); None where
+    there is none (2026-07-28: each request carries its client's capabilities)."""
 
 
 class ToolService(Protocol):
@@ -116,6 +122,11 @@ class ServerSession:
         self.initialized = False
         self.protocol_version: str | None = None
         self.client_info: JSONObject = {}
+        self.client_capabilities: JSONObject = {}
+        """What the client declared in ``initialize`` (its sampling, elicitation, roots)."""
+        self.log_level: str | None = None
+        """The level the client set with ``logging/setLevel`` (a service that relays log
+        messages declares ``logging``: ``relays_logging``); None: not set."""
         self._roots = _RootsState()
 
     # -- bytes in -------------------------------------------------------------------
@@ -162,7 +173,20 @@ class ServerSession:
             return {"tools": self.service.tools()}
         if method == m.CALL_TOOL:
             return self._call_tool(request)
+        if method == SET_LEVEL and self._relays_logging:
+            return self._set_level(request.params)
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    @property
+    def _relays_logging(self) -> bool:
+        return bool(getattr(self.service, "relays_logging", False))
+
+    def _set_level(self, params: JSONObject | None) -> JSONObject:
+        level = (params or {}).get("level")
+        if level not in LOG_LEVELS:
+            raise RpcError(INVALID_PARAMS, f'Invalid params: "level" must be one of {", ".join(LOG_LEVELS)}')
+        self.log_level = str(level)
+        return {}
 
     def _on_modern_request(self, request: Request) -> JSONObject | Awaitable[JSONObject]:
         assert self.modern is not None
@@ -186,6 +210,7 @@ class ServerSession:
             raise RpcError(INVALID_PARAMS, 'Invalid params: "capabilities" must be an object')
         info = params.get("clientInfo")
         self.client_info = info if isinstance(info, dict) else {}
+        self.client_capabilities = capabilities or {}
         self.protocol_version = choose_server_version(requested)
         self._roots = _RootsState(supported=isinstance((capabilities or {}).get("roots"), dict))
         result: JSONObject = {
@@ -193,6 +218,8 @@ class ServerSession:
             "capabilities": {"tools": {"listChanged": bool(getattr(self.service, "tools_change", False))}},
             "serverInfo": {"name": self.service.name, "version": self.service.version},
         }
+        if self._relays_logging:
+            result["capabilities"]["logging"] = {}
         if self.service.instructions:
             result["instructions"] = self.service.instructions
         return result
@@ -207,7 +234,8 @@ class ServerSession:
     def _dispatch(
         self, name: str, arguments: JSONObject, request: Request
     ) -> JSONObject | Awaitable[JSONObject]:
-        context = CallContext(self._roots.uris, self._roots.error, request, self.protocol_version, self.peer)
+        context = CallContext(self._roots.uris, self._roots.error, request, self.protocol_version, self.peer,
+                              self)
         try:
             return self.service.call(name, arguments, context)
         except UnknownTool:

@@ -29,6 +29,7 @@ from ..protocol import jsonrpc
 from ..protocol import mcp as m
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from ..protocol.jsonrpc import DecodeError, Message, Request
+from ..protocol.peer import Tracer
 from .app import ToolService
 from .http_rules import (
     AccessPolicy,
@@ -42,7 +43,7 @@ from .http_rules import (
     preflight_headers,
 )
 from .http_session import HttpSession
-from .http_sse import carry
+from .http_sse import carry, while_connected
 from .http_stateless import answer_modern, is_modern, refuse_modern_stream
 from .http_streams import SseStream, StoredEvent, StreamOptions
 from .stateless import ModernServer
@@ -64,9 +65,14 @@ class McpEndpoint:
 
     def __init__(
         self, service: ToolService, policy: AccessPolicy, max_message_bytes: int,
-        streams: StreamOptions | None = None,
+        streams: StreamOptions | None = None, on_session: Callable[[HttpSession], None] | None = None,
+        modern_tracer: Tracer | None = None,
     ) -> None:
         self._service = service
+        self._on_session = on_session
+        """Given each new session (a proxy records its host leg through ``HttpSession.wire``)."""
+        self._modern_tracer = modern_tracer
+        """Sees each 2026-07-28 exchange (its request and answer), which has no session."""
         self._policy = policy
         self._max_message_bytes = max_message_bytes
         self._streams = streams or StreamOptions()
@@ -122,7 +128,7 @@ class McpEndpoint:
         check_post_headers(request)
         message = _decode(request.body)
         if is_modern(request):
-            await answer_modern(self._modern, request, message, responder)
+            await answer_modern(self._modern, request, message, responder, self._modern_tracer)
             return
         if isinstance(message, Request) and message.method == m.INITIALIZE:
             await self._initialize(request, message, responder)
@@ -142,6 +148,8 @@ class McpEndpoint:
                 request_id=message.id,
             )
         session = HttpSession(self._service, self._streams)
+        if self._on_session is not None:
+            self._on_session(session)
         stream = session.open_stream(message.id)
         session.deliver(message)
         answer = await _first_message(session, stream)  # initialize is answered at once, never streamed
@@ -161,7 +169,10 @@ class McpEndpoint:
             await carry(session, stream, responder, after=stream.opened_after, prime=False)
             return
         session.deliver(message)
-        first = await _first_message(session, stream)
+        first = await _first_message_while_there(session, stream, responder)
+        if first is _LEFT:
+            session.dropped(stream)
+            return
         if first is None:  # cancelled by the client: no response (lifecycle spec)
             await responder.send(204)
         elif first.final:
@@ -236,6 +247,23 @@ async def _first_message(session: HttpSession, stream: SseStream) -> StoredEvent
         await stream.changed(None)
 
 
+_LEFT: Final = StoredEvent(number=0, stream=0, data=None, at=0.0)
+"""What ``_first_message_while_there`` returns when the client closed the connection first."""
+
+
+async def _first_message_while_there(
+    session: HttpSession, stream: SseStream, responder: HttpResponder,
+) -> StoredEvent | None:
+    """``_first_message``, unless the client closes the connection first (``_LEFT``)."""
+    stream.settle()
+    stored = session.events.after(stream.number, stream.opened_after, session.now()) or []
+    ready = next((event for event in stored if event.data is not None), None)
+    if ready is not None or stream.done:  # answered at once (the hot path): nothing to watch
+        return ready
+    there, first = await while_connected(responder, _first_message(session, stream))
+    return first if there else _LEFT
+
+
 def _decode(body: bytes) -> Message:
     try:
         return jsonrpc.decode(body)
@@ -259,6 +287,8 @@ async def serve_http(
     on_ready: Callable[[str], None] | None = None,
     limits: ConnectionLimits | None = None,
     streams: StreamOptions | None = None,
+    on_session: Callable[[HttpSession], None] | None = None,
+    modern_tracer: Tracer | None = None,
 ) -> None:
     """Serve ``service`` on ``http://HOST:PORT/mcp`` until cancelled.
 
@@ -267,6 +297,8 @@ async def serve_http(
     the header deadline, idle timeout and connection cap (``ConnectionLimits()`` unless given).
     ``streams``: what each session keeps for resumption, and how long a connection waits
     for a tool call's answer before the client must resume (``StreamOptions()`` unless given).
+    ``on_session`` is given each session as it opens (before its ``initialize`` is answered);
+    ``modern_tracer`` sees each 2026-07-28 exchange's request and answer.
     """
     if token is not None and not token.strip():
         raise UsageError("the HTTP bearer token must not be empty")
@@ -276,7 +308,7 @@ async def serve_http(
             "" if token else "; no bearer token is set, so anyone who can connect may call the tools",
         )
     policy = AccessPolicy.build(host, token, allowed_origins)
-    endpoint = McpEndpoint(service, policy, max_message_bytes, streams)
+    endpoint = McpEndpoint(service, policy, max_message_bytes, streams, on_session, modern_tracer)
     server = HttpServer(
         endpoint.handle, max_body_bytes=max_message_bytes, limits=limits or ConnectionLimits()
     )

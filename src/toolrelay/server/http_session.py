@@ -22,6 +22,7 @@ from ..errors import TransportError
 from ..protocol import jsonrpc
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import ErrorResponse, JSONObject, Message, Notification, RequestId, Response
+from ..protocol.peer import Tracer
 from .app import ServerSession, ToolService
 from .http_rules import Refusal
 from .http_streams import STANDALONE, EventStore, SseStream, StoredEvent, StreamOptions, parse_event_id
@@ -47,7 +48,8 @@ class HttpSession:
     def __init__(self, service: ToolService, options: StreamOptions | None = None) -> None:
         self.session_id = secrets.token_urlsafe(24)  # visible ASCII only (spec: 0x21-0x7E)
         self.options = options or StreamOptions()
-        self.session = ServerSession(service, self._route)
+        self.wire = _TagOfSent()
+        self.session = ServerSession(service, self._route, tracer=self.wire)
         self.events = EventStore(self.options)
         self.standalone = SseStream(STANDALONE, None, opened_after=0)
         self._streams: dict[int, SseStream] = {STANDALONE: self.standalone}
@@ -124,6 +126,22 @@ class HttpSession:
         if isinstance(message, Notification) and message.method == m.CANCELLED:
             self._end_cancelled(message)
 
+    def dropped(self, stream: SseStream) -> None:
+        """The client closed the connection carrying ``stream`` before its answer: with
+        ``abandon_after`` set, unless it resumes the stream by then, the request is
+        cancelled, its handler stopped as by ``notifications/cancelled``."""
+        wait = self.options.abandon_after
+        if stream.request_id is None or stream.done or wait is None:
+            return
+        asyncio.get_running_loop().call_later(wait, self._abandon, stream)
+
+    def _abandon(self, stream: SseStream) -> None:
+        if stream.done or stream.holder is not None or stream.request_id is None:
+            return  # answered meanwhile, or resumed
+        log.debug("the client left request %s mid-answer; cancelled", jsonrpc.id_text(stream.request_id))
+        if self.session.peer.cancel_handling(stream.request_id):
+            self._finish(stream)
+
     def _end_cancelled(self, note: Notification) -> None:
         # The peer cancelled the handler, which therefore sends no response (spec): end
         # the request's stream without one. What is already stored still goes first.
@@ -157,8 +175,9 @@ class HttpSession:
         elif _is_id(mcp_id):
             during = self.session.peer.pending_tag(mcp_id)
             stream = self._requests.get(during) if _is_id(during) else None
-        else:
-            stream = None
+        else:  # a notification sent for a request (progress, a log message) goes on its stream
+            during = self.wire.tag
+            stream = self._requests.get(during) if _is_id(during) else None
         if stream is None or stream.done:
             stream = self.standalone
         if _is_id(mcp_id):
@@ -196,6 +215,25 @@ class HttpSession:
             self._store(stream, jsonrpc.encode(error), final=True)
             self._finish(stream)
         self._finish(self.standalone)
+
+
+class _TagOfSent:
+    """The session peer's tracer: remembers the tag of the message being sent (a peer tells
+    its tracer just before it sends), so that a notification sent for a request goes on
+    that request's stream; tells ``outer`` (a proxy's record of the host leg) everything."""
+
+    def __init__(self) -> None:
+        self.tag: object = None
+        self.outer: Tracer | None = None
+
+    def sent(self, message: JSONObject, tag: object, delivered: bool = True) -> None:
+        self.tag = tag
+        if self.outer is not None:
+            self.outer.sent(message, tag, delivered)
+
+    def received(self, message: Message, tag: object, elapsed: float | None) -> None:
+        if self.outer is not None:
+            self.outer.received(message, tag, elapsed)
 
 
 def _is_id(value: object) -> TypeGuard[RequestId]:

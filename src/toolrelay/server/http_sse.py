@@ -17,13 +17,16 @@ client reconnected), or when the ``hold`` of a request's stream passes: then it 
 from __future__ import annotations
 
 import asyncio
-from typing import Final
+from collections.abc import Coroutine
+from typing import Any, Final, TypeVar
 
 from ..httpserver import HttpResponder
 from .http_session import HttpSession
 from .http_streams import SseStream, StoredEvent
 
 __all__ = ["SSE_HEADERS", "carry"]
+
+T = TypeVar("T")
 
 SSE_HEADERS: Final = (("content-type", "text/event-stream"), ("cache-control", "no-cache"))
 
@@ -42,11 +45,44 @@ async def carry(
         deadline = _hold_deadline(session, stream)
         if prime and session.primes and not stream.done:
             session.prime(stream)
-        await _pump(session, stream, holder, after, deadline, responder)
+        if not await _pump_while_there(session, stream, holder, after, deadline, responder):
+            session.dropped(stream)
+            return
         await responder.end()
     finally:
         if stream.holder is holder:
             stream.holder = None
+
+
+async def while_connected(responder: HttpResponder, work: Coroutine[Any, Any, T]) -> tuple[bool, T | None]:
+    """(True, what ``work`` returned), or (False, None) when the client closed the
+    connection first, or a write of ``work``'s failed for it: a long answer is written
+    only when there is something to write, so its leaving is watched for meanwhile."""
+    working = asyncio.ensure_future(work)
+    gone = asyncio.ensure_future(responder.client_left())
+    try:
+        await asyncio.wait((working, gone), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (gone, working):
+            task.cancel()
+        await asyncio.wait((gone, working))  # the reader is free again before anyone reads it
+    if working.cancelled():
+        return False, None
+    failed = working.exception()
+    if isinstance(failed, OSError):  # includes the responder's: the client left
+        return False, None
+    if failed is not None:
+        raise failed
+    return True, working.result()
+
+
+async def _pump_while_there(
+    session: HttpSession, stream: SseStream, holder: object, position: int, deadline: float | None,
+    responder: HttpResponder,
+) -> bool:
+    """``_pump``, unless the client closes the connection first (False)."""
+    there, _ = await while_connected(responder, _pump(session, stream, holder, position, deadline, responder))
+    return there
 
 
 def _hold_deadline(session: HttpSession, stream: SseStream) -> float | None:

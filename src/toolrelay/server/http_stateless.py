@@ -6,6 +6,7 @@ client asking for a revision we lack is told which we have, -32022, while a sess
 unknown header stays the legacy path's 400). There is no session and no stream to
 resume: the body is answered with ``application/json``, errors with the status the
 revision gives their code (400, or 404 for an unknown method), a notification with 202.
+A client cancels a request by closing its connection: the work on it stops then.
 GET and DELETE have no meaning here (405). The Host/Origin/token checks and the size
 cap ran before, as for every request.
 """
@@ -13,14 +14,17 @@ cap ran before, as for every request.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from typing import Final
 
 from ..errors import RpcError
 from ..httpserver import HttpRequest, HttpResponder
 from ..protocol import jsonrpc, request_envelope
-from ..protocol.jsonrpc import INTERNAL_ERROR, Message, Notification, Request, RequestId
+from ..protocol.jsonrpc import INTERNAL_ERROR, JSONObject, Message, Notification, Request, RequestId
+from ..protocol.peer import Tracer
 from ..protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from .http_rules import Refusal
+from .http_sse import while_connected
 from .stateless import ModernServer
 
 __all__ = ["answer_modern", "is_modern", "refuse_modern_stream"]
@@ -49,9 +53,13 @@ def refuse_modern_stream(request: HttpRequest) -> Refusal:
 
 
 async def answer_modern(
-    modern: ModernServer, request: HttpRequest, message: Message, responder: HttpResponder
+    modern: ModernServer, request: HttpRequest, message: Message, responder: HttpResponder,
+    tracer: Tracer | None = None,
 ) -> None:
-    """Answer one decoded 2026-07-28 POST body."""
+    """Answer one decoded 2026-07-28 POST body; ``tracer`` sees the request and its answer
+    (a proxy records its host leg so), as a session's peer shows its tracer."""
+    if tracer is not None:
+        tracer.received(message, None, None)
     if isinstance(message, Notification):
         version = request.header("mcp-protocol-version") or ""
         if version not in MODERN_VERSIONS:
@@ -64,18 +72,36 @@ async def answer_modern(
                       request_id=message.id)
     try:
         outcome = modern.handle(message, header=request.header)
-        result = outcome if isinstance(outcome, dict) else await outcome
+        if isinstance(outcome, dict):
+            result = outcome
+        else:  # the revision's cancellation is the client closing its request: the work stops
+            there, answered = await while_connected(responder, _awaited(outcome))
+            if not there or answered is None:
+                log.debug("the client closed its %s request; stopped", message.method)
+                return
+            result = answered
     except RpcError as exc:
-        await _send_error(responder, message.id, exc)
+        await _send_error(responder, message.id, exc, tracer)
         return
     except Exception as exc:  # a handler bug is the request's failure, not the server's
         log.exception("handler for %s failed", message.method)
         await _send_error(responder, message.id,
-                          RpcError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"))
+                          RpcError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"), tracer)
         return
-    await responder.send(200, [_JSON], jsonrpc.encode(jsonrpc.response(message.id, result)))
+    answer = jsonrpc.response(message.id, result)
+    if tracer is not None:
+        tracer.sent(answer, None)
+    await responder.send(200, [_JSON], jsonrpc.encode(answer))
 
 
-async def _send_error(responder: HttpResponder, request_id: RequestId | None, exc: RpcError) -> None:
-    body = jsonrpc.encode(jsonrpc.error_response(request_id, exc.code, exc.rpc_message, exc.data))
+async def _awaited(outcome: Awaitable[JSONObject]) -> JSONObject:
+    return await outcome
+
+
+async def _send_error(responder: HttpResponder, request_id: RequestId | None, exc: RpcError,
+                      tracer: Tracer | None = None) -> None:
+    answer = jsonrpc.error_response(request_id, exc.code, exc.rpc_message, exc.data)
+    if tracer is not None:
+        tracer.sent(answer, None)
+    body = jsonrpc.encode(answer)
     await responder.send(request_envelope.http_status(exc.code), [_JSON], body)

@@ -53,6 +53,12 @@ class StreamOptions:
     then the server closes it and the client resumes with GET (polling). None: the
     connection stays open until the answer. Only for sessions at 2025-11-25 or later,
     whose clients know to resume."""
+    abandon_after: float | None = None
+    """Seconds a request whose connection the client closed before its answer waits for
+    the client to resume its stream; then the request is cancelled, as a
+    ``notifications/cancelled`` would. None: never (the spec's default: a disconnection is
+    not a cancellation; ``toolrelay proxy`` sets it, so an upstream call nobody will read
+    the answer of is given up)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -90,11 +90,20 @@ class ModernServer:
         except UnknownTool:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}") from None
         if isinstance(outcome, dict):
-            return request_envelope.complete(outcome, self.server_info)
+            return self._finished(outcome)
         return self._completed(outcome)
 
     async def _completed(self, outcome: Awaitable[JSONObject]) -> JSONObject:
-        return request_envelope.complete(await outcome, self.server_info)
+        return self._finished(await outcome)
+
+    def _finished(self, outcome: JSONObject) -> JSONObject:
+        """A complete result; an ``input_required`` one of the service's own (a proxy passing
+        on what its upstream asks) keeps its type, with the server's identity added."""
+        if outcome.get(request_envelope.RESULT_TYPE) == request_envelope.INPUT_REQUIRED:
+            meta = outcome.get("_meta")
+            own = meta if isinstance(meta, dict) else {}
+            return {**outcome, "_meta": {**own, request_envelope.SERVER_INFO_KEY: self.server_info}}
+        return request_envelope.complete(outcome, self.server_info)
 
     def _ask_for_roots(self) -> JSONObject:
         return {

@@ -34,10 +34,15 @@ def explain_proxy(run: RunRecord, verdict: Verdict) -> str:
     routes = {str(e.get("key")): e for e in run.events if e.get("kind") == "proxy_route"}
     answers = {str(e.get("key")): e for e in run.events
                if e.get("kind") == "proxy_host" and e.get("direction") == "out"}
+    during: dict[str, list[dict[str, Any]]] = {}
+    for event in run.events:
+        if event.get("kind") in ("proxy_ask", "proxy_relayed") and event.get("key"):
+            during.setdefault(str(event.get("key")), []).append(event)
     for event in run.events:
         if event.get("kind") == "proxy_host" and event.get("direction") == "in":
             key = str(event.get("key"))
-            lines += _request(event, routes.get(key), answers.get(key), by_key.get(key, []))
+            lines += _request(event, routes.get(key), answers.get(key), by_key.get(key, []),
+                              during.get(key, []))
     broken = verdict.broken
     lines.append("verdict: " + (f"BROKEN at {LINK_TITLES.get(broken.link, broken.link)}" if broken is not None
                                 else "ok, every link holds"))
@@ -46,7 +51,7 @@ def explain_proxy(run: RunRecord, verdict: Verdict) -> str:
 
 
 def _request(event: dict[str, Any], route: dict[str, Any] | None, answer: dict[str, Any] | None,
-             findings: list[Finding]) -> list[str]:
+             findings: list[Finding], during: list[dict[str, Any]]) -> list[str]:
     params = (event.get("message") or {}).get("params") or {}
     own = f" · host call id {event['host_call_id']}" if event.get("host_call_id") else ""
     lines = [f"host request {event.get('key')} · host id {event.get('host_id')!r}{own} · "
@@ -59,11 +64,26 @@ def _request(event: dict[str, Any], route: dict[str, Any] | None, answer: dict[s
                          f"{route.get('connection')} · upstream id {route.get('mcp_id')!r}")
         lines.append(f"  decision       {route.get('decision')}"
                      + (f": {route.get('reason')}" if route.get("reason") else ""))
+    lines += [_during_text(e) for e in during]
     if answer is not None:
         lines.append(f"  proxy → host   {_answer_text(answer.get('message') or {})}")
     lines += [f"  {'ok' if f.ok else 'BROKEN':>6}  {LINK_TITLES.get(f.link, f.link)}: {f.message}"
               for f in findings]
     return [*lines, ""]
+
+
+def _during_text(event: dict[str, Any]) -> str:
+    """What passed through the call: an upstream ask and who answered it, a notification."""
+    server, method, outcome = event.get("server"), event.get("method"), event.get("outcome")
+    if event.get("kind") == "proxy_ask":
+        asked = f"  {server} asks    {method} (upstream id {event.get('upstream_id')!r})"
+        if event.get("answered_by") == "host":
+            return f"{asked} → asked of the host (id {event.get('host_request_id')!r}): {outcome}"
+        return f"{asked} → answered by the proxy: {outcome} ({event.get('reason')})"
+    if event.get("upstream_token") is not None:
+        tokens = f"token {event.get('upstream_token')!r} → the host's {event.get('host_token')!r}"
+        return f"  {server} → host  {method} · {tokens}"
+    return f"  {server} → host  {method} {excerpt(event.get('host'), 80)}"
 
 
 def _answer_text(message: dict[str, Any]) -> str:

@@ -15,10 +15,15 @@ pairs its two legs, never the host's call id alone; ids are compared on both leg
   unchanged but for its era's envelope (``protocol/passthrough.py``): the same result,
   the same ``isError``, the same JSON-RPC error; so an answer swapped between two
   requests, an altered result or a flipped ``isError`` is caught;
-- ``on_the_wire`` (correlation, stdio hosts, whose leg is recorded message by message as
-  ``proxy_wire``): the answer recorded is one the host was sent;
+- ``on_the_wire`` (correlation, hosts whose leg is recorded message by message as
+  ``proxy_wire``: stdio, and each HTTP session by its number): the answer recorded is one
+  that host was sent;
 - ``decision_kept`` (routing): a call the policy denied, or a tool withheld, was never
-  sent upstream, and the host was answered a tool error naming the reason.
+  sent upstream, and the host was answered a tool error naming the reason;
+- what passed through a call besides its answer (``proxy_passing``): each upstream ask
+  answered once and delivered to the request that asked (``ask_answered``), progress
+  tokens mapped consistently (``progress_mapped``), a cancelled call cancelled upstream
+  and not answered (``cancel_honoured``).
 """
 
 from __future__ import annotations
@@ -28,12 +33,14 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..protocol.passthrough import passed_on
+from .proxy_passing import Passing, passing_findings
+from .proxy_rounds import is_in_rounds, round_chain
 from .record import RunRecord
 from .verdict import Finding, Verdict, link_rank
 
 __all__ = ["is_proxy_run", "verify_proxy"]
 
-PROXY_KINDS: Final = frozenset({"proxy_start", "proxy_host", "proxy_route"})
+PROXY_KINDS: Final = frozenset({"proxy_start", "proxy_host", "proxy_route", "proxy_ask", "proxy_relayed"})
 _NOT_SENT: Final = frozenset({"denied", "withheld", "unknown"})
 _HOST_CALL_ID: Final = "io.toolrelay/call_id"
 
@@ -60,12 +67,18 @@ class _Legs:
     offers: list[Event] = field(default_factory=list)
     end: Event | None = None
     wire: dict[Any, list[Event]] = field(default_factory=dict)
-    """The host leg as on the wire (stdio hosts): the proxy's answers, by their id."""
+    """The host leg as on the wire (stdio hosts, and each HTTP host's session): the
+    proxy's answers, by (host, their id)."""
+    wire_hosts: set[Any] = field(default_factory=set)
+    """The hosts whose leg is on the wire (None: the stdio host)."""
+    passing: Passing = field(default_factory=Passing)
+    """What passed through the calls besides their answers (``proxy_passing``)."""
 
 
 def _legs(events: Iterable[Event]) -> _Legs:
     legs = _Legs()
     for event in events:
+        legs.passing.add(event)
         kind = event.get("kind")
         if kind == "proxy_host":
             side = legs.host_in if event.get("direction") == "in" else legs.host_out
@@ -76,10 +89,11 @@ def _legs(events: Iterable[Event]) -> _Legs:
             legs.offers.append(event)
         elif kind == "proxy_end":
             legs.end = event
-        elif kind == "proxy_wire" and event.get("direction") == "out":
+        elif kind == "proxy_wire":
+            legs.wire_hosts.add(event.get("host"))
             message = event.get("message") or {}
-            if "result" in message or "error" in message:
-                legs.wire.setdefault(_id_key(message.get("id")), []).append(event)
+            if event.get("direction") == "out" and ("result" in message or "error" in message):
+                legs.wire.setdefault((event.get("host"), _id_key(message.get("id"))), []).append(event)
         elif kind in ("mcp_request", "mcp_response"):
             triple = (event.get("server"), event.get("connection"), event.get("mcp_id"))
             (legs.requests if kind == "mcp_request" else legs.responses).setdefault(triple, []).append(event)
@@ -95,6 +109,8 @@ def verify_proxy(run: RunRecord) -> Verdict:
     unfinished: list[str] = []
     for key, received in legs.host_in.items():
         findings += _one_request(key, received, legs, unfinished)
+    findings += passing_findings(legs.passing, legs.host_in, legs.host_out, legs.routes, legs.sent_for,
+                                 lambda key: _sayer(key, legs.host_in.get(key, [])), legs.wire_hosts)
     findings.sort(key=lambda finding: link_rank(finding.link))
     broken = next((finding for finding in findings if not finding.ok), None)
     if legs.end is None:
@@ -106,32 +122,44 @@ def verify_proxy(run: RunRecord) -> Verdict:
                    source=str(run.source))
 
 
-def _one_request(key: str, received: list[Event], legs: _Legs, unfinished: list[str]) -> list[Finding]:
-    first = received[0]
-    host_id = first.get("message", {}).get("id")
+def _sayer(key: str, received: list[Event]) -> Say:
+    """The findings of host request ``key``: named by it and its host id, resting on its events."""
+    host_id = received[0].get("message", {}).get("id") if received else None
     seqs = tuple(e["seq"] for e in received)
-    where = {"call_id": key, "mcp_id": host_id}
 
     def said(link: str, check: str, ok: bool, message: str, *more: Event) -> Finding:
         return Finding(link=link, ok=ok, check=check, message=f"host request {key} (host id {host_id!r}): "
-                       f"{message}", seqs=seqs + tuple(e["seq"] for e in more), **where)
+                       f"{message}", seqs=seqs + tuple(e["seq"] for e in more), call_id=key, mcp_id=host_id)
 
+    return said
+
+
+def _one_request(key: str, received: list[Event], legs: _Legs, unfinished: list[str]) -> list[Finding]:
+    first = received[0]
+    host_id = first.get("message", {}).get("id")
+    said = _sayer(key, received)
     answers = legs.host_out.get(key, [])
     routes = legs.routes.get(key, [])
     route = routes[-1] if routes else None
+    chained: list[Finding] = []
+    if is_in_rounds(received) and len(routes) <= 1:  # a 2026-07-28 host's input_required rounds
+        link, last, ended = round_chain(said, received, answers)
+        if not link.ok:
+            return [link]
+        chained, received, answers = [link], [last], [ended] if ended is not None else []
     if len(received) > 1 or len(routes) > 1:
         return [said("correlation", "host_answered_once", False,
                      f"recorded {len(received)} times as received and routed {len(routes)} times")]
     if route is not None and route.get("decision") == "cancelled":
-        return [_cancelled(said, answers, route, legs, key)]
+        return [*chained, _cancelled(said, answers, route, legs, key)]
     if not answers:
         unfinished.append(f"host request {key} (host id {host_id!r}) has no answer recorded")
         return []
     if len(answers) > 1:
         return [said("correlation", "host_answered_once", False, f"answered {len(answers)} times", *answers)]
     answer = answers[0]
-    found = [_answered(said, first, answer)]
-    if legs.wire:
+    found = [*chained, _answered(said, received[0], answer)]
+    if answer.get("host") in legs.wire_hosts:
         found.append(_on_wire(said, answer, legs))
     if route is None:
         return [*found, said("routing", "routed", False, "answered without a recorded route", answer)]
@@ -163,7 +191,7 @@ def _id_key(value: Any) -> tuple[str, str]:
 def _on_wire(said: Say, answer: Event, legs: _Legs) -> Finding:
     """The recorded answer is one the host really got, as sent (its era's envelope aside)."""
     recorded = answer.get("message", {})
-    for sent in legs.wire.get(_id_key(recorded.get("id")), []):
+    for sent in legs.wire.get((answer.get("host"), _id_key(recorded.get("id"))), []):
         message = sent.get("message", {})
         if "error" in recorded and message.get("error") == recorded["error"]:
             return said("correlation", "on_the_wire", True, "the answer is the one sent to the host", sent)

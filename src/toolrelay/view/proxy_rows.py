@@ -101,6 +101,32 @@ def _offer(record: dict[str, Any]) -> Row:
                detail=", ".join(routes) + (f"; {len(withheld)} withheld" if withheld else ""))
 
 
+def _ask(record: dict[str, Any]) -> Row:
+    """An upstream's ask during a host call: to the host (an arrow) or answered by the proxy (a note)."""
+    by_host = record.get("answered_by") == "host"
+    outcome = str(record.get("outcome"))
+    state: RowState = "ok" if outcome in ("accept", "sampled") else "warn"
+    badges = _badges(record)
+    if by_host and record.get("host_request_id") is not None:
+        badges.append(Badge(kind="mcp", text=f"to host id {record.get('host_request_id')}"))
+    return Row(seq=int(record.get("seq", 0)), kind="proxy_ask", stage="ask", source="app",
+               target=HOST_LANE if by_host else "app",
+               label=f"{record.get('server')} asks {record.get('method')} → "
+                     + (f"the host: {outcome}" if by_host else f"the proxy: {outcome}"),
+               detail=str(record.get("reason") or _json(_object(record.get("host_answer")).get("result"))),
+               badges=badges, state=state, message=by_host, call_id=str(record.get("key")))
+
+
+def _relayed(record: dict[str, Any]) -> Row:
+    token = record.get("upstream_token")
+    detail = (f"token {token!r} → {record.get('host_token')!r}" if token is not None
+              else _json(record.get("host")))
+    return Row(seq=int(record.get("seq", 0)), kind="proxy_relayed", stage="notify", source="app",
+               target=HOST_LANE, label=f"to host: {record.get('method')} (from {record.get('server')})",
+               detail=detail, badges=_badges(record) if record.get("key") else [], message=True,
+               call_id=str(record.get("key")) if record.get("key") else None)
+
+
 def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -118,6 +144,8 @@ PROXY_DESCRIBERS: Final = {
     "proxy_route": _route,
     "proxy_wire": _wire,
     "proxy_offer": _offer,
+    "proxy_ask": _ask,
+    "proxy_relayed": _relayed,
     "proxy_start": _note("proxy {name} starts ({transport})", "servers: {servers}"),
     "proxy_end": _note("proxy ends", "{reason}"),
 }

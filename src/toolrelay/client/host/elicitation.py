@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from ...errors import RpcError
-from ...protocol.jsonrpc import INVALID_PARAMS, JSONObject
+from ...protocol.jsonrpc import INVALID_PARAMS, JSONObject, RequestId
 from .forms import FormField, form_fields, schema_defaults
 
 __all__ = [
@@ -54,6 +54,8 @@ class ElicitationRequest:
     elicitation_id: str | None = None
     params: JSONObject = field(default_factory=dict)
     """The request's params exactly as received."""
+    request_id: RequestId | None = None
+    """The server's JSON-RPC id of the request (2026-07-28: the key of the input request)."""
 
     def defaults(self) -> dict[str, Any]:
         """SEP-1034: the schema's defaults (the form pre-filled)."""

@@ -2,9 +2,10 @@
 
 ``ServerRequests.answer`` takes one request (and the model's call during which it came,
 when known) and returns the result, or an awaitable of it (the peer runs it as its own
-task and keeps reading meanwhile): ``ping``; ``roots/list``; ``sampling/createMessage``
-and ``elicitation/create`` through the ``Host`` callbacks, as tasks when the request
-carries ``params.task``; ``tasks/*`` for those tasks. What toolrelay did not declare, or
+task and keeps reading meanwhile): ``ping``; ``roots/list`` (the ``Host``'s ``list_roots``
+asked first, when it has one: a proxy asks its host); ``sampling/createMessage`` and
+``elicitation/create`` through the ``Host`` callbacks, as tasks when the request carries
+``params.task``; ``tasks/*`` for those tasks. What toolrelay did not declare, or
 does not serve, is -32601 as before. The user hears what was answered without asking
 them (a decline, a refusal, defaults accepted) as a notice.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from ...errors import RpcError, SamplingRefused
@@ -38,6 +39,11 @@ CAP_HINT: Final = "(--max-sampling-per-call or the config's maxSamplingPerCall r
 """How toolrelay's refusal of a sampling request past the per-call cap ends (``verify`` counts them)."""
 DEFAULT_MAX_SAMPLING_PER_CALL: Final = 32
 
+RootsAsker = Callable[[str | None, RequestId | None], Awaitable[JSONObject | None]]
+"""(the call_id of the call a ``roots/list`` came during, the server's request id) → the
+roots asked of whoever made the call (a proxy's host): a ``roots/list`` result, or None
+for the connection's own roots."""
+
 NO_SAMPLER_HINT = "pass sampler= (toolrelay's commands: --model)"
 NO_ELICITOR_HINT = "nobody to ask (pass elicitor= to answer elicitations)"
 
@@ -55,6 +61,8 @@ class Host:
     elicitor: Elicitor | None = None
     no_sampler_hint: str = NO_SAMPLER_HINT
     no_elicitor_hint: str = NO_ELICITOR_HINT
+    list_roots: RootsAsker | None = None
+    """Asked first when a server that is offered roots asks for them during a call."""
 
 
 class ServerRequests:
@@ -126,13 +134,17 @@ class ServerRequests:
         if method == m.PING:
             return {}
         if method == m.LIST_ROOTS and self.roots is not None:
+            if self.host.list_roots is not None and call_id is not None:
+                return self._roots_of(call_id, request.id, self.roots)
             return list_roots_result(self.roots)
         if method == m.CREATE_MESSAGE:
             self._count_sampling(call, call_id)
-            sampling = parse_sampling(params, server=self.server, call_id=call_id, tools_allowed=offers.modes)
+            sampling = replace(parse_sampling(params, server=self.server, call_id=call_id,
+                                              tools_allowed=offers.modes), request_id=request.id)
             return self._maybe_task(self._sample(sampling), params, call_id, call)
         if method == m.ELICIT and offers.elicitation:
-            asked = parse_elicitation(params, server=self.server, call_id=call_id, url_mode=offers.modes)
+            asked = replace(parse_elicitation(params, server=self.server, call_id=call_id,
+                                              url_mode=offers.modes), request_id=request.id)
             return self._maybe_task(self._elicit(asked), params, call_id, call)
         if offers.modes:
             answered = self._task_request(method, params)
@@ -192,6 +204,11 @@ class ServerRequests:
         many of its sampling requests were refused."""
         self._sampled.pop(call, None)
         return self._over_cap.pop(call, 0)
+
+    async def _roots_of(self, call_id: str, asked: RequestId, own: tuple[Root, ...]) -> JSONObject:
+        assert self.host.list_roots is not None
+        found = await self.host.list_roots(call_id, asked)
+        return found if found is not None else list_roots_result(own)
 
     # -- sampling ---------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import RpcError, SamplingRefused
-from ...protocol.jsonrpc import INVALID_PARAMS, JSONObject
+from ...protocol.jsonrpc import INVALID_PARAMS, JSONObject, RequestId
 
 __all__ = [
     "Sampler",
@@ -54,6 +54,8 @@ class SamplingRequest:
     tool_choice: JSONObject | None = None
     params: JSONObject = field(default_factory=dict)
     """The request's params exactly as received."""
+    request_id: RequestId | None = None
+    """The server's JSON-RPC id of the request (2026-07-28: the key of the input request)."""
 
     def prompt_text(self, limit: int = 2000) -> str:
         """The conversation as text, for a person to approve (system prompt first)."""

@@ -1,0 +1,168 @@
+"""The host calls in flight, and what an upstream sends during one, passed on to its host.
+
+Each host ``tools/call`` the forwarder sends upstream is a ``HostCall`` under the proxy's
+key for it (unique in the run, whichever host sent it); the upstream request carries the
+key as its ``call_id``, so what the upstream sends during the call is told by the key
+(``client/link.py`` tells which call a notification came during, never by a model's id).
+Passed on to the host that made the call, in the host's session, on the call's stream:
+
+- ``notifications/progress`` with the host's own ``progressToken`` (the upstream one is
+  the proxy's: ``KEY-N``; a host that gave none gets no progress);
+- ``notifications/message`` at or above the level the host set (``logging/setLevel`` is
+  answered by the proxy, per host session: the upstream servers are shared by every host,
+  so their own level stays their config entry's ``toolrelay.logLevel``); a log message
+  that came during no call goes to every host that set a level.
+
+A 2026-07-28 host has no session to be told in (its call is one exchange): nothing is
+passed on to it but the call's answer, and its server asks (``asks.py``). Each message
+passed on is recorded (``ProxyRelayed``), the upstream token beside the host's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from ..errors import TransportError
+from ..events import EventStream
+from ..protocol import mcp as m
+from ..protocol.jsonrpc import JSONObject, Notification, Request
+from ..protocol.peer import Peer
+from ..server.app import ServerSession
+from .records import ProxyRelayed
+
+__all__ = ["HostCall", "HostCalls"]
+
+LOG_MESSAGE: Final = "notifications/message"
+_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+_RANK: Final = {level: rank for rank, level in enumerate(_LEVELS)}
+
+
+@dataclass(slots=True, kw_only=True)
+class HostCall:
+    """One host ``tools/call`` in flight, and how to reach its host."""
+
+    key: str
+    request: Request
+    protocol_version: str | None
+    session: ServerSession | None
+    """The host's session (2025 hosts); None for a 2026-07-28 host."""
+    capabilities: JSONObject = field(default_factory=dict)
+    """What the host declared: in ``initialize``, or in this request's envelope (2026-07-28)."""
+    server: str | None = None
+    """The upstream server it was sent to, once routed."""
+    host: int | None = None
+    """The number of the host's HTTP session (1, 2, ... as they opened); None on stdio."""
+
+    @property
+    def peer(self) -> Peer | None:
+        return self.session.peer if self.session is not None else None
+
+    @property
+    def progress_token(self) -> Any:
+        meta = (self.request.params or {}).get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        return token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
+
+    def declares(self, capability: str) -> bool:
+        return isinstance(self.capabilities.get(capability), dict)
+
+
+class HostCalls:
+    """The calls in flight by key; passes each upstream notification on to its call's host."""
+
+    def __init__(self, events: EventStream) -> None:
+        self.events = events
+        self._calls: dict[str, HostCall] = {}
+        self._hosts: weakref.WeakKeyDictionary[ServerSession, int] = weakref.WeakKeyDictionary()
+        self._numbers = itertools.count(1)
+
+        self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+
+    def track(self, session: ServerSession) -> None:
+        """A host's session: told the log messages that belong to no call, once it sets a level."""
+        self._sessions.add(session)
+
+    def join(self, session: ServerSession) -> int:
+        """Number an HTTP host's session (its messages and calls are recorded with it)."""
+        self.track(session)
+        number = self._hosts[session] = next(self._numbers)
+        return number
+
+    def number_of(self, session: ServerSession | None) -> int | None:
+        return self._hosts.get(session) if session is not None else None
+
+    def add(self, call: HostCall) -> None:
+        self._calls[call.key] = call
+
+    def remove(self, key: str) -> None:
+        self._calls.pop(key, None)
+
+    def get(self, key: str | None) -> HostCall | None:
+        return self._calls.get(key) if key is not None else None
+
+    def notified(self, server: str, note: Notification, key: str | None) -> None:
+        """An upstream notification (``Connection.on_notification``): passed on to the host
+        of the call it came during, when it is one a host is told."""
+        call = self.get(key)
+        if call is None and note.method == LOG_MESSAGE:
+            self._log_for_all(server, note)
+            return
+        if call is None or call.server != server or call.peer is None:
+            return
+        if note.method == m.PROGRESS:
+            self._progress(call, note)
+        elif note.method == LOG_MESSAGE:
+            self._log_message(call, note)
+
+    def _progress(self, call: HostCall, note: Notification) -> None:
+        token = call.progress_token
+        if token is None:
+            return
+        params = dict(note.params or {})
+        upstream_token = params.get("progressToken")
+        params["progressToken"] = token
+        self._pass_on(call, note, params, upstream_token=upstream_token)
+
+    def _log_message(self, call: HostCall, note: Notification) -> None:
+        params = note.params or {}
+        wanted = call.session.log_level if call.session is not None else None
+        if wanted is not None and not _at_least(params.get("level"), wanted):
+            return  # below what the host asked for
+        self._pass_on(call, note, dict(params))
+
+    def _log_for_all(self, server: str, note: Notification) -> None:
+        """A log message of no call: to each host that asked for log messages (set a level)."""
+        params = note.params or {}
+        for session in list(self._sessions):
+            wanted = session.log_level
+            if wanted is None or not _at_least(params.get("level"), wanted):
+                continue
+            if self.events.active:
+                self.events.emit(ProxyRelayed(key="", host_id=None, server=server, method=note.method,
+                                              upstream=note.raw, host=dict(params),
+                                              to_host=self._hosts.get(session)))
+            with contextlib.suppress(TransportError):
+                session.peer.notify(note.method, dict(params))
+
+    def _pass_on(self, call: HostCall, note: Notification, params: JSONObject, *,
+                 upstream_token: Any = None) -> None:
+        peer = call.peer
+        assert peer is not None
+        if self.events.active:
+            self.events.emit(ProxyRelayed(
+                key=call.key, host_id=call.request.id, server=str(call.server), method=note.method,
+                upstream=note.raw, host=params, upstream_token=upstream_token,
+                host_token=params.get("progressToken") if upstream_token is not None else None,
+                to_host=call.host))
+        with contextlib.suppress(TransportError):  # the host left: its call is being cancelled
+            peer.notify(note.method, params, tag=call.request.id)  # over HTTP: on the call's stream
+
+
+def _at_least(level: object, wanted: str) -> bool:
+    """Whether a message at ``level`` is one a host that set ``wanted`` is sent (an unknown
+    level is: better told than lost)."""
+    return _RANK.get(str(level), len(_LEVELS)) >= _RANK.get(wanted, 0)
