@@ -20,6 +20,7 @@ from ..errors import UsageError
 from ..relay.approvals import ApprovalStore, SavedApprovals
 from ..relay.catalog import servers_from
 from .common import print_json, print_table
+from .state_actions import add_actions
 
 __all__ = ["configure", "run"]
 
@@ -33,23 +34,10 @@ _ACTIONS: dict[str, tuple[str, str]] = {
 STORED = """saved approvals live in $XDG_STATE_HOME/toolrelay/approvals/ (default
 ~/.local/state/toolrelay/approvals/), one file per server (its config name and its command line
 or URL), readable by you alone."""
-EXAMPLES = "examples:\n" + "\n".join(example for _, example in _ACTIONS.values()) + "\n\n" + STORED
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    _options(parser)
-    parser.set_defaults(server=None, tool=None)
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
-    for name, (help_text, example) in _ACTIONS.items():
-        action: argparse.ArgumentParser = actions.add_parser(
-            name, help=help_text, description=help_text, epilog=f"examples:\n{example}\n\n{STORED}",
-            formatter_class=argparse.RawDescriptionHelpFormatter)
-        action.set_defaults(verb_parser=action)
-        every = "" if name == "forget" else " (default: every one)"
-        action.add_argument("server", nargs=None if name == "forget" else "?", help=f"a server's name{every}")
-        action.add_argument("tool", nargs="?", help="one tool of that server (its MCP name)")
-        _options(action, suppressed=True)
-    parser.epilog = EXAMPLES
+    add_actions(parser, _ACTIONS, stored=STORED, options=_options, server_help="a server's name")
 
 
 def _options(parser: argparse.ArgumentParser, *, suppressed: bool = False) -> None:
