@@ -315,6 +315,11 @@ def main() -> None:
     ratios = {f"overhead per turn, toolrelay-chat / {peer}{goals.get(peer, '')}": ratio(
         table["toolrelay-chat"]["overhead_ms_per_turn"], table[peer]["overhead_ms_per_turn"])
         for peer in table if peer != "toolrelay-chat" and "toolrelay-chat" in table}
+    # the client's own CPU: what the wall-time overhead is once the machine is not contended
+    # (on 2 busy cores the overhead's wall time is mostly the three processes waiting their turn)
+    ratios |= {f"client CPU per run, toolrelay-chat / {peer}": ratio(
+        table["toolrelay-chat"]["client_cpu_ms_per_run"], table[peer]["client_cpu_ms_per_run"])
+        for peer in table if peer != "toolrelay-chat" and "toolrelay-chat" in table}
     print()
     print_ratios(ratios)
     append_jsonl(args.json_out, {"bench": "chat_loop", "quick": quick(), "runs": args.runs,
