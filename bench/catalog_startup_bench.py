@@ -43,6 +43,7 @@ from common import (
     TEST_SERVERS,
     append_jsonl,
     arg_parser,
+    endpoint_stats,
     print_ratios,
     print_table,
     quick,
@@ -50,7 +51,7 @@ from common import (
     rotated,
     scaled,
 )
-from loop_bench import endpoint_stats, fake_endpoint
+from loop_bench import fake_endpoint
 
 TASK = "Open an issue about the failing build"
 RUN_TIMEOUT = 180.0

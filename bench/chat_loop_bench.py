@@ -20,7 +20,8 @@ Goal: toolrelay's overhead per turn <= 1/8 of the Agents SDK's, as on the Respon
     python bench/chat_loop_bench.py                      3 passes of 100 runs
     BENCH_QUICK=1 python bench/chat_loop_bench.py        1 pass of 20 runs
     options: --runner NAME (repeatable), --runs, --passes, --python PATH (default: the bench
-             venv when set up, else this python), --json-out FILE
+             venv when set up, else this python), --json-out FILE, --profile [RUNNER] (only a
+             cProfile of one child's timed runs, on stderr; default toolrelay-chat)
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from common import (
     append_jsonl,
     arg_parser,
     echo_server_command,
+    measure_runs,
     medians_by,
     print_ratios,
     print_table,
@@ -54,7 +56,6 @@ from common import (
     run_child,
     scaled,
 )
-from loop_bench import _record, endpoint_stats
 
 PROMPT = "Please echo something, then tell me what you got."
 TEXT = "hello from the fake model"
@@ -234,24 +235,15 @@ NEEDS: dict[str, str] = {"raw-chat": "mcp", "agents-chat": "agents"}
 # -- child and parent ---------------------------------------------------------------------------
 
 
-async def measure(name: str, base_url: str, server_cmd: list[str], runs: int) -> dict[str, Any]:
+async def measure(
+    name: str, base_url: str, server_cmd: list[str], args: argparse.Namespace
+) -> dict[str, Any]:
     started = time.perf_counter()
     async with RUNNERS[name](base_url, server_cmd) as run_once:
         connect_ms = (time.perf_counter() - started) * 1e3
-        for _ in range(5):
-            said = await run_once(PROMPT)
-            assert said == EXPECTED, said
-        endpoint_stats(base_url, reset=True)
-        client_before = time.process_time()
-        samples = []
-        for _ in range(runs):
-            began = time.perf_counter()
-            text = await asyncio.wait_for(run_once(PROMPT), 60)
-            samples.append(time.perf_counter() - began)
-            assert text == EXPECTED, text
-        client_cpu = time.process_time() - client_before
-        stats = endpoint_stats(base_url)
-    return _record(samples, stats, connect_ms, client_cpu, None, runs)
+        return await measure_runs(run_once, prompt=PROMPT, expected=EXPECTED, runs=args.runs, warmup=5,
+                                  base_url=base_url, connect_ms=connect_ms, servers=False,
+                                  profile=bool(args.profile))
 
 
 def _available(python: str, name: str) -> bool:
@@ -282,6 +274,8 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=scaled(3, 1))
     parser.add_argument("--python", help="the python of the runners (it needs openai, mcp, agents)")
     parser.add_argument("--json-out")
+    parser.add_argument("--profile", nargs="?", const="toolrelay-chat", metavar="RUNNER",
+                        help="only a cProfile of RUNNER's timed runs (on stderr)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--base-url", help=argparse.SUPPRESS)
@@ -292,7 +286,7 @@ def main() -> None:
             asyncio.run(_serve())
         return
     if args.child:
-        record = asyncio.run(measure(args.child, args.base_url, json.loads(args.server_cmd), args.runs))
+        record = asyncio.run(measure(args.child, args.base_url, json.loads(args.server_cmd), args))
         print(json.dumps(record))
         return
     python = _python(args)
@@ -303,6 +297,11 @@ def main() -> None:
     records = []
     server_cmd = echo_server_command(python, "minimal")
     with fake_chat_endpoint(python) as base_url:
+        if args.profile:
+            subprocess.run([python, __file__, "--child", args.profile, "--base-url", base_url, "--server-cmd",
+                            json.dumps(server_cmd), "--runs", str(args.runs), "--profile", args.profile],
+                           check=True)
+            return
         for number in range(args.passes):
             for name in rotated(names, number):
                 print(f"# pass {number + 1}/{args.passes}: {name}", file=sys.stderr)
@@ -315,6 +314,11 @@ def main() -> None:
     goals = {"agents-chat": " (goal <= 0.125)"}
     ratios = {f"overhead per turn, toolrelay-chat / {peer}{goals.get(peer, '')}": ratio(
         table["toolrelay-chat"]["overhead_ms_per_turn"], table[peer]["overhead_ms_per_turn"])
+        for peer in table if peer != "toolrelay-chat" and "toolrelay-chat" in table}
+    # the client's own CPU: what the wall-time overhead is once the machine is not contended
+    # (on 2 busy cores the overhead's wall time is mostly the three processes waiting their turn)
+    ratios |= {f"client CPU per run, toolrelay-chat / {peer}": ratio(
+        table["toolrelay-chat"]["client_cpu_ms_per_run"], table[peer]["client_cpu_ms_per_run"])
         for peer in table if peer != "toolrelay-chat" and "toolrelay-chat" in table}
     print()
     print_ratios(ratios)

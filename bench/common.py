@@ -1,17 +1,23 @@
 """Small, generic helpers shared by the benches: quick mode, statistics, pass order, a
 process's RSS, CPU time and children from Linux /proc, and running a measuring child
-process. Nothing here knows what is being measured."""
+process, and timing N runs of a loop against an endpoint that counts its own handler time
+(``measure_runs``, ``run_record``, ``endpoint_stats``: the loop benches' method)."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import cProfile
+import io
 import json
 import os
+import pstats
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+import urllib.request
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +31,8 @@ __all__ = [
     "child_pids",
     "cpu_seconds",
     "echo_server_command",
+    "endpoint_stats",
+    "measure_runs",
     "median_of",
     "medians_by",
     "print_ratios",
@@ -34,6 +42,7 @@ __all__ = [
     "rotated",
     "rss_kb",
     "run_child",
+    "run_record",
     "scaled",
     "summary",
 ]
@@ -169,3 +178,68 @@ def print_ratios(ratios: dict[str, float | None]) -> None:
     width = max(len(label) for label in ratios) + 2 if ratios else 0
     for label, value in ratios.items():
         print(f"{label:{width}}" + ("-" if value is None else f"{value:.3f}"))
+
+
+# -- N runs of a loop against a counting endpoint (loop_bench.py's method) ---------------------
+
+RunOnce = Callable[[str], Awaitable[str]]
+
+
+def endpoint_stats(base_url: str, *, reset: bool = False) -> dict[str, Any]:
+    """A bench endpoint's own count: ``requests`` and ``handler_s_total`` (reset: zeroed)."""
+    root = base_url.rsplit("/v1", 1)[0]
+    request = urllib.request.Request(root + ("/_stats/reset" if reset else "/_stats"),
+                                     data=b"" if reset else None, method="POST" if reset else "GET")
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        found: dict[str, Any] = json.loads(answer.read())
+    return found
+
+
+def run_record(samples: list[float], stats: dict[str, Any], connect_ms: float, client_cpu: float,
+               server_cpu: float | None, runs: int) -> dict[str, Any]:
+    """One runner's numbers: wall per run, the endpoint's share, the overhead per run and per
+    turn (wall minus the endpoint's own time, over the requests), CPU per run."""
+    wall = summary(samples)
+    endpoint_ms = stats["handler_s_total"] / runs * 1e3
+    requests = stats["requests"] / runs
+    overhead = wall["median_ms"] - endpoint_ms
+    return {"connect_ms": connect_ms, "wall_median_ms": wall["median_ms"], "wall_p90_ms": wall["p90_ms"],
+            "endpoint_ms_per_run": endpoint_ms, "requests_per_run": requests, "overhead_ms_per_run": overhead,
+            "overhead_ms_per_turn": overhead / max(requests, 1.0),
+            "client_cpu_ms_per_run": client_cpu / runs * 1e3,
+            "server_cpu_ms_per_run": None if server_cpu is None else server_cpu / runs * 1e3}
+
+
+async def measure_runs(
+    run_once: RunOnce, *, prompt: str, expected: str, runs: int, warmup: int, base_url: str,
+    connect_ms: float, servers: bool = True, profile: bool = False,
+) -> dict[str, Any]:
+    """``warmup`` runs, then ``runs`` timed ones (each checked to answer ``expected``), the
+    endpoint's count reset between; this process's CPU over the timed runs and, with
+    ``servers``, its child processes' (the MCP servers). ``profile``: a cProfile of the timed
+    runs on stderr. The record is ``run_record``'s."""
+    for _ in range(warmup):
+        said = await run_once(prompt)
+        assert said == expected, said
+    children = child_pids(os.getpid()) if servers else []
+    endpoint_stats(base_url, reset=True)
+    server_before, client_before = sum(map(cpu_seconds, children)), time.process_time()
+    profiler = cProfile.Profile() if profile else None
+    if profiler is not None:
+        profiler.enable()
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        text = await asyncio.wait_for(run_once(prompt), 60)
+        samples.append(time.perf_counter() - started)
+        assert text == expected, text
+    if profiler is not None:
+        profiler.disable()
+    client_cpu = time.process_time() - client_before
+    server_cpu = sum(map(cpu_seconds, children)) - server_before
+    stats = endpoint_stats(base_url)
+    if profiler is not None:
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(35)
+        print(f"# cProfile of {runs} runs\n{out.getvalue()}", file=sys.stderr)
+    return run_record(samples, stats, connect_ms, client_cpu, server_cpu if children else None, runs)

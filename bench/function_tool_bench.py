@@ -45,6 +45,7 @@ from common import (
     BENCH_DIR,
     append_jsonl,
     arg_parser,
+    endpoint_stats,
     medians_by,
     print_ratios,
     print_table,
@@ -55,7 +56,7 @@ from common import (
     scaled,
     summary,
 )
-from loop_bench import endpoint_stats, fake_endpoint
+from loop_bench import fake_endpoint
 
 PROMPT = "Please echo something, then tell me what you got."
 EXPECTED = {True: "Done. The tool returned: hello from the fake model", False: "Done. No tool was offered."}

@@ -33,16 +33,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import cProfile
 import http.client
-import io
 import json
-import os
-import pstats
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -53,9 +48,9 @@ from common import (
     TEST_SERVERS,
     append_jsonl,
     arg_parser,
-    child_pids,
-    cpu_seconds,
     echo_server_command,
+    endpoint_stats,  # noqa: F401  (re-exported: otel_bench.py imports it from here)
+    measure_runs,
     medians_by,
     print_ratios,
     print_table,
@@ -96,15 +91,6 @@ def fake_endpoint(python: str) -> Iterator[str]:
             process.stdout.close()
 
 
-def endpoint_stats(base_url: str, *, reset: bool = False) -> dict[str, Any]:
-    root = base_url.rsplit("/v1", 1)[0]
-    request = urllib.request.Request(root + ("/_stats/reset" if reset else "/_stats"),
-                                     data=b"" if reset else None, method="POST" if reset else "GET")
-    with urllib.request.urlopen(request, timeout=10) as answer:
-        found: dict[str, Any] = json.loads(answer.read())
-    return found
-
-
 def http_floor(base_url: str, requests: int) -> float:
     """Median ms of a bare keep-alive POST of a final-turn request (no SDK, no framework)."""
     parts = urlsplit(base_url)
@@ -125,16 +111,6 @@ def http_floor(base_url: str, requests: int) -> float:
 # -- child: one runner ----------------------------------------------------------------------
 
 
-async def _timed_runs(run_once: Any, runs: int) -> list[float]:
-    samples = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        text = await asyncio.wait_for(run_once(PROMPT), 60)
-        samples.append(time.perf_counter() - started)
-        assert text == EXPECTED, text
-    return samples
-
-
 async def measure(
     name: str, base_url: str, server_cmd: list[str], args: argparse.Namespace
 ) -> dict[str, Any]:
@@ -145,38 +121,9 @@ async def measure(
     started = time.perf_counter()
     async with factory(base_url, server_cmd) as run_once:
         connect_ms = (time.perf_counter() - started) * 1e3
-        for _ in range(args.warmup):
-            assert await run_once(PROMPT) == EXPECTED
-        servers = child_pids(os.getpid())
-        endpoint_stats(base_url, reset=True)
-        server_before, client_before = sum(map(cpu_seconds, servers)), time.process_time()
-        profiler = cProfile.Profile() if args.profile else None
-        if profiler is not None:
-            profiler.enable()
-        samples = await _timed_runs(run_once, args.runs)
-        if profiler is not None:
-            profiler.disable()
-        client_cpu = time.process_time() - client_before
-        server_cpu = sum(map(cpu_seconds, servers)) - server_before
-        stats = endpoint_stats(base_url)
-    if profiler is not None:
-        out = io.StringIO()
-        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(35)
-        print(f"# cProfile of {args.runs} runs\n{out.getvalue()}", file=sys.stderr)
-    return _record(samples, stats, connect_ms, client_cpu, server_cpu if servers else None, args.runs)
-
-
-def _record(samples: list[float], stats: dict[str, Any], connect_ms: float, client_cpu: float,
-            server_cpu: float | None, runs: int) -> dict[str, Any]:
-    wall = summary(samples)
-    endpoint_ms = stats["handler_s_total"] / runs * 1e3
-    requests = stats["requests"] / runs
-    overhead = wall["median_ms"] - endpoint_ms
-    return {"connect_ms": connect_ms, "wall_median_ms": wall["median_ms"], "wall_p90_ms": wall["p90_ms"],
-            "endpoint_ms_per_run": endpoint_ms, "requests_per_run": requests, "overhead_ms_per_run": overhead,
-            "overhead_ms_per_turn": overhead / max(requests, 1.0),
-            "client_cpu_ms_per_run": client_cpu / runs * 1e3,
-            "server_cpu_ms_per_run": None if server_cpu is None else server_cpu / runs * 1e3}
+        return await measure_runs(run_once, prompt=PROMPT, expected=EXPECTED, runs=args.runs,
+                                  warmup=args.warmup, base_url=base_url, connect_ms=connect_ms,
+                                  profile=bool(args.profile))
 
 
 # -- parent ---------------------------------------------------------------------------------

@@ -84,14 +84,11 @@ class Event:
     def to_record(self) -> dict[str, Any]:
         """The event as a JSON-ready dict: kind, seq, time, then its own fields."""
         record: dict[str, Any] = {"seq": self.seq, "time": self.time, "kind": self.event_kind}
-        optional = self.optional_fields
-        for f in fields(self):
-            if f.name in ("seq", "time"):
+        for name, optional in _record_fields(type(self)):
+            value = getattr(self, name)
+            if optional is not None and value == _default(optional):
                 continue
-            value = getattr(self, f.name)
-            if optional and f.name in optional and value == _default(f):
-                continue
-            record[f.name] = value
+            record[name] = value
         return record
 
     @property
@@ -519,6 +516,22 @@ class RunEndEvent(Event):
     ``total`` (``relay.stages.cost``); recorded only then."""
     price: dict[str, float] = field(default_factory=dict)
     """The model's row of the price table the cost was computed with (dollars per million)."""
+
+
+_RECORD_FIELDS: dict[type[Event], tuple[tuple[str, Any], ...]] = {}
+
+
+def _record_fields(cls: type[Event]) -> tuple[tuple[str, Any], ...]:
+    """``cls``'s fields as ``to_record`` writes them, in order, each with its dataclass
+    field when it is optional (left out at its default), else None: worked out once per
+    class, not for every event (a batch records ~20 per task)."""
+    found = _RECORD_FIELDS.get(cls)
+    if found is None:
+        optional = cls.optional_fields
+        found = tuple((f.name, f if f.name in optional else None) for f in fields(cls)
+                      if f.name not in ("seq", "time"))
+        _RECORD_FIELDS[cls] = found
+    return found
 
 
 def _default(f: Any) -> Any:

@@ -25,7 +25,8 @@ BENCH = REPO / "bench"
 sys.path.insert(0, str(BENCH))
 
 import peer_adapters  # noqa: E402
-from loop_bench import EXPECTED, PROMPT, endpoint_stats, fake_endpoint  # noqa: E402
+from common import endpoint_stats  # noqa: E402
+from loop_bench import EXPECTED, PROMPT, fake_endpoint  # noqa: E402
 
 ECHO_SERVER = [sys.executable, str(MINIMAL_ECHO_SERVER)]
 FAKE_RESPONSES_SCRIPT = "../tests/testkit/servers/fake_responses.py"

@@ -84,6 +84,8 @@ class BatchSession:
         self._host = self.parts.host(self.parts.sample)
         shared = [server for server in self.parts.servers if not server.isolate]
         self.catalog = self.parts.catalog(shared, self._host)
+        self._plain_options: RunOptions | None = None
+        """``options_for`` a task with no overrides (most of them): the same for every one."""
 
     async def __aenter__(self) -> BatchSession:
         try:
@@ -101,13 +103,19 @@ class BatchSession:
 
     def options_for(self, spec: TaskSpec) -> RunOptions:
         """The batch's run options with the task's overrides."""
-        given = dict(spec.overrides)
+        if not spec.overrides:
+            if self._plain_options is None:
+                self._plain_options = self._overridden(spec.id, {})
+            return self._plain_options
+        return self._overridden(spec.id, dict(spec.overrides))
+
+    def _overridden(self, task_id: str, given: dict[str, Any]) -> RunOptions:
         limits = {key: given.pop(key) for key in _LIMIT_OVERRIDES if key in given}
         sampling: dict[str, Any] = {key: given.pop(key) for key in SAMPLING if key in given}
         if "api_key_env" in given:
-            given["api_key"] = task_key(spec.id, given.pop("api_key_env"), self.options.environ)
-        opts = replace(self.options, **given, **sampling)
-        check_task_seed(sampling, opts.api, spec.id)
+            given["api_key"] = task_key(task_id, given.pop("api_key_env"), self.options.environ)
+        opts = replace(self.options, **given, **sampling) if given or sampling else self.options
+        check_task_seed(sampling, opts.api, task_id)
         if opts.prompt_cache_key is None:
             opts = replace(opts, prompt_cache_key=family_cache_key(self.out.name, opts))
         check_api(opts)

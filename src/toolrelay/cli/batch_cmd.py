@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import sys
 import time
 from dataclasses import replace
@@ -114,6 +115,10 @@ def run(args: argparse.Namespace) -> int:
 
         hide_ray_notes()
     started = time.monotonic()
+    # Every object alive now (modules, the parser, the options) lives as long as the process:
+    # frozen, the collector's full passes, which a batch's many short-lived objects trigger
+    # again and again, no longer walk them (measured: ~5% of a one-call task's CPU).
+    gc.freeze()
     try:
         asyncio.run(_drive(tasks, options, args.engine, None if args.quiet else progress))
     except KeyboardInterrupt:

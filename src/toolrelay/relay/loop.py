@@ -412,7 +412,8 @@ class Relay:
         await self.catalog.refresh_if_changed()
         tools = self._kept_tools(conversation, self.catalog.declarations(strict=self.strict))
         self._searches.see_request(tools, conversation.history)
-        settings = self.settings if self._streaming else replace(self.settings, stream=False)
+        streams = self._streaming or not self.settings.stream  # as asked (a copy only to turn it off)
+        settings = self.settings if streams else replace(self.settings, stream=False)
         allowed = self._allowed_in_turn(number, tools)
         body = build_body(settings, tools, conversation, allowed)
         try:

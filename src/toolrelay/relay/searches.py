@@ -59,12 +59,14 @@ class ToolSearches(CallHook):
                events: EventStream) -> list[dict[str, Any]]:
         """The ``tool_search_output`` items answering the response's client searches, in order."""
         self.callable |= set(loaded_by_alias(output))  # hosted: loaded within the response
-        if not isinstance(catalog, SearchingCatalog):
+        asked = [call for call in read_search_calls(output)
+                 if call.execution == "client" and call.call_id is not None]
+        # isinstance against a runtime-checkable Protocol walks its members: only when asked
+        if not asked or not isinstance(catalog, SearchingCatalog):
             return []
         answered: list[dict[str, Any]] = []
-        for call in read_search_calls(output):
-            if call.execution != "client" or call.call_id is None:
-                continue
+        for call in asked:
+            assert call.call_id is not None
             item, hits = catalog.answer_search(call)
             events.emit(ToolSearchEvent(turn=turn, call_id=call.call_id, query=call.query, limit=call.limit,
                                         hits=[_hit(hit) for hit in hits], item=item, problem=call.problem))
