@@ -37,6 +37,10 @@ LOOKS = [LOOK, {"name": "touch__look", "arguments": {"what": "the plan"}}]
 """Two calls: the first closes while the stream is open in either dialect."""
 OPENING: Final = {"responses": 2, "chat": 1}
 """The events that say nothing: response.created and .in_progress; chat's role chunk."""
+BROKEN: Final = {"cut": "the connection closed",
+                 "responses": "the stream ended without response.completed, .incomplete or .failed",
+                 "chat": "the stream ended without a finish_reason"}
+"""How the run says the stream broke off: cut, or ended without the answer's end."""
 _ENDS: Final = {"response.completed": "completed", "response.incomplete": "incomplete",
                 "response.failed": "failed"}
 _FINISHED: Final = {"length": "incomplete", "content_filter": "incomplete"}
@@ -219,6 +223,7 @@ def test_a_stream_broken_off_after_a_call_started_exits_3_naming_the_call(
     proc = _toolrelay("run", "look", *args, cwd=workspace)
     assert proc.returncode == 3, proc.stderr
     assert "calls that had started: " in proc.stderr and "(touch__look: " in proc.stderr
+    assert BROKEN[dialect.api if "no_completed" in fault else "cut"] in proc.stderr
     records = _records(workspace, dialect)
     assert len([r for r in records if r["kind"] == "model_request"]) == 1  # not retried blindly
     assert [r["status"] for r in records if r["kind"] == "run_end"] == ["error"]
