@@ -1,21 +1,26 @@
 """The model client against the stand-in's streams: its rate and pauses, the faults it
 injects (an error event, a cut, response.failed after a call, no response.completed) and
-a terminal event held until a file exists."""
+a terminal event held until a file exists. The tests that take the ``dialect`` fixture run
+with ``--api chat``'s client too (the stand-in's chat faults: docs/model.md)."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 from model_helpers import read_tool, run
 
 from responses_helpers import Recorder
+from testkit.dialect import Dialect
 from toolrelay.errors import ModelError, ModelStreamCut
 from toolrelay.events import EventStream
 from toolrelay.model import ModelEndpoint, ModelReply, ResponsesClient
+from toolrelay.model.chat_client import open_client
 from toolrelay.offline import OfflineModel, parse_script
+from toolrelay.protocol.chat import response_view
 from toolrelay.protocol.stream import ItemAdded, ItemDone, StreamEnded, StreamFailed, TextDelta, Update
 
 CALL = {"name": "fs__read_text_file", "arguments": {"path": "a.txt", "head": 1, "tail": None}}
@@ -30,7 +35,7 @@ Timed = list[tuple[float, Update]]
 
 
 def ask(
-    turns: list[dict[str, Any]], *, on_update: Any = None, **options: Any
+    turns: list[dict[str, Any]], *, on_update: Any = None, api: str = "responses", **options: Any
 ) -> tuple[ModelReply | ModelError, Timed, Recorder]:
     """One streamed request to a stand-in playing ``turns``; the reply or error, each update
     with the time it was handed on, and the records."""
@@ -45,8 +50,8 @@ def ask(
     async def scenario() -> ModelReply | ModelError:
         async with OfflineModel(parse_script({"turns": turns})) as model:
             endpoint = ModelEndpoint(base_url=model.base_url)
-            async with ResponsesClient(endpoint, events=recorder.attach(EventStream()), backoff=0.01,
-                                       **options) as client:
+            async with open_client(api, endpoint, events=recorder.attach(EventStream()), backoff=0.01,
+                                   **options) as client:
                 try:
                     return await client.create(body(), turn=1, on_update=record)
                 except ModelError as error:
@@ -55,17 +60,23 @@ def ask(
     return run(scenario()), timed, recorder
 
 
+def answered(reply: ModelReply) -> dict[str, Any]:
+    """The reply's body as a Responses object (a chat completion read by ``response_view``)."""
+    return response_view(reply.body) if "choices" in reply.body else reply.body
+
+
 def of(timed: Timed, kind: type) -> list[Any]:
     return [update for _, update in timed if isinstance(update, kind)]
 
 
-def test_an_error_event_ends_the_reply_as_a_failed_response() -> None:
-    reply, timed, recorder = ask([{"calls": [CALL], "stream_fault": {"error_after": 3}}])
+def test_an_error_event_ends_the_reply_as_a_failed_response(dialect: Dialect) -> None:
+    reply, timed, recorder = ask([{"calls": [CALL], "stream_fault": {"error_after": 3}}], api=dialect.api)
     assert isinstance(reply, ModelReply) and reply.streamed
-    assert reply.body["status"] == "failed" and reply.body["error"]["code"] == "server_error"
+    assert answered(reply)["status"] == "failed" and answered(reply)["error"]["code"] == "server_error"
     assert reply.assembled is not None and reply.assembled.terminal == "error"
     assert of(timed, StreamFailed)[0].message.startswith("The server had an error")
-    assert [r["event"] for r in recorder.records("model_stream")][-1] == "error"
+    last = json.loads(recorder.records("model_stream")[-1]["data"])
+    assert last.get("type") == "error" or set(last) == {"error"}  # chat's: an error object, no event name
 
 
 def test_response_failed_right_after_a_call_closed() -> None:
@@ -81,44 +92,58 @@ def test_response_failed_right_after_a_call_closed() -> None:
     assert reply.body["output"][1]["arguments"] == '{"path":"a.txt","head":1,"tail":null}'
 
 
-def test_a_stream_without_response_completed_is_a_cut() -> None:
-    error, timed, recorder = ask([{"message": "Hello", "stream_fault": {"no_completed": True}}])
+NO_END: Final = {"responses": "the stream ended without response.completed",
+                  "chat": "the stream ended without a finish_reason"}
+"""How a stream that ended before the answer's end is told (chat's end is its finish chunk)."""
+OPENING: Final = {"responses": 2, "chat": 1}
+"""The events that say nothing: response.created and .in_progress; chat's role chunk."""
+TEXT_SAID: Final = {"responses": 5, "chat": 2}
+"""The events through a message's first text delta (Responses: the item and part added first)."""
+
+
+def test_a_stream_without_response_completed_is_a_cut(dialect: Dialect) -> None:
+    unfinished = {"message": "Hello", "stream_fault": {"no_completed": True}}
+    error, timed, recorder = ask([unfinished], api=dialect.api)
     assert isinstance(error, ModelStreamCut)
-    assert "the stream ended without response.completed" in str(error)
+    assert NO_END[dialect.api] in str(error)
     assert of(timed, TextDelta)
     assert recorder.records("model_response")[0]["cut"].startswith("the stream ended")
 
 
-def test_a_cut_after_created_and_in_progress_is_asked_again_and_a_later_cut_is_not() -> None:
+def test_a_cut_after_created_and_in_progress_is_asked_again_and_a_later_cut_is_not(dialect: Dialect) -> None:
     # the stand-in answers the retry (the same turn) whole: its stream fault happens once
-    reply, timed, recorder = ask([{"message": "Hello again", "stream_fault": {"cut_after": 2}}])
+    opening = {"cut_after": OPENING[dialect.api]}
+    reply, timed, recorder = ask([{"message": "Hello again", "stream_fault": opening}], api=dialect.api)
     assert isinstance(reply, ModelReply) and reply.attempts == 2
     assert "".join(u.delta for u in of(timed, TextDelta)) == "Hello again"
     assert [r["cut"] for r in recorder.records("model_response") if "cut" in r] == ["the connection closed"]
-    error, timed, _ = ask([{"message": "Hello", "stream_fault": {"cut_after": 5}}, {"message": "never"}])
-    assert isinstance(error, ModelStreamCut) and "after 5 events: the connection closed" in str(error)
+    said = TEXT_SAID[dialect.api]
+    error, timed, _ = ask([{"message": "Hello", "stream_fault": {"cut_after": said}}, {"message": "never"}],
+                          api=dialect.api)
+    assert isinstance(error, ModelStreamCut) and f"after {said} events: the connection closed" in str(error)
     assert "".join(u.delta for u in of(timed, TextDelta)) == "Hello"
 
 
-def test_the_terminal_event_is_held_until_the_file_appears(tmp_path: Path) -> None:
+def test_the_terminal_event_is_held_until_the_file_appears(tmp_path: Path, dialect: Dialect) -> None:
     started = tmp_path / "tools-call-received"
 
     def on_update(update: Update) -> None:  # a relay that starts the call now creates the file
         if isinstance(update, ItemDone) and update.item["type"] == "function_call":
             started.write_text("called")
 
-    turn = {"calls": [CALL], "hold_completed_until_file": str(started), "hold_timeout": 20}
-    reply, timed, _ = ask([turn], on_update=on_update)
-    assert isinstance(reply, ModelReply) and reply.body["status"] == "completed"
+    # two calls: a chat call closes as the next one starts (the last one with the finish chunk)
+    turn = {"calls": [CALL, CALL_2], "hold_completed_until_file": str(started), "hold_timeout": 20}
+    reply, timed, _ = ask([turn], on_update=on_update, api=dialect.api)
+    assert isinstance(reply, ModelReply) and answered(reply)["status"] == "completed"
     assert [type(u) for _, u in timed][-2:] == [ItemDone, StreamEnded]
 
 
-def test_a_hold_that_times_out_ends_with_an_error_event(tmp_path: Path) -> None:
+def test_a_hold_that_times_out_ends_with_an_error_event(tmp_path: Path, dialect: Dialect) -> None:
     turn = {"calls": [CALL], "hold_completed_until_file": str(tmp_path / "never"), "hold_timeout": 0.2}
-    reply, timed, _ = ask([turn])
-    assert isinstance(reply, ModelReply) and reply.body["status"] == "failed"
-    assert reply.body["error"]["code"] == "hold_timeout"
-    message = reply.body["error"]["message"]
+    reply, timed, _ = ask([turn], api=dialect.api)
+    assert isinstance(reply, ModelReply) and answered(reply)["status"] == "failed"
+    assert answered(reply)["error"]["code"] == "hold_timeout"
+    message = answered(reply)["error"]["message"]
     assert f"until {tmp_path / 'never'} existed; it did not appear within 0.2 s" in message
     assert [type(u) for _, u in timed][-1] is StreamFailed
 

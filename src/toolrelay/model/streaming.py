@@ -36,6 +36,8 @@ MAX_STREAM_BYTES: Final = 256 * 1024 * 1024
 AFTER_END_WAIT: Final = 1.0
 """Seconds the body is read on after the terminal event before the connection is dropped."""
 NO_TERMINAL: Final = "the stream ended without response.completed, .incomplete or .failed"
+NO_FINISH: Final = "the stream ended without a finish_reason"
+"""A chat stream's ``NO_TERMINAL``: its finish chunk is what ends the answer."""
 _CUTS: Final = (ConnectionClosed, ReadTimeout, NotHttp, TransportFailure)
 
 
@@ -106,7 +108,7 @@ class StreamReader:
         if self._assembler.ended:
             cut = None  # what came after the terminal event does not matter
         elif cut is None:
-            cut = NO_TERMINAL
+            cut = NO_TERMINAL if self._dialect == DIALECT else NO_FINISH
         return StreamRead(assembled=self._assembler.finish(), events=self._parser.events,
                           raw=b"".join(raw), cut=cut)
 

@@ -10,7 +10,8 @@ back as a chat completion (``completion_of``) or, with ``stream: true``, as
 pieces, each tool call's first delta (index, id, name) then its arguments in pieces, the
 finish chunk, the usage chunk when ``stream_options.include_usage`` asks for it, and
 ``data: [DONE]``. A script entry's ``tokens_per_second`` and ``pause`` pace the chunks (a
-pause before each tool call after the first); its stream faults and holds are Responses-only.
+pause before each tool call after the first), and its stream faults and holds happen in chat's
+terms (``chat_stream_plan``), on the turn's first answer as with Responses.
 
 ``OfflineModel(..., chat_only=True)`` answers ``/v1/responses`` 404, as a server without the
 Responses API does (``--api auto``'s fallback is tested against it).
@@ -20,14 +21,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any, Final, Protocol
 
 from ..protocol import json_depth
 from ..protocol.chat import assistant_message, chat_usage, responses_request
 from ..protocol.responses import FAILED, FUNCTION_CALL, INCOMPLETE, MESSAGE
+from .chat_stream_plan import ChatFrames, chat_stream_plan
 from .http_answer import SSE_HEADERS, Answer, json_answer
 from .state import Ledger
-from .stream_plan import Step, StreamPlan
 from .stream_script import StreamSettings
 from .turns import ScriptProgress, request_context, request_turn
 from .wire import error_body
@@ -68,7 +70,7 @@ def chat_answer(responder: Answering, headers: Mapping[str, str], raw: bytes) ->
     responder.requests.append(chat)
     view = {key: value for key, value in responses_request(chat).items() if key != "stream"}
     _name_answers(view, responder.ledger)
-    settings = _stream_settings(responder, view)
+    settings, first = _stream_settings(responder, view)
     answer = responder.answer(view)
     if answer.status != 200:
         return answer
@@ -81,12 +83,12 @@ def chat_answer(responder: Answering, headers: Mapping[str, str], raw: bytes) ->
     if chat.get("stream") is not True:
         return json_answer(200, completion)
     usage = (chat.get("stream_options") or {}).get("include_usage") is True
-    chunks = [*(_frame(chunk) for chunk in chat_chunks(completion, usage=usage)), b"data: [DONE]\n\n"]
-    if not settings.pause and settings.tokens_per_second is None:
-        return Answer(status=200, body=b"".join(chunks), content_type="text/event-stream",
-                      headers=SSE_HEADERS)
-    return Answer(status=200, body=b"", content_type="text/event-stream", headers=SSE_HEADERS,
-                  plan=_paced(chunks, settings))
+    stream = ChatFrames.of(list(chat_chunks(completion, usage=usage)))
+    plan = chat_stream_plan(stream, settings if first else replace(settings, fault=None))
+    if plan.simple:
+        return Answer(status=200, body=b"".join(step.data for step in plan.steps),
+                      content_type="text/event-stream", headers=SSE_HEADERS)
+    return Answer(status=200, body=b"", content_type="text/event-stream", headers=SSE_HEADERS, plan=plan)
 
 
 def _name_answers(view: dict[str, Any], ledger: Ledger) -> None:
@@ -112,29 +114,15 @@ def _text_of(item: dict[str, Any]) -> str:
                    if isinstance(part, dict)) if isinstance(content, list) else str(content)
 
 
-def _stream_settings(responder: Answering, view: dict[str, Any]) -> StreamSettings:
-    """How the script entry that answers ``view`` streams (its pace; faults are not chat's)."""
+def _stream_settings(responder: Answering, view: dict[str, Any]) -> tuple[StreamSettings, bool]:
+    """How the script entry that answers ``view`` streams, and whether this is its turn's first
+    answer (asked before the responder counts it: a stream fault happens on the first only)."""
     progress = responder.progress
-    entry = progress.entry(request_turn(request_context(view, responder.ledger))) if progress else None
-    return entry.stream if entry is not None else StreamSettings()
-
-
-def _paced(chunks: list[bytes], settings: StreamSettings) -> StreamPlan:
-    """One write per chunk: ``tokens_per_second`` apart, and ``pause`` after each tool call's
-    last chunk when another call follows."""
-    spacing = 1 / settings.tokens_per_second if settings.tokens_per_second else 0.0
-    steps, clock = [], 0.0
-    for position, data in enumerate(chunks):
-        starts_call = b'"id":' in data and b'"tool_calls"' in data and position > 0
-        if starts_call and any(b'"tool_calls"' in before for before in chunks[:position]):
-            clock += settings.pause
-        steps.append(Step(clock, data))
-        clock += spacing
-    return StreamPlan(steps=tuple(steps))
-
-
-def _frame(chunk: dict[str, Any]) -> bytes:
-    return f"data: {json.dumps(chunk, ensure_ascii=False, separators=(',', ':'))}\n\n".encode()
+    if progress is None:
+        return StreamSettings(), True
+    turn = request_turn(request_context(view, responder.ledger))
+    entry = progress.entry(turn)
+    return (entry.stream if entry is not None else StreamSettings()), progress.answered(turn) == 0
 
 
 def completion_of(response: dict[str, Any]) -> dict[str, Any]:

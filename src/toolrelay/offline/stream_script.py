@@ -16,6 +16,9 @@ These keys of an entry matter only when the request asks for ``stream: true``:
   the terminal event waits until PATH exists; if it does not appear in time an ``error``
   event (code ``hold_timeout``) ends the stream instead. A test proves a call started
   before the response completed by having its tool create PATH.
+
+The chat route reads the same keys in chat's terms (``chat_stream_plan``: a frame is an
+event, the finish chunk is the terminal one).
 """
 
 from __future__ import annotations

@@ -112,6 +112,10 @@ class ScriptProgress:
         """Turn ``turn``'s Response entry (None after the script)."""
         return self._entries[turn - 1] if turn <= len(self._entries) else None
 
+    def answered(self, turn: int) -> int:
+        """How many answers ``turn`` has had (counted by ``first_answer``)."""
+        return self._answers[turn]
+
     def first_answer(self, turn: int) -> bool:
         """Count an answer to ``turn``; whether it is the first (a stream fault's one chance)."""
         self._answers[turn] += 1

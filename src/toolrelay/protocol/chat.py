@@ -40,6 +40,7 @@ from .chat_tool_media import media_message, restore, split_output
 from .foreign_names import CHAT_FUNCTION_CALL, CHAT_REASONING
 from .responses import (
     COMPLETED,
+    FAILED,
     FUNCTION_CALL,
     FUNCTION_CALL_OUTPUT,
     INCOMPLETE,
@@ -358,6 +359,8 @@ def response_view(completion: dict[str, Any]) -> dict[str, Any]:
     }
     if isinstance(reason, str) and reason in _INCOMPLETE_REASONS:
         view["incomplete_details"] = {"reason": _INCOMPLETE_REASONS[reason]}
+    if isinstance(completion.get("error"), dict):  # a stream that ended in an error chunk failed
+        view["status"], view["error"] = FAILED, completion["error"]
     usage = responses_usage(completion.get("usage"))
     if usage is not None:
         view["usage"] = usage
