@@ -90,6 +90,8 @@ def test_a_header_value_http_forbids_is_never_shown(tmp_path: Path, web: WebServ
     entry = {"url": url, "headers": {"X-Api-Key": "${env:WEB_KEY}"}}
     mcp = config(tmp_path / "mcp.json", web=entry)
     done = toolrelay("tools", "--config", str(mcp), cwd=tmp_path, env={"WEB_KEY": "k3y-0123456789\r\n"})
-    assert done.returncode == 3
-    assert done.stderr == (f"toolrelay tools: error: server web unavailable: server web at {url} failed "
-                           "during initialize request 2: Illegal header value [redacted]\n")
+    assert done.returncode == 2  # refused with the config, before anything is sent
+    assert done.stderr == (f"toolrelay tools: error: {mcp}: server 'web': \"headers.X-Api-Key\" holds a line "
+                           "break or NUL, which would split the HTTP request (after any ${...} was "
+                           "expanded)\n")
+    assert "k3y-0123456789" not in done.stderr

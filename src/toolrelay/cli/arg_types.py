@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import math
 
-__all__ = ["positive_count", "positive_seconds"]
+__all__ = ["a_number", "a_whole_number", "positive_count", "positive_seconds"]
 
 
 def positive_count(text: str) -> int:
@@ -31,3 +31,19 @@ def positive_seconds(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, not {text!r}")
     return value
+
+
+def a_number(text: str) -> float:
+    """An argparse type: any number (the range is the option's own check, with its name)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}") from None
+
+
+def a_whole_number(text: str) -> int:
+    """An argparse type: any whole number (the range is the option's own check)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {text!r}") from None

@@ -21,6 +21,7 @@ from ..relay.loop import RunLimits
 from ..relay.stages.deferred import TOOL_SEARCH_MODES
 from ..relay.stages.feedback import DEFAULT_MEDIA_BUDGET, DEFAULT_OUTPUT_BUDGET
 from ..relay.streaming import EARLY_POLICIES
+from .arg_types import a_number, a_whole_number
 from .common import add_root_option, add_server_options, positive_count, positive_seconds
 from .host_options import add_pins_option, add_policy_option, add_sampling_cap_option, policy_from_args
 from .otel_options import add_otel_options
@@ -70,17 +71,17 @@ SHARED: Final[tuple[Shared, ...]] = (
            {"metavar": "KEY"}),
     Shared(("--temperature",), "sampling temperature, 0 to 2 (default: the endpoint's)",
            "sampling temperature, 0 to 2 (a task's own temperature wins)",
-           {"type": float, "metavar": "T"}),
+           {"type": a_number, "metavar": "T"}),
     Shared(("--top-p",), "nucleus sampling, 0 to 1 (default: the endpoint's)",
-           "nucleus sampling, 0 to 1 (a task's own top_p wins)", {"type": float, "metavar": "P"}),
+           "nucleus sampling, 0 to 1 (a task's own top_p wins)", {"type": a_number, "metavar": "P"}),
     Shared(("--seed",), "sampling seed (a Chat Completions field: with --api chat)",
-           "sampling seed, with --api chat (a task's own wins)", {"type": int, "metavar": "N"}),
+           "sampling seed, with --api chat (a task's own wins)", {"type": a_whole_number, "metavar": "N"}),
     Shared(("--max-output-tokens",), "the most tokens an answer may take (chat: max_completion_tokens)",
            "the most tokens an answer may take (a task's own max_output_tokens wins)",
-           {"type": int, "metavar": "N"}),
+           {"type": a_whole_number, "metavar": "N"}),
     Shared(("--top-logprobs",), "ask for the answer's logprobs with the N likeliest tokens, 0 to 20",
            "ask for the answers' logprobs, 0 to 20 (a task's own top_logprobs wins)",
-           {"type": int, "metavar": "N"}),
+           {"type": a_whole_number, "metavar": "N"}),
     Shared(("--compact-at",), "ask the endpoint to compact the context once it reaches TOKENS "
                               "(context_management); later inputs start from the compaction item "
                               "(Responses only)",
