@@ -71,6 +71,8 @@ class FeatureRelay:
         """Each connected host's way of being sent what a server told (a number of the caller's)."""
         self._relisting: asyncio.Task[None] | None = None
         self.opened = False
+        self.modern_host: int | None = None
+        """The host number 2026-07-28 exchanges are recorded under (HTTP: ``MODERN_HOST``)."""
         """Whether the start's names are taken (later changes are recorded as offers)."""
 
     # -- what is offered ----------------------------------------------------------------
@@ -116,21 +118,24 @@ class FeatureRelay:
         def handler(params: JSONObject | None, context: CallContext) -> Awaitable[JSONObject]:
             request = context.request
             assert request is not None  # every transport gives it
-            return self._recorded(answer, request, context.protocol_version)
+            host = self.forwarder.calls.number_of(context.session)
+            if context.session is None and context.protocol_version in MODERN_VERSIONS:
+                host = self.modern_host  # a 2026-07-28 exchange has no session
+            return self._recorded(answer, request, context.protocol_version, host)
         return handler
 
     async def _recorded(self, answer: Callable[[str, Request], Awaitable[JSONObject]], request: Request,
-                        version: str | None) -> JSONObject:
+                        version: str | None, host: int | None) -> JSONObject:
         forwarder = self.forwarder
         key = forwarder.new_key()
-        forwarder.host_in(key, request, version)
+        forwarder.host_in(key, request, version, host)
         try:
             result = await answer(key, request)
         except RpcError as exc:
             said = jsonrpc.error_response(request.id, exc.code, exc.rpc_message, exc.data)
-            forwarder.host_out(key, request, said, version)
+            forwarder.host_out(key, request, said, version, host)
             raise
-        forwarder.host_out(key, request, jsonrpc.response(request.id, result), version)
+        forwarder.host_out(key, request, jsonrpc.response(request.id, result), version, host)
         return result
 
     async def _list(self, key: str, request: Request) -> JSONObject:
@@ -274,9 +279,18 @@ class FeatureRelay:
     # -- what servers tell ---------------------------------------------------------------
 
     def watch(self) -> None:
-        """Pass on what each server tells of its resources and prompts (after the catalog opened)."""
+        """Pass on what each server tells of its resources and prompts (after the catalog
+        opened); whoever followed its notifications before (the calls' progress) still does."""
         for connection in self.catalog.connections.values():
-            connection.on_notification = self._told
+            previous = connection.on_notification
+
+            def told(server: str, note: Notification, call: str | None,
+                     previous: Callable[[str, Notification, str | None], None] | None = previous) -> None:
+                if previous is not None:
+                    previous(server, note, call)
+                self._told(server, note)
+
+            connection.on_notification = told
 
     def _told(self, server: str, note: Notification) -> None:
         if note.method not in _PASSED_ON:

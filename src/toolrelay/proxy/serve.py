@@ -182,6 +182,7 @@ async def _serve(
 
     if service.rounds is not None:  # 2026-07-28 exchanges have no session: recorded as host 0
         service.rounds.host = MODERN_HOST
+    features.modern_host = MODERN_HOST
     host, port = settings.http
     await serve_http(service, host=host, port=port, token=settings.token,
                      max_message_bytes=settings.max_message_bytes, allowed_origins=settings.allowed_origins,
