@@ -22,7 +22,7 @@ from ..proxy import ProxySettings, run_proxy
 from ..proxy.asks import ELICIT_CHOICES, HostAsks
 from ..proxy.host_calls import HostCalls
 from .common import add_server_options, catalog_from_args
-from .files_cmd import TOKEN_VARIABLE, byte_size, listen_address
+from .files_cmd import TOKEN_VARIABLE, byte_size, hold_seconds, listen_address
 from .host_options import add_pins_option, add_policy_option, policy_from_args
 
 __all__ = ["configure", "run"]
@@ -41,8 +41,10 @@ environment:
   {TOKEN_VARIABLE}   with --http, hosts must send "Authorization: Bearer <token>"
                     (the proxy's own; upstream servers' tokens never reach a host)
 
-Tools are offered as SERVER__TOOL; two tools that would get the same name refuse the
-start, naming both. A call the pins or the policy refuse is answered as a tool error
+Tools and prompts are offered as SERVER__NAME, resource URIs as
+toolrelay://SERVER/<the server's URI> (--keep-names: a single server's own names); two
+tools or prompts that would get the same name refuse the start, naming both. A call
+the pins or the policy refuse is answered as a tool error
 (isError) naming the rule.
 """
 
@@ -65,6 +67,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--elicit", choices=ELICIT_CHOICES, default="decline",
         help="how an upstream's elicitation is answered when the host did not declare elicitation "
              "(a host that did is asked): decline (default), or defaults (accept a form with its defaults)")
+    parser.add_argument("--sse-hold", metavar="SECONDS", type=hold_seconds, default=None,
+                        help="with --http, close a request's event stream after SECONDS without its answer; "
+                             "the host resumes it (as toolrelay files --http --sse-hold)")
+    parser.add_argument("--keep-names", action="store_true",
+                        help="with a config of one server, offer its tools, prompts and resource URIs by "
+                             "their own names (no SERVER__ prefix, no toolrelay:// URIs)")
     add_pins_option(parser)
     add_policy_option(parser)
     parser.epilog = EXAMPLES + "\n" + (parser.epilog or "")
@@ -80,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         name=args.name, http=args.http, allowed_origins=args.allow_origin,
         transcript=Path(args.transcript) if args.transcript else None,
         token=os.environ.get(TOKEN_VARIABLE) or None, hooks=(policy,) if policy else (), on_ready=_ready,
+        keep_names=args.keep_names, sse_hold=args.sse_hold,
     )
     if args.max_message_bytes is not None:
         settings.max_message_bytes = args.max_message_bytes

@@ -29,6 +29,7 @@ __all__ = [
     "LIST_ROOTS",
     "LIST_TOOLS",
     "PING",
+    "PROMPTS_CHANGED",
     "READ_RESOURCE",
     "RELATED_TASK",
     "RESOURCES_CHANGED",
@@ -43,6 +44,7 @@ __all__ = [
     "TASK_SUPPORT_REQUIRED",
     "TERMINAL_TASK_STATUSES",
     "TOOLS_CHANGED",
+    "UNSUBSCRIBE_RESOURCE",
     "USER_REJECTED",
     "initialize_params",
     "optional_str",
@@ -60,6 +62,8 @@ LIST_RESOURCES: Final = "resources/list"
 LIST_RESOURCE_TEMPLATES: Final = "resources/templates/list"
 READ_RESOURCE: Final = "resources/read"
 SUBSCRIBE_RESOURCE: Final = "resources/subscribe"
+UNSUBSCRIBE_RESOURCE: Final = "resources/unsubscribe"
+PROMPTS_CHANGED: Final = "notifications/prompts/list_changed"
 RESOURCES_CHANGED: Final = "notifications/resources/list_changed"
 RESOURCE_UPDATED: Final = "notifications/resources/updated"
 LIST_PROMPTS: Final = "prompts/list"

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from ..errors import ToolrelayError
 from ..events import EventStream, Notice
 from ..relay.catalog import Catalog
+from .names import HostNames
 from .offered import collisions
 from .records import ProxyOffer
 
@@ -24,17 +25,22 @@ __all__ = ["ChangeRelay", "offer_record"]
 log = logging.getLogger("toolrelay.proxy")
 
 
-def offer_record(catalog: Catalog, reason: str) -> ProxyOffer:
-    routes = {route.alias: [route.server, route.tool] for route in catalog.routes}
-    return ProxyOffer(reason=reason, routes=routes, withheld=[w.to_record() for w in catalog.withheld])
+def offer_record(catalog: Catalog, reason: str, names: HostNames | None = None) -> ProxyOffer:
+    """The offer as recorded: each tool by the name hosts call it (its alias, or its own
+    name with ``keep_names``), and the names of what else is offered (``names.py``)."""
+    keep = names is not None and names.keep_names
+    routes = {route.tool if keep else route.alias: [route.server, route.tool] for route in catalog.routes}
+    return ProxyOffer(reason=reason, routes=routes, withheld=[w.to_record() for w in catalog.withheld],
+                      names=names.to_record() if names is not None else None)
 
 
 class ChangeRelay:
     """Re-lists a changed server and tells the hosts; one re-listing at a time."""
 
-    def __init__(self, catalog: Catalog, events: EventStream) -> None:
+    def __init__(self, catalog: Catalog, events: EventStream, names: HostNames | None = None) -> None:
         self.catalog = catalog
         self.events = events
+        self.names = names
         self.hosts: dict[int, Callable[[], None]] = {}
         """Each connected host's way of being told (by a number of the caller's choosing)."""
         self._task: asyncio.Task[None] | None = None
@@ -76,7 +82,7 @@ class ChangeRelay:
         for clash in collisions((route.server, route.tool) for route in self.catalog.routes):
             self.events.emit(Notice(level="warning", text=f"tool name collision after a change: {clash}; "
                                                           "the later tool's alias carries a hash"))
-        self.events.emit(offer_record(self.catalog, "tools/list_changed"))
+        self.events.emit(offer_record(self.catalog, "tools/list_changed", self.names))
         for tell in list(self.hosts.values()):
             try:
                 tell()

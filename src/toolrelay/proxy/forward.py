@@ -34,7 +34,7 @@ from ..server.app import ServerSession
 from .host_calls import HostCall, HostCalls
 from .records import HOST_CALL_ID_KEY, IN, OUT, ProxyHostMessage, ProxyRoute
 
-__all__ = ["Forwarder", "host_call_id_of", "tool_error"]
+__all__ = ["Forwarder", "forwarded_meta", "host_call_id_of", "tool_error"]
 
 _NOT_FORWARDED: Final = frozenset({"progressToken"})
 """``_meta`` keys of the host's that are the host leg's own (the proxy sets its own upstream)."""
@@ -54,10 +54,12 @@ class Forwarder:
     """Forwards host tool calls to the catalog's servers, recording both legs."""
 
     def __init__(self, catalog: Catalog, events: EventStream, hooks: Sequence[CallHook] = (),
-                 calls: HostCalls | None = None) -> None:
+                 calls: HostCalls | None = None, *, keep_names: bool = False) -> None:
         """``hooks``: call hooks (a ``Policy``) asked before each call is sent; ``calls``:
-        where the calls in flight are kept (what upstreams send during them reaches their host)."""
+        where the calls in flight are kept (what upstreams send during them reaches their host);
+        ``keep_names``: hosts name each tool by its own name (one server, ``names.py``)."""
         self.catalog = catalog
+        self.keep_names = keep_names
         self.events = events
         self.hooks = tuple(hooks)
         self.calls = calls if calls is not None else HostCalls(events)
@@ -77,7 +79,7 @@ class Forwarder:
         key = key or self.new_key()
         host = self.calls.number_of(session)
         if record_host:
-            self._host_in(key, request, protocol_version, host)
+            self.host_in(key, request, protocol_version, host)
         self.calls.add(HostCall(key=key, request=request, protocol_version=protocol_version, session=session,
                                 capabilities=capabilities or {}, host=host))
         try:
@@ -85,26 +87,36 @@ class Forwarder:
         except RpcError as exc:
             if record_host:
                 said = jsonrpc.error_response(request.id, exc.code, exc.rpc_message, exc.data)
-                self._host_out(key, request, said, protocol_version, host)
+                self.host_out(key, request, said, protocol_version, host)
             raise
         finally:
             self.calls.remove(key)
         if record_host:
-            self._host_out(key, request, jsonrpc.response(request.id, result), protocol_version, host)
+            self.host_out(key, request, jsonrpc.response(request.id, result), protocol_version, host)
         return result
 
+    def catalog_alias(self, name: str) -> str:
+        """The catalog's alias of the tool a host names."""
+        if not self.keep_names:
+            return name
+        return next((route.alias for route in self.catalog.routes if route.tool == name), name)
+
+    def host_name(self, route: Route) -> str:
+        """The name hosts call ``route``'s tool by."""
+        return route.tool if self.keep_names else route.alias
+
     async def _answer(self, key: str, alias: str, arguments: JSONObject, request: Request) -> JSONObject:
-        route = self.catalog.route(alias)
+        route = self.catalog.route(self.catalog_alias(alias))
         if route is None:
-            withheld = self.catalog.withheld_reason(alias)
+            withheld = self.catalog.withheld_reason(self.catalog_alias(alias))
             if withheld is not None:
-                self._route(key, request, alias, "withheld", reason=withheld)
+                self.route(key, request, alias, "withheld", reason=withheld)
                 return tool_error(f"toolrelay proxy: {withheld}")
-            self._route(key, request, alias, "unknown", reason="no tool of that name is offered")
+            self.route(key, request, alias, "unknown", reason="no tool of that name is offered")
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {alias}")
         refusal = await self._refusal(key, route, arguments)
         if refusal is not None:
-            self._route(key, request, alias, "denied", route=route, reason=refusal)
+            self.route(key, request, alias, "denied", route=route, reason=refusal)
             return tool_error(f"toolrelay proxy: {route.server}/{route.tool} was not called: {refusal}")
         return await self._upstream(key, route, arguments, request)
 
@@ -132,16 +144,16 @@ class Forwarder:
 
         try:
             exchange = await connection.call_tool(route.tool, arguments, call_id=key,
-                                                  meta=_forwarded_meta(request.params), on_sent=on_sent)
+                                                  meta=forwarded_meta(request.params), on_sent=on_sent)
         except asyncio.CancelledError:  # the host cancelled, or went away: cancelled upstream too
-            self._route(key, request, route.alias, "cancelled", route=route, sent=sent,
+            self.route(key, request, self.host_name(route), "cancelled", route=route, sent=sent,
                         reason="the host cancelled the call or disconnected")
             raise
         except ToolrelayError as exc:
             said = redact(str(exc), self.catalog.secrets)  # a server's stderr may hold its token
-            self._route(key, request, route.alias, "failed", route=route, sent=sent, reason=said)
+            self.route(key, request, self.host_name(route), "failed", route=route, sent=sent, reason=said)
             return tool_error(f"toolrelay proxy: server {route.server} did not answer: {said}")
-        self._route(key, request, route.alias, "forwarded", route=route,
+        self.route(key, request, self.host_name(route), "forwarded", route=route,
                     sent=[(exchange, sent[-1][1] if sent else connection.number)])
         if exchange.error is not None:
             error = exchange.error
@@ -149,34 +161,42 @@ class Forwarder:
         assert exchange.result is not None
         return passed_on(exchange.result)
 
-    # -- records ------------------------------------------------------------------------
+    # -- records (the feature requests' too: ``features.py``) ------------------------------
 
-    def _host_in(self, key: str, request: Request, version: str | None, host: int | None) -> None:
+    def host_in(self, key: str, request: Request, version: str | None, host: int | None) -> None:
         if self.events.active:
             self.events.emit(ProxyHostMessage(
                 direction=IN, key=key, host_id=request.id, method=request.method, message=request.raw,
                 protocol_version=version, host_call_id=host_call_id_of(request.params), host=host))
 
-    def _host_out(self, key: str, request: Request, message: JSONObject, version: str | None,
+    def host_out(self, key: str, request: Request, message: JSONObject, version: str | None,
                   host: int | None) -> None:
         if self.events.active:
             self.events.emit(ProxyHostMessage(
                 direction=OUT, key=key, host_id=request.id, method=request.method, message=message,
                 protocol_version=version, host=host))
 
-    def _route(self, key: str, request: Request, alias: str, decision: str, *, route: Route | None = None,
-               sent: Sequence[tuple[Exchange, int]] = (), reason: str = "") -> None:
+    def route(self, key: str, request: Request, alias: str, decision: str, *, route: Route | None = None,
+              sent: Sequence[tuple[Exchange, int]] = (), reason: str = "") -> None:
+        target = (route.server, route.tool) if route is not None else None
+        self.route_to(key, request, alias, decision, target=target, sent=sent, reason=reason)
+
+    def route_to(self, key: str, request: Request, alias: str, decision: str, *,
+                 target: tuple[str, str] | None = None, sent: Sequence[tuple[Exchange, int]] = (),
+                 reason: str = "") -> None:
+        """Record how the host request ``key`` was routed: to ``target`` (server, the
+        upstream's tool, prompt or URI), by ``sent``'s last upstream request."""
         if not self.events.active:
             return
         exchange, number = sent[-1] if sent else (None, None)
         self.events.emit(ProxyRoute(
             key=key, host_id=request.id, alias=alias, decision=decision, reason=reason,
-            server=route.server if route else None, tool=route.tool if route else None,
+            server=target[0] if target else None, tool=target[1] if target else None,
             connection=number, mcp_id=exchange.mcp_id if exchange is not None else None,
         ))
 
 
-def _forwarded_meta(params: JSONObject | None) -> dict[str, Any] | None:
+def forwarded_meta(params: JSONObject | None) -> dict[str, Any] | None:
     meta = (params or {}).get("_meta")
     if not isinstance(meta, dict):
         return None

@@ -33,12 +33,14 @@ def host_tools(catalog: Catalog) -> list[dict[str, Any]]:
     return offered
 
 
-def collisions(pairs: Iterable[tuple[str, str]]) -> list[str]:
-    """Each alias that two (server, tool) pairs would share, said with the pairs."""
+def collisions(pairs: Iterable[tuple[str, str]], what: str = "tool") -> list[str]:
+    """Each alias that two (server, name) pairs would share, said with the pairs (``what``
+    they name: a tool, or a prompt, ``names.py``)."""
     by_alias: dict[str, list[tuple[str, str]]] = {}
     for pair in sorted(set(pairs)):
         by_alias.setdefault(assign_aliases([pair])[pair], []).append(pair)
     return [
-        f"{alias} would name " + " and ".join(f"tool {tool!r} of server {server!r}" for server, tool in found)
+        f"{alias} would name "
+        + " and ".join(f"{what} {name!r} of server {server!r}" for server, name in found)
         for alias, found in sorted(by_alias.items()) if len(found) > 1
     ]

@@ -13,7 +13,10 @@ recorded here:
   a host's own call id (``params._meta["io.toolrelay/call_id"]``) is kept as ``host_call_id``;
 - ``proxy_route``: the pairing of one host request with the upstream request that
   served it (server, connection, upstream MCP id), or the decision that none would
-  (``denied`` naming the rule, ``withheld``, ``unknown``), or why it failed;
+  (``denied`` naming the rule, ``withheld``, ``unknown``), or why it failed. For a
+  resource, prompt or completion request (``features.py``) ``alias`` is the name or URI
+  the host gave and ``tool`` the upstream's own; a list request, answered from every
+  server, is ``listed`` (its upstream requests carry the key as their ``call_id``);
 - ``proxy_relayed``: an upstream notification passed on to the host of the call it came
   during (progress, with the upstream token and the host's; a log message), or a log
   message of no call to each host that set a level (``key`` empty);
@@ -67,10 +70,14 @@ class ProxyEnd(Event):
 @dataclass(slots=True, kw_only=True)
 class ProxyOffer(Event):
     kind: ClassVar[str] = "proxy_offer"
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"names"})
     reason: str
     routes: dict[str, list[str]]
     """Alias → [server, tool] of every tool offered to hosts."""
     withheld: list[dict[str, str]] = field(default_factory=list)
+    names: dict[str, Any] | None = None
+    """How hosts name prompts and URIs: ``uri_prefixes`` (server → the prefix of its URIs)
+    and ``prompts`` (alias → [server, prompt]), ``names.py``; None before features existed."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -101,7 +108,8 @@ class ProxyRoute(Event):
     alias: str
     decision: str
     """``forwarded`` (answered upstream), ``failed`` (sent, no answer came: the reason says
-    why), ``denied`` (by policy), ``withheld`` (not offered), ``unknown`` (no such tool)."""
+    why), ``denied`` (by policy), ``withheld`` (not offered), ``unknown`` (no such tool,
+    prompt or URI), ``listed`` (a list request, answered from every server)."""
     server: str | None = None
     tool: str | None = None
     connection: int | None = None

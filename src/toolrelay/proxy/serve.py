@@ -10,31 +10,39 @@ the host leg and the pairing as ``records.py`` says.
 
 from __future__ import annotations
 
+import logging
 import uuid
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import ToolrelayError, UsageError
 from ..events import EventStream
 from ..protocol import mcp as m
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
+from ..protocol.jsonrpc import JSONObject
 from ..relay.catalog import Catalog
 from ..relay.stages.context import CallHook
 from ..server.app import ServerSession
+from ..server.listen_hub import ListenHub
 from ..server.stdio import serve_stdio
 from ..transcript.writer import TranscriptWriter
 from .asks import HostAsks
 from .changes import ChangeRelay, offer_record
+from .features import FeatureRelay
 from .forward import Forwarder
 from .host_calls import HostCalls
 from .host_wire import MODERN_HOST, HostWire
+from .names import HostNames
 from .offered import collisions
 from .records import ProxyEnd, ProxyStart
 from .rounds import DEFAULT_WAIT, Rounds
 from .service import ProxyService
 
 __all__ = ["ProxySettings", "run_proxy"]
+
+log = logging.getLogger("toolrelay.proxy")
 
 
 @dataclass(slots=True, kw_only=True)
@@ -60,12 +68,20 @@ class ProxySettings:
     asks: HostAsks | None = None
     """What answers the upstream servers' asks: the sampler and elicitor of the catalog's
     ``Host`` (``asks.py``); None: the catalog's own (sampling refused, elicitation declined)."""
+    sse_hold: float | None = None
+    """With HTTP, how long a request's SSE stream stays open without its answer (``StreamOptions.hold``)."""
+    keep_names: bool = False
+    """Offer the one server's tools, prompts and URIs by their own names (``names.py``)."""
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
 
 
 async def run_proxy(catalog: Catalog, settings: ProxySettings) -> None:
     """Serve ``catalog``'s servers as one MCP server until the host leaves or we are stopped."""
     _refuse_itself(catalog)
+    if settings.keep_names and len(catalog.connections) != 1:
+        raise UsageError(f"--keep-names fronts one server, and the config has {len(catalog.connections)} "
+                         f"({', '.join(catalog.connections) or 'none'}): names are made unique by the "
+                         "server__ prefix only when there are several")
     events = catalog.events
     writer = None
     if settings.transcript is not None:
@@ -77,19 +93,27 @@ async def run_proxy(catalog: Catalog, settings: ProxySettings) -> None:
     try:
         await catalog.open()
         _refuse_collisions(catalog)
-        events.emit(offer_record(catalog, "initial"))
         calls = settings.asks.calls if settings.asks is not None else HostCalls(events)
         for connection in catalog.connections.values():  # progress and log messages reach their host
             connection.on_notification = calls.notified
-        forwarder = Forwarder(catalog, events, settings.hooks, calls)
-        service = ProxyService(catalog, forwarder, name=settings.name)
+        forwarder = Forwarder(catalog, events, settings.hooks, calls, keep_names=settings.keep_names)
+        names = HostNames(list(catalog.connections), keep_names=settings.keep_names)
+        features = FeatureRelay(catalog, forwarder, names)
+        _refuse_prompt_collisions(await features.open())
+        events.emit(offer_record(catalog, "initial", names))
+        service = ProxyService(catalog, forwarder, name=settings.name, features=features)
         service.rounds = Rounds(forwarder, events, wait=settings.input_wait)
         if settings.asks is not None:
             settings.asks.ask_modern = service.rounds.ask
-        service.tools_change = settings.http is None  # told on the stdio session (changes.py)
-        relay = ChangeRelay(catalog, events)
+        offered = features.capabilities()  # what 2026-07-28 hosts' listen requests may hear
+        service.listen_hub = ListenHub({"toolsListChanged": True, "promptsListChanged": "prompts" in offered,
+                                        "resourcesListChanged": "resources" in offered})
+        service.tools_change = True  # told on the stdio session, or a 2025 HTTP session's GET stream
+        features.list_changes = True
+        relay = ChangeRelay(catalog, events, names)
         relay.watch()
-        await _serve(service, relay, settings, events)
+        features.watch()  # after the calls' hook: it passes each notification on to it too
+        await _serve(service, relay, features, settings, events)
     except BaseException as exc:
         reason = f"{type(exc).__name__}: {exc}" if not isinstance(exc, KeyboardInterrupt) else "interrupted"
         raise
@@ -118,12 +142,26 @@ def _refuse_collisions(catalog: Catalog) -> None:
                          "or deny one of the tools with the server's toolrelay deny list)")
 
 
+def _refuse_prompt_collisions(found: list[str]) -> None:
+    if found:
+        raise UsageError("prompt name collision: " + "; ".join(found) + " (rename a server in the config)")
+
+
 async def _serve(
-    service: ProxyService, relay: ChangeRelay, settings: ProxySettings, events: EventStream,
+    service: ProxyService, relay: ChangeRelay, features: FeatureRelay, settings: ProxySettings,
+    events: EventStream,
 ) -> None:
+    # weakly held: a session the HTTP endpoint ended (DELETE, too many) is forgotten with it
+    sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+    relay.hosts[0] = lambda: _tell_all(sessions, m.TOOLS_CHANGED, None)
+    features.hosts[0] = lambda method, params: _tell_all(sessions, method, params)
+    hub = service.listen_hub
+    if hub is not None:  # and every 2026-07-28 host's listen request
+        relay.hosts[1] = lambda: hub.publish(m.TOOLS_CHANGED)
+        features.hosts[1] = hub.publish
     if settings.http is None:
         def joined(session: ServerSession) -> None:
-            relay.hosts[id(session)] = lambda: session.peer.notify(m.TOOLS_CHANGED)
+            sessions.add(session)
             service.forwarder.calls.track(session)
             if events.active:  # every message of the host leg, as on the wire
                 session.peer.tracer = HostWire(events)
@@ -137,15 +175,29 @@ async def _serve(
     calls = service.forwarder.calls
 
     def opened(session: HttpSession) -> None:
+        sessions.add(session.session)  # told of list changes on its GET stream
         number = calls.join(session.session)
         if events.active:  # every message of this host's leg, as it went on its streams
             session.wire.outer = HostWire(events, host=number)
 
     if service.rounds is not None:  # 2026-07-28 exchanges have no session: recorded as host 0
         service.rounds.host = MODERN_HOST
+    features.modern_host = MODERN_HOST
     host, port = settings.http
     await serve_http(service, host=host, port=port, token=settings.token,
                      max_message_bytes=settings.max_message_bytes, allowed_origins=settings.allowed_origins,
                      on_ready=settings.on_ready, on_session=opened,
-                     streams=StreamOptions(abandon_after=settings.abandon_after),
+                     streams=StreamOptions(abandon_after=settings.abandon_after, hold=settings.sse_hold),
                      modern_tracer=HostWire(events, host=MODERN_HOST) if events.active else None)
+
+
+def _tell_all(sessions: weakref.WeakSet[ServerSession], method: str, params: JSONObject | None) -> None:
+    """Send a notification to every handshake-era host connected (2026-07-28 hosts hear it
+    on their listen requests: ``listen_hub.py``)."""
+    for session in list(sessions):
+        if session.peer.closed is not None:
+            continue
+        try:
+            session.peer.notify(method, params)
+        except ToolrelayError as exc:  # a host that went away
+            log.debug("could not tell a host %s: %s", method, exc)

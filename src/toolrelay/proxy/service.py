@@ -2,13 +2,14 @@
 
 ``server/app.py`` (stdio, Streamable HTTP sessions: 2025-06-18 and 2025-11-25) and
 ``server/stateless.py`` (2026-07-28) answer the lifecycle and the envelope; this service
-answers ``tools/list`` with every upstream tool under its alias (``offered.py``) and
-hands each ``tools/call`` to the ``Forwarder``.
+answers ``tools/list`` with every upstream tool under its alias (``offered.py``), hands
+each ``tools/call`` to the ``Forwarder``, and its method table (``feature_methods``)
+answers resources, prompts and completion from every upstream (``features.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
 from .._version import __version__
@@ -16,6 +17,9 @@ from ..protocol.jsonrpc import JSONObject, Request
 from ..protocol.request_envelope import CLIENT_CAPABILITIES_KEY
 from ..relay.catalog import Catalog
 from ..server.app import CallContext
+from ..server.features import FeatureHandler
+from ..server.listen_hub import ListenHub
+from .features import FeatureRelay
 from .forward import Forwarder
 from .offered import host_tools
 from .rounds import Rounds
@@ -31,9 +35,13 @@ class ProxyService:
     """Hosts may set a log level: upstream log messages of their calls are passed on (``host_calls.py``)."""
     tools_change = False
     """Whether hosts are told of tool list changes (``listChanged``): set where the transport can."""
+    listen_hub: ListenHub | None = None
+    """Where 2026-07-28 hosts' listen requests hear the upstream servers' list changes."""
 
-    def __init__(self, catalog: Catalog, forwarder: Forwarder, *, name: str = "toolrelay-proxy") -> None:
+    def __init__(self, catalog: Catalog, forwarder: Forwarder, *, name: str = "toolrelay-proxy",
+                 features: FeatureRelay | None = None) -> None:
         self.name = name
+        self.features = features
         self.version = __version__
         self.catalog = catalog
         self.forwarder = forwarder
@@ -43,7 +51,17 @@ class ProxyService:
         self.instructions = "\n\n".join(f"{server}: {text}" for server, text in found.items()) or None
 
     def tools(self) -> list[dict[str, Any]]:
-        return host_tools(self.catalog)
+        offered = host_tools(self.catalog)
+        if self.forwarder.keep_names:  # each tool by its own name (one server: names.py)
+            own = {route.alias: route.tool for route in self.catalog.routes}
+            offered = [{**tool, "name": own.get(tool["name"], tool["name"])} for tool in offered]
+        return offered
+
+    def feature_methods(self) -> Mapping[str, FeatureHandler]:
+        return self.features.methods() if self.features is not None else {}
+
+    def feature_capabilities(self) -> JSONObject:
+        return self.features.capabilities() if self.features is not None else {}
 
     def call(self, name: str, arguments: JSONObject, context: CallContext) -> Awaitable[JSONObject]:
         request = context.request

@@ -1,7 +1,8 @@
 """The MCP server side of a session, independent of the transport.
 
 ``ServerSession`` answers the lifecycle (initialize, ping), ``tools/list`` and
-``tools/call`` for one connected client, asks the client for its roots when it offers
+``tools/call`` for one connected client (and what else the service's method table offers:
+resources, prompts, completion, ``features.py``), asks the client for its roots when it offers
 them, and hands tool calls to a ``ToolService``. The stdio and Streamable HTTP
 transports create one per session and feed it bytes; everything malformed is answered
 with a JSON-RPC error and never ends the session.
@@ -36,8 +37,11 @@ from ..protocol.jsonrpc import (
     Request,
     RequestId,
 )
+from ..protocol.listen import LISTEN
 from ..protocol.peer import Peer, Tracer
 from ..protocol.versions import MODERN_VERSIONS, choose_server_version
+from .features import feature_capabilities, feature_methods
+from .listen_hub import ListenHub
 
 __all__ = ["CallContext", "ModernHandler", "ServerSession", "ToolService", "UnknownTool"]
 
@@ -128,6 +132,8 @@ class ServerSession:
         """The level the client set with ``logging/setLevel`` (a service that relays log
         messages declares ``logging``: ``relays_logging``); None: not set."""
         self._roots = _RootsState()
+        self._features = feature_methods(service)
+        """The service's methods besides tools (``features.py``)."""
 
     # -- bytes in -------------------------------------------------------------------
 
@@ -175,6 +181,9 @@ class ServerSession:
             return self._call_tool(request)
         if method == SET_LEVEL and self._relays_logging:
             return self._set_level(request.params)
+        handler = self._features.get(method)
+        if handler is not None:
+            return handler(request.params, self._context(request))
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
     @property
@@ -190,6 +199,10 @@ class ServerSession:
 
     def _on_modern_request(self, request: Request) -> JSONObject | Awaitable[JSONObject]:
         assert self.modern is not None
+        hub = getattr(self.modern, "hub", None)
+        if request.method == LISTEN and hub is not None:
+            request_envelope.read_envelope(LISTEN, request.params)
+            return self._listen(hub, request)
         if request.method == m.INITIALIZE:
             asked = (request.params or {}).get("protocolVersion")
             raise request_envelope.unsupported_version(
@@ -198,6 +211,18 @@ class ServerSession:
                 "(it began with an enveloped request); initialize is not part of it",
             )
         return self.modern.handle(request)
+
+    async def _listen(self, hub: ListenHub, request: Request) -> JSONObject:
+        """A 2026-07-28 listen request on stdio: never answered while it serves; its
+        notifications go out tagged with its id until the client cancels it."""
+        def send(message: JSONObject) -> None:
+            self.peer.notify(str(message["method"]), message.get("params"))
+        number = hub.open(request, send)
+        try:
+            await asyncio.get_running_loop().create_future()  # until cancelled (the client's cancel)
+        finally:
+            hub.close(number)
+        return {}  # never reached: the future is never set
 
     def _initialize(self, params: JSONObject | None) -> JSONObject:
         if not isinstance(params, dict):
@@ -215,7 +240,10 @@ class ServerSession:
         self._roots = _RootsState(supported=isinstance((capabilities or {}).get("roots"), dict))
         result: JSONObject = {
             "protocolVersion": self.protocol_version,
-            "capabilities": {"tools": {"listChanged": bool(getattr(self.service, "tools_change", False))}},
+            "capabilities": {
+                "tools": {"listChanged": bool(getattr(self.service, "tools_change", False))},
+                **feature_capabilities(self.service),
+            },
             "serverInfo": {"name": self.service.name, "version": self.service.version},
         }
         if self._relays_logging:
@@ -234,12 +262,15 @@ class ServerSession:
     def _dispatch(
         self, name: str, arguments: JSONObject, request: Request
     ) -> JSONObject | Awaitable[JSONObject]:
-        context = CallContext(self._roots.uris, self._roots.error, request, self.protocol_version, self.peer,
-                              self)
+        context = self._context(request)
         try:
             return self.service.call(name, arguments, context)
         except UnknownTool:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}") from None
+
+    def _context(self, request: Request) -> CallContext:
+        return CallContext(self._roots.uris, self._roots.error, request, self.protocol_version, self.peer,
+                           self)
 
     async def _call_after_roots(self, name: str, arguments: JSONObject, request: Request) -> JSONObject:
         state = self._roots

@@ -6,13 +6,16 @@ client asking for a revision we lack is told which we have, -32022, while a sess
 unknown header stays the legacy path's 400). There is no session and no stream to
 resume: the body is answered with ``application/json``, errors with the status the
 revision gives their code (400, or 404 for an unknown method), a notification with 202.
-A client cancels a request by closing its connection: the work on it stops then.
+A client cancels a request by closing its connection: the work on it stops then. Only
+``subscriptions/listen``, for a service with a ``listen_hub``, is answered with an SSE
+stream that stays open until the client closes it (``listen_hub.py``).
 GET and DELETE have no meaning here (405). The Host/Origin/token checks and the size
 cap ran before, as for every request.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable
 from typing import Final
@@ -21,10 +24,12 @@ from ..errors import RpcError
 from ..httpserver import HttpRequest, HttpResponder
 from ..protocol import jsonrpc, request_envelope
 from ..protocol.jsonrpc import INTERNAL_ERROR, JSONObject, Message, Notification, Request, RequestId
+from ..protocol.listen import LISTEN
 from ..protocol.peer import Tracer
 from ..protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from .http_rules import Refusal
-from .http_sse import while_connected
+from .http_sse import SSE_HEADERS, while_connected
+from .listen_hub import ListenHub
 from .stateless import ModernServer
 
 __all__ = ["answer_modern", "is_modern", "refuse_modern_stream"]
@@ -70,6 +75,9 @@ async def answer_modern(
     if not isinstance(message, Request):
         raise Refusal(400, "Invalid Request: a 2026-07-28 POST carries one request or notification",
                       request_id=message.id)
+    if message.method == LISTEN and modern.hub is not None:
+        await _listen(modern.hub, request, message, responder, tracer)
+        return
     try:
         outcome = modern.handle(message, header=request.header)
         if isinstance(outcome, dict):
@@ -96,6 +104,32 @@ async def answer_modern(
 
 async def _awaited(outcome: Awaitable[JSONObject]) -> JSONObject:
     return await outcome
+
+
+async def _listen(hub: ListenHub, request: HttpRequest, message: Request, responder: HttpResponder,
+                  tracer: Tracer | None) -> None:
+    """A listen request: its SSE stream stays open, the acknowledgement first, then what the
+    hub publishes, until the client closes it (or the server stops)."""
+    try:
+        request_envelope.read_envelope(LISTEN, message.params, header=request.header)
+    except RpcError as exc:
+        await _send_error(responder, message.id, exc, tracer)
+        return
+    queue: asyncio.Queue[JSONObject] = asyncio.Queue()
+    number = hub.open(message, queue.put_nowait)
+    try:
+        await responder.start(200, SSE_HEADERS)
+        await while_connected(responder, _pass_on(queue, responder, tracer))
+    finally:
+        hub.close(number)
+
+
+async def _pass_on(queue: asyncio.Queue[JSONObject], responder: HttpResponder, tracer: Tracer | None) -> None:
+    while True:
+        note = await queue.get()
+        if tracer is not None:
+            tracer.sent(note, None)
+        await responder.write(b"event: message\ndata: " + jsonrpc.encode(note) + b"\n\n")
 
 
 async def _send_error(responder: HttpResponder, request_id: RequestId | None, exc: RpcError,

@@ -2,10 +2,12 @@
 
 No handshake and no session: each request carries its revision and the client's
 capabilities (``protocol/request_envelope.py``), and is answered from that alone. The methods are
-``server/discover``, ``tools/list`` and ``tools/call``; the handshake-era methods
-(``initialize``, ``ping``, ...) are unknown here. ``subscriptions/listen`` is refused at
-once (-32601, saying why): a ToolService's tools never change and it has no resources, so
-it declares no list changes and has nothing to send on a listen stream (the revision lets
+``server/discover``, ``tools/list`` and ``tools/call``, and those of the service's method
+table (resources, prompts, completion: ``features.py``); the handshake-era methods
+(``initialize``, ``ping``, ...) are unknown here. ``subscriptions/listen`` is served by the
+transport for a service with a ``listen_hub`` (``listen_hub.py``: the proxy's); else it is
+refused at once (-32601, saying why): a ToolService's tools never change, so it declares
+no list changes and has nothing to send on a listen stream (the revision lets
 a server without those capabilities leave the method out; a stream held open only to
 acknowledge an empty subset would cost a connection per client for nothing). A server may not send the client
 requests in this era, so a tool call whose client declares roots is first answered
@@ -27,11 +29,15 @@ from ..protocol import request_envelope
 from ..protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JSONObject, Request
 from ..protocol.listen import LISTEN
 from .app import CallContext, ToolService
+from .features import feature_capabilities, feature_methods
+from .listen_hub import ListenHub
 
 __all__ = ["ROOTS_INPUT", "ModernServer"]
 
 _NO_SUBSCRIPTIONS: Final = (f"Method not found: {LISTEN} (this server offers no subscriptions: "
                             "its tools never change, and it has no resources)")
+_CACHEABLE: Final = frozenset({m.LIST_RESOURCES, m.LIST_RESOURCE_TEMPLATES, m.LIST_PROMPTS, m.READ_RESOURCE})
+"""Results that carry the revision's cache directives (as ``tools/list``'s)."""
 ROOTS_INPUT: Final = "roots"
 """The key of the ``roots/list`` input request in an ``input_required`` result."""
 
@@ -42,13 +48,20 @@ class ModernServer:
     def __init__(self, service: ToolService) -> None:
         self.service = service
         self.asks_roots = bool(getattr(service, "uses_client_roots", False))
+        self.features = feature_methods(service, modern=True)
+        """The service's methods besides tools (``features.py``)."""
+        self.hub: ListenHub | None = getattr(service, "listen_hub", None)
+        """Where the service's list changes are told to listen requests (None: none are served)."""
 
     @property
     def server_info(self) -> JSONObject:
         return {"name": self.service.name, "version": self.service.version}
 
     def capabilities(self) -> JSONObject:
-        return {"tools": {"listChanged": False}}
+        hub = self.hub
+        told = hub.declares if hub is not None else None
+        return {"tools": {"listChanged": hub is not None and hub.declares("tools")},
+                **feature_capabilities(self.service, modern=True, told=told)}
 
     def handle(
         self, request: Request, header: Callable[[str], str | None] | None = None
@@ -66,8 +79,12 @@ class ModernServer:
             return request_envelope.complete(listed, self.server_info, cacheable=True)
         if method == m.CALL_TOOL:
             return self._call_tool(request, envelope)
-        if method == LISTEN:
+        if method == LISTEN:  # served by the transport when there is a hub (it holds the stream)
             raise RpcError(METHOD_NOT_FOUND, _NO_SUBSCRIPTIONS)
+        handler = self.features.get(method)
+        if handler is not None:
+            context = CallContext(None, request=request, protocol_version=envelope.protocol_version)
+            return self._answered(handler(request.params, context), cacheable=method in _CACHEABLE)
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
     def _call_tool(
@@ -93,17 +110,24 @@ class ModernServer:
             return self._finished(outcome)
         return self._completed(outcome)
 
-    async def _completed(self, outcome: Awaitable[JSONObject]) -> JSONObject:
-        return self._finished(await outcome)
+    async def _completed(self, outcome: Awaitable[JSONObject], cacheable: bool = False) -> JSONObject:
+        return self._finished(await outcome, cacheable=cacheable)
 
-    def _finished(self, outcome: JSONObject) -> JSONObject:
+    def _finished(self, outcome: JSONObject, *, cacheable: bool = False) -> JSONObject:
         """A complete result; an ``input_required`` one of the service's own (a proxy passing
         on what its upstream asks) keeps its type, with the server's identity added."""
         if outcome.get(request_envelope.RESULT_TYPE) == request_envelope.INPUT_REQUIRED:
             meta = outcome.get("_meta")
             own = meta if isinstance(meta, dict) else {}
             return {**outcome, "_meta": {**own, request_envelope.SERVER_INFO_KEY: self.server_info}}
-        return request_envelope.complete(outcome, self.server_info)
+        return request_envelope.complete(outcome, self.server_info, cacheable=cacheable)
+
+    def _answered(self, outcome: JSONObject | Awaitable[JSONObject], *, cacheable: bool
+                  ) -> JSONObject | Awaitable[JSONObject]:
+        """A feature handler's outcome (``features.py``), finished as a tool call's is."""
+        if isinstance(outcome, dict):
+            return self._finished(outcome, cacheable=cacheable)
+        return self._completed(outcome, cacheable)
 
     def _ask_for_roots(self) -> JSONObject:
         return {

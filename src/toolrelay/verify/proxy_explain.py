@@ -1,9 +1,9 @@
 """``toolrelay explain`` of a proxy transcript: each host request across both legs.
 
-One block per host request, in order: the host's id (and its own call id, if it gave
-one), the alias it named, where the proxy sent it (server, connection, the upstream
-JSON-RPC id) or what it decided instead, what came back, and each check of
-``proxy_legs`` on it, ok or broken.
+One block per host request, in order (a tool call; a resource, prompt or completion
+request): the host's id (and its own call id, if it gave one), the alias or URI it
+named, where the proxy sent it (server, connection, the upstream JSON-RPC id) or what it
+decided instead, what came back, and each check of ``proxy_legs`` on it, ok or broken.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .jsonpath import excerpt
+from .proxy_features import host_name
 from .record import RunRecord
 from .verdict import LINK_TITLES, Finding, Verdict
 
@@ -53,14 +54,17 @@ def explain_proxy(run: RunRecord, verdict: Verdict) -> str:
 def _request(event: dict[str, Any], route: dict[str, Any] | None, answer: dict[str, Any] | None,
              findings: list[Finding], during: list[dict[str, Any]]) -> list[str]:
     params = (event.get("message") or {}).get("params") or {}
+    method = str(event.get("method") or (event.get("message") or {}).get("method") or "tools/call")
     own = f" · host call id {event['host_call_id']}" if event.get("host_call_id") else ""
+    asked = f"arguments {excerpt(params.get('arguments'), 80)}" if method == "tools/call" else \
+        excerpt({k: v for k, v in params.items() if k != "_meta"}, 80)
+    named = params.get("name") if method == "tools/call" else host_name(params) or ""
     lines = [f"host request {event.get('key')} · host id {event.get('host_id')!r}{own} · "
              f"{event.get('protocol_version') or '?'}",
-             f"  host → proxy   tools/call {params.get('name')} "
-             f"arguments {excerpt(params.get('arguments'), 80)}"]
+             "  host → proxy   " + " ".join(str(part) for part in (method, named, asked) if part)]
     if route is not None:
         if route.get("mcp_id") is not None:
-            lines.append(f"  proxy → {route.get('server')}   tools/call {route.get('tool')} · connection "
+            lines.append(f"  proxy → {route.get('server')}   {method} {route.get('tool')} · connection "
                          f"{route.get('connection')} · upstream id {route.get('mcp_id')!r}")
         lines.append(f"  decision       {route.get('decision')}"
                      + (f": {route.get('reason')}" if route.get("reason") else ""))
@@ -92,4 +96,5 @@ def _answer_text(message: dict[str, Any]) -> str:
         return f"error {error.get('code')}: {error.get('message')}"
     result = message.get("result") or {}
     marker = "isError · " if isinstance(result, dict) and result.get("isError") else ""
-    return marker + excerpt(result.get("content") if isinstance(result, dict) else result, 100)
+    shown = result.get("content", result) if isinstance(result, dict) else result  # a tool's, or any result
+    return marker + excerpt(shown, 100)

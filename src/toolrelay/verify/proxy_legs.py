@@ -24,6 +24,8 @@ pairs its two legs, never the host's call id alone; ids are compared on both leg
   answered once and delivered to the request that asked (``ask_answered``), progress
   tokens mapped consistently (``progress_mapped``), a cancelled call cancelled upstream
   and not answered (``cancel_honoured``).
+
+Resource, prompt and completion requests are judged by ``proxy_features.py`` the same way.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..protocol.passthrough import passed_on
+from .proxy_features import FEATURE_METHODS, judge_feature, without_envelope
 from .proxy_passing import Passing, passing_findings
 from .proxy_rounds import is_in_rounds, round_chain
 from .record import RunRecord
@@ -163,6 +166,10 @@ def _one_request(key: str, received: list[Event], legs: _Legs, unfinished: list[
         found.append(_on_wire(said, answer, legs))
     if route is None:
         return [*found, said("routing", "routed", False, "answered without a recorded route", answer)]
+    if first.get("method") in FEATURE_METHODS:  # resources, prompts, completion
+        if route.get("decision") == "unknown":
+            return [*found, _decision(said, route, answer, legs, key)]
+        return [*found, *judge_feature(said, first, route, answer, legs, key)]
     found.append(_routed(said, first, route, legs))
     if route.get("decision") in _NOT_SENT:
         found.append(_decision(said, route, answer, legs, key))
@@ -196,7 +203,8 @@ def _on_wire(said: Say, answer: Event, legs: _Legs) -> Finding:
         if "error" in recorded and message.get("error") == recorded["error"]:
             return said("correlation", "on_the_wire", True, "the answer is the one sent to the host", sent)
         result, got = message.get("result"), recorded.get("result")
-        if isinstance(result, dict) and isinstance(got, dict) and passed_on(result) == passed_on(got):
+        both = isinstance(result, dict) and isinstance(got, dict)
+        if both and without_envelope(result) == without_envelope(got):
             return said("correlation", "on_the_wire", True, "the answer is the one sent to the host", sent)
     return said("correlation", "on_the_wire", False,
                 "no message sent to the host on the wire is this answer", answer)

@@ -53,6 +53,12 @@ def _wire(record: dict[str, Any]) -> Row:
 
 def _request_text(message: dict[str, Any]) -> tuple[str, str, RowState]:
     params = _object(message.get("params"))
+    method = message.get("method", "tools/call")
+    if method != "tools/call":  # a resource, prompt or completion request
+        named = params.get("uri") or params.get("name") or _object(params.get("ref")).get("name") \
+            or _object(params.get("ref")).get("uri") or ""
+        shown = {k: v for k, v in params.items() if k != "_meta"}
+        return f"host: {method} {named}".rstrip(), _json(shown), "ok"
     return f"host: tools/call {params.get('name')}", "arguments " + _json(params.get("arguments")), "ok"
 
 
@@ -62,7 +68,7 @@ def _answer_text(message: dict[str, Any]) -> tuple[str, str, RowState]:
         return f"to host: error {error.get('code', '?')}", str(error.get("message", "")), "failed"
     result = _object(message.get("result"))
     failed = result.get("isError") is True
-    return ("to host: tool error" if failed else "to host: result"), _json(result.get("content")), \
+    return ("to host: tool error" if failed else "to host: result"), _json(result.get("content", result)), \
         ("warn" if failed else "ok")
 
 
@@ -70,8 +76,8 @@ def _route(record: dict[str, Any]) -> Row:
     decision = str(record.get("decision"))
     where = f"{record.get('server')}#{record.get('connection')} id {record.get('mcp_id')}" \
         if record.get("mcp_id") is not None else ""
-    state: RowState = "ok" if decision == "forwarded" else "warn" if decision in ("denied", "withheld") \
-        else "failed"
+    state: RowState = "ok" if decision in ("forwarded", "listed", "listened") \
+        else "warn" if decision in ("denied", "withheld") else "failed"
     return Row(seq=int(record.get("seq", 0)), kind="proxy_route", stage="route", source="app", target="app",
                label=f"{record.get('alias')} → {decision} {where}".strip(),
                detail=str(record.get("reason") or ""),
