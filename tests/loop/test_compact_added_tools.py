@@ -79,6 +79,7 @@ def test_a_copy_whose_compacted_request_lost_the_added_tools_is_rejected(tmp_pat
     tampered = tmp_path / "tampered.jsonl"
     tampered.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
     failed = [f.message for f in verify(load_run(tampered)).broken_findings()]
-    assert "call_offline_0003: grow.tool_1 ran, but request 3 declared no such tool: only a declared tool runs" \
-        in failed, failed
+    said = ("call_offline_0003: grow.tool_1 ran, but request 3 declared no such tool: "
+            "only a declared tool runs")
+    assert said in failed, failed
     assert any(m.startswith("request 3's tools are not the declarations in force") for m in failed), failed

@@ -307,6 +307,7 @@ class Relay:
             self.context = conversation
         if resume is not None and resume.recorded is not None:
             result.turns = first
+            self._compact_recorded(conversation, resume)
             conversation.add_outputs(await self._finish_recorded(resume, result, stop_reason))
             first += 1
         for turn_number in range(first, offset + self.limits.max_turns + 1):
@@ -363,6 +364,17 @@ class Relay:
         if len(conversation.compactions) > before:
             dropped = conversation.compactions[-1][1]
             self.events.emit(CompactionEvent(turn=number, response_id=turn.response_id, dropped=dropped))
+
+    def _compact_recorded(self, conversation: Conversation, resume: ResumePoint) -> None:
+        """The recorded response's compaction item, applied as ``_add_response`` would have
+        (replay mode), and its ``compaction`` record written when the stopped run had not."""
+        assert resume.recorded is not None
+        if self.settings.context_mode != "replay":
+            return
+        dropped = conversation.compact(resume.recorded.response_id, resume.recorded.output)
+        if dropped is not None and not resume.compaction_recorded:
+            self.events.emit(CompactionEvent(turn=resume.turn, response_id=resume.recorded.response_id,
+                                             dropped=dropped))
 
     async def _finish_recorded(
         self, resume: ResumePoint, result: RunResult, stop_reason: StopReason

@@ -98,10 +98,18 @@ class Conversation:
         self.history.extend(output)
         self.pending.clear()
         self.previous_response_id = response_id
-        compacted = compact_point(self.history, output) if prune else None
-        if compacted is not None:  # the compaction item carries what came before it
-            del self.history[: compacted.start]
-            self.compactions.append((response_id, compacted.dropped))
+        if prune:
+            self.compact(response_id, output)
+
+    def compact(self, response_id: str | None, output: list[dict[str, Any]]) -> int | None:
+        """Start the history from the compaction item of ``output`` (the response's items, the
+        history's last) when it holds one that may start it; how many items went, or None."""
+        compacted = compact_point(self.history, output)
+        if compacted is None:
+            return None
+        del self.history[: compacted.start]  # the compaction item carries what came before it
+        self.compactions.append((response_id, compacted.dropped))
+        return compacted.dropped
 
     def add_outputs(self, items: list[dict[str, Any]]) -> None:
         self.history.extend(items)
