@@ -1,8 +1,9 @@
 """A batch task stopped right after a response whose ``compaction`` item later inputs start
 from: the resumed run applies the compaction (its next request starts from the item) and
 writes the ``compaction`` record the stopped run never did, once (a run stopped after the
-record does not write it again); the whole transcript verifies and ``explain`` shows the
-boundary. A copy without the record is rejected: every boundary must be recorded."""
+record does not write it again); the whole transcript verifies, ``explain`` shows the
+boundary and ``view`` draws it. A copy without the record is rejected: every boundary must
+be recorded."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from toolrelay.relay.stages.consent import approve_all
 from toolrelay.runner import RunOptions
 from toolrelay.verify import load_run, verify
 from toolrelay.verify.explain import explain
+from toolrelay.view.build import build_trace
 
 SCRIPT = {"turns": [
     {"calls": [{"name": "ledger__read_text_file", "arguments": {"path": "a"}}]},
@@ -77,6 +79,8 @@ def test_a_task_resumed_after_its_compacting_response_records_the_compaction_onc
     assert verdict.ok, [f.message for f in verdict.broken_findings()]
     assert "compaction at turn 2, 3 items dropped (request 3 starts from the compaction item)" \
         in explain(load_run(transcript), verdict)
+    drawn = [row.label for row in build_trace(events).rows() if row.stage == "compaction"]
+    assert drawn == ["compaction at turn 2, 3 items dropped"]
 
 
 def test_a_copy_without_its_compaction_record_is_rejected(tmp_path: Path) -> None:
