@@ -159,6 +159,9 @@ class Relay:
         """The conversation before this user turn: the run's record counts on from it."""
         self._searches = ToolSearches()
         self._kept: tuple[Conversation, list[dict[str, Any]]] | None = None
+        self._reloaded: set[str] = set()
+        """Aliases a client search loaded that are offered again after a compaction dropped
+        their ``tool_search_output`` (``additions.reloaded``): not declared, yet not removed."""
         """The conversation whose requests keep its first ``tools`` (additions.py), and them."""
 
     async def run(
@@ -469,11 +472,15 @@ class Relay:
             self._kept = (conversation, tools)
             self._searches.see_removed(set())
             return tools
+        if conversation.reoffer is not None:  # a compaction dropped what searches loaded
+            self._reloaded |= set(offered_by_alias([], [conversation.reoffer]))
+            conversation.add_outputs([conversation.reoffer])
+            conversation.reoffer = None
         item = addition(kept[1], conversation.history, tools)
         if item is not None:
             conversation.add_outputs([item])
         offered = offered_by_alias(kept[1], conversation.history)
-        self._searches.see_removed(set(offered) - set(offered_by_alias(tools, [])))
+        self._searches.see_removed(set(offered) - set(offered_by_alias(tools, [])) - self._reloaded)
         return kept[1]
 
     def _streaming_off(self, why: str) -> None:
