@@ -25,7 +25,7 @@ from setup_peers import bench_python, compile_toolrelay
 BENCHES = {"files": "files_bench.py", "client": "client_bench.py", "startup": "startup_bench.py",
            "loop": "loop_bench.py", "stream": "stream_bench.py", "verify": "verify_bench.py",
            "batch": "batch_bench.py", "search": "search_bench.py", "catalog": "catalog_startup_bench.py",
-           "function": "function_tool_bench.py",
+           "function": "function_tool_bench.py", "compaction": "compaction_bench.py",
            "bytes": "request_bytes_bench.py",
            "otel": "otel_bench.py"}
 TIMEOUT = 2400  # seconds per bench; each also bounds its own children

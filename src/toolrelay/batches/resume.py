@@ -26,6 +26,7 @@ from ..events import (
     MCP_REQUEST,
     MCP_RESPONSE,
     CallOutcomeEvent,
+    CompactionEvent,
     FeedbackEvent,
     ModelRequestEvent,
     ModelResponseEvent,
@@ -147,8 +148,10 @@ def _point(
     if recorded is None:
         point.note = f"turn {turn} is asked again: its response was never recorded whole"
         return point
-    conversation.add_response(recorded.response_id, recorded.output)
+    conversation.add_response(recorded.response_id, recorded.output, prune=False)  # the loop compacts
     point.recorded = recorded
+    point.compaction_recorded = any(e["kind"] == CompactionEvent.kind and e.get("turn") == turn
+                                    for e in events)
     if recorded.response_id:
         point.response_ids.append(recorded.response_id)
     outputs, answers = _outputs(events, since), _answers(events, since)

@@ -159,6 +159,9 @@ class Relay:
         """The conversation before this user turn: the run's record counts on from it."""
         self._searches = ToolSearches()
         self._kept: tuple[Conversation, list[dict[str, Any]]] | None = None
+        self._reloaded: set[str] = set()
+        """Aliases a client search loaded that are offered again after a compaction dropped
+        their ``tool_search_output`` (``additions.reloaded``): not declared, yet not removed."""
         """The conversation whose requests keep its first ``tools`` (additions.py), and them."""
 
     async def run(
@@ -307,6 +310,7 @@ class Relay:
             self.context = conversation
         if resume is not None and resume.recorded is not None:
             result.turns = first
+            self._compact_recorded(conversation, resume)
             conversation.add_outputs(await self._finish_recorded(resume, result, stop_reason))
             first += 1
         for turn_number in range(first, offset + self.limits.max_turns + 1):
@@ -363,6 +367,17 @@ class Relay:
         if len(conversation.compactions) > before:
             dropped = conversation.compactions[-1][1]
             self.events.emit(CompactionEvent(turn=number, response_id=turn.response_id, dropped=dropped))
+
+    def _compact_recorded(self, conversation: Conversation, resume: ResumePoint) -> None:
+        """The recorded response's compaction item, applied as ``_add_response`` would have
+        (replay mode), and its ``compaction`` record written when the stopped run had not."""
+        assert resume.recorded is not None
+        if self.settings.context_mode != "replay":
+            return
+        dropped = conversation.compact(resume.recorded.response_id, resume.recorded.output)
+        if dropped is not None and not resume.compaction_recorded:
+            self.events.emit(CompactionEvent(turn=resume.turn, response_id=resume.recorded.response_id,
+                                             dropped=dropped))
 
     async def _finish_recorded(
         self, resume: ResumePoint, result: RunResult, stop_reason: StopReason
@@ -457,11 +472,15 @@ class Relay:
             self._kept = (conversation, tools)
             self._searches.see_removed(set())
             return tools
+        if conversation.reoffer is not None:  # a compaction dropped what searches loaded
+            self._reloaded |= set(offered_by_alias([], [conversation.reoffer]))
+            conversation.add_outputs([conversation.reoffer])
+            conversation.reoffer = None
         item = addition(kept[1], conversation.history, tools)
         if item is not None:
             conversation.add_outputs([item])
         offered = offered_by_alias(kept[1], conversation.history)
-        self._searches.see_removed(set(offered) - set(offered_by_alias(tools, [])))
+        self._searches.see_removed(set(offered) - set(offered_by_alias(tools, [])) - self._reloaded)
         return kept[1]
 
     def _streaming_off(self, why: str) -> None:

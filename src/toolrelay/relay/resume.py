@@ -30,7 +30,8 @@ class ResumePoint:
     """The state of a recorded run at the point it goes on from."""
 
     conversation: Conversation
-    """The context the next request is built from (with ``recorded`` already added)."""
+    """The context the next request is built from (with ``recorded`` already added, its
+    compaction item, if any, not yet applied: the run's context mode decides)."""
     turn: int
     """The turn the run goes on at: ``recorded``'s, else the one asked (again)."""
     recorded: ModelTurn | None = None
@@ -49,6 +50,10 @@ class ResumePoint:
     """The token usage the recorded responses already add up to (``relay.stages.usage``)."""
     note: str = ""
     """What the run keeps and does again, in words (the ``run_resumed`` record says it)."""
+    compaction_recorded: bool = False
+    """Whether the transcript already holds the ``compaction`` record of ``recorded``'s turn
+    (the run stopped after it): the resumed run, which applies ``recorded``'s compaction item
+    in replay mode (``Conversation.compact``), writes the record only when it does not."""
 
     def still_to_run(self) -> list[FunctionCall]:
         """The calls of ``recorded`` that have neither an output nor an outcome recorded."""

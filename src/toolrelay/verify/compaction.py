@@ -104,9 +104,11 @@ def dangling_output(
 
 
 def check_compaction_records(run: RunRecord, facts: RunFacts) -> list[Finding]:
-    """next_input: each ``compaction`` record is the boundary the next request shows."""
-    findings = []
-    for record in (event for event in run.events if event.get("kind") == CompactionEvent.kind):
+    """next_input: each ``compaction`` record is the boundary the next request shows, and
+    each request that starts from a response's compaction item has its record."""
+    records = [event for event in run.events if event.get("kind") == CompactionEvent.kind]
+    findings = _unrecorded(run, {record.get("turn") for record in records})
+    for record in records:
         turn = record.get("turn")
         later = run.round(turn + 1) if isinstance(turn, int) else None
         if later is None or later.request is None:
@@ -118,6 +120,24 @@ def check_compaction_records(run: RunRecord, facts: RunFacts) -> list[Finding]:
                 f"out, and request {later.turn} {shown}")
         findings.append(Finding(link="next_input", ok=ok, message=said, check="compaction", turn=later.turn,
                                 seqs=seqs_of(record, later.request)))
+    return findings
+
+
+def _unrecorded(run: RunRecord, recorded: set[Any]) -> list[Finding]:
+    """A request that leaves out items at the compaction item of the previous response, with
+    no ``compaction`` record of that turn (a resumed run that applied it must write it too)."""
+    findings = []
+    for current in run.rounds[1:]:
+        previous = run.round(current.turn - 1)
+        if previous is None or previous.turn in recorded or last_compaction(previous.output()) is None:
+            continue
+        dropped = dropped_at(run, current)
+        if dropped is None or current.request is None:
+            continue
+        said = (f"request {current.turn} leaves out {dropped} item(s) at the compaction of turn "
+                f"{previous.turn}, but no compaction record says so: the run must record each boundary")
+        findings.append(Finding(link="next_input", ok=False, message=said, check="compaction",
+                                turn=current.turn, seqs=seqs_of(previous.response, current.request)))
     return findings
 
 

@@ -188,12 +188,16 @@ def _hosted_pair(facts: RunFacts, current: ModelRound, index: int, call: dict[st
 def check_search_calls(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """routing: under tool search, each call names a tool declared loaded or loaded before it."""
     findings: list[Finding] = []
-    loaded: set[str] = set()  # by the run's earlier turns (chain mode sends only new items)
+    in_outputs: set[str] = set()  # loaded within the run's earlier responses (hosted searches)
+    in_inputs: set[str] = set()  # by the client searches' outputs the requests carried
     for current in run.rounds:
-        loaded |= set(loaded_by_alias(current.body.get("input")))
+        given = set(loaded_by_alias(current.body.get("input")))
+        # chain mode sends only new items; a replayed input carries all that is still loaded
+        # (a compaction leaves out the searches before it: additional_tools offers their tools)
+        in_inputs = in_inputs | given if "previous_response_id" in current.body else given
         if _declares_search(current):
-            findings.extend(_calls_loaded(run, current, loaded))
-        loaded |= set(loaded_by_alias(current.output()))
+            findings.extend(_calls_loaded(run, current, in_outputs | in_inputs))
+        in_outputs |= set(loaded_by_alias(current.output()))
     return findings
 
 

@@ -8,6 +8,12 @@ stays; the tools it did not declare are offered by one input item (openai 3.57
 "developer", "tools": [...]}``, each new tool as it would be declared (inside its namespace,
 deferred under hosted search). A tool the servers no longer list stays in ``tools`` and is
 refused at routing. Flat declarations are rewritten as before.
+
+A compaction (``compaction.py``) leaves out the items before its compaction item, the
+``additional_tools`` items among them (``addition`` offers their tools again, as it
+compares with what the kept context still offers) and the ``tool_search_output`` items of
+client searches: ``reloaded`` offers the tools those loaded again, in one
+``additional_tools`` item, so a tool found before the compaction can still be called.
 """
 
 from __future__ import annotations
@@ -16,9 +22,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from .alias import namespaced_alias
+from .deferred import TOOL_SEARCH_OUTPUT
 from .namespaces import function_tools_by_alias
 
-__all__ = ["ADDITIONAL_TOOLS", "added_summary", "added_tools", "addition", "keeps_prefix", "offered_by_alias"]
+__all__ = ["ADDITIONAL_TOOLS", "added_summary", "added_tools", "addition", "keeps_prefix", "offered_by_alias",
+           "reloaded"]
 
 ADDITIONAL_TOOLS = "additional_tools"
 _PREFIX_KINDS = ("namespace", "tool_search")
@@ -78,3 +86,20 @@ def addition(sent: list[dict[str, Any]], items: Iterable[dict[str, Any]],
     if not new:
         return None
     return {"type": ADDITIONAL_TOOLS, "role": "developer", "tools": new}
+
+
+def reloaded(dropped: list[dict[str, Any]], kept: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The ``additional_tools`` item offering the tools the ``tool_search_output`` items among
+    the ``dropped`` items loaded, less those the ``kept`` items still load or add (None: none)."""
+    lost = _loaded_entries(dropped)
+    if not lost:
+        return None
+    return addition(_loaded_entries(kept), kept, lost)
+
+
+def _loaded_entries(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tools entries (namespaces) of the client ``tool_search_output`` items among
+    ``items`` (a hosted search's tools stay declared, deferred: the model can search again)."""
+    return [tool for item in items
+            if item.get("type") == TOOL_SEARCH_OUTPUT and item.get("execution") == "client"
+            for tool in item.get("tools") or [] if isinstance(tool, dict)]

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ...errors import UsageError
+from .additions import reloaded
 from .alias import NAMESPACE_SEPARATOR
 from .compaction import compact_point, context_management
 from .namespaces import function_tools_by_alias
@@ -83,6 +84,10 @@ class Conversation:
     compactions: list[tuple[str | None, int]] = field(default_factory=list)
     """(response id, items dropped) for each response whose compaction item later inputs
     start from, in order."""
+    reoffer: dict[str, Any] | None = None
+    """An ``additional_tools`` item offering again what client searches loaded before the
+    latest compaction (``additions.reloaded``), not yet sent: the loop adds it before the
+    next request (after the calls' outputs)."""
 
     def start(self, first: list[dict[str, Any]]) -> None:
         """The run's first input items (the task as a user message, or a prompt's)."""
@@ -98,10 +103,20 @@ class Conversation:
         self.history.extend(output)
         self.pending.clear()
         self.previous_response_id = response_id
-        compacted = compact_point(self.history, output) if prune else None
-        if compacted is not None:  # the compaction item carries what came before it
-            del self.history[: compacted.start]
-            self.compactions.append((response_id, compacted.dropped))
+        if prune:
+            self.compact(response_id, output)
+
+    def compact(self, response_id: str | None, output: list[dict[str, Any]]) -> int | None:
+        """Start the history from the compaction item of ``output`` (the response's items, the
+        history's last) when it holds one that may start it; how many items went, or None."""
+        compacted = compact_point(self.history, output)
+        if compacted is None:
+            return None
+        dropped = self.history[: compacted.start]
+        del self.history[: compacted.start]  # the compaction item carries what came before it
+        self.compactions.append((response_id, compacted.dropped))
+        self.reoffer = reloaded(dropped, self.history)
+        return compacted.dropped
 
     def add_outputs(self, items: list[dict[str, Any]]) -> None:
         self.history.extend(items)
