@@ -213,3 +213,29 @@ def test_a_new_field_order_is_recorded_and_kept() -> None:
     assert delta == {"order": ["tools", "model", "messages"]}
     assert wire_bytes(apply_delta(CHAT, delta)) == wire_bytes(body)
     assert body_delta(CHAT, copy.deepcopy(CHAT)) == {}
+
+
+def test_one_digester_over_a_chain_of_rebuilt_bodies_gives_each_body_its_own_digest() -> None:
+    """BodyDigests resumes each hash where the previous body's shared part ended: every kind
+    of change (a grown list, a field set before or after it, a list replaced, shrunk or
+    emptied, a field dropped or reordered) still gives the digest of the body's own bytes."""
+    changes: list[Callable[[dict[str, Any]], object]] = [
+        lambda body: body["messages"].append({"role": "assistant", "content": "hello"}),
+        lambda body: body["messages"].extend([{"role": "tool", "content": "x"}, {"role": "user"}]),
+        lambda body: body.update(model="n"),  # before the grown list: nothing before it is shared
+        lambda body: body["messages"].append({"role": "user", "content": "z"}),
+        lambda body: body.update(temperature=0.5),  # after it
+        lambda body: body["messages"].pop(),  # shrunk: no longer the previous list's items
+        lambda body: body.update(messages=[]),
+        lambda body: body["messages"].append({"role": "user", "content": "again"}),
+        lambda body: body.pop("tools"),
+        lambda body: body.update({"stream": True}),
+    ]
+    digests, previous, sent = BodyDigests(), copy.deepcopy(CHAT), copy.deepcopy(CHAT)
+    assert digests.digest(previous) == wire_digest(wire_bytes(sent))
+    for change in changes:
+        change(sent)
+        rebuilt = apply_delta(previous, json.loads(json.dumps(body_delta(previous, sent))))
+        assert digests.digest(rebuilt) == wire_digest(wire_bytes(sent))
+        previous, sent = rebuilt, copy.deepcopy(sent)
+    assert digests.digest(copy.deepcopy(previous)) == wire_digest(wire_bytes(previous))  # shares nothing

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from typing import Any, Final
 
 __all__ = ["DELTA_FIELD", "DIGEST_FIELD", "BodyDigests", "apply_delta", "body_delta", "wire_bytes",
@@ -113,24 +114,61 @@ class BodyDigests:
     The wire form of a body is ``{"key":value,...}`` and of a list ``[item,...]``, so a
     body's bytes are put together from its values' bytes; a list value (the growing
     context) from its items' bytes. Values are remembered by identity, which holds while
-    the bodies are alive and unchanged (one pass over a read transcript)."""
+    the bodies are alive and unchanged (one pass over a read transcript).
+
+    A rebuilt body shares with the one before it every field the delta left alone, and
+    its grown list starts with the very items of the previous one (``apply_delta``). So
+    the hash is resumed from where that shared part ended in the previous body (a copy of
+    the hasher's state) instead of being fed the whole context again: one pass over a
+    replayed run is linear in what changed, not quadratic in its turns. Whole bodies read
+    from separate lines share nothing and are hashed whole, as before."""
 
     def __init__(self) -> None:
         self._bytes: dict[int, bytes] = {}
         self._alive: list[Any] = []  # keeps every remembered object alive: ids stay unique
+        self._previous: list[_Field] = []
+        """The last body's fields, each with the hasher's state after it."""
 
     def digest(self, body: dict[str, Any]) -> str:
-        hasher = hashlib.sha256(b"{")
+        fields: list[_Field] = []
+        hasher: Any = None  # None while every field so far is the previous body's own
+        resume = _START
+        previous = self._previous
         for number, (key, value) in enumerate(body.items()):
-            if number:
-                hasher.update(b",")
-            hasher.update(_WIRE.encode(str(key)).encode() + b":")
+            head = (b"," if number else b"") + _WIRE.encode(str(key)).encode() + b":"
+            before = previous[number] if hasher is None and number < len(previous) else None
+            if before is not None and before.head == head:
+                if before.value is value:  # the same object: the same bytes
+                    fields.append(before)
+                    resume = before.after
+                    continue
+                grown = before.grown_by(value)
+                if grown is not None:
+                    hasher = before.after_items.copy()
+                    if grown:
+                        joined = b",".join([self._of(item) for item in grown])
+                        hasher.update((b"," if before.count else b"") + joined)
+                    fields.append(self._close_list(key, head, value, hasher))
+                    continue
+            if hasher is None:
+                hasher = resume.copy()
             if isinstance(value, list):
-                hasher.update(b"[" + b",".join([self._of(item) for item in value]) + b"]")
+                hasher.update(head + b"[" + b",".join([self._of(item) for item in value]))
+                fields.append(self._close_list(key, head, value, hasher))
             else:
-                hasher.update(self._of(value))
+                hasher.update(head + self._of(value))
+                fields.append(_Field(head, value, 0, None, hasher.copy()))
+        if hasher is None:
+            hasher = resume.copy()
+        self._previous = fields
         hasher.update(b"}")
-        return hasher.hexdigest()
+        return str(hasher.hexdigest())
+
+    def _close_list(self, key: str, head: bytes, value: list[Any], hasher: Any) -> _Field:
+        self._alive.append(value)
+        after_items = hasher.copy()
+        hasher.update(b"]")
+        return _Field(head, value, len(value), after_items, hasher.copy())
 
     def _of(self, value: Any) -> bytes:
         if not isinstance(value, dict | list):
@@ -140,3 +178,30 @@ class BodyDigests:
             found = self._bytes[id(value)] = _WIRE.encode(value).encode()
             self._alive.append(value)
         return found
+
+
+_START: Final = hashlib.sha256(b"{")
+
+
+@dataclass(slots=True, frozen=True)
+class _Field:
+    """One field of the last body hashed, and the hasher's state after it."""
+
+    head: bytes
+    """``,"key":`` as the wire has it (no comma for the first)."""
+    value: Any
+    count: int
+    """How many items a list value had (0 for any other value)."""
+    after_items: Any
+    """A list value's hasher state after its last item, before ``]``; else None."""
+    after: Any
+
+    def grown_by(self, value: Any) -> list[Any] | None:
+        """The items ``value`` adds to this list, when it begins with this list's very
+        items (identity, not equality: equal items could still serialise differently)."""
+        old = self.value
+        if self.after_items is None or not isinstance(value, list) or len(value) < self.count:
+            return None
+        if not all(new is item for new, item in zip(value, old, strict=False)):
+            return None
+        return value[self.count:]

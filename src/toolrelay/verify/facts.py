@@ -19,6 +19,7 @@ from ..events import MCP_REQUEST, MCP_RESPONSE
 from ..protocol.peer import Exchange
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from ..protocol.stream import Assembled, StreamEvent
+from ..protocol.tool_digest import tool_digest
 from ..relay.stages.additions import offered_by_alias
 from ..relay.stages.deferred import loaded_by_alias
 from ..relay.stages.dialects import RESPONSES, known_reader
@@ -37,6 +38,15 @@ class Listing:
     server: str
     seq: int
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _digests: dict[str, str] = field(default_factory=dict)
+
+    def digest(self, tool: str) -> str:
+        """``tool_digest`` of the listed ``tool`` (in ``tools``), worked out once: every call
+        of the tool asks for it."""
+        found = self._digests.get(tool)
+        if found is None:
+            found = self._digests[tool] = tool_digest(self.tools[tool])
+        return found
 
 
 class RunFacts:
