@@ -10,7 +10,9 @@ request (named by its ``seq`` in ``of``):
 - ``set``: fields that are new or whose value changed otherwise, whole;
 - ``drop``: fields the previous body had and this one has not;
 - ``order``: the body's field order, only when it is not the one the changes give (the
-  previous order, dropped fields left out, new fields at the end).
+  previous order, dropped fields left out, new fields at the end);
+- ``extend``: like ``append``, for lists whose new items earlier lines already hold (the
+  previous response's output, the calls' outputs): references to them (``shared.py``).
 
 Every request also records ``body_sha256``: the SHA-256 of the exact bytes sent (the
 compact UTF-8 JSON the model clients post, ``wire_bytes``). The reader rebuilds each body
@@ -22,11 +24,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-__all__ = ["DELTA_FIELD", "DIGEST_FIELD", "BodyDigests", "apply_delta", "body_delta", "wire_bytes",
-           "wire_digest"]
+__all__ = ["DELTA_FIELD", "DIGEST_FIELD", "BodyDigests", "Lookup", "apply_delta", "body_delta", "wire_bytes",
+           "wire_bytes_of", "wire_digest"]
 
 DELTA_FIELD: Final = "body_delta"
 DIGEST_FIELD: Final = "body_sha256"
@@ -36,6 +39,14 @@ _WIRE: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow
 def wire_bytes(body: dict[str, Any]) -> bytes:
     """The bytes a model client posts for ``body``: compact JSON, UTF-8, no NaN."""
     return _WIRE.encode(body).encode()
+
+
+def wire_bytes_of(value: Any) -> bytes | None:
+    """``wire_bytes`` of any value, or None for one no model client could post (NaN, too deep)."""
+    try:
+        return _WIRE.encode(value).encode()
+    except (ValueError, TypeError, RecursionError):
+        return None
 
 
 def wire_digest(content: bytes) -> str:
@@ -83,8 +94,13 @@ def _natural_order(previous: dict[str, Any], keys: Any, dropped: list[str]) -> l
     return order + [key for key in keys if key not in known]
 
 
-def apply_delta(previous: dict[str, Any], delta: Any) -> dict[str, Any]:
+Lookup = Callable[[Any], Any]
+"""The value a reference (``[seq, key or index, ...]``) names in an earlier line; ValueError if none."""
+
+
+def apply_delta(previous: dict[str, Any], delta: Any, lookup: Lookup | None = None) -> dict[str, Any]:
     """The body ``delta`` describes against ``previous``; ValueError when it is no delta.
+    ``lookup`` resolves the references of ``extend`` (none without it).
 
     Values not changed are shared with ``previous`` (never copied): a rebuilt run holds
     each item once, however many requests carry it."""
@@ -92,8 +108,12 @@ def apply_delta(previous: dict[str, Any], delta: Any) -> dict[str, Any]:
         raise ValueError("it is not an object")
     append, changed = delta.get("append", {}), delta.get("set", {})
     dropped, order = delta.get("drop", []), delta.get("order")
-    if not isinstance(append, dict) or not isinstance(changed, dict) or not isinstance(dropped, list):
-        raise ValueError('its "append" and "set" must be objects and its "drop" an array')
+    extend = delta.get("extend", {})
+    if not isinstance(append, dict) or not isinstance(changed, dict) or not isinstance(dropped, list) \
+            or not isinstance(extend, dict):
+        raise ValueError('its "append", "extend" and "set" must be objects and its "drop" an array')
+    if extend:
+        append = {**append, **{key: _extended(entries, lookup) for key, entries in extend.items()}}
     body = {key: value for key, value in previous.items() if key not in dropped}
     for key, items in append.items():
         base = body.get(key)
@@ -106,6 +126,28 @@ def apply_delta(previous: dict[str, Any], delta: Any) -> dict[str, Any]:
             raise ValueError('its "order" does not name the body\'s fields')
         body = {key: body[key] for key in order}
     return body
+
+
+def _extended(entries: Any, lookup: Lookup | None) -> list[Any]:
+    """The items ``extend`` entries name (see ``shared.py``)."""
+    if not isinstance(entries, list):
+        raise ValueError('its "extend" entries must be an array')
+    items: list[Any] = []
+    for entry in entries:
+        if isinstance(entry, dict) and isinstance(entry.get("items"), list):
+            items.extend(entry["items"])
+        elif isinstance(entry, dict) and "ref" in entry and lookup is not None:
+            items.append(lookup(entry["ref"]))
+        elif isinstance(entry, dict) and "refs" in entry and lookup is not None:
+            found, start, stop = lookup(entry["refs"]), entry.get("from"), entry.get("to")
+            if not (isinstance(found, list) and type(start) is int and type(stop) is int
+                    and 0 <= start <= stop <= len(found)):
+                raise ValueError(f"it refers to items {start} to {stop} of {entry['refs']!r}, which is no "
+                                 "array that holds them")
+            items.extend(found[start:stop])
+        else:
+            raise ValueError('an "extend" entry is none of {"items": [...]}, {"ref": ...}, {"refs": ...}')
+    return items
 
 
 class BodyDigests:
