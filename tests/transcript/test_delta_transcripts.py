@@ -368,3 +368,24 @@ def test_a_run_records_its_repeated_messages_as_changes_and_an_edited_one_is_cau
     by_full = verify(load_run(_write(tmp_path / "full-tampered.jsonl", full))).broken
     assert by_delta is not None and by_full is not None
     assert (by_delta.link, by_delta.check, by_delta.message) == (by_full.link, by_full.check, by_full.message)
+
+
+def test_a_chained_request_refers_to_the_outputs_its_feedback_lines_hold(tmp_path: Path) -> None:
+    """previous_response_id: each request sets its input whole (the new outputs only); those
+    items are the feedback lines' own, recorded as references (set_items)."""
+    (tmp_path / "notes.txt").write_text("line 1\nline 2\n", encoding="utf-8")
+    turns = [{"calls": [_read(1), _read(2)]}, {"calls": [_read(2)]}, {"message": "Done."}]
+    (tmp_path / "script.json").write_text(json.dumps({"turns": turns}), encoding="utf-8")
+    options = RunOptions(model="offline", script=tmp_path / "script.json",
+                         config=[builtin_file_server(tmp_path)], transcript=tmp_path / "run.jsonl",
+                         stream=False, chain=True,
+                         limits=RunLimits(max_turns=4))
+    assert asyncio.run(run_async("Read notes.txt", options)).status == "completed"
+    later = _requests(_lines(tmp_path / "run.jsonl"))[1:]
+    assert [[entry["ref"][1:] for entry in e["body_delta"]["set_items"]["input"]] for e in later] == [
+        [["item"], ["item"]], [["item"]]]
+    assert all("input" not in e["body_delta"].get("set", {}) for e in later)
+    verdict = verify(load_run(tmp_path / "run.jsonl"))
+    assert verdict.ok and verdict.finished
+    rebuilt = _requests(read_transcript(tmp_path / "run.jsonl").events)
+    assert [item["output"] for item in rebuilt[2]["body"]["input"]] == ["line 1\nline 2\n"]

@@ -12,7 +12,9 @@ request (named by its ``seq`` in ``of``):
 - ``order``: the body's field order, only when it is not the one the changes give (the
   previous order, dropped fields left out, new fields at the end);
 - ``extend``: like ``append``, for lists whose new items earlier lines already hold (the
-  previous response's output, the calls' outputs): references to them (``shared.py``).
+  previous response's output, the calls' outputs): references to them (``shared.py``);
+- ``set_items``: like ``set``, for a list set whole whose items earlier lines hold (the
+  outputs a chained request sends), as the same references.
 
 Every request also records ``body_sha256``: the SHA-256 of the exact bytes sent (the
 compact UTF-8 JSON the model clients post, ``wire_bytes``). The reader rebuilds each body
@@ -108,12 +110,15 @@ def apply_delta(previous: dict[str, Any], delta: Any, lookup: Lookup | None = No
         raise ValueError("it is not an object")
     append, changed = delta.get("append", {}), delta.get("set", {})
     dropped, order = delta.get("drop", []), delta.get("order")
-    extend = delta.get("extend", {})
-    if not isinstance(append, dict) or not isinstance(changed, dict) or not isinstance(dropped, list) \
-            or not isinstance(extend, dict):
-        raise ValueError('its "append", "extend" and "set" must be objects and its "drop" an array')
+    extend, set_items = delta.get("extend", {}), delta.get("set_items", {})
+    if not all(isinstance(part, dict) for part in (append, changed, extend, set_items)) \
+            or not isinstance(dropped, list):
+        raise ValueError('its "append", "extend", "set" and "set_items" must be objects and its "drop" '
+                         "an array")
     if extend:
         append = {**append, **{key: _extended(entries, lookup) for key, entries in extend.items()}}
+    if set_items:
+        changed = {**changed, **{key: _extended(entries, lookup) for key, entries in set_items.items()}}
     body = {key: value for key, value in previous.items() if key not in dropped}
     for key, items in append.items():
         base = body.get(key)

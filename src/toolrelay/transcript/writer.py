@@ -163,15 +163,17 @@ class TranscriptWriter:
         self._last_request = line["seq"], {k: list(v) if isinstance(v, list) else v for k, v in body.items()}
 
     def _refer(self, delta: dict[str, Any]) -> None:
-        """The delta's appended items that earlier lines hold, as references (``extend``)."""
-        append: dict[str, list[Any]] = delta.get("append") or {}
-        for key, items in list(append.items()):
-            entries = self._items.entries(items)
-            if entries is not None:
-                del append[key]
-                delta.setdefault("extend", {})[key] = entries
-        if "append" in delta and not append:
-            del delta["append"]
+        """The delta's appended items and lists set whole that earlier lines hold, as
+        references (``extend``, ``set_items``)."""
+        for field, referred in (("append", "extend"), ("set", "set_items")):
+            values: dict[str, Any] = delta.get(field) or {}
+            for key, items in list(values.items()):
+                entries = self._items.entries(items) if isinstance(items, list) else None
+                if entries is not None:
+                    del values[key]
+                    delta.setdefault(referred, {})[key] = entries
+            if field in delta and not values:
+                del delta[field]
 
     def flush(self) -> None:
         """Put every line written so far on disk (a scheduled flush is no longer needed)."""
