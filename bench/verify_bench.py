@@ -97,7 +97,7 @@ def main() -> int:
     parser.add_argument("--passes", type=int, default=scaled(5, 1))
     args = parser.parse_args()
     turns, calls = scaled(100, 10), scaled(100, 20)
-    path = CACHE / f"verify-{turns}x{calls}-chain-v2.jsonl"
+    path = CACHE / f"verify-{turns}x{calls}-chain-v4.jsonl"
     CACHE.mkdir(parents=True, exist_ok=True)
     if args.regenerate or not path.exists():
         print(f"making the transcript: a real run of {turns} turns × {calls} calls (chain mode)…", flush=True)

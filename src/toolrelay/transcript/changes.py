@@ -55,50 +55,51 @@ def _diff(base: Any, value: Any, path: Path, found: list[list[Any]]) -> None:
 
 def apply_changes(base: Any, recorded: Any) -> Any:
     """``base`` with the ``recorded`` changes made; ValueError when they are no changes of it."""
-    if not isinstance(recorded, list):
+    if type(recorded) is not list:
         raise ValueError("its changes are not an array")
     if not recorded:
         return base
     root = _copy(base)
     copied = {id(root)}  # containers made for this value: changed in place, never the base's
     for change in recorded:
-        if not (isinstance(change, list) and len(change) == 2 and isinstance(change[0], list)
-                and change[0]):
+        if type(change) is not list or len(change) != 2 or type(change[0]) is not list or not change[0]:
             raise ValueError("a change is not a [path, value] pair with a non-empty path")
         path, value = change
         parent = root
-        for step in path[:-1]:
-            child = _child(parent, step, path)
+        for step in path[:-1]:  # a transcript has many changes: the steps are checked inline
+            if not holds(parent, step):
+                raise _not_held(path)
+            child = parent[step]
             if id(child) not in copied:
-                child = _copy(child)
-                parent[step] = child
+                child = parent[step] = _copy(child)
                 copied.add(id(child))
             parent = child
-        _child(parent, path[-1], path)  # only what is there is replaced
-        parent[path[-1]] = value
+        step = path[-1]
+        if not holds(parent, step):  # only what is there is replaced
+            raise _not_held(path)
+        parent[step] = value
     return root
 
 
 def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
+    kind = type(value)
+    if kind is dict:
         return dict(value)
-    if isinstance(value, list):
+    if kind is list:
         return list(value)
     raise ValueError("it changes inside a value that is neither an object nor an array")
 
 
 def holds(parent: Any, step: Any) -> bool:
     """Whether ``parent[step]`` is there: a key of an object, an index inside an array."""
-    if isinstance(parent, dict):
-        return isinstance(step, str) and step in parent
-    return (isinstance(parent, list) and isinstance(step, int) and not isinstance(step, bool)
-            and 0 <= step < len(parent))
+    kind = type(parent)
+    if kind is dict:
+        return type(step) is str and step in parent
+    return kind is list and type(step) is int and 0 <= step < len(parent)
 
 
-def _child(parent: Any, step: Any, path: Path) -> Any:
-    if holds(parent, step):
-        return parent[step]
-    raise ValueError(f"it changes {_shown(path)}, which the value it is based on does not hold")
+def _not_held(path: Path) -> ValueError:
+    return ValueError(f"it changes {_shown(path)}, which the value it is based on does not hold")
 
 
 def _shown(path: Path) -> str:

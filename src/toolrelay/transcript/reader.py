@@ -147,7 +147,9 @@ def _with_message(event: dict[str, Any], by_seq: dict[int, dict[str, Any]], sour
         message = apply_changes(base["message"], delta.get("set"))
     except ValueError as exc:
         raise UsageError(f"{said} that cannot be applied: {exc}") from None
-    return dict(_in_place(event, MESSAGE_DELTA_FIELD, "message", message))
+    field = MESSAGE_DELTA_FIELD  # the message back in its place: the line's fields keep their order
+    return {("message" if key == field else key): (message if key == field else value)
+            for key, value in event.items()}
 
 
 def _with_copies(event: dict[str, Any], by_seq: dict[int, dict[str, Any]], source: Path) -> dict[str, Any]:
@@ -164,12 +166,6 @@ def _with_copies(event: dict[str, Any], by_seq: dict[int, dict[str, Any]], sourc
         raise UsageError(f"{source}: event seq {event['seq']} ({event['kind']}) copies strings it cannot "
                          f"find: {exc}") from None
     return copied
-
-
-def _in_place(event: dict[str, Any], old: str, new: str, value: Any) -> Iterator[tuple[str, Any]]:
-    """The event's fields with ``old`` replaced by ``new`` holding ``value``, where ``old`` was."""
-    for key, held in event.items():
-        yield (new, value) if key == old else (key, held)
 
 
 def _rebuild_body(

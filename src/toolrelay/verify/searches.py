@@ -190,7 +190,7 @@ def check_search_calls(run: RunRecord, facts: RunFacts) -> list[Finding]:
     findings: list[Finding] = []
     loaded: set[str] = set()  # by the run's earlier turns (chain mode sends only new items)
     for current in run.rounds:
-        loaded |= set(loaded_by_alias(current.body.get("input")))
+        loaded |= set(loaded_by_alias(facts.input_items(current, TOOL_SEARCH_OUTPUT)))
         if _declares_search(current):
             findings.extend(_calls_loaded(run, current, loaded))
         loaded |= set(loaded_by_alias(current.output()))
