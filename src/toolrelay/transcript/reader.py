@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..events import ModelRequestEvent
-from ..protocol.json_depth import RECORD_DEPTH, loads
+from ..protocol.json_depth import RECORD_DEPTH, loads, nested_too_deep
 from .changes import apply_changes
 from .delta import DELTA_FIELD, apply_delta
 from .shared import COPIES_FIELD, MESSAGE_DELTA_FIELD, resolve
@@ -87,14 +88,19 @@ def paused_gc() -> Iterator[None]:
 
 
 def _events(text: str, source: Path) -> list[dict[str, Any]]:
-    """All lines in one parse (the fast path), or line by line to name a bad one."""
+    """All lines in one parse (the fast path), or line by line to name a bad one.
+
+    The nesting limit is checked line by line, and only on lines long enough to nest that
+    deep (``nested_too_deep``): walking every event of a large transcript level by level
+    cost more than a third of the parse."""
     body = text.rstrip("\n")
     try:
-        events = loads("[" + body.replace("\n", ",") + "]", max_depth=RECORD_DEPTH + 1)
-    except json.JSONDecodeError:
+        events = json.loads("[" + body.replace("\n", ",") + "]")
+    except (json.JSONDecodeError, RecursionError):
         events = None
-    count = body.count("\n") + 1 if body else 0
-    if not isinstance(events, list) or len(events) != count or not all(map(_is_event, events)):
+    lines = body.split("\n") if body else []
+    if not isinstance(events, list) or len(events) != len(lines) or not all(map(_is_event, events)) \
+            or any(map(nested_too_deep, events, lines, itertools.repeat(RECORD_DEPTH))):
         lines = text.split("\n")
         return [_event(line, number, source) for number, line in enumerate(lines, 1) if line.strip()]
     return events
