@@ -56,6 +56,7 @@ class RunFacts:
         self.run = run
         self.turns: dict[int, ModelTurn | str] = {}
         self._assembled: dict[int, Assembled] = {}
+        self._streams: dict[int, list[StreamEvent]] = {}
         for current in run.rounds:
             answer = current.answer
             if answer is None and current.response is None and current.stream:
@@ -82,8 +83,15 @@ class RunFacts:
         if current.turn not in self._assembled:
             # an unknown dialect: model_response says verify cannot read it; the rest reads on
             reader = known_reader(current.dialect) or RESPONSES
-            self._assembled[current.turn] = reader.assemble(stream_events(current))
+            self._assembled[current.turn] = reader.assemble(self.stream_of(current))
         return self._assembled[current.turn]
+
+    def stream_of(self, current: ModelRound) -> list[StreamEvent]:
+        """The turn's stream events as the assembler reads them, made once: each parses its
+        data once (``StreamEvent.payload``), for the assembler and the stream checks alike."""
+        if current.turn not in self._streams:
+            self._streams[current.turn] = stream_events(current)
+        return self._streams[current.turn]
 
     def turn(self, number: int) -> ModelTurn | None:
         found = self.turns.get(number)
