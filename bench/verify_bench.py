@@ -3,8 +3,8 @@
 The transcript comes from one real run, made once and kept in bench/.cache: the offline
 stand-in model follows a script of 100 turns of 100 ``fs__read_text_file`` calls each in
 chain mode (previous_response_id), and toolrelay's own file server answers every call
-over stdio. Then ``load_run`` + ``verify`` are timed (best of a few passes, in this
-process) and compared with the target: under 2 s, linear in the transcript's size. The
+over stdio. Then ``load_run`` + ``verify`` are timed (the median of a few passes, in
+this process) and compared with the target: under 1 s, linear in the transcript's size. The
 target is judged on the process's CPU time, because the wall time on a shared machine
 includes waiting for a CPU (the wall time is printed too, with the load average).
 
@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -33,7 +34,8 @@ from toolrelay.verify import load_run, verify
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache"
-TARGET_SECONDS = 2.0
+TARGET_SECONDS = 1.0
+"""Issue 29: a 10,000-call transcript verifies in under 1 s of CPU (it was 2 s before)."""
 
 
 def script(turns: int, calls: int) -> dict[str, object]:
@@ -80,15 +82,15 @@ def make_transcript(path: Path, turns: int, calls: int) -> float:
 
 
 def time_verify(path: Path, passes: int) -> tuple[float, float, int, bool]:
-    """Best wall and CPU time of load_run + verify; the number of findings and whether it passed."""
-    wall, cpu, findings, ok = float("inf"), float("inf"), 0, False
+    """Median wall and CPU time of load_run + verify; the number of findings and whether it passed."""
+    walls, cpus, findings, ok = [], [], 0, False
     for _ in range(passes):
         started, started_cpu = time.perf_counter(), time.process_time()
         verdict = verify(load_run(path))
-        wall = min(wall, time.perf_counter() - started)
-        cpu = min(cpu, time.process_time() - started_cpu)
+        walls.append(time.perf_counter() - started)
+        cpus.append(time.process_time() - started_cpu)
         findings, ok = len(verdict.findings), verdict.ok and verdict.finished
-    return wall, cpu, findings, ok
+    return statistics.median(walls), statistics.median(cpus), findings, ok
 
 
 def main() -> int:
@@ -97,7 +99,7 @@ def main() -> int:
     parser.add_argument("--passes", type=int, default=scaled(5, 1))
     args = parser.parse_args()
     turns, calls = scaled(100, 10), scaled(100, 20)
-    path = CACHE / f"verify-{turns}x{calls}-chain-v2.jsonl"
+    path = CACHE / f"verify-{turns}x{calls}-chain-v4.jsonl"
     CACHE.mkdir(parents=True, exist_ok=True)
     if args.regenerate or not path.exists():
         print(f"making the transcript: a real run of {turns} turns × {calls} calls (chain mode)…", flush=True)
@@ -107,7 +109,7 @@ def main() -> int:
     wall, cpu, findings, ok = time_verify(path, args.passes)
     print(f"transcript: {path} ({size / 1e6:.1f} MB, {lines} events, {turns * calls} calls)")
     print(
-        f"verify (load_run + verify, best of {args.passes}): {wall:.2f} s wall, {cpu:.2f} s CPU; "
+        f"verify (load_run + verify, median of {args.passes}): {wall:.2f} s wall, {cpu:.2f} s CPU; "
         f"{findings} findings, {'all links hold' if ok else 'NOT CLEAN'}; {size / 1e6 / cpu:.1f} MB/s"
     )
     load = os.getloadavg()[0]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from testkit.processes import run
 from testkit.servers import ASKING_SERVER
+from testkit.transcripts import transcript_events
 from toolrelay.verify import load_run, verify
 
 POLICY = {"rules": [], "sampling": {
@@ -33,7 +34,7 @@ def test_sampling_is_allowed_denied_and_budgeted_each_decision_recorded(tmp_path
                 "--transcript", "run.jsonl", "--json"],
                cwd=tmp_path, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr
-    events = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
+    events = transcript_events(tmp_path / "run.jsonl")
     decided = [(e["server"], e["decision"], e["rule"], e["said"]) for e in events
                if e["kind"] == "policy_decision" and e["stage"] == "sampling"]
     assert decided == [

@@ -19,6 +19,7 @@ from client_helpers import Recorder, async_wait_until, open_connection, run, wai
 from conftest import PYTHON
 from testkit.processes import spawned
 from testkit.servers import TASK_SERVER
+from testkit.transcripts import transcript_events
 from toolrelay.client.config import ServerConfig
 from toolrelay.client.tool_tasks import settled_problem, tasks_unavailable
 from toolrelay.events import MCP_REQUEST, MCP_RESPONSE, McpMessage
@@ -69,7 +70,7 @@ def transcript(workspace: Path) -> Path:
 
 
 def events_of(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return transcript_events(path)
 
 
 # -- toolrelay call -----------------------------------------------------------------------

@@ -28,6 +28,7 @@ from testkit.recorded_streams import (
     without_final_output,
 )
 from testkit.servers import CAPITAL_SERVER
+from testkit.transcripts import transcript_events
 from toolrelay.verify import load_run, verify
 
 GPT55 = "phase_streamed_on_part_start.sse"
@@ -71,7 +72,7 @@ def _run(tmp_path: Path, first: bytes) -> tuple[subprocess.CompletedProcess[str]
 
 
 def _records(tmp_path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    return transcript_events(tmp_path / "t.jsonl")
 
 
 def _verify(tmp_path: Path) -> dict[str, Any]:

@@ -23,6 +23,8 @@ from typing import Any
 import pytest
 from loop_helpers import TOOLBOX, make_workspace
 
+from testkit.transcripts import transcript_events
+
 CANCELLED = "notifications/cancelled"
 
 
@@ -101,8 +103,8 @@ def finish(proc: subprocess.Popen[str], timeout: float = 30) -> tuple[str, str]:
 
 
 def recorded_cancellations(workspace: Path) -> list[dict[str, Any]]:
-    lines = (workspace / "run.jsonl").read_text().splitlines()
-    return [e for e in map(json.loads, lines) if e["kind"] == "mcp_notification" and e["method"] == CANCELLED]
+    events = transcript_events(workspace / "run.jsonl")
+    return [e for e in events if e["kind"] == "mcp_notification" and e["method"] == CANCELLED]
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])

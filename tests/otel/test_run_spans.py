@@ -23,6 +23,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 import toolrelay
 from testkit.servers import MINIMAL_ECHO_SERVER
+from testkit.transcripts import transcript_events
 from toolrelay.client.config import ServerConfig, builtin_file_server
 
 SECRET = "sk-otel-test-secret-0123456789"
@@ -152,7 +153,7 @@ def test_a_call_that_never_left_toolrelay_fails_its_span_too(tmp_path: Path) -> 
 
 
 def events(folder: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (folder / "run.jsonl").read_text(encoding="utf-8").splitlines()]
+    return transcript_events(folder / "run.jsonl")
 
 
 def test_without_a_provider_the_global_one_traces_the_run(tmp_path: Path) -> None:

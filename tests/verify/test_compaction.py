@@ -103,10 +103,11 @@ def test_the_transcript_records_the_shrunk_input_exactly_and_small(compacted: Pa
     lines = [json.loads(line) for line in compacted.read_text(encoding="utf-8").splitlines()]
     raw = {e["turn"]: e for e in lines if e["kind"] == "model_request"}
     delta = raw[COMPACT_TURN + 1]["body_delta"]
-    assert list(delta) == ["of", "set"] and list(delta["set"]) == ["input"]  # the shrink: set whole, once
-    assert len(delta["set"]["input"]) == 3
-    assert "append" in raw[COMPACT_TURN + 2]["body_delta"]  # and appended to again after it
+    # the shrink: set whole, once (its items as references to the lines that hold them)
+    assert list(delta) == ["of", "set_items"] and list(delta["set_items"]) == ["input"]
+    assert "extend" in raw[COMPACT_TURN + 2]["body_delta"]  # and appended to again after it
     events = read_events(compacted)
+    assert len(_requests(events)[COMPACT_TURN + 1]["body"]["input"]) == 3
     for event in _requests(events).values():
         assert wire_digest(wire_bytes(event["body"])) == event["body_sha256"]
 

@@ -14,6 +14,7 @@ import pytest
 
 from conftest import PYTHON
 from testkit.servers import PROGRESS_SERVER
+from testkit.transcripts import transcript_events
 
 from .helpers import Event, run_cli, tampered, verdict_of
 
@@ -48,7 +49,7 @@ def log_message(events: list[Event]) -> Event:
 
 
 def test_progress_and_logs_are_paired_with_their_call(reported_run: Path) -> None:
-    events = [json.loads(line) for line in reported_run.read_text(encoding="utf-8").splitlines()]
+    events = transcript_events(reported_run)
     calls = [e for e in events if e["kind"] == "mcp_request" and e["method"] == "tools/call"]
     tokens = [call["message"]["params"]["_meta"]["progressToken"] for call in calls]
     assert len(set(tokens)) == 2  # one per call

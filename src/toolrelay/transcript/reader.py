@@ -9,12 +9,18 @@ A model request recorded as changes (``body_delta``, see ``delta.py``) gets its 
 ``body`` back here, so whatever reads a transcript sees every body as it was sent, whether
 the file holds deltas or (as older transcripts do) whole bodies; the delta itself is
 dropped from the event. A delta that cannot be applied is an unreadable line.
+
+Likewise (``shared.py``, format 2) a JSON-RPC message recorded as changes to an earlier one
+gets its whole ``message`` back, in its place, a request's referenced input items are the
+items the lines named hold, and a line without ``run`` (every line after the first) gets
+the run id of the line before it. A file of a newer format than this reader's is refused.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,8 +29,11 @@ from typing import Any
 
 from ..errors import UsageError
 from ..events import ModelRequestEvent
-from ..protocol.json_depth import RECORD_DEPTH, loads
+from ..protocol.json_depth import RECORD_DEPTH, loads, nested_too_deep
+from .changes import apply_changes
 from .delta import DELTA_FIELD, apply_delta
+from .shared import COPIES_FIELD, MESSAGE_DELTA_FIELD, resolve
+from .writer import FORMAT, FORMAT_FIELD
 
 __all__ = ["Transcript", "paused_gc", "read_transcript"]
 
@@ -55,7 +64,7 @@ def read_transcript(path: str | Path) -> Transcript:
         text = text[: text.rfind("\n") + 1]
     with paused_gc():
         events = _events(text, source)
-        _rebuild_bodies(events, source)
+        _rebuild(events, source)
     if not events:
         raise UsageError(f"{source} holds no transcript events")
     _same_run(events, source)
@@ -79,47 +88,117 @@ def paused_gc() -> Iterator[None]:
 
 
 def _events(text: str, source: Path) -> list[dict[str, Any]]:
-    """All lines in one parse (the fast path), or line by line to name a bad one."""
+    """All lines in one parse (the fast path), or line by line to name a bad one.
+
+    The nesting limit is checked line by line, and only on lines long enough to nest that
+    deep (``nested_too_deep``): walking every event of a large transcript level by level
+    cost more than a third of the parse."""
     body = text.rstrip("\n")
     try:
-        events = loads("[" + body.replace("\n", ",") + "]", max_depth=RECORD_DEPTH + 1)
-    except json.JSONDecodeError:
+        events = json.loads("[" + body.replace("\n", ",") + "]")
+    except (json.JSONDecodeError, RecursionError):
         events = None
-    count = body.count("\n") + 1 if body else 0
-    if not isinstance(events, list) or len(events) != count or not all(map(_is_event, events)):
+    lines = body.split("\n") if body else []
+    if not isinstance(events, list) or len(events) != len(lines) or not all(map(_is_event, events)) \
+            or any(map(nested_too_deep, events, lines, itertools.repeat(RECORD_DEPTH))):
         lines = text.split("\n")
         return [_event(line, number, source) for number, line in enumerate(lines, 1) if line.strip()]
     return events
 
 
-def _rebuild_bodies(events: list[dict[str, Any]], source: Path) -> None:
-    """Every delta-recorded request body made whole again, against the request it names."""
+def _rebuild(events: list[dict[str, Any]], source: Path) -> None:
+    """Every line made whole again (in one pass, in order: a line refers only to earlier ones)."""
     bodies: dict[int, dict[str, Any]] = {}
     unreadable: set[int] = set()
     """Requests whose body is no object: verify's envelope check names the first."""
-    for event in events:
-        if event["kind"] != ModelRequestEvent.kind:
-            continue
-        if DELTA_FIELD in event:
-            delta = event.pop(DELTA_FIELD)
-            of = delta.get("of") if isinstance(delta, dict) else None
-            base = bodies.get(of) if isinstance(of, int) else None
-            if base is None and of in unreadable:
-                unreadable.add(event["seq"])
-                continue
-            if base is None:
-                raise UsageError(f"{source}: event seq {event['seq']} (model_request) records its body as "
-                                 "changes to a request the transcript does not hold before it")
-            try:
-                event["body"] = apply_delta(base, delta)
-            except ValueError as exc:
-                raise UsageError(f"{source}: event seq {event['seq']} (model_request) records its body as "
-                                 f"changes that cannot be applied: {exc}") from None
-        body = event.get("body")
-        if isinstance(body, dict):
-            bodies[event["seq"]] = body
-        else:
+    by_seq: dict[int, dict[str, Any]] = {}
+    run: Any = None
+    compact = False
+    """A format 2 line was read: a line without run id has the one before it."""
+    for index, event in enumerate(events):
+        if FORMAT_FIELD in event:
+            compact = _format(event.pop(FORMAT_FIELD), event, source) >= 2
+        if "run" in event:
+            run = event["run"]
+        elif compact:
+            event["run"] = run
+        if MESSAGE_DELTA_FIELD in event:
+            event = events[index] = _with_message(event, by_seq, source)
+        if COPIES_FIELD in event:
+            event = events[index] = _with_copies(event, by_seq, source)
+        if event["kind"] == ModelRequestEvent.kind:
+            _rebuild_body(event, bodies, unreadable, by_seq, source)
+        by_seq[event["seq"]] = event
+
+
+def _format(value: Any, event: dict[str, Any], source: Path) -> int:
+    if type(value) is not int or value < 1:
+        raise UsageError(f"{source}: event seq {event['seq']} names no transcript format it could be in "
+                         f"({value!r})")
+    if value > FORMAT:
+        raise UsageError(f"{source} is written in transcript format {value}, newer than this toolrelay "
+                         f"reads ({FORMAT}): read it with the toolrelay that wrote it, or a later one")
+    return value
+
+
+def _with_message(event: dict[str, Any], by_seq: dict[int, dict[str, Any]], source: Path) -> dict[str, Any]:
+    """The event with its message rebuilt from the message it is recorded against."""
+    delta = event[MESSAGE_DELTA_FIELD]
+    of = delta.get("of") if isinstance(delta, dict) else None
+    base = by_seq.get(of) if isinstance(of, int) else None
+    said = f"{source}: event seq {event['seq']} ({event['kind']}) records its message as changes"
+    if base is None or not isinstance(base.get("message"), dict):
+        raise UsageError(f"{said} to a message the transcript does not hold before it")
+    try:
+        message = apply_changes(base["message"], delta.get("set"))
+    except ValueError as exc:
+        raise UsageError(f"{said} that cannot be applied: {exc}") from None
+    field = MESSAGE_DELTA_FIELD  # the message back in its place: the line's fields keep their order
+    return {("message" if key == field else key): (message if key == field else value)
+            for key, value in event.items()}
+
+
+def _with_copies(event: dict[str, Any], by_seq: dict[int, dict[str, Any]], source: Path) -> dict[str, Any]:
+    """The event with the strings its ``copies`` name put in their places."""
+    copies = event.pop(COPIES_FIELD)
+    try:
+        if not isinstance(copies, list) or not all(isinstance(c, list) and len(c) == 2 for c in copies):
+            raise ValueError("they are not [path, reference] pairs")
+        found = [[path, resolve(by_seq, ref, event)] for path, ref in copies]
+        if not all(isinstance(value, str) for _, value in found):
+            raise ValueError("a reference names no string")
+        copied: dict[str, Any] = apply_changes(event, found)
+    except ValueError as exc:
+        raise UsageError(f"{source}: event seq {event['seq']} ({event['kind']}) copies strings it cannot "
+                         f"find: {exc}") from None
+    return copied
+
+
+def _rebuild_body(
+    event: dict[str, Any], bodies: dict[int, dict[str, Any]], unreadable: set[int],
+    by_seq: dict[int, dict[str, Any]], source: Path,
+) -> None:
+    """A delta-recorded request body made whole again, against the request it names."""
+    if DELTA_FIELD in event:
+        delta = event.pop(DELTA_FIELD)
+        of = delta.get("of") if isinstance(delta, dict) else None
+        base = bodies.get(of) if isinstance(of, int) else None
+        if base is None and of in unreadable:
             unreadable.add(event["seq"])
+            return
+        if base is None:
+            raise UsageError(f"{source}: event seq {event['seq']} (model_request) records its body as "
+                             "changes to a request the transcript does not hold before it")
+        try:
+            event["body"] = apply_delta(base, delta, lambda path: resolve(by_seq, path))
+        except ValueError as exc:
+            raise UsageError(f"{source}: event seq {event['seq']} (model_request) records its body as "
+                             f"changes that cannot be applied: {exc}") from None
+    body = event.get("body")
+    if isinstance(body, dict):
+        bodies[event["seq"]] = body
+    else:
+        unreadable.add(event["seq"])
 
 
 def _is_event(event: Any) -> bool:

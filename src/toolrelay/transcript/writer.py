@@ -1,6 +1,7 @@
 """Write the event stream as a JSONL transcript: one event per line, on disk as the run goes.
 
-Each line is ``{"seq", "time", "run", "kind", ...}``. Message bodies (model requests and
+Each line is ``{"seq", "time", "kind", ...}``; the first also has ``run`` (the run id) and
+``transcript_format`` (``FORMAT``), which the reader gives every line back. Message bodies (model requests and
 responses, JSON-RPC messages) are recorded exactly. Credentials toolrelay handles (API
 keys, Authorization headers, tokens, config env and header values) are never part of
 those bodies; where they could appear — command lines, URLs, server stderr, notices —
@@ -14,8 +15,10 @@ lose at most the stream events of its last ``FLUSH_INTERVAL`` (never another eve
 a line cut short at the end is read as such (``reader.py``). A run's first model
 request is recorded whole, each later one as what changed since the previous request
 (``delta.py``: the new input items, and any other field that changed), with the SHA-256
-of the exact bytes sent; ``request_bodies="full"`` records every body whole, as
-transcripts were written before (the reader reads both). A value
+of the exact bytes sent; A JSON-RPC message of a shape recorded before is recorded as what changed against
+it, and a request's new input items that a ``model_response`` or ``feedback`` line already
+holds as references to them (``shared.py``). ``request_bodies="full"`` records every line
+whole, with its run id, as transcripts were written before (the reader reads both). A value
 nested too deep to encode (never one toolrelay decoded: those are held to
 ``json_depth.MAX_DEPTH``) is recorded with its deepest part replaced by a note, so every
 line written can be read back.
@@ -30,15 +33,20 @@ from pathlib import Path
 from typing import IO, Any, Final, Literal
 
 from ..errors import UsageError, os_reason
-from ..events import Event, ModelRequestEvent, ModelStreamEvent
+from ..events import Event, FeedbackEvent, ModelRequestEvent, ModelStreamEvent
 from ..protocol.json_depth import MAX_DEPTH, clip_depth
 from ..redaction import redact, remembered_secrets, worth_redacting
 from .delta import DELTA_FIELD, DIGEST_FIELD, body_delta, wire_bytes, wire_digest
+from .shared import ItemSources, MessageBases, TextSources
 
-__all__ = ["FLUSH_INTERVAL", "RequestBodies", "TranscriptWriter"]
+__all__ = ["FLUSH_INTERVAL", "FORMAT", "FORMAT_FIELD", "RequestBodies", "TranscriptWriter"]
 
 RequestBodies = Literal["delta", "full"]
 
+FORMAT: Final = 2
+"""The line shape written: 2 adds message deltas, input item references and the run id on
+the first line only; 1 (no ``transcript_format``) is every line whole but request bodies."""
+FORMAT_FIELD: Final = "transcript_format"
 FLUSH_INTERVAL: Final = 0.05
 """Seconds a stream event may wait in the buffer for others to be flushed with it."""
 # Fields that hold free text which could carry a credential (never message bodies).
@@ -74,6 +82,9 @@ class TranscriptWriter:
         self._pending: asyncio.TimerHandle | None = None
         """The scheduled flush of stream events written since the last flush."""
         self._deltas = request_bodies == "delta"
+        self._bases = MessageBases()
+        self._items = ItemSources()
+        self._texts = TextSources()
         self._last_request: tuple[int, dict[str, Any]] | None = None
         """The previous model request's seq and body (its lists copied: the live ones grow)."""
 
@@ -91,23 +102,46 @@ class TranscriptWriter:
         seq = record.pop("seq")
         if self._next_seq is not None:
             seq, self._next_seq = self._next_seq, self._next_seq + 1
-        line: dict[str, Any] = {"seq": seq, "time": record.pop("time"), "run": self.run_id}
+        line: dict[str, Any] = {"seq": seq, "time": record.pop("time")}
+        if not self._deltas or not self.lines:
+            line["run"] = self.run_id
+        if self._deltas and not self.lines:
+            line[FORMAT_FIELD] = FORMAT
         line.update(record)
         if line["kind"] == _REQUEST:
             self._request_body(line)
+        elif self._deltas:
+            self._items.offer(line)
         if self._secrets or remembered_secrets():  # remembered: OAuth tokens received meanwhile
             for name in _FREE_TEXT_FIELDS:
                 value = line.get(name)
                 if isinstance(value, str):
                     line[name] = redact(value, self._secrets)
-        try:
-            text = _ENCODER.encode(line)
-        except RecursionError:
-            text = _ENCODER.encode(clip_depth(line, MAX_DEPTH))
-        self._file.write(text + "\n")
+        self._file.write(self._encoded(line) + "\n")
         self.lines += 1
         if line["kind"] not in _BATCHED or not self._flush_soon():
             self.flush()
+
+    def _encoded(self, line: dict[str, Any]) -> str:
+        """The line's text: its message as a delta when its shape was seen (then whole again
+        when too deep to encode; such a message is no base)."""
+        try:
+            shrunk = self._shrunk(line) if self._deltas else None
+            text = _ENCODER.encode(line if shrunk is None else shrunk)
+        except RecursionError:
+            return _ENCODER.encode(clip_depth(line, MAX_DEPTH))
+        if shrunk is None and self._deltas:
+            self._bases.remember(line, text)
+        return text
+
+    def _shrunk(self, line: dict[str, Any]) -> dict[str, Any] | None:
+        """The line with what earlier lines hold left out (``shared.py``); None: write it whole."""
+        if line["kind"] == FeedbackEvent.kind:
+            return self._texts.fold_feedback(line)
+        shrunk = self._bases.shrink(line)
+        if shrunk is not None:
+            self._texts.fold_message(shrunk)
+        return shrunk
 
     def _request_body(self, line: dict[str, Any]) -> None:
         """A model request's body as a delta against the previous one, and its digest."""
@@ -122,8 +156,24 @@ class TranscriptWriter:
         if self._last_request is not None:
             seq, previous = self._last_request
             del line["body"]
-            line[DELTA_FIELD] = {"of": seq, **body_delta(previous, body)}
+            delta = body_delta(previous, body)
+            self._refer(delta)
+            line[DELTA_FIELD] = {"of": seq, **delta}
+        self._items.clear()  # a later request refers to what came after this one
         self._last_request = line["seq"], {k: list(v) if isinstance(v, list) else v for k, v in body.items()}
+
+    def _refer(self, delta: dict[str, Any]) -> None:
+        """The delta's appended items and lists set whole that earlier lines hold, as
+        references (``extend``, ``set_items``)."""
+        for field, referred in (("append", "extend"), ("set", "set_items")):
+            values: dict[str, Any] = delta.get(field) or {}
+            for key, items in list(values.items()):
+                entries = self._items.entries(items) if isinstance(items, list) else None
+                if entries is not None:
+                    del values[key]
+                    delta.setdefault(referred, {})[key] = entries
+            if field in delta and not values:
+                del delta[field]
 
     def flush(self) -> None:
         """Put every line written so far on disk (a scheduled flush is no longer needed)."""

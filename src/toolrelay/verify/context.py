@@ -324,7 +324,9 @@ def _origin(index: int, carried: int, turn: int) -> str:
 
 
 def _prefix_problem(prefix: list[Any], items: list[Any], carried: int, turn: int, where: str) -> str | None:
-    index = next((i for i, item in enumerate(prefix) if i >= len(items) or items[i] != item), None)
+    # ``is`` first: a rebuilt body shares the previous request's items (transcript/delta.py)
+    index = next((i for i, item in enumerate(prefix)
+                  if i >= len(items) or (items[i] is not item and items[i] != item)), None)
     if index is None:
         return None
     wanted = prefix[index]

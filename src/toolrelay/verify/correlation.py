@@ -273,9 +273,7 @@ def check_outputs(run: RunRecord, facts: RunFacts) -> list[Finding]:
 
 
 def _outputs_of(current: ModelRound, previous: ModelRound, asked: set[str], facts: RunFacts) -> list[Finding]:
-    items = current.body.get("input")
-    outputs = [i for i in items if isinstance(i, dict) and i.get("type") == FUNCTION_CALL_OUTPUT] \
-        if isinstance(items, list) else []
+    outputs = facts.input_items(current, FUNCTION_CALL_OUTPUT)
     counts = Counter(str(item.get("call_id")) for item in outputs)
     where = f"request {current.turn}"
     problems = [

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..protocol.tool_digest import tool_digest
 from .evidence import call_finding, seqs_of
 from .facts import RunFacts
 from .record import CallTrace, RunRecord
@@ -40,7 +39,7 @@ def _catalog_digests(catalog: dict[str, Any], facts: RunFacts) -> Finding | None
         listing = facts.listing_at(server, catalog["seq"])
         if listing is None or is_reader(tool, listing.tools) or tool not in listing.tools:
             continue  # a reader has no definition; a route without its rule is judged under next_input
-        listed = tool_digest(listing.tools[tool])
+        listed = listing.digest(tool)
         recorded = digests.get(alias)
         if recorded != listed:
             what = f"record {alias}'s definition as {recorded}" if recorded else f"name no digest for {alias}"
@@ -69,7 +68,7 @@ def _call_digest(call: CallTrace, run: RunRecord, facts: RunFacts) -> Finding | 
     listing = facts.listing_at(routed.get("server"), request["seq"]) if request is not None else None
     tool = routed.get("tool")
     if listing is not None and isinstance(tool, str) and tool in listing.tools:
-        listed = tool_digest(listing.tools[tool])
+        listed = listing.digest(tool)
         if listed != used:
             message = (f"{call.call_id}: {call.alias} was offered and routed as {used}, but when its "
                        f"tools/call went out {routed.get('server')} listed {tool} as {listed} "

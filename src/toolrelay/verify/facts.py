@@ -19,8 +19,9 @@ from ..events import MCP_REQUEST, MCP_RESPONSE
 from ..protocol.peer import Exchange
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from ..protocol.stream import Assembled, StreamEvent
-from ..relay.stages.additions import offered_by_alias
-from ..relay.stages.deferred import loaded_by_alias
+from ..protocol.tool_digest import tool_digest
+from ..relay.stages.additions import ADDITIONAL_TOOLS, offered_by_alias
+from ..relay.stages.deferred import TOOL_SEARCH_OUTPUT, loaded_by_alias
 from ..relay.stages.dialects import RESPONSES, known_reader
 from ..relay.stages.parse import FunctionCall, ModelTurn, read_call
 from ..relay.stages.result import CallOutcome
@@ -37,6 +38,15 @@ class Listing:
     server: str
     seq: int
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _digests: dict[str, str] = field(default_factory=dict)
+
+    def digest(self, tool: str) -> str:
+        """``tool_digest`` of the listed ``tool`` (in ``tools``), worked out once: every call
+        of the tool asks for it."""
+        found = self._digests.get(tool)
+        if found is None:
+            found = self._digests[tool] = tool_digest(self.tools[tool])
+        return found
 
 
 class RunFacts:
@@ -46,6 +56,7 @@ class RunFacts:
         self.run = run
         self.turns: dict[int, ModelTurn | str] = {}
         self._assembled: dict[int, Assembled] = {}
+        self._streams: dict[int, list[StreamEvent]] = {}
         for current in run.rounds:
             answer = current.answer
             if answer is None and current.response is None and current.stream:
@@ -58,7 +69,8 @@ class RunFacts:
         self._catalog_seqs = [event["seq"] for event in run.catalogs]
         self.listings = _listings(run.mcp)
         self._listing_seqs = {server: [x.seq for x in found] for server, found in self.listings.items()}
-        self.sent = _sent_outputs(run)
+        self._typed = _typed_items(run)
+        self.sent = _sent_outputs(run, self._typed)
         """call_id → every function_call_output for it in a request: (turn, index, item)."""
         self._exchanges: dict[int, Exchange | MalformedAnswer | str | None] = {}
         self._outcomes: dict[int, CallOutcome | None] = {}
@@ -71,8 +83,15 @@ class RunFacts:
         if current.turn not in self._assembled:
             # an unknown dialect: model_response says verify cannot read it; the rest reads on
             reader = known_reader(current.dialect) or RESPONSES
-            self._assembled[current.turn] = reader.assemble(stream_events(current))
+            self._assembled[current.turn] = reader.assemble(self.stream_of(current))
         return self._assembled[current.turn]
+
+    def stream_of(self, current: ModelRound) -> list[StreamEvent]:
+        """The turn's stream events as the assembler reads them, made once: each parses its
+        data once (``StreamEvent.payload``), for the assembler and the stream checks alike."""
+        if current.turn not in self._streams:
+            self._streams[current.turn] = stream_events(current)
+        return self._streams[current.turn]
 
     def turn(self, number: int) -> ModelTurn | None:
         found = self.turns.get(number)
@@ -94,10 +113,19 @@ class RunFacts:
         if turn not in self._declared:
             current = self.run.round(turn)
             tools = current.body.get("tools") if current is not None else None
-            loaded = loaded_by_alias(current.body.get("input")) if current is not None else {}
-            items = current.body.get("input") if current is not None else None
+            loaded = loaded_by_alias(self.input_items(current, TOOL_SEARCH_OUTPUT)) if current else {}
+            items = self.input_items(current, ADDITIONAL_TOOLS) if current is not None else None
             self._declared[turn] = {**loaded, **offered_by_alias(tools, items)}  # declared, added, or loaded
         return self._declared[turn].get(alias) if isinstance(alias, str) else None
+
+    def input_items(self, current: ModelRound, kind: str) -> list[dict[str, Any]]:
+        """The items of type ``kind`` in the request's ``input``, in order (what the stages'
+        readers of one kind of item pick out of the whole input)."""
+        return [item for _, item in self.indexed_items(current, kind)]
+
+    def indexed_items(self, current: ModelRound, kind: str) -> list[tuple[int, dict[str, Any]]]:
+        """Those items with their index in ``input``."""
+        return self._typed.get(id(current.body), {}).get(kind, [])
 
     def catalog_at(self, seq: int) -> dict[str, Any] | None:
         """The declarations event in force at ``seq`` (the latest before it)."""
@@ -184,13 +212,43 @@ def _same_output(item: dict[str, Any], expected: dict[str, Any] | None) -> bool:
     return expected is not None and item.get("output") == expected.get("output")
 
 
-def _sent_outputs(run: RunRecord) -> dict[str, list[tuple[int, int, dict[str, Any]]]]:
-    found: dict[str, list[tuple[int, int, dict[str, Any]]]] = {}
+Typed = dict[str, list[tuple[int, dict[str, Any]]]]
+"""An input's items by their type: (index, item), in order."""
+
+
+def _typed_items(run: RunRecord) -> dict[int, Typed]:
+    """id(request body) → its input's items by type.
+
+    A replayed request's input begins with the previous request's very items (the reader
+    shares them, ``transcript/delta.py``), so only the items after those are read again:
+    one pass over a replayed run is linear in its items, not in the square of its turns."""
+    found: dict[int, Typed] = {}
+    previous: list[Any] = []
+    typed: Typed = {}
     for current in run.rounds:
         items = current.body.get("input")
-        for index, item in enumerate(items if isinstance(items, list) else []):
-            if isinstance(item, dict) and item.get("type") == FUNCTION_CALL_OUTPUT:
-                found.setdefault(str(item.get("call_id")), []).append((current.turn, index, item))
+        if not isinstance(items, list):
+            found[id(current.body)] = {}
+            continue
+        shared = len(previous) <= len(items) and all(a is b for a, b in zip(previous, items, strict=False))
+        typed = {kind: list(entries) for kind, entries in typed.items()} if shared else {}
+        for index in range(len(previous) if shared else 0, len(items)):
+            item = items[index]
+            kind = item.get("type") if isinstance(item, dict) else None
+            if isinstance(kind, str):
+                typed.setdefault(kind, []).append((index, item))
+        found[id(current.body)] = typed
+        previous = items
+    return found
+
+
+def _sent_outputs(
+    run: RunRecord, typed: dict[int, Typed]
+) -> dict[str, list[tuple[int, int, dict[str, Any]]]]:
+    found: dict[str, list[tuple[int, int, dict[str, Any]]]] = {}
+    for current in run.rounds:
+        for index, item in typed.get(id(current.body), {}).get(FUNCTION_CALL_OUTPUT, []):
+            found.setdefault(str(item.get("call_id")), []).append((current.turn, index, item))
     return found
 
 

@@ -28,7 +28,6 @@ Older transcripts have no stream events: nothing here applies to them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -95,7 +94,7 @@ def check_streams(run: RunRecord, facts: RunFacts) -> list[Finding]:
 
 def _stream(current: ModelRound, facts: RunFacts) -> list[Finding]:
     events = current.stream
-    payloads = [_payload(event) for event in events]
+    payloads = [event.payload or {} for event in facts.stream_of(current)]  # parsed once, as live
     broken = (_order(current) or _sequence(events, payloads) or _deltas(events, payloads)
               or _assembly(current, facts))
     if broken is not None:
@@ -307,10 +306,3 @@ def _seconds(event: Event, since: Event | None) -> str:
     return f"{max(0.0, at - start):.2f} s"
 
 
-def _payload(event: Event) -> dict[str, Any]:
-    data = event.get("data")
-    try:
-        value = json.loads(data) if isinstance(data, str) else None
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}

@@ -19,6 +19,7 @@ import pytest
 
 from conftest import PYTHON
 from testkit import everything
+from testkit.transcripts import transcript_events
 
 NEWEST = ["--protocol-version", "2025-11-25"]
 ALL_TOOLS = {
@@ -108,7 +109,7 @@ def check_call(tool: str, done: dict[str, Any], root: Path) -> None:
 def check_run(done: dict[str, Any], transcript: Path, cwd: Path) -> None:
     assert done["code"] == 0, done["stdout"] + done["stderr"]
     assert done["stdout"].strip() == "Done."
-    outputs = [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines()]
+    outputs = transcript_events(transcript)
     results = [e["message"]["result"] for e in outputs if e["kind"] == "mcp_response" and e.get("call_id")
                and e["method"] in ("tools/call", "tasks/result") and "task" not in e["message"]["result"]]
     assert len(results) == 6 and not any(result.get("isError") for result in results)
