@@ -18,6 +18,7 @@ from typing import Any
 from mcp.client.stdio import StdioServerParameters
 
 from conftest import PYTHON, REPO
+from testkit.transcripts import transcript_events
 from toolrelay.cli.verify_cmd import report
 from toolrelay.verify import load_run
 from toolrelay.verify import verify as check
@@ -90,4 +91,5 @@ def verify(path: Path, *more: str) -> Checked:
 
 
 def events(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    """The transcript's events, each line rebuilt whole (format 2 writes changes and references)."""
+    return transcript_events(path)

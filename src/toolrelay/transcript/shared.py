@@ -36,6 +36,9 @@ from .delta import wire_bytes_of
 
 __all__ = ["COPIES_FIELD", "MESSAGE_DELTA_FIELD", "ItemSources", "MessageBases", "TextSources", "resolve"]
 
+_MESSAGE_KEY: Final = "message"
+"""The key of an MCP record's message (the record's, not a Responses item type)."""
+
 MESSAGE_DELTA_FIELD: Final = "message_delta"
 COPIES_FIELD: Final = "copies"
 MIN_TEXT: Final = 64
@@ -66,8 +69,8 @@ class MessageBases:
         if len(found) > MAX_CHANGES:
             return None
         delta = {"of": base[0], "set": found}
-        return {(MESSAGE_DELTA_FIELD if key == "message" else key): (delta if key == "message" else value)
-                for key, value in line.items()}
+        return dict((MESSAGE_DELTA_FIELD, delta) if key == _MESSAGE_KEY else (key, value)
+                    for key, value in line.items())
 
     def remember(self, line: dict[str, Any], text: str) -> None:
         """After ``line`` was written whole as ``text``: its message is its shape's base."""
