@@ -46,6 +46,7 @@ __all__ = [
     "TOOLS_CHANGED",
     "UNSUBSCRIBE_RESOURCE",
     "USER_REJECTED",
+    "feature_target",
     "initialize_params",
     "optional_str",
     "require_object",
@@ -140,3 +141,14 @@ def text_result(text: str, *, is_error: bool = False, structured: Any = None) ->
     if is_error:
         result["isError"] = True
     return result
+
+
+def feature_target(params: JSONObject) -> str | None:
+    """The name or URI a resources/prompts/completion request names: ``uri``, ``name``, or
+    its completion ``ref``'s name or URI (None: it names none)."""
+    ref = params.get("ref")
+    for found in (params.get("uri"), params.get("name"),
+                  (ref.get("name") or ref.get("uri")) if isinstance(ref, dict) else None):
+        if isinstance(found, str):
+            return found
+    return None

@@ -251,7 +251,7 @@ class FeatureRelay:
                         ) -> JSONObject:
         """``request`` sent to ``server`` with ``params`` (the upstream's own ``name``)."""
         connection = self.catalog.connections[server]
-        alias = _host_name(request) or name
+        alias = m.feature_target(request.params or {}) or name
         sent = {k: v for k, v in params.items() if k != "_meta"}
         meta = forwarded_meta(request.params)
         if meta:
@@ -323,13 +323,3 @@ class FeatureRelay:
             except ToolrelayError:  # a host that went away
                 continue
 
-
-def _host_name(request: Request) -> str | None:
-    """The name or URI the host gave in ``request`` (what its route is recorded under)."""
-    params = request.params or {}
-    ref = params.get("ref")
-    for found in (params.get("uri"), params.get("name"),
-                  (ref.get("name") or ref.get("uri")) if isinstance(ref, dict) else None):
-        if isinstance(found, str):
-            return found
-    return None

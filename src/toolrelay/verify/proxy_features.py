@@ -23,6 +23,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Final, Protocol
 
+from ..protocol.mcp import feature_target as host_name
 from ..protocol.passthrough import passed_on
 from .verdict import Finding
 
@@ -74,16 +75,6 @@ def judge_feature(said: Say, received: Event, route: Event, answer: Event, legs:
                           f"the upstream request failed ({route.get('reason')}) and the host {told}",
                           route, answer))
     return found
-
-
-def host_name(params: dict[str, Any]) -> str | None:
-    """The name or URI a host's feature request names (as ``proxy/features.py`` reads it)."""
-    ref = params.get("ref")
-    for found in (params.get("uri"), params.get("name"),
-                  (ref.get("name") or ref.get("uri")) if isinstance(ref, dict) else None):
-        if isinstance(found, str):
-            return found
-    return None
 
 
 def _names(legs: Legs, before: Event) -> dict[str, Any]:
