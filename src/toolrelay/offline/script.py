@@ -43,7 +43,6 @@ change of behaviour.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,18 +137,7 @@ class Script:
 
 def load_script(path: str | Path) -> Script:
     """Read and check a script file; a ``UsageError`` (exit 2) says what is wrong and where."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read script {path}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"script {path} is not UTF-8 text: {exc.reason}") from exc
-    try:
-        data = json_depth.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(
-            f"script {path} is not valid JSON: line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from exc
+    data = json_depth.load_file(path, "script")
     return parse_script(data, source=str(path))
 
 

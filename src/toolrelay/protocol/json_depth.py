@@ -25,9 +25,12 @@ from __future__ import annotations
 import gc
 import json
 import re
+from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["MAX_DEPTH", "RECORD_DEPTH", "JsonTooDeep", "clip_depth", "loads", "nested_too_deep"]
+from ..errors import UsageError
+
+__all__ = ["MAX_DEPTH", "RECORD_DEPTH", "JsonTooDeep", "clip_depth", "load_file", "loads", "nested_too_deep"]
 
 MAX_DEPTH: Final = 512
 """Nesting allowed in JSON read from outside (arrays and objects count, the top one is 1)."""
@@ -53,6 +56,23 @@ def loads(data: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH, **option
     if nested_too_deep(value, data, max_depth):
         raise _too_deep(data, max_depth)
     return value
+
+
+def load_file(path: str | Path, what: str) -> Any:
+    """The JSON value of the file a user named as ``what`` (``script``, ``prices``): a
+    ``UsageError`` (exit 2) names the file and says why it cannot be read or parsed."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{what} {path} is not UTF-8 text: {exc.reason}") from exc
+    try:
+        return loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"{what} {path} is not valid JSON: line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from exc
 
 
 def nested_too_deep(value: Any, text: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> bool:
