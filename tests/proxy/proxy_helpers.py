@@ -9,7 +9,7 @@ import re
 import signal
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,3 +93,17 @@ def verify(path: Path, *more: str) -> Checked:
 def events(path: Path) -> list[dict[str, Any]]:
     """The transcript's events, each line rebuilt whole (format 2 writes changes and references)."""
     return transcript_events(path)
+
+
+Tamper = Callable[[list[dict[str, Any]]], None]
+"""Changes a transcript's events in place, as a forger would."""
+
+
+def verify_tampered(transcript: Path, tamper: Tamper, folder: Path, *more: str) -> Checked:
+    """``toolrelay verify`` of a copy of ``transcript`` (written whole into ``folder``) that
+    ``tamper`` changed."""
+    lines = events(transcript)  # fresh copies: the tamper changes nothing the caller holds
+    tamper(lines)
+    copied = folder / "tampered.jsonl"
+    copied.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return verify(copied, *more)

@@ -37,6 +37,7 @@ from .proxy_helpers import (
     script_entry,
     stdio_proxy,
     verify,
+    verify_tampered,
     write_config,
 )
 
@@ -254,11 +255,7 @@ TAMPERED: dict[str, tuple[Callable[[list[dict[str, Any]]], None], str]] = {
 @pytest.mark.parametrize("case", list(TAMPERED))
 def test_a_tampered_copy_is_rejected(stdio_run: tuple[Path, Any], tmp_path: Path, case: str) -> None:
     tamper, said = TAMPERED[case]
-    lines = copy.deepcopy(events(stdio_run[0]))
-    tamper(lines)
-    copied = tmp_path / "tampered.jsonl"
-    copied.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    checked = verify(copied)
+    checked = verify_tampered(stdio_run[0], tamper, tmp_path)
     assert checked.returncode == 1, checked.stdout
     assert "BROKEN link" in checked.stdout and said in checked.stdout
 

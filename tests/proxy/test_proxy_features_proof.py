@@ -10,8 +10,6 @@ request naming another URI); ``explain`` and ``view`` show the new requests."""
 
 from __future__ import annotations
 
-import copy
-import json
 import subprocess
 import warnings
 from collections.abc import Callable
@@ -34,7 +32,15 @@ from toolrelay.verify.explain import explain
 from toolrelay.view.build import build_trace
 from toolrelay.view.rows import describe
 
-from .proxy_helpers import events, proxy_args, script_entry, stdio_proxy, verify, write_config
+from .proxy_helpers import (
+    events,
+    proxy_args,
+    script_entry,
+    stdio_proxy,
+    verify,
+    verify_tampered,
+    write_config,
+)
 
 FEATURES = REPO / "tests" / "testkit" / "servers" / "conformance_features.py"
 
@@ -160,11 +166,7 @@ def test_a_tampered_copy_is_rejected(
 ) -> None:
     transcript, _ = recorded
     tamper, said = TAMPERED[case]
-    lines = copy.deepcopy(events(transcript))
-    tamper(lines)
-    copied = tmp_path / "tampered.jsonl"
-    copied.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    checked = verify(copied, "--all")
+    checked = verify_tampered(transcript, tamper, tmp_path, "--all")
     assert checked.returncode == 1, checked.stdout
     assert "BROKEN" in checked.stdout and said in checked.stdout, checked.stdout
 

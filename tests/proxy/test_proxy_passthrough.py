@@ -7,11 +7,9 @@ Each transcript verifies."""
 
 from __future__ import annotations
 
-import copy
 import json
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +25,17 @@ from toolrelay.verify import verify as check
 from toolrelay.verify.explain import explain
 from toolrelay.view.rows import describe
 
-from .proxy_helpers import WOBBLY, events, http_proxy, proxy_args, script_entry, stdio_proxy, verify
+from .proxy_helpers import (
+    WOBBLY,
+    Tamper,
+    events,
+    http_proxy,
+    proxy_args,
+    script_entry,
+    stdio_proxy,
+    verify,
+    verify_tampered,
+)
 from .proxy_helpers import write_config as config_of
 
 PROGRESS = "notifications/progress"
@@ -77,16 +85,9 @@ DEPRECATED_LOGGING = pytest.mark.filterwarnings("ignore:The logging capability i
 """The SDK warns that ``logging/setLevel`` is gone in 2026-07-28: these hosts speak 2025-11-25."""
 
 
-Tamper = Callable[[list[dict[str, Any]]], None]
-
-
 def _rejected(transcript: Path, tamper: Tamper, said: str, folder: Path) -> None:
     """A copy of ``transcript`` changed by ``tamper`` is rejected, saying ``said``."""
-    lines = copy.deepcopy(events(transcript))
-    tamper(lines)
-    copied = folder / "tampered.jsonl"
-    copied.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    checked = verify(copied)
+    checked = verify_tampered(transcript, tamper, folder)
     assert checked.returncode == 1, checked.stdout
     assert "BROKEN link" in checked.stdout and said in checked.stdout, checked.stdout
 

@@ -6,7 +6,6 @@ reaches the host as a tool error naming the rule, and nothing is sent upstream."
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +22,16 @@ from toolrelay.verify.explain import explain
 from toolrelay.view.build import build_trace
 from toolrelay.view.rows import describe
 
-from .proxy_helpers import ECHO, events, files_entry, script_entry, stdio_proxy, verify, write_config
+from .proxy_helpers import (
+    ECHO,
+    events,
+    files_entry,
+    script_entry,
+    stdio_proxy,
+    verify,
+    verify_tampered,
+    write_config,
+)
 
 POLICY = {"rules": [{"server": "fs", "tool": "read_text_file", "arguments": {"/path": "**/secret*"},
                      "decision": "deny", "reason": "no secrets"}]}
@@ -119,11 +127,7 @@ def test_a_tampered_copy_is_rejected(
 ) -> None:
     transcript, _ = recorded
     tamper, said = TAMPERED[case]
-    lines = copy.deepcopy(events(transcript))
-    tamper(lines)
-    copied = tmp_path / "tampered.jsonl"
-    copied.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    checked = verify(copied)
+    checked = verify_tampered(transcript, tamper, tmp_path)
     assert checked.returncode == 1, checked.stdout
     assert "BROKEN link" in checked.stdout and said in checked.stdout
 
