@@ -55,6 +55,7 @@ from common import (
     rotated,
     run_child,
     scaled,
+    served_base_url,
 )
 
 PROMPT = "Please echo something, then tell me what you got."
@@ -125,18 +126,9 @@ async def _serve() -> None:
 
 @contextlib.contextmanager
 def fake_chat_endpoint(python: str) -> Iterator[str]:
-    process = subprocess.Popen([python, __file__, "--serve"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline().strip()
-        if not line.startswith("FAKE_CHAT_BASE_URL="):
-            raise RuntimeError(f"the fake chat endpoint did not start: {line!r}")
-        yield line.split("=", 1)[1]
-    finally:
-        process.terminate()
-        process.wait(10)
-        if process.stdout is not None:
-            process.stdout.close()
+    with served_base_url([python, __file__, "--serve"], "FAKE_CHAT_BASE_URL",
+                         what="the fake chat endpoint") as base_url:
+        yield base_url
 
 
 # -- runners ------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import io
 import json
@@ -17,7 +18,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ __all__ = [
     "run_child",
     "run_record",
     "scaled",
+    "served_base_url",
     "summary",
 ]
 
@@ -243,3 +245,21 @@ async def measure_runs(
         pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(35)
         print(f"# cProfile of {runs} runs\n{out.getvalue()}", file=sys.stderr)
     return run_record(samples, stats, connect_ms, client_cpu, server_cpu if children else None, runs)
+
+
+@contextlib.contextmanager
+def served_base_url(command: list[str], marker: str, *, what: str = "the fake endpoint") -> Iterator[str]:
+    """Run a fake endpoint (``command``) in its own process and yield the base URL it prints
+    as ``MARKER=url`` on its first line; it is stopped when the block ends."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline().strip()
+        if not line.startswith(f"{marker}="):
+            raise RuntimeError(f"{what} did not start: {line!r}")
+        yield line.split("=", 1)[1]
+    finally:
+        process.terminate()
+        process.wait(10)
+        if process.stdout is not None:
+            process.stdout.close()

@@ -59,6 +59,7 @@ from common import (
     rotated,
     run_child,
     scaled,
+    served_base_url,
     summary,
 )
 
@@ -77,18 +78,8 @@ FIELDS = ("connect_ms", "wall_median_ms", "wall_p90_ms", "endpoint_ms_per_run", 
 def fake_endpoint(python: str) -> Iterator[str]:
     """The fake Responses endpoint in its own process; yields its base URL."""
     command = [python, str(TEST_SERVERS / "fake_responses.py"), "--max-seconds", "3600"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline().strip()
-        if not line.startswith("FAKE_RESPONSES_BASE_URL="):
-            raise RuntimeError(f"the fake endpoint did not start: {line!r}")
-        yield line.split("=", 1)[1]
-    finally:
-        process.terminate()
-        process.wait(10)
-        if process.stdout is not None:
-            process.stdout.close()
+    with served_base_url(command, "FAKE_RESPONSES_BASE_URL") as base_url:
+        yield base_url
 
 
 def http_floor(base_url: str, requests: int) -> float:

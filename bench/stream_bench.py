@@ -51,6 +51,7 @@ from common import (
     quick,
     ratio,
     run_child,
+    served_base_url,
 )
 
 PROMPT = "Look at two things, then tell me what you saw."
@@ -65,18 +66,8 @@ STAMP = re.compile(r"⟦(\d+\.\d+)⟧")
 def endpoint(python: str, scale: float, *, stamp: bool = False) -> Iterator[str]:
     """The fake streaming endpoint in its own process; yields its base URL."""
     command = [python, str(TEST_SERVERS / "fake_stream.py"), "--scale", str(scale)]
-    process = subprocess.Popen([*command, *(["--stamp"] if stamp else [])], stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline().strip()
-        if not line.startswith("FAKE_STREAM_BASE_URL="):
-            raise RuntimeError(f"the fake endpoint did not start: {line!r}")
-        yield line.split("=", 1)[1]
-    finally:
-        process.terminate()
-        process.wait(10)
-        if process.stdout is not None:
-            process.stdout.close()
+    with served_base_url([*command, *(["--stamp"] if stamp else [])], "FAKE_STREAM_BASE_URL") as base_url:
+        yield base_url
 
 
 def server_command(python: str, scale: float) -> list[str]:
