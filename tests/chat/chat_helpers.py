@@ -7,16 +7,14 @@ replay endpoint for recorded chat streams that can hold its stream at a chosen e
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from testkit.dialect import Dialect
+from testkit.recorded_streams import CHAT_STREAMS, recorded
 from toolrelay.client.config import ServerConfig
 from toolrelay.events import Event, EventStream
-from toolrelay.httpserver import HttpRequest, HttpResponder, ServerThread
 from toolrelay.inprocess_servers import in_process_file_server
 from toolrelay.offline import OfflineModel, parse_script
 from toolrelay.relay.loop import RunLimits, RunResult
@@ -26,7 +24,6 @@ from toolrelay.verify import load_run, verify
 MODES = [("responses", True), ("responses", False), ("chat", True), ("chat", False)]
 MODE_IDS = [f"{api}-{'stream' if stream else 'whole'}" for api, stream in MODES]
 NOTES = "".join(f"line {i}\n" for i in range(1, 31))
-CHAT_STREAMS = Path(__file__).resolve().parent.parent / "data" / "chat_streams"
 
 
 def make_workspace(root: Path) -> Path:
@@ -95,53 +92,4 @@ def verified(path: Path) -> str:
 
 
 def chat_stream(name: str, rename: dict[str, str] | None = None) -> bytes:
-    raw = (CHAT_STREAMS / name).read_bytes()
-    for old, new in (rename or {}).items():
-        raw = raw.replace(f'"name":"{old}"'.encode(), f'"name":"{new}"'.encode())
-    return raw
-
-
-def sse_blocks(raw: bytes) -> list[bytes]:
-    return [block + b"\n\n" for block in raw.split(b"\n\n") if block.strip()]
-
-
-class ChatReplay:
-    """Answers POST N (any path) with ``answers[N - 1]`` (the last repeats), event by event;
-    the first answer waits before its event ``hold_at`` until ``hold_file`` exists."""
-
-    def __init__(self, *answers: bytes, hold_at: int | None = None, hold_file: Path | None = None) -> None:
-        self.answers = list(answers)
-        self.hold_at, self.hold_file = hold_at, hold_file
-        self.bodies: list[dict[str, Any]] = []
-        self.paths: list[str] = []
-        self.held = False
-        self._server = ServerThread(self._handle, max_body_bytes=1 << 24, name="chat-replay")
-        self.base_url = ""
-
-    def __enter__(self) -> ChatReplay:
-        self.base_url = f"http://127.0.0.1:{self._server.start('127.0.0.1', 0)}/v1"
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.stop()
-
-    async def _handle(self, request: HttpRequest, http: HttpResponder) -> None:
-        self.bodies.append(json.loads(request.body))
-        self.paths.append(request.path)
-        number = len(self.bodies)
-        events = sse_blocks(self.answers[min(number, len(self.answers)) - 1])
-        await http.start(200, [("content-type", "text/event-stream")])
-        for position, event in enumerate(events):
-            if number == 1 and position == self.hold_at and self.hold_file is not None:
-                self.held = await _appears(self.hold_file)
-            await http.write(event)
-        await http.end()
-
-
-async def _appears(path: Path, timeout: float = 20.0) -> bool:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not await asyncio.to_thread(os.path.exists, path):
-        if asyncio.get_running_loop().time() > deadline:
-            return False
-        await asyncio.sleep(0.005)
-    return True
+    return recorded(name, rename=rename, folder=CHAT_STREAMS)

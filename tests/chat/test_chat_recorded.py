@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chat_helpers import ChatReplay, chat_stream, make_workspace, sse_blocks, verified
+from chat_helpers import chat_stream, make_workspace, verified
 
 from testkit.dialect import Dialect
+from testkit.recorded_streams import ReplayEndpoint, events_of
 from testkit.transcripts import transcript_events
 from toolrelay.inprocess_servers import in_process_file_server
 from toolrelay.protocol.chat_stream import assemble_chat
@@ -42,7 +43,7 @@ EACH = pytest.mark.parametrize("name", sorted(RECORDED))
 
 def stream_events(name: str) -> list[StreamEvent]:
     return [StreamEvent(index=i, event=None, data=block.decode().strip().removeprefix("data: "))
-            for i, block in enumerate(sse_blocks(chat_stream(name)))]
+            for i, block in enumerate(events_of(chat_stream(name)))]
 
 
 def said(call: dict[str, Any]) -> tuple[str, str, str]:
@@ -67,7 +68,7 @@ def test_a_recorded_stream_replayed_into_a_run_pairs_each_call_with_its_tool_mes
 ) -> None:
     workspace = make_workspace(tmp_path / "workspace")
     transcript = tmp_path / "run.jsonl"
-    with ChatReplay(chat_stream(name), chat_stream("openai_answer.sse")) as replay:
+    with ReplayEndpoint(chat_stream(name), chat_stream("openai_answer.sse")) as replay:
         options = RunOptions(model="gpt-4o-2024-08-06", base_url=replay.base_url, api="chat", environ={},
                              config=[in_process_file_server(workspace)], transcript=transcript,
                              limits=RunLimits(timeout=60))

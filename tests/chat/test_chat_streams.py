@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from chat_helpers import ChatReplay, chat_stream, check_wire, sse_blocks, verified
+from chat_helpers import chat_stream, check_wire, verified
 
+from testkit.recorded_streams import ReplayEndpoint, events_of
 from testkit.servers import CAPITAL_SERVER
 from toolrelay.client.config import ServerConfig
 from toolrelay.protocol.chat_stream import ChatStreamAssembler, assemble_chat
@@ -28,7 +29,7 @@ QUIRKY = ["openai_two_calls.sse", "llamacpp_whole_arguments.sse", "no_index_stop
 
 def events(name: str) -> list[StreamEvent]:
     return [StreamEvent(index=i, event=None, data=block.decode().strip().removeprefix("data: "))
-            for i, block in enumerate(sse_blocks(chat_stream(name)))]
+            for i, block in enumerate(events_of(chat_stream(name)))]
 
 
 @pytest.mark.parametrize("name", QUIRKY)
@@ -83,7 +84,7 @@ def test_an_error_chunk_fails_the_stream_with_its_message() -> None:
     assert assembled.response is not None and assembled.response["error"]["message"] == "context too long"
 
 
-def _run(tmp_path: Path, replay: ChatReplay, touch: Path, **options: object) -> object:
+def _run(tmp_path: Path, replay: ReplayEndpoint, touch: Path, **options: object) -> object:
     server = ServerConfig(name="capitals", transport="stdio", command=sys.executable,
                           args=(str(CAPITAL_SERVER), "--touch", str(touch)))
     opts = RunOptions(model="qwen", base_url=replay.base_url, api="chat", config=[server], environ={},
@@ -95,9 +96,10 @@ def _run(tmp_path: Path, replay: ChatReplay, touch: Path, **options: object) -> 
 def test_a_recorded_stream_runs_its_calls_early_and_verifies(tmp_path: Path, name: str) -> None:
     touch = tmp_path / "called"
     first = chat_stream(name)
-    start = next(i for i, block in enumerate(sse_blocks(first)) if b"capitals__final_result" in block)
+    start = next(i for i, block in enumerate(events_of(first)) if b"capitals__final_result" in block)
     # the stream stops after the second call's first delta until the first call has reached the server
-    with ChatReplay(first, chat_stream("openai_answer.sse"), hold_at=start + 1, hold_file=touch) as replay:
+    answers = (first, chat_stream("openai_answer.sse"))
+    with ReplayEndpoint(*answers, hold_at=start + 1, hold_first_until=touch) as replay:
         result = _run(tmp_path, replay, touch)
     assert replay.held, "the first call did not start while the stream was held"
     assert result.status == "completed", result.reason  # type: ignore[attr-defined]

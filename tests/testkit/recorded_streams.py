@@ -25,15 +25,20 @@ from typing import Any
 
 from toolrelay.httpserver import HttpRequest, HttpResponder, ServerThread
 
-__all__ = ["STREAMS", "ReplayEndpoint", "events_of", "recorded", "with_final_output", "without_final_output"]
+__all__ = [
+    "CHAT_STREAMS", "STREAMS", "ReplayEndpoint", "events_of", "recorded", "with_final_output",
+    "without_final_output",
+]
 
 STREAMS = Path(__file__).resolve().parent.parent / "data" / "streams"
+CHAT_STREAMS = STREAMS.parent / "chat_streams"
+"""Chat Completions streams recorded from public sources (their README names each one's)."""
 HOLD_TIMEOUT = 30.0
 
 
-def recorded(name: str, *, rename: dict[str, str] | None = None) -> bytes:
-    """The recording ``name``, its function names renamed (every ``"name":"OLD"``)."""
-    raw = (STREAMS / name).read_bytes()
+def recorded(name: str, *, rename: dict[str, str] | None = None, folder: Path = STREAMS) -> bytes:
+    """The recording ``name`` in ``folder``, its function names renamed (every ``"name":"OLD"``)."""
+    raw = (folder / name).read_bytes()
     for old, new in (rename or {}).items():
         raw = raw.replace(f'"name":"{old}"'.encode(), f'"name":"{new}"'.encode())
     return raw
@@ -61,12 +66,18 @@ def with_final_output(raw: bytes, change: Callable[[list[Any]], list[Any]]) -> b
 
 
 class ReplayEndpoint:
-    """Answers POST N with ``answers[N - 1]`` (the last repeats); ``with`` it."""
+    """Answers POST N (any path) with ``answers[N - 1]`` (the last repeats), event by event;
+    ``with`` it. With ``hold_first_until``, the first answer waits before its event ``hold_at``
+    (default: its last) until that file exists."""
 
-    def __init__(self, *answers: bytes, hold_first_until: Path | None = None) -> None:
+    def __init__(
+        self, *answers: bytes, hold_first_until: Path | None = None, hold_at: int | None = None
+    ) -> None:
         self.answers = list(answers)
         self.hold_first_until = hold_first_until
+        self.hold_at = hold_at
         self.bodies: list[dict[str, object]] = []
+        self.paths: list[str] = []
         self.held = False
         """Whether the first answer's last event waited for the file, and it appeared."""
         self._server = ServerThread(self._handle, max_body_bytes=1 << 24, name="replay-endpoint")
@@ -81,11 +92,13 @@ class ReplayEndpoint:
 
     async def _handle(self, request: HttpRequest, http: HttpResponder) -> None:
         self.bodies.append(json.loads(request.body))
+        self.paths.append(request.path)
         number = len(self.bodies)
         events = events_of(self.answers[min(number, len(self.answers)) - 1])
         await http.start(200, [("content-type", "text/event-stream; charset=utf-8")])
+        hold_at = len(events) - 1 if self.hold_at is None else self.hold_at
         for position, event in enumerate(events):
-            if number == 1 and position == len(events) - 1 and self.hold_first_until is not None:
+            if number == 1 and position == hold_at and self.hold_first_until is not None:
                 self.held = await _appears(self.hold_first_until)
             await http.write(event)
         await http.end()
