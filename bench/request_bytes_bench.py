@@ -39,6 +39,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from agents_catalog import agents_catalog_run
 from common import BENCH_DIR, TEST_SERVERS, append_jsonl, arg_parser, print_ratios, print_table, ratio
 
 TASK = "Find the github issue about the login bug and tell #general on slack about it"
@@ -87,23 +88,7 @@ def toolrelay_bytes(config: Path, mode: str) -> dict[str, Any]:
 
 
 async def agents_peer(entries: dict[str, dict[str, Any]], base_url: str) -> str:
-    from agents import Agent, Runner, set_default_openai_client, set_tracing_disabled
-    from agents.mcp import MCPServerManager, MCPServerStdio
-    from openai import AsyncOpenAI
-
-    set_tracing_disabled(True)
-    client = AsyncOpenAI(base_url=base_url, api_key=API_KEY)
-    set_default_openai_client(client, use_for_tracing=False)
-    servers = [MCPServerStdio(params={"command": entry["command"], "args": entry["args"]}, name=name,
-                              cache_tools_list=True) for name, entry in entries.items()]
-    try:
-        async with MCPServerManager(servers, connect_in_parallel=True, strict=True) as manager:
-            agent = Agent(name="bench", instructions="You are a benchmark agent.", model="gpt-5.4",
-                          mcp_servers=manager.active_servers,
-                          mcp_config={"include_server_in_tool_names": True})
-            return str((await Runner.run(agent, TASK)).final_output)
-    finally:
-        await client.close()
+    return await agents_catalog_run(entries, base_url, task=TASK, model="gpt-5.4", api_key=API_KEY)
 
 
 def agents_bytes(config: Path) -> dict[str, Any] | None:
