@@ -159,6 +159,18 @@ def test_the_library_reads_the_configs_policy_too(folder: Path) -> None:
     assert (call.status, call.message) == ("refused_by_hook", said)
 
 
+def test_a_conversation_reads_the_configs_policy_too(folder: Path) -> None:
+    import toolrelay
+
+    config_with(folder, {"policy": {"rules": RULES}})
+    plan = script(folder, ("write_note", SSH))
+    with toolrelay.SyncConversation(config=folder / "mcp.json", model="offline", script=plan) as conv:
+        result = conv.send("go")
+    (call,) = result.calls
+    said = f"denied by policy rule #2 of {folder / 'mcp.json'}"
+    assert (call.status, call.message) == ("refused_by_hook", said)
+
+
 @pytest.mark.parametrize(("toolrelay", "said"), [
     ([], 'mcp.json: the top-level "toolrelay" must be an object'),
     ({"pins": "off"}, 'mcp.json: unknown key "toolrelay.pins" at the top level (known: policy; per-server '

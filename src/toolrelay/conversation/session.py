@@ -105,6 +105,7 @@ class Conversation:
         opts = self.options
         events = opts.events or EventStream()
         parts = Assembly(opts, stack, events=events, wording=LIBRARY_WORDING)  # checks first
+        opts = parts.options  # with the config's policy, if it names one (as run_async takes it)
         endpoint = parts.endpoint()
         if opts.transcript is not None:
             writer, subscriber = conversation_writer(Path(opts.transcript), self.run_id,
