@@ -21,10 +21,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncGenerator, Mapping
-from dataclasses import fields, replace
-from typing import Any, Unpack
+from collections.abc import AsyncGenerator
+from dataclasses import replace
+from typing import Unpack
 
+from .assembly.option_names import check_option_names
 from .assembly.options import (
     DEFAULT_MODEL,
     OFFLINE_MODEL,
@@ -92,19 +93,6 @@ def run(task: str, **options: Unpack[RunKeywords]) -> RunResult:
     _check_no_running_loop()
     check_option_names(options)  # for callers no type checker looked at
     return asyncio.run(run_async(task, replace(RunOptions(), **options)))
-
-
-def check_option_names(options: Mapping[str, Any], *, caller: str = "toolrelay.run()") -> None:
-    """A ``UsageError`` naming the closest option for a keyword ``RunOptions`` lacks."""
-    names = [f.name for f in fields(RunOptions)]
-    for name in options:
-        if name not in names:
-            import difflib  # only on this error path: start-up time matters
-
-            close = difflib.get_close_matches(name, names, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            takes = ", ".join(names)
-            raise UsageError(f"{caller} has no option {name!r}: {hint}RunOptions takes {takes}")
 
 
 def _check_no_running_loop() -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Unpack
 
+from ..assembly.option_names import check_option_names
 from ..assembly.options import RunKeywords, RunOptions
 from ..assembly.single_run import AssembledRun, assemble_run
 from ..errors import UsageError
@@ -37,7 +38,6 @@ from ..relay.stages.request import Conversation as Context
 from ..relay.stages.request import user_message
 from ..relay.stages.run_result import RunResult
 from ..relay.stages.usage import add_counts
-from ..runner import check_option_names
 from .record import TranscriptTail, conversation_transcript, recorded_tail
 from .saved import SavedConversation, read_saved, write_saved
 
