@@ -1,8 +1,9 @@
-"""A conversation is assembled as a run is: from one config and one set of run-level
-options (the config's policy, pins, tracing, prices, a hook of the caller's, function
-tools, instructions), ``toolrelay.run_async`` and ``Conversation.send`` build relays with
-the same settings and hooks, and so do the same thing: the same request to the model, the
-same calls refused by the same policy rule, the same cost, the same spans, nothing pinned.
+"""A conversation and a batch task are assembled as a run is: from one config and one set
+of run-level options (the config's policy, pins, tracing, prices, a hook of the caller's,
+function tools, instructions), ``toolrelay.run_async``, ``Conversation.send`` and
+``toolrelay.batch_async`` build relays with the same settings and hooks, and so do the same
+thing: the same request to the model, the same calls refused by the same policy rule, the
+same cost, the same spans, nothing pinned.
 
 A run-level feature wired into one path only fails here. Real parts: the rug server as a
 subprocess, the offline model over loopback, the SDK's in-memory span exporter."""
@@ -13,7 +14,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import toolrelay
 from testkit.servers import RUG_SERVER
 from testkit.transcripts import transcript_events
+from toolrelay.batches import BatchOptions
 from toolrelay.relay.loop import Relay
 from toolrelay.relay.stages.context import CallContext
 from toolrelay.relay.stages.parse import FunctionCall
@@ -42,6 +44,7 @@ CALLS = [
 ]
 PRICES = {"offline": {"input": 2.0, "output": 8.0}}
 TASK = "write two notes and shout"
+Event = dict[str, Any]
 
 
 @toolrelay.tool(read_only=True)
@@ -51,7 +54,7 @@ def shout(text: str) -> str:
 
 
 class Seen:
-    """The caller's own hook: the aliases it was asked about, in order."""
+    """The caller's own hook: the aliases it was asked about."""
 
     def __init__(self) -> None:
         self.aliases: list[str] = []
@@ -63,14 +66,19 @@ class Seen:
 
 @dataclass
 class Taken:
-    """What one path (a run, or a conversation's first send) did and was built with."""
+    """What one path (a run, a conversation's first send, a batch's one task) did and was
+    built with."""
 
-    result: toolrelay.RunResult
     relay: Relay
     spans: list[str]
     seen: list[str]
+    events: list[Event]
     transcript: Path
     pinned: list[Path]
+
+
+Go = Callable[[toolrelay.RunOptions, Path], Coroutine[Any, Any, Path]]
+"""Run ``TASK`` with the options, in the folder; the transcript it wrote."""
 
 
 def folder_of(tmp_path: Path) -> Path:
@@ -82,11 +90,11 @@ def folder_of(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def take(folder: Path, name: str, monkeypatch: pytest.MonkeyPatch,
-          go: Callable[[toolrelay.RunOptions], Coroutine[Any, Any, toolrelay.RunResult]]) -> Taken:
-    """Run ``go`` on the shared options, with its own transcript, spans and state folder."""
-    state = folder / f"state-{name}"
-    monkeypatch.setenv("XDG_STATE_HOME", str(state))  # where pins would be written
+def take(folder: Path, name: str, monkeypatch: pytest.MonkeyPatch, go: Go) -> Taken:
+    """Run ``go`` on the shared options, with its own folder, spans and state folder."""
+    own = folder / name
+    own.mkdir()
+    monkeypatch.setenv("XDG_STATE_HOME", str(own / "state"))  # where pins would be written
     built: list[Relay] = []
     plain_run = Relay.run
 
@@ -102,21 +110,31 @@ def take(folder: Path, name: str, monkeypatch: pytest.MonkeyPatch,
     options = toolrelay.RunOptions(
         model="offline", script=folder / "script.json", config=folder / "mcp.json", pins="off",
         tracer_provider=provider, prices=PRICES, hooks=(seen,), tools=[shout], stream=False,
-        instructions="Be brief.", transcript=folder / f"{name}.jsonl")
-    result = asyncio.run(go(options))
+        instructions="Be brief.", prompt_cache_key="one-family")  # a batch's default is its own
+    transcript = asyncio.run(go(options, own))
     provider.shutdown()
     (relay,) = built
     spans = sorted(span.name for span in exporter.get_finished_spans())
-    return Taken(result, relay, spans, seen.aliases, folder / f"{name}.jsonl", sorted(state.rglob("pins/*")))
+    return Taken(relay=relay, spans=spans, seen=seen.aliases, events=transcript_events(transcript),
+                 transcript=transcript, pinned=sorted((own / "state").rglob("pins/*")))
 
 
-async def by_run(options: toolrelay.RunOptions) -> toolrelay.RunResult:
-    return await toolrelay.run_async(TASK, options)
+async def by_run(options: toolrelay.RunOptions, folder: Path) -> Path:
+    await toolrelay.run_async(TASK, replace(options, transcript=folder / "run.jsonl"))
+    return folder / "run.jsonl"
 
 
-async def by_conversation(options: toolrelay.RunOptions) -> toolrelay.RunResult:
-    async with toolrelay.Conversation(options) as conversation:
-        return await conversation.send(TASK)
+async def by_conversation(options: toolrelay.RunOptions, folder: Path) -> Path:
+    async with toolrelay.Conversation(options, transcript=folder / "chat.jsonl") as conversation:
+        await conversation.send(TASK)
+    return folder / "chat.jsonl"
+
+
+async def by_batch(options: toolrelay.RunOptions, folder: Path) -> Path:
+    batch = BatchOptions(out=folder / "out", run=options, concurrency=1)
+    (result,) = [result async for result in toolrelay.batch_async([{"id": "t1", "task": TASK}], batch)]
+    assert result.status == "completed", result.error
+    return folder / "out" / result.transcript
 
 
 def settings_of(relay: Relay) -> dict[str, Any]:
@@ -133,20 +151,39 @@ def settings_of(relay: Relay) -> dict[str, Any]:
     }
 
 
-def first_request(transcript: Path) -> dict[str, Any]:
-    body = next(e["body"] for e in transcript_events(transcript) if e["kind"] == "model_request")
+def outcomes(events: list[Event]) -> list[tuple[str, str, str]]:
+    """Each call's alias, status and (when it failed) message, as recorded, sorted (the calls
+    run at once: they end in any order)."""
+    return sorted((e["outcome"]["alias"], e["outcome"]["status"], e["outcome"].get("message", ""))
+                  for e in events if e["kind"] == "call_outcome")
+
+
+def first_request(events: list[Event]) -> dict[str, Any]:
+    body = next(e["body"] for e in events if e["kind"] == "model_request")
     assert isinstance(body, dict)
     return body
 
 
-def test_a_conversation_is_assembled_with_every_run_level_setting_a_run_has(
+def run_end(events: list[Event]) -> Event:
+    (end,) = [e for e in events if e["kind"] == "run_end"]
+    return end
+
+
+def task_spans(spans: list[str]) -> list[str]:
+    """The spans of the run itself (a batch adds its own around them)."""
+    return [name for name in spans if name.startswith(("chat ", "execute_tool ", "invoke_agent "))]
+
+
+def test_conversations_and_batch_tasks_are_assembled_with_every_run_level_setting_a_run_has(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = folder_of(tmp_path)
     run = take(folder, "run", monkeypatch, by_run)
-    conversation = take(folder, "conversation", monkeypatch, by_conversation)
+    others = {"conversation": take(folder, "conversation", monkeypatch, by_conversation),
+              "batch": take(folder, "batch", monkeypatch, by_batch)}
 
-    assert settings_of(conversation.relay) == settings_of(run.relay)
-    # and each setting is there (not merely missing from both alike)
+    for name, other in others.items():
+        assert settings_of(other.relay) == settings_of(run.relay), name
+    # and each setting is there (not merely missing from all alike)
     settings = settings_of(run.relay)
     assert settings["hooks"] == ["RunTracing", "Seen", "Policy", "CallIds"]
     assert settings["pins"] == {"rug": "off", "py": "off"}
@@ -154,18 +191,17 @@ def test_a_conversation_is_assembled_with_every_run_level_setting_a_run_has(
     assert settings["request"].instructions == "Be brief."
 
     denied = f"denied by policy rule #1 of {folder / 'mcp.json'}"
-    for taken in (run, conversation):
-        outcome = [(call.alias, call.status) for call in taken.result.calls]
-        assert outcome == [("rug__write_note", "refused_by_hook"), ("rug__write_note", "ok"),
-                           ("py__shout", "ok")]
-        assert taken.result.calls[0].message == denied
-        assert taken.seen == ["rug__write_note", "rug__write_note", "py__shout"]
-        assert taken.result.cost["total"] > 0
+    for taken in (run, *others.values()):
+        assert outcomes(taken.events) == [("py__shout", "ok", ""), ("rug__write_note", "ok", ""),
+                                          ("rug__write_note", "refused_by_hook", denied)]
+        assert sorted(taken.seen) == ["py__shout", "rug__write_note", "rug__write_note"]
+        assert run_end(taken.events)["cost"]["total"] > 0
         assert "execute_tool write_note" in taken.spans and "invoke_agent toolrelay" in taken.spans
         assert taken.pinned == []  # pins off: the rug server (by default enforce) pinned nothing
         verdict = verify(load_run(taken.transcript))
         assert verdict.ok, verdict.broken
 
-    assert conversation.result.cost == run.result.cost
-    assert conversation.spans == run.spans
-    assert first_request(conversation.transcript) == first_request(run.transcript)
+    for name, other in others.items():
+        assert run_end(other.events)["cost"] == run_end(run.events)["cost"], name
+        assert task_spans(other.spans) == task_spans(run.spans), name
+        assert first_request(other.events) == first_request(run.events), name

@@ -7,8 +7,9 @@ the ``Host`` with a sampler on the run's endpoint, the ``Catalog``, the run's sp
 the servers start, so their start-up is traced), the servers, and the ``Relay``. A run and
 a conversation differ only in how the transcript is opened (a conversation loaded in a
 later process appends to its file: ``transcript=``) and in what they do with the relay
-afterwards (one ``relay.run``, or one per user turn). A run-level feature wired here (or in
-``Assembly``) reaches both; a batch task builds its relay with the same ``Assembly.relay``.
+afterwards (one ``relay.run``, or one per user turn). Only the order lives here: a feature
+every run, conversation and batch task gets (a hook, a filter, a client) belongs in
+``Assembly``, whose ``relay`` a batch task's relay is built by too.
 """
 
 from __future__ import annotations
