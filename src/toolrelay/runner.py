@@ -7,12 +7,13 @@ relay loop and closes everything; ``run(task, **options)`` is the synchronous fo
 answer text as it is written, each call, each turn; ``relay.run_events``).
 The CLI's ``run`` and ``demo`` use the same function.
 
-The run's parts (endpoint, host, catalog, model client, relay, the secrets its transcript
-hides) are built by ``assembly.parts.Assembly`` from ``RunOptions`` (``assembly.options``,
-re-exported here), as every batch task's are. What servers ask of the run is answered
-through a ``client.host.Host``: sampling requests go to the run's own model once
-``approve_sampling`` approves them, elicitations to ``elicit``; without those callbacks
-they are refused and declined.
+The run's parts (endpoint, transcript, host, catalog, tracing, model client, relay) are
+built by ``assembly.single_run.assemble_run`` from ``RunOptions`` (``assembly.options``,
+re-exported here), as a ``Conversation``'s are; a batch task's relay comes from the same
+``assembly.parts.Assembly``. What servers ask of the run is answered through a
+``client.host.Host``: sampling requests go to the run's own model once ``approve_sampling``
+approves them, elicitations to ``elicit``; without those callbacks they are refused and
+declined.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncGenerator, Mapping
-from dataclasses import fields, replace
-from typing import Any, Unpack
+from collections.abc import AsyncGenerator
+from dataclasses import replace
+from typing import Unpack
 
+from .assembly.option_names import check_option_names
 from .assembly.options import (
     DEFAULT_MODEL,
     OFFLINE_MODEL,
@@ -31,13 +33,11 @@ from .assembly.options import (
     RunOptions,
     request_settings,
 )
-from .assembly.parts import LIBRARY_WORDING, Assembly, check_options, hosted_endpoint, model_sampler
+from .assembly.parts import check_options, hosted_endpoint, model_sampler
+from .assembly.single_run import assemble_run
 from .errors import UsageError
-from .events import EventStream
 from .relay.loop import RunResult
-from .relay.offered import starting_input
 from .relay.run_events import RunEvent, RunListener, iterate_run, tell_both
-from .transcript.writer import TranscriptWriter
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -59,29 +59,11 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
     """Run ``task`` to its end; raises only for what ends the run itself (ModelError,
     config and connection failures, interruption)."""
     opts = options or RunOptions()
-    events = opts.events or EventStream()
     run_id = opts.run_id or uuid.uuid4().hex[:12]
     async with contextlib.AsyncExitStack() as stack:
-        parts = Assembly(opts, stack, events=events, wording=LIBRARY_WORDING)  # checks before anything starts
-        opts = parts.options  # with the config's policy, if it names one
-        endpoint = parts.endpoint()
-        if opts.transcript is not None:
-            writer = TranscriptWriter(opts.transcript, run_id)
-            writer.add_secrets(parts.secrets(endpoint))
-            stack.callback(writer.close)
-            stack.callback(events.subscribe(writer))
-        host = parts.host(await parts.sampler(endpoint))
-        catalog = parts.catalog(parts.servers, host)
-        tracing = parts.tracing(catalog, parts.secrets(endpoint))  # before the servers start
-        await stack.enter_async_context(catalog)
-        traced = opts if tracing is None else replace(opts, hooks=(tracing, *opts.hooks))
-        relay = parts.relay(catalog, await parts.client(), traced, listener=opts.on_event)
-        connections = {name: catalog.connections[name] for name in catalog.available}
-        name, first_input = await starting_input(
-            task, connections, prompt=opts.prompt, arguments=dict(opts.prompt_arguments),
-            resources=opts.resources, media_budget=opts.limits.media_budget,
-        )
-        result = await relay.run(name, run_id=run_id, first_input=first_input)
+        assembled = await assemble_run(opts, stack, run_id=run_id)  # checks before anything starts
+        name, first_input = await assembled.first_input(task)
+        result = await assembled.relay.run(name, run_id=run_id, first_input=first_input)
         if opts.on_result is not None:
             opts.on_result(result)
         return result
@@ -111,19 +93,6 @@ def run(task: str, **options: Unpack[RunKeywords]) -> RunResult:
     _check_no_running_loop()
     check_option_names(options)  # for callers no type checker looked at
     return asyncio.run(run_async(task, replace(RunOptions(), **options)))
-
-
-def check_option_names(options: Mapping[str, Any], *, caller: str = "toolrelay.run()") -> None:
-    """A ``UsageError`` naming the closest option for a keyword ``RunOptions`` lacks."""
-    names = [f.name for f in fields(RunOptions)]
-    for name in options:
-        if name not in names:
-            import difflib  # only on this error path: start-up time matters
-
-            close = difflib.get_close_matches(name, names, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            takes = ", ".join(names)
-            raise UsageError(f"{caller} has no option {name!r}: {hint}RunOptions takes {takes}")
 
 
 def _check_no_running_loop() -> None:

@@ -5,10 +5,11 @@ builds, each open until ``stack`` closes: the model endpoint (the offline stand-
 ``--model offline``, else the hosted one, its key checked), one ``ResponsesClient`` per
 endpoint (shared by whoever asks for the same one), the sampler that answers servers'
 sampling requests, the ``Host`` of callbacks, the ``Catalog`` (``catalogs.catalog_of``),
-the ``Relay`` and the secrets a transcript hides. ``runner.run_async`` builds one per run,
-``batches.session.BatchSession`` one per batch process (the local engine, each Ray worker),
-sharing its servers and endpoints among the tasks. A feature every run and batch task
-gets (a hook, a filter, a client of its own) is installed here, once.
+the ``Relay`` and the secrets a transcript hides. ``single_run.assemble_run`` builds one per
+run (``run_async``) and per conversation, ``batches.session.BatchSession`` one per batch
+process (the local engine, each Ray worker), sharing its servers and endpoints among the
+tasks. A feature every run and batch task gets (a hook, a filter, a client of its own) is
+installed here, once.
 """
 
 from __future__ import annotations
@@ -163,16 +164,20 @@ class Assembly:
                           tool_search=opts.tool_search, always_load=opts.always_load)
 
     def relay(self, catalog: Catalog, client: ResponsesClient, opts: RunOptions | None = None, *,
-              events: EventStream | None = None, listener: RunListener | None = None) -> Relay:
+              events: EventStream | None = None, listener: RunListener | None = None,
+              tracing: CallHook | None = None) -> Relay:
         """The loop of one run on ``catalog`` and ``client``, with the servers' instructions
-        after the run's own (unless ``server_instructions`` is off)."""
+        after the run's own (unless ``server_instructions`` is off). Its hooks: the run's
+        ``tracing`` first (the first refusal ends the asking, and a call a later hook refuses
+        still gets its span), then the options' own, then the function servers'."""
         opts = opts or self.options
         instructions = catalog.server_instructions() if opts.server_instructions else None
+        traced = () if tracing is None else (tracing,)
         return Relay(
             catalog, client, request_settings(opts, instructions),
             events=self.events if events is None else events, limits=opts.limits, strict=opts.strict,
             approve=opts.approve or refusing(self.wording.consent), endpoint=client.url,
-            listener=listener, hooks=(*opts.hooks, *self._function_hooks), prices=self.prices,
+            listener=listener, hooks=(*traced, *opts.hooks, *self._function_hooks), prices=self.prices,
         )
 
     def tracing(self, catalog: Catalog, secrets: Sequence[str]) -> CallHook | None:

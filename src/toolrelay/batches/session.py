@@ -155,10 +155,9 @@ class BatchSession:
         stream.subscribe(transcript)
         relay: Relay | None = None
         try:
-            with self._traced(spec, path if state is not None else None, client, stream) as hooks:
+            with self._traced(spec, path if state is not None else None, client, stream) as tracing:
                 async with self._task_catalog(opts, stream) as catalog:
-                    relay = self.parts.relay(catalog, client, replace(opts, hooks=(*hooks, *opts.hooks)),
-                                             events=stream)
+                    relay = self.parts.relay(catalog, client, opts, events=stream, tracing=tracing)
                     if state is not None and state.uncertain:
                         return uncertain_result(spec, state, stream, relay, started)
                     with self.router.task(stream):
@@ -178,16 +177,16 @@ class BatchSession:
 
     @contextlib.contextmanager
     def _traced(self, spec: TaskSpec, resumed: Path | None, client: ResponsesClient,
-                stream: EventStream) -> Iterator[tuple[CallHook, ...]]:
-        """The task's tracing hook while it runs (none when the batch is not traced); a
+                stream: EventStream) -> Iterator[CallHook | None]:
+        """The task's tracing hook while it runs (None when the batch is not traced); a
         resumed task's spans link to its transcript's earlier ones."""
         if self.trace is None:
-            yield ()
+            yield None
             return
         tracing = self.trace.task(spec.id, transcript=resumed, catalog=self.catalog,
                                   secrets=self.parts.secrets(client.endpoint), servers=self._server_events)
         with tracing.listen(stream):
-            yield (tracing,)
+            yield tracing
 
     @contextlib.asynccontextmanager
     async def _task_catalog(self, opts: RunOptions, stream: EventStream) -> AsyncIterator[Catalog]:

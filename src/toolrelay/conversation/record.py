@@ -8,16 +8,17 @@ are new connections of the same run), so that ``verify`` reads the file as one r
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..events import Event, RunEndEvent
+from ..assembly.single_run import TranscriptOpener, new_transcript
+from ..events import Event, RunEndEvent, Subscriber
 from ..transcript.reader import read_transcript
 from ..transcript.writer import TranscriptWriter
 
-__all__ = ["RecordedEnd", "TranscriptTail", "conversation_writer", "recorded_tail"]
+__all__ = ["RecordedEnd", "TranscriptTail", "conversation_transcript", "recorded_tail"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,13 +70,14 @@ class _Appending:
         self.writer.write_record(record)
 
 
-def conversation_writer(
-    path: Path, run_id: str, secrets: Iterable[str], tail: TranscriptTail | None
-) -> tuple[TranscriptWriter, Any]:
-    """The writer of the conversation's transcript and the subscriber that feeds it: a new
-    file, or (``tail``) appended to the recorded one."""
+def conversation_transcript(tail: TranscriptTail | None) -> TranscriptOpener:
+    """How the conversation's transcript is opened: a new file, or (``tail``) appended to
+    the recorded one, its lines and connections numbered on from there."""
     if tail is None:
-        writer = TranscriptWriter(path, run_id, secrets)
-        return writer, writer
-    writer = TranscriptWriter(path, run_id, secrets, append=True, first_seq=tail.next_seq)
-    return writer, _Appending(writer, tail.connections)
+        return new_transcript
+
+    def appended(path: Path, run_id: str, secrets: Sequence[str]) -> tuple[TranscriptWriter, Subscriber]:
+        writer = TranscriptWriter(path, run_id, secrets, append=True, first_seq=tail.next_seq)
+        return writer, _Appending(writer, tail.connections)
+
+    return appended

@@ -26,21 +26,19 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Unpack
 
+from ..assembly.option_names import check_option_names
 from ..assembly.options import RunKeywords, RunOptions
-from ..assembly.parts import LIBRARY_WORDING, Assembly
+from ..assembly.single_run import AssembledRun, assemble_run
 from ..errors import UsageError
-from ..events import EventStream
 from ..relay.catalog import Catalog
 from ..relay.continuation import Continuation
 from ..relay.loop import Relay
-from ..relay.offered import starting_input
 from ..relay.run_events import RunEvent, RunListener, iterate_run, tell_both
 from ..relay.stages.request import Conversation as Context
 from ..relay.stages.request import user_message
 from ..relay.stages.run_result import RunResult
 from ..relay.stages.usage import add_counts
-from ..runner import check_option_names
-from .record import TranscriptTail, conversation_writer, recorded_tail
+from .record import TranscriptTail, conversation_transcript, recorded_tail
 from .saved import SavedConversation, read_saved, write_saved
 
 __all__ = ["Conversation"]
@@ -69,8 +67,7 @@ class Conversation:
         self._context = Context()
         self._tail: TranscriptTail | None = None
         self._stack: contextlib.AsyncExitStack | None = None
-        self._relay: Relay | None = None
-        self._catalog: Catalog | None = None
+        self._assembled: AssembledRun | None = None
         self._closed = False
         self._sending = False
 
@@ -95,30 +92,12 @@ class Conversation:
         stack = contextlib.AsyncExitStack()
         await stack.__aenter__()
         try:
-            await self._assemble(stack)
+            self._assembled = await assemble_run(self.options, stack, run_id=self.run_id,
+                                                 transcript=conversation_transcript(self._tail))
         except BaseException:
             await stack.aclose()
             raise
         self._stack = stack
-
-    async def _assemble(self, stack: contextlib.AsyncExitStack) -> None:
-        opts = self.options
-        events = opts.events or EventStream()
-        parts = Assembly(opts, stack, events=events, wording=LIBRARY_WORDING)  # checks first
-        opts = parts.options  # with the config's policy, if it names one (as run_async takes it)
-        endpoint = parts.endpoint()
-        if opts.transcript is not None:
-            writer, subscriber = conversation_writer(Path(opts.transcript), self.run_id,
-                                                     parts.secrets(endpoint), self._tail)
-            stack.callback(writer.close)
-            stack.callback(events.subscribe(subscriber))
-        host = parts.host(await parts.sampler(endpoint))
-        catalog = parts.catalog(parts.servers, host)
-        tracing = parts.tracing(catalog, parts.secrets(endpoint))  # before the servers start
-        await stack.enter_async_context(catalog)
-        traced = opts if tracing is None else replace(opts, hooks=(tracing, *opts.hooks))
-        self._catalog = catalog
-        self._relay = parts.relay(catalog, await parts.client(), traced, listener=opts.on_event)
 
     async def close(self) -> None:
         """Stop the servers and the model endpoint and close the transcript (``save`` first to
@@ -131,9 +110,9 @@ class Conversation:
     @property
     def catalog(self) -> Catalog:
         """The open servers' catalog (``open`` first): the tools offered, their servers."""
-        if self._catalog is None:
+        if self._assembled is None:
             raise UsageError("the conversation is not open: `await conv.open()` or `async with` it first")
-        return self._catalog
+        return self._assembled.catalog
 
     @property
     def items(self) -> list[dict[str, Any]]:
@@ -170,15 +149,11 @@ class Conversation:
 
     async def _turn(self, text: str, listener: RunListener | None) -> RunResult:
         await self.open()
-        relay = self._relay
-        assert relay is not None and self._catalog is not None
+        assert self._assembled is not None
+        relay = self._assembled.relay
         relay.listener = listener
         if self.user_turns == 0:
-            connections = {name: self._catalog.connections[name] for name in self._catalog.available}
-            opts = self.options
-            name, first_input = await starting_input(
-                text, connections, prompt=opts.prompt, arguments=dict(opts.prompt_arguments),
-                resources=opts.resources, media_budget=opts.limits.media_budget)
+            name, first_input = await self._assembled.first_input(text)
             run = relay.run(name, run_id=self.run_id, first_input=first_input)
         else:
             point = Continuation(context=self._context, turns=self.turns, user_turn=self.user_turns + 1,
