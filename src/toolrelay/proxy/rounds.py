@@ -30,6 +30,7 @@ from ..events import EventStream
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import INVALID_PARAMS, JSONObject, Request, RequestId
 from ..protocol.request_envelope import INPUT_REQUIRED, RESULT_TYPE
+from ..server.request_stream import RequestStream
 from .forward import Forwarder, host_call_id_of
 from .host_calls import HostCall
 from .records import IN, OUT, ProxyHostMessage
@@ -77,8 +78,9 @@ class Rounds:
         self._by_state: dict[str, _Parked] = {}
 
     async def call(self, alias: str, arguments: JSONObject, request: Request, version: str | None,
-                   capabilities: JSONObject) -> JSONObject:
-        """The answer to one modern host ``tools/call``: the first of its rounds, or a retry."""
+                   capabilities: JSONObject, *, stream: RequestStream | None = None) -> JSONObject:
+        """The answer to one modern host ``tools/call``: the first of its rounds, or a retry
+        (``stream``: the request's own, where the upstream's progress and logs go meanwhile)."""
         state = (request.params or {}).get(STATE_KEY)
         if state is not None:
             parked = self._by_state.get(state) if isinstance(state, str) else None
@@ -88,6 +90,7 @@ class Rounds:
             self._stop_timer(parked)
             parked.round += 1
             self._record(parked, IN, request, request.raw)
+            self._listening(parked, request, stream)
             self._take_answers(parked, request)
         else:
             key = self.forwarder.new_key()
@@ -96,12 +99,22 @@ class Rounds:
             self._by_state[parked.state] = parked
             self._record(parked, IN, request, request.raw)
             parked.work = asyncio.ensure_future(self.forwarder.forward(
-                alias, arguments, request, version, capabilities=capabilities, key=key, record_host=False))
+                alias, arguments, request, version, capabilities=capabilities, key=key, record_host=False,
+                stream=stream))
         try:
             return await self._next(parked, request)
         except asyncio.CancelledError:  # the host cancelled (stdio), or went away
             self._give_up(parked)
             raise
+        finally:
+            self._listening(parked, None, None)  # this round is answered: nobody hears the next news
+
+    def _listening(self, parked: _Parked, request: Request | None, stream: RequestStream | None) -> None:
+        """The round in progress, whose request hears what the upstream reports (None: none)."""
+        call = self.forwarder.calls.get(parked.key)
+        if call is not None:
+            call.stream = stream
+            call.round_request = request
 
     async def ask(self, call: HostCall, method: str, params: JSONObject,
                   upstream_id: RequestId | None) -> tuple[JSONObject, JSONObject]:
