@@ -148,8 +148,8 @@ class Forwarder:
             exchange = await connection.call_tool(route.tool, arguments, call_id=key,
                                                   meta=forwarded_meta(request.params), on_sent=on_sent)
         except asyncio.CancelledError:  # the host cancelled, or went away: cancelled upstream too
-            self.route(key, request, self.host_name(route), "cancelled", route=route, sent=sent,
-                        reason="the host cancelled the call or disconnected")
+            why = (call.cancel_reason if call else None) or "the host cancelled the call or disconnected"
+            self.route(key, request, self.host_name(route), "cancelled", route=route, sent=sent, reason=why)
             raise
         except ToolrelayError as exc:
             said = redact(str(exc), self.catalog.secrets)  # a server's stderr may hold its token

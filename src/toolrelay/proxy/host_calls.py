@@ -63,6 +63,8 @@ class HostCall:
     """A 2026-07-28 host's: the stream of its request in progress (None between rounds)."""
     round_request: Request | None = None
     """That request (a retry's, once the call takes rounds); None: ``request``."""
+    cancel_reason: str | None = None
+    """Why the proxy itself cancels the call (a 2026-07-28 host that never retried), if it does."""
 
     @property
     def peer(self) -> Peer | None:

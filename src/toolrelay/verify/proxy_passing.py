@@ -122,6 +122,9 @@ def _host_problem(ask: Event, replies: list[Event], received: list[Event], answe
     """What is wrong with an ask the host answered (None: nothing)."""
     opened = received[0]["seq"] if received else None
     closed = answered[-1]["seq"] if answered else None  # (input_required rounds: the last)
+    if ask.get("round") is not None and ask.get("outcome") == "host_left":
+        # a 2026-07-28 host that never retried: its ask is settled after its last round
+        return _never_retried(answered)
     if opened is None or ask["seq"] < opened or (closed is not None and ask["seq"] > closed):
         return "the host was asked outside the host call it belongs to"
     answer = ask.get("host_answer") or {}
@@ -144,6 +147,14 @@ def _host_problem(ask: Event, replies: list[Event], received: list[Event], answe
             return f"the proxy's request {ask.get('host_request_id')!r} to the host is not on the wire once"
         if not any(g.get("message") == answer for g in got):
             return "the host's answer recorded is not the one on the wire"
+    return None
+
+
+def _never_retried(answered: list[Event]) -> str | None:
+    """What is wrong with an ask recorded as given up for want of the host's retry (None: nothing)."""
+    last = (answered[-1].get("message") or {}).get("result") if answered else None
+    if not isinstance(last, dict) or last.get("resultType") != "input_required":
+        return "the host is recorded as never retrying, yet its call's last answer asks nothing of it"
     return None
 
 
