@@ -37,7 +37,7 @@ from typing import Any, Final
 from ..protocol.passthrough import passed_on
 from .proxy_features import FEATURE_METHODS, judge_feature, without_envelope
 from .proxy_passing import Passing, passing_findings
-from .proxy_rounds import is_in_rounds, round_chain
+from .proxy_rounds import asks_again, is_in_rounds, round_chain
 from .record import RunRecord
 from .verdict import Finding, Verdict, link_rank
 
@@ -154,7 +154,8 @@ def _one_request(key: str, received: list[Event], legs: _Legs, unfinished: list[
         return [said("correlation", "host_answered_once", False,
                      f"recorded {len(received)} times as received and routed {len(routes)} times")]
     if route is not None and route.get("decision") == "cancelled":
-        return [*chained, _cancelled(said, answers, route, legs, key)]
+        given = [answer for answer in answers if not asks_again(answer)]  # a round asked; it answered nothing
+        return [*chained, _cancelled(said, given, route, legs, key)]
     if not answers:
         unfinished.append(f"host request {key} (host id {host_id!r}) has no answer recorded")
         return []
