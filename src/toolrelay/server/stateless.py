@@ -68,7 +68,8 @@ class ModernServer:
         hub = self.hub
         told = hub.declares if hub is not None else None
         return {"tools": {"listChanged": hub is not None and hub.declares("tools")},
-                **feature_capabilities(self.service, modern=True, told=told)}
+                **feature_capabilities(self.service, modern=True, told=told,
+                                       follows=hub is not None and hub.follows_resources)}
 
     def handle(
         self, request: Request, header: Callable[[str], str | None] | None = None,
