@@ -18,7 +18,16 @@ from mcp.client import Client
 
 from conftest import PYTHON, REPO
 
-from .proxy_helpers import events, http_proxy, proxy_args, script_entry, stdio_proxy, verify, write_config
+from .proxy_helpers import (
+    events,
+    http_proxy,
+    proxy_args,
+    script_entry,
+    stdio_proxy,
+    verify,
+    verify_tampered,
+    write_config,
+)
 
 FEATURES = REPO / "tests" / "testkit" / "servers" / "conformance_features.py"
 WATCHED = "toolrelay://a/test://watched-resource"
@@ -71,7 +80,22 @@ def test_a_2026_host_hears_the_updates_of_the_resources_it_listens_for(
             for m in wire if m.get("method") == UPDATED]
     assert sorted(uri for _, uri in told) == [STATIC, WATCHED]
     assert all(uri in listens[listen] for listen, uri in told)  # each to the request that named it only
-    assert verify(transcript).returncode == 0
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert "follows 1 resource(s), told 1 update(s) of them only" in checked.stdout
+    if transport == "stdio":
+        tampered = verify_tampered(transcript, _told_the_other, tmp_path)
+        assert tampered.returncode == 1, tampered.stdout
+        assert f"told resources/updated of {STATIC}, a URI it did not listen for" in tampered.stdout
+
+
+def _told_the_other(lines: list[dict[str, Any]]) -> None:
+    """As if the watched resource's listener had been sent the other one's update."""
+    for line in lines:
+        message = line.get("message") or {}
+        if line["kind"] == "proxy_wire" and message.get("method") == UPDATED and \
+                message["params"]["uri"] == WATCHED:
+            message["params"]["uri"] = STATIC
 
 
 def test_a_2026_host_is_told_resources_can_be_followed(tmp_path: Path) -> None:
