@@ -53,12 +53,13 @@ class _Stream:
 
 async def answer_streamed(
     outcome: JSONObject | Awaitable[JSONObject], notes: asyncio.Queue[JSONObject], responder: HttpResponder,
-    request_id: RequestId, tracer: Tracer | None = None,
+    request_id: RequestId, tracer: Tracer | None = None, *, silent: bool = False,
 ) -> None:
     """Answer the request ``request_id`` with ``outcome``, after the notifications put on
-    ``notes`` while it runs (as SSE events: then the answer is one too)."""
+    ``notes`` while it runs (as SSE events: then the answer is one too); ``silent``: the
+    request asked for none, so none is waited for (the common call costs no more)."""
     stream = _Stream(responder, tracer)
-    there, answered = await while_connected(responder, _run(outcome, notes, stream, request_id))
+    there, answered = await while_connected(responder, _run(outcome, notes, stream, request_id, silent))
     if not there or answered is None:
         log.debug("the client closed its request %r; stopped", request_id)
         return
@@ -73,10 +74,12 @@ async def answer_streamed(
 
 
 async def _run(outcome: JSONObject | Awaitable[JSONObject], notes: asyncio.Queue[JSONObject], stream: _Stream,
-               request_id: RequestId) -> tuple[JSONObject, int]:
+               request_id: RequestId, silent: bool) -> tuple[JSONObject, int]:
     """The answer and its status, once ``outcome`` is done and every note before it written."""
     work = None if isinstance(outcome, dict) else asyncio.ensure_future(_awaited(outcome))
     try:
+        if silent and work is not None:
+            await asyncio.wait((work,))
         while work is not None and not work.done():
             note = asyncio.ensure_future(notes.get())
             try:

@@ -83,9 +83,9 @@ async def answer_modern(
         await _listen(modern.hub, request, message, responder, tracer)
         return
     notes: asyncio.Queue[JSONObject] = asyncio.Queue()  # its progress and log messages, in order
+    stream = RequestStream.of(message, notes.put_nowait)
     try:
-        outcome = modern.handle(message, header=request.header,
-                                stream=RequestStream.of(message, notes.put_nowait))
+        outcome = modern.handle(message, header=request.header, stream=stream)
     except RpcError as exc:
         await _send_error(responder, message.id, exc, tracer)
         return
@@ -96,7 +96,7 @@ async def answer_modern(
         return
     # JSON, or SSE once it reports something; the revision's cancellation is the client
     # closing its request: the work stops
-    await answer_streamed(outcome, notes, responder, message.id, tracer)
+    await answer_streamed(outcome, notes, responder, message.id, tracer, silent=stream.silent)
 
 
 async def _listen(hub: ListenHub, request: HttpRequest, message: Request, responder: HttpResponder,

@@ -66,6 +66,11 @@ class RequestStream:
     def of(cls, request: Request, send: Callable[[JSONObject], None]) -> RequestStream:
         return cls(send=send, progress_token=progress_token_of(request), log_level=log_level_of(request))
 
+    @property
+    def silent(self) -> bool:
+        """Whether nothing can be sent on it (the request asked for neither progress nor logs)."""
+        return self.progress_token is None and self.log_level is None
+
     def wants(self, method: str, params: JSONObject | None) -> bool:
         """Whether the request asked for this notification (the proxy records only what it sends)."""
         if method == m.PROGRESS:
