@@ -84,6 +84,30 @@ def test_the_sdk_client_lists_and_calls_functions_over_stdio() -> None:
     assert logs == [{"steps": 2}]
 
 
+def test_a_2026_client_gets_a_functions_progress_and_logs_on_its_request() -> None:
+    from mcp.client import Client
+
+    progress: list[tuple[float, float | None, str | None]] = []
+    logs: list[Any] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total, message))
+
+    async def logged(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append(params.data)
+
+    async def drive() -> Any:
+        params = StdioServerParameters(command=SERVE[0], args=[*SERVE[1:], "tools_module:chatty"],
+                                       env=dict(os.environ), cwd=str(HERE))
+        async with Client(params, mode="2026-07-28", log_level="info", logging_callback=logged) as client:
+            return await client.call_tool("chatty", {"steps": 2}, progress_callback=on_progress)
+
+    chatted = asyncio.run(drive())
+    assert progress == [(1, 2, "step 1"), (2, 2, "step 2")] and logs == [{"steps": 2}]
+    assert chatted.is_error  # its elicit: a 2026-07-28 request carries no server request
+    assert "no server requests" in chatted.content[0].text  # type: ignore[union-attr]
+
+
 @contextmanager
 def http_server(*targets: str) -> Iterator[str]:
     command = [*SERVE, *targets, "--http", "0"]

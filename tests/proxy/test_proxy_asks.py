@@ -212,7 +212,7 @@ def test_a_request_state_the_proxy_did_not_give_is_refused(tmp_path: Path) -> No
     assert answer["error"]["code"] == -32602
     assert answer["error"]["message"] == (
         "Invalid params: this requestState is not one toolrelay proxy gave, or its call was given up "
-        "(no retry came in time)")
+        "(no retry came within 120 s, the proxy's --input-wait) and cancelled")
 
 
 def _asks(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import math
 import os
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ from ..events import EventStream
 from ..proxy import ProxySettings, run_proxy
 from ..proxy.asks import ELICIT_CHOICES, HostAsks
 from ..proxy.host_calls import HostCalls
+from ..proxy.rounds import DEFAULT_WAIT
 from .common import add_server_options, catalog_from_args
 from .files_cmd import TOKEN_VARIABLE, byte_size, hold_seconds, listen_address
 from .host_options import add_pins_option, add_policy_option, policy_from_args
@@ -70,12 +72,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sse-hold", metavar="SECONDS", type=hold_seconds, default=None,
                         help="with --http, close a request's event stream after SECONDS without its answer; "
                              "the host resumes it (as toolrelay files --http --sse-hold)")
+    parser.add_argument("--input-wait", metavar="SECONDS", type=input_wait_seconds, default=DEFAULT_WAIT,
+                        help="how long a 2026-07-28 host's call answered input_required (a server asked "
+                             "something) waits for the host's retry before it is cancelled upstream "
+                             f"(default {DEFAULT_WAIT:g})")
     parser.add_argument("--keep-names", action="store_true",
                         help="with a config of one server, offer its tools, prompts and resource URIs by "
                              "their own names (no SERVER__ prefix, no toolrelay:// URIs)")
     add_pins_option(parser)
     add_policy_option(parser)
     parser.epilog = EXAMPLES + "\n" + (parser.epilog or "")
+
+
+def input_wait_seconds(text: str) -> float:
+    """``--input-wait``: seconds, more than 0 (a host needs some time to answer and retry)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value > 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds more than 0, not {text!r}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         name=args.name, http=args.http, allowed_origins=args.allow_origin,
         transcript=Path(args.transcript) if args.transcript else None,
         token=os.environ.get(TOKEN_VARIABLE) or None, hooks=(policy,) if policy else (), on_ready=_ready,
-        keep_names=args.keep_names, sse_hold=args.sse_hold,
+        keep_names=args.keep_names, sse_hold=args.sse_hold, input_wait=args.input_wait,
     )
     if args.max_message_bytes is not None:
         settings.max_message_bytes = args.max_message_bytes

@@ -10,7 +10,9 @@ A function takes it by naming a parameter of this type (never part of its schema
         ...
 
 Everything goes through the MCP session as the server's own messages, so it is recorded
-in the transcript like any server's. ``call_id`` is the model's id of the call, when the
+in the transcript like any server's; a 2026-07-28 request has no session: its progress
+and log messages (what its ``_meta`` asks for) go on the request's own stream, and
+``elicit`` fails (that revision has no server requests). ``call_id`` is the model's id of the call, when the
 client said it (toolrelay's in-process servers are told it in ``_meta``: ``CALL_ID_KEY``);
 ``mcp_id`` is the tools/call's JSON-RPC id.
 """
@@ -19,6 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, Final, Protocol
+
+from ..server.request_stream import RequestStream
 
 __all__ = ["CALL_ID_KEY", "Channel", "ElicitationDeclined", "ToolContext"]
 
@@ -34,6 +38,23 @@ class Channel(Protocol):
 
     async def call(self, method: str, params: dict[str, Any] | None = None, *,
                    timeout: float | None = None, tag: Any = None) -> Any: ...
+
+
+class RequestChannel:
+    """A 2026-07-28 request's own stream as a context's channel (``server/request_stream.py``):
+    its progress and log messages go there, before the answer; the revision has no server
+    requests, so asking the user through it fails (``elicit`` raises RuntimeError)."""
+
+    def __init__(self, stream: RequestStream) -> None:
+        self.stream = stream
+
+    def notify(self, method: str, params: dict[str, Any] | None = None, tag: Any = None) -> None:
+        self.stream.notify(method, params)
+
+    async def call(self, method: str, params: dict[str, Any] | None = None, *,
+                   timeout: float | None = None, tag: Any = None) -> Any:
+        raise RuntimeError(f"a 2026-07-28 request cannot carry the server's {method} (that revision has "
+                           "no server requests)")
 
 
 class ElicitationDeclined(Exception):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .._version import __version__
 from ..protocol.jsonrpc import JSONObject
 from ..server.app import CallContext, UnknownTool
-from .context import ToolContext
+from .context import Channel, RequestChannel, ToolContext
 from .convert import from_json
 from .results import error_result, exception_result, value_result
 from .tool import FunctionTool
@@ -93,5 +93,12 @@ class FunctionService:
         meta = params.get("_meta")
         mcp_id = request.id if request is not None else None
         return ToolContext(tool=tool.name, server=self.name, mcp_id=mcp_id,
-                           meta=meta if isinstance(meta, dict) else {}, channel=context.peer,
+                           meta=meta if isinstance(meta, dict) else {}, channel=_channel(context),
                            protocol_version=context.protocol_version)
+
+
+def _channel(context: CallContext) -> Channel | None:
+    """What a call's context speaks through: its session, or its 2026-07-28 request's stream."""
+    if context.peer is not None:
+        return context.peer
+    return RequestChannel(context.stream) if context.stream is not None else None

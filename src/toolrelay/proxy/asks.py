@@ -132,10 +132,12 @@ class HostAsks:
         if call.session is None:  # 2026-07-28: the call's input_required answer
             assert self.ask_modern is not None
             answer, round_info = await self.ask_modern(call, method, passed, upstream_id)
-            self._record(call, server, upstream_id, method, "host", _outcome(method, answer), "",
+            left = round_info.get("host_left")  # it never retried: answered by the proxy's give-up
+            outcome = "host_left" if left else _outcome(method, answer)
+            self._record(call, server, upstream_id, method, "host", outcome, str(left or ""),
                          host_request_id=round_info.get("key"), host_answer=answer,
                          round=round_info.get("state"))
-            return answer, ""
+            return answer, f" ({left})" if left else ""
         peer = call.peer
         assert peer is not None
         asked: list[RequestId] = []

@@ -31,6 +31,7 @@ from ..relay.stages.context import CallContext, CallHook
 from ..relay.stages.parse import FunctionCall
 from ..relay.stages.route import Route
 from ..server.app import ServerSession
+from ..server.request_stream import RequestStream
 from .host_calls import HostCall, HostCalls
 from .records import HOST_CALL_ID_KEY, IN, OUT, ProxyHostMessage, ProxyRoute
 
@@ -72,16 +73,17 @@ class Forwarder:
     async def forward(self, alias: str, arguments: JSONObject, request: Request,
                       protocol_version: str | None, *, session: ServerSession | None = None,
                       capabilities: JSONObject | None = None, key: str | None = None,
-                      record_host: bool = True) -> JSONObject:
+                      record_host: bool = True, stream: RequestStream | None = None) -> JSONObject:
         """The host's answer to ``request`` (a ``tools/call`` of ``alias``), or RpcError.
         ``session``: the host's (2025 hosts); ``capabilities``: what the host declared;
-        ``record_host``: False when the caller records the host leg (``rounds.py``)."""
+        ``record_host``: False when the caller records the host leg (``rounds.py``); ``stream``:
+        a 2026-07-28 request's own, for what the upstream reports during the call."""
         key = key or self.new_key()
         host = self.calls.number_of(session)
         if record_host:
             self.host_in(key, request, protocol_version, host)
         self.calls.add(HostCall(key=key, request=request, protocol_version=protocol_version, session=session,
-                                capabilities=capabilities or {}, host=host))
+                                capabilities=capabilities or {}, host=host, stream=stream))
         try:
             result = await self._answer(key, alias, arguments, request)
         except RpcError as exc:
@@ -146,8 +148,8 @@ class Forwarder:
             exchange = await connection.call_tool(route.tool, arguments, call_id=key,
                                                   meta=forwarded_meta(request.params), on_sent=on_sent)
         except asyncio.CancelledError:  # the host cancelled, or went away: cancelled upstream too
-            self.route(key, request, self.host_name(route), "cancelled", route=route, sent=sent,
-                        reason="the host cancelled the call or disconnected")
+            why = (call.cancel_reason if call else None) or "the host cancelled the call or disconnected"
+            self.route(key, request, self.host_name(route), "cancelled", route=route, sent=sent, reason=why)
             raise
         except ToolrelayError as exc:
             said = redact(str(exc), self.catalog.secrets)  # a server's stderr may hold its token

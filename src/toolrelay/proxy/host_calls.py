@@ -13,9 +13,14 @@ Passed on to the host that made the call, in the host's session, on the call's s
   so their own level stays their config entry's ``toolrelay.logLevel``); a log message
   that came during no call goes to every host that set a level.
 
-A 2026-07-28 host has no session to be told in (its call is one exchange): nothing is
-passed on to it but the call's answer, and its server asks (``asks.py``). Each message
-passed on is recorded (``ProxyRelayed``), the upstream token beside the host's.
+A 2026-07-28 host has no session: its request carries what it wants told, and the
+server stack gives the call that request's own stream (``server/request_stream.py``):
+progress when the request has a ``progressToken``, log messages at and above the
+request's ``io.modelcontextprotocol/logLevel`` (none without one), before its answer
+(stdio: before the response; HTTP: an SSE response). A call that takes ``input_required``
+rounds (``rounds.py``) reports on the round in progress: between rounds nobody listens,
+so nothing is passed on. Its server asks are ``asks.py``'s. Each message passed on is
+recorded (``ProxyRelayed``), the upstream token beside the host's.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import contextlib
 import itertools
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 from ..errors import TransportError
 from ..events import EventStream
@@ -32,13 +37,11 @@ from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject, Notification, Request
 from ..protocol.peer import Peer
 from ..server.app import ServerSession
+from ..server.request_stream import LOG_MESSAGE, RequestStream, at_least
 from .records import ProxyRelayed
 
 __all__ = ["HostCall", "HostCalls"]
 
-LOG_MESSAGE: Final = "notifications/message"
-_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-_RANK: Final = {level: rank for rank, level in enumerate(_LEVELS)}
 
 
 @dataclass(slots=True, kw_only=True)
@@ -56,13 +59,26 @@ class HostCall:
     """The upstream server it was sent to, once routed."""
     host: int | None = None
     """The number of the host's HTTP session (1, 2, ... as they opened); None on stdio."""
+    stream: RequestStream | None = None
+    """A 2026-07-28 host's: the stream of its request in progress (None between rounds)."""
+    round_request: Request | None = None
+    """That request (a retry's, once the call takes rounds); None: ``request``."""
+    cancel_reason: str | None = None
+    """Why the proxy itself cancels the call (a 2026-07-28 host that never retried), if it does."""
 
     @property
     def peer(self) -> Peer | None:
         return self.session.peer if self.session is not None else None
 
     @property
+    def current(self) -> Request:
+        """The host request being answered now (the last round's, for a 2026-07-28 host)."""
+        return self.round_request or self.request
+
+    @property
     def progress_token(self) -> Any:
+        if self.session is None:
+            return self.stream.progress_token if self.stream is not None else None
         meta = (self.request.params or {}).get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         return token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
@@ -111,7 +127,7 @@ class HostCalls:
         if call is None and note.method == LOG_MESSAGE:
             self._log_for_all(server, note)
             return
-        if call is None or call.server != server or call.peer is None:
+        if call is None or call.server != server or (call.peer is None and call.stream is None):
             return
         if note.method == m.PROGRESS:
             self._progress(call, note)
@@ -129,8 +145,10 @@ class HostCalls:
 
     def _log_message(self, call: HostCall, note: Notification) -> None:
         params = note.params or {}
+        if call.session is None and (call.stream is None or not call.stream.wants(note.method, params)):
+            return  # 2026-07-28: only what the request asked for, or nothing
         wanted = call.session.log_level if call.session is not None else None
-        if wanted is not None and not _at_least(params.get("level"), wanted):
+        if wanted is not None and not at_least(params.get("level"), wanted):
             return  # below what the host asked for
         self._pass_on(call, note, dict(params))
 
@@ -139,7 +157,7 @@ class HostCalls:
         params = note.params or {}
         for session in list(self._sessions):
             wanted = session.log_level
-            if wanted is None or not _at_least(params.get("level"), wanted):
+            if wanted is None or not at_least(params.get("level"), wanted):
                 continue
             if self.events.active:
                 self.events.emit(ProxyRelayed(key="", host_id=None, server=server, method=note.method,
@@ -150,19 +168,16 @@ class HostCalls:
 
     def _pass_on(self, call: HostCall, note: Notification, params: JSONObject, *,
                  upstream_token: Any = None) -> None:
-        peer = call.peer
-        assert peer is not None
+        peer, stream = call.peer, call.stream
         if self.events.active:
             self.events.emit(ProxyRelayed(
-                key=call.key, host_id=call.request.id, server=str(call.server), method=note.method,
+                key=call.key, host_id=call.current.id, server=str(call.server), method=note.method,
                 upstream=note.raw, host=params, upstream_token=upstream_token,
                 host_token=params.get("progressToken") if upstream_token is not None else None,
                 to_host=call.host))
         with contextlib.suppress(TransportError):  # the host left: its call is being cancelled
-            peer.notify(note.method, params, tag=call.request.id)  # over HTTP: on the call's stream
+            if peer is not None:
+                peer.notify(note.method, params, tag=call.request.id)  # over HTTP: on the call's stream
+            elif stream is not None:
+                stream.notify(note.method, params)  # 2026-07-28: on its request's own stream
 
-
-def _at_least(level: object, wanted: str) -> bool:
-    """Whether a message at ``level`` is one a host that set ``wanted`` is sent (an unknown
-    level is: better told than lost)."""
-    return _RANK.get(str(level), len(_LEVELS)) >= _RANK.get(wanted, 0)

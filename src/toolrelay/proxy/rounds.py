@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import secrets
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -30,16 +31,21 @@ from ..events import EventStream
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import INVALID_PARAMS, JSONObject, Request, RequestId
 from ..protocol.request_envelope import INPUT_REQUIRED, RESULT_TYPE
+from ..server.request_stream import RequestStream
 from .forward import Forwarder, host_call_id_of
 from .host_calls import HostCall
 from .records import IN, OUT, ProxyHostMessage
 
 __all__ = ["DEFAULT_WAIT", "Rounds"]
 
+log = logging.getLogger("toolrelay.proxy")
+
 DEFAULT_WAIT: Final = 120.0
 """Seconds a call waits for its modern host's retry before it is cancelled upstream."""
 STATE_KEY: Final = "requestState"
 RESPONSES_KEY: Final = "inputResponses"
+LEFT: Final = "host_left"
+"""Why the host never answered an ask (what ``ask`` returns for the record, ``asks.py``)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -77,17 +83,20 @@ class Rounds:
         self._by_state: dict[str, _Parked] = {}
 
     async def call(self, alias: str, arguments: JSONObject, request: Request, version: str | None,
-                   capabilities: JSONObject) -> JSONObject:
-        """The answer to one modern host ``tools/call``: the first of its rounds, or a retry."""
+                   capabilities: JSONObject, *, stream: RequestStream | None = None) -> JSONObject:
+        """The answer to one modern host ``tools/call``: the first of its rounds, or a retry
+        (``stream``: the request's own, where the upstream's progress and logs go meanwhile)."""
         state = (request.params or {}).get(STATE_KEY)
         if state is not None:
             parked = self._by_state.get(state) if isinstance(state, str) else None
             if parked is None:
                 raise RpcError(INVALID_PARAMS, "Invalid params: this requestState is not one toolrelay proxy "
-                                               "gave, or its call was given up (no retry came in time)")
+                                               "gave, or its call was given up (no retry came within "
+                                               f"{self.wait:g} s, the proxy's --input-wait) and cancelled")
             self._stop_timer(parked)
             parked.round += 1
             self._record(parked, IN, request, request.raw)
+            self._listening(parked, request, stream)
             self._take_answers(parked, request)
         else:
             key = self.forwarder.new_key()
@@ -96,12 +105,22 @@ class Rounds:
             self._by_state[parked.state] = parked
             self._record(parked, IN, request, request.raw)
             parked.work = asyncio.ensure_future(self.forwarder.forward(
-                alias, arguments, request, version, capabilities=capabilities, key=key, record_host=False))
+                alias, arguments, request, version, capabilities=capabilities, key=key, record_host=False,
+                stream=stream))
         try:
             return await self._next(parked, request)
         except asyncio.CancelledError:  # the host cancelled (stdio), or went away
             self._give_up(parked)
             raise
+        finally:
+            self._listening(parked, None, None)  # this round is answered: nobody hears the next news
+
+    def _listening(self, parked: _Parked, request: Request | None, stream: RequestStream | None) -> None:
+        """The round in progress, whose request hears what the upstream reports (None: none)."""
+        call = self.forwarder.calls.get(parked.key)
+        if call is not None:
+            call.stream = stream
+            call.round_request = request
 
     async def ask(self, call: HostCall, method: str, params: JSONObject,
                   upstream_id: RequestId | None) -> tuple[JSONObject, JSONObject]:
@@ -118,7 +137,8 @@ class Rounds:
             answer = await ask.answer
         finally:
             parked.asks.pop(ask.key, None)
-        return answer, {"key": ask.key, "state": parked.state}
+        left = answer.pop(LEFT, None)
+        return answer, {"key": ask.key, "state": parked.state, **({LEFT: left} if left else {})}
 
     # -- rounds -------------------------------------------------------------------------------
 
@@ -157,7 +177,7 @@ class Rounds:
             STATE_KEY: parked.state,
         }
         self._record(parked, OUT, request, jsonrpc.response(request.id, asked))
-        parked.timer = asyncio.get_running_loop().call_later(self.wait, self._give_up, parked)
+        parked.timer = asyncio.get_running_loop().call_later(self.wait, self._no_retry, parked)
         return asked
 
     def _take_answers(self, parked: _Parked, request: Request) -> None:
@@ -168,6 +188,20 @@ class Rounds:
             ask = parked.asks.get(key)
             if ask is not None and not ask.answer.done():
                 ask.answer.set_result({"result": value})
+
+    def _no_retry(self, parked: _Parked) -> None:
+        """The host never retried its call: what it was asked is answered so upstream, and
+        the upstream call is cancelled (the user learns why on stderr)."""
+        reason = f"no retry of its input_required answer came within {self.wait:g} s (--input-wait)"
+        log.warning("a 2026-07-28 host's call (%s) is given up: %s; cancelled upstream", parked.key, reason)
+        call = self.forwarder.calls.get(parked.key)
+        if call is not None:
+            call.cancel_reason = f"the host gave no answer: {reason}"
+        for ask in parked.asks.values():
+            if not ask.answer.done():
+                ask.answer.set_result({"error": {"code": -1, "message": f"toolrelay proxy: the host gave no "
+                                                                        f"answer: {reason}"}, LEFT: reason})
+        self._give_up(parked)
 
     def _give_up(self, parked: _Parked) -> None:
         """No retry came (or the host cancelled): the upstream call is cancelled."""

@@ -24,13 +24,14 @@ from ..protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from ..protocol.jsonrpc import JSONObject
 from ..relay.catalog import Catalog
 from ..relay.stages.context import CallHook
-from ..server.app import ServerSession
+from ..server.app import MODERN, ServerSession
 from ..server.listen_hub import ListenHub
 from ..server.stdio import serve_stdio
 from ..transcript.writer import TranscriptWriter
 from .asks import HostAsks
 from .changes import ChangeRelay, offer_record
 from .features import FeatureRelay
+from .followed import ListenFollower
 from .forward import Forwarder
 from .host_calls import HostCalls
 from .host_wire import MODERN_HOST, HostWire
@@ -106,8 +107,10 @@ async def run_proxy(catalog: Catalog, settings: ProxySettings) -> None:
         if settings.asks is not None:
             settings.asks.ask_modern = service.rounds.ask
         offered = features.capabilities()  # what 2026-07-28 hosts' listen requests may hear
+        follower = ListenFollower(catalog, names, events)  # the resources their listen requests name
         service.listen_hub = ListenHub({"toolsListChanged": True, "promptsListChanged": "prompts" in offered,
-                                        "resourcesListChanged": "resources" in offered})
+                                        "resourcesListChanged": "resources" in offered},
+                                       follows=follower.follows, follow=follower.follow)
         service.tools_change = True  # told on the stdio session, or a 2025 HTTP session's GET stream
         features.list_changes = True
         relay = ChangeRelay(catalog, events, names)
@@ -195,8 +198,8 @@ def _tell_all(sessions: weakref.WeakSet[ServerSession], method: str, params: JSO
     """Send a notification to every handshake-era host connected (2026-07-28 hosts hear it
     on their listen requests: ``listen_hub.py``)."""
     for session in list(sessions):
-        if session.peer.closed is not None:
-            continue
+        if session.peer.closed is not None or session.request_envelope == MODERN:
+            continue  # a 2026-07-28 stdio host hears only what its listen requests asked for
         try:
             session.peer.notify(method, params)
         except ToolrelayError as exc:  # a host that went away

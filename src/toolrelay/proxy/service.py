@@ -72,10 +72,10 @@ class ProxyService:
         session = context.session
         if session is None and self.rounds is not None:  # 2026-07-28: asks are input_required rounds
             return self.rounds.call(name, arguments, request, context.protocol_version,
-                                    _enveloped_capabilities(request))
+                                    _enveloped_capabilities(request), stream=context.stream)
         capabilities = session.client_capabilities if session is not None else {}
         return self.forwarder.forward(name, arguments, request, context.protocol_version, session=session,
-                                      capabilities=capabilities)
+                                      capabilities=capabilities, stream=context.stream)
 
 
 def _enveloped_capabilities(request: Request) -> JSONObject:

@@ -3,9 +3,10 @@
 ``ServerSession`` answers the lifecycle (initialize, ping), ``tools/list`` and
 ``tools/call`` for one connected client (and what else the service's method table offers:
 resources, prompts, completion, ``features.py``), asks the client for its roots when it offers
-them, and hands tool calls to a ``ToolService``. The stdio and Streamable HTTP
-transports create one per session and feed it bytes; everything malformed is answered
-with a JSON-RPC error and never ends the session.
+them and the service reads them (``uses_client_roots``), and hands tool calls to a
+``ToolService``. The stdio and Streamable HTTP transports create one per session and
+feed it bytes; everything malformed is answered with a JSON-RPC error and never ends
+the session.
 
 Given a ``ModernServer`` (stdio), a session serves both eras: the client's first request
 decides, once, as in the official SDK. One carrying the 2026-07-28 envelope (and not
@@ -42,6 +43,7 @@ from ..protocol.peer import Peer, Tracer
 from ..protocol.versions import MODERN_VERSIONS, choose_server_version
 from .features import feature_capabilities, feature_methods
 from .listen_hub import ListenHub
+from .request_stream import LOG_LEVELS, RequestStream
 
 __all__ = ["CallContext", "ModernHandler", "ServerSession", "ToolService", "UnknownTool"]
 
@@ -49,8 +51,6 @@ log = logging.getLogger("toolrelay.server")
 
 ROOTS_TIMEOUT = 10.0  # seconds to wait for the client's roots/list answer
 SET_LEVEL: Final = "logging/setLevel"
-LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-"""RFC 5424's levels, least severe first (the MCP logging levels)."""
 LEGACY: Final = "legacy"
 MODERN: Final = "modern"
 
@@ -74,6 +74,9 @@ class CallContext:
     session: ServerSession | None = None
     """The session itself (what its client declared, the log level it set); None where
     there is none (2026-07-28: each request carries its client's capabilities)."""
+    stream: RequestStream | None = None
+    """A 2026-07-28 request's own stream: its progress and log messages go there, before
+    its answer (``request_stream.py``); None in the handshake era (the session's peer)."""
 
 
 class ToolService(Protocol):
@@ -94,7 +97,8 @@ class ModernHandler(Protocol):
     """What a session needs of the 2026-07-28 side (``modern.ModernServer``, which builds
     on this module's ``ToolService``): the answer to one enveloped request."""
 
-    def handle(self, request: Request) -> JSONObject | Awaitable[JSONObject]: ...
+    def handle(self, request: Request, header: Callable[[str], str | None] | None = None,
+               stream: RequestStream | None = None) -> JSONObject | Awaitable[JSONObject]: ...
 
 
 @dataclass
@@ -187,6 +191,10 @@ class ServerSession:
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
     @property
+    def _uses_roots(self) -> bool:
+        return bool(getattr(self.service, "uses_client_roots", False))
+
+    @property
     def _relays_logging(self) -> bool:
         return bool(getattr(self.service, "relays_logging", False))
 
@@ -210,7 +218,15 @@ class ServerSession:
                 "Unsupported protocol version: this connection speaks 2026-07-28 "
                 "(it began with an enveloped request); initialize is not part of it",
             )
-        return self.modern.handle(request)
+        stream = RequestStream.of(request, self._notify_during(request))
+        return self.modern.handle(request, stream=stream)
+
+    def _notify_during(self, request: Request) -> Callable[[JSONObject], None]:
+        """Sends a notification of ``request``'s on stdio: before its response, as every
+        message the connection sends is written in order."""
+        def send(message: JSONObject) -> None:
+            self.peer.notify(str(message["method"]), message.get("params"), tag=request.id)
+        return send
 
     async def _listen(self, hub: ListenHub, request: Request) -> JSONObject:
         """A 2026-07-28 listen request on stdio: never answered while it serves; its
@@ -237,7 +253,10 @@ class ServerSession:
         self.client_info = info if isinstance(info, dict) else {}
         self.client_capabilities = capabilities or {}
         self.protocol_version = choose_server_version(requested)
-        self._roots = _RootsState(supported=isinstance((capabilities or {}).get("roots"), dict))
+        # asked only by a service that reads them (the file service): for any other, as the
+        # proxy, a roots/list before the first call is a round trip to the host for nothing
+        declared = isinstance((capabilities or {}).get("roots"), dict)
+        self._roots = _RootsState(supported=declared and self._uses_roots)
         result: JSONObject = {
             "protocolVersion": self.protocol_version,
             "capabilities": {

@@ -45,10 +45,10 @@ def feature_methods(service: object, *, modern: bool = False) -> Mapping[str, Fe
 
 
 def feature_capabilities(service: object, *, modern: bool = False,
-                         told: Callable[[str], bool] | None = None) -> JSONObject:
-    """What ``service`` declares for those methods (a copy). In 2026-07-28 without
-    ``resources.subscribe`` (resource subscriptions are not served on listen here) and with
-    ``listChanged`` only for what ``told`` says its listen requests hear (``listen_hub.py``)."""
+                         told: Callable[[str], bool] | None = None, follows: bool = False) -> JSONObject:
+    """What ``service`` declares for those methods (a copy). In 2026-07-28 with
+    ``resources.subscribe`` only when its listen requests follow resources (``follows``)
+    and with ``listChanged`` only for what ``told`` says they hear (``listen_hub.py``)."""
     declared = getattr(service, "feature_capabilities", None)
     found: JSONObject = dict(declared()) if callable(declared) else {}
     if not modern:
@@ -57,6 +57,6 @@ def feature_capabilities(service: object, *, modern: bool = False,
         offered = found.get(feature)
         if isinstance(offered, dict):
             listens = told is not None and told(feature)
-            kept = {k: v for k, v in offered.items() if k != "subscribe"}
+            kept = {k: v for k, v in offered.items() if k != "subscribe" or (follows and v is True)}
             found[feature] = {**kept, "listChanged": listens}
     return found

@@ -5,7 +5,10 @@ revision, or names none that toolrelay speaks and comes without a session (so th
 client asking for a revision we lack is told which we have, -32022, while a session's
 unknown header stays the legacy path's 400). There is no session and no stream to
 resume: the body is answered with ``application/json``, errors with the status the
-revision gives their code (400, or 404 for an unknown method), a notification with 202.
+revision gives their code (400, or 404 for an unknown method), a notification with 202;
+a request whose work reports progress or log messages first (what its ``_meta`` asks
+for) is answered with an SSE stream of them, the response its last event
+(``http_request_stream.py``).
 A client cancels a request by closing its connection: the work on it stops then. Only
 ``subscriptions/listen``, for a service with a ``listen_hub``, is answered with an SSE
 stream that stays open until the client closes it (``listen_hub.py``).
@@ -17,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
 from typing import Final
 
 from ..errors import RpcError
@@ -27,9 +29,11 @@ from ..protocol.jsonrpc import INTERNAL_ERROR, JSONObject, Message, Notification
 from ..protocol.listen import LISTEN
 from ..protocol.peer import Tracer
 from ..protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
+from .http_request_stream import answer_streamed, sse_event
 from .http_rules import Refusal
 from .http_sse import SSE_HEADERS, while_connected
 from .listen_hub import ListenHub
+from .request_stream import RequestStream
 from .stateless import ModernServer
 
 __all__ = ["answer_modern", "is_modern", "refuse_modern_stream"]
@@ -78,16 +82,10 @@ async def answer_modern(
     if message.method == LISTEN and modern.hub is not None:
         await _listen(modern.hub, request, message, responder, tracer)
         return
+    notes: asyncio.Queue[JSONObject] = asyncio.Queue()  # its progress and log messages, in order
+    stream = RequestStream.of(message, notes.put_nowait)
     try:
-        outcome = modern.handle(message, header=request.header)
-        if isinstance(outcome, dict):
-            result = outcome
-        else:  # the revision's cancellation is the client closing its request: the work stops
-            there, answered = await while_connected(responder, _awaited(outcome))
-            if not there or answered is None:
-                log.debug("the client closed its %s request; stopped", message.method)
-                return
-            result = answered
+        outcome = modern.handle(message, header=request.header, stream=stream)
     except RpcError as exc:
         await _send_error(responder, message.id, exc, tracer)
         return
@@ -96,14 +94,9 @@ async def answer_modern(
         await _send_error(responder, message.id,
                           RpcError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"), tracer)
         return
-    answer = jsonrpc.response(message.id, result)
-    if tracer is not None:
-        tracer.sent(answer, None)
-    await responder.send(200, [_JSON], jsonrpc.encode(answer))
-
-
-async def _awaited(outcome: Awaitable[JSONObject]) -> JSONObject:
-    return await outcome
+    # JSON, or SSE once it reports something; the revision's cancellation is the client
+    # closing its request: the work stops
+    await answer_streamed(outcome, notes, responder, message.id, tracer, silent=stream.silent)
 
 
 async def _listen(hub: ListenHub, request: HttpRequest, message: Request, responder: HttpResponder,
@@ -129,7 +122,7 @@ async def _pass_on(queue: asyncio.Queue[JSONObject], responder: HttpResponder, t
         note = await queue.get()
         if tracer is not None:
             tracer.sent(note, None)
-        await responder.write(b"event: message\ndata: " + jsonrpc.encode(note) + b"\n\n")
+        await responder.write(sse_event(note))
 
 
 async def _send_error(responder: HttpResponder, request_id: RequestId | None, exc: RpcError,

@@ -9,12 +9,18 @@ transport for a service with a ``listen_hub`` (``listen_hub.py``: the proxy's); 
 refused at once (-32601, saying why): a ToolService's tools never change, so it declares
 no list changes and has nothing to send on a listen stream (the revision lets
 a server without those capabilities leave the method out; a stream held open only to
-acknowledge an empty subset would cost a connection per client for nothing). A server may not send the client
-requests in this era, so a tool call whose client declares roots is first answered
-``input_required`` with a ``roots/list`` input request; the client retries the call with
-the roots in ``inputResponses`` (the revision's multi-round-trip requests). That costs a
-round trip per call, so only a service that uses the client's roots asks (one whose
-``uses_client_roots`` is true, as the file service's); others run the call at once.
+acknowledge an empty subset would cost a connection per client for nothing).
+
+A request's progress and log messages (what its ``_meta`` asks for) go on its own
+stream before its answer: the transport gives each request a ``RequestStream``
+(``request_stream.py``), which a service finds in the call's context.
+
+A server may not send the client requests in this era, so a tool call whose client
+declares roots is first answered ``input_required`` with a ``roots/list`` input request;
+the client retries the call with the roots in ``inputResponses`` (the revision's
+multi-round-trip requests). That costs a round trip per call, so only a service that
+uses the client's roots asks (one whose ``uses_client_roots`` is true, as the file
+service's); others run the call at once.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from ..protocol.listen import LISTEN
 from .app import CallContext, ToolService
 from .features import feature_capabilities, feature_methods
 from .listen_hub import ListenHub
+from .request_stream import RequestStream
 
 __all__ = ["ROOTS_INPUT", "ModernServer"]
 
@@ -61,14 +68,17 @@ class ModernServer:
         hub = self.hub
         told = hub.declares if hub is not None else None
         return {"tools": {"listChanged": hub is not None and hub.declares("tools")},
-                **feature_capabilities(self.service, modern=True, told=told)}
+                **feature_capabilities(self.service, modern=True, told=told,
+                                       follows=hub is not None and hub.follows_resources)}
 
     def handle(
-        self, request: Request, header: Callable[[str], str | None] | None = None
+        self, request: Request, header: Callable[[str], str | None] | None = None,
+        stream: RequestStream | None = None,
     ) -> JSONObject | Awaitable[JSONObject]:
         """The result of ``request`` (awaitable for a tool call that runs), or ``RpcError``.
 
-        ``header`` reads the HTTP request's headers, which must repeat the body (-32020)."""
+        ``header`` reads the HTTP request's headers, which must repeat the body (-32020);
+        ``stream`` carries the request's progress and log messages (``request_stream.py``)."""
         envelope = request_envelope.read_envelope(request.method, request.params, header=header)
         method = request.method
         if method == request_envelope.DISCOVER:
@@ -78,17 +88,18 @@ class ModernServer:
             listed = {"tools": self.service.tools()}
             return request_envelope.complete(listed, self.server_info, cacheable=True)
         if method == m.CALL_TOOL:
-            return self._call_tool(request, envelope)
+            return self._call_tool(request, envelope, stream)
         if method == LISTEN:  # served by the transport when there is a hub (it holds the stream)
             raise RpcError(METHOD_NOT_FOUND, _NO_SUBSCRIPTIONS)
         handler = self.features.get(method)
         if handler is not None:
-            context = CallContext(None, request=request, protocol_version=envelope.protocol_version)
+            context = CallContext(None, request=request, protocol_version=envelope.protocol_version,
+                                  stream=stream)
             return self._answered(handler(request.params, context), cacheable=method in _CACHEABLE)
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
     def _call_tool(
-        self, request: Request, envelope: request_envelope.Envelope,
+        self, request: Request, envelope: request_envelope.Envelope, stream: RequestStream | None,
     ) -> JSONObject | Awaitable[JSONObject]:
         params = request.params
         name = m.require_str(params, "name")
@@ -101,7 +112,7 @@ class ModernServer:
             if answered is None:
                 return self._ask_for_roots()
             context = _roots_context(answered)
-        context = replace(context, request=request, protocol_version=envelope.protocol_version)
+        context = replace(context, request=request, protocol_version=envelope.protocol_version, stream=stream)
         try:
             outcome = self.service.call(name, arguments, context)
         except UnknownTool:

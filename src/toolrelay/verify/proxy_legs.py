@@ -23,7 +23,9 @@ pairs its two legs, never the host's call id alone; ids are compared on both leg
 - what passed through a call besides its answer (``proxy_passing``): each upstream ask
   answered once and delivered to the request that asked (``ask_answered``), progress
   tokens mapped consistently (``progress_mapped``), a cancelled call cancelled upstream
-  and not answered (``cancel_honoured``).
+  and not answered (``cancel_honoured``);
+- what 2026-07-28 hosts' listen requests were told (``proxy_listens``): resource updates
+  only of the URIs each request named and was granted (``listen_kept``).
 
 Resource, prompt and completion requests are judged by ``proxy_features.py`` the same way.
 """
@@ -36,8 +38,9 @@ from typing import Any, Final
 
 from ..protocol.passthrough import passed_on
 from .proxy_features import FEATURE_METHODS, judge_feature, without_envelope
+from .proxy_listens import listen_findings
 from .proxy_passing import Passing, passing_findings
-from .proxy_rounds import is_in_rounds, round_chain
+from .proxy_rounds import asks_again, is_in_rounds, round_chain
 from .record import RunRecord
 from .verdict import Finding, Verdict, link_rank
 
@@ -114,6 +117,7 @@ def verify_proxy(run: RunRecord) -> Verdict:
         findings += _one_request(key, received, legs, unfinished)
     findings += passing_findings(legs.passing, legs.host_in, legs.host_out, legs.routes, legs.sent_for,
                                  lambda key: _sayer(key, legs.host_in.get(key, [])), legs.wire_hosts)
+    findings += listen_findings(run.events)  # what 2026-07-28 hosts' listen requests were told
     findings.sort(key=lambda finding: link_rank(finding.link))
     broken = next((finding for finding in findings if not finding.ok), None)
     if legs.end is None:
@@ -154,7 +158,8 @@ def _one_request(key: str, received: list[Event], legs: _Legs, unfinished: list[
         return [said("correlation", "host_answered_once", False,
                      f"recorded {len(received)} times as received and routed {len(routes)} times")]
     if route is not None and route.get("decision") == "cancelled":
-        return [*chained, _cancelled(said, answers, route, legs, key)]
+        given = [answer for answer in answers if not asks_again(answer)]  # a round asked; it answered nothing
+        return [*chained, _cancelled(said, given, route, legs, key)]
     if not answers:
         unfinished.append(f"host request {key} (host id {host_id!r}) has no answer recorded")
         return []

@@ -9,7 +9,10 @@
   ones that crossed it, with the recorded id;
 - ``progress_mapped`` (correlation), per host call: every progress notification passed on
   carries the upstream request's token as the upstream sent it and the host's own token
-  to the host, its other params unchanged, and comes before the host's answer;
+  (the token of the host request it was passed on during: a 2026-07-28 call's round) to
+  the host, its other params unchanged; every notification comes before that request's
+  answer; a log message reaches a 2026-07-28 request only if it asked for log messages
+  (``io.modelcontextprotocol/logLevel``), at that level or above;
 - ``cancel_honoured`` (correlation), per cancelled host call that went upstream: the
   upstream request was cancelled (a ``notifications/cancelled`` naming its id, on its
   connection) and never answered to the host.
@@ -21,6 +24,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from ..protocol.request_envelope import LOG_LEVEL_KEY
+from ..protocol.versions import MODERN_VERSIONS
+from ..server.request_stream import at_least
 from .verdict import Finding
 
 __all__ = ["Passing", "passing_findings"]
@@ -116,6 +122,9 @@ def _host_problem(ask: Event, replies: list[Event], received: list[Event], answe
     """What is wrong with an ask the host answered (None: nothing)."""
     opened = received[0]["seq"] if received else None
     closed = answered[-1]["seq"] if answered else None  # (input_required rounds: the last)
+    if ask.get("round") is not None and ask.get("outcome") == "host_left":
+        # a 2026-07-28 host that never retried: its ask is settled after its last round
+        return _never_retried(answered)
     if opened is None or ask["seq"] < opened or (closed is not None and ask["seq"] > closed):
         return "the host was asked outside the host call it belongs to"
     answer = ask.get("host_answer") or {}
@@ -141,6 +150,14 @@ def _host_problem(ask: Event, replies: list[Event], received: list[Event], answe
     return None
 
 
+def _never_retried(answered: list[Event]) -> str | None:
+    """What is wrong with an ask recorded as given up for want of the host's retry (None: nothing)."""
+    last = (answered[-1].get("message") or {}).get("result") if answered else None
+    if not isinstance(last, dict) or last.get("resultType") != "input_required":
+        return "the host is recorded as never retrying, yet its call's last answer asks nothing of it"
+    return None
+
+
 def _same_answer(method: Any, host: Event, upstream: Event) -> bool:
     if "error" in host or "error" in upstream:
         return (host.get("error") or {}).get("code") == (upstream.get("error") or {}).get("code")
@@ -155,10 +172,20 @@ def _progress(key: str, relayed: list[Event], host_in: dict[str, list[Event]],
               host_out: dict[str, list[Event]], sent_for: dict[str, list[Event]], said: Say) -> Finding:
     progress = [e for e in relayed if e.get("method") == PROGRESS]
     received = host_in.get(key, [])
-    host_token = _token((received[0].get("message") or {}).get("params")) if received else None
     upstream_tokens = {_token(e.get("message", {}).get("params")) for e in sent_for.get(key, [])}
     answered = host_out.get(key, [])
+    for event in relayed:
+        request, answer = _round_of(event, received, answered)
+        if answer is not None and event["seq"] > answer["seq"]:
+            what = "progress" if event.get("method") == PROGRESS else "a log message"
+            return said("correlation", "progress_mapped", False, f"{what} passed on after the host's answer",
+                        event, answer)
+        wrong = _unasked_log(event, request) if event.get("method") != PROGRESS else None
+        if wrong is not None:
+            return said("correlation", "progress_mapped", False, wrong, event, *filter(None, [request]))
     for event in progress:
+        request, _ = _round_of(event, received, answered)
+        host_token = _token((request.get("message") or {}).get("params")) if request else None
         upstream = (event.get("upstream") or {}).get("params") or {}
         given = event.get("host") or {}
         rest_same = {k: v for k, v in upstream.items() if k != "progressToken"} == \
@@ -170,12 +197,37 @@ def _progress(key: str, relayed: list[Event], host_in: dict[str, list[Event]],
         if given.get("progressToken") != host_token or not rest_same:
             return said("correlation", "progress_mapped", False,
                         "progress passed on without the host's own token, or altered", event)
-        if answered and event["seq"] > answered[0]["seq"]:
-            return said("correlation", "progress_mapped", False, "progress passed on after the host's answer",
-                        event, answered[0])
     logs = len(relayed) - len(progress)
     counted = f"{len(progress)} progress notifications passed on with the host's token, {logs} log messages"
     return said("correlation", "progress_mapped", True, counted, *relayed)
+
+
+def _round_of(event: Event, received: list[Event], answered: list[Event]
+              ) -> tuple[Event | None, Event | None]:
+    """The host request a notification was passed on during (a 2026-07-28 call taking
+    rounds: the round it names by id), and that request's answer (None: not answered)."""
+    wanted = _id(event.get("host_id"))
+    request = next((e for e in received if _id((e.get("message") or {}).get("id")) == wanted),
+                   received[0] if received else None)
+    answer = next((e for e in answered if _id((e.get("message") or {}).get("id")) == wanted),
+                  answered[0] if answered else None)
+    return request, answer
+
+
+def _unasked_log(event: Event, request: Event | None) -> str | None:
+    """Why a log message should not have reached a 2026-07-28 request (None: it may): such a
+    request asks for them with ``io.modelcontextprotocol/logLevel``, at that level and above."""
+    if request is None or request.get("protocol_version") not in MODERN_VERSIONS:
+        return None  # a 2025 host's level is its session's (logging/setLevel)
+    meta = ((request.get("message") or {}).get("params") or {}).get("_meta")
+    wanted = meta.get(LOG_LEVEL_KEY) if isinstance(meta, dict) else None
+    if not isinstance(wanted, str):
+        return (f"a log message passed on to the 2026-07-28 request {request.get('host_id')!r}, which asked "
+                f"for none (no {LOG_LEVEL_KEY})")
+    level = (event.get("host") or {}).get("level")
+    if not at_least(level, wanted):
+        return f"a log message at {level!r} reached a 2026-07-28 request that asked for {wanted!r} and up"
+    return None
 
 
 def _token(params: Any) -> Any:

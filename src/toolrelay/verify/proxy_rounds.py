@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from .verdict import Finding
 
-__all__ = ["is_in_rounds", "round_chain"]
+__all__ = ["asks_again", "is_in_rounds", "round_chain"]
 
 Event = dict[str, Any]
 Say = Callable[..., Finding]
@@ -29,6 +29,11 @@ def is_in_rounds(received: list[Event]) -> bool:
 
 def _result(event: Event) -> Any:
     return (event.get("message") or {}).get("result")
+
+
+def asks_again(answer: Event) -> bool:
+    """Whether a host answer is an ``input_required`` round (it asks, it does not answer)."""
+    return _asks_again(answer)
 
 
 def _asks_again(answer: Event) -> bool:

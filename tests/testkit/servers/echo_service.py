@@ -56,6 +56,8 @@ class EchoService:
     name = "echo-test"
     version = "1.2.3"
     instructions: str | None = "A test service."
+    uses_client_roots = True
+    """Its ``roots`` tool reports them: the session asks a client that offers roots for them."""
 
     def __init__(self) -> None:
         self.calls = CallLog()
