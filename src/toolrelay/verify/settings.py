@@ -11,13 +11,13 @@ settings has none to check.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final
 
 from ..events import ModelRequestEvent, RunResumedEvent, RunStartEvent, UserTurnEvent
 from ..protocol import chat
 from ..relay.stages.dialects import dialect_of
 from .facts import RunFacts
+from .jsonpath import excerpt
 from .record import RunRecord
 from .verdict import Finding
 
@@ -51,7 +51,7 @@ def check_request_settings(run: RunRecord, facts: RunFacts) -> list[Finding]:
             return [Finding(link="next_input", ok=False, check=_CHECK, turn=event.get("turn"),
                             seqs=(declared_at, event["seq"]),
                             message=f"the request at seq {event['seq']} {problem}, but the run declared "
-                                    f"the request settings {_shown(declared)} (seq {declared_at})")]
+                                    f"the request settings {_excerpt(declared)} (seq {declared_at})")]
         checked += 1
     if not checked:
         return []
@@ -72,10 +72,9 @@ def _missing(expected: dict[str, Any], body: dict[str, Any]) -> str | None:
         if key not in body:
             return f"has no {key}"
         if body[key] != value:
-            return f"sends {key} {_shown(body[key])}"
+            return f"sends {key} {_excerpt(body[key])}"
     return None
 
 
-def _shown(value: Any, limit: int = 160) -> str:
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _excerpt(value: Any) -> str:
+    return excerpt(value, 160)
