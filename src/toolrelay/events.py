@@ -330,8 +330,8 @@ class RunStartEvent(Event):
     server's prompt, attached resources); verify expects the first request to start so."""
     settings: dict[str, Any] | None = None
     """The request settings every request of the run carries (``--request-settings``, the
-    sampling options: ``RequestSettings.extra``, in the loop's names); verify holds each
-    request to them. Recorded only when there are some."""
+    sampling options: ``RequestSettings.extra``, in the loop's names as the run's API takes
+    them: ``assembly.request_file``); verify holds each request to them. Recorded only when there are some."""
 
 
 @dataclass(slots=True, kw_only=True)
