@@ -1,10 +1,10 @@
 """The model client against the stand-in's streams: its rate and pauses, the faults it
 injects (an error event, a cut, response.failed after a call, no response.completed) and
 a terminal event held until a file exists. Every test takes the ``dialect`` fixture: it
-runs with ``--api chat``'s client too, against the
-stand-in's chat stream (its faults, pacing and pauses: docs/model.md), and asserts that
-stream's own updates where they differ (a chat call closes as the next one starts, its text
-comes in chunks, its error is an ``error`` object)."""
+runs with ``--api chat``'s client too, against the stand-in's chat stream (its faults,
+pacing and pauses: docs/model.md), and asserts that stream's own updates where they differ
+(a chat call closes as the next one starts, its text comes in chunks, its error is an
+``error`` object)."""
 
 from __future__ import annotations
 
