@@ -26,6 +26,7 @@ from typing import Any, Final
 
 from ..errors import UsageError
 from ..protocol import json_depth
+from ..protocol.foreign_names import CHAT_FUNCTION_CALL
 from ..relay.stages.sampling_fields import SAMPLING, SEED_NEEDS_CHAT, sampling_problem
 
 __all__ = [
@@ -41,7 +42,7 @@ OWNED: Final[Mapping[str, str]] = {
     "tools": "--config (the servers' tools), --declare and --tool-search",
     "functions": "--config (the servers' tools)",
     "tool_choice": "--tool-choice (a batch task: its tool_choice field)",
-    "function_call": "--tool-choice",
+    CHAT_FUNCTION_CALL: "--tool-choice",
     "parallel_tool_calls": "--no-parallel",
     "stream": "--no-stream",
     "stream_options": "--no-stream (toolrelay asks a chat stream for its usage itself)",

@@ -22,8 +22,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
 from ..assembly.options import EXTRA_BODY, RunOptions, check_api, settings_of, task_key
-from ..assembly.request_file import loop_names
 from ..assembly.parts import BATCH_WORDING, Assembly, check_options
+from ..assembly.request_file import loop_names
 from ..errors import ModelError, ToolrelayError, UsageError
 from ..events import Event, EventStream, ServerReady, ServerStarting
 from ..model import ResponsesClient
