@@ -10,6 +10,7 @@ rejects a copy whose requests do not carry them.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -22,6 +23,8 @@ from testkit.dialect import DIALECTS, Dialect
 from testkit.transcripts import transcript_events
 from toolrelay.assembly.request_file import dialect_fields, loop_names
 from toolrelay.cli.main import main
+from toolrelay.client.config import builtin_file_server
+from toolrelay.conversation import Conversation
 from toolrelay.errors import UsageError
 from toolrelay.runner import RunOptions, check_options
 from toolrelay.verify import load_run, verify
@@ -51,7 +54,7 @@ def workspace(root: Path, settings: Any = None) -> Path:
     return root
 
 
-def toolrelay(cmd: list[str], root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run_cli(cmd: list[str], root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*cmd, "run", "Read notes.txt", "--model", "offline", "--script", "script.json",
                            "--quiet", *args], cwd=root, capture_output=True, text=True, timeout=60)
 
@@ -75,7 +78,7 @@ def settled(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     """A run with ``SETTINGS`` in each dialect: its transcript."""
     dialect = Dialect(request.param)
     root = workspace(tmp_path_factory.mktemp(dialect.api), SETTINGS)
-    done = toolrelay([sys.executable, "-m", "toolrelay"], root, "--api", dialect.api,
+    done = run_cli([sys.executable, "-m", "toolrelay"], root, "--api", dialect.api,
                      "--request-settings", "settings.json", "--transcript", "run.jsonl")
     assert done.returncode == 0, done.stderr
     return dialect, root / "run.jsonl"
@@ -98,7 +101,7 @@ def test_the_files_fields_reach_every_request_in_each_dialect(settled: tuple[Dia
 
 def test_the_sampling_options_win_over_the_file(tmp_path: Path, toolrelay_cmd: list[str]) -> None:
     root = workspace(tmp_path, {"temperature": 0.3, "top_p": 0.5, "max_completion_tokens": 99})
-    done = toolrelay(toolrelay_cmd, root, "--request-settings", "settings.json", "--temperature", "0.9",
+    done = run_cli(toolrelay_cmd, root, "--request-settings", "settings.json", "--temperature", "0.9",
                      "--max-output-tokens", "300", "--transcript", "run.jsonl")
     assert done.returncode == 0, done.stderr
     for body in requests(root / "run.jsonl"):
@@ -111,7 +114,7 @@ def test_a_servers_own_extras_are_sent_as_given(
     tmp_path: Path, toolrelay_cmd: list[str], dialect: Dialect
 ) -> None:
     root = workspace(tmp_path, {"top_k": 20, "repetition_penalty": 1.05, "temperature": 0.6})
-    done = toolrelay(toolrelay_cmd, root, "--api", dialect.api, "--request-settings", "settings.json",
+    done = run_cli(toolrelay_cmd, root, "--api", dialect.api, "--request-settings", "settings.json",
                      "--transcript", "run.jsonl")
     assert done.returncode == 0, done.stderr
     for body in requests(root / "run.jsonl"):
@@ -124,7 +127,7 @@ def test_a_servers_own_extras_are_sent_as_given(
 
 def test_explain_and_view_show_the_runs_settings(tmp_path: Path, toolrelay_cmd: list[str]) -> None:
     root = workspace(tmp_path, {"metadata": {"suite": "shown"}})
-    assert toolrelay(toolrelay_cmd, root, "--request-settings", "settings.json", "--transcript", "run.jsonl",
+    assert run_cli(toolrelay_cmd, root, "--request-settings", "settings.json", "--transcript", "run.jsonl",
                      "--temperature", "0.2").returncode == 0
     explained = subprocess.run([*toolrelay_cmd, "explain", "run.jsonl"], cwd=root, capture_output=True,
                                text=True, timeout=60)
@@ -140,7 +143,7 @@ def test_no_store_still_asks_for_encrypted_reasoning_beside_the_files_include(
     tmp_path: Path, toolrelay_cmd: list[str]
 ) -> None:
     root = workspace(tmp_path, {"include": ["message.output_text.logprobs"]})
-    done = toolrelay(toolrelay_cmd, root, "--request-settings", "settings.json", "--no-store",
+    done = run_cli(toolrelay_cmd, root, "--request-settings", "settings.json", "--no-store",
                      "--transcript", "run.jsonl")
     assert done.returncode == 0, done.stderr
     for body in requests(root / "run.jsonl"):
@@ -274,3 +277,30 @@ def test_a_changed_declaration_is_rejected(settled: tuple[Dialect, Path], tmp_pa
     verdict = _tampered(settled[1], tmp_path / "declared.jsonl", declare_other)
     assert verdict.broken is not None and verdict.broken.check == "request_settings"
     assert "sends temperature 0.3" in verdict.broken.message
+
+
+def test_a_conversations_user_turns_declare_and_carry_the_settings(tmp_path: Path) -> None:
+    """``toolrelay chat``'s library: each user turn's record declares the settings too."""
+    root = workspace(tmp_path)
+    (root / "script.json").write_text(json.dumps({"turns": [{"message": "one"}, {"message": "two"}]}))
+    opts = RunOptions(model="offline", script=root / "script.json", config=[builtin_file_server(root)],
+                      transcript=root / "chat.jsonl", extra_body={"metadata": {"suite": "chat"}})
+
+    async def talk() -> None:
+        async with Conversation(opts) as conversation:
+            for question in ("first?", "second?"):
+                assert (await conversation.send(question)).status == "completed"
+
+    asyncio.run(talk())
+    events = transcript_events(root / "chat.jsonl")
+    assert [e["settings"] for e in events if e["kind"] in ("run_start", "user_turn")] == [
+        {"metadata": {"suite": "chat"}}] * 2
+    assert [e["body"]["metadata"] for e in events if e["kind"] == "model_request"] == [{"suite": "chat"}] * 2
+    assert verify(load_run(root / "chat.jsonl")).ok
+
+    def declare_other(changed: list[dict[str, Any]]) -> None:
+        next(e for e in changed if e["kind"] == "user_turn")["settings"] = {"metadata": {"suite": "other"}}
+
+    verdict = _tampered(root / "chat.jsonl", tmp_path / "tampered.jsonl", declare_other)
+    assert verdict.broken is not None and verdict.broken.check == "request_settings"
+    assert 'sends metadata {"suite": "chat"}' in verdict.broken.message
