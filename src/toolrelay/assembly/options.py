@@ -303,6 +303,8 @@ def check_sampling(opts: RunOptions) -> None:
 def sampling_of(opts: RunOptions) -> dict[str, Any]:
     """The sampling fields ``opts`` gives (those not None)."""
     return {key: getattr(opts, key) for key in SAMPLING if getattr(opts, key) is not None}
+
+
 STORE_INCLUDE = "reasoning.encrypted_content"
 """What ``--no-store`` asks a request to ``include`` (``relay.stages.request``)."""
 EXTRA_BODY = "the request settings (extra_body, --request-settings)"
