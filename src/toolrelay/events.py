@@ -309,7 +309,7 @@ class CompactionEvent(Event):
 @dataclass(slots=True, kw_only=True)
 class RunStartEvent(Event):
     kind: ClassVar[str] = "run_start"
-    optional_fields: ClassVar[frozenset[str]] = frozenset({"early", "input"})
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"early", "input", "settings"})
     run_id: str
     model: str
     endpoint: str
@@ -328,6 +328,10 @@ class RunStartEvent(Event):
     input: list[dict[str, Any]] | None = None
     """The run's first input items when they are not the task as one user message (a
     server's prompt, attached resources); verify expects the first request to start so."""
+    settings: dict[str, Any] | None = None
+    """The request settings every request of the run carries (``--request-settings``, the
+    sampling options: ``RequestSettings.extra``, in the loop's names as the run's API takes
+    them: ``assembly.request_file``); verify holds each request to them. Recorded only when there are some."""
 
 
 @dataclass(slots=True, kw_only=True)

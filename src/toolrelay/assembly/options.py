@@ -30,6 +30,7 @@ from ..relay.stages.instructions import with_server_instructions
 from ..relay.stages.namespaces import DeclareMode
 from ..relay.stages.request import RequestSettings
 from ..relay.stages.sampling_fields import SAMPLING, SEED_NEEDS_CHAT, sampling_extra, sampling_problem
+from .request_file import dialect_fields, loop_names
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -100,6 +101,9 @@ class RunOptions:
     stream: bool = True
     """Stream the answers (``--no-stream``: False asks for whole responses)."""
     extra_body: dict[str, Any] = field(default_factory=dict)
+    """Request settings: more body fields sent with every request as given (``--request-settings
+    FILE`` fills it: ``assembly.request_file``); fields toolrelay sets itself are refused, and
+    the sampling fields above win over their namesakes here."""
     prompt_cache_key: str | None = None
     """Sent as ``prompt_cache_key`` with every request (``--prompt-cache-key``): requests that
     share it share the endpoint's prompt cache. A batch's tasks default to the batch's name
@@ -274,6 +278,8 @@ def check_api(opts: RunOptions) -> None:
         raise UsageError(f"api must be one of {', '.join(API_CHOICES)}, not {opts.api!r}")
     check_sampling(opts)
     check_compact_at(opts)
+    if opts.extra_body:
+        settings_of(opts, EXTRA_BODY)
     if opts.api != "chat":
         return
     if opts.chain:
@@ -297,6 +303,20 @@ def check_sampling(opts: RunOptions) -> None:
 def sampling_of(opts: RunOptions) -> dict[str, Any]:
     """The sampling fields ``opts`` gives (those not None)."""
     return {key: getattr(opts, key) for key in SAMPLING if getattr(opts, key) is not None}
+
+
+STORE_INCLUDE = "reasoning.encrypted_content"
+"""What ``--no-store`` asks a request to ``include`` (``relay.stages.request``)."""
+EXTRA_BODY = "the request settings (extra_body, --request-settings)"
+"""How the errors of a run's own request settings name them."""
+
+
+def settings_of(opts: RunOptions, source: str) -> dict[str, Any]:
+    """``opts.extra_body`` checked and as a request of ``opts.api`` carries it (``request_file``):
+    ``UsageError`` naming ``source`` and the field."""
+    return dialect_fields(loop_names(opts.extra_body, source), opts.api, source)
+
+
 def check_compact_at(opts: RunOptions) -> None:
     """A compaction threshold is a positive token count, and a Responses feature."""
     threshold = opts.compact_at
@@ -328,7 +348,16 @@ def request_settings(
         context_mode="chain" if opts.chain else "replay",
         store=opts.store,
         stream=opts.stream,
-        extra=sampling_extra(sampling_of(opts), opts.extra_body),
+        extra=_with_store_include(opts, sampling_extra(sampling_of(opts), settings_of(opts, EXTRA_BODY))),
         prompt_cache_key=opts.prompt_cache_key,
         compact_at=opts.compact_at,
     )
+
+
+def _with_store_include(opts: RunOptions, extra: dict[str, Any]) -> dict[str, Any]:
+    """``extra`` whose own ``include`` (sent over the request's) also asks for the encrypted
+    reasoning ``--no-store`` replays."""
+    include = extra.get("include")
+    if opts.store is not False or not isinstance(include, list) or STORE_INCLUDE in include:
+        return extra
+    return {**extra, "include": [STORE_INCLUDE, *include]}

@@ -275,16 +275,18 @@ async def model_sampler(
     return responses_sampler(client, opts.model)
 
 
-def check_options(options: RunOptions) -> None:
+def check_options(options: RunOptions, *, endpoint: bool = True) -> None:
     """Every check a run makes before it starts anything, on its own (it starts nothing
     either): for a caller that prepares something first, as the demo creates its folder,
-    and must create nothing on a usage error."""
+    and must create nothing on a usage error. ``endpoint=False``: not the hosted endpoint's
+    (a batch whose tasks name their own: ``batches.endpoints``)."""
     check_context_mode(options)
     check_pins(options)
     load_prices(options.prices)
     servers_from(options.config, events=EventStream())  # no subscriber: the run says its notices
     _add_function_servers([], options)
     if options.model != OFFLINE_MODEL:
-        hosted_endpoint(options)
+        if endpoint:
+            hosted_endpoint(options)
     elif options.script is not None:
         load_script(options.script)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ..assembly.options import OFFLINE_MODEL, RunOptions
 from ..errors import UsageError, os_reason
+from .endpoints import check_batch_endpoint, first_without_endpoint
 from .folder_lock import LOCK_FILE, folder_lock
 from .results import RESULTS_FILE, TRANSCRIPTS, ResultsFile, TaskResult
 from .tasks import TaskFile, TaskSpec, task_specs
@@ -107,6 +108,14 @@ def _specs(tasks: TaskSource) -> Iterable[TaskSpec]:
     return task_specs(tasks)
 
 
+def _first_without_endpoint(tasks: TaskSource, specs: Iterable[TaskSpec]) -> str | None:
+    """Where the first task that needs the batch's endpoint is, when the tasks are known
+    before they run (a file, a list); None for tasks given one by one (each says so itself)."""
+    if isinstance(specs, TaskFile):
+        return specs.first_without_endpoint
+    return first_without_endpoint(tasks) if isinstance(tasks, list | tuple) else None
+
+
 async def batch_async(
     tasks: TaskSource, options: BatchOptions, *, engine: Engine = "local"
 ) -> AsyncIterator[TaskResult]:
@@ -114,6 +123,7 @@ async def batch_async(
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
     specs = _specs(tasks)
+    check_batch_endpoint(options.run, _first_without_endpoint(tasks, specs))
     out = Path(options.out)
     check_folder(out)
     with folder_lock(out):

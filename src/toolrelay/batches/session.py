@@ -21,20 +21,22 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
-from ..assembly.options import RunOptions, check_api, task_key
+from ..assembly.options import EXTRA_BODY, RunOptions, check_api, settings_of, task_key
 from ..assembly.parts import BATCH_WORDING, Assembly, check_options
-from ..errors import ModelError, ToolrelayError
+from ..assembly.request_file import loop_names
+from ..errors import ModelError, ToolrelayError, UsageError
 from ..events import Event, EventStream, ServerReady, ServerStarting
 from ..model import ResponsesClient
 from ..relay.catalog import Catalog
 from ..relay.loop import Relay, RunResult
 from ..relay.stages.context import CallHook
+from .endpoints import no_endpoint_error
 from .records import TaskTranscript, UsageTally, recorded_result, uncertain_result
 from .results import TRANSCRIPTS, TaskResult
 from .resume import TaskState, read_state
 from .routing import TaskRouter
 from .sampling import SAMPLING, check_task_seed
-from .tasks import TaskSpec
+from .tasks import TaskSpec, names_its_endpoint
 
 if TYPE_CHECKING:  # the otel extra is imported only when the batch is traced
     from ..otel.batch_spans import BatchTrace
@@ -60,7 +62,7 @@ class BatchSession:
     """Servers and model endpoints opened once; ``run_task`` runs one task on them."""
 
     def __init__(self, options: RunOptions, out: Path, *, trace: BatchTrace | None = None) -> None:
-        check_options(options)
+        check_options(options, endpoint=False)  # the batch's own endpoint: opened in __aenter__
         self.options = options
         self.out = out
         self.router = TaskRouter()
@@ -84,17 +86,27 @@ class BatchSession:
         self._host = self.parts.host(self.parts.sample)
         shared = [server for server in self.parts.servers if not server.isolate]
         self.catalog = self.parts.catalog(shared, self._host)
+        self._no_endpoint: str | None = None
+        """Why the batch has no endpoint of its own (None: it has one)."""
         self._plain_options: RunOptions | None = None
         """``options_for`` a task with no overrides (most of them): the same for every one."""
 
     async def __aenter__(self) -> BatchSession:
         try:
             await self._stack.enter_async_context(self.catalog)
-            await self.parts.client()  # the batch's own endpoint: a problem shows before any task
+            await self._own_client()
         except BaseException:
             await self._stack.aclose()
             raise
         return self
+
+    async def _own_client(self) -> None:
+        """Open the batch's own endpoint, so that a problem shows before any task; a batch
+        without one (no key, no URL) runs the tasks that name their own (``endpoints``)."""
+        try:
+            await self.parts.client()
+        except UsageError as exc:
+            self._no_endpoint = str(exc)
 
     async def __aexit__(
         self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
@@ -112,10 +124,17 @@ class BatchSession:
     def _overridden(self, task_id: str, given: dict[str, Any]) -> RunOptions:
         limits = {key: given.pop(key) for key in _LIMIT_OVERRIDES if key in given}
         sampling: dict[str, Any] = {key: given.pop(key) for key in SAMPLING if key in given}
+        settings = given.pop("request_settings", None)
+        if settings:  # over the batch's: its sampling fields are the task's own
+            sampling |= {key: settings[key] for key in SAMPLING if key in settings}
+            rest = {key: value for key, value in settings.items() if key not in SAMPLING}
+            given["extra_body"] = {**loop_names(self.options.extra_body, EXTRA_BODY), **rest}
         if "api_key_env" in given:
             given["api_key"] = task_key(task_id, given.pop("api_key_env"), self.options.environ)
         opts = replace(self.options, **given, **sampling) if given or sampling else self.options
         check_task_seed(sampling, opts.api, task_id)
+        if opts.extra_body:  # said in the task's words (its api may not be the batch's)
+            settings_of(opts, f"task {task_id}: the request settings (--request-settings and the task's)")
         if opts.prompt_cache_key is None:
             opts = replace(opts, prompt_cache_key=family_cache_key(self.out.name, opts))
         check_api(opts)
@@ -147,7 +166,10 @@ class BatchSession:
         except ToolrelayError as exc:
             if state is None:
                 self._transcript(path, None, None).close()
-            return self._ended(spec, None, started, error=str(exc))
+            error = str(exc)
+            if self._no_endpoint is not None and not names_its_endpoint(spec.overrides):
+                error = no_endpoint_error(spec, self._no_endpoint)
+            return self._ended(spec, None, started, error=error)
         stream = EventStream(flood=None)
         usage = UsageTally(state.usage if state is not None else {})
         stream.subscribe(usage)

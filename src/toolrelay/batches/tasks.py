@@ -8,7 +8,9 @@ stand-in's script, a path relative to the tasks file), and the task's own endpoi
 the environment variable holding its key, never the key: a rollout gateway's per-session
 URL and key), and the sampling fields sent in its request bodies: ``temperature``,
 ``top_p``, ``seed``, ``max_output_tokens``, ``top_logprobs``
-(``batches.sampling``). Ids are unique names of a
+(``batches.sampling``), and ``request_settings``: an object of body fields merged over
+the batch's ``--request-settings`` (``assembly.request_file``: the same checks; its sampling
+fields are the task's own). Ids are unique names of a
 transcript file (letters, digits, ``.``, ``_``, ``-``); a duplicate id is a usage error
 naming both lines, found before any task runs. Any other bad line (not JSON, no task, an
 unknown key, a wrong type) is reported with its line number and skipped.
@@ -27,18 +29,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from ..assembly.options import OFFLINE_MODEL
+from ..assembly.request_file import loop_names
 from ..errors import UsageError, os_reason
 from ..protocol.json_depth import loads
 from .sampling import SAMPLING, check_sampling
 
-__all__ = ["OVERRIDES", "TaskFile", "TaskSpec", "task_specs"]
+__all__ = ["OVERRIDES", "TaskFile", "TaskSpec", "names_its_endpoint", "task_specs"]
 
 _ID: Final = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$")
 _COUNTS: Final = ("max_turns", "max_tool_calls", "compact_at")
 _TEXTS: Final = ("model", "instructions", "tool_choice", "script", "prompt_cache_key", "base_url",
                   "api_key_env")
 _APIS: Final = ("responses", "chat", "auto")
-OVERRIDES: Final = frozenset({*_COUNTS, *_TEXTS, *SAMPLING, "timeout", "api"})
+_SETTINGS: Final = "request_settings"
+OVERRIDES: Final = frozenset({*_COUNTS, *_TEXTS, *SAMPLING, "timeout", "api", _SETTINGS})
 """The run options a task line may set for itself."""
 
 
@@ -71,6 +76,10 @@ def parse_task(row: Any, *, line: int = 0, base: Path | None = None) -> TaskSpec
     if not isinstance(text, str) or not text.strip():
         raise _BadLine(f"task {task_id}: task must be a non-empty string")
     overrides = {key: _override(key, row[key], task_id) for key in sorted(OVERRIDES & set(row))}
+    twice = sorted(set(SAMPLING) & set(row) & set(overrides.get(_SETTINGS, ())))
+    if twice:
+        raise _BadLine(f"task {task_id}: {twice[0]} is given twice, in the line and in its request_settings: "
+                       "give it once")
     if "script" in overrides:
         script = Path(overrides["script"])
         overrides["script"] = str(script if script.is_absolute() or base is None else base / script)
@@ -84,6 +93,14 @@ def _override(key: str, value: Any, task_id: str) -> Any:
     elif key == "api":
         if value not in _APIS:
             raise _BadLine(f"task {task_id}: api must be one of {', '.join(_APIS)}, got {value!r}")
+    elif key == _SETTINGS:
+        if not isinstance(value, Mapping):
+            raise _BadLine(f"task {task_id}: request_settings must be an object of request body fields, "
+                           f"got {value!r}")
+        try:
+            return loop_names(value, f"task {task_id}: request_settings")
+        except UsageError as bad:
+            raise _BadLine(str(bad)) from None
     elif key in SAMPLING:
         if (why := check_sampling(key, value, task_id)) is not None:
             raise _BadLine(why)
@@ -102,6 +119,8 @@ class TaskFile:
         self.path = Path(path)
         self.problems: list[str] = []
         self.count = 0
+        self.first_without_endpoint: str | None = None
+        """Where the first task that names no endpoint of its own is (``endpoints``), or None."""
         first_line: dict[str, int] = {}
         for number, row in self._rows():
             try:
@@ -116,6 +135,8 @@ class TaskFile:
                 )
             first_line[spec.id] = number
             self.count += 1
+            if self.first_without_endpoint is None and not names_its_endpoint(spec.overrides):
+                self.first_without_endpoint = f"{self.path}:{number} (task {spec.id})"
 
     def __iter__(self) -> Iterator[TaskSpec]:
         for number, row in self._rows():
@@ -135,6 +156,11 @@ class TaskFile:
             raise UsageError(f"cannot read the tasks file {self.path}: {os_reason(exc)}") from None
         except UnicodeDecodeError:
             raise UsageError(f"the tasks file {self.path} is not UTF-8 text") from None
+
+
+def names_its_endpoint(overrides: Mapping[str, Any]) -> bool:
+    """Whether a task's overrides name the endpoint it asks (so the batch's is not needed)."""
+    return "base_url" in overrides or overrides.get("model") == OFFLINE_MODEL
 
 
 def _json(text: str) -> Any:

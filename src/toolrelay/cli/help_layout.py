@@ -20,6 +20,7 @@ _LIMITS = ("--max-turns", "--max-tool-calls", "--timeout", "--call-timeout", "--
            "--output-budget", "--media-budget", "--text-only")
 _MODEL = ("--model", "--base-url", "--api", "--script", "--instructions", "--chain", "--no-store",
           "--tool-choice", "--no-parallel", "--no-stream", "--early", "--prompt-cache-key",
+          "--request-settings",
           "--temperature", "--top-p", "--seed", "--max-output-tokens", "--top-logprobs",
           "--compact-at", "--prices")
 

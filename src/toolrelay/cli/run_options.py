@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from ..assembly.options import DEFAULT_MODEL, RunOptions
+from ..assembly.request_file import dialect_fields, load_request_settings
 from ..model.chat_client import API_CHOICES
 from ..relay.loop import RunLimits
 from ..relay.stages.deferred import TOOL_SEARCH_MODES
@@ -69,6 +70,12 @@ SHARED: Final[tuple[Shared, ...]] = (
                                     "key share the endpoint's prompt cache)",
            "prompt_cache_key of every task's requests (default: the batch's name and the task's family)",
            {"metavar": "KEY"}),
+    Shared(("--request-settings",),
+           "a JSON object of body fields sent with every request as given (prompt_cache_options, "
+           "reasoning, text, metadata, service_tier, a server's extras such as top_k); the sampling "
+           "options win over the file's fields",
+           "a JSON object of body fields sent with every task's requests (a task's request_settings "
+           "go over it)", {"metavar": "FILE"}),
     Shared(("--temperature",), "sampling temperature, 0 to 2 (default: the endpoint's)",
            "sampling temperature, 0 to 2 (a task's own temperature wins)",
            {"type": a_number, "metavar": "T"}),
@@ -185,5 +192,15 @@ def shaping_options(args: argparse.Namespace) -> RunOptions:
         max_sampling_per_call=args.max_sampling_per_call, pins=args.pins,
         prompt_cache_key=args.prompt_cache_key, temperature=args.temperature, top_p=args.top_p,
         seed=args.seed, max_output_tokens=args.max_output_tokens, top_logprobs=args.top_logprobs,
-        compact_at=args.compact_at, prices=args.prices,
+        compact_at=args.compact_at, prices=args.prices, extra_body=request_settings_of(args),
     )
+
+
+def request_settings_of(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``--request-settings`` file's fields ({} without one), checked for ``--api`` here so
+    that an error names the file (a batch task of another API is checked as it starts)."""
+    if args.request_settings is None:
+        return {}
+    fields = load_request_settings(args.request_settings)
+    dialect_fields(fields, args.api, f"request settings {args.request_settings}")
+    return fields

@@ -236,6 +236,7 @@ class Relay:
             "context_mode": self.settings.context_mode, "strict": self.strict, "task": task,
             "output_budget": self.limits.output_budget, "media_budget": self.limits.media_budget,
             "multimodal": self.limits.multimodal, "early": self._early_policy(), "input": first_input,
+            "settings": dict(self.settings.extra) or None,
         }
         if turn is None:
             return RunStartEvent(**fields)

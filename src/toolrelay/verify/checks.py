@@ -38,6 +38,7 @@ from .record import RunRecord
 from .resumed import check_resumes
 from .searches import check_search_calls, check_search_pairs
 from .server_requests import check_server_requests
+from .settings import check_request_settings
 from .streamed import check_streams
 from .tasks import check_tasks
 from .usage import check_usage
@@ -77,6 +78,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("next_input", check_context),
     ("next_input", check_compaction_records),
     ("next_input", check_user_turns),
+    ("next_input", check_request_settings),
     ("next_input", check_body_digests),
     ("next_input", check_answer_order),
 )

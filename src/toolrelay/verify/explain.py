@@ -107,6 +107,7 @@ def _header(run: RunRecord) -> list[str]:
         f"{'strict' if run.strict else 'non-strict'} · {ending}",
         f"source: {run.source}",
         f"task: {excerpt(start.get('task'), 100)}",
+        *([f"request settings: {excerpt(start['settings'], 160)}"] if start.get("settings") else []),
         "",
     ]
 

@@ -420,7 +420,16 @@ def _declarations(record: dict[str, Any]) -> Row:
 
 def _run_start(record: dict[str, Any]) -> Row:
     return _base(record, stage="task", source="user", target="app", label=str(record.get("task") or ""),
-                 detail=f"model {record.get('model')} · context {record.get('context_mode')}")
+                 detail=f"model {record.get('model')} · context {record.get('context_mode')}"
+                        + _settings_of(record))
+
+
+def _settings_of(record: dict[str, Any]) -> str:
+    """The request settings a run declared (``--request-settings``, the sampling options)."""
+    settings = record.get("settings")
+    if not isinstance(settings, dict) or not settings:
+        return ""
+    return " · request settings " + json.dumps(settings, ensure_ascii=False, separators=(",", ":"))
 
 
 def _run_resumed(record: dict[str, Any]) -> Row:
