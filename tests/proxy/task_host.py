@@ -48,9 +48,10 @@ class TaskHost:
 
     @classmethod
     async def start(cls, config: Path, transcript: Path, *, capabilities: dict[str, Any] | None = None,
-                    version: str = "2025-11-25", answer: Answer | None = None) -> TaskHost:
+                    version: str = "2025-11-25", answer: Answer | None = None, more: tuple[str, ...] = ()
+                    ) -> TaskHost:
         proc = await asyncio.create_subprocess_exec(
-            PYTHON, *proxy_args(config, transcript), stdin=asyncio.subprocess.PIPE,
+            PYTHON, *proxy_args(config, transcript, *more), stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=2**22)
         host = cls(proc, answer)
         declared = capabilities if capabilities is not None else {"tasks": TASKS_CAPABILITY,

@@ -41,7 +41,15 @@ from ..client.tool_tasks import TASKS_VERSION, created_task
 from ..errors import RpcError, ToolrelayError, TransportError
 from ..protocol import jsonrpc
 from ..protocol import mcp as m
-from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONObject, Notification, Request, RequestId
+from ..protocol.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    JSONObject,
+    Notification,
+    Request,
+    RequestId,
+)
 from ..protocol.passthrough import passed_on
 from ..redaction import redact
 from ..relay.catalog import Catalog
@@ -231,6 +239,10 @@ class TaskRelay:
         key, host = forwarder.new_key(), forwarder.calls.number_of(session)
         forwarder.host_in(key, request, version, host)
         try:
+            if session is None or (session.protocol_version or "") < TASKS_VERSION:
+                forwarder.route_to(key, request, request.method, "unknown",
+                                   reason="no tasks in this revision")
+                raise RpcError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
             if request.method == m.TASKS_LIST:
                 result = await self._list(key, request, session)
             else:

@@ -1,0 +1,255 @@
+"""A host's own MCP tasks through ``toolrelay proxy`` (2025-11-25): a host that declares
+``tasks`` is offered each tool's task support, its task-augmented ``tools/call`` is
+created upstream, and it names the task by the proxy's id from then on; ``tasks/get``,
+``tasks/result``, ``tasks/list``, ``tasks/cancel`` and the status notifications are
+relayed with ids mapped, for the host that owns the task only; what the upstream asks
+during a task reaches the host naming its task. The upstreams are real processes (two of
+``task_upstream.py``, which both number their tasks ``task-1``, ...; server-everything's
+``simulate-research-query``), the host speaks JSON-RPC judged by the SDK's 2025-11-25
+types (``task_host.py``). A host that does not declare tasks, or speaks an older
+revision, keeps being answered plainly. The transcripts verify; tampered copies do not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from testkit import everything
+from toolrelay.verify import load_run
+from toolrelay.verify import verify as check
+from toolrelay.verify.explain import explain
+from toolrelay.view.rows import describe
+
+from .proxy_helpers import HERE, events, script_entry, verify, verify_tampered, write_config
+from .task_host import TaskHost
+
+UPSTREAM = HERE / "task_upstream.py"
+RELATED = "io.modelcontextprotocol/related-task"
+TASK = {"ttl": 60000}
+
+
+@pytest.fixture
+def two(tmp_path: Path) -> Path:
+    return write_config(tmp_path, {"a": script_entry(UPSTREAM, "A"), "b": script_entry(UPSTREAM, "B")})
+
+
+async def _until(host: TaskHost, task_id: str, status: str) -> dict[str, Any]:
+    for _ in range(50):
+        state = await host.request("tasks/get", {"taskId": task_id})
+        if state["status"] == status:
+            return state
+    raise AssertionError(f"task {task_id} never became {status}")
+
+
+async def _two_tasks(config: Path, transcript: Path) -> dict[str, Any]:
+    host = await TaskHost.start(config, transcript)
+    try:
+        seen: dict[str, Any] = {"capabilities": host.initialized["capabilities"]}
+        tools = await host.request("tools/list")
+        seen["execution"] = {tool["name"]: tool.get("execution") for tool in tools["tools"]}
+        made_a = await host.request("tools/call", {"name": "a__count", "arguments": {"n": 2}, "task": TASK})
+        made_b = await host.request("tools/call", {"name": "b__count", "arguments": {"n": 1}, "task": TASK})
+        a, b = made_a["task"]["taskId"], made_b["task"]["taskId"]
+        seen["ids"] = (a, b)
+        seen["listed_early"] = await host.request("tasks/list")
+        await _until(host, a, "completed")
+        await _until(host, b, "completed")
+        seen["results"] = [await host.request("tasks/result", {"taskId": task}) for task in (a, b)]
+        seen["unknown"] = await host.raw("tasks/get", {"taskId": "task-1"})  # the upstream's id means nothing
+        seen["listed"] = await host.request("tasks/list")
+        await asyncio.sleep(0.2)  # the last status notifications
+        seen["statuses"] = [n["params"] for n in host.notifications
+                            if n["method"] == "notifications/tasks/status"]
+        return seen
+    finally:
+        await host.close()
+
+
+def test_two_servers_that_both_say_task_1_are_told_apart_by_the_proxys_task_ids(
+    two: Path, tmp_path: Path,
+) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    seen = asyncio.run(_two_tasks(two, transcript))
+    assert seen["capabilities"]["tasks"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+    assert seen["execution"]["a__count"] == {"taskSupport": "required"}  # as the server listed it
+    assert seen["execution"]["b__ask"] == {"taskSupport": "optional"}
+    a, b = seen["ids"]
+    tasks = [e for e in events(transcript) if e["kind"] == "proxy_task"]
+    assert [(t["server"], t["upstream_task_id"], t["task_id"]) for t in tasks] == [("a", "task-1", a),
+                                                                                  ("b", "task-1", b)]
+    assert a != b and "task-1" not in (a, b)
+    texts = [result["content"][0]["text"] for result in seen["results"]]
+    assert texts == ["counted 2 by A", "counted 1 by B"]  # each from its own server
+    assert [result["_meta"][RELATED]["taskId"] for result in seen["results"]] == [a, b]
+    not_found = "Failed to retrieve task: Task not found: task-1"
+    assert seen["unknown"]["error"] == {"code": -32602, "message": not_found}
+    assert {t["taskId"]: t["status"] for t in seen["listed_early"]["tasks"]} == {a: "working", b: "working"}
+    assert {t["taskId"]: t["status"] for t in seen["listed"]["tasks"]} == {a: "completed", b: "completed"}
+    assert {(s["taskId"], s["status"]) for s in seen["statuses"]} == {(a, "completed"), (b, "completed")}
+    checked = verify(transcript)
+    assert checked.returncode == 0, checked.stdout
+    run = load_run(transcript)
+    told = explain(run, check(run))
+    assert f"{a} ↔ a task 'task-1'" in told and f"{b} ↔ b task 'task-1'" in told
+    rows = [describe(event, 0.0).label for event in events(transcript)]
+    assert f"task {a} ↔ a#1 task task-1" in rows and f"task {b} ↔ b#1 task task-1" in rows
+
+    def swap_task(lines: list[dict[str, Any]]) -> None:  # the host's tasks/result of A, said to be B's
+        asked = next(e for e in lines if e["kind"] == "proxy_host" and e["direction"] == "in"
+                     and e["method"] == "tasks/result")
+        asked["message"]["params"]["taskId"] = b
+
+    swapped = verify_tampered(transcript, swap_task, tmp_path)
+    assert swapped.returncode == 1
+    assert f"tasks/result of task '{b}': it is host None's task b/'task-1'" in swapped.stdout, swapped.stdout
+
+    def other_server(lines: list[dict[str, Any]]) -> None:  # A's task recorded as standing for b's task-1
+        next(e for e in lines if e["kind"] == "proxy_task")["server"] = "b"
+
+    moved = verify_tampered(transcript, other_server, tmp_path)
+    assert moved.returncode == 1
+    assert "not the task 'task-1' of this host's the upstream created" in moved.stdout
+
+    def changed_result(lines: list[dict[str, Any]]) -> None:
+        answer = next(e for e in lines if e["kind"] == "proxy_host" and e["direction"] == "out"
+                      and e["method"] == "tasks/result")
+        answer["message"]["result"]["content"][0]["text"] = "counted 99 by A"
+
+    changed = verify_tampered(transcript, changed_result, tmp_path)
+    assert changed.returncode == 1
+    assert "the host's answer differs from the upstream answer it passes on" in changed.stdout
+
+    def status_elsewhere(lines: list[dict[str, Any]]) -> None:
+        next(e for e in lines if e["kind"] == "proxy_task_status")["to_host"] = 2
+
+    misdirected = verify_tampered(transcript, status_elsewhere, tmp_path)
+    assert misdirected.returncode == 1 and "sent to host 2, which does not own it" in misdirected.stdout
+
+
+async def _asked_during_a_task(config: Path, transcript: Path) -> tuple[dict[str, Any], str, TaskHost]:
+    async def answer(request: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {"colour": "green"}}
+
+    host = await TaskHost.start(config, transcript, answer=answer)
+    try:
+        made = await host.request("tools/call", {"name": "b__ask", "arguments": {}, "task": TASK})
+        task_id = made["task"]["taskId"]
+        assert made["task"]["status"] == "input_required"
+        return await host.request("tasks/result", {"taskId": task_id}), task_id, host
+    finally:
+        await host.close()
+
+
+def test_what_the_upstream_asks_during_a_task_reaches_the_host_naming_its_task(
+    two: Path, tmp_path: Path,
+) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    result, task_id, host = asyncio.run(_asked_during_a_task(two, transcript))
+    assert result["content"][0]["text"] == 'B heard {"action": "accept", "content": {"colour": "green"}}'
+    assert [asked["method"] for asked in host.asked] == ["elicitation/create"]
+    assert host.asked[0]["params"]["_meta"] == {RELATED: {"taskId": task_id}}  # the host's id, not task-1
+    asks = [e for e in events(transcript) if e["kind"] == "proxy_ask"]
+    assert [(a["server"], a["answered_by"], a["outcome"]) for a in asks] == [("b", "host", "accept")]
+    checked = verify(transcript)
+    assert checked.returncode == 0, checked.stdout
+    every = verify(transcript, "--all").stdout
+    assert "elicitation/create of server b (its id 5000) answered by the host" in every
+
+
+async def _cancelled(config: Path, transcript: Path) -> dict[str, Any]:
+    host = await TaskHost.start(config, transcript)
+    try:
+        made = await host.request("tools/call", {"name": "a__wait", "arguments": {}, "task": TASK})
+        task_id = made["task"]["taskId"]
+        cancelled = await host.request("tasks/cancel", {"taskId": task_id})
+        again = await host.raw("tasks/cancel", {"taskId": task_id})
+        return {"id": task_id, "cancelled": cancelled, "again": again}
+    finally:
+        await host.close()
+
+
+def test_tasks_cancel_goes_to_the_task_upstream_and_its_refusal_comes_back(two: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    seen = asyncio.run(_cancelled(two, transcript))
+    assert seen["cancelled"]["taskId"] == seen["id"] and seen["cancelled"]["status"] == "cancelled"
+    assert seen["again"]["error"]["code"] == -32602  # a terminal task: the server's refusal, passed on
+    assert "it is cancelled" in seen["again"]["error"]["message"]
+    sent = [e["message"] for e in events(transcript) if e["kind"] == "mcp_request" and e["server"] == "a"]
+    assert [(m["method"], m["params"]["taskId"]) for m in sent if m["method"] == "tasks/cancel"] == [
+        ("tasks/cancel", "task-1"), ("tasks/cancel", "task-1")]
+    checked = verify(transcript)
+    assert checked.returncode == 0, checked.stdout
+
+
+async def _plain(config: Path, transcript: Path, capabilities: dict[str, Any], version: str
+                 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]:
+    host = await TaskHost.start(config, transcript, capabilities=capabilities, version=version)
+    try:
+        tools = await host.request("tools/list")
+        called = await host.request("tools/call", {"name": "a__count", "arguments": {"n": 2}, "task": TASK})
+        listed = await host.raw("tasks/list")
+        return host.initialized, tools, called, listed
+    finally:
+        await host.close()
+
+
+@pytest.mark.parametrize(("capabilities", "version"), [
+    ({}, "2025-11-25"),  # declares no tasks
+    ({"tasks": {"list": {}, "cancel": {}}}, "2025-06-18"),  # a revision without tasks
+], ids=["no-tasks-declared", "2025-06-18"])
+def test_a_host_that_takes_no_tasks_is_answered_plainly(
+    two: Path, tmp_path: Path, capabilities: dict[str, Any], version: str,
+) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    initialized, tools, called, listed = asyncio.run(_plain(two, transcript, capabilities, version))
+    assert ("tasks" in initialized["capabilities"]) == (version == "2025-11-25")  # the proxy's own support
+    assert all("execution" not in tool for tool in tools["tools"])
+    assert called["content"][0]["text"] == "counted 2 by A"  # run as a task by the proxy, answered plainly
+    assert "task" not in called
+    if version == "2025-11-25":
+        assert listed["result"] == {"tasks": []}  # none of its own
+    else:
+        assert listed["error"] == {"code": -32601, "message": "Method not found: tasks/list"}
+    assert not [e for e in events(transcript) if e["kind"] == "proxy_task"]
+    checked = verify(transcript)
+    assert checked.returncode == 0, checked.stdout
+
+
+async def _research(config: Path, transcript: Path) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    host = await TaskHost.start(config, transcript, more=("--protocol-version", "2025-11-25"))
+    try:
+        tools = await host.request("tools/list")
+        shown = {tool["name"]: tool.get("execution") for tool in tools["tools"]}
+        made = await host.request("tools/call", {"name": "ev__simulate-research-query",
+                                                 "arguments": {"topic": "MCP"}, "task": TASK})
+        task_id = made["task"]["taskId"]
+        result = await host.request("tasks/result", {"taskId": task_id})
+        state = await host.request("tasks/get", {"taskId": task_id})
+        return shown, {"result": result, "state": state, "id": task_id}, [
+            n["params"]["taskId"] for n in host.notifications if n["method"] == "notifications/tasks/status"]
+    finally:
+        await host.close()
+
+
+def test_server_everythings_research_task_runs_as_the_hosts_own_task(
+    everything_server: list[str], tmp_path: Path,
+) -> None:
+    config = tmp_path / "ev.json"
+    entries = everything.stdio_config(everything_server, [str(tmp_path)])
+    config.write_text(json.dumps(entries), encoding="utf-8")
+    transcript = tmp_path / "proxy.jsonl"
+    shown, seen, statuses = asyncio.run(_research(config, transcript))
+    assert shown["ev__simulate-research-query"] == {"taskSupport": "required"}
+    assert "# Research Report: MCP" in seen["result"]["content"][0]["text"]
+    assert seen["result"]["_meta"][RELATED] == {"taskId": seen["id"]}
+    assert seen["state"]["status"] == "completed" and seen["state"]["taskId"] == seen["id"]
+    assert set(statuses) <= {seen["id"]}  # any status told names the host's id
+    upstream = next(e for e in events(transcript) if e["kind"] == "proxy_task")["upstream_task_id"]
+    assert upstream != seen["id"]
+    checked = verify(transcript)
+    assert checked.returncode == 0, checked.stdout
