@@ -1,4 +1,5 @@
-"""A 2025-11-25 host that takes tasks, speaking JSON-RPC to ``toolrelay proxy`` over stdio.
+"""A 2025-11-25 host that takes tasks, speaking JSON-RPC to ``toolrelay proxy`` over stdio
+(``TaskHost``) or Streamable HTTP (``HttpTaskHost``).
 
 The official SDK's client (mcp 2.3.0) declares no ``tasks`` capability and has no tasks
 API, so this host writes the messages itself; every answer and notification it gets is
@@ -12,10 +13,12 @@ import asyncio
 import contextlib
 import itertools
 import json
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+import httpx2 as httpx
 from mcp_types import _v2025_11_25 as wire
 from pydantic import BaseModel
 
@@ -119,3 +122,62 @@ class TaskHost:
         self._reader.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._reader
+
+
+class HttpTaskHost:
+    """The same host over Streamable HTTP (one session): requests POSTed, its GET stream read
+    in a thread (where what belongs to no request comes: the status of its tasks)."""
+
+    HEADERS: Final = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+    def __init__(self, url: str, *, capabilities: dict[str, Any] | None = None) -> None:
+        self.url = url
+        self.http = httpx.Client(timeout=30)
+        self._ids = itertools.count(1)
+        declared = capabilities if capabilities is not None else {"tasks": TASKS_CAPABILITY}
+        opened = self.http.post(url, headers=self.HEADERS, json={
+            "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": declared,
+                "clientInfo": {"name": "http-task-host", "version": "1"}}})
+        self.initialized = opened.json()["result"]
+        self.session = {"mcp-session-id": opened.headers["mcp-session-id"],
+                        "mcp-protocol-version": "2025-11-25"}
+        self.http.post(url, headers={**self.HEADERS, **self.session},
+                       json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.told: list[dict[str, Any]] = []
+        """What came on the GET stream."""
+        self._listening = threading.Event()
+        self._reader = threading.Thread(target=self._listen, daemon=True)
+        self._reader.start()
+        self._listening.wait(10)
+
+    def _listen(self) -> None:
+        with contextlib.suppress(httpx.HTTPError), httpx.Client(timeout=None) as http, http.stream(
+                "GET", self.url, headers={"accept": "text/event-stream", **self.session}) as stream:
+            self._listening.set()
+            for line in stream.iter_lines():
+                if line.startswith("data:") and line[5:].strip():
+                    self.told.append(json.loads(line[5:]))
+
+    def raw(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        number = next(self._ids)
+        body = {"jsonrpc": "2.0", "id": number, "method": method, **({"params": params} if params else {})}
+        response = self.http.post(self.url, headers={**self.HEADERS, **self.session}, json=body)
+        if response.headers.get("content-type", "").startswith("application/json"):
+            return dict(response.json())
+        messages = [json.loads(line[5:]) for line in response.text.splitlines()
+                    if line.startswith("data:") and line[5:].strip()]
+        return next(m for m in messages if m.get("id") == number and "method" not in m)
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        response = self.raw(method, params)
+        assert "result" in response, response
+        judge = RESULT_TYPES.get(method)
+        if method == "tools/call":
+            judge = wire.CreateTaskResult if "task" in response["result"] else wire.CallToolResult
+        if judge is not None:
+            judge.model_validate(response["result"])
+        return dict(response["result"])
+
+    def close(self) -> None:
+        self.http.close()

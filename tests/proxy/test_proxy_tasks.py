@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,8 @@ from toolrelay.verify import verify as check
 from toolrelay.verify.explain import explain
 from toolrelay.view.rows import describe
 
-from .proxy_helpers import HERE, events, script_entry, verify, verify_tampered, write_config
-from .task_host import TaskHost
+from .proxy_helpers import HERE, events, http_proxy, script_entry, verify, verify_tampered, write_config
+from .task_host import HttpTaskHost, TaskHost
 
 UPSTREAM = HERE / "task_upstream.py"
 RELATED = "io.modelcontextprotocol/related-task"
@@ -253,3 +254,45 @@ def test_server_everythings_research_task_runs_as_the_hosts_own_task(
     assert upstream != seen["id"]
     checked = verify(transcript)
     assert checked.returncode == 0, checked.stdout
+
+
+def test_two_http_hosts_at_once_each_see_only_their_own_tasks(two: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    with http_proxy(two, transcript) as url:
+        first, second = HttpTaskHost(url), HttpTaskHost(url)
+        try:
+            mine = first.request("tools/call", {"name": "a__count", "arguments": {"n": 2}, "task": TASK})
+            theirs = second.request("tools/call", {"name": "a__count", "arguments": {"n": 1}, "task": TASK})
+            one, two_id = mine["task"]["taskId"], theirs["task"]["taskId"]
+            peeked = second.raw("tasks/get", {"taskId": one})  # another host's task: as unknown
+            cancelled = second.raw("tasks/cancel", {"taskId": one})
+            listed = [second.request("tasks/list"), first.request("tasks/list")]
+            polled = [first.request("tasks/get", {"taskId": one})["status"] for _ in range(3)]
+            assert polled[-1] == "completed", polled  # two polls count 2
+            result = first.request("tasks/result", {"taskId": one})
+            time.sleep(0.3)  # the status notification, on the GET stream
+            told = [list(first.told), list(second.told)]
+        finally:
+            first.close()
+            second.close()
+    assert peeked["error"] == {"code": -32602, "message": f"Failed to retrieve task: Task not found: {one}"}
+    assert cancelled["error"]["code"] == -32602
+    assert [[t["taskId"] for t in page["tasks"]] for page in listed] == [[two_id], [one]]
+    assert result["content"][0]["text"] == "counted 2 by A"
+    statuses = [[m["params"]["taskId"] for m in messages if m.get("method") == "notifications/tasks/status"]
+                for messages in told]
+    assert statuses == [[one], []]  # to the host that owns it only
+    recorded = [e for e in events(transcript) if e["kind"] == "proxy_task"]
+    assert [(t["host"], t["upstream_task_id"]) for t in recorded] == [(1, "task-1"), (2, "task-2")]
+    checked = verify(transcript)
+    assert checked.returncode == 0, checked.stdout
+
+    def peek_answered(lines: list[dict[str, Any]]) -> None:  # as if host 2 had been sent host 1's task
+        route = next(e for e in lines if e["kind"] == "proxy_route" and e["decision"] == "unknown")
+        task = next(e for e in lines if e["kind"] == "proxy_task")
+        route.update(decision="forwarded", server="a", connection=task["connection"],
+                     tool=task["upstream_task_id"])
+
+    tampered = verify_tampered(transcript, peek_answered, tmp_path)
+    assert tampered.returncode == 1
+    assert f"tasks/get of task '{one}': it is host 1's task a/'task-1'" in tampered.stdout, tampered.stdout
