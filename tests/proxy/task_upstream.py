@@ -7,6 +7,7 @@ Tools (``execution.taskSupport`` in brackets):
   ask()      [optional]  goes ``input_required``; on ``tasks/result`` it asks an elicitation
                          with the task's related-task meta and completes with the answer
   wait()     [required]  never ends until ``tasks/cancel``
+  crash()    [plain]     the process exits without answering
 ``python3 task_upstream.py NAME``: NAME is said in the results.
 """
 
@@ -25,6 +26,7 @@ TOOLS = [
      "inputSchema": {"type": "object", "properties": {}}},
     {"name": "wait", "description": "Never ends (a task).", "execution": {"taskSupport": "required"},
      "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "crash", "description": "Exits at once (a plain tool).", "inputSchema": {"type": "object"}},
 ]
 TASKS: dict[str, dict] = {}
 NUMBERS = itertools.count(1)
@@ -104,6 +106,8 @@ def on_task(method: str, params: dict) -> dict:
 
 def call(params: dict) -> dict:
     name, arguments, asked = params.get("name"), params.get("arguments") or {}, params.get("task")
+    if name == "crash":
+        sys.exit(3)
     if not isinstance(asked, dict):
         if name == "ask":
             return text(f"{NAME} answered plainly")

@@ -18,7 +18,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
+import mcp_types as t
 import pytest
+from mcp.client import Client
 
 from testkit import everything
 from toolrelay.verify import load_run
@@ -26,7 +29,16 @@ from toolrelay.verify import verify as check
 from toolrelay.verify.explain import explain
 from toolrelay.view.rows import describe
 
-from .proxy_helpers import HERE, events, http_proxy, script_entry, verify, verify_tampered, write_config
+from .proxy_helpers import (
+    HERE,
+    events,
+    http_proxy,
+    script_entry,
+    stdio_proxy,
+    verify,
+    verify_tampered,
+    write_config,
+)
 from .task_host import HttpTaskHost, TaskHost
 
 UPSTREAM = HERE / "task_upstream.py"
@@ -296,3 +308,54 @@ def test_two_http_hosts_at_once_each_see_only_their_own_tasks(two: Path, tmp_pat
     tampered = verify_tampered(transcript, peek_answered, tmp_path)
     assert tampered.returncode == 1
     assert f"tasks/get of task '{one}': it is host 1's task a/'task-1'" in tampered.stdout, tampered.stdout
+
+
+async def _lost(config: Path, transcript: Path) -> dict[str, Any]:
+    host = await TaskHost.start(config, transcript)
+    try:
+        made = await host.request("tools/call", {"name": "a__wait", "arguments": {}, "task": TASK})
+        crashed = await host.request("tools/call", {"name": "a__crash", "arguments": {}})
+        task_id = made["task"]["taskId"]
+        return {"crashed": crashed, "lost": await host.raw("tasks/get", {"taskId": task_id}), "id": task_id,
+                "listed": await host.request("tasks/list"),
+                "again": await host.request("tools/call", {"name": "a__count", "arguments": {"n": 1},
+                                                           "task": TASK})}
+    finally:
+        await host.close()
+
+
+def test_a_task_whose_server_died_is_lost_and_said_so(two: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    seen = asyncio.run(_lost(two, transcript))
+    assert seen["crashed"]["isError"] is True  # the plain call the server died in
+    assert seen["lost"]["error"] == {"code": -32602, "message": f"Failed to retrieve task: Task not found: "
+                                     f"{seen['id']} (server a exited or restarted since the task began; "
+                                     "the task is lost)"}
+    assert seen["listed"] == {"tasks": []}
+    assert "task" in seen["again"]  # the server restarts for the next call, its tasks anew
+    sent = [e["message"]["method"] for e in events(transcript)
+            if e["kind"] == "mcp_request" and e["server"] == "a"]
+    assert "tasks/get" not in sent  # the lost task was never asked of the restarted server
+    checked = verify(transcript)
+    assert checked.returncode == 0, checked.stdout
+
+
+async def _modern(server: Any) -> tuple[list[Any], str]:
+    async with Client(server, mode="2026-07-28") as client:
+        tools = (await client.list_tools()).tools
+        called = await client.call_tool("a__count", {"n": 2})
+        block = called.content[0]
+        return [tool.execution for tool in tools], block.text if isinstance(block, t.TextContent) else ""
+
+
+def test_a_2026_07_28_host_is_answered_plainly(two: Path, tmp_path: Path) -> None:
+    """Its tasks are the SEP-2663 extension, which the proxy does not bridge to 2025-11-25 tasks."""
+    transcript = tmp_path / "proxy.jsonl"
+    executions, text = anyio.run(_modern, stdio_proxy(two, transcript))
+    assert set(executions) == {None} and text == "counted 2 by A"
+    assert not [e for e in events(transcript) if e["kind"] == "proxy_task"]
+    upstream = [e["message"]["method"] for e in events(transcript) if e["kind"] == "mcp_request"
+                and e["server"] == "a" and str(e["message"].get("method")).startswith("tasks/")]
+    assert upstream == ["tasks/get", "tasks/get", "tasks/result"]  # the proxy ran the task itself
+    checked = verify(transcript)
+    assert checked.returncode == 0, checked.stdout

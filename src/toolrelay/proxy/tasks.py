@@ -104,8 +104,9 @@ class TaskRelay:
         self.forwarder = forwarder
         self.events = forwarder.events
         self._tasks: dict[str, PassedTask] = {}
-        self._by_upstream: dict[tuple[str, str], str] = {}
-        """(server, upstream task id) → the proxy's task id."""
+        self._by_upstream: dict[tuple[str, int, str], str] = {}
+        """(server, connection, upstream task id) → the proxy's task id (a restarted server
+        numbers its tasks anew)."""
         self._numbers = itertools.count(1)
         self._salt = secrets.token_hex(4)  # a task id is unguessable: it is all that names a task
 
@@ -193,7 +194,7 @@ class TaskRelay:
         while len(self._tasks) >= _MAX_KEPT:
             self._forget(next(iter(self._tasks.values())))
         self._tasks[task.task_id] = task
-        self._by_upstream[(server, upstream_id)] = task.task_id
+        self._by_upstream[(server, connection.number, upstream_id)] = task.task_id
         if self.events.active:
             self.events.emit(ProxyTask(key=key, task_id=task.task_id, server=server,
                                        connection=connection.number, upstream_task_id=upstream_id, host=host))
@@ -211,16 +212,17 @@ class TaskRelay:
         task.bound = key
 
     def _unbind(self, task: PassedTask) -> None:
-        if task.bound:
-            self.forwarder.calls.remove(task.bound)
-        connection = self.catalog.connections.get(task.server)
-        if connection is not None:
-            connection.requests.tool_tasks.pop(task.upstream_id, None)
+        if not task.bound:
+            return
+        self.forwarder.calls.remove(task.bound)
+        owners = self.catalog.connections[task.server].requests.tool_tasks
+        if owners.get(task.upstream_id) == (task.bound, task.mcp_id):  # not a restarted server's same id
+            del owners[task.upstream_id]
         task.bound = ""
 
     def _forget(self, task: PassedTask) -> None:
         self._tasks.pop(task.task_id, None)
-        self._by_upstream.pop((task.server, task.upstream_id), None)
+        self._by_upstream.pop((task.server, task.connection, task.upstream_id), None)
         self._unbind(task)
 
     # -- the host's tasks/* requests ---------------------------------------------------------
@@ -266,8 +268,8 @@ class TaskRelay:
                                     reason="no task of this host's has that id")
             raise RpcError(INVALID_PARAMS, f"{_NOT_FOUND}: {task_id}")
         connection = self.catalog.connections[task.server]
-        if connection.number != task.connection:
-            said = f"server {task.server} restarted since the task began; the task is lost"
+        if connection.number != task.connection or not connection.alive:  # never restarted for it
+            said = f"server {task.server} exited or restarted since the task began; the task is lost"
             self.forwarder.route_to(key, request, task_id, "failed",
                                     target=(task.server, task.upstream_id), reason=said)
             self._forget(task)
@@ -315,7 +317,9 @@ class TaskRelay:
         """The host's tasks on ``server``, as it reports them (its list, else each one's get)."""
         connection = self.catalog.connections[server]
         theirs = {task.upstream_id: task for task in mine
-                  if task.server == server and task.connection == connection.number}
+                  if task.server == server and task.connection == connection.number and connection.alive}
+        if not theirs:
+            return []
         tasks_capability = connection.capabilities.get("tasks")
         with contextlib.suppress(ToolrelayError):
             if isinstance(tasks_capability, dict) and isinstance(tasks_capability.get("list"), dict):
@@ -362,10 +366,11 @@ class TaskRelay:
 
     def _status(self, server: str, note: Notification) -> None:
         upstream_id = (note.params or {}).get("taskId")
-        task_id = self._by_upstream.get((server, upstream_id)) if isinstance(upstream_id, str) else None
+        number = self.catalog.connections[server].number
+        found = (server, number, upstream_id) if isinstance(upstream_id, str) else None
+        task_id = self._by_upstream.get(found) if found is not None else None
         task = self._tasks.get(task_id) if task_id is not None else None
-        connection = self.catalog.connections[server]
-        if task is None or task.connection != connection.number:
+        if task is None:
             return  # a task of the proxy's own (a host without tasks), or of a server since restarted
         params = with_task_id(dict(note.params or {}), task.upstream_id, task.task_id)
         if self.events.active:
