@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import itertools
 import secrets
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -87,7 +88,8 @@ class PassedTask:
     server: str
     connection: int
     upstream_id: str
-    session: ServerSession
+    owner: weakref.ref[ServerSession]
+    """The host's session (weakly: an HTTP session the endpoint ended is not kept alive by its tasks)."""
     host: int | None
     mcp_id: RequestId
     """The upstream ``tools/call``'s id (what the upstream's asks during the task are counted by)."""
@@ -189,7 +191,8 @@ class TaskRelay:
     def _keep(self, key: str, server: str, connection: Connection, upstream_id: str, session: ServerSession,
               host: int | None, mcp_id: RequestId) -> PassedTask:
         task = PassedTask(task_id=f"toolrelay-{next(self._numbers)}-{self._salt}", key=key, server=server,
-                          connection=connection.number, upstream_id=upstream_id, session=session, host=host,
+                          connection=connection.number, upstream_id=upstream_id, owner=weakref.ref(session),
+                          host=host,
                           mcp_id=mcp_id)
         while len(self._tasks) >= _MAX_KEPT:
             self._forget(next(iter(self._tasks.values())))
@@ -204,9 +207,12 @@ class TaskRelay:
         """What the upstream asks during ``task`` (its related-task meta) belongs, from now
         on, to the host request ``key``: asked on its stream, recorded under its key."""
         self._unbind(task)
+        session = task.owner()
+        if session is None:
+            return
         self.forwarder.calls.add(HostCall(
-            key=key, request=request, protocol_version=task.session.protocol_version, session=task.session,
-            capabilities=task.session.client_capabilities, server=task.server, host=task.host,
+            key=key, request=request, protocol_version=session.protocol_version, session=session,
+            capabilities=session.client_capabilities, server=task.server, host=task.host,
             task_id=task.task_id))
         self.catalog.connections[task.server].requests.tool_tasks[task.upstream_id] = (key, task.mcp_id)
         task.bound = key
@@ -258,7 +264,7 @@ class TaskRelay:
 
     def _owned(self, task_id: str, session: ServerSession | None) -> PassedTask | None:
         task = self._tasks.get(task_id)
-        return task if task is not None and session is not None and task.session is session else None
+        return task if task is not None and session is not None and task.owner() is session else None
 
     async def _one(self, key: str, request: Request, session: ServerSession | None) -> JSONObject:
         task_id = m.require_str(request.params, "taskId")
@@ -306,7 +312,7 @@ class TaskRelay:
         return exchange
 
     async def _list(self, key: str, request: Request, session: ServerSession | None) -> JSONObject:
-        mine = [task for task in self._tasks.values() if session is not None and task.session is session]
+        mine = [task for task in self._tasks.values() if session is not None and task.owner() is session]
         servers = sorted({task.server for task in mine})
         found = await asyncio.gather(*(self._list_server(key, server, mine) for server in servers))
         listed = [item for items in found for item in items]
@@ -370,14 +376,15 @@ class TaskRelay:
         found = (server, number, upstream_id) if isinstance(upstream_id, str) else None
         task_id = self._by_upstream.get(found) if found is not None else None
         task = self._tasks.get(task_id) if task_id is not None else None
-        if task is None:
-            return  # a task of the proxy's own (a host without tasks), or of a server since restarted
+        session = task.owner() if task is not None else None
+        if task is None or session is None:
+            return  # a task of the proxy's own (a host without tasks), of a restarted server, of a host gone
         params = with_task_id(dict(note.params or {}), task.upstream_id, task.task_id)
         if self.events.active:
             self.events.emit(ProxyTaskStatus(task_id=task.task_id, server=server, connection=task.connection,
                                              upstream=note.raw, host=params, to_host=task.host))
         with contextlib.suppress(TransportError):  # the host left
-            task.session.peer.notify(m.TASK_STATUS, params)
+            session.peer.notify(m.TASK_STATUS, params)
 
 
 def _passed(result: JSONObject) -> JSONObject:
