@@ -69,13 +69,19 @@ class TaskHost:
         assert self.proc.stdin is not None
         self.proc.stdin.write((json.dumps(message) + "\n").encode())
 
-    async def raw(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The proxy's whole response (``result`` or ``error``)."""
+    def start_request(self, method: str, params: dict[str, Any] | None = None
+                      ) -> tuple[int, asyncio.Future[dict[str, Any]]]:
+        """Send a request: its id, and the future of the proxy's response to it."""
         number = next(self._ids)
-        self._waiting[number] = asyncio.get_running_loop().create_future()
+        answer = self._waiting[number] = asyncio.get_running_loop().create_future()
         self.send({"jsonrpc": "2.0", "id": number, "method": method,
                    **({"params": params} if params else {})})
-        return await asyncio.wait_for(self._waiting[number], 30)
+        return number, answer
+
+    async def raw(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The proxy's whole response (``result`` or ``error``)."""
+        _, answer = self.start_request(method, params)
+        return await asyncio.wait_for(answer, 30)
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """The result, judged by the SDK's type for it; AssertionError on an error."""

@@ -6,7 +6,7 @@ Tools (``execution.taskSupport`` in brackets):
   count(n)   [required]  completes after n ``tasks/get`` polls with "counted N by SERVER"
   ask()      [optional]  goes ``input_required``; on ``tasks/result`` it asks an elicitation
                          with the task's related-task meta and completes with the answer
-  wait()     [required]  never ends until ``tasks/cancel``
+  wait()     [required]  never ends until ``tasks/cancel`` (its ``tasks/result`` waits till then)
   crash()    [plain]     the process exits without answering
 ``python3 task_upstream.py NAME``: NAME is said in the results.
 """
@@ -79,7 +79,7 @@ def elicit(task: dict) -> dict:
         BACKLOG.append(message)
 
 
-def on_task(method: str, params: dict) -> dict:
+def on_task(method: str, params: dict, mcp_id: int | str) -> dict | None:
     task = TASKS.get(params.get("taskId"))
     if task is None:
         raise LookupError("Failed to retrieve task: Task not found")
@@ -94,13 +94,19 @@ def on_task(method: str, params: dict) -> dict:
         if task["status"] in ("completed", "failed", "cancelled"):
             raise LookupError(f"Cannot cancel task {task['id']}: it is {task['status']}")
         set_status(task, "cancelled", "cancelled by request")
+        for waiting in task.pop("waiting", []):  # the tasks/result requests that waited for its end
+            said = {**text("cancelled"), "isError": True, "_meta": {RELATED: {"taskId": task["id"]}}}
+            send({"jsonrpc": "2.0", "id": waiting, "result": said})
         return task_json(task)
     if task["tool"] == "ask" and task["result"] is None:  # tasks/result
         answer = elicit(task)
         task["result"] = text(f"{NAME} heard {json.dumps(answer.get('result'), sort_keys=True)}")
         set_status(task, "completed")
+    if task["result"] is None and task["status"] == "working":
+        task.setdefault("waiting", []).append(mcp_id)
+        return None  # tasks/result waits for the task's end (answered when it is cancelled)
     if task["result"] is None:
-        raise LookupError(f"task {task['id']} has no result yet ({task['status']})")
+        raise LookupError(f"task {task['id']} has no result ({task['status']})")
     return {**task["result"], "_meta": {RELATED: {"taskId": task["id"]}}}
 
 
@@ -136,7 +142,10 @@ def handle(message: dict) -> None:
         elif method == "tasks/list":
             result = {"tasks": [task_json(task) for task in TASKS.values()]}
         elif method in ("tasks/get", "tasks/result", "tasks/cancel"):
-            result = on_task(method, params)
+            answered = on_task(method, params, mcp_id)
+            if answered is None:
+                return  # answered later
+            result = answered
         elif method == "ping":
             result = {}
         else:

@@ -359,3 +359,36 @@ def test_a_2026_07_28_host_is_answered_plainly(two: Path, tmp_path: Path) -> Non
     assert upstream == ["tasks/get", "tasks/get", "tasks/result"]  # the proxy ran the task itself
     checked = verify(transcript)
     assert checked.returncode == 0, checked.stdout
+
+
+async def _result_cancelled(config: Path, transcript: Path) -> dict[str, Any]:
+    host = await TaskHost.start(config, transcript)
+    try:
+        made = await host.request("tools/call", {"name": "a__wait", "arguments": {}, "task": TASK})
+        task_id = made["task"]["taskId"]
+        number, waiting = host.start_request("tasks/result", {"taskId": task_id})  # waits for the end
+        await asyncio.sleep(0.3)
+        host.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": number}})
+        await asyncio.sleep(0.3)
+        cancelled = await host.request("tasks/cancel", {"taskId": task_id})
+        await asyncio.sleep(0.3)
+        return {"answered": waiting.done(), "cancelled": cancelled}
+    finally:
+        await host.close()
+
+
+def test_a_hosts_cancelled_tasks_result_is_cancelled_upstream_and_never_answered(
+    two: Path, tmp_path: Path,
+) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    seen = asyncio.run(_result_cancelled(two, transcript))
+    assert seen["answered"] is False and seen["cancelled"]["status"] == "cancelled"
+    asked = next(e for e in events(transcript) if e["kind"] == "mcp_request" and e["server"] == "a"
+                 and e["message"]["method"] == "tasks/result")
+    cancels = [e["message"]["params"]["requestId"] for e in events(transcript)
+               if e["kind"] == "mcp_notification" and e["server"] == "a"
+               and e["message"].get("method") == "notifications/cancelled"]
+    assert cancels == [asked["mcp_id"]]  # the upstream tasks/result, by its own id
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert f"cancelled upstream too (a id {asked['mcp_id']!r})" in checked.stdout

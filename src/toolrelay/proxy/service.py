@@ -84,7 +84,7 @@ class ProxyService:
             return self.rounds.call(name, arguments, request, context.protocol_version,
                                     _enveloped_capabilities(request), stream=context.stream)
         tasks = self.tasks
-        if tasks is not None and session is not None:
+        if tasks is not None and session is not None and isinstance((request.params or {}).get("task"), dict):
             route = self.catalog.route(self.forwarder.catalog_alias(name))
             if tasks.passes(route, session, request.params):
                 assert route is not None

@@ -301,6 +301,11 @@ class TaskRelay:
                         sent: JSONObject, wait: float | None) -> Any:
         try:
             exchange = await connection.exchange(request.method, sent, tag=key, timeout=wait)
+        except asyncio.CancelledError:  # the host cancelled its request, or left: cancelled upstream too
+            self.forwarder.route_to(key, request, task.task_id, "cancelled",
+                                    target=(task.server, task.upstream_id),
+                                    reason="the host cancelled the request or disconnected")
+            raise
         except ToolrelayError as exc:
             said = redact(str(exc), self.catalog.secrets)
             target = (task.server, task.upstream_id)

@@ -235,8 +235,12 @@ def _token(params: Any) -> Any:
     return meta.get("progressToken") if isinstance(meta, dict) else None
 
 
+_CANCELLABLE: Final = frozenset({"tools/call", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
+"""What a host's cancelled request may have sent upstream (a host task's requests: ``proxy_tasks``)."""
+
+
 def _cancel(route: Event, sent: list[Event], passing: Passing, said: Say) -> list[Finding]:
-    calls = [e for e in sent if e.get("message", {}).get("method") == "tools/call"]
+    calls = [e for e in sent if e.get("message", {}).get("method") in _CANCELLABLE]
     if not calls:
         return []  # cancelled before it went upstream
     missing = [e for e in calls
