@@ -86,6 +86,9 @@ def on_task(method: str, params: dict, mcp_id: int | str) -> dict | None:
     if method == "tasks/get":
         if task["status"] == "working" and task["tool"] == "count":
             task["polls"] += 1
+            if task.get("token") is not None:  # valid until the task ends
+                told = {"progressToken": task["token"], "progress": task["polls"], "total": task["n"]}
+                send({"jsonrpc": "2.0", "method": "notifications/progress", "params": told})
             if task["polls"] >= task["n"]:
                 task["result"] = text(f"counted {task['n']} by {NAME}")
                 set_status(task, "completed")
@@ -118,7 +121,9 @@ def call(params: dict) -> dict:
         if name == "ask":
             return text(f"{NAME} answered plainly")
         raise PermissionError("Task augmentation required for tools/call requests")
+    token = (params.get("_meta") or {}).get("progressToken")
     task = {"id": f"task-{next(NUMBERS)}", "tool": name, "n": int(arguments.get("n", 1)), "polls": 0,
+            "token": token,
             "ttl": int(asked.get("ttl", 60000)), "status": "working", "message": "", "result": None}
     TASKS[task["id"]] = task
     if name == "ask":

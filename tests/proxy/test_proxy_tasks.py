@@ -65,7 +65,8 @@ async def _two_tasks(config: Path, transcript: Path) -> dict[str, Any]:
         seen: dict[str, Any] = {"capabilities": host.initialized["capabilities"]}
         tools = await host.request("tools/list")
         seen["execution"] = {tool["name"]: tool.get("execution") for tool in tools["tools"]}
-        made_a = await host.request("tools/call", {"name": "a__count", "arguments": {"n": 2}, "task": TASK})
+        made_a = await host.request("tools/call", {"name": "a__count", "arguments": {"n": 2}, "task": TASK,
+                                                   "_meta": {"progressToken": "mine-1"}})
         made_b = await host.request("tools/call", {"name": "b__count", "arguments": {"n": 1}, "task": TASK})
         a, b = made_a["task"]["taskId"], made_b["task"]["taskId"]
         seen["ids"] = (a, b)
@@ -78,6 +79,8 @@ async def _two_tasks(config: Path, transcript: Path) -> dict[str, Any]:
         await asyncio.sleep(0.2)  # the last status notifications
         seen["statuses"] = [n["params"] for n in host.notifications
                             if n["method"] == "notifications/tasks/status"]
+        seen["progress"] = [n["params"] for n in host.notifications
+                            if n["method"] == "notifications/progress"]
         return seen
     finally:
         await host.close()
@@ -104,6 +107,8 @@ def test_two_servers_that_both_say_task_1_are_told_apart_by_the_proxys_task_ids(
     assert {t["taskId"]: t["status"] for t in seen["listed_early"]["tasks"]} == {a: "working", b: "working"}
     assert {t["taskId"]: t["status"] for t in seen["listed"]["tasks"]} == {a: "completed", b: "completed"}
     assert {(s["taskId"], s["status"]) for s in seen["statuses"]} == {(a, "completed"), (b, "completed")}
+    # the task's progress, after its tools/call was answered, with the host's own token (b's gave none)
+    assert [(p["progressToken"], p["progress"]) for p in seen["progress"]] == [("mine-1", 1), ("mine-1", 2)]
     checked = verify(transcript)
     assert checked.returncode == 0, checked.stdout
     run = load_run(transcript)
@@ -142,6 +147,13 @@ def test_two_servers_that_both_say_task_1_are_told_apart_by_the_proxys_task_ids(
 
     misdirected = verify_tampered(transcript, status_elsewhere, tmp_path)
     assert misdirected.returncode == 1 and "sent to host 2, which does not own it" in misdirected.stdout
+
+    def other_token(lines: list[dict[str, Any]]) -> None:
+        next(e for e in lines if e["kind"] == "proxy_relayed")["host"]["progressToken"] = "theirs"
+
+    mistokened = verify_tampered(transcript, other_token, tmp_path)
+    assert mistokened.returncode == 1
+    assert "progress passed on without the host's own token, or altered" in mistokened.stdout
 
 
 async def _asked_during_a_task(config: Path, transcript: Path) -> tuple[dict[str, Any], str, TaskHost]:

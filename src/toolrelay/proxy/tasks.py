@@ -14,8 +14,10 @@ connection, upstream task id). Then, for the host that created it only:
 - ``tasks/list`` lists the host's tasks across every server (a server's ``tasks/list``
   pages, or ``tasks/get`` of each of the host's tasks where it declares no list), and
   nothing of another host's or of the proxy's own;
-- an upstream ``notifications/tasks/status`` reaches the owning host with its id; what the
-  upstream asks during the task (its related-task meta) reaches that host too, on the
+- an upstream ``notifications/tasks/status`` reaches the owning host with its id; the
+  task's progress, where the host's ``tools/call`` gave a ``progressToken`` (valid until
+  the task ends), reaches it with that token (upstream the proxy's own, ``KEY-task``); what
+  the upstream asks during the task (its related-task meta) reaches that host too, on the
   stream of its latest ``tasks/*`` request, naming the host's task (``asks.py``).
 
 A task id the host does not own is -32602, as an unknown one; a task whose server
@@ -59,7 +61,7 @@ from ..server.app import CallContext, ServerSession
 from ..server.features import FeatureHandler
 from .forward import Forwarder, forwarded_meta, tool_error
 from .host_calls import HostCall
-from .records import ProxyTask, ProxyTaskStatus
+from .records import ProxyRelayed, ProxyTask, ProxyTaskStatus
 
 __all__ = ["TASK_METHODS", "PassedTask", "TaskRelay", "host_takes_tasks"]
 
@@ -93,6 +95,8 @@ class PassedTask:
     host: int | None
     mcp_id: RequestId
     """The upstream ``tools/call``'s id (what the upstream's asks during the task are counted by)."""
+    host_token: Any = None
+    """The host's ``progressToken`` of its ``tools/call`` (valid until the task ends), if it gave one."""
     bound: str = ""
     """The key of the host request the task's asks now belong to: the ``tools/call``, then
     each ``tasks/*`` request in turn (asked on its stream, recorded under its key)."""
@@ -109,6 +113,8 @@ class TaskRelay:
         self._by_upstream: dict[tuple[str, int, str], str] = {}
         """(server, connection, upstream task id) → the proxy's task id (a restarted server
         numbers its tasks anew)."""
+        self._by_token: dict[tuple[str, str], str] = {}
+        """(server, the proxy's upstream progressToken) → the task it tells the progress of."""
         self._numbers = itertools.count(1)
         self._salt = secrets.token_hex(4)  # a task id is unguessable: it is all that names a task
 
@@ -166,6 +172,9 @@ class TaskRelay:
         asked = (request.params or {})["task"]
         params: JSONObject = {"name": route.tool, "arguments": arguments, "task": asked}
         meta = forwarded_meta(request.params)
+        host_token = _progress_token(request.params)
+        if host_token is not None:  # the upstream's progress of the task, told by the proxy's own token
+            meta = {**(meta or {}), "progressToken": _upstream_token(key)}
         if meta:
             params["_meta"] = meta
         try:
@@ -185,6 +194,9 @@ class TaskRelay:
         if task is None or not isinstance(upstream_id, str) or not upstream_id:
             return result  # the server ran it plainly: its result is the answer
         passed = self._keep(key, route.server, connection, upstream_id, session, host, exchange.mcp_id)
+        if host_token is not None:
+            passed.host_token = host_token
+            self._by_token[(route.server, _upstream_token(key))] = passed.task_id
         self._bind(passed, key, request)
         return with_task_id(result, upstream_id, passed.task_id)
 
@@ -229,6 +241,7 @@ class TaskRelay:
     def _forget(self, task: PassedTask) -> None:
         self._tasks.pop(task.task_id, None)
         self._by_upstream.pop((task.server, task.connection, task.upstream_id), None)
+        self._by_token.pop((task.server, _upstream_token(task.key)), None)
         self._unbind(task)
 
     # -- the host's tasks/* requests ---------------------------------------------------------
@@ -372,8 +385,26 @@ class TaskRelay:
                     previous(server, note, call)
                 if note.method == m.TASK_STATUS:
                     self._status(server, note)
+                elif note.method == m.PROGRESS:
+                    self._progress(server, note)
 
             connection.on_notification = told
+
+    def _progress(self, server: str, note: Notification) -> None:
+        """A task's progress after its ``tools/call`` was answered: to its host, with its token."""
+        token = (note.params or {}).get("progressToken")
+        task_id = self._by_token.get((server, token)) if isinstance(token, str) else None
+        task = self._tasks.get(task_id) if task_id is not None else None
+        session = task.owner() if task is not None else None
+        if task is None or session is None or task.host_token is None:
+            return  # not a host task's (a call's progress is passed on by host_calls.py)
+        params = {**(note.params or {}), "progressToken": task.host_token}
+        if self.events.active:
+            self.events.emit(ProxyRelayed(key=task.key, host_id=None, server=server, method=note.method,
+                                          upstream=note.raw, host=params, upstream_token=token,
+                                          host_token=task.host_token, to_host=task.host))
+        with contextlib.suppress(TransportError):
+            session.peer.notify(m.PROGRESS, params)
 
     def _status(self, server: str, note: Notification) -> None:
         upstream_id = (note.params or {}).get("taskId")
@@ -390,6 +421,17 @@ class TaskRelay:
                                              upstream=note.raw, host=params, to_host=task.host))
         with contextlib.suppress(TransportError):  # the host left
             session.peer.notify(m.TASK_STATUS, params)
+
+
+def _progress_token(params: JSONObject | None) -> Any:
+    meta = (params or {}).get("_meta")
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    return token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
+
+
+def _upstream_token(key: str) -> str:
+    """The proxy's ``progressToken`` upstream for the host task its call ``key`` created."""
+    return f"{key}-task"
 
 
 def _passed(result: JSONObject) -> JSONObject:

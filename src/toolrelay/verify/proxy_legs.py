@@ -129,7 +129,8 @@ def verify_proxy(run: RunRecord) -> Verdict:
     for key, received in legs.host_in.items():
         findings += _one_request(key, received, legs, unfinished)
     findings += passing_findings(legs.passing, legs.host_in, legs.host_out, legs.routes, legs.sent_for,
-                                 lambda key: _sayer(key, legs.host_in.get(key, [])), legs.wire_hosts)
+                                 lambda key: _sayer(key, legs.host_in.get(key, [])), legs.wire_hosts,
+                                 legs.task_keys)
     findings += listen_findings(run.events)  # what 2026-07-28 hosts' listen requests were told
     findings += judge_statuses(legs.statuses, legs)
     findings.sort(key=lambda finding: link_rank(finding.link))
