@@ -136,11 +136,16 @@ class HttpTaskHost:
 
     HEADERS: Final = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
-    def __init__(self, url: str, *, capabilities: dict[str, Any] | None = None) -> None:
+    def __init__(self, url: str, *, capabilities: dict[str, Any] | None = None,
+                 answer: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self.url = url
+        self.answer = answer
+        self.asked: list[dict[str, Any]] = []
+        """The proxy's requests to this host, as they came on a request's stream."""
         self.http = httpx.Client(timeout=30)
         self._ids = itertools.count(1)
-        declared = capabilities if capabilities is not None else {"tasks": TASKS_CAPABILITY}
+        declared = capabilities if capabilities is not None else {"tasks": TASKS_CAPABILITY,
+                                                                  "elicitation": {"form": {}}}
         opened = self.http.post(url, headers=self.HEADERS, json={
             "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
                 "protocolVersion": "2025-11-25", "capabilities": declared,
@@ -168,12 +173,24 @@ class HttpTaskHost:
     def raw(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         number = next(self._ids)
         body = {"jsonrpc": "2.0", "id": number, "method": method, **({"params": params} if params else {})}
-        response = self.http.post(self.url, headers={**self.HEADERS, **self.session}, json=body)
-        if response.headers.get("content-type", "").startswith("application/json"):
-            return dict(response.json())
-        messages = [json.loads(line[5:]) for line in response.text.splitlines()
-                    if line.startswith("data:") and line[5:].strip()]
-        return next(m for m in messages if m.get("id") == number and "method" not in m)
+        headers = {**self.HEADERS, **self.session}
+        with self.http.stream("POST", self.url, headers=headers, json=body) as response:
+            if response.headers.get("content-type", "").startswith("application/json"):
+                return dict(json.loads(response.read()))
+            for line in response.iter_lines():  # what comes on the request's stream, in order
+                if not (line.startswith("data:") and line[5:].strip()):
+                    continue
+                message = json.loads(line[5:])
+                if "method" in message and "id" in message:  # the proxy asks, during the request
+                    self.asked.append(message)
+                    if message["method"] == "elicitation/create":
+                        wire.ElicitRequest.model_validate(message)
+                    said = self.answer(message) if self.answer is not None else {"action": "decline"}
+                    self.http.post(self.url, headers=headers,
+                                   json={"jsonrpc": "2.0", "id": message["id"], "result": said})
+                elif message.get("id") == number:
+                    return dict(message)
+        raise AssertionError(f"no answer to {method} (id {number}) on its stream")
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         response = self.raw(method, params)

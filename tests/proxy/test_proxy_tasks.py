@@ -404,3 +404,21 @@ def test_a_hosts_cancelled_tasks_result_is_cancelled_upstream_and_never_answered
     checked = verify(transcript, "--all")
     assert checked.returncode == 0, checked.stdout
     assert f"cancelled upstream too (a id {asked['mcp_id']!r})" in checked.stdout
+
+
+def test_an_http_host_is_asked_on_the_stream_of_its_tasks_result(two: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    with http_proxy(two, transcript) as url:
+        host = HttpTaskHost(url, answer=lambda asked: {"action": "accept", "content": {"colour": "red"}})
+        try:
+            made = host.request("tools/call", {"name": "a__ask", "arguments": {}, "task": TASK})
+            task_id = made["task"]["taskId"]
+            result = host.request("tasks/result", {"taskId": task_id})
+        finally:
+            host.close()
+    assert result["content"][0]["text"] == 'A heard {"action": "accept", "content": {"colour": "red"}}'
+    assert [(a["method"], a["params"]["_meta"]) for a in host.asked] == [
+        ("elicitation/create", {RELATED: {"taskId": task_id}})]
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert "elicitation/create of server a (its id 5000) answered by the host" in checked.stdout
