@@ -179,6 +179,10 @@ class TaskRelay:
             params["_meta"] = meta
         try:
             exchange = await connection.exchange(m.CALL_TOOL, params, tag=key)
+        except asyncio.CancelledError:  # the host cancelled, or went away: cancelled upstream too
+            forwarder.route(key, request, alias, "cancelled", route=route,
+                            reason="the host cancelled the call or disconnected")
+            raise
         except ToolrelayError as exc:
             said = redact(str(exc), self.catalog.secrets)
             forwarder.route(key, request, alias, "failed", route=route, reason=said)
