@@ -3,7 +3,7 @@ process (two of them behind one proxy both say ``task-1``), with ``tasks/list`` 
 ``notifications/tasks/status`` on every status change. Standard library only.
 
 Tools (``execution.taskSupport`` in brackets):
-  count(n)   [required]  completes after n ``tasks/get`` polls with "counted N by SERVER"
+  count(n, label?)  [required]  completes after n ``tasks/get`` polls with "counted N by SERVER"
   ask()      [optional]  goes ``input_required``; on ``tasks/result`` it asks an elicitation
                          with the task's related-task meta and completes with the answer
   wait()     [required]  never ends until ``tasks/cancel`` (its ``tasks/result`` waits till then)
@@ -21,7 +21,8 @@ NAME = sys.argv[1] if len(sys.argv) > 1 else "upstream"
 RELATED = "io.modelcontextprotocol/related-task"
 TOOLS = [
     {"name": "count", "description": "Count polls (a task).", "execution": {"taskSupport": "required"},
-     "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}},
+     "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}, "label": {"type": "string"}},
+                     "required": ["n"]}},
     {"name": "ask", "description": "Ask the user (a task).", "execution": {"taskSupport": "optional"},
      "inputSchema": {"type": "object", "properties": {}}},
     {"name": "wait", "description": "Never ends (a task).", "execution": {"taskSupport": "required"},

@@ -422,3 +422,31 @@ def test_an_http_host_is_asked_on_the_stream_of_its_tasks_result(two: Path, tmp_
     checked = verify(transcript, "--all")
     assert checked.returncode == 0, checked.stdout
     assert "elicitation/create of server a (its id 5000) answered by the host" in checked.stdout
+
+
+async def _denied(config: Path, transcript: Path, policy: Path) -> dict[str, Any]:
+    host = await TaskHost.start(config, transcript, more=("--policy", str(policy)))
+    try:
+        return {"denied": await host.request("tools/call", {"name": "a__count", "task": TASK,
+                                                            "arguments": {"n": 1, "label": "secret-job"}}),
+                "allowed": await host.request("tools/call", {"name": "a__count", "arguments": {"n": 1},
+                                                             "task": TASK})}
+    finally:
+        await host.close()
+
+
+def test_the_policy_refuses_a_task_before_it_is_created_upstream(two: Path, tmp_path: Path) -> None:
+    policy = tmp_path / "policy.json"
+    rule = {"server": "a", "tool": "count", "arguments": {"/label": "secret*"}, "decision": "deny",
+            "reason": "no secret jobs"}
+    policy.write_text(json.dumps({"rules": [rule]}), encoding="utf-8")
+    transcript = tmp_path / "proxy.jsonl"
+    seen = asyncio.run(_denied(two, transcript, policy))
+    assert seen["denied"]["isError"] is True and '"no secret jobs"' in seen["denied"]["content"][0]["text"]
+    assert "task" in seen["allowed"]
+    created = [e["message"]["params"]["arguments"] for e in events(transcript)
+               if e["kind"] == "mcp_request" and e["message"].get("method") == "tools/call"]
+    assert created == [{"n": 1}]  # the refused one never went upstream
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert "denied: denied by policy rule #1" in checked.stdout
