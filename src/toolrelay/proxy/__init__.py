@@ -6,7 +6,9 @@ with the host's arguments and comes back unchanged (``forward.py``), unless the 
 the policy refuse it, which the host reads as a tool error naming the rule. Either MCP
 era on the host side (the server stack's), whatever each upstream speaks (the client's).
 Both legs are recorded, the host's JSON-RPC id paired with the upstream one
-(``records.py``), so ``toolrelay verify`` can judge what the proxy passed on.
+(``records.py``), so ``toolrelay verify`` can judge what the proxy passed on. A 2025-11-25
+host that declares tasks has its own tasks passed through, under task ids of the proxy's
+(``tasks.py``).
 
 Layering: proxy/ sits beside runner/: it uses relay/ (the catalog, pins, policy),
 client/ through it, server/ for the host side and transcript/; cli/ uses it.

@@ -17,7 +17,8 @@ proxy's key (its ``call_id``), and
 
 The upstream request's own ``task`` (the proxy answers it as a task itself, ``client/host``)
 and its related-task meta (the upstream's task id means nothing to the host) are not
-passed on. Each ask is recorded (``ProxyAsk``), both requests' ids and the host's answer.
+passed on; during a host's own task (``tasks.py``) the related task is the host's id of
+it. Each ask is recorded (``ProxyAsk``), both requests' ids and the host's answer.
 """
 
 from __future__ import annotations
@@ -128,7 +129,7 @@ class HostAsks:
     async def _ask(self, call: HostCall, method: str, params: JSONObject, upstream_id: RequestId | None,
                    server: str) -> tuple[JSONObject, str]:
         """The host's answer (``{"result": ...}`` or ``{"error": ...}``) and a note for messages."""
-        passed = _passed_params(params)
+        passed = _passed_params(params, call.task_id)
         if call.session is None:  # 2026-07-28: the call's input_required answer
             assert self.ask_modern is not None
             answer, round_info = await self.ask_modern(call, method, passed, upstream_id)
@@ -175,13 +176,16 @@ def _undeclared(call: HostCall | None, capability: str, *, needs: str | None) ->
     return None
 
 
-def _passed_params(params: JSONObject) -> JSONObject:
+def _passed_params(params: JSONObject, task_id: str | None = None) -> JSONObject:
     """The upstream request's params as the host is asked them: without its ``task`` and
-    its related-task meta (of the upstream's tasks, which the proxy handles)."""
+    its related-task meta (of the upstream's tasks, which the proxy handles), but for the
+    host's own task, ``task_id``, named as the host knows it."""
     passed = {key: value for key, value in params.items() if key != "task"}
     meta = passed.get("_meta")
     if isinstance(meta, dict):
         kept = {key: value for key, value in meta.items() if key != m.RELATED_TASK}
+        if task_id is not None and m.RELATED_TASK in meta:
+            kept[m.RELATED_TASK] = {"taskId": task_id}
         if kept:
             passed["_meta"] = kept
         else:

@@ -116,13 +116,14 @@ class Forwarder:
                 return tool_error(f"toolrelay proxy: {withheld}")
             self.route(key, request, alias, "unknown", reason="no tool of that name is offered")
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {alias}")
-        refusal = await self._refusal(key, route, arguments)
+        refusal = await self.refusal(key, route, arguments)
         if refusal is not None:
             self.route(key, request, alias, "denied", route=route, reason=refusal)
             return tool_error(f"toolrelay proxy: {route.server}/{route.tool} was not called: {refusal}")
         return await self._upstream(key, route, arguments, request)
 
-    async def _refusal(self, key: str, route: Route, arguments: JSONObject) -> str | None:
+    async def refusal(self, key: str, route: Route, arguments: JSONObject) -> str | None:
+        """Why the call hooks (the policy) refuse this call; None: they let it run."""
         if not self.hooks:
             return None
         call = FunctionCall(call_id=key, name=route.alias, arguments_text=json.dumps(arguments))

@@ -65,6 +65,9 @@ class HostCall:
     """That request (a retry's, once the call takes rounds); None: ``request``."""
     cancel_reason: str | None = None
     """Why the proxy itself cancels the call (a 2026-07-28 host that never retried), if it does."""
+    task_id: str | None = None
+    """A host's task (``tasks.py``): the proxy's id of it, which what the upstream asks
+    during the task names as its related task; None for a plain call."""
 
     @property
     def peer(self) -> Peer | None:

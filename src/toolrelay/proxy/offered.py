@@ -10,24 +10,30 @@ a name with a hash in it and not know which tool it is.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from ..relay.catalog import Catalog
 from ..relay.stages.alias import assign_aliases
+from ..relay.stages.route import Route
 
 __all__ = ["collisions", "host_tools"]
 
 _HOST_HIDDEN: Final = ("execution",)
 """Tool keys a host is not shown: the proxy runs a task tool as a task itself and answers
-with its result, so the host calls it as any other tool."""
+with its result, so the host calls it as any other tool (unless its tasks pass through:
+``tasks.py``)."""
 
 
-def host_tools(catalog: Catalog) -> list[dict[str, Any]]:
-    """Every offered tool as its server listed it, named by its alias."""
+def host_tools(catalog: Catalog, shows_execution: Callable[[Route], bool] | None = None
+               ) -> list[dict[str, Any]]:
+    """Every offered tool as its server listed it, named by its alias; its ``execution``
+    (task support) only where ``shows_execution`` says the host's tasks pass through."""
     offered = []
     for route in catalog.routes:
-        tool = {key: value for key, value in catalog.listed(route).items() if key not in _HOST_HIDDEN}
+        shown = shows_execution is not None and shows_execution(route)
+        tool = {key: value for key, value in catalog.listed(route).items()
+                if shown or key not in _HOST_HIDDEN}
         tool["name"] = route.alias
         offered.append(tool)
     return offered

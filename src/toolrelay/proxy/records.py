@@ -22,7 +22,14 @@ recorded here:
   message of no call to each host that set a level (``key`` empty);
 - ``proxy_ask``: what an upstream asked during a host's call (sampling, elicitation) and
   who answered: the host (the proxy's request to it, its id, the host's answer; for a
-  2026-07-28 host the ``input_required`` round), or the proxy's own settings (why).
+  2026-07-28 host the ``input_required`` round), or the proxy's own settings (why);
+- ``proxy_task``: a host's task (``tasks.py``): the proxy's task id the host was given
+  and the (server, connection, upstream task id) it stands for, with the key of the host's
+  ``tools/call`` that created it; its ``tasks/*`` requests are ``proxy_host`` /
+  ``proxy_route`` as any request's, the route naming the host's task id (``alias``) and the
+  upstream's (``tool``);
+- ``proxy_task_status``: an upstream ``notifications/tasks/status`` passed on to the host
+  that owns the task, the task id mapped.
 """
 
 from __future__ import annotations
@@ -43,6 +50,8 @@ __all__ = [
     "ProxyRelayed",
     "ProxyRoute",
     "ProxyStart",
+    "ProxyTask",
+    "ProxyTaskStatus",
 ]
 
 HOST_CALL_ID_KEY: Final = "io.toolrelay/call_id"
@@ -159,3 +168,31 @@ class ProxyAsk(Event):
     """The host's answer as received (its result or its error)."""
     round: str | None = None
     """2026-07-28 host: the ``requestState`` of the input_required round it was asked in."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ProxyTask(Event):
+    kind: ClassVar[str] = "proxy_task"
+    key: str
+    """The proxy's key of the host ``tools/call`` that created the task."""
+    task_id: str
+    """The proxy's own id of the task: the one the host was given (and names it by)."""
+    server: str
+    connection: int
+    upstream_task_id: str
+    """The upstream server's id of the task (two servers may both say ``task-1``)."""
+    host: int | None = None
+    """The HTTP host's session number that owns it (None: the stdio host)."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ProxyTaskStatus(Event):
+    kind: ClassVar[str] = "proxy_task_status"
+    task_id: str
+    server: str
+    connection: int
+    upstream: dict[str, Any]
+    """The notification as the upstream sent it."""
+    host: dict[str, Any]
+    """The params the host was sent (its task id the proxy's)."""
+    to_host: int | None = None

@@ -40,6 +40,7 @@ from .offered import collisions
 from .records import ProxyEnd, ProxyStart
 from .rounds import DEFAULT_WAIT, Rounds
 from .service import ProxyService
+from .tasks import TaskRelay
 
 __all__ = ["ProxySettings", "run_proxy"]
 
@@ -103,6 +104,7 @@ async def run_proxy(catalog: Catalog, settings: ProxySettings) -> None:
         _refuse_prompt_collisions(await features.open())
         events.emit(offer_record(catalog, "initial", names))
         service = ProxyService(catalog, forwarder, name=settings.name, features=features)
+        service.tasks = TaskRelay(catalog, forwarder)
         service.rounds = Rounds(forwarder, events, wait=settings.input_wait)
         if settings.asks is not None:
             settings.asks.ask_modern = service.rounds.ask
@@ -116,6 +118,7 @@ async def run_proxy(catalog: Catalog, settings: ProxySettings) -> None:
         relay = ChangeRelay(catalog, events, names)
         relay.watch()
         features.watch()  # after the calls' hook: it passes each notification on to it too
+        service.tasks.watch()  # and tasks' status, to the host that owns the task
         await _serve(service, relay, features, settings, events)
     except BaseException as exc:
         reason = f"{type(exc).__name__}: {exc}" if not isinstance(exc, KeyboardInterrupt) else "interrupted"

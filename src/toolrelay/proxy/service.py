@@ -4,7 +4,8 @@
 ``server/stateless.py`` (2026-07-28) answer the lifecycle and the envelope; this service
 answers ``tools/list`` with every upstream tool under its alias (``offered.py``), hands
 each ``tools/call`` to the ``Forwarder``, and its method table (``feature_methods``)
-answers resources, prompts and completion from every upstream (``features.py``).
+answers resources, prompts and completion from every upstream (``features.py``); a host
+that takes tasks has its own tasks passed through (``tasks.py``).
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from .._version import __version__
 from ..protocol.jsonrpc import JSONObject, Request
 from ..protocol.request_envelope import CLIENT_CAPABILITIES_KEY
 from ..relay.catalog import Catalog
-from ..server.app import CallContext
+from ..server.app import CallContext, ServerSession
 from ..server.features import FeatureHandler
 from ..server.listen_hub import ListenHub
 from .features import FeatureRelay
 from .forward import Forwarder
 from .offered import host_tools
 from .rounds import Rounds
+from .tasks import TaskRelay
 
 __all__ = ["ProxyService"]
 
@@ -45,23 +47,31 @@ class ProxyService:
         self.version = __version__
         self.catalog = catalog
         self.forwarder = forwarder
+        self.tasks: TaskRelay | None = None
+        """Where a host's own tasks pass through (``tasks.py``); None: every call is answered plainly."""
         self.rounds: Rounds | None = None
         """How a 2026-07-28 host's calls are answered (``rounds.py``); None: forwarded as one exchange."""
         found = catalog.server_instructions()
         self.instructions = "\n\n".join(f"{server}: {text}" for server, text in found.items()) or None
 
     def tools(self) -> list[dict[str, Any]]:
-        offered = host_tools(self.catalog)
+        return self.tools_for(None)
+
+    def tools_for(self, session: ServerSession | None) -> list[dict[str, Any]]:
+        """The tools a host is offered: a host whose tasks pass through sees their task support."""
+        offered = host_tools(self.catalog, self.tasks.shown_to(session) if self.tasks is not None else None)
         if self.forwarder.keep_names:  # each tool by its own name (one server: names.py)
             own = {route.alias: route.tool for route in self.catalog.routes}
             offered = [{**tool, "name": own.get(tool["name"], tool["name"])} for tool in offered]
         return offered
 
     def feature_methods(self) -> Mapping[str, FeatureHandler]:
-        return self.features.methods() if self.features is not None else {}
+        found = dict(self.features.methods()) if self.features is not None else {}
+        return {**found, **self.tasks.methods()} if self.tasks is not None else found
 
     def feature_capabilities(self) -> JSONObject:
-        return self.features.capabilities() if self.features is not None else {}
+        found = self.features.capabilities() if self.features is not None else {}
+        return {**found, **self.tasks.capabilities()} if self.tasks is not None else found
 
     def call(self, name: str, arguments: JSONObject, context: CallContext) -> Awaitable[JSONObject]:
         request = context.request
@@ -73,6 +83,12 @@ class ProxyService:
         if session is None and self.rounds is not None:  # 2026-07-28: asks are input_required rounds
             return self.rounds.call(name, arguments, request, context.protocol_version,
                                     _enveloped_capabilities(request), stream=context.stream)
+        tasks = self.tasks
+        if tasks is not None and session is not None and isinstance((request.params or {}).get("task"), dict):
+            route = self.catalog.route(self.forwarder.catalog_alias(name))
+            if tasks.passes(route, session, request.params):
+                assert route is not None
+                return tasks.create(name, route, arguments, request, context.protocol_version, session)
         capabilities = session.client_capabilities if session is not None else {}
         return self.forwarder.forward(name, arguments, request, context.protocol_version, session=session,
                                       capabilities=capabilities, stream=context.stream)

@@ -53,6 +53,7 @@ ROOTS_TIMEOUT = 10.0  # seconds to wait for the client's roots/list answer
 SET_LEVEL: Final = "logging/setLevel"
 LEGACY: Final = "legacy"
 MODERN: Final = "modern"
+TASKS_SINCE: Final = "2025-11-25"
 
 
 @dataclass(slots=True)
@@ -180,7 +181,8 @@ class ServerSession:
                 INVALID_REQUEST, "Invalid Request: the session is not initialized; send initialize first"
             )
         if method == m.LIST_TOOLS:
-            return {"tools": self.service.tools()}
+            per_session = getattr(self.service, "tools_for", None)  # a proxy: tasks pass through per host
+            return {"tools": per_session(self) if callable(per_session) else self.service.tools()}
         if method == m.CALL_TOOL:
             return self._call_tool(request)
         if method == SET_LEVEL and self._relays_logging:
@@ -265,6 +267,8 @@ class ServerSession:
             },
             "serverInfo": {"name": self.service.name, "version": self.service.version},
         }
+        if self.protocol_version < TASKS_SINCE:  # a service's task support is of 2025-11-25 on
+            result["capabilities"].pop("tasks", None)
         if self._relays_logging:
             result["capabilities"]["logging"] = {}
         if self.service.instructions:

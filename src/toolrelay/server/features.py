@@ -30,8 +30,10 @@ FeatureHandler = Callable[[JSONObject | None, Any], JSONObject | Awaitable[JSONO
 """One method's handler: the request's params and the call's ``app.CallContext`` in, the
 result out (the context is ``Any`` here: ``app`` imports this module, not the reverse)."""
 
-HANDSHAKE_ONLY: Final = frozenset({m.SUBSCRIBE_RESOURCE, m.UNSUBSCRIBE_RESOURCE})
-"""Methods of the 2025 revisions that 2026-07-28 has not."""
+HANDSHAKE_ONLY: Final = frozenset({m.SUBSCRIBE_RESOURCE, m.UNSUBSCRIBE_RESOURCE,
+                                   m.TASKS_GET, m.TASKS_RESULT, m.TASKS_LIST, m.TASKS_CANCEL})
+"""Methods of the 2025 revisions that 2026-07-28 has not (its tasks are an extension,
+SEP-2663, with other methods: a service's 2025-11-25 tasks are not served there)."""
 _CORE: Final = frozenset({m.INITIALIZE, m.PING, m.LIST_TOOLS, m.CALL_TOOL})
 """What the session answers itself: a service's table cannot take them over."""
 
@@ -53,6 +55,7 @@ def feature_capabilities(service: object, *, modern: bool = False,
     found: JSONObject = dict(declared()) if callable(declared) else {}
     if not modern:
         return found
+    found.pop("tasks", None)  # 2025-11-25 tasks (HANDSHAKE_ONLY)
     for feature in ("resources", "prompts"):
         offered = found.get(feature)
         if isinstance(offered, dict):

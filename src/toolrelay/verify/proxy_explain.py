@@ -1,9 +1,10 @@
 """``toolrelay explain`` of a proxy transcript: each host request across both legs.
 
 One block per host request, in order (a tool call; a resource, prompt or completion
-request): the host's id (and its own call id, if it gave one), the alias or URI it
-named, where the proxy sent it (server, connection, the upstream JSON-RPC id) or what it
-decided instead, what came back, and each check of ``proxy_legs`` on it, ok or broken.
+request; a host task's ``tasks/*``, with the task the call created and its status told):
+the host's id (and its own call id, if it gave one), the alias or URI it named, where
+the proxy sent it (server, connection, the upstream JSON-RPC id) or what it decided
+instead, what came back, and each check of ``proxy_legs`` on it, ok or broken.
 """
 
 from __future__ import annotations
@@ -36,9 +37,12 @@ def explain_proxy(run: RunRecord, verdict: Verdict) -> str:
     answers = {str(e.get("key")): e for e in run.events
                if e.get("kind") == "proxy_host" and e.get("direction") == "out"}
     during: dict[str, list[dict[str, Any]]] = {}
+    created = {str(e.get("task_id")): str(e.get("key")) for e in run.events if e.get("kind") == "proxy_task"}
     for event in run.events:
-        if event.get("kind") in ("proxy_ask", "proxy_relayed") and event.get("key"):
+        if event.get("kind") in ("proxy_ask", "proxy_relayed", "proxy_task") and event.get("key"):
             during.setdefault(str(event.get("key")), []).append(event)
+        elif event.get("kind") == "proxy_task_status":  # shown with the call that created the task
+            during.setdefault(created.get(str(event.get("task_id")), ""), []).append(event)
     for event in run.events:
         if event.get("kind") == "proxy_host" and event.get("direction") == "in":
             key = str(event.get("key"))
@@ -79,6 +83,13 @@ def _request(event: dict[str, Any], route: dict[str, Any] | None, answer: dict[s
 def _during_text(event: dict[str, Any]) -> str:
     """What passed through the call: an upstream ask and who answered it, a notification."""
     server, method, outcome = event.get("server"), event.get("method"), event.get("outcome")
+    if event.get("kind") == "proxy_task":
+        upstream = event.get("upstream_task_id")
+        return (f"  task           {event.get('task_id')} ↔ {server} task {upstream!r} · "
+                f"connection {event.get('connection')} (the host names it by the proxy's id)")
+    if event.get("kind") == "proxy_task_status":
+        status = (event.get("host") or {}).get("status")
+        return f"  {server} → host  notifications/tasks/status {status} · task {event.get('task_id')}"
     if event.get("kind") == "proxy_ask":
         asked = f"  {server} asks    {method} (upstream id {event.get('upstream_id')!r})"
         if event.get("answered_by") == "host":

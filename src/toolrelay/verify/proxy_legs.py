@@ -27,7 +27,9 @@ pairs its two legs, never the host's call id alone; ids are compared on both leg
 - what 2026-07-28 hosts' listen requests were told (``proxy_listens``): resource updates
   only of the URIs each request named and was granted (``listen_kept``).
 
-Resource, prompt and completion requests are judged by ``proxy_features.py`` the same way.
+Resource, prompt and completion requests are judged by ``proxy_features.py`` the same way,
+a host's own tasks (``tasks/*``, the ``tools/call`` that created one, their status
+notifications) by ``proxy_tasks.py``.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from .proxy_features import FEATURE_METHODS, judge_feature, without_envelope
 from .proxy_listens import listen_findings
 from .proxy_passing import Passing, passing_findings
 from .proxy_rounds import asks_again, is_in_rounds, round_chain
+from .proxy_tasks import TASK_METHODS, judge_created, judge_statuses, judge_task_request
 from .record import RunRecord
 from .verdict import Finding, Verdict, link_rank
 
@@ -79,6 +82,11 @@ class _Legs:
     """The hosts whose leg is on the wire (None: the stdio host)."""
     passing: Passing = field(default_factory=Passing)
     """What passed through the calls besides their answers (``proxy_passing``)."""
+    tasks: dict[str, Event] = field(default_factory=dict)
+    """The hosts' tasks (``proxy_task``) by the proxy's task id."""
+    task_keys: dict[str, list[Event]] = field(default_factory=dict)
+    """The same, by the key of the host ``tools/call`` that created each."""
+    statuses: list[Event] = field(default_factory=list)
 
 
 def _legs(events: Iterable[Event]) -> _Legs:
@@ -93,6 +101,11 @@ def _legs(events: Iterable[Event]) -> _Legs:
             legs.routes.setdefault(str(event.get("key")), []).append(event)
         elif kind == "proxy_offer":
             legs.offers.append(event)
+        elif kind == "proxy_task":
+            legs.tasks[str(event.get("task_id"))] = event
+            legs.task_keys.setdefault(str(event.get("key")), []).append(event)
+        elif kind == "proxy_task_status":
+            legs.statuses.append(event)
         elif kind == "proxy_end":
             legs.end = event
         elif kind == "proxy_wire":
@@ -116,8 +129,10 @@ def verify_proxy(run: RunRecord) -> Verdict:
     for key, received in legs.host_in.items():
         findings += _one_request(key, received, legs, unfinished)
     findings += passing_findings(legs.passing, legs.host_in, legs.host_out, legs.routes, legs.sent_for,
-                                 lambda key: _sayer(key, legs.host_in.get(key, [])), legs.wire_hosts)
+                                 lambda key: _sayer(key, legs.host_in.get(key, [])), legs.wire_hosts,
+                                 legs.task_keys)
     findings += listen_findings(run.events)  # what 2026-07-28 hosts' listen requests were told
+    findings += judge_statuses(legs.statuses, legs)
     findings.sort(key=lambda finding: link_rank(finding.link))
     broken = next((finding for finding in findings if not finding.ok), None)
     if legs.end is None:
@@ -171,6 +186,8 @@ def _one_request(key: str, received: list[Event], legs: _Legs, unfinished: list[
         found.append(_on_wire(said, answer, legs))
     if route is None:
         return [*found, said("routing", "routed", False, "answered without a recorded route", answer)]
+    if first.get("method") in TASK_METHODS:  # a host's own tasks
+        return [*found, *judge_task_request(said, first, route, answer, legs, key)]
     if first.get("method") in FEATURE_METHODS:  # resources, prompts, completion
         if route.get("decision") == "unknown":
             return [*found, _decision(said, route, answer, legs, key)]
@@ -180,6 +197,8 @@ def _one_request(key: str, received: list[Event], legs: _Legs, unfinished: list[
         found.append(_decision(said, route, answer, legs, key))
     elif route.get("decision") == "forwarded":
         found += _forwarded(said, first, route, answer, legs, key)
+    elif route.get("decision") == "task":  # the host's own task, created upstream
+        found += judge_created(said, first, route, answer, legs, key)
     else:  # failed: sent (maybe), no answer came; the host was told
         told = "was told so as a tool error" if _is_error(answer) else "was not told"
         found.append(said("feedback", "passed_on", _is_error(answer),
@@ -228,7 +247,7 @@ def _routed(said: Say, received: Event, route: Event, legs: _Legs) -> Finding:
                     f"routed as {route.get('alias')!r}, but the host named {named!r}", route)
     offer = next((o for o in reversed(legs.offers) if o["seq"] < received["seq"]), None)
     target = (offer or {}).get("routes", {}).get(named)
-    if route.get("decision") == "forwarded" and target != [route.get("server"), route.get("tool")]:
+    if route.get("decision") in ("forwarded", "task") and target != [route.get("server"), route.get("tool")]:
         return said("routing", "routed", False, f"{named} leads to {target} by the offer, but was sent to "
                     f"{route.get('server')}/{route.get('tool')}", route)
     target_text = f"{route.get('server')}/{route.get('tool')}" if route.get("tool") else ""

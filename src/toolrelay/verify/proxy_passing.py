@@ -81,14 +81,18 @@ def _id(value: Any) -> str:
 def passing_findings(
     passing: Passing, host_in: dict[str, list[Event]], host_out: dict[str, list[Event]],
     routes: dict[str, list[Event]], sent_for: dict[str, list[Event]], said_for: Callable[[str], Say],
-    wire_hosts: Iterable[Any],
+    wire_hosts: Iterable[Any], task_keys: Iterable[str] = (),
 ) -> list[Finding]:
-    """The findings of every ask, relayed notification and cancellation."""
+    """The findings of every ask, relayed notification and cancellation. ``task_keys``: the
+    host calls that created a host's own task, whose progress goes on after their answer
+    until the task ends (``proxy_tasks``)."""
+    tasked = set(task_keys)
     hosts = set(wire_hosts)
     found = [_ask(ask, passing, host_in, host_out, said_for(str(ask.get("key"))), hosts)
              for ask in passing.asks if ask.get("key")]
     for key, relayed in passing.relayed.items():
-        found.append(_progress(key, relayed, host_in, host_out, sent_for, said_for(key)))
+        answered = host_out if key not in tasked else {}
+        found.append(_progress(key, relayed, host_in, answered, sent_for, said_for(key)))
     for key, routed in routes.items():
         if routed and routed[-1].get("decision") == "cancelled":
             found.extend(_cancel(routed[-1], sent_for.get(key, []), passing, said_for(key)))
@@ -235,8 +239,12 @@ def _token(params: Any) -> Any:
     return meta.get("progressToken") if isinstance(meta, dict) else None
 
 
+_CANCELLABLE: Final = frozenset({"tools/call", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
+"""What a host's cancelled request may have sent upstream (a host task's requests: ``proxy_tasks``)."""
+
+
 def _cancel(route: Event, sent: list[Event], passing: Passing, said: Say) -> list[Finding]:
-    calls = [e for e in sent if e.get("message", {}).get("method") == "tools/call"]
+    calls = [e for e in sent if e.get("message", {}).get("method") in _CANCELLABLE]
     if not calls:
         return []  # cancelled before it went upstream
     missing = [e for e in calls

@@ -76,7 +76,7 @@ def _route(record: dict[str, Any]) -> Row:
     decision = str(record.get("decision"))
     where = f"{record.get('server')}#{record.get('connection')} id {record.get('mcp_id')}" \
         if record.get("mcp_id") is not None else ""
-    state: RowState = "ok" if decision in ("forwarded", "listed", "listened") \
+    state: RowState = "ok" if decision in ("forwarded", "listed", "listened", "task") \
         else "warn" if decision in ("denied", "withheld") else "failed"
     return Row(seq=int(record.get("seq", 0)), kind="proxy_route", stage="route", source="app", target="app",
                label=f"{record.get('alias')} → {decision} {where}".strip(),
@@ -133,6 +133,24 @@ def _relayed(record: dict[str, Any]) -> Row:
                call_id=str(record.get("key")) if record.get("key") else None)
 
 
+def _task(record: dict[str, Any]) -> Row:
+    """A host's own task: the proxy's id of it and the upstream task it stands for."""
+    return Row(seq=int(record.get("seq", 0)), kind="proxy_task", stage="route", source="app", target="app",
+               label=f"task {record.get('task_id')} ↔ {record.get('server')}#{record.get('connection')} "
+                     f"task {record.get('upstream_task_id')}",
+               detail=f"the host's id ↔ the upstream's (host {record.get('host')})",
+               badges=[Badge(kind="call", text=str(record.get("key")))], call_id=str(record.get("key")))
+
+
+def _task_status(record: dict[str, Any]) -> Row:
+    status = _object(record.get("host")).get("status")
+    upstream = _object(_object(record.get("upstream")).get("params")).get("taskId")
+    return Row(seq=int(record.get("seq", 0)), kind="proxy_task_status", stage="notify", source="app",
+               target=HOST_LANE, label=f"to host: task {record.get('task_id')} {status} (from "
+                                       f"{record.get('server')}'s {upstream})",
+               detail=_json(record.get("host")), message=True)
+
+
 def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -152,6 +170,8 @@ PROXY_DESCRIBERS: Final = {
     "proxy_offer": _offer,
     "proxy_ask": _ask,
     "proxy_relayed": _relayed,
+    "proxy_task": _task,
+    "proxy_task_status": _task_status,
     "proxy_start": _note("proxy {name} starts ({transport})", "servers: {servers}"),
     "proxy_end": _note("proxy ends", "{reason}"),
 }

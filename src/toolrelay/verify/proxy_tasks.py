@@ -1,0 +1,232 @@
+"""Verify a proxy's passed-through host tasks (``proxy/tasks.py``).
+
+A host task is recorded once (``proxy_task``): the proxy's task id the host was given,
+the (server, connection, upstream task id) it stands for, and the host that owns it. On
+top of ``host_answered_once``:
+
+- the ``tools/call`` that created it (route ``task``): ``upstream_paired``, one
+  ``tools/call`` with the host's task params on that connection, by the route's MCP id and
+  the proxy's key; ``task_mapped`` (correlation), the task recorded under that key is the
+  one the upstream created, and the host's answer is the upstream's ``CreateTaskResult``
+  with only the task id said as the proxy's;
+- each host ``tasks/get`` / ``tasks/result`` / ``tasks/cancel``: ``task_owned`` (routing),
+  the id the host named is a task of that host's, sent to its own server and connection
+  with its upstream id (never found by the upstream id alone: two servers may both say
+  ``task-1``); ``upstream_paired``, one request of the host's method carrying that
+  upstream id, answered once; ``passed_on``, the host's answer is that upstream answer,
+  the task id mapped, nothing else changed (an error, the same error); a task id of no
+  task of that host's was sent nowhere and answered with an error;
+- ``tasks/list`` (``listed``): every task in the host's answer is one of its own, as an
+  upstream answer under the request's key reports it, id mapped; none is left out;
+- each ``notifications/tasks/status`` passed on (``status_owned``): sent to the host that
+  owns the task, for the task the upstream named, its params unchanged but for the id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final, Protocol
+
+from ..protocol.passthrough import passed_on
+from .verdict import Finding
+
+__all__ = ["TASK_METHODS", "judge_created", "judge_statuses", "judge_task_request"]
+
+TASK_METHODS: Final = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
+_RELATED: Final = "io.modelcontextprotocol/related-task"
+
+Event = dict[str, Any]
+Triple = tuple[Any, Any, Any]
+Say = Callable[..., Finding]
+
+
+class Legs(Protocol):
+    requests: dict[Triple, list[Event]]
+    responses: dict[Triple, list[Event]]
+    sent_for: dict[str, list[Event]]
+    tasks: dict[str, Event]
+    task_keys: dict[str, list[Event]]
+
+
+def mapped(result: Any, upstream_id: Any, task_id: Any) -> Any:
+    """``result`` as the host should get it: the upstream's task id said as the proxy's
+    where a task id is said (the task, ``CreateTaskResult.task``, the related-task meta)."""
+    if not isinstance(result, dict):
+        return result
+    out = dict(result)
+    if out.get("taskId") == upstream_id:
+        out["taskId"] = task_id
+    task = out.get("task")
+    if isinstance(task, dict) and task.get("taskId") == upstream_id:
+        out["task"] = {**task, "taskId": task_id}
+    meta = out.get("_meta")
+    related = meta.get(_RELATED) if isinstance(meta, dict) else None
+    if isinstance(meta, dict) and isinstance(related, dict) and related.get("taskId") == upstream_id:
+        out["_meta"] = {**meta, _RELATED: {**related, "taskId": task_id}}
+    return out
+
+
+def comparable(result: dict[str, Any]) -> dict[str, Any]:
+    """A result without its leg's envelope, its related-task meta kept (the spec's)."""
+    out = passed_on(result)
+    meta = result.get("_meta")
+    if isinstance(meta, dict) and _RELATED in meta:
+        out["_meta"] = {**(out.get("_meta") or {}), _RELATED: meta[_RELATED]}
+    return out
+
+
+def _one_upstream(said: Say, route: Event, legs: Legs, key: str, method: str
+                  ) -> tuple[Finding, Event | None, Event | None]:
+    triple = (route.get("server"), route.get("connection"), route.get("mcp_id"))
+    requests, responses = legs.requests.get(triple, []), legs.responses.get(triple, [])
+    name = f"{triple[0]} connection {triple[1]} id {triple[2]!r}"
+    if len(requests) != 1 or len(responses) != 1:
+        return (said("correlation", "upstream_paired", False, f"upstream {name}: {len(requests)} requests "
+                     f"and {len(responses)} responses recorded, not one each", route, *requests, *responses),
+                None, None)
+    request, response = requests[0], responses[0]
+    problem = ("it carries another key" if request.get("call_id") != key or response.get("call_id") != key
+               else f"it is no {method}" if request.get("message", {}).get("method") != method else "")
+    return (said("correlation", "upstream_paired", not problem,
+                 f"upstream {name}: {problem}" if problem else f"paired with upstream {name}, answered once",
+                 request, response), request, response)
+
+
+def _passed(said: Say, response: Event, answer: Event, upstream_id: Any, task_id: Any) -> Finding:
+    upstream, host = response.get("message", {}), answer.get("message", {})
+    if "error" in upstream:
+        same = host.get("error", {}).get("code") == upstream["error"].get("code") and \
+            host.get("error", {}).get("message") == upstream["error"].get("message")
+        return said("feedback", "passed_on", same, "the upstream JSON-RPC error passed on unchanged" if same
+                    else "the upstream JSON-RPC error is not the one the host got", response, answer)
+    result, got = upstream.get("result"), host.get("result")
+    if not isinstance(result, dict) or not isinstance(got, dict):
+        return said("feedback", "passed_on", False, "the host's answer is not the upstream result",
+                    response, answer)
+    same = mapped(comparable(result), upstream_id, task_id) == comparable(got)
+    return said("feedback", "passed_on", same,
+                f"the upstream answer passed on, task id {upstream_id!r} said as {task_id!r}" if same
+                else "the host's answer differs from the upstream answer it passes on (task id aside)",
+                response, answer)
+
+
+def judge_created(said: Say, received: Event, route: Event, answer: Event, legs: Legs, key: str
+                  ) -> list[Finding]:
+    """The host ``tools/call`` that created a task (route ``task``)."""
+    paired, request, response = _one_upstream(said, route, legs, key, "tools/call")
+    if request is None or response is None:
+        return [paired]
+    params = request.get("message", {}).get("params") or {}
+    host_params = received.get("message", {}).get("params") or {}
+    same = [params.get(k) == host_params.get(k) for k in ("arguments", "task")]
+    if params.get("name") != route.get("tool") or not all(same):
+        paired = said("correlation", "upstream_paired", False, "the upstream tools/call is not the host's "
+                      "(its tool, arguments or task params differ)", request, response)
+    created = (response.get("message", {}).get("result") or {}).get("task") or {}
+    upstream_id = created.get("taskId") if isinstance(created, dict) else None
+    recorded = legs.task_keys.get(key, [])
+    task = recorded[0] if len(recorded) == 1 else None
+    where = (route.get("server"), route.get("connection"), upstream_id, received.get("host"))
+    if task is None or (task.get("server"), task.get("connection"), task.get("upstream_task_id"),
+                        task.get("host")) != where:
+        said_task = f"{len(recorded)} tasks recorded under it" if task is None else (
+            f"the task recorded stands for {task.get('server')}'s {task.get('upstream_task_id')!r} of host "
+            f"{task.get('host')!r}, not the task {upstream_id!r} of this host's the upstream created")
+        return [paired, said("correlation", "task_mapped", False, said_task, route, *recorded)]
+    mapping = said("correlation", "task_mapped", True,
+                   f"task {task.get('task_id')!r} stands for {task.get('server')}'s {upstream_id!r}", task)
+    return [paired, mapping, _passed(said, response, answer, upstream_id, task.get("task_id"))]
+
+
+def judge_task_request(said: Say, received: Event, route: Event, answer: Event, legs: Legs, key: str
+                       ) -> list[Finding]:
+    """A host ``tasks/*`` request."""
+    decision, method = route.get("decision"), received.get("method")
+    if decision == "listed":
+        return [_listed(said, received, answer, legs, key)]
+    if decision in ("unknown", "failed"):
+        sent = [e for e in legs.sent_for.get(key, []) if decision == "unknown"]
+        ok = not sent and "error" in answer.get("message", {})
+        what = f"{decision} ({route.get('reason')})"
+        return [said("routing", "task_owned", ok, f"{what}: answered with an error" if ok
+                     else f"{what}, yet sent upstream or not answered an error", route, answer, *sent)]
+    named = (received.get("message", {}).get("params") or {}).get("taskId")
+    task = legs.tasks.get(str(named))
+    sent_to = (route.get("alias"), route.get("server"), route.get("connection"), route.get("tool"))
+    owned = task is not None and task.get("host") == received.get("host") and sent_to == \
+        (named, task.get("server"), task.get("connection"), task.get("upstream_task_id"))
+    if task is None or not owned:
+        why = "no task of the proxy's has that id" if task is None else (
+            f"it is host {task.get('host')!r}'s task {task.get('server')}/{task.get('upstream_task_id')!r}, "
+            f"and was sent to {route.get('server')}/{route.get('tool')!r} for host {received.get('host')!r}")
+        return [said("routing", "task_owned", False, f"{method} of task {named!r}: {why}", route)]
+    found = [said("routing", "task_owned", True, f"{method} of the host's task {named!r} → "
+                  f"{task.get('server')}'s {task.get('upstream_task_id')!r}", route, task)]
+    paired, request, response = _one_upstream(said, route, legs, key, str(method))
+    if request is None or response is None:
+        return [*found, paired]
+    if (request.get("message", {}).get("params") or {}).get("taskId") != task.get("upstream_task_id"):
+        paired = said("correlation", "upstream_paired", False, f"the upstream {method} names another task "
+                      f"than {task.get('upstream_task_id')!r}", request)
+    return [*found, paired, _passed(said, response, answer, task.get("upstream_task_id"), named)]
+
+
+def _listed(said: Say, received: Event, answer: Event, legs: Legs, key: str) -> Finding:
+    got = (answer.get("message", {}).get("result") or {}).get("tasks")
+    if not isinstance(got, list):
+        return said("feedback", "passed_on", False, "tasks/list answered without a tasks array", answer)
+    reported: dict[str, Any] = {}  # proxy task id → the task as its upstream reported it, mapped
+    upstream_events: list[Event] = []
+    for request in legs.sent_for.get(key, []):
+        triple = (request.get("server"), request.get("connection"), request.get("mcp_id"))
+        for response in legs.responses.get(triple, []):
+            upstream_events.append(response)
+            result = response.get("message", {}).get("result") or {}
+            listing = request.get("message", {}).get("method") == "tasks/list"
+            items = result.get("tasks") if listing else [result]
+            for item in items if isinstance(items, list) else []:
+                task = _task_of(legs, triple, item.get("taskId") if isinstance(item, dict) else None)
+                if task is not None and task.get("host") == received.get("host"):
+                    reported[str(task["task_id"])] = mapped(comparable(item), task["upstream_task_id"],
+                                                            task["task_id"])
+    host_items = {str(item.get("taskId")): comparable(item) for item in got if isinstance(item, dict)}
+    if host_items != reported:
+        foreign = sorted(set(host_items) - set(reported))
+        lost = sorted(set(reported) - set(host_items))
+        return said("feedback", "passed_on", False, "the host's task list is not its own tasks as their "
+                    f"servers reported them (not the host's or changed: {foreign}; left out: {lost})",
+                    answer, *upstream_events)
+    return said("feedback", "passed_on", True, f"the host's {len(host_items)} tasks, as their servers "
+                "reported them, ids mapped", answer, *upstream_events)
+
+
+def _task_of(legs: Legs, triple: Triple, upstream_id: Any) -> Event | None:
+    server, connection, _ = triple
+    return next((task for task in legs.tasks.values() if (task.get("server"), task.get("connection"),
+                                                          task.get("upstream_task_id")) ==
+                 (server, connection, upstream_id)), None)
+
+
+def judge_statuses(statuses: list[Event], legs: Legs) -> list[Finding]:
+    """Each ``notifications/tasks/status`` passed on."""
+    found = []
+    for status in statuses:
+        task = legs.tasks.get(str(status.get("task_id")))
+        upstream = (status.get("upstream") or {}).get("params") or {}
+        problem = ""
+        if task is None:
+            problem = "for no task of the proxy's"
+        elif status.get("to_host") != task.get("host"):
+            problem = (f"sent to host {status.get('to_host')!r}, which does not own it "
+                       f"(host {task.get('host')!r} does)")
+        elif (status.get("server"), status.get("connection"), upstream.get("taskId")) != \
+                (task.get("server"), task.get("connection"), task.get("upstream_task_id")):
+            problem = f"{status.get('server')} told of {upstream.get('taskId')!r}, not the task it names"
+        elif mapped(upstream, task.get("upstream_task_id"), task.get("task_id")) != status.get("host"):
+            problem = "its params changed on the way (task id aside)"
+        seqs = (status["seq"], *((task["seq"],) if task is not None else ()))
+        found.append(Finding(link="correlation", check="status_owned", ok=not problem, seqs=seqs,
+                             call_id=task.get("key") if task is not None else None,
+                             message=f"task status of {status.get('task_id')!r}: "
+                                     + (problem or "passed on to the host that owns it, id mapped")))
+    return found
