@@ -120,22 +120,23 @@ class FeatureRelay:
             assert request is not None  # every transport gives it
             host = self.forwarder.calls.number_of(context.session)
             if context.session is None and context.protocol_version in MODERN_VERSIONS:
-                host = self.modern_host  # a 2026-07-28 exchange has no session
-            return self._recorded(answer, request, context.protocol_version, host)
+                host = self.modern_host  # a 2026-07-28 exchange has no session: its number tells it
+            exchange = context.stream.exchange if context.stream is not None else None
+            return self._recorded(answer, request, context.protocol_version, host, exchange)
         return handler
 
     async def _recorded(self, answer: Callable[[str, Request], Awaitable[JSONObject]], request: Request,
-                        version: str | None, host: int | None) -> JSONObject:
+                        version: str | None, host: int | None, exchange: int | None) -> JSONObject:
         forwarder = self.forwarder
         key = forwarder.new_key()
-        forwarder.host_in(key, request, version, host)
+        forwarder.host_in(key, request, version, host, exchange)
         try:
             result = await answer(key, request)
         except RpcError as exc:
             said = jsonrpc.error_response(request.id, exc.code, exc.rpc_message, exc.data)
-            forwarder.host_out(key, request, said, version, host)
+            forwarder.host_out(key, request, said, version, host, exchange)
             raise
-        forwarder.host_out(key, request, jsonrpc.response(request.id, result), version, host)
+        forwarder.host_out(key, request, jsonrpc.response(request.id, result), version, host, exchange)
         return result
 
     async def _list(self, key: str, request: Request) -> JSONObject:

@@ -186,15 +186,16 @@ async def _serve(
         if events.active:  # every message of this host's leg, as it went on its streams
             session.wire.outer = HostWire(events, host=number)
 
-    if service.rounds is not None:  # 2026-07-28 exchanges have no session: recorded as host 0
+    if service.rounds is not None:  # 2026-07-28 exchanges have no session: host 0, numbered each
         service.rounds.host = MODERN_HOST
     features.modern_host = MODERN_HOST
     host, port = settings.http
+    modern_tracer = HostWire(events, host=MODERN_HOST, exchanges=True) if events.active else None
     await serve_http(service, host=host, port=port, token=settings.token,
                      max_message_bytes=settings.max_message_bytes, allowed_origins=settings.allowed_origins,
                      on_ready=settings.on_ready, on_session=opened,
                      streams=StreamOptions(abandon_after=settings.abandon_after, hold=settings.sse_hold),
-                     modern_tracer=HostWire(events, host=MODERN_HOST) if events.active else None)
+                     modern_tracer=modern_tracer)
 
 
 def _tell_all(sessions: weakref.WeakSet[ServerSession], method: str, params: JSONObject | None) -> None:

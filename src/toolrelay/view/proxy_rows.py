@@ -46,6 +46,8 @@ def _wire(record: dict[str, Any]) -> Row:
         answered = message.get("result", message.get("error"))
         label, detail = f"wire: answer to id {message.get('id')}", _json(answered)
     badges = [Badge(kind="mcp", text=f"host id {message['id']}")] if message.get("id") is not None else []
+    if record.get("exchange") is not None:  # a 2026-07-28 HTTP exchange: the id is its own
+        badges.append(Badge(kind="mcp", text=f"exchange {record['exchange']}"))
     return Row(seq=int(record.get("seq", 0)), kind="proxy_wire", stage="host",
                source=HOST_LANE if incoming else "app", target="app" if incoming else HOST_LANE,
                label=label, detail=detail, badges=badges, message=True)
