@@ -26,7 +26,9 @@ pairs its two legs, never the host's call id alone; ids are compared on both leg
   tokens mapped consistently (``progress_mapped``), a cancelled call cancelled upstream
   and not answered (``cancel_honoured``);
 - what 2026-07-28 hosts' listen requests were told (``proxy_listens``): resource updates
-  only of the URIs each request named and was granted (``listen_kept``).
+  only of the URIs each request named and was granted (``listen_kept``);
+- what 2025 hosts were told of resources (``proxy_subscriptions``): updates only of the
+  URIs each host subscribed to (``updates_subscribed``).
 
 Resource, prompt and completion requests are judged by ``proxy_features.py`` the same way,
 a host's own tasks (``tasks/*``, the ``tools/call`` that created one, their status
@@ -44,6 +46,7 @@ from .proxy_features import FEATURE_METHODS, judge_feature, without_envelope
 from .proxy_listens import listen_findings
 from .proxy_passing import Passing, passing_findings
 from .proxy_rounds import asks_again, is_in_rounds, round_chain
+from .proxy_subscriptions import subscription_findings
 from .proxy_tasks import TASK_METHODS, judge_created, judge_statuses, judge_task_request
 from .record import RunRecord
 from .verdict import Finding, Verdict, link_rank
@@ -136,6 +139,7 @@ def verify_proxy(run: RunRecord) -> Verdict:
                                  legs.task_keys)
     findings += listen_findings(run.events)  # what 2026-07-28 hosts' listen requests were told
     findings += judge_statuses(legs.statuses, legs)
+    findings += subscription_findings(run.events)  # and 2025 hosts, of the resources they subscribed to
     findings.sort(key=lambda finding: link_rank(finding.link))
     broken = next((finding for finding in findings if not finding.ok), None)
     if legs.end is None:
