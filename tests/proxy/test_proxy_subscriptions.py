@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -135,7 +136,26 @@ def _told_after_leaving(lines: list[dict[str, Any]]) -> None:
 
 
 async def _two_hosts(url: str) -> tuple[list[str], list[str], list[str]]:
-    async with _host(url) as first, _host(url) as second:
+    async with _host(url) as second:
+        first = await _first_host(url, second)
+        touched = first.touched
+        # the first host left (its session ended): its subscription goes at the next update
+        touched.append(await second.touch(BINARY))  # told to nobody; the proxy lets it go upstream
+        touched.append(await second.touch(STATIC))
+        await second.heard(STATIC)
+    return first.told, second.told, touched
+
+
+@dataclass
+class Left:
+    """What a host that has left was told, and what its touches answered."""
+
+    told: list[str]
+    touched: list[str]
+
+
+async def _first_host(url: str, second: Host) -> Left:
+    async with _host(url) as first:
         await first.subscribe(WATCHED)  # subscribed upstream; the server tells of it at once
         await first.heard(WATCHED)
         await second.subscribe(WATCHED)  # shared: nothing sent upstream, nothing told
@@ -152,7 +172,7 @@ async def _two_hosts(url: str) -> tuple[list[str], list[str], list[str]]:
         await first.heard(BINARY)
         await first.touch(STATIC)
         await second.heard(STATIC)
-    return first.told, second.told, touched
+    return Left(first.told, touched)
 
 
 def test_two_http_hosts_are_told_each_of_its_own_subscriptions(tmp_path: Path) -> None:
@@ -161,27 +181,29 @@ def test_two_http_hosts_are_told_each_of_its_own_subscriptions(tmp_path: Path) -
     with http_proxy(config, transcript, "--protocol-version", "2025-11-25") as url:
         first, second, touched = anyio.run(_two_hosts, url)
     assert first == [WATCHED, WATCHED, BINARY]
-    assert second == [STATIC, WATCHED, STATIC, WATCHED, STATIC]
-    assert touched == ["touched 2", "touched 2", "touched 2", "touched 1"]
+    assert second == [STATIC, WATCHED, STATIC, WATCHED, STATIC, STATIC]
+    assert touched == ["touched 2", "touched 2", "touched 2", "touched 1", "touched 2", "touched 1"]
     recorded = events(transcript)
     assert _upstream(recorded, "resources/subscribe") == [
         "test://watched-resource", "test://static-text", "test://static-binary"]  # once each
-    assert _upstream(recorded, "resources/unsubscribe") == ["test://watched-resource"]  # the last left
+    assert _upstream(recorded, "resources/unsubscribe") == [  # the last host following each left
+        "test://watched-resource", "test://static-binary"]
     shared = [e for e in recorded if e["kind"] == "proxy_route" and e["decision"] == "shared"]
     assert [(e["alias"], e["reason"]) for e in shared] == [
         (WATCHED, "followed already, for another host"), (WATCHED, "another host still follows it")]
     checked = verify(transcript, "--all")
     assert checked.returncode == 0, checked.stdout
-    assert "HTTP host 1: told 3 resource update(s), each of a resource it subscribed to" in checked.stdout
-    assert "HTTP host 2: told 5 resource update(s), each of a resource it subscribed to" in checked.stdout
+    assert "HTTP host 2: told 3 resource update(s), each of a resource it subscribed to" in checked.stdout
+    assert "HTTP host 1: told 6 resource update(s), each of a resource it subscribed to" in checked.stdout
     tampered = verify_tampered(transcript, _static_to_the_first, tmp_path)
     assert tampered.returncode == 1, tampered.stdout
-    said = f"HTTP host 1: told resources/updated of {STATIC}, which it had not subscribed to"
+    said = f"HTTP host 2: told resources/updated of {STATIC}, which it had not subscribed to"
     assert said in tampered.stdout
 
 
 def _static_to_the_first(lines: list[dict[str, Any]]) -> None:
-    """As if the first host had been sent the static text's update, which only the second asked for."""
-    update = next(line for line in lines if line["kind"] == "proxy_wire" and line.get("host") == 2
+    """As if the first host (HTTP host 2: the second opened first) had been sent the static
+    text's update, which only the second asked for."""
+    update = next(line for line in lines if line["kind"] == "proxy_wire" and line.get("host") == 1
                   and line["message"].get("method") == UPDATED and line["message"]["params"]["uri"] == STATIC)
-    update["host"] = 1
+    update["host"] = 2
