@@ -19,6 +19,10 @@ from typing import Any, Final
 import httpx2
 
 from conftest import REPO
+from toolrelay.verify import load_run
+from toolrelay.verify import verify as check
+from toolrelay.verify.explain import explain
+from toolrelay.view.rows import describe
 
 from .proxy_helpers import ECHO, events, http_proxy, script_entry, verify, verify_tampered, write_config
 
@@ -104,6 +108,14 @@ def test_two_2026_hosts_with_the_same_ids_are_paired_each_in_its_own_exchange(tm
 
     old = verify_tampered(transcript, _without_exchanges, tmp_path)  # as recorded before exchanges
     assert old.returncode == 0, old.stdout
+
+    run = load_run(transcript)  # explain and view tell the two requests of id 1 apart by exchange
+    text = explain(run, check(run))
+    blocks = [line for line in text.splitlines() if line.startswith("host request") and "host id 1 " in line]
+    assert len({line.split("· exchange ")[1].split(" ")[0] for line in blocks}) == 2, text
+    rows = [describe(event, 0.0) for event in recorded if event["kind"] in ("proxy_host", "proxy_wire")]
+    shown = {badge.text for row in rows for badge in row.badges if badge.text.startswith("exchange ")}
+    assert {f"exchange {e['exchange']}" for e in calls} <= shown
 
 
 def _wire_answers(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
