@@ -222,6 +222,9 @@ class FeatureRelay:
         if connection.protocol_version in MODERN_VERSIONS:  # no resources/subscribe: its listen filter
             if request.method == m.SUBSCRIBE_RESOURCE:
                 await connection.watch_resource(uri)
+            # an unsubscribe sends nothing: the client has no "unwatch" (a listen filter only
+            # grows), so the server's updates of it go on and are dropped here, where no host
+            # follows it any more (``followed.py``, ``serve.py``)
             self.forwarder.route_to(key, request, host_uri, "listened", target=(server, uri))
             return {}
         return await self._upstream(key, request, server, uri, {**(request.params or {}), "uri": uri})
