@@ -117,6 +117,8 @@ class Following:
                 made.exception()  # whoever shares it reads it; unread, it is not an error to log
             else:
                 made.set_result(None)
+        if error is None and not self._sessions.get(followed) and followed not in self._listened:
+            self._let_go(followed)  # every host left while it was being made
 
     def release(self, session: ServerSession | None, followed: Followed) -> bool:
         """``session`` no longer follows ``followed``; whether the caller is to unsubscribe
@@ -127,8 +129,11 @@ class Following:
         if holders or followed in self._listened:
             return False
         self._sessions.pop(followed, None)
-        made = self._upstream.pop(followed, None)
-        return made is not None and made.done() and made.exception() is None
+        made = self._upstream.get(followed)
+        if made is not None and not made.done():
+            return False  # being made: let go once it is (``subscribed``)
+        self._upstream.pop(followed, None)
+        return made is not None and made.exception() is None
 
     def wants(self, session: ServerSession, host_uri: str) -> bool:
         """Whether ``session`` subscribed to ``host_uri`` (it is told its updates, and only it is)."""
@@ -143,9 +148,14 @@ class Following:
                 continue
             holders -= ended
             if self.release(None, followed):
-                leaving = asyncio.ensure_future(self._unsubscribe(*followed))
-                self._leaving.add(leaving)
-                leaving.add_done_callback(self._leaving.discard)
+                self._let_go(followed)
+
+    def _let_go(self, followed: Followed) -> None:
+        """Unsubscribe upstream (in the background) what no host follows now."""
+        self._upstream.pop(followed, None)
+        leaving = asyncio.ensure_future(self._unsubscribe(*followed))
+        self._leaving.add(leaving)
+        leaving.add_done_callback(self._leaving.discard)
 
     async def _unsubscribe(self, server: str, uri: str) -> None:
         connection = self.catalog.connections[server]
