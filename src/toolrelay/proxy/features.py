@@ -15,12 +15,16 @@ paired by the proxy's key with the upstream requests that served it.
 
 What a server tells of changes is passed on to every host: ``resources/list_changed``,
 ``prompts/list_changed`` (the prompts re-listed first, a new name clash said as a notice)
-and ``resources/updated`` (its URI as hosts see it).
+and ``resources/updated`` (its URI as hosts see it; the hosts' own transports send it only
+to hosts that follow that URI: ``followed.py``). A host's ``resources/subscribe`` goes
+upstream only when no other host follows the URI already (else it is ``shared``), its
+``resources/unsubscribe`` only when it was the last (``followed.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
@@ -36,9 +40,10 @@ from ..protocol.peer import Exchange
 from ..protocol.versions import MODERN_VERSIONS
 from ..redaction import redact
 from ..relay.catalog import Catalog
-from ..server.app import CallContext
+from ..server.app import CallContext, ServerSession
 from ..server.features import FeatureHandler
 from .changes import offer_record
+from .followed import SHARED, Following
 from .forward import Forwarder, forwarded_meta
 from .names import HostNames
 from .offered import collisions
@@ -73,6 +78,8 @@ class FeatureRelay:
         self.opened = False
         self.modern_host: int | None = None
         """The host number 2026-07-28 exchanges are recorded under (HTTP: ``MODERN_HOST``)."""
+        self.following: Following | None = None
+        """Who follows which resource (``followed.py``); None: each subscribe goes upstream."""
         """Whether the start's names are taken (later changes are recorded as offers)."""
 
     # -- what is offered ----------------------------------------------------------------
@@ -95,11 +102,12 @@ class FeatureRelay:
     def methods(self) -> Mapping[str, FeatureHandler]:
         table: dict[str, Callable[[str, Request], Awaitable[JSONObject]]] = {
             **dict.fromkeys(_LISTS, self._list),
-            m.READ_RESOURCE: self._read, m.SUBSCRIBE_RESOURCE: self._subscribe,
-            m.UNSUBSCRIBE_RESOURCE: self._subscribe, m.GET_PROMPT: self._get_prompt,
-            m.COMPLETE: self._complete,
+            m.READ_RESOURCE: self._read, m.GET_PROMPT: self._get_prompt, m.COMPLETE: self._complete,
         }
-        return {method: self._served(answer) for method, answer in table.items()}
+        served = {method: self._served(answer) for method, answer in table.items()}
+        for method in (m.SUBSCRIBE_RESOURCE, m.UNSUBSCRIBE_RESOURCE):  # the host's session follows it
+            served[method] = self._served(self._subscribe, with_session=True)
+        return served
 
     async def open(self) -> list[str]:
         """Name every server's prompts (at start): the collisions found, said with both."""
@@ -114,28 +122,31 @@ class FeatureRelay:
 
     # -- one host request -----------------------------------------------------------------
 
-    def _served(self, answer: Callable[[str, Request], Awaitable[JSONObject]]) -> FeatureHandler:
+    def _served(self, answer: Callable[..., Awaitable[JSONObject]], *, with_session: bool = False
+                ) -> FeatureHandler:
         def handler(params: JSONObject | None, context: CallContext) -> Awaitable[JSONObject]:
             request = context.request
             assert request is not None  # every transport gives it
             host = self.forwarder.calls.number_of(context.session)
             if context.session is None and context.protocol_version in MODERN_VERSIONS:
-                host = self.modern_host  # a 2026-07-28 exchange has no session
-            return self._recorded(answer, request, context.protocol_version, host)
+                host = self.modern_host  # a 2026-07-28 exchange has no session: its number tells it
+            exchange = context.stream.exchange if context.stream is not None else None
+            bound = functools.partial(answer, session=context.session) if with_session else answer
+            return self._recorded(bound, request, context.protocol_version, host, exchange)
         return handler
 
     async def _recorded(self, answer: Callable[[str, Request], Awaitable[JSONObject]], request: Request,
-                        version: str | None, host: int | None) -> JSONObject:
+                        version: str | None, host: int | None, exchange: int | None) -> JSONObject:
         forwarder = self.forwarder
         key = forwarder.new_key()
-        forwarder.host_in(key, request, version, host)
+        forwarder.host_in(key, request, version, host, exchange)
         try:
             result = await answer(key, request)
         except RpcError as exc:
             said = jsonrpc.error_response(request.id, exc.code, exc.rpc_message, exc.data)
-            forwarder.host_out(key, request, said, version, host)
+            forwarder.host_out(key, request, said, version, host, exchange)
             raise
-        forwarder.host_out(key, request, jsonrpc.response(request.id, result), version, host)
+        forwarder.host_out(key, request, jsonrpc.response(request.id, result), version, host, exchange)
         return result
 
     async def _list(self, key: str, request: Request) -> JSONObject:
@@ -198,16 +209,58 @@ class FeatureRelay:
                                   for c in contents]
         return result
 
-    async def _subscribe(self, key: str, request: Request) -> JSONObject:
+    async def _subscribe(self, key: str, request: Request, session: ServerSession | None) -> JSONObject:
         host_uri = m.require_str(request.params, "uri")
         server, uri = self._resource(key, request, host_uri)
+        if self.following is not None and session is not None:
+            return await self._follow(key, request, session, (server, uri))
+        return await self._subscribe_upstream(key, request, server, uri)
+
+    async def _subscribe_upstream(self, key: str, request: Request, server: str, uri: str) -> JSONObject:
+        host_uri = m.require_str(request.params, "uri")
         connection = self.catalog.connections[server]
         if connection.protocol_version in MODERN_VERSIONS:  # no resources/subscribe: its listen filter
             if request.method == m.SUBSCRIBE_RESOURCE:
                 await connection.watch_resource(uri)
+            # an unsubscribe sends nothing: the client has no "unwatch" (a listen filter only
+            # grows), so the server's updates of it go on and are dropped here, where no host
+            # follows it any more (``followed.py``, ``serve.py``)
             self.forwarder.route_to(key, request, host_uri, "listened", target=(server, uri))
             return {}
         return await self._upstream(key, request, server, uri, {**(request.params or {}), "uri": uri})
+
+    async def _follow(self, key: str, request: Request, session: ServerSession, followed: tuple[str, str]
+                      ) -> JSONObject:
+        """A 2025 host's subscribe or unsubscribe: upstream only for the first host to follow
+        the URI, or the last to leave it; else ``shared`` (nothing sent, answered ``{}``)."""
+        following, host_uri = self.following, m.require_str(request.params, "uri")
+        assert following is not None
+        if request.method == m.UNSUBSCRIBE_RESOURCE:
+            if following.release(session, followed):
+                return await self._subscribe_upstream(key, request, *followed)
+            why = "another host still follows it" if following.upstream_of(followed) else "nothing follows it"
+            self.forwarder.route_to(key, request, host_uri, SHARED, target=followed, reason=why)
+            return {}
+        made = following.hold(session, followed)
+        if made is None:  # the first to follow it: subscribed upstream
+            try:
+                result = await self._subscribe_upstream(key, request, *followed)
+            except BaseException as exc:
+                following.subscribed(followed, exc)
+                following.release(session, followed)
+                raise
+            following.subscribed(followed, None)
+            return result
+        try:
+            await asyncio.shield(made)
+        except (ToolrelayError, asyncio.CancelledError) as exc:  # another host's subscription was refused
+            following.release(session, followed)
+            self.forwarder.route_to(key, request, host_uri, "failed", target=followed, reason=str(exc))
+            raise RpcError(INTERNAL_ERROR, f"toolrelay proxy: server {followed[0]} did not follow "
+                                           f"{followed[1]}: {exc}") from None
+        self.forwarder.route_to(key, request, host_uri, SHARED, target=followed,
+                                reason="followed already, for another host")
+        return {}
 
     async def _get_prompt(self, key: str, request: Request) -> JSONObject:
         alias = m.require_str(request.params, "name")

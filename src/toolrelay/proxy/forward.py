@@ -80,8 +80,9 @@ class Forwarder:
         a 2026-07-28 request's own, for what the upstream reports during the call."""
         key = key or self.new_key()
         host = self.calls.number_of(session)
+        exchange = stream.exchange if stream is not None else None  # 2026-07-28 HTTP: its POST's number
         if record_host:
-            self.host_in(key, request, protocol_version, host)
+            self.host_in(key, request, protocol_version, host, exchange)
         self.calls.add(HostCall(key=key, request=request, protocol_version=protocol_version, session=session,
                                 capabilities=capabilities or {}, host=host, stream=stream))
         try:
@@ -89,12 +90,13 @@ class Forwarder:
         except RpcError as exc:
             if record_host:
                 said = jsonrpc.error_response(request.id, exc.code, exc.rpc_message, exc.data)
-                self.host_out(key, request, said, protocol_version, host)
+                self.host_out(key, request, said, protocol_version, host, exchange)
             raise
         finally:
             self.calls.remove(key)
         if record_host:
-            self.host_out(key, request, jsonrpc.response(request.id, result), protocol_version, host)
+            answered = jsonrpc.response(request.id, result)
+            self.host_out(key, request, answered, protocol_version, host, exchange)
         return result
 
     def catalog_alias(self, name: str) -> str:
@@ -166,18 +168,20 @@ class Forwarder:
 
     # -- records (the feature requests' too: ``features.py``) ------------------------------
 
-    def host_in(self, key: str, request: Request, version: str | None, host: int | None) -> None:
+    def host_in(self, key: str, request: Request, version: str | None, host: int | None,
+                exchange: int | None = None) -> None:
         if self.events.active:
             self.events.emit(ProxyHostMessage(
                 direction=IN, key=key, host_id=request.id, method=request.method, message=request.raw,
-                protocol_version=version, host_call_id=host_call_id_of(request.params), host=host))
+                protocol_version=version, host_call_id=host_call_id_of(request.params), host=host,
+                exchange=exchange))
 
     def host_out(self, key: str, request: Request, message: JSONObject, version: str | None,
-                  host: int | None) -> None:
+                  host: int | None, exchange: int | None = None) -> None:
         if self.events.active:
             self.events.emit(ProxyHostMessage(
                 direction=OUT, key=key, host_id=request.id, method=request.method, message=message,
-                protocol_version=version, host=host))
+                protocol_version=version, host=host, exchange=exchange))
 
     def route(self, key: str, request: Request, alias: str, decision: str, *, route: Route | None = None,
               sent: Sequence[tuple[Exchange, int]] = (), reason: str = "") -> None:

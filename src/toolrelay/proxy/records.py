@@ -11,6 +11,7 @@ recorded here:
 - ``proxy_host``: one message of the host leg, ``in`` (the host's request as received)
   or ``out`` (the proxy's answer to it), with the host's JSON-RPC id and the proxy's key;
   a host's own call id (``params._meta["io.toolrelay/call_id"]``) is kept as ``host_call_id``;
+  a 2026-07-28 HTTP host's (``host`` 0) carries the number of its exchange (one POST);
 - ``proxy_route``: the pairing of one host request with the upstream request that
   served it (server, connection, upstream MCP id), or the decision that none would
   (``denied`` naming the rule, ``withheld``, ``unknown``), or why it failed. For a
@@ -92,7 +93,7 @@ class ProxyOffer(Event):
 @dataclass(slots=True, kw_only=True)
 class ProxyHostMessage(Event):
     kind: ClassVar[str] = "proxy_host"
-    optional_fields: ClassVar[frozenset[str]] = frozenset({"host_call_id", "host", "round"})
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"host_call_id", "host", "round", "exchange"})
     direction: str
     """``in`` (host → proxy) or ``out`` (proxy → host)."""
     key: str
@@ -107,6 +108,9 @@ class ProxyHostMessage(Event):
     round: int | None = None
     """A 2026-07-28 host's call: 0 for its first request, 1, 2, ... for each retry with the
     answers to what the upstream asked (``rounds.py``); all under the first request's key."""
+    exchange: int | None = None
+    """A 2026-07-28 HTTP host's: the number of the exchange (one POST and its answer) it
+    crossed in, as ``proxy_wire`` has it (``RequestStream.exchange``); None otherwise."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -68,6 +68,8 @@ class _Parked:
     round: int = 0
     numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     timer: asyncio.TimerHandle | None = None
+    exchange: int | None = None
+    """The round in progress's exchange (2026-07-28 HTTP: its POST's number), recorded with it."""
 
 
 class Rounds:
@@ -95,12 +97,14 @@ class Rounds:
                                                f"{self.wait:g} s, the proxy's --input-wait) and cancelled")
             self._stop_timer(parked)
             parked.round += 1
+            parked.exchange = stream.exchange if stream is not None else None
             self._record(parked, IN, request, request.raw)
             self._listening(parked, request, stream)
             self._take_answers(parked, request)
         else:
             key = self.forwarder.new_key()
-            parked = _Parked(key=key, state=secrets.token_urlsafe(16), version=version)
+            parked = _Parked(key=key, state=secrets.token_urlsafe(16), version=version,
+                             exchange=stream.exchange if stream is not None else None)
             self._by_key[key] = parked
             self._by_state[parked.state] = parked
             self._record(parked, IN, request, request.raw)
@@ -224,5 +228,6 @@ class Rounds:
             self.events.emit(ProxyHostMessage(
                 direction=direction, key=parked.key, host_id=request.id, method=request.method,
                 message=message, protocol_version=parked.version, round=parked.round, host=self.host,
+                exchange=parked.exchange,
                 host_call_id=host_call_id_of(request.params) if direction == IN else None))
 

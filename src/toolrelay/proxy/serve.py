@@ -31,7 +31,7 @@ from ..transcript.writer import TranscriptWriter
 from .asks import HostAsks
 from .changes import ChangeRelay, offer_record
 from .features import FeatureRelay
-from .followed import ListenFollower
+from .followed import Following
 from .forward import Forwarder
 from .host_calls import HostCalls
 from .host_wire import MODERN_HOST, HostWire
@@ -109,7 +109,8 @@ async def run_proxy(catalog: Catalog, settings: ProxySettings) -> None:
         if settings.asks is not None:
             settings.asks.ask_modern = service.rounds.ask
         offered = features.capabilities()  # what 2026-07-28 hosts' listen requests may hear
-        follower = ListenFollower(catalog, names, events)  # the resources their listen requests name
+        follower = Following(catalog, names, events)  # who follows which resource, followed upstream once
+        features.following = follower
         service.listen_hub = ListenHub({"toolsListChanged": True, "promptsListChanged": "prompts" in offered,
                                         "resourcesListChanged": "resources" in offered},
                                        follows=follower.follows, follow=follower.follow)
@@ -119,7 +120,7 @@ async def run_proxy(catalog: Catalog, settings: ProxySettings) -> None:
         relay.watch()
         features.watch()  # after the calls' hook: it passes each notification on to it too
         service.tasks.watch()  # and tasks' status, to the host that owns the task
-        await _serve(service, relay, features, settings, events)
+        await _serve(service, relay, features, settings, events, follower)
     except BaseException as exc:
         reason = f"{type(exc).__name__}: {exc}" if not isinstance(exc, KeyboardInterrupt) else "interrupted"
         raise
@@ -155,12 +156,12 @@ def _refuse_prompt_collisions(found: list[str]) -> None:
 
 async def _serve(
     service: ProxyService, relay: ChangeRelay, features: FeatureRelay, settings: ProxySettings,
-    events: EventStream,
+    events: EventStream, follower: Following,
 ) -> None:
     # weakly held: a session the HTTP endpoint ended (DELETE, too many) is forgotten with it
     sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
     relay.hosts[0] = lambda: _tell_all(sessions, m.TOOLS_CHANGED, None)
-    features.hosts[0] = lambda method, params: _tell_all(sessions, method, params)
+    features.hosts[0] = lambda method, params: _tell_all(sessions, method, params, follower)
     hub = service.listen_hub
     if hub is not None:  # and every 2026-07-28 host's listen request
         relay.hosts[1] = lambda: hub.publish(m.TOOLS_CHANGED)
@@ -186,23 +187,31 @@ async def _serve(
         if events.active:  # every message of this host's leg, as it went on its streams
             session.wire.outer = HostWire(events, host=number)
 
-    if service.rounds is not None:  # 2026-07-28 exchanges have no session: recorded as host 0
+    if service.rounds is not None:  # 2026-07-28 exchanges have no session: host 0, numbered each
         service.rounds.host = MODERN_HOST
     features.modern_host = MODERN_HOST
     host, port = settings.http
+    modern_tracer = HostWire(events, host=MODERN_HOST, exchanges=True) if events.active else None
     await serve_http(service, host=host, port=port, token=settings.token,
                      max_message_bytes=settings.max_message_bytes, allowed_origins=settings.allowed_origins,
                      on_ready=settings.on_ready, on_session=opened,
                      streams=StreamOptions(abandon_after=settings.abandon_after, hold=settings.sse_hold),
-                     modern_tracer=HostWire(events, host=MODERN_HOST) if events.active else None)
+                     modern_tracer=modern_tracer)
 
 
-def _tell_all(sessions: weakref.WeakSet[ServerSession], method: str, params: JSONObject | None) -> None:
+def _tell_all(sessions: weakref.WeakSet[ServerSession], method: str, params: JSONObject | None,
+              follower: Following | None = None) -> None:
     """Send a notification to every handshake-era host connected (2026-07-28 hosts hear it
-    on their listen requests: ``listen_hub.py``)."""
+    on their listen requests: ``listen_hub.py``); a resource's update only to the hosts
+    that subscribed to it (``followed.py``)."""
+    updated = (params or {}).get("uri") if method == m.RESOURCE_UPDATED else None
+    if follower is not None and updated is not None:
+        follower.sweep()  # a session that ended leaves what it followed
     for session in list(sessions):
         if session.peer.closed is not None or session.request_envelope == MODERN:
             continue  # a 2026-07-28 stdio host hears only what its listen requests asked for
+        if isinstance(updated, str) and follower is not None and not follower.wants(session, updated):
+            continue  # it did not subscribe to that resource
         try:
             session.peer.notify(method, params)
         except ToolrelayError as exc:  # a host that went away

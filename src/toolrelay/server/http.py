@@ -17,6 +17,7 @@ checks of ``http_rules``. A request of the 2026-07-28 revision (by its
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -72,7 +73,9 @@ class McpEndpoint:
         self._on_session = on_session
         """Given each new session (a proxy records its host leg through ``HttpSession.wire``)."""
         self._modern_tracer = modern_tracer
-        """Sees each 2026-07-28 exchange (its request and answer), which has no session."""
+        """Sees each 2026-07-28 exchange (its request and answer), which has no session: each
+        message is tagged with its exchange's number (one per POST, 1, 2, ...)."""
+        self._exchanges = itertools.count(1)
         self._policy = policy
         self._max_message_bytes = max_message_bytes
         self._streams = streams or StreamOptions()
@@ -128,7 +131,8 @@ class McpEndpoint:
         check_post_headers(request)
         message = _decode(request.body)
         if is_modern(request):
-            await answer_modern(self._modern, request, message, responder, self._modern_tracer)
+            await answer_modern(self._modern, request, message, responder, self._modern_tracer,
+                                next(self._exchanges))
             return
         if isinstance(message, Request) and message.method == m.INITIALIZE:
             await self._initialize(request, message, responder)

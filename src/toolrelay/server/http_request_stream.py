@@ -40,6 +40,8 @@ def sse_event(message: JSONObject) -> bytes:
 class _Stream:
     responder: HttpResponder
     tracer: Tracer | None
+    tag: object = None
+    """What the tracer is told each message is sent for (the endpoint's exchange number)."""
     started: bool = False
 
     async def write(self, message: JSONObject) -> None:
@@ -47,18 +49,19 @@ class _Stream:
             await self.responder.start(200, SSE_HEADERS)
             self.started = True
         if self.tracer is not None:
-            self.tracer.sent(message, None)
+            self.tracer.sent(message, self.tag)
         await self.responder.write(sse_event(message))
 
 
 async def answer_streamed(
     outcome: JSONObject | Awaitable[JSONObject], notes: asyncio.Queue[JSONObject], responder: HttpResponder,
-    request_id: RequestId, tracer: Tracer | None = None, *, silent: bool = False,
+    request_id: RequestId, tracer: Tracer | None = None, *, silent: bool = False, tag: object = None,
 ) -> None:
     """Answer the request ``request_id`` with ``outcome``, after the notifications put on
     ``notes`` while it runs (as SSE events: then the answer is one too); ``silent``: the
-    request asked for none, so none is waited for (the common call costs no more)."""
-    stream = _Stream(responder, tracer)
+    request asked for none, so none is waited for (the common call costs no more); ``tag``:
+    what ``tracer`` is told each message is sent for."""
+    stream = _Stream(responder, tracer, tag)
     there, answered = await while_connected(responder, _run(outcome, notes, stream, request_id, silent))
     if not there or answered is None:
         log.debug("the client closed its request %r; stopped", request_id)
@@ -69,7 +72,7 @@ async def answer_streamed(
         await responder.end()
         return
     if tracer is not None:
-        tracer.sent(answer, None)
+        tracer.sent(answer, tag)
     await responder.send(status, [_JSON], jsonrpc.encode(answer))
 
 

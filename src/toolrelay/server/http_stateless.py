@@ -63,12 +63,13 @@ def refuse_modern_stream(request: HttpRequest) -> Refusal:
 
 async def answer_modern(
     modern: ModernServer, request: HttpRequest, message: Message, responder: HttpResponder,
-    tracer: Tracer | None = None,
+    tracer: Tracer | None = None, exchange: int | None = None,
 ) -> None:
     """Answer one decoded 2026-07-28 POST body; ``tracer`` sees the request and its answer
-    (a proxy records its host leg so), as a session's peer shows its tracer."""
+    (a proxy records its host leg so), as a session's peer shows its tracer, each message
+    tagged with ``exchange`` (the endpoint's number of this POST: there is no session)."""
     if tracer is not None:
-        tracer.received(message, None, None)
+        tracer.received(message, exchange, None)
     if isinstance(message, Notification):
         version = request.header("mcp-protocol-version") or ""
         if version not in MODERN_VERSIONS:
@@ -80,55 +81,57 @@ async def answer_modern(
         raise Refusal(400, "Invalid Request: a 2026-07-28 POST carries one request or notification",
                       request_id=message.id)
     if message.method == LISTEN and modern.hub is not None:
-        await _listen(modern.hub, request, message, responder, tracer)
+        await _listen(modern.hub, request, message, responder, tracer, exchange)
         return
     notes: asyncio.Queue[JSONObject] = asyncio.Queue()  # its progress and log messages, in order
-    stream = RequestStream.of(message, notes.put_nowait)
+    stream = RequestStream.of(message, notes.put_nowait, exchange=exchange)
     try:
         outcome = modern.handle(message, header=request.header, stream=stream)
     except RpcError as exc:
-        await _send_error(responder, message.id, exc, tracer)
+        await _send_error(responder, message.id, exc, tracer, exchange)
         return
     except Exception as exc:  # a handler bug is the request's failure, not the server's
         log.exception("handler for %s failed", message.method)
         await _send_error(responder, message.id,
-                          RpcError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"), tracer)
+                          RpcError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"), tracer,
+                          exchange)
         return
     # JSON, or SSE once it reports something; the revision's cancellation is the client
     # closing its request: the work stops
-    await answer_streamed(outcome, notes, responder, message.id, tracer, silent=stream.silent)
+    await answer_streamed(outcome, notes, responder, message.id, tracer, silent=stream.silent, tag=exchange)
 
 
 async def _listen(hub: ListenHub, request: HttpRequest, message: Request, responder: HttpResponder,
-                  tracer: Tracer | None) -> None:
+                  tracer: Tracer | None, exchange: int | None) -> None:
     """A listen request: its SSE stream stays open, the acknowledgement first, then what the
     hub publishes, until the client closes it (or the server stops)."""
     try:
         request_envelope.read_envelope(LISTEN, message.params, header=request.header)
     except RpcError as exc:
-        await _send_error(responder, message.id, exc, tracer)
+        await _send_error(responder, message.id, exc, tracer, exchange)
         return
     queue: asyncio.Queue[JSONObject] = asyncio.Queue()
     number = hub.open(message, queue.put_nowait)
     try:
         await responder.start(200, SSE_HEADERS)
-        await while_connected(responder, _pass_on(queue, responder, tracer))
+        await while_connected(responder, _pass_on(queue, responder, tracer, exchange))
     finally:
         hub.close(number)
 
 
-async def _pass_on(queue: asyncio.Queue[JSONObject], responder: HttpResponder, tracer: Tracer | None) -> None:
+async def _pass_on(queue: asyncio.Queue[JSONObject], responder: HttpResponder, tracer: Tracer | None,
+                   exchange: int | None) -> None:
     while True:
         note = await queue.get()
         if tracer is not None:
-            tracer.sent(note, None)
+            tracer.sent(note, exchange)
         await responder.write(sse_event(note))
 
 
 async def _send_error(responder: HttpResponder, request_id: RequestId | None, exc: RpcError,
-                      tracer: Tracer | None = None) -> None:
+                      tracer: Tracer | None = None, exchange: int | None = None) -> None:
     answer = jsonrpc.error_response(request_id, exc.code, exc.rpc_message, exc.data)
     if tracer is not None:
-        tracer.sent(answer, None)
+        tracer.sent(answer, exchange)
     body = jsonrpc.encode(answer)
     await responder.send(request_envelope.http_status(exc.code), [_JSON], body)

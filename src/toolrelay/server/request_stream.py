@@ -61,10 +61,15 @@ class RequestStream:
     """Sends one notification message on the request's stream (stdio: at once; HTTP: as an SSE event)."""
     progress_token: str | int | None = None
     log_level: str | None = None
+    exchange: int | None = None
+    """The transport's number of the exchange the request came in (2026-07-28 HTTP: each POST
+    is one, ``http.py``); a proxy records it, so two clients' requests of one id stay apart."""
 
     @classmethod
-    def of(cls, request: Request, send: Callable[[JSONObject], None]) -> RequestStream:
-        return cls(send=send, progress_token=progress_token_of(request), log_level=log_level_of(request))
+    def of(cls, request: Request, send: Callable[[JSONObject], None], *,
+           exchange: int | None = None) -> RequestStream:
+        return cls(send=send, progress_token=progress_token_of(request), log_level=log_level_of(request),
+                   exchange=exchange)
 
     @property
     def silent(self) -> bool:

@@ -60,6 +60,8 @@ def _request(event: dict[str, Any], route: dict[str, Any] | None, answer: dict[s
     params = (event.get("message") or {}).get("params") or {}
     method = str(event.get("method") or (event.get("message") or {}).get("method") or "tools/call")
     own = f" · host call id {event['host_call_id']}" if event.get("host_call_id") else ""
+    if event.get("exchange") is not None:  # a 2026-07-28 HTTP host's request: its exchange tells it apart
+        own += f" · exchange {event['exchange']}"
     asked = f"arguments {excerpt(params.get('arguments'), 80)}" if method == "tools/call" else \
         excerpt({k: v for k, v in params.items() if k != "_meta"}, 80)
     named = params.get("name") if method == "tools/call" else host_name(params) or ""

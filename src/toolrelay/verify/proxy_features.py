@@ -60,6 +60,14 @@ def judge_feature(said: Say, received: Event, route: Event, answer: Event, legs:
     found = [_routed(said, received, route, names)]
     if decision == "forwarded":
         found += _forwarded(said, received, route, answer, legs, key, names)
+    elif decision == "shared":  # the upstream subscription is other hosts' too (proxy/followed.py)
+        sent = [e for e in legs.sent_for.get(key, []) if e.get("message", {}).get("method") in
+                ("resources/subscribe", "resources/unsubscribe")]
+        ok = not sent and answer.get("message", {}).get("result") == {}
+        found.append(said("feedback", "passed_on", ok,
+                          f"shared with other hosts' subscriptions ({route.get('reason')}), nothing sent "
+                          "upstream, answered {}" if ok
+                          else "a shared subscription, yet sent upstream or not answered {}", route, answer))
     elif decision == "listened":  # a 2026-07-28 upstream follows it on its listen request instead
         sent = [e for e in legs.sent_for.get(key, [])
                 if e.get("message", {}).get("method") == "resources/subscribe"]

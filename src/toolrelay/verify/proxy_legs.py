@@ -16,8 +16,9 @@ pairs its two legs, never the host's call id alone; ids are compared on both leg
   the same ``isError``, the same JSON-RPC error; so an answer swapped between two
   requests, an altered result or a flipped ``isError`` is caught;
 - ``on_the_wire`` (correlation, hosts whose leg is recorded message by message as
-  ``proxy_wire``: stdio, and each HTTP session by its number): the answer recorded is one
-  that host was sent;
+  ``proxy_wire``: stdio, each HTTP session by its number, each 2026-07-28 HTTP exchange by
+  its ``exchange`` number): the answer recorded is one that host was sent, in the
+  request's own exchange (two hosts' requests of one id are never taken for each other);
 - ``decision_kept`` (routing): a call the policy denied, or a tool withheld, was never
   sent upstream, and the host was answered a tool error naming the reason;
 - what passed through a call besides its answer (``proxy_passing``): each upstream ask
@@ -25,7 +26,9 @@ pairs its two legs, never the host's call id alone; ids are compared on both leg
   tokens mapped consistently (``progress_mapped``), a cancelled call cancelled upstream
   and not answered (``cancel_honoured``);
 - what 2026-07-28 hosts' listen requests were told (``proxy_listens``): resource updates
-  only of the URIs each request named and was granted (``listen_kept``).
+  only of the URIs each request named and was granted (``listen_kept``);
+- what 2025 hosts were told of resources (``proxy_subscriptions``): updates only of the
+  URIs each host subscribed to (``updates_subscribed``).
 
 Resource, prompt and completion requests are judged by ``proxy_features.py`` the same way,
 a host's own tasks (``tasks/*``, the ``tools/call`` that created one, their status
@@ -43,6 +46,7 @@ from .proxy_features import FEATURE_METHODS, judge_feature, without_envelope
 from .proxy_listens import listen_findings
 from .proxy_passing import Passing, passing_findings
 from .proxy_rounds import asks_again, is_in_rounds, round_chain
+from .proxy_subscriptions import subscription_findings
 from .proxy_tasks import TASK_METHODS, judge_created, judge_statuses, judge_task_request
 from .record import RunRecord
 from .verdict import Finding, Verdict, link_rank
@@ -77,7 +81,8 @@ class _Legs:
     end: Event | None = None
     wire: dict[Any, list[Event]] = field(default_factory=dict)
     """The host leg as on the wire (stdio hosts, and each HTTP host's session): the
-    proxy's answers, by (host, their id)."""
+    proxy's answers, by (host, exchange, their id); ``exchange`` is None but for a
+    2026-07-28 HTTP exchange (older transcripts: always None)."""
     wire_hosts: set[Any] = field(default_factory=set)
     """The hosts whose leg is on the wire (None: the stdio host)."""
     passing: Passing = field(default_factory=Passing)
@@ -112,7 +117,8 @@ def _legs(events: Iterable[Event]) -> _Legs:
             legs.wire_hosts.add(event.get("host"))
             message = event.get("message") or {}
             if event.get("direction") == "out" and ("result" in message or "error" in message):
-                legs.wire.setdefault((event.get("host"), _id_key(message.get("id"))), []).append(event)
+                party = (event.get("host"), event.get("exchange"))
+                legs.wire.setdefault((*party, _id_key(message.get("id"))), []).append(event)
         elif kind in ("mcp_request", "mcp_response"):
             triple = (event.get("server"), event.get("connection"), event.get("mcp_id"))
             (legs.requests if kind == "mcp_request" else legs.responses).setdefault(triple, []).append(event)
@@ -133,6 +139,7 @@ def verify_proxy(run: RunRecord) -> Verdict:
                                  legs.task_keys)
     findings += listen_findings(run.events)  # what 2026-07-28 hosts' listen requests were told
     findings += judge_statuses(legs.statuses, legs)
+    findings += subscription_findings(run.events)  # and 2025 hosts, of the resources they subscribed to
     findings.sort(key=lambda finding: link_rank(finding.link))
     broken = next((finding for finding in findings if not finding.ok), None)
     if legs.end is None:
@@ -209,6 +216,10 @@ def _one_request(key: str, received: list[Event], legs: _Legs, unfinished: list[
 
 def _answered(said: Say, received: Event, answer: Event) -> Finding:
     asked, got = received.get("message", {}).get("id"), answer.get("message", {}).get("id")
+    if received.get("exchange") != answer.get("exchange"):  # a 2026-07-28 HTTP exchange's own answer
+        return said("correlation", "host_answered_once", False,
+                    f"received in exchange {received.get('exchange')}, answered in exchange "
+                    f"{answer.get('exchange')}", answer)
     return said("correlation", "host_answered_once", asked == got and received.get("host_id") == asked,
                 f"answered once, with the host's id {got!r}" if asked == got
                 else f"answered with id {got!r}, not the request's id {asked!r}", answer)
@@ -222,7 +233,7 @@ def _id_key(value: Any) -> tuple[str, str]:
 def _on_wire(said: Say, answer: Event, legs: _Legs) -> Finding:
     """The recorded answer is one the host really got, as sent (its era's envelope aside)."""
     recorded = answer.get("message", {})
-    for sent in legs.wire.get((answer.get("host"), _id_key(recorded.get("id"))), []):
+    for sent in legs.wire.get((answer.get("host"), answer.get("exchange"), _id_key(recorded.get("id"))), []):
         message = sent.get("message", {})
         if "error" in recorded and message.get("error") == recorded["error"]:
             return said("correlation", "on_the_wire", True, "the answer is the one sent to the host", sent)

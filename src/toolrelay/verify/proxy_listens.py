@@ -5,8 +5,9 @@ Read from the host leg as recorded message by message (``proxy_wire``). ``listen
 only URIs the request named, and every ``notifications/resources/updated`` tagged with
 its id (``_meta["io.modelcontextprotocol/subscriptionId"]``) names a URI that
 acknowledgement honoured; so an update sent to a request that did not ask for it is
-caught. Requests are told apart by host and id (2026-07-28 HTTP exchanges share host 0,
-so two hosts' listen requests with one id count as one: either's URIs are honoured).
+caught. Requests are told apart by host, exchange and id: 2026-07-28 HTTP exchanges share
+host 0, each with its ``exchange`` number (``proxy/exchanges.py``), so two hosts' listen
+requests of one id stay two (a transcript from before exchanges were numbered: one).
 """
 
 from __future__ import annotations
@@ -38,22 +39,23 @@ def _uris(notifications: Any) -> set[str]:
     return {uri for uri in found if isinstance(uri, str)} if isinstance(found, list) else set()
 
 
-def _gather(events: Iterable[Event]) -> dict[tuple[Any, str], _Listen]:
-    listens: dict[tuple[Any, str], _Listen] = {}
+def _gather(events: Iterable[Event]) -> dict[tuple[Any, Any, str], _Listen]:
+    listens: dict[tuple[Any, Any, str], _Listen] = {}
     for event in events:
         if event.get("kind") != "proxy_wire":
             continue
         message = event.get("message") or {}
         method, params = message.get("method"), message.get("params") or {}
         if method == LISTEN and event.get("direction") == "in" and "id" in message:
-            listen = listens.setdefault((event.get("host"), repr(message["id"])), _Listen())
+            listen = listens.setdefault((event.get("host"), event.get("exchange"), repr(message["id"])),
+                                        _Listen())
             listen.asked |= _uris(params.get("notifications"))
             listen.events.append(event)
         elif method in (ACKNOWLEDGED, UPDATED) and event.get("direction") == "out":
             tagged = subscription_id(message)
             if tagged is None:
                 continue
-            listen = listens.setdefault((event.get("host"), repr(tagged)), _Listen())
+            listen = listens.setdefault((event.get("host"), event.get("exchange"), repr(tagged)), _Listen())
             listen.events.append(event)
             if method == ACKNOWLEDGED:
                 listen.honoured |= _uris(params.get("notifications"))
@@ -65,10 +67,11 @@ def _gather(events: Iterable[Event]) -> dict[tuple[Any, str], _Listen]:
 def listen_findings(events: Iterable[Event]) -> list[Finding]:
     """One ``listen_kept`` finding per listen request that follows resources or was told an update."""
     found: list[Finding] = []
-    for (host, listen_id), listen in _gather(events).items():
+    for (host, exchange, listen_id), listen in _gather(events).items():
         if not listen.honoured and not listen.told:
             continue
-        name = f"listen request {listen_id} (host {host})"
+        where = f"host {host}, exchange {exchange}" if exchange is not None else f"host {host}"
+        name = f"listen request {listen_id} ({where})"
         unasked = sorted(listen.honoured - listen.asked)
         wrong = [(uri, event) for uri, event in listen.told if uri not in listen.honoured]
         if unasked:

@@ -22,7 +22,13 @@ def _badges(record: dict[str, Any]) -> list[Badge]:
         badges.append(Badge(kind="mcp", text=f"host id {record.get('host_id')}"))
     if record.get("host_call_id"):
         badges.append(Badge(kind="call", text=f"host call {record.get('host_call_id')}"))
-    return badges
+    return [*badges, *_exchange(record)]
+
+
+def _exchange(record: dict[str, Any]) -> list[Badge]:
+    """A 2026-07-28 HTTP host's message: the exchange it crossed in (two hosts may share an id)."""
+    number = record.get("exchange")
+    return [Badge(kind="mcp", text=f"exchange {number}")] if number is not None else []
 
 
 def _host(record: dict[str, Any]) -> Row:
@@ -46,6 +52,7 @@ def _wire(record: dict[str, Any]) -> Row:
         answered = message.get("result", message.get("error"))
         label, detail = f"wire: answer to id {message.get('id')}", _json(answered)
     badges = [Badge(kind="mcp", text=f"host id {message['id']}")] if message.get("id") is not None else []
+    badges += _exchange(record)
     return Row(seq=int(record.get("seq", 0)), kind="proxy_wire", stage="host",
                source=HOST_LANE if incoming else "app", target="app" if incoming else HOST_LANE,
                label=label, detail=detail, badges=badges, message=True)
