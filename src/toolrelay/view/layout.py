@@ -35,7 +35,7 @@ from ..protocol.responses import OUTPUT_TEXT_DELTA
 from ..verify.record import CALL_METHODS
 from .chat_chunks import chunk_text
 from .model import CallGroup, Group, Row, RowState, StreamGroup
-from .rows import clip, stream_payload
+from .rows import clip, outcome_words, stream_payload
 
 __all__ = ["CALLS_OPEN", "ROW_BUDGET", "arrange", "plan_expansion"]
 
@@ -143,7 +143,7 @@ def _note_call_facts(call: CallGroup, record: dict[str, Any]) -> None:
         call.connection = f"{record.get('server')}#{record.get('connection')}"
     elif kind == CallOutcomeEvent.kind and isinstance(record.get("outcome"), dict):
         outcome = record["outcome"]
-        call.status = str(outcome.get("status") or "")
+        call.status = outcome_words(outcome) if outcome.get("status") else ""
         call.elapsed = outcome.get("elapsed") if isinstance(outcome.get("elapsed"), int | float) else None
         call.alias = call.alias or str(outcome.get("alias") or "")
 
