@@ -28,6 +28,7 @@ __all__ = [
     "TextDone",
     "TurnFinished",
     "iterate_run",
+    "stream_run",
     "tell_both",
 ]
 
@@ -139,3 +140,16 @@ async def iterate_run(start: Callable[[RunListener], Awaitable[Any]]) -> AsyncGe
         if not running.done():
             running.cancel()
             await asyncio.gather(running, return_exceptions=True)
+
+
+def stream_run(
+    start: Callable[[RunListener], Awaitable[Any]], *, also: RunListener | None = None
+) -> AsyncGenerator[RunEvent, None]:
+    """``iterate_run`` of ``start`` with ``also`` (the caller's own ``on_event``) told each
+    event first: the events ``run_stream`` and ``Conversation.stream`` give, the caller's
+    listener still hearing them all."""
+
+    def begin(listener: RunListener) -> Awaitable[Any]:
+        return start(listener if also is None else tell_both(also, listener))
+
+    return iterate_run(begin)
