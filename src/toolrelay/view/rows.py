@@ -55,6 +55,7 @@ from ..verify.record import CALL_METHODS
 from .auth_rows import AUTH_DESCRIBERS
 from .chat_chunks import chunk_label
 from .compaction_rows import COMPACTION_DESCRIBERS, starts_from_compaction
+from .direct_call_rows import DIRECT_CALL_DESCRIBERS
 from .listen_rows import listen_text
 from .model import Badge, Row, RowState
 from .otel_rows import OTEL_DESCRIBERS
@@ -570,5 +571,6 @@ _DESCRIBERS: Final[dict[str, Describer]] = {
     **OTEL_DESCRIBERS,
     **PROXY_DESCRIBERS,
     **POLICY_DESCRIBERS,
+    **DIRECT_CALL_DESCRIBERS,
 }
 """Event kind → its row (MCP messages, recorded under their role, go to ``_mcp``)."""
