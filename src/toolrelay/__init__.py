@@ -23,6 +23,7 @@ _EXPORTS: dict[str, str] = {
     "Catalog": "toolrelay.relay.catalog",
     "EventStream": "toolrelay.events",
     "ReasoningDelta": "toolrelay.relay.run_events",
+    "Refusal": "toolrelay.relay.stages.context",
     "Relay": "toolrelay.relay.loop",
     "RunLimits": "toolrelay.relay.loop",
     "RunOptions": "toolrelay.runner",
@@ -107,6 +108,7 @@ if TYPE_CHECKING:
     from .relay.run_events import TurnFinished as TurnFinished
     from .relay.stages.context import CallContext as CallContext
     from .relay.stages.context import CallHook as CallHook
+    from .relay.stages.context import Refusal as Refusal
     from .relay.stages.parse import FunctionCall as FunctionCall
     from .relay.stages.result import CallOutcome as CallOutcome
     from .relay.stages.run_result import RunResult as RunResult

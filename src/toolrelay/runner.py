@@ -37,7 +37,7 @@ from .assembly.parts import check_options, hosted_endpoint, model_sampler
 from .assembly.single_run import assemble_run
 from .errors import UsageError
 from .relay.loop import RunResult
-from .relay.run_events import RunEvent, RunListener, iterate_run, tell_both
+from .relay.run_events import RunEvent, RunListener, stream_run
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -70,7 +70,7 @@ async def run_async(task: str, options: RunOptions | None = None) -> RunResult:
     raise AssertionError("unreachable")  # pragma: no cover  (mypy: the with block returns)
 
 
-async def run_stream(task: str, options: RunOptions | None = None) -> AsyncGenerator[RunEvent, None]:
+def run_stream(task: str, options: RunOptions | None = None) -> AsyncGenerator[RunEvent, None]:
     """``run_async`` seen as it happens: ``async for event in run_stream(task, options)``
     yields text deltas, calls started and finished, turns, and last ``RunFinished`` (with
     the ``RunResult``). Raises what ``run_async`` raises, after its ``RunFinished`` when
@@ -78,13 +78,9 @@ async def run_stream(task: str, options: RunOptions | None = None) -> AsyncGener
     opts = options or RunOptions()
 
     async def start(listener: RunListener) -> RunResult:
-        before = opts.on_event
-        tell = listener if before is None else tell_both(before, listener)
-        return await run_async(task, replace(opts, on_event=tell))
+        return await run_async(task, replace(opts, on_event=listener))
 
-    async with contextlib.aclosing(iterate_run(start)) as events:  # closed with this one
-        async for event in events:
-            yield event
+    return stream_run(start, also=opts.on_event)
 
 
 def run(task: str, **options: Unpack[RunKeywords]) -> RunResult:

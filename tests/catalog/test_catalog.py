@@ -99,9 +99,14 @@ def started_ahead(request: pytest.FixtureRequest) -> Iterator[None]:
     """The selected tests' CLI commands on the four servers (about 2.5 s each, most of it
     the servers' start-up) run two at a time, started before the first test; each test
     still judges its own command's result. A command started but never asked for (its
-    test's command changed) fails the module: keep the list true."""
+    test's command changed) fails the module: keep the list true.
+
+    Under ``pytest -n`` nothing is started ahead: a worker collects every test but runs
+    only those the scheduler hands it, one at a time and not known in advance, so it
+    cannot tell its own tests' commands from another worker's (each command then runs when
+    its test asks, and the workers are the parallelism)."""
     selected = {item.name for item in request.session.items if item.module is request.module}
-    if not selected & set(_commands_ahead("", [])):
+    if hasattr(request.config, "workerinput") or not selected & set(_commands_ahead("", [])):
         yield
         return
     config = str(request.getfixturevalue("config"))

@@ -76,13 +76,16 @@ def test_run_refuses_by_argument_allows_without_asking_and_asks_for_a_read_only_
             if e["kind"] == "mcp_request" and e["message"].get("method") == "tools/call"]
     assert sent == [{"name": "ok", "text": "x"}]  # the refused calls never left toolrelay
     feedback = {e["call_id"]: e["item"]["output"] for e in events if e["kind"] == "feedback"}
-    assert feedback[calls[0]["call_id"]] == f"Error (refused by hook): {DENIED_SSH}"
+    # the model reads the rule's words under "policy", never the status name "refused by hook"
+    assert feedback[calls[0]["call_id"]] == f"Error (policy): {DENIED_SSH}"
+    assert feedback[calls[2]["call_id"]] == f"Error (policy): {calls[2]['message']}"
+    assert [call.get("refused_by") for call in calls] == ["policy", None, "policy"]
 
 
 def test_call_and_batch_refuse_a_denied_argument_too(folder: Path) -> None:
     called = cli("call", "rug__write_note", json.dumps(SSH), "--config", "mcp.json",
                  "--policy", "policy.json", cwd=folder)
-    assert (called.returncode, called.stderr) == (1, f"toolrelay call: refused by hook: {DENIED_SSH}\n")
+    assert (called.returncode, called.stderr) == (1, f"toolrelay call: {DENIED_SSH}\n")
     plan = script(folder, ("write_note", SSH))
     (folder / "tasks.jsonl").write_text(json.dumps({"id": "t1", "task": "go", "script": str(plan)}) + "\n")
     done = cli("batch", "tasks.jsonl", "--out", "out", "--model", "offline", "--config", "mcp.json",
@@ -134,7 +137,7 @@ def test_the_configs_policy_block_is_enforced_and_policy_overrides_it(folder: Pa
     config_with(folder, block)
     source = "mcp.json" if isinstance(block["policy"], dict) else "policy.json"  # next to the config
     called = cli("call", "rug__write_note", json.dumps(SSH), "--config", "mcp.json", cwd=folder)
-    said = f"toolrelay call: refused by hook: denied by policy rule #2 of {source}\n"
+    said = f"toolrelay call: denied by policy rule #2 of {source}\n"
     assert (called.returncode, called.stderr) == (1, said)
     plan = script(folder, ("write_note", SSH))
     done = cli("run", "go", "--config", "mcp.json", "--model", "offline", "--script", str(plan),

@@ -66,7 +66,7 @@ def held(report: dict[str, Any]) -> list[str]:
 
 def test_a_denied_call_is_recorded_and_its_transcript_verifies(folder: Path) -> None:
     done = call(folder, "fs__read_text_file", {"path": "secret.txt"}, "--policy", "policy.json")
-    assert (done.returncode, done.stderr) == (1, f"toolrelay call: refused by hook: {SECRET_DENIED}\n")
+    assert (done.returncode, done.stderr) == (1, f"toolrelay call: {SECRET_DENIED}\n")  # the rule's words
     events = events_of(folder / "call.jsonl")
     kinds = [e["kind"] for e in events]
     assert kinds[0] == "direct_call" and "direct_call_end" in kinds
@@ -84,10 +84,10 @@ def test_a_denied_call_is_recorded_and_its_transcript_verifies(folder: Path) -> 
     explained = cli("explain", "call.jsonl", cwd=folder)
     assert explained.returncode == 0, explained.stderr
     head = 'call fs__read_text_file "{\\"path\\": \\"secret.txt\\"}" (toolrelay call, no model)'
-    assert explained.stdout.startswith(f"{head} · ended refused_by_hook\n")
+    assert explained.stdout.startswith(f"{head} · ended refused by policy\n")
     routed = f"fs__read_text_file → fs/read_text_file; policy: {SECRET_DENIED}"
     assert f"    2 routing target    ok     {routed}\n" in explained.stdout
-    assert "    3 server checks     ok     not sent (refused_by_hook)\n" in explained.stdout
+    assert "    3 server checks     ok     not sent (refused by policy)\n" in explained.stdout
 
 
 def test_a_call_that_ran_is_recorded_and_verifies(folder: Path) -> None:

@@ -3,8 +3,10 @@
 server) is enforced in ``run``, ``batch`` and ``call``; the transcript holds the policy (its
 rules and digest) and every decision, paired with its call by its own span of events;
 ``verify`` holds each decision to the recorded rules, and rejects tampered copies (a
-decision removed, a rule changed, a denied call that ran, a denied tool offered);
-``explain`` and ``view`` name the rule of a refused call."""
+decision removed, a rule changed, a denied call that ran, a denied tool offered, a refusal
+claimed for the policy that it did not make); ``explain`` and ``view`` name the rule of a
+refused call and say "refused by policy", never the status name; a transcript recorded
+before refusals named the policy still verifies."""
 
 from __future__ import annotations
 
@@ -27,6 +29,9 @@ RULES = [
     {"server": "fs", "arguments": {"/path": "**/.ssh/**"}, "decision": "deny", "reason": "no keys"},
     {"server": "*", "tool": "*", "decision": "allow"},
 ]
+OLD_REFUSAL = (Path(__file__).resolve().parent.parent / "data" / "transcripts"
+               / "policy_refusal_before_refused_by.jsonl")
+"""README's trust example (``examples/trust-policy.json``) as recorded before ``refused_by``."""
 SSH_DENIED = 'denied by policy rule #2 of policy.json: "no keys"'
 WRITE_DENIED = 'denied by policy rule #1 of policy.json: "notes are read-only here"'
 Events = list[dict[str, Any]]
@@ -84,6 +89,10 @@ def test_run_records_the_policy_and_each_decision_inside_its_calls_span(recorded
     outcomes = {e["call_id"]: e["outcome"] for e in events if e["kind"] == "call_outcome"}
     assert (outcomes["call_offline_0001"]["status"], outcomes["call_offline_0001"]["message"]) == (
         "refused_by_hook", SSH_DENIED)
+    assert outcomes["call_offline_0001"]["refused_by"] == "policy"
+    assert "refused_by" not in outcomes["call_offline_0002"]
+    feedback = {e["call_id"]: e["item"]["output"] for e in events if e["kind"] == "feedback"}
+    assert feedback["call_offline_0001"] == f"Error (policy): {SSH_DENIED}"
     assert outcomes["call_offline_0003"]["status"] == "unknown_tool"  # withheld: never offered
     assert "SECRET KEY" not in (recorded / "run.jsonl").read_text()
     verdict = verify(load_run(recorded / "run.jsonl"))
@@ -122,6 +131,15 @@ def _denied_call_ran(events: Events) -> None:
             event["decision"], event["rule"] = "deny", 2
 
 
+def _claimed_for_policy(call_id: str) -> Callable[[Events], None]:
+    """The outcome of a call the policy did not refuse made to say the policy refused it."""
+    def edit(events: Events) -> None:
+        for event in events:
+            if event["kind"] == "call_outcome" and event["call_id"] == call_id:
+                event["outcome"]["refused_by"] = "policy"
+    return edit
+
+
 def _decision_kept_rules_changed(events: Events) -> None:
     _rules(events, [RULES[0], RULES[2]])
 
@@ -141,7 +159,13 @@ def _denied_tool_offered(events: Events) -> None:
     (_decision_kept_rules_changed, "call_offline_0001 (fs__read_text_file → fs/read_text_file): the policy "
      "decision records deny by rule #2, but the recorded rules give allow by rule #2"),
     (_denied_tool_offered, "which policy rule #3 denies: it should have been withheld"),
-], ids=["decision-removed", "deny-removed", "rule-changed", "denied-call-ran", "rules-swapped", "offered"])
+    (_claimed_for_policy("call_offline_0002"), "call_offline_0002 (fs__read_text_file → fs/read_text_file): "
+     "its outcome says the policy refused it, but the recorded rules give allow by rule #3, which refuses "
+     "nothing"),
+    (_claimed_for_policy("call_offline_0003"), "call_offline_0003 (notes__write_note): its outcome says "
+     "the policy refused it, but it was never routed: no rule decided it"),
+], ids=["decision-removed", "deny-removed", "rule-changed", "denied-call-ran", "rules-swapped", "offered",
+        "refusal-claimed", "unrouted-refusal-claimed"])
 def test_verify_rejects_a_tampered_copy(recorded: Path, tmp_path: Path, edit: Callable[[Events], None],
                                         said: str) -> None:
     events = events_of(recorded / "run.jsonl")
@@ -154,14 +178,50 @@ def test_verify_rejects_a_tampered_copy(recorded: Path, tmp_path: Path, edit: Ca
     assert said in verdict.broken.message
 
 
+def test_a_feedback_that_hides_the_policys_refusal_is_rejected(recorded: Path, tmp_path: Path) -> None:
+    """The outcome's refused_by is what the model was told: dropping it from the record leaves
+    a feedback ``Error (policy): ...`` that the recorded outcome does not render to."""
+    events = events_of(recorded / "run.jsonl")
+    for event in events:
+        if event["kind"] == "call_outcome" and event["call_id"] == "call_offline_0001":
+            del event["outcome"]["refused_by"]
+    copy = tmp_path / "tampered.jsonl"
+    copy.write_text("".join(json.dumps(e) + "\n" for e in events))
+    verdict = verify(load_run(copy))
+    assert verdict.broken is not None and verdict.broken.link == "feedback"
+    assert (f'call_offline_0001: the feedback event holds "Error (policy): {SSH_DENIED[:30]}'
+            in verdict.broken.message.replace('\\"', "'")), verdict.broken.message
+    assert "render_output gives \"Error (refused by hook): denied" in verdict.broken.message
+
+
 def test_explain_and_view_name_the_rule_of_a_refused_call(recorded: Path) -> None:
     explained = cli("explain", "run.jsonl", cwd=recorded)
     assert explained.returncode == 0, explained.stderr
     assert f"policy: {SSH_DENIED}" in explained.stdout
+    assert "    4 server checks     ok     not sent (refused by policy)\n" in explained.stdout
+    assert "refused_by_hook" not in explained.stdout and "refused by hook" not in explained.stdout
     viewed = cli("view", "run.jsonl", "-o", "trace.html", cwd=recorded)
     assert viewed.returncode == 0, viewed.stderr
     page = (recorded / "trace.html").read_text()
     assert "refused by policy rule #2 of policy.json" in page
+    assert '"label":"outcome refused by policy"' in page and '"status":"refused by policy"' in page
+
+
+def test_a_transcript_from_before_refusals_named_the_policy_still_verifies(tmp_path: Path) -> None:
+    """Recorded by the previous release: its outcome has no refused_by and the model read
+    ``Error (refused by hook): ...``; that is still what the outcome renders to, so it holds,
+    and explain tells it as it was recorded."""
+    old = tmp_path / "old.jsonl"
+    old.write_bytes(OLD_REFUSAL.read_bytes())
+    events = events_of(old)
+    outcomes = [e["outcome"] for e in events if e["kind"] == "call_outcome"]
+    (outcome,) = [o for o in outcomes if o["status"] != "ok"]
+    assert (outcome["status"], "refused_by" in outcome) == ("refused_by_hook", False)
+    verdict = verify(load_run(old))
+    assert verdict.ok, verdict.broken
+    explained = cli("explain", old.name, cwd=tmp_path)
+    assert "not sent (refused by hook)" in explained.stdout
+    assert 'function_call_output "Error (refused by hook): denied by policy rule #2' in explained.stdout
 
 
 def test_batch_and_call_enforce_both_rules(tmp_path: Path, private_state: Path) -> None:

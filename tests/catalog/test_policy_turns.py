@@ -93,7 +93,7 @@ def test_a_phase_rule_narrows_tool_choice_and_keeps_the_tools(recorded: Path) ->
         ("fs__read_text_file", "refused_by_hook"), ("fs__list_directory", "ok"), ("fs__read_text_file", "ok")]
     assert outcomes[0]["message"] == SAID
     feedback = next(e for e in events if e["kind"] == "feedback" and e["call_id"] == outcomes[0]["call_id"])
-    assert feedback["item"]["output"] == f"Error (refused by hook): {SAID}"
+    assert feedback["item"]["output"] == f"Error (policy): {SAID}"
     verdict = verify(load_run(recorded / "run.jsonl"))
     assert verdict.ok, verdict.broken
     held = [f.message for f in verdict.findings if f.check == "policy"]

@@ -106,6 +106,18 @@ def test_stream_yields_each_user_turn_as_it_happens(tmp_path: Path) -> None:
         assert kinds[-1] == "run_finished" and "call_finished" in kinds and "text_done" in kinds
 
 
+def test_stream_still_tells_the_options_on_event_each_event(tmp_path: Path) -> None:
+    folder = conversation_folder(tmp_path)
+    heard: list[object] = []
+
+    async def watch() -> list[object]:
+        async with toolrelay.Conversation(options(folder, on_event=heard.append)) as conv:
+            return [event async for event in conv.stream(QUESTIONS[0])]
+
+    streamed = asyncio.run(watch())
+    assert heard == streamed and isinstance(streamed[-1], toolrelay.RunFinished)  # the same events, in order
+
+
 def test_a_misspelt_option_names_the_right_one() -> None:
     with pytest.raises(UsageError) as failed:
         toolrelay.Conversation(modle="offline")  # type: ignore[call-arg]

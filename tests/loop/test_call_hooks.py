@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 import toolrelay
+from testkit.processes import run
 from testkit.servers import MINIMAL_ECHO_SERVER, SLOW_SERVER
 from testkit.transcripts import transcript_events
-from toolrelay import CallContext, CallHook, CallOutcome, FunctionCall
+from toolrelay import CallContext, CallHook, CallOutcome, FunctionCall, Refusal
 from toolrelay.batches import BatchOptions
 from toolrelay.client.config import ServerConfig, builtin_file_server
 from toolrelay.errors import UsageError
@@ -142,6 +143,35 @@ def test_a_refusing_hook_is_a_failed_call_the_model_is_told_of(tmp_path: Path) -
     broken = verify(load_run(tampered)).broken
     assert broken is not None and broken.link == "server_check"
     assert "recorded as refused_by_hook (never sent), yet its outcome names mcp id 9" in broken.message
+
+
+class Auditor(CallHook):
+    """Refuses the ``meta`` tool in its own name: the model reads ``Error (audit): ...``."""
+
+    async def before_call(self, call: FunctionCall, context: CallContext) -> Refusal | None:
+        return Refusal("meta calls are audited today", by="audit") if context.tool == "meta" else None
+
+
+def test_a_hook_that_names_itself_is_named_to_the_model_and_the_user(tmp_path: Path) -> None:
+    transcript = tmp_path / "run.jsonl"
+    result = run_with("read notes.txt and probe", options(tmp_path, Auditor(), transcript=transcript))
+    refused = next(call for call in result.calls if call.alias == "probe__meta")
+    assert (refused.status, refused.refused_by, refused.message) == (
+        "refused_by_hook", "audit", "meta calls are audited today")
+    assert refused.to_record()["refused_by"] == "audit"
+    events = events_of(transcript)
+    [output] = [e["item"]["output"] for e in events
+                if e["kind"] == "feedback" and e["call_id"] == refused.call_id]
+    assert output == "Error (audit): meta calls are audited today"
+    assert verify(load_run(transcript)).ok  # no policy recorded, and none claimed
+    explained = toolrelay_cli("explain", str(transcript))
+    assert "not sent (refused by audit)" in explained
+
+
+def toolrelay_cli(*args: str) -> str:
+    done = run([sys.executable, "-m", "toolrelay", *args], text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 def test_a_hook_hears_of_a_call_the_run_cancelled(tmp_path: Path) -> None:

@@ -90,6 +90,19 @@ def test_run_stream_yields_the_run_as_it_happens_and_ends_with_the_result(tmp_pa
     assert [e.turn for e in events if isinstance(e, toolrelay.TurnFinished)] == [1, 2]
 
 
+def test_run_stream_still_tells_the_options_on_event_each_event(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("line 1\nline 2\n")
+    heard: list[object] = []
+    options = toolrelay.RunOptions(model="offline", config=[builtin_file_server(tmp_path)],
+                                   on_event=heard.append)
+
+    async def watch() -> list[object]:
+        return [event async for event in toolrelay.run_stream("Read the first 2 lines of notes.txt", options)]
+
+    streamed = asyncio.run(watch())
+    assert heard == streamed and isinstance(heard[-1], toolrelay.RunFinished)  # the same events, in order
+
+
 def test_leaving_run_stream_early_stops_the_run(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("line 1\n")
     options = toolrelay.RunOptions(model="offline", config=[builtin_file_server(tmp_path)])

@@ -292,6 +292,10 @@ def node_count(ray: Any) -> int:
 
 def shipped(options: RunOptions) -> RunOptions:
     """The options as a worker needs them: paths absolute, nothing of this process."""
+    if options.on_event is not None:  # a worker's events have no way back to this process
+        raise UsageError("RunOptions.on_event is not told the events of tasks run by Ray workers (they "
+                         "run in other processes): use the local engine to watch them as they happen, "
+                         "or read each task's transcript and results.jsonl")
     if options.tools:  # each worker imports them by module path
         from ..functions.servers import check_importable
 

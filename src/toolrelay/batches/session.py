@@ -29,6 +29,7 @@ from ..events import Event, EventStream, ServerReady, ServerStarting
 from ..model import ResponsesClient
 from ..relay.catalog import Catalog
 from ..relay.loop import Relay, RunResult
+from ..relay.run_events import for_task
 from ..relay.stages.context import CallHook
 from .endpoints import no_endpoint_error
 from .records import TaskTranscript, UsageTally, recorded_result, uncertain_result
@@ -179,7 +180,9 @@ class BatchSession:
         try:
             with self._traced(spec, path if state is not None else None, client, stream) as tracing:
                 async with self._task_catalog(opts, stream) as catalog:
-                    relay = self.parts.relay(catalog, client, opts, events=stream, tracing=tracing)
+                    told = for_task(spec.id, opts.on_event) if opts.on_event is not None else None
+                    relay = self.parts.relay(catalog, client, opts, events=stream, listener=told,
+                                             tracing=tracing)
                     if state is not None and state.uncertain:
                         return uncertain_result(spec, state, stream, relay, started)
                     with self.router.task(stream):

@@ -30,6 +30,7 @@ from ..redaction import redact, worth_redacting
 from ..relay.stages.cost import cost_text
 from ..relay.stages.endings import ending_line
 from ..relay.stages.namespaces import function_tools_by_alias
+from ..relay.stages.policy_rules import REFUSED_BY_POLICY
 from ..relay.stages.usage import usage_text
 from .closed_stdout import write_or_stop
 
@@ -189,6 +190,8 @@ def failure_text(outcome: Mapping[str, Any], message: str | None = None) -> str:
     ``tool error: …``, ``protocol error -32602: … (data: …)``. ``outcome`` is the outcome
     record (``CallOutcome.to_record()``); ``message`` replaces its message when given."""
     said = str(outcome.get("message", "")) if message is None else message
+    if outcome.get("refused_by") == REFUSED_BY_POLICY:
+        return said  # the rule's own words: "denied by policy rule #2 of policy.json: ..."
     status = str(outcome.get("status"))
     label = "timeout" if outcome.get("transport_kind") == "timeout" else status.replace("_", " ")
     code = f" {outcome['error_code']}" if outcome.get("error_code") is not None else ""

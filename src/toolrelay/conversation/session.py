@@ -33,7 +33,7 @@ from ..errors import UsageError
 from ..relay.catalog import Catalog
 from ..relay.continuation import Continuation
 from ..relay.loop import Relay
-from ..relay.run_events import RunEvent, RunListener, iterate_run, tell_both
+from ..relay.run_events import RunEvent, RunListener, stream_run
 from ..relay.stages.request import Conversation as Context
 from ..relay.stages.request import user_message
 from ..relay.stages.run_result import RunResult
@@ -126,16 +126,9 @@ class Conversation:
         the turn stopped: ``status`` says how). Raises what ``toolrelay.run_async`` raises."""
         return await self._send(text, self.options.on_event)
 
-    async def stream(self, text: str) -> AsyncGenerator[RunEvent, None]:
+    def stream(self, text: str) -> AsyncGenerator[RunEvent, None]:
         """``send`` seen as it happens (``toolrelay.run_stream``'s events, ``RunFinished`` last)."""
-
-        async def start(listener: RunListener) -> RunResult:
-            before = self.options.on_event
-            return await self._send(text, listener if before is None else tell_both(before, listener))
-
-        async with contextlib.aclosing(iterate_run(start)) as events:
-            async for event in events:
-                yield event
+        return stream_run(lambda listener: self._send(text, listener), also=self.options.on_event)
 
     async def _send(self, text: str, listener: RunListener | None) -> RunResult:
         if self._sending:

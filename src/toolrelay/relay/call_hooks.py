@@ -9,15 +9,16 @@ ends the run.
 from __future__ import annotations
 
 from ..events import EventStream, Notice
-from .stages.context import CallContext
+from .stages.context import CallContext, Refusal
 from .stages.parse import FunctionCall
 from .stages.result import CallOutcome
 
 __all__ = ["after_call", "before_call"]
 
 
-async def before_call(call: FunctionCall, context: CallContext) -> str | None:
-    """The first hook's refusal, or None when every hook lets the call go on."""
+async def before_call(call: FunctionCall, context: CallContext) -> Refusal | str | None:
+    """The first hook's refusal (a ``Refusal`` when the hook named itself), or None when
+    every hook lets the call go on."""
     for hook in context.hooks:
         method = getattr(hook, "before_call", None)
         if method is None:
@@ -26,6 +27,8 @@ async def before_call(call: FunctionCall, context: CallContext) -> str | None:
             refusal = await method(call, context)
         except Exception as exc:  # the hook's own failure: the call does not run unchecked
             return f"a call hook ({_name(hook)}) failed: {exc}"
+        if isinstance(refusal, Refusal):
+            return refusal
         if refusal is not None:
             return str(refusal)
     return None

@@ -28,7 +28,7 @@ from .resource_tool import ResourceReader, read_for_call
 from .stages.alias import unknown_tool_message
 from .stages.arguments import ArgumentChecker, ArgumentError, parse_arguments
 from .stages.consent import Approver
-from .stages.context import INTERRUPTED, CallContext, Stopped, StopReason
+from .stages.context import INTERRUPTED, CallContext, Refusal, Stopped, StopReason
 from .stages.optional_nulls import strip_optional_nulls
 from .stages.outcomes import outcome_from_exchange, routed
 from .stages.parse import FunctionCall
@@ -124,9 +124,11 @@ async def _dispatch(
         context.server, context.tool = route.server, route.tool
     if context.hooks:
         progress.hooked = True
-        refusal = await before_call(call, context)
-        if refusal is not None:
-            return _unsent(call, route, "refused_by_hook", refusal)
+        refused = await before_call(call, context)
+        if isinstance(refused, Refusal):
+            return _unsent(call, route, "refused_by_hook", refused.reason, refused_by=refused.by)
+        if refused is not None:
+            return _unsent(call, route, "refused_by_hook", refused)
     if route is None:
         return _unsent(call, None, "unknown_tool", unknown_tool_message(call.alias, table.router.aliases))
     if isinstance(parsed, ArgumentError):
@@ -147,11 +149,11 @@ async def _dispatch(
 
 def _unsent(
     call: FunctionCall, route: Route | None, status: OutcomeStatus, message: str,
-    arguments: dict[str, Any] | None = None,
+    arguments: dict[str, Any] | None = None, *, refused_by: str | None = None,
 ) -> CallOutcome:
     """The outcome of a call that never left toolrelay."""
     where = CallRoute(server=route.server, tool=route.tool) if route is not None else CallRoute()
-    verdict = Verdict(status=status, message=message)
+    verdict = Verdict(status=status, message=message, refused_by=refused_by)
     return CallOutcome(call=call, route=where, arguments=arguments, verdict=verdict)
 
 

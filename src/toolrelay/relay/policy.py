@@ -13,11 +13,11 @@ the call's arguments to a glob on its string value (the rules themselves, and wh
 decides, are ``stages/policy_rules.py``: verify applies them again through it). The first
 rule that matches decides: ``deny`` withholds the tool from the model (``withhold``, when
 no argument decides it) or refuses the call naming the rule (``before_call``, a
-``refused_by_hook`` outcome: never a success); ``allow`` runs it without asking; ``ask``
-asks for consent, even for a tool marked read-only. A rule with ``turns`` (``"1-3"``) holds
-in those model turns only: a tool denied in some turns stays declared and is left out of
-those turns' ``tool_choice`` (``allowed_in_turn``, ``stages/policy_turns.py``), a call of it
-there refused. No rule matching: today's behaviour
+``refused_by_hook`` outcome with ``refused_by: "policy"``: never a success); ``allow`` runs
+it without asking; ``ask`` asks for consent, even for a tool marked read-only. A rule with
+``turns`` (``"1-3"``) holds in those model turns only: a tool denied in some turns stays
+declared and is left out of those turns' ``tool_choice`` (``allowed_in_turn``,
+``stages/policy_turns.py``), a call of it there refused. No rule matching: today's behaviour
 (read-only tools run, others asked), unless an earlier answer stands (``memory``: ``a``
 always for this tool this run, ``s`` saved). A ``Policy`` is both: give the same object as
 a filter and as a hook (the hook reads the annotations the filter saw), as ``--policy
@@ -43,11 +43,12 @@ from ..protocol.tool_digest import tool_digest
 from .approvals import ApprovalStore
 from .offer import ServerListing
 from .stages.consent import ConsentMemory
-from .stages.context import CallContext
+from .stages.context import CallContext, Refusal
 from .stages.parse import FunctionCall
 from .stages.policy_rules import (
     DECISIONS,
     DEFAULT,
+    REFUSED_BY_POLICY,
     PolicyDecision,
     PolicyLoaded,
     PolicyRule,
@@ -160,7 +161,7 @@ class Policy:
         if self.approvals is not None and config is not None and digest is not None:
             self.approvals.save(config, tool, digest)
 
-    async def before_call(self, call: FunctionCall, context: CallContext) -> str | None:
+    async def before_call(self, call: FunctionCall, context: CallContext) -> Refusal | None:
         if context.server is None or context.tool is None:
             return None  # an unknown tool: said as such by the dispatch
         server, tool = context.server, context.tool
@@ -177,7 +178,7 @@ class Policy:
             source=self.source, said=said(rule, self.source), digest=self.digest,
             call_id=call.call_id or None, alias=call.alias, remembered=remembered))
         if rule is not None and rule.decision == "deny":
-            return rule.said(self.source)
+            return Refusal(rule.said(self.source), by=REFUSED_BY_POLICY)
         if remembered is not None or rule is None:
             if remembered is not None:
                 context.approve = None  # an earlier answer stands: nobody is asked again
@@ -187,7 +188,9 @@ class Policy:
         if rule.decision == "ask" and approve is not None:
             route = Route(alias=call.name, server=server, tool=tool, rule={}, annotations=dict(annotations))
             refusal = await approve(route, arguments if isinstance(arguments, dict) else {})
-            return None if refusal is None else f"{refusal} ({rule.said(self.source)})"
+            if refusal is None:
+                return None
+            return Refusal(f"{refusal} ({rule.said(self.source)})", by=REFUSED_BY_POLICY)
         return None
 
     async def after_call(self, call: FunctionCall, context: CallContext, outcome: Any) -> None:

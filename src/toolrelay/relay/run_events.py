@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from .stages.result import CallOutcome
@@ -27,7 +27,9 @@ __all__ = [
     "TextDelta",
     "TextDone",
     "TurnFinished",
+    "for_task",
     "iterate_run",
+    "stream_run",
     "tell_both",
 ]
 
@@ -41,6 +43,8 @@ class TextDelta:
     text: str
     item_id: str | None = None
     """The message item it belongs to."""
+    task_id: str | None = None
+    """The batch task it belongs to (None outside a batch)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,6 +55,8 @@ class TextDone:
     turn: int
     text: str
     item_id: str | None = None
+    task_id: str | None = None
+    """The batch task it belongs to (None outside a batch)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,6 +69,8 @@ class ReasoningDelta:
     text: str
     summary: bool = True
     item_id: str | None = None
+    task_id: str | None = None
+    """The batch task it belongs to (None outside a batch)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,6 +85,8 @@ class CallStarted:
     """The model's arguments text, exactly."""
     early: bool = False
     """Started as its item closed, while the model was still writing the response."""
+    task_id: str | None = None
+    """The batch task it belongs to (None outside a batch)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,6 +96,8 @@ class CallFinished:
     kind: ClassVar[str] = "call_finished"
     turn: int
     outcome: CallOutcome
+    task_id: str | None = None
+    """The batch task it belongs to (None outside a batch)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,6 +111,8 @@ class TurnFinished:
     response_id: str | None = None
     streamed: bool = False
     calls: list[CallOutcome] = field(default_factory=list)
+    task_id: str | None = None
+    """The batch task it belongs to (None outside a batch)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,11 +121,23 @@ class RunFinished:
 
     kind: ClassVar[str] = "run_finished"
     result: RunResult
+    task_id: str | None = None
+    """The batch task it belongs to (None outside a batch)."""
 
 
 RunEvent = TextDelta | TextDone | ReasoningDelta | CallStarted | CallFinished | TurnFinished | RunFinished
 RunListener = Callable[[RunEvent], None]
 """Called with each event, in order, on the run's event loop; it must not block."""
+
+
+def for_task(task_id: str, listener: RunListener) -> RunListener:
+    """``listener`` told each event of the batch task ``task_id`` with its ``task_id`` set
+    (the tasks of a batch run at once: their events interleave)."""
+
+    def tell(event: RunEvent) -> None:
+        listener(replace(event, task_id=task_id))
+
+    return tell
 
 
 def tell_both(first: RunListener, second: RunListener) -> RunListener:
@@ -139,3 +165,16 @@ async def iterate_run(start: Callable[[RunListener], Awaitable[Any]]) -> AsyncGe
         if not running.done():
             running.cancel()
             await asyncio.gather(running, return_exceptions=True)
+
+
+def stream_run(
+    start: Callable[[RunListener], Awaitable[Any]], *, also: RunListener | None = None
+) -> AsyncGenerator[RunEvent, None]:
+    """``iterate_run`` of ``start`` with ``also`` (the caller's own ``on_event``) told each
+    event first: the events ``run_stream`` and ``Conversation.stream`` give, the caller's
+    listener still hearing them all."""
+
+    def begin(listener: RunListener) -> Awaitable[Any]:
+        return start(listener if also is None else tell_both(also, listener))
+
+    return iterate_run(begin)

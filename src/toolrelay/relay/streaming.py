@@ -29,7 +29,7 @@ from .run_events import CallFinished, CallStarted, ReasoningDelta, RunListener, 
 from .stages.arguments import clip
 from .stages.context import Stopped, StopReason
 from .stages.parse import FunctionCall, message_text, read_call
-from .stages.result import CallOutcome
+from .stages.result import CallOutcome, status_words
 
 __all__ = ["EARLY_POLICIES", "CallRunner", "EarlyPolicy", "TurnCalls"]
 
@@ -226,9 +226,10 @@ def _contradiction(turn: int, found: list[tuple[FunctionCall, FunctionCall]]) ->
 
 
 def _dropped(turn: int, outcome: CallOutcome) -> str:
+    ended = status_words(outcome.status, outcome.refused_by)
     return (f"the model endpoint's final response to turn {turn} drops {outcome.call_id} "
             f"({outcome.alias} {clip(outcome.arguments_text or '', 200)}), which had started when its item "
-            f"closed: it ended {outcome.status.replace('_', ' ')}, and its output is not fed back")
+            f"closed: it ended {ended}, and its output is not fed back")
 
 
 def _shown(call: FunctionCall) -> str:

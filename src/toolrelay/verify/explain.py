@@ -24,6 +24,7 @@ from ..relay.stages.direct_call import DirectCall, DirectCallEnd
 from ..relay.stages.endings import ending_sentence
 from ..relay.stages.namespaces import function_tools_by_alias
 from ..relay.stages.parse import ModelTurn
+from ..relay.stages.result import status_words
 from ..relay.stages.usage import usage_text
 from .attachments import called_declarations, executed, no_call_text
 from .compaction import compaction_lines
@@ -93,11 +94,18 @@ def explain(run: RunRecord, verdict: Verdict, *, expand_all: bool = False) -> st
     return "\n".join(lines) + "\n"
 
 
+def _direct_ending(run: RunRecord, end: dict[str, Any]) -> str:
+    """``refused by policy`` (a refusal in the user's words), else the recorded status."""
+    status = str(end.get("status"))
+    outcome = next((call.outcome for call in run.calls if call.outcome), None) or {}
+    return status_words(status, outcome.get("refused_by")) if status == "refused_by_hook" else status
+
+
 def _header(run: RunRecord) -> list[str]:
     asked = next((e for e in run.events if e.get("kind") == DirectCall.kind), None)
     if asked is not None:  # toolrelay call --transcript: one call, no model
         end = next((e for e in run.events if e.get("kind") == DirectCallEnd.kind), None)
-        ending = f"ended {end.get('status')}" if end else "not ended (no direct_call_end)"
+        ending = f"ended {_direct_ending(run, end)}" if end else "not ended (no direct_call_end)"
         return [f"call {asked.get('alias')} {excerpt(asked.get('arguments_text'), 80)} (toolrelay call, no "
                 f"model) · {ending}", f"source: {run.source}", ""]
     start = run.run_start or {}
@@ -355,7 +363,7 @@ def _server_value(call: CallTrace, request: dict[str, Any] | None, response: dic
     outcome = call.outcome or {}
     status = outcome.get("status", "no outcome")
     if request is None:
-        return f"not sent ({status})"
+        return f"not sent ({status_words(str(status), outcome.get('refused_by'))})"
     message = request.get("message", {})
     params = message.get("params") or {}
     sent = (f"uri {excerpt(params.get('uri'), 60)}" if message.get("method") == "resources/read"

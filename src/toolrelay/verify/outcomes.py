@@ -146,9 +146,13 @@ def rebuild_outcome(
     status = cast(OutcomeStatus, recorded["status"])
     if status in ANSWERED:
         return None
+    refused_by = recorded.get("refused_by")  # absent in older transcripts: a hook's refusal
+    if not isinstance(refused_by, str) or status != "refused_by_hook":
+        refused_by = None
     verdict = Verdict(status=status, message=str(recorded.get("message", "")),
                       error_code=recorded.get("error_code"), error_data=recorded.get("error_data"),
-                      transport_kind=recorded.get("transport_kind"))
+                      transport_kind=recorded.get("transport_kind"),
+                      refused_by=refused_by)
     return CallOutcome(call=_call(call), route=_route(call, recorded.get("connection")), verdict=verdict,
                        exchange=CallExchange(mcp_id=recorded.get("mcp_id")))
 

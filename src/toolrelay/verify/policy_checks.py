@@ -10,7 +10,10 @@ annotations as its server listed them and the call's recorded arguments text. A 
 decision is recorded inside the call's own span of events (after its ``call_routed``,
 before its ``call_outcome``) and names its call_id, alias and route: it is paired with the
 call whose span holds it, never by the model's call_id alone. A call the rules deny must have ended
-``refused_by_hook`` with the rule's words and no ``tools/call``; a tool they deny whatever
+``refused_by_hook`` with the rule's words and no ``tools/call``; an outcome that says the
+policy refused it (``refused_by: "policy"``, which the model read as ``Error (policy): ``;
+older transcripts leave it out) must rest on a decision that could refuse (deny, or ask);
+a tool they deny whatever
 the arguments must not be in any declarations recorded after the policy. Under a recorded
 policy every routed call has its decision: one removed is a broken link. Transcripts
 without a policy are not judged here.
@@ -25,6 +28,7 @@ from ..errors import UsageError
 from ..protocol import json_depth
 from ..relay.stages.policy_rules import (
     DEFAULT,
+    REFUSED_BY_POLICY,
     SPENT,
     PolicyDecision,
     PolicyLoaded,
@@ -52,10 +56,12 @@ def check_policy(run: RunRecord, facts: RunFacts) -> list[Finding]:
     policies = [event for event in run.events if event.get("kind") == PolicyLoaded.kind]
     decisions = [event for event in run.events if event.get("kind") == PolicyDecision.kind]
     if not policies:
-        if not decisions:
-            return []
-        return [_general(False, f"a policy decision is recorded (seq {decisions[0]['seq']}) but no policy: "
-                         "the rules it was taken by are gone from the record", decisions[0])]
+        if decisions:
+            first = decisions[0]
+            return [_general(False, f"a policy decision is recorded (seq {first['seq']}) but no policy: "
+                             "the rules it was taken by are gone from the record", first)]
+        return [_unfounded_refusal(call, "no policy is recorded") for call in run.calls
+                if _says_policy_refused(call)]
     read = _read_policy(policies[0])
     if isinstance(read, Finding):
         return [read]
@@ -71,6 +77,8 @@ def check_policy(run: RunRecord, facts: RunFacts) -> list[Finding]:
     calls = [call for call in run.calls if call.routed]
     paired = {call.routed[0]["seq"]: _paired(call, made) for call in calls}
     findings += [f for f in (_call(call, paired[call.routed[0]["seq"]], rules, facts) for call in calls) if f]
+    findings += [_unfounded_refusal(call, "it was never routed: no rule decided it") for call in run.calls
+                 if not call.routed and _says_policy_refused(call)]
     used = {id(d) for d in paired.values() if d is not None}
     findings += [_general(False, f"policy decision (seq {d['seq']}) for {d.get('call_id')} "
                           f"({d.get('server')}/{d.get('tool')}) lies in no such call's span of events", d)
@@ -208,6 +216,10 @@ def _call(call: CallTrace, decision: dict[str, Any] | None, rules: tuple[PolicyR
         return call_finding(call, _LINK, False, message, "policy", decision, routed)
     if gives == "deny":
         return _denied(call, where, decision, routed)
+    if _says_policy_refused(call) and not _asked_and_refused(call, decision, gives):
+        message = (f"{where}: its outcome says the policy refused it, but the recorded rules give "
+                   f"{_rule_text(rule)}, which refuses nothing")
+        return call_finding(call, _LINK, False, message, "policy", decision, call.first("outcomes"))
     return call_finding(call, _LINK, True, f"{where}: {decision.get('said')}", "policy", decision, routed)
 
 
@@ -224,6 +236,21 @@ def _denied(call: CallTrace, where: str, decision: dict[str, Any], routed: dict[
         return call_finding(call, _LINK, False, message, "policy", decision, call.first("outcomes"))
     said = f"{where}: refused, {decision.get('said')}"
     return call_finding(call, _LINK, True, said, "policy", decision, routed)
+
+
+def _says_policy_refused(call: CallTrace) -> bool:
+    return (call.outcome or {}).get("refused_by") == REFUSED_BY_POLICY
+
+
+def _asked_and_refused(call: CallTrace, decision: dict[str, Any], gives: str) -> bool:
+    """An ``ask`` rule's refusal: the answer, then the rule's words in brackets."""
+    message = str((call.outcome or {}).get("message", ""))
+    return gives == "ask" and message.endswith(f" ({decision.get('said')})")
+
+
+def _unfounded_refusal(call: CallTrace, but: str) -> Finding:
+    message = f"{call.call_id} ({call.alias}): its outcome says the policy refused it, but {but}"
+    return call_finding(call, _LINK, False, message, "policy", call.first("outcomes"))
 
 
 def _rule_text(rule: PolicyRule | None) -> str:

@@ -49,6 +49,7 @@ from ..protocol.responses import (
     REFUSAL_DONE,
 )
 from ..relay.stages.arguments import clip
+from ..relay.stages.result import status_words
 from .evidence import call_finding, seqs_of
 from .facts import RunFacts
 from .jsonpath import excerpt, first_difference, json_equal
@@ -270,7 +271,8 @@ def _inconsistent(call: CallTrace, current: ModelRound, facts: RunFacts) -> Find
         message = (f"turn {current.turn}: {said}; yet an output went back for {call.call_id}: the result of "
                    f"the call that ran was fed back as {whose}")
         return call_finding(call, "feedback", False, message, ENDPOINT_INCONSISTENCY, closed, *call.feedbacks)
-    ran = call.status.replace("_", " ") if call.status else "without an outcome"
+    refused_by = (call.outcome or {}).get("refused_by")
+    ran = status_words(call.status, refused_by) if call.status else "without an outcome"
     message = (f"turn {current.turn}: the endpoint contradicted itself (an endpoint inconsistency, "
                f"recorded): {said}; the call that started ended {ran}, and no output went back for it")
     if call.final_item is not None:

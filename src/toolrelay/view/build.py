@@ -25,8 +25,10 @@ from ..events import (
     ServerReady,
 )
 from ..relay.stages.cost import cost_text
+from ..relay.stages.direct_call import DirectCall
 from ..relay.stages.usage import usage_text
 from ..verify import Finding, Verdict
+from .direct_call_rows import direct_call_summary
 from .era_rows import mark_fallbacks
 from .layout import arrange, plan_expansion
 from .model import Lane, LinkNote, Row, RunSummary, Trace, VerdictNote
@@ -99,12 +101,14 @@ def _lanes(events: Sequence[dict[str, Any]]) -> list[Lane]:
         Lane(key="user", title="User", note="task and answer"),
         Lane(key="app", title="App", note="toolrelay · MCP client"),
     ]
+    direct = any(e.get("kind") == DirectCall.kind for e in events)
     if any(e.get("kind") == "proxy_start" for e in events):  # toolrelay proxy: a host, no user
         lanes[:2] = [Lane(key="user", title="Host", note="the MCP host"),
                      Lane(key="app", title="Proxy", note="toolrelay proxy")]
-    lanes += [
-        Lane(key="model", title="Model", note=str(start.get("model") or "Responses API")),
-    ]
+    if direct:  # toolrelay call: the command and its outcome, no model
+        lanes[0] = Lane(key="user", title="User", note="toolrelay call")
+    else:
+        lanes.append(Lane(key="model", title="Model", note=str(start.get("model") or "Responses API")))
     notes: dict[str, str] = {}
     for event in events:
         server = event.get("server")
@@ -122,6 +126,10 @@ def _summary(events: Sequence[dict[str, Any]], rows: list[Row], source: str) -> 
     end: dict[str, Any] = next((e for e in reversed(events) if e.get("kind") == RunEndEvent.kind), {})
     outcomes = [e.get("outcome") for e in events if e.get("kind") == CallOutcomeEvent.kind]
     times = [t for t in (seconds(e.get("time")) for e in events) if t is not None]
+    direct = direct_call_summary(events)
+    if direct is not None:
+        start = {**start, "task": direct[0]}
+        end = {**end, "status": direct[1], "reason": direct[2]}
     return RunSummary(
         source=source,
         run_id=str(start.get("run_id") or (events[0].get("run") if events else "") or ""),

@@ -32,10 +32,12 @@ from ..events import (
     UserTurnEvent,
 )
 from ..protocol.responses import OUTPUT_TEXT_DELTA
+from ..relay.stages.direct_call import DirectCall, DirectCallEnd
 from ..verify.record import CALL_METHODS
 from .chat_chunks import chunk_text
+from .direct_call_rows import ending_words
 from .model import CallGroup, Group, Row, RowState, StreamGroup
-from .rows import clip, stream_payload
+from .rows import clip, outcome_words, stream_payload
 
 __all__ = ["CALLS_OPEN", "ROW_BUDGET", "arrange", "plan_expansion"]
 
@@ -60,6 +62,9 @@ class _Sections:
     """Between a streamed response's first event and its model_response."""
     texts: dict[str, list[str]] = field(default_factory=dict)
     """Stream group key → the text its deltas carry."""
+    asked: tuple[Row, dict[str, Any]] | None = None
+    """A ``toolrelay call``'s ``direct_call``, held until its call begins (its servers start
+    in between): it opens the call's section and frame."""
 
     @property
     def current(self) -> Group:
@@ -71,6 +76,8 @@ class _Sections:
             group = Group(key=f"turn-{turn if turn is not None else 0}", kind="turn", title=title, turn=turn)
         elif kind == "end":
             group = Group(key="end", kind="end", title="Shutdown")
+        elif kind == "call":
+            group = Group(key="call", kind="call", title="Call · toolrelay call, no model")
         else:
             group = Group(key="setup", kind="setup", title="Setup · connect, discover, declare")
         self.groups.append(group)
@@ -83,12 +90,25 @@ def arrange(drawn: Iterable[tuple[Row, dict[str, Any]]]) -> list[Group]:
     sections = _Sections()
     sections.open("setup")
     for row, record in drawn:
+        if row.kind == DirectCall.kind and sections.asked is None:
+            sections.asked = (row, record)
+            continue
         _maybe_open_section(sections, row, record)
         _place(sections, row, record)
+    if sections.asked is not None:  # the call never began (a transcript cut short)
+        _open_direct_call(sections)
     groups = [group for group in sections.groups if group.items]
     for group in groups:
         _summarise(group, sections.texts)
     return groups
+
+
+def _open_direct_call(sections: _Sections) -> None:
+    """The call's section, opened by the held ``direct_call`` row (its frame's first row)."""
+    assert sections.asked is not None
+    asked, sections.asked = sections.asked, None
+    sections.open("call")
+    _place(sections, *asked)
 
 
 def _place(sections: _Sections, row: Row, record: dict[str, Any]) -> None:
@@ -141,16 +161,29 @@ def _note_call_facts(call: CallGroup, record: dict[str, Any]) -> None:
     elif kind == MCP_REQUEST and record.get("method") in CALL_METHODS:
         call.mcp_id = record.get("mcp_id")
         call.connection = f"{record.get('server')}#{record.get('connection')}"
+    elif kind == DirectCall.kind:  # toolrelay call: the alias asked for, even if never made
+        call.alias = str(record.get("alias") or "")
+    elif kind == DirectCallEnd.kind and not call.status:  # a call never made: no outcome
+        call.status = ending_words(record.get("status"))
     elif kind == CallOutcomeEvent.kind and isinstance(record.get("outcome"), dict):
         outcome = record["outcome"]
-        call.status = str(outcome.get("status") or "")
+        call.status = outcome_words(outcome) if outcome.get("status") else ""
         call.elapsed = outcome.get("elapsed") if isinstance(outcome.get("elapsed"), int | float) else None
         call.alias = call.alias or str(outcome.get("alias") or "")
 
 
 def _maybe_open_section(sections: _Sections, row: Row, record: dict[str, Any]) -> None:
     group = sections.current
-    if row.kind == RunStartEvent.kind:
+    held = sections.asked
+    if held is not None and (row.kind == DirectCallEnd.kind
+                             or (held[0].call_id is not None and row.call_id == held[0].call_id)):
+        _open_direct_call(sections)  # the call's first event (or its end, for a call never made)
+        if row.kind == DirectCallEnd.kind:
+            sections.ended = True  # what follows (the servers stopping) is the shutdown
+        return
+    if row.kind == DirectCallEnd.kind:
+        sections.ended = True
+    elif row.kind == RunStartEvent.kind:
         sections.open("turn")
     elif row.kind in (RunResumedEvent.kind, UserTurnEvent.kind):  # an ending before it was not the run's end
         sections.ended = False

@@ -127,10 +127,11 @@ class StreamGroup:
 
 @dataclass(slots=True, kw_only=True)
 class Group:
-    """A collapsible section: the setup (connect, discover, declare), one model turn, or shutdown."""
+    """A collapsible section: the setup (connect, discover, declare), one model turn, the
+    one call of a ``toolrelay call`` transcript, or shutdown."""
 
     key: str
-    kind: Literal["setup", "turn", "end"]
+    kind: Literal["setup", "turn", "call", "end"]
     title: str
     turn: int | None = None
     items: list[Row | CallGroup | StreamGroup] = field(default_factory=list)

@@ -9,7 +9,7 @@ kind this module does not know still becomes a note, so nothing recorded is hidd
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -49,11 +49,13 @@ from ..relay.stages.dialects import UnknownDialect, dialect_of, known_reader
 from ..relay.stages.feedback import ERROR_PREFIX
 from ..relay.stages.namespaces import function_tools_by_alias
 from ..relay.stages.parse import ModelTurn
+from ..relay.stages.result import status_words
 from ..relay.stages.usage import usage_text
 from ..verify.record import CALL_METHODS
 from .auth_rows import AUTH_DESCRIBERS
 from .chat_chunks import chunk_label
 from .compaction_rows import COMPACTION_DESCRIBERS, starts_from_compaction
+from .direct_call_rows import DIRECT_CALL_DESCRIBERS
 from .listen_rows import listen_text
 from .model import Badge, Row, RowState
 from .otel_rows import OTEL_DESCRIBERS
@@ -65,7 +67,8 @@ from .server_reports import reported_text
 from .task_rows import task_text
 
 __all__ = [
-    "MESSAGE_KINDS", "clip", "compact", "describe", "seconds", "server_lane", "stream_payload", "whole",
+    "MESSAGE_KINDS", "clip", "compact", "describe", "outcome_words", "seconds", "server_lane",
+    "stream_payload", "whole",
 ]
 
 MESSAGE_KINDS: Final = MCP_ROLES | {ModelRequestEvent.kind, ModelResponseEvent.kind, ModelStreamEvent.kind}
@@ -386,11 +389,18 @@ def _call_outcome(record: dict[str, Any]) -> Row:
     outcome = _mapping(record.get("outcome"))
     status = str(outcome.get("status", "?"))
     return _base(
-        record, stage="outcome", source="app", target="app", label=f"outcome {status}",
+        record, stage="outcome", source="app", target="app", label=f"outcome {outcome_words(outcome)}",
         detail=str(outcome.get("message") or ""),
         badges=_ids(record, mcp_id=outcome.get("mcp_id")), elapsed=seconds(outcome.get("elapsed")),
         state=_outcome_state(status), call_id=_text_or_none(record.get("call_id")),
     )
+
+
+def outcome_words(outcome: Mapping[str, Any]) -> str:
+    """The outcome's status as recorded (``tool_error``), except a refusal that names what
+    refused: ``refused by policy``, not the status name ``refused_by_hook``."""
+    status, refused_by = str(outcome.get("status", "?")), outcome.get("refused_by")
+    return status_words(status, refused_by) if isinstance(refused_by, str) else status
 
 
 def _outcome_state(status: str) -> RowState:
@@ -561,5 +571,6 @@ _DESCRIBERS: Final[dict[str, Describer]] = {
     **OTEL_DESCRIBERS,
     **PROXY_DESCRIBERS,
     **POLICY_DESCRIBERS,
+    **DIRECT_CALL_DESCRIBERS,
 }
 """Event kind → its row (MCP messages, recorded under their role, go to ``_mcp``)."""

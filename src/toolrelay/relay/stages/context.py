@@ -21,7 +21,7 @@ from .parse import FunctionCall
 if TYPE_CHECKING:  # result.py needs nothing of this module; only the hook's signature names it
     from .result import CallOutcome
 
-__all__ = ["INTERRUPTED", "CallContext", "CallHook", "StopReason", "Stopped"]
+__all__ = ["INTERRUPTED", "CallContext", "CallHook", "Refusal", "StopReason", "Stopped"]
 
 StopReason = Callable[[], str]
 """Says why a call is being cancelled, asked at that moment (the run knows, the call does not)."""
@@ -29,6 +29,20 @@ INTERRUPTED: Final = "the run was interrupted before the call ended"
 """A cancelled call's message when nobody says why."""
 Stopped = Callable[["CallOutcome"], None]
 """Told a cancelled call's outcome before the cancellation goes on (the run keeps it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A hook's refusal that names what refused, so the user and the model are not told
+    "hook" for a rule of theirs: ``Refusal(reason, by="policy")`` ends the call
+    ``refused_by_hook`` with ``refused_by="policy"``, read ``Error (policy): <reason>``."""
+
+    reason: str
+    by: str
+    """What refused, in one word (``policy``), recorded as the outcome's ``refused_by``."""
+
+    def __str__(self) -> str:
+        return self.reason
 
 
 class CallHook(Protocol):
@@ -40,11 +54,12 @@ class CallHook(Protocol):
     are checked, consent is asked or anything is sent. It may add ``context.meta``
     entries (sent in the MCP request's ``params._meta``); a string it returns refuses
     the call: the call ends ``refused_by_hook`` with that reason, which is the model's
-    feedback (``Error (refused by hook): <reason>``), and nothing is sent.
+    feedback (``Error (refused by hook): <reason>``), and nothing is sent (a ``Refusal``
+    names what refused instead of "hook", as the policy's does).
     ``after_call`` runs for every call ``before_call`` saw, whatever its outcome (a
     cancelled call's too, before the cancellation goes on: keep it short)."""
 
-    async def before_call(self, call: FunctionCall, context: CallContext) -> str | None:
+    async def before_call(self, call: FunctionCall, context: CallContext) -> str | Refusal | None:
         return None
 
     async def after_call(self, call: FunctionCall, context: CallContext, outcome: CallOutcome) -> None:

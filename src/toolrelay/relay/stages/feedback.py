@@ -99,6 +99,8 @@ def error_marker(outcome: CallOutcome) -> str | None:
         if kind == "too_large":
             return "Error (result too large): "
         return "Error (transport): "
+    if status == "refused_by_hook" and outcome.refused_by:  # a policy's rule: "policy", not "hook"
+        return f"Error ({outcome.refused_by}): "
     return f"Error ({status.replace('_', ' ')}): "
 
 

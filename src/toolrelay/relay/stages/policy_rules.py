@@ -21,8 +21,8 @@ from ...protocol.tool_digest import canonical_json
 from .turn_span import TurnSpan, parse_turns
 
 __all__ = [
-    "DECISIONS", "DEFAULT", "NO_ARGUMENTS", "SPENT", "PolicyDecision", "PolicyLoaded", "PolicyRule",
-    "SamplingRules", "deciding_rule", "parse_rules", "parse_sampling", "rules_digest", "said",
+    "DECISIONS", "DEFAULT", "NO_ARGUMENTS", "REFUSED_BY_POLICY", "SPENT", "PolicyDecision", "PolicyLoaded",
+    "PolicyRule", "SamplingRules", "deciding_rule", "parse_rules", "parse_sampling", "rules_digest", "said",
 ]
 
 DECISIONS: Final = ("allow", "deny", "ask")
@@ -33,6 +33,10 @@ NO_ARGUMENTS: Final = object()
 _RULE_KEYS: Final = frozenset({"server", "tool", "annotations", "arguments", "decision", "reason", "turns"})
 _DONE: Final = {"allow": "allowed", "deny": "denied", "ask": "asked"}
 _HINTS: Final = frozenset({"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"})
+REFUSED_BY_POLICY: Final = "policy"
+"""The ``refused_by`` of a call a rule refused (deny, or ask answered no): the user reads the
+rule's words (``denied by policy rule #2 of policy.json: ...``), the model ``Error (policy):
+...``, never "hook"."""
 SPENT: Final = "over the policy's sampling budget"
 """How a sampling refusal for a spent budget begins."""
 _SAMPLING_KEYS: Final = frozenset({"rules", "maxRequests", "maxTokens"})

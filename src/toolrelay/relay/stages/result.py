@@ -6,7 +6,7 @@ keeps the classes apart that peers tend to merge: a tool that ran and failed
 ``outputSchema`` (``invalid_output``), which is not a JSON-RPC error (``protocol_error``), which is
 not a dead channel (``transport_error``), which is not a call that never left toolrelay
 (``invalid_arguments``, ``unknown_tool``, ``not_approved``, ``refused_by_hook`` — a
-``CallHook`` said no, ``duplicate_call_id``, ``cancelled``). The outcome
+``CallHook`` said no (``refused_by`` names a policy's), ``duplicate_call_id``, ``cancelled``). The outcome
 carries both id domains: the model's ``call_id`` and the MCP request id (``mcp_id``)
 with its server and connection number, plus the exact JSON-RPC request and response.
 """
@@ -18,7 +18,10 @@ from typing import Any, Final, Literal
 
 from .parse import FunctionCall
 
-__all__ = ["OUTCOME_STATUSES", "CallExchange", "CallOutcome", "CallRoute", "OutcomeStatus", "Verdict"]
+__all__ = [
+    "OUTCOME_STATUSES", "CallExchange", "CallOutcome", "CallRoute", "OutcomeStatus", "Verdict",
+    "status_words",
+]
 
 OutcomeStatus = Literal[
     "ok",
@@ -83,6 +86,17 @@ class Verdict:
     error_data: Any = None
     transport_kind: str | None = None
     """For ``transport_error``: ``exited``, ``timeout``, ``too_large``, ``http`` or ``closed``."""
+    refused_by: str | None = None
+    """For ``refused_by_hook``: what refused when it named itself (``policy``); None: a hook."""
+
+
+def status_words(status: str, refused_by: str | None = None) -> str:
+    """How a call ended, in words for the user: ``tool error``, ``refused by hook``, and
+    ``refused by policy`` for a policy's refusal (the status name stays ``refused_by_hook``
+    in the record, which old transcripts keep)."""
+    if status == "refused_by_hook" and refused_by:
+        return f"refused by {refused_by}"
+    return status.replace("_", " ")
 
 
 _NOWHERE: Final = CallRoute()
@@ -177,6 +191,11 @@ class CallOutcome:
         return self.verdict.transport_kind
 
     @property
+    def refused_by(self) -> str | None:
+        """What refused a ``refused_by_hook`` call when it named itself (``policy``)."""
+        return self.verdict.refused_by
+
+    @property
     def ok(self) -> bool:
         return self.status == "ok"
 
@@ -208,4 +227,6 @@ class CallOutcome:
             record["transport_kind"] = self.transport_kind
         if self.sampling_refused:
             record["sampling_refused"] = self.sampling_refused
+        if self.refused_by is not None:
+            record["refused_by"] = self.refused_by
         return record
