@@ -32,7 +32,7 @@ from ..relay.loop import Relay, RunResult
 from ..relay.run_events import for_task
 from ..relay.stages.context import CallHook
 from .endpoints import no_endpoint_error
-from .records import TaskTranscript, UsageTally, recorded_result, uncertain_result
+from .records import SharedPreamble, TaskTranscript, UsageTally, recorded_result, uncertain_result
 from .results import TRANSCRIPTS, TaskResult
 from .resume import TaskState, read_state
 from .routing import TaskRouter
@@ -69,6 +69,8 @@ class BatchSession:
         self.router = TaskRouter()
         self.shared = EventStream()
         self.shared.subscribe(self.router)
+        self._preamble = SharedPreamble(self.router.preamble)
+        """The preamble every task transcript starts with, its lines encoded once."""
         self.trace = trace
         """The tasks' spans (``otel/batch_spans.py``; None: not traced)."""
         self._server_events: list[Event] = []
@@ -149,7 +151,7 @@ class BatchSession:
         self, path: Path, state: TaskState | None, client: ResponsesClient | None
     ) -> TaskTranscript:
         secrets = self.parts.secrets(client.endpoint if client is not None else None)
-        return TaskTranscript(path, uuid.uuid4().hex[:12], state=state, preamble=self.router.preamble,
+        return TaskTranscript(path, uuid.uuid4().hex[:12], state=state, preamble=self._preamble,
                               secrets=secrets)
 
     async def run_task(self, spec: TaskSpec) -> TaskResult:
