@@ -35,10 +35,11 @@ from pathlib import Path
 from typing import IO, Any, Final, Literal
 
 from ..errors import UsageError, os_reason
-from ..events import Event, FeedbackEvent, ModelRequestEvent, ModelStreamEvent
+from ..events import MCP_ROLES, Event, FeedbackEvent, ModelRequestEvent, ModelResponseEvent, ModelStreamEvent
 from ..protocol.json_depth import MAX_DEPTH, clip_depth
 from ..redaction import redact, remembered_secrets, worth_redacting
 from .delta import DELTA_FIELD, DIGEST_FIELD, body_delta, wire_bytes, wire_digest
+from .json_text import text_encoder
 from .shared import ItemSources, MessageBases, Shape, TextSources, message_shape
 
 __all__ = ["FLUSH_INTERVAL", "FORMAT", "FORMAT_FIELD", "RequestBodies", "TranscriptWriter", "WriterState"]
@@ -53,10 +54,14 @@ FLUSH_INTERVAL: Final = 0.05
 """Seconds a stream event may wait in the buffer for others to be flushed with it."""
 # Fields that hold free text which could carry a credential (never message bodies).
 _FREE_TEXT_FIELDS: Final = ("target", "url", "stderr_tail", "text", "preview", "reason", "detail")
+_FREE_TEXT: Final = frozenset(_FREE_TEXT_FIELDS)
 _BATCHED: Final = frozenset({ModelStreamEvent.kind})
 _REQUEST: Final = ModelRequestEvent.kind
+_FEEDBACK: Final = FeedbackEvent.kind
+_HOLD_ITEMS: Final = frozenset({ModelResponseEvent.kind, _FEEDBACK})
+"""The kinds of line a later request's input items may refer to (``ItemSources.offer``)."""
 # One encoder for every line: json.dumps builds a new one per call when given options.
-_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, default=str)
+_ENCODER: Final = text_encoder(json.JSONEncoder(ensure_ascii=False, default=str))
 _MEMORY: Final = Path("<memory>")
 """The path of an ``in_memory`` writer."""
 
@@ -76,9 +81,13 @@ class WriterState:
 
 
 def _opened(path: Path, append: bool) -> IO[str]:
+    mode = "a" if append else "w"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return path.open("a" if append else "w", encoding="utf-8")
+        try:
+            return open(path, mode, encoding="utf-8")  # most folders exist: a batch's holds every task's
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return open(path, mode, encoding="utf-8")
     except OSError as exc:  # before the run starts: nothing is lost
         raise UsageError(f"cannot write the transcript {path}: {os_reason(exc)}") from None
 
@@ -175,43 +184,47 @@ class TranscriptWriter:
         if self._next_seq is not None:
             seq, self._next_seq = self._next_seq, self._next_seq + 1
         line: dict[str, Any] = {"seq": seq, "time": record.pop("time")}
-        if not self._deltas or not self.lines:
+        if not self.lines or not self._deltas:
             line["run"] = self.run_id
-        if self._deltas and not self.lines:
-            line[FORMAT_FIELD] = FORMAT
+            if self._deltas:
+                line[FORMAT_FIELD] = FORMAT
         line.update(record)
-        if line["kind"] == _REQUEST:
+        kind = line["kind"]
+        if kind == _REQUEST:
             self._request_body(line)
-        elif self._deltas:
+        elif self._deltas and kind in _HOLD_ITEMS:
             self._items.offer(line)
-        if self._secrets or remembered_secrets():  # remembered: OAuth tokens received meanwhile
-            for name in _FREE_TEXT_FIELDS:
-                value = line.get(name)
-                if isinstance(value, str):
-                    line[name] = redact(value, self._secrets)
-        self._file.write(self._encoded(line) + "\n")
+        if (self._secrets or remembered_secrets()) and not _FREE_TEXT.isdisjoint(line):
+            self._redact(line)  # remembered: OAuth tokens received meanwhile
+        self._file.write(self._encoded(line, kind) + "\n")
         self.lines += 1
-        if line["kind"] not in _BATCHED or not self._flush_soon():
+        if kind not in _BATCHED or not self._flush_soon():
             self.flush()
 
-    def _encoded(self, line: dict[str, Any]) -> str:
+    def _redact(self, line: dict[str, Any]) -> None:
+        for name in _FREE_TEXT_FIELDS:
+            value = line.get(name)
+            if isinstance(value, str):
+                line[name] = redact(value, self._secrets)
+
+    def _encoded(self, line: dict[str, Any], kind: str) -> str:
         """The line's text: its message as a delta when its shape was seen (then whole again
         when too deep to encode; such a message is no base)."""
-        shape = message_shape(line) if self._deltas else None
+        shape = message_shape(line) if self._deltas and kind in MCP_ROLES else None
         try:
-            shrunk = self._shrunk(line, shape) if self._deltas else None
-            text = _ENCODER.encode(line if shrunk is None else shrunk)
+            shrunk = self._shrunk(line, kind, shape) if self._deltas else None
+            text = _ENCODER(line if shrunk is None else shrunk)
         except RecursionError:
-            return _ENCODER.encode(clip_depth(line, MAX_DEPTH))
+            return _ENCODER(clip_depth(line, MAX_DEPTH))
         if shrunk is None and shape is not None:
             self._bases.remember(line, shape, text)
         return text
 
-    def _shrunk(self, line: dict[str, Any], shape: Shape | None) -> dict[str, Any] | None:
+    def _shrunk(self, line: dict[str, Any], kind: str, shape: Shape | None) -> dict[str, Any] | None:
         """The line with what earlier lines hold left out (``shared.py``); None: write it whole."""
-        if line["kind"] == FeedbackEvent.kind:
+        if kind == _FEEDBACK:
             return self._texts.fold_feedback(line)
-        shrunk = self._bases.shrink(line, shape)
+        shrunk = self._bases.shrink(line, shape) if shape is not None else None
         if shrunk is not None:
             self._texts.fold_message(shrunk)
         return shrunk
