@@ -1,7 +1,8 @@
 """One task's transcript: written fresh, or appended to the one its stopped run left.
 
 ``TaskTranscript`` subscribes to a task's event stream. A fresh transcript starts with
-the shared servers' start-up records (the ``preamble``), then the run. A resumed one is
+the shared servers' start-up records (the ``preamble``, its lines encoded once for the
+batch: ``SharedPreamble``), then the run. A resumed one is
 appended to the old file (its earlier lines unchanged, seq going on from its last): the
 servers of this process start-up records first, their connection numbers moved past the
 old ones (the servers a resumed run talks to are new connections of the run), then
@@ -13,27 +14,32 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from ..events import Event, EventStream, ModelResponseEvent, RunEndEvent
+from ..redaction import remembered_secrets
 from ..relay.loop import Relay
 from ..relay.stages.dialects import known_reader
 from ..relay.stages.usage import add_counts
+from ..transcript.preamble import EncodedPreamble
 from ..transcript.writer import TranscriptWriter
 from .results import TRANSCRIPTS, TaskResult
 from .resume import TaskState
 from .tasks import TaskSpec
 
-__all__ = ["UNCERTAIN", "TaskTranscript", "UsageTally", "recorded_result", "uncertain_result"]
+__all__ = ["UNCERTAIN", "SharedPreamble", "TaskTranscript", "UsageTally", "recorded_result",
+           "uncertain_result"]
 
 UNCERTAIN = "uncertain"
+_SECRET_SETS: Final = 8
+"""Encoded preambles kept, one per set of secrets (tasks with keys of their own redact theirs)."""
 
 
 class TaskTranscript:
     """A task stream's subscriber writing its transcript (``state``: the stopped run's)."""
 
     def __init__(
-        self, path: Path, run_id: str, *, state: TaskState | None, preamble: Iterable[dict[str, Any]],
+        self, path: Path, run_id: str, *, state: TaskState | None, preamble: SharedPreamble,
         secrets: Iterable[str],
     ) -> None:
         if state is None:
@@ -44,8 +50,9 @@ class TaskTranscript:
             self._shift = state.connections
         self.run_id = self._writer.run_id
         self._writer.add_secrets(secrets)
-        for record in preamble:
-            self._write(dict(record))
+        if state is not None or not preamble.begin(self._writer):  # a resumed one moves connections
+            for record in preamble.records:
+                self._write(dict(record))
 
     def __call__(self, event: Event) -> None:
         self._write(event.to_record())
@@ -57,6 +64,33 @@ class TaskTranscript:
 
     def close(self) -> None:
         self._writer.close()
+
+
+class SharedPreamble:
+    """The servers' start-up records every transcript of the batch starts with, and their
+    lines encoded once for the fresh ones (``transcript/preamble.py``): again when records
+    were added meanwhile, and once for each set of secrets the tasks redact."""
+
+    def __init__(self, records: list[dict[str, Any]]) -> None:
+        self.records = records
+        """The router's preamble (it grows until the first task starts)."""
+        self._encoded: dict[frozenset[str], EncodedPreamble] = {}
+
+    def begin(self, writer: TranscriptWriter) -> bool:
+        """Begin a fresh transcript's ``writer`` with the records' lines; False when it
+        must write them itself (it has lines already, or they hold no run id to replace)."""
+        if writer.lines or writer.next_seq != 1:
+            return False
+        key = writer.secrets | remembered_secrets()
+        encoded = self._encoded.get(key)
+        if encoded is None or not encoded.made_for(writer, len(self.records)):
+            encoded = self._encoded[key] = EncodedPreamble.of(self.records, secrets=writer.secrets)
+            while len(self._encoded) > _SECRET_SETS:
+                del self._encoded[next(iter(self._encoded))]
+        if not encoded.usable:
+            return False
+        encoded.start(writer)
+        return True
 
 
 def _shift_connection(record: dict[str, Any], by: int) -> None:

@@ -18,14 +18,17 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Final
 
 from ..errors import UsageError, os_reason
+from ..transcript.json_text import text_encoder
 
 __all__ = [
     "RESULTS_FILE", "TRANSCRIPTS", "ResultsFile", "TaskResult", "cut_back_to_whole_lines", "read_results",
 ]
 
+_LINE: Final = text_encoder(json.JSONEncoder(ensure_ascii=False))
+"""A result's line (``json.dumps(record, ensure_ascii=False)``, its encoder made once)."""
 RESULTS_FILE = "results.jsonl"
 TRANSCRIPTS = "transcripts"
 """The folder of the task transcripts, in the batch folder."""
@@ -117,7 +120,7 @@ class ResultsFile:
         """Write ``result``'s line now (flushed); False when its id already has one."""
         if self._file is None or result.id in self.finished:
             return False
-        self._file.write(json.dumps(result.to_record(), ensure_ascii=False) + "\n")
+        self._file.write(_LINE(result.to_record()) + "\n")
         self._file.flush()
         self.finished.add(result.id)
         return True

@@ -32,7 +32,7 @@ from ..relay.loop import Relay, RunResult
 from ..relay.run_events import for_task
 from ..relay.stages.context import CallHook
 from .endpoints import no_endpoint_error
-from .records import TaskTranscript, UsageTally, recorded_result, uncertain_result
+from .records import SharedPreamble, TaskTranscript, UsageTally, recorded_result, uncertain_result
 from .results import TRANSCRIPTS, TaskResult
 from .resume import TaskState, read_state
 from .routing import TaskRouter
@@ -69,6 +69,8 @@ class BatchSession:
         self.router = TaskRouter()
         self.shared = EventStream()
         self.shared.subscribe(self.router)
+        self._preamble = SharedPreamble(self.router.preamble)
+        """The preamble every task transcript starts with, its lines encoded once."""
         self.trace = trace
         """The tasks' spans (``otel/batch_spans.py``; None: not traced)."""
         self._server_events: list[Event] = []
@@ -91,6 +93,7 @@ class BatchSession:
         """Why the batch has no endpoint of its own (None: it has one)."""
         self._plain_options: RunOptions | None = None
         """``options_for`` a task with no overrides (most of them): the same for every one."""
+        self._secrets_of: dict[int, list[str]] = {}
 
     async def __aenter__(self) -> BatchSession:
         try:
@@ -141,6 +144,16 @@ class BatchSession:
         check_api(opts)
         return replace(opts, limits=replace(opts.limits, **limits)) if limits else opts
 
+    def _secrets(self, client: ResponsesClient | None) -> list[str]:
+        """What the transcripts of tasks on ``client`` never show (worked out once per client:
+        the clients, like the servers, are the session's)."""
+        key = id(client)  # None, or a client ``parts`` keeps open as long as the session
+        found = self._secrets_of.get(key)
+        if found is None:
+            endpoint = client.endpoint if client is not None else None
+            found = self._secrets_of[key] = self.parts.secrets(endpoint)
+        return found
+
     def _read_only(self, alias: str) -> bool:
         route = self.catalog.route(alias)
         return route is not None and route.read_only
@@ -148,8 +161,8 @@ class BatchSession:
     def _transcript(
         self, path: Path, state: TaskState | None, client: ResponsesClient | None
     ) -> TaskTranscript:
-        secrets = self.parts.secrets(client.endpoint if client is not None else None)
-        return TaskTranscript(path, uuid.uuid4().hex[:12], state=state, preamble=self.router.preamble,
+        secrets = self._secrets(client)
+        return TaskTranscript(path, uuid.uuid4().hex[:12], state=state, preamble=self._preamble,
                               secrets=secrets)
 
     async def run_task(self, spec: TaskSpec) -> TaskResult:
@@ -209,7 +222,7 @@ class BatchSession:
             yield None
             return
         tracing = self.trace.task(spec.id, transcript=resumed, catalog=self.catalog,
-                                  secrets=self.parts.secrets(client.endpoint), servers=self._server_events)
+                                  secrets=self._secrets(client), servers=self._server_events)
         with tracing.listen(stream):
             yield tracing
 

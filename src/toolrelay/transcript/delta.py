@@ -30,23 +30,27 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from .json_text import text_encoder
+
 __all__ = ["DELTA_FIELD", "DIGEST_FIELD", "BodyDigests", "Lookup", "apply_delta", "body_delta", "wire_bytes",
            "wire_bytes_of", "wire_digest"]
 
 DELTA_FIELD: Final = "body_delta"
 DIGEST_FIELD: Final = "body_sha256"
 _WIRE: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_WIRE_TEXT: Final = text_encoder(_WIRE)
+"""``_WIRE.encode``, made once: the writer encodes every item a request refers to."""
 
 
 def wire_bytes(body: dict[str, Any]) -> bytes:
     """The bytes a model client posts for ``body``: compact JSON, UTF-8, no NaN."""
-    return _WIRE.encode(body).encode()
+    return _WIRE_TEXT(body).encode()
 
 
 def wire_bytes_of(value: Any) -> bytes | None:
     """``wire_bytes`` of any value, or None for one no model client could post (NaN, too deep)."""
     try:
-        return _WIRE.encode(value).encode()
+        return _WIRE_TEXT(value).encode()
     except (ValueError, TypeError, RecursionError):
         return None
 

@@ -34,7 +34,8 @@ from ..events import MCP_ROLES, FeedbackEvent, ModelResponseEvent
 from .changes import changes, holds
 from .delta import wire_bytes_of
 
-__all__ = ["COPIES_FIELD", "MESSAGE_DELTA_FIELD", "ItemSources", "MessageBases", "TextSources", "resolve"]
+__all__ = ["COPIES_FIELD", "MESSAGE_DELTA_FIELD", "ItemSources", "MessageBases", "Shape", "TextSources",
+           "message_shape", "resolve"]
 
 _MESSAGE_KEY: Final = "message"
 """The key of an MCP record's message (the record's, not a Responses item type)."""
@@ -50,33 +51,54 @@ MAX_CHANGES: Final = 12
 _FEEDBACK: Final = FeedbackEvent.kind
 _RESPONSE: Final = ModelResponseEvent.kind
 
+Shape = tuple[Any, ...]
+"""What makes messages of one shape: kind, server, connection, method, fields (``message_shape``)."""
+
 
 class MessageBases:
     """The writer's side of message deltas: the base of each shape seen."""
 
-    def __init__(self) -> None:
-        self._bases: dict[tuple[Any, ...], tuple[int, Any]] = {}
+    def __init__(self, bases: dict[Shape, _Base] | None = None) -> None:
+        self._bases: dict[Shape, _Base] = {} if bases is None else bases
 
-    def shrink(self, line: dict[str, Any]) -> dict[str, Any] | None:
+    def copy(self) -> MessageBases:
+        """These bases, for another writer (a base itself never changes: shared)."""
+        return MessageBases(dict(self._bases))
+
+    def shrink(self, line: dict[str, Any], shape: Shape | None) -> dict[str, Any] | None:
         """``line`` with its message as a delta against its shape's base; None to write it whole."""
-        message = line.get("message")
-        if line["kind"] not in MCP_ROLES or not isinstance(message, dict):
-            return None
-        base = self._bases.get(_shape(line, message))
+        base = self._bases.get(shape) if shape is not None else None
         if base is None:
             return None
-        found = changes(base[1], message)
+        found = changes(base.message, line[_MESSAGE_KEY])
         if len(found) > MAX_CHANGES:
             return None
-        delta = {"of": base[0], "set": found}
+        delta = {"of": base.seq, "set": found}
         return dict((MESSAGE_DELTA_FIELD, delta) if key == _MESSAGE_KEY else (key, value)
                     for key, value in line.items())
 
-    def remember(self, line: dict[str, Any], text: str) -> None:
+    def remember(self, line: dict[str, Any], shape: Shape | None, text: str) -> None:
         """After ``line`` was written whole as ``text``: its message is its shape's base."""
-        message = line.get("message")
-        if line["kind"] in MCP_ROLES and isinstance(message, dict):
-            self._bases[_shape(line, message)] = (line["seq"], json.loads(text)["message"])
+        if shape is not None:
+            self._bases[shape] = _Base(line["seq"], text)
+
+
+class _Base:
+    """A message written whole: its line's seq, and the message as read back from the line
+    (decoded when a later message of its shape first needs it: most never have one)."""
+
+    __slots__ = ("_message", "_text", "seq")
+
+    def __init__(self, seq: int, text: str) -> None:
+        self.seq = seq
+        self._text: str | None = text
+        self._message: Any = None
+
+    @property
+    def message(self) -> Any:
+        if self._text is not None:
+            self._message, self._text = json.loads(self._text)[_MESSAGE_KEY], None
+        return self._message
 
 
 class TextSources:
@@ -85,6 +107,12 @@ class TextSources:
 
     def __init__(self) -> None:
         self._known: dict[str, list[Any]] = {}
+
+    def copy(self) -> TextSources:
+        """These sources, for another writer (their paths are never changed: shared)."""
+        copied = TextSources()
+        copied._known = dict(self._known)
+        return copied
 
     def fold_message(self, line: dict[str, Any]) -> None:
         """A delta line's repeated long strings left out of its ``set``, named in ``copies``."""
@@ -121,7 +149,11 @@ class TextSources:
         return {**line, "item": {**item, "output": None}, COPIES_FIELD: [[["item", "output"], source]]}
 
 
-def _shape(line: dict[str, Any], message: dict[str, Any]) -> tuple[Any, ...]:
+def message_shape(line: dict[str, Any]) -> Shape | None:
+    """The shape of the MCP message ``line`` records; None for a line that records none."""
+    message = line.get(_MESSAGE_KEY)
+    if line["kind"] not in MCP_ROLES or not isinstance(message, dict):
+        return None
     fields = tuple((key, tuple(value) if isinstance(value, dict) else None) for key, value in message.items())
     return line["kind"], line.get("server"), line.get("connection"), line.get("method"), fields
 
@@ -131,6 +163,12 @@ class ItemSources:
 
     def __init__(self) -> None:
         self._known: dict[bytes, list[Any]] = {}
+
+    def copy(self) -> ItemSources:
+        """These sources, for another writer (their paths are never changed: shared)."""
+        copied = ItemSources()
+        copied._known = dict(self._known)
+        return copied
 
     def offer(self, line: dict[str, Any]) -> None:
         """Remember the items a ``model_response`` or ``feedback`` line holds, by wire bytes."""

@@ -27,19 +27,22 @@ line written can be read back.
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final, Literal
 
 from ..errors import UsageError, os_reason
-from ..events import Event, FeedbackEvent, ModelRequestEvent, ModelStreamEvent
+from ..events import MCP_ROLES, Event, FeedbackEvent, ModelRequestEvent, ModelResponseEvent, ModelStreamEvent
 from ..protocol.json_depth import MAX_DEPTH, clip_depth
 from ..redaction import redact, remembered_secrets, worth_redacting
 from .delta import DELTA_FIELD, DIGEST_FIELD, body_delta, wire_bytes, wire_digest
-from .shared import ItemSources, MessageBases, TextSources
+from .json_text import text_encoder
+from .shared import ItemSources, MessageBases, Shape, TextSources, message_shape
 
-__all__ = ["FLUSH_INTERVAL", "FORMAT", "FORMAT_FIELD", "RequestBodies", "TranscriptWriter"]
+__all__ = ["FLUSH_INTERVAL", "FORMAT", "FORMAT_FIELD", "RequestBodies", "TranscriptWriter", "WriterState"]
 
 RequestBodies = Literal["delta", "full"]
 
@@ -51,10 +54,42 @@ FLUSH_INTERVAL: Final = 0.05
 """Seconds a stream event may wait in the buffer for others to be flushed with it."""
 # Fields that hold free text which could carry a credential (never message bodies).
 _FREE_TEXT_FIELDS: Final = ("target", "url", "stderr_tail", "text", "preview", "reason", "detail")
+_FREE_TEXT: Final = frozenset(_FREE_TEXT_FIELDS)
 _BATCHED: Final = frozenset({ModelStreamEvent.kind})
 _REQUEST: Final = ModelRequestEvent.kind
+_FEEDBACK: Final = FeedbackEvent.kind
+_HOLD_ITEMS: Final = frozenset({ModelResponseEvent.kind, _FEEDBACK})
+"""The kinds of line a later request's input items may refer to (``ItemSources.offer``)."""
 # One encoder for every line: json.dumps builds a new one per call when given options.
-_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, default=str)
+_ENCODER: Final = text_encoder(json.JSONEncoder(ensure_ascii=False, default=str))
+_MEMORY: Final = Path("<memory>")
+"""The path of an ``in_memory`` writer."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WriterState:
+    """What a writer's lines leave for its next ones (``TranscriptWriter.state``)."""
+
+    lines: int
+    next_seq: int | None
+    bases: MessageBases
+    """The message shapes seen, each with the line that holds its base."""
+    items: ItemSources
+    texts: TextSources
+    last_request: tuple[int, dict[str, Any]] | None
+    """The previous model request's seq and body (never changed: shared)."""
+
+
+def _opened(path: Path, append: bool) -> IO[str]:
+    mode = "a" if append else "w"
+    try:
+        try:
+            return open(path, mode, encoding="utf-8")  # most folders exist: a batch's holds every task's
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return open(path, mode, encoding="utf-8")
+    except OSError as exc:  # before the run starts: nothing is lost
+        raise UsageError(f"cannot write the transcript {path}: {os_reason(exc)}") from None
 
 
 class TranscriptWriter:
@@ -70,13 +105,13 @@ class TranscriptWriter:
         ``request_bodies="full"`` records every request body whole (no digests): the
         format transcripts had before deltas."""
         self.path = Path(path)
+        self._start(_opened(self.path, append), run_id, secrets, first_seq, request_bodies)
+
+    def _start(self, file: IO[str], run_id: str, secrets: Iterable[str], first_seq: int | None,
+               request_bodies: RequestBodies) -> None:
+        self._file: IO[str] | None = file
         self.run_id = run_id
         self._secrets = frozenset(s for s in secrets if worth_redacting(s))
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file: IO[str] | None = self.path.open("a" if append else "w", encoding="utf-8")
-        except OSError as exc:  # before the run starts: nothing is lost
-            raise UsageError(f"cannot write the transcript {self.path}: {os_reason(exc)}") from None
         self.lines = 0
         self._next_seq = first_seq
         self._pending: asyncio.TimerHandle | None = None
@@ -88,8 +123,54 @@ class TranscriptWriter:
         self._last_request: tuple[int, dict[str, Any]] | None = None
         """The previous model request's seq and body (its lists copied: the live ones grow)."""
 
+    @classmethod
+    def in_memory(cls, run_id: str, secrets: Iterable[str] = (), *, first_seq: int | None = None,
+                  request_bodies: RequestBodies = "delta") -> TranscriptWriter:
+        """A writer whose lines stay in memory (``text``): lines encoded once for many files."""
+        writer = cls.__new__(cls)
+        writer.path = _MEMORY
+        writer._start(io.StringIO(), run_id, secrets, first_seq, request_bodies)
+        return writer
+
+    @property
+    def secrets(self) -> frozenset[str]:
+        """The secrets redacted from free text (besides ``redaction.remembered_secrets``)."""
+        return self._secrets
+
+    @property
+    def next_seq(self) -> int | None:
+        """The seq of the next line when the writer numbers them (``first_seq``), else None."""
+        return self._next_seq
+
+    @property
+    def request_bodies(self) -> RequestBodies:
+        return "delta" if self._deltas else "full"
+
     def add_secrets(self, secrets: Iterable[str]) -> None:
         self._secrets |= {s for s in secrets if worth_redacting(s)}
+
+    def text(self) -> str:
+        """The lines written so far, of an ``in_memory`` writer."""
+        assert isinstance(self._file, io.StringIO), "only an in-memory writer keeps its text"
+        return self._file.getvalue()
+
+    def state(self) -> WriterState:
+        """What the lines written so far left for the next ones (copied: this writer goes on)."""
+        return WriterState(lines=self.lines, next_seq=self._next_seq, bases=self._bases.copy(),
+                           items=self._items.copy(), texts=self._texts.copy(),
+                           last_request=self._last_request)
+
+    def start_from(self, text: str, state: WriterState) -> None:
+        """Write ``text``, lines another writer made, as this one's first, and go on from the
+        ``state`` they left there (its parts copied: it may start other writers too)."""
+        if self._file is None:
+            return
+        assert not self.lines, "a writer starts from other lines before it writes its own"
+        self._file.write(text)
+        self.flush()
+        self.lines, self._next_seq = state.lines, state.next_seq
+        self._bases, self._items, self._texts = state.bases.copy(), state.items.copy(), state.texts.copy()
+        self._last_request = state.last_request
 
     def __call__(self, event: Event) -> None:
         if self._file is not None:
@@ -103,42 +184,47 @@ class TranscriptWriter:
         if self._next_seq is not None:
             seq, self._next_seq = self._next_seq, self._next_seq + 1
         line: dict[str, Any] = {"seq": seq, "time": record.pop("time")}
-        if not self._deltas or not self.lines:
+        if not self.lines or not self._deltas:
             line["run"] = self.run_id
-        if self._deltas and not self.lines:
-            line[FORMAT_FIELD] = FORMAT
+            if self._deltas:
+                line[FORMAT_FIELD] = FORMAT
         line.update(record)
-        if line["kind"] == _REQUEST:
+        kind = line["kind"]
+        if kind == _REQUEST:
             self._request_body(line)
-        elif self._deltas:
+        elif self._deltas and kind in _HOLD_ITEMS:
             self._items.offer(line)
-        if self._secrets or remembered_secrets():  # remembered: OAuth tokens received meanwhile
-            for name in _FREE_TEXT_FIELDS:
-                value = line.get(name)
-                if isinstance(value, str):
-                    line[name] = redact(value, self._secrets)
-        self._file.write(self._encoded(line) + "\n")
+        if (self._secrets or remembered_secrets()) and not _FREE_TEXT.isdisjoint(line):
+            self._redact(line)  # remembered: OAuth tokens received meanwhile
+        self._file.write(self._encoded(line, kind) + "\n")
         self.lines += 1
-        if line["kind"] not in _BATCHED or not self._flush_soon():
+        if kind not in _BATCHED or not self._flush_soon():
             self.flush()
 
-    def _encoded(self, line: dict[str, Any]) -> str:
+    def _redact(self, line: dict[str, Any]) -> None:
+        for name in _FREE_TEXT_FIELDS:
+            value = line.get(name)
+            if isinstance(value, str):
+                line[name] = redact(value, self._secrets)
+
+    def _encoded(self, line: dict[str, Any], kind: str) -> str:
         """The line's text: its message as a delta when its shape was seen (then whole again
         when too deep to encode; such a message is no base)."""
+        shape = message_shape(line) if self._deltas and kind in MCP_ROLES else None
         try:
-            shrunk = self._shrunk(line) if self._deltas else None
-            text = _ENCODER.encode(line if shrunk is None else shrunk)
+            shrunk = self._shrunk(line, kind, shape) if self._deltas else None
+            text = _ENCODER(line if shrunk is None else shrunk)
         except RecursionError:
-            return _ENCODER.encode(clip_depth(line, MAX_DEPTH))
-        if shrunk is None and self._deltas:
-            self._bases.remember(line, text)
+            return _ENCODER(clip_depth(line, MAX_DEPTH))
+        if shrunk is None and shape is not None:
+            self._bases.remember(line, shape, text)
         return text
 
-    def _shrunk(self, line: dict[str, Any]) -> dict[str, Any] | None:
+    def _shrunk(self, line: dict[str, Any], kind: str, shape: Shape | None) -> dict[str, Any] | None:
         """The line with what earlier lines hold left out (``shared.py``); None: write it whole."""
-        if line["kind"] == FeedbackEvent.kind:
+        if kind == _FEEDBACK:
             return self._texts.fold_feedback(line)
-        shrunk = self._bases.shrink(line)
+        shrunk = self._bases.shrink(line, shape) if shape is not None else None
         if shrunk is not None:
             self._texts.fold_message(shrunk)
         return shrunk
