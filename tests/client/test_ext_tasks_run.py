@@ -76,6 +76,7 @@ def test_the_run_records_its_extension_tasks_and_verifies(transcript: Path, work
     for line in (
         "call_offline_0001: task ext-task", "→ completed → result",
         "task request(s) name the task its tools/call created",
+        "task request(s) echo the task's latest requestState; 1 input request(s) answered, each once and each asked",
         "call_offline_0005: task ext-task", "→ cancelled by toolrelay (tasks/cancel)",
     ):
         assert line in verdict.stdout, (line, verdict.stdout)
@@ -122,3 +123,24 @@ def test_explain_names_each_calls_task(transcript: Path, workspace: Path) -> Non
     assert "answered, protocol_error: \"backend refused the job\" · as task ext-task… working" in servers[1]
     assert servers[3].endswith("answered, ok")  # the plain call: no task
     assert servers[4].endswith("→ cancelled by toolrelay (tasks/cancel)")
+
+
+def test_verify_rejects_a_request_state_not_echoed(transcript: Path, tmp_path: Path) -> None:
+    events = transcript_events(transcript)
+    polls = [e for e in events if e["kind"] == "mcp_request" and e["method"] == "tasks/get"
+             and e.get("call_id") == "call_offline_0001"]
+    polls[1]["message"]["params"]["requestState"] = "made-up"
+    verdict = _tampered(events, tmp_path)
+    assert verdict.returncode == 1, verdict.stdout
+    assert (f"call_offline_0001: tasks/get mcp id {polls[1]['mcp_id']} carries requestState 'made-up', but the "
+            "task's latest before it was 'ext-task-1-state-3'") in verdict.stdout
+
+
+def test_verify_rejects_an_input_answer_nobody_asked_for(transcript: Path, tmp_path: Path) -> None:
+    events = transcript_events(transcript)
+    update = next(e for e in events if e["kind"] == "mcp_request" and e["method"] == "tasks/update")
+    update["message"]["params"]["inputResponses"]["card-number"] = {"action": "accept", "content": {"n": 1}}
+    verdict = _tampered(events, tmp_path)
+    assert verdict.returncode == 1, verdict.stdout
+    assert (f"call_offline_0003: tasks/update mcp id {update['mcp_id']} answers input request 'card-number', "
+            "which no tasks/get of the task asked") in verdict.stdout
