@@ -50,7 +50,8 @@ def test_a_task_is_polled_to_its_result_echoing_the_latest_request_state(tmp_pat
     exchange, recorder = run(_call("slow", {"text": "late hello", "seconds": 0.2}, tmp_path))
     assert exchange.raise_for_error()["content"] == [{"type": "text", "text": "late hello"}]
     call = _sent(recorder, "tools/call")[0]
-    assert call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"] == {EXTENSION: {}}
+    declared = call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]
+    assert declared["extensions"] == {EXTENSION: {}}
     assert exchange.mcp_id == call["id"] and exchange.request == call
     polls, answers = _sent(recorder, "tasks/get"), _answers(recorder)
     assert len(polls) >= 2  # working at least once, then completed
@@ -71,7 +72,8 @@ def test_a_task_asking_for_input_is_answered_by_the_host_in_tasks_update(tmp_pat
     assert exchange.raise_for_error()["content"][0]["text"] == "hello Ada"
     updates = _sent(recorder, "tasks/update")
     assert len(updates) == 1  # the key is answered once, however often a poll shows it
-    assert updates[0]["params"]["inputResponses"] == {"name-1": {"action": "accept", "content": {"name": "Ada"}}}
+    given = updates[0]["params"]["inputResponses"]
+    assert given == {"name-1": {"action": "accept", "content": {"name": "Ada"}}}
     assert updates[0]["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
 
 

@@ -70,13 +70,15 @@ def test_the_run_records_its_extension_tasks_and_verifies(transcript: Path, work
               if e["kind"] == "mcp_request" and e.get("call_id") == "call_offline_0003"}
     assert tagged == {"tools/call", "tasks/get", "tasks/update"}
     feedback = [e["item"]["output"] for e in events if e["kind"] == "feedback"]
-    assert feedback[:4] == ["late hello", "Error (protocol -32001): backend refused the job", "hello Ada", "hi"]
+    assert feedback[:4] == ["late hello", "Error (protocol -32001): backend refused the job", "hello Ada",
+                            "hi"]
     verdict = toolrelay(["verify", str(transcript), "--all"], workspace)
     assert verdict.returncode == 0, verdict.stdout
     for line in (
         "call_offline_0001: task ext-task", "→ completed → result",
         "task request(s) name the task its tools/call created",
-        "task request(s) echo the task's latest requestState; 1 input request(s) answered, each once and each asked",
+        "task request(s) echo the task's latest requestState; 1 input request(s) answered, each once and "
+        "each asked",
         "call_offline_0005: task ext-task", "→ cancelled by toolrelay (tasks/cancel)",
     ):
         assert line in verdict.stdout, (line, verdict.stdout)
@@ -119,7 +121,8 @@ def test_explain_names_each_calls_task(transcript: Path, workspace: Path) -> Non
     shown = toolrelay(["explain", str(transcript)], workspace)
     assert shown.returncode == 0, shown.stderr
     servers = [line for line in shown.stdout.splitlines() if "server checks" in line]
-    assert servers[2].endswith("answered, ok · as task ext-task… working → input_required → completed → result")
+    assert servers[2].endswith("answered, ok · as task ext-task… working → input_required → completed → "
+                               "result")
     assert "answered, protocol_error: \"backend refused the job\" · as task ext-task… working" in servers[1]
     assert servers[3].endswith("answered, ok")  # the plain call: no task
     assert servers[4].endswith("→ cancelled by toolrelay (tasks/cancel)")
@@ -132,8 +135,8 @@ def test_verify_rejects_a_request_state_not_echoed(transcript: Path, tmp_path: P
     polls[1]["message"]["params"]["requestState"] = "made-up"
     verdict = _tampered(events, tmp_path)
     assert verdict.returncode == 1, verdict.stdout
-    assert (f"call_offline_0001: tasks/get mcp id {polls[1]['mcp_id']} carries requestState 'made-up', but the "
-            "task's latest before it was 'ext-task-1-state-3'") in verdict.stdout
+    assert (f"call_offline_0001: tasks/get mcp id {polls[1]['mcp_id']} carries requestState 'made-up', "
+            "but the task's latest before it was 'ext-task-1-state-3'") in verdict.stdout
 
 
 def test_verify_rejects_an_input_answer_nobody_asked_for(transcript: Path, tmp_path: Path) -> None:

@@ -94,7 +94,8 @@ class TasksExtension(Extension):
         self.tasks: dict[str, Task] = {}
 
     def tools(self) -> list[ToolBinding]:
-        return [ToolBinding(fn, kwargs={"structured_output": False}) for fn in (slow, ask, fail, forever, plain)]
+        plain_text = {"structured_output": False}
+        return [ToolBinding(fn, kwargs=plain_text) for fn in (slow, ask, fail, forever, plain)]
 
     def methods(self) -> list[MethodBinding]:
         return [MethodBinding("tasks/get", TaskParams, self.get),
