@@ -17,6 +17,7 @@ from client_helpers import Recorder, open_connection, run
 
 from testkit.servers import SDK_TASKS_EXT_SERVER
 from toolrelay.client.config import ServerConfig
+from toolrelay.client.era_probe import modern_headers
 from toolrelay.client.host import Host, accept_defaults
 from toolrelay.errors import RequestTimeout, RpcError
 from toolrelay.events import McpMessage
@@ -108,3 +109,14 @@ def test_a_plain_tool_and_a_2025_connection_are_not_tasks(tmp_path: Path) -> Non
     assert exchange.raise_for_error()["content"][0]["text"] == "now" and not _sent(recorder, "tasks/get")
     exchange, recorder = run(_call("slow", {"text": "now"}, tmp_path, version="2025-11-25"))
     assert exchange.raise_for_error()["content"][0]["text"] == "now" and not _sent(recorder, "tasks/get")
+
+
+def test_over_http_a_task_request_names_its_task_in_mcp_name() -> None:
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "toolrelay", "version": "0"}}
+    for method in ("tasks/get", "tasks/update", "tasks/cancel"):
+        params = {"taskId": "ext-task-1", "_meta": meta}
+        message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        headers = modern_headers(message)
+        assert (headers["mcp-method"], headers["mcp-name"]) == (method, "ext-task-1")
