@@ -25,6 +25,7 @@ __all__ = [
     "created_ext_task",
     "extension_declared",
     "settled_answer",
+    "settled_message",
 ]
 
 EXTENSION: Final = "io.modelcontextprotocol/tasks"
@@ -69,3 +70,16 @@ def settled_answer(mcp_id: RequestId, response: JSONObject) -> Response | ErrorR
                              data=error.get("data"), raw=response)
     said = task.get("statusMessage")
     return f"it ended {status}" + (f" ({said})" if isinstance(said, str) and said else "")
+
+
+def settled_message(mcp_id: RequestId, response: JSONObject) -> JSONObject | str:
+    """``settled_answer`` as the JSON-RPC message it amounts to (what a proxy passes on)."""
+    answer = settled_answer(mcp_id, response)
+    if isinstance(answer, str):
+        return answer
+    if isinstance(answer, Response):
+        return {"jsonrpc": "2.0", "id": mcp_id, "result": answer.result}
+    error: JSONObject = {"code": answer.code, "message": answer.message}
+    if answer.data is not None:
+        error["data"] = answer.data
+    return {"jsonrpc": "2.0", "id": mcp_id, "error": error}
