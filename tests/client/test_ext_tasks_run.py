@@ -24,11 +24,12 @@ SCRIPT = {
         {"calls": [{"name": "x__ask", "arguments": {}}]},
         {"calls": [{"name": "x__plain", "arguments": {"text": "hi"}}]},
         {"calls": [{"name": "x__forever", "arguments": {}}]},
+        {"calls": [{"name": "x__abandon", "arguments": {}}]},
         {"message": "Done."},
     ],
 }
 """A task that completes, one that fails, one that asks, a plain call, one that never ends
-(cancelled at the run's ``--call-timeout``)."""
+(cancelled at the run's ``--call-timeout``), one the server abandons."""
 
 
 def toolrelay(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -65,13 +66,17 @@ def _tampered(events: list[dict[str, Any]], tmp_path: Path) -> subprocess.Comple
 def test_the_run_records_its_extension_tasks_and_verifies(transcript: Path, workspace: Path) -> None:
     events = transcript_events(transcript)
     outcomes = [e["outcome"]["status"] for e in events if e["kind"] == "call_outcome"]
-    assert outcomes == ["ok", "protocol_error", "ok", "ok", "transport_error"]
+    assert outcomes == ["ok", "protocol_error", "ok", "ok", "transport_error", "protocol_error"]
     tagged = {e["method"] for e in events
               if e["kind"] == "mcp_request" and e.get("call_id") == "call_offline_0003"}
     assert tagged == {"tools/call", "tasks/get", "tasks/update"}
     feedback = [e["item"]["output"] for e in events if e["kind"] == "feedback"]
     assert feedback[:4] == ["late hello", "Error (protocol -32001): backend refused the job", "hello Ada",
                             "hi"]
+    abandoned = next(e for e in events if e["kind"] == "call_outcome" and e["call_id"] == "call_offline_0006")
+    assert abandoned["outcome"]["message"] == (
+        f"server x sent a malformed answer to tools/call request {abandoned['outcome']['mcp_id']}: its task "
+        "ext-task-5 gave no result: it ended cancelled (the server gave up)")
     verdict = toolrelay(["verify", str(transcript), "--all"], workspace)
     assert verdict.returncode == 0, verdict.stdout
     for line in (

@@ -12,7 +12,8 @@ request echoes the latest ``requestState`` the server gave, and carries none whe
 latest task message had none. ``completed`` gives the task's ``result`` and ``failed`` its
 JSON-RPC ``error`` (``protocol.tasks_ext.settled_answer``): the returned ``Exchange`` is
 the ``tools/call`` request answered by that, so the normal result path judges it. A task
-``cancelled`` by the server is a protocol error saying so.
+that ends without either (``cancelled`` by the server, or a result that is not one) is a
+malformed answer to the call, a protocol error saying why.
 
 The call's timeout covers the whole task; when it passes, or the caller is cancelled,
 toolrelay sends ``tasks/cancel`` (echoing the state) before giving up, as on the 2025 path
@@ -32,9 +33,10 @@ from ..errors import ProtocolError, RequestTimeout, RpcError, ToolrelayError
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject
 from ..protocol.peer import Exchange, Peer, Sent
-from ..protocol.tasks_ext import TASKS_UPDATE, settled_answer
+from ..protocol.tasks_ext import TASKS_UPDATE, no_result_reason, settled_answer
 from .host.input_required import answer_inputs
 from .host.requests import ServerRequests
+from .refusals import malformed_answer_message
 from .tool_tasks import CANCEL_WAIT, DEFAULT_POLL, MAX_POLL, MIN_POLL
 
 __all__ = ["ExtensionTaskCall"]
@@ -102,9 +104,10 @@ class ExtensionTaskCall:
     def _answered_by(self, created: Exchange, last: Exchange) -> Exchange:
         assert last.response is not None
         answer = settled_answer(created.mcp_id, last.response)
-        if isinstance(answer, str):
-            raise ProtocolError(f"server {self.server}: the task {self._task_id} of tools/call {self.tool} "
-                                f"gave no result: {answer}").for_request(created.mcp_id, created.request)
+        if isinstance(answer, str):  # verify reads it so too (outcomes.recorded_exchange)
+            said = malformed_answer_message(self.server, m.CALL_TOOL, created.mcp_id,
+                                            no_result_reason(self._task_id, answer))
+            raise ProtocolError(said).for_request(created.mcp_id, created.request)
         exchange = Exchange(created.mcp_id, m.CALL_TOOL, created.request, started=created.started)
         exchange.settle(answer)
         exchange.elapsed = time.monotonic() - created.started

@@ -24,6 +24,7 @@ __all__ = [
     "TASKS_UPDATE",
     "created_ext_task",
     "extension_declared",
+    "no_result_reason",
     "settled_answer",
     "settled_message",
 ]
@@ -83,3 +84,8 @@ def settled_message(mcp_id: RequestId, response: JSONObject) -> JSONObject | str
     if answer.data is not None:
         error["data"] = answer.data
     return {"jsonrpc": "2.0", "id": mcp_id, "error": error}
+
+
+def no_result_reason(task_id: str, why: str) -> str:
+    """Why a task's end answers its call with no result (``why``: ``settled_answer``'s)."""
+    return f"its task {task_id} gave no result: {why}"

@@ -23,7 +23,7 @@ from ..client.tool_tasks import settled_problem
 from ..protocol.jsonrpc import DecodeError, ErrorResponse, RequestId, Response, classify
 from ..protocol.mcp import READ_RESOURCE
 from ..protocol.peer import Exchange
-from ..protocol.tasks_ext import settled_answer
+from ..protocol.tasks_ext import no_result_reason, settled_answer
 from ..relay.stages.feedback import (
     DEFAULT_MEDIA_BUDGET,
     DEFAULT_OUTPUT_BUDGET,
@@ -99,8 +99,9 @@ def recorded_exchange(call: CallTrace) -> Exchange | MalformedAnswer | str | Non
     if trace is not None and trace.extension and isinstance(answer, Response):
         # the task's end answers the tools/call, as the live path reads it (client/ext_tasks.py)
         settled = settled_answer(exchange.mcp_id, response)
-        if isinstance(settled, str):
-            return settled
+        if isinstance(settled, str):  # the live path's words (client/ext_tasks.py)
+            server = str(call.mcp_requests[0].get("server"))
+            return MalformedAnswer(server, exchange.mcp_id, no_result_reason(str(trace.task_id), settled))
         answer = settled
     exchange.settle(answer)
     return exchange

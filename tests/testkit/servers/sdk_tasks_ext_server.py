@@ -20,6 +20,7 @@ Tools (each answered plainly to a client without the extension):
   ``tasks/update``, it completes with ``hello <name>``;
 - ``fail()``: a task that ends ``failed`` with JSON-RPC error -32001;
 - ``forever()``: a task that only ends when cancelled (``tasks/cancel`` → ``cancelled``);
+- ``abandon()``: a task the server itself ends ``cancelled`` (no result);
 - ``plain(text)``: never a task.
 
 Run:  python sdk_tasks_ext_server.py [--poll-ms N]
@@ -95,7 +96,7 @@ class TasksExtension(Extension):
 
     def tools(self) -> list[ToolBinding]:
         plain_text = {"structured_output": False}
-        return [ToolBinding(fn, kwargs=plain_text) for fn in (slow, ask, fail, forever, plain)]
+        return [ToolBinding(fn, kwargs=plain_text) for fn in (slow, ask, fail, forever, abandon, plain)]
 
     def methods(self) -> list[MethodBinding]:
         return [MethodBinding("tasks/get", TaskParams, self.get),
@@ -172,7 +173,13 @@ async def _forever(task: Task, arguments: dict[str, Any]) -> None:
     await asyncio.Event().wait()
 
 
-_WORK = {"slow": _slow, "ask": _ask, "fail": _fail, "forever": _forever}
+async def _abandon(task: Task, arguments: dict[str, Any]) -> None:
+    await asyncio.sleep(0.05)
+    task.message = "the server gave up"
+    task.move("cancelled")
+
+
+_WORK = {"slow": _slow, "ask": _ask, "fail": _fail, "forever": _forever, "abandon": _abandon}
 
 
 def slow(text: str, seconds: float = 0.1) -> str:
@@ -192,6 +199,11 @@ def fail() -> str:
 
 def forever() -> str:
     """A job that never ends (as a task: until cancelled)."""
+    return "ended at once (asked plainly)"
+
+
+def abandon() -> str:
+    """A job the server gives up on (as a task: cancelled by the server)."""
     return "ended at once (asked plainly)"
 
 
