@@ -8,12 +8,13 @@ cancelled wait (``tasks/cancel``) reported; a 2025-11-25 connection gets plain a
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import Recorder, open_connection, run
+from client_helpers import Recorder, async_wait_until, open_connection, run
 
 from testkit.servers import SDK_TASKS_EXT_SERVER
 from toolrelay.client.config import ServerConfig
@@ -120,3 +121,27 @@ def test_over_http_a_task_request_names_its_task_in_mcp_name() -> None:
         message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
         headers = modern_headers(message)
         assert (headers["mcp-method"], headers["mcp-name"]) == (method, "ext-task-1")
+
+
+def test_cancelling_the_call_cancels_its_task(tmp_path: Path) -> None:
+    """Ctrl-C cancels the run's calls: a call the server made a task sends tasks/cancel first."""
+    recorder = Recorder()
+
+    def polled() -> bool:
+        return any(isinstance(e, McpMessage) and e.direction == "in" and e.method == "tasks/get"
+                   for e in recorder.seen)
+
+    async def main() -> None:
+        async with open_connection(CONFIG, tmp_path, recorder, protocol_version="2026-07-28") as connection:
+            call = asyncio.ensure_future(connection.call_tool("forever", {}, call_id="call_1"))
+            assert await async_wait_until(polled)
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+
+    run(main())
+    cancels = [e for e in recorder.seen if isinstance(e, McpMessage) and e.method == "tasks/cancel"]
+    assert [(e.direction, e.call_id) for e in cancels] == [("out", "call_1"), ("in", "call_1")]
+    assert cancels[0].message["params"]["taskId"] == "ext-task-1"
+    acknowledged = cancels[1].message["result"]  # an empty result, as the SEP says
+    assert {key: value for key, value in acknowledged.items() if key != "_meta"} == {"resultType": "complete"}
