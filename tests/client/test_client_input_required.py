@@ -57,7 +57,8 @@ def test_elicitation_and_sampling_are_answered_and_the_state_echoed(tmp_path: Pa
                 "stopReason": "endTurn"},
     }
     assert seen["state"] == "s-1"
-    assert seen["caps"] == {"roots": {}, "sampling": {"tools": {}}, "elicitation": {"form": {}, "url": {}}}
+    assert seen["caps"] == {"roots": {}, "sampling": {"tools": {}}, "elicitation": {"form": {}, "url": {}},
+                            "extensions": {"io.modelcontextprotocol/tasks": {}}}
     ids = [e.message["id"] for e in sent]
     assert len(ids) == 2 and ids[0] != ids[1] and all(e.call_id == "call_1" for e in sent)
     assert "inputResponses" not in sent[0].message["params"]

@@ -165,7 +165,8 @@ def test_tasks_run_only_where_the_revision_and_the_server_allow_them() -> None:
     declared = {"tasks": {"requests": {"tools": {"call": {}}}}}
     assert tasks_unavailable("2025-11-25", declared) is None
     assert tasks_unavailable("2026-07-28", declared) == (
-        "MCP 2026-07-28 has tasks only as an extension toolrelay does not speak")
+        "MCP 2026-07-28 has no task-augmented calls: in its tasks extension the server decides which "
+        "calls become tasks")
     assert tasks_unavailable("2025-11-25", {"tasks": {"requests": {"sampling": {}}}}) == (
         "the server does not declare tasks for tools/call (capabilities.tasks.requests.tools.call)")
 

@@ -40,10 +40,12 @@ from ..protocol.jsonrpc import JSONObject, Notification, RequestId
 from ..protocol.param_headers import header_marks
 from ..protocol.peer import Exchange, MaxTimeExceeded, Sent
 from ..protocol.request_envelope import LOG_LEVEL_KEY
+from ..protocol.tasks_ext import created_ext_task
 from ..protocol.versions import DEFAULT_VERSION, MODERN_VERSIONS, accept_server_version
 from . import era_probe
 from .config import ServerConfig
 from .environment import redact
+from .ext_tasks import ExtensionTaskCall
 from .host import Host, ServerRequests, roots_from_paths
 from .host.input_required import follow_input_required
 from .link import Link
@@ -363,7 +365,19 @@ class Connection:
                 said.mcp_id, said.request = exc.mcp_id, exc.request
                 raise said from None
         what = f"tools/call {name}"
-        return await follow_input_required(send, params, self.requests, call_id=call_id, what=what)
+        began = asyncio.get_running_loop().time()
+        exchange = await follow_input_required(send, params, self.requests, call_id=call_id, what=what)
+        if created_ext_task(exchange.result) is None or exchange.error is not None:
+            return exchange
+        # the server made the call a task of the tasks extension: client/ext_tasks.py
+        task = ExtensionTaskCall(peer=peer, requests=self.requests, envelope=self._envelope_of,
+                                 server=self.name,
+                                 tool=name, call_id=call_id, limit=limit,
+                                 request_timeout=self.config.request_timeout, on_sent=on_sent)
+        return await task.run(exchange, began)
+
+    def _envelope_of(self, params: JSONObject) -> JSONObject:
+        return self._enveloped(params) or params
 
     @property
     def tasks_unavailable(self) -> str | None:

@@ -16,8 +16,9 @@ The call's timeout covers the whole task; when it passes, or the caller is cance
 
 A required tool is offered only where tasks can run (``tasks_unavailable``): a
 2025-11-25 connection to a server declaring ``tasks.requests.tools.call``. In
-2026-07-28 tasks moved to an extension toolrelay does not speak, so such tools are
-hidden there too. ``optional`` tools are called plainly.
+2026-07-28 tasks moved to the extension ``io.modelcontextprotocol/tasks``, where the server
+decides which calls become tasks (``ext_tasks.py``) and no call asks for one, so such tools
+are hidden there. ``optional`` tools are called plainly.
 """
 
 from __future__ import annotations
@@ -74,7 +75,8 @@ def task_required_names(tools: Iterable[dict[str, Any]]) -> frozenset[str]:
 def tasks_unavailable(version: str | None, capabilities: dict[str, Any]) -> str | None:
     """Why this connection cannot run tool calls as tasks, or None when it can."""
     if version in MODERN_VERSIONS:
-        return f"MCP {version} has tasks only as an extension toolrelay does not speak"
+        return (f"MCP {version} has no task-augmented calls: in its tasks extension the server "
+                "decides which calls become tasks")
     if version != TASKS_VERSION:
         return f"tasks need MCP {TASKS_VERSION}; the connection speaks {version}"
     tasks = capabilities.get("tasks")

@@ -71,6 +71,8 @@ UNSUPPORTED_VERSION: Final = -32022
 
 NAME_BEARING: Final[Mapping[str, str]] = {
     "tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+    # the tasks extension (SEP-2663): routes a task's requests to the instance holding it
+    "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId",
 }
 """Method → the param an HTTP request repeats in its ``Mcp-Name`` header."""
 

@@ -38,6 +38,7 @@ from .proxy_legs import is_proxy_run
 from .record import CallTrace, ModelRound, RunRecord
 from .searches import search_lines
 from .streamed import early_start, inconsistency
+from .task_trace import task_of
 from .verdict import LINK_TITLES, LINKS, NEXT_STEP, Finding, Verdict, link_rank
 
 __all__ = ["COMPACT_AFTER", "explain", "walk"]
@@ -372,8 +373,15 @@ def _server_value(call: CallTrace, request: dict[str, Any] | None, response: dic
     failure = f": {excerpt(outcome.get('message'), 60)}" if outcome.get("message") else ""
     return (
         f"{message.get('method')} mcp id {message.get('id')} on {request.get('server')} (connection "
-        f"{request.get('connection')}), {sent}; {answered}, {status}{failure}{_asked(call)}{_reported(call)}"
+        f"{request.get('connection')}), {sent}; {answered}, {status}{failure}{_tasked(call)}{_asked(call)}"
+        f"{_reported(call)}"
     )
+
+
+def _tasked(call: CallTrace) -> str:
+    """`` · as task 318e844b… working → completed → result`` for a call run as a task."""
+    trace = task_of(call)
+    return f" · as {trace.summary()}" if trace is not None else ""
 
 
 def _asked(call: CallTrace) -> str:

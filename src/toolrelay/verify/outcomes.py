@@ -23,6 +23,7 @@ from ..client.tool_tasks import settled_problem
 from ..protocol.jsonrpc import DecodeError, ErrorResponse, RequestId, Response, classify
 from ..protocol.mcp import READ_RESOURCE
 from ..protocol.peer import Exchange
+from ..protocol.tasks_ext import no_result_reason, settled_answer
 from ..relay.stages.feedback import (
     DEFAULT_MEDIA_BUDGET,
     DEFAULT_OUTPUT_BUDGET,
@@ -94,6 +95,14 @@ def recorded_exchange(call: CallTrace) -> Exchange | MalformedAnswer | str | Non
         return "the recorded answer is a request or notification, not a response"
     method = request.get("method") if isinstance(request.get("method"), str) else "tools/call"
     exchange = Exchange(mcp_id=request.get("id"), method=method, request=request)  # type: ignore[arg-type]
+    trace = task_of(call)
+    if trace is not None and trace.extension and isinstance(answer, Response):
+        # the task's end answers the tools/call, as the live path reads it (client/ext_tasks.py)
+        settled = settled_answer(exchange.mcp_id, response)
+        if isinstance(settled, str):  # the live path's words (client/ext_tasks.py)
+            server = str(call.mcp_requests[0].get("server"))
+            return MalformedAnswer(server, exchange.mcp_id, no_result_reason(str(trace.task_id), settled))
+        answer = settled
     exchange.settle(answer)
     return exchange
 

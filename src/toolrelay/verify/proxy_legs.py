@@ -41,7 +41,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from ..protocol.mcp import TERMINAL_TASK_STATUSES
 from ..protocol.passthrough import passed_on
+from ..protocol.tasks_ext import created_ext_task, settled_message
 from .proxy_features import FEATURE_METHODS, judge_feature, without_envelope
 from .proxy_listens import listen_findings
 from .proxy_passing import Passing, passing_findings
@@ -314,8 +316,11 @@ def _forwarded(
 
 def _task_result(response: Event, legs: _Legs, key: str) -> Event | None:
     """For a tool run as an MCP task, the response to its ``tasks/result``: what the host's
-    answer passes on (``client/tool_tasks.py``); None for a plain call."""
+    answer passes on (``client/tool_tasks.py``); None for a plain call. For a task of the
+    2026-07-28 tasks extension, the answer its end gives (``_ext_task_result``)."""
     result = response.get("message", {}).get("result")
+    if created_ext_task(result) is not None:
+        return _ext_task_result(response, legs, key)
     task = result.get("task") if isinstance(result, dict) else None
     task_id = task.get("taskId") if isinstance(task, dict) else None
     if task_id is None:
@@ -326,6 +331,26 @@ def _task_result(response: Event, legs: _Legs, key: str) -> Event | None:
             triple = (request.get("server"), request.get("connection"), request.get("mcp_id"))
             answered = legs.responses.get(triple, [])
             return answered[0] if len(answered) == 1 else None
+    return None
+
+
+def _ext_task_result(response: Event, legs: _Legs, key: str) -> Event | None:
+    """The answer an upstream tasks-extension task gives its tools/call, read from the first
+    ``tasks/get`` answer showing it ended, as the proxy's client read it (``settled_answer``)."""
+    message = response.get("message", {})
+    task_id = message.get("result", {}).get("taskId")
+    for request in legs.sent_for.get(key, []):
+        asked = request.get("message", {})
+        if asked.get("method") != "tasks/get" or (asked.get("params") or {}).get("taskId") != task_id:
+            continue
+        triple = (request.get("server"), request.get("connection"), request.get("mcp_id"))
+        answered = legs.responses.get(triple, [])
+        shown = answered[0].get("message", {}) if len(answered) == 1 else {}
+        status = (shown.get("result") or {}).get("status") if isinstance(shown.get("result"), dict) else None
+        if status not in TERMINAL_TASK_STATUSES:
+            continue
+        settled = settled_message(message.get("id"), shown)
+        return None if isinstance(settled, str) else {**answered[0], "message": settled}
     return None
 
 

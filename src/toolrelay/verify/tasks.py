@@ -2,12 +2,14 @@
 and ``tasks/cancel`` recorded with a call names the task its ``tools/call`` created, and
 none is recorded with a call that created no task. (Their ids are paired like every
 request's, in ``correlation.py``; the call's outcome is its ``tasks/result``'s answer,
-judged at server_check.)
+judged at server_check.) A task of the 2026-07-28 tasks extension is judged the same way
+in its names (``tasks/get``, ``tasks/update``, ``tasks/cancel``).
 """
 
 from __future__ import annotations
 
 from .evidence import call_finding
+from .ext_task_rounds import ext_task_rounds
 from .facts import RunFacts
 from .record import CallTrace, RunRecord, message_of
 from .task_trace import task_of
@@ -17,8 +19,14 @@ __all__ = ["check_tasks"]
 
 
 def check_tasks(run: RunRecord, facts: RunFacts) -> list[Finding]:
-    """correlation: each call's task requests name the task it created."""
-    return [f for f in (_task_links(call) for call in run.calls) if f is not None]
+    """correlation: each call's task requests name the task it created (and, for a task of
+    the tasks extension, echo its state and answer only what it asked: ext_task_rounds.py)."""
+    found = [f for f in (_task_links(call) for call in run.calls) if f is not None]
+    for call in run.calls:
+        trace = task_of(call)
+        if trace is not None and trace.extension:
+            found.append(ext_task_rounds(call, trace))
+    return found
 
 
 def _task_links(call: CallTrace) -> Finding | None:

@@ -1,7 +1,10 @@
 """The rows of a tool call run as an MCP task, inside their call: the task-augmented
 ``tools/call``, the ``CreateTaskResult`` (its detail says how the whole task went:
 ``task 318e844b… working ×3 → completed → result``), the ``tasks/get`` polls folded into
-one pair per status (``task working ×3``), ``tasks/result`` and ``tasks/cancel``.
+one pair per status (``task working ×3``), ``tasks/result`` and ``tasks/cancel``. A task
+of the 2026-07-28 tasks extension (a plain ``tools/call`` answered ``resultType: "task"``)
+is drawn the same way, with its ``tasks/update`` (``input given``) and no ``tasks/result``:
+its result is the ``tasks/get`` that shows it ended.
 
 A poll is folded only when neither of its rows carries one of verify's findings.
 """
@@ -13,12 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..events import MCP_REQUEST, MCP_RESPONSE
+from ..protocol.mcp import TERMINAL_TASK_STATUSES
+from ..protocol.tasks_ext import TASKS_UPDATE, created_ext_task
 from ..verify.task_trace import task_summary
 from .model import Row, RowState
 
 __all__ = ["compact_tasks", "task_text"]
 
-_TASK_METHODS: Final = frozenset({"tasks/get", "tasks/result", "tasks/cancel"})
+_TASK_METHODS: Final = frozenset({"tasks/get", "tasks/result", "tasks/cancel", TASKS_UPDATE})
 _STATES: Final[dict[Any, RowState]] = {"failed": "failed", "cancelled": "warn", "input_required": "warn"}
 
 
@@ -42,14 +47,23 @@ def task_text(record: dict[str, Any], message: dict[str, Any]) -> tuple[str, str
         return str(method), f"task {_short(params.get('taskId'))}", "ok"
     if kind != MCP_RESPONSE or not isinstance(result, dict) or "error" in message:
         return None
-    task = result.get("task")
-    if method == "tools/call" and isinstance(task, dict):
+    task = _created(result)
+    if method == "tools/call" and task:
         return "task created", f"task {_short(task.get('taskId'))} {task.get('status')}", "ok"
+    if method == TASKS_UPDATE:
+        return "input given", "", "ok"
     if method in ("tasks/get", "tasks/cancel"):
         status = result.get("status")
         state = _STATES.get(status, "ok") if isinstance(status, str) else "ok"
         return f"task {status}", str(result.get("statusMessage") or ""), state
     return None
+
+
+def _created(result: Any) -> dict[str, Any]:
+    """The task a tools/call's result created: a ``CreateTaskResult``'s ``task``, or the
+    tasks extension's result itself ({}: none)."""
+    made = created_ext_task(result)
+    return made if made is not None else _mapping(_mapping(result).get("task"))
 
 
 @dataclass(slots=True)
@@ -59,6 +73,8 @@ class _Task:
     statuses: list[Any] = field(default_factory=list)
     cancelled: bool = False
     result: bool = False
+    extension: bool = False
+    """A task of the tasks extension: the poll that shows it ended gives its result."""
     kept: Row | None = None
     """The response row of the last poll drawn, and how many polls it stands for."""
     count: int = 0
@@ -76,8 +92,9 @@ def compact_tasks(
         task = tasks.get(row.call_id) if row.call_id is not None else None
         message = _mapping(event.get("message"))
         if row.label == "task created" and row.call_id is not None:
-            created = _mapping(_mapping(message.get("result")).get("task"))
-            tasks[row.call_id] = _Task(row, str(created.get("taskId")), [created.get("status")])
+            created = _created(message.get("result"))
+            tasks[row.call_id] = _Task(row, str(created.get("taskId")), [created.get("status")],
+                                       extension=created_ext_task(message.get("result")) is not None)
         elif task is not None and event.get("method") == "tasks/get":
             _poll(task, row, event, message, pending, dropped)
         elif task is not None and event.get("method") == "tasks/cancel":
@@ -98,6 +115,7 @@ def _poll(task: _Task, row: Row, event: dict[str, Any], message: dict[str, Any],
     request = pending.pop(repr(message.get("id")), None)
     status = _mapping(message.get("result")).get("status")
     task.statuses.append(status)
+    task.result = task.result or (task.extension and status in TERMINAL_TASK_STATUSES)
     kept = task.kept
     foldable = request is not None and not row.links and not request.links
     if kept is not None and foldable and kept.label.startswith(f"task {status}") and row.state == kept.state:

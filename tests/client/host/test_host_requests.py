@@ -104,6 +104,15 @@ def error_of(coroutine: Awaitable[Any]) -> RpcError:
                 },
             },
         ),
+        (
+            "2026-07-28",
+            {
+                "roots": {},
+                "sampling": {"tools": {}},
+                "elicitation": {"form": {}, "url": {}},
+                "extensions": {"io.modelcontextprotocol/tasks": {}},  # tasks left the core (SEP-2663)
+            },
+        ),
     ],
 )
 def test_each_revision_declares_its_own_shapes(version: str, capabilities: dict[str, Any]) -> None:

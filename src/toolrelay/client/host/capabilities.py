@@ -10,7 +10,8 @@ declare them. Each revision gets exactly its own shapes:
 - 2025-11-25: ``sampling {tools}``, ``elicitation {form, url}``, and ``tasks`` (sampling and
   elicitation requests as tasks, ``list``, ``cancel``);
 - 2026-07-28 (per request, in ``_meta``): ``roots {}`` (its list_changed notification is
-  gone), ``sampling {tools}``, ``elicitation {form, url}``; tasks moved to an extension.
+  gone), ``sampling {tools}``, ``elicitation {form, url}``, and ``extensions`` with the tasks
+  extension ``io.modelcontextprotocol/tasks`` (SEP-2663: tasks left the core).
 
 ``"roots": false`` in a server's config leaves roots out.
 """
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ...protocol.jsonrpc import JSONObject
+from ...protocol.tasks_ext import EXTENSION as TASKS_EXTENSION
 from ...protocol.versions import MODERN_VERSIONS
 
 __all__ = ["Offers", "client_capabilities", "offers_of"]
@@ -50,7 +52,10 @@ def client_capabilities(version: str, *, roots: bool = True) -> JSONObject:
     offers = offers_of(version, roots=roots)
     if version in MODERN_VERSIONS:
         modern: JSONObject = {"roots": {}} if roots else {}
-        return {**modern, "sampling": {"tools": {}}, "elicitation": {"form": {}, "url": {}}}
+        # the tasks extension (SEP-2663): toolrelay follows any task a server makes of a call
+        # (client/ext_tasks.py), so every request may be answered with one
+        return {**modern, "sampling": {"tools": {}}, "elicitation": {"form": {}, "url": {}},
+                "extensions": {TASKS_EXTENSION: {}}}
     capabilities: JSONObject = {}
     if offers.roots:
         capabilities["roots"] = {"listChanged": True}

@@ -23,7 +23,7 @@ from ...protocol.jsonrpc import JSONObject, Request
 from ...protocol.peer import Exchange
 from .requests import ServerRequests
 
-__all__ = ["INPUT_METHODS", "MAX_ROUNDS", "follow_input_required", "input_required"]
+__all__ = ["INPUT_METHODS", "MAX_ROUNDS", "answer_inputs", "follow_input_required", "input_required"]
 
 MAX_ROUNDS: Final = 10
 """Retries of one request before toolrelay gives up (the official SDKs' default)."""
@@ -74,6 +74,15 @@ async def follow_input_required(
         f"server {requests.server} still answered {what} input_required after {MAX_ROUNDS} rounds; "
         "toolrelay gave up"
     ).for_request(exchange.mcp_id, exchange.request)
+
+
+async def answer_inputs(
+    inputs: JSONObject, requests: ServerRequests, *, call_id: str | None, what: str
+) -> JSONObject:
+    """The answers to ``inputs`` (``{key: {method, params}}``) by the host's handlers, as for
+    ``input_required``: also how a tasks-extension task's input requests are answered
+    (``client/ext_tasks.py``). Raises ``ProtocolError`` like ``follow_input_required``."""
+    return await _answer_all({"inputRequests": inputs}, requests, call_id, what)
 
 
 async def _answer_all(

@@ -1,0 +1,91 @@
+"""The 2026-07-28 tasks extension ``io.modelcontextprotocol/tasks`` (SEP-2663), sans-IO:
+its names and how a task's messages read.
+
+A client declares the extension in a request's per-request capabilities
+(``clientCapabilities.extensions``); the server alone decides whether a ``tools/call``
+becomes a task, answering ``resultType: "task"`` with the task's fields at the top level
+(``CreateTaskResult = Result & Task``). The client polls ``tasks/get`` (a ``DetailedTask``:
+``inputRequests`` while ``input_required``, ``result`` once ``completed``, ``error`` once
+``failed``), answers input through ``tasks/update`` and may ask ``tasks/cancel``; each of
+them echoes the latest ``requestState`` the server gave. ``tasks/result`` and
+``tasks/list`` are gone. The live client (``client/ext_tasks.py``) and ``verify`` read a
+finished task with the same function, ``settled_answer``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from .jsonrpc import ErrorResponse, JSONObject, RequestId, Response
+
+__all__ = [
+    "EXTENSION",
+    "RESULT_TASK",
+    "TASKS_UPDATE",
+    "created_ext_task",
+    "extension_declared",
+    "no_result_reason",
+    "settled_answer",
+    "settled_message",
+]
+
+EXTENSION: Final = "io.modelcontextprotocol/tasks"
+"""The extension's identifier, in ``capabilities.extensions`` of both sides."""
+RESULT_TASK: Final = "task"
+"""The ``resultType`` of a ``CreateTaskResult``."""
+TASKS_UPDATE: Final = "tasks/update"
+
+
+def extension_declared(capabilities: Any) -> bool:
+    """Whether a capabilities object declares the extension."""
+    extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
+    return isinstance(extensions, dict) and isinstance(extensions.get(EXTENSION), dict)
+
+
+def created_ext_task(result: Any) -> JSONObject | None:
+    """The result when it is a ``CreateTaskResult`` (``resultType: "task"``), else None."""
+    if isinstance(result, dict) and result.get("resultType") == RESULT_TASK:
+        return result
+    return None
+
+
+def settled_answer(mcp_id: RequestId, response: JSONObject) -> Response | ErrorResponse | str:
+    """The answer a finished task gives the request that created it (``mcp_id``), read from
+    the ``tasks/get`` response that showed it ``completed`` (its ``result``) or ``failed``
+    (its JSON-RPC ``error``); a string says why it gives none."""
+    task = response.get("result")
+    status = task.get("status") if isinstance(task, dict) else None
+    if not isinstance(task, dict):
+        return "its tasks/get answer has no result"
+    if status == "completed":
+        result = task.get("result")
+        if not isinstance(result, dict):
+            return "it ended completed without a result object"
+        return Response(id=mcp_id, result=result, raw=response)
+    if status == "failed":
+        error = task.get("error")
+        code = error.get("code") if isinstance(error, dict) else None
+        if not isinstance(error, dict) or not isinstance(code, int) or isinstance(code, bool):
+            return "it ended failed without a JSON-RPC error (code and message)"
+        return ErrorResponse(id=mcp_id, code=code, message=str(error.get("message", "")),
+                             data=error.get("data"), raw=response)
+    said = task.get("statusMessage")
+    return f"it ended {status}" + (f" ({said})" if isinstance(said, str) and said else "")
+
+
+def settled_message(mcp_id: RequestId, response: JSONObject) -> JSONObject | str:
+    """``settled_answer`` as the JSON-RPC message it amounts to (what a proxy passes on)."""
+    answer = settled_answer(mcp_id, response)
+    if isinstance(answer, str):
+        return answer
+    if isinstance(answer, Response):
+        return {"jsonrpc": "2.0", "id": mcp_id, "result": answer.result}
+    error: JSONObject = {"code": answer.code, "message": answer.message}
+    if answer.data is not None:
+        error["data"] = answer.data
+    return {"jsonrpc": "2.0", "id": mcp_id, "error": error}
+
+
+def no_result_reason(task_id: str, why: str) -> str:
+    """Why a task's end answers its call with no result (``why``: ``settled_answer``'s)."""
+    return f"its task {task_id} gave no result: {why}"
