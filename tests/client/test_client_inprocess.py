@@ -23,6 +23,7 @@ class Tools:
     name = "test-tools"
     version = "1"
     instructions = "In-process test tools."
+    uses_client_roots = True  # so the server asks for roots before its first call, as the file server does
 
     def __init__(self) -> None:
         self.cancelled: list[str] = []
