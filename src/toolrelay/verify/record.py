@@ -305,6 +305,12 @@ class _Indexer:
             DirectCall.kind: self._direct_call,
         }
 
+    def close(self) -> None:
+        """Let go of the handlers: each holds the indexer, which holds the record, so left
+        in place they make a cycle that keeps a dropped record alive until a full collection
+        (which then walks all of it)."""
+        self._handlers.clear()
+
     def add(self, event: Event) -> None:
         handler = self._handlers.get(event["kind"])
         if handler is not None:
@@ -528,6 +534,7 @@ def index_events(events: list[Event], source: Path, *, cut_tail: bool = False) -
     indexer = _Indexer(record)
     for event in events:
         indexer.add(event)
+    indexer.close()
     for call in record.calls:
         _split_input_rounds(call)
     return record
