@@ -21,11 +21,11 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from json.scanner import make_scanner
 from pathlib import Path
-from json.scanner import c_make_scanner
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from ..errors import UsageError
 from ..events import ModelRequestEvent
@@ -110,8 +110,8 @@ def _events(text: str, source: Path) -> list[dict[str, Any]]:
     return events
 
 
-_SCAN: Final = c_make_scanner(json.JSONDecoder()) if c_make_scanner is not None else None
-"""The decoder ``json.loads`` runs on each value, called on one line after another in place."""
+_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = cast(Any, make_scanner)(json.JSONDecoder())
+"""The scanner ``json.loads`` runs (the C one), called on one line after another in place."""
 _LONG: Final = 2 * RECORD_DEPTH
 """A line shorter than this cannot nest too deep (``nested_too_deep``)."""
 
@@ -123,9 +123,8 @@ def _scanned(text: str) -> list[dict[str, Any]] | None:
 
     Each value is what ``json.loads`` gives for its line (the same scanner); a line with
     spaces around its value, which ``json.loads`` accepts, takes the line-by-line path."""
-    if _SCAN is None:
-        return None
-    scan, found, size, start = _SCAN, [], len(text), 0
+    found: list[dict[str, Any]] = []
+    scan, size, start = _SCAN, len(text), 0
     append = found.append
     try:
         while start < size:

@@ -27,6 +27,7 @@ from ..relay.stages.parse import FunctionCall, ModelTurn, read_call
 from ..relay.stages.result import CallOutcome
 from .outcomes import MalformedAnswer, expected_item, rebuild_outcome, recorded_exchange
 from .record import CallTrace, ModelRound, RunRecord
+from .simple_schema import SimpleSchemas
 
 __all__ = ["Listing", "RunFacts", "stream_events"]
 
@@ -75,6 +76,7 @@ class RunFacts:
         self._exchanges: dict[int, Exchange | MalformedAnswer | str | None] = {}
         self._outcomes: dict[int, CallOutcome | None] = {}
         self._expected: dict[int, dict[str, Any] | None] = {}
+        self._simple = SimpleSchemas()
         self.tag_owners: dict[int, CallTrace | None] = {}
         """id(call) → mcp_side.tagged_for_another's answer, asked by three checks."""
 
@@ -90,7 +92,9 @@ class RunFacts:
         """The turn's stream events as the assembler reads them, made once: each parses its
         data once (``StreamEvent.payload``), for the assembler and the stream checks alike."""
         if current.turn not in self._streams:
-            self._streams[current.turn] = stream_events(current)
+            indexed = current.stream_events  # made by the indexer, which parsed some already
+            whole = len(indexed) == len(current.stream)
+            self._streams[current.turn] = indexed if whole else stream_events(current)
         return self._streams[current.turn]
 
     def turn(self, number: int) -> ModelTurn | None:
@@ -181,9 +185,19 @@ class RunFacts:
     def outcome(self, call: CallTrace) -> CallOutcome | None:
         key = id(call)
         if key not in self._outcomes:
-            schema = self.output_schema_of(call)
-            self._outcomes[key] = rebuild_outcome(call, self.exchange(call), output_schema=schema)
+            schema, exchange = self.output_schema_of(call), self.exchange(call)
+            if schema is not None and self._surely_kept(schema, exchange):
+                schema = None  # a result that keeps the schema is classified as with none
+            self._outcomes[key] = rebuild_outcome(call, exchange, output_schema=schema)
         return self._outcomes[key]
+
+    def _surely_kept(self, schema: Any, exchange: Exchange | MalformedAnswer | str | None) -> bool:
+        """Whether the exchange's structuredContent surely keeps ``schema`` (``simple_schema``):
+        then the live path's output check finds nothing, so it need not run."""
+        result = exchange.result if isinstance(exchange, Exchange) and exchange.error is None else None
+        if type(result) is not dict or "structuredContent" not in result:
+            return False
+        return self._simple.surely_keeps(schema, result["structuredContent"])
 
     def expected(self, call: CallTrace) -> dict[str, Any] | None:
         """The function_call_output the call must have produced (None if not derivable)."""

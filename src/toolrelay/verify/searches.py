@@ -92,9 +92,8 @@ def check_search_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
 
 def _search_events(run: RunRecord) -> dict[tuple[Any, Any], list[Event]]:
     found: dict[tuple[Any, Any], list[Event]] = {}
-    for event in run.events:
-        if event.get("kind") == ToolSearchEvent.kind:
-            found.setdefault((event.get("turn"), event.get("call_id")), []).append(event)
+    for event in run.of_kind(ToolSearchEvent.kind):
+        found.setdefault((event.get("turn"), event.get("call_id")), []).append(event)
     return found
 
 
