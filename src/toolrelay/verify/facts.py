@@ -12,6 +12,7 @@ the declarations in force at any point and each server's tool rules (its latest
 from __future__ import annotations
 
 import bisect
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -163,8 +164,11 @@ class RunFacts:
 
     def sent_after(self, call: CallTrace) -> list[tuple[int, int, dict[str, Any]]]:
         """The call's outputs in requests after its response (turn, index in input, item)."""
-        entries = self.sent.get(call.call_id, ())
-        return [entry for entry in entries if entry[0] > call.turn] if entries else []
+        entries = self.sent.get(call.call_id)
+        if not entries:
+            return []
+        # in turn order (``_sent_outputs``): a replayed run's call is in every later request
+        return entries[bisect.bisect_right(entries, call.turn, key=_turn_of):]
 
     def swapped_with(self, call: CallTrace, item: dict[str, Any]) -> CallTrace | None:
         """Another call of the same response whose output ``item`` carries, when it is not
@@ -222,6 +226,10 @@ def stream_events(current: ModelRound) -> list[StreamEvent]:
     ]
 
 
+def _turn_of(entry: tuple[int, int, dict[str, Any]]) -> int:
+    return entry[0]
+
+
 def _same_output(item: dict[str, Any], expected: dict[str, Any] | None) -> bool:
     return expected is not None and item.get("output") == expected.get("output")
 
@@ -244,7 +252,7 @@ def _typed_items(run: RunRecord) -> dict[int, Typed]:
         if not isinstance(items, list):
             found[id(current.body)] = {}
             continue
-        shared = len(previous) <= len(items) and all(a is b for a, b in zip(previous, items, strict=False))
+        shared = len(previous) <= len(items) and all(map(operator.is_, previous, items))  # in C
         typed = {kind: list(entries) for kind, entries in typed.items()} if shared else {}
         for index in range(len(previous) if shared else 0, len(items)):
             item = items[index]
