@@ -130,13 +130,22 @@ class CallTrace:
     """For a call indexed from its stream item: the completed response holds no
     function_call with its call_id. The endpoint contradicted itself."""
 
+    _alias: tuple[dict[str, Any], Any] | None = field(default=None, compare=False, repr=False)
+    """The item ``alias`` was last read from, and what it read (every check asks for it)."""
+
     @property
     def alias(self) -> Any:
         """The alias the call names: its ``name``, or ``<namespace>.<name>``."""
-        name, namespace = self.item.get("name"), self.item.get("namespace")
+        item = self.item
+        read = self._alias
+        if read is not None and read[0] is item:
+            return read[1]
+        name, namespace = item.get("name"), item.get("namespace")
+        alias = name
         if isinstance(namespace, str) and isinstance(name, str):
-            return namespaced_alias(namespace, name)
-        return name
+            alias = namespaced_alias(namespace, name)
+        self._alias = (item, alias)
+        return alias
 
     @property
     def outcome(self) -> dict[str, Any] | None:

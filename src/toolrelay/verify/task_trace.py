@@ -74,10 +74,12 @@ def _task(result: Any) -> dict[str, Any]:
 
 def task_of(call: CallTrace) -> TaskTrace | None:
     """The call's task, when its tools/call asked for one and was answered with one."""
-    request, created = call.first("mcp_requests"), call.first("mcp_responses")
-    params = message_of(request).get("params") if request is not None else None
-    if created is None or not isinstance(params, dict) or not isinstance(params.get("task"), dict):
+    if not call.mcp_requests or not call.mcp_responses:
+        return None  # asked once per call by several checks: the common answer comes first
+    params = message_of(call.mcp_requests[0]).get("params")
+    if not isinstance(params, dict) or not isinstance(params.get("task"), dict):
         return None
+    created = call.mcp_responses[0]
     task_id = _task(message_of(created).get("result")).get("taskId")
     if task_id is None:
         return None
