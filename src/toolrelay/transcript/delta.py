@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -253,6 +254,6 @@ class _Field:
         old = self.value
         if self.after_items is None or not isinstance(value, list) or len(value) < self.count:
             return None
-        if not all(new is item for new, item in zip(value, old, strict=False)):
+        if not all(map(operator.is_, value, old)):  # in C: a long run's every request asks it
             return None
         return value[self.count:]

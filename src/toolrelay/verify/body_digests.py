@@ -26,8 +26,8 @@ __all__ = ["check_body_digests"]
 def check_body_digests(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """next_input: every recorded body serialises to the bytes its digest names (a finding
     only for the first that does not: when all hold, the context findings stand for them)."""
-    requests = [event for event in run.events
-                if event.get("kind") == ModelRequestEvent.kind and isinstance(event.get(DIGEST_FIELD), str)]
+    requests = [event for event in run.of_kind(ModelRequestEvent.kind)
+                if isinstance(event.get(DIGEST_FIELD), str)]
     digests = BodyDigests()
     for event in requests:
         body = event.get("body")

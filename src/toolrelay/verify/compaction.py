@@ -106,7 +106,7 @@ def dangling_output(
 def check_compaction_records(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """next_input: each ``compaction`` record is the boundary the next request shows, and
     each request that starts from a response's compaction item has its record."""
-    records = [event for event in run.events if event.get("kind") == CompactionEvent.kind]
+    records = run.of_kind(CompactionEvent.kind)
     findings = _unrecorded(run, {record.get("turn") for record in records})
     for record in records:
         turn = record.get("turn")

@@ -46,7 +46,7 @@ def user_turn_starts(run: RunRecord) -> dict[int, Event]:
 
 
 def _user_turns(run: RunRecord) -> list[Event]:
-    return [event for event in run.events if event["kind"] == UserTurnEvent.kind]
+    return run.of_kind(UserTurnEvent.kind)
 
 
 def _added(event: Event) -> list[Any]:

@@ -29,12 +29,11 @@ __all__ = ["check_direct_call", "direct_status", "direct_unfinished", "is_direct
 
 def is_direct_call(run: RunRecord) -> bool:
     """Whether ``run`` was recorded by ``toolrelay call``."""
-    return any(event.get("kind") == DirectCall.kind for event in run.events)
+    return bool(run.of_kind(DirectCall.kind))
 
 
 def check_direct_call(run: RunRecord, facts: RunFacts) -> list[Finding]:
-    asked = [e for e in run.events if e.get("kind") == DirectCall.kind]
-    ends = [e for e in run.events if e.get("kind") == DirectCallEnd.kind]
+    asked, ends = run.of_kind(DirectCall.kind), run.of_kind(DirectCallEnd.kind)
     if len(asked) != 1 or len(run.calls) != 1:
         return [_finding("parse", False, f"{len(asked)} direct_call record(s): a call transcript holds one",
                          *asked)]
@@ -50,7 +49,7 @@ def check_direct_call(run: RunRecord, facts: RunFacts) -> list[Finding]:
 
 def direct_unfinished(run: RunRecord, facts: RunFacts) -> list[str]:
     """Why the call's record is not finished: no ``direct_call_end``."""
-    if any(event.get("kind") == DirectCallEnd.kind for event in run.events):
+    if run.of_kind(DirectCallEnd.kind):
         return []
     last = run.events[-1]["seq"] if run.events else 0
     return [f"the transcript ends at seq {last} without direct_call_end: the call was stopped before "
@@ -60,7 +59,7 @@ def direct_unfinished(run: RunRecord, facts: RunFacts) -> list[str]:
 def direct_status(run: RunRecord) -> str | None:
     """``completed`` once the call's record ends (whatever the call's outcome, which its
     findings say), None before."""
-    return "completed" if any(e.get("kind") == DirectCallEnd.kind for e in run.events) else None
+    return "completed" if run.of_kind(DirectCallEnd.kind) else None
 
 
 def _asked(parsed: dict[str, Any] | None, start: dict[str, Any]) -> Finding:

@@ -12,6 +12,7 @@ the declarations in force at any point and each server's tool rules (its latest
 from __future__ import annotations
 
 import bisect
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,7 @@ from ..relay.stages.parse import FunctionCall, ModelTurn, read_call
 from ..relay.stages.result import CallOutcome
 from .outcomes import MalformedAnswer, expected_item, rebuild_outcome, recorded_exchange
 from .record import CallTrace, ModelRound, RunRecord
+from .simple_schema import SimpleSchemas
 
 __all__ = ["Listing", "RunFacts", "stream_events"]
 
@@ -75,6 +77,7 @@ class RunFacts:
         self._exchanges: dict[int, Exchange | MalformedAnswer | str | None] = {}
         self._outcomes: dict[int, CallOutcome | None] = {}
         self._expected: dict[int, dict[str, Any] | None] = {}
+        self._simple = SimpleSchemas()
         self.tag_owners: dict[int, CallTrace | None] = {}
         """id(call) → mcp_side.tagged_for_another's answer, asked by three checks."""
 
@@ -90,7 +93,9 @@ class RunFacts:
         """The turn's stream events as the assembler reads them, made once: each parses its
         data once (``StreamEvent.payload``), for the assembler and the stream checks alike."""
         if current.turn not in self._streams:
-            self._streams[current.turn] = stream_events(current)
+            indexed = current.stream_events  # made by the indexer, which parsed some already
+            whole = len(indexed) == len(current.stream)
+            self._streams[current.turn] = indexed if whole else stream_events(current)
         return self._streams[current.turn]
 
     def turn(self, number: int) -> ModelTurn | None:
@@ -159,8 +164,11 @@ class RunFacts:
 
     def sent_after(self, call: CallTrace) -> list[tuple[int, int, dict[str, Any]]]:
         """The call's outputs in requests after its response (turn, index in input, item)."""
-        entries = self.sent.get(call.call_id, ())
-        return [entry for entry in entries if entry[0] > call.turn] if entries else []
+        entries = self.sent.get(call.call_id)
+        if not entries:
+            return []
+        # in turn order (``_sent_outputs``): a replayed run's call is in every later request
+        return entries[bisect.bisect_right(entries, call.turn, key=_turn_of):]
 
     def swapped_with(self, call: CallTrace, item: dict[str, Any]) -> CallTrace | None:
         """Another call of the same response whose output ``item`` carries, when it is not
@@ -181,9 +189,19 @@ class RunFacts:
     def outcome(self, call: CallTrace) -> CallOutcome | None:
         key = id(call)
         if key not in self._outcomes:
-            schema = self.output_schema_of(call)
-            self._outcomes[key] = rebuild_outcome(call, self.exchange(call), output_schema=schema)
+            schema, exchange = self.output_schema_of(call), self.exchange(call)
+            if schema is not None and self._surely_kept(schema, exchange):
+                schema = None  # a result that keeps the schema is classified as with none
+            self._outcomes[key] = rebuild_outcome(call, exchange, output_schema=schema)
         return self._outcomes[key]
+
+    def _surely_kept(self, schema: Any, exchange: Exchange | MalformedAnswer | str | None) -> bool:
+        """Whether the exchange's structuredContent surely keeps ``schema`` (``simple_schema``):
+        then the live path's output check finds nothing, so it need not run."""
+        result = exchange.result if isinstance(exchange, Exchange) and exchange.error is None else None
+        if type(result) is not dict or "structuredContent" not in result:
+            return False
+        return self._simple.surely_keeps(schema, result["structuredContent"])
 
     def expected(self, call: CallTrace) -> dict[str, Any] | None:
         """The function_call_output the call must have produced (None if not derivable)."""
@@ -208,6 +226,10 @@ def stream_events(current: ModelRound) -> list[StreamEvent]:
     ]
 
 
+def _turn_of(entry: tuple[int, int, dict[str, Any]]) -> int:
+    return entry[0]
+
+
 def _same_output(item: dict[str, Any], expected: dict[str, Any] | None) -> bool:
     return expected is not None and item.get("output") == expected.get("output")
 
@@ -230,7 +252,7 @@ def _typed_items(run: RunRecord) -> dict[int, Typed]:
         if not isinstance(items, list):
             found[id(current.body)] = {}
             continue
-        shared = len(previous) <= len(items) and all(a is b for a, b in zip(previous, items, strict=False))
+        shared = len(previous) <= len(items) and all(map(operator.is_, previous, items))  # in C
         typed = {kind: list(entries) for kind, entries in typed.items()} if shared else {}
         for index in range(len(previous) if shared else 0, len(items)):
             item = items[index]

@@ -78,7 +78,7 @@ def check_trace(run: RunRecord, spans: list[dict[str, Any]], source: str) -> lis
     by_call: dict[Any, list[dict[str, Any]]] = {}
     for span in calls:
         by_call.setdefault(attributes(span).get("gen_ai.tool.call.id"), []).append(span)
-    named = {e.get("call_id"): e.get("span_id") for e in run.events if e.get("kind") == "call_span"}
+    named = {e.get("call_id"): e.get("span_id") for e in run.of_kind("call_span")}
     recorded = [call for call in run.calls if call.outcome is not None]
     findings = [_call_finding(call, by_call.get(call.call_id, []), named.get(call.call_id))
                 for call in recorded]

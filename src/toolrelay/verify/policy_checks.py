@@ -53,8 +53,7 @@ _LINK = "routing"
 
 def check_policy(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """routing: the policy's digest, every decision against its rules, no denied call run."""
-    policies = [event for event in run.events if event.get("kind") == PolicyLoaded.kind]
-    decisions = [event for event in run.events if event.get("kind") == PolicyDecision.kind]
+    policies, decisions = run.of_kind(PolicyLoaded.kind), run.of_kind(PolicyDecision.kind)
     if not policies:
         if decisions:
             first = decisions[0]
@@ -88,7 +87,7 @@ def check_policy(run: RunRecord, facts: RunFacts) -> list[Finding]:
 
 def decision_of(run: RunRecord, call: CallTrace) -> dict[str, Any] | None:
     """The recorded policy decision of ``call`` (the one inside its span of events), if any."""
-    made = [e for e in run.events if e.get("kind") == PolicyDecision.kind and e.get("stage") == "call"]
+    made = [e for e in run.of_kind(PolicyDecision.kind) if e.get("stage") == "call"]
     return _paired(call, made) if call.routed else None
 
 

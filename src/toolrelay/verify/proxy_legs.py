@@ -67,7 +67,7 @@ Say = Callable[..., Finding]
 
 def is_proxy_run(run: RunRecord) -> bool:
     """Whether ``run`` was recorded by ``toolrelay proxy``."""
-    return any(event.get("kind") in PROXY_KINDS for event in run.events)
+    return any(run.of_kind(kind) for kind in PROXY_KINDS)
 
 
 @dataclass(slots=True)

@@ -60,6 +60,8 @@ __all__ = [
 ]
 
 Event = dict[str, Any]
+_NONE: Final[list[Event]] = []
+"""``of_kind`` for a kind the run has no event of (shared: never changed)."""
 
 _CALL_EVENT_LISTS = {
     CallParsed.kind: "parsed",
@@ -128,13 +130,22 @@ class CallTrace:
     """For a call indexed from its stream item: the completed response holds no
     function_call with its call_id. The endpoint contradicted itself."""
 
+    _alias: tuple[dict[str, Any], Any] | None = field(default=None, compare=False, repr=False)
+    """The item ``alias`` was last read from, and what it read (every check asks for it)."""
+
     @property
     def alias(self) -> Any:
         """The alias the call names: its ``name``, or ``<namespace>.<name>``."""
-        name, namespace = self.item.get("name"), self.item.get("namespace")
+        item = self.item
+        read = self._alias
+        if read is not None and read[0] is item:
+            return read[1]
+        name, namespace = item.get("name"), item.get("namespace")
+        alias = name
         if isinstance(namespace, str) and isinstance(name, str):
-            return namespaced_alias(namespace, name)
-        return name
+            alias = namespaced_alias(namespace, name)
+        self._alias = (item, alias)
+        return alias
 
     @property
     def outcome(self) -> dict[str, Any] | None:
@@ -162,6 +173,10 @@ class ModelRound:
     calls: list[CallTrace] = field(default_factory=list)
     stream: list[Event] = field(default_factory=list)
     """The ``model_stream`` events of the answered attempt, in order (empty: not streamed)."""
+    stream_events: list[StreamEvent] = field(default_factory=list)
+    """Those records as the assembler's events, one each, made as they are indexed: each
+    parses its data once (``StreamEvent.payload``) for the indexer, the assembler and the
+    stream checks alike (``RunFacts.stream_of``)."""
     streamed_calls: dict[str, CallTrace] = field(default_factory=dict)
     """call_id → the call indexed from its stream event, until the response confirms it."""
     _read: tuple[dict[str, Any], ModelTurn | str] | None = None
@@ -259,6 +274,13 @@ class RunRecord:
     """For a demo folder: each ``response_N.sse`` file's text, by file name."""
     streamed_run: RunRecord | None = None
     """For a demo folder: the same walk-through run again, streamed (its ``streamed/``)."""
+    by_kind: dict[str, list[Event]] = field(default_factory=dict)
+    """Every event by its kind, in order (``of_kind``)."""
+
+    def of_kind(self, kind: str) -> list[Event]:
+        """The events of ``kind``, in order (gathered in the indexing pass: the checks that
+        read one kind of record need not walk every event again). Not to be changed."""
+        return self.by_kind.get(kind, _NONE)
 
     @property
     def context_mode(self) -> str:
@@ -305,8 +327,20 @@ class _Indexer:
             DirectCall.kind: self._direct_call,
         }
 
+    def close(self) -> None:
+        """Let go of the handlers: each holds the indexer, which holds the record, so left
+        in place they make a cycle that keeps a dropped record alive until a full collection
+        (which then walks all of it)."""
+        self._handlers.clear()
+
     def add(self, event: Event) -> None:
-        handler = self._handlers.get(event["kind"])
+        kind = event["kind"]
+        same = self.record.by_kind.get(kind)
+        if same is None:
+            self.record.by_kind[kind] = [event]
+        else:
+            same.append(event)
+        handler = self._handlers.get(kind)
         if handler is not None:
             handler(event)
 
@@ -378,6 +412,7 @@ class _Indexer:
             current.request, current.response = event, None
             current.attempts += 1
             current.stream, current.streamed_calls = [], {}
+            current.stream_events = []
             current.closer = None
 
     def _stream(self, event: Event) -> None:
@@ -385,22 +420,24 @@ class _Indexer:
         if current is None:
             return
         current.stream.append(event)
+        shown = stream_event(event)
+        current.stream_events.append(shown)
         if dialect_of(event) != RESPONSES.dialect:
-            for index, item in self._closed_by(current, event):
+            for index, item in self._closed_by(current, shown):
                 self._streamed_call(current, index, item, event)
             return
-        closed = _closed_call(event)
+        closed = _closed_call(event, shown)
         if closed is not None:
             self._streamed_call(current, *closed, event)
 
-    def _closed_by(self, current: ModelRound, event: Event) -> list[tuple[int, dict[str, Any]]]:
+    def _closed_by(self, current: ModelRound, event: StreamEvent) -> list[tuple[int, dict[str, Any]]]:
         """The calls a stream event of another dialect closes, by its reader's assembler."""
         if current.closer is None:
-            reader = known_reader(dialect_of(event))
+            reader = known_reader(dialect_of(current.stream[-1]))
             if reader is None:
                 return []
             current.closer = reader.assembler()
-        updates = current.closer.feed(stream_event(event))
+        updates = current.closer.feed(event)
         return [(u.output_index, u.item) for u in updates
                 if isinstance(u, ItemDone) and u.item.get("type") == FUNCTION_CALL]
 
@@ -498,15 +535,18 @@ def stream_event(event: Event) -> StreamEvent:
                        data=event["data"] if isinstance(event.get("data"), str) else "")
 
 
-def _closed_call(event: Event) -> tuple[int, dict[str, Any]] | None:
-    """(output_index, item) when a stream event closes a function_call item."""
+def _closed_call(event: Event, shown: StreamEvent) -> tuple[int, dict[str, Any]] | None:
+    """(output_index, item) when a stream event (``shown``: as the assembler's) closes a
+    function_call item."""
     data = event.get("data")
     if not isinstance(data, str) or OUTPUT_ITEM_DONE not in data or FUNCTION_CALL not in data:
         return None  # most stream events are deltas: not parsed
-    try:
-        payload = json.loads(data)
-    except ValueError:
-        return None
+    payload: Any = shown.payload  # parsed once, for the stream checks too
+    if payload is None:  # no object, or one nested too deep for the assembler: read as ever
+        try:
+            payload = json.loads(data)
+        except ValueError:
+            return None
     if not isinstance(payload, dict) or payload.get("type") != OUTPUT_ITEM_DONE:
         return None
     item = payload.get("item")
@@ -528,6 +568,7 @@ def index_events(events: list[Event], source: Path, *, cut_tail: bool = False) -
     indexer = _Indexer(record)
     for event in events:
         indexer.add(event)
+    indexer.close()
     for call in record.calls:
         _split_input_rounds(call)
     return record

@@ -92,9 +92,8 @@ def check_search_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
 
 def _search_events(run: RunRecord) -> dict[tuple[Any, Any], list[Event]]:
     found: dict[tuple[Any, Any], list[Event]] = {}
-    for event in run.events:
-        if event.get("kind") == ToolSearchEvent.kind:
-            found.setdefault((event.get("turn"), event.get("call_id")), []).append(event)
+    for event in run.of_kind(ToolSearchEvent.kind):
+        found.setdefault((event.get("turn"), event.get("call_id")), []).append(event)
     return found
 
 
@@ -191,7 +190,7 @@ def check_search_calls(run: RunRecord, facts: RunFacts) -> list[Finding]:
     in_outputs: set[str] = set()  # loaded within the run's earlier responses (hosted searches)
     in_inputs: set[str] = set()  # by the client searches' outputs the requests carried
     for current in run.rounds:
-        given = set(loaded_by_alias(current.body.get("input")))
+        given = set(loaded_by_alias(facts.input_items(current, TOOL_SEARCH_OUTPUT)))  # read once: facts
         # chain mode sends only new items; a replayed input carries all that is still loaded
         # (a compaction leaves out the searches before it: additional_tools offers their tools)
         in_inputs = in_inputs | given if "previous_response_id" in current.body else given

@@ -29,6 +29,8 @@ _CHECK: Final = "request_settings"
 
 def check_request_settings(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """next_input: each request holds the settings declared before it (one finding a run)."""
+    if not any(isinstance(event.get("settings"), dict) for kind in _STARTS for event in run.of_kind(kind)):
+        return []  # nothing declared: no request is held to anything (and no event need be walked)
     declared: dict[str, Any] | None = None
     declared_at = 0
     said: dict[object, dict[str, Any]] = {}  # the declared settings as each dialect says them

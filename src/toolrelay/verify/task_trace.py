@@ -96,9 +96,11 @@ def _status(answer: Event) -> Any:
 def task_of(call: CallTrace) -> TaskTrace | None:
     """The call's task, when its tools/call asked for one and was answered with one, or
     was answered with a task of the tasks extension."""
-    request, created = call.first("mcp_requests"), call.first("mcp_responses")
-    params = message_of(request).get("params") if request is not None else None
-    if created is None or not isinstance(params, dict):
+    if not call.mcp_requests or not call.mcp_responses:
+        return None  # asked once per call by several checks: the common answer comes first
+    params = message_of(call.mcp_requests[0]).get("params")
+    created = call.mcp_responses[0]
+    if not isinstance(params, dict):
         return None
     made = created_ext_task(message_of(created).get("result"))
     if made is None and not isinstance(params.get("task"), dict):
