@@ -183,11 +183,8 @@ class Relay:
         self._streaming = self.settings.stream
         self._earlier = continuing
         self._searches = ToolSearches()  # what searches loaded, this run
-        if continuing is not None:
-            self.events.emit(self._user_turn_event(result.run_id, task, continuing, first_input))
-        else:
-            self.events.emit(self.start_event(result.run_id, task, turn=resume.turn if resume else None,
-                                              note=resume.note if resume else "", first_input=first_input))
+        if self.events.active:  # nobody listens: no record is built
+            self._record_start(result.run_id, task, first_input, resume, continuing)
         try:
             async with asyncio.timeout(self.limits.timeout) as clock:
                 first = first_input or [user_message(task)]
@@ -226,6 +223,16 @@ class Relay:
             async for event in events:
                 yield event
 
+    def _record_start(
+        self, run_id: str, task: str, first_input: list[dict[str, Any]] | None, resume: ResumePoint | None,
+        continuing: Continuation | None,
+    ) -> None:
+        if continuing is not None:
+            self.events.emit(self._user_turn_event(run_id, task, continuing, first_input))
+        else:
+            self.events.emit(self.start_event(run_id, task, turn=resume.turn if resume else None,
+                                              note=resume.note if resume else "", first_input=first_input))
+
     def start_event(
         self, run_id: str, task: str, *, turn: int | None = None, note: str = "",
         first_input: list[dict[str, Any]] | None = None,
@@ -260,11 +267,16 @@ class Relay:
         return INTERRUPTED
 
     def _end(self, result: RunResult) -> None:
-        earlier = self._earlier  # a conversation's record: its turns and usage so far, and this one's
-        usage = add_counts(earlier.usage, result.usage) if earlier else dict(result.usage)
         price = self._price()
         if price is not None:
             result.cost = cost_of(result.usage, price)
+        if self.events.active:
+            self._record_end(result, price)
+        self._tell(RunFinished(result=result))
+
+    def _record_end(self, result: RunResult, price: Price | None) -> None:
+        earlier = self._earlier  # a conversation's record: its turns and usage so far, and this one's
+        usage = add_counts(earlier.usage, result.usage) if earlier else dict(result.usage)
         self.events.emit(
             RunEndEvent(
                 status=result.status, reason=result.reason,
@@ -273,7 +285,6 @@ class Relay:
                 cost=cost_of(usage, price) if price is not None else {}, price=dict(price or {}),
             )
         )
-        self._tell(RunFinished(result=result))
 
     def _price(self) -> Price | None:
         """The model's prices, when a table is given; a table without them is said once."""
@@ -401,6 +412,8 @@ class Relay:
         return outputs
 
     def _turn_finished(self, number: int, turn: ModelTurn | None, outcomes: list[CallOutcome]) -> None:
+        if self.listener is None:
+            return
         status = turn.status if turn is not None else "error"
         response_id = turn.response_id if turn is not None else None
         self._tell(TurnFinished(turn=number, status=status, response_id=response_id,
@@ -563,9 +576,10 @@ class Relay:
             multimodal=limits.multimodal, structured=route is not None and route.structured,
         )
         item = feedback_item(outcome.call_id, with_refusals(rendering.output, refusals))
-        self.events.emit(FeedbackEvent(
-            call_id=outcome.call_id, item=item, cut=list(rendering.cut), for_user=list(rendering.for_user),
-        ))
+        if self.events.active:
+            self.events.emit(FeedbackEvent(
+                call_id=outcome.call_id, item=item, cut=list(rendering.cut), for_user=list(rendering.for_user),
+            ))
         return item
 
 
