@@ -577,9 +577,8 @@ class Relay:
         )
         item = feedback_item(outcome.call_id, with_refusals(rendering.output, refusals))
         if self.events.active:
-            self.events.emit(FeedbackEvent(
-                call_id=outcome.call_id, item=item, cut=list(rendering.cut), for_user=list(rendering.for_user),
-            ))
+            self.events.emit(FeedbackEvent(call_id=outcome.call_id, item=item, cut=list(rendering.cut),
+                                           for_user=list(rendering.for_user)))
         return item
 
 
