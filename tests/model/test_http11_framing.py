@@ -15,11 +15,12 @@ import pytest
 from model_helpers import run, valid_response
 
 from responses_helpers import recorded_stream
-from testkit.raw_http import RawServer
+from testkit.raw_http import RawServer, answer
 from toolrelay.errors import ModelError
 from toolrelay.model import ModelEndpoint, ResponsesClient
 from toolrelay.model._http11 import AnswerParser, RequestHead
-from toolrelay.model._http_failures import ConnectionClosed, NotHttp, RequestRejected
+from toolrelay.model._http_failures import ConnectionClosed, NotHttp, ReadTimeout, RequestRejected
+from toolrelay.model.http import HttpClient, Target
 from toolrelay.redaction import REDACTED
 
 ANSWER = json.dumps(valid_response("done")).encode()
@@ -189,3 +190,27 @@ def test_a_chunked_answer_over_the_wire_keeps_its_connection() -> None:
 
     raws, accepts = run(scenario())
     assert raws == [ANSWER] * 3 and accepts == 1
+
+
+def test_one_timer_times_out_a_later_exchange_on_its_own_deadline() -> None:
+    """The pool's one deadline timer, armed for the first request, re-arms for the second:
+    a second request to a server that stops answering times out ``timeout`` after it began."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, server: RawServer) -> None:
+        await server.next_request(reader)
+        writer.write(answer(ANSWER))
+        await server.next_request(reader)
+        await asyncio.sleep(30)  # never answers the second
+
+    async def scenario() -> tuple[float, str]:
+        async with RawServer(handle) as server, HttpClient(timeout=0.4, connect_timeout=5) as http:
+            target = Target.parse(server.base_url())
+            assert (await http.post(target, [], b"{}")).body == ANSWER
+            await asyncio.sleep(0.2)
+            started = asyncio.get_running_loop().time()
+            with pytest.raises(ReadTimeout) as timed_out:
+                await http.post(target, [], b"{}")
+            return asyncio.get_running_loop().time() - started, str(timed_out.value)
+
+    waited, said = run(scenario())
+    assert said == "timed out" and 0.35 <= waited < 2.0

@@ -59,6 +59,9 @@ class Connection(asyncio.Protocol):
         self.served = 0
         """Exchanges completed on this connection (> 0: a reused keep-alive connection)."""
         self.idle_since = 0.0
+        self.deadline: float | None = None
+        """Loop time by which the exchange must end (``HttpClient``'s one timer checks it)."""
+        self._expired = False
 
     # -- asyncio protocol callbacks --
 
@@ -90,6 +93,12 @@ class Connection(asyncio.Protocol):
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
 
+    def expire(self) -> None:
+        """The exchange's deadline passed: its wait (now or next) raises ``TimeoutError``."""
+        self._expired = True
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_exception(TimeoutError())
+
     # -- the exchange --
 
     def reusable(self, now: float) -> bool:
@@ -99,7 +108,7 @@ class Connection(asyncio.Protocol):
     async def start(self, request: bytes) -> tuple[int, dict[str, str]]:
         """Send ``request`` (head and body, ``_http11.RequestHead``); the answer's status and
         headers (names lower-case)."""
-        self._busy, self._received, self._body_ended = True, 0, False
+        self._busy, self._received, self._body_ended, self._expired = True, 0, False, False
         self._write(request)
         answer = self._answer
         while True:
@@ -182,6 +191,8 @@ class Connection(asyncio.Protocol):
                 raise self._closed_error() from self._lost
             if self._eof:
                 return b""  # the end of a close-delimited answer (or the parser finds it incomplete)
+            if self._expired:
+                raise TimeoutError()
             self._waiter = self._loop.create_future()
             try:
                 await self._waiter

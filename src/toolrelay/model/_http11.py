@@ -29,17 +29,19 @@ __all__ = ["MAX_HEAD_BYTES", "AnswerHead", "AnswerParser", "RequestHead"]
 
 MAX_HEAD_BYTES: Final = 64 * 1024
 """An answer's status line and headers above this are refused (h11 allowed 16 KiB)."""
-_TOKEN: Final = rb"[-!#$%&'*+.^_`|~0-9a-zA-Z]+"
-_VALUE: Final = rb"(?:[\x21-\x7e\x80-\xff]+(?:[ \t]+[\x21-\x7e\x80-\xff]+)*)?"
-_NAME_RE: Final = re.compile(_TOKEN)
-_VALUE_RE: Final = re.compile(_VALUE)
+_TOKEN: Final = r"[-!#$%&'*+.^_`|~0-9a-zA-Z]+"
+_VALUE: Final = r"(?:[\x21-\x7e\x80-\xff]+(?:[ \t]+[\x21-\x7e\x80-\xff]+)*)?"
+# The request side checks bytes; the answer side latin-1 text (the same characters, decoded once).
+_NAME_RE: Final = re.compile(_TOKEN.encode())
+_VALUE_RE: Final = re.compile(_VALUE.encode())
 _TARGET_RE: Final = re.compile(rb"[\x21-\x7e]+")
-_HEADER_RE: Final = re.compile(rb"(" + _TOKEN + rb"):[ \t]*(" + _VALUE + rb")[ \t]*")
-_STATUS_RE: Final = re.compile(rb"HTTP/([0-9])\.([0-9]) ([0-9]{3})(?: [\t\x20-\x7e\x80-\xff]*)?")
+_HEADER_RE: Final = re.compile(r"(" + _TOKEN + r"):[ \t]*(" + _VALUE + r")[ \t]*")
+_TRAILER_RE: Final = re.compile((r"(" + _TOKEN + r"):[ \t]*(" + _VALUE + r")[ \t]*").encode())
+_STATUS_RE: Final = re.compile(r"HTTP/([0-9])\.([0-9]) ([0-9]{3})(?: [\t\x20-\x7e\x80-\xff]*)?")
 _CHUNK_RE: Final = re.compile(rb"([0-9A-Fa-f]{1,20})(?:;.*)?[ \t]*")
 _BLANK_LINE: Final = re.compile(rb"\n\r?\n")
 _FORBIDDEN: Final = "a request header has a name or value HTTP/1.1 forbids"
-_WHITESPACE: Final = b" \t"
+_WHITESPACE: Final = " \t"
 _NO_BODY_STATUSES: Final = frozenset({204, 304})
 _SIZED, _CHUNKED, _UNTIL_CLOSE = 0, 1, 2
 
@@ -87,7 +89,7 @@ def _value(value: str) -> bytes:
     return encoded
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AnswerHead:
     """An answer's status line and headers."""
 
@@ -130,15 +132,18 @@ class AnswerParser:
                 raise _malformed(f"illegal status line: {REDACTED}")
             return None
         raw, self._buffer = self._buffer[: found.start()], self._buffer[found.end():]
-        lines = raw.split(b"\n")
-        status_line = lines[0].removesuffix(b"\r")
-        matched = _STATUS_RE.fullmatch(status_line)
+        text = raw.decode("latin-1").removesuffix("\r")  # once: every header value is latin-1 text
+        # CRLF lines (the usual case) split at once; a bare LF ends a line too, as in h11
+        lines = text.split("\r\n") if "\n" not in text.replace("\r\n", "") else [
+            line.removesuffix("\r") for line in text.split("\n")]
+        matched = _STATUS_RE.fullmatch(lines[0])
         if matched is None:
             raise _malformed(f"illegal status line: {REDACTED}")
         status = int(matched.group(3))
         headers = _headers(lines[1:])
-        version_11 = matched.group(1, 2) == (b"1", b"1")
-        self.keep_alive = version_11 and "close" not in _tokens(headers, "connection")
+        connection = headers.get("connection")
+        self.keep_alive = matched.group(1, 2) == ("1", "1") and (
+            connection is None or "close" not in _tokens(headers, "connection"))
         self._frame(status, headers)
         return AnswerHead(status, headers, self.keep_alive)
 
@@ -150,9 +155,12 @@ class AnswerParser:
             if _tokens(headers, "transfer-encoding") != ["chunked"]:
                 raise _malformed("Transfer-Encoding other than chunked")
             self._framing, self._remaining = _CHUNKED, 0
-        elif "content-length" in headers:
-            lengths = set(_tokens(headers, "content-length"))
-            if len(lengths) != 1 or not (length := lengths.pop()).isdigit() or len(length) > 19:
+        elif (length := headers.get("content-length")) is not None:
+            if not (length.isdigit() and length.isascii()):  # repeated (joined by ", "), or not a number
+                lengths = set(_tokens(headers, "content-length"))
+                if len(lengths) != 1 or not (length := lengths.pop()).isdigit() or not length.isascii():
+                    raise _malformed("bad Content-Length")
+            if len(length) > 19:
                 raise _malformed("bad Content-Length")
             self._framing, self._remaining = _SIZED, int(length)
             self.ended = self._remaining == 0
@@ -220,7 +228,7 @@ class AnswerParser:
             elif not line:  # the blank line after the trailers: the end
                 self.ended = True
                 break
-            elif line[:1] not in (b" ", b"\t") and _HEADER_RE.fullmatch(line) is None:
+            elif line[:1] not in (b" ", b"\t") and _TRAILER_RE.fullmatch(line) is None:
                 raise _malformed(f"illegal header line: {REDACTED}")
         self._buffer = buffer
         return pieces[0] if len(pieces) == 1 else b"".join(pieces)
@@ -230,21 +238,20 @@ def _malformed(what: str) -> NotHttp:
     return NotHttp(f"the answer is not valid HTTP/1.1 ({what})")
 
 
-def _headers(lines: list[bytes]) -> dict[str, str]:
+def _headers(lines: list[str]) -> dict[str, str]:
     headers: dict[str, str] = {}
     last = ""
-    for raw in lines:
-        line = raw.removesuffix(b"\r")
-        if line[:1] in (b" ", b"\t"):  # obsolete line folding: part of the value before
-            if not last:
-                raise _malformed("continuation line at start of headers")
-            folded = line.strip(_WHITESPACE).decode("latin-1")
-            headers[last] = f"{headers[last]} {folded}".rstrip()
-            continue
+    for line in lines:
         matched = _HEADER_RE.fullmatch(line)
         if matched is None:
-            raise _malformed(f"illegal header line: {REDACTED}")
-        name, value = matched.group(1).decode("ascii").lower(), matched.group(2).decode("latin-1")
+            if line[:1] not in (" ", "\t"):
+                raise _malformed(f"illegal header line: {REDACTED}")
+            if not last:  # obsolete line folding: part of the value before, if there is one
+                raise _malformed("continuation line at start of headers")
+            headers[last] = f"{headers[last]} {line.strip(_WHITESPACE)}".rstrip()
+            continue
+        name, value = matched.groups()
+        name = name.lower()
         headers[name] = f"{headers[name]}, {value}" if name in headers else value
         last = name
     return headers

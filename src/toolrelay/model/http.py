@@ -188,6 +188,10 @@ class HttpClient:
         self._closed = False
         self._heads: dict[tuple[str, str, tuple[tuple[str, str], ...]], RequestHead] = {}
         """Each (target, headers)'s request head, validated and encoded once."""
+        # One timer for every post's deadline, armed for the earliest: a timeout per request
+        # (asyncio.timeout: a timer made, then cancelled) cost more than the HTTP framing.
+        self._watchdog: asyncio.TimerHandle | None = None
+        self._watchdog_at = 0.0
 
     async def post(self, target: Target, headers: Sequence[tuple[str, str]], content: bytes) -> HttpAnswer:
         """POST ``content`` to ``target`` with ``headers`` (Host and Content-Length are added);
@@ -234,6 +238,9 @@ class HttpClient:
     async def aclose(self) -> None:
         """Close every connection (idle ones politely, busy ones at once)."""
         self._closed = True
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
         idle = [connection for pool in self._idle.values() for connection in pool]
         self._idle.clear()
         for connection in self._busy:
@@ -267,20 +274,46 @@ class HttpClient:
 
     async def _exchange(self, connection: Connection, target: Target, request: bytes) -> HttpAnswer:
         self._busy.add(connection)
+        self._watch(connection)
         complete = False
         try:
             try:
-                async with asyncio.timeout(self.timeout):
-                    status, headers = await connection.start(request)
-                    body = await connection.body(headers, self.max_answer_bytes)
-            except TimeoutError as exc:
+                status, headers = await connection.start(request)
+                body = await connection.body(headers, self.max_answer_bytes)
+            except TimeoutError as exc:  # the deadline passed (``expire``)
                 raise ReadTimeout(self.timeout) from exc
             complete = True
         finally:
+            connection.deadline = None
             self._busy.discard(connection)
             await self._release(target.origin, connection, complete=complete)
         body = decode_content(body, headers.get("content-encoding"), self.max_answer_bytes)
         return HttpAnswer(status=status, headers=headers, body=body)
+
+    def _watch(self, connection: Connection) -> None:
+        """Give the exchange its deadline; the timer is re-armed only for an earlier one."""
+        loop = asyncio.get_running_loop()
+        connection.deadline = deadline = loop.time() + self.timeout
+        if self._watchdog is None or deadline < self._watchdog_at:
+            if self._watchdog is not None:
+                self._watchdog.cancel()
+            self._watchdog, self._watchdog_at = loop.call_at(deadline, self._check_deadlines, loop), deadline
+
+    def _check_deadlines(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Expire the exchanges whose deadline passed; wait for the next earliest one."""
+        self._watchdog = None
+        now = loop.time()
+        later = []
+        for connection in self._busy:
+            if connection.deadline is None:
+                continue
+            if connection.deadline <= now:
+                connection.expire()
+            else:
+                later.append(connection.deadline)
+        if later and not self._closed:
+            when = min(later)
+            self._watchdog, self._watchdog_at = loop.call_at(when, self._check_deadlines, loop), when
 
     async def _head(self, connection: Connection, request: bytes) -> tuple[int, dict[str, str]]:
         """Send the request; the answer's status and headers (the connection stays busy)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
+import os
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from dataclasses import fields as dataclass_fields
@@ -178,7 +178,8 @@ class Relay:
         names the run). With ``resume``, a run recorded up to that point goes on from there
         (``relay.resume``); with ``continuing``, a conversation's next user turn goes on
         from its context (``relay.continuation``)."""
-        result = RunResult(run_id=run_id or uuid.uuid4().hex[:12], status="error", reason="not started")
+        # 12 random hex digits, as uuid4().hex[:12] gave (its first 48 bits are random), for less
+        result = RunResult(run_id=run_id or os.urandom(6).hex(), status="error", reason="not started")
         self.result = result
         self._streaming = self.settings.stream
         self._earlier = continuing

@@ -169,6 +169,8 @@ class TurnCalls:
         """The response will not be answered: cancel the calls still running (each outcome
         says ``why``); the outcome of every call that started."""
         self._why_stopped = why
+        if not self._tasks:  # nothing started (a turn that answers): no turn of the loop to wait
+            return []
         # one turn of the event loop first: a call whose answer has already arrived ends
         # with it, so only calls still waiting on their server are cancelled
         await asyncio.sleep(0)
