@@ -187,7 +187,7 @@ class Relay:
         if self.events.active:  # nobody listens: no record is built
             self._record_start(result.run_id, task, first_input, resume, continuing)
         try:
-            async with asyncio.timeout(self.limits.timeout) as clock:
+            async with _run_clock(self.limits.timeout) as clock:
                 first = first_input or [user_message(task)]
                 await self._turns(first, result, lambda: self._why_stopped(clock), resume, continuing)
         except _Stop as stop:
@@ -261,7 +261,7 @@ class Relay:
     def _time_limit_ran_out(self) -> str:
         return f"the run's time limit ({self.limits.timeout:g} s) ran out"
 
-    def _why_stopped(self, clock: asyncio.Timeout) -> str:
+    def _why_stopped(self, clock: asyncio.Timeout | _NoClock) -> str:
         """Why a call is being cancelled: the run's time limit, or an interruption."""
         if clock.expired():
             return f"{self._time_limit_ran_out()} before the call ended"
@@ -581,6 +581,27 @@ class Relay:
             self.events.emit(FeedbackEvent(call_id=outcome.call_id, item=item, cut=list(rendering.cut),
                                            for_user=list(rendering.for_user)))
         return item
+
+
+class _NoClock:
+    """The run's clock when it has no time limit: it never runs out (``asyncio.timeout(None)``
+    would arm nothing either, but costs as much to enter as a model request's framing)."""
+
+    async def __aenter__(self) -> _NoClock:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        return None
+
+    def expired(self) -> bool:
+        return False
+
+
+_NO_CLOCK = _NoClock()
+
+
+def _run_clock(seconds: float | None) -> asyncio.Timeout | _NoClock:
+    return _NO_CLOCK if seconds is None else asyncio.timeout(seconds)
 
 
 def _read_reply(reply: ModelReply) -> ModelTurn:
