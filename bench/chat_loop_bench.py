@@ -21,7 +21,9 @@ Goal: toolrelay's overhead per turn <= 1/8 of the Agents SDK's, as on the Respon
     BENCH_QUICK=1 python bench/chat_loop_bench.py        1 pass of 20 runs
     options: --runner NAME (repeatable), --runs, --passes, --python PATH (default: the bench
              venv when set up, else this python), --json-out FILE, --profile [RUNNER] (only a
-             cProfile of one child's timed runs, on stderr; default toolrelay-chat)
+             cProfile of one child's timed runs, on stderr; default toolrelay-chat),
+             --baseline-src DIR (also toolrelay-chat@baseline: the same runner with DIR, another
+             checkout's src/, first on PYTHONPATH; before and after in one run)
 """
 
 from __future__ import annotations
@@ -219,6 +221,8 @@ async def agents_chat(base_url: str, server_cmd: list[str]) -> AsyncIterator[Run
         await client.close()
 
 
+BASELINE = "toolrelay-chat@baseline"
+"""toolrelay-chat run from ``--baseline-src`` (another checkout's src/ first on PYTHONPATH)."""
 RUNNERS: dict[str, Callable[..., Any]] = {"toolrelay-chat": toolrelay_chat, "raw-chat": raw_chat,
                                           "agents-chat": agents_chat}
 NEEDS: dict[str, str] = {"raw-chat": "mcp", "agents-chat": "agents"}
@@ -268,6 +272,7 @@ def main() -> None:
     parser.add_argument("--json-out")
     parser.add_argument("--profile", nargs="?", const="toolrelay-chat", metavar="RUNNER",
                         help="only a cProfile of RUNNER's timed runs (on stderr)")
+    parser.add_argument("--baseline-src", help="also toolrelay-chat from this src/ directory (before/after)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--base-url", help=argparse.SUPPRESS)
@@ -286,6 +291,8 @@ def main() -> None:
     skipped = sorted(set(args.runner or DEFAULT_RUNNERS) - set(names))
     if skipped:
         print(f"# skipped (not importable by {python}): {', '.join(skipped)}", file=sys.stderr)
+    if args.baseline_src:
+        names.append(BASELINE)
     records = []
     server_cmd = echo_server_command(python, "minimal")
     with fake_chat_endpoint(python) as base_url:
@@ -297,21 +304,25 @@ def main() -> None:
         for number in range(args.passes):
             for name in rotated(names, number):
                 print(f"# pass {number + 1}/{args.passes}: {name}", file=sys.stderr)
-                command = [python, __file__, "--child", name, "--base-url", base_url,
+                child, env = name, {**os.environ}
+                if name == BASELINE:
+                    child, env["PYTHONPATH"] = "toolrelay-chat", args.baseline_src
+                command = [python, __file__, "--child", child, "--base-url", base_url,
                            "--server-cmd", json.dumps(server_cmd), "--runs", str(args.runs)]
                 records.append({"runner": name, "pass": number + 1,
-                                **run_child(command, timeout=1200, env={**os.environ})})
+                                **run_child(command, timeout=1200, env=env)})
     table = medians_by(records, "runner", FIELDS)
     print_table(table, title="per run (ms), chat dialect")
     goals = {"agents-chat": " (goal <= 0.125)"}
-    ratios = {f"overhead per turn, toolrelay-chat / {peer}{goals.get(peer, '')}": ratio(
-        table["toolrelay-chat"]["overhead_ms_per_turn"], table[peer]["overhead_ms_per_turn"])
-        for peer in table if peer != "toolrelay-chat" and "toolrelay-chat" in table}
+    mine = [name for name in table if name.startswith("toolrelay-chat")]
+    pairs = [(me, peer) for me in mine for peer in table if peer != me and not (
+        me == BASELINE and peer == "toolrelay-chat")]
+    ratios = {f"overhead per turn, {me} / {peer}{goals.get(peer, '')}": ratio(
+        table[me]["overhead_ms_per_turn"], table[peer]["overhead_ms_per_turn"]) for me, peer in pairs}
     # the client's own CPU: what the wall-time overhead is once the machine is not contended
     # (on 2 busy cores the overhead's wall time is mostly the three processes waiting their turn)
-    ratios |= {f"client CPU per run, toolrelay-chat / {peer}": ratio(
-        table["toolrelay-chat"]["client_cpu_ms_per_run"], table[peer]["client_cpu_ms_per_run"])
-        for peer in table if peer != "toolrelay-chat" and "toolrelay-chat" in table}
+    ratios |= {f"client CPU per run, {me} / {peer}": ratio(
+        table[me]["client_cpu_ms_per_run"], table[peer]["client_cpu_ms_per_run"]) for me, peer in pairs}
     print()
     print_ratios(ratios)
     append_jsonl(args.json_out, {"bench": "chat_loop", "quick": quick(), "runs": args.runs,

@@ -25,7 +25,9 @@ Goal: toolrelay's overhead per turn <= 1/8 of the Agents SDK's and <= 1/3 of the
     python bench/loop_bench.py                   5 passes of 200 runs
     BENCH_QUICK=1 python bench/loop_bench.py     1 pass of 30 runs
     options: --runner NAME (repeatable), --server minimal|sdk, --runs, --passes, --json-out FILE,
-             --profile [RUNNER] (cProfile of one child's runs, on stderr)
+             --profile [RUNNER] (cProfile of one child's runs, on stderr), --baseline-src DIR
+             (also toolrelay@baseline: toolrelay with DIR, another checkout's src/, first on
+             PYTHONPATH; before and after in one run)
 """
 
 from __future__ import annotations
@@ -126,12 +128,19 @@ def child_command(python: str, name: str, base_url: str, args: argparse.Namespac
             "--server-cmd", json.dumps(server_cmd), "--runs", str(args.runs), "--warmup", str(args.warmup)]
 
 
+BASELINE = "toolrelay@baseline"
+"""toolrelay run from ``--baseline-src`` (another checkout's src/ first on PYTHONPATH)."""
+
+
 def run_passes(python: str, base_url: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     records = []
+    names = [*(args.runner or DEFAULT_RUNNERS), *([BASELINE] if args.baseline_src else [])]
     for number in range(args.passes):
-        for name in rotated(args.runner or DEFAULT_RUNNERS, number):
+        for name in rotated(names, number):
             print(f"# pass {number + 1}/{args.passes}: {name}", file=sys.stderr)
-            record = run_child(child_command(python, name, base_url, args), timeout=1200)
+            child, env = (("toolrelay", {"PYTHONPATH": args.baseline_src}) if name == BASELINE
+                          else (name, None))
+            record = run_child(child_command(python, child, base_url, args), timeout=1200, env=env)
             records.append({"runner": name, "pass": number + 1, **record})
     return records
 
@@ -147,6 +156,11 @@ def report(records: list[dict[str, Any]], floor_ms: float) -> tuple[dict[str, An
         for mine in table if mine.startswith("toolrelay")
         for peer in table if not peer.startswith("toolrelay")
     }
+    if BASELINE in table and "toolrelay" in table:  # before and after, same run
+        ratios[f"overhead per turn, toolrelay / {BASELINE}"] = ratio(
+            table["toolrelay"]["overhead_ms_per_turn"], table[BASELINE]["overhead_ms_per_turn"])
+        ratios[f"client CPU per run, toolrelay / {BASELINE}"] = ratio(
+            table["toolrelay"]["client_cpu_ms_per_run"], table[BASELINE]["client_cpu_ms_per_run"])
     print()
     print_ratios(ratios)
     return table, ratios
@@ -162,6 +176,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--json-out", help="append the summary as one JSON line")
     parser.add_argument("--profile", nargs="?", const="toolrelay", metavar="RUNNER",
                         help="cProfile one child's timed runs (stderr)")
+    parser.add_argument("--baseline-src", help="also run toolrelay from this src/ directory (before/after)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--base-url", help=argparse.SUPPRESS)
     parser.add_argument("--server-cmd", help=argparse.SUPPRESS)

@@ -1,22 +1,18 @@
 """Internal: one keep-alive HTTP/1.1 connection of the lean model client (``http.py``).
 
-``Connection`` is the socket side (an asyncio protocol) and its h11 state: it writes one
-request and reads its answer's head, then its body whole (``body``) or piece by piece as
-it arrives (``chunk``). What goes wrong is raised as an ``_http_failures`` kind; a
-connection closed before a single byte of answer raises ``NothingReceived``, which the
-pool resends once on a new connection when the closed one was reused (``http.py``).
+``Connection`` is the socket side (an asyncio protocol) and its framing state (``_http11``):
+it writes one request and reads its answer's head, then its body whole (``body``) or piece
+by piece as it arrives (``chunk``). What goes wrong is raised as an ``_http_failures``
+kind; a connection closed before a single byte of answer raises ``NothingReceived``, which
+the pool resends once on a new connection when the closed one was reused (``http.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Iterator, Sequence
-from typing import Any, Final, cast
+from typing import Final, cast
 
-import h11
-
-from ..redaction import redact_wire_bytes
+from ._http11 import AnswerParser
 from ._http_failures import (
     CLOSED_WITHOUT_ANSWER,
     AnswerRejected,
@@ -40,16 +36,16 @@ class NothingReceived(ConnectionClosed):
 
 
 class Connection(asyncio.Protocol):
-    """One open connection: the socket side (an asyncio protocol) and its h11 state.
+    """One open connection: the socket side (an asyncio protocol) and its framing state.
 
-    The bytes that arrive wait in ``_inbox`` until the exchange feeds them to h11; bytes
+    The bytes that arrive wait in ``_inbox`` until the exchange parses them; bytes
     that arrive while no exchange runs (a 408 before the server closes, garbage) make the
     connection unusable, so the next request never reads them as its answer."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self._transport: asyncio.Transport | None = None
-        self._http = h11.Connection(h11.CLIENT)
+        self._answer = AnswerParser()
         self._inbox: list[bytes] = []
         self._inbox_size = 0
         self._waiter: asyncio.Future[None] | None = None
@@ -63,6 +59,9 @@ class Connection(asyncio.Protocol):
         self.served = 0
         """Exchanges completed on this connection (> 0: a reused keep-alive connection)."""
         self.idle_since = 0.0
+        self.deadline: float | None = None
+        """Loop time by which the exchange must end (``HttpClient``'s one timer checks it)."""
+        self._expired = False
 
     # -- asyncio protocol callbacks --
 
@@ -94,21 +93,36 @@ class Connection(asyncio.Protocol):
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
 
+    def expire(self) -> None:
+        """The exchange's deadline passed: its wait (now or next) raises ``TimeoutError``."""
+        self._expired = True
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_exception(TimeoutError())
+
     # -- the exchange --
 
     def reusable(self, now: float) -> bool:
         """Idle, recent, and the server neither closed it nor spoke while it waited."""
         return not (self._eof or self._spoke_while_idle or now - self.idle_since >= KEEPALIVE_EXPIRY)
 
-    async def start(self, request: h11.Request, content: bytes) -> tuple[int, dict[str, str]]:
-        """Send ``request`` with ``content``; the answer's status and headers (names lower-case)."""
-        self._busy, self._received, self._body_ended = True, 0, False
-        http = self._http
-        head = http.send(request)
-        self._write(head + http.send(h11.Data(data=content)) + http.send(h11.EndOfMessage()))
-        with self._protocol_errors():
-            response = await self._response_head()
-        return response.status_code, header_dict(response.headers)
+    async def start(self, request: bytes) -> tuple[int, dict[str, str]]:
+        """Send ``request`` (head and body, ``_http11.RequestHead``); the answer's status and
+        headers (names lower-case)."""
+        self._busy, self._received, self._body_ended, self._expired = True, 0, False, False
+        self._write(request)
+        answer = self._answer
+        while True:
+            head = answer.head()
+            if head is None:
+                data = await self._read()
+                if not data:  # the end, mid-head
+                    raise ConnectionClosed(CLOSED_WITHOUT_ANSWER)
+                answer.feed(data)
+            elif head.status >= 200:
+                self._body_ended = answer.ended
+                return head.status, head.headers
+            elif head.status == 101:  # toolrelay never asks to switch protocols
+                raise NotHttp("the answer is not valid HTTP/1.1 (an unasked 101 Switching Protocols)")
 
     async def body(self, headers: dict[str, str], cap: int) -> bytes:
         """The rest of the answer, whole (not yet decoded); above ``cap`` it is refused."""
@@ -122,50 +136,39 @@ class Connection(asyncio.Protocol):
             if size > cap:
                 raise AnswerRejected(f"the answer is larger than {size_text(cap)}")
             chunks.append(data)
-        return b"".join(chunks)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     async def chunk(self) -> bytes | None:
         """The answer's body bytes that have arrived, waiting for some when none have (not
         decoded); None at its end. Everything already received comes at once: a stream of
         many small HTTP chunks costs one wake-up per read, not one per chunk."""
-        if self._body_ended:
-            return None
-        with self._protocol_errors():
-            event = await self._next_event()
-            pieces = []
-            while type(event) is h11.Data:
-                pieces.append(event.data)
-                event = self._http.next_event()
-                if event is h11.NEED_DATA and self._inbox:
-                    self._http.receive_data(self._take_inbox())
-                    event = self._http.next_event()
-        if type(event) is h11.EndOfMessage:
-            self._body_ended = True
-        elif event is not h11.NEED_DATA:
-            raise ConnectionClosed(CLOSED_WITHOUT_ANSWER)
-        if not pieces:
-            return None
-        return bytes(pieces[0]) if len(pieces) == 1 else b"".join(pieces)
-
-    @contextlib.contextmanager
-    def _protocol_errors(self) -> Iterator[None]:
-        """h11's complaints as failure kinds: a connection that ended, or bytes not HTTP."""
-        try:
-            yield
-        except h11.RemoteProtocolError as exc:
-            if self._eof:
-                raise ConnectionClosed(CLOSED_WITHOUT_ANSWER) from exc
-            raise NotHttp(f"the answer is not valid HTTP/1.1 ({redact_wire_bytes(str(exc))})") from exc
+        answer = self._answer
+        while not self._body_ended:
+            if self._inbox:
+                answer.feed(self._take_inbox())
+            data = answer.body()
+            self._body_ended = answer.ended
+            if data:
+                return data
+            if self._body_ended:
+                return None
+            more = await self._read()
+            if not more:  # the end of the connection: the end of a close-delimited body, or too soon
+                data = answer.end_of_input()
+                self._body_ended = True
+                return data or None
+            answer.feed(more)
+        return None
 
     def next_cycle(self) -> bool:
         """After a complete exchange: ready for another one (keep-alive), or must close."""
         self._busy = False
-        http = self._http
-        if http.our_state is not h11.DONE or http.their_state is not h11.DONE or self._eof:
+        answer = self._answer
+        if not (self._body_ended and answer.keep_alive) or self._eof:
             return False
-        if self._inbox or http.trailing_data[0]:  # more than the answer came: never trust it
+        if self._inbox or answer.pending:  # more than the answer came: never trust it
             return False
-        http.start_next_cycle()
+        answer.next_answer()
         self.served += 1
         return True
 
@@ -181,28 +184,15 @@ class Connection(asyncio.Protocol):
             return NothingReceived(reason)
         return ConnectionClosed(reason)
 
-    async def _response_head(self) -> Any:
-        while True:
-            event = await self._next_event()
-            if type(event) is h11.Response:
-                return event
-            if type(event) is not h11.InformationalResponse:  # 1xx answers precede the real one
-                raise NotHttp(f"the answer is not valid HTTP/1.1 (unexpected {event!r})")
-
-    async def _next_event(self) -> Any:
-        while True:
-            event = self._http.next_event()
-            if event is not h11.NEED_DATA:
-                return event
-            self._http.receive_data(await self._read())
-
     async def _read(self) -> bytes:
         """The bytes received so far; b"" at the end; waits when there are none yet."""
         while not self._inbox:
             if self._lost is not None or (self._eof and self._received == 0):  # reset, TLS failure, EOF
                 raise self._closed_error() from self._lost
             if self._eof:
-                return b""  # the end of a close-delimited answer (or h11 finds it incomplete)
+                return b""  # the end of a close-delimited answer (or the parser finds it incomplete)
+            if self._expired:
+                raise TimeoutError()
             self._waiter = self._loop.create_future()
             try:
                 await self._waiter
@@ -211,7 +201,7 @@ class Connection(asyncio.Protocol):
         return self._take_inbox()
 
     def _take_inbox(self) -> bytes:
-        """The bytes received and not yet handed to h11 (there are some)."""
+        """The bytes received and not yet parsed (there are some)."""
         data = b"".join(self._inbox) if len(self._inbox) > 1 else self._inbox[0]
         self._inbox.clear()
         self._inbox_size = 0
@@ -236,10 +226,3 @@ class Connection(asyncio.Protocol):
         except TimeoutError:
             self.abort()
 
-
-def header_dict(fields: Sequence[tuple[bytes, bytes]]) -> dict[str, str]:
-    headers: dict[str, str] = {}
-    for raw_name, raw_value in fields:
-        name, value = raw_name.decode("ascii"), raw_value.decode("latin-1")
-        headers[name] = f"{headers[name]}, {value}" if name in headers else value
-    return headers

@@ -63,6 +63,8 @@ CONNECT_TIMEOUT: Final = 15.0
 EVENT_STREAM: Final = "text/event-stream"
 _SSE_STARTS: Final = (b"event:", b"data:", b":")
 """How an SSE body sent without its content type begins."""
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+"""The request bodies' encoder, made once (``json.dumps`` with options builds one per call)."""
 
 
 @dataclass(slots=True)
@@ -154,16 +156,19 @@ class ResponsesClient:
         it arrives (see the module docstring); it is called inside the read loop, so it
         must not block."""
         body = self._wire_body(body)
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-        digest = hashlib.sha256(content).hexdigest()  # the transcript checks a rebuilt body by it
+        content = _ENCODER.encode(body).encode()
+        digest = ""
         streaming = body.get("stream") is True
         self._warn_about_cleartext_key()
         attempt = 0
         while True:
             attempt += 1
-            await self._wait_out_pause()
-            self._events.emit(ModelRequestEvent(turn=turn, url=self.url, body=body, attempt=attempt,
-                                               dialect=self.dialect, body_sha256=digest))
+            if self._paused_until:
+                await self._wait_out_pause()
+            if self._events.active:  # the record is built only for someone who listens
+                digest = digest or hashlib.sha256(content).hexdigest()  # a rebuilt body is checked by it
+                self._events.emit(ModelRequestEvent(turn=turn, url=self.url, body=body, attempt=attempt,
+                                                   dialect=self.dialect, body_sha256=digest))
             try:
                 if streaming:
                     answer = await self._send_streaming(content, turn, attempt, on_update)
@@ -174,7 +179,7 @@ class ResponsesClient:
                     raise _tried(unreachable, attempt) from unreachable.__cause__
                 await self._pause(backoff_delay(attempt, self._backoff), attempt, unreachable.reason)
                 continue
-            if answer.stream is None:
+            if answer.stream is None and self._events.active:
                 self._events.emit(ModelResponseEvent(turn=turn, status=answer.status, body=answer.body,
                                                      elapsed=round(answer.elapsed, 6), attempt=attempt,
                                                      dialect=self.dialect))

@@ -1,9 +1,10 @@
-"""A lean HTTP/1.1 client for the model endpoint: an asyncio protocol for I/O, h11 for HTTP.
+"""A lean HTTP/1.1 client for the model endpoint: an asyncio protocol for I/O, its own
+framing for HTTP (``_http11``).
 
 The model client posts one JSON body and reads one JSON answer per turn; a general HTTP
 stack (httpx2 → httpcore2 → anyio → h11) spent ~0.9 ms of CPU per POST on loopback, about
-two thirds of the relay loop's own cost (bench/README.md). This client does only what that
-POST needs, with h11 (already a dependency) doing the parsing:
+two thirds of the relay loop's own cost, and h11 alone, once the stack was gone, was the
+largest single part of a turn (bench/README.md). This client does only what that POST needs:
 
 - keep-alive connections pooled per (scheme, host, port): an idle one is reused, a new one
   is opened when all are busy, at most ``max_idle`` wait per origin, idle ones older than
@@ -43,15 +44,13 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
 
-import h11
-
 from ..loopback import url_host
 from ._connection import Connection, NothingReceived
+from ._http11 import RequestHead
 from ._http_failures import (
     ConnectFailed,
     ConnectTimeout,
     ReadTimeout,
-    RequestRejected,
     socket_reason,
 )
 from .encoding import StreamDecoder, decode_content, size_text
@@ -118,14 +117,6 @@ class HttpAnswer:
     """Names lower-case; a repeated header's values joined with ", "."""
     body: bytes
     """De-chunked and decoded: the bytes of the answer's content."""
-
-
-def _request(target: Target, headers: Sequence[tuple[str, str]], content: bytes) -> h11.Request:
-    fields = [("Host", target.host_header), *headers, ("Content-Length", str(len(content)))]
-    try:
-        return h11.Request(method="POST", target=target.path, headers=fields)
-    except h11.LocalProtocolError:  # h11's message quotes the header value: maybe a secret
-        raise RequestRejected("a request header has a name or value HTTP/1.1 forbids") from None
 
 
 class OpenAnswer:
@@ -195,21 +186,27 @@ class HttpClient:
         self._idle: dict[Origin, list[Connection]] = {}
         self._busy: set[Connection] = set()
         self._closed = False
+        self._heads: dict[tuple[str, str, tuple[tuple[str, str], ...]], RequestHead] = {}
+        """Each (target, headers)'s request head, validated and encoded once."""
+        # One timer for every post's deadline, armed for the earliest: a timeout per request
+        # (asyncio.timeout: a timer made, then cancelled) cost more than the HTTP framing.
+        self._watchdog: asyncio.TimerHandle | None = None
+        self._watchdog_at = 0.0
 
     async def post(self, target: Target, headers: Sequence[tuple[str, str]], content: bytes) -> HttpAnswer:
         """POST ``content`` to ``target`` with ``headers`` (Host and Content-Length are added);
         the whole answer, within the timeout."""
-        request = _request(target, headers, content)
+        request = self._request(target, headers, content)
         connection = self._take_idle(target.origin)
         if connection is not None:
             try:
-                return await self._exchange(connection, target, request, content)
+                return await self._exchange(connection, target, request)
             except _NothingReceived:
                 if self._closed:
                     raise
                 # the server closed it as the request went out: resend once (module docstring)
         connection = await self._connect(target)
-        return await self._exchange(connection, target, request, content)
+        return await self._exchange(connection, target, request)
 
     @contextlib.asynccontextmanager
     async def open(
@@ -218,18 +215,18 @@ class HttpClient:
         """POST as ``post`` does, but hand over the answer once its head has arrived (within
         the timeout): its body is read whole (``read``) or as it arrives (``chunks``). A body
         not read to its end when the block exits closes the connection."""
-        request = _request(target, headers, content)
+        request = self._request(target, headers, content)
         connection = self._take_idle(target.origin)
         status: tuple[int, dict[str, str]] | None = None
         if connection is not None:
             try:
-                status = await self._head(connection, request, content)
+                status = await self._head(connection, request)
             except _NothingReceived:
                 if self._closed:
                     raise
         if status is None:
             connection = await self._connect(target)
-            status = await self._head(connection, request, content)
+            status = await self._head(connection, request)
         assert connection is not None
         answer = OpenAnswer(connection, status[0], status[1], self)
         try:
@@ -241,6 +238,9 @@ class HttpClient:
     async def aclose(self) -> None:
         """Close every connection (idle ones politely, busy ones at once)."""
         self._closed = True
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
         idle = [connection for pool in self._idle.values() for connection in pool]
         self._idle.clear()
         for connection in self._busy:
@@ -253,6 +253,15 @@ class HttpClient:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
+    def _request(self, target: Target, headers: Sequence[tuple[str, str]], content: bytes) -> bytes:
+        """The request's bytes: its head (built once per target and headers) and ``content``;
+        a header HTTP/1.1 forbids raises ``RequestRejected`` (nothing is sent)."""
+        key = (target.path, target.host_header, tuple(headers))
+        head = self._heads.get(key)
+        if head is None:
+            head = self._heads[key] = RequestHead(target.path, target.host_header, headers)
+        return head.request(content)
+
     def _take_idle(self, origin: Origin) -> Connection | None:
         pool = self._idle.get(origin)
         now = asyncio.get_running_loop().time()
@@ -263,33 +272,55 @@ class HttpClient:
             connection.abort()
         return None
 
-    async def _exchange(
-        self, connection: Connection, target: Target, request: h11.Request, content: bytes
-    ) -> HttpAnswer:
+    async def _exchange(self, connection: Connection, target: Target, request: bytes) -> HttpAnswer:
         self._busy.add(connection)
+        self._watch(connection)
         complete = False
         try:
             try:
-                async with asyncio.timeout(self.timeout):
-                    status, headers = await connection.start(request, content)
-                    body = await connection.body(headers, self.max_answer_bytes)
-            except TimeoutError as exc:
+                status, headers = await connection.start(request)
+                body = await connection.body(headers, self.max_answer_bytes)
+            except TimeoutError as exc:  # the deadline passed (``expire``)
                 raise ReadTimeout(self.timeout) from exc
             complete = True
         finally:
+            connection.deadline = None
             self._busy.discard(connection)
             await self._release(target.origin, connection, complete=complete)
         body = decode_content(body, headers.get("content-encoding"), self.max_answer_bytes)
         return HttpAnswer(status=status, headers=headers, body=body)
 
-    async def _head(
-        self, connection: Connection, request: h11.Request, content: bytes
-    ) -> tuple[int, dict[str, str]]:
+    def _watch(self, connection: Connection) -> None:
+        """Give the exchange its deadline; the timer is re-armed only for an earlier one."""
+        loop = asyncio.get_running_loop()
+        connection.deadline = deadline = loop.time() + self.timeout
+        if self._watchdog is None or deadline < self._watchdog_at:
+            if self._watchdog is not None:
+                self._watchdog.cancel()
+            self._watchdog, self._watchdog_at = loop.call_at(deadline, self._check_deadlines, loop), deadline
+
+    def _check_deadlines(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Expire the exchanges whose deadline passed; wait for the next earliest one."""
+        self._watchdog = None
+        now = loop.time()
+        later = []
+        for connection in self._busy:
+            if connection.deadline is None:
+                continue
+            if connection.deadline <= now:
+                connection.expire()
+            else:
+                later.append(connection.deadline)
+        if later and not self._closed:
+            when = min(later)
+            self._watchdog, self._watchdog_at = loop.call_at(when, self._check_deadlines, loop), when
+
+    async def _head(self, connection: Connection, request: bytes) -> tuple[int, dict[str, str]]:
         """Send the request; the answer's status and headers (the connection stays busy)."""
         self._busy.add(connection)
         try:
             async with asyncio.timeout(self.timeout):
-                return await connection.start(request, content)
+                return await connection.start(request)
         except BaseException as exc:
             self._busy.discard(connection)
             connection.abort()

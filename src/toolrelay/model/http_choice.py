@@ -1,7 +1,7 @@
 """Which HTTP client carries the model's requests: the lean one, or httpx2 behind a proxy.
 
-Direct connections use ``http.HttpClient`` (asyncio + h11). When the environment names a
-proxy for the endpoint's URL (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``, minus
+Direct connections use ``http.HttpClient`` (asyncio, its own HTTP/1.1 framing). When the
+environment names a proxy for the endpoint's URL (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``, minus
 ``NO_PROXY``, as ``urllib.request`` reads them), the requests go through httpx2 instead,
 which speaks HTTP proxies and CONNECT tunnels; its failures are turned into the same
 internal ``_http_failures`` kinds, so the model client handles one family of failures.

@@ -86,7 +86,8 @@ async def dispatch(
         if progress.hooked:
             await after_call(call, context, stopped, table.events)
         raise
-    table.events.emit(CallOutcomeEvent(call_id=call.call_id or None, outcome=outcome.to_record()))
+    if table.events.active:  # the record is built only for someone who listens
+        table.events.emit(CallOutcomeEvent(call_id=call.call_id or None, outcome=outcome.to_record()))
     if progress.hooked:
         await after_call(call, context, outcome, table.events)
     return outcome
@@ -119,8 +120,9 @@ async def _dispatch(
     parsed = _parse(table.events, call)
     route = progress.route = table.router.resolve(call.alias)
     if route is not None:
-        table.events.emit(CallRouted(call_id=call.call_id or None, alias=call.alias, server=route.server,
-                                     tool=route.tool, digest=route.digest))
+        if table.events.active:
+            table.events.emit(CallRouted(call_id=call.call_id or None, alias=call.alias, server=route.server,
+                                         tool=route.tool, digest=route.digest))
         context.server, context.tool = route.server, route.tool
     if context.hooks:
         progress.hooked = True
@@ -161,11 +163,12 @@ def _parse(events: EventStream, call: FunctionCall) -> dict[str, Any] | Argument
     """The arguments as an object, or why not; recorded as ``CallParsed`` either way."""
     text = call.arguments_text
     parsed = ArgumentError(kind="json", message=call.problem) if call.problem else parse_arguments(text)
-    error = parsed.message if isinstance(parsed, ArgumentError) else None
-    events.emit(CallParsed(
-        call_id=call.call_id or None, alias=call.alias, arguments_text=text,
-        arguments=None if error else parsed, error=error,
-    ))
+    if events.active:
+        error = parsed.message if isinstance(parsed, ArgumentError) else None
+        events.emit(CallParsed(
+            call_id=call.call_id or None, alias=call.alias, arguments_text=text,
+            arguments=None if error else parsed, error=error,
+        ))
     return parsed
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
+import os
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from dataclasses import fields as dataclass_fields
@@ -178,18 +178,16 @@ class Relay:
         names the run). With ``resume``, a run recorded up to that point goes on from there
         (``relay.resume``); with ``continuing``, a conversation's next user turn goes on
         from its context (``relay.continuation``)."""
-        result = RunResult(run_id=run_id or uuid.uuid4().hex[:12], status="error", reason="not started")
+        # 12 random hex digits, as uuid4().hex[:12] gave (its first 48 bits are random), for less
+        result = RunResult(run_id=run_id or os.urandom(6).hex(), status="error", reason="not started")
         self.result = result
         self._streaming = self.settings.stream
         self._earlier = continuing
         self._searches = ToolSearches()  # what searches loaded, this run
-        if continuing is not None:
-            self.events.emit(self._user_turn_event(result.run_id, task, continuing, first_input))
-        else:
-            self.events.emit(self.start_event(result.run_id, task, turn=resume.turn if resume else None,
-                                              note=resume.note if resume else "", first_input=first_input))
+        if self.events.active:  # nobody listens: no record is built
+            self._record_start(result.run_id, task, first_input, resume, continuing)
         try:
-            async with asyncio.timeout(self.limits.timeout) as clock:
+            async with _run_clock(self.limits.timeout) as clock:
                 first = first_input or [user_message(task)]
                 await self._turns(first, result, lambda: self._why_stopped(clock), resume, continuing)
         except _Stop as stop:
@@ -226,6 +224,16 @@ class Relay:
             async for event in events:
                 yield event
 
+    def _record_start(
+        self, run_id: str, task: str, first_input: list[dict[str, Any]] | None, resume: ResumePoint | None,
+        continuing: Continuation | None,
+    ) -> None:
+        if continuing is not None:
+            self.events.emit(self._user_turn_event(run_id, task, continuing, first_input))
+        else:
+            self.events.emit(self.start_event(run_id, task, turn=resume.turn if resume else None,
+                                              note=resume.note if resume else "", first_input=first_input))
+
     def start_event(
         self, run_id: str, task: str, *, turn: int | None = None, note: str = "",
         first_input: list[dict[str, Any]] | None = None,
@@ -253,18 +261,23 @@ class Relay:
     def _time_limit_ran_out(self) -> str:
         return f"the run's time limit ({self.limits.timeout:g} s) ran out"
 
-    def _why_stopped(self, clock: asyncio.Timeout) -> str:
+    def _why_stopped(self, clock: asyncio.Timeout | _NoClock) -> str:
         """Why a call is being cancelled: the run's time limit, or an interruption."""
         if clock.expired():
             return f"{self._time_limit_ran_out()} before the call ended"
         return INTERRUPTED
 
     def _end(self, result: RunResult) -> None:
-        earlier = self._earlier  # a conversation's record: its turns and usage so far, and this one's
-        usage = add_counts(earlier.usage, result.usage) if earlier else dict(result.usage)
         price = self._price()
         if price is not None:
             result.cost = cost_of(result.usage, price)
+        if self.events.active:
+            self._record_end(result, price)
+        self._tell(RunFinished(result=result))
+
+    def _record_end(self, result: RunResult, price: Price | None) -> None:
+        earlier = self._earlier  # a conversation's record: its turns and usage so far, and this one's
+        usage = add_counts(earlier.usage, result.usage) if earlier else dict(result.usage)
         self.events.emit(
             RunEndEvent(
                 status=result.status, reason=result.reason,
@@ -273,7 +286,6 @@ class Relay:
                 cost=cost_of(usage, price) if price is not None else {}, price=dict(price or {}),
             )
         )
-        self._tell(RunFinished(result=result))
 
     def _price(self) -> Price | None:
         """The model's prices, when a table is given; a table without them is said once."""
@@ -401,6 +413,8 @@ class Relay:
         return outputs
 
     def _turn_finished(self, number: int, turn: ModelTurn | None, outcomes: list[CallOutcome]) -> None:
+        if self.listener is None:
+            return
         status = turn.status if turn is not None else "error"
         response_id = turn.response_id if turn is not None else None
         self._tell(TurnFinished(turn=number, status=status, response_id=response_id,
@@ -563,10 +577,31 @@ class Relay:
             multimodal=limits.multimodal, structured=route is not None and route.structured,
         )
         item = feedback_item(outcome.call_id, with_refusals(rendering.output, refusals))
-        self.events.emit(FeedbackEvent(
-            call_id=outcome.call_id, item=item, cut=list(rendering.cut), for_user=list(rendering.for_user),
-        ))
+        if self.events.active:
+            self.events.emit(FeedbackEvent(call_id=outcome.call_id, item=item, cut=list(rendering.cut),
+                                           for_user=list(rendering.for_user)))
         return item
+
+
+class _NoClock:
+    """The run's clock when it has no time limit: it never runs out (``asyncio.timeout(None)``
+    would arm nothing either, but costs as much to enter as a model request's framing)."""
+
+    async def __aenter__(self) -> _NoClock:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        return None
+
+    def expired(self) -> bool:
+        return False
+
+
+_NO_CLOCK = _NoClock()
+
+
+def _run_clock(seconds: float | None) -> asyncio.Timeout | _NoClock:
+    return _NO_CLOCK if seconds is None else asyncio.timeout(seconds)
 
 
 def _read_reply(reply: ModelReply) -> ModelTurn:

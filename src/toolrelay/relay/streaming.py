@@ -92,10 +92,12 @@ class TurnCalls:
         """The model client's callback, once per update, inside its read loop."""
         if isinstance(update, stream.TextDelta):
             self._written.add(update.item_id or update.output_index)
-            self._tell(TextDelta(turn=self._turn, text=update.delta, item_id=update.item_id))
+            if self._listener is not None:
+                self._listener(TextDelta(turn=self._turn, text=update.delta, item_id=update.item_id))
         elif isinstance(update, stream.ReasoningDelta):
-            self._tell(ReasoningDelta(turn=self._turn, text=update.delta, summary=update.summary,
-                                      item_id=update.item_id))
+            if self._listener is not None:
+                self._listener(ReasoningDelta(turn=self._turn, text=update.delta, summary=update.summary,
+                                              item_id=update.item_id))
         elif isinstance(update, stream.ItemDone):
             self._item_done(update.output_index, update.item)
 
@@ -117,6 +119,8 @@ class TurnCalls:
 
     def whole_messages(self, output: list[dict[str, Any]]) -> None:
         """A turn that was not streamed: each message's text, as one delta."""
+        if self._listener is None:  # nobody to tell: no events built
+            return
         for item in output:
             text = message_text(item) if isinstance(item, dict) and item.get("type") == MESSAGE else None
             if text is not None:
@@ -165,6 +169,8 @@ class TurnCalls:
         """The response will not be answered: cancel the calls still running (each outcome
         says ``why``); the outcome of every call that started."""
         self._why_stopped = why
+        if not self._tasks:  # nothing started (a turn that answers): no turn of the loop to wait
+            return []
         # one turn of the event loop first: a call whose answer has already arrived ends
         # with it, so only calls still waiting on their server are cancelled
         await asyncio.sleep(0)
@@ -185,8 +191,9 @@ class TurnCalls:
 
     async def _call(self, call: FunctionCall, early: bool) -> dict[str, Any] | None:
         async with self._gate:
-            self._tell(CallStarted(turn=self._turn, call_id=call.call_id, alias=call.alias,
-                                   arguments=call.arguments_text, early=early))
+            if self._listener is not None:
+                self._listener(CallStarted(turn=self._turn, call_id=call.call_id, alias=call.alias,
+                                           arguments=call.arguments_text, early=early))
             outcome = await self._run_call(call, self._stop_reason, self._keep)
         self._keep(outcome)
         # rendered once the response is whole: a later item may reuse this call_id
@@ -198,7 +205,8 @@ class TurnCalls:
     def _keep(self, outcome: CallOutcome) -> None:
         if outcome.call_id is not None:
             self._outcomes[outcome.call_id] = outcome
-        self._tell(CallFinished(turn=self._turn, outcome=outcome))
+        if self._listener is not None:
+            self._listener(CallFinished(turn=self._turn, outcome=outcome))
 
     def _stop_reason(self) -> str:
         return self._why_stopped or self._run_stop_reason()

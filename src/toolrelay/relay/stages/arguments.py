@@ -24,6 +24,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .optional_nulls import strip_optional_nulls
+from .quick_check import Check, quick_check
 from .strict import json_type_name
 
 if TYPE_CHECKING:  # jsonschema is imported on first validation: `toolrelay tools` never needs it
@@ -177,6 +178,8 @@ class _Cached:
     problem: ArgumentError | None
     rule: Any = None
     """The rule object it was built for: the same object needs no re-hashing."""
+    quick: Check | None = None
+    """Says True only for values the validator accepts too (``quick_check``): those skip it."""
 
 
 class ArgumentChecker:
@@ -205,6 +208,8 @@ class ArgumentChecker:
         cached = self._validator(alias, rule)
         if cached.validator is None:
             return cached.problem
+        if cached.quick is not None and cached.quick(value):  # plainly valid: jsonschema would agree
+            return None
         try:
             errors = _first(cached.validator.iter_errors(value), _MAX_ERRORS_READ)
         except Exception as error:  # the schema is untrusted: any failure inside it is the tool's
@@ -258,7 +263,8 @@ def _build_validator(rule: Any, fingerprint: str) -> _Cached:
     except Exception as error:  # e.g. RecursionError on a pathological schema
         return _Cached(fingerprint, None, _tool_schema_problem(_describe_crash(error)), rule)
     # An empty registry: $refs resolve inside the schema only; nothing is fetched.
-    return _Cached(fingerprint, cls(rule, registry=referencing.Registry()), None, rule)
+    quick = quick_check(rule) if cls is not _drafts()[-1] else None  # draft 3's keywords differ
+    return _Cached(fingerprint, cls(rule, registry=referencing.Registry()), None, rule, quick)
 
 
 def validator_class(rule: Mapping[str, Any]) -> type[Validator]:
