@@ -37,18 +37,11 @@ from ..protocol.tasks_ext import TASKS_UPDATE, no_result_reason, settled_answer
 from .host.input_required import answer_inputs
 from .host.requests import ServerRequests
 from .refusals import malformed_answer_message
-from .tool_tasks import CANCEL_WAIT, DEFAULT_POLL, MAX_POLL, MIN_POLL
+from .tool_tasks import CANCEL_WAIT, DEFAULT_POLL, poll_seconds
 
 __all__ = ["ExtensionTaskCall"]
 
 _CLOCK_SLACK = 0.05  # a timer may fire a clock tick before its deadline
-
-
-def _poll_seconds(task: JSONObject, previous: float) -> float:
-    interval = task.get("pollIntervalMilliseconds")
-    if isinstance(interval, (int, float)) and not isinstance(interval, bool) and interval > 0:
-        return min(MAX_POLL, max(MIN_POLL, interval / 1000))
-    return previous
 
 
 @dataclass(slots=True, kw_only=True)
@@ -116,7 +109,7 @@ class ExtensionTaskCall:
     async def _follow(self, task: JSONObject) -> Exchange:
         """Poll (answering input) until the task ends; the ``tasks/get`` that showed it ended."""
         self._state = task.get("requestState")
-        status, interval = task.get("status"), _poll_seconds(task, DEFAULT_POLL)
+        status, interval = task.get("status"), poll_seconds(task, DEFAULT_POLL, "pollIntervalMilliseconds")
         last: Exchange | None = None
         while last is None or status not in m.TERMINAL_TASK_STATUSES:
             if status == "input_required" and last is not None:
@@ -129,7 +122,7 @@ class ExtensionTaskCall:
                 raise ProtocolError(f"server {self.server} answered tasks/get for task {self._task_id} "
                                     f"with error {exc.code}: {exc.rpc_message}") from None
             self._state = state.get("requestState")
-            status, interval = state.get("status"), _poll_seconds(state, interval)
+            status, interval = state.get("status"), poll_seconds(state, interval, "pollIntervalMilliseconds")
         return last
 
     async def _give_input(self, task: JSONObject) -> None:

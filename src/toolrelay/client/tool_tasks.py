@@ -43,6 +43,7 @@ __all__ = [
     "TASK_TTL_MS",
     "ToolTaskCall",
     "created_task",
+    "poll_seconds",
     "settled_problem",
     "task_required",
     "task_required_names",
@@ -105,8 +106,10 @@ def settled_problem(server: str, tool: str, task_id: str, status: Any, final: Ex
             "yet tasks/result answered with a result that is not an error")
 
 
-def _poll_seconds(task: dict[str, Any], previous: float) -> float:
-    interval = task.get("pollInterval")
+def poll_seconds(task: dict[str, Any], previous: float, field: str = "pollInterval") -> float:
+    """The wait before the next poll: the task's ``field`` (milliseconds) within our bounds,
+    else ``previous``."""
+    interval = task.get(field)
     if isinstance(interval, (int, float)) and not isinstance(interval, bool) and interval > 0:
         return min(MAX_POLL, max(MIN_POLL, interval / 1000))
     return previous
@@ -173,7 +176,7 @@ class ToolTaskCall:
 
     async def _follow(self, task: dict[str, Any]) -> tuple[Any, Exchange]:
         """Poll until the task ends or needs input; its last status and ``tasks/result``."""
-        status, interval = task.get("status"), _poll_seconds(task, DEFAULT_POLL)
+        status, interval = task.get("status"), poll_seconds(task, DEFAULT_POLL)
         while status not in m.TERMINAL_TASK_STATUSES and status != "input_required":
             await asyncio.sleep(min(interval, self._remaining(interval)))
             wait = min(self.request_timeout, self._remaining(self.request_timeout))
@@ -183,7 +186,7 @@ class ToolTaskCall:
             except RpcError as exc:
                 raise ProtocolError(f"server {self.server} answered tasks/get for task {self._task_id} "
                                     f"with error {exc.code}: {exc.rpc_message}") from None
-            status, interval = state.get("status"), _poll_seconds(state, interval)
+            status, interval = state.get("status"), poll_seconds(state, interval)
         final = await self._ask(m.TASKS_RESULT, None if self._deadline is None else self._remaining(0))
         return status, final
 
