@@ -37,13 +37,14 @@ notifications) by ``proxy_tasks.py``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..protocol.mcp import TERMINAL_TASK_STATUSES
 from ..protocol.passthrough import passed_on
 from ..protocol.tasks_ext import created_ext_task, settled_message
+from .proxy_answers import Event, Say, Triple, passed_error
 from .proxy_features import FEATURE_METHODS, judge_feature, without_envelope
 from .proxy_listens import listen_findings
 from .proxy_passing import Passing, passing_findings
@@ -59,9 +60,6 @@ PROXY_KINDS: Final = frozenset({"proxy_start", "proxy_host", "proxy_route", "pro
 _NOT_SENT: Final = frozenset({"denied", "withheld", "unknown"})
 _HOST_CALL_ID: Final = "io.toolrelay/call_id"
 
-Event = dict[str, Any]
-Triple = tuple[Any, Any, Any]
-Say = Callable[..., Finding]
 """A request's finding: (link, check, ok, message, *the events it rests on)."""
 
 
@@ -355,12 +353,10 @@ def _ext_task_result(response: Event, legs: _Legs, key: str) -> Event | None:
 
 
 def _passed(said: Say, response: Event, answer: Event) -> Finding:
+    error = passed_error(said, response, answer)
+    if error is not None:
+        return error
     upstream, host = response.get("message", {}), answer.get("message", {})
-    if "error" in upstream:
-        same = host.get("error", {}).get("code") == upstream["error"].get("code") and \
-            host.get("error", {}).get("message") == upstream["error"].get("message")
-        return said("feedback", "passed_on", same, "the upstream JSON-RPC error passed on unchanged" if same
-                    else "the upstream JSON-RPC error is not the one the host got", response, answer)
     result, got = upstream.get("result"), host.get("result")
     if not isinstance(result, dict) or not isinstance(got, dict):
         return said("feedback", "passed_on", False, "the host's answer is not the upstream result",

@@ -24,10 +24,10 @@ top of ``host_answered_once``:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Final, Protocol
 
 from ..protocol.passthrough import passed_on
+from .proxy_answers import Event, Say, Triple, passed_error
 from .verdict import Finding
 
 __all__ = ["TASK_METHODS", "judge_created", "judge_statuses", "judge_task_request"]
@@ -35,9 +35,6 @@ __all__ = ["TASK_METHODS", "judge_created", "judge_statuses", "judge_task_reques
 TASK_METHODS: Final = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
 _RELATED: Final = "io.modelcontextprotocol/related-task"
 
-Event = dict[str, Any]
-Triple = tuple[Any, Any, Any]
-Say = Callable[..., Finding]
 
 
 class Legs(Protocol):
@@ -93,12 +90,10 @@ def _one_upstream(said: Say, route: Event, legs: Legs, key: str, method: str
 
 
 def _passed(said: Say, response: Event, answer: Event, upstream_id: Any, task_id: Any) -> Finding:
+    error = passed_error(said, response, answer)
+    if error is not None:
+        return error
     upstream, host = response.get("message", {}), answer.get("message", {})
-    if "error" in upstream:
-        same = host.get("error", {}).get("code") == upstream["error"].get("code") and \
-            host.get("error", {}).get("message") == upstream["error"].get("message")
-        return said("feedback", "passed_on", same, "the upstream JSON-RPC error passed on unchanged" if same
-                    else "the upstream JSON-RPC error is not the one the host got", response, answer)
     result, got = upstream.get("result"), host.get("result")
     if not isinstance(result, dict) or not isinstance(got, dict):
         return said("feedback", "passed_on", False, "the host's answer is not the upstream result",
