@@ -25,6 +25,7 @@ recorded (``ProxyRelayed``), the upstream token beside the host's.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import weakref
@@ -68,6 +69,9 @@ class HostCall:
     task_id: str | None = None
     """A host's task (``tasks.py``): the proxy's id of it, which what the upstream asks
     during the task names as its related task; None for a plain call."""
+    ready: asyncio.Event | None = None
+    """A bridged task's (``task_bridge.py``): set while the host's ``tasks/result`` waits,
+    the 2025 way to be asked during a task; what the upstream asks waits for it."""
 
     @property
     def peer(self) -> Peer | None:

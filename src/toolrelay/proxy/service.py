@@ -24,7 +24,8 @@ from .features import FeatureRelay
 from .forward import Forwarder
 from .offered import host_tools
 from .rounds import Rounds
-from .tasks import TaskRelay
+from .task_bridge import shown_with_task_support
+from .tasks import TaskRelay, host_takes_tasks
 
 __all__ = ["ProxyService"]
 
@@ -60,6 +61,9 @@ class ProxyService:
     def tools_for(self, session: ServerSession | None) -> list[dict[str, Any]]:
         """The tools a host is offered: a host whose tasks pass through sees their task support."""
         offered = host_tools(self.catalog, self.tasks.shown_to(session) if self.tasks is not None else None)
+        if self.tasks is not None and host_takes_tasks(session):  # a 2026-07-28 server's: bridged tasks
+            bridged = {route.alias for route in self.catalog.routes if self.tasks.bridge.serves(route.server)}
+            offered = [shown_with_task_support(tool) if tool["name"] in bridged else tool for tool in offered]
         if self.forwarder.keep_names:  # each tool by its own name (one server: names.py)
             own = {route.alias: route.tool for route in self.catalog.routes}
             offered = [{**tool, "name": own.get(tool["name"], tool["name"])} for tool in offered]
@@ -89,6 +93,9 @@ class ProxyService:
             if tasks.passes(route, session, request.params):
                 assert route is not None
                 return tasks.create(name, route, arguments, request, context.protocol_version, session)
+            if host_takes_tasks(session) and tasks.bridge.takes(route, request.params):
+                assert route is not None
+                return tasks.bridge.create(name, route, arguments, request, context.protocol_version, session)
         capabilities = session.client_capabilities if session is not None else {}
         return self.forwarder.forward(name, arguments, request, context.protocol_version, session=session,
                                       capabilities=capabilities, stream=context.stream)

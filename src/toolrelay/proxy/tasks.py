@@ -62,6 +62,7 @@ from ..server.features import FeatureHandler
 from .forward import Forwarder, forwarded_meta, tool_error
 from .host_calls import HostCall
 from .records import ProxyRelayed, ProxyTask, ProxyTaskStatus
+from .task_bridge import TaskBridge
 
 __all__ = ["TASK_METHODS", "PassedTask", "TaskRelay", "host_takes_tasks"]
 
@@ -117,6 +118,8 @@ class TaskRelay:
         """(server, the proxy's upstream progressToken) → the task it tells the progress of."""
         self._numbers = itertools.count(1)
         self._salt = secrets.token_hex(4)  # a task id is unguessable: it is all that names a task
+        self.bridge = TaskBridge(catalog, forwarder)
+        """A 2025 host's tasks that a 2026-07-28 upstream runs as extension tasks (``task_bridge.py``)."""
 
     # -- what is offered ---------------------------------------------------------------------
 
@@ -125,7 +128,8 @@ class TaskRelay:
         return connection is not None and connection.tasks_unavailable is None
 
     def capabilities(self) -> JSONObject:
-        if not any(self.runs_tasks(server) for server in self.catalog.available):
+        servers = self.catalog.available
+        if not any(self.runs_tasks(server) or self.bridge.serves(server) for server in servers):
             return {}
         return {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
 
@@ -285,6 +289,9 @@ class TaskRelay:
 
     async def _one(self, key: str, request: Request, session: ServerSession | None) -> JSONObject:
         task_id = m.require_str(request.params, "taskId")
+        bridged = self.bridge.owns(task_id, session)
+        if bridged is not None:
+            return await self.bridge.answer(key, request, bridged)
         task = self._owned(task_id, session)
         if task is None:  # another host's is as unknown to this one as a made-up id
             self.forwarder.route_to(key, request, task_id, "unknown",

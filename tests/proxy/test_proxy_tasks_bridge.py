@@ -1,0 +1,152 @@
+"""A 2025-11-25 host's own tasks, run by a 2026-07-28 upstream as tasks of the tasks
+extension (SEP-2663), bridged by ``toolrelay proxy`` (``proxy/task_bridge.py``).
+
+The upstream is the official SDK's server carrying the extension as the SEP writes it
+(``sdk_tasks_ext_server.py``: a new ``requestState`` on every task message, a stale one
+refused); the host speaks 2025-11-25 JSON-RPC judged by the SDK's own 2025-11-25 types
+(``task_host.py``). The host is given the proxy's task id, its ``tasks/get`` shows the
+upstream's latest state in 2025 terms, ``tasks/result`` waits for the end and gives the
+result (or error), the task's input request reaches the host during ``tasks/result`` as a
+2025 elicitation naming its task, and ``tasks/cancel`` sends the extension's
+``tasks/cancel`` with the latest ``requestState``. The transcripts verify; tampered
+copies do not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from testkit.servers import SDK_TASKS_EXT_SERVER
+
+from .proxy_helpers import events, script_entry, verify, verify_tampered, write_config
+from .task_host import TaskHost
+
+RELATED = "io.modelcontextprotocol/related-task"
+TASK = {"ttl": 60000}
+MODERN = ("--protocol-version", "2026-07-28")
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    return write_config(tmp_path, {"x": script_entry(SDK_TASKS_EXT_SERVER)})
+
+
+async def _until(host: TaskHost, task_id: str, status: str) -> dict[str, Any]:
+    for _ in range(200):
+        state = await host.request("tasks/get", {"taskId": task_id})
+        if state["status"] == status:
+            return state
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"task {task_id} never became {status}")
+
+
+async def _tasks(config: Path, transcript: Path) -> dict[str, Any]:
+    async def answer(request: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {"name": "Grace"}}
+
+    host = await TaskHost.start(config, transcript, answer=answer, more=MODERN)
+    try:
+        seen: dict[str, Any] = {"capabilities": host.initialized["capabilities"]}
+        tools = await host.request("tools/list")
+        seen["execution"] = {tool["name"]: tool.get("execution") for tool in tools["tools"]}
+        made = await host.request("tools/call", {"name": "x__slow", "task": TASK,
+                                                 "arguments": {"text": "late hello", "seconds": 0.3}})
+        slow = made["task"]["taskId"]
+        seen["created"] = made["task"]
+        seen["working"] = await host.request("tasks/get", {"taskId": slow})
+        seen["slow"] = await host.request("tasks/result", {"taskId": slow})
+        seen["slow_after"] = await host.request("tasks/get", {"taskId": slow})
+        asked = (await host.request("tools/call", {"name": "x__ask", "arguments": {}, "task": TASK}))["task"]
+        seen["input_required"] = await _until(host, asked["taskId"], "input_required")
+        seen["ask"] = await host.request("tasks/result", {"taskId": asked["taskId"]})
+        seen["asked"] = [(a["method"], a["params"].get("_meta")) for a in host.asked]
+        failing = (await host.request("tools/call", {"name": "x__fail", "arguments": {}, "task": TASK}))["task"]
+        seen["fail"] = await host.raw("tasks/result", {"taskId": failing["taskId"]})
+        endless = (await host.request("tools/call", {"name": "x__forever", "arguments": {}, "task": TASK}))["task"]
+        await _until(host, endless["taskId"], "working")
+        seen["cancel"] = await host.request("tasks/cancel", {"taskId": endless["taskId"]})
+        seen["cancel_again"] = await host.raw("tasks/cancel", {"taskId": endless["taskId"]})
+        seen["plain"] = await host.request("tools/call", {"name": "x__plain", "arguments": {"text": "hi"},
+                                                          "task": TASK})
+        seen["upstream_id"] = await host.raw("tasks/get", {"taskId": "ext-task-1"})
+        seen["ids"] = (slow, asked["taskId"], failing["taskId"], endless["taskId"])
+        return seen
+    finally:
+        await host.close()
+
+
+def test_a_2025_hosts_task_runs_as_a_2026_extension_task_upstream(config: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    seen = asyncio.run(_tasks(config, transcript))
+    assert seen["capabilities"]["tasks"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+    assert seen["execution"]["x__slow"] == {"taskSupport": "optional"}  # the 2026 server alone decides
+    slow, asked, failing, endless = seen["ids"]
+    assert slow.startswith("toolrelay-") and len(set(seen["ids"])) == 4
+    assert seen["created"]["status"] == "working" and seen["created"]["ttl"] == 600_000
+    assert seen["created"]["pollInterval"] == 20
+    assert seen["working"]["status"] == "working"
+    assert seen["slow"]["content"][0]["text"] == "late hello"
+    assert seen["slow"]["_meta"][RELATED] == {"taskId": slow}
+    assert seen["slow_after"]["status"] == "completed"
+    assert seen["input_required"]["statusMessage"] == "waiting for a name"
+    assert seen["ask"]["content"][0]["text"] == "hello Grace"
+    assert seen["asked"] == [("elicitation/create", {RELATED: {"taskId": asked}})]
+    assert seen["fail"]["error"] == {"code": -32001, "message": "backend refused the job"}
+    assert seen["cancel"]["status"] == "cancelled"
+    assert seen["cancel_again"]["error"] == {
+        "code": -32602, "message": "Cannot cancel task: already in terminal status 'cancelled'"}
+    assert seen["plain"]["content"][0]["text"] == "hi"  # the upstream made no task: a plain answer
+    assert seen["upstream_id"]["error"]["code"] == -32602  # the upstream's id means nothing to the host
+
+    recorded = events(transcript)
+    tasks = [e for e in recorded if e["kind"] == "proxy_task"]
+    assert [(t["server"], t["upstream_task_id"], t["task_id"]) for t in tasks] == [
+        ("x", f"ext-task-{n}", task_id) for n, task_id in enumerate(seen["ids"], 1)]
+    upstream = [e["message"] for e in recorded if e["kind"] == "mcp_request" and e.get("server") == "x"]
+    cancels = [m["params"] for m in upstream if m["method"] == "tasks/cancel"]
+    assert len(cancels) == 1 and cancels[0]["taskId"] == "ext-task-4"
+    last_state = [e["message"]["result"].get("requestState") for e in recorded if e["kind"] == "mcp_response"
+                  and e.get("server") == "x" and (e["message"].get("result") or {}).get("taskId") == "ext-task-4"]
+    assert cancels[0]["requestState"] == last_state[-1]  # the latest the upstream gave
+    assert not [m for m in upstream if m["method"] == "tasks/result"]  # no such method in 2026
+    updates = [m["params"] for m in upstream if m["method"] == "tasks/update"]
+    assert [u["inputResponses"] for u in updates] == [{"name-1": {"action": "accept",
+                                                                  "content": {"name": "Grace"}}}]
+    checked = verify(transcript)
+    assert checked.returncode == 0, checked.stdout
+
+
+def _answer_of(lines: list[dict[str, Any]], method: str, nth: int = 0) -> dict[str, Any]:
+    found = [e for e in lines if e["kind"] == "proxy_host" and e["direction"] == "out" and e["method"] == method
+             and "result" in e["message"]]
+    return found[nth]
+
+
+@pytest.mark.parametrize(("tamper", "said"), [
+    ("result", "the host's answer is not the result the upstream task ended with"),
+    ("status", "the host's task state is not the upstream task state it rests on"),
+    ("created", "the host's task state is not the upstream task state it rests on"),
+    ("cancel", "the upstream tasks/cancel did not echo the latest requestState"),
+])
+def test_a_tampered_bridged_task_is_rejected(config: Path, tmp_path: Path, tamper: str, said: str) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    asyncio.run(_tasks(config, transcript))
+
+    def forge(lines: list[dict[str, Any]]) -> None:
+        if tamper == "result":
+            _answer_of(lines, "tasks/result")["message"]["result"]["content"][0]["text"] = "forged"
+        elif tamper == "status":
+            _answer_of(lines, "tasks/get")["message"]["result"]["status"] = "completed"
+        elif tamper == "created":
+            _answer_of(lines, "tools/call")["message"]["result"]["task"]["status"] = "input_required"
+        else:
+            sent = next(e for e in lines if e["kind"] == "mcp_request" and e["message"]["method"] == "tasks/cancel")
+            sent["message"]["params"]["requestState"] = "ext-task-4-state-1"
+
+    tampered = verify_tampered(transcript, forge, tmp_path)
+    assert tampered.returncode == 1, tampered.stdout
+    assert said in tampered.stdout
