@@ -26,8 +26,8 @@ from toolrelay.verify import verify as check
 from toolrelay.verify.explain import explain
 from toolrelay.view.rows import describe
 
-from .proxy_helpers import events, script_entry, verify, verify_tampered, write_config
-from .task_host import TaskHost
+from .proxy_helpers import events, http_proxy, script_entry, verify, verify_tampered, write_config
+from .task_host import HttpTaskHost, TaskHost
 
 RELATED = "io.modelcontextprotocol/related-task"
 TASK = {"ttl": 60000}
@@ -165,3 +165,24 @@ def test_a_tampered_bridged_task_is_rejected(config: Path, tmp_path: Path, tampe
     tampered = verify_tampered(transcript, forge, tmp_path)
     assert tampered.returncode == 1, tampered.stdout
     assert said in tampered.stdout
+
+
+def test_an_http_host_is_asked_for_its_bridged_task_on_the_stream_of_its_tasks_result(
+    config: Path, tmp_path: Path,
+) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    with http_proxy(config, transcript, *MODERN) as url:
+        host = HttpTaskHost(url, answer=lambda asked: {"action": "accept", "content": {"name": "Ada L."}})
+        try:
+            made = host.request("tools/call", {"name": "x__ask", "arguments": {}, "task": TASK})
+            task_id = made["task"]["taskId"]
+            result = host.request("tasks/result", {"taskId": task_id})
+        finally:
+            host.close()
+    assert result["content"][0]["text"] == "hello Ada L."
+    assert result["_meta"][RELATED] == {"taskId": task_id}
+    assert [(a["method"], a["params"]["_meta"]) for a in host.asked] == [
+        ("elicitation/create", {RELATED: {"taskId": task_id}})]
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert "elicitation/create of server x (its id 'name-1') answered by the host" in checked.stdout
