@@ -20,13 +20,14 @@ from typing import Any
 
 import pytest
 
+from conftest import PYTHON
 from testkit.servers import SDK_TASKS_EXT_SERVER
 from toolrelay.verify import load_run
 from toolrelay.verify import verify as check
 from toolrelay.verify.explain import explain
 from toolrelay.view.rows import describe
 
-from .proxy_helpers import events, http_proxy, script_entry, verify, verify_tampered, write_config
+from .proxy_helpers import events, http_proxy, proxy_args, script_entry, verify, verify_tampered, write_config
 from .task_host import HttpTaskHost, TaskHost
 
 RELATED = "io.modelcontextprotocol/related-task"
@@ -186,3 +187,105 @@ def test_an_http_host_is_asked_for_its_bridged_task_on_the_stream_of_its_tasks_r
     checked = verify(transcript, "--all")
     assert checked.returncode == 0, checked.stdout
     assert "elicitation/create of server x (its id 'name-1') answered by the host" in checked.stdout
+
+
+# -- a 2026-07-28 host that declares the tasks extension ------------------------------------
+
+EXTENSION = "io.modelcontextprotocol/tasks"
+MODERN_CAPABILITIES = {"extensions": {EXTENSION: {}}, "elicitation": {"form": {}}}
+
+
+async def _modern_host(config: Path, transcript: Path) -> TaskHost:
+    proc = await asyncio.create_subprocess_exec(
+        PYTHON, *proxy_args(config, transcript, *MODERN), stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=2**22)
+    return TaskHost(proc, None)
+
+
+async def _ask(host: TaskHost, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """One 2026-07-28 request (its envelope in ``_meta``): the proxy's whole response."""
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": MODERN_CAPABILITIES,
+            "io.modelcontextprotocol/clientInfo": {"name": "modern-host", "version": "1"}}
+    return await host.raw(method, {**params, "_meta": meta})
+
+
+async def _modern_until(host: TaskHost, task: dict[str, Any], status: str) -> dict[str, Any]:
+    for _ in range(200):
+        asked = {"taskId": task["taskId"], "requestState": task["requestState"]}
+        got = await _ask(host, "tasks/get", asked)
+        task = got["result"]
+        if task["status"] == status and (status != "input_required" or task["inputRequests"]):
+            return task
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"task {task['taskId']} never became {status}")
+
+
+async def _modern(config: Path, transcript: Path) -> dict[str, Any]:
+    host = await _modern_host(config, transcript)
+    seen: dict[str, Any] = {}
+    try:
+        discovered = await _ask(host, "server/discover", {})
+        seen["extensions"] = discovered["result"]["capabilities"].get("extensions")
+        slow = {"name": "x__slow", "arguments": {"text": "late", "seconds": 0.2}}
+        made = await _ask(host, "tools/call", slow)
+        seen["created"] = made["result"]
+        seen["slow"] = await _modern_until(host, made["result"], "completed")
+        asking = (await _ask(host, "tools/call", {"name": "x__ask", "arguments": {}}))["result"]
+        seen["asking"] = await _modern_until(host, asking, "input_required")
+        key = next(iter(seen["asking"]["inputRequests"]))
+        seen["update"] = await _ask(host, "tasks/update", {
+            "taskId": asking["taskId"], "requestState": seen["asking"]["requestState"],
+            "inputResponses": {key: {"action": "accept", "content": {"name": "Hedy"}}}})
+        seen["asked"] = await _modern_until(host, seen["asking"], "completed")
+        endless = (await _ask(host, "tools/call", {"name": "x__forever", "arguments": {}}))["result"]
+        seen["cancel"] = await _ask(host, "tasks/cancel", {"taskId": endless["taskId"],
+                                                           "requestState": endless["requestState"]})
+        seen["cancelled"] = await _modern_until(host, endless, "cancelled")
+        plain = await _ask(host, "tools/call", {"name": "x__plain", "arguments": {"text": "hi"}})
+        seen["plain"] = plain["result"]
+        seen["unknown"] = await _ask(host, "tasks/get", {"taskId": "ext-task-1"})
+        return seen
+    finally:
+        await host.close()
+
+
+def test_a_2026_07_28_host_that_declares_the_extension_gets_the_proxys_task(
+    config: Path, tmp_path: Path,
+) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    seen = asyncio.run(_modern(config, transcript))
+    assert seen["extensions"] == {EXTENSION: {}}
+    created = seen["created"]
+    assert created["resultType"] == "task" and created["status"] == "working"
+    assert created["taskId"].startswith("toolrelay-")
+    assert created["requestState"].startswith(created["taskId"])  # the proxy's own, not the upstream's
+    assert created["ttlSeconds"] == 600 and created["pollIntervalMilliseconds"] == 20
+    assert seen["slow"]["result"]["content"][0]["text"] == "late"
+    asking = seen["asking"]
+    assert asking["inputRequests"]["name-1"]["method"] == "elicitation/create"
+    assert asking["inputRequests"]["name-1"]["params"]["message"] == "Your name?"
+    assert seen["update"]["result"]["resultType"] == "complete"
+    assert seen["asked"]["result"]["content"][0]["text"] == "hello Hedy"
+    assert "result" in seen["cancel"] and seen["cancelled"]["status"] == "cancelled"
+    assert seen["plain"]["content"][0]["text"] == "hi" and seen["plain"]["resultType"] == "complete"
+    assert seen["unknown"]["error"]["code"] == -32602
+    recorded = events(transcript)
+    upstream = [e["message"] for e in recorded if e["kind"] == "mcp_request" and e.get("server") == "x"]
+    assert [m["params"]["inputResponses"] for m in upstream if m["method"] == "tasks/update"] == [
+        {"name-1": {"action": "accept", "content": {"name": "Hedy"}}}]
+    states = {m["params"].get("requestState") for m in upstream if m["method"].startswith("tasks/")}
+    assert not [s for s in states if s and s.startswith("toolrelay-")]  # the host's states stay on its leg
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert "elicitation/create of server x (its id 'name-1') answered by the host" in checked.stdout
+
+    def forge(lines: list[dict[str, Any]]) -> None:
+        got = [e for e in lines if e["kind"] == "proxy_host" and e["direction"] == "out"
+               and e["method"] == "tasks/get"
+               and (e["message"].get("result") or {}).get("status") == "completed"]
+        got[0]["message"]["result"]["result"]["content"][0]["text"] = "forged"
+
+    tampered = verify_tampered(transcript, forge, tmp_path)
+    assert tampered.returncode == 1
+    assert "the host's task state is not the upstream task state it rests on" in tampered.stdout

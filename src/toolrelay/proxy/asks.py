@@ -133,8 +133,9 @@ class HostAsks:
         if call.ready is not None:  # a bridged task: asked during the host's tasks/result
             await call.ready.wait()
         if call.session is None:  # 2026-07-28: the call's input_required answer
-            assert self.ask_modern is not None
-            answer, round_info = await self.ask_modern(call, method, passed, upstream_id)
+            asker = call.ask or self.ask_modern  # a bridged task's asks, or the call's rounds
+            assert asker is not None
+            answer, round_info = await asker(call, method, passed, upstream_id)
             left = round_info.get("host_left")  # it never retried: answered by the proxy's give-up
             outcome = "host_left" if left else _outcome(method, answer)
             self._record(call, server, upstream_id, method, "host", outcome, str(left or ""),

@@ -73,6 +73,13 @@ class ProxyService:
         found = dict(self.features.methods()) if self.features is not None else {}
         return {**found, **self.tasks.methods()} if self.tasks is not None else found
 
+    def extension_methods(self) -> Mapping[str, FeatureHandler]:
+        """The 2026-07-28 tasks extension's methods (a host's bridged tasks: ``task_bridge.py``)."""
+        return self.tasks.bridge.modern_methods() if self.tasks is not None else {}
+
+    def extension_capabilities(self) -> JSONObject:
+        return self.tasks.bridge.extension_capabilities() if self.tasks is not None else {}
+
     def feature_capabilities(self) -> JSONObject:
         found = self.features.capabilities() if self.features is not None else {}
         return {**found, **self.tasks.capabilities()} if self.tasks is not None else found
@@ -84,6 +91,14 @@ class ProxyService:
             request = Request(id=None, method="tools/call", params=params,  # type: ignore[arg-type]
                               raw={"jsonrpc": "2.0", "method": "tools/call", "params": params})
         session = context.session
+        if session is None and self.tasks is not None:  # a 2026-07-28 host that takes tasks
+            route = self.catalog.route(self.forwarder.catalog_alias(name))
+            declared = _enveloped_capabilities(request)
+            if self.tasks.bridge.takes_modern(route, declared):
+                assert route is not None
+                exchange = context.stream.exchange if context.stream is not None else None
+                return self.tasks.bridge.create(name, route, arguments, request, context.protocol_version,
+                                                None, capabilities=declared, exchange=exchange)
         if session is None and self.rounds is not None:  # 2026-07-28: asks are input_required rounds
             return self.rounds.call(name, arguments, request, context.protocol_version,
                                     _enveloped_capabilities(request), stream=context.stream)
