@@ -19,8 +19,16 @@ requests while a ``tasks/result`` waits, naming the host's task, and answered up
 ``tasks/update``; ``tasks/cancel`` sends the extension's ``tasks/cancel`` with the latest
 ``requestState`` and answers the task ``cancelled``. Each answer is recorded with the
 upstream exchange it rests on (``proxy_route`` decision ``bridged``), so ``verify`` holds
-it to that upstream message (``verify/proxy_tasks.py``). Not bridged: ``tasks/list``
-does not list these tasks, and no ``notifications/tasks/status`` is sent for them.
+it to that upstream message (``verify/proxy_tasks.py``).
+
+A 2026-07-28 host that declared the extension in its request's capabilities gets the same
+task in its own era's terms: ``resultType: "task"`` with the proxy's id and a
+``requestState`` of the proxy's (the upstream's stays on the upstream leg); ``tasks/get``
+is the upstream's latest state, with what the task asks as the proxy's ``inputRequests``
+(under the upstream's keys), answered by the host's ``tasks/update``; ``tasks/cancel`` as
+above. Not bridged: ``tasks/list`` does not list these tasks, no
+``notifications/tasks/status`` is sent for them, and a 2026-07-28 host's call to a
+2025-11-25 server is answered plainly (``forward.py``).
 """
 
 from __future__ import annotations
