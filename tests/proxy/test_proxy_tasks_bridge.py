@@ -15,9 +15,11 @@ copies do not.
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
+import httpx2 as httpx
 import pytest
 
 from conftest import PYTHON
@@ -289,3 +291,54 @@ def test_a_2026_07_28_host_that_declares_the_extension_gets_the_proxys_task(
     tampered = verify_tampered(transcript, forge, tmp_path)
     assert tampered.returncode == 1
     assert "the host's task state is not the upstream task state it rests on" in tampered.stdout
+
+    def changed_answer(lines: list[dict[str, Any]]) -> None:  # the host's answer, changed on its way up
+        sent = next(e for e in lines if e["kind"] == "mcp_request"
+                    and e["message"]["method"] == "tasks/update")
+        sent["message"]["params"]["inputResponses"]["name-1"]["content"]["name"] = "Mallory"
+
+    tampered = verify_tampered(transcript, changed_answer, tmp_path)
+    assert tampered.returncode == 1
+    assert "input responses ['name-1'] went upstream changed" in tampered.stdout
+
+
+def _post(client: httpx.Client, url: str, number: int, method: str, params: dict[str, Any]
+          ) -> dict[str, Any]:
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": MODERN_CAPABILITIES,
+            "io.modelcontextprotocol/clientInfo": {"name": "modern-http-host", "version": "1"}}
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json",
+               "mcp-protocol-version": "2026-07-28", "mcp-method": method}
+    headers["mcp-name"] = params.get("name") or params["taskId"]  # the name-bearing methods' header
+    body = {"jsonrpc": "2.0", "id": number, "method": method, "params": {**params, "_meta": meta}}
+    reply = client.post(url, json=body, headers=headers)
+    assert reply.status_code == 200, reply.text
+    answer: dict[str, Any] = reply.json()
+    return answer
+
+
+def test_a_2026_07_28_http_host_answers_its_tasks_input_in_tasks_update(
+    config: Path, tmp_path: Path,
+) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    with http_proxy(config, transcript, *MODERN) as url, httpx.Client(timeout=30) as client:
+        task = _post(client, url, 1, "tools/call", {"name": "x__ask", "arguments": {}})["result"]
+        for number in range(2, 200):
+            task = _post(client, url, number, "tasks/get", {"taskId": task["taskId"],
+                                                            "requestState": task["requestState"]})["result"]
+            if task.get("inputRequests"):
+                break
+            time.sleep(0.02)
+        update = {"taskId": task["taskId"], "requestState": task["requestState"],
+                  "inputResponses": {"name-1": {"action": "accept", "content": {"name": "Ida"}}}}
+        assert "result" in _post(client, url, 500, "tasks/update", update)
+        for number in range(501, 700):
+            task = _post(client, url, number, "tasks/get", {"taskId": task["taskId"],
+                                                            "requestState": task["requestState"]})["result"]
+            if task["status"] == "completed":
+                break
+            time.sleep(0.02)
+    assert task["result"]["content"][0]["text"] == "hello Ida"
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert "elicitation/create of server x (its id 'name-1') answered by the host" in checked.stdout
