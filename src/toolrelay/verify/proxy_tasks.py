@@ -388,11 +388,12 @@ def _bridged_answer(said: Say, method: str, asked: dict[str, Any], response: Eve
         return said("feedback", "passed_on", False, "the upstream answer is no task state", response, answer)
     if method == "tasks/result":
         settled = settled_message(host.get("id"), response.get("message", {}))
-        if isinstance(settled, str) or "error" in settled:
-            same = not isinstance(settled, str) and host.get("error") == settled.get("error")
-            return said("feedback", "passed_on", same, "the upstream task's error passed on unchanged"
-                        if same else "the host's answer is not the error the upstream task ended with",
+        if isinstance(settled, str):
+            return said("feedback", "passed_on", False, f"the upstream task gave no result: {settled}",
                         response, answer)
+        error = passed_error(said, {**response, "message": settled}, answer)  # as the task ended
+        if error is not None:
+            return error
         result = dict(settled["result"])
         result["_meta"] = {**(result.get("_meta") or {}), _RELATED: {"taskId": task_id}}
         ok = got == comparable(result)
