@@ -315,10 +315,12 @@ class Connection:
         timeout: float | None = None,
         meta: Mapping[str, Any] | None = None,
         on_sent: Sent | None = None,
+        on_task: Sent | None = None,
     ) -> Exchange:
         """Send one tools/call; a JSON-RPC error comes back inside the Exchange. ``meta``:
         entries for the request's ``params._meta`` (toolrelay's own keys win); ``on_sent``
-        is given each tools/call once it is on the wire.
+        is given each tools/call once it is on the wire; ``on_task``, when the server makes
+        the call a tasks-extension task, each of its exchanges answered (``ext_tasks.py``).
 
         Raises TransportError subclasses when no answer can come: ServerExited,
         RequestTimeout (after sending notifications/cancelled), MessageTooLarge,
@@ -331,7 +333,7 @@ class Connection:
             # execution.taskSupport "required": client/tool_tasks.py
             way = self._call_as_task if name in self.task_tools else self._call_directly
             exchange = await way(name, arguments, call_id=call_id, timeout=timeout, meta=meta,
-                                 on_sent=on_sent)
+                                 on_sent=on_sent, on_task=on_task)
             sent = exchange.mcp_id
             return exchange
         except ToolrelayError as exc:
@@ -343,7 +345,7 @@ class Connection:
 
     async def _call_directly(
         self, name: str, arguments: dict[str, Any], *, call_id: str | None, timeout: float | None,
-        meta: Mapping[str, Any] | None, on_sent: Sent | None,
+        meta: Mapping[str, Any] | None, on_sent: Sent | None, on_task: Sent | None = None,
     ) -> Exchange:
         link = self._link
         if link is None or not link.ready or link.peer.closed is not None:
@@ -373,7 +375,8 @@ class Connection:
         task = ExtensionTaskCall(peer=peer, requests=self.requests, envelope=self._envelope_of,
                                  server=self.name,
                                  tool=name, call_id=call_id, limit=limit,
-                                 request_timeout=self.config.request_timeout, on_sent=on_sent)
+                                 request_timeout=self.config.request_timeout, on_sent=on_sent,
+                                 on_task=on_task)
         return await task.run(exchange, began)
 
     def _envelope_of(self, params: JSONObject) -> JSONObject:
@@ -386,7 +389,7 @@ class Connection:
 
     async def _call_as_task(
         self, name: str, arguments: dict[str, Any], *, call_id: str | None, timeout: float | None,
-        meta: Mapping[str, Any] | None, on_sent: Sent | None,
+        meta: Mapping[str, Any] | None, on_sent: Sent | None, on_task: Sent | None = None,
     ) -> Exchange:
         why = self.tasks_unavailable
         if why is not None:

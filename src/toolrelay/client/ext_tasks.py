@@ -60,6 +60,9 @@ class ExtensionTaskCall:
     """The call's timeout: it covers the whole task."""
     request_timeout: float
     on_sent: Sent | None = None
+    on_task: Sent | None = None
+    """Given the call's ``CreateTaskResult`` exchange and each ``tasks/*`` exchange after it,
+    answered (a proxy shows its host the task's latest state: ``proxy/task_bridge.py``)."""
     _deadline: float | None = None
     _task_id: str = ""
     _state: Any = None
@@ -77,6 +80,8 @@ class ExtensionTaskCall:
             raise ProtocolError(f"server {self.server} answered tools/call {self.tool} with a task "
                                 "without a taskId").for_request(created.mcp_id, created.request)
         self._task_id = task_id
+        if self.on_task is not None:
+            self.on_task(created)
         try:
             last = await self._follow(created.result)
         except RequestTimeout as exc:
@@ -162,7 +167,10 @@ class ExtensionTaskCall:
             params["requestState"] = self._state  # as given: opaque to the client
         wait = timeout if timeout is not None else min(self.request_timeout,
                                                        self._remaining(self.request_timeout))
-        return await self.peer.call(method, self.envelope(params), timeout=wait, tag=self.call_id)
+        exchange = await self.peer.call(method, self.envelope(params), timeout=wait, tag=self.call_id)
+        if self.on_task is not None:
+            self.on_task(exchange)
+        return exchange
 
     async def _cancel(self) -> None:
         """``tasks/cancel``, acknowledged or not."""

@@ -22,6 +22,7 @@ __all__ = [
     "EXTENSION",
     "RESULT_TASK",
     "TASKS_UPDATE",
+    "as_2025_task",
     "created_ext_task",
     "extension_declared",
     "no_result_reason",
@@ -89,3 +90,22 @@ def settled_message(mcp_id: RequestId, response: JSONObject) -> JSONObject | str
 def no_result_reason(task_id: str, why: str) -> str:
     """Why a task's end answers its call with no result (``why``: ``settled_answer``'s)."""
     return f"its task {task_id} gave no result: {why}"
+
+
+_TASK_2025_FIELDS: Final = ("status", "statusMessage", "createdAt", "lastUpdatedAt")
+
+
+def as_2025_task(task: JSONObject, task_id: str) -> JSONObject:
+    """An extension task's state (a ``CreateTaskResult`` or ``tasks/get`` answer) as a
+    2025-11-25 ``Task`` named ``task_id``: the status names are the same in both eras;
+    ``ttlSeconds`` is said as ``ttl`` in milliseconds (null: unlimited) and
+    ``pollIntervalMilliseconds`` as ``pollInterval``; the rest of the 2026 task (its
+    ``requestState``, ``inputRequests``, ``result``) is not a 2025 task's."""
+    out: JSONObject = {"taskId": task_id}
+    out.update({name: task[name] for name in _TASK_2025_FIELDS if name in task})
+    ttl = task.get("ttlSeconds")
+    out["ttl"] = ttl * 1000 if isinstance(ttl, (int, float)) and not isinstance(ttl, bool) else None
+    poll = task.get("pollIntervalMilliseconds")
+    if isinstance(poll, (int, float)) and not isinstance(poll, bool):
+        out["pollInterval"] = poll
+    return out

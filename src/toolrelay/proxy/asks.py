@@ -129,10 +129,13 @@ class HostAsks:
     async def _ask(self, call: HostCall, method: str, params: JSONObject, upstream_id: RequestId | None,
                    server: str) -> tuple[JSONObject, str]:
         """The host's answer (``{"result": ...}`` or ``{"error": ...}``) and a note for messages."""
-        passed = _passed_params(params, call.task_id)
+        passed = _passed_params(params, call.task_id, related=call.ready is not None)
+        if call.ready is not None:  # a bridged task: asked during the host's tasks/result
+            await call.ready.wait()
         if call.session is None:  # 2026-07-28: the call's input_required answer
-            assert self.ask_modern is not None
-            answer, round_info = await self.ask_modern(call, method, passed, upstream_id)
+            asker = call.ask or self.ask_modern  # a bridged task's asks, or the call's rounds
+            assert asker is not None
+            answer, round_info = await asker(call, method, passed, upstream_id)
             left = round_info.get("host_left")  # it never retried: answered by the proxy's give-up
             outcome = "host_left" if left else _outcome(method, answer)
             self._record(call, server, upstream_id, method, "host", outcome, str(left or ""),
@@ -176,10 +179,11 @@ def _undeclared(call: HostCall | None, capability: str, *, needs: str | None) ->
     return None
 
 
-def _passed_params(params: JSONObject, task_id: str | None = None) -> JSONObject:
+def _passed_params(params: JSONObject, task_id: str | None = None, *, related: bool = False) -> JSONObject:
     """The upstream request's params as the host is asked them: without its ``task`` and
     its related-task meta (of the upstream's tasks, which the proxy handles), but for the
-    host's own task, ``task_id``, named as the host knows it."""
+    host's own task, ``task_id``, named as the host knows it (``related``: named even where
+    the upstream request names no task, as a tasks-extension task's input request)."""
     passed = {key: value for key, value in params.items() if key != "task"}
     meta = passed.get("_meta")
     if isinstance(meta, dict):
@@ -190,6 +194,8 @@ def _passed_params(params: JSONObject, task_id: str | None = None) -> JSONObject
             passed["_meta"] = kept
         else:
             del passed["_meta"]
+    if related and task_id is not None:
+        passed["_meta"] = {**(passed.get("_meta") or {}), m.RELATED_TASK: {"taskId": task_id}}
     return passed
 
 

@@ -25,9 +25,11 @@ recorded (``ProxyRelayed``), the upstream token beside the host's.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import weakref
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +70,12 @@ class HostCall:
     task_id: str | None = None
     """A host's task (``tasks.py``): the proxy's id of it, which what the upstream asks
     during the task names as its related task; None for a plain call."""
+    ask: Callable[[HostCall, str, JSONObject, Any], Awaitable[tuple[JSONObject, JSONObject]]] | None = None
+    """How a 2026-07-28 host is asked during its bridged task (``task_bridge.py``); None:
+    by the call's ``input_required`` rounds (``asks.HostAsks.ask_modern``)."""
+    ready: asyncio.Event | None = None
+    """A bridged task's (``task_bridge.py``): set while the host's ``tasks/result`` waits,
+    the 2025 way to be asked during a task; what the upstream asks waits for it."""
 
     @property
     def peer(self) -> Peer | None:

@@ -24,7 +24,8 @@ from .features import FeatureRelay
 from .forward import Forwarder
 from .offered import host_tools
 from .rounds import Rounds
-from .tasks import TaskRelay
+from .task_bridge import shown_with_task_support
+from .tasks import TaskRelay, host_takes_tasks
 
 __all__ = ["ProxyService"]
 
@@ -60,6 +61,9 @@ class ProxyService:
     def tools_for(self, session: ServerSession | None) -> list[dict[str, Any]]:
         """The tools a host is offered: a host whose tasks pass through sees their task support."""
         offered = host_tools(self.catalog, self.tasks.shown_to(session) if self.tasks is not None else None)
+        if self.tasks is not None and host_takes_tasks(session):  # a 2026-07-28 server's: bridged tasks
+            bridged = {route.alias for route in self.catalog.routes if self.tasks.bridge.serves(route.server)}
+            offered = [shown_with_task_support(tool) if tool["name"] in bridged else tool for tool in offered]
         if self.forwarder.keep_names:  # each tool by its own name (one server: names.py)
             own = {route.alias: route.tool for route in self.catalog.routes}
             offered = [{**tool, "name": own.get(tool["name"], tool["name"])} for tool in offered]
@@ -68,6 +72,13 @@ class ProxyService:
     def feature_methods(self) -> Mapping[str, FeatureHandler]:
         found = dict(self.features.methods()) if self.features is not None else {}
         return {**found, **self.tasks.methods()} if self.tasks is not None else found
+
+    def extension_methods(self) -> Mapping[str, FeatureHandler]:
+        """The 2026-07-28 tasks extension's methods (a host's bridged tasks: ``task_bridge.py``)."""
+        return self.tasks.bridge.modern_methods() if self.tasks is not None else {}
+
+    def extension_capabilities(self) -> JSONObject:
+        return self.tasks.bridge.extension_capabilities() if self.tasks is not None else {}
 
     def feature_capabilities(self) -> JSONObject:
         found = self.features.capabilities() if self.features is not None else {}
@@ -80,6 +91,14 @@ class ProxyService:
             request = Request(id=None, method="tools/call", params=params,  # type: ignore[arg-type]
                               raw={"jsonrpc": "2.0", "method": "tools/call", "params": params})
         session = context.session
+        if session is None and self.tasks is not None:  # a 2026-07-28 host that takes tasks
+            route = self.catalog.route(self.forwarder.catalog_alias(name))
+            declared = _enveloped_capabilities(request)
+            if self.tasks.bridge.takes_modern(route, declared):
+                assert route is not None
+                exchange = context.stream.exchange if context.stream is not None else None
+                return self.tasks.bridge.create(name, route, arguments, request, context.protocol_version,
+                                                None, capabilities=declared, exchange=exchange)
         if session is None and self.rounds is not None:  # 2026-07-28: asks are input_required rounds
             return self.rounds.call(name, arguments, request, context.protocol_version,
                                     _enveloped_capabilities(request), stream=context.stream)
@@ -89,6 +108,9 @@ class ProxyService:
             if tasks.passes(route, session, request.params):
                 assert route is not None
                 return tasks.create(name, route, arguments, request, context.protocol_version, session)
+            if host_takes_tasks(session) and tasks.bridge.takes(route, request.params):
+                assert route is not None
+                return tasks.bridge.create(name, route, arguments, request, context.protocol_version, session)
         capabilities = session.client_capabilities if session is not None else {}
         return self.forwarder.forward(name, arguments, request, context.protocol_version, session=session,
                                       capabilities=capabilities, stream=context.stream)

@@ -23,7 +23,8 @@ connection, upstream task id). Then, for the host that created it only:
 A task id the host does not own is -32602, as an unknown one; a task whose server
 restarted since is lost (-32602 naming why). Any other host (2025-06-18, no ``tasks``
 declared, 2026-07-28) keeps what ``forward.py`` does: a task tool is run as a task by the
-proxy and answered plainly. Each step is recorded (``ProxyTask``, ``ProxyTaskStatus`` and
+proxy and answered plainly. A host's task on a 2026-07-28 server is bridged between the
+eras (``task_bridge.py``). Each step is recorded (``ProxyTask``, ``ProxyTaskStatus`` and
 every request's ``proxy_host`` / ``proxy_route``), so ``verify`` holds each answer to the
 upstream task it came from (``verify/proxy_tasks.py``).
 """
@@ -62,6 +63,7 @@ from ..server.features import FeatureHandler
 from .forward import Forwarder, forwarded_meta, tool_error
 from .host_calls import HostCall
 from .records import ProxyRelayed, ProxyTask, ProxyTaskStatus
+from .task_bridge import TaskBridge
 
 __all__ = ["TASK_METHODS", "PassedTask", "TaskRelay", "host_takes_tasks"]
 
@@ -117,6 +119,8 @@ class TaskRelay:
         """(server, the proxy's upstream progressToken) → the task it tells the progress of."""
         self._numbers = itertools.count(1)
         self._salt = secrets.token_hex(4)  # a task id is unguessable: it is all that names a task
+        self.bridge = TaskBridge(catalog, forwarder)
+        """A 2025 host's tasks that a 2026-07-28 upstream runs as extension tasks (``task_bridge.py``)."""
 
     # -- what is offered ---------------------------------------------------------------------
 
@@ -125,7 +129,8 @@ class TaskRelay:
         return connection is not None and connection.tasks_unavailable is None
 
     def capabilities(self) -> JSONObject:
-        if not any(self.runs_tasks(server) for server in self.catalog.available):
+        servers = self.catalog.available
+        if not any(self.runs_tasks(server) or self.bridge.serves(server) for server in servers):
             return {}
         return {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
 
@@ -285,6 +290,9 @@ class TaskRelay:
 
     async def _one(self, key: str, request: Request, session: ServerSession | None) -> JSONObject:
         task_id = m.require_str(request.params, "taskId")
+        bridged = self.bridge.owns(task_id, session)
+        if bridged is not None:
+            return await self.bridge.answer(key, request, bridged)
         task = self._owned(task_id, session)
         if task is None:  # another host's is as unknown to this one as a made-up id
             self.forwarder.route_to(key, request, task_id, "unknown",

@@ -42,8 +42,12 @@ def feature_methods(service: object, *, modern: bool = False) -> Mapping[str, Fe
     """The methods ``service`` answers besides tools (none when it declares no table)."""
     table = getattr(service, "feature_methods", None)
     found: Mapping[str, FeatureHandler] = table() if callable(table) else {}
-    return {method: handler for method, handler in found.items()
+    kept = {method: handler for method, handler in found.items()
             if method not in _CORE and not (modern and method in HANDSHAKE_ONLY)}
+    extension = getattr(service, "extension_methods", None)  # 2026-07-28 extensions' own (SEP-2663 tasks)
+    if modern and callable(extension):
+        kept.update({method: handler for method, handler in extension().items() if method not in _CORE})
+    return kept
 
 
 def feature_capabilities(service: object, *, modern: bool = False,
@@ -56,6 +60,9 @@ def feature_capabilities(service: object, *, modern: bool = False,
     if not modern:
         return found
     found.pop("tasks", None)  # 2025-11-25 tasks (HANDSHAKE_ONLY)
+    extensions = getattr(service, "extension_capabilities", None)
+    if callable(extensions) and (declared_extensions := extensions()):
+        found["extensions"] = {**(found.get("extensions") or {}), **declared_extensions}
     for feature in ("resources", "prompts"):
         offered = found.get(feature)
         if isinstance(offered, dict):

@@ -34,6 +34,7 @@ from ..protocol import mcp as m
 from ..protocol import request_envelope
 from ..protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JSONObject, Request
 from ..protocol.listen import LISTEN
+from ..protocol.tasks_ext import RESULT_TASK as _RESULT_TASK
 from .app import CallContext, ToolService
 from .features import feature_capabilities, feature_methods
 from .listen_hub import ListenHub
@@ -126,8 +127,9 @@ class ModernServer:
 
     def _finished(self, outcome: JSONObject, *, cacheable: bool = False) -> JSONObject:
         """A complete result; an ``input_required`` one of the service's own (a proxy passing
-        on what its upstream asks) keeps its type, with the server's identity added."""
-        if outcome.get(request_envelope.RESULT_TYPE) == request_envelope.INPUT_REQUIRED:
+        on what its upstream asks), or a task of the tasks extension (a proxy's task,
+        ``proxy/task_bridge.py``), keeps its type, with the server's identity added."""
+        if outcome.get(request_envelope.RESULT_TYPE) in (request_envelope.INPUT_REQUIRED, _RESULT_TASK):
             meta = outcome.get("_meta")
             own = meta if isinstance(meta, dict) else {}
             return {**outcome, "_meta": {**own, request_envelope.SERVER_INFO_KEY: self.server_info}}

@@ -50,7 +50,7 @@ from .proxy_listens import listen_findings
 from .proxy_passing import Passing, passing_findings
 from .proxy_rounds import asks_again, is_in_rounds, round_chain
 from .proxy_subscriptions import subscription_findings
-from .proxy_tasks import TASK_METHODS, judge_created, judge_statuses, judge_task_request
+from .proxy_tasks import TASK_METHODS, judge_bridged, judge_created, judge_statuses, judge_task_request
 from .record import RunRecord
 from .verdict import Finding, Verdict, link_rank
 
@@ -193,6 +193,10 @@ def _one_request(key: str, received: list[Event], legs: _Legs, unfinished: list[
         found.append(_on_wire(said, answer, legs))
     if route is None:
         return [*found, said("routing", "routed", False, "answered without a recorded route", answer)]
+    if route.get("decision") == "bridged":  # a 2025 host's task, a 2026 extension task upstream
+        if first.get("method") == "tools/call":
+            found.append(_routed(said, first, route, legs))
+        return [*found, *judge_bridged(said, first, route, answer, legs, key)]
     if first.get("method") in TASK_METHODS:  # a host's own tasks
         return [*found, *judge_task_request(said, first, route, answer, legs, key)]
     if first.get("method") in FEATURE_METHODS:  # resources, prompts, completion
@@ -258,7 +262,8 @@ def _routed(said: Say, received: Event, route: Event, legs: _Legs) -> Finding:
                     f"routed as {route.get('alias')!r}, but the host named {named!r}", route)
     offer = next((o for o in reversed(legs.offers) if o["seq"] < received["seq"]), None)
     target = (offer or {}).get("routes", {}).get(named)
-    if route.get("decision") in ("forwarded", "task") and target != [route.get("server"), route.get("tool")]:
+    sent = route.get("decision") in ("forwarded", "task", "bridged")
+    if sent and target != [route.get("server"), route.get("tool")]:
         return said("routing", "routed", False, f"{named} leads to {target} by the offer, but was sent to "
                     f"{route.get('server')}/{route.get('tool')}", route)
     target_text = f"{route.get('server')}/{route.get('tool')}" if route.get("tool") else ""

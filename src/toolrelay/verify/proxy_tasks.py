@@ -27,12 +27,14 @@ from __future__ import annotations
 from typing import Any, Final, Protocol
 
 from ..protocol.passthrough import passed_on
+from ..protocol.tasks_ext import as_2025_task, settled_message
+from ..protocol.versions import MODERN_VERSIONS
 from .proxy_answers import Event, Say, Triple, passed_error
 from .verdict import Finding
 
-__all__ = ["TASK_METHODS", "judge_created", "judge_statuses", "judge_task_request"]
+__all__ = ["TASK_METHODS", "judge_bridged", "judge_created", "judge_statuses", "judge_task_request"]
 
-TASK_METHODS: Final = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
+TASK_METHODS: Final = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update"})
 _RELATED: Final = "io.modelcontextprotocol/related-task"
 
 
@@ -141,7 +143,9 @@ def judge_task_request(said: Say, received: Event, route: Event, answer: Event, 
         return [_listed(said, received, answer, legs, key)]
     if decision in ("unknown", "failed"):
         sent = [e for e in legs.sent_for.get(key, []) if decision == "unknown"]
-        ok = not sent and "error" in answer.get("message", {})
+        acknowledged = method in (_UPDATE, "tasks/cancel") and "result" in answer.get("message", {}) and \
+            received.get("protocol_version") in MODERN_VERSIONS  # the SEP: acknowledged even so
+        ok = not sent and ("error" in answer.get("message", {}) or acknowledged)
         what = f"{decision} ({route.get('reason')})"
         return [said("routing", "task_owned", ok, f"{what}: answered with an error" if ok
                      else f"{what}, yet sent upstream or not answered an error", route, answer, *sent)]
@@ -225,3 +229,179 @@ def judge_statuses(statuses: list[Event], legs: Legs) -> list[Finding]:
                              message=f"task status of {status.get('task_id')!r}: "
                                      + (problem or "passed on to the host that owns it, id mapped")))
     return found
+
+
+# -- bridged tasks: a 2025 host's task, run upstream as a 2026 extension task (task_bridge.py) --
+
+_STATES: Final = frozenset({"tools/call", "tasks/get"})
+_UPDATE: Final = "tasks/update"
+_LEG_KEYS: Final = frozenset({"resultType", "requestState", "inputRequests", "_meta"})
+"""A 2026 task state's keys of its own leg (each side has its requestState and input keys)."""
+
+
+def _upstream_at(legs: Legs, route: Event) -> tuple[Event | None, Event | None]:
+    triple = (route.get("server"), route.get("connection"), route.get("mcp_id"))
+    requests, responses = legs.requests.get(triple, []), legs.responses.get(triple, [])
+    if len(requests) != 1 or len(responses) != 1:
+        return None, None
+    return requests[0], responses[0]
+
+
+def _state_before(legs: Legs, task: Event, seq: int) -> Event | None:
+    """The upstream task's latest state recorded before ``seq`` (its CreateTaskResult's, then
+    each ``tasks/get`` answer's), as the proxy's follower took them in."""
+    latest: Event | None = None
+    for request in legs.sent_for.get(str(task.get("key")), []):
+        if request.get("message", {}).get("method") not in _STATES:
+            continue
+        triple = (request.get("server"), request.get("connection"), request.get("mcp_id"))
+        for response in legs.responses.get(triple, []):
+            result = response.get("message", {}).get("result")
+            if response["seq"] < seq and isinstance(result, dict) and \
+                    result.get("taskId") == task.get("upstream_task_id") and \
+                    (latest is None or response["seq"] > latest["seq"]):
+                latest = response
+    return latest
+
+
+def judge_bridged(said: Say, received: Event, route: Event, answer: Event, legs: Legs, key: str
+                  ) -> list[Finding]:
+    """A host request answered from a bridged task (route ``bridged``)."""
+    method = received.get("method")
+    if method == "tools/call":
+        recorded = legs.task_keys.get(key, [])
+        task = recorded[0] if len(recorded) == 1 else None
+        named: Any = task.get("task_id") if task is not None else None
+    else:
+        named = (received.get("message", {}).get("params") or {}).get("taskId")
+        task = legs.tasks.get(str(named))
+    creating = method == "tools/call"
+    sent = route.get("mcp_id") is not None  # else no connection is named: nothing was sent upstream
+    connection = route.get("connection") if sent or task is None else task.get("connection")
+    where = (route.get("server"), connection, None if creating else route.get("tool"))
+    owned = task is not None and task.get("host") == received.get("host") and where == (
+        task.get("server"), task.get("connection"), None if creating else task.get("upstream_task_id"))
+    if task is None or not owned or (not creating and route.get("alias") != named):
+        return [said("routing", "task_owned", False, f"{method} of bridged task {named!r}: no task of this "
+                     "host's stands for the upstream task it was answered from", route)]
+    found = [said("routing", "task_owned", True, f"{method} of the host's task {named!r} ↔ "
+                  f"{task.get('server')}'s extension task {task.get('upstream_task_id')!r}", route, task)]
+    if route.get("mcp_id") is None and method in (_UPDATE, "tasks/cancel"):  # a 2026 host's: nothing sent
+        return [*found, _unsent(said, received, answer, legs, task)]
+    request, response = _upstream_at(legs, route)
+    upstream = f"{route.get('server')} connection {route.get('connection')} id {route.get('mcp_id')!r}"
+    if request is None or response is None or request.get("call_id") != task.get("key"):
+        return [*found, said("correlation", "upstream_paired", False, f"upstream {upstream}: not one request "
+                             "and one response of the task's own call", route)]
+    asked = request.get("message", {})
+    if creating:
+        params, host_params = asked.get("params") or {}, received.get("message", {}).get("params") or {}
+        same = params.get("name") == route.get("tool") and params.get("arguments", {}) == host_params.get(
+            "arguments", {})
+        if asked.get("method") != "tools/call" or not same:
+            return [*found, said("correlation", "upstream_paired", False, f"upstream {upstream} is not the "
+                                 "host's tools/call (its tool or arguments differ)", request)]
+    found.append(said("correlation", "upstream_paired", True, f"rests on upstream {upstream}", request,
+                      response))
+    modern = received.get("protocol_version") in MODERN_VERSIONS
+    judge = _modern_answer if modern else _bridged_answer
+    return [*found, judge(said, str(method), asked, response, answer, legs, task)]
+
+
+def _unsent(said: Say, received: Event, answer: Event, legs: Legs, task: Event) -> Finding:
+    """A 2026-07-28 host's ``tasks/update`` (its answers go upstream in the follower's own
+    ``tasks/update``), or its ``tasks/cancel`` of a task that had ended: acknowledged."""
+    acknowledged = (answer.get("message", {}).get("result") or {}) == {} or \
+        passed_on(answer.get("message", {}).get("result") or {}) == {}
+    given = (received.get("message", {}).get("params") or {}).get("inputResponses") or {}
+    sent: dict[str, Any] = {}
+    for request in legs.sent_for.get(str(task.get("key")), []):
+        message = request.get("message", {})
+        if message.get("method") == _UPDATE:
+            sent.update((message.get("params") or {}).get("inputResponses") or {})
+    lost = sorted(k for k, v in given.items() if k in sent and sent[k] != v)
+    ok = acknowledged and not lost
+    return said("feedback", "passed_on", ok, f"acknowledged; {len(given)} input response(s) of the host's "
+                "sent upstream as given" if ok else f"not acknowledged, or input responses {lost} went "
+                "upstream changed", answer)
+
+
+def _modern_view(result: Any, task_id: Any) -> Any:
+    """A task state as verify compares it for a 2026-07-28 host: the leg's own keys off."""
+    if not isinstance(result, dict):
+        return result
+    return {k: v for k, v in result.items() if k not in _LEG_KEYS} | {"taskId": task_id}
+
+
+def _modern_answer(said: Say, method: str, asked: dict[str, Any], response: Event, answer: Event,
+                   legs: Legs, task: Event) -> Finding:
+    got = answer.get("message", {}).get("result")
+    task_id = task.get("task_id")
+    if asked.get("method") == "tasks/cancel":
+        state = _state_before(legs, task, int(response["seq"]))
+        echoed = (asked.get("params") or {}).get("requestState")
+        latest = (state or {}).get("message", {}).get("result", {}).get("requestState")
+        if state is None or echoed != latest:
+            return said("correlation", "task_state", False, "the upstream tasks/cancel did not echo the "
+                        f"latest requestState ({echoed!r}, not {latest!r})", response)
+        if method == "tasks/cancel":
+            return said("feedback", "passed_on", isinstance(got, dict), "cancelled upstream (the latest "
+                        "requestState echoed), acknowledged", response, answer)
+        before = _modern_view(state["message"]["result"], task_id)
+        expected = {k: v for k, v in before.items() if k not in ("result", "error")} | {"status": "cancelled"}
+        ok = _modern_view(got, task_id) == expected
+        return said("feedback", "passed_on", ok, "the host told its task cancelled" if ok
+                    else "the host's task state is not the upstream task's, cancelled", response, answer)
+    shown = response.get("message", {}).get("result")
+    want = "task" if method == "tools/call" else "complete"
+    ok = isinstance(got, dict) and got.get("resultType") == want and \
+        _modern_view(got, task_id) == _modern_view(shown, task_id)
+    status = shown.get("status") if isinstance(shown, dict) else None
+    return said("feedback", "passed_on", ok, f"the upstream task's state ({status}), the proxy's id and "
+                "requestState" if ok else "the host's task state is not the upstream task state it rests on",
+                response, answer)
+
+
+def _bridged_answer(said: Say, method: str, asked: dict[str, Any], response: Event, answer: Event,
+                    legs: Legs, task: Event) -> Finding:
+    host = answer.get("message", {})
+    got = comparable(host["result"]) if isinstance(host.get("result"), dict) else None
+    shown = response.get("message", {}).get("result")
+    task_id = str(task.get("task_id"))
+    if asked.get("method") == "tasks/cancel":
+        state = _state_before(legs, task, int(response["seq"]))
+        echoed = (asked.get("params") or {}).get("requestState")
+        latest = (state or {}).get("message", {}).get("result", {}).get("requestState")
+        if state is None or echoed != latest:
+            return said("correlation", "task_state", False, "the upstream tasks/cancel did not echo the "
+                        f"latest requestState ({echoed!r}, not {latest!r})", response)
+        if method == "tasks/result":
+            ok = "error" in host
+            return said("feedback", "passed_on", ok, "the host's task was cancelled: answered with an error"
+                        if ok else "the host's cancelled task was answered with a result", response, answer)
+        expected: Any = {**as_2025_task(state["message"]["result"], task_id), "status": "cancelled"}
+        ok = got == expected
+        return said("feedback", "passed_on", ok, "cancelled upstream (the latest requestState echoed); the "
+                    "host told its task cancelled" if ok else "the host's task state is not the upstream "
+                    "task's, cancelled", response, answer)
+    if not isinstance(shown, dict) or asked.get("method") not in _STATES:
+        return said("feedback", "passed_on", False, "the upstream answer is no task state", response, answer)
+    if method == "tasks/result":
+        settled = settled_message(host.get("id"), response.get("message", {}))
+        if isinstance(settled, str):
+            return said("feedback", "passed_on", False, f"the upstream task gave no result: {settled}",
+                        response, answer)
+        error = passed_error(said, {**response, "message": settled}, answer)  # as the task ended
+        if error is not None:
+            return error
+        result = dict(settled["result"])
+        result["_meta"] = {**(result.get("_meta") or {}), _RELATED: {"taskId": task_id}}
+        ok = got == comparable(result)
+        return said("feedback", "passed_on", ok, f"the upstream task's result, as the host's task {task_id!r}"
+                    if ok else "the host's answer is not the result the upstream task ended with", response,
+                    answer)
+    state = as_2025_task(shown, task_id)
+    ok = (got == {"task": state}) if method == "tools/call" else got == state
+    return said("feedback", "passed_on", ok, f"the upstream task's state ({shown.get('status')}) in 2025 "
+                "terms" if ok else "the host's task state is not the upstream task state it rests on",
+                response, answer)

@@ -1,0 +1,425 @@
+"""A 2025-11-25 host's own task, run by a 2026-07-28 upstream as a task of the tasks
+extension (SEP-2663): the two eras' tasks bridged by the proxy.
+
+A host that declared ``capabilities.tasks`` (2025-11-25) is offered the tools of a
+2026-07-28 upstream with ``execution.taskSupport: "optional"`` (in that era the server
+alone decides which call becomes a task). Its task-augmented ``tools/call`` goes upstream
+as a plain call declaring the extension (``client/ext_tasks.py`` follows the task), and:
+
+- when the upstream answers ``resultType: "task"``, the host is given a task of the
+  proxy's (``BridgedTask``, never the upstream's id) whose state is the upstream task's
+  latest (``as_2025_task``: the same status names; ``ttlSeconds`` as ``ttl`` in ms);
+- when it answers plainly, that is the host's answer, as a 2025-11-25 server may.
+
+Then, for the host that owns it: ``tasks/get`` is the latest state the proxy's own
+``tasks/get`` polls saw (no request upstream); ``tasks/result`` waits for the task's end
+and gives its result (its error for ``failed``) with the related-task meta naming the
+host's id; what the task asks (its ``inputRequests``) is asked of the host as 2025 server
+requests while a ``tasks/result`` waits, naming the host's task, and answered upstream in
+``tasks/update``; ``tasks/cancel`` sends the extension's ``tasks/cancel`` with the latest
+``requestState`` and answers the task ``cancelled``. Each answer is recorded with the
+upstream exchange it rests on (``proxy_route`` decision ``bridged``), so ``verify`` holds
+it to that upstream message (``verify/proxy_tasks.py``).
+
+A 2026-07-28 host that declared the extension in its request's capabilities gets the same
+task in its own era's terms: ``resultType: "task"`` with the proxy's id and a
+``requestState`` of the proxy's (the upstream's stays on the upstream leg); ``tasks/get``
+is the upstream's latest state, with what the task asks as the proxy's ``inputRequests``
+(under the upstream's keys), answered by the host's ``tasks/update``; ``tasks/cancel`` as
+above. Not bridged: ``tasks/list`` does not list these tasks, no
+``notifications/tasks/status`` is sent for them, and a 2026-07-28 host's call to a
+2025-11-25 server is answered plainly (``forward.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import secrets
+import weakref
+from collections.abc import Awaitable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from ..errors import RpcError, ToolrelayError
+from ..protocol import mcp as m
+from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONObject, Request
+from ..protocol.passthrough import passed_on
+from ..protocol.peer import Exchange
+from ..protocol.tasks_ext import (
+    EXTENSION,
+    RESULT_TASK,
+    TASKS_UPDATE,
+    as_2025_task,
+    created_ext_task,
+    extension_declared,
+)
+from ..protocol.versions import MODERN_VERSIONS
+from ..redaction import redact
+from ..relay.catalog import Catalog
+from ..relay.stages.route import Route
+from ..server.app import CallContext, ServerSession
+from ..server.features import FeatureHandler
+from .forward import Forwarder, forwarded_meta, tool_error
+from .host_calls import HostCall
+from .records import ProxyTask
+
+__all__ = ["BridgedTask", "TaskBridge"]
+
+_MAX_KEPT: Final = 1000
+"""Bridged tasks remembered at most (the oldest ended one forgotten first)."""
+_NOT_PASSED: Final = frozenset({"resultType", "requestState", "inputRequests", "_meta"})
+"""An upstream task state's keys that are its own leg's (the host gets the proxy's)."""
+BRIDGED: Final = "bridged"
+MODERN_METHODS: Final = (m.TASKS_GET, TASKS_UPDATE, m.TASKS_CANCEL)
+"""The extension's methods a 2026-07-28 host asks of its task."""
+_NOT_FOUND: Final = "Failed to retrieve task: Task not found"
+"""The route decision of a host request answered from a bridged task."""
+
+
+@dataclass(slots=True, kw_only=True)
+class BridgedTask:
+    """One host task standing for one upstream extension task."""
+
+    task_id: str
+    key: str
+    server: str
+    connection: int
+    upstream_id: str
+    owner: weakref.ref[ServerSession] | None
+    """The 2025 host's session; None for a 2026-07-28 host (its task id is all that names it)."""
+    host: int | None
+    call: HostCall
+    runner: asyncio.Future[Exchange]
+    """The proxy's own following of the upstream task: the call's answer once it ends."""
+    latest: Exchange
+    """The latest upstream task state: the ``CreateTaskResult``, then each ``tasks/get``'s."""
+    cancel: Exchange | None = None
+    """The upstream ``tasks/cancel`` the host's ``tasks/cancel`` sent, once answered."""
+    cancelled: bool = False
+    seen: dict[str, Exchange] = field(default_factory=dict)
+    """What the follower saw last: ``state`` (a task state), ``cancel`` (its tasks/cancel)."""
+    states: int = 0
+    """The ``requestState``s a 2026-07-28 host was given (each task message a new one)."""
+    pending: dict[str, tuple[str, JSONObject, asyncio.Future[Any]]] = field(default_factory=dict)
+    """What the task asks a 2026-07-28 host, by input key: (method, params, its answer)."""
+    echoed: Any = None
+    """The ``requestState`` the 2026-07-28 host's latest ``tasks/update`` echoed."""
+
+    def shown(self) -> JSONObject:
+        """The task as the host is told it now (2025-11-25 ``Task``)."""
+        shown = as_2025_task(self.latest.result or {}, self.task_id)
+        return {**shown, "status": "cancelled"} if self.cancelled else shown
+
+    def shown_modern(self, result_type: str) -> JSONObject:
+        """The task as a 2026-07-28 host is told it now: the upstream task's latest state,
+        with the proxy's id, the proxy's own ``requestState`` and its own input requests."""
+        out = {k: v for k, v in (self.latest.result or {}).items() if k not in _NOT_PASSED}
+        out["taskId"] = self.task_id
+        if self.cancelled:
+            out = {k: v for k, v in out.items() if k not in ("result", "error")} | {"status": "cancelled"}
+        if out.get("status") == "input_required":
+            out["inputRequests"] = {key: {"method": method, "params": params}
+                                    for key, (method, params, _) in self.pending.items()}
+        self.states += 1
+        out["requestState"] = f"{self.task_id}-state-{self.states}"
+        out["resultType"] = result_type
+        return out
+
+
+class TaskBridge:
+    """The bridged tasks by the proxy's id."""
+
+    def __init__(self, catalog: Catalog, forwarder: Forwarder) -> None:
+        self.catalog = catalog
+        self.forwarder = forwarder
+        self._tasks: dict[str, BridgedTask] = {}
+        self._numbers = itertools.count(1)
+        self._salt = secrets.token_hex(4)  # a task id is unguessable: it is all that names a task
+
+    def serves(self, server: str) -> bool:
+        """Whether ``server``'s calls may become extension tasks (it speaks 2026-07-28)."""
+        connection = self.catalog.connections.get(server)
+        return connection is not None and connection.protocol_version in MODERN_VERSIONS
+
+    def takes(self, route: Route | None, params: JSONObject | None) -> bool:
+        """Whether a task-augmented host ``tools/call`` is bridged (its server is 2026-07-28)."""
+        asked = isinstance((params or {}).get("task"), dict)
+        return route is not None and asked and self.serves(route.server)
+
+    def owns(self, task_id: str, session: ServerSession | None) -> BridgedTask | None:
+        """The task of that id of this 2025 host's (``session``), or of a 2026-07-28 host (None)."""
+        task = self._tasks.get(task_id)
+        if task is None or (task.owner is None) != (session is None):
+            return None
+        return task if task.owner is None or task.owner() is session else None
+
+    def takes_modern(self, route: Route | None, capabilities: JSONObject) -> bool:
+        """Whether a 2026-07-28 host's ``tools/call`` may become its task: it declared the
+        extension, and the server may make the call a task (it speaks 2026-07-28)."""
+        return route is not None and extension_declared(capabilities) and self.serves(route.server)
+
+    def extension_capabilities(self) -> JSONObject:
+        return {EXTENSION: {}} if any(self.serves(server) for server in self.catalog.available) else {}
+
+    # -- the host's task-augmented tools/call ------------------------------------------------
+
+    async def create(self, alias: str, route: Route, arguments: JSONObject, request: Request,
+                     version: str | None, session: ServerSession | None, *,
+                     capabilities: JSONObject | None = None, exchange: int | None = None) -> JSONObject:
+        """A task-augmented ``tools/call`` of a 2025 host (``session``), or a ``tools/call``
+        of a 2026-07-28 host that declared the extension (``capabilities``: its envelope's;
+        ``exchange``: its HTTP exchange's number)."""
+        forwarder = self.forwarder
+        key, host = forwarder.new_key(), forwarder.calls.number_of(session)
+        forwarder.host_in(key, request, version, host, exchange)
+        declared = session.client_capabilities if session is not None else capabilities or {}
+        try:
+            result = await self._create(key, alias, route, arguments, request, version, session, host,
+                                        declared)
+        except RpcError as exc:
+            said = {"jsonrpc": "2.0", "id": request.id,
+                    "error": {"code": exc.code, "message": exc.rpc_message,
+                              **({"data": exc.data} if exc.data is not None else {})}}
+            forwarder.host_out(key, request, said, version, host, exchange)
+            raise
+        answered = {"jsonrpc": "2.0", "id": request.id, "result": result}
+        forwarder.host_out(key, request, answered, version, host, exchange)
+        return result
+
+    async def _create(self, key: str, alias: str, route: Route, arguments: JSONObject, request: Request,
+                      version: str | None, session: ServerSession | None, host: int | None,
+                      capabilities: JSONObject) -> JSONObject:
+        forwarder = self.forwarder
+        refusal = await forwarder.refusal(key, route, arguments)
+        if refusal is not None:
+            forwarder.route(key, request, alias, "denied", route=route, reason=refusal)
+            return tool_error(f"toolrelay proxy: {route.server}/{route.tool} was not called: {refusal}")
+        connection = self.catalog.connections[route.server]
+        task_id = f"toolrelay-b{next(self._numbers)}-{self._salt}"
+        call = HostCall(key=key, request=request, protocol_version=version, session=session,
+                        capabilities=capabilities, server=route.server, host=host, task_id=task_id,
+                        ready=asyncio.Event() if session is not None else None,
+                        ask=self._ask_modern if session is None else None)
+        forwarder.calls.add(call)
+        created: asyncio.Future[Exchange] = asyncio.get_running_loop().create_future()
+        seen: dict[str, Exchange] = {}
+        sent: list[Exchange] = []
+
+        def on_task(exchange: Exchange) -> None:
+            if exchange.method == m.TASKS_CANCEL:
+                seen["cancel"] = exchange
+            elif exchange.result is not None and (exchange.method == m.TASKS_GET
+                                                  or created_ext_task(exchange.result) is not None):
+                seen["state"] = exchange
+            if not created.done():
+                created.set_result(exchange)
+
+        runner = asyncio.ensure_future(connection.call_tool(
+            route.tool, arguments, call_id=key, meta=forwarded_meta(request.params), on_sent=sent.append,
+            on_task=on_task))
+        runner.add_done_callback(lambda _: forwarder.calls.remove(key))
+        try:
+            await asyncio.wait({runner, created}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the host cancelled, or went away: cancelled upstream too
+            runner.cancel()
+            forwarder.route(key, request, alias, "cancelled", route=route, reason="the host cancelled the "
+                            "call or disconnected", sent=[(e, connection.number) for e in sent])
+            raise
+        if not created.done():  # the upstream answered plainly: that is the answer
+            return self._plain(key, alias, route, request, runner, sent, connection.number)
+        first = created.result()
+        assert first.result is not None
+        upstream_id = str(first.result.get("taskId"))
+        task = BridgedTask(task_id=task_id, key=key, server=route.server, connection=connection.number,
+                           upstream_id=upstream_id, host=host, call=call,
+                           owner=weakref.ref(session) if session is not None else None,
+                           runner=runner, latest=first, seen=seen)
+        runner.add_done_callback(lambda _: self._settled(task))
+        self._keep(task)
+        forwarder.route(key, request, alias, BRIDGED, route=route, sent=[(first, connection.number)])
+        return task.shown_modern(RESULT_TASK) if session is None else {"task": task.shown()}
+
+    def _plain(self, key: str, alias: str, route: Route, request: Request, runner: asyncio.Future[Exchange],
+               sent: list[Exchange], number: int) -> JSONObject:
+        forwarder = self.forwarder
+        exc = runner.exception()
+        if isinstance(exc, ToolrelayError):
+            said = redact(str(exc), self.catalog.secrets)
+            forwarder.route(key, request, alias, "failed", route=route, reason=said,
+                            sent=[(e, number) for e in sent])
+            return tool_error(f"toolrelay proxy: server {route.server} did not answer: {said}")
+        exchange = runner.result()
+        forwarder.route(key, request, alias, "forwarded", route=route, sent=[(exchange, number)])
+        if exchange.error is not None:
+            raise RpcError(exchange.error.code, exchange.error.message, exchange.error.data)
+        assert exchange.result is not None
+        return passed_on(exchange.result)
+
+    def _settled(self, task: BridgedTask) -> None:
+        """The task's latest state: the last ``tasks/get`` its follower saw (and its cancel)."""
+        task.latest = task.seen.get("state", task.latest)
+        task.cancel = task.seen.get("cancel", task.cancel)
+
+    def _keep(self, task: BridgedTask) -> None:
+        if self.forwarder.events.active:
+            self.forwarder.events.emit(ProxyTask(
+                key=task.key, task_id=task.task_id, server=task.server, connection=task.connection,
+                upstream_task_id=task.upstream_id, host=task.host))
+        while len(self._tasks) >= _MAX_KEPT:
+            oldest = next((t for t in self._tasks.values() if t.runner.done()), None)
+            if oldest is None:
+                break
+            del self._tasks[oldest.task_id]
+        self._tasks[task.task_id] = task
+
+    # -- the host's tasks/get, tasks/result, tasks/cancel -------------------------------------
+
+    async def answer(self, key: str, request: Request, task: BridgedTask) -> JSONObject:
+        self._settled(task)
+        if request.method == m.TASKS_GET:
+            self._route(key, request, task, task.latest)
+            return task.shown()
+        if request.method == m.TASKS_CANCEL:
+            return await self._cancel(key, request, task)
+        return await self._result(key, request, task)
+
+    def _route(self, key: str, request: Request, task: BridgedTask, exchange: Exchange | None,
+               decision: str = BRIDGED, reason: str = "") -> None:
+        sent = [(exchange, task.connection)] if exchange is not None else []
+        self.forwarder.route_to(key, request, task.task_id, decision, target=(task.server, task.upstream_id),
+                                sent=sent, reason=reason)
+
+    async def _result(self, key: str, request: Request, task: BridgedTask) -> JSONObject:
+        call = task.call
+        assert call.ready is not None
+        call.request, call.key = request, key  # what the task asks now belongs to this request
+        call.ready.set()
+        try:
+            await asyncio.wait({task.runner})  # the host leaving does not end its task
+        except asyncio.CancelledError:
+            self._route(key, request, task, None, "cancelled",
+                        "the host cancelled the request or disconnected")
+            raise
+        finally:
+            call.ready.clear()
+        self._settled(task)
+        if task.cancelled:
+            self._route(key, request, task, task.cancel)
+            raise RpcError(INVALID_PARAMS, f"task {task.task_id} was cancelled")
+        exc = task.runner.exception()
+        if exc is not None:
+            said = redact(str(exc), self.catalog.secrets)
+            self._route(key, request, task, None, "failed", said)
+            raise RpcError(INTERNAL_ERROR,
+                           f"toolrelay proxy: server {task.server}'s task gave no result: {said}")
+        self._route(key, request, task, task.latest)
+        exchange = task.runner.result()
+        if exchange.error is not None:
+            raise RpcError(exchange.error.code, exchange.error.message, exchange.error.data)
+        result = passed_on(exchange.result or {})
+        result["_meta"] = {**(result.get("_meta") or {}), m.RELATED_TASK: {"taskId": task.task_id}}
+        return result
+
+    async def _cancel(self, key: str, request: Request, task: BridgedTask) -> JSONObject:
+        if task.runner.done():
+            status = task.shown().get("status")
+            self._route(key, request, task, None, "failed", f"the task already ended ({status})")
+            raise RpcError(INVALID_PARAMS, f"Cannot cancel task: already in terminal status '{status}'")
+        await self._cancelled(task)
+        if task.cancel is None:
+            self._route(key, request, task, None, "failed", "the upstream did not answer tasks/cancel")
+            raise RpcError(INTERNAL_ERROR,
+                           f"toolrelay proxy: server {task.server} did not answer tasks/cancel")
+        self._route(key, request, task, task.cancel)
+        return task.shown()
+
+    async def _cancelled(self, task: BridgedTask) -> None:
+        task.runner.cancel()  # the follower sends tasks/cancel, with the latest requestState
+        await asyncio.wait({task.runner})
+        self._settled(task)
+        task.cancelled = task.cancel is not None
+
+    # -- a 2026-07-28 host's tasks/get, tasks/update, tasks/cancel (the extension's) ----------
+
+    def modern_methods(self) -> Mapping[str, FeatureHandler]:
+        return dict.fromkeys(MODERN_METHODS, self._modern_handler)
+
+    def _modern_handler(self, params: JSONObject | None, context: CallContext) -> Awaitable[JSONObject]:
+        request = context.request
+        assert request is not None  # every transport gives it
+        exchange = context.stream.exchange if context.stream is not None else None
+        return self._modern_recorded(request, context.protocol_version, exchange)
+
+    async def _modern_recorded(self, request: Request, version: str | None, exchange: int | None
+                               ) -> JSONObject:
+        forwarder = self.forwarder
+        key = forwarder.new_key()
+        forwarder.host_in(key, request, version, None, exchange)
+        try:
+            result = await self._modern(key, request)
+        except RpcError as exc:
+            error = {"code": exc.code, "message": exc.rpc_message}
+            said = {"jsonrpc": "2.0", "id": request.id, "error": error}
+            forwarder.host_out(key, request, said, version, None, exchange)
+            raise
+        forwarder.host_out(key, request, {"jsonrpc": "2.0", "id": request.id, "result": result}, version,
+                           None, exchange)
+        return result
+
+    async def _modern(self, key: str, request: Request) -> JSONObject:
+        task_id = m.require_str(request.params, "taskId")
+        task = self.owns(task_id, None)
+        if task is None:
+            self.forwarder.route_to(key, request, task_id, "unknown",
+                                    reason="no task of the proxy's has that id")
+            if request.method != m.TASKS_GET:  # the SEP: update and cancel are acknowledged all the same
+                return {}
+            raise RpcError(INVALID_PARAMS, f"{_NOT_FOUND}: {task_id}")
+        self._settled(task)
+        if request.method == m.TASKS_GET:
+            self._route(key, request, task, task.cancel if task.cancelled else task.latest)
+            return task.shown_modern("complete")
+        if request.method == m.TASKS_CANCEL:
+            if task.runner.done():
+                self._route(key, request, task, None, BRIDGED, "the task already ended")
+                return {}
+            await self._cancelled(task)
+            self._route(key, request, task, task.cancel)
+            return {}
+        return await self._update(key, request, task)
+
+    async def _update(self, key: str, request: Request, task: BridgedTask) -> JSONObject:
+        """The host's answers to what the task asked: to the follower, which sends them upstream."""
+        responses = m.require_object(request.params, "inputResponses", optional=True)
+        task.call.key, task.call.request = key, request  # the asks answered are recorded under it
+        task.echoed = (request.params or {}).get("requestState")
+        for input_key, response in responses.items():
+            asked = task.pending.pop(input_key, None)
+            if asked is not None and not asked[2].done():
+                asked[2].set_result(response)
+        self._route(key, request, task, None, BRIDGED, f"{len(responses)} input response(s) taken")
+        await asyncio.sleep(0)  # each ask answered is recorded (its own step) before this answer is
+        return {}
+
+    async def _ask_modern(self, call: HostCall, method: str, params: JSONObject, upstream_id: Any
+                          ) -> tuple[JSONObject, JSONObject]:
+        """Ask the 2026-07-28 host of a bridged task (``asks.HostAsks``): its next ``tasks/get``
+        shows the ask in ``inputRequests``, under the upstream's own key of it; its
+        ``tasks/update`` answers."""
+        task = self._tasks.get(str(call.task_id))
+        if task is None:
+            return {"error": {"code": INTERNAL_ERROR, "message": "toolrelay proxy: the task is gone"}}, {}
+        input_key = str(upstream_id)
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        task.pending[input_key] = (method, params, answer)
+        try:
+            response = await answer
+        finally:
+            task.pending.pop(input_key, None)
+        return {"result": response}, {"key": input_key, "state": task.echoed}
+
+
+def shown_with_task_support(tool: dict[str, Any]) -> dict[str, Any]:
+    """A 2026-07-28 upstream's tool as a task-taking 2025 host is offered it."""
+    return {**tool, "execution": {"taskSupport": "optional"}}

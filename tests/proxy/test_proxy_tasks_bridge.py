@@ -1,0 +1,344 @@
+"""A 2025-11-25 host's own tasks, run by a 2026-07-28 upstream as tasks of the tasks
+extension (SEP-2663), bridged by ``toolrelay proxy`` (``proxy/task_bridge.py``).
+
+The upstream is the official SDK's server carrying the extension as the SEP writes it
+(``sdk_tasks_ext_server.py``: a new ``requestState`` on every task message, a stale one
+refused); the host speaks 2025-11-25 JSON-RPC judged by the SDK's own 2025-11-25 types
+(``task_host.py``). The host is given the proxy's task id, its ``tasks/get`` shows the
+upstream's latest state in 2025 terms, ``tasks/result`` waits for the end and gives the
+result (or error), the task's input request reaches the host during ``tasks/result`` as a
+2025 elicitation naming its task, and ``tasks/cancel`` sends the extension's
+``tasks/cancel`` with the latest ``requestState``. The transcripts verify; tampered
+copies do not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx2 as httpx
+import pytest
+
+from conftest import PYTHON
+from testkit.servers import SDK_TASKS_EXT_SERVER
+from toolrelay.verify import load_run
+from toolrelay.verify import verify as check
+from toolrelay.verify.explain import explain
+from toolrelay.view.rows import describe
+
+from .proxy_helpers import events, http_proxy, proxy_args, script_entry, verify, verify_tampered, write_config
+from .task_host import HttpTaskHost, TaskHost
+
+RELATED = "io.modelcontextprotocol/related-task"
+TASK = {"ttl": 60000}
+MODERN = ("--protocol-version", "2026-07-28")
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    return write_config(tmp_path, {"x": script_entry(SDK_TASKS_EXT_SERVER)})
+
+
+async def _until(host: TaskHost, task_id: str, status: str) -> dict[str, Any]:
+    for _ in range(200):
+        state = await host.request("tasks/get", {"taskId": task_id})
+        if state["status"] == status:
+            return state
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"task {task_id} never became {status}")
+
+
+async def _made(host: TaskHost, tool: str, arguments: dict[str, Any]) -> str:
+    made = await host.request("tools/call", {"name": tool, "arguments": arguments, "task": TASK})
+    return str(made["task"]["taskId"])
+
+
+async def _tasks(config: Path, transcript: Path) -> dict[str, Any]:
+    async def answer(request: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {"name": "Grace"}}
+
+    host = await TaskHost.start(config, transcript, answer=answer, more=MODERN)
+    try:
+        seen: dict[str, Any] = {"capabilities": host.initialized["capabilities"]}
+        tools = await host.request("tools/list")
+        seen["execution"] = {tool["name"]: tool.get("execution") for tool in tools["tools"]}
+        made = await host.request("tools/call", {"name": "x__slow", "task": TASK,
+                                                 "arguments": {"text": "late hello", "seconds": 0.3}})
+        slow = made["task"]["taskId"]
+        seen["created"] = made["task"]
+        seen["working"] = await host.request("tasks/get", {"taskId": slow})
+        seen["slow"] = await host.request("tasks/result", {"taskId": slow})
+        seen["slow_after"] = await host.request("tasks/get", {"taskId": slow})
+        asked = await _made(host, "x__ask", {})
+        seen["input_required"] = await _until(host, asked, "input_required")
+        seen["ask"] = await host.request("tasks/result", {"taskId": asked})
+        seen["asked"] = [(a["method"], a["params"].get("_meta")) for a in host.asked]
+        failing = await _made(host, "x__fail", {})
+        seen["fail"] = await host.raw("tasks/result", {"taskId": failing})
+        endless = await _made(host, "x__forever", {})
+        await _until(host, endless, "working")
+        seen["cancel"] = await host.request("tasks/cancel", {"taskId": endless})
+        seen["cancel_again"] = await host.raw("tasks/cancel", {"taskId": endless})
+        seen["plain"] = await host.request("tools/call", {"name": "x__plain", "arguments": {"text": "hi"},
+                                                          "task": TASK})
+        seen["upstream_id"] = await host.raw("tasks/get", {"taskId": "ext-task-1"})
+        seen["ids"] = (slow, asked, failing, endless)
+        return seen
+    finally:
+        await host.close()
+
+
+def test_a_2025_hosts_task_runs_as_a_2026_extension_task_upstream(config: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    seen = asyncio.run(_tasks(config, transcript))
+    assert seen["capabilities"]["tasks"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+    assert seen["execution"]["x__slow"] == {"taskSupport": "optional"}  # the 2026 server alone decides
+    slow, asked = seen["ids"][:2]
+    assert slow.startswith("toolrelay-") and len(set(seen["ids"])) == 4
+    assert seen["created"]["status"] == "working" and seen["created"]["ttl"] == 600_000
+    assert seen["created"]["pollInterval"] == 20
+    assert seen["working"]["status"] == "working"
+    assert seen["slow"]["content"][0]["text"] == "late hello"
+    assert seen["slow"]["_meta"][RELATED] == {"taskId": slow}
+    assert seen["slow_after"]["status"] == "completed"
+    assert seen["input_required"]["statusMessage"] == "waiting for a name"
+    assert seen["ask"]["content"][0]["text"] == "hello Grace"
+    assert seen["asked"] == [("elicitation/create", {RELATED: {"taskId": asked}})]
+    assert seen["fail"]["error"] == {"code": -32001, "message": "backend refused the job"}
+    assert seen["cancel"]["status"] == "cancelled"
+    assert seen["cancel_again"]["error"] == {
+        "code": -32602, "message": "Cannot cancel task: already in terminal status 'cancelled'"}
+    assert seen["plain"]["content"][0]["text"] == "hi"  # the upstream made no task: a plain answer
+    assert seen["upstream_id"]["error"]["code"] == -32602  # the upstream's id means nothing to the host
+
+    recorded = events(transcript)
+    tasks = [e for e in recorded if e["kind"] == "proxy_task"]
+    assert [(t["server"], t["upstream_task_id"], t["task_id"]) for t in tasks] == [
+        ("x", f"ext-task-{n}", task_id) for n, task_id in enumerate(seen["ids"], 1)]
+    upstream = [e["message"] for e in recorded if e["kind"] == "mcp_request" and e.get("server") == "x"]
+    cancels = [m["params"] for m in upstream if m["method"] == "tasks/cancel"]
+    assert len(cancels) == 1 and cancels[0]["taskId"] == "ext-task-4"
+    states = [(e["message"].get("result") or {}) for e in recorded if e["kind"] == "mcp_response"]
+    last_state = [state.get("requestState") for state in states if state.get("taskId") == "ext-task-4"]
+    assert cancels[0]["requestState"] == last_state[-1]  # the latest the upstream gave
+    assert not [m for m in upstream if m["method"] == "tasks/result"]  # no such method in 2026
+    updates = [m["params"] for m in upstream if m["method"] == "tasks/update"]
+    assert [u["inputResponses"] for u in updates] == [{"name-1": {"action": "accept",
+                                                                  "content": {"name": "Grace"}}}]
+    checked = verify(transcript)
+    assert checked.returncode == 0, checked.stdout
+    run = load_run(transcript)
+    told = explain(run, check(run))
+    assert f"{slow} ↔ x task 'ext-task-1'" in told and "decision       bridged" in told
+    rows = [describe(event, 0.0).label for event in recorded]
+    assert f"task {slow} ↔ x#1 task ext-task-1" in rows
+
+
+def _answer_of(lines: list[dict[str, Any]], method: str, nth: int = 0) -> dict[str, Any]:
+    found = [e for e in lines if e["kind"] == "proxy_host" and e["direction"] == "out"
+             and e["method"] == method and "result" in e["message"]]
+    return found[nth]
+
+
+@pytest.mark.parametrize(("tamper", "said"), [
+    ("result", "the host's answer is not the result the upstream task ended with"),
+    ("status", "the host's task state is not the upstream task state it rests on"),
+    ("created", "the host's task state is not the upstream task state it rests on"),
+    ("cancel", "the upstream tasks/cancel did not echo the latest requestState"),
+])
+def test_a_tampered_bridged_task_is_rejected(config: Path, tmp_path: Path, tamper: str, said: str) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    asyncio.run(_tasks(config, transcript))
+
+    def forge(lines: list[dict[str, Any]]) -> None:
+        if tamper == "result":
+            _answer_of(lines, "tasks/result")["message"]["result"]["content"][0]["text"] = "forged"
+        elif tamper == "status":
+            _answer_of(lines, "tasks/get")["message"]["result"]["status"] = "completed"
+        elif tamper == "created":
+            _answer_of(lines, "tools/call")["message"]["result"]["task"]["status"] = "input_required"
+        else:
+            sent = next(e for e in lines if e["kind"] == "mcp_request"
+                        and e["message"]["method"] == "tasks/cancel")
+            sent["message"]["params"]["requestState"] = "ext-task-4-state-1"
+
+    tampered = verify_tampered(transcript, forge, tmp_path)
+    assert tampered.returncode == 1, tampered.stdout
+    assert said in tampered.stdout
+
+
+def test_an_http_host_is_asked_for_its_bridged_task_on_the_stream_of_its_tasks_result(
+    config: Path, tmp_path: Path,
+) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    with http_proxy(config, transcript, *MODERN) as url:
+        host = HttpTaskHost(url, answer=lambda asked: {"action": "accept", "content": {"name": "Ada L."}})
+        try:
+            made = host.request("tools/call", {"name": "x__ask", "arguments": {}, "task": TASK})
+            task_id = made["task"]["taskId"]
+            result = host.request("tasks/result", {"taskId": task_id})
+        finally:
+            host.close()
+    assert result["content"][0]["text"] == "hello Ada L."
+    assert result["_meta"][RELATED] == {"taskId": task_id}
+    assert [(a["method"], a["params"]["_meta"]) for a in host.asked] == [
+        ("elicitation/create", {RELATED: {"taskId": task_id}})]
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert "elicitation/create of server x (its id 'name-1') answered by the host" in checked.stdout
+
+
+# -- a 2026-07-28 host that declares the tasks extension ------------------------------------
+
+EXTENSION = "io.modelcontextprotocol/tasks"
+MODERN_CAPABILITIES = {"extensions": {EXTENSION: {}}, "elicitation": {"form": {}}}
+
+
+async def _modern_host(config: Path, transcript: Path) -> TaskHost:
+    proc = await asyncio.create_subprocess_exec(
+        PYTHON, *proxy_args(config, transcript, *MODERN), stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=2**22)
+    return TaskHost(proc, None)
+
+
+async def _ask(host: TaskHost, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """One 2026-07-28 request (its envelope in ``_meta``): the proxy's whole response."""
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": MODERN_CAPABILITIES,
+            "io.modelcontextprotocol/clientInfo": {"name": "modern-host", "version": "1"}}
+    return await host.raw(method, {**params, "_meta": meta})
+
+
+async def _modern_until(host: TaskHost, task: dict[str, Any], status: str) -> dict[str, Any]:
+    for _ in range(200):
+        asked = {"taskId": task["taskId"], "requestState": task["requestState"]}
+        got = await _ask(host, "tasks/get", asked)
+        task = got["result"]
+        if task["status"] == status and (status != "input_required" or task["inputRequests"]):
+            return task
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"task {task['taskId']} never became {status}")
+
+
+async def _modern(config: Path, transcript: Path) -> dict[str, Any]:
+    host = await _modern_host(config, transcript)
+    seen: dict[str, Any] = {}
+    try:
+        discovered = await _ask(host, "server/discover", {})
+        seen["extensions"] = discovered["result"]["capabilities"].get("extensions")
+        slow = {"name": "x__slow", "arguments": {"text": "late", "seconds": 0.2}}
+        made = await _ask(host, "tools/call", slow)
+        seen["created"] = made["result"]
+        seen["slow"] = await _modern_until(host, made["result"], "completed")
+        asking = (await _ask(host, "tools/call", {"name": "x__ask", "arguments": {}}))["result"]
+        seen["asking"] = await _modern_until(host, asking, "input_required")
+        key = next(iter(seen["asking"]["inputRequests"]))
+        seen["update"] = await _ask(host, "tasks/update", {
+            "taskId": asking["taskId"], "requestState": seen["asking"]["requestState"],
+            "inputResponses": {key: {"action": "accept", "content": {"name": "Hedy"}}}})
+        seen["asked"] = await _modern_until(host, seen["asking"], "completed")
+        endless = (await _ask(host, "tools/call", {"name": "x__forever", "arguments": {}}))["result"]
+        seen["cancel"] = await _ask(host, "tasks/cancel", {"taskId": endless["taskId"],
+                                                           "requestState": endless["requestState"]})
+        seen["cancelled"] = await _modern_until(host, endless, "cancelled")
+        plain = await _ask(host, "tools/call", {"name": "x__plain", "arguments": {"text": "hi"}})
+        seen["plain"] = plain["result"]
+        seen["unknown"] = await _ask(host, "tasks/get", {"taskId": "ext-task-1"})
+        return seen
+    finally:
+        await host.close()
+
+
+def test_a_2026_07_28_host_that_declares_the_extension_gets_the_proxys_task(
+    config: Path, tmp_path: Path,
+) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    seen = asyncio.run(_modern(config, transcript))
+    assert seen["extensions"] == {EXTENSION: {}}
+    created = seen["created"]
+    assert created["resultType"] == "task" and created["status"] == "working"
+    assert created["taskId"].startswith("toolrelay-")
+    assert created["requestState"].startswith(created["taskId"])  # the proxy's own, not the upstream's
+    assert created["ttlSeconds"] == 600 and created["pollIntervalMilliseconds"] == 20
+    assert seen["slow"]["result"]["content"][0]["text"] == "late"
+    asking = seen["asking"]
+    assert asking["inputRequests"]["name-1"]["method"] == "elicitation/create"
+    assert asking["inputRequests"]["name-1"]["params"]["message"] == "Your name?"
+    assert seen["update"]["result"]["resultType"] == "complete"
+    assert seen["asked"]["result"]["content"][0]["text"] == "hello Hedy"
+    assert "result" in seen["cancel"] and seen["cancelled"]["status"] == "cancelled"
+    assert seen["plain"]["content"][0]["text"] == "hi" and seen["plain"]["resultType"] == "complete"
+    assert seen["unknown"]["error"]["code"] == -32602
+    recorded = events(transcript)
+    upstream = [e["message"] for e in recorded if e["kind"] == "mcp_request" and e.get("server") == "x"]
+    assert [m["params"]["inputResponses"] for m in upstream if m["method"] == "tasks/update"] == [
+        {"name-1": {"action": "accept", "content": {"name": "Hedy"}}}]
+    states = {m["params"].get("requestState") for m in upstream if m["method"].startswith("tasks/")}
+    assert not [s for s in states if s and s.startswith("toolrelay-")]  # the host's states stay on its leg
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert "elicitation/create of server x (its id 'name-1') answered by the host" in checked.stdout
+
+    def forge(lines: list[dict[str, Any]]) -> None:
+        got = [e for e in lines if e["kind"] == "proxy_host" and e["direction"] == "out"
+               and e["method"] == "tasks/get"
+               and (e["message"].get("result") or {}).get("status") == "completed"]
+        got[0]["message"]["result"]["result"]["content"][0]["text"] = "forged"
+
+    tampered = verify_tampered(transcript, forge, tmp_path)
+    assert tampered.returncode == 1
+    assert "the host's task state is not the upstream task state it rests on" in tampered.stdout
+
+    def changed_answer(lines: list[dict[str, Any]]) -> None:  # the host's answer, changed on its way up
+        sent = next(e for e in lines if e["kind"] == "mcp_request"
+                    and e["message"]["method"] == "tasks/update")
+        sent["message"]["params"]["inputResponses"]["name-1"]["content"]["name"] = "Mallory"
+
+    tampered = verify_tampered(transcript, changed_answer, tmp_path)
+    assert tampered.returncode == 1
+    assert "input responses ['name-1'] went upstream changed" in tampered.stdout
+
+
+def _post(client: httpx.Client, url: str, number: int, method: str, params: dict[str, Any]
+          ) -> dict[str, Any]:
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": MODERN_CAPABILITIES,
+            "io.modelcontextprotocol/clientInfo": {"name": "modern-http-host", "version": "1"}}
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json",
+               "mcp-protocol-version": "2026-07-28", "mcp-method": method}
+    headers["mcp-name"] = params.get("name") or params["taskId"]  # the name-bearing methods' header
+    body = {"jsonrpc": "2.0", "id": number, "method": method, "params": {**params, "_meta": meta}}
+    reply = client.post(url, json=body, headers=headers)
+    assert reply.status_code == 200, reply.text
+    answer: dict[str, Any] = reply.json()
+    return answer
+
+
+def test_a_2026_07_28_http_host_answers_its_tasks_input_in_tasks_update(
+    config: Path, tmp_path: Path,
+) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    with http_proxy(config, transcript, *MODERN) as url, httpx.Client(timeout=30) as client:
+        task = _post(client, url, 1, "tools/call", {"name": "x__ask", "arguments": {}})["result"]
+        for number in range(2, 200):
+            task = _post(client, url, number, "tasks/get", {"taskId": task["taskId"],
+                                                            "requestState": task["requestState"]})["result"]
+            if task.get("inputRequests"):
+                break
+            time.sleep(0.02)
+        update = {"taskId": task["taskId"], "requestState": task["requestState"],
+                  "inputResponses": {"name-1": {"action": "accept", "content": {"name": "Ida"}}}}
+        assert "result" in _post(client, url, 500, "tasks/update", update)
+        for number in range(501, 700):
+            task = _post(client, url, number, "tasks/get", {"taskId": task["taskId"],
+                                                            "requestState": task["requestState"]})["result"]
+            if task["status"] == "completed":
+                break
+            time.sleep(0.02)
+    assert task["result"]["content"][0]["text"] == "hello Ida"
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert "elicitation/create of server x (its id 'name-1') answered by the host" in checked.stdout
