@@ -32,7 +32,6 @@ from ..client.connection import Connection
 from ..client.offers import offers, subscribes
 from ..errors import RpcError, ToolrelayError
 from ..events import Notice
-from ..protocol import jsonrpc
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONObject, Notification, Request
 from ..protocol.passthrough import passed_on
@@ -137,17 +136,8 @@ class FeatureRelay:
 
     async def _recorded(self, answer: Callable[[str, Request], Awaitable[JSONObject]], request: Request,
                         version: str | None, host: int | None, exchange: int | None) -> JSONObject:
-        forwarder = self.forwarder
-        key = forwarder.new_key()
-        forwarder.host_in(key, request, version, host, exchange)
-        try:
-            result = await answer(key, request)
-        except RpcError as exc:
-            said = jsonrpc.error_response(request.id, exc.code, exc.rpc_message, exc.data)
-            forwarder.host_out(key, request, said, version, host, exchange)
-            raise
-        forwarder.host_out(key, request, jsonrpc.response(request.id, result), version, host, exchange)
-        return result
+        return await self.forwarder.recorded(
+            request, version, host, lambda key: answer(key, request), exchange)
 
     async def _list(self, key: str, request: Request) -> JSONObject:
         if request.method == m.LIST_PROMPTS:

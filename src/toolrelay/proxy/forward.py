@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
 from ..errors import RpcError, ToolrelayError
@@ -167,6 +167,22 @@ class Forwarder:
         return passed_on(exchange.result)
 
     # -- records (the feature requests' too: ``features.py``) ------------------------------
+
+    async def recorded(self, request: Request, version: str | None, host: int | None,
+                       answer: Callable[[str], Awaitable[JSONObject]], exchange: int | None = None
+                       ) -> JSONObject:
+        """``answer(key)`` to the host's ``request``, its host leg recorded under a new key:
+        the request in, then the result or the JSON-RPC error it raised out."""
+        key = self.new_key()
+        self.host_in(key, request, version, host, exchange)
+        try:
+            result = await answer(key)
+        except RpcError as exc:
+            said = jsonrpc.error_response(request.id, exc.code, exc.rpc_message, exc.data)
+            self.host_out(key, request, said, version, host, exchange)
+            raise
+        self.host_out(key, request, jsonrpc.response(request.id, result), version, host, exchange)
+        return result
 
     def host_in(self, key: str, request: Request, version: str | None, host: int | None,
                 exchange: int | None = None) -> None:

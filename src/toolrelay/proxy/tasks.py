@@ -43,7 +43,6 @@ from typing import Any, Final
 from ..client.connection import Connection
 from ..client.tool_tasks import TASKS_VERSION, created_task
 from ..errors import RpcError, ToolrelayError, TransportError
-from ..protocol import jsonrpc
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import (
     INTERNAL_ERROR,
@@ -154,17 +153,10 @@ class TaskRelay:
                      version: str | None, session: ServerSession) -> JSONObject:
         """The host's answer to its task-augmented ``tools/call``: the upstream's
         ``CreateTaskResult`` with the proxy's task id (or what it answered instead)."""
-        forwarder = self.forwarder
-        key, host = forwarder.new_key(), forwarder.calls.number_of(session)
-        forwarder.host_in(key, request, version, host)
-        try:
-            result = await self._create(key, alias, route, arguments, request, session, host)
-        except RpcError as exc:
-            said = jsonrpc.error_response(request.id, exc.code, exc.rpc_message, exc.data)
-            forwarder.host_out(key, request, said, version, host)
-            raise
-        forwarder.host_out(key, request, jsonrpc.response(request.id, result), version, host)
-        return result
+        host = self.forwarder.calls.number_of(session)
+        return await self.forwarder.recorded(
+            request, version, host,
+            lambda key: self._create(key, alias, route, arguments, request, session, host))
 
     async def _create(self, key: str, alias: str, route: Route, arguments: JSONObject, request: Request,
                       session: ServerSession, host: int | None) -> JSONObject:
@@ -265,24 +257,19 @@ class TaskRelay:
 
     async def _recorded(self, request: Request, version: str | None, session: ServerSession | None
                         ) -> JSONObject:
-        forwarder = self.forwarder
-        key, host = forwarder.new_key(), forwarder.calls.number_of(session)
-        forwarder.host_in(key, request, version, host)
-        try:
-            if session is None or (session.protocol_version or "") < TASKS_VERSION:
-                forwarder.route_to(key, request, request.method, "unknown",
-                                   reason="no tasks in this revision")
-                raise RpcError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
-            if request.method == m.TASKS_LIST:
-                result = await self._list(key, request, session)
-            else:
-                result = await self._one(key, request, session)
-        except RpcError as exc:
-            said = jsonrpc.error_response(request.id, exc.code, exc.rpc_message, exc.data)
-            forwarder.host_out(key, request, said, version, host)
-            raise
-        forwarder.host_out(key, request, jsonrpc.response(request.id, result), version, host)
-        return result
+        host = self.forwarder.calls.number_of(session)
+        return await self.forwarder.recorded(
+            request, version, host, lambda key: self._answer_task_request(key, request, session))
+
+    async def _answer_task_request(self, key: str, request: Request, session: ServerSession | None
+                                   ) -> JSONObject:
+        if session is None or (session.protocol_version or "") < TASKS_VERSION:
+            self.forwarder.route_to(key, request, request.method, "unknown",
+                                    reason="no tasks in this revision")
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
+        if request.method == m.TASKS_LIST:
+            return await self._list(key, request, session)
+        return await self._one(key, request, session)
 
     def _owned(self, task_id: str, session: ServerSession | None) -> PassedTask | None:
         task = self._tasks.get(task_id)
