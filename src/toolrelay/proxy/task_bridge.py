@@ -170,22 +170,12 @@ class TaskBridge:
         """A task-augmented ``tools/call`` of a 2025 host (``session``), or a ``tools/call``
         of a 2026-07-28 host that declared the extension (``capabilities``: its envelope's;
         ``exchange``: its HTTP exchange's number)."""
-        forwarder = self.forwarder
-        key, host = forwarder.new_key(), forwarder.calls.number_of(session)
-        forwarder.host_in(key, request, version, host, exchange)
+        host = self.forwarder.calls.number_of(session)
         declared = session.client_capabilities if session is not None else capabilities or {}
-        try:
-            result = await self._create(key, alias, route, arguments, request, version, session, host,
-                                        declared)
-        except RpcError as exc:
-            said = {"jsonrpc": "2.0", "id": request.id,
-                    "error": {"code": exc.code, "message": exc.rpc_message,
-                              **({"data": exc.data} if exc.data is not None else {})}}
-            forwarder.host_out(key, request, said, version, host, exchange)
-            raise
-        answered = {"jsonrpc": "2.0", "id": request.id, "result": result}
-        forwarder.host_out(key, request, answered, version, host, exchange)
-        return result
+        return await self.forwarder.recorded(
+            request, version, host,
+            lambda key: self._create(key, alias, route, arguments, request, version, session, host, declared),
+            exchange)
 
     async def _create(self, key: str, alias: str, route: Route, arguments: JSONObject, request: Request,
                       version: str | None, session: ServerSession | None, host: int | None,
@@ -353,19 +343,8 @@ class TaskBridge:
 
     async def _modern_recorded(self, request: Request, version: str | None, exchange: int | None
                                ) -> JSONObject:
-        forwarder = self.forwarder
-        key = forwarder.new_key()
-        forwarder.host_in(key, request, version, None, exchange)
-        try:
-            result = await self._modern(key, request)
-        except RpcError as exc:
-            error = {"code": exc.code, "message": exc.rpc_message}
-            said = {"jsonrpc": "2.0", "id": request.id, "error": error}
-            forwarder.host_out(key, request, said, version, None, exchange)
-            raise
-        forwarder.host_out(key, request, {"jsonrpc": "2.0", "id": request.id, "result": result}, version,
-                           None, exchange)
-        return result
+        return await self.forwarder.recorded(request, version, None, lambda key: self._modern(key, request),
+                                             exchange)
 
     async def _modern(self, key: str, request: Request) -> JSONObject:
         task_id = m.require_str(request.params, "taskId")

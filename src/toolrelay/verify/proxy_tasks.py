@@ -333,17 +333,28 @@ def _modern_view(result: Any, task_id: Any) -> Any:
     return {k: v for k, v in result.items() if k not in _LEG_KEYS} | {"taskId": task_id}
 
 
+def _cancel_state(said: Say, asked: dict[str, Any], response: Event, legs: Legs, task: Event
+                  ) -> tuple[Event, None] | tuple[None, Finding]:
+    """The upstream task state an upstream ``tasks/cancel`` rests on, or the finding that it
+    did not echo that state's latest ``requestState``."""
+    state = _state_before(legs, task, int(response["seq"]))
+    echoed = (asked.get("params") or {}).get("requestState")
+    latest = (state or {}).get("message", {}).get("result", {}).get("requestState")
+    if state is None or echoed != latest:
+        return None, said("correlation", "task_state", False, "the upstream tasks/cancel did not echo the "
+                          f"latest requestState ({echoed!r}, not {latest!r})", response)
+    return state, None
+
+
 def _modern_answer(said: Say, method: str, asked: dict[str, Any], response: Event, answer: Event,
                    legs: Legs, task: Event) -> Finding:
     got = answer.get("message", {}).get("result")
     task_id = task.get("task_id")
     if asked.get("method") == "tasks/cancel":
-        state = _state_before(legs, task, int(response["seq"]))
-        echoed = (asked.get("params") or {}).get("requestState")
-        latest = (state or {}).get("message", {}).get("result", {}).get("requestState")
-        if state is None or echoed != latest:
-            return said("correlation", "task_state", False, "the upstream tasks/cancel did not echo the "
-                        f"latest requestState ({echoed!r}, not {latest!r})", response)
+        state, stale = _cancel_state(said, asked, response, legs, task)
+        if state is None:
+            assert stale is not None
+            return stale
         if method == "tasks/cancel":
             return said("feedback", "passed_on", isinstance(got, dict), "cancelled upstream (the latest "
                         "requestState echoed), acknowledged", response, answer)
@@ -369,12 +380,10 @@ def _bridged_answer(said: Say, method: str, asked: dict[str, Any], response: Eve
     shown = response.get("message", {}).get("result")
     task_id = str(task.get("task_id"))
     if asked.get("method") == "tasks/cancel":
-        state = _state_before(legs, task, int(response["seq"]))
-        echoed = (asked.get("params") or {}).get("requestState")
-        latest = (state or {}).get("message", {}).get("result", {}).get("requestState")
-        if state is None or echoed != latest:
-            return said("correlation", "task_state", False, "the upstream tasks/cancel did not echo the "
-                        f"latest requestState ({echoed!r}, not {latest!r})", response)
+        state, stale = _cancel_state(said, asked, response, legs, task)
+        if state is None:
+            assert stale is not None
+            return stale
         if method == "tasks/result":
             ok = "error" in host
             return said("feedback", "passed_on", ok, "the host's task was cancelled: answered with an error"
