@@ -118,11 +118,20 @@ class Forwarder:
                 return tool_error(f"toolrelay proxy: {withheld}")
             self.route(key, request, alias, "unknown", reason="no tool of that name is offered")
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {alias}")
-        refusal = await self.refusal(key, route, arguments)
-        if refusal is not None:
-            self.route(key, request, alias, "denied", route=route, reason=refusal)
-            return tool_error(f"toolrelay proxy: {route.server}/{route.tool} was not called: {refusal}")
+        refused = await self.refused(key, request, alias, route, arguments)
+        if refused is not None:
+            return refused
         return await self._upstream(key, route, arguments, request)
+
+    async def refused(self, key: str, request: Request, alias: str, route: Route, arguments: JSONObject
+                      ) -> JSONObject | None:
+        """The tool error the host gets when the call hooks (the policy) refuse this call,
+        recorded as a ``denied`` route; None: it may run."""
+        refusal = await self.refusal(key, route, arguments)
+        if refusal is None:
+            return None
+        self.route(key, request, alias, "denied", route=route, reason=refusal)
+        return tool_error(f"toolrelay proxy: {route.server}/{route.tool} was not called: {refusal}")
 
     async def refusal(self, key: str, route: Route, arguments: JSONObject) -> str | None:
         """Why the call hooks (the policy) refuse this call; None: they let it run."""

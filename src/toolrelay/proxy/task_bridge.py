@@ -181,10 +181,9 @@ class TaskBridge:
                       version: str | None, session: ServerSession | None, host: int | None,
                       capabilities: JSONObject) -> JSONObject:
         forwarder = self.forwarder
-        refusal = await forwarder.refusal(key, route, arguments)
-        if refusal is not None:
-            forwarder.route(key, request, alias, "denied", route=route, reason=refusal)
-            return tool_error(f"toolrelay proxy: {route.server}/{route.tool} was not called: {refusal}")
+        refused = await forwarder.refused(key, request, alias, route, arguments)
+        if refused is not None:
+            return refused
         connection = self.catalog.connections[route.server]
         task_id = f"toolrelay-b{next(self._numbers)}-{self._salt}"
         call = HostCall(key=key, request=request, protocol_version=version, session=session,

@@ -161,10 +161,9 @@ class TaskRelay:
     async def _create(self, key: str, alias: str, route: Route, arguments: JSONObject, request: Request,
                       session: ServerSession, host: int | None) -> JSONObject:
         forwarder = self.forwarder
-        refusal = await forwarder.refusal(key, route, arguments)
-        if refusal is not None:
-            forwarder.route(key, request, alias, "denied", route=route, reason=refusal)
-            return tool_error(f"toolrelay proxy: {route.server}/{route.tool} was not called: {refusal}")
+        refused = await forwarder.refused(key, request, alias, route, arguments)
+        if refused is not None:
+            return refused
         connection = self.catalog.connections[route.server]
         asked = (request.params or {})["task"]
         params: JSONObject = {"name": route.tool, "arguments": arguments, "task": asked}
