@@ -342,3 +342,106 @@ def test_a_2026_07_28_http_host_answers_its_tasks_input_in_tasks_update(
     checked = verify(transcript, "--all")
     assert checked.returncode == 0, checked.stdout
     assert "elicitation/create of server x (its id 'name-1') answered by the host" in checked.stdout
+
+
+# -- a host that does not answer what its task asks: the wait bounded by --input-wait -------
+
+SHORT_WAIT = ("--input-wait", "0.5")
+
+
+def _abandoned(transcript: Path) -> list[dict[str, Any]]:
+    return [e for e in events(transcript) if e["kind"] == "proxy_task_abandoned"]
+
+
+def _upstream_cancels(transcript: Path) -> list[dict[str, Any]]:
+    return [e["message"]["params"] for e in events(transcript) if e["kind"] == "mcp_request"
+            and e.get("server") == "x" and e["message"]["method"] == "tasks/cancel"]
+
+
+def _drop_cancel(lines: list[dict[str, Any]]) -> None:
+    """The upstream tasks/cancel, and its answer, taken out of the copy."""
+    sent = next(e for e in lines if e["kind"] == "mcp_request" and e["message"]["method"] == "tasks/cancel")
+    lines[:] = [e for e in lines if not (e["kind"] in ("mcp_request", "mcp_response")
+                                         and e.get("mcp_id") == sent["mcp_id"] and e.get("server") == "x")]
+
+
+async def _never_asks_for_the_result(config: Path, transcript: Path) -> dict[str, Any]:
+    host = await TaskHost.start(config, transcript, more=(*MODERN, *SHORT_WAIT))
+    try:
+        asked = await _made(host, "x__ask", {})
+        await _until(host, asked, "input_required")
+        await asyncio.sleep(1.2)  # no tasks/result: the question never reaches the host
+        return {"state": await host.request("tasks/get", {"taskId": asked}),
+                "result": await host.raw("tasks/result", {"taskId": asked}), "task": asked}
+    finally:
+        await host.close()
+
+
+def test_a_2025_host_that_never_asks_for_the_result_has_its_task_cancelled_upstream(
+    config: Path, tmp_path: Path,
+) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    seen = asyncio.run(_never_asks_for_the_result(config, transcript))
+    assert seen["state"]["status"] == "cancelled"
+    assert seen["result"]["error"]["message"] == f"task {seen['task']} was cancelled"
+    [abandoned] = _abandoned(transcript)
+    assert abandoned["task_id"] == seen["task"] and abandoned["upstream_task_id"] == "ext-task-1"
+    assert abandoned["reason"] == "its host gave no answer to its input request within --input-wait 0.5s"
+    [cancel] = _upstream_cancels(transcript)
+    assert cancel["taskId"] == "ext-task-1"
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert f"task '{seen['task']}' given up (its host gave no answer" in checked.stdout
+    tampered = verify_tampered(transcript, _drop_cancel, tmp_path)
+    assert tampered.returncode == 1, tampered.stdout
+    assert "no upstream tasks/cancel recorded for it" in tampered.stdout
+
+
+async def _never_updates(config: Path, transcript: Path) -> dict[str, Any]:
+    proc = await asyncio.create_subprocess_exec(
+        PYTHON, *proxy_args(config, transcript, *MODERN, *SHORT_WAIT), stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=2**22)
+    host = TaskHost(proc, None)
+    try:
+        asking = (await _ask(host, "tools/call", {"name": "x__ask", "arguments": {}}))["result"]
+        asking = await _modern_until(host, asking, "input_required")
+        await asyncio.sleep(1.2)  # no tasks/update
+        return await _modern_until(host, asking, "cancelled")
+    finally:
+        await host.close()
+
+
+def test_a_2026_07_28_host_that_never_answers_its_tasks_input_has_it_cancelled_upstream(
+    config: Path, tmp_path: Path,
+) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    state = asyncio.run(_never_updates(config, transcript))
+    assert state["status"] == "cancelled" and "inputRequests" not in state
+    [abandoned] = _abandoned(transcript)
+    assert abandoned["reason"] == "its host gave no answer to its input request within --input-wait 0.5s"
+    assert [c["taskId"] for c in _upstream_cancels(transcript)] == ["ext-task-1"]
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    tampered = verify_tampered(transcript, _drop_cancel, tmp_path)
+    assert tampered.returncode == 1, tampered.stdout
+    assert "no upstream tasks/cancel recorded for it" in tampered.stdout
+
+
+def test_a_2025_http_host_that_leaves_has_its_task_cancelled_upstream(config: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    with http_proxy(config, transcript, *MODERN, *SHORT_WAIT) as url:
+        host = HttpTaskHost(url)
+        made = host.request("tools/call", {"name": "x__ask", "arguments": {}, "task": TASK})
+        left = host.http.delete(url, headers={**host.HEADERS, **host.session})  # the host leaves
+        assert left.status_code in (200, 202, 204), left.text
+        host.close()
+        for _ in range(100):
+            if _abandoned(transcript):
+                break
+            time.sleep(0.05)
+    [abandoned] = _abandoned(transcript)
+    assert abandoned["task_id"] == made["task"]["taskId"]
+    assert abandoned["reason"].startswith("its host's session ended; ")
+    assert [c["taskId"] for c in _upstream_cancels(transcript)] == ["ext-task-1"]
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout

@@ -62,7 +62,8 @@ from ..server.app import CallContext, ServerSession
 from ..server.features import FeatureHandler
 from .forward import Forwarder, forwarded_meta, tool_error
 from .host_calls import HostCall
-from .records import ProxyTask
+from .records import ProxyTask, ProxyTaskAbandoned
+from .rounds import DEFAULT_WAIT
 
 __all__ = ["BridgedTask", "TaskBridge"]
 
@@ -105,6 +106,8 @@ class BridgedTask:
     """What the task asks a 2026-07-28 host, by input key: (method, params, its answer)."""
     echoed: Any = None
     """The ``requestState`` the 2026-07-28 host's latest ``tasks/update`` echoed."""
+    timer: asyncio.TimerHandle | None = None
+    """While the upstream task is ``input_required``: when the proxy gives up on the host's answer."""
 
     def shown(self) -> JSONObject:
         """The task as the host is told it now (2025-11-25 ``Task``)."""
@@ -136,6 +139,9 @@ class TaskBridge:
         self._tasks: dict[str, BridgedTask] = {}
         self._numbers = itertools.count(1)
         self._salt = secrets.token_hex(4)  # a task id is unguessable: it is all that names a task
+        self.input_wait = DEFAULT_WAIT
+        self._giving_up: set[asyncio.Future[None]] = set()
+        """How long a task's input request waits for its host (the proxy's ``--input-wait``)."""
 
     def serves(self, server: str) -> bool:
         """Whether ``server``'s calls may become extension tasks (it speaks 2026-07-28)."""
@@ -194,6 +200,7 @@ class TaskBridge:
         created: asyncio.Future[Exchange] = asyncio.get_running_loop().create_future()
         seen: dict[str, Exchange] = {}
         sent: list[Exchange] = []
+        made: list[BridgedTask] = []  # the task, once the upstream made one
 
         def on_task(exchange: Exchange) -> None:
             if exchange.method == m.TASKS_CANCEL:
@@ -203,6 +210,8 @@ class TaskBridge:
                 seen["state"] = exchange
             if not created.done():
                 created.set_result(exchange)
+            if made:
+                self._watch(made[0])
 
         runner = asyncio.ensure_future(connection.call_tool(
             route.tool, arguments, call_id=key, meta=forwarded_meta(request.params), on_sent=sent.append,
@@ -226,6 +235,8 @@ class TaskBridge:
                            runner=runner, latest=first, seen=seen)
         runner.add_done_callback(lambda _: self._settled(task))
         self._keep(task)
+        made.append(task)
+        self._watch(task)
         forwarder.route(key, request, alias, BRIDGED, route=route, sent=[(first, connection.number)])
         return task.shown_modern(RESULT_TASK) if session is None else {"task": task.shown()}
 
@@ -244,6 +255,42 @@ class TaskBridge:
             raise RpcError(exchange.error.code, exchange.error.message, exchange.error.data)
         assert exchange.result is not None
         return passed_on(exchange.result)
+
+    # -- the bounded wait for the host's input -------------------------------------------
+
+    def _watch(self, task: BridgedTask) -> None:
+        """While the upstream task is ``input_required``, a timer of ``input_wait``: a host
+        that does not answer (a 2025 host that asks no ``tasks/result``, or does not answer
+        the ask; a 2026-07-28 host that sends no ``tasks/update``) gets its task cancelled."""
+        state = (task.seen.get("state", task.latest).result or {}).get("status")
+        if state == "input_required" and task.timer is None and not task.runner.done():
+            reason = f"its host gave no answer to its input request within --input-wait {self.input_wait:g}s"
+            task.timer = asyncio.get_running_loop().call_later(self.input_wait, self._give_up, task, reason)
+        elif state != "input_required" and task.timer is not None:
+            task.timer.cancel()
+            task.timer = None
+
+    def _give_up(self, task: BridgedTask, reason: str) -> None:
+        task.timer = None
+        if task.runner.done():
+            return
+        if task.owner is not None:  # a 2025 host that left says so (its session ended, or went away)
+            session = task.owner()
+            if session is None or session.peer.closed is not None:
+                reason = f"its host's session ended; {reason}"
+        giving_up = asyncio.ensure_future(self._abandon(task, reason))
+        self._giving_up.add(giving_up)  # kept until done (the loop holds tasks only weakly)
+        giving_up.add_done_callback(self._giving_up.discard)
+
+    async def _abandon(self, task: BridgedTask, reason: str) -> None:
+        """Cancel the upstream task (the extension's ``tasks/cancel``, latest ``requestState``);
+        record why."""
+        await self._cancelled(task)
+        if self.forwarder.events.active:
+            self.forwarder.events.emit(ProxyTaskAbandoned(
+                task_id=task.task_id, server=task.server, connection=task.connection,
+                upstream_task_id=task.upstream_id, reason=reason,
+                mcp_id=task.cancel.mcp_id if task.cancel is not None else None))
 
     def _settled(self, task: BridgedTask) -> None:
         """The task's latest state: the last ``tasks/get`` its follower saw (and its cancel)."""
@@ -266,8 +313,8 @@ class TaskBridge:
 
     async def answer(self, key: str, request: Request, task: BridgedTask) -> JSONObject:
         self._settled(task)
-        if request.method == m.TASKS_GET:
-            self._route(key, request, task, task.latest)
+        if request.method == m.TASKS_GET:  # a cancelled task's state rests on its tasks/cancel
+            self._route(key, request, task, task.cancel if task.cancelled else task.latest)
             return task.shown()
         if request.method == m.TASKS_CANCEL:
             return await self._cancel(key, request, task)

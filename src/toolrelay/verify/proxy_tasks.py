@@ -231,6 +231,39 @@ def judge_statuses(statuses: list[Event], legs: Legs) -> list[Finding]:
     return found
 
 
+def judge_abandoned(abandoned: list[Event], legs: Legs) -> list[Finding]:
+    """Each bridged task the proxy gave up on (its host gave no answer within --input-wait,
+    or left): the upstream ``tasks/cancel`` it names was sent for that task, answered, and
+    echoed the task's latest ``requestState``."""
+    found = []
+    for event in abandoned:
+        task = legs.tasks.get(str(event.get("task_id")))
+        triple = (event.get("server"), event.get("connection"), event.get("mcp_id"))
+        requests, responses = legs.requests.get(triple, []), legs.responses.get(triple, [])
+        asked = requests[0].get("message", {}) if len(requests) == 1 else {}
+        problem = ""
+        if task is None:
+            problem = "for no task of the proxy's"
+        elif asked.get("method") != "tasks/cancel" or len(responses) != 1:
+            problem = "no upstream tasks/cancel recorded for it"
+        elif (asked.get("params") or {}).get("taskId") != task.get("upstream_task_id") or \
+                triple[:2] != (task.get("server"), task.get("connection")):
+            problem = "the upstream tasks/cancel names another task"
+        else:
+            state = _state_before(legs, task, int(responses[0]["seq"]))
+            echoed = (asked.get("params") or {}).get("requestState")
+            latest = (state or {}).get("message", {}).get("result", {}).get("requestState")
+            if state is None or echoed != latest:
+                problem = (f"the upstream tasks/cancel did not echo the latest requestState "
+                           f"({echoed!r}, not {latest!r})")
+        seqs = (event["seq"], *(r["seq"] for r in (*requests, *responses)))
+        found.append(Finding(link="correlation", check="task_abandoned", ok=not problem, seqs=seqs,
+                             call_id=task.get("key") if task is not None else None,
+                             message=f"task {event.get('task_id')!r} given up ({event.get('reason')}): "
+                                     + (problem or "cancelled upstream, the latest requestState echoed")))
+    return found
+
+
 # -- bridged tasks: a 2025 host's task, run upstream as a 2026 extension task (task_bridge.py) --
 
 _STATES: Final = frozenset({"tools/call", "tasks/get"})
