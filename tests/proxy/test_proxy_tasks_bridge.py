@@ -392,6 +392,10 @@ def test_a_2025_host_that_never_asks_for_the_result_has_its_task_cancelled_upstr
     checked = verify(transcript, "--all")
     assert checked.returncode == 0, checked.stdout
     assert f"task '{seen['task']}' given up (its host gave no answer" in checked.stdout
+    run = load_run(transcript)
+    assert f"the proxy gave up on task {seen['task']}, its host gave no answer" in explain(run, check(run))
+    rows = [describe(event, 0.0).label for event in events(transcript)]
+    assert f"task {seen['task']} given up: tasks/cancel to x#1 task ext-task-1" in rows
     tampered = verify_tampered(transcript, _drop_cancel, tmp_path)
     assert tampered.returncode == 1, tampered.stdout
     assert "no upstream tasks/cancel recorded for it" in tampered.stdout

@@ -26,9 +26,11 @@ task in its own era's terms: ``resultType: "task"`` with the proxy's id and a
 ``requestState`` of the proxy's (the upstream's stays on the upstream leg); ``tasks/get``
 is the upstream's latest state, with what the task asks as the proxy's ``inputRequests``
 (under the upstream's keys), answered by the host's ``tasks/update``; ``tasks/cancel`` as
-above. Not bridged: ``tasks/list`` does not list these tasks, no
-``notifications/tasks/status`` is sent for them, and a 2026-07-28 host's call to a
-2025-11-25 server is answered plainly (``forward.py``).
+above. What a task asks waits for its host at most ``input_wait`` (``--input-wait``) from
+when it became ``input_required``; then the proxy cancels it upstream (the extension's
+``tasks/cancel``) and records why (``ProxyTaskAbandoned``). Not bridged: ``tasks/list``
+does not list these tasks, no ``notifications/tasks/status`` is sent for them, and a
+2026-07-28 host's call to a 2025-11-25 server is answered plainly (``forward.py``).
 """
 
 from __future__ import annotations
