@@ -85,6 +85,7 @@ async def _tasks(config: Path, transcript: Path) -> dict[str, Any]:
         seen["plain"] = await host.request("tools/call", {"name": "x__plain", "arguments": {"text": "hi"},
                                                           "task": TASK})
         seen["upstream_id"] = await host.raw("tasks/get", {"taskId": "ext-task-1"})
+        seen["list"] = await host.request("tasks/list")
         seen["ids"] = (slow, asked, failing, endless)
         return seen
     finally:
@@ -113,6 +114,8 @@ def test_a_2025_hosts_task_runs_as_a_2026_extension_task_upstream(config: Path, 
         "code": -32602, "message": "Cannot cancel task: already in terminal status 'cancelled'"}
     assert seen["plain"]["content"][0]["text"] == "hi"  # the upstream made no task: a plain answer
     assert seen["upstream_id"]["error"]["code"] == -32602  # the upstream's id means nothing to the host
+    listed = {task["taskId"]: task["status"] for task in seen["list"]["tasks"]}
+    assert listed == dict(zip(seen["ids"], ("completed", "completed", "failed", "cancelled"), strict=True))
 
     recorded = events(transcript)
     tasks = [e for e in recorded if e["kind"] == "proxy_task"]
@@ -148,6 +151,8 @@ def _answer_of(lines: list[dict[str, Any]], method: str, nth: int = 0) -> dict[s
     ("status", "the host's task state is not the upstream task state it rests on"),
     ("created", "the host's task state is not the upstream task state it rests on"),
     ("cancel", "the upstream tasks/cancel did not echo the latest requestState"),
+    ("listed", "the host's task list is not its own tasks as their servers reported them"),
+    ("unlisted", "left out: ['toolrelay-b1-"),
 ])
 def test_a_tampered_bridged_task_is_rejected(config: Path, tmp_path: Path, tamper: str, said: str) -> None:
     transcript = tmp_path / "proxy.jsonl"
@@ -158,6 +163,10 @@ def test_a_tampered_bridged_task_is_rejected(config: Path, tmp_path: Path, tampe
             _answer_of(lines, "tasks/result")["message"]["result"]["content"][0]["text"] = "forged"
         elif tamper == "status":
             _answer_of(lines, "tasks/get")["message"]["result"]["status"] = "completed"
+        elif tamper == "listed":
+            _answer_of(lines, "tasks/list")["message"]["result"]["tasks"][0]["status"] = "working"
+        elif tamper == "unlisted":
+            del _answer_of(lines, "tasks/list")["message"]["result"]["tasks"][0]
         elif tamper == "created":
             _answer_of(lines, "tools/call")["message"]["result"]["task"]["status"] = "input_required"
         else:

@@ -26,10 +26,11 @@ task in its own era's terms: ``resultType: "task"`` with the proxy's id and a
 ``requestState`` of the proxy's (the upstream's stays on the upstream leg); ``tasks/get``
 is the upstream's latest state, with what the task asks as the proxy's ``inputRequests``
 (under the upstream's keys), answered by the host's ``tasks/update``; ``tasks/cancel`` as
-above. What a task asks waits for its host at most ``input_wait`` (``--input-wait``) from
+above; ``tasks/list`` of a 2025 host lists its bridged tasks too (each as its
+``tasks/get`` shows it). What a task asks waits for its host at most ``input_wait`` (``--input-wait``) from
 when it became ``input_required``; then the proxy cancels it upstream (the extension's
-``tasks/cancel``) and records why (``ProxyTaskAbandoned``). Not bridged: ``tasks/list``
-does not list these tasks, no ``notifications/tasks/status`` is sent for them, and a
+``tasks/cancel``) and records why (``ProxyTaskAbandoned``). Not bridged: no
+``notifications/tasks/status`` is sent for these tasks, and a
 2026-07-28 host's call to a 2025-11-25 server is answered plainly (``forward.py``).
 """
 
@@ -312,6 +313,14 @@ class TaskBridge:
         self._tasks[task.task_id] = task
 
     # -- the host's tasks/get, tasks/result, tasks/cancel -------------------------------------
+
+    def listed(self, session: ServerSession | None) -> list[JSONObject]:
+        """The bridged tasks of this 2025 host's, as its ``tasks/get`` would show each now."""
+        mine = [task for task in self._tasks.values()
+                if session is not None and task.owner is not None and task.owner() is session]
+        for task in mine:
+            self._settled(task)
+        return [task.shown() for task in mine]
 
     async def answer(self, key: str, request: Request, task: BridgedTask) -> JSONObject:
         self._settled(task)
