@@ -77,6 +77,9 @@ _NOT_PASSED: Final = frozenset({"resultType", "requestState", "inputRequests", "
 BRIDGED: Final = "bridged"
 MODERN_METHODS: Final = (m.TASKS_GET, TASKS_UPDATE, m.TASKS_CANCEL)
 """The extension's methods a 2026-07-28 host asks of its task."""
+_LEFT_CHECK: Final = 0.5
+"""How often (seconds) a task waiting for its 2025 host's answer looks whether the host has left
+(the follower, blocked on the ask, polls no more)."""
 _NOT_FOUND: Final = "Failed to retrieve task: Task not found"
 """The route decision of a host request answered from a bridged task."""
 
@@ -110,6 +113,8 @@ class BridgedTask:
     echoed: Any = None
     """The ``requestState`` the 2026-07-28 host's latest ``tasks/update`` echoed."""
     timer: asyncio.TimerHandle | None = None
+    giving_up: bool = False
+    """The proxy is cancelling it upstream itself (``TaskBridge._give_up``)."""
     """While the upstream task is ``input_required``: when the proxy gives up on the host's answer."""
 
     def shown(self) -> JSONObject:
@@ -265,22 +270,38 @@ class TaskBridge:
         """While the upstream task is ``input_required``, a timer of ``input_wait``: a host
         that does not answer (a 2025 host that asks no ``tasks/result``, or does not answer
         the ask; a 2026-07-28 host that sends no ``tasks/update``) gets its task cancelled."""
+        if _left(task):  # seen at each of the follower's polls: a host gone takes its task along
+            self._give_up(task, "its host's session ended")
+            return
         state = (task.seen.get("state", task.latest).result or {}).get("status")
         if state == "input_required" and task.timer is None and not task.runner.done():
-            reason = f"its host gave no answer to its input request within --input-wait {self.input_wait:g}s"
-            task.timer = asyncio.get_running_loop().call_later(self.input_wait, self._give_up, task, reason)
+            self._arm(task, asyncio.get_running_loop().time() + self.input_wait)
         elif state != "input_required" and task.timer is not None:
             task.timer.cancel()
             task.timer = None
 
-    def _give_up(self, task: BridgedTask, reason: str) -> None:
+    def _arm(self, task: BridgedTask, deadline: float) -> None:
+        loop = asyncio.get_running_loop()
+        task.timer = loop.call_later(max(0.0, min(_LEFT_CHECK, deadline - loop.time())), self._tick, task,
+                                     deadline)
+
+    def _tick(self, task: BridgedTask, deadline: float) -> None:
         task.timer = None
-        if task.runner.done():
+        if _left(task):
+            self._give_up(task, "its host's session ended")
+        elif asyncio.get_running_loop().time() >= deadline:
+            self._give_up(task, "its host gave no answer to its input request within --input-wait "
+                                f"{self.input_wait:g}s")
+        else:
+            self._arm(task, deadline)
+
+    def _give_up(self, task: BridgedTask, reason: str) -> None:
+        if task.runner.done() or task.giving_up:
             return
-        if task.owner is not None:  # a 2025 host that left says so (its session ended, or went away)
-            session = task.owner()
-            if session is None or session.peer.closed is not None:
-                reason = f"its host's session ended; {reason}"
+        task.giving_up = True
+        if task.timer is not None:
+            task.timer.cancel()
+            task.timer = None
         giving_up = asyncio.ensure_future(self._abandon(task, reason))
         self._giving_up.add(giving_up)  # kept until done (the loop holds tasks only weakly)
         giving_up.add_done_callback(self._giving_up.discard)
@@ -454,6 +475,14 @@ class TaskBridge:
         finally:
             task.pending.pop(input_key, None)
         return {"result": response}, {"key": input_key, "state": task.echoed}
+
+
+def _left(task: BridgedTask) -> bool:
+    """Whether the 2025 host that owns ``task`` has gone (its session ended)."""
+    if task.owner is None:
+        return False
+    session = task.owner()
+    return session is None or session.peer.closed is not None
 
 
 def shown_with_task_support(tool: dict[str, Any]) -> dict[str, Any]:
