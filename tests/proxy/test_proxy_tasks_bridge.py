@@ -409,6 +409,16 @@ def test_a_2025_host_that_never_asks_for_the_result_has_its_task_cancelled_upstr
     assert tampered.returncode == 1, tampered.stdout
     assert "no upstream tasks/cancel recorded for it" in tampered.stdout
 
+    def stale(lines: list[dict[str, Any]]) -> None:  # the cancel echoing an older requestState
+        sent = next(e for e in lines if e["kind"] == "mcp_request"
+                    and e["message"]["method"] == "tasks/cancel")
+        sent["message"]["params"]["requestState"] = "ext-task-1-state-1"
+
+    tampered = verify_tampered(transcript, stale, tmp_path)
+    assert tampered.returncode == 1, tampered.stdout
+    assert "given up (its host gave no answer to its input request within --input-wait 0.5s): the upstream " \
+           "tasks/cancel did not echo the latest requestState ('ext-task-1-state-1'" in tampered.stdout
+
 
 async def _never_updates(config: Path, transcript: Path) -> dict[str, Any]:
     proc = await asyncio.create_subprocess_exec(
