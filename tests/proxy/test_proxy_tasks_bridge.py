@@ -85,6 +85,7 @@ async def _tasks(config: Path, transcript: Path) -> dict[str, Any]:
         seen["plain"] = await host.request("tools/call", {"name": "x__plain", "arguments": {"text": "hi"},
                                                           "task": TASK})
         seen["upstream_id"] = await host.raw("tasks/get", {"taskId": "ext-task-1"})
+        seen["list"] = await host.request("tasks/list")
         seen["ids"] = (slow, asked, failing, endless)
         return seen
     finally:
@@ -113,6 +114,8 @@ def test_a_2025_hosts_task_runs_as_a_2026_extension_task_upstream(config: Path, 
         "code": -32602, "message": "Cannot cancel task: already in terminal status 'cancelled'"}
     assert seen["plain"]["content"][0]["text"] == "hi"  # the upstream made no task: a plain answer
     assert seen["upstream_id"]["error"]["code"] == -32602  # the upstream's id means nothing to the host
+    listed = {task["taskId"]: task["status"] for task in seen["list"]["tasks"]}
+    assert listed == dict(zip(seen["ids"], ("completed", "completed", "failed", "cancelled"), strict=True))
 
     recorded = events(transcript)
     tasks = [e for e in recorded if e["kind"] == "proxy_task"]
@@ -148,6 +151,8 @@ def _answer_of(lines: list[dict[str, Any]], method: str, nth: int = 0) -> dict[s
     ("status", "the host's task state is not the upstream task state it rests on"),
     ("created", "the host's task state is not the upstream task state it rests on"),
     ("cancel", "the upstream tasks/cancel did not echo the latest requestState"),
+    ("listed", "the host's task list is not its own tasks as their servers reported them"),
+    ("unlisted", "left out: ['toolrelay-b1-"),
 ])
 def test_a_tampered_bridged_task_is_rejected(config: Path, tmp_path: Path, tamper: str, said: str) -> None:
     transcript = tmp_path / "proxy.jsonl"
@@ -158,6 +163,10 @@ def test_a_tampered_bridged_task_is_rejected(config: Path, tmp_path: Path, tampe
             _answer_of(lines, "tasks/result")["message"]["result"]["content"][0]["text"] = "forged"
         elif tamper == "status":
             _answer_of(lines, "tasks/get")["message"]["result"]["status"] = "completed"
+        elif tamper == "listed":
+            _answer_of(lines, "tasks/list")["message"]["result"]["tasks"][0]["status"] = "working"
+        elif tamper == "unlisted":
+            del _answer_of(lines, "tasks/list")["message"]["result"]["tasks"][0]
         elif tamper == "created":
             _answer_of(lines, "tools/call")["message"]["result"]["task"]["status"] = "input_required"
         else:
@@ -342,3 +351,129 @@ def test_a_2026_07_28_http_host_answers_its_tasks_input_in_tasks_update(
     checked = verify(transcript, "--all")
     assert checked.returncode == 0, checked.stdout
     assert "elicitation/create of server x (its id 'name-1') answered by the host" in checked.stdout
+
+
+# -- a host that does not answer what its task asks: the wait bounded by --input-wait -------
+
+SHORT_WAIT = ("--input-wait", "0.5")
+
+
+def _abandoned(transcript: Path) -> list[dict[str, Any]]:
+    return [e for e in events(transcript) if e["kind"] == "proxy_task_abandoned"]
+
+
+def _upstream_cancels(transcript: Path) -> list[dict[str, Any]]:
+    return [e["message"]["params"] for e in events(transcript) if e["kind"] == "mcp_request"
+            and e.get("server") == "x" and e["message"]["method"] == "tasks/cancel"]
+
+
+def _drop_cancel(lines: list[dict[str, Any]]) -> None:
+    """The upstream tasks/cancel, and its answer, taken out of the copy."""
+    sent = next(e for e in lines if e["kind"] == "mcp_request" and e["message"]["method"] == "tasks/cancel")
+    lines[:] = [e for e in lines if not (e["kind"] in ("mcp_request", "mcp_response")
+                                         and e.get("mcp_id") == sent["mcp_id"] and e.get("server") == "x")]
+
+
+async def _never_asks_for_the_result(config: Path, transcript: Path) -> dict[str, Any]:
+    host = await TaskHost.start(config, transcript, more=(*MODERN, *SHORT_WAIT))
+    try:
+        asked = await _made(host, "x__ask", {})
+        await _until(host, asked, "input_required")
+        await asyncio.sleep(1.2)  # no tasks/result: the question never reaches the host
+        return {"state": await host.request("tasks/get", {"taskId": asked}),
+                "result": await host.raw("tasks/result", {"taskId": asked}), "task": asked}
+    finally:
+        await host.close()
+
+
+def test_a_2025_host_that_never_asks_for_the_result_has_its_task_cancelled_upstream(
+    config: Path, tmp_path: Path,
+) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    seen = asyncio.run(_never_asks_for_the_result(config, transcript))
+    assert seen["state"]["status"] == "cancelled"
+    assert seen["result"]["error"]["message"] == f"task {seen['task']} was cancelled"
+    [abandoned] = _abandoned(transcript)
+    assert abandoned["task_id"] == seen["task"] and abandoned["upstream_task_id"] == "ext-task-1"
+    assert abandoned["reason"] == "its host gave no answer to its input request within --input-wait 0.5s"
+    [cancel] = _upstream_cancels(transcript)
+    assert cancel["taskId"] == "ext-task-1"
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert f"task '{seen['task']}' given up (its host gave no answer" in checked.stdout
+    run = load_run(transcript)
+    assert f"the proxy gave up on task {seen['task']}, its host gave no answer" in explain(run, check(run))
+    rows = [describe(event, 0.0).label for event in events(transcript)]
+    assert f"task {seen['task']} given up: tasks/cancel to x#1 task ext-task-1" in rows
+    tampered = verify_tampered(transcript, _drop_cancel, tmp_path)
+    assert tampered.returncode == 1, tampered.stdout
+    assert "no upstream tasks/cancel recorded for it" in tampered.stdout
+
+    def stale(lines: list[dict[str, Any]]) -> None:  # the cancel echoing an older requestState
+        sent = next(e for e in lines if e["kind"] == "mcp_request"
+                    and e["message"]["method"] == "tasks/cancel")
+        sent["message"]["params"]["requestState"] = "ext-task-1-state-1"
+
+    tampered = verify_tampered(transcript, stale, tmp_path)
+    assert tampered.returncode == 1, tampered.stdout
+    assert "given up (its host gave no answer to its input request within --input-wait 0.5s): the upstream " \
+           "tasks/cancel did not echo the latest requestState ('ext-task-1-state-1'" in tampered.stdout
+
+
+async def _never_updates(config: Path, transcript: Path) -> dict[str, Any]:
+    proc = await asyncio.create_subprocess_exec(
+        PYTHON, *proxy_args(config, transcript, *MODERN, *SHORT_WAIT), stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=2**22)
+    host = TaskHost(proc, None)
+    try:
+        asking = (await _ask(host, "tools/call", {"name": "x__ask", "arguments": {}}))["result"]
+        asking = await _modern_until(host, asking, "input_required")
+        await asyncio.sleep(1.2)  # no tasks/update
+        return await _modern_until(host, asking, "cancelled")
+    finally:
+        await host.close()
+
+
+def test_a_2026_07_28_host_that_never_answers_its_tasks_input_has_it_cancelled_upstream(
+    config: Path, tmp_path: Path,
+) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    state = asyncio.run(_never_updates(config, transcript))
+    assert state["status"] == "cancelled" and "inputRequests" not in state
+    [abandoned] = _abandoned(transcript)
+    assert abandoned["reason"] == "its host gave no answer to its input request within --input-wait 0.5s"
+    assert [c["taskId"] for c in _upstream_cancels(transcript)] == ["ext-task-1"]
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    tampered = verify_tampered(transcript, _drop_cancel, tmp_path)
+    assert tampered.returncode == 1, tampered.stdout
+    assert "no upstream tasks/cancel recorded for it" in tampered.stdout
+
+
+@pytest.mark.parametrize("tool", ["x__ask", "x__forever"])
+def test_a_2025_http_host_that_leaves_has_its_task_cancelled_upstream(
+    config: Path, tmp_path: Path, tool: str,
+) -> None:
+    """Whether its task asks something (and would wait) or not (and would run on)."""
+    transcript = tmp_path / "proxy.jsonl"
+    with http_proxy(config, transcript, *MODERN) as url:  # the default --input-wait: not what ends it
+        host = HttpTaskHost(url)
+        made = host.request("tools/call", {"name": tool, "arguments": {}, "task": TASK})
+        awaited = "input_required" if tool == "x__ask" else "working"  # the ask waits: no more polls
+        for _ in range(200):
+            if host.request("tasks/get", {"taskId": made["task"]["taskId"]})["status"] == awaited:
+                break
+            time.sleep(0.02)
+        left = host.http.delete(url, headers={**host.HEADERS, **host.session})  # the host leaves
+        assert left.status_code in (200, 202, 204), left.text
+        host.close()
+        for _ in range(100):
+            if _abandoned(transcript):
+                break
+            time.sleep(0.05)
+    [abandoned] = _abandoned(transcript)
+    assert abandoned["task_id"] == made["task"]["taskId"]
+    assert abandoned["reason"] == "its host's session ended"
+    assert [c["taskId"] for c in _upstream_cancels(transcript)] == ["ext-task-1"]
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout

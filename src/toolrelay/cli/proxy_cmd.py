@@ -74,7 +74,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "the host resumes it (as toolrelay files --http --sse-hold)")
     parser.add_argument("--input-wait", metavar="SECONDS", type=input_wait_seconds, default=DEFAULT_WAIT,
                         help="how long a 2026-07-28 host's call answered input_required (a server asked "
-                             "something) waits for the host's retry before it is cancelled upstream "
+                             "something) waits for the host's retry before it is cancelled upstream, "
+                             "and a bridged task's input request for its host's answer "
                              f"(default {DEFAULT_WAIT:g})")
     parser.add_argument("--keep-names", action="store_true",
                         help="with a config of one server, offer its tools, prompts and resource URIs by "

@@ -52,6 +52,7 @@ __all__ = [
     "ProxyRoute",
     "ProxyStart",
     "ProxyTask",
+    "ProxyTaskAbandoned",
     "ProxyTaskStatus",
 ]
 
@@ -187,6 +188,21 @@ class ProxyTask(Event):
     """The upstream server's id of the task (two servers may both say ``task-1``)."""
     host: int | None = None
     """The HTTP host's session number that owns it (None: the stdio host)."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ProxyTaskAbandoned(Event):
+    """A bridged task the proxy cancelled upstream itself: its host did not answer what the
+    task asked within ``--input-wait``, or its 2025 host's session ended (``task_bridge.py``)."""
+
+    kind: ClassVar[str] = "proxy_task_abandoned"
+    task_id: str
+    server: str
+    connection: int
+    upstream_task_id: str
+    reason: str
+    mcp_id: Any = None
+    """The id of the upstream ``tasks/cancel`` sent for it (None: the upstream did not answer one)."""
 
 
 @dataclass(slots=True, kw_only=True)

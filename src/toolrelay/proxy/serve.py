@@ -105,6 +105,7 @@ async def run_proxy(catalog: Catalog, settings: ProxySettings) -> None:
         events.emit(offer_record(catalog, "initial", names))
         service = ProxyService(catalog, forwarder, name=settings.name, features=features)
         service.tasks = TaskRelay(catalog, forwarder)
+        service.tasks.bridge.input_wait = settings.input_wait  # a bridged task's input waits as long
         service.rounds = Rounds(forwarder, events, wait=settings.input_wait)
         if settings.asks is not None:
             settings.asks.ask_modern = service.rounds.ask

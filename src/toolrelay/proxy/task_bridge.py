@@ -26,9 +26,12 @@ task in its own era's terms: ``resultType: "task"`` with the proxy's id and a
 ``requestState`` of the proxy's (the upstream's stays on the upstream leg); ``tasks/get``
 is the upstream's latest state, with what the task asks as the proxy's ``inputRequests``
 (under the upstream's keys), answered by the host's ``tasks/update``; ``tasks/cancel`` as
-above. Not bridged: ``tasks/list`` does not list these tasks, no
-``notifications/tasks/status`` is sent for them, and a 2026-07-28 host's call to a
-2025-11-25 server is answered plainly (``forward.py``).
+above; ``tasks/list`` of a 2025 host lists its bridged tasks too (each as its
+``tasks/get`` shows it). What a task asks waits for its host at most ``input_wait`` (``--input-wait``) from
+when it became ``input_required``; then the proxy cancels it upstream (the extension's
+``tasks/cancel``) and records why (``ProxyTaskAbandoned``). Not bridged: no
+``notifications/tasks/status`` is sent for these tasks, and a
+2026-07-28 host's call to a 2025-11-25 server is answered plainly (``forward.py``).
 """
 
 from __future__ import annotations
@@ -62,7 +65,8 @@ from ..server.app import CallContext, ServerSession
 from ..server.features import FeatureHandler
 from .forward import Forwarder, forwarded_meta, tool_error
 from .host_calls import HostCall
-from .records import ProxyTask
+from .records import ProxyTask, ProxyTaskAbandoned
+from .rounds import DEFAULT_WAIT
 
 __all__ = ["BridgedTask", "TaskBridge"]
 
@@ -73,6 +77,9 @@ _NOT_PASSED: Final = frozenset({"resultType", "requestState", "inputRequests", "
 BRIDGED: Final = "bridged"
 MODERN_METHODS: Final = (m.TASKS_GET, TASKS_UPDATE, m.TASKS_CANCEL)
 """The extension's methods a 2026-07-28 host asks of its task."""
+_LEFT_CHECK: Final = 0.5
+"""How often (seconds) a task waiting for its 2025 host's answer looks whether the host has left
+(the follower, blocked on the ask, polls no more)."""
 _NOT_FOUND: Final = "Failed to retrieve task: Task not found"
 """The route decision of a host request answered from a bridged task."""
 
@@ -105,6 +112,10 @@ class BridgedTask:
     """What the task asks a 2026-07-28 host, by input key: (method, params, its answer)."""
     echoed: Any = None
     """The ``requestState`` the 2026-07-28 host's latest ``tasks/update`` echoed."""
+    timer: asyncio.TimerHandle | None = None
+    giving_up: bool = False
+    """The proxy is cancelling it upstream itself (``TaskBridge._give_up``)."""
+    """While the upstream task is ``input_required``: when the proxy gives up on the host's answer."""
 
     def shown(self) -> JSONObject:
         """The task as the host is told it now (2025-11-25 ``Task``)."""
@@ -136,6 +147,9 @@ class TaskBridge:
         self._tasks: dict[str, BridgedTask] = {}
         self._numbers = itertools.count(1)
         self._salt = secrets.token_hex(4)  # a task id is unguessable: it is all that names a task
+        self.input_wait = DEFAULT_WAIT
+        self._giving_up: set[asyncio.Future[None]] = set()
+        """How long a task's input request waits for its host (the proxy's ``--input-wait``)."""
 
     def serves(self, server: str) -> bool:
         """Whether ``server``'s calls may become extension tasks (it speaks 2026-07-28)."""
@@ -194,6 +208,7 @@ class TaskBridge:
         created: asyncio.Future[Exchange] = asyncio.get_running_loop().create_future()
         seen: dict[str, Exchange] = {}
         sent: list[Exchange] = []
+        made: list[BridgedTask] = []  # the task, once the upstream made one
 
         def on_task(exchange: Exchange) -> None:
             if exchange.method == m.TASKS_CANCEL:
@@ -203,6 +218,8 @@ class TaskBridge:
                 seen["state"] = exchange
             if not created.done():
                 created.set_result(exchange)
+            if made:
+                self._watch(made[0])
 
         runner = asyncio.ensure_future(connection.call_tool(
             route.tool, arguments, call_id=key, meta=forwarded_meta(request.params), on_sent=sent.append,
@@ -226,6 +243,8 @@ class TaskBridge:
                            runner=runner, latest=first, seen=seen)
         runner.add_done_callback(lambda _: self._settled(task))
         self._keep(task)
+        made.append(task)
+        self._watch(task)
         forwarder.route(key, request, alias, BRIDGED, route=route, sent=[(first, connection.number)])
         return task.shown_modern(RESULT_TASK) if session is None else {"task": task.shown()}
 
@@ -244,6 +263,58 @@ class TaskBridge:
             raise RpcError(exchange.error.code, exchange.error.message, exchange.error.data)
         assert exchange.result is not None
         return passed_on(exchange.result)
+
+    # -- the bounded wait for the host's input -------------------------------------------
+
+    def _watch(self, task: BridgedTask) -> None:
+        """While the upstream task is ``input_required``, a timer of ``input_wait``: a host
+        that does not answer (a 2025 host that asks no ``tasks/result``, or does not answer
+        the ask; a 2026-07-28 host that sends no ``tasks/update``) gets its task cancelled."""
+        if _left(task):  # seen at each of the follower's polls: a host gone takes its task along
+            self._give_up(task, "its host's session ended")
+            return
+        state = (task.seen.get("state", task.latest).result or {}).get("status")
+        if state == "input_required" and task.timer is None and not task.runner.done():
+            self._arm(task, asyncio.get_running_loop().time() + self.input_wait)
+        elif state != "input_required" and task.timer is not None:
+            task.timer.cancel()
+            task.timer = None
+
+    def _arm(self, task: BridgedTask, deadline: float) -> None:
+        loop = asyncio.get_running_loop()
+        task.timer = loop.call_later(max(0.0, min(_LEFT_CHECK, deadline - loop.time())), self._tick, task,
+                                     deadline)
+
+    def _tick(self, task: BridgedTask, deadline: float) -> None:
+        task.timer = None
+        if _left(task):
+            self._give_up(task, "its host's session ended")
+        elif asyncio.get_running_loop().time() >= deadline:
+            self._give_up(task, "its host gave no answer to its input request within --input-wait "
+                                f"{self.input_wait:g}s")
+        else:
+            self._arm(task, deadline)
+
+    def _give_up(self, task: BridgedTask, reason: str) -> None:
+        if task.runner.done() or task.giving_up:
+            return
+        task.giving_up = True
+        if task.timer is not None:
+            task.timer.cancel()
+            task.timer = None
+        giving_up = asyncio.ensure_future(self._abandon(task, reason))
+        self._giving_up.add(giving_up)  # kept until done (the loop holds tasks only weakly)
+        giving_up.add_done_callback(self._giving_up.discard)
+
+    async def _abandon(self, task: BridgedTask, reason: str) -> None:
+        """Cancel the upstream task (the extension's ``tasks/cancel``, latest ``requestState``);
+        record why."""
+        await self._cancelled(task)
+        if self.forwarder.events.active:
+            self.forwarder.events.emit(ProxyTaskAbandoned(
+                task_id=task.task_id, server=task.server, connection=task.connection,
+                upstream_task_id=task.upstream_id, reason=reason,
+                mcp_id=task.cancel.mcp_id if task.cancel is not None else None))
 
     def _settled(self, task: BridgedTask) -> None:
         """The task's latest state: the last ``tasks/get`` its follower saw (and its cancel)."""
@@ -264,10 +335,18 @@ class TaskBridge:
 
     # -- the host's tasks/get, tasks/result, tasks/cancel -------------------------------------
 
+    def listed(self, session: ServerSession | None) -> list[JSONObject]:
+        """The bridged tasks of this 2025 host's, as its ``tasks/get`` would show each now."""
+        mine = [task for task in self._tasks.values()
+                if session is not None and task.owner is not None and task.owner() is session]
+        for task in mine:
+            self._settled(task)
+        return [task.shown() for task in mine]
+
     async def answer(self, key: str, request: Request, task: BridgedTask) -> JSONObject:
         self._settled(task)
-        if request.method == m.TASKS_GET:
-            self._route(key, request, task, task.latest)
+        if request.method == m.TASKS_GET:  # a cancelled task's state rests on its tasks/cancel
+            self._route(key, request, task, task.cancel if task.cancelled else task.latest)
             return task.shown()
         if request.method == m.TASKS_CANCEL:
             return await self._cancel(key, request, task)
@@ -396,6 +475,14 @@ class TaskBridge:
         finally:
             task.pending.pop(input_key, None)
         return {"result": response}, {"key": input_key, "state": task.echoed}
+
+
+def _left(task: BridgedTask) -> bool:
+    """Whether the 2025 host that owns ``task`` has gone (its session ended)."""
+    if task.owner is None:
+        return False
+    session = task.owner()
+    return session is None or session.peer.closed is not None
 
 
 def shown_with_task_support(tool: dict[str, Any]) -> dict[str, Any]:

@@ -12,8 +12,9 @@ connection, upstream task id). Then, for the host that created it only:
   and come back with the host's id in the places a task id is said (the task itself,
   the result's related-task meta), the rest unchanged;
 - ``tasks/list`` lists the host's tasks across every server (a server's ``tasks/list``
-  pages, or ``tasks/get`` of each of the host's tasks where it declares no list), and
-  nothing of another host's or of the proxy's own;
+  pages, or ``tasks/get`` of each of the host's tasks where it declares no list), its
+  bridged tasks (``task_bridge.py``, their latest state), and nothing of another host's
+  or of the proxy's own;
 - an upstream ``notifications/tasks/status`` reaches the owning host with its id; the
   task's progress, where the host's ``tools/call`` gave a ``progressToken`` (valid until
   the task ends), reaches it with that token (upstream the proxy's own, ``KEY-task``); what
@@ -332,6 +333,7 @@ class TaskRelay:
         servers = sorted({task.server for task in mine})
         found = await asyncio.gather(*(self._list_server(key, server, mine) for server in servers))
         listed = [item for items in found for item in items]
+        listed += self.bridge.listed(session)  # its bridged tasks: their latest state, nothing sent
         self.forwarder.route_to(key, request, m.TASKS_LIST, "listed")
         return {"tasks": listed}
 

@@ -41,7 +41,7 @@ def explain_proxy(run: RunRecord, verdict: Verdict) -> str:
     for event in run.events:
         if event.get("kind") in ("proxy_ask", "proxy_relayed", "proxy_task") and event.get("key"):
             during.setdefault(str(event.get("key")), []).append(event)
-        elif event.get("kind") == "proxy_task_status":  # shown with the call that created the task
+        elif event.get("kind") in ("proxy_task_status", "proxy_task_abandoned"):  # with the task's call
             during.setdefault(created.get(str(event.get("task_id")), ""), []).append(event)
     for event in run.events:
         if event.get("kind") == "proxy_host" and event.get("direction") == "in":
@@ -89,6 +89,10 @@ def _during_text(event: dict[str, Any]) -> str:
         upstream = event.get("upstream_task_id")
         return (f"  task           {event.get('task_id')} ↔ {server} task {upstream!r} · "
                 f"connection {event.get('connection')} (the host names it by the proxy's id)")
+    if event.get("kind") == "proxy_task_abandoned":
+        return (f"  proxy → {server}   tasks/cancel of task {event.get('upstream_task_id')!r} (upstream id "
+                f"{event.get('mcp_id')!r}): the proxy gave up on task {event.get('task_id')}, "
+                f"{event.get('reason')}")
     if event.get("kind") == "proxy_task_status":
         status = (event.get("host") or {}).get("status")
         return f"  {server} → host  notifications/tasks/status {status} · task {event.get('task_id')}"

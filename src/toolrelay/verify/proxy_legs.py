@@ -50,7 +50,14 @@ from .proxy_listens import listen_findings
 from .proxy_passing import Passing, passing_findings
 from .proxy_rounds import asks_again, is_in_rounds, round_chain
 from .proxy_subscriptions import subscription_findings
-from .proxy_tasks import TASK_METHODS, judge_bridged, judge_created, judge_statuses, judge_task_request
+from .proxy_tasks import (
+    TASK_METHODS,
+    judge_abandoned,
+    judge_bridged,
+    judge_created,
+    judge_statuses,
+    judge_task_request,
+)
 from .record import RunRecord
 from .verdict import Finding, Verdict, link_rank
 
@@ -92,6 +99,8 @@ class _Legs:
     task_keys: dict[str, list[Event]] = field(default_factory=dict)
     """The same, by the key of the host ``tools/call`` that created each."""
     statuses: list[Event] = field(default_factory=list)
+    abandoned: list[Event] = field(default_factory=list)
+    """The bridged tasks the proxy cancelled upstream itself (``proxy_task_abandoned``)."""
 
 
 def _legs(events: Iterable[Event]) -> _Legs:
@@ -111,6 +120,8 @@ def _legs(events: Iterable[Event]) -> _Legs:
             legs.task_keys.setdefault(str(event.get("key")), []).append(event)
         elif kind == "proxy_task_status":
             legs.statuses.append(event)
+        elif kind == "proxy_task_abandoned":
+            legs.abandoned.append(event)
         elif kind == "proxy_end":
             legs.end = event
         elif kind == "proxy_wire":
@@ -139,6 +150,7 @@ def verify_proxy(run: RunRecord) -> Verdict:
                                  legs.task_keys)
     findings += listen_findings(run.events)  # what 2026-07-28 hosts' listen requests were told
     findings += judge_statuses(legs.statuses, legs)
+    findings += judge_abandoned(legs.abandoned, legs)
     findings += subscription_findings(run.events)  # and 2025 hosts, of the resources they subscribed to
     findings.sort(key=lambda finding: link_rank(finding.link))
     broken = next((finding for finding in findings if not finding.ok), None)

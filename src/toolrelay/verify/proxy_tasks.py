@@ -45,6 +45,8 @@ class Legs(Protocol):
     sent_for: dict[str, list[Event]]
     tasks: dict[str, Event]
     task_keys: dict[str, list[Event]]
+    routes: dict[str, list[Event]]
+    host_in: dict[str, list[Event]]
 
 
 def mapped(result: Any, upstream_id: Any, task_id: Any) -> Any:
@@ -188,6 +190,7 @@ def _listed(said: Say, received: Event, answer: Event, legs: Legs, key: str) -> 
                 if task is not None and task.get("host") == received.get("host"):
                     reported[str(task["task_id"])] = mapped(comparable(item), task["upstream_task_id"],
                                                             task["task_id"])
+    reported |= _bridged_listed(legs, received, answer)
     host_items = {str(item.get("taskId")): comparable(item) for item in got if isinstance(item, dict)}
     if host_items != reported:
         foreign = sorted(set(host_items) - set(reported))
@@ -197,6 +200,39 @@ def _listed(said: Say, received: Event, answer: Event, legs: Legs, key: str) -> 
                     answer, *upstream_events)
     return said("feedback", "passed_on", True, f"the host's {len(host_items)} tasks, as their servers "
                 "reported them, ids mapped", answer, *upstream_events)
+
+
+def _bridged_listed(legs: Legs, received: Event, answer: Event) -> dict[str, Any]:
+    """The host's bridged tasks (a 2025 host's, ``task_bridge.py``) made before its
+    ``tasks/list`` was answered, each as the upstream task's latest state before that
+    answer says it in 2025 terms (``cancelled`` once an upstream ``tasks/cancel`` was answered)."""
+    expected: dict[str, Any] = {}
+    seq = int(answer["seq"])
+    for task in legs.tasks.values():
+        key = str(task.get("key"))
+        made = legs.host_in.get(key, [])
+        asked_task = made and isinstance((made[0].get("message", {}).get("params") or {}).get("task"), dict)
+        bridged = any(route.get("decision") == "bridged" for route in legs.routes.get(key, []))
+        if not (bridged and asked_task and task.get("host") == received.get("host") and task["seq"] < seq):
+            continue
+        state = _state_before(legs, task, seq)
+        if state is None:
+            continue
+        shown = as_2025_task(state["message"]["result"], str(task.get("task_id")))
+        if _cancelled_before(legs, task, seq):
+            shown = {**shown, "status": "cancelled"}
+        expected[str(task.get("task_id"))] = comparable(shown)
+    return expected
+
+
+def _cancelled_before(legs: Legs, task: Event, seq: int) -> bool:
+    for request in legs.sent_for.get(str(task.get("key")), []):
+        if request.get("message", {}).get("method") != "tasks/cancel":
+            continue
+        triple = (request.get("server"), request.get("connection"), request.get("mcp_id"))
+        if any(r["seq"] < seq and "result" in r.get("message", {}) for r in legs.responses.get(triple, [])):
+            return True
+    return False
 
 
 def _task_of(legs: Legs, triple: Triple, upstream_id: Any) -> Event | None:
@@ -228,6 +264,39 @@ def judge_statuses(statuses: list[Event], legs: Legs) -> list[Finding]:
                              call_id=task.get("key") if task is not None else None,
                              message=f"task status of {status.get('task_id')!r}: "
                                      + (problem or "passed on to the host that owns it, id mapped")))
+    return found
+
+
+def judge_abandoned(abandoned: list[Event], legs: Legs) -> list[Finding]:
+    """Each bridged task the proxy gave up on (its host gave no answer within --input-wait,
+    or left): the upstream ``tasks/cancel`` it names was sent for that task, answered, and
+    echoed the task's latest ``requestState``."""
+    found = []
+    for event in abandoned:
+        task = legs.tasks.get(str(event.get("task_id")))
+        triple = (event.get("server"), event.get("connection"), event.get("mcp_id"))
+        requests, responses = legs.requests.get(triple, []), legs.responses.get(triple, [])
+        asked = requests[0].get("message", {}) if len(requests) == 1 else {}
+        problem = ""
+        if task is None:
+            problem = "for no task of the proxy's"
+        elif asked.get("method") != "tasks/cancel" or len(responses) != 1:
+            problem = "no upstream tasks/cancel recorded for it"
+        elif (asked.get("params") or {}).get("taskId") != task.get("upstream_task_id") or \
+                triple[:2] != (task.get("server"), task.get("connection")):
+            problem = "the upstream tasks/cancel names another task"
+        else:
+            state = _state_before(legs, task, int(responses[0]["seq"]))
+            echoed = (asked.get("params") or {}).get("requestState")
+            latest = (state or {}).get("message", {}).get("result", {}).get("requestState")
+            if state is None or echoed != latest:
+                problem = (f"the upstream tasks/cancel did not echo the latest requestState "
+                           f"({echoed!r}, not {latest!r})")
+        seqs = (event["seq"], *(r["seq"] for r in (*requests, *responses)))
+        found.append(Finding(link="correlation", check="task_abandoned", ok=not problem, seqs=seqs,
+                             call_id=task.get("key") if task is not None else None,
+                             message=f"task {event.get('task_id')!r} given up ({event.get('reason')}): "
+                                     + (problem or "cancelled upstream, the latest requestState echoed")))
     return found
 
 

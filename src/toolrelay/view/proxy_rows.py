@@ -158,6 +158,15 @@ def _task_status(record: dict[str, Any]) -> Row:
                detail=_json(record.get("host")), message=True)
 
 
+def _task_abandoned(record: dict[str, Any]) -> Row:
+    """A bridged task the proxy cancelled upstream itself (its host did not answer, or left)."""
+    return Row(seq=int(record.get("seq", 0)), kind="proxy_task_abandoned", stage="route", source="app",
+               target="app", label=f"task {record.get('task_id')} given up: tasks/cancel to "
+                                   f"{record.get('server')}#{record.get('connection')} task "
+                                   f"{record.get('upstream_task_id')}",
+               detail=str(record.get("reason")))
+
+
 def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -179,6 +188,7 @@ PROXY_DESCRIBERS: Final = {
     "proxy_relayed": _relayed,
     "proxy_task": _task,
     "proxy_task_status": _task_status,
+    "proxy_task_abandoned": _task_abandoned,
     "proxy_start": _note("proxy {name} starts ({transport})", "servers: {servers}"),
     "proxy_end": _note("proxy ends", "{reason}"),
 }
