@@ -29,9 +29,19 @@ is the upstream's latest state, with what the task asks as the proxy's ``inputRe
 above; ``tasks/list`` of a 2025 host lists its bridged tasks too (each as its
 ``tasks/get`` shows it). What a task asks waits for its host at most ``input_wait`` (``--input-wait``) from
 when it became ``input_required``; then the proxy cancels it upstream (the extension's
-``tasks/cancel``) and records why (``ProxyTaskAbandoned``). Not bridged: no
-``notifications/tasks/status`` is sent for these tasks, and a
-2026-07-28 host's call to a 2025-11-25 server is answered plainly (``forward.py``).
+``tasks/cancel``) and records why (``ProxyTaskAbandoned``).
+
+A 2026-07-28 host that declared the extension, calling a 2025-11-25 server's task tool
+(one it lists with ``execution.taskSupport``, where the connection runs tasks), gets the
+same kind of task (``BridgedTask.legacy``): the proxy creates the 2025 task upstream
+(``params.task``) and follows it itself (``_follow_2025``: ``tasks/get`` at its
+``pollInterval``, ``tasks/result`` once it ends or needs input); the host's ``tasks/get``
+shows the 2025 state in the extension's terms (``as_ext_task``: ``ttl`` ms as
+``ttlSeconds``, ``pollInterval`` as ``pollIntervalMilliseconds``; its ``tasks/result``'s
+result or error once it ends, ``ended_ext_task``); what the server asks during
+``tasks/result`` (its related-task meta names the call) is the host's ``inputRequests``,
+answered by its ``tasks/update``; cancelling sends the 2025 ``tasks/cancel``. Not
+bridged: no ``notifications/tasks/status`` is sent for these tasks.
 """
 
 from __future__ import annotations
@@ -46,7 +56,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..client.connection import Connection
-from ..client.tool_tasks import DEFAULT_POLL, TASK_TTL_MS, created_task, poll_seconds
+from ..client.tool_tasks import CANCEL_WAIT, DEFAULT_POLL, TASK_TTL_MS, created_task, poll_seconds
 from ..errors import RpcError, ToolrelayError
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONObject, Request
@@ -321,8 +331,9 @@ class TaskBridge:
                                              timeout=connection.config.call_timeout)
         except asyncio.CancelledError:  # the host's tasks/cancel, or the proxy gave up: cancelled upstream
             with contextlib.suppress(ToolrelayError):
+                wait = min(connection.config.request_timeout, CANCEL_WAIT)
                 cancel = asyncio.ensure_future(connection.exchange(m.TASKS_CANCEL, {"taskId": upstream_id},
-                                                                   tag=key))
+                                                                   tag=key, timeout=wait))
                 on_task(await asyncio.shield(cancel))
             raise
         finally:
