@@ -573,7 +573,14 @@ def _forge_elicited(lines: list[dict[str, Any]]) -> None:  # the upstream's ask 
     asked["call_id"] = "h1"
 
 
+def _forge_reply(lines: list[dict[str, Any]]) -> None:  # the host's answer, changed on its way upstream
+    reply = next(e for e in lines if e["kind"] == "mcp_reply")
+    reply["message"]["result"]["content"]["colour"] = "red"
+
+
 @pytest.mark.parametrize(("tamper", "said"), [
+    (_forge_reply, "elicitation/create of server a (its id 5000): what went upstream is not the host's "
+                   "answer"),
     (_forge_result, "the host's task state is not the upstream task state it rests on"),
     (_forge_ttl, "the host's task state is not the upstream task state it rests on"),
     (_forge_cancelled, "the upstream refused tasks/cancel"),
