@@ -584,6 +584,7 @@ def _forge_reply(lines: list[dict[str, Any]]) -> None:  # the host's answer, cha
     (_forge_result, "the host's task state is not the upstream task state it rests on"),
     (_forge_ttl, "the host's task state is not the upstream task state it rests on"),
     (_forge_cancelled, "the upstream refused tasks/cancel"),
+    (_forge_cancelled, "the host was told its task cancelled, yet the upstream refused tasks/cancel"),
     (_forge_elicited, "elicitation/create of server a (its id 5000) was not asked during this host call"),
 ])
 def test_a_tampered_2025_servers_bridged_task_is_rejected(old_config: Path, tmp_path: Path, tamper: Any,

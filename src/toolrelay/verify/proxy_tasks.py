@@ -414,10 +414,14 @@ def _modern_on_2025(said: Say, method: str, asked: dict[str, Any], response: Eve
                         response)
         before = _as_ext(state["message"]["result"], task_id)
         if upstream == "tasks/cancel":
+            refused = "error" in response.get("message", {})
             if method == "tasks/cancel":
-                ok = isinstance(got, dict) and "error" not in response.get("message", {})
+                ok = isinstance(got, dict) and not refused
                 return said("feedback", "passed_on", ok, "cancelled upstream (the 2025 tasks/cancel), "
                             "acknowledged" if ok else "the upstream refused tasks/cancel", response, answer)
+            if refused:
+                return said("feedback", "passed_on", False, "the host was told its task cancelled, yet the "
+                            "upstream refused tasks/cancel", response, answer)
             kept = {k: v for k, v in before.items() if k not in ("result", "error")}
             ok = _modern_view(got, task_id) == kept | {"status": "cancelled"}
             return said("feedback", "passed_on", ok, "the host told its task cancelled" if ok
