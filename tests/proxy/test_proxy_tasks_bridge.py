@@ -206,9 +206,10 @@ EXTENSION = "io.modelcontextprotocol/tasks"
 MODERN_CAPABILITIES = {"extensions": {EXTENSION: {}}, "elicitation": {"form": {}}}
 
 
-async def _modern_host(config: Path, transcript: Path) -> TaskHost:
+async def _modern_host(config: Path, transcript: Path, *upstream: str) -> TaskHost:
+    """A 2026-07-28 host over stdio; the proxy's upstreams speak ``upstream`` (2026-07-28 unless told)."""
     proc = await asyncio.create_subprocess_exec(
-        PYTHON, *proxy_args(config, transcript, *MODERN), stdin=asyncio.subprocess.PIPE,
+        PYTHON, *proxy_args(config, transcript, *(upstream or MODERN)), stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=2**22)
     return TaskHost(proc, None)
 
@@ -477,3 +478,119 @@ def test_a_2025_http_host_that_leaves_has_its_task_cancelled_upstream(
     assert [c["taskId"] for c in _upstream_cancels(transcript)] == ["ext-task-1"]
     checked = verify(transcript, "--all")
     assert checked.returncode == 0, checked.stdout
+
+
+# -- a 2026-07-28 host's task of a 2025-11-25 server's (task_upstream.py) --------------------
+
+UPSTREAM_2025 = Path(__file__).parent / "task_upstream.py"
+
+
+@pytest.fixture
+def old_config(tmp_path: Path) -> Path:
+    return write_config(tmp_path, {"a": script_entry(UPSTREAM_2025, "A")})
+
+
+async def _modern_on_2025(config: Path, transcript: Path) -> dict[str, Any]:
+    host = await _modern_host(config, transcript, "--protocol-version", "2025-11-25")
+    seen: dict[str, Any] = {}
+    try:
+        discovered = await _ask(host, "server/discover", {})
+        seen["extensions"] = discovered["result"]["capabilities"].get("extensions")
+        made = (await _ask(host, "tools/call", {"name": "a__count", "arguments": {"n": 3}}))["result"]
+        seen["created"] = made
+        seen["counted"] = await _modern_until(host, made, "completed")
+        asking = (await _ask(host, "tools/call", {"name": "a__ask", "arguments": {}}))["result"]
+        seen["asking"] = await _modern_until(host, asking, "input_required")
+        key = next(iter(seen["asking"]["inputRequests"]))
+        seen["update"] = await _ask(host, "tasks/update", {
+            "taskId": asking["taskId"], "requestState": seen["asking"]["requestState"],
+            "inputResponses": {key: {"action": "accept", "content": {"colour": "teal"}}}})
+        seen["asked"] = await _modern_until(host, seen["asking"], "completed")
+        endless = (await _ask(host, "tools/call", {"name": "a__wait", "arguments": {}}))["result"]
+        seen["cancel"] = await _ask(host, "tasks/cancel", {"taskId": endless["taskId"],
+                                                           "requestState": endless["requestState"]})
+        seen["cancelled"] = await _modern_until(host, endless, "cancelled")
+        return seen
+    finally:
+        await host.close()
+
+
+def test_a_2026_07_28_hosts_task_runs_as_a_2025_11_25_servers_task(old_config: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    seen = asyncio.run(_modern_on_2025(old_config, transcript))
+    assert seen["extensions"] == {EXTENSION: {}}
+    created = seen["created"]
+    assert created["resultType"] == "task" and created["status"] == "working"
+    assert created["taskId"].startswith("toolrelay-") and created["taskId"] != "task-1"
+    assert created["requestState"].startswith(created["taskId"])
+    # the 2025 task's ttl (ms) and pollInterval, in the extension's terms
+    assert created["ttlSeconds"] == 600 and created["pollIntervalMilliseconds"] == 20
+    assert "ttl" not in created and "pollInterval" not in created
+    assert seen["counted"]["result"]["content"][0]["text"] == "counted 3 by A"
+    asking = seen["asking"]
+    (ask,) = asking["inputRequests"].values()
+    assert ask["method"] == "elicitation/create" and ask["params"]["message"] == "Which colour?"
+    assert seen["update"]["result"]["resultType"] == "complete"
+    heard = seen["asked"]["result"]["content"][0]["text"]
+    assert heard == 'A heard {"action": "accept", "content": {"colour": "teal"}}'
+    assert "result" in seen["cancel"] and seen["cancelled"]["status"] == "cancelled"
+    recorded = events(transcript)
+    upstream = [e["message"] for e in recorded if e["kind"] == "mcp_request" and e.get("server") == "a"]
+    calls = [m["params"] for m in upstream if m["method"] == "tools/call"]
+    assert [c["task"] for c in calls] == [{"ttl": 600000}] * 3  # created upstream as 2025 tasks
+    assert [m["method"] for m in upstream].count("tasks/cancel") == 1
+    assert [m["method"] for m in upstream].count("tasks/result") == 2
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert "a's 2025-11-25 task 'task-2'" in checked.stdout
+    assert "elicitation/create of server a (its id 5000) answered by the host" in checked.stdout
+    assert "the 2025 upstream task's state (completed) in the extension's terms" in checked.stdout
+    assert "cancelled upstream (the 2025 tasks/cancel), acknowledged" in checked.stdout
+
+
+def _host_answers(lines: list[dict[str, Any]], method: str, status: str) -> list[dict[str, Any]]:
+    return [e["message"]["result"] for e in lines if e["kind"] == "proxy_host" and e["direction"] == "out"
+            and e["method"] == method and (e["message"].get("result") or {}).get("status") == status]
+
+
+def _forge_result(lines: list[dict[str, Any]]) -> None:  # the host told of an end the upstream did not give
+    _host_answers(lines, "tasks/get", "completed")[0]["result"]["content"][0]["text"] = "forged"
+
+
+def _forge_ttl(lines: list[dict[str, Any]]) -> None:  # the 2025 ttl (ms) said wrongly in seconds
+    _host_answers(lines, "tools/call", "working")[0]["ttlSeconds"] = 600000
+
+
+def _forge_cancelled(lines: list[dict[str, Any]]) -> None:  # told cancelled, yet its upstream cancel refused
+    cancel = next(e for e in lines if e["kind"] == "mcp_response" and e.get("method") == "tasks/cancel")
+    cancel["message"] = {"jsonrpc": "2.0", "id": cancel["message"]["id"],
+                         "error": {"code": -32602, "message": "Cannot cancel task"}}
+
+
+def _forge_elicited(lines: list[dict[str, Any]]) -> None:  # the upstream's ask moved to another call
+    asked = next(e for e in lines if e["kind"] == "mcp_server_request"
+                 and e.get("method") == "elicitation/create")
+    asked["call_id"] = "h1"
+
+
+def _forge_reply(lines: list[dict[str, Any]]) -> None:  # the host's answer, changed on its way upstream
+    reply = next(e for e in lines if e["kind"] == "mcp_reply")
+    reply["message"]["result"]["content"]["colour"] = "red"
+
+
+@pytest.mark.parametrize(("tamper", "said"), [
+    (_forge_reply, "elicitation/create of server a (its id 5000): what went upstream is not the host's "
+                   "answer"),
+    (_forge_result, "the host's task state is not the upstream task state it rests on"),
+    (_forge_ttl, "the host's task state is not the upstream task state it rests on"),
+    (_forge_cancelled, "the upstream refused tasks/cancel"),
+    (_forge_cancelled, "the host was told its task cancelled, yet the upstream refused tasks/cancel"),
+    (_forge_elicited, "elicitation/create of server a (its id 5000) was not asked during this host call"),
+])
+def test_a_tampered_2025_servers_bridged_task_is_rejected(old_config: Path, tmp_path: Path, tamper: Any,
+                                                         said: str) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    asyncio.run(_modern_on_2025(old_config, transcript))
+    tampered = verify_tampered(transcript, tamper, tmp_path)
+    assert tampered.returncode == 1
+    assert said in tampered.stdout, tampered.stdout

@@ -17,13 +17,16 @@ from __future__ import annotations
 from typing import Any, Final
 
 from .jsonrpc import ErrorResponse, JSONObject, RequestId, Response
+from .passthrough import passed_on
 
 __all__ = [
     "EXTENSION",
     "RESULT_TASK",
     "TASKS_UPDATE",
     "as_2025_task",
+    "as_ext_task",
     "created_ext_task",
+    "ended_ext_task",
     "extension_declared",
     "no_result_reason",
     "settled_answer",
@@ -93,6 +96,39 @@ def no_result_reason(task_id: str, why: str) -> str:
 
 
 _TASK_2025_FIELDS: Final = ("status", "statusMessage", "createdAt", "lastUpdatedAt")
+
+
+def as_ext_task(task: JSONObject, task_id: str) -> JSONObject:
+    """A 2025-11-25 ``Task`` (a ``tasks/get`` answer, or a ``CreateTaskResult``'s ``task``)
+    as the extension's task named ``task_id``: ``as_2025_task`` the other way (``ttl`` in
+    ms as ``ttlSeconds``, null kept: unlimited; ``pollInterval`` as
+    ``pollIntervalMilliseconds``)."""
+    out: JSONObject = {"taskId": task_id}
+    out.update({name: task[name] for name in _TASK_2025_FIELDS if name in task})
+    ttl = task.get("ttl")
+    if isinstance(ttl, (int, float)) and not isinstance(ttl, bool):
+        out["ttlSeconds"] = ttl // 1000 if isinstance(ttl, int) and ttl % 1000 == 0 else ttl / 1000
+    else:
+        out["ttlSeconds"] = None
+    poll = task.get("pollInterval")
+    if isinstance(poll, (int, float)) and not isinstance(poll, bool):
+        out["pollIntervalMilliseconds"] = poll
+    return out
+
+
+def ended_ext_task(state: JSONObject, final: JSONObject) -> JSONObject:
+    """An extension task (``state``, ``as_ext_task``'s) once a 2025-11-25 ``tasks/result``
+    answered ``final`` (a JSON-RPC message): ``completed`` with its ``result``, or
+    ``failed`` with its ``error`` (a status the upstream already said ended is kept)."""
+    error = final.get("error")
+    ended = state.get("status") in ("completed", "failed")
+    if not ended:  # what it said while it ran (e.g. why it needed input) is not said of its end
+        state = {k: v for k, v in state.items() if k != "statusMessage"}
+    if isinstance(error, dict):
+        return {**state, "status": state["status"] if ended else "failed", "error": error}
+    result = final.get("result")
+    passed = passed_on(result) if isinstance(result, dict) else result  # its leg's meta stays there
+    return {**state, "status": state["status"] if ended else "completed", "result": passed}
 
 
 def as_2025_task(task: JSONObject, task_id: str) -> JSONObject:

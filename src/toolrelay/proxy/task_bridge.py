@@ -29,14 +29,25 @@ is the upstream's latest state, with what the task asks as the proxy's ``inputRe
 above; ``tasks/list`` of a 2025 host lists its bridged tasks too (each as its
 ``tasks/get`` shows it). What a task asks waits for its host at most ``input_wait`` (``--input-wait``) from
 when it became ``input_required``; then the proxy cancels it upstream (the extension's
-``tasks/cancel``) and records why (``ProxyTaskAbandoned``). Not bridged: no
-``notifications/tasks/status`` is sent for these tasks, and a
-2026-07-28 host's call to a 2025-11-25 server is answered plainly (``forward.py``).
+``tasks/cancel``) and records why (``ProxyTaskAbandoned``).
+
+A 2026-07-28 host that declared the extension, calling a 2025-11-25 server's task tool
+(one it lists with ``execution.taskSupport``, where the connection runs tasks), gets the
+same kind of task (``BridgedTask.legacy``): the proxy creates the 2025 task upstream
+(``params.task``) and follows it itself (``_follow_2025``: ``tasks/get`` at its
+``pollInterval``, ``tasks/result`` once it ends or needs input); the host's ``tasks/get``
+shows the 2025 state in the extension's terms (``as_ext_task``: ``ttl`` ms as
+``ttlSeconds``, ``pollInterval`` as ``pollIntervalMilliseconds``; its ``tasks/result``'s
+result or error once it ends, ``ended_ext_task``); what the server asks during
+``tasks/result`` (its related-task meta names the call) is the host's ``inputRequests``,
+answered by its ``tasks/update``; cancelling sends the 2025 ``tasks/cancel``. Not
+bridged: no ``notifications/tasks/status`` is sent for these tasks.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import secrets
 import weakref
@@ -44,17 +55,21 @@ from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from ..client.connection import Connection
+from ..client.tool_tasks import CANCEL_WAIT, DEFAULT_POLL, TASK_TTL_MS, created_task, poll_seconds
 from ..errors import RpcError, ToolrelayError
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONObject, Request
 from ..protocol.passthrough import passed_on
-from ..protocol.peer import Exchange
+from ..protocol.peer import Exchange, Sent
 from ..protocol.tasks_ext import (
     EXTENSION,
     RESULT_TASK,
     TASKS_UPDATE,
     as_2025_task,
+    as_ext_task,
     created_ext_task,
+    ended_ext_task,
     extension_declared,
 )
 from ..protocol.versions import MODERN_VERSIONS
@@ -81,7 +96,7 @@ _LEFT_CHECK: Final = 0.5
 """How often (seconds) a task waiting for its 2025 host's answer looks whether the host has left
 (the follower, blocked on the ask, polls no more)."""
 _NOT_FOUND: Final = "Failed to retrieve task: Task not found"
-"""The route decision of a host request answered from a bridged task."""
+_TASKED: Final = frozenset({"optional", m.TASK_SUPPORT_REQUIRED})
 
 
 @dataclass(slots=True, kw_only=True)
@@ -115,7 +130,26 @@ class BridgedTask:
     timer: asyncio.TimerHandle | None = None
     giving_up: bool = False
     """The proxy is cancelling it upstream itself (``TaskBridge._give_up``)."""
-    """While the upstream task is ``input_required``: when the proxy gives up on the host's answer."""
+    legacy: bool = False
+    """The upstream is a 2025-11-25 server's task (``_follow_2025``): its states are 2025
+    ``Task``s, its end the ``tasks/result`` the runner gives."""
+
+    def status(self) -> Any:
+        """The upstream task's latest status (what the follower saw last)."""
+        result = self.seen.get("state", self.latest).result or {}
+        return (created_task(result) or result).get("status")
+
+    def _state(self) -> JSONObject:
+        """The upstream task's latest state in the extension's terms (its own leg's keys off)."""
+        raw = self.latest.result or {}
+        if not self.legacy:
+            return {k: v for k, v in raw.items() if k not in _NOT_PASSED}
+        state = as_ext_task(created_task(raw) or raw, self.task_id)
+        final = self.runner.result() if self.runner.done() and not self.runner.cancelled() \
+            and self.runner.exception() is None else None
+        if final is not None and final.method == m.TASKS_RESULT and final.response is not None:
+            state = ended_ext_task(state, final.response)  # its end, as tasks/result gave it
+        return state
 
     def shown(self) -> JSONObject:
         """The task as the host is told it now (2025-11-25 ``Task``)."""
@@ -125,7 +159,7 @@ class BridgedTask:
     def shown_modern(self, result_type: str) -> JSONObject:
         """The task as a 2026-07-28 host is told it now: the upstream task's latest state,
         with the proxy's id, the proxy's own ``requestState`` and its own input requests."""
-        out = {k: v for k, v in (self.latest.result or {}).items() if k not in _NOT_PASSED}
+        out = self._state()
         out["taskId"] = self.task_id
         if self.cancelled:
             out = {k: v for k, v in out.items() if k not in ("result", "error")} | {"status": "cancelled"}
@@ -170,11 +204,25 @@ class TaskBridge:
 
     def takes_modern(self, route: Route | None, capabilities: JSONObject) -> bool:
         """Whether a 2026-07-28 host's ``tools/call`` may become its task: it declared the
-        extension, and the server may make the call a task (it speaks 2026-07-28)."""
-        return route is not None and extension_declared(capabilities) and self.serves(route.server)
+        extension, and the server may make the call a task (it speaks 2026-07-28), or runs
+        the tool as a 2025-11-25 task (``runs_2025_task``)."""
+        return route is not None and extension_declared(capabilities) and (
+            self.serves(route.server) or self.runs_2025_task(route))
+
+    def runs_2025_task(self, route: Route) -> bool:
+        """Whether ``route``'s server runs its tool as a 2025-11-25 task: it declares tasks
+        for ``tools/call`` and lists the tool's ``execution.taskSupport``."""
+        connection = self.catalog.connections.get(route.server)
+        if connection is None or connection.tasks_unavailable is not None:
+            return False
+        execution = self.catalog.listed(route).get("execution")
+        return isinstance(execution, dict) and execution.get("taskSupport") in _TASKED
 
     def extension_capabilities(self) -> JSONObject:
-        return {EXTENSION: {}} if any(self.serves(server) for server in self.catalog.available) else {}
+        connections = self.catalog.connections
+        tasked = any(self.serves(server) or (server in connections and connections[server].tasks_unavailable
+                                             is None) for server in self.catalog.available)
+        return {EXTENSION: {}} if tasked else {}
 
     # -- the host's task-augmented tools/call ------------------------------------------------
 
@@ -214,16 +262,19 @@ class TaskBridge:
             if exchange.method == m.TASKS_CANCEL:
                 seen["cancel"] = exchange
             elif exchange.result is not None and (exchange.method == m.TASKS_GET
-                                                  or created_ext_task(exchange.result) is not None):
+                                                  or created_ext_task(exchange.result) is not None
+                                                  or created_task(exchange.result) is not None):
                 seen["state"] = exchange
             if not created.done():
                 created.set_result(exchange)
             if made:
                 self._watch(made[0])
 
-        runner = asyncio.ensure_future(connection.call_tool(
-            route.tool, arguments, call_id=key, meta=forwarded_meta(request.params), on_sent=sent.append,
-            on_task=on_task))
+        legacy = session is None and self.runs_2025_task(route)  # a 2026 host, a 2025 server's task
+        runner = asyncio.ensure_future(
+            self._follow_2025(connection, key, route.tool, arguments, request, on_task) if legacy else
+            connection.call_tool(route.tool, arguments, call_id=key, meta=forwarded_meta(request.params),
+                                 on_sent=sent.append, on_task=on_task))
         runner.add_done_callback(lambda _: forwarder.calls.remove(key))
         try:
             await asyncio.wait({runner, created}, return_when=asyncio.FIRST_COMPLETED)
@@ -236,17 +287,58 @@ class TaskBridge:
             return self._plain(key, alias, route, request, runner, sent, connection.number)
         first = created.result()
         assert first.result is not None
-        upstream_id = str(first.result.get("taskId"))
+        upstream_id = str((created_task(first.result) or first.result).get("taskId"))
         task = BridgedTask(task_id=task_id, key=key, server=route.server, connection=connection.number,
                            upstream_id=upstream_id, host=host, call=call,
                            owner=weakref.ref(session) if session is not None else None,
-                           runner=runner, latest=first, seen=seen)
+                           runner=runner, latest=first, seen=seen, legacy=legacy)
         runner.add_done_callback(lambda _: self._settled(task))
         self._keep(task)
         made.append(task)
         self._watch(task)
         forwarder.route(key, request, alias, BRIDGED, route=route, sent=[(first, connection.number)])
         return task.shown_modern(RESULT_TASK) if session is None else {"task": task.shown()}
+
+    async def _follow_2025(self, connection: Connection, key: str, tool: str, arguments: JSONObject,
+                           request: Request, on_task: Sent) -> Exchange:
+        """The proxy's own following of a 2025-11-25 server's task for a 2026-07-28 host: the
+        ``tools/call`` with ``task``, ``tasks/get`` at the server's ``pollInterval`` until the
+        task ends or needs input, then ``tasks/result`` (what the server asks during it is the
+        host's, ``_ask_modern``: its related-task meta names the call). Its answer, or the
+        plain answer of a call the server did not make a task, is the runner's; cancelled, it
+        sends the 2025 ``tasks/cancel`` first."""
+        params: JSONObject = {"name": tool, "arguments": arguments, "task": {"ttl": TASK_TTL_MS}}
+        meta = forwarded_meta(request.params)
+        if meta:
+            params["_meta"] = meta
+        made = await connection.exchange(m.CALL_TOOL, params, tag=key)
+        task = created_task(made.result)
+        upstream_id = task.get("taskId") if task is not None else None
+        if made.error is not None or task is None or not isinstance(upstream_id, str):
+            return made  # answered plainly (or refused): that is the answer
+        owners = connection.requests.tool_tasks
+        owners[upstream_id] = (key, made.mcp_id)  # its asks are the host call's
+        on_task(made)
+        status, interval = task.get("status"), poll_seconds(task, DEFAULT_POLL)
+        try:
+            while status not in m.TERMINAL_TASK_STATUSES and status != "input_required":
+                await asyncio.sleep(interval)
+                got = await connection.exchange(m.TASKS_GET, {"taskId": upstream_id}, tag=key)
+                state = got.raise_for_error()
+                on_task(got)
+                status, interval = state.get("status"), poll_seconds(state, interval)
+            return await connection.exchange(m.TASKS_RESULT, {"taskId": upstream_id}, tag=key,
+                                             timeout=connection.config.call_timeout)
+        except asyncio.CancelledError:  # the host's tasks/cancel, or the proxy gave up: cancelled upstream
+            with contextlib.suppress(ToolrelayError):
+                wait = min(connection.config.request_timeout, CANCEL_WAIT)
+                cancel = asyncio.ensure_future(connection.exchange(m.TASKS_CANCEL, {"taskId": upstream_id},
+                                                                   tag=key, timeout=wait))
+                on_task(await asyncio.shield(cancel))
+            raise
+        finally:
+            if owners.get(upstream_id) == (key, made.mcp_id):
+                del owners[upstream_id]
 
     def _plain(self, key: str, alias: str, route: Route, request: Request, runner: asyncio.Future[Exchange],
                sent: list[Exchange], number: int) -> JSONObject:
@@ -273,7 +365,7 @@ class TaskBridge:
         if _left(task):  # seen at each of the follower's polls: a host gone takes its task along
             self._give_up(task, "its host's session ended")
             return
-        state = (task.seen.get("state", task.latest).result or {}).get("status")
+        state = task.status()
         if state == "input_required" and task.timer is None and not task.runner.done():
             self._arm(task, asyncio.get_running_loop().time() + self.input_wait)
         elif state != "input_required" and task.timer is not None:
@@ -320,6 +412,9 @@ class TaskBridge:
         """The task's latest state: the last ``tasks/get`` its follower saw (and its cancel)."""
         task.latest = task.seen.get("state", task.latest)
         task.cancel = task.seen.get("cancel", task.cancel)
+        if task.runner.done() and task.timer is not None:  # ended: nothing more waits for its host
+            task.timer.cancel()
+            task.timer = None
 
     def _keep(self, task: BridgedTask) -> None:
         if self.forwarder.events.active:
@@ -435,7 +530,7 @@ class TaskBridge:
             raise RpcError(INVALID_PARAMS, f"{_NOT_FOUND}: {task_id}")
         self._settled(task)
         if request.method == m.TASKS_GET:
-            self._route(key, request, task, task.cancel if task.cancelled else task.latest)
+            self._route(key, request, task, task.cancel if task.cancelled else _rests_on(task))
             return task.shown_modern("complete")
         if request.method == m.TASKS_CANCEL:
             if task.runner.done():
@@ -475,6 +570,17 @@ class TaskBridge:
         finally:
             task.pending.pop(input_key, None)
         return {"result": response}, {"key": input_key, "state": task.echoed}
+
+
+def _rests_on(task: BridgedTask) -> Exchange:
+    """The upstream message a 2026-07-28 host's ``tasks/get`` rests on: a 2025 server's
+    ended task's ``tasks/result``, else the latest state."""
+    runner = task.runner
+    if task.legacy and runner.done() and not runner.cancelled() and runner.exception() is None:
+        final = runner.result()
+        if final.method == m.TASKS_RESULT:
+            return final
+    return task.latest
 
 
 def _left(task: BridgedTask) -> bool:

@@ -23,9 +23,10 @@ connection, upstream task id). Then, for the host that created it only:
 
 A task id the host does not own is -32602, as an unknown one; a task whose server
 restarted since is lost (-32602 naming why). Any other host (2025-06-18, no ``tasks``
-declared, 2026-07-28) keeps what ``forward.py`` does: a task tool is run as a task by the
-proxy and answered plainly. A host's task on a 2026-07-28 server is bridged between the
-eras (``task_bridge.py``). Each step is recorded (``ProxyTask``, ``ProxyTaskStatus`` and
+declared, a 2026-07-28 host that declares no tasks extension) keeps what ``forward.py``
+does: a task tool is run as a task by the proxy and answered plainly. A host's task on a
+2026-07-28 server, and a 2026-07-28 host's task on this 2025-11-25 kind, are bridged
+between the eras (``task_bridge.py``). Each step is recorded (``ProxyTask``, ``ProxyTaskStatus`` and
 every request's ``proxy_host`` / ``proxy_route``), so ``verify`` holds each answer to the
 upstream task it came from (``verify/proxy_tasks.py``).
 """

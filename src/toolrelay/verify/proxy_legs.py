@@ -147,7 +147,7 @@ def verify_proxy(run: RunRecord) -> Verdict:
         findings += _one_request(key, received, legs, unfinished)
     findings += passing_findings(legs.passing, legs.host_in, legs.host_out, legs.routes, legs.sent_for,
                                  lambda key: _sayer(key, legs.host_in.get(key, [])), legs.wire_hosts,
-                                 legs.task_keys)
+                                 legs.task_keys, legs.tasks)
     findings += listen_findings(run.events)  # what 2026-07-28 hosts' listen requests were told
     findings += judge_statuses(legs.statuses, legs)
     findings += judge_abandoned(legs.abandoned, legs)

@@ -20,7 +20,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -81,14 +81,16 @@ def _id(value: Any) -> str:
 def passing_findings(
     passing: Passing, host_in: dict[str, list[Event]], host_out: dict[str, list[Event]],
     routes: dict[str, list[Event]], sent_for: dict[str, list[Event]], said_for: Callable[[str], Say],
-    wire_hosts: Iterable[Any], task_keys: Iterable[str] = (),
+    wire_hosts: Iterable[Any], task_keys: Iterable[str] = (), tasks: Mapping[str, Event] | None = None,
 ) -> list[Finding]:
     """The findings of every ask, relayed notification and cancellation. ``task_keys``: the
     host calls that created a host's own task, whose progress goes on after their answer
-    until the task ends (``proxy_tasks``)."""
+    until the task ends (``proxy_tasks``); ``tasks``: the bridged tasks by the proxy's id."""
     tasked = set(task_keys)
     hosts = set(wire_hosts)
-    found = [_ask(ask, passing, host_in, host_out, said_for(str(ask.get("key"))), hosts)
+    made_by = _made_by(routes, tasks or {})
+    found = [_ask(ask, passing, host_in, host_out, said_for(str(ask.get("key"))), hosts,
+                  made_by.get(str(ask.get("key"))))
              for ask in passing.asks if ask.get("key")]
     for key, relayed in passing.relayed.items():
         answered = host_out if key not in tasked else {}
@@ -99,12 +101,24 @@ def passing_findings(
     return found
 
 
+def _made_by(routes: dict[str, list[Event]], tasks: Mapping[str, Event]) -> dict[str, str]:
+    """Each host request answered from a bridged task → the host call that made the task
+    (a 2025-11-25 server asks during its task's ``tasks/result``, under that call)."""
+    made: dict[str, str] = {}
+    for key, routed in routes.items():
+        task = tasks.get(str(routed[-1].get("alias"))) if routed and routed[-1].get("decision") == "bridged" \
+            else None
+        if task is not None and task.get("key"):
+            made[key] = str(task["key"])
+    return made
+
+
 def _ask(ask: Event, passing: Passing, host_in: dict[str, list[Event]], host_out: dict[str, list[Event]],
-         said: Say, wire_hosts: set[Any]) -> Finding:
+         said: Say, wire_hosts: set[Any], made_by: str | None = None) -> Finding:
     key, server, method = str(ask.get("key")), ask.get("server"), ask.get("method")
     name = f"{method} of server {server} (its id {ask.get('upstream_id')!r})"
     asked = passing.server_requests.get((server, ask.get("upstream_id")), [])
-    mine = [e for e in asked if e.get("call_id") == key]
+    mine = [e for e in asked if e.get("call_id") in (key, made_by)]
     replies = passing.replies.get((server, ask.get("upstream_id")), [])
     if asked and (not mine or len(replies) != 1):
         problem = "was not asked during this host call" if not mine else f"was answered {len(replies)} times"

@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any, Final, Protocol
 
 from ..protocol.passthrough import passed_on
-from ..protocol.tasks_ext import as_2025_task, settled_message
+from ..protocol.tasks_ext import as_2025_task, as_ext_task, ended_ext_task, settled_message
 from ..protocol.versions import MODERN_VERSIONS
 from .proxy_answers import Event, Say, Triple, passed_error
 from .verdict import Finding
@@ -326,8 +326,10 @@ def _state_before(legs: Legs, task: Event, seq: int) -> Event | None:
         triple = (request.get("server"), request.get("connection"), request.get("mcp_id"))
         for response in legs.responses.get(triple, []):
             result = response.get("message", {}).get("result")
-            if response["seq"] < seq and isinstance(result, dict) and \
-                    result.get("taskId") == task.get("upstream_task_id") and \
+            made = result.get("task") if isinstance(result, dict) else None  # a 2025 CreateTaskResult's
+            state = made if isinstance(made, dict) else result
+            if response["seq"] < seq and isinstance(state, dict) and \
+                    state.get("taskId") == task.get("upstream_task_id") and \
                     (latest is None or response["seq"] > latest["seq"]):
                 latest = response
     return latest
@@ -353,8 +355,10 @@ def judge_bridged(said: Say, received: Event, route: Event, answer: Event, legs:
     if task is None or not owned or (not creating and route.get("alias") != named):
         return [said("routing", "task_owned", False, f"{method} of bridged task {named!r}: no task of this "
                      "host's stands for the upstream task it was answered from", route)]
+    legacy = _from_2025(legs, task)
+    kind = "2025-11-25 task" if legacy else "extension task"
     found = [said("routing", "task_owned", True, f"{method} of the host's task {named!r} ↔ "
-                  f"{task.get('server')}'s extension task {task.get('upstream_task_id')!r}", route, task)]
+                  f"{task.get('server')}'s {kind} {task.get('upstream_task_id')!r}", route, task)]
     if route.get("mcp_id") is None and method in (_UPDATE, "tasks/cancel"):  # a 2026 host's: nothing sent
         return [*found, _unsent(said, received, answer, legs, task)]
     request, response = _upstream_at(legs, route)
@@ -373,8 +377,65 @@ def judge_bridged(said: Say, received: Event, route: Event, answer: Event, legs:
     found.append(said("correlation", "upstream_paired", True, f"rests on upstream {upstream}", request,
                       response))
     modern = received.get("protocol_version") in MODERN_VERSIONS
+    if modern and legacy:
+        return [*found, _modern_on_2025(said, str(method), asked, response, answer, legs, task)]
     judge = _modern_answer if modern else _bridged_answer
     return [*found, judge(said, str(method), asked, response, answer, legs, task)]
+
+
+def _from_2025(legs: Legs, task: Event) -> bool:
+    """Whether the bridged task is a 2025-11-25 server's: its call went upstream with ``task``."""
+    return any(request.get("message", {}).get("method") == "tools/call"
+               and isinstance((request.get("message", {}).get("params") or {}).get("task"), dict)
+               for request in legs.sent_for.get(str(task.get("key")), []))
+
+
+def _as_ext(result: Any, task_id: str) -> Any:
+    """A 2025-11-25 task state (a ``tasks/get`` answer or a ``CreateTaskResult``) in the
+    extension's terms, as the proxy shows it a 2026-07-28 host."""
+    if not isinstance(result, dict):
+        return result
+    made = result.get("task")
+    return as_ext_task(made if isinstance(made, dict) else result, task_id)
+
+
+def _modern_on_2025(said: Say, method: str, asked: dict[str, Any], response: Event, answer: Event,
+                    legs: Legs, task: Event) -> Finding:
+    """A 2026-07-28 host's answer from a 2025-11-25 server's task: the upstream state in the
+    extension's terms; its end as the upstream ``tasks/result`` gave it; cancelled once the
+    upstream ``tasks/cancel`` was answered."""
+    got = answer.get("message", {}).get("result")
+    task_id = str(task.get("task_id"))
+    upstream = asked.get("method")
+    if upstream in ("tasks/cancel", "tasks/result"):
+        state = _state_before(legs, task, int(response["seq"]))
+        if state is None:
+            return said("correlation", "task_state", False, f"no upstream task state before its {upstream}",
+                        response)
+        before = _as_ext(state["message"]["result"], task_id)
+        if upstream == "tasks/cancel":
+            refused = "error" in response.get("message", {})
+            if method == "tasks/cancel":
+                ok = isinstance(got, dict) and not refused
+                return said("feedback", "passed_on", ok, "cancelled upstream (the 2025 tasks/cancel), "
+                            "acknowledged" if ok else "the upstream refused tasks/cancel", response, answer)
+            if refused:
+                return said("feedback", "passed_on", False, "the host was told its task cancelled, yet the "
+                            "upstream refused tasks/cancel", response, answer)
+            kept = {k: v for k, v in before.items() if k not in ("result", "error")}
+            ok = _modern_view(got, task_id) == kept | {"status": "cancelled"}
+            return said("feedback", "passed_on", ok, "the host told its task cancelled" if ok
+                        else "the host's task state is not the upstream task's, cancelled", response, answer)
+        shown: Any = ended_ext_task(before, response.get("message", {}))
+    else:
+        shown = _as_ext(response.get("message", {}).get("result"), task_id)
+    want = "task" if method == "tools/call" else "complete"
+    ok = isinstance(got, dict) and got.get("resultType") == want and \
+        _modern_view(got, task_id) == _modern_view(shown, task_id)
+    status = shown.get("status") if isinstance(shown, dict) else None
+    return said("feedback", "passed_on", ok, f"the 2025 upstream task's state ({status}) in the "
+                "extension's terms, the proxy's id and requestState" if ok else "the host's task state is "
+                "not the upstream task state it rests on", response, answer)
 
 
 def _unsent(said: Say, received: Event, answer: Event, legs: Legs, task: Event) -> Finding:
