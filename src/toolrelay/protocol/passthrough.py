@@ -5,13 +5,17 @@ A 2026-07-28 result carries ``resultType`` and ``io.modelcontextprotocol/...`` k
 the result. ``toolrelay proxy`` passes every upstream result on as ``passed_on`` gives it,
 and ``verify`` holds the host's answer to the same function, so a result's content,
 ``structuredContent``, ``isError`` and its server's own ``_meta`` entries cross unchanged.
+A task's result crosses with one change, the same on both sides: ``with_task_id`` says the
+upstream's task id as the host's.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-__all__ = ["ENVELOPE_PREFIX", "passed_on"]
+from .mcp import RELATED_TASK
+
+__all__ = ["ENVELOPE_PREFIX", "passed_on", "with_task_id"]
 
 ENVELOPE_PREFIX: Final = "io.modelcontextprotocol/"
 _RESULT_TYPE: Final = "resultType"
@@ -27,4 +31,20 @@ def passed_on(result: dict[str, Any]) -> dict[str, Any]:
             out["_meta"] = kept
         else:
             del out["_meta"]
+    return out
+
+
+def with_task_id(result: dict[str, Any], upstream_id: str, task_id: str) -> dict[str, Any]:
+    """``result`` with the upstream's task id said as the host's where a task id is said: a
+    task's own ``taskId``, a ``CreateTaskResult``'s ``task``, the related-task meta."""
+    out = dict(result)
+    if out.get("taskId") == upstream_id:
+        out["taskId"] = task_id
+    task = out.get("task")
+    if isinstance(task, dict) and task.get("taskId") == upstream_id:
+        out["task"] = {**task, "taskId": task_id}
+    meta = out.get("_meta")
+    related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
+    if isinstance(meta, dict) and isinstance(related, dict) and related.get("taskId") == upstream_id:
+        out["_meta"] = {**meta, RELATED_TASK: {**related, "taskId": task_id}}
     return out

@@ -55,7 +55,7 @@ from ..protocol.jsonrpc import (
     Request,
     RequestId,
 )
-from ..protocol.passthrough import passed_on
+from ..protocol.passthrough import passed_on, with_task_id
 from ..redaction import redact
 from ..relay.catalog import Catalog
 from ..relay.stages.route import Route
@@ -443,20 +443,4 @@ def _passed(result: JSONObject) -> JSONObject:
     related = meta.get(m.RELATED_TASK) if isinstance(meta, dict) else None
     if isinstance(related, dict):
         out["_meta"] = {**(out.get("_meta") or {}), m.RELATED_TASK: related}
-    return out
-
-
-def with_task_id(result: JSONObject, upstream_id: str, task_id: str) -> JSONObject:
-    """``result`` with the upstream's task id said as the host's where a task id is said: a
-    task's own ``taskId``, a ``CreateTaskResult``'s ``task``, the related-task meta."""
-    out = dict(result)
-    if out.get("taskId") == upstream_id:
-        out["taskId"] = task_id
-    task = out.get("task")
-    if isinstance(task, dict) and task.get("taskId") == upstream_id:
-        out["task"] = {**task, "taskId": task_id}
-    meta = out.get("_meta")
-    related = meta.get(m.RELATED_TASK) if isinstance(meta, dict) else None
-    if isinstance(meta, dict) and isinstance(related, dict) and related.get("taskId") == upstream_id:
-        out["_meta"] = {**meta, m.RELATED_TASK: {**related, "taskId": task_id}}
     return out

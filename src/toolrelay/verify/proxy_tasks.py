@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Protocol
 
-from ..protocol.passthrough import passed_on
+from ..protocol.passthrough import passed_on, with_task_id
 from ..protocol.tasks_ext import as_2025_task, as_ext_task, ended_ext_task, settled_message
 from ..protocol.versions import MODERN_VERSIONS
 from .proxy_answers import Event, Say, Triple, passed_error
@@ -50,21 +50,9 @@ class Legs(Protocol):
 
 
 def mapped(result: Any, upstream_id: Any, task_id: Any) -> Any:
-    """``result`` as the host should get it: the upstream's task id said as the proxy's
-    where a task id is said (the task, ``CreateTaskResult.task``, the related-task meta)."""
-    if not isinstance(result, dict):
-        return result
-    out = dict(result)
-    if out.get("taskId") == upstream_id:
-        out["taskId"] = task_id
-    task = out.get("task")
-    if isinstance(task, dict) and task.get("taskId") == upstream_id:
-        out["task"] = {**task, "taskId": task_id}
-    meta = out.get("_meta")
-    related = meta.get(_RELATED) if isinstance(meta, dict) else None
-    if isinstance(meta, dict) and isinstance(related, dict) and related.get("taskId") == upstream_id:
-        out["_meta"] = {**meta, _RELATED: {**related, "taskId": task_id}}
-    return out
+    """``result`` as the host should get it: the upstream's task id said as the proxy's, as
+    the proxy says it (``passthrough.with_task_id``); a result that is no object as it is."""
+    return with_task_id(result, upstream_id, task_id) if isinstance(result, dict) else result
 
 
 def comparable(result: dict[str, Any]) -> dict[str, Any]:
