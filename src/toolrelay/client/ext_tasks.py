@@ -37,11 +37,9 @@ from ..protocol.tasks_ext import TASKS_UPDATE, no_result_reason, settled_answer
 from .host.input_required import answer_inputs
 from .host.requests import ServerRequests
 from .refusals import malformed_answer_message
-from .tool_tasks import CANCEL_WAIT, DEFAULT_POLL, poll_seconds
+from .tool_tasks import CANCEL_WAIT, DEFAULT_POLL, late_reason, poll_seconds, time_left
 
 __all__ = ["ExtensionTaskCall"]
-
-_CLOCK_SLACK = 0.05  # a timer may fire a clock tick before its deadline
 
 
 @dataclass(slots=True, kw_only=True)
@@ -148,18 +146,10 @@ class ExtensionTaskCall:
                                 f"with error {got.error.code}: {got.error.message}")
 
     def _late(self, exc: RequestTimeout) -> str:
-        left = None if self._deadline is None else self._deadline - asyncio.get_running_loop().time()
-        if self.limit is not None and left is not None and left < _CLOCK_SLACK:
-            return f"did not end within {self.limit:g} s"
-        return f"stalled: {exc}"
+        return late_reason(self.limit, self._deadline, exc)
 
     def _remaining(self, otherwise: float) -> float:
-        if self._deadline is None:
-            return otherwise
-        left = self._deadline - asyncio.get_running_loop().time()
-        if left <= 0:
-            raise RequestTimeout(f"the task {self._task_id} ran out of time")
-        return left
+        return time_left(self._deadline, self._task_id, otherwise)
 
     async def _ask(self, method: str, timeout: float | None = None, **more: Any) -> Exchange:
         params: JSONObject = {"taskId": self._task_id, **more}

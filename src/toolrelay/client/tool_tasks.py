@@ -43,11 +43,13 @@ __all__ = [
     "TASK_TTL_MS",
     "ToolTaskCall",
     "created_task",
+    "late_reason",
     "poll_seconds",
     "settled_problem",
     "task_required",
     "task_required_names",
     "tasks_unavailable",
+    "time_left",
 ]
 
 TASKS_VERSION: Final = "2025-11-25"
@@ -113,6 +115,26 @@ def poll_seconds(task: dict[str, Any], previous: float, field: str = "pollInterv
     if isinstance(interval, (int, float)) and not isinstance(interval, bool) and interval > 0:
         return min(MAX_POLL, max(MIN_POLL, interval / 1000))
     return previous
+
+
+def late_reason(limit: float | None, deadline: float | None, exc: RequestTimeout) -> str:
+    """What ran out for a task call with ``limit`` (ending at ``deadline``, loop time): the
+    call's time, or one poll's (a server that stopped answering). Both task kinds use it."""
+    left = None if deadline is None else deadline - asyncio.get_running_loop().time()
+    if limit is not None and left is not None and left < _CLOCK_SLACK:
+        return f"did not end within {limit:g} s"
+    return f"stalled: {exc}"
+
+
+def time_left(deadline: float | None, task_id: str | None, otherwise: float) -> float:
+    """Seconds left of a task call's time (``otherwise`` without a limit); RequestTimeout
+    once it is spent."""
+    if deadline is None:
+        return otherwise
+    left = deadline - asyncio.get_running_loop().time()
+    if left <= 0:
+        raise RequestTimeout(f"the task {task_id} ran out of time")
+    return left
 
 
 @dataclass(slots=True, kw_only=True)
@@ -191,21 +213,10 @@ class ToolTaskCall:
         return status, final
 
     def _late(self, exc: RequestTimeout) -> str:
-        """What ran out: the call's time, or one poll's (a server that stopped answering)."""
-        left = None if self._deadline is None else self._deadline - asyncio.get_running_loop().time()
-        if self.limit is not None and left is not None and left < _CLOCK_SLACK:
-            return f"did not end within {self.limit:g} s"
-        return f"stalled: {exc}"
+        return late_reason(self.limit, self._deadline, exc)
 
     def _remaining(self, otherwise: float) -> float:
-        """Seconds left of the call's time (``otherwise`` without a limit); RequestTimeout
-        once it is spent."""
-        if self._deadline is None:
-            return otherwise
-        left = self._deadline - asyncio.get_running_loop().time()
-        if left <= 0:
-            raise RequestTimeout(f"the task {self._task_id} ran out of time")
-        return left
+        return time_left(self._deadline, self._task_id, otherwise)
 
     async def _ask(self, method: str, timeout: float | None) -> Exchange:
         return await self.peer.call(method, {"taskId": self._task_id}, timeout=timeout, tag=self.call_id)
