@@ -117,6 +117,17 @@ class Connection:
 
     # -- state ----------------------------------------------------------------------------
 
+    def also_notify(self, listener: Callable[[str, Notification, str | None], None]) -> None:
+        """Tell ``listener`` every notification too, after whoever ``on_notification`` told before."""
+        previous = self.on_notification
+
+        def told(server: str, note: Notification, call: str | None) -> None:
+            if previous is not None:
+                previous(server, note, call)
+            listener(server, note, call)
+
+        self.on_notification = told
+
     @property
     def alive(self) -> bool:
         link = self._link

@@ -325,17 +325,9 @@ class FeatureRelay:
         """Pass on what each server tells of its resources and prompts (after the catalog
         opened); whoever followed its notifications before (the calls' progress) still does."""
         for connection in self.catalog.connections.values():
-            previous = connection.on_notification
+            connection.also_notify(self._told)
 
-            def told(server: str, note: Notification, call: str | None,
-                     previous: Callable[[str, Notification, str | None], None] | None = previous) -> None:
-                if previous is not None:
-                    previous(server, note, call)
-                self._told(server, note)
-
-            connection.on_notification = told
-
-    def _told(self, server: str, note: Notification) -> None:
+    def _told(self, server: str, note: Notification, call: str | None) -> None:
         if note.method not in _PASSED_ON:
             return
         params: JSONObject | None = None

@@ -378,18 +378,13 @@ class TaskRelay:
     def watch(self) -> None:
         """Pass each upstream ``notifications/tasks/status`` on to the host that owns the task."""
         for connection in self.catalog.connections.values():
-            previous = connection.on_notification
+            connection.also_notify(self._told)
 
-            def told(server: str, note: Notification, call: str | None,
-                     previous: Callable[[str, Notification, str | None], None] | None = previous) -> None:
-                if previous is not None:
-                    previous(server, note, call)
-                if note.method == m.TASK_STATUS:
-                    self._status(server, note)
-                elif note.method == m.PROGRESS:
-                    self._progress(server, note)
-
-            connection.on_notification = told
+    def _told(self, server: str, note: Notification, call: str | None) -> None:
+        if note.method == m.TASK_STATUS:
+            self._status(server, note)
+        elif note.method == m.PROGRESS:
+            self._progress(server, note)
 
     def _progress(self, server: str, note: Notification) -> None:
         """A task's progress after its ``tools/call`` was answered: to its host, with its token."""
