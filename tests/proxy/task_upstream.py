@@ -3,7 +3,8 @@ process (two of them behind one proxy both say ``task-1``), with ``tasks/list`` 
 ``notifications/tasks/status`` on every status change. Standard library only.
 
 Tools (``execution.taskSupport`` in brackets):
-  count(n, label?)  [required]  completes after n ``tasks/get`` polls with "counted N by SERVER"
+  count(n, label?, settle?)  [required]  completes after n ``tasks/get`` polls with "counted N by
+                         SERVER"; its ``tasks/result`` answers ``settle`` seconds late
   ask()      [optional]  goes ``input_required``; on ``tasks/result`` it asks an elicitation
                          with the task's related-task meta and completes with the answer
   wait()     [required]  never ends until ``tasks/cancel`` (its ``tasks/result`` waits till then)
@@ -16,12 +17,14 @@ from __future__ import annotations
 import itertools
 import json
 import sys
+import time
 
 NAME = sys.argv[1] if len(sys.argv) > 1 else "upstream"
 RELATED = "io.modelcontextprotocol/related-task"
 TOOLS = [
     {"name": "count", "description": "Count polls (a task).", "execution": {"taskSupport": "required"},
-     "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}, "label": {"type": "string"}},
+     "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}, "label": {"type": "string"},
+                                                                     "settle": {"type": "number"}},
                      "required": ["n"]}},
     {"name": "ask", "description": "Ask the user (a task).", "execution": {"taskSupport": "optional"},
      "inputSchema": {"type": "object", "properties": {}}},
@@ -111,6 +114,7 @@ def on_task(method: str, params: dict, mcp_id: int | str) -> dict | None:
         return None  # tasks/result waits for the task's end (answered when it is cancelled)
     if task["result"] is None:
         raise LookupError(f"task {task['id']} has no result ({task['status']})")
+    time.sleep(task["settle"])
     return {**task["result"], "_meta": {RELATED: {"taskId": task["id"]}}}
 
 
@@ -124,7 +128,7 @@ def call(params: dict) -> dict:
         raise PermissionError("Task augmentation required for tools/call requests")
     token = (params.get("_meta") or {}).get("progressToken")
     task = {"id": f"task-{next(NUMBERS)}", "tool": name, "n": int(arguments.get("n", 1)), "polls": 0,
-            "token": token,
+            "token": token, "settle": float(arguments.get("settle", 0)),
             "ttl": int(asked.get("ttl", 60000)), "status": "working", "message": "", "result": None}
     TASKS[task["id"]] = task
     if name == "ask":

@@ -578,7 +578,12 @@ def _forge_reply(lines: list[dict[str, Any]]) -> None:  # the host's answer, cha
     reply["message"]["result"]["content"]["colour"] = "red"
 
 
+def _forge_no_result(lines: list[dict[str, Any]]) -> None:  # told completed, its result left out
+    del _host_answers(lines, "tasks/get", "completed")[0]["result"]
+
+
 @pytest.mark.parametrize(("tamper", "said"), [
+    (_forge_no_result, "the host was told its task completed without its result"),
     (_forge_reply, "elicitation/create of server a (its id 5000): what went upstream is not the host's "
                    "answer"),
     (_forge_result, "the host's task state is not the upstream task state it rests on"),
@@ -594,3 +599,34 @@ def test_a_tampered_2025_servers_bridged_task_is_rejected(old_config: Path, tmp_
     tampered = verify_tampered(transcript, tamper, tmp_path)
     assert tampered.returncode == 1
     assert said in tampered.stdout, tampered.stdout
+
+
+async def _polled_through_its_end(config: Path, transcript: Path) -> list[dict[str, Any]]:
+    host = await _modern_host(config, transcript, "--protocol-version", "2025-11-25")
+    try:
+        slow_end = {"name": "a__count", "arguments": {"n": 1, "settle": 0.5}}
+        task = (await _ask(host, "tools/call", slow_end))["result"]
+        states = []
+        for _ in range(200):
+            task = (await _ask(host, "tasks/get", {"taskId": task["taskId"],
+                                                   "requestState": task["requestState"]}))["result"]
+            states.append(task)
+            if task["status"] == "completed":
+                return states
+            await asyncio.sleep(0.01)
+        raise AssertionError("the task never completed")
+    finally:
+        await host.close()
+
+
+def test_a_2025_servers_ended_task_is_said_completed_only_with_its_result(
+    old_config: Path, tmp_path: Path,
+) -> None:
+    """The upstream says it completed; its tasks/result answers half a second later: a
+    tasks/get meanwhile waits for it rather than say "completed" with no result."""
+    transcript = tmp_path / "proxy.jsonl"
+    states = asyncio.run(_polled_through_its_end(old_config, transcript))
+    assert [s["status"] for s in states[:-1]] == ["working"] * (len(states) - 1)
+    assert states[-1]["result"]["content"][0]["text"] == "counted 1 by A"
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout

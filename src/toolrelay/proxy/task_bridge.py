@@ -528,6 +528,8 @@ class TaskBridge:
             if request.method != m.TASKS_GET:  # the SEP: update and cancel are acknowledged all the same
                 return {}
             raise RpcError(INVALID_PARAMS, f"{_NOT_FOUND}: {task_id}")
+        if request.method == m.TASKS_GET and _fetching_end(task):
+            await asyncio.wait({task.runner})  # said ended only with its result (or error)
         self._settled(task)
         if request.method == m.TASKS_GET:
             self._route(key, request, task, task.cancel if task.cancelled else _rests_on(task))
@@ -581,6 +583,12 @@ def _rests_on(task: BridgedTask) -> Exchange:
         if final.method == m.TASKS_RESULT:
             return final
     return task.latest
+
+
+def _fetching_end(task: BridgedTask) -> bool:
+    """Whether a 2025 server said the task ended and the follower is still getting its
+    ``tasks/result``: a 2026-07-28 host's ``completed`` must carry the result."""
+    return task.legacy and not task.runner.done() and task.status() in ("completed", "failed")
 
 
 def _left(task: BridgedTask) -> bool:

@@ -387,6 +387,10 @@ def _as_ext(result: Any, task_id: str) -> Any:
     return as_ext_task(made if isinstance(made, dict) else result, task_id)
 
 
+_ENDS = {"completed": "result", "failed": "error"}
+"""What an extension task that ended carries (SEP-2663): a 2026-07-28 host reads its end there."""
+
+
 def _modern_on_2025(said: Say, method: str, asked: dict[str, Any], response: Event, answer: Event,
                     legs: Legs, task: Event) -> Finding:
     """A 2026-07-28 host's answer from a 2025-11-25 server's task: the upstream state in the
@@ -418,9 +422,12 @@ def _modern_on_2025(said: Say, method: str, asked: dict[str, Any], response: Eve
     else:
         shown = _as_ext(response.get("message", {}).get("result"), task_id)
     want = "task" if method == "tools/call" else "complete"
+    status = shown.get("status") if isinstance(shown, dict) else None
+    if status in _ENDS and isinstance(got, dict) and _ENDS[status] not in got:
+        return said("feedback", "passed_on", False, f"the host was told its task {status} without its "
+                    f"{_ENDS[status]}", response, answer)
     ok = isinstance(got, dict) and got.get("resultType") == want and \
         _modern_view(got, task_id) == _modern_view(shown, task_id)
-    status = shown.get("status") if isinstance(shown, dict) else None
     return said("feedback", "passed_on", ok, f"the 2025 upstream task's state ({status}) in the "
                 "extension's terms, the proxy's id and requestState" if ok else "the host's task state is "
                 "not the upstream task state it rests on", response, answer)
@@ -483,9 +490,12 @@ def _modern_answer(said: Say, method: str, asked: dict[str, Any], response: Even
                     else "the host's task state is not the upstream task's, cancelled", response, answer)
     shown = response.get("message", {}).get("result")
     want = "task" if method == "tools/call" else "complete"
+    status = shown.get("status") if isinstance(shown, dict) else None
+    if status in _ENDS and isinstance(got, dict) and _ENDS[status] not in got:
+        return said("feedback", "passed_on", False, f"the host was told its task {status} without its "
+                    f"{_ENDS[status]}", response, answer)
     ok = isinstance(got, dict) and got.get("resultType") == want and \
         _modern_view(got, task_id) == _modern_view(shown, task_id)
-    status = shown.get("status") if isinstance(shown, dict) else None
     return said("feedback", "passed_on", ok, f"the upstream task's state ({status}), the proxy's id and "
                 "requestState" if ok else "the host's task state is not the upstream task state it rests on",
                 response, answer)
