@@ -38,7 +38,7 @@ from ..events import (
 from ..model.reply import ModelClient, ModelReply
 from .continuation import Continuation
 from .resume import ResumePoint
-from .run_events import RunEvent, RunFinished, RunListener, TurnFinished, iterate_run, tell_both
+from .run_events import RunEvent, RunFinished, RunListener, TurnFinished, stream_run
 from .searches import ToolSearches
 from .stages.additions import addition, keeps_prefix, offered_by_alias
 from .stages.consent import Approver
@@ -212,15 +212,16 @@ class Relay:
         after its ``RunFinished``; closing the iterator early (``contextlib.aclosing``)
         cancels the run."""
 
+        before = self.listener
+
         async def start(listener: RunListener) -> RunResult:
-            before = self.listener
-            self.listener = listener if before is None else tell_both(before, listener)
+            self.listener = listener  # stream_run has it tell ``before`` first
             try:
                 return await self.run(task, run_id=run_id)
             finally:
                 self.listener = before
 
-        async with contextlib.aclosing(iterate_run(start)) as events:  # closed with this one
+        async with contextlib.aclosing(stream_run(start, also=before)) as events:  # closed with this one
             async for event in events:
                 yield event
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Protocol
 
+from ..protocol.mcp import RELATED_TASK
 from ..protocol.passthrough import passed_on, with_task_id
 from ..protocol.tasks_ext import as_2025_task, as_ext_task, ended_ext_task, settled_message
 from ..protocol.versions import MODERN_VERSIONS
@@ -35,7 +36,6 @@ from .verdict import Finding
 __all__ = ["TASK_METHODS", "judge_bridged", "judge_created", "judge_statuses", "judge_task_request"]
 
 TASK_METHODS: Final = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update"})
-_RELATED: Final = "io.modelcontextprotocol/related-task"
 
 
 
@@ -59,8 +59,8 @@ def comparable(result: dict[str, Any]) -> dict[str, Any]:
     """A result without its leg's envelope, its related-task meta kept (the spec's)."""
     out = passed_on(result)
     meta = result.get("_meta")
-    if isinstance(meta, dict) and _RELATED in meta:
-        out["_meta"] = {**(out.get("_meta") or {}), _RELATED: meta[_RELATED]}
+    if isinstance(meta, dict) and RELATED_TASK in meta:
+        out["_meta"] = {**(out.get("_meta") or {}), RELATED_TASK: meta[RELATED_TASK]}
     return out
 
 
@@ -532,7 +532,7 @@ def _bridged_answer(said: Say, method: str, asked: dict[str, Any], response: Eve
         if error is not None:
             return error
         result = dict(settled["result"])
-        result["_meta"] = {**(result.get("_meta") or {}), _RELATED: {"taskId": task_id}}
+        result["_meta"] = {**(result.get("_meta") or {}), RELATED_TASK: {"taskId": task_id}}
         ok = got == comparable(result)
         return said("feedback", "passed_on", ok, f"the upstream task's result, as the host's task {task_id!r}"
                     if ok else "the host's answer is not the result the upstream task ended with", response,
