@@ -214,16 +214,18 @@ async def _modern_host(config: Path, transcript: Path, *upstream: str) -> TaskHo
     return TaskHost(proc, None)
 
 
-async def _ask(host: TaskHost, method: str, params: dict[str, Any]) -> dict[str, Any]:
+async def _ask(host: TaskHost, method: str, params: dict[str, Any],
+               capabilities: dict[str, Any] = MODERN_CAPABILITIES) -> dict[str, Any]:
     """One 2026-07-28 request (its envelope in ``_meta``): the proxy's whole response."""
     meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": MODERN_CAPABILITIES,
+            "io.modelcontextprotocol/clientCapabilities": capabilities,
             "io.modelcontextprotocol/clientInfo": {"name": "modern-host", "version": "1"}}
     return await host.raw(method, {**params, "_meta": meta})
 
 
-async def _modern_until(host: TaskHost, task: dict[str, Any], status: str) -> dict[str, Any]:
-    for _ in range(200):
+async def _modern_until(host: TaskHost, task: dict[str, Any], status: str, tries: int = 200
+                        ) -> dict[str, Any]:
+    for _ in range(tries):
         asked = {"taskId": task["taskId"], "requestState": task["requestState"]}
         got = await _ask(host, "tasks/get", asked)
         task = got["result"]
@@ -628,5 +630,125 @@ def test_a_2025_servers_ended_task_is_said_completed_only_with_its_result(
     states = asyncio.run(_polled_through_its_end(old_config, transcript))
     assert [s["status"] for s in states[:-1]] == ["working"] * (len(states) - 1)
     assert states[-1]["result"]["content"][0]["text"] == "counted 1 by A"
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+
+
+# -- giving up while a 2025 server (one message at a time) waits for its ask's answer --------
+
+SAMPLING_CAPABILITIES = {**MODERN_CAPABILITIES, "sampling": {}}
+
+
+async def _given_up_on_2025(config: Path, transcript: Path, arguments: dict[str, Any],
+                            capabilities: dict[str, Any] = MODERN_CAPABILITIES) -> dict[str, Any]:
+    """A 2026-07-28 host that sees what its task asks and never answers it (no tasks/update)."""
+    host = await _modern_host(config, transcript, "--protocol-version", "2025-11-25", *SHORT_WAIT)
+    try:
+        made = (await _ask(host, "tools/call", {"name": "a__ask", "arguments": arguments}, capabilities))
+        asking = await _modern_until(host, made["result"], "input_required")
+        for _ in range(1000):  # the proxy gives up after --input-wait 0.5: the state it settles in
+            state = (await _ask(host, "tasks/get", {"taskId": asking["taskId"],
+                                                    "requestState": asking["requestState"]}))["result"]
+            if state["status"] != "input_required":
+                return {"asking": asking, "state": state}
+            await asyncio.sleep(0.02)
+        raise AssertionError("the proxy never gave up on the task")
+    finally:
+        await host.close()
+
+
+def _upstream_of(transcript: Path, *kinds: str) -> list[dict[str, Any]]:
+    return [e for e in events(transcript) if e["kind"] in kinds and e.get("server") == "a"]
+
+
+def test_giving_up_answers_the_2025_servers_ask_then_shows_the_end_it_gave(
+    old_config: Path, tmp_path: Path,
+) -> None:
+    """The server completes its task with the decline before it reads the tasks/cancel, which
+    it then refuses: the host is shown that end, not "cancelled"."""
+    transcript = tmp_path / "proxy.jsonl"
+    seen = asyncio.run(_given_up_on_2025(old_config, transcript, {}))
+    assert list(seen["asking"]["inputRequests"]) == ["5000"]
+    state = seen["state"]
+    assert state["status"] == "completed" and "inputRequests" not in state
+    assert state["result"]["content"][0]["text"] == 'A heard {"action": "cancel"}'
+    [abandoned] = _abandoned(transcript)
+    assert abandoned["outcome"] == "ended" and abandoned["declined"] == [5000]
+    assert abandoned["reason"] == "its host gave no answer to its input request within --input-wait 0.5s"
+    wire = _upstream_of(transcript, "mcp_reply", "mcp_request", "mcp_response")
+    [reply] = [e for e in wire if e["kind"] == "mcp_reply"]
+    assert reply["message"]["result"] == {"action": "cancel"}
+    [cancel] = [e for e in wire if e["kind"] == "mcp_request" and e["method"] == "tasks/cancel"]
+    assert reply["seq"] < cancel["seq"]  # answered before the cancel was sent
+    [refused] = [e for e in wire if e["kind"] == "mcp_response" and e["mcp_id"] == cancel["mcp_id"]]
+    assert refused["message"]["error"]["message"] == "Cannot cancel task task-1: it is completed"
+    [asked] = [e for e in events(transcript) if e["kind"] == "proxy_ask"]
+    assert (asked["answered_by"], asked["outcome"]) == ("proxy", "cancel")
+    assert asked["reason"] == abandoned["reason"]
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert "elicitation/create of server a (its id 5000) answered by the proxy (cancel: its host gave no " \
+           "answer" in checked.stdout
+    assert "the upstream refused tasks/cancel: the task had ended (the host shown its end)" in checked.stdout
+
+    def no_decline(lines: list[dict[str, Any]]) -> None:  # the proxy's answer to the ask taken out
+        lines[:] = [e for e in lines if e["kind"] != "mcp_reply"]
+
+    tampered = verify_tampered(transcript, no_decline, tmp_path)
+    assert tampered.returncode == 1, tampered.stdout
+    assert "elicitation/create (its id 5000) was not answered upstream before the tasks/cancel" in \
+        tampered.stdout
+
+    def told_cancelled(lines: list[dict[str, Any]]) -> None:  # the upstream's end said as "cancelled"
+        for result in _host_answers(lines, "tasks/get", "completed"):
+            del result["result"]
+            result["status"] = "cancelled"
+
+    tampered = verify_tampered(transcript, told_cancelled, tmp_path)
+    assert tampered.returncode == 1, tampered.stdout
+    assert "the host was told its task cancelled, yet the upstream refused the tasks/cancel" in \
+        tampered.stdout
+
+
+def test_giving_up_answers_the_2025_servers_ask_then_cancels_the_task(
+    old_config: Path, tmp_path: Path,
+) -> None:
+    """The server's task stays working after the decline: the cancel is acknowledged."""
+    transcript = tmp_path / "proxy.jsonl"
+    seen = asyncio.run(_given_up_on_2025(old_config, transcript, {"hold": True}))
+    assert seen["state"]["status"] == "cancelled" and "result" not in seen["state"]
+    [abandoned] = _abandoned(transcript)
+    assert abandoned["outcome"] == "cancelled" and abandoned["declined"] == [5000]
+    wire = _upstream_of(transcript, "mcp_reply", "mcp_request")
+    assert [e["kind"] for e in wire if e["kind"] == "mcp_reply" or e["method"] == "tasks/cancel"] == [
+        "mcp_reply", "mcp_request"]
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert "cancelled upstream after the proxy answered 1 pending ask" in checked.stdout
+
+    def forged_decline(lines: list[dict[str, Any]]) -> None:  # an accept went up, said to be declined
+        reply = next(e for e in lines if e["kind"] == "mcp_reply")
+        reply["message"]["result"] = {"action": "accept", "content": {"colour": "red"}}
+
+    tampered = verify_tampered(transcript, forged_decline, tmp_path)
+    assert tampered.returncode == 1, tampered.stdout
+    assert "elicitation/create (its id 5000): what went upstream is not the proxy's decline" in \
+        tampered.stdout
+
+
+def test_giving_up_refuses_the_2025_servers_sampling_request_with_an_error(
+    old_config: Path, tmp_path: Path,
+) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    sampling = {"hold": True, "method": "sampling/createMessage"}
+    seen = asyncio.run(_given_up_on_2025(old_config, transcript, sampling, SAMPLING_CAPABILITIES))
+    assert seen["asking"]["inputRequests"]["5000"]["method"] == "sampling/createMessage"
+    assert seen["state"]["status"] == "cancelled"
+    [reply] = _upstream_of(transcript, "mcp_reply")
+    assert reply["message"]["error"] == {
+        "code": -1, "message": "toolrelay proxy: the task was given up: its host gave no answer to its input "
+                               "request within --input-wait 0.5s"}
+    [asked] = [e for e in events(transcript) if e["kind"] == "proxy_ask"]
+    assert (asked["answered_by"], asked["outcome"]) == ("proxy", "refused")
     checked = verify(transcript, "--all")
     assert checked.returncode == 0, checked.stdout

@@ -203,6 +203,13 @@ class ProxyTaskAbandoned(Event):
     reason: str
     mcp_id: Any = None
     """The id of the upstream ``tasks/cancel`` sent for it (None: the upstream did not answer one)."""
+    outcome: str = "cancelled"
+    """``cancelled`` (the upstream acknowledged the cancel), ``ended`` (it refused it, the task
+    having ended: the host is shown that end), ``refused`` (refused, no end seen) or
+    ``unanswered``."""
+    declined: list[Any] = field(default_factory=list)
+    """The upstream ids of the requests of a 2025 server's task the proxy answered itself
+    before the cancel (an elicitation ``cancel``, anything else an error)."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -51,7 +51,7 @@ import contextlib
 import itertools
 import secrets
 import weakref
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -78,6 +78,7 @@ from ..relay.catalog import Catalog
 from ..relay.stages.route import Route
 from ..server.app import CallContext, ServerSession
 from ..server.features import FeatureHandler
+from .asks import PROXY_ANSWERED
 from .forward import Forwarder, forwarded_meta, tool_error
 from .host_calls import HostCall
 from .records import ProxyTask, ProxyTaskAbandoned
@@ -123,16 +124,27 @@ class BridgedTask:
     """What the follower saw last: ``state`` (a task state), ``cancel`` (its tasks/cancel)."""
     states: int = 0
     """The ``requestState``s a 2026-07-28 host was given (each task message a new one)."""
-    pending: dict[str, tuple[str, JSONObject, asyncio.Future[Any]]] = field(default_factory=dict)
-    """What the task asks a 2026-07-28 host, by input key: (method, params, its answer)."""
+    pending: dict[str, tuple[str, JSONObject, asyncio.Future[JSONObject]]] = field(default_factory=dict)
+    """What the task asks a 2026-07-28 host, by input key: (method, params, its answer:
+    ``{"result": ...}``, or the proxy's own once it gives up)."""
+    replying: dict[str, tuple[Any, asyncio.Task[Any]]] = field(default_factory=dict)
+    """A 2025 server's asks by input key: (its request id, the task answering it, which sends
+    the reply upstream as it ends: ``_decline_asks`` waits for it)."""
+    declined: dict[str, Any] = field(default_factory=dict)
+    """The asks the proxy answered itself, giving up (their host would not): input key →
+    the upstream's id of its request."""
     echoed: Any = None
     """The ``requestState`` the 2026-07-28 host's latest ``tasks/update`` echoed."""
     timer: asyncio.TimerHandle | None = None
-    giving_up: bool = False
-    """The proxy is cancelling it upstream itself (``TaskBridge._give_up``)."""
+    given_up: str | None = None
+    """Why the proxy is cancelling it upstream itself (``TaskBridge._give_up``); None: it is not."""
+    giving_up: asyncio.Future[None] | None = None
+    """That give-up, until the task's end is known (a ``tasks/get`` meanwhile waits for it)."""
     legacy: bool = False
     """The upstream is a 2025-11-25 server's task (``_follow_2025``): its states are 2025
     ``Task``s, its end the ``tasks/result`` the runner gives."""
+    cancel_2025: Callable[[], Awaitable[None]] | None = None
+    """Sends a 2025 server's task its ``tasks/cancel`` (the answer lands in ``seen``)."""
 
     def status(self) -> Any:
         """The upstream task's latest status (what the follower saw last)."""
@@ -145,9 +157,8 @@ class BridgedTask:
         if not self.legacy:
             return {k: v for k, v in raw.items() if k not in _NOT_PASSED}
         state = as_ext_task(created_task(raw) or raw, self.task_id)
-        final = self.runner.result() if self.runner.done() and not self.runner.cancelled() \
-            and self.runner.exception() is None else None
-        if final is not None and final.method == m.TASKS_RESULT and final.response is not None:
+        final = _final(self)
+        if final is not None and not self.cancelled and final.response is not None:
             state = ended_ext_task(state, final.response)  # its end, as tasks/result gave it
         return state
 
@@ -272,7 +283,7 @@ class TaskBridge:
 
         legacy = session is None and self.runs_2025_task(route)  # a 2026 host, a 2025 server's task
         runner = asyncio.ensure_future(
-            self._follow_2025(connection, key, route.tool, arguments, request, on_task) if legacy else
+            self._follow_2025(connection, key, route.tool, arguments, request, on_task, seen) if legacy else
             connection.call_tool(route.tool, arguments, call_id=key, meta=forwarded_meta(request.params),
                                  on_sent=sent.append, on_task=on_task))
         runner.add_done_callback(lambda _: forwarder.calls.remove(key))
@@ -292,6 +303,8 @@ class TaskBridge:
                            upstream_id=upstream_id, host=host, call=call,
                            owner=weakref.ref(session) if session is not None else None,
                            runner=runner, latest=first, seen=seen, legacy=legacy)
+        if legacy:
+            task.cancel_2025 = lambda: self._send_cancel_2025(connection, key, upstream_id, on_task)
         runner.add_done_callback(lambda _: self._settled(task))
         self._keep(task)
         made.append(task)
@@ -300,13 +313,13 @@ class TaskBridge:
         return task.shown_modern(RESULT_TASK) if session is None else {"task": task.shown()}
 
     async def _follow_2025(self, connection: Connection, key: str, tool: str, arguments: JSONObject,
-                           request: Request, on_task: Sent) -> Exchange:
+                           request: Request, on_task: Sent, seen: Mapping[str, Exchange]) -> Exchange:
         """The proxy's own following of a 2025-11-25 server's task for a 2026-07-28 host: the
         ``tools/call`` with ``task``, ``tasks/get`` at the server's ``pollInterval`` until the
         task ends or needs input, then ``tasks/result`` (what the server asks during it is the
         host's, ``_ask_modern``: its related-task meta names the call). Its answer, or the
         plain answer of a call the server did not make a task, is the runner's; cancelled, it
-        sends the 2025 ``tasks/cancel`` first."""
+        sends the 2025 ``tasks/cancel`` first (unless one was sent: ``seen``, the proxy's give-up)."""
         params: JSONObject = {"name": tool, "arguments": arguments, "task": {"ttl": TASK_TTL_MS}}
         meta = forwarded_meta(request.params)
         if meta:
@@ -330,15 +343,21 @@ class TaskBridge:
             return await connection.exchange(m.TASKS_RESULT, {"taskId": upstream_id}, tag=key,
                                              timeout=connection.config.call_timeout)
         except asyncio.CancelledError:  # the host's tasks/cancel, or the proxy gave up: cancelled upstream
-            with contextlib.suppress(ToolrelayError):
-                wait = min(connection.config.request_timeout, CANCEL_WAIT)
-                cancel = asyncio.ensure_future(connection.exchange(m.TASKS_CANCEL, {"taskId": upstream_id},
-                                                                   tag=key, timeout=wait))
-                on_task(await asyncio.shield(cancel))
+            if "cancel" not in seen:
+                await self._send_cancel_2025(connection, key, upstream_id, on_task)
             raise
         finally:
             if owners.get(upstream_id) == (key, made.mcp_id):
                 del owners[upstream_id]
+
+    @staticmethod
+    async def _send_cancel_2025(connection: Connection, key: str, upstream_id: str, on_task: Sent) -> None:
+        """The 2025 ``tasks/cancel`` of the task, its answer told ``on_task`` (none: not told)."""
+        with contextlib.suppress(ToolrelayError):
+            wait = min(connection.config.request_timeout, CANCEL_WAIT)
+            cancel = asyncio.ensure_future(connection.exchange(m.TASKS_CANCEL, {"taskId": upstream_id},
+                                                               tag=key, timeout=wait))
+            on_task(await asyncio.shield(cancel))  # answered even if its sender is cancelled meanwhile
 
     def _plain(self, key: str, alias: str, route: Route, request: Request, runner: asyncio.Future[Exchange],
                sent: list[Exchange], number: int) -> JSONObject:
@@ -388,25 +407,71 @@ class TaskBridge:
             self._arm(task, deadline)
 
     def _give_up(self, task: BridgedTask, reason: str) -> None:
-        if task.runner.done() or task.giving_up:
+        if task.runner.done() or task.given_up is not None:
             return
-        task.giving_up = True
+        task.given_up = reason
         if task.timer is not None:
             task.timer.cancel()
             task.timer = None
-        giving_up = asyncio.ensure_future(self._abandon(task, reason))
+        giving_up = task.giving_up = asyncio.ensure_future(self._abandon(task, reason))
         self._giving_up.add(giving_up)  # kept until done (the loop holds tasks only weakly)
         giving_up.add_done_callback(self._giving_up.discard)
 
     async def _abandon(self, task: BridgedTask, reason: str) -> None:
-        """Cancel the upstream task (the extension's ``tasks/cancel``, latest ``requestState``);
-        record why."""
-        await self._cancelled(task)
+        """Cancel the upstream task (the extension's ``tasks/cancel``, latest ``requestState``;
+        a 2025 server's, ``_give_up_2025``); record why and how it ended."""
+        if task.legacy:
+            await self._give_up_2025(task)
+        else:
+            await self._cancelled(task)
         if self.forwarder.events.active:
             self.forwarder.events.emit(ProxyTaskAbandoned(
                 task_id=task.task_id, server=task.server, connection=task.connection,
                 upstream_task_id=task.upstream_id, reason=reason,
-                mcp_id=task.cancel.mcp_id if task.cancel is not None else None))
+                mcp_id=task.cancel.mcp_id if task.cancel is not None else None,
+                outcome=_abandoned_as(task), declined=list(task.declined.values())))
+
+    async def _give_up_2025(self, task: BridgedTask) -> None:
+        """A 2025 server's task given up: what it asks is answered upstream by the proxy (its
+        host will not; a server that reads one message at a time reads no ``tasks/cancel``
+        while its ask waits), then its ``tasks/cancel`` is sent. Acknowledged, the task is
+        ``cancelled`` and its follower stops; refused (it ended meanwhile: completed or failed
+        after the decline), its ``tasks/result``, on its way, is the end the host is shown."""
+        await self._decline_asks(task)
+        assert task.cancel_2025 is not None
+        await task.cancel_2025()
+        cancel = task.seen.get("cancel")
+        if cancel is not None and cancel.error is None:
+            task.runner.cancel()  # the follower sends no second tasks/cancel
+            await asyncio.wait({task.runner})
+        elif cancel is not None:
+            await asyncio.wait({task.runner}, timeout=CANCEL_WAIT)
+        self._settled(task)
+        task.cancelled = cancel is not None and cancel.error is None
+
+    async def _decline_asks(self, task: BridgedTask) -> None:
+        """Every pending ask of the task answered by the proxy (``_declined``), and its reply
+        sent upstream (the task answering it ended), within ``CANCEL_WAIT``."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + CANCEL_WAIT
+        while True:
+            for input_key, (method, _, answer) in list(task.pending.items()):
+                if not answer.done():
+                    task.declined[input_key] = task.replying.get(input_key, (input_key,))[0]
+                    answer.set_result(self._declined(task, method))
+            await asyncio.sleep(0)  # an ask received just now reaches _ask_modern (declined there)
+            replying = {reply for _, reply in task.replying.values() if not reply.done()}
+            if not replying or loop.time() >= deadline:
+                return
+            await asyncio.wait(replying, timeout=deadline - loop.time())
+
+    @staticmethod
+    def _declined(task: BridgedTask, method: str) -> JSONObject:
+        """The proxy's own answer to what a task given up asks: an elicitation dismissed
+        without a choice (``cancel``), anything else an error saying why."""
+        if method == m.ELICIT:
+            return {"result": {"action": "cancel"}}
+        return {"error": {"code": -1, "message": f"toolrelay proxy: the task was given up: {task.given_up}"}}
 
     def _settled(self, task: BridgedTask) -> None:
         """The task's latest state: the last ``tasks/get`` its follower saw (and its cancel)."""
@@ -501,7 +566,7 @@ class TaskBridge:
         task.runner.cancel()  # the follower sends tasks/cancel, with the latest requestState
         await asyncio.wait({task.runner})
         self._settled(task)
-        task.cancelled = task.cancel is not None
+        task.cancelled = task.cancel is not None and task.cancel.error is None
 
     # -- a 2026-07-28 host's tasks/get, tasks/update, tasks/cancel (the extension's) ----------
 
@@ -528,6 +593,8 @@ class TaskBridge:
             if request.method != m.TASKS_GET:  # the SEP: update and cancel are acknowledged all the same
                 return {}
             raise RpcError(INVALID_PARAMS, f"{_NOT_FOUND}: {task_id}")
+        if request.method == m.TASKS_GET and task.legacy and task.giving_up is not None:
+            await asyncio.wait({task.giving_up})  # said cancelled, or ended, once the upstream said which
         if request.method == m.TASKS_GET and _fetching_end(task):
             await asyncio.wait({task.runner})  # said ended only with its result (or error)
         self._settled(task)
@@ -551,7 +618,7 @@ class TaskBridge:
         for input_key, response in responses.items():
             asked = task.pending.pop(input_key, None)
             if asked is not None and not asked[2].done():
-                asked[2].set_result(response)
+                asked[2].set_result({"result": response})
         self._route(key, request, task, None, BRIDGED, f"{len(responses)} input response(s) taken")
         await asyncio.sleep(0)  # each ask answered is recorded (its own step) before this answer is
         return {}
@@ -565,24 +632,45 @@ class TaskBridge:
         if task is None:
             return {"error": {"code": INTERNAL_ERROR, "message": "toolrelay proxy: the task is gone"}}, {}
         input_key = str(upstream_id)
-        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        replying = asyncio.current_task()
+        if task.legacy and replying is not None:  # a 2025 server's request: replied as this ends
+            task.replying[input_key] = (upstream_id, replying)
+        answer: asyncio.Future[JSONObject] = asyncio.get_running_loop().create_future()
+        if task.legacy and task.given_up is not None:  # asked while the proxy gives up: its host won't answer
+            task.declined[input_key] = upstream_id
+            answer.set_result(self._declined(task, method))
         task.pending[input_key] = (method, params, answer)
         try:
-            response = await answer
+            said = await answer
         finally:
             task.pending.pop(input_key, None)
-        return {"result": response}, {"key": input_key, "state": task.echoed}
+        if input_key in task.declined:  # recorded as the proxy's own answer, with why
+            return said, {PROXY_ANSWERED: task.given_up}
+        return said, {"key": input_key, "state": task.echoed}
+
+
+def _abandoned_as(task: BridgedTask) -> str:
+    """How a task given up ended (``ProxyTaskAbandoned.outcome``)."""
+    if task.cancel is None:
+        return "unanswered"
+    if task.cancel.error is None:
+        return "cancelled"
+    return "ended" if _final(task) is not None else "refused"
+
+
+def _final(task: BridgedTask) -> Exchange | None:
+    """A 2025 server's task's ``tasks/result``, once its follower got it."""
+    runner = task.runner
+    if not task.legacy or not runner.done() or runner.cancelled() or runner.exception() is not None:
+        return None
+    final = runner.result()
+    return final if final.method == m.TASKS_RESULT else None
 
 
 def _rests_on(task: BridgedTask) -> Exchange:
     """The upstream message a 2026-07-28 host's ``tasks/get`` rests on: a 2025 server's
     ended task's ``tasks/result``, else the latest state."""
-    runner = task.runner
-    if task.legacy and runner.done() and not runner.cancelled() and runner.exception() is None:
-        final = runner.result()
-        if final.method == m.TASKS_RESULT:
-            return final
-    return task.latest
+    return _final(task) or task.latest
 
 
 def _fetching_end(task: BridgedTask) -> bool:

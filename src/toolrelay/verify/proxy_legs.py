@@ -32,7 +32,8 @@ pairs its two legs, never the host's call id alone; ids are compared on both leg
 
 Resource, prompt and completion requests are judged by ``proxy_features.py`` the same way,
 a host's own tasks (``tasks/*``, the ``tools/call`` that created one, their status
-notifications) by ``proxy_tasks.py``.
+notifications) by ``proxy_tasks.py``, the bridged tasks the proxy gave up on by
+``proxy_give_up.py``.
 """
 
 from __future__ import annotations
@@ -46,13 +47,13 @@ from ..protocol.passthrough import passed_on
 from ..protocol.tasks_ext import created_ext_task, settled_message
 from .proxy_answers import Event, Say, Triple, passed_error
 from .proxy_features import FEATURE_METHODS, judge_feature, without_envelope
+from .proxy_give_up import judge_abandoned
 from .proxy_listens import listen_findings
 from .proxy_passing import Passing, passing_findings
 from .proxy_rounds import asks_again, is_in_rounds, round_chain
 from .proxy_subscriptions import subscription_findings
 from .proxy_tasks import (
     TASK_METHODS,
-    judge_abandoned,
     judge_bridged,
     judge_created,
     judge_statuses,
