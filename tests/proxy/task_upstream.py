@@ -11,7 +11,8 @@ Tools (``execution.taskSupport`` in brackets):
                          answer that accepts nothing leaves it ``working`` until ``tasks/cancel``
   wait()     [required]  never ends until ``tasks/cancel`` (its ``tasks/result`` waits till then)
   vanish()   [required]  its first ``tasks/get`` says ``working``; then the server forgets it
-                         (``tasks/get`` answers -32602 ``Failed to retrieve task: Task not found``)
+                         (``tasks/get`` answers -32602 ``Failed to retrieve task: Task not found``,
+                         naming the ``TASK_SESSION`` of its environment)
   crash()    [plain]     the process exits without answering
 ``python3 task_upstream.py NAME``: NAME is said in the results.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import sys
 import time
 
@@ -43,6 +45,7 @@ TASKS: dict[str, dict] = {}
 NUMBERS = itertools.count(1)
 IDS = itertools.count(5000)
 BACKLOG: list[dict] = []
+FORGOTTEN: set[str] = set()
 
 
 def send(message: dict) -> None:
@@ -98,11 +101,15 @@ def ask_host(task: dict) -> dict:
 
 def on_task(method: str, params: dict, mcp_id: int | str) -> dict | None:
     task = TASKS.get(params.get("taskId"))
+    if task is None and params.get("taskId") in FORGOTTEN:
+        session = os.environ.get("TASK_SESSION", "-")
+        raise LookupError(f"Failed to retrieve task: Task not found (forgotten in session {session})")
     if task is None:
         raise LookupError("Failed to retrieve task: Task not found")
     if method == "tasks/get":
         if task["tool"] == "vanish":
             del TASKS[task["id"]]  # answered once more, then forgotten
+            FORGOTTEN.add(task["id"])
         if task["status"] == "working" and task["tool"] == "count":
             task["polls"] += 1
             if task.get("token") is not None:  # valid until the task ends

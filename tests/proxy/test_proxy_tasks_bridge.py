@@ -15,6 +15,8 @@ copies do not.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -752,3 +754,94 @@ def test_giving_up_refuses_the_2025_servers_sampling_request_with_an_error(
     assert (asked["answered_by"], asked["outcome"]) == ("proxy", "refused")
     checked = verify(transcript, "--all")
     assert checked.returncode == 0, checked.stdout
+
+
+# -- a 2025 server that loses its task mid-way --------------------------------------------
+
+SESSION = "hush-hush-session-0042"
+
+
+def test_a_task_the_2025_server_lost_is_failed_for_its_2026_07_28_host(tmp_path: Path) -> None:
+    """Its tasks/get answers an error after one poll: the host is told the task failed, in
+    words saying the upstream lost it and quoting its error, the config's secret redacted."""
+    entry = {**script_entry(UPSTREAM_2025, "A"), "env": {"TASK_SESSION": SESSION}}
+    config = write_config(tmp_path, {"a": entry})
+    transcript = tmp_path / "proxy.jsonl"
+
+    async def lost() -> dict[str, Any]:
+        host = await _modern_host(config, transcript, "--protocol-version", "2025-11-25")
+        try:
+            made = (await _ask(host, "tools/call", {"name": "a__vanish", "arguments": {}}))["result"]
+            return await _modern_until(host, made, "failed")
+        finally:
+            await host.close()
+
+    state = asyncio.run(lost())
+    assert state["error"] == {
+        "code": -32603, "message": "toolrelay proxy: server a lost the task task-1: its tasks/get answered "
+                                   "-32602: Failed to retrieve task: Task not found (forgotten in session "
+                                   "[redacted])"}
+    assert "result" not in state and "statusMessage" not in state
+    assert all(SESSION not in json.dumps(e) for e in events(transcript) if e["kind"] == "proxy_host")
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert "the upstream lost the task: the host told it failed, quoting the upstream's error" in \
+        checked.stdout
+
+    def forged(lines: list[dict[str, Any]]) -> None:  # the upstream's error said otherwise
+        for result in _host_answers(lines, "tasks/get", "failed"):
+            result["error"]["message"] = "toolrelay proxy: server a lost the task task-1: it crashed"
+
+    tampered = verify_tampered(transcript, forged, tmp_path)
+    assert tampered.returncode == 1, tampered.stdout
+    assert "the host was not told its task failed with the upstream's error (the upstream lost the task)" in \
+        tampered.stdout
+
+
+def _http_until(client: httpx.Client, url: str, numbers: Any, task: dict[str, Any], done: Any
+                ) -> dict[str, Any]:
+    """Poll a 2026-07-28 HTTP host's task until ``done(state)`` (each request its own id)."""
+    for number in itertools.islice(numbers, 500):
+        task = _post(client, url, number, "tasks/get", {"taskId": task["taskId"],
+                                                        "requestState": task["requestState"]})["result"]
+        if done(task):
+            return task
+        time.sleep(0.02)
+    raise AssertionError(f"task {task['taskId']} never got there: {task}")
+
+
+def test_a_2026_07_28_http_host_gets_its_task_of_a_2025_servers(old_config: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    numbers = itertools.count(1)
+    with http_proxy(old_config, transcript, "--protocol-version", "2025-11-25") as url, \
+            httpx.Client(timeout=30) as client:
+        made = _post(client, url, next(numbers), "tools/call", {"name": "a__count", "arguments": {"n": 2}})
+        created = made["result"]
+        counted = _http_until(client, url, numbers, created, lambda t: t["status"] == "completed")
+        call = {"name": "a__ask", "arguments": {}}
+        asking = _post(client, url, next(numbers), "tools/call", call)["result"]
+        asking = _http_until(client, url, numbers, asking, lambda t: bool(t.get("inputRequests")))
+        (key,) = asking["inputRequests"]
+        update = {"taskId": asking["taskId"], "requestState": asking["requestState"],
+                  "inputResponses": {key: {"action": "accept", "content": {"colour": "plum"}}}}
+        updated = _post(client, url, next(numbers), "tasks/update", update)
+        asked = _http_until(client, url, numbers, asking, lambda t: t["status"] == "completed")
+        call = {"name": "a__wait", "arguments": {}}
+        endless = _post(client, url, next(numbers), "tools/call", call)["result"]
+        cancel = _post(client, url, next(numbers), "tasks/cancel", {"taskId": endless["taskId"],
+                                                                    "requestState": endless["requestState"]})
+        cancelled = _http_until(client, url, numbers, endless, lambda t: t["status"] == "cancelled")
+    assert created["resultType"] == "task" and created["taskId"].startswith("toolrelay-")
+    assert created["ttlSeconds"] == 600 and created["pollIntervalMilliseconds"] == 20
+    assert counted["result"]["content"][0]["text"] == "counted 2 by A"
+    assert asking["inputRequests"][key]["method"] == "elicitation/create"
+    assert "result" in updated
+    heard = asked["result"]["content"][0]["text"]
+    assert heard == 'A heard {"action": "accept", "content": {"colour": "plum"}}'
+    assert "result" in cancel and "result" not in cancelled
+    upstream = [e["message"] for e in _upstream_of(transcript, "mcp_request")]
+    assert [m["params"]["taskId"] for m in upstream if m["method"] == "tasks/cancel"] == ["task-3"]
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert "elicitation/create of server a (its id 5000) answered by the host" in checked.stdout
+    assert "cancelled upstream (the 2025 tasks/cancel), acknowledged" in checked.stdout

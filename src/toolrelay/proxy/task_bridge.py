@@ -40,8 +40,14 @@ shows the 2025 state in the extension's terms (``as_ext_task``: ``ttl`` ms as
 ``ttlSeconds``, ``pollInterval`` as ``pollIntervalMilliseconds``; its ``tasks/result``'s
 result or error once it ends, ``ended_ext_task``); what the server asks during
 ``tasks/result`` (its related-task meta names the call) is the host's ``inputRequests``,
-answered by its ``tasks/update``; cancelling sends the 2025 ``tasks/cancel``. Not
-bridged: no ``notifications/tasks/status`` is sent for these tasks.
+answered by its ``tasks/update``; cancelling sends the 2025 ``tasks/cancel``; a task the
+server lost (its ``tasks/get`` answered an error) is ``failed`` with the proxy's error
+quoting the server's (``lost_task_error``). Giving up on such a task (``_give_up_2025``),
+the proxy first answers what the server asks itself (an elicitation ``cancel``, anything
+else an error; the server may read nothing else while it waits), then sends
+``tasks/cancel``: acknowledged, the task is ``cancelled``; refused (the task ended after
+the decline), the host is shown that end. Not bridged: no ``notifications/tasks/status``
+is sent for these tasks.
 """
 
 from __future__ import annotations
@@ -71,6 +77,7 @@ from ..protocol.tasks_ext import (
     created_ext_task,
     ended_ext_task,
     extension_declared,
+    lost_task_error,
 )
 from ..protocol.versions import MODERN_VERSIONS
 from ..redaction import redact
@@ -143,6 +150,9 @@ class BridgedTask:
     legacy: bool = False
     """The upstream is a 2025-11-25 server's task (``_follow_2025``): its states are 2025
     ``Task``s, its end the ``tasks/result`` the runner gives."""
+    lost: JSONObject | None = None
+    """A 2025 server's task it lost (its ``tasks/get`` answered an error): the error the
+    task ends with for its host (``lost_task_error``, redacted)."""
     cancel_2025: Callable[[], Awaitable[None]] | None = None
     """Sends a 2025 server's task its ``tasks/cancel`` (the answer lands in ``seen``)."""
 
@@ -158,8 +168,10 @@ class BridgedTask:
             return {k: v for k, v in raw.items() if k not in _NOT_PASSED}
         state = as_ext_task(created_task(raw) or raw, self.task_id)
         final = _final(self)
-        if final is not None and not self.cancelled and final.response is not None:
-            state = ended_ext_task(state, final.response)  # its end, as tasks/result gave it
+        ended = {"error": self.lost} if self.lost is not None else final.response if final is not None \
+            and final.method == m.TASKS_RESULT else None
+        if ended is not None and not self.cancelled:
+            state = ended_ext_task(state, ended)  # its end, as tasks/result gave it (or its loss)
         return state
 
     def shown(self) -> JSONObject:
@@ -337,6 +349,8 @@ class TaskBridge:
             while status not in m.TERMINAL_TASK_STATUSES and status != "input_required":
                 await asyncio.sleep(interval)
                 got = await connection.exchange(m.TASKS_GET, {"taskId": upstream_id}, tag=key)
+                if got.error is not None:
+                    return got  # the server lost the task: its end (TaskBridge._settled)
                 state = got.raise_for_error()
                 on_task(got)
                 status, interval = state.get("status"), poll_seconds(state, interval)
@@ -477,6 +491,10 @@ class TaskBridge:
         """The task's latest state: the last ``tasks/get`` its follower saw (and its cancel)."""
         task.latest = task.seen.get("state", task.latest)
         task.cancel = task.seen.get("cancel", task.cancel)
+        final = _final(task)
+        if final is not None and final.method == m.TASKS_GET and task.lost is None:
+            lost = lost_task_error(task.server, task.upstream_id, (final.response or {}).get("error"))
+            task.lost = {**lost, "message": redact(str(lost["message"]), self.catalog.secrets)}
         if task.runner.done() and task.timer is not None:  # ended: nothing more waits for its host
             task.timer.cancel()
             task.timer = None
@@ -659,12 +677,14 @@ def _abandoned_as(task: BridgedTask) -> str:
 
 
 def _final(task: BridgedTask) -> Exchange | None:
-    """A 2025 server's task's ``tasks/result``, once its follower got it."""
+    """A 2025 server's task's ``tasks/result``, once its follower got it (or the ``tasks/get``
+    error that ended its following: the server lost the task)."""
     runner = task.runner
     if not task.legacy or not runner.done() or runner.cancelled() or runner.exception() is not None:
         return None
     final = runner.result()
-    return final if final.method == m.TASKS_RESULT else None
+    lost = final.method == m.TASKS_GET and final.error is not None
+    return final if final.method == m.TASKS_RESULT or lost else None
 
 
 def _rests_on(task: BridgedTask) -> Exchange:

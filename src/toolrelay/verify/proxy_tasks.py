@@ -24,12 +24,14 @@ top of ``host_answered_once``:
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final, Protocol
 
 from ..protocol.mcp import RELATED_TASK
 from ..protocol.passthrough import passed_on, with_task_id
-from ..protocol.tasks_ext import as_2025_task, as_ext_task, ended_ext_task, settled_message
+from ..protocol.tasks_ext import as_2025_task, as_ext_task, ended_ext_task, lost_task_error, settled_message
 from ..protocol.versions import MODERN_VERSIONS
+from ..redaction import REDACTED
 from .proxy_answers import Event, Say, Triple, passed_error
 from .verdict import Finding
 
@@ -387,6 +389,8 @@ def _modern_on_2025(said: Say, method: str, asked: dict[str, Any], response: Eve
             return said("feedback", "passed_on", ok, "the host told its task cancelled" if ok
                         else "the host's task state is not the upstream task's, cancelled", response, answer)
         shown: Any = ended_ext_task(before, response.get("message", {}))
+    elif "error" in response.get("message", {}):  # its tasks/get refused: the server lost the task
+        return _lost(said, response, answer, legs, task)
     else:
         shown = _as_ext(response.get("message", {}).get("result"), task_id)
     want = "task" if method == "tools/call" else "complete"
@@ -399,6 +403,36 @@ def _modern_on_2025(said: Say, method: str, asked: dict[str, Any], response: Eve
     return said("feedback", "passed_on", ok, f"the 2025 upstream task's state ({status}) in the "
                 "extension's terms, the proxy's id and requestState" if ok else "the host's task state is "
                 "not the upstream task state it rests on", response, answer)
+
+
+def _lost(said: Say, response: Event, answer: Event, legs: Legs, task: Event) -> Finding:
+    """A 2026-07-28 host's answer from a 2025-11-25 server's task whose ``tasks/get`` answered
+    an error: the task ``failed``, its error the proxy's saying the server lost it, quoting
+    the server's error (``[redacted]`` where the proxy redacted it)."""
+    task_id = str(task.get("task_id"))
+    state = state_before(legs, task, int(response["seq"]))
+    got = answer.get("message", {}).get("result")
+    if state is None or not isinstance(got, dict):
+        return said("feedback", "passed_on", False, "no task state of the host's, or no upstream task state "
+                    "before the tasks/get that lost it", response, answer)
+    lost = lost_task_error(str(task.get("server")), str(task.get("upstream_task_id")),
+                           response["message"]["error"])
+    expected = ended_ext_task(_as_ext(state["message"]["result"], task_id), {"error": lost})
+    error = got.get("error")
+    told = error.get("message") if isinstance(error, dict) else None
+    quoted = isinstance(told, str) and _redacted_from(told, str(lost["message"])) and \
+        isinstance(error, dict) and error.get("code") == lost["code"]
+    same = _modern_view({**got, "error": lost}, task_id) == _modern_view(expected, task_id)
+    ok = quoted and same and got.get("resultType") == "complete"
+    return said("feedback", "passed_on", ok, "the upstream lost the task: the host told it failed, quoting "
+                "the upstream's error" if ok else "the host was not told its task failed with the upstream's "
+                "error (the upstream lost the task)", response, answer)
+
+
+def _redacted_from(told: str, said: str) -> bool:
+    """Whether ``told`` is ``said``, but for parts of it redacted (``[redacted]``)."""
+    pattern = ".+?".join(re.escape(part) for part in told.split(REDACTED))
+    return re.fullmatch(pattern, said, flags=re.DOTALL) is not None
 
 
 def _unsent(said: Say, received: Event, answer: Event, legs: Legs, task: Event) -> Finding:
