@@ -89,6 +89,8 @@ async def _tasks(config: Path, transcript: Path) -> dict[str, Any]:
         seen["upstream_id"] = await host.raw("tasks/get", {"taskId": "ext-task-1"})
         seen["list"] = await host.request("tasks/list")
         seen["ids"] = (slow, asked, failing, endless)
+        seen["statuses"] = [n["params"] for n in host.notifications
+                            if n["method"] == "notifications/tasks/status"]
         return seen
     finally:
         await host.close()
@@ -118,6 +120,11 @@ def test_a_2025_hosts_task_runs_as_a_2026_extension_task_upstream(config: Path, 
     assert seen["upstream_id"]["error"]["code"] == -32602  # the upstream's id means nothing to the host
     listed = {task["taskId"]: task["status"] for task in seen["list"]["tasks"]}
     assert listed == dict(zip(seen["ids"], ("completed", "completed", "failed", "cancelled"), strict=True))
+    # told of each status a poll of the proxy's saw change, before the tasks/result answer
+    told = [(n["taskId"], n["status"]) for n in seen["statuses"]]
+    assert {task_id for task_id, _ in told} <= set(seen["ids"])
+    assert (slow, "completed") in told and (asked, "input_required") in told and (asked, "completed") in told
+    assert (seen["ids"][2], "failed") in told
 
     recorded = events(transcript)
     tasks = [e for e in recorded if e["kind"] == "proxy_task"]
@@ -140,6 +147,8 @@ def test_a_2025_hosts_task_runs_as_a_2026_extension_task_upstream(config: Path, 
     assert f"{slow} ↔ x task 'ext-task-1'" in told and "decision       bridged" in told
     rows = [describe(event, 0.0).label for event in recorded]
     assert f"task {slow} ↔ x#1 task ext-task-1" in rows
+    assert f"to host: task {slow} completed (from x's ext-task-1)" in rows
+    assert "the upstream task's state (completed) its tasks/get" in verify(transcript, "--all").stdout
 
 
 def _answer_of(lines: list[dict[str, Any]], method: str, nth: int = 0) -> dict[str, Any]:
@@ -149,6 +158,7 @@ def _answer_of(lines: list[dict[str, Any]], method: str, nth: int = 0) -> dict[s
 
 
 @pytest.mark.parametrize(("tamper", "said"), [
+    ("notice", "its params are not the upstream task's state it rests on, in 2025 terms"),
     ("result", "the host's answer is not the result the upstream task ended with"),
     ("status", "the host's task state is not the upstream task state it rests on"),
     ("created", "the host's task state is not the upstream task state it rests on"),
@@ -161,7 +171,10 @@ def test_a_tampered_bridged_task_is_rejected(config: Path, tmp_path: Path, tampe
     asyncio.run(_tasks(config, transcript))
 
     def forge(lines: list[dict[str, Any]]) -> None:
-        if tamper == "result":
+        if tamper == "notice":  # a status the upstream poll did not show
+            notice = next(e for e in lines if e["kind"] == "proxy_task_status")
+            notice["host"]["status"] = "cancelled" if notice["host"]["status"] != "cancelled" else "working"
+        elif tamper == "result":
             _answer_of(lines, "tasks/result")["message"]["result"]["content"][0]["text"] = "forged"
         elif tamper == "status":
             _answer_of(lines, "tasks/get")["message"]["result"]["status"] = "completed"

@@ -215,11 +215,16 @@ class ProxyTaskAbandoned(Event):
 @dataclass(slots=True, kw_only=True)
 class ProxyTaskStatus(Event):
     kind: ClassVar[str] = "proxy_task_status"
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"mcp_id"})
     task_id: str
     server: str
     connection: int
     upstream: dict[str, Any]
-    """The notification as the upstream sent it."""
+    """The notification as the upstream sent it; a bridged task's (``mcp_id``): the upstream
+    ``tasks/get`` answer whose state it tells."""
     host: dict[str, Any]
     """The params the host was sent (its task id the proxy's)."""
     to_host: int | None = None
+    mcp_id: Any = None
+    """A bridged task's (``task_bridge.py``): the id of the upstream ``tasks/get`` whose
+    changed state the host is told (None: an upstream notification passed on)."""

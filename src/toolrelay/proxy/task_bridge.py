@@ -46,8 +46,9 @@ quoting the server's (``lost_task_error``). Giving up on such a task (``_give_up
 the proxy first answers what the server asks itself (an elicitation ``cancel``, anything
 else an error; the server may read nothing else while it waits), then sends
 ``tasks/cancel``: acknowledged, the task is ``cancelled``; refused (the task ended after
-the decline), the host is shown that end. Not bridged: no ``notifications/tasks/status``
-is sent for these tasks.
+the decline), the host is shown that end. No ``notifications/tasks/status`` is sent for
+these tasks (2026-07-28 has none); a 2025 host is sent one for its task whenever a poll of
+the proxy's sees the upstream state's status or message change (``_tell_status``).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ from typing import Any, Final
 
 from ..client.connection import Connection
 from ..client.tool_tasks import CANCEL_WAIT, DEFAULT_POLL, TASK_TTL_MS, created_task, poll_seconds
-from ..errors import RpcError, ToolrelayError
+from ..errors import RpcError, ToolrelayError, TransportError
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONObject, Request
 from ..protocol.passthrough import passed_on
@@ -88,7 +89,7 @@ from ..server.features import FeatureHandler
 from .asks import PROXY_ANSWERED
 from .forward import Forwarder, forwarded_meta, tool_error
 from .host_calls import HostCall
-from .records import ProxyTask, ProxyTaskAbandoned
+from .records import ProxyTask, ProxyTaskAbandoned, ProxyTaskStatus
 from .rounds import DEFAULT_WAIT
 
 __all__ = ["BridgedTask", "TaskBridge"]
@@ -129,6 +130,8 @@ class BridgedTask:
     cancelled: bool = False
     seen: dict[str, Exchange] = field(default_factory=dict)
     """What the follower saw last: ``state`` (a task state), ``cancel`` (its tasks/cancel)."""
+    told: tuple[Any, Any] = (None, None)
+    """The (status, statusMessage) its 2025 host was last told (created, or a status notice)."""
     states: int = 0
     """The ``requestState``s a 2026-07-28 host was given (each task message a new one)."""
     pending: dict[str, tuple[str, JSONObject, asyncio.Future[JSONObject]]] = field(default_factory=dict)
@@ -291,6 +294,7 @@ class TaskBridge:
             if not created.done():
                 created.set_result(exchange)
             if made:
+                self._tell_status(made[0], exchange)
                 self._watch(made[0])
 
         legacy = session is None and self.runs_2025_task(route)  # a 2026 host, a 2025 server's task
@@ -318,6 +322,7 @@ class TaskBridge:
         if legacy:
             task.cancel_2025 = lambda: self._send_cancel_2025(connection, key, upstream_id, on_task)
         runner.add_done_callback(lambda _: self._settled(task))
+        task.told = _told(task.shown())
         self._keep(task)
         made.append(task)
         self._watch(task)
@@ -388,6 +393,24 @@ class TaskBridge:
             raise RpcError(exchange.error.code, exchange.error.message, exchange.error.data)
         assert exchange.result is not None
         return passed_on(exchange.result)
+
+    def _tell_status(self, task: BridgedTask, exchange: Exchange) -> None:
+        """A 2025 host told its task's new state (``notifications/tasks/status``, the spec's
+        optional notice) when a poll of the proxy's saw its status (or message) change,
+        as ``tasks.py`` passes an upstream's own notice on; recorded with that poll's id."""
+        session = task.owner() if task.owner is not None else None
+        if session is None or task.legacy or exchange.method != m.TASKS_GET or exchange.result is None:
+            return
+        params = as_2025_task(exchange.result, task.task_id)
+        if _told(params) == task.told:
+            return
+        task.told = _told(params)
+        if self.forwarder.events.active:
+            self.forwarder.events.emit(ProxyTaskStatus(
+                task_id=task.task_id, server=task.server, connection=task.connection,
+                upstream=exchange.response or {}, host=params, to_host=task.host, mcp_id=exchange.mcp_id))
+        with contextlib.suppress(TransportError):  # the host left (its task is given up at the next look)
+            session.peer.notify(m.TASK_STATUS, params)
 
     # -- the bounded wait for the host's input -------------------------------------------
 
@@ -665,6 +688,10 @@ class TaskBridge:
         if input_key in task.declined:  # recorded as the proxy's own answer, with why
             return said, {PROXY_ANSWERED: task.given_up}
         return said, {"key": input_key, "state": task.echoed}
+
+
+def _told(state: JSONObject) -> tuple[Any, Any]:
+    return state.get("status"), state.get("statusMessage")
 
 
 def _abandoned_as(task: BridgedTask) -> str:
