@@ -58,8 +58,7 @@ import contextlib
 import itertools
 import secrets
 import weakref
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Mapping
 from typing import Any, Final
 
 from ..client.connection import Connection
@@ -74,9 +73,7 @@ from ..protocol.tasks_ext import (
     RESULT_TASK,
     TASKS_UPDATE,
     as_2025_task,
-    as_ext_task,
     created_ext_task,
-    ended_ext_task,
     extension_declared,
     lost_task_error,
 )
@@ -87,17 +84,16 @@ from ..relay.stages.route import Route
 from ..server.app import CallContext, ServerSession
 from ..server.features import FeatureHandler
 from .asks import PROXY_ANSWERED
+from .bridged_task import BridgedTask, abandoned_as, fetching_end, final_of, host_left, rests_on, told
 from .forward import Forwarder, forwarded_meta, tool_error
 from .host_calls import HostCall
 from .records import ProxyTask, ProxyTaskAbandoned, ProxyTaskStatus
 from .rounds import DEFAULT_WAIT
 
-__all__ = ["BridgedTask", "TaskBridge"]
+__all__ = ["BridgedTask", "TaskBridge", "shown_with_task_support"]
 
 _MAX_KEPT: Final = 1000
 """Bridged tasks remembered at most (the oldest ended one forgotten first)."""
-_NOT_PASSED: Final = frozenset({"resultType", "requestState", "inputRequests", "_meta"})
-"""An upstream task state's keys that are its own leg's (the host gets the proxy's)."""
 BRIDGED: Final = "bridged"
 MODERN_METHODS: Final = (m.TASKS_GET, TASKS_UPDATE, m.TASKS_CANCEL)
 """The extension's methods a 2026-07-28 host asks of its task."""
@@ -106,96 +102,6 @@ _LEFT_CHECK: Final = 0.5
 (the follower, blocked on the ask, polls no more)."""
 _NOT_FOUND: Final = "Failed to retrieve task: Task not found"
 _TASKED: Final = frozenset({"optional", m.TASK_SUPPORT_REQUIRED})
-
-
-@dataclass(slots=True, kw_only=True)
-class BridgedTask:
-    """One host task standing for one upstream extension task."""
-
-    task_id: str
-    key: str
-    server: str
-    connection: int
-    upstream_id: str
-    owner: weakref.ref[ServerSession] | None
-    """The 2025 host's session; None for a 2026-07-28 host (its task id is all that names it)."""
-    host: int | None
-    call: HostCall
-    runner: asyncio.Future[Exchange]
-    """The proxy's own following of the upstream task: the call's answer once it ends."""
-    latest: Exchange
-    """The latest upstream task state: the ``CreateTaskResult``, then each ``tasks/get``'s."""
-    cancel: Exchange | None = None
-    """The upstream ``tasks/cancel`` the host's ``tasks/cancel`` sent, once answered."""
-    cancelled: bool = False
-    seen: dict[str, Exchange] = field(default_factory=dict)
-    """What the follower saw last: ``state`` (a task state), ``cancel`` (its tasks/cancel)."""
-    told: tuple[Any, Any] = (None, None)
-    """The (status, statusMessage) its 2025 host was last told (created, or a status notice)."""
-    states: int = 0
-    """The ``requestState``s a 2026-07-28 host was given (each task message a new one)."""
-    pending: dict[str, tuple[str, JSONObject, asyncio.Future[JSONObject]]] = field(default_factory=dict)
-    """What the task asks a 2026-07-28 host, by input key: (method, params, its answer:
-    ``{"result": ...}``, or the proxy's own once it gives up)."""
-    replying: dict[str, tuple[Any, asyncio.Task[Any]]] = field(default_factory=dict)
-    """A 2025 server's asks by input key: (its request id, the task answering it, which sends
-    the reply upstream as it ends: ``_decline_asks`` waits for it)."""
-    declined: dict[str, Any] = field(default_factory=dict)
-    """The asks the proxy answered itself, giving up (their host would not): input key →
-    the upstream's id of its request."""
-    echoed: Any = None
-    """The ``requestState`` the 2026-07-28 host's latest ``tasks/update`` echoed."""
-    timer: asyncio.TimerHandle | None = None
-    given_up: str | None = None
-    """Why the proxy is cancelling it upstream itself (``TaskBridge._give_up``); None: it is not."""
-    giving_up: asyncio.Future[None] | None = None
-    """That give-up, until the task's end is known (a ``tasks/get`` meanwhile waits for it)."""
-    legacy: bool = False
-    """The upstream is a 2025-11-25 server's task (``_follow_2025``): its states are 2025
-    ``Task``s, its end the ``tasks/result`` the runner gives."""
-    lost: JSONObject | None = None
-    """A 2025 server's task it lost (its ``tasks/get`` answered an error): the error the
-    task ends with for its host (``lost_task_error``, redacted)."""
-    cancel_2025: Callable[[], Awaitable[None]] | None = None
-    """Sends a 2025 server's task its ``tasks/cancel`` (the answer lands in ``seen``)."""
-
-    def status(self) -> Any:
-        """The upstream task's latest status (what the follower saw last)."""
-        result = self.seen.get("state", self.latest).result or {}
-        return (created_task(result) or result).get("status")
-
-    def _state(self) -> JSONObject:
-        """The upstream task's latest state in the extension's terms (its own leg's keys off)."""
-        raw = self.latest.result or {}
-        if not self.legacy:
-            return {k: v for k, v in raw.items() if k not in _NOT_PASSED}
-        state = as_ext_task(created_task(raw) or raw, self.task_id)
-        final = _final(self)
-        ended = {"error": self.lost} if self.lost is not None else final.response if final is not None \
-            and final.method == m.TASKS_RESULT else None
-        if ended is not None and not self.cancelled:
-            state = ended_ext_task(state, ended)  # its end, as tasks/result gave it (or its loss)
-        return state
-
-    def shown(self) -> JSONObject:
-        """The task as the host is told it now (2025-11-25 ``Task``)."""
-        shown = as_2025_task(self.latest.result or {}, self.task_id)
-        return {**shown, "status": "cancelled"} if self.cancelled else shown
-
-    def shown_modern(self, result_type: str) -> JSONObject:
-        """The task as a 2026-07-28 host is told it now: the upstream task's latest state,
-        with the proxy's id, the proxy's own ``requestState`` and its own input requests."""
-        out = self._state()
-        out["taskId"] = self.task_id
-        if self.cancelled:
-            out = {k: v for k, v in out.items() if k not in ("result", "error")} | {"status": "cancelled"}
-        if out.get("status") == "input_required":
-            out["inputRequests"] = {key: {"method": method, "params": params}
-                                    for key, (method, params, _) in self.pending.items()}
-        self.states += 1
-        out["requestState"] = f"{self.task_id}-state-{self.states}"
-        out["resultType"] = result_type
-        return out
 
 
 class TaskBridge:
@@ -322,7 +228,7 @@ class TaskBridge:
         if legacy:
             task.cancel_2025 = lambda: self._send_cancel_2025(connection, key, upstream_id, on_task)
         runner.add_done_callback(lambda _: self._settled(task))
-        task.told = _told(task.shown())
+        task.told = told(task.shown())
         self._keep(task)
         made.append(task)
         self._watch(task)
@@ -402,9 +308,9 @@ class TaskBridge:
         if session is None or task.legacy or exchange.method != m.TASKS_GET or exchange.result is None:
             return
         params = as_2025_task(exchange.result, task.task_id)
-        if _told(params) == task.told:
+        if told(params) == task.told:
             return
-        task.told = _told(params)
+        task.told = told(params)
         if self.forwarder.events.active:
             self.forwarder.events.emit(ProxyTaskStatus(
                 task_id=task.task_id, server=task.server, connection=task.connection,
@@ -418,7 +324,7 @@ class TaskBridge:
         """While the upstream task is ``input_required``, a timer of ``input_wait``: a host
         that does not answer (a 2025 host that asks no ``tasks/result``, or does not answer
         the ask; a 2026-07-28 host that sends no ``tasks/update``) gets its task cancelled."""
-        if _left(task):  # seen at each of the follower's polls: a host gone takes its task along
+        if host_left(task):  # seen at each of the follower's polls: a host gone takes its task along
             self._give_up(task, "its host's session ended")
             return
         state = task.status()
@@ -435,7 +341,7 @@ class TaskBridge:
 
     def _tick(self, task: BridgedTask, deadline: float) -> None:
         task.timer = None
-        if _left(task):
+        if host_left(task):
             self._give_up(task, "its host's session ended")
         elif asyncio.get_running_loop().time() >= deadline:
             self._give_up(task, "its host gave no answer to its input request within --input-wait "
@@ -466,7 +372,7 @@ class TaskBridge:
                 task_id=task.task_id, server=task.server, connection=task.connection,
                 upstream_task_id=task.upstream_id, reason=reason,
                 mcp_id=task.cancel.mcp_id if task.cancel is not None else None,
-                outcome=_abandoned_as(task), declined=list(task.declined.values())))
+                outcome=abandoned_as(task), declined=list(task.declined.values())))
 
     async def _give_up_2025(self, task: BridgedTask) -> None:
         """A 2025 server's task given up: what it asks is answered upstream by the proxy (its
@@ -514,7 +420,7 @@ class TaskBridge:
         """The task's latest state: the last ``tasks/get`` its follower saw (and its cancel)."""
         task.latest = task.seen.get("state", task.latest)
         task.cancel = task.seen.get("cancel", task.cancel)
-        final = _final(task)
+        final = final_of(task)
         if final is not None and final.method == m.TASKS_GET and task.lost is None:
             lost = lost_task_error(task.server, task.upstream_id, (final.response or {}).get("error"))
             task.lost = {**lost, "message": redact(str(lost["message"]), self.catalog.secrets)}
@@ -636,11 +542,11 @@ class TaskBridge:
             raise RpcError(INVALID_PARAMS, f"{_NOT_FOUND}: {task_id}")
         if request.method == m.TASKS_GET and task.legacy and task.giving_up is not None:
             await asyncio.wait({task.giving_up})  # said cancelled, or ended, once the upstream said which
-        if request.method == m.TASKS_GET and _fetching_end(task):
+        if request.method == m.TASKS_GET and fetching_end(task):
             await asyncio.wait({task.runner})  # said ended only with its result (or error)
         self._settled(task)
         if request.method == m.TASKS_GET:
-            self._route(key, request, task, task.cancel if task.cancelled else _rests_on(task))
+            self._route(key, request, task, task.cancel if task.cancelled else rests_on(task))
             return task.shown_modern("complete")
         if request.method == m.TASKS_CANCEL:
             if task.runner.done():
@@ -688,50 +594,6 @@ class TaskBridge:
         if input_key in task.declined:  # recorded as the proxy's own answer, with why
             return said, {PROXY_ANSWERED: task.given_up}
         return said, {"key": input_key, "state": task.echoed}
-
-
-def _told(state: JSONObject) -> tuple[Any, Any]:
-    return state.get("status"), state.get("statusMessage")
-
-
-def _abandoned_as(task: BridgedTask) -> str:
-    """How a task given up ended (``ProxyTaskAbandoned.outcome``)."""
-    if task.cancel is None:
-        return "unanswered"
-    if task.cancel.error is None:
-        return "cancelled"
-    return "ended" if _final(task) is not None else "refused"
-
-
-def _final(task: BridgedTask) -> Exchange | None:
-    """A 2025 server's task's ``tasks/result``, once its follower got it (or the ``tasks/get``
-    error that ended its following: the server lost the task)."""
-    runner = task.runner
-    if not task.legacy or not runner.done() or runner.cancelled() or runner.exception() is not None:
-        return None
-    final = runner.result()
-    lost = final.method == m.TASKS_GET and final.error is not None
-    return final if final.method == m.TASKS_RESULT or lost else None
-
-
-def _rests_on(task: BridgedTask) -> Exchange:
-    """The upstream message a 2026-07-28 host's ``tasks/get`` rests on: a 2025 server's
-    ended task's ``tasks/result``, else the latest state."""
-    return _final(task) or task.latest
-
-
-def _fetching_end(task: BridgedTask) -> bool:
-    """Whether a 2025 server said the task ended and the follower is still getting its
-    ``tasks/result``: a 2026-07-28 host's ``completed`` must carry the result."""
-    return task.legacy and not task.runner.done() and task.status() in ("completed", "failed")
-
-
-def _left(task: BridgedTask) -> bool:
-    """Whether the 2025 host that owns ``task`` has gone (its session ended)."""
-    if task.owner is None:
-        return False
-    session = task.owner()
-    return session is None or session.peer.closed is not None
 
 
 def shown_with_task_support(tool: dict[str, Any]) -> dict[str, Any]:
