@@ -858,3 +858,39 @@ def test_a_2026_07_28_http_host_gets_its_task_of_a_2025_servers(old_config: Path
     assert checked.returncode == 0, checked.stdout
     assert "elicitation/create of server a (its id 5000) answered by the host" in checked.stdout
     assert "cancelled upstream (the 2025 tasks/cancel), acknowledged" in checked.stdout
+
+
+@pytest.mark.parametrize(("arguments", "status"), [({"hold": True}, "cancelled"), ({}, "completed")])
+def test_a_2026_07_28_hosts_cancel_answers_the_2025_servers_ask_first(
+    old_config: Path, tmp_path: Path, arguments: dict[str, Any], status: str,
+) -> None:
+    """The host cancels while the server waits for its ask's answer: the proxy answers it
+    (cancel), then sends tasks/cancel; the task ends as the server says (a server whose task
+    completes on the decline refuses the cancel: the host is shown that end)."""
+    transcript = tmp_path / "proxy.jsonl"
+
+    async def cancel() -> dict[str, Any]:
+        host = await _modern_host(old_config, transcript, "--protocol-version", "2025-11-25")
+        try:
+            made = (await _ask(host, "tools/call", {"name": "a__ask", "arguments": arguments}))["result"]
+            asking = await _modern_until(host, made, "input_required")
+            said = await _ask(host, "tasks/cancel", {"taskId": asking["taskId"],
+                                                     "requestState": asking["requestState"]})
+            assert said["result"]["resultType"] == "complete"
+            return await _modern_until(host, asking, status)
+        finally:
+            await host.close()
+
+    state = asyncio.run(cancel())
+    assert "inputRequests" not in state
+    wire = _upstream_of(transcript, "mcp_reply", "mcp_request")
+    sent = [(e["kind"], e.get("method")) for e in wire
+            if e["kind"] == "mcp_reply" or e["method"] == "tasks/cancel"]
+    assert sent == [("mcp_reply", None), ("mcp_request", "tasks/cancel")]
+    assert wire[[e["kind"] for e in wire].index("mcp_reply")]["message"]["result"] == {"action": "cancel"}
+    [asked] = [e for e in events(transcript) if e["kind"] == "proxy_ask"]
+    assert (asked["answered_by"], asked["outcome"]) == ("proxy", "cancel")
+    assert asked["reason"] == "its host cancelled it"
+    assert not _abandoned(transcript)  # the host's own cancel: no give-up of the proxy's
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout

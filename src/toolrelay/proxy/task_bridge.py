@@ -46,7 +46,8 @@ quoting the server's (``lost_task_error``). Giving up on such a task (``_give_up
 the proxy first answers what the server asks itself (an elicitation ``cancel``, anything
 else an error; the server may read nothing else while it waits), then sends
 ``tasks/cancel``: acknowledged, the task is ``cancelled``; refused (the task ended after
-the decline), the host is shown that end. No ``notifications/tasks/status`` is sent for
+the decline), the host is shown that end; a host's own ``tasks/cancel`` goes the same
+way. No ``notifications/tasks/status`` is sent for
 these tasks (2026-07-28 has none); a 2025 host is sent one for its task whenever a poll of
 the proxy's sees the upstream state's status or message change (``_tell_status``).
 """
@@ -58,7 +59,7 @@ import contextlib
 import itertools
 import secrets
 import weakref
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Coroutine, Mapping
 from typing import Any, Final
 
 from ..client.connection import Connection
@@ -101,6 +102,8 @@ _LEFT_CHECK: Final = 0.5
 """How often (seconds) a task waiting for its 2025 host's answer looks whether the host has left
 (the follower, blocked on the ask, polls no more)."""
 _NOT_FOUND: Final = "Failed to retrieve task: Task not found"
+_HOST_CANCELLED: Final = "its host cancelled it"
+"""Why what a 2025 server's task asks is answered by the proxy once its host cancels it."""
 _TASKED: Final = frozenset({"optional", m.TASK_SUPPORT_REQUIRED})
 
 
@@ -352,11 +355,15 @@ class TaskBridge:
     def _give_up(self, task: BridgedTask, reason: str) -> None:
         if task.runner.done() or task.given_up is not None:
             return
+        self._end_upstream(task, reason, self._abandon(task, reason))
+
+    def _end_upstream(self, task: BridgedTask, reason: str, work: Coroutine[Any, Any, None]) -> None:
+        """The proxy ends the task upstream (``work``) for ``reason``; a later give-up is none."""
         task.given_up = reason
         if task.timer is not None:
             task.timer.cancel()
             task.timer = None
-        giving_up = task.giving_up = asyncio.ensure_future(self._abandon(task, reason))
+        giving_up = task.giving_up = asyncio.ensure_future(work)
         self._giving_up.add(giving_up)  # kept until done (the loop holds tasks only weakly)
         giving_up.add_done_callback(self._giving_up.discard)
 
@@ -549,10 +556,16 @@ class TaskBridge:
             self._route(key, request, task, task.cancel if task.cancelled else rests_on(task))
             return task.shown_modern("complete")
         if request.method == m.TASKS_CANCEL:
-            if task.runner.done():
+            if task.legacy and task.given_up is None and not task.runner.done():
+                self._end_upstream(task, _HOST_CANCELLED, self._give_up_2025(task))  # its asks answered first
+            if task.giving_up is not None:
+                await asyncio.wait({task.giving_up})  # the host's cancel, or the proxy's give-up before it
+                self._settled(task)
+            if task.runner.done() and not task.cancelled:
                 self._route(key, request, task, None, BRIDGED, "the task already ended")
                 return {}
-            await self._cancelled(task)
+            if not task.cancelled:
+                await self._cancelled(task)
             self._route(key, request, task, task.cancel)
             return {}
         return await self._update(key, request, task)
