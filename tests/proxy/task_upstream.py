@@ -5,9 +5,14 @@ process (two of them behind one proxy both say ``task-1``), with ``tasks/list`` 
 Tools (``execution.taskSupport`` in brackets):
   count(n, label?, settle?)  [required]  completes after n ``tasks/get`` polls with "counted N by
                          SERVER"; its ``tasks/result`` answers ``settle`` seconds late
-  ask()      [optional]  goes ``input_required``; on ``tasks/result`` it asks an elicitation
-                         with the task's related-task meta and completes with the answer
+  ask(hold?, method?)  [optional]  goes ``input_required``; on ``tasks/result`` it asks an
+                         elicitation (or ``method``: ``sampling/createMessage``) with the task's
+                         related-task meta and completes with the answer; with ``hold``, an
+                         answer that accepts nothing leaves it ``working`` until ``tasks/cancel``
   wait()     [required]  never ends until ``tasks/cancel`` (its ``tasks/result`` waits till then)
+  vanish()   [required]  its first ``tasks/get`` says ``working``; then the server forgets it
+                         (``tasks/get`` answers -32602 ``Failed to retrieve task: Task not found``,
+                         naming the ``TASK_SESSION`` of its environment)
   crash()    [plain]     the process exits without answering
 ``python3 task_upstream.py NAME``: NAME is said in the results.
 """
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import sys
 import time
 
@@ -27,15 +33,19 @@ TOOLS = [
                                                                      "settle": {"type": "number"}},
                      "required": ["n"]}},
     {"name": "ask", "description": "Ask the user (a task).", "execution": {"taskSupport": "optional"},
-     "inputSchema": {"type": "object", "properties": {}}},
+     "inputSchema": {"type": "object", "properties": {"hold": {"type": "boolean"},
+                                                      "method": {"type": "string"}}}},
     {"name": "wait", "description": "Never ends (a task).", "execution": {"taskSupport": "required"},
      "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "vanish", "description": "Forgotten after one poll (a task).",
+     "execution": {"taskSupport": "required"}, "inputSchema": {"type": "object", "properties": {}}},
     {"name": "crash", "description": "Exits at once (a plain tool).", "inputSchema": {"type": "object"}},
 ]
 TASKS: dict[str, dict] = {}
 NUMBERS = itertools.count(1)
 IDS = itertools.count(5000)
 BACKLOG: list[dict] = []
+FORGOTTEN: set[str] = set()
 
 
 def send(message: dict) -> None:
@@ -69,11 +79,17 @@ def text(value: str) -> dict:
     return {"content": [{"type": "text", "text": value}]}
 
 
-def elicit(task: dict) -> dict:
+def ask_host(task: dict) -> dict:
+    """Ask the task's question (one request; the server reads nothing else meanwhile)."""
     mcp_id = next(IDS)
-    send({"jsonrpc": "2.0", "id": mcp_id, "method": "elicitation/create",
-          "params": {"message": "Which colour?", "_meta": {RELATED: {"taskId": task["id"]}},
-                     "requestedSchema": {"type": "object", "properties": {"colour": {"type": "string"}}}}})
+    meta = {RELATED: {"taskId": task["id"]}}
+    if task["method"] == "sampling/createMessage":
+        params = {"messages": [{"role": "user", "content": {"type": "text", "text": "Which colour?"}}],
+                  "maxTokens": 10, "_meta": meta}
+    else:
+        params = {"message": "Which colour?", "_meta": meta,
+                  "requestedSchema": {"type": "object", "properties": {"colour": {"type": "string"}}}}
+    send({"jsonrpc": "2.0", "id": mcp_id, "method": task["method"], "params": params})
     while True:
         message = read()
         if message is None:
@@ -85,9 +101,15 @@ def elicit(task: dict) -> dict:
 
 def on_task(method: str, params: dict, mcp_id: int | str) -> dict | None:
     task = TASKS.get(params.get("taskId"))
+    if task is None and params.get("taskId") in FORGOTTEN:
+        session = os.environ.get("TASK_SESSION", "-")
+        raise LookupError(f"Failed to retrieve task: Task not found (forgotten in session {session})")
     if task is None:
         raise LookupError("Failed to retrieve task: Task not found")
     if method == "tasks/get":
+        if task["tool"] == "vanish":
+            del TASKS[task["id"]]  # answered once more, then forgotten
+            FORGOTTEN.add(task["id"])
         if task["status"] == "working" and task["tool"] == "count":
             task["polls"] += 1
             if task.get("token") is not None:  # valid until the task ends
@@ -105,10 +127,14 @@ def on_task(method: str, params: dict, mcp_id: int | str) -> dict | None:
             said = {**text("cancelled"), "isError": True, "_meta": {RELATED: {"taskId": task["id"]}}}
             send({"jsonrpc": "2.0", "id": waiting, "result": said})
         return task_json(task)
-    if task["tool"] == "ask" and task["result"] is None:  # tasks/result
-        answer = elicit(task)
-        task["result"] = text(f"{NAME} heard {json.dumps(answer.get('result'), sort_keys=True)}")
-        set_status(task, "completed")
+    if task["tool"] == "ask" and task["status"] == "input_required":  # tasks/result
+        answer = ask_host(task)
+        said = answer.get("result", answer.get("error"))
+        if task["hold"] and (answer.get("result") or {}).get("action") != "accept":
+            set_status(task, "working", "no colour given")  # till cancelled
+        else:
+            task["result"] = text(f"{NAME} heard {json.dumps(said, sort_keys=True)}")
+            set_status(task, "completed")
     if task["result"] is None and task["status"] == "working":
         task.setdefault("waiting", []).append(mcp_id)
         return None  # tasks/result waits for the task's end (answered when it is cancelled)
@@ -129,7 +155,8 @@ def call(params: dict) -> dict:
     token = (params.get("_meta") or {}).get("progressToken")
     task = {"id": f"task-{next(NUMBERS)}", "tool": name, "n": int(arguments.get("n", 1)), "polls": 0,
             "token": token, "settle": float(arguments.get("settle", 0)),
-            "ttl": int(asked.get("ttl", 60000)), "status": "working", "message": "", "result": None}
+            "ttl": int(asked.get("ttl", 60000)), "status": "working", "message": "", "result": None,
+            "hold": bool(arguments.get("hold")), "method": arguments.get("method", "elicitation/create")}
     TASKS[task["id"]] = task
     if name == "ask":
         task["status"], task["message"] = "input_required", "needs a colour"

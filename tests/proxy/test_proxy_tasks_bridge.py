@@ -15,6 +15,8 @@ copies do not.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -87,6 +89,8 @@ async def _tasks(config: Path, transcript: Path) -> dict[str, Any]:
         seen["upstream_id"] = await host.raw("tasks/get", {"taskId": "ext-task-1"})
         seen["list"] = await host.request("tasks/list")
         seen["ids"] = (slow, asked, failing, endless)
+        seen["statuses"] = [n["params"] for n in host.notifications
+                            if n["method"] == "notifications/tasks/status"]
         return seen
     finally:
         await host.close()
@@ -116,6 +120,11 @@ def test_a_2025_hosts_task_runs_as_a_2026_extension_task_upstream(config: Path, 
     assert seen["upstream_id"]["error"]["code"] == -32602  # the upstream's id means nothing to the host
     listed = {task["taskId"]: task["status"] for task in seen["list"]["tasks"]}
     assert listed == dict(zip(seen["ids"], ("completed", "completed", "failed", "cancelled"), strict=True))
+    # told of each status a poll of the proxy's saw change, before the tasks/result answer
+    told = [(n["taskId"], n["status"]) for n in seen["statuses"]]
+    assert {task_id for task_id, _ in told} <= set(seen["ids"])
+    assert (slow, "completed") in told and (asked, "input_required") in told and (asked, "completed") in told
+    assert (seen["ids"][2], "failed") in told
 
     recorded = events(transcript)
     tasks = [e for e in recorded if e["kind"] == "proxy_task"]
@@ -138,6 +147,8 @@ def test_a_2025_hosts_task_runs_as_a_2026_extension_task_upstream(config: Path, 
     assert f"{slow} ↔ x task 'ext-task-1'" in told and "decision       bridged" in told
     rows = [describe(event, 0.0).label for event in recorded]
     assert f"task {slow} ↔ x#1 task ext-task-1" in rows
+    assert f"to host: task {slow} completed (from x's ext-task-1)" in rows
+    assert "the upstream task's state (completed) its tasks/get" in verify(transcript, "--all").stdout
 
 
 def _answer_of(lines: list[dict[str, Any]], method: str, nth: int = 0) -> dict[str, Any]:
@@ -147,6 +158,7 @@ def _answer_of(lines: list[dict[str, Any]], method: str, nth: int = 0) -> dict[s
 
 
 @pytest.mark.parametrize(("tamper", "said"), [
+    ("notice", "its params are not the upstream task's state it rests on, in 2025 terms"),
     ("result", "the host's answer is not the result the upstream task ended with"),
     ("status", "the host's task state is not the upstream task state it rests on"),
     ("created", "the host's task state is not the upstream task state it rests on"),
@@ -159,7 +171,10 @@ def test_a_tampered_bridged_task_is_rejected(config: Path, tmp_path: Path, tampe
     asyncio.run(_tasks(config, transcript))
 
     def forge(lines: list[dict[str, Any]]) -> None:
-        if tamper == "result":
+        if tamper == "notice":  # a status the upstream poll did not show
+            notice = next(e for e in lines if e["kind"] == "proxy_task_status")
+            notice["host"]["status"] = "cancelled" if notice["host"]["status"] != "cancelled" else "working"
+        elif tamper == "result":
             _answer_of(lines, "tasks/result")["message"]["result"]["content"][0]["text"] = "forged"
         elif tamper == "status":
             _answer_of(lines, "tasks/get")["message"]["result"]["status"] = "completed"
@@ -214,16 +229,18 @@ async def _modern_host(config: Path, transcript: Path, *upstream: str) -> TaskHo
     return TaskHost(proc, None)
 
 
-async def _ask(host: TaskHost, method: str, params: dict[str, Any]) -> dict[str, Any]:
+async def _ask(host: TaskHost, method: str, params: dict[str, Any],
+               capabilities: dict[str, Any] = MODERN_CAPABILITIES) -> dict[str, Any]:
     """One 2026-07-28 request (its envelope in ``_meta``): the proxy's whole response."""
     meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": MODERN_CAPABILITIES,
+            "io.modelcontextprotocol/clientCapabilities": capabilities,
             "io.modelcontextprotocol/clientInfo": {"name": "modern-host", "version": "1"}}
     return await host.raw(method, {**params, "_meta": meta})
 
 
-async def _modern_until(host: TaskHost, task: dict[str, Any], status: str) -> dict[str, Any]:
-    for _ in range(200):
+async def _modern_until(host: TaskHost, task: dict[str, Any], status: str, tries: int = 200
+                        ) -> dict[str, Any]:
+    for _ in range(tries):
         asked = {"taskId": task["taskId"], "requestState": task["requestState"]}
         got = await _ask(host, "tasks/get", asked)
         task = got["result"]
@@ -628,5 +645,252 @@ def test_a_2025_servers_ended_task_is_said_completed_only_with_its_result(
     states = asyncio.run(_polled_through_its_end(old_config, transcript))
     assert [s["status"] for s in states[:-1]] == ["working"] * (len(states) - 1)
     assert states[-1]["result"]["content"][0]["text"] == "counted 1 by A"
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+
+
+# -- giving up while a 2025 server (one message at a time) waits for its ask's answer --------
+
+SAMPLING_CAPABILITIES = {**MODERN_CAPABILITIES, "sampling": {}}
+
+
+async def _given_up_on_2025(config: Path, transcript: Path, arguments: dict[str, Any],
+                            capabilities: dict[str, Any] = MODERN_CAPABILITIES) -> dict[str, Any]:
+    """A 2026-07-28 host that sees what its task asks and never answers it (no tasks/update)."""
+    host = await _modern_host(config, transcript, "--protocol-version", "2025-11-25", *SHORT_WAIT)
+    try:
+        made = (await _ask(host, "tools/call", {"name": "a__ask", "arguments": arguments}, capabilities))
+        asking = await _modern_until(host, made["result"], "input_required")
+        for _ in range(1000):  # the proxy gives up after --input-wait 0.5: the state it settles in
+            state = (await _ask(host, "tasks/get", {"taskId": asking["taskId"],
+                                                    "requestState": asking["requestState"]}))["result"]
+            if state["status"] != "input_required":
+                return {"asking": asking, "state": state}
+            await asyncio.sleep(0.02)
+        raise AssertionError("the proxy never gave up on the task")
+    finally:
+        await host.close()
+
+
+def _upstream_of(transcript: Path, *kinds: str) -> list[dict[str, Any]]:
+    return [e for e in events(transcript) if e["kind"] in kinds and e.get("server") == "a"]
+
+
+def test_giving_up_answers_the_2025_servers_ask_then_shows_the_end_it_gave(
+    old_config: Path, tmp_path: Path,
+) -> None:
+    """The server completes its task with the decline before it reads the tasks/cancel, which
+    it then refuses: the host is shown that end, not "cancelled"."""
+    transcript = tmp_path / "proxy.jsonl"
+    seen = asyncio.run(_given_up_on_2025(old_config, transcript, {}))
+    assert list(seen["asking"]["inputRequests"]) == ["5000"]
+    state = seen["state"]
+    assert state["status"] == "completed" and "inputRequests" not in state
+    assert state["result"]["content"][0]["text"] == 'A heard {"action": "cancel"}'
+    [abandoned] = _abandoned(transcript)
+    assert abandoned["outcome"] == "ended" and abandoned["declined"] == [5000]
+    assert abandoned["reason"] == "its host gave no answer to its input request within --input-wait 0.5s"
+    wire = _upstream_of(transcript, "mcp_reply", "mcp_request", "mcp_response")
+    [reply] = [e for e in wire if e["kind"] == "mcp_reply"]
+    assert reply["message"]["result"] == {"action": "cancel"}
+    [cancel] = [e for e in wire if e["kind"] == "mcp_request" and e["method"] == "tasks/cancel"]
+    assert reply["seq"] < cancel["seq"]  # answered before the cancel was sent
+    [refused] = [e for e in wire if e["kind"] == "mcp_response" and e["mcp_id"] == cancel["mcp_id"]]
+    assert refused["message"]["error"]["message"] == "Cannot cancel task task-1: it is completed"
+    [asked] = [e for e in events(transcript) if e["kind"] == "proxy_ask"]
+    assert (asked["answered_by"], asked["outcome"]) == ("proxy", "cancel")
+    assert asked["reason"] == abandoned["reason"]
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert "elicitation/create of server a (its id 5000) answered by the proxy (cancel: its host gave no " \
+           "answer" in checked.stdout
+    assert "the upstream refused tasks/cancel: the task had ended (the host shown its end)" in checked.stdout
+
+    def no_decline(lines: list[dict[str, Any]]) -> None:  # the proxy's answer to the ask taken out
+        lines[:] = [e for e in lines if e["kind"] != "mcp_reply"]
+
+    tampered = verify_tampered(transcript, no_decline, tmp_path)
+    assert tampered.returncode == 1, tampered.stdout
+    assert "elicitation/create (its id 5000) was not answered upstream before the tasks/cancel" in \
+        tampered.stdout
+
+    def told_cancelled(lines: list[dict[str, Any]]) -> None:  # the upstream's end said as "cancelled"
+        for result in _host_answers(lines, "tasks/get", "completed"):
+            del result["result"]
+            result["status"] = "cancelled"
+
+    tampered = verify_tampered(transcript, told_cancelled, tmp_path)
+    assert tampered.returncode == 1, tampered.stdout
+    assert "the host was told its task cancelled, yet the upstream refused the tasks/cancel" in \
+        tampered.stdout
+
+
+def test_giving_up_answers_the_2025_servers_ask_then_cancels_the_task(
+    old_config: Path, tmp_path: Path,
+) -> None:
+    """The server's task stays working after the decline: the cancel is acknowledged."""
+    transcript = tmp_path / "proxy.jsonl"
+    seen = asyncio.run(_given_up_on_2025(old_config, transcript, {"hold": True}))
+    assert seen["state"]["status"] == "cancelled" and "result" not in seen["state"]
+    [abandoned] = _abandoned(transcript)
+    assert abandoned["outcome"] == "cancelled" and abandoned["declined"] == [5000]
+    wire = _upstream_of(transcript, "mcp_reply", "mcp_request")
+    assert [e["kind"] for e in wire if e["kind"] == "mcp_reply" or e["method"] == "tasks/cancel"] == [
+        "mcp_reply", "mcp_request"]
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert "cancelled upstream after the proxy answered 1 pending ask" in checked.stdout
+
+    def forged_decline(lines: list[dict[str, Any]]) -> None:  # an accept went up, said to be declined
+        reply = next(e for e in lines if e["kind"] == "mcp_reply")
+        reply["message"]["result"] = {"action": "accept", "content": {"colour": "red"}}
+
+    tampered = verify_tampered(transcript, forged_decline, tmp_path)
+    assert tampered.returncode == 1, tampered.stdout
+    assert "elicitation/create (its id 5000): what went upstream is not the proxy's decline" in \
+        tampered.stdout
+
+
+def test_giving_up_refuses_the_2025_servers_sampling_request_with_an_error(
+    old_config: Path, tmp_path: Path,
+) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    sampling = {"hold": True, "method": "sampling/createMessage"}
+    seen = asyncio.run(_given_up_on_2025(old_config, transcript, sampling, SAMPLING_CAPABILITIES))
+    assert seen["asking"]["inputRequests"]["5000"]["method"] == "sampling/createMessage"
+    assert seen["state"]["status"] == "cancelled"
+    [reply] = _upstream_of(transcript, "mcp_reply")
+    assert reply["message"]["error"] == {
+        "code": -1, "message": "toolrelay proxy: the task was given up: its host gave no answer to its input "
+                               "request within --input-wait 0.5s"}
+    [asked] = [e for e in events(transcript) if e["kind"] == "proxy_ask"]
+    assert (asked["answered_by"], asked["outcome"]) == ("proxy", "refused")
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+
+
+# -- a 2025 server that loses its task mid-way --------------------------------------------
+
+SESSION = "hush-hush-session-0042"
+
+
+def test_a_task_the_2025_server_lost_is_failed_for_its_2026_07_28_host(tmp_path: Path) -> None:
+    """Its tasks/get answers an error after one poll: the host is told the task failed, in
+    words saying the upstream lost it and quoting its error, the config's secret redacted."""
+    entry = {**script_entry(UPSTREAM_2025, "A"), "env": {"TASK_SESSION": SESSION}}
+    config = write_config(tmp_path, {"a": entry})
+    transcript = tmp_path / "proxy.jsonl"
+
+    async def lost() -> dict[str, Any]:
+        host = await _modern_host(config, transcript, "--protocol-version", "2025-11-25")
+        try:
+            made = (await _ask(host, "tools/call", {"name": "a__vanish", "arguments": {}}))["result"]
+            return await _modern_until(host, made, "failed")
+        finally:
+            await host.close()
+
+    state = asyncio.run(lost())
+    assert state["error"] == {
+        "code": -32603, "message": "toolrelay proxy: server a lost the task task-1: its tasks/get answered "
+                                   "-32602: Failed to retrieve task: Task not found (forgotten in session "
+                                   "[redacted])"}
+    assert "result" not in state and "statusMessage" not in state
+    assert all(SESSION not in json.dumps(e) for e in events(transcript) if e["kind"] == "proxy_host")
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert "the upstream lost the task: the host told it failed, quoting the upstream's error" in \
+        checked.stdout
+
+    def forged(lines: list[dict[str, Any]]) -> None:  # the upstream's error said otherwise
+        for result in _host_answers(lines, "tasks/get", "failed"):
+            result["error"]["message"] = "toolrelay proxy: server a lost the task task-1: it crashed"
+
+    tampered = verify_tampered(transcript, forged, tmp_path)
+    assert tampered.returncode == 1, tampered.stdout
+    assert "the host was not told its task failed with the upstream's error (the upstream lost the task)" in \
+        tampered.stdout
+
+
+def _http_until(client: httpx.Client, url: str, numbers: Any, task: dict[str, Any], done: Any
+                ) -> dict[str, Any]:
+    """Poll a 2026-07-28 HTTP host's task until ``done(state)`` (each request its own id)."""
+    for number in itertools.islice(numbers, 500):
+        task = _post(client, url, number, "tasks/get", {"taskId": task["taskId"],
+                                                        "requestState": task["requestState"]})["result"]
+        if done(task):
+            return task
+        time.sleep(0.02)
+    raise AssertionError(f"task {task['taskId']} never got there: {task}")
+
+
+def test_a_2026_07_28_http_host_gets_its_task_of_a_2025_servers(old_config: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    numbers = itertools.count(1)
+    with http_proxy(old_config, transcript, "--protocol-version", "2025-11-25") as url, \
+            httpx.Client(timeout=30) as client:
+        made = _post(client, url, next(numbers), "tools/call", {"name": "a__count", "arguments": {"n": 2}})
+        created = made["result"]
+        counted = _http_until(client, url, numbers, created, lambda t: t["status"] == "completed")
+        call = {"name": "a__ask", "arguments": {}}
+        asking = _post(client, url, next(numbers), "tools/call", call)["result"]
+        asking = _http_until(client, url, numbers, asking, lambda t: bool(t.get("inputRequests")))
+        (key,) = asking["inputRequests"]
+        update = {"taskId": asking["taskId"], "requestState": asking["requestState"],
+                  "inputResponses": {key: {"action": "accept", "content": {"colour": "plum"}}}}
+        updated = _post(client, url, next(numbers), "tasks/update", update)
+        asked = _http_until(client, url, numbers, asking, lambda t: t["status"] == "completed")
+        call = {"name": "a__wait", "arguments": {}}
+        endless = _post(client, url, next(numbers), "tools/call", call)["result"]
+        cancel = _post(client, url, next(numbers), "tasks/cancel", {"taskId": endless["taskId"],
+                                                                    "requestState": endless["requestState"]})
+        cancelled = _http_until(client, url, numbers, endless, lambda t: t["status"] == "cancelled")
+    assert created["resultType"] == "task" and created["taskId"].startswith("toolrelay-")
+    assert created["ttlSeconds"] == 600 and created["pollIntervalMilliseconds"] == 20
+    assert counted["result"]["content"][0]["text"] == "counted 2 by A"
+    assert asking["inputRequests"][key]["method"] == "elicitation/create"
+    assert "result" in updated
+    heard = asked["result"]["content"][0]["text"]
+    assert heard == 'A heard {"action": "accept", "content": {"colour": "plum"}}'
+    assert "result" in cancel and "result" not in cancelled
+    upstream = [e["message"] for e in _upstream_of(transcript, "mcp_request")]
+    assert [m["params"]["taskId"] for m in upstream if m["method"] == "tasks/cancel"] == ["task-3"]
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert "elicitation/create of server a (its id 5000) answered by the host" in checked.stdout
+    assert "cancelled upstream (the 2025 tasks/cancel), acknowledged" in checked.stdout
+
+
+@pytest.mark.parametrize(("arguments", "status"), [({"hold": True}, "cancelled"), ({}, "completed")])
+def test_a_2026_07_28_hosts_cancel_answers_the_2025_servers_ask_first(
+    old_config: Path, tmp_path: Path, arguments: dict[str, Any], status: str,
+) -> None:
+    """The host cancels while the server waits for its ask's answer: the proxy answers it
+    (cancel), then sends tasks/cancel; the task ends as the server says (a server whose task
+    completes on the decline refuses the cancel: the host is shown that end)."""
+    transcript = tmp_path / "proxy.jsonl"
+
+    async def cancel() -> dict[str, Any]:
+        host = await _modern_host(old_config, transcript, "--protocol-version", "2025-11-25")
+        try:
+            made = (await _ask(host, "tools/call", {"name": "a__ask", "arguments": arguments}))["result"]
+            asking = await _modern_until(host, made, "input_required")
+            said = await _ask(host, "tasks/cancel", {"taskId": asking["taskId"],
+                                                     "requestState": asking["requestState"]})
+            assert said["result"]["resultType"] == "complete"
+            return await _modern_until(host, asking, status)
+        finally:
+            await host.close()
+
+    state = asyncio.run(cancel())
+    assert "inputRequests" not in state
+    wire = _upstream_of(transcript, "mcp_reply", "mcp_request")
+    sent = [(e["kind"], e.get("method")) for e in wire
+            if e["kind"] == "mcp_reply" or e["method"] == "tasks/cancel"]
+    assert sent == [("mcp_reply", None), ("mcp_request", "tasks/cancel")]
+    assert wire[[e["kind"] for e in wire].index("mcp_reply")]["message"]["result"] == {"action": "cancel"}
+    [asked] = [e for e in events(transcript) if e["kind"] == "proxy_ask"]
+    assert (asked["answered_by"], asked["outcome"]) == ("proxy", "cancel")
+    assert asked["reason"] == "its host cancelled it"
+    assert not _abandoned(transcript)  # the host's own cancel: no give-up of the proxy's
     checked = verify(transcript, "--all")
     assert checked.returncode == 0, checked.stdout

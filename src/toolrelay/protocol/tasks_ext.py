@@ -28,6 +28,7 @@ __all__ = [
     "created_ext_task",
     "ended_ext_task",
     "extension_declared",
+    "lost_task_error",
     "no_result_reason",
     "settled_answer",
     "settled_message",
@@ -129,6 +130,16 @@ def ended_ext_task(state: JSONObject, final: JSONObject) -> JSONObject:
     result = final.get("result")
     passed = passed_on(result) if isinstance(result, dict) else result  # its leg's meta stays there
     return {**state, "status": state["status"] if ended else "completed", "result": passed}
+
+
+def lost_task_error(server: str, upstream_id: str, error: Any) -> JSONObject:
+    """The error a 2025-11-25 server's task ends with when its ``tasks/get`` answered
+    ``error`` (the server lost the task): the proxy's words, quoting the server's (the
+    proxy redacts the message; ``verify`` reads ``[redacted]`` as any text)."""
+    code = error.get("code") if isinstance(error, dict) else None
+    said = error.get("message") if isinstance(error, dict) else None
+    return {"code": -32603, "message": f"toolrelay proxy: server {server} lost the task {upstream_id}: its "
+                                      f"tasks/get answered {code}: {said}"}
 
 
 def as_2025_task(task: JSONObject, task_id: str) -> JSONObject:

@@ -42,11 +42,13 @@ from ..protocol.jsonrpc import JSONObject, RequestId
 from .host_calls import HostCall, HostCalls
 from .records import ProxyAsk
 
-__all__ = ["ELICIT_CHOICES", "HostAsks"]
+__all__ = ["ELICIT_CHOICES", "PROXY_ANSWERED", "HostAsks"]
 
 ELICIT_CHOICES: Final = ("decline", "defaults")
 """``--elicit`` of the proxy: ``toolrelay run``'s, but for ``ask`` (no terminal to ask on)."""
 NO_MODEL: Final = "the proxy has no model of its own"
+PROXY_ANSWERED: Final = "proxy_answered"
+"""An asker's note that the proxy answered the ask itself, and why (a bridged task given up)."""
 
 AskHost = Callable[[HostCall, str, JSONObject, RequestId | None], Awaitable[tuple[JSONObject, JSONObject]]]
 """Asks the host of a 2026-07-28 call (``rounds.py``): (its answer, what to record of the round)."""
@@ -136,6 +138,10 @@ class HostAsks:
             asker = call.ask or self.ask_modern  # a bridged task's asks, or the call's rounds
             assert asker is not None
             answer, round_info = await asker(call, method, passed, upstream_id)
+            own = round_info.get(PROXY_ANSWERED)
+            if own:  # the proxy answered it: its host will not (its bridged task was given up)
+                self._record(call, server, upstream_id, method, "proxy", _outcome(method, answer), str(own))
+                return answer, f" ({own})"
             left = round_info.get("host_left")  # it never retried: answered by the proxy's give-up
             outcome = "host_left" if left else _outcome(method, answer)
             self._record(call, server, upstream_id, method, "host", outcome, str(left or ""),

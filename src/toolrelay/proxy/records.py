@@ -203,16 +203,28 @@ class ProxyTaskAbandoned(Event):
     reason: str
     mcp_id: Any = None
     """The id of the upstream ``tasks/cancel`` sent for it (None: the upstream did not answer one)."""
+    outcome: str = "cancelled"
+    """``cancelled`` (the upstream acknowledged the cancel), ``ended`` (it refused it, the task
+    having ended: the host is shown that end), ``refused`` (refused, no end seen) or
+    ``unanswered``."""
+    declined: list[Any] = field(default_factory=list)
+    """The upstream ids of the requests of a 2025 server's task the proxy answered itself
+    before the cancel (an elicitation ``cancel``, anything else an error)."""
 
 
 @dataclass(slots=True, kw_only=True)
 class ProxyTaskStatus(Event):
     kind: ClassVar[str] = "proxy_task_status"
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"mcp_id"})
     task_id: str
     server: str
     connection: int
     upstream: dict[str, Any]
-    """The notification as the upstream sent it."""
+    """The notification as the upstream sent it; a bridged task's (``mcp_id``): the upstream
+    ``tasks/get`` answer whose state it tells."""
     host: dict[str, Any]
     """The params the host was sent (its task id the proxy's)."""
     to_host: int | None = None
+    mcp_id: Any = None
+    """A bridged task's (``task_bridge.py``): the id of the upstream ``tasks/get`` whose
+    changed state the host is told (None: an upstream notification passed on)."""

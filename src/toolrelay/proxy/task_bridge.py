@@ -40,8 +40,16 @@ shows the 2025 state in the extension's terms (``as_ext_task``: ``ttl`` ms as
 ``ttlSeconds``, ``pollInterval`` as ``pollIntervalMilliseconds``; its ``tasks/result``'s
 result or error once it ends, ``ended_ext_task``); what the server asks during
 ``tasks/result`` (its related-task meta names the call) is the host's ``inputRequests``,
-answered by its ``tasks/update``; cancelling sends the 2025 ``tasks/cancel``. Not
-bridged: no ``notifications/tasks/status`` is sent for these tasks.
+answered by its ``tasks/update``; cancelling sends the 2025 ``tasks/cancel``; a task the
+server lost (its ``tasks/get`` answered an error) is ``failed`` with the proxy's error
+quoting the server's (``lost_task_error``). Giving up on such a task (``_give_up_2025``),
+the proxy first answers what the server asks itself (an elicitation ``cancel``, anything
+else an error; the server may read nothing else while it waits), then sends
+``tasks/cancel``: acknowledged, the task is ``cancelled``; refused (the task ended after
+the decline), the host is shown that end; a host's own ``tasks/cancel`` goes the same
+way. No ``notifications/tasks/status`` is sent for
+these tasks (2026-07-28 has none); a 2025 host is sent one for its task whenever a poll of
+the proxy's sees the upstream state's status or message change (``_tell_status``).
 """
 
 from __future__ import annotations
@@ -51,13 +59,12 @@ import contextlib
 import itertools
 import secrets
 import weakref
-from collections.abc import Awaitable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Coroutine, Mapping
 from typing import Any, Final
 
 from ..client.connection import Connection
 from ..client.tool_tasks import CANCEL_WAIT, DEFAULT_POLL, TASK_TTL_MS, created_task, poll_seconds
-from ..errors import RpcError, ToolrelayError
+from ..errors import RpcError, ToolrelayError, TransportError
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONObject, Request
 from ..protocol.passthrough import passed_on
@@ -67,10 +74,9 @@ from ..protocol.tasks_ext import (
     RESULT_TASK,
     TASKS_UPDATE,
     as_2025_task,
-    as_ext_task,
     created_ext_task,
-    ended_ext_task,
     extension_declared,
+    lost_task_error,
 )
 from ..protocol.versions import MODERN_VERSIONS
 from ..redaction import redact
@@ -78,17 +84,17 @@ from ..relay.catalog import Catalog
 from ..relay.stages.route import Route
 from ..server.app import CallContext, ServerSession
 from ..server.features import FeatureHandler
+from .asks import PROXY_ANSWERED
+from .bridged_task import BridgedTask, abandoned_as, fetching_end, final_of, host_left, rests_on, told
 from .forward import Forwarder, forwarded_meta, tool_error
 from .host_calls import HostCall
-from .records import ProxyTask, ProxyTaskAbandoned
+from .records import ProxyTask, ProxyTaskAbandoned, ProxyTaskStatus
 from .rounds import DEFAULT_WAIT
 
-__all__ = ["BridgedTask", "TaskBridge"]
+__all__ = ["BridgedTask", "TaskBridge", "shown_with_task_support"]
 
 _MAX_KEPT: Final = 1000
 """Bridged tasks remembered at most (the oldest ended one forgotten first)."""
-_NOT_PASSED: Final = frozenset({"resultType", "requestState", "inputRequests", "_meta"})
-"""An upstream task state's keys that are its own leg's (the host gets the proxy's)."""
 BRIDGED: Final = "bridged"
 MODERN_METHODS: Final = (m.TASKS_GET, TASKS_UPDATE, m.TASKS_CANCEL)
 """The extension's methods a 2026-07-28 host asks of its task."""
@@ -96,80 +102,9 @@ _LEFT_CHECK: Final = 0.5
 """How often (seconds) a task waiting for its 2025 host's answer looks whether the host has left
 (the follower, blocked on the ask, polls no more)."""
 _NOT_FOUND: Final = "Failed to retrieve task: Task not found"
+_HOST_CANCELLED: Final = "its host cancelled it"
+"""Why what a 2025 server's task asks is answered by the proxy once its host cancels it."""
 _TASKED: Final = frozenset({"optional", m.TASK_SUPPORT_REQUIRED})
-
-
-@dataclass(slots=True, kw_only=True)
-class BridgedTask:
-    """One host task standing for one upstream extension task."""
-
-    task_id: str
-    key: str
-    server: str
-    connection: int
-    upstream_id: str
-    owner: weakref.ref[ServerSession] | None
-    """The 2025 host's session; None for a 2026-07-28 host (its task id is all that names it)."""
-    host: int | None
-    call: HostCall
-    runner: asyncio.Future[Exchange]
-    """The proxy's own following of the upstream task: the call's answer once it ends."""
-    latest: Exchange
-    """The latest upstream task state: the ``CreateTaskResult``, then each ``tasks/get``'s."""
-    cancel: Exchange | None = None
-    """The upstream ``tasks/cancel`` the host's ``tasks/cancel`` sent, once answered."""
-    cancelled: bool = False
-    seen: dict[str, Exchange] = field(default_factory=dict)
-    """What the follower saw last: ``state`` (a task state), ``cancel`` (its tasks/cancel)."""
-    states: int = 0
-    """The ``requestState``s a 2026-07-28 host was given (each task message a new one)."""
-    pending: dict[str, tuple[str, JSONObject, asyncio.Future[Any]]] = field(default_factory=dict)
-    """What the task asks a 2026-07-28 host, by input key: (method, params, its answer)."""
-    echoed: Any = None
-    """The ``requestState`` the 2026-07-28 host's latest ``tasks/update`` echoed."""
-    timer: asyncio.TimerHandle | None = None
-    giving_up: bool = False
-    """The proxy is cancelling it upstream itself (``TaskBridge._give_up``)."""
-    legacy: bool = False
-    """The upstream is a 2025-11-25 server's task (``_follow_2025``): its states are 2025
-    ``Task``s, its end the ``tasks/result`` the runner gives."""
-
-    def status(self) -> Any:
-        """The upstream task's latest status (what the follower saw last)."""
-        result = self.seen.get("state", self.latest).result or {}
-        return (created_task(result) or result).get("status")
-
-    def _state(self) -> JSONObject:
-        """The upstream task's latest state in the extension's terms (its own leg's keys off)."""
-        raw = self.latest.result or {}
-        if not self.legacy:
-            return {k: v for k, v in raw.items() if k not in _NOT_PASSED}
-        state = as_ext_task(created_task(raw) or raw, self.task_id)
-        final = self.runner.result() if self.runner.done() and not self.runner.cancelled() \
-            and self.runner.exception() is None else None
-        if final is not None and final.method == m.TASKS_RESULT and final.response is not None:
-            state = ended_ext_task(state, final.response)  # its end, as tasks/result gave it
-        return state
-
-    def shown(self) -> JSONObject:
-        """The task as the host is told it now (2025-11-25 ``Task``)."""
-        shown = as_2025_task(self.latest.result or {}, self.task_id)
-        return {**shown, "status": "cancelled"} if self.cancelled else shown
-
-    def shown_modern(self, result_type: str) -> JSONObject:
-        """The task as a 2026-07-28 host is told it now: the upstream task's latest state,
-        with the proxy's id, the proxy's own ``requestState`` and its own input requests."""
-        out = self._state()
-        out["taskId"] = self.task_id
-        if self.cancelled:
-            out = {k: v for k, v in out.items() if k not in ("result", "error")} | {"status": "cancelled"}
-        if out.get("status") == "input_required":
-            out["inputRequests"] = {key: {"method": method, "params": params}
-                                    for key, (method, params, _) in self.pending.items()}
-        self.states += 1
-        out["requestState"] = f"{self.task_id}-state-{self.states}"
-        out["resultType"] = result_type
-        return out
 
 
 class TaskBridge:
@@ -268,11 +203,12 @@ class TaskBridge:
             if not created.done():
                 created.set_result(exchange)
             if made:
+                self._tell_status(made[0], exchange)
                 self._watch(made[0])
 
         legacy = session is None and self.runs_2025_task(route)  # a 2026 host, a 2025 server's task
         runner = asyncio.ensure_future(
-            self._follow_2025(connection, key, route.tool, arguments, request, on_task) if legacy else
+            self._follow_2025(connection, key, route.tool, arguments, request, on_task, seen) if legacy else
             connection.call_tool(route.tool, arguments, call_id=key, meta=forwarded_meta(request.params),
                                  on_sent=sent.append, on_task=on_task))
         runner.add_done_callback(lambda _: forwarder.calls.remove(key))
@@ -292,7 +228,10 @@ class TaskBridge:
                            upstream_id=upstream_id, host=host, call=call,
                            owner=weakref.ref(session) if session is not None else None,
                            runner=runner, latest=first, seen=seen, legacy=legacy)
+        if legacy:
+            task.cancel_2025 = lambda: self._send_cancel_2025(connection, key, upstream_id, on_task)
         runner.add_done_callback(lambda _: self._settled(task))
+        task.told = told(task.shown())
         self._keep(task)
         made.append(task)
         self._watch(task)
@@ -300,13 +239,13 @@ class TaskBridge:
         return task.shown_modern(RESULT_TASK) if session is None else {"task": task.shown()}
 
     async def _follow_2025(self, connection: Connection, key: str, tool: str, arguments: JSONObject,
-                           request: Request, on_task: Sent) -> Exchange:
+                           request: Request, on_task: Sent, seen: Mapping[str, Exchange]) -> Exchange:
         """The proxy's own following of a 2025-11-25 server's task for a 2026-07-28 host: the
         ``tools/call`` with ``task``, ``tasks/get`` at the server's ``pollInterval`` until the
         task ends or needs input, then ``tasks/result`` (what the server asks during it is the
         host's, ``_ask_modern``: its related-task meta names the call). Its answer, or the
         plain answer of a call the server did not make a task, is the runner's; cancelled, it
-        sends the 2025 ``tasks/cancel`` first."""
+        sends the 2025 ``tasks/cancel`` first (unless one was sent: ``seen``, the proxy's give-up)."""
         params: JSONObject = {"name": tool, "arguments": arguments, "task": {"ttl": TASK_TTL_MS}}
         meta = forwarded_meta(request.params)
         if meta:
@@ -324,21 +263,29 @@ class TaskBridge:
             while status not in m.TERMINAL_TASK_STATUSES and status != "input_required":
                 await asyncio.sleep(interval)
                 got = await connection.exchange(m.TASKS_GET, {"taskId": upstream_id}, tag=key)
+                if got.error is not None:
+                    return got  # the server lost the task: its end (TaskBridge._settled)
                 state = got.raise_for_error()
                 on_task(got)
                 status, interval = state.get("status"), poll_seconds(state, interval)
             return await connection.exchange(m.TASKS_RESULT, {"taskId": upstream_id}, tag=key,
                                              timeout=connection.config.call_timeout)
         except asyncio.CancelledError:  # the host's tasks/cancel, or the proxy gave up: cancelled upstream
-            with contextlib.suppress(ToolrelayError):
-                wait = min(connection.config.request_timeout, CANCEL_WAIT)
-                cancel = asyncio.ensure_future(connection.exchange(m.TASKS_CANCEL, {"taskId": upstream_id},
-                                                                   tag=key, timeout=wait))
-                on_task(await asyncio.shield(cancel))
+            if "cancel" not in seen:
+                await self._send_cancel_2025(connection, key, upstream_id, on_task)
             raise
         finally:
             if owners.get(upstream_id) == (key, made.mcp_id):
                 del owners[upstream_id]
+
+    @staticmethod
+    async def _send_cancel_2025(connection: Connection, key: str, upstream_id: str, on_task: Sent) -> None:
+        """The 2025 ``tasks/cancel`` of the task, its answer told ``on_task`` (none: not told)."""
+        with contextlib.suppress(ToolrelayError):
+            wait = min(connection.config.request_timeout, CANCEL_WAIT)
+            cancel = asyncio.ensure_future(connection.exchange(m.TASKS_CANCEL, {"taskId": upstream_id},
+                                                               tag=key, timeout=wait))
+            on_task(await asyncio.shield(cancel))  # answered even if its sender is cancelled meanwhile
 
     def _plain(self, key: str, alias: str, route: Route, request: Request, runner: asyncio.Future[Exchange],
                sent: list[Exchange], number: int) -> JSONObject:
@@ -356,13 +303,31 @@ class TaskBridge:
         assert exchange.result is not None
         return passed_on(exchange.result)
 
+    def _tell_status(self, task: BridgedTask, exchange: Exchange) -> None:
+        """A 2025 host told its task's new state (``notifications/tasks/status``, the spec's
+        optional notice) when a poll of the proxy's saw its status (or message) change,
+        as ``tasks.py`` passes an upstream's own notice on; recorded with that poll's id."""
+        session = task.owner() if task.owner is not None else None
+        if session is None or task.legacy or exchange.method != m.TASKS_GET or exchange.result is None:
+            return
+        params = as_2025_task(exchange.result, task.task_id)
+        if told(params) == task.told:
+            return
+        task.told = told(params)
+        if self.forwarder.events.active:
+            self.forwarder.events.emit(ProxyTaskStatus(
+                task_id=task.task_id, server=task.server, connection=task.connection,
+                upstream=exchange.response or {}, host=params, to_host=task.host, mcp_id=exchange.mcp_id))
+        with contextlib.suppress(TransportError):  # the host left (its task is given up at the next look)
+            session.peer.notify(m.TASK_STATUS, params)
+
     # -- the bounded wait for the host's input -------------------------------------------
 
     def _watch(self, task: BridgedTask) -> None:
         """While the upstream task is ``input_required``, a timer of ``input_wait``: a host
         that does not answer (a 2025 host that asks no ``tasks/result``, or does not answer
         the ask; a 2026-07-28 host that sends no ``tasks/update``) gets its task cancelled."""
-        if _left(task):  # seen at each of the follower's polls: a host gone takes its task along
+        if host_left(task):  # seen at each of the follower's polls: a host gone takes its task along
             self._give_up(task, "its host's session ended")
             return
         state = task.status()
@@ -379,7 +344,7 @@ class TaskBridge:
 
     def _tick(self, task: BridgedTask, deadline: float) -> None:
         task.timer = None
-        if _left(task):
+        if host_left(task):
             self._give_up(task, "its host's session ended")
         elif asyncio.get_running_loop().time() >= deadline:
             self._give_up(task, "its host gave no answer to its input request within --input-wait "
@@ -388,30 +353,84 @@ class TaskBridge:
             self._arm(task, deadline)
 
     def _give_up(self, task: BridgedTask, reason: str) -> None:
-        if task.runner.done() or task.giving_up:
+        if task.runner.done() or task.given_up is not None:
             return
-        task.giving_up = True
+        self._end_upstream(task, reason, self._abandon(task, reason))
+
+    def _end_upstream(self, task: BridgedTask, reason: str, work: Coroutine[Any, Any, None]) -> None:
+        """The proxy ends the task upstream (``work``) for ``reason``; a later give-up is none."""
+        task.given_up = reason
         if task.timer is not None:
             task.timer.cancel()
             task.timer = None
-        giving_up = asyncio.ensure_future(self._abandon(task, reason))
+        giving_up = task.giving_up = asyncio.ensure_future(work)
         self._giving_up.add(giving_up)  # kept until done (the loop holds tasks only weakly)
         giving_up.add_done_callback(self._giving_up.discard)
 
     async def _abandon(self, task: BridgedTask, reason: str) -> None:
-        """Cancel the upstream task (the extension's ``tasks/cancel``, latest ``requestState``);
-        record why."""
-        await self._cancelled(task)
+        """Cancel the upstream task (the extension's ``tasks/cancel``, latest ``requestState``;
+        a 2025 server's, ``_give_up_2025``); record why and how it ended."""
+        if task.legacy:
+            await self._give_up_2025(task)
+        else:
+            await self._cancelled(task)
         if self.forwarder.events.active:
             self.forwarder.events.emit(ProxyTaskAbandoned(
                 task_id=task.task_id, server=task.server, connection=task.connection,
                 upstream_task_id=task.upstream_id, reason=reason,
-                mcp_id=task.cancel.mcp_id if task.cancel is not None else None))
+                mcp_id=task.cancel.mcp_id if task.cancel is not None else None,
+                outcome=abandoned_as(task), declined=list(task.declined.values())))
+
+    async def _give_up_2025(self, task: BridgedTask) -> None:
+        """A 2025 server's task given up: what it asks is answered upstream by the proxy (its
+        host will not; a server that reads one message at a time reads no ``tasks/cancel``
+        while its ask waits), then its ``tasks/cancel`` is sent. Acknowledged, the task is
+        ``cancelled`` and its follower stops; refused (it ended meanwhile: completed or failed
+        after the decline), its ``tasks/result``, on its way, is the end the host is shown."""
+        await self._decline_asks(task)
+        assert task.cancel_2025 is not None
+        await task.cancel_2025()
+        cancel = task.seen.get("cancel")
+        if cancel is not None and cancel.error is None:
+            task.runner.cancel()  # the follower sends no second tasks/cancel
+            await asyncio.wait({task.runner})
+        elif cancel is not None:
+            await asyncio.wait({task.runner}, timeout=CANCEL_WAIT)
+        self._settled(task)
+        task.cancelled = cancel is not None and cancel.error is None
+
+    async def _decline_asks(self, task: BridgedTask) -> None:
+        """Every pending ask of the task answered by the proxy (``_declined``), and its reply
+        sent upstream (the task answering it ended), within ``CANCEL_WAIT``."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + CANCEL_WAIT
+        while True:
+            for input_key, (method, _, answer) in list(task.pending.items()):
+                if not answer.done():
+                    task.declined[input_key] = task.replying.get(input_key, (input_key,))[0]
+                    answer.set_result(self._declined(task, method))
+            await asyncio.sleep(0)  # an ask received just now reaches _ask_modern (declined there)
+            replying = {reply for _, reply in task.replying.values() if not reply.done()}
+            if not replying or loop.time() >= deadline:
+                return
+            await asyncio.wait(replying, timeout=deadline - loop.time())
+
+    @staticmethod
+    def _declined(task: BridgedTask, method: str) -> JSONObject:
+        """The proxy's own answer to what a task given up asks: an elicitation dismissed
+        without a choice (``cancel``), anything else an error saying why."""
+        if method == m.ELICIT:
+            return {"result": {"action": "cancel"}}
+        return {"error": {"code": -1, "message": f"toolrelay proxy: the task was given up: {task.given_up}"}}
 
     def _settled(self, task: BridgedTask) -> None:
         """The task's latest state: the last ``tasks/get`` its follower saw (and its cancel)."""
         task.latest = task.seen.get("state", task.latest)
         task.cancel = task.seen.get("cancel", task.cancel)
+        final = final_of(task)
+        if final is not None and final.method == m.TASKS_GET and task.lost is None:
+            lost = lost_task_error(task.server, task.upstream_id, (final.response or {}).get("error"))
+            task.lost = {**lost, "message": redact(str(lost["message"]), self.catalog.secrets)}
         if task.runner.done() and task.timer is not None:  # ended: nothing more waits for its host
             task.timer.cancel()
             task.timer = None
@@ -501,7 +520,7 @@ class TaskBridge:
         task.runner.cancel()  # the follower sends tasks/cancel, with the latest requestState
         await asyncio.wait({task.runner})
         self._settled(task)
-        task.cancelled = task.cancel is not None
+        task.cancelled = task.cancel is not None and task.cancel.error is None
 
     # -- a 2026-07-28 host's tasks/get, tasks/update, tasks/cancel (the extension's) ----------
 
@@ -528,17 +547,25 @@ class TaskBridge:
             if request.method != m.TASKS_GET:  # the SEP: update and cancel are acknowledged all the same
                 return {}
             raise RpcError(INVALID_PARAMS, f"{_NOT_FOUND}: {task_id}")
-        if request.method == m.TASKS_GET and _fetching_end(task):
+        if request.method == m.TASKS_GET and task.legacy and task.giving_up is not None:
+            await asyncio.wait({task.giving_up})  # said cancelled, or ended, once the upstream said which
+        if request.method == m.TASKS_GET and fetching_end(task):
             await asyncio.wait({task.runner})  # said ended only with its result (or error)
         self._settled(task)
         if request.method == m.TASKS_GET:
-            self._route(key, request, task, task.cancel if task.cancelled else _rests_on(task))
+            self._route(key, request, task, task.cancel if task.cancelled else rests_on(task))
             return task.shown_modern("complete")
         if request.method == m.TASKS_CANCEL:
-            if task.runner.done():
+            if task.legacy and task.given_up is None and not task.runner.done():
+                self._end_upstream(task, _HOST_CANCELLED, self._give_up_2025(task))  # its asks answered first
+            if task.giving_up is not None:
+                await asyncio.wait({task.giving_up})  # the host's cancel, or the proxy's give-up before it
+                self._settled(task)
+            if task.runner.done() and not task.cancelled:
                 self._route(key, request, task, None, BRIDGED, "the task already ended")
                 return {}
-            await self._cancelled(task)
+            if not task.cancelled:
+                await self._cancelled(task)
             self._route(key, request, task, task.cancel)
             return {}
         return await self._update(key, request, task)
@@ -551,7 +578,7 @@ class TaskBridge:
         for input_key, response in responses.items():
             asked = task.pending.pop(input_key, None)
             if asked is not None and not asked[2].done():
-                asked[2].set_result(response)
+                asked[2].set_result({"result": response})
         self._route(key, request, task, None, BRIDGED, f"{len(responses)} input response(s) taken")
         await asyncio.sleep(0)  # each ask answered is recorded (its own step) before this answer is
         return {}
@@ -565,38 +592,21 @@ class TaskBridge:
         if task is None:
             return {"error": {"code": INTERNAL_ERROR, "message": "toolrelay proxy: the task is gone"}}, {}
         input_key = str(upstream_id)
-        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        replying = asyncio.current_task()
+        if task.legacy and replying is not None:  # a 2025 server's request: replied as this ends
+            task.replying[input_key] = (upstream_id, replying)
+        answer: asyncio.Future[JSONObject] = asyncio.get_running_loop().create_future()
+        if task.legacy and task.given_up is not None:  # asked while the proxy gives up: its host won't answer
+            task.declined[input_key] = upstream_id
+            answer.set_result(self._declined(task, method))
         task.pending[input_key] = (method, params, answer)
         try:
-            response = await answer
+            said = await answer
         finally:
             task.pending.pop(input_key, None)
-        return {"result": response}, {"key": input_key, "state": task.echoed}
-
-
-def _rests_on(task: BridgedTask) -> Exchange:
-    """The upstream message a 2026-07-28 host's ``tasks/get`` rests on: a 2025 server's
-    ended task's ``tasks/result``, else the latest state."""
-    runner = task.runner
-    if task.legacy and runner.done() and not runner.cancelled() and runner.exception() is None:
-        final = runner.result()
-        if final.method == m.TASKS_RESULT:
-            return final
-    return task.latest
-
-
-def _fetching_end(task: BridgedTask) -> bool:
-    """Whether a 2025 server said the task ended and the follower is still getting its
-    ``tasks/result``: a 2026-07-28 host's ``completed`` must carry the result."""
-    return task.legacy and not task.runner.done() and task.status() in ("completed", "failed")
-
-
-def _left(task: BridgedTask) -> bool:
-    """Whether the 2025 host that owns ``task`` has gone (its session ended)."""
-    if task.owner is None:
-        return False
-    session = task.owner()
-    return session is None or session.peer.closed is not None
+        if input_key in task.declined:  # recorded as the proxy's own answer, with why
+            return said, {PROXY_ANSWERED: task.given_up}
+        return said, {"key": input_key, "state": task.echoed}
 
 
 def shown_with_task_support(tool: dict[str, Any]) -> dict[str, Any]:

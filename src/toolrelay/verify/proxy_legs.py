@@ -32,7 +32,8 @@ pairs its two legs, never the host's call id alone; ids are compared on both leg
 
 Resource, prompt and completion requests are judged by ``proxy_features.py`` the same way,
 a host's own tasks (``tasks/*``, the ``tools/call`` that created one, their status
-notifications) by ``proxy_tasks.py``.
+notifications) by ``proxy_tasks.py``, the bridged tasks the proxy gave up on by
+``proxy_give_up.py``.
 """
 
 from __future__ import annotations
@@ -45,14 +46,15 @@ from ..protocol.mcp import TERMINAL_TASK_STATUSES
 from ..protocol.passthrough import passed_on
 from ..protocol.tasks_ext import created_ext_task, settled_message
 from .proxy_answers import Event, Say, Triple, passed_error
+from .proxy_bridged_status import judge_bridged_status
 from .proxy_features import FEATURE_METHODS, judge_feature, without_envelope
+from .proxy_give_up import judge_abandoned
 from .proxy_listens import listen_findings
 from .proxy_passing import Passing, passing_findings
 from .proxy_rounds import asks_again, is_in_rounds, round_chain
 from .proxy_subscriptions import subscription_findings
 from .proxy_tasks import (
     TASK_METHODS,
-    judge_abandoned,
     judge_bridged,
     judge_created,
     judge_statuses,
@@ -149,7 +151,8 @@ def verify_proxy(run: RunRecord) -> Verdict:
                                  lambda key: _sayer(key, legs.host_in.get(key, [])), legs.wire_hosts,
                                  legs.task_keys, legs.tasks)
     findings += listen_findings(run.events)  # what 2026-07-28 hosts' listen requests were told
-    findings += judge_statuses(legs.statuses, legs)
+    findings += judge_statuses([s for s in legs.statuses if s.get("mcp_id") is None], legs)
+    findings += [judge_bridged_status(s, legs) for s in legs.statuses if s.get("mcp_id") is not None]
     findings += judge_abandoned(legs.abandoned, legs)
     findings += subscription_findings(run.events)  # and 2025 hosts, of the resources they subscribed to
     findings.sort(key=lambda finding: link_rank(finding.link))

@@ -24,16 +24,19 @@ top of ``host_answered_once``:
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final, Protocol
 
 from ..protocol.mcp import RELATED_TASK
 from ..protocol.passthrough import passed_on, with_task_id
-from ..protocol.tasks_ext import as_2025_task, as_ext_task, ended_ext_task, settled_message
+from ..protocol.tasks_ext import as_2025_task, as_ext_task, ended_ext_task, lost_task_error, settled_message
 from ..protocol.versions import MODERN_VERSIONS
+from ..redaction import REDACTED
 from .proxy_answers import Event, Say, Triple, passed_error
 from .verdict import Finding
 
-__all__ = ["TASK_METHODS", "judge_bridged", "judge_created", "judge_statuses", "judge_task_request"]
+__all__ = ["TASK_METHODS", "Legs", "judge_bridged", "judge_created", "judge_statuses", "judge_task_request",
+           "state_before"]
 
 TASK_METHODS: Final = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update"})
 
@@ -203,7 +206,7 @@ def _bridged_listed(legs: Legs, received: Event, answer: Event) -> dict[str, Any
         bridged = any(route.get("decision") == "bridged" for route in legs.routes.get(key, []))
         if not (bridged and asked_task and task.get("host") == received.get("host") and task["seq"] < seq):
             continue
-        state = _state_before(legs, task, seq)
+        state = state_before(legs, task, seq)
         if state is None:
             continue
         shown = as_2025_task(state["message"]["result"], str(task.get("task_id")))
@@ -255,39 +258,6 @@ def judge_statuses(statuses: list[Event], legs: Legs) -> list[Finding]:
     return found
 
 
-def judge_abandoned(abandoned: list[Event], legs: Legs) -> list[Finding]:
-    """Each bridged task the proxy gave up on (its host gave no answer within --input-wait,
-    or left): the upstream ``tasks/cancel`` it names was sent for that task, answered, and
-    echoed the task's latest ``requestState``."""
-    found = []
-    for event in abandoned:
-        task = legs.tasks.get(str(event.get("task_id")))
-        triple = (event.get("server"), event.get("connection"), event.get("mcp_id"))
-        requests, responses = legs.requests.get(triple, []), legs.responses.get(triple, [])
-        asked = requests[0].get("message", {}) if len(requests) == 1 else {}
-        problem = ""
-        if task is None:
-            problem = "for no task of the proxy's"
-        elif asked.get("method") != "tasks/cancel" or len(responses) != 1:
-            problem = "no upstream tasks/cancel recorded for it"
-        elif (asked.get("params") or {}).get("taskId") != task.get("upstream_task_id") or \
-                triple[:2] != (task.get("server"), task.get("connection")):
-            problem = "the upstream tasks/cancel names another task"
-        else:
-            state = _state_before(legs, task, int(responses[0]["seq"]))
-            echoed = (asked.get("params") or {}).get("requestState")
-            latest = (state or {}).get("message", {}).get("result", {}).get("requestState")
-            if state is None or echoed != latest:
-                problem = (f"the upstream tasks/cancel did not echo the latest requestState "
-                           f"({echoed!r}, not {latest!r})")
-        seqs = (event["seq"], *(r["seq"] for r in (*requests, *responses)))
-        found.append(Finding(link="correlation", check="task_abandoned", ok=not problem, seqs=seqs,
-                             call_id=task.get("key") if task is not None else None,
-                             message=f"task {event.get('task_id')!r} given up ({event.get('reason')}): "
-                                     + (problem or "cancelled upstream, the latest requestState echoed")))
-    return found
-
-
 # -- bridged tasks: a 2025 host's task, run upstream as a 2026 extension task (task_bridge.py) --
 
 _STATES: Final = frozenset({"tools/call", "tasks/get"})
@@ -304,7 +274,7 @@ def _upstream_at(legs: Legs, route: Event) -> tuple[Event | None, Event | None]:
     return requests[0], responses[0]
 
 
-def _state_before(legs: Legs, task: Event, seq: int) -> Event | None:
+def state_before(legs: Legs, task: Event, seq: int) -> Event | None:
     """The upstream task's latest state recorded before ``seq`` (its CreateTaskResult's, then
     each ``tasks/get`` answer's), as the proxy's follower took them in."""
     latest: Event | None = None
@@ -400,7 +370,7 @@ def _modern_on_2025(said: Say, method: str, asked: dict[str, Any], response: Eve
     task_id = str(task.get("task_id"))
     upstream = asked.get("method")
     if upstream in ("tasks/cancel", "tasks/result"):
-        state = _state_before(legs, task, int(response["seq"]))
+        state = state_before(legs, task, int(response["seq"]))
         if state is None:
             return said("correlation", "task_state", False, f"no upstream task state before its {upstream}",
                         response)
@@ -419,6 +389,8 @@ def _modern_on_2025(said: Say, method: str, asked: dict[str, Any], response: Eve
             return said("feedback", "passed_on", ok, "the host told its task cancelled" if ok
                         else "the host's task state is not the upstream task's, cancelled", response, answer)
         shown: Any = ended_ext_task(before, response.get("message", {}))
+    elif "error" in response.get("message", {}):  # its tasks/get refused: the server lost the task
+        return _lost(said, response, answer, legs, task)
     else:
         shown = _as_ext(response.get("message", {}).get("result"), task_id)
     want = "task" if method == "tools/call" else "complete"
@@ -431,6 +403,36 @@ def _modern_on_2025(said: Say, method: str, asked: dict[str, Any], response: Eve
     return said("feedback", "passed_on", ok, f"the 2025 upstream task's state ({status}) in the "
                 "extension's terms, the proxy's id and requestState" if ok else "the host's task state is "
                 "not the upstream task state it rests on", response, answer)
+
+
+def _lost(said: Say, response: Event, answer: Event, legs: Legs, task: Event) -> Finding:
+    """A 2026-07-28 host's answer from a 2025-11-25 server's task whose ``tasks/get`` answered
+    an error: the task ``failed``, its error the proxy's saying the server lost it, quoting
+    the server's error (``[redacted]`` where the proxy redacted it)."""
+    task_id = str(task.get("task_id"))
+    state = state_before(legs, task, int(response["seq"]))
+    got = answer.get("message", {}).get("result")
+    if state is None or not isinstance(got, dict):
+        return said("feedback", "passed_on", False, "no task state of the host's, or no upstream task state "
+                    "before the tasks/get that lost it", response, answer)
+    lost = lost_task_error(str(task.get("server")), str(task.get("upstream_task_id")),
+                           response["message"]["error"])
+    expected = ended_ext_task(_as_ext(state["message"]["result"], task_id), {"error": lost})
+    error = got.get("error")
+    told = error.get("message") if isinstance(error, dict) else None
+    quoted = isinstance(told, str) and _redacted_from(told, str(lost["message"])) and \
+        isinstance(error, dict) and error.get("code") == lost["code"]
+    same = _modern_view({**got, "error": lost}, task_id) == _modern_view(expected, task_id)
+    ok = quoted and same and got.get("resultType") == "complete"
+    return said("feedback", "passed_on", ok, "the upstream lost the task: the host told it failed, quoting "
+                "the upstream's error" if ok else "the host was not told its task failed with the upstream's "
+                "error (the upstream lost the task)", response, answer)
+
+
+def _redacted_from(told: str, said: str) -> bool:
+    """Whether ``told`` is ``said``, but for parts of it redacted (``[redacted]``)."""
+    pattern = ".+?".join(re.escape(part) for part in told.split(REDACTED))
+    return re.fullmatch(pattern, said, flags=re.DOTALL) is not None
 
 
 def _unsent(said: Say, received: Event, answer: Event, legs: Legs, task: Event) -> Finding:
@@ -462,7 +464,7 @@ def _cancel_state(said: Say, asked: dict[str, Any], response: Event, legs: Legs,
                   ) -> tuple[Event, None] | tuple[None, Finding]:
     """The upstream task state an upstream ``tasks/cancel`` rests on, or the finding that it
     did not echo that state's latest ``requestState``."""
-    state = _state_before(legs, task, int(response["seq"]))
+    state = state_before(legs, task, int(response["seq"]))
     echoed = (asked.get("params") or {}).get("requestState")
     latest = (state or {}).get("message", {}).get("result", {}).get("requestState")
     if state is None or echoed != latest:

@@ -151,7 +151,9 @@ def _task(record: dict[str, Any]) -> Row:
 
 def _task_status(record: dict[str, Any]) -> Row:
     status = _object(record.get("host")).get("status")
-    upstream = _object(_object(record.get("upstream")).get("params")).get("taskId")
+    told = _object(record.get("upstream"))  # a bridged task's: the tasks/get answer it tells
+    said = told.get("result") if record.get("mcp_id") is not None else told.get("params")
+    upstream = _object(said).get("taskId")
     return Row(seq=int(record.get("seq", 0)), kind="proxy_task_status", stage="notify", source="app",
                target=HOST_LANE, label=f"to host: task {record.get('task_id')} {status} (from "
                                        f"{record.get('server')}'s {upstream})",
