@@ -88,13 +88,13 @@ from .asks import PROXY_ANSWERED
 from .bridged_task import BridgedTask, abandoned_as, fetching_end, final_of, host_left, rests_on, told
 from .forward import Forwarder, forwarded_meta, tool_error
 from .host_calls import HostCall
-from .records import ProxyTask, ProxyTaskAbandoned, ProxyTaskStatus
+from .records import ProxyTask, ProxyTaskAbandoned, ProxyTaskForgotten, ProxyTaskStatus
 from .rounds import DEFAULT_WAIT
 
 __all__ = ["BridgedTask", "TaskBridge", "shown_with_task_support"]
 
 _MAX_KEPT: Final = 1000
-"""Bridged tasks remembered at most (the oldest ended one forgotten first)."""
+"""Bridged tasks remembered at most (the oldest ended one forgotten first, recorded)."""
 BRIDGED: Final = "bridged"
 MODERN_METHODS: Final = (m.TASKS_GET, TASKS_UPDATE, m.TASKS_CANCEL)
 """The extension's methods a 2026-07-28 host asks of its task."""
@@ -439,13 +439,25 @@ class TaskBridge:
         if self.forwarder.events.active:
             self.forwarder.events.emit(ProxyTask(
                 key=task.key, task_id=task.task_id, server=task.server, connection=task.connection,
-                upstream_task_id=task.upstream_id, host=task.host))
-        while len(self._tasks) >= _MAX_KEPT:
-            oldest = next((t for t in self._tasks.values() if t.runner.done()), None)
-            if oldest is None:
-                break
-            del self._tasks[oldest.task_id]
+                upstream_task_id=task.upstream_id, host=task.host,
+                host_version=task.call.protocol_version))
+        while len(self._tasks) >= _MAX_KEPT and self._forget_oldest_ended():
+            pass
         self._tasks[task.task_id] = task
+
+    def _forget_oldest_ended(self) -> bool:
+        """Forget the oldest task that ended (recorded: no ``tasks/list`` lists it from now on);
+        False when none has."""
+        oldest = next((t for t in self._tasks.values() if t.runner.done()), None)
+        if oldest is None:
+            return False
+        if self.forwarder.events.active:
+            self.forwarder.events.emit(ProxyTaskForgotten(
+                task_id=oldest.task_id, kept=_MAX_KEPT,
+                reason=f"the proxy keeps at most {_MAX_KEPT} bridged tasks; the oldest ended one is "
+                       "forgotten first"))
+        del self._tasks[oldest.task_id]
+        return True
 
     # -- the host's tasks/get, tasks/result, tasks/cancel -------------------------------------
 

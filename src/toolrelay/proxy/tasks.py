@@ -63,7 +63,7 @@ from ..server.app import CallContext, ServerSession
 from ..server.features import FeatureHandler
 from .forward import Forwarder, forwarded_meta, tool_error
 from .host_calls import HostCall
-from .records import ProxyRelayed, ProxyTask, ProxyTaskStatus
+from .records import ProxyRelayed, ProxyTask, ProxyTaskForgotten, ProxyTaskStatus
 from .task_bridge import TaskBridge
 
 __all__ = ["TASK_METHODS", "PassedTask", "TaskRelay", "host_takes_tasks"]
@@ -71,8 +71,9 @@ __all__ = ["TASK_METHODS", "PassedTask", "TaskRelay", "host_takes_tasks"]
 TASK_METHODS: Final = (m.TASKS_GET, m.TASKS_RESULT, m.TASKS_LIST, m.TASKS_CANCEL)
 _TASKED: Final = frozenset({"optional", m.TASK_SUPPORT_REQUIRED})
 _MAX_KEPT: Final = 1000
-"""Tasks remembered at most (the oldest forgotten first): a host that never asks for its
-results must not grow the proxy without end."""
+"""Tasks remembered at most (the oldest forgotten first, recorded): a host that never asks for
+its results must not grow the proxy without end."""
+FORGOTTEN_OLDEST: Final = "the proxy keeps at most {kept} tasks; the oldest is forgotten first"
 _MAX_PAGES: Final = 100
 _NOT_FOUND: Final = "Failed to retrieve task: Task not found"
 
@@ -209,12 +210,13 @@ class TaskRelay:
                           host=host,
                           mcp_id=mcp_id)
         while len(self._tasks) >= _MAX_KEPT:
-            self._forget(next(iter(self._tasks.values())))
+            self._forget(next(iter(self._tasks.values())), FORGOTTEN_OLDEST.format(kept=_MAX_KEPT), _MAX_KEPT)
         self._tasks[task.task_id] = task
         self._by_upstream[(server, connection.number, upstream_id)] = task.task_id
         if self.events.active:
             self.events.emit(ProxyTask(key=key, task_id=task.task_id, server=server,
-                                       connection=connection.number, upstream_task_id=upstream_id, host=host))
+                                       connection=connection.number, upstream_task_id=upstream_id, host=host,
+                                       host_version=session.protocol_version))
         return task
 
     def _bind(self, task: PassedTask, key: str, request: Request) -> None:
@@ -240,7 +242,10 @@ class TaskRelay:
             del owners[task.upstream_id]
         task.bound = ""
 
-    def _forget(self, task: PassedTask) -> None:
+    def _forget(self, task: PassedTask, reason: str, kept: int | None = None) -> None:
+        """No longer keep ``task`` (recorded: no ``tasks/list`` lists it from now on)."""
+        if self.events.active:
+            self.events.emit(ProxyTaskForgotten(task_id=task.task_id, reason=reason, kept=kept))
         self._tasks.pop(task.task_id, None)
         self._by_upstream.pop((task.server, task.connection, task.upstream_id), None)
         self._by_token.pop((task.server, _upstream_token(task.key)), None)
@@ -291,7 +296,7 @@ class TaskRelay:
             said = f"server {task.server} exited or restarted since the task began; the task is lost"
             self.forwarder.route_to(key, request, task_id, "failed",
                                     target=(task.server, task.upstream_id), reason=said)
-            self._forget(task)
+            self._forget(task, said)
             raise RpcError(INVALID_PARAMS, f"{_NOT_FOUND}: {task_id} ({said})")
         self._bind(task, key, request)
         sent: JSONObject = {k: v for k, v in (request.params or {}).items() if k != "_meta"}

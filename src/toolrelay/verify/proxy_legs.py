@@ -48,6 +48,7 @@ from ..protocol.tasks_ext import created_ext_task, settled_message
 from .proxy_answers import Event, Say, Triple, passed_error
 from .proxy_bridged_status import judge_bridged_status
 from .proxy_features import FEATURE_METHODS, judge_feature, without_envelope
+from .proxy_forgotten import judge_forgotten
 from .proxy_give_up import judge_abandoned
 from .proxy_listens import listen_findings
 from .proxy_passing import Passing, passing_findings
@@ -103,6 +104,8 @@ class _Legs:
     statuses: list[Event] = field(default_factory=list)
     abandoned: list[Event] = field(default_factory=list)
     """The bridged tasks the proxy cancelled upstream itself (``proxy_task_abandoned``)."""
+    forgotten: dict[str, Event] = field(default_factory=dict)
+    """The tasks the proxy stopped keeping (``proxy_task_forgotten``) by the proxy's task id."""
 
 
 def _legs(events: Iterable[Event]) -> _Legs:
@@ -124,6 +127,8 @@ def _legs(events: Iterable[Event]) -> _Legs:
             legs.statuses.append(event)
         elif kind == "proxy_task_abandoned":
             legs.abandoned.append(event)
+        elif kind == "proxy_task_forgotten":
+            legs.forgotten[str(event.get("task_id"))] = event
         elif kind == "proxy_end":
             legs.end = event
         elif kind == "proxy_wire":
@@ -154,6 +159,7 @@ def verify_proxy(run: RunRecord) -> Verdict:
     findings += judge_statuses([s for s in legs.statuses if s.get("mcp_id") is None], legs)
     findings += [judge_bridged_status(s, legs) for s in legs.statuses if s.get("mcp_id") is not None]
     findings += judge_abandoned(legs.abandoned, legs)
+    findings += judge_forgotten(run.events, legs.forgotten, legs.tasks, legs.routes)
     findings += subscription_findings(run.events)  # and 2025 hosts, of the resources they subscribed to
     findings.sort(key=lambda finding: link_rank(finding.link))
     broken = next((finding for finding in findings if not finding.ok), None)
