@@ -7,9 +7,10 @@ Tools:
   quick(text)  a task (2025-11-25: [optional]; 2026-07-28: when the extension is declared)
                ``working`` when made, ``completed`` whenever it is shown again (``tasks/get``,
                ``tasks/list``); its result "quick TEXT"
-  ask_now()    2025-11-25 only: a task [required] that asks an elicitation (its related-task
-               meta naming it) as soon as it is made, before any ``tasks/*`` request comes; it
-               completes with the answer
+  ask_later()  2025-11-25 only: a task [required], ``input_required`` when made, that asks an
+               elicitation (its related-task meta naming it) right after the server next
+               answers ``tasks/list``: no ``tasks/get`` or ``tasks/result`` of it is pending
+               then; it completes with the answer
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ IDS = itertools.count(9000)
 TOOLS_2025 = [
     {"name": "quick", "execution": {"taskSupport": "optional"},
      "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
-    {"name": "ask_now", "execution": {"taskSupport": "required"}, "inputSchema": {"type": "object"}},
+    {"name": "ask_later", "execution": {"taskSupport": "required"}, "inputSchema": {"type": "object"}},
 ]
 TOOLS_2026 = [{"name": "quick",
                "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]
@@ -58,7 +59,7 @@ def shown(task: dict[str, Any], modern: bool) -> dict[str, Any]:
 def make(name: str, arguments: dict[str, Any], modern: bool) -> dict[str, Any]:
     task_id = f"q-{next(NUMBERS)}"
     result = text(f"quick {arguments.get('text', '')}")
-    status = "input_required" if name == "ask_now" else "working"
+    status = "input_required" if name == "ask_later" else "working"
     return TASKS.setdefault(task_id, {"id": task_id, "status": status, "result": result})
 
 
@@ -70,7 +71,9 @@ def seen(task: dict[str, Any]) -> dict[str, Any]:
 
 
 def ask_for(task: dict[str, Any]) -> None:
-    """The task's question, asked at once (no tasks/result is pending)."""
+    """The task's question (asked after a ``tasks/list`` answer: no tasks/result is pending)."""
+    if task["status"] != "input_required" or task["id"] in ASKED.values():
+        return
     number = next(IDS)
     ASKED[number] = task["id"]
     send({"jsonrpc": "2.0", "id": number, "method": "elicitation/create", "params": {
@@ -85,7 +88,7 @@ def answered(message: dict[str, Any]) -> None:
 
 
 def handle(method: str, params: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """(result, error) of one request; a task made ``ask_now`` asks right after its answer."""
+    """(result, error) of one request."""
     modern = META + "protocolVersion" in (params.get("_meta") or {})
     if method == "initialize":
         return {"protocolVersion": "2025-11-25", "serverInfo": {"name": "quick", "version": "1"},
@@ -135,9 +138,9 @@ def main() -> None:
         result, error = handle(method, params)
         answer = {"result": result} if error is None else {"error": error}
         send({"jsonrpc": "2.0", "id": message["id"], **answer})
-        made = (result or {}).get("task") if method == "tools/call" else None
-        if isinstance(made, dict) and made.get("status") == "input_required":
-            ask_for(TASKS[made["taskId"]])
+        if method == "tasks/list":
+            for task in list(TASKS.values()):
+                ask_for(task)
 
 
 if __name__ == "__main__":

@@ -222,3 +222,62 @@ def test_tasks_forgotten_past_the_cap_are_recorded_and_not_expected_in_the_list(
     tampered = verify_tampered(transcript, early, tmp_path)
     assert tampered.returncode == 1
     assert "the proxy held 2000 tasks then, fewer than the 5000 it keeps" in tampered.stdout, tampered.stdout
+
+
+# -- what an upstream asks while no request of the host's about the task is pending ----------
+
+async def _asked_between(config: Path, transcript: Path) -> dict[str, Any]:
+    answered = asyncio.Event()
+
+    async def answer(request: dict[str, Any]) -> dict[str, Any]:
+        answered.set()
+        return {"action": "accept", "content": {"colour": "teal"}}
+
+    host = await TaskHost.start(config, transcript, answer=answer)
+    try:
+        made = await host.request("tools/call", {"name": "old__ask_later", "arguments": {}, "task": TASK})
+        task_id = made["task"]["taskId"]
+        await host.request("tasks/list")  # the server asks right after it answers the proxy's list
+        await asyncio.wait_for(answered.wait(), 30)  # with no tasks/get or tasks/result of it pending
+        for _ in range(500):
+            if (await host.request("tasks/get", {"taskId": task_id}))["status"] == "completed":
+                break
+            await asyncio.sleep(0.02)
+        return {"task": task_id, "asked": host.asked,
+                "result": await host.request("tasks/result", {"taskId": task_id})}
+    finally:
+        await host.close()
+
+
+def test_an_upstream_ask_while_no_host_request_of_the_task_is_pending_is_tagged_with_the_task(
+    config: Path, tmp_path: Path,
+) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    seen = asyncio.run(_asked_between(config, transcript))
+    assert seen["result"]["content"][0]["text"] == 'heard {"action": "accept", "content": {"colour": "teal"}}'
+    [asked] = seen["asked"]
+    assert asked["params"]["_meta"] == {"io.modelcontextprotocol/related-task": {"taskId": seen["task"]}}
+    [ask] = [e for e in events(transcript) if e["kind"] == "proxy_ask"]
+    assert (ask["key"], ask.get("task_id"), ask["answered_by"], ask["outcome"]) == (
+        "", seen["task"], "host", "accept")
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    said = "elicitation/create of server old (its id 9000): asked of the host for its task " \
+        f"{seen['task']!r}, no request of the host's about it pending: accept"
+    assert said in checked.stdout, checked.stdout
+
+    def other_answer(lines: list[dict[str, Any]]) -> None:  # the host's answer, changed on its way up
+        reply = next(e for e in lines if e["kind"] == "mcp_reply")
+        reply["message"]["result"]["content"]["colour"] = "red"
+
+    tampered = verify_tampered(transcript, other_answer, tmp_path)
+    assert tampered.returncode == 1
+    assert "(its id 9000): what went upstream is not the host's answer" in tampered.stdout, tampered.stdout
+
+    def other_task(lines: list[dict[str, Any]]) -> None:  # the upstream asked for another task of its own
+        asked = next(e for e in lines if e["kind"] == "mcp_server_request")
+        asked["message"]["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"] = "q-9"
+
+    tampered = verify_tampered(transcript, other_task, tmp_path)
+    assert tampered.returncode == 1
+    assert "its related-task meta does not name the task's upstream id 'q-1'" in tampered.stdout

@@ -158,9 +158,10 @@ class ProxyRelayed(Event):
 @dataclass(slots=True, kw_only=True)
 class ProxyAsk(Event):
     kind: ClassVar[str] = "proxy_ask"
-    optional_fields: ClassVar[frozenset[str]] = frozenset({"host_request_id", "host_answer", "round"})
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"host_request_id", "host_answer", "round",
+                                                           "task_id"})
     key: str
-    """The proxy's key of the host call the upstream asked during."""
+    """The proxy's key of the host call the upstream asked during (empty: none, see ``task_id``)."""
     host_id: int | str | None
     server: str
     upstream_id: int | str | None
@@ -178,6 +179,9 @@ class ProxyAsk(Event):
     """The host's answer as received (its result or its error)."""
     round: str | None = None
     """2026-07-28 host: the ``requestState`` of the input_required round it was asked in."""
+    task_id: str | None = None
+    """Asked during a host's task while no request of the host's about it was pending: the
+    proxy's id of that task (``key`` empty; asked of the host as no request's)."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -18,8 +18,11 @@ connection, upstream task id). Then, for the host that created it only:
 - an upstream ``notifications/tasks/status`` reaches the owning host with its id; the
   task's progress, where the host's ``tools/call`` gave a ``progressToken`` (valid until
   the task ends), reaches it with that token (upstream the proxy's own, ``KEY-task``); what
-  the upstream asks during the task (its related-task meta) reaches that host too, on the
-  stream of its latest ``tasks/*`` request, naming the host's task (``asks.py``).
+  the upstream asks during the task (its related-task meta) reaches that host too, naming
+  the host's task (``asks.py``): on the stream of its request about the task pending then
+  (the latest, if several), recorded under its key; while none is, asked of the host as no
+  request's (over HTTP: on its session's GET stream) and recorded under the task itself
+  (``proxy_ask`` with ``task_id``, no key).
 
 A task id the host does not own is -32602, as an unknown one; a task whose server
 restarted since is lost (-32602 naming why). Any other host (2025-06-18, no ``tasks``
@@ -39,7 +42,7 @@ import itertools
 import secrets
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..client.connection import Connection
@@ -102,8 +105,13 @@ class PassedTask:
     host_token: Any = None
     """The host's ``progressToken`` of its ``tools/call`` (valid until the task ends), if it gave one."""
     bound: str = ""
-    """The key of the host request the task's asks now belong to: the ``tools/call``, then
-    each ``tasks/*`` request in turn (asked on its stream, recorded under its key)."""
+    """The key the task's asks now belong to: a pending host request's (the ``tools/call``,
+    then each ``tasks/*`` request: asked on its stream, recorded under its key), or, while
+    none is pending, the task's own id (asked as no request's, recorded under the task)."""
+    pending: list[tuple[str, Request]] = field(default_factory=list)
+    """The host's requests about the task not answered yet (key, request), oldest first."""
+    ended: bool = False
+    """The host was told the task ended: nothing more is asked during it."""
 
 
 class TaskRelay:
@@ -157,12 +165,17 @@ class TaskRelay:
         """The host's answer to its task-augmented ``tools/call``: the upstream's
         ``CreateTaskResult`` with the proxy's task id (or what it answered instead)."""
         host = self.forwarder.calls.number_of(session)
-        return await self.forwarder.recorded(
-            request, version, host,
-            lambda key: self._create(key, alias, route, arguments, request, session, host))
+        made: list[PassedTask] = []
+        try:
+            return await self.forwarder.recorded(
+                request, version, host,
+                lambda key: self._create(key, alias, route, arguments, request, session, host, made))
+        finally:
+            for task in made:  # answered: what the task asks from now on is asked under the task itself
+                self._answered(task, task.key)
 
     async def _create(self, key: str, alias: str, route: Route, arguments: JSONObject, request: Request,
-                      session: ServerSession, host: int | None) -> JSONObject:
+                      session: ServerSession, host: int | None, made: list[PassedTask]) -> JSONObject:
         forwarder = self.forwarder
         refused = await forwarder.refused(key, request, alias, route, arguments)
         if refused is not None:
@@ -200,7 +213,8 @@ class TaskRelay:
         if host_token is not None:
             passed.host_token = host_token
             self._by_token[(route.server, _upstream_token(key))] = passed.task_id
-        self._bind(passed, key, request)
+        self._asked_about(passed, key, request)
+        made.append(passed)
         return with_task_id(result, upstream_id, passed.task_id)
 
     def _keep(self, key: str, server: str, connection: Connection, upstream_id: str, session: ServerSession,
@@ -219,17 +233,37 @@ class TaskRelay:
                                        host_version=session.protocol_version))
         return task
 
-    def _bind(self, task: PassedTask, key: str, request: Request) -> None:
+    def _asked_about(self, task: PassedTask, key: str, request: Request) -> None:
+        """A host request about ``task`` (``key``) is pending: what the task asks is its."""
+        task.pending.append((key, request))
+        self._bind(task, key, request)
+
+    def _answered(self, task: PassedTask, key: str) -> None:
+        """The host request ``key`` about ``task`` was answered: what the task asks goes to
+        the latest one still pending, else to the task itself (its id the key)."""
+        task.pending = [(k, r) for k, r in task.pending if k != key]
+        if task.ended or self._tasks.get(task.task_id) is not task:
+            return
+        if task.pending:
+            self._bind(task, *task.pending[-1])
+        else:
+            self._bind(task, task.task_id, None)
+
+    def _bind(self, task: PassedTask, key: str, request: Request | None) -> None:
         """What the upstream asks during ``task`` (its related-task meta) belongs, from now
-        on, to the host request ``key``: asked on its stream, recorded under its key."""
+        on, to the host request ``key``: asked on its stream, recorded under its key; with
+        ``request`` None (none pending), to the task itself (``key`` its id), asked as no
+        request's."""
+        previous = self.forwarder.calls.get(task.bound)
         self._unbind(task)
         session = task.owner()
-        if session is None:
+        last = request or (previous.request if previous is not None else None)
+        if session is None or last is None:
             return
         self.forwarder.calls.add(HostCall(
-            key=key, request=request, protocol_version=session.protocol_version, session=session,
+            key=key, request=last, protocol_version=session.protocol_version, session=session,
             capabilities=session.client_capabilities, server=task.server, host=task.host,
-            task_id=task.task_id))
+            task_id=task.task_id, between=request is None))
         self.catalog.connections[task.server].requests.tool_tasks[task.upstream_id] = (key, task.mcp_id)
         task.bound = key
 
@@ -298,7 +332,16 @@ class TaskRelay:
                                     target=(task.server, task.upstream_id), reason=said)
             self._forget(task, said)
             raise RpcError(INVALID_PARAMS, f"{_NOT_FOUND}: {task_id} ({said})")
-        self._bind(task, key, request)
+        self._asked_about(task, key, request)
+        try:
+            return await self._passed_through(key, request, task, connection)
+        finally:
+            self._answered(task, key)
+
+    async def _passed_through(self, key: str, request: Request, task: PassedTask, connection: Connection
+                              ) -> JSONObject:
+        """The host's ``tasks/get``, ``tasks/result`` or ``tasks/cancel`` of ``task``, sent to its
+        server with the upstream's id, the answer with the host's."""
         sent: JSONObject = {k: v for k, v in (request.params or {}).items() if k != "_meta"}
         sent["taskId"] = task.upstream_id
         meta = forwarded_meta(request.params)
@@ -312,6 +355,7 @@ class TaskRelay:
         assert exchange.result is not None
         result = with_task_id(_passed(exchange.result), task.upstream_id, task.task_id)
         if request.method == m.TASKS_RESULT or result.get("status") in m.TERMINAL_TASK_STATUSES:
+            task.ended = True
             self._unbind(task)  # it ended: nothing more is asked during it (its id stays the host's)
         return result
 

@@ -22,7 +22,9 @@ pairs its two legs, never the host's call id alone; ids are compared on both leg
 - ``decision_kept`` (routing): a call the policy denied, or a tool withheld, was never
   sent upstream, and the host was answered a tool error naming the reason;
 - what passed through a call besides its answer (``proxy_passing``): each upstream ask
-  answered once and delivered to the request that asked (``ask_answered``), progress
+  answered once and delivered to the request that asked (``ask_answered``; asked during a
+  host's task with no request of the host's about it pending, to the host as no request's:
+  ``proxy_task_asks``), progress
   tokens mapped consistently (``progress_mapped``), a cancelled call cancelled upstream
   and not answered (``cancel_honoured``);
 - what 2026-07-28 hosts' listen requests were told (``proxy_listens``): resource updates
@@ -54,6 +56,7 @@ from .proxy_listens import listen_findings
 from .proxy_passing import Passing, passing_findings
 from .proxy_rounds import asks_again, is_in_rounds, round_chain
 from .proxy_subscriptions import subscription_findings
+from .proxy_task_asks import judge_task_asks
 from .proxy_tasks import (
     TASK_METHODS,
     judge_bridged,
@@ -160,6 +163,7 @@ def verify_proxy(run: RunRecord) -> Verdict:
     findings += [judge_bridged_status(s, legs) for s in legs.statuses if s.get("mcp_id") is not None]
     findings += judge_abandoned(legs.abandoned, legs)
     findings += judge_forgotten(run.events, legs.forgotten, legs.tasks, legs.routes)
+    findings += judge_task_asks(legs.passing, legs.tasks, legs.host_in, legs.host_out, legs.wire_hosts)
     findings += subscription_findings(run.events)  # and 2025 hosts, of the resources they subscribed to
     findings.sort(key=lambda finding: link_rank(finding.link))
     broken = next((finding for finding in findings if not finding.ok), None)
