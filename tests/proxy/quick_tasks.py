@@ -7,10 +7,14 @@ Tools:
   quick(text)  a task (2025-11-25: [optional]; 2026-07-28: when the extension is declared)
                ``working`` when made, ``completed`` whenever it is shown again (``tasks/get``,
                ``tasks/list``); its result "quick TEXT"
+  ask_now()    2025-11-25 only: a task [required], ``input_required`` when made, that asks an
+               elicitation (its related-task meta naming it) in the same breath as the answer
+               to the ``tools/call`` that made it; it completes with the answer
   ask_later()  2025-11-25 only: a task [required], ``input_required`` when made, that asks an
                elicitation (its related-task meta naming it) right after the server next
                answers ``tasks/list``: no ``tasks/get`` or ``tasks/result`` of it is pending
                then; it completes with the answer
+A ``tasks/result`` of a task that waits for its answer is answered once the task ends.
 """
 
 from __future__ import annotations
@@ -28,9 +32,12 @@ NUMBERS = itertools.count(1)
 ASKED: dict[int, str] = {}
 """The id of each elicitation this server asked → the task it asked for."""
 IDS = itertools.count(9000)
+WAITING: dict[str, list[Any]] = {}
+"""Task id → the ids of the ``tasks/result`` requests that wait for its end (it needs input)."""
 TOOLS_2025 = [
     {"name": "quick", "execution": {"taskSupport": "optional"},
      "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
+    {"name": "ask_now", "execution": {"taskSupport": "required"}, "inputSchema": {"type": "object"}},
     {"name": "ask_later", "execution": {"taskSupport": "required"}, "inputSchema": {"type": "object"}},
 ]
 TOOLS_2026 = [{"name": "quick",
@@ -59,7 +66,7 @@ def shown(task: dict[str, Any], modern: bool) -> dict[str, Any]:
 def make(name: str, arguments: dict[str, Any], modern: bool) -> dict[str, Any]:
     task_id = f"q-{next(NUMBERS)}"
     result = text(f"quick {arguments.get('text', '')}")
-    status = "input_required" if name == "ask_later" else "working"
+    status = "input_required" if name in ("ask_now", "ask_later") else "working"
     return TASKS.setdefault(task_id, {"id": task_id, "status": status, "result": result})
 
 
@@ -85,6 +92,12 @@ def answered(message: dict[str, Any]) -> None:
     task = TASKS.get(ASKED.pop(message.get("id"), ""))
     if task is not None:
         task["status"], task["result"] = "completed", text(f"heard {json.dumps(message.get('result'))}")
+        for waiting in WAITING.pop(task["id"], []):  # the tasks/result that waited for its end
+            send({"jsonrpc": "2.0", "id": waiting, "result": ended(task)})
+
+
+def ended(task: dict[str, Any]) -> dict[str, Any]:
+    return {**task["result"], "_meta": {RELATED: {"taskId": task["id"]}}}
 
 
 def handle(method: str, params: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -119,7 +132,7 @@ def handle(method: str, params: dict[str, Any]) -> tuple[dict[str, Any] | None, 
         seen(task)
         return ({"resultType": "complete", **shown(task, True)} if modern else shown(task, False)), None
     if method == "tasks/result":
-        return {**task["result"], "_meta": {RELATED: {"taskId": task["id"]}}}, None
+        return ended(task), None
     if method == "tasks/cancel":
         return None, {"code": -32602, "message": f"Cannot cancel task: already in terminal status "
                                                  f"'{task['status']}'"}
@@ -135,8 +148,17 @@ def main() -> None:
         if "id" not in message:
             continue
         method, params = message["method"], message.get("params") or {}
+        waits_for = TASKS.get(str(params.get("taskId")), {})
+        if method == "tasks/result" and waits_for.get("status") == "input_required":
+            WAITING.setdefault(waits_for["id"], []).append(message["id"])  # answered once it ends
+            continue
         result, error = handle(method, params)
         answer = {"result": result} if error is None else {"error": error}
+        made = (result or {}).get("task") if method == "tools/call" else None
+        if isinstance(made, dict) and params.get("name") == "ask_now":  # both lines in one write
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], **answer}) + "\n")
+            ask_for(TASKS[made["taskId"]])
+            continue
         send({"jsonrpc": "2.0", "id": message["id"], **answer})
         if method == "tasks/list":
             for task in list(TASKS.values()):

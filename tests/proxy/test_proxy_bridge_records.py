@@ -281,3 +281,93 @@ def test_an_upstream_ask_while_no_host_request_of_the_task_is_pending_is_tagged_
     tampered = verify_tampered(transcript, other_task, tmp_path)
     assert tampered.returncode == 1
     assert "its related-task meta does not name the task's upstream id 'q-1'" in tampered.stdout
+
+
+# -- a 2026-07-28 host's requestState: one the proxy never gave for the task is refused ------
+
+async def _stale_states(config: Path, transcript: Path) -> dict[str, Any]:
+    proc = await asyncio.create_subprocess_exec(
+        PYTHON, *proxy_args(config, transcript), stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=2**22)
+    host = TaskHost(proc, None)
+    try:
+        task = await _modern_ask(host, "tools/call", {"name": "new__quick", "arguments": {"text": "s"}})
+        task_id = task["taskId"]
+        forged = f"{task_id}-state-99"
+
+        async def asked(method: str, state: str, **more: Any) -> dict[str, Any]:
+            params = {"taskId": task_id, "requestState": state, **more}
+            return await host.raw(method, {**params, "_meta": MODERN_META})
+
+        refused = {method: await asked(method, forged, **more) for method, more in (
+            ("tasks/get", {}), ("tasks/update", {"inputResponses": {}}), ("tasks/cancel", {}))}
+        taken = await asked("tasks/get", task["requestState"])
+        stateless = await host.raw("tasks/get", {"taskId": task_id, "_meta": MODERN_META})
+        return {"task": task_id, "forged": forged, "refused": refused, "taken": taken, "stateless": stateless}
+    finally:
+        await host.close()
+
+
+def test_a_requeststate_the_proxy_never_gave_for_the_task_is_refused_and_verified(
+    config: Path, tmp_path: Path,
+) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    seen = asyncio.run(_stale_states(config, transcript))
+    said = f"requestState {seen['forged']!r} is not one the proxy gave for task {seen['task']}"
+    refusal = {"code": -32602, "message": said}
+    assert list(seen["refused"]) == ["tasks/get", "tasks/update", "tasks/cancel"]
+    assert [answer["error"] for answer in seen["refused"].values()] == [refusal] * 3
+    assert "result" in seen["taken"] and "result" in seen["stateless"]  # a host that keeps no state is served
+    sent = [e["message"]["method"] for e in events(transcript) if e["kind"] == "mcp_request"
+            and e["server"] == "new" and e["call_id"] not in (None, "h1")]
+    assert sent == []  # nothing of the refused requests went upstream (the follower's polls are h1's)
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    assert f"refused: requestState {seen['forged']!r} was never given for task {seen['task']!r}" \
+        in checked.stdout
+
+    def given_state(lines: list[dict[str, Any]]) -> None:  # the refused request said to name a given state
+        refused = next(e for e in lines if e["kind"] == "proxy_host" and e["direction"] == "in"
+                       and (e["message"].get("params") or {}).get("requestState") == seen["forged"])
+        refused["message"]["params"]["requestState"] = f"{seen['task']}-state-1"
+
+    tampered = verify_tampered(transcript, given_state, tmp_path)
+    assert tampered.returncode == 1
+    assert f"refused requestState '{seen['task']}-state-1', which the proxy gave" in tampered.stdout
+
+    def forged_taken(lines: list[dict[str, Any]]) -> None:  # a request taken with a state never given
+        taken = [e for e in lines if e["kind"] == "proxy_host" and e["direction"] == "in"
+                 and (e["message"].get("params") or {}).get("requestState") == f"{seen['task']}-state-1"]
+        taken[-1]["message"]["params"]["requestState"] = seen["forged"]
+
+    tampered = verify_tampered(transcript, forged_taken, tmp_path)
+    assert tampered.returncode == 1
+    assert f"taken though requestState {seen['forged']!r} was never given" in tampered.stdout, tampered.stdout
+
+
+async def _asked_at_once(config: Path, transcript: Path) -> dict[str, Any]:
+    async def answer(request: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {"colour": "plum"}}
+
+    host = await TaskHost.start(config, transcript, answer=answer)
+    try:
+        made = await host.request("tools/call", {"name": "old__ask_now", "arguments": {}, "task": TASK})
+        task_id = made["task"]["taskId"]
+        return {"task": task_id, "result": await host.request("tasks/result", {"taskId": task_id}),
+                "asked": host.asked}
+    finally:
+        await host.close()
+
+
+def test_an_upstream_that_asks_as_it_answers_the_tools_call_reaches_the_host(
+    config: Path, tmp_path: Path,
+) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+    seen = asyncio.run(_asked_at_once(config, transcript))
+    assert seen["result"]["content"][0]["text"] == 'heard {"action": "accept", "content": {"colour": "plum"}}'
+    [asked] = seen["asked"]  # not answered by the proxy's --elicit: the task was kept before the ask was read
+    assert asked["params"]["_meta"] == {"io.modelcontextprotocol/related-task": {"taskId": seen["task"]}}
+    [ask] = [e for e in events(transcript) if e["kind"] == "proxy_ask"]
+    assert (ask["answered_by"], ask["outcome"]) == ("host", "accept")
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout

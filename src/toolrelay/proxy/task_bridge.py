@@ -96,6 +96,8 @@ __all__ = ["BridgedTask", "TaskBridge", "shown_with_task_support"]
 _MAX_KEPT: Final = 1000
 """Bridged tasks remembered at most (the oldest ended one forgotten first, recorded)."""
 BRIDGED: Final = "bridged"
+REFUSED: Final = "refused"
+"""A 2026-07-28 host's ``tasks/*`` request naming a ``requestState`` the proxy never gave for the task."""
 MODERN_METHODS: Final = (m.TASKS_GET, TASKS_UPDATE, m.TASKS_CANCEL)
 """The extension's methods a 2026-07-28 host asks of its task."""
 _LEFT_CHECK: Final = 0.5
@@ -559,6 +561,10 @@ class TaskBridge:
             if request.method != m.TASKS_GET:  # the SEP: update and cancel are acknowledged all the same
                 return {}
             raise RpcError(INVALID_PARAMS, f"{_NOT_FOUND}: {task_id}")
+        stale = _unknown_state(task, request)
+        if stale is not None:  # a state the proxy never gave for this task: refused, as the SEP lets servers
+            self._route(key, request, task, None, REFUSED, stale)
+            raise RpcError(INVALID_PARAMS, stale)
         if request.method == m.TASKS_GET and task.legacy and task.giving_up is not None:
             await asyncio.wait({task.giving_up})  # said cancelled, or ended, once the upstream said which
         if request.method == m.TASKS_GET and fetching_end(task):
@@ -619,6 +625,20 @@ class TaskBridge:
         if input_key in task.declined:  # recorded as the proxy's own answer, with why
             return said, {PROXY_ANSWERED: task.given_up}
         return said, {"key": input_key, "state": task.echoed}
+
+
+def _unknown_state(task: BridgedTask, request: Request) -> str | None:
+    """Why a 2026-07-28 host's request is refused: it names a ``requestState`` the proxy never
+    gave for ``task`` (None: it names none, or one of the task's own)."""
+    given = (request.params or {}).get("requestState")
+    if given is None:
+        return None
+    prefix = f"{task.task_id}-state-"
+    number = given[len(prefix):] if isinstance(given, str) and given.startswith(prefix) else ""
+    if number.isdigit() and str(int(number)) == number and 1 <= int(number) <= task.states:
+        return None
+    return f"requestState {given!r} is not one the proxy gave for task {task.task_id}"
+
 
 
 def shown_with_task_support(tool: dict[str, Any]) -> dict[str, Any]:

@@ -59,6 +59,7 @@ from ..protocol.jsonrpc import (
     RequestId,
 )
 from ..protocol.passthrough import passed_on, with_task_id
+from ..protocol.peer import Exchange
 from ..redaction import redact
 from ..relay.catalog import Catalog
 from ..relay.stages.route import Route
@@ -78,6 +79,8 @@ _MAX_KEPT: Final = 1000
 its results must not grow the proxy without end."""
 FORGOTTEN_OLDEST: Final = "the proxy keeps at most {kept} tasks; the oldest is forgotten first"
 _MAX_PAGES: Final = 100
+_LINGERING: Final = 2
+"""How many keys a task's asks belonged to before are kept reachable (``PassedTask.lingering``)."""
 _NOT_FOUND: Final = "Failed to retrieve task: Task not found"
 
 
@@ -112,6 +115,9 @@ class PassedTask:
     """The host's requests about the task not answered yet (key, request), oldest first."""
     ended: bool = False
     """The host was told the task ended: nothing more is asked during it."""
+    lingering: list[str] = field(default_factory=list)
+    """Keys the task's asks belonged to before ``bound``, their calls kept a little: an ask
+    that came while one was bound (tagged with it) is answered through it even if handled later."""
 
 
 class TaskRelay:
@@ -189,8 +195,15 @@ class TaskRelay:
             meta = {**(meta or {}), "progressToken": _upstream_token(key)}
         if meta:
             params["_meta"] = meta
+
+        def on_answer(answered: Exchange) -> None:  # kept before the server's next message is read
+            made_id = (created_task(answered.result) or {}).get("taskId")
+            if isinstance(made_id, str) and made_id:  # (what it asks at once names the task)
+                made.append(self._kept(key, route.server, connection, made_id, session, host, answered.mcp_id,
+                                       request, host_token))
+
         try:
-            exchange = await connection.exchange(m.CALL_TOOL, params, tag=key)
+            exchange = await connection.exchange(m.CALL_TOOL, params, tag=key, on_answer=on_answer)
         except asyncio.CancelledError:  # the host cancelled, or went away: cancelled upstream too
             forwarder.route(key, request, alias, "cancelled", route=route,
                             reason="the host cancelled the call or disconnected")
@@ -207,15 +220,20 @@ class TaskRelay:
             raise RpcError(exchange.error.code, exchange.error.message, exchange.error.data)
         assert exchange.result is not None
         result = _passed(exchange.result)
-        if task is None or not isinstance(upstream_id, str) or not upstream_id:
+        if task is None or not isinstance(upstream_id, str) or not upstream_id or not made:
             return result  # the server ran it plainly: its result is the answer
-        passed = self._keep(key, route.server, connection, upstream_id, session, host, exchange.mcp_id)
+        return with_task_id(result, upstream_id, made[0].task_id)
+
+    def _kept(self, key: str, server: str, connection: Connection, upstream_id: str, session: ServerSession,
+              host: int | None, mcp_id: RequestId, request: Request, host_token: Any) -> PassedTask:
+        """The host's task the upstream just made, kept and bound to the ``tools/call`` (``key``)
+        whose answer it is, with the host's progress token if it gave one."""
+        passed = self._keep(key, server, connection, upstream_id, session, host, mcp_id)
         if host_token is not None:
             passed.host_token = host_token
-            self._by_token[(route.server, _upstream_token(key))] = passed.task_id
+            self._by_token[(server, _upstream_token(key))] = passed.task_id
         self._asked_about(passed, key, request)
-        made.append(passed)
-        return with_task_id(result, upstream_id, passed.task_id)
+        return passed
 
     def _keep(self, key: str, server: str, connection: Connection, upstream_id: str, session: ServerSession,
               host: int | None, mcp_id: RequestId) -> PassedTask:
@@ -255,7 +273,11 @@ class TaskRelay:
         ``request`` None (none pending), to the task itself (``key`` its id), asked as no
         request's."""
         previous = self.forwarder.calls.get(task.bound)
-        self._unbind(task)
+        if key == task.bound and previous is not None:
+            return  # bound to it already
+        self._move_on(task)
+        if key in task.lingering:  # bound to it again (the task itself, between requests)
+            task.lingering.remove(key)
         session = task.owner()
         last = request or (previous.request if previous is not None else None)
         if session is None or last is None:
@@ -267,10 +289,30 @@ class TaskRelay:
         self.catalog.connections[task.server].requests.tool_tasks[task.upstream_id] = (key, task.mcp_id)
         task.bound = key
 
+    def _move_on(self, task: PassedTask) -> None:
+        """The task's asks no longer go to ``bound``; its call lingers (``PassedTask.lingering``)."""
+        call = self.forwarder.calls.get(task.bound) if task.bound else None
+        if call is None:
+            self._release(task)
+            return
+        call.lingering = True
+        task.lingering.append(task.bound)
+        while len(task.lingering) > _LINGERING:
+            self.forwarder.calls.remove(task.lingering.pop(0))
+        self._release(task)
+
     def _unbind(self, task: PassedTask) -> None:
+        """Nothing more is asked during the task (it ended, or is forgotten)."""
+        for key in task.lingering:
+            self.forwarder.calls.remove(key)
+        task.lingering.clear()
+        if task.bound:
+            self.forwarder.calls.remove(task.bound)
+        self._release(task)
+
+    def _release(self, task: PassedTask) -> None:
         if not task.bound:
             return
-        self.forwarder.calls.remove(task.bound)
         owners = self.catalog.connections[task.server].requests.tool_tasks
         if owners.get(task.upstream_id) == (task.bound, task.mcp_id):  # not a restarted server's same id
             del owners[task.upstream_id]

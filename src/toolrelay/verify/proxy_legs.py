@@ -57,6 +57,7 @@ from .proxy_passing import Passing, passing_findings
 from .proxy_rounds import asks_again, is_in_rounds, round_chain
 from .proxy_subscriptions import subscription_findings
 from .proxy_task_asks import judge_task_asks
+from .proxy_task_states import judge_states
 from .proxy_tasks import (
     TASK_METHODS,
     judge_bridged,
@@ -164,6 +165,7 @@ def verify_proxy(run: RunRecord) -> Verdict:
     findings += judge_abandoned(legs.abandoned, legs)
     findings += judge_forgotten(run.events, legs.forgotten, legs.tasks, legs.routes)
     findings += judge_task_asks(legs.passing, legs.tasks, legs.host_in, legs.host_out, legs.wire_hosts)
+    findings += judge_states(legs.host_in, legs.host_out, legs.routes, legs.tasks)
     findings += subscription_findings(run.events)  # and 2025 hosts, of the resources they subscribed to
     findings.sort(key=lambda finding: link_rank(finding.link))
     broken = next((finding for finding in findings if not finding.ok), None)

@@ -138,10 +138,10 @@ def judge_task_request(said: Say, received: Event, route: Event, answer: Event, 
     decision, method = route.get("decision"), received.get("method")
     if decision == "listed":
         return [_listed(said, received, answer, legs, key)]
-    if decision in ("unknown", "failed"):
-        sent = [e for e in legs.sent_for.get(key, []) if decision == "unknown"]
+    if decision in ("unknown", "failed", "refused"):  # refused: a state never given (proxy_task_states)
+        sent = [e for e in legs.sent_for.get(key, []) if decision != "failed"]
         acknowledged = method in (_UPDATE, "tasks/cancel") and "result" in answer.get("message", {}) and \
-            received.get("protocol_version") in MODERN_VERSIONS  # the SEP: acknowledged even so
+            received.get("protocol_version") in MODERN_VERSIONS and decision == "unknown"  # the SEP: even so
         ok = not sent and ("error" in answer.get("message", {}) or acknowledged)
         what = f"{decision} ({route.get('reason')})"
         return [said("routing", "task_owned", ok, f"{what}: answered with an error" if ok
