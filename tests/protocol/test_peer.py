@@ -81,6 +81,24 @@ def test_answers_pair_by_id_even_out_of_order() -> None:
     run(scenario)
 
 
+def test_on_answer_sees_the_answer_before_the_next_message_is_dispatched() -> None:
+    async def scenario() -> None:
+        wire = Wire()
+        seen: list[str] = []
+        peer = Peer(wire.send, on_request=lambda request: seen.append(f"request {request.method}") or {})
+        def answered(exchange: Exchange) -> None:
+            seen.append(f"answer {exchange.result}")
+
+        call = asyncio.ensure_future(peer.call("tools/call", {"name": "a"}, on_answer=answered))
+        await asyncio.sleep(0)
+        _answer(peer, wire.sent[0]["id"], {"task": "t-1"})  # the answer, then at once the server's request
+        peer.receive(_request(7, "elicitation/create"))
+        assert seen == ["answer {'task': 't-1'}", "request elicitation/create"]  # the caller has not run yet
+        assert (await call).result == {"task": "t-1"}
+
+    run(scenario)
+
+
 def test_string_id_answer_does_not_pair_with_integer_request() -> None:
     async def scenario() -> None:
         peer = Peer(Wire().send)

@@ -469,11 +469,12 @@ class Connection:
 
     async def exchange(
         self, method: str, params: JSONObject | None = None, *, tag: str | None = None,
-        timeout: float | None = None,
+        timeout: float | None = None, on_answer: Sent | None = None,
     ) -> Exchange:
         """``request`` as its whole exchange (a JSON-RPC error inside it), recorded with
         ``tag`` (the call_id of the model's call it stands for); ``timeout`` replaces the
-        server's request_timeout.
+        server's request_timeout; ``on_answer`` is given the exchange as its answer is read,
+        before anything the server sends after it (``Peer.call``).
 
         ``prompts/get`` and ``resources/read`` may be answered ``input_required`` in
         2026-07-28: what the server asks is answered and the request retried, as for
@@ -484,7 +485,7 @@ class Connection:
         sent = self._enveloped(params)
         named = _INPUT_REQUIRED_NAMES.get(method)
         if named is None or sent is None:
-            return await peer.call(method, sent, timeout=limit, tag=tag)
+            return await peer.call(method, sent, timeout=limit, tag=tag, on_answer=on_answer)
 
         async def send(retried: JSONObject) -> Exchange:  # each retry has a new id
             return await peer.call(method, retried, timeout=limit, tag=tag)

@@ -157,10 +157,17 @@ class ExtensionTaskCall:
             params["requestState"] = self._state  # as given: opaque to the client
         wait = timeout if timeout is not None else min(self.request_timeout,
                                                        self._remaining(self.request_timeout))
-        exchange = await self.peer.call(method, self.envelope(params), timeout=wait, tag=self.call_id)
+        return await self.peer.call(method, self.envelope(params), timeout=wait, tag=self.call_id,
+                                    on_answer=self._take_in)
+
+    def _take_in(self, exchange: Exchange) -> None:
+        """A ``tasks/*`` answer, as it is read: its ``requestState`` is the latest (what a cancel
+        sent next echoes), and ``on_task`` sees it before anything read after it (a proxy's host
+        is shown no state older than the transcript's)."""
+        if exchange.method == m.TASKS_GET and isinstance(exchange.result, dict):
+            self._state = exchange.result.get("requestState")
         if self.on_task is not None:
             self.on_task(exchange)
-        return exchange
 
     async def _cancel(self) -> None:
         """``tasks/cancel``, acknowledged or not."""

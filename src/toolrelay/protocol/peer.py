@@ -98,6 +98,8 @@ class _Pending:
     max_time: float | None = None
     cap: float = 0.0
     """Event loop time the deadline never passes, however often it is renewed (``max_time``)."""
+    on_answer: Sent | None = None
+    """Given the exchange as its answer is read, before the next message is dispatched."""
 
 
 class Peer:
@@ -154,13 +156,16 @@ class Peer:
         tag: Any = None,
         max_time: float | None = None,
         on_sent: Sent | None = None,
+        on_answer: Sent | None = None,
     ) -> Exchange:
         """Send a request and wait for its answer; JSON-RPC errors come back in the Exchange.
 
         Raises TransportError when no answer can come (closed, timed out). On timeout or
         cancellation of the caller, ``notifications/cancelled`` names the request id.
         ``timeout`` is renewed by ``renew``; ``max_time`` (with a timeout) caps it in total.
-        ``on_sent`` is given the exchange once the request is on the wire.
+        ``on_sent`` is given the exchange once the request is on the wire; ``on_answer`` as
+        its answer is read, before the next message is dispatched (what the other side sends
+        right after the answer may rest on it: a task the answer created).
         """
         if self._closed is not None:
             raise self._closed
@@ -171,7 +176,7 @@ class Peer:
         if loop is None or loop.is_closed():
             loop = self._loop = asyncio.get_running_loop()
         future: asyncio.Future[Exchange] = loop.create_future()
-        pending = self._pending[mcp_id] = _Pending(exchange, future, tag)
+        pending = self._pending[mcp_id] = _Pending(exchange, future, tag, on_answer=on_answer)
         try:
             if self.tracer is not None:  # (what _emit does, written out on the hot path)
                 self.tracer.sent(message, tag)
@@ -379,6 +384,8 @@ class Peer:
         exchange.settle(message)
         if self.tracer is not None:
             self.tracer.received(message, pending.tag, exchange.elapsed)
+        if pending.on_answer is not None and not pending.future.done():
+            pending.on_answer(exchange)
         if not pending.future.done():
             pending.future.set_result(exchange)
 

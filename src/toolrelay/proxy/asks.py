@@ -18,7 +18,9 @@ proxy's key (its ``call_id``), and
 The upstream request's own ``task`` (the proxy answers it as a task itself, ``client/host``)
 and its related-task meta (the upstream's task id means nothing to the host) are not
 passed on; during a host's own task (``tasks.py``) the related task is the host's id of
-it. Each ask is recorded (``ProxyAsk``), both requests' ids and the host's answer.
+it; asked while no request of the host's about that task is pending, it is asked as no
+request's and recorded under the task (``task_id``, no key). Each ask is recorded
+(``ProxyAsk``), both requests' ids and the host's answer.
 """
 
 from __future__ import annotations
@@ -152,7 +154,7 @@ class HostAsks:
         assert peer is not None
         asked: list[RequestId] = []
         try:
-            exchange = await peer.call(method, passed, tag=call.request.id,
+            exchange = await peer.call(method, passed, tag=None if call.between else call.request.id,
                                        on_sent=lambda sent: asked.append(sent.mcp_id))
         except TransportError as exc:
             reason = f"the host did not answer: {exc}"
@@ -167,9 +169,12 @@ class HostAsks:
     def _record(self, call: HostCall | None, server: str, upstream_id: RequestId | None, method: str,
                 answered_by: str, outcome: str, reason: str, **more: Any) -> None:
         if self.events.active:
+            between = call is not None and call.between  # no host request pending: the task's own
+            if between:
+                more["task_id"] = call.task_id if call is not None else None
             self.events.emit(ProxyAsk(
-                key=call.key if call is not None else "",
-                host_id=call.request.id if call is not None else None,
+                key=call.key if call is not None and not between else "",
+                host_id=call.request.id if call is not None and not between else None,
                 server=server, upstream_id=upstream_id, method=method, answered_by=answered_by,
                 outcome=outcome, reason=reason, **more))
 

@@ -76,6 +76,13 @@ class HostCall:
     ready: asyncio.Event | None = None
     """A bridged task's (``task_bridge.py``): set while the host's ``tasks/result`` waits,
     the 2025 way to be asked during a task; what the upstream asks waits for it."""
+    between: bool = False
+    """A host's task while no request of the host's about it is pending (``tasks.py``): what
+    the upstream asks is asked of the host as no request's and recorded under the task
+    (``key`` is the task's id; ``request`` the last one, answered already)."""
+    lingering: bool = False
+    """A host's task whose asks have moved on to a later request (``tasks.py``): kept only for
+    an ask that came while this one was bound; no notification is passed on through it."""
 
     @property
     def peer(self) -> Peer | None:
@@ -135,6 +142,8 @@ class HostCalls:
         """An upstream notification (``Connection.on_notification``): passed on to the host
         of the call it came during, when it is one a host is told."""
         call = self.get(key)
+        if call is not None and (call.between or call.lingering):  # a task's, no request pending: no call's
+            call = None
         if call is None and note.method == LOG_MESSAGE:
             self._log_for_all(server, note)
             return

@@ -28,7 +28,11 @@ recorded here:
   and the (server, connection, upstream task id) it stands for, with the key of the host's
   ``tools/call`` that created it; its ``tasks/*`` requests are ``proxy_host`` /
   ``proxy_route`` as any request's, the route naming the host's task id (``alias``) and the
-  upstream's (``tool``);
+  upstream's (``tool``); the revision its host spoke (``host_version``) tells a 2025 host's
+  task from a 2026-07-28 host's (both ``host`` None on stdio);
+- ``proxy_task_forgotten``: a host's task the proxy no longer keeps (it keeps at most 1,000
+  of each kind, the oldest forgotten first; a passed-through task whose server restarted is
+  lost): from then on its id is unknown and no ``tasks/list`` lists it;
 - ``proxy_task_status``: an upstream ``notifications/tasks/status`` passed on to the host
   that owns the task, the task id mapped.
 """
@@ -53,6 +57,7 @@ __all__ = [
     "ProxyStart",
     "ProxyTask",
     "ProxyTaskAbandoned",
+    "ProxyTaskForgotten",
     "ProxyTaskStatus",
 ]
 
@@ -153,9 +158,10 @@ class ProxyRelayed(Event):
 @dataclass(slots=True, kw_only=True)
 class ProxyAsk(Event):
     kind: ClassVar[str] = "proxy_ask"
-    optional_fields: ClassVar[frozenset[str]] = frozenset({"host_request_id", "host_answer", "round"})
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"host_request_id", "host_answer", "round",
+                                                           "task_id"})
     key: str
-    """The proxy's key of the host call the upstream asked during."""
+    """The proxy's key of the host call the upstream asked during (empty: none, see ``task_id``)."""
     host_id: int | str | None
     server: str
     upstream_id: int | str | None
@@ -173,11 +179,15 @@ class ProxyAsk(Event):
     """The host's answer as received (its result or its error)."""
     round: str | None = None
     """2026-07-28 host: the ``requestState`` of the input_required round it was asked in."""
+    task_id: str | None = None
+    """Asked during a host's task while no request of the host's about it was pending: the
+    proxy's id of that task (``key`` empty; asked of the host as no request's)."""
 
 
 @dataclass(slots=True, kw_only=True)
 class ProxyTask(Event):
     kind: ClassVar[str] = "proxy_task"
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"host_version"})
     key: str
     """The proxy's key of the host ``tools/call`` that created the task."""
     task_id: str
@@ -187,7 +197,11 @@ class ProxyTask(Event):
     upstream_task_id: str
     """The upstream server's id of the task (two servers may both say ``task-1``)."""
     host: int | None = None
-    """The HTTP host's session number that owns it (None: the stdio host)."""
+    """The HTTP host's session number that owns it (None: the stdio host, or a 2026-07-28 host)."""
+    host_version: str | None = None
+    """The revision its host spoke when it created the task (``2025-11-25``, or ``2026-07-28``:
+    a host without a session, its task id all that names it), so ``host`` None is told apart;
+    None in transcripts older than it (``verify`` then reads the era off the creating call)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -210,6 +224,18 @@ class ProxyTaskAbandoned(Event):
     declined: list[Any] = field(default_factory=list)
     """The upstream ids of the requests of a 2025 server's task the proxy answered itself
     before the cancel (an elicitation ``cancel``, anything else an error)."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ProxyTaskForgotten(Event):
+    """A host's task the proxy stopped keeping (``tasks.py``, ``task_bridge.py``)."""
+
+    kind: ClassVar[str] = "proxy_task_forgotten"
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"kept"})
+    task_id: str
+    reason: str
+    kept: int | None = None
+    """The most tasks of its kind the proxy keeps, when that is why (None: its server restarted)."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -88,14 +88,16 @@ from .asks import PROXY_ANSWERED
 from .bridged_task import BridgedTask, abandoned_as, fetching_end, final_of, host_left, rests_on, told
 from .forward import Forwarder, forwarded_meta, tool_error
 from .host_calls import HostCall
-from .records import ProxyTask, ProxyTaskAbandoned, ProxyTaskStatus
+from .records import ProxyTask, ProxyTaskAbandoned, ProxyTaskForgotten, ProxyTaskStatus
 from .rounds import DEFAULT_WAIT
 
 __all__ = ["BridgedTask", "TaskBridge", "shown_with_task_support"]
 
 _MAX_KEPT: Final = 1000
-"""Bridged tasks remembered at most (the oldest ended one forgotten first)."""
+"""Bridged tasks remembered at most (the oldest ended one forgotten first, recorded)."""
 BRIDGED: Final = "bridged"
+REFUSED: Final = "refused"
+"""A 2026-07-28 host's ``tasks/*`` request naming a ``requestState`` the proxy never gave for the task."""
 MODERN_METHODS: Final = (m.TASKS_GET, TASKS_UPDATE, m.TASKS_CANCEL)
 """The extension's methods a 2026-07-28 host asks of its task."""
 _LEFT_CHECK: Final = 0.5
@@ -439,13 +441,25 @@ class TaskBridge:
         if self.forwarder.events.active:
             self.forwarder.events.emit(ProxyTask(
                 key=task.key, task_id=task.task_id, server=task.server, connection=task.connection,
-                upstream_task_id=task.upstream_id, host=task.host))
-        while len(self._tasks) >= _MAX_KEPT:
-            oldest = next((t for t in self._tasks.values() if t.runner.done()), None)
-            if oldest is None:
-                break
-            del self._tasks[oldest.task_id]
+                upstream_task_id=task.upstream_id, host=task.host,
+                host_version=task.call.protocol_version))
+        while len(self._tasks) >= _MAX_KEPT and self._forget_oldest_ended():
+            pass
         self._tasks[task.task_id] = task
+
+    def _forget_oldest_ended(self) -> bool:
+        """Forget the oldest task that ended (recorded: no ``tasks/list`` lists it from now on);
+        False when none has."""
+        oldest = next((t for t in self._tasks.values() if t.runner.done()), None)
+        if oldest is None:
+            return False
+        if self.forwarder.events.active:
+            self.forwarder.events.emit(ProxyTaskForgotten(
+                task_id=oldest.task_id, kept=_MAX_KEPT,
+                reason=f"the proxy keeps at most {_MAX_KEPT} bridged tasks; the oldest ended one is "
+                       "forgotten first"))
+        del self._tasks[oldest.task_id]
+        return True
 
     # -- the host's tasks/get, tasks/result, tasks/cancel -------------------------------------
 
@@ -547,6 +561,10 @@ class TaskBridge:
             if request.method != m.TASKS_GET:  # the SEP: update and cancel are acknowledged all the same
                 return {}
             raise RpcError(INVALID_PARAMS, f"{_NOT_FOUND}: {task_id}")
+        stale = _unknown_state(task, request)
+        if stale is not None:  # a state the proxy never gave for this task: refused, as the SEP lets servers
+            self._route(key, request, task, None, REFUSED, stale)
+            raise RpcError(INVALID_PARAMS, stale)
         if request.method == m.TASKS_GET and task.legacy and task.giving_up is not None:
             await asyncio.wait({task.giving_up})  # said cancelled, or ended, once the upstream said which
         if request.method == m.TASKS_GET and fetching_end(task):
@@ -607,6 +625,20 @@ class TaskBridge:
         if input_key in task.declined:  # recorded as the proxy's own answer, with why
             return said, {PROXY_ANSWERED: task.given_up}
         return said, {"key": input_key, "state": task.echoed}
+
+
+def _unknown_state(task: BridgedTask, request: Request) -> str | None:
+    """Why a 2026-07-28 host's request is refused: it names a ``requestState`` the proxy never
+    gave for ``task`` (None: it names none, or one of the task's own)."""
+    given = (request.params or {}).get("requestState")
+    if given is None:
+        return None
+    prefix = f"{task.task_id}-state-"
+    number = given[len(prefix):] if isinstance(given, str) and given.startswith(prefix) else ""
+    if number.isdigit() and str(int(number)) == number and 1 <= int(number) <= task.states:
+        return None
+    return f"requestState {given!r} is not one the proxy gave for task {task.task_id}"
+
 
 
 def shown_with_task_support(tool: dict[str, Any]) -> dict[str, Any]:

@@ -18,8 +18,11 @@ connection, upstream task id). Then, for the host that created it only:
 - an upstream ``notifications/tasks/status`` reaches the owning host with its id; the
   task's progress, where the host's ``tools/call`` gave a ``progressToken`` (valid until
   the task ends), reaches it with that token (upstream the proxy's own, ``KEY-task``); what
-  the upstream asks during the task (its related-task meta) reaches that host too, on the
-  stream of its latest ``tasks/*`` request, naming the host's task (``asks.py``).
+  the upstream asks during the task (its related-task meta) reaches that host too, naming
+  the host's task (``asks.py``): on the stream of its request about the task pending then
+  (the latest, if several), recorded under its key; while none is, asked of the host as no
+  request's (over HTTP: on its session's GET stream) and recorded under the task itself
+  (``proxy_ask`` with ``task_id``, no key).
 
 A task id the host does not own is -32602, as an unknown one; a task whose server
 restarted since is lost (-32602 naming why). Any other host (2025-06-18, no ``tasks``
@@ -39,7 +42,7 @@ import itertools
 import secrets
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..client.connection import Connection
@@ -56,6 +59,7 @@ from ..protocol.jsonrpc import (
     RequestId,
 )
 from ..protocol.passthrough import passed_on, with_task_id
+from ..protocol.peer import Exchange
 from ..redaction import redact
 from ..relay.catalog import Catalog
 from ..relay.stages.route import Route
@@ -63,7 +67,7 @@ from ..server.app import CallContext, ServerSession
 from ..server.features import FeatureHandler
 from .forward import Forwarder, forwarded_meta, tool_error
 from .host_calls import HostCall
-from .records import ProxyRelayed, ProxyTask, ProxyTaskStatus
+from .records import ProxyRelayed, ProxyTask, ProxyTaskForgotten, ProxyTaskStatus
 from .task_bridge import TaskBridge
 
 __all__ = ["TASK_METHODS", "PassedTask", "TaskRelay", "host_takes_tasks"]
@@ -71,9 +75,12 @@ __all__ = ["TASK_METHODS", "PassedTask", "TaskRelay", "host_takes_tasks"]
 TASK_METHODS: Final = (m.TASKS_GET, m.TASKS_RESULT, m.TASKS_LIST, m.TASKS_CANCEL)
 _TASKED: Final = frozenset({"optional", m.TASK_SUPPORT_REQUIRED})
 _MAX_KEPT: Final = 1000
-"""Tasks remembered at most (the oldest forgotten first): a host that never asks for its
-results must not grow the proxy without end."""
+"""Tasks remembered at most (the oldest forgotten first, recorded): a host that never asks for
+its results must not grow the proxy without end."""
+FORGOTTEN_OLDEST: Final = "the proxy keeps at most {kept} tasks; the oldest is forgotten first"
 _MAX_PAGES: Final = 100
+_LINGERING: Final = 2
+"""How many keys a task's asks belonged to before are kept reachable (``PassedTask.lingering``)."""
 _NOT_FOUND: Final = "Failed to retrieve task: Task not found"
 
 
@@ -101,8 +108,16 @@ class PassedTask:
     host_token: Any = None
     """The host's ``progressToken`` of its ``tools/call`` (valid until the task ends), if it gave one."""
     bound: str = ""
-    """The key of the host request the task's asks now belong to: the ``tools/call``, then
-    each ``tasks/*`` request in turn (asked on its stream, recorded under its key)."""
+    """The key the task's asks now belong to: a pending host request's (the ``tools/call``,
+    then each ``tasks/*`` request: asked on its stream, recorded under its key), or, while
+    none is pending, the task's own id (asked as no request's, recorded under the task)."""
+    pending: list[tuple[str, Request]] = field(default_factory=list)
+    """The host's requests about the task not answered yet (key, request), oldest first."""
+    ended: bool = False
+    """The host was told the task ended: nothing more is asked during it."""
+    lingering: list[str] = field(default_factory=list)
+    """Keys the task's asks belonged to before ``bound``, their calls kept a little: an ask
+    that came while one was bound (tagged with it) is answered through it even if handled later."""
 
 
 class TaskRelay:
@@ -156,12 +171,17 @@ class TaskRelay:
         """The host's answer to its task-augmented ``tools/call``: the upstream's
         ``CreateTaskResult`` with the proxy's task id (or what it answered instead)."""
         host = self.forwarder.calls.number_of(session)
-        return await self.forwarder.recorded(
-            request, version, host,
-            lambda key: self._create(key, alias, route, arguments, request, session, host))
+        made: list[PassedTask] = []
+        try:
+            return await self.forwarder.recorded(
+                request, version, host,
+                lambda key: self._create(key, alias, route, arguments, request, session, host, made))
+        finally:
+            for task in made:  # answered: what the task asks from now on is asked under the task itself
+                self._answered(task, task.key)
 
     async def _create(self, key: str, alias: str, route: Route, arguments: JSONObject, request: Request,
-                      session: ServerSession, host: int | None) -> JSONObject:
+                      session: ServerSession, host: int | None, made: list[PassedTask]) -> JSONObject:
         forwarder = self.forwarder
         refused = await forwarder.refused(key, request, alias, route, arguments)
         if refused is not None:
@@ -175,8 +195,15 @@ class TaskRelay:
             meta = {**(meta or {}), "progressToken": _upstream_token(key)}
         if meta:
             params["_meta"] = meta
+
+        def on_answer(answered: Exchange) -> None:  # kept before the server's next message is read
+            made_id = (created_task(answered.result) or {}).get("taskId")
+            if isinstance(made_id, str) and made_id:  # (what it asks at once names the task)
+                made.append(self._kept(key, route.server, connection, made_id, session, host, answered.mcp_id,
+                                       request, host_token))
+
         try:
-            exchange = await connection.exchange(m.CALL_TOOL, params, tag=key)
+            exchange = await connection.exchange(m.CALL_TOOL, params, tag=key, on_answer=on_answer)
         except asyncio.CancelledError:  # the host cancelled, or went away: cancelled upstream too
             forwarder.route(key, request, alias, "cancelled", route=route,
                             reason="the host cancelled the call or disconnected")
@@ -193,14 +220,20 @@ class TaskRelay:
             raise RpcError(exchange.error.code, exchange.error.message, exchange.error.data)
         assert exchange.result is not None
         result = _passed(exchange.result)
-        if task is None or not isinstance(upstream_id, str) or not upstream_id:
+        if task is None or not isinstance(upstream_id, str) or not upstream_id or not made:
             return result  # the server ran it plainly: its result is the answer
-        passed = self._keep(key, route.server, connection, upstream_id, session, host, exchange.mcp_id)
+        return with_task_id(result, upstream_id, made[0].task_id)
+
+    def _kept(self, key: str, server: str, connection: Connection, upstream_id: str, session: ServerSession,
+              host: int | None, mcp_id: RequestId, request: Request, host_token: Any) -> PassedTask:
+        """The host's task the upstream just made, kept and bound to the ``tools/call`` (``key``)
+        whose answer it is, with the host's progress token if it gave one."""
+        passed = self._keep(key, server, connection, upstream_id, session, host, mcp_id)
         if host_token is not None:
             passed.host_token = host_token
-            self._by_token[(route.server, _upstream_token(key))] = passed.task_id
-        self._bind(passed, key, request)
-        return with_task_id(result, upstream_id, passed.task_id)
+            self._by_token[(server, _upstream_token(key))] = passed.task_id
+        self._asked_about(passed, key, request)
+        return passed
 
     def _keep(self, key: str, server: str, connection: Connection, upstream_id: str, session: ServerSession,
               host: int | None, mcp_id: RequestId) -> PassedTask:
@@ -209,38 +242,86 @@ class TaskRelay:
                           host=host,
                           mcp_id=mcp_id)
         while len(self._tasks) >= _MAX_KEPT:
-            self._forget(next(iter(self._tasks.values())))
+            self._forget(next(iter(self._tasks.values())), FORGOTTEN_OLDEST.format(kept=_MAX_KEPT), _MAX_KEPT)
         self._tasks[task.task_id] = task
         self._by_upstream[(server, connection.number, upstream_id)] = task.task_id
         if self.events.active:
             self.events.emit(ProxyTask(key=key, task_id=task.task_id, server=server,
-                                       connection=connection.number, upstream_task_id=upstream_id, host=host))
+                                       connection=connection.number, upstream_task_id=upstream_id, host=host,
+                                       host_version=session.protocol_version))
         return task
 
-    def _bind(self, task: PassedTask, key: str, request: Request) -> None:
+    def _asked_about(self, task: PassedTask, key: str, request: Request) -> None:
+        """A host request about ``task`` (``key``) is pending: what the task asks is its."""
+        task.pending.append((key, request))
+        self._bind(task, key, request)
+
+    def _answered(self, task: PassedTask, key: str) -> None:
+        """The host request ``key`` about ``task`` was answered: what the task asks goes to
+        the latest one still pending, else to the task itself (its id the key)."""
+        task.pending = [(k, r) for k, r in task.pending if k != key]
+        if task.ended or self._tasks.get(task.task_id) is not task:
+            return
+        if task.pending:
+            self._bind(task, *task.pending[-1])
+        else:
+            self._bind(task, task.task_id, None)
+
+    def _bind(self, task: PassedTask, key: str, request: Request | None) -> None:
         """What the upstream asks during ``task`` (its related-task meta) belongs, from now
-        on, to the host request ``key``: asked on its stream, recorded under its key."""
-        self._unbind(task)
+        on, to the host request ``key``: asked on its stream, recorded under its key; with
+        ``request`` None (none pending), to the task itself (``key`` its id), asked as no
+        request's."""
+        previous = self.forwarder.calls.get(task.bound)
+        if key == task.bound and previous is not None:
+            return  # bound to it already
+        self._move_on(task)
+        if key in task.lingering:  # bound to it again (the task itself, between requests)
+            task.lingering.remove(key)
         session = task.owner()
-        if session is None:
+        last = request or (previous.request if previous is not None else None)
+        if session is None or last is None:
             return
         self.forwarder.calls.add(HostCall(
-            key=key, request=request, protocol_version=session.protocol_version, session=session,
+            key=key, request=last, protocol_version=session.protocol_version, session=session,
             capabilities=session.client_capabilities, server=task.server, host=task.host,
-            task_id=task.task_id))
+            task_id=task.task_id, between=request is None))
         self.catalog.connections[task.server].requests.tool_tasks[task.upstream_id] = (key, task.mcp_id)
         task.bound = key
 
+    def _move_on(self, task: PassedTask) -> None:
+        """The task's asks no longer go to ``bound``; its call lingers (``PassedTask.lingering``)."""
+        call = self.forwarder.calls.get(task.bound) if task.bound else None
+        if call is None:
+            self._release(task)
+            return
+        call.lingering = True
+        task.lingering.append(task.bound)
+        while len(task.lingering) > _LINGERING:
+            self.forwarder.calls.remove(task.lingering.pop(0))
+        self._release(task)
+
     def _unbind(self, task: PassedTask) -> None:
+        """Nothing more is asked during the task (it ended, or is forgotten)."""
+        for key in task.lingering:
+            self.forwarder.calls.remove(key)
+        task.lingering.clear()
+        if task.bound:
+            self.forwarder.calls.remove(task.bound)
+        self._release(task)
+
+    def _release(self, task: PassedTask) -> None:
         if not task.bound:
             return
-        self.forwarder.calls.remove(task.bound)
         owners = self.catalog.connections[task.server].requests.tool_tasks
         if owners.get(task.upstream_id) == (task.bound, task.mcp_id):  # not a restarted server's same id
             del owners[task.upstream_id]
         task.bound = ""
 
-    def _forget(self, task: PassedTask) -> None:
+    def _forget(self, task: PassedTask, reason: str, kept: int | None = None) -> None:
+        """No longer keep ``task`` (recorded: no ``tasks/list`` lists it from now on)."""
+        if self.events.active:
+            self.events.emit(ProxyTaskForgotten(task_id=task.task_id, reason=reason, kept=kept))
         self._tasks.pop(task.task_id, None)
         self._by_upstream.pop((task.server, task.connection, task.upstream_id), None)
         self._by_token.pop((task.server, _upstream_token(task.key)), None)
@@ -291,9 +372,18 @@ class TaskRelay:
             said = f"server {task.server} exited or restarted since the task began; the task is lost"
             self.forwarder.route_to(key, request, task_id, "failed",
                                     target=(task.server, task.upstream_id), reason=said)
-            self._forget(task)
+            self._forget(task, said)
             raise RpcError(INVALID_PARAMS, f"{_NOT_FOUND}: {task_id} ({said})")
-        self._bind(task, key, request)
+        self._asked_about(task, key, request)
+        try:
+            return await self._passed_through(key, request, task, connection)
+        finally:
+            self._answered(task, key)
+
+    async def _passed_through(self, key: str, request: Request, task: PassedTask, connection: Connection
+                              ) -> JSONObject:
+        """The host's ``tasks/get``, ``tasks/result`` or ``tasks/cancel`` of ``task``, sent to its
+        server with the upstream's id, the answer with the host's."""
         sent: JSONObject = {k: v for k, v in (request.params or {}).items() if k != "_meta"}
         sent["taskId"] = task.upstream_id
         meta = forwarded_meta(request.params)
@@ -307,6 +397,7 @@ class TaskRelay:
         assert exchange.result is not None
         result = with_task_id(_passed(exchange.result), task.upstream_id, task.task_id)
         if request.method == m.TASKS_RESULT or result.get("status") in m.TERMINAL_TASK_STATUSES:
+            task.ended = True
             self._unbind(task)  # it ended: nothing more is asked during it (its id stays the host's)
         return result
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from .jsonpath import excerpt
+from .proxy_answers import Event
 from .proxy_features import host_name
+from .proxy_task_owners import owner_text
 from .record import RunRecord
 from .verdict import LINK_TITLES, Finding, Verdict
 
@@ -43,11 +45,21 @@ def explain_proxy(run: RunRecord, verdict: Verdict) -> str:
             during.setdefault(str(event.get("key")), []).append(event)
         elif event.get("kind") in ("proxy_task_status", "proxy_task_abandoned"):  # with the task's call
             during.setdefault(created.get(str(event.get("task_id")), ""), []).append(event)
+    host_in: dict[str, list[Event]] = {}
+    upstream: dict[tuple[Any, Any, Any], Event] = {}
+    for event in run.events:
+        if event.get("kind") == "proxy_host" and event.get("direction") == "in":
+            host_in.setdefault(str(event.get("key")), []).append(event)
+        elif event.get("kind") == "mcp_request":
+            upstream[(event.get("server"), event.get("connection"), event.get("mcp_id"))] = event
     for event in run.events:
         if event.get("kind") == "proxy_host" and event.get("direction") == "in":
             key = str(event.get("key"))
-            lines += _request(event, routes.get(key), answers.get(key), by_key.get(key, []),
-                              during.get(key, []))
+            route = routes.get(key)
+            sent = upstream.get((route.get("server"), route.get("connection"), route.get("mcp_id"))) \
+                if route is not None else None
+            lines += _request(event, route, sent, answers.get(key), by_key.get(key, []),
+                              [_during_text(e, host_in) for e in during.get(key, [])])
     broken = verdict.broken
     lines.append("verdict: " + (f"BROKEN at {LINK_TITLES.get(broken.link, broken.link)}" if broken is not None
                                 else "ok, every link holds"))
@@ -55,8 +67,8 @@ def explain_proxy(run: RunRecord, verdict: Verdict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _request(event: dict[str, Any], route: dict[str, Any] | None, answer: dict[str, Any] | None,
-             findings: list[Finding], during: list[dict[str, Any]]) -> list[str]:
+def _request(event: dict[str, Any], route: dict[str, Any] | None, sent: Event | None,
+             answer: dict[str, Any] | None, findings: list[Finding], during: list[str]) -> list[str]:
     params = (event.get("message") or {}).get("params") or {}
     method = str(event.get("method") or (event.get("message") or {}).get("method") or "tools/call")
     own = f" · host call id {event['host_call_id']}" if event.get("host_call_id") else ""
@@ -70,11 +82,10 @@ def _request(event: dict[str, Any], route: dict[str, Any] | None, answer: dict[s
              "  host → proxy   " + " ".join(str(part) for part in (method, named, asked) if part)]
     if route is not None:
         if route.get("mcp_id") is not None:
-            lines.append(f"  proxy → {route.get('server')}   {method} {route.get('tool')} · connection "
-                         f"{route.get('connection')} · upstream id {route.get('mcp_id')!r}")
+            lines.append(_upstream_text(route, sent, str(event.get("key")), method))
         lines.append(f"  decision       {route.get('decision')}"
                      + (f": {route.get('reason')}" if route.get("reason") else ""))
-    lines += [_during_text(e) for e in during]
+    lines += during
     if answer is not None:
         lines.append(f"  proxy → host   {_answer_text(answer.get('message') or {})}")
     lines += [f"  {'ok' if f.ok else 'BROKEN':>6}  {LINK_TITLES.get(f.link, f.link)}: {f.message}"
@@ -82,13 +93,26 @@ def _request(event: dict[str, Any], route: dict[str, Any] | None, answer: dict[s
     return [*lines, ""]
 
 
-def _during_text(event: dict[str, Any]) -> str:
+def _upstream_text(route: Event, sent: Event | None, key: str, method: str) -> str:
+    """The upstream request the route names, by its own method (a bridged task's answer rests
+    on the proxy's own poll, its cancel or the call that made it), and the host request it
+    was sent for when that is another (the one that made the task)."""
+    upstream = (sent.get("message") or {}).get("method") if sent is not None else None
+    said = f"{upstream}" if upstream else f"{method} (no such upstream request recorded)"
+    served = sent.get("call_id") if sent is not None else None
+    also = f" · sent for host request {served}" if served is not None and str(served) != key else ""
+    return (f"  proxy → {route.get('server')}   {said} {route.get('tool')} · connection "
+            f"{route.get('connection')} · upstream id {route.get('mcp_id')!r}{also}")
+
+
+def _during_text(event: dict[str, Any], host_in: dict[str, list[Event]]) -> str:
     """What passed through the call: an upstream ask and who answered it, a notification."""
     server, method, outcome = event.get("server"), event.get("method"), event.get("outcome")
     if event.get("kind") == "proxy_task":
         upstream = event.get("upstream_task_id")
         return (f"  task           {event.get('task_id')} ↔ {server} task {upstream!r} · "
-                f"connection {event.get('connection')} (the host names it by the proxy's id)")
+                f"connection {event.get('connection')} · {owner_text(event, host_in)}'s "
+                "(the host names it by the proxy's id)")
     if event.get("kind") == "proxy_task_abandoned":
         return (f"  proxy → {server}   tasks/cancel of task {event.get('upstream_task_id')!r} (upstream id "
                 f"{event.get('mcp_id')!r}): the proxy gave up on task {event.get('task_id')}, "

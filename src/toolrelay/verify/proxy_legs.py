@@ -22,7 +22,9 @@ pairs its two legs, never the host's call id alone; ids are compared on both leg
 - ``decision_kept`` (routing): a call the policy denied, or a tool withheld, was never
   sent upstream, and the host was answered a tool error naming the reason;
 - what passed through a call besides its answer (``proxy_passing``): each upstream ask
-  answered once and delivered to the request that asked (``ask_answered``), progress
+  answered once and delivered to the request that asked (``ask_answered``; asked during a
+  host's task with no request of the host's about it pending, to the host as no request's:
+  ``proxy_task_asks``), progress
   tokens mapped consistently (``progress_mapped``), a cancelled call cancelled upstream
   and not answered (``cancel_honoured``);
 - what 2026-07-28 hosts' listen requests were told (``proxy_listens``): resource updates
@@ -48,11 +50,14 @@ from ..protocol.tasks_ext import created_ext_task, settled_message
 from .proxy_answers import Event, Say, Triple, passed_error
 from .proxy_bridged_status import judge_bridged_status
 from .proxy_features import FEATURE_METHODS, judge_feature, without_envelope
+from .proxy_forgotten import judge_forgotten
 from .proxy_give_up import judge_abandoned
 from .proxy_listens import listen_findings
 from .proxy_passing import Passing, passing_findings
 from .proxy_rounds import asks_again, is_in_rounds, round_chain
 from .proxy_subscriptions import subscription_findings
+from .proxy_task_asks import judge_task_asks
+from .proxy_task_states import judge_states
 from .proxy_tasks import (
     TASK_METHODS,
     judge_bridged,
@@ -103,6 +108,8 @@ class _Legs:
     statuses: list[Event] = field(default_factory=list)
     abandoned: list[Event] = field(default_factory=list)
     """The bridged tasks the proxy cancelled upstream itself (``proxy_task_abandoned``)."""
+    forgotten: dict[str, Event] = field(default_factory=dict)
+    """The tasks the proxy stopped keeping (``proxy_task_forgotten``) by the proxy's task id."""
 
 
 def _legs(events: Iterable[Event]) -> _Legs:
@@ -124,6 +131,8 @@ def _legs(events: Iterable[Event]) -> _Legs:
             legs.statuses.append(event)
         elif kind == "proxy_task_abandoned":
             legs.abandoned.append(event)
+        elif kind == "proxy_task_forgotten":
+            legs.forgotten[str(event.get("task_id"))] = event
         elif kind == "proxy_end":
             legs.end = event
         elif kind == "proxy_wire":
@@ -154,6 +163,9 @@ def verify_proxy(run: RunRecord) -> Verdict:
     findings += judge_statuses([s for s in legs.statuses if s.get("mcp_id") is None], legs)
     findings += [judge_bridged_status(s, legs) for s in legs.statuses if s.get("mcp_id") is not None]
     findings += judge_abandoned(legs.abandoned, legs)
+    findings += judge_forgotten(run.events, legs.forgotten, legs.tasks, legs.routes)
+    findings += judge_task_asks(legs.passing, legs.tasks, legs.host_in, legs.host_out, legs.wire_hosts)
+    findings += judge_states(legs.host_in, legs.host_out, legs.routes, legs.tasks)
     findings += subscription_findings(run.events)  # and 2025 hosts, of the resources they subscribed to
     findings.sort(key=lambda finding: link_rank(finding.link))
     broken = next((finding for finding in findings if not finding.ok), None)

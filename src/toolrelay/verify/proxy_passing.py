@@ -127,7 +127,9 @@ def _ask(ask: Event, passing: Passing, host_in: dict[str, list[Event]], host_out
         why = f"{ask.get('outcome')}: {ask.get('reason')}"
         return said("correlation", "ask_answered", True, f"{name} answered by the proxy ({why})",
                     ask, *replies)
-    wrong = _host_problem(ask, replies, host_in.get(key, []), host_out.get(key, []), passing, wire_hosts)
+    came = int(mine[0]["seq"]) if mine else None
+    wrong = _host_problem(ask, replies, host_in.get(key, []), host_out.get(key, []), passing, wire_hosts,
+                          came)
     if wrong is not None:
         return said("correlation", "ask_answered", False, f"{name}: {wrong}", ask, *replies)
     return said("correlation", "ask_answered", True,
@@ -136,14 +138,17 @@ def _ask(ask: Event, passing: Passing, host_in: dict[str, list[Event]], host_out
 
 
 def _host_problem(ask: Event, replies: list[Event], received: list[Event], answered: list[Event],
-                  passing: Passing, wire_hosts: set[Any]) -> str | None:
-    """What is wrong with an ask the host answered (None: nothing)."""
+                  passing: Passing, wire_hosts: set[Any], came: int | None = None) -> str | None:
+    """What is wrong with an ask the host answered (None: nothing). ``came``: when the upstream's
+    request was recorded (an ask that came during the call may be answered after its answer:
+    a task's, its ``tools/call`` answered in the meantime)."""
     opened = received[0]["seq"] if received else None
     closed = answered[-1]["seq"] if answered else None  # (input_required rounds: the last)
     if ask.get("round") is not None and ask.get("outcome") == "host_left":
         # a 2026-07-28 host that never retried: its ask is settled after its last round
         return _never_retried(answered)
-    if opened is None or ask["seq"] < opened or (closed is not None and ask["seq"] > closed):
+    if opened is None or not any(seq is not None and opened <= seq and (closed is None or seq <= closed)
+                                 for seq in (ask["seq"], came)):
         return "the host was asked outside the host call it belongs to"
     answer = ask.get("host_answer") or {}
     if replies and ask.get("outcome") != "host_left" and not _same_answer(ask.get("method"), answer,

@@ -33,6 +33,8 @@ from ..protocol.tasks_ext import as_2025_task, as_ext_task, ended_ext_task, lost
 from ..protocol.versions import MODERN_VERSIONS
 from ..redaction import REDACTED
 from .proxy_answers import Event, Say, Triple, passed_error
+from .proxy_forgotten import forgotten_before
+from .proxy_task_owners import era_of, owned_by, owner_text
 from .verdict import Finding
 
 __all__ = ["TASK_METHODS", "Legs", "judge_bridged", "judge_created", "judge_statuses", "judge_task_request",
@@ -50,6 +52,7 @@ class Legs(Protocol):
     task_keys: dict[str, list[Event]]
     routes: dict[str, list[Event]]
     host_in: dict[str, list[Event]]
+    forgotten: dict[str, Event]
 
 
 def mapped(result: Any, upstream_id: Any, task_id: Any) -> Any:
@@ -116,12 +119,13 @@ def judge_created(said: Say, received: Event, route: Event, answer: Event, legs:
     upstream_id = created.get("taskId") if isinstance(created, dict) else None
     recorded = legs.task_keys.get(key, [])
     task = recorded[0] if len(recorded) == 1 else None
-    where = (route.get("server"), route.get("connection"), upstream_id, received.get("host"))
-    if task is None or (task.get("server"), task.get("connection"), task.get("upstream_task_id"),
-                        task.get("host")) != where:
+    where = (route.get("server"), route.get("connection"), upstream_id)
+    if task is None or (task.get("server"), task.get("connection"), task.get("upstream_task_id")) != where \
+            or not owned_by(task, received, legs.host_in):
         said_task = f"{len(recorded)} tasks recorded under it" if task is None else (
             f"the task recorded stands for {task.get('server')}'s {task.get('upstream_task_id')!r} of host "
-            f"{task.get('host')!r}, not the task {upstream_id!r} of this host's the upstream created")
+            f"{task.get('host')!r} ({owner_text(task, legs.host_in)}), not the task {upstream_id!r} of this "
+            "host's the upstream created")
         return [paired, said("correlation", "task_mapped", False, said_task, route, *recorded)]
     mapping = said("correlation", "task_mapped", True,
                    f"task {task.get('task_id')!r} stands for {task.get('server')}'s {upstream_id!r}", task)
@@ -134,10 +138,10 @@ def judge_task_request(said: Say, received: Event, route: Event, answer: Event, 
     decision, method = route.get("decision"), received.get("method")
     if decision == "listed":
         return [_listed(said, received, answer, legs, key)]
-    if decision in ("unknown", "failed"):
-        sent = [e for e in legs.sent_for.get(key, []) if decision == "unknown"]
+    if decision in ("unknown", "failed", "refused"):  # refused: a state never given (proxy_task_states)
+        sent = [e for e in legs.sent_for.get(key, []) if decision != "failed"]
         acknowledged = method in (_UPDATE, "tasks/cancel") and "result" in answer.get("message", {}) and \
-            received.get("protocol_version") in MODERN_VERSIONS  # the SEP: acknowledged even so
+            received.get("protocol_version") in MODERN_VERSIONS and decision == "unknown"  # the SEP: even so
         ok = not sent and ("error" in answer.get("message", {}) or acknowledged)
         what = f"{decision} ({route.get('reason')})"
         return [said("routing", "task_owned", ok, f"{what}: answered with an error" if ok
@@ -145,12 +149,14 @@ def judge_task_request(said: Say, received: Event, route: Event, answer: Event, 
     named = (received.get("message", {}).get("params") or {}).get("taskId")
     task = legs.tasks.get(str(named))
     sent_to = (route.get("alias"), route.get("server"), route.get("connection"), route.get("tool"))
-    owned = task is not None and task.get("host") == received.get("host") and sent_to == \
+    owned = task is not None and owned_by(task, received, legs.host_in) and sent_to == \
         (named, task.get("server"), task.get("connection"), task.get("upstream_task_id"))
     if task is None or not owned:
         why = "no task of the proxy's has that id" if task is None else (
-            f"it is host {task.get('host')!r}'s task {task.get('server')}/{task.get('upstream_task_id')!r}, "
-            f"and was sent to {route.get('server')}/{route.get('tool')!r} for host {received.get('host')!r}")
+            f"it is host {task.get('host')!r}'s task {task.get('server')}/{task.get('upstream_task_id')!r} "
+            f"({owner_text(task, legs.host_in)}), and was sent to "
+            f"{route.get('server')}/{route.get('tool')!r} for host {received.get('host')!r} "
+            f"(a {era_of(received.get('protocol_version'))} host)")
         return [said("routing", "task_owned", False, f"{method} of task {named!r}: {why}", route)]
     found = [said("routing", "task_owned", True, f"{method} of the host's task {named!r} → "
                   f"{task.get('server')}'s {task.get('upstream_task_id')!r}", route, task)]
@@ -169,6 +175,10 @@ def _listed(said: Say, received: Event, answer: Event, legs: Legs, key: str) -> 
         return said("feedback", "passed_on", False, "tasks/list answered without a tasks array", answer)
     reported: dict[str, Any] = {}  # proxy task id → the task as its upstream reported it, mapped
     upstream_events: list[Event] = []
+    by_upstream: dict[Triple, Event] = {}  # (server, connection, upstream task id) → its first task
+    for made in legs.tasks.values():
+        where = (made.get("server"), made.get("connection"), made.get("upstream_task_id"))
+        by_upstream.setdefault(where, made)
     for request in legs.sent_for.get(key, []):
         triple = (request.get("server"), request.get("connection"), request.get("mcp_id"))
         for response in legs.responses.get(triple, []):
@@ -177,8 +187,10 @@ def _listed(said: Say, received: Event, answer: Event, legs: Legs, key: str) -> 
             listing = request.get("message", {}).get("method") == "tasks/list"
             items = result.get("tasks") if listing else [result]
             for item in items if isinstance(items, list) else []:
-                task = _task_of(legs, triple, item.get("taskId") if isinstance(item, dict) else None)
-                if task is not None and task.get("host") == received.get("host"):
+                upstream_id = item.get("taskId") if isinstance(item, dict) else None
+                task = by_upstream.get((triple[0], triple[1], upstream_id))
+                if task is not None and task.get("host") == received.get("host") and \
+                        not forgotten_before(legs.forgotten, task["task_id"], int(answer["seq"])):
                     reported[str(task["task_id"])] = mapped(comparable(item), task["upstream_task_id"],
                                                             task["task_id"])
     reported |= _bridged_listed(legs, received, answer)
@@ -201,10 +213,9 @@ def _bridged_listed(legs: Legs, received: Event, answer: Event) -> dict[str, Any
     seq = int(answer["seq"])
     for task in legs.tasks.values():
         key = str(task.get("key"))
-        made = legs.host_in.get(key, [])
-        asked_task = made and isinstance((made[0].get("message", {}).get("params") or {}).get("task"), dict)
         bridged = any(route.get("decision") == "bridged" for route in legs.routes.get(key, []))
-        if not (bridged and asked_task and task.get("host") == received.get("host") and task["seq"] < seq):
+        if not (bridged and owned_by(task, received, legs.host_in) and task["seq"] < seq) or \
+                forgotten_before(legs.forgotten, task.get("task_id"), seq):
             continue
         state = state_before(legs, task, seq)
         if state is None:
@@ -224,13 +235,6 @@ def _cancelled_before(legs: Legs, task: Event, seq: int) -> bool:
         if any(r["seq"] < seq and "result" in r.get("message", {}) for r in legs.responses.get(triple, [])):
             return True
     return False
-
-
-def _task_of(legs: Legs, triple: Triple, upstream_id: Any) -> Event | None:
-    server, connection, _ = triple
-    return next((task for task in legs.tasks.values() if (task.get("server"), task.get("connection"),
-                                                          task.get("upstream_task_id")) ==
-                 (server, connection, upstream_id)), None)
 
 
 def judge_statuses(statuses: list[Event], legs: Legs) -> list[Finding]:
@@ -308,11 +312,13 @@ def judge_bridged(said: Say, received: Event, route: Event, answer: Event, legs:
     sent = route.get("mcp_id") is not None  # else no connection is named: nothing was sent upstream
     connection = route.get("connection") if sent or task is None else task.get("connection")
     where = (route.get("server"), connection, None if creating else route.get("tool"))
-    owned = task is not None and task.get("host") == received.get("host") and where == (
+    owned = task is not None and owned_by(task, received, legs.host_in) and where == (
         task.get("server"), task.get("connection"), None if creating else task.get("upstream_task_id"))
     if task is None or not owned or (not creating and route.get("alias") != named):
+        whose = f" ({owner_text(task, legs.host_in)}'s, and this is a " \
+            f"{era_of(received.get('protocol_version'))} host's request)" if task is not None else ""
         return [said("routing", "task_owned", False, f"{method} of bridged task {named!r}: no task of this "
-                     "host's stands for the upstream task it was answered from", route)]
+                     f"host's stands for the upstream task it was answered from{whose}", route)]
     legacy = _from_2025(legs, task)
     kind = "2025-11-25 task" if legacy else "extension task"
     found = [said("routing", "task_owned", True, f"{method} of the host's task {named!r} ↔ "

@@ -145,8 +145,14 @@ def _task(record: dict[str, Any]) -> Row:
     return Row(seq=int(record.get("seq", 0)), kind="proxy_task", stage="route", source="app", target="app",
                label=f"task {record.get('task_id')} ↔ {record.get('server')}#{record.get('connection')} "
                      f"task {record.get('upstream_task_id')}",
-               detail=f"the host's id ↔ the upstream's (host {record.get('host')})",
+               detail=f"the host's id ↔ the upstream's (host {record.get('host')}{_era(record)})",
                badges=[Badge(kind="call", text=str(record.get("key")))], call_id=str(record.get("key")))
+
+
+def _era(record: dict[str, Any]) -> str:
+    """The revision the task's host spoke, as recorded (older transcripts: not said)."""
+    version = record.get("host_version")
+    return f", a {version} host" if version else ""
 
 
 def _task_status(record: dict[str, Any]) -> Row:
