@@ -4,7 +4,8 @@ process (two of them behind one proxy both say ``task-1``), with ``tasks/list`` 
 
 Tools (``execution.taskSupport`` in brackets):
   count(n, label?, settle?)  [required]  completes after n ``tasks/get`` polls with "counted N by
-                         SERVER"; its ``tasks/result`` answers ``settle`` seconds late
+                         SERVER" (n = 0: completed as it is made); its ``tasks/result``
+                         answers ``settle`` seconds late
   ask(hold?, method?)  [optional]  goes ``input_required``; on ``tasks/result`` it asks an
                          elicitation (or ``method``: ``sampling/createMessage``) with the task's
                          related-task meta and completes with the answer; with ``hold``, an
@@ -160,6 +161,8 @@ def call(params: dict) -> dict:
     TASKS[task["id"]] = task
     if name == "ask":
         task["status"], task["message"] = "input_required", "needs a colour"
+    if name == "count" and task["n"] == 0:  # ended as soon as made
+        task["status"], task["result"] = "completed", text(f"counted 0 by {NAME}")
     return {"task": task_json(task)}
 
 

@@ -894,3 +894,33 @@ def test_a_2026_07_28_hosts_cancel_answers_the_2025_servers_ask_first(
     assert not _abandoned(transcript)  # the host's own cancel: no give-up of the proxy's
     checked = verify(transcript, "--all")
     assert checked.returncode == 0, checked.stdout
+
+
+def test_a_2025_servers_task_that_ended_as_it_was_made_is_said_completed_with_its_result(
+    old_config: Path, tmp_path: Path,
+) -> None:
+    transcript = tmp_path / "proxy.jsonl"
+
+    async def made_ended() -> dict[str, Any]:
+        host = await _modern_host(old_config, transcript, "--protocol-version", "2025-11-25")
+        try:
+            return (await _ask(host, "tools/call", {"name": "a__count", "arguments": {"n": 0}}))["result"]
+        finally:
+            await host.close()
+
+    created = asyncio.run(made_ended())
+    assert created["resultType"] == "task" and created["status"] == "completed"
+    assert created["result"]["content"][0]["text"] == "counted 0 by A"
+    checked = verify(transcript, "--all")
+    assert checked.returncode == 0, checked.stdout
+    tampered = verify_tampered(transcript, lambda lines: _host_answers(lines, "tools/call", "completed")[0]
+                               .pop("result"), tmp_path)
+    assert tampered.returncode == 1, tampered.stdout
+    assert "the host was told its task completed without its result" in tampered.stdout
+
+    def forged(lines: list[dict[str, Any]]) -> None:  # an end the upstream's tasks/result did not give
+        _host_answers(lines, "tools/call", "completed")[0]["result"]["content"][0]["text"] = "forged"
+
+    tampered = verify_tampered(transcript, forged, tmp_path)
+    assert tampered.returncode == 1, tampered.stdout
+    assert "the host's task state is not the upstream task state it rests on" in tampered.stdout

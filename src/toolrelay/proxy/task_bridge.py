@@ -237,6 +237,14 @@ class TaskBridge:
         self._keep(task)
         made.append(task)
         self._watch(task)
+        if fetching_end(task):  # it ended as it was made: said ended only with its result
+            try:
+                await asyncio.wait({runner})
+            except asyncio.CancelledError:
+                forwarder.route(key, request, alias, "cancelled", route=route, reason="the host cancelled "
+                                "the call or disconnected", sent=[(first, connection.number)])
+                raise
+            self._settled(task)
         forwarder.route(key, request, alias, BRIDGED, route=route, sent=[(first, connection.number)])
         return task.shown_modern(RESULT_TASK) if session is None else {"task": task.shown()}
 

@@ -278,6 +278,20 @@ def _upstream_at(legs: Legs, route: Event) -> tuple[Event | None, Event | None]:
     return requests[0], responses[0]
 
 
+def _result_before(legs: Legs, task: Event, seq: int) -> Event | None:
+    """The answer to the follower's ``tasks/result`` of ``task`` recorded before ``seq``, if any."""
+    for request in legs.sent_for.get(str(task.get("key")), []):
+        message = request.get("message", {})
+        if message.get("method") != "tasks/result" or \
+                (message.get("params") or {}).get("taskId") != task.get("upstream_task_id"):
+            continue
+        triple = (request.get("server"), request.get("connection"), request.get("mcp_id"))
+        for response in legs.responses.get(triple, []):
+            if response["seq"] < seq:
+                return response
+    return None
+
+
 def state_before(legs: Legs, task: Event, seq: int) -> Event | None:
     """The upstream task's latest state recorded before ``seq`` (its CreateTaskResult's, then
     each ``tasks/get`` answer's), as the proxy's follower took them in."""
@@ -399,6 +413,9 @@ def _modern_on_2025(said: Say, method: str, asked: dict[str, Any], response: Eve
         return _lost(said, response, answer, legs, task)
     else:
         shown = _as_ext(response.get("message", {}).get("result"), task_id)
+        end = _result_before(legs, task, int(answer["seq"])) if upstream == "tools/call" else None
+        if end is not None and isinstance(shown, dict) and shown.get("status") in _ENDS:
+            shown = ended_ext_task(shown, end.get("message", {}))  # ended as it was made: with its end
     want = "task" if method == "tools/call" else "complete"
     status = shown.get("status") if isinstance(shown, dict) else None
     if status in _ENDS and isinstance(got, dict) and _ENDS[status] not in got:
