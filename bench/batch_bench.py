@@ -24,7 +24,12 @@ Ray within 2x of local (issue 15: tasks/s ratio >= 0.5).
     python bench/batch_bench.py                   1,000 tasks, -j 32, 3 runs per runner
     BENCH_QUICK=1 python bench/batch_bench.py     200 tasks, 1 run per runner
     options: --tasks N, -j N, --runs N, --runner NAME (repeatable), --json-out FILE,
-             --python PY (the children's interpreter; default the bench venv)
+             --python PY (the children's interpreter; default the bench venv), --no-compile,
+             --flat-memory N (then one local pass of N tasks: memory flat, goal <= 1.1x)
+
+The bytecode of the toolrelay the children import is written first (``compileall``; the
+tree ``PYTHONPATH`` names, if it does): a tree without it is compiled again at every start
+under PYTHONDONTWRITEBYTECODE=1 (~0.5 s of CPU a batch), which no installed copy is.
 """
 
 from __future__ import annotations
@@ -66,6 +71,8 @@ GOALS = {"toolrelay-local / agents (tasks/s)": 10.0,  # issue 29 (issue 15: 5)
          "toolrelay-ray / toolrelay-local (tasks/s after Ray's start-up)": 0.5}
 CPU_GOAL_MS = 2.0
 """Issue 29: toolrelay's CPU per one-call task (the batch process and the echo server it reaps)."""
+FLAT_MEMORY = 1.1
+"""Issue 29, "memory still flat": peak RSS at ``--flat-memory`` tasks within 10% of the passes'."""
 API_KEY = "sk-fake-bench"
 
 
@@ -275,10 +282,27 @@ def run_all(python: str, args: argparse.Namespace) -> dict[str, list[dict[str, A
                     print(f"# {name}: pass {number + 1} of {args.runs}, {args.tasks} tasks, "
                           f"-j {args.concurrency}", file=sys.stderr, flush=True)
                     samples[name].append(one_pass(name, python, base_url, Path(folder), args))
+        if args.flat_memory:
+            samples[flat_memory_runner(args)] = [many_tasks_pass(python, base_url, args)]
     finally:
         process.terminate()
         process.wait(10)
     return samples
+
+
+def flat_memory_runner(args: argparse.Namespace) -> str:
+    return f"toolrelay-local x{args.flat_memory}"
+
+
+def many_tasks_pass(python: str, base_url: str, args: argparse.Namespace) -> dict[str, Any]:
+    """One pass of the local engine over ``--flat-memory`` tasks (its own folder: the
+    transcripts of 10,000 tasks are ~100 MB), to set its peak RSS beside the passes'."""
+    many = argparse.Namespace(**{**vars(args), "tasks": args.flat_memory})
+    print(f"# toolrelay-local: {many.tasks} tasks, -j {args.concurrency} (memory)", file=sys.stderr,
+          flush=True)
+    with tempfile.TemporaryDirectory(prefix="batch-bench-many-") as folder:
+        write_inputs(Path(folder), python, many.tasks)
+        return one_pass("toolrelay-local", python, base_url, Path(folder), many)
 
 
 def report(samples: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> dict[str, float | None]:
@@ -303,6 +327,13 @@ def report(samples: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
     if cpu is not None:
         print(f"goal toolrelay-local CPU per task (ms) <= {CPU_GOAL_MS:g}: "
               f"{'met' if cpu <= CPU_GOAL_MS else 'MISSED'} ({cpu:.2f})")
+    many = medians.get(flat_memory_runner(args), {}).get("peak_rss_mb")
+    few = medians.get("toolrelay-local", {}).get("peak_rss_mb")
+    if many is not None and few is not None:
+        ratios[f"toolrelay-local peak RSS, {args.flat_memory} / {args.tasks} tasks"] = many / few
+        verdict = "met" if many <= FLAT_MEMORY * few else "MISSED"
+        print(f"goal toolrelay-local peak RSS at {args.flat_memory} tasks <= {FLAT_MEMORY:g}x at "
+              f"{args.tasks}: {verdict} ({many:.1f} vs {few:.1f} MB)")
     return ratios
 
 
@@ -314,10 +345,24 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--runner", action="append", choices=RUNNERS, help="runners (default all)")
     parser.add_argument("--json-out", help="append the summary to this JSONL file")
     parser.add_argument("--python", help="the children's interpreter (default: the bench venv)")
+    parser.add_argument("--flat-memory", type=int, metavar="N",
+                        help="after the passes, one local-engine pass of N tasks (e.g. 10000): its peak RSS")
+    parser.add_argument("--no-compile", action="store_true",
+                        help="do not write the measured toolrelay's bytecode first")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--base-url", help=argparse.SUPPRESS)
     parser.add_argument("--server-cmd", help=argparse.SUPPRESS)
     return parser.parse_args()
+
+
+def compile_measured_toolrelay(python: str) -> None:
+    """Write the bytecode of the toolrelay the children import (``PYTHONPATH`` may name a tree
+    other than this checkout's), as a wheel install has it: with PYTHONDONTWRITEBYTECODE=1 a
+    tree without .pyc files is compiled again at every start (~0.5 s of CPU a batch, 0.5 ms a
+    task of 1,000), while the Agents SDK, pip-installed, starts from bytecode."""
+    script = ("import compileall, os, toolrelay\n"
+              "compileall.compile_dir(os.path.dirname(toolrelay.__file__), quiet=1)")
+    subprocess.run([python, "-c", script], check=True)
 
 
 def ensure_ray(python: str) -> None:
@@ -340,6 +385,8 @@ def main() -> None:
         args.python = str(bench_python())
     if "toolrelay-ray" in (args.runner or RUNNERS):
         ensure_ray(args.python)
+    if not args.no_compile:
+        compile_measured_toolrelay(args.python)
     samples = run_all(args.python, args)
     ratios = report(samples, args)
     append_jsonl(args.json_out, {"bench": "batch", "quick": quick(), "tasks": args.tasks,

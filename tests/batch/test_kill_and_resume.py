@@ -32,6 +32,7 @@ from testkit.processes import kill_tree, spawned
 from toolrelay.batches import BatchOptions
 from toolrelay.errors import BatchFolderInUse
 from toolrelay.runner import RunOptions
+from toolrelay.transcript.reader import read_transcript
 from toolrelay.verify import load_run, verify
 
 TASKS = 40
@@ -133,6 +134,25 @@ def test_a_tools_call_is_in_the_transcript_before_its_server_receives_it(tmp_pat
     assert done.returncode == 0, done.stderr
     (line,) = results(tmp_path / "out")
     assert line["answer"] == "The tool returned:\n1"  # the server found its own request on disk
+
+
+def test_what_came_in_is_in_the_transcript_before_the_next_request_goes_out(tmp_path: Path) -> None:
+    """A batch task's transcript holds back what came in (answers, outcomes) until the next
+    line that must be on disk at once: each request going out takes them to disk first."""
+    transcript = tmp_path / "out" / "transcripts" / "look.jsonl"
+    def recorded(**kind: str) -> dict[str, object]:
+        return {"name": "ledger__recorded", "arguments": {"transcript": str(transcript), **kind}}
+
+    turns = [recorded(), recorded(kind="call_outcome"), recorded(kind="feedback")]
+    script = {"turns": [{"calls": [call]} for call in turns]}
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [{"id": "look", "task": "x", "script": "script.json"}])
+    done = toolrelay("batch", str(tasks), "--out", "out", "--model", "offline", "--config",
+                     str(ledger_config(tmp_path, tmp_path / "ledger.jsonl")), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    answers = [line["message"]["result"]["content"][0]["text"] for line in read_transcript(transcript).events
+               if line["kind"] == "mcp_response" and line["method"] == "tools/call"]
+    assert answers == ["1", "1", "2"]  # its own request; the outcome, the feedback of the calls before
 
 
 def wait_for_ledger(ledger: Path, path: str, timeout: float = 60) -> None:

@@ -145,13 +145,18 @@ def test_the_batch_bench_runs_tiny_and_prints_its_ratios_against_the_goals(tmp_p
     out = tmp_path / "batch.jsonl"
     done = subprocess.run(
         [sys.executable, str(BENCH / "batch_bench.py"), "--python", sys.executable, "--tasks", "20",
-         "-j", "4", "--runs", "1", "--runner", "toolrelay-local", "--json-out", str(out)],
+         "-j", "4", "--runs", "1", "--runner", "toolrelay-local", "--json-out", str(out),
+         "--flat-memory", "60"],
         capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "goal toolrelay-local / agents (tasks/s) >= 10: -" in done.stdout
     assert re.search(r"goal toolrelay-local CPU per task \(ms\) <= 2: (met|MISSED) \([\d.]+\)", done.stdout)
+    assert re.search(r"goal toolrelay-local peak RSS at 60 tasks <= 1.1x at 20: (met|MISSED) "
+                     r"\([\d.]+ vs [\d.]+ MB\)", done.stdout)
     record = json.loads(out.read_text().splitlines()[-1])
     assert record["bench"] == "batch" and record["tasks"] == 20
     (sample,) = record["samples"]["toolrelay-local"]
     assert sample["tasks_per_s"] > 0 and sample["cpu_ms_per_task"] > 0 and sample["peak_rss_mb"] > 5
+    (many,) = record["samples"]["toolrelay-local x60"]
+    assert many["peak_rss_mb"] > 5

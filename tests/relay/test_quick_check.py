@@ -8,6 +8,9 @@ numbers, ``additionalProperties: false``, enums, nested arrays and objects).
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from typing import Any
 
 import jsonschema
@@ -96,3 +99,46 @@ def test_the_checker_words_a_problem_the_fast_path_passed_on() -> None:
     assert problem is not None and problem.message == (
         "arguments do not match the tool's input schema: text: expected string, got 3 (integer)"
     )
+
+
+NAMES = st.sampled_from(["a", "b", "text"])
+TYPE_NAMES = st.sampled_from(["string", "integer", "number", "boolean", "null", "object", "array", "any"])
+SCHEMA_PARTS: st.SearchStrategy[Any] = st.deferred(lambda: st.booleans() | st.fixed_dictionaries(
+    {}, optional={
+    "type": TYPE_NAMES | st.lists(TYPE_NAMES, max_size=3),
+    "properties": st.dictionaries(NAMES, SCHEMA_PARTS, max_size=2),
+    "required": st.lists(NAMES, max_size=3),
+    "additionalProperties": SCHEMA_PARTS,
+    "items": SCHEMA_PARTS,
+    "enum": st.lists(NAMES | st.integers(0, 1), max_size=2),
+    "title": NAMES | st.integers(0, 1), "description": NAMES, "$comment": NAMES,
+    "default": st.none() | NAMES, "examples": st.lists(NAMES, max_size=1) | NAMES}))
+"""Schemas in and at the edges of the fast path's subset (a type name of draft 3, lists with
+duplicates, empty lists, wrong value types)."""
+
+
+@settings(max_examples=400, deadline=None)
+@given(schema=SCHEMA_PARTS)
+def test_a_schema_the_fast_path_reads_is_valid_when_it_names_no_draft(schema: Any) -> None:
+    """What lets the checker build no jsonschema validator (nor import jsonschema) until a
+    value the fast path cannot vouch for comes: a schema it reads is one 2020-12 accepts."""
+    if quick_check(schema) is not None:
+        jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def test_plain_schemas_need_no_jsonschema_until_a_value_fails_the_fast_path() -> None:
+    script = (
+        "import sys, json\n"
+        "from toolrelay.relay.stages.arguments import ArgumentChecker\n"
+        f"schema = {ECHO!r}\n"
+        "checker = ArgumentChecker()\n"
+        "ok = checker.validate('echo', schema, {'text': 'hi'})\n"
+        "before = 'jsonschema' in sys.modules\n"
+        "problem = checker.validate('echo', schema, {'text': 3})\n"
+        "print(json.dumps([ok, before, problem.message, 'jsonschema' in sys.modules]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [
+        None, False, "arguments do not match the tool's input schema: text: expected string, got 3 (integer)",
+        True]

@@ -28,7 +28,6 @@ from ..client.host import Host, Sampler, SamplingApprover, SamplingRequest, decl
 from ..events import EventStream
 from ..model import ModelEndpoint, ResponsesClient
 from ..model.chat_client import open_client
-from ..offline import OfflineModel, load_script
 from ..protocol.jsonrpc import JSONObject
 from ..redaction import url_secrets
 from ..relay.catalog import Catalog, servers_from
@@ -248,6 +247,8 @@ def open_endpoint(opts: RunOptions, stack: contextlib.AsyncExitStack) -> ModelEn
     """The endpoint ``opts`` name: the offline stand-in (started until ``stack`` closes), or
     the hosted one."""
     if opts.model == OFFLINE_MODEL:
+        from ..offline import OfflineModel  # its HTTP server and h11: only for the stand-in
+
         model = stack.enter_context(OfflineModel(opts.script))
         return ModelEndpoint(base_url=model.base_url)
     return hosted_endpoint(opts)
@@ -289,4 +290,6 @@ def check_options(options: RunOptions, *, endpoint: bool = True) -> None:
         if endpoint:
             hosted_endpoint(options)
     elif options.script is not None:
+        from ..offline import load_script
+
         load_script(options.script)

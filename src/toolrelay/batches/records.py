@@ -43,10 +43,11 @@ class TaskTranscript:
         secrets: Iterable[str],
     ) -> None:
         if state is None:
-            self._writer = TranscriptWriter(path, run_id, first_seq=1)
+            self._writer = TranscriptWriter(path, run_id, first_seq=1, grouped=True)
             self._shift = 0
         else:
-            self._writer = TranscriptWriter(path, state.run_id, append=True, first_seq=state.next_seq)
+            self._writer = TranscriptWriter(path, state.run_id, append=True, first_seq=state.next_seq,
+                                            grouped=True)
             self._shift = state.connections
         self.run_id = self._writer.run_id
         self._writer.add_secrets(secrets)

@@ -23,9 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from dotenv import dotenv_values
-from dotenv.parser import parse_stream
-
 from ..errors import ConfigError
 from ..redaction import redact, worth_redacting
 
@@ -153,6 +150,9 @@ def parse_dotenv(text: str, where: str) -> dict[str, str]:
     ``#`` comments, ``export``, quotes, escapes in double quotes). ``${...}`` stays as
     written, as in VS Code's envFile; a name without ``=`` sets nothing. A statement
     python-dotenv cannot parse (an unclosed quote, say) is a ConfigError naming its line."""
+    from dotenv import dotenv_values  # only a config naming an env file needs it
+    from dotenv.parser import parse_stream
+
     for binding in parse_stream(io.StringIO(text)):
         if binding.error:
             problem = _unparsable(binding.original.string)

@@ -10,6 +10,7 @@ the pool resends once on a new connection when the closed one was reused (``http
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Final, cast
 
 from ._http11 import AnswerParser
@@ -28,6 +29,12 @@ KEEPALIVE_EXPIRY: Final = 30.0
 """Seconds an idle connection is kept; older ones may have been dropped silently (NAT)."""
 _INBOX_LIMIT: Final = 256 * 1024  # bytes received and not yet parsed before reading pauses
 _CLOSE_WAIT: Final = 1.0
+_READ_SIZE: Final = 64 * 1024
+"""Bytes read from the socket at most at once, into the thread's one read buffer."""
+_READS = threading.local()
+"""The thread's read buffer: every connection of its event loop reads into it and copies
+what came out at once (asyncio reads and hands over in one step), where ``recv`` would
+allocate (and the C library map and unmap) 256 KiB for every read."""
 
 
 class NothingReceived(ConnectionClosed):
@@ -35,7 +42,14 @@ class NothingReceived(ConnectionClosed):
 
 
 
-class Connection(asyncio.Protocol):
+def _read_buffer() -> memoryview:
+    view: memoryview | None = getattr(_READS, "view", None)
+    if view is None:
+        view = _READS.view = memoryview(bytearray(_READ_SIZE))
+    return view
+
+
+class Connection(asyncio.BufferedProtocol):
     """One open connection: the socket side (an asyncio protocol) and its framing state.
 
     The bytes that arrive wait in ``_inbox`` until the exchange parses them; bytes
@@ -67,6 +81,12 @@ class Connection(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.Transport, transport)
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return _read_buffer()
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.data_received(bytes(_read_buffer()[:nbytes]))
 
     def data_received(self, data: bytes) -> None:
         if not self._busy:

@@ -15,7 +15,6 @@ arrives, each piece within the timeout of the one before.
 from __future__ import annotations
 
 import contextlib
-import urllib.request
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Protocol
@@ -73,6 +72,8 @@ def proxy_for(url: str) -> str | None:
     host = parts.hostname or ""
     if is_loopback(host):
         return None
+    import urllib.request  # with http.client and email: not for a loopback endpoint
+
     proxies = urllib.request.getproxies()
     proxy = proxies.get(parts.scheme) or proxies.get("all")
     if not proxy:

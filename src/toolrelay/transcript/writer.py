@@ -12,7 +12,14 @@ Every event is flushed as it is written, except a streamed answer's server-sent 
 or ``FLUSH_INTERVAL`` after the first unflushed one, whichever comes first (outside an
 event loop, at once). So a run killed midway leaves a valid prefix; a ``kill -9`` can
 lose at most the stream events of its last ``FLUSH_INTERVAL`` (never another event), and
-a line cut short at the end is read as such (``reader.py``). A run's first model
+a line cut short at the end is read as such (``reader.py``). A writer made with
+``grouped=True`` (a batch task's) holds every line that leads to nothing outside the
+process by itself (``HELD``: what came in, and what was worked out from it) the same way,
+until the next line that must be on disk at once — whatever goes out (a model request, a
+message to a server) is recorded before it is sent, so its line and every line before it
+are on disk before anything they led to leaves — or ``FLUSH_INTERVAL``: a ``kill -9`` can
+then lose only lines nothing was sent after, the prefix a kill a moment earlier leaves.
+Lines go to the file with ``os.write`` (no text or buffer layer: one system call a flush). A run's first model
 request is recorded whole, each later one as what changed since the previous request
 (``delta.py``: the new input items, and any other field that changed), with the SHA-256
 of the exact bytes sent; A JSON-RPC message of a shape recorded before is recorded as what changed against
@@ -29,20 +36,36 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Final, Literal
+from typing import Any, Final, Literal
 
 from ..errors import UsageError, os_reason
-from ..events import MCP_ROLES, Event, FeedbackEvent, ModelRequestEvent, ModelResponseEvent, ModelStreamEvent
+from ..events import (
+    MCP_NOTIFICATION,
+    MCP_RESPONSE,
+    MCP_ROLES,
+    MCP_UNPAIRED,
+    CallOutcomeEvent,
+    CallParsed,
+    CallRouted,
+    Event,
+    FeedbackEvent,
+    ModelRequestEvent,
+    ModelResponseEvent,
+    ModelStreamEvent,
+    RunStartEvent,
+)
 from ..protocol.json_depth import MAX_DEPTH, clip_depth
 from ..redaction import redact, remembered_secrets, worth_redacting
 from .delta import DELTA_FIELD, DIGEST_FIELD, body_delta, wire_bytes, wire_digest
 from .json_text import text_encoder
 from .shared import ItemSources, MessageBases, Shape, TextSources, message_shape
 
-__all__ = ["FLUSH_INTERVAL", "FORMAT", "FORMAT_FIELD", "RequestBodies", "TranscriptWriter", "WriterState"]
+__all__ = ["FLUSH_INTERVAL", "FORMAT", "FORMAT_FIELD", "HELD", "RequestBodies", "TranscriptWriter",
+           "WriterState"]
 
 RequestBodies = Literal["delta", "full"]
 
@@ -56,6 +79,13 @@ FLUSH_INTERVAL: Final = 0.05
 _FREE_TEXT_FIELDS: Final = ("target", "url", "stderr_tail", "text", "preview", "reason", "detail")
 _FREE_TEXT: Final = frozenset(_FREE_TEXT_FIELDS)
 _BATCHED: Final = frozenset({ModelStreamEvent.kind})
+HELD: Final = frozenset({ModelStreamEvent.kind, ModelResponseEvent.kind, RunStartEvent.kind, CallParsed.kind,
+                         CallRouted.kind, CallOutcomeEvent.kind, FeedbackEvent.kind})
+"""What a ``grouped`` writer holds (with ``_HELD_IN`` lines that came in): lines that lead
+to nothing outside the process until a line not held (a request going out, the run's end)."""
+_HELD_IN: Final = frozenset({MCP_RESPONSE, MCP_NOTIFICATION, MCP_UNPAIRED})
+_WRITE_AT: Final = 64 * 1024
+"""Bytes of held lines written without waiting for a flush (a long stream's lines)."""
 _REQUEST: Final = ModelRequestEvent.kind
 _FEEDBACK: Final = FeedbackEvent.kind
 _HOLD_ITEMS: Final = frozenset({ModelResponseEvent.kind, _FEEDBACK})
@@ -80,14 +110,53 @@ class WriterState:
     """The previous model request's seq and body (never changed: shared)."""
 
 
-def _opened(path: Path, append: bool) -> IO[str]:
-    mode = "a" if append else "w"
+class _LineFile:
+    """A transcript file: lines encoded as they are written (so a line that cannot be is
+    refused there, as a text file refuses it), put on disk by ``flush`` in one ``os.write``."""
+
+    __slots__ = ("_fd", "_size", "_waiting")
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._waiting: list[bytes] = []
+        self._size = 0
+
+    def write(self, text: str) -> None:
+        data = text.encode()
+        self._waiting.append(data)
+        self._size += len(data)
+        if self._size >= _WRITE_AT:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._waiting:
+            return
+        data = self._waiting[0] if len(self._waiting) == 1 else b"".join(self._waiting)
+        self._waiting.clear()
+        self._size = 0
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view):]
+
+    def close(self) -> None:
+        try:
+            self.flush()
+        finally:
+            os.close(self._fd)
+
+
+_Sink = _LineFile | io.StringIO
+_OPEN_FLAGS: Final = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC
+
+
+def _opened(path: Path, append: bool) -> _LineFile:
+    flags = _OPEN_FLAGS | (os.O_APPEND if append else os.O_TRUNC)
     try:
         try:
-            return open(path, mode, encoding="utf-8")  # most folders exist: a batch's holds every task's
+            return _LineFile(os.open(path, flags, 0o666))  # most folders exist: a batch's holds every task's
         except FileNotFoundError:
             path.parent.mkdir(parents=True, exist_ok=True)
-            return open(path, mode, encoding="utf-8")
+            return _LineFile(os.open(path, flags, 0o666))
     except OSError as exc:  # before the run starts: nothing is lost
         raise UsageError(f"cannot write the transcript {path}: {os_reason(exc)}") from None
 
@@ -98,18 +167,22 @@ class TranscriptWriter:
     def __init__(
         self, path: str | Path, run_id: str, secrets: Iterable[str] = (), *,
         append: bool = False, first_seq: int | None = None, request_bodies: RequestBodies = "delta",
+        grouped: bool = False,
     ) -> None:
         """``append`` adds to an existing transcript (a resumed run); ``first_seq`` numbers
         the lines from there on, whatever the events' own numbers (a batch task's transcript
         starts with the shared servers' records, and a resumed one goes on from its last).
         ``request_bodies="full"`` records every request body whole (no digests): the
-        format transcripts had before deltas."""
+        format transcripts had before deltas. ``grouped``: the lines ``HELD`` wait to be
+        flushed with the next line that must be on disk at once (see the module's text)."""
         self.path = Path(path)
         self._start(_opened(self.path, append), run_id, secrets, first_seq, request_bodies)
+        self._grouped = grouped
 
-    def _start(self, file: IO[str], run_id: str, secrets: Iterable[str], first_seq: int | None,
+    def _start(self, file: _Sink, run_id: str, secrets: Iterable[str], first_seq: int | None,
                request_bodies: RequestBodies) -> None:
-        self._file: IO[str] | None = file
+        self._file: _Sink | None = file
+        self._grouped = False
         self.run_id = run_id
         self._secrets = frozenset(s for s in secrets if worth_redacting(s))
         self.lines = 0
@@ -167,7 +240,8 @@ class TranscriptWriter:
             return
         assert not self.lines, "a writer starts from other lines before it writes its own"
         self._file.write(text)
-        self.flush()
+        if not (self._grouped and self._flush_soon()):  # the servers' records: held like what came in
+            self.flush()
         self.lines, self._next_seq = state.lines, state.next_seq
         self._bases, self._items, self._texts = state.bases.copy(), state.items.copy(), state.texts.copy()
         self._last_request = state.last_request
@@ -198,8 +272,14 @@ class TranscriptWriter:
             self._redact(line)  # remembered: OAuth tokens received meanwhile
         self._file.write(self._encoded(line, kind) + "\n")
         self.lines += 1
-        if kind not in _BATCHED or not self._flush_soon():
+        if not (self._may_wait(kind, line) and self._flush_soon()):
             self.flush()
+
+    def _may_wait(self, kind: str, line: dict[str, Any]) -> bool:
+        """Whether the line may wait for the next flush (``HELD``; always a stream event)."""
+        if not self._grouped:
+            return kind in _BATCHED
+        return kind in HELD or (kind in _HELD_IN and line.get("direction") == "in")
 
     def _redact(self, line: dict[str, Any]) -> None:
         for name in _FREE_TEXT_FIELDS:
@@ -262,26 +342,34 @@ class TranscriptWriter:
                 del delta[field]
 
     def flush(self) -> None:
-        """Put every line written so far on disk (a scheduled flush is no longer needed)."""
-        if self._pending is not None:
-            self._pending.cancel()
-            self._pending = None
+        """Put every line written so far on disk."""
         if self._file is not None:
             self._file.flush()
 
     def _flush_soon(self) -> bool:
-        """Flush within ``FLUSH_INTERVAL`` (scheduled once); False outside an event loop."""
+        """Flush within ``FLUSH_INTERVAL``; False outside an event loop. One timer at a time,
+        never cancelled by a flush meanwhile: a line held later waits less, not more, and a
+        task's many flushes cost no timer each."""
         if self._pending is not None:
             return True
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return False
-        self._pending = loop.call_later(FLUSH_INTERVAL, self.flush)
+        self._pending = loop.call_later(FLUSH_INTERVAL, self._timed_flush)
         return True
 
-    def close(self) -> None:
+    def _timed_flush(self) -> None:
+        self._pending = None
         self.flush()
+
+    def close(self) -> None:
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
         if self._file is not None:
-            self._file.close()
-            self._file = None
+            try:
+                self._file.flush()
+            finally:
+                self._file.close()
+                self._file = None

@@ -7,8 +7,9 @@ Tools:
                               "pid"} to FILE (flushed) when the call arrives, waits
                               ``--delay`` seconds, then answers "contents of PATH"
   peek(path)                  read-only (readOnlyHint): the same ledger line, then answers
-  recorded(transcript)        read-only: how many tools/call requests the transcript file
-                              holds right now (proof that the request was written first)
+  recorded(transcript, kind)  read-only: how many tools/call requests the transcript file
+                              holds right now (proof that the request was written first),
+                              or with ``kind``, how many lines of that kind
 
 Its serverInfo version is its pid, so a test can tell one server process from another.
 The offline stand-in's scenario picks ``read_text_file`` and fills ``path`` from the task's
@@ -34,7 +35,8 @@ TOOLS = [
      "inputSchema": {"type": "object", "properties": {"path": PATH}, "required": ["path"]}},
     {"name": "recorded", "description": "Count the tools/call requests of a transcript.",
      "annotations": {"readOnlyHint": True},
-     "inputSchema": {"type": "object", "properties": {"transcript": PATH}, "required": ["transcript"]}},
+     "inputSchema": {"type": "object", "properties": {"transcript": PATH, "kind": {"type": "string"}},
+                     "required": ["transcript"]}},
 ]
 
 
@@ -46,7 +48,9 @@ def call(name: str, arguments: dict[str, Any], options: argparse.Namespace) -> d
     if name == "recorded":
         with open(arguments["transcript"], encoding="utf-8") as transcript:
             lines = [json.loads(line) for line in transcript if line.endswith("\n")]
-        count = sum(1 for e in lines if e.get("kind") == "mcp_request" and e.get("method") == "tools/call")
+        kind = arguments.get("kind")
+        count = sum(1 for e in lines if e.get("kind") == kind) if kind else \
+            sum(1 for e in lines if e.get("kind") == "mcp_request" and e.get("method") == "tools/call")
         return text(str(count))
     with open(options.ledger, "a", encoding="utf-8") as ledger:
         ledger.write(json.dumps({"tool": name, "path": arguments.get("path"), "pid": os.getpid()}) + "\n")

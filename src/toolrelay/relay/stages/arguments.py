@@ -27,7 +27,7 @@ from .optional_nulls import strip_optional_nulls
 from .quick_check import Check, quick_check
 from .strict import json_type_name
 
-if TYPE_CHECKING:  # jsonschema is imported on first validation: `toolrelay tools` never needs it
+if TYPE_CHECKING:  # jsonschema is imported for the first value the quick check cannot vouch for
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
@@ -180,6 +180,8 @@ class _Cached:
     """The rule object it was built for: the same object needs no re-hashing."""
     quick: Check | None = None
     """Says True only for values the validator accepts too (``quick_check``): those skip it."""
+    deferred: bool = False
+    """No validator built yet (``_deferred``): the first value ``quick`` cannot vouch for builds it."""
 
 
 class ArgumentChecker:
@@ -206,6 +208,10 @@ class ArgumentChecker:
     def validate(self, alias: str, rule: Mapping[str, Any], value: Any) -> ArgumentError | None:
         """None when ``value`` satisfies ``rule``; otherwise what is wrong with it."""
         cached = self._validator(alias, rule)
+        if cached.deferred:
+            if cached.quick is not None and cached.quick(value):
+                return None
+            cached = self._cache[alias] = _build_validator(rule, cached.fingerprint)
         if cached.validator is None:
             return cached.problem
         if cached.quick is not None and cached.quick(value):  # plainly valid: jsonschema would agree
@@ -225,7 +231,7 @@ class ArgumentChecker:
             return cached
         fingerprint = _fingerprint(rule)
         if cached is None or cached.fingerprint != fingerprint:
-            cached = _build_validator(rule, fingerprint)
+            cached = _deferred(rule, fingerprint) or _build_validator(rule, fingerprint)
         else:
             cached = replace(cached, rule=rule)
         self._cache[alias] = cached
@@ -244,6 +250,17 @@ class ArgumentChecker:
 def _fingerprint(rule: Mapping[str, Any]) -> str:
     text = json.dumps(rule, sort_keys=True, separators=(",", ":"), default=repr)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _deferred(rule: Any, fingerprint: str) -> _Cached | None:
+    """A schema of ``quick_check``'s subset that names no draft is valid as it stands (the
+    default draft 2020-12's meta-schema allows each keyword in the form the subset reads it),
+    so jsonschema (~0.1 s to import) and its validator wait for a value the quick check
+    cannot vouch for: most runs never need them. None: build the validator now."""
+    if not isinstance(rule, dict) or "$schema" in rule:
+        return None
+    quick = quick_check(rule)
+    return None if quick is None else _Cached(fingerprint, None, None, rule, quick, deferred=True)
 
 
 def _build_validator(rule: Any, fingerprint: str) -> _Cached:
