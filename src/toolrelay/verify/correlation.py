@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import pairwise
+from operator import itemgetter
 from typing import Any
 
 from ..events import MCP_NOTIFICATION, MCP_REPLY, MCP_REQUEST, MCP_RESPONSE, MCP_SERVER_REQUEST, CallParsed
@@ -29,6 +31,7 @@ _PAIRED_KINDS = frozenset({MCP_REQUEST, MCP_RESPONSE, MCP_SERVER_REQUEST, MCP_RE
 _NAMED_KINDS = frozenset({MCP_REQUEST, MCP_NOTIFICATION, MCP_SERVER_REQUEST})
 """Kinds whose message carries the method the event records."""
 _TOLERATED_ENDINGS = frozenset({"aborted", "timeout", "error", None})
+_SEQ = itemgetter("seq")
 
 
 @dataclass(slots=True)
@@ -68,14 +71,14 @@ def _broken(
 def check_event_order(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """correlation: the record's own ids, the seq numbers, run on without a gap or repeat
     (every event is written once, in order), so no line was dropped, copied or moved."""
-    previous: int | None = None
-    for event in run.events:
-        seq = event["seq"]
-        if previous is not None and seq != previous + 1:
-            return [Finding(link="correlation", ok=False, check="event_order", seqs=(previous, seq),
-                            message=f"event seq {seq} follows seq {previous}: a line of the transcript is "
-                                    "missing, repeated or out of order")]
-        previous = seq
+    seqs = list(map(_SEQ, run.events))
+    previous = seqs[-1] if seqs else None
+    if seqs and seqs != list(range(seqs[0], seqs[0] + len(seqs))):  # compared in C; the gap found here
+        for before, seq in pairwise(seqs):
+            if seq != before + 1:
+                return [Finding(link="correlation", ok=False, check="event_order", seqs=(before, seq),
+                                message=f"event seq {seq} follows seq {before}: a line of the transcript is "
+                                        "missing, repeated or out of order")]
     return [Finding(link="correlation", ok=True, check="event_order",
                     message=f"{len(run.events)} events, seq {run.events[0]['seq'] if run.events else 0} "
                             f"to {previous}, each once and in order")]
@@ -87,7 +90,9 @@ def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
     findings: list[Finding] = []
     for event in run.mcp:
         key = (event.get("server"), event.get("connection"))
-        session = sessions.setdefault(key, _Session(*key))
+        session = sessions.get(key)
+        if session is None:  # not setdefault: that would make a _Session for every event
+            session = sessions[key] = _Session(*key)
         problem = _pair(session, event)
         if problem is not None:
             findings.append(problem)
@@ -230,8 +235,9 @@ def _call_link(call: CallTrace, facts: RunFacts) -> Finding | None:
     if problem is not None:
         return call_finding(call, "correlation", False, f"{call.call_id}: {problem}", "call_links", request,
                             response, call.first("outcomes"))
-    message = f"{call.call_id} ↔ mcp id {mcp_id} on {where[0]} (connection {where[1]})"
-    return call_finding(call, "correlation", True, message, "call_links", request, response)
+    return call_finding(call, "correlation", True,
+                        lambda: f"{call.call_id} ↔ mcp id {mcp_id} on {where[0]} (connection {where[1]})",
+                        "call_links", request, response)
 
 
 def _link_problem(

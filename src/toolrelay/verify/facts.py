@@ -27,8 +27,9 @@ from ..relay.stages.dialects import RESPONSES, known_reader
 from ..relay.stages.parse import FunctionCall, ModelTurn, read_call
 from ..relay.stages.result import CallOutcome
 from .outcomes import MalformedAnswer, expected_item, rebuild_outcome, recorded_exchange
-from .record import CallTrace, ModelRound, RunRecord
+from .record import CallTrace, Event, ModelRound, RunRecord
 from .simple_schema import SimpleSchemas
+from .task_trace import TaskTrace, answer_of, task_of
 
 __all__ = ["Listing", "RunFacts", "stream_events"]
 
@@ -76,6 +77,7 @@ class RunFacts:
         """call_id → every function_call_output for it in a request: (turn, index, item)."""
         self._exchanges: dict[int, Exchange | MalformedAnswer | str | None] = {}
         self._outcomes: dict[int, CallOutcome | None] = {}
+        self._tasks: dict[int, TaskTrace | None] = {}
         self._expected: dict[int, dict[str, Any] | None] = {}
         self._simple = SimpleSchemas()
         self.tag_owners: dict[int, CallTrace | None] = {}
@@ -179,11 +181,23 @@ class RunFacts:
         others = current.calls if current is not None else []
         return next((o for o in others if o is not call and _same_output(item, self.expected(o))), None)
 
+    def task(self, call: CallTrace) -> TaskTrace | None:
+        """The call's ``task_of``, read once (half a dozen checks ask for it)."""
+        key = id(call)
+        if key in self._tasks:
+            return self._tasks[key]
+        found = self._tasks[key] = task_of(call)
+        return found
+
+    def answer(self, call: CallTrace) -> Event | None:
+        """The call's ``call_answer``, from its task read once."""
+        return answer_of(call, self.task(call))
+
     def exchange(self, call: CallTrace) -> Exchange | MalformedAnswer | str | None:
         """The call's recorded exchange (see ``outcomes.recorded_exchange``), read once."""
         key = id(call)
         if key not in self._exchanges:
-            self._exchanges[key] = recorded_exchange(call)
+            self._exchanges[key] = recorded_exchange(call, self.task(call))
         return self._exchanges[key]
 
     def outcome(self, call: CallTrace) -> CallOutcome | None:
@@ -192,7 +206,7 @@ class RunFacts:
             schema, exchange = self.output_schema_of(call), self.exchange(call)
             if schema is not None and self._surely_kept(schema, exchange):
                 schema = None  # a result that keeps the schema is classified as with none
-            self._outcomes[key] = rebuild_outcome(call, exchange, output_schema=schema)
+            self._outcomes[key] = rebuild_outcome(call, exchange, output_schema=schema, trace=self.task(call))
         return self._outcomes[key]
 
     def _surely_kept(self, schema: Any, exchange: Exchange | MalformedAnswer | str | None) -> bool:

@@ -74,11 +74,12 @@ def _feedback(call: CallTrace, facts: RunFacts) -> Finding | None:
         problem = _differs(item, expected, outcome, f"request {turn} input[{index}]")
         if problem is not None:
             return _bad(call, problem, call.first("mcp_responses"), _request_event(facts, turn))
+    copies = len(sent)
     return call_finding(
         call,
         "feedback",
         True,
-        _ok_message(outcome, expected, len(sent)) + _refusals_note(call),
+        lambda: _ok_message(outcome, expected, copies) + _refusals_note(call),
         "rendering",
         call.first("mcp_responses"),
         call.feedbacks[0],

@@ -44,7 +44,10 @@ def check_listens(run: RunRecord, facts: RunFacts) -> list[Finding]:
     sessions: dict[tuple[Any, Any], _Listens] = {}
     findings: list[Finding] = []
     for event in run.mcp:
-        session = sessions.setdefault((event.get("server"), event.get("connection")), _Listens())
+        key = (event.get("server"), event.get("connection"))
+        session = sessions.get(key)
+        if session is None:  # not setdefault: that would make a _Listens for every event
+            session = sessions[key] = _Listens()
         problem = _follow(session, event)
         if problem is not None:
             findings.append(problem)
