@@ -120,6 +120,10 @@ def _pair(session: _Session, event: dict[str, Any]) -> Finding | None:
     kind = event["kind"]
     message: dict[str, Any] = event["message"] if isinstance(event.get("message"), dict) else {}
     mcp_id = message.get("id")
+    if kind == MCP_RESPONSE and event.get("mcp_id") == mcp_id and mcp_id in session.open:
+        del session.open[mcp_id]  # the common answer, to a request of its session (verify's speed)
+        session.answered += 1
+        return None
     unlike = _unlike_its_event(kind, event, message)
     if unlike is not None:
         return _broken(f"the {kind} event on {session.name} {unlike}", event, mcp_id=event.get("mcp_id"),

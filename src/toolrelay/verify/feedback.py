@@ -61,10 +61,11 @@ def _feedback(call: CallTrace, facts: RunFacts) -> Finding | None:
         return _bad(call, f"{len(call.feedbacks)} feedback events for one call", *call.feedbacks)
     if not call.feedbacks:
         return _bad(call, f"request {sent[0][0]} sends an output for it, but no feedback was recorded")
-    problem = _differs(call.feedbacks[0].get("item"), expected, outcome, "the feedback event")
+    given = call.feedbacks[0].get("item")
+    problem = _differs(given, expected, outcome, "the feedback event")
     if problem is not None:
         return _bad(call, problem, call.feedbacks[0], call.first("mcp_responses"))
-    checked: set[int] = set()
+    checked = {id(given)}  # that very item in a request (format 2 shares it) is render_output's: judged
     for turn, index, item in sent:
         if id(item) in checked:
             continue  # the same item carried on (a delta-recorded transcript shares it): judged once

@@ -12,6 +12,7 @@ its server connection, after its tools/call and before its answer.
 
 from __future__ import annotations
 
+from operator import methodcaller
 from typing import Any
 
 from ..events import MCP_NOTIFICATION, MCP_REQUEST, MCP_RESPONSE
@@ -28,6 +29,7 @@ _PROGRESS = "notifications/progress"
 _LOG = "notifications/message"
 _CANCELLED = "notifications/cancelled"
 Event = dict[str, Any]
+_METHOD = methodcaller("get", "method")
 
 
 def check_progress_and_logs(run: RunRecord, facts: RunFacts) -> list[Finding]:
@@ -40,6 +42,8 @@ def check_progress_and_logs(run: RunRecord, facts: RunFacts) -> list[Finding]:
 
 
 def _progress_pairs(run: RunRecord) -> list[Finding]:
+    if _PROGRESS not in map(_METHOD, run.of_kind(MCP_NOTIFICATION)):
+        return []  # only progress is judged here; the calls' requests matter only to it (found in C)
     pending = _Pending()
     last: dict[tuple[Any, Any, Any], Any] = {}
     findings: list[Finding] = []
