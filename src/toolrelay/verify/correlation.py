@@ -11,7 +11,8 @@ same MCP id: checked, never guessed.
 
 from __future__ import annotations
 
-from collections import Counter
+import operator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import pairwise
 from operator import itemgetter
@@ -275,27 +276,83 @@ def check_outputs(run: RunRecord, facts: RunFacts) -> list[Finding]:
                 )
             )
     asked: set[str] = set()
+    tally = _Tally()
     for current in run.rounds[1:]:
         previous = run.rounds[current.turn - 2]
         asked.update(call.call_id for call in previous.calls)
-        findings.extend(_outputs_of(current, previous, asked, facts))
+        tally.take(facts.indexed_items(current, FUNCTION_CALL_OUTPUT), asked)
+        findings.extend(_outputs_of(current, previous, tally, asked, facts))
     return findings
 
 
-def _outputs_of(current: ModelRound, previous: ModelRound, asked: set[str], facts: RunFacts) -> list[Finding]:
-    outputs = facts.input_items(current, FUNCTION_CALL_OUTPUT)
-    counts = Counter(str(item.get("call_id")) for item in outputs)
+class _Tally:
+    """The function_call_outputs of a request, counted by call_id. A replayed request's
+    outputs begin with the previous request's very entries (``RunFacts.indexed_items``),
+    so only the ones after those are counted: linear in a replayed run's outputs, not in
+    the square of its turns."""
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[int, dict[str, Any]]] = []
+        self.counts: dict[str, int] = {}
+        self.repeated: set[str] = set()
+        self.unasked: set[str] = set()
+        self.items: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        self._anew()
+
+    def _anew(self) -> None:
+        self.entries = []
+        self.counts = {}  # call_id → its outputs, in the order first seen (a Counter's order)
+        self.repeated = set()
+        self.unasked = set()  # call_ids not asked when first seen (judged again as more are asked)
+        self.items = {}  # call_id → (position, item) of its outputs
+
+    def take(self, entries: list[tuple[int, dict[str, Any]]], asked: set[str]) -> None:
+        """Count the request's ``entries`` (index in input, item) with ``asked`` as of it."""
+        start = len(self.entries)
+        if start > len(entries) or not all(map(operator.is_, self.entries, entries)):  # compared in C
+            self._anew()  # not the previous request's outputs carried on
+            start = 0
+        for position in range(start, len(entries)):
+            item = entries[position][1]
+            call_id = str(item.get("call_id"))
+            count = self.counts[call_id] = self.counts.get(call_id, 0) + 1
+            if count == 1 and call_id not in asked:
+                self.unasked.add(call_id)
+            elif count == 2:
+                self.repeated.add(call_id)
+            self.items.setdefault(call_id, []).append((position, item))
+        self.entries = entries
+
+    def in_order(self, call_ids: set[str]) -> list[str]:
+        """``call_ids`` in the order their outputs were first seen."""
+        rank = {call_id: place for place, call_id in enumerate(self.counts)} if call_ids else {}
+        return sorted(call_ids, key=rank.__getitem__)
+
+    def stray(self, asked: set[str]) -> list[str]:
+        """The call_ids with an output that no response so far asked for, in order."""
+        self.unasked -= asked  # asked stays asked
+        return self.in_order(self.unasked)
+
+    def outputs_for(self, call_ids: Iterable[str]) -> list[dict[str, Any]]:
+        """The outputs for ``call_ids``, in the order of the request's input."""
+        found = [entry for call_id in call_ids for entry in self.items.get(call_id, ())]
+        return [item for _, item in sorted(found, key=itemgetter(0))]
+
+
+def _outputs_of(current: ModelRound, previous: ModelRound, tally: _Tally, asked: set[str],
+                facts: RunFacts) -> list[Finding]:
+    counts = tally.counts
     where = f"request {current.turn}"
     problems = [
-        *((call_id, f"{where} holds {count} function_call_output items for {call_id}: one call, one output")
-          for call_id, count in counts.items() if count > 1),
+        *((call_id, f"{where} holds {counts[call_id]} function_call_output items for {call_id}: one call, "
+                    "one output") for call_id in tally.in_order(tally.repeated)),
         *((call_id, f"{where} holds an output for {call_id}, but no earlier response has a function_call "
-                    "with that call_id") for call_id in counts if call_id not in asked),
+                    "with that call_id") for call_id in tally.stray(asked)),
         *((call.call_id, f"{call.call_id} (response {previous.turn}) has no function_call_output in {where}")
-          for call in previous.calls if counts[call.call_id] == 0),
+          for call in previous.calls if counts.get(call.call_id, 0) == 0),
     ]
     findings = [_round_broken(current, message, call_id) for call_id, message in problems]
-    findings.extend(_swaps(current, previous, outputs, facts))
+    findings.extend(_swaps(current, previous, tally, facts))
     if not findings and previous.calls:
         count = len(previous.calls)
         message = f"{where} answers each of the {count} call(s) of response {previous.turn} once, by call_id"
@@ -304,12 +361,10 @@ def _outputs_of(current: ModelRound, previous: ModelRound, asked: set[str], fact
     return findings
 
 
-def _swaps(
-    current: ModelRound, previous: ModelRound, outputs: list[dict[str, Any]], facts: RunFacts
-) -> list[Finding]:
+def _swaps(current: ModelRound, previous: ModelRound, tally: _Tally, facts: RunFacts) -> list[Finding]:
     calls = {call.call_id: call for call in previous.calls}
     found: list[Finding] = []
-    for item in outputs:
+    for item in tally.outputs_for(calls):  # only these can carry a result of the previous response
         call = calls.get(str(item.get("call_id")))
         other = facts.swapped_with(call, item) if call is not None else None
         if call is not None and other is not None:
