@@ -16,7 +16,7 @@ from ..relay.stages.feedback import ERROR_PREFIX
 from ..relay.stages.result import CallOutcome
 from .evidence import call_finding
 from .facts import RunFacts
-from .jsonpath import excerpt, first_difference
+from .jsonpath import excerpt, first_difference, json_equal
 from .mcp_side import tagged_for_another
 from .record import CallTrace, RunRecord
 from .verdict import Finding
@@ -70,6 +70,8 @@ def _feedback(call: CallTrace, facts: RunFacts) -> Finding | None:
         if id(item) in checked:
             continue  # the same item carried on (a delta-recorded transcript shares it): judged once
         checked.add(id(item))
+        if json_equal(item, given):
+            continue  # a copy of the feedback event's item (whole bodies), which is render_output's
         if facts.swapped_with(call, item) is not None:
             continue  # another call's output under this call_id: correlation names it
         problem = _differs(item, expected, outcome, f"request {turn} input[{index}]")
