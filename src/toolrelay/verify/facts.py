@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import bisect
 import operator
+from collections import deque
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 from ..events import MCP_REQUEST, MCP_RESPONSE
@@ -281,11 +283,46 @@ def _typed_items(run: RunRecord) -> dict[int, Typed]:
 def _sent_outputs(
     run: RunRecord, typed: dict[int, Typed]
 ) -> dict[str, list[tuple[int, int, dict[str, Any]]]]:
+    """call_id → (turn, index, item) of every output for it, in turn order. A replayed
+    request's outputs begin with the previous request's very entries: their call_ids are
+    not read again, and their entries are made and filed in C."""
     found: dict[str, list[tuple[int, int, dict[str, Any]]]] = {}
+    previous: list[tuple[int, dict[str, Any]]] = []
+    filed: _Filed | None = None  # the previous request's outputs, each with its call_id's entries
     for current in run.rounds:
-        for index, item in typed.get(id(current.body), {}).get(FUNCTION_CALL_OUTPUT, []):
-            found.setdefault(str(item.get("call_id")), []).append((current.turn, index, item))
+        entries = typed.get(id(current.body), {}).get(FUNCTION_CALL_OUTPUT, [])
+        if previous and len(previous) <= len(entries) and all(map(operator.is_, previous, entries)):
+            filed = filed or _Filed(found, previous)
+            filed.add(found, entries[len(previous):])
+            filed.enter(current.turn)
+        else:  # whole bodies (nothing shared) read as before
+            for index, item in entries:
+                found.setdefault(str(item.get("call_id")), []).append((current.turn, index, item))
+            filed = None
+        previous = entries
     return found
+
+
+class _Filed:
+    """A request's outputs, each with the entries of its call_id (``_sent_outputs``)."""
+
+    def __init__(self, found: dict[str, list[tuple[int, int, dict[str, Any]]]],
+                 entries: list[tuple[int, dict[str, Any]]]) -> None:
+        self.lists = [found[str(item.get("call_id"))] for _, item in entries]
+        self.indexes = [index for index, _ in entries]
+        self.items = [item for _, item in entries]
+
+    def add(self, found: dict[str, list[tuple[int, int, dict[str, Any]]]],
+            entries: list[tuple[int, dict[str, Any]]]) -> None:
+        """The outputs a request adds after those it carries on."""
+        for index, item in entries:
+            self.lists.append(found.setdefault(str(item.get("call_id")), []))
+            self.indexes.append(index)
+            self.items.append(item)
+
+    def enter(self, turn: int) -> None:
+        """Each output's entry for request ``turn``, made and filed in C."""
+        deque(map(list.append, self.lists, zip(repeat(turn), self.indexes, self.items)), maxlen=0)
 
 
 def _listings(mcp: list[dict[str, Any]]) -> dict[str, list[Listing]]:
