@@ -263,14 +263,14 @@ def _early_start(call: CallTrace, current: ModelRound, facts: RunFacts, early: A
 def inconsistency(call: CallTrace) -> str | None:
     """How the completed response contradicts the stream item a call started from, in
     words (``explain`` and ``view`` say the same), else None."""
+    final = call.final_item
+    if final is None and not call.dropped:
+        return None  # the response confirmed the call as it started (asked of every call)
     started = _as_called(call.item)
-    if call.dropped:
+    if call.dropped or final is None:
         return f"{call.call_id}'s item closed in the stream as {started}, and the final response drops it"
-    if call.final_item is None:
-        return None
-    final = _as_called(call.final_item)
     return (f"{call.call_id}'s item closed in the stream as {started}, but the final response says "
-            f"{call.call_id} is {final}")
+            f"{call.call_id} is {_as_called(final)}")
 
 
 def _as_called(item: dict[str, Any]) -> str:
