@@ -119,6 +119,13 @@ class Finding:
     def seqs(self, seqs: Seqs) -> None:
         self._seqs = seqs
 
+    def __getstate__(self) -> tuple[object, ...]:
+        return self._fields()  # words and seqs made first: what makes them need not pickle
+
+    def __setstate__(self, state: tuple[object, ...]) -> None:
+        for name, value in zip(_STATE, state, strict=True):
+            setattr(self, name, value)
+
     def _fields(self) -> tuple[object, ...]:
         return (self.link, self.ok, self.message, self.call_id, self.mcp_id, self.server, self.turn,
                 self.seqs, self.check)
@@ -129,9 +136,8 @@ class Finding:
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as the dataclass was)
 
     def __repr__(self) -> str:
-        names = ("link", "ok", "message", "call_id", "mcp_id", "server", "turn", "seqs", "check")
-        return "Finding(" + ", ".join(f"{name}={value!r}" for name, value in zip(names, self._fields(),
-                                                                                  strict=True)) + ")"
+        shown = ", ".join(f"{name}={value!r}" for name, value in zip(_STATE, self._fields(), strict=True))
+        return f"Finding({shown})"
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -145,6 +151,10 @@ class Finding:
             "turn": self.turn,
             "seqs": list(self.seqs),
         }
+
+
+_STATE: Final = ("link", "ok", "message", "call_id", "mcp_id", "server", "turn", "seqs", "check")
+"""A finding's fields, in the order ``_fields`` gives them (its repr and pickled state)."""
 
 
 @dataclass(slots=True, kw_only=True)
