@@ -42,7 +42,7 @@ from .settings import check_request_settings
 from .streamed import check_streams
 from .tasks import check_tasks
 from .usage import check_usage
-from .verdict import Finding, Verdict, link_rank
+from .verdict import LINKS, Finding, Verdict, link_rank
 
 __all__ = ["CHECKS", "unfinished_reasons", "verify"]
 
@@ -104,8 +104,8 @@ def _verdict(run: RunRecord, checks: Sequence[tuple[str, Check]] = CHECKS,
              unfinished: Callable[[RunRecord, RunFacts], list[str]] | None = None,
              status: str | None = None) -> Verdict:
     facts = RunFacts(run)
-    findings = [finding for link, check in checks for finding in _run_check(link, check, run, facts)]
-    findings.sort(key=lambda finding: link_rank(finding.link))  # stable: each link keeps its order
+    found = [finding for link, check in checks for finding in _run_check(link, check, run, facts)]
+    findings = _in_link_order(found)
     agreement = check_agreement(run)
     streamed = _streamed_run(run)
     broken = _first_broken(findings) or _first_broken(agreement) or _first_broken(streamed)
@@ -119,6 +119,16 @@ def _verdict(run: RunRecord, checks: Sequence[tuple[str, Check]] = CHECKS,
         run_id=run.run_id,
         source=str(run.source),
     )
+
+
+def _in_link_order(findings: list[Finding]) -> list[Finding]:
+    """The findings sorted by link in the seed's order, each link's in the order found (a
+    stable sort, by buckets: one pass over tens of thousands of findings, no key calls)."""
+    buckets: dict[str, list[Finding]] = {link: [] for link in LINKS}
+    others: list[Finding] = []  # unknown links sort last (link_rank)
+    for finding in findings:
+        buckets.get(finding.link, others).append(finding)
+    return [finding for bucket in (*buckets.values(), others) for finding in bucket]
 
 
 def _streamed_run(run: RunRecord) -> list[Finding]:

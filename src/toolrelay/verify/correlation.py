@@ -11,8 +11,11 @@ same MCP id: checked, never guessed.
 
 from __future__ import annotations
 
-from collections import Counter
+import operator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import pairwise
+from operator import itemgetter
 from typing import Any
 
 from ..events import MCP_NOTIFICATION, MCP_REPLY, MCP_REQUEST, MCP_RESPONSE, MCP_SERVER_REQUEST, CallParsed
@@ -29,6 +32,7 @@ _PAIRED_KINDS = frozenset({MCP_REQUEST, MCP_RESPONSE, MCP_SERVER_REQUEST, MCP_RE
 _NAMED_KINDS = frozenset({MCP_REQUEST, MCP_NOTIFICATION, MCP_SERVER_REQUEST})
 """Kinds whose message carries the method the event records."""
 _TOLERATED_ENDINGS = frozenset({"aborted", "timeout", "error", None})
+_SEQ = itemgetter("seq")
 
 
 @dataclass(slots=True)
@@ -68,14 +72,14 @@ def _broken(
 def check_event_order(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """correlation: the record's own ids, the seq numbers, run on without a gap or repeat
     (every event is written once, in order), so no line was dropped, copied or moved."""
-    previous: int | None = None
-    for event in run.events:
-        seq = event["seq"]
-        if previous is not None and seq != previous + 1:
-            return [Finding(link="correlation", ok=False, check="event_order", seqs=(previous, seq),
-                            message=f"event seq {seq} follows seq {previous}: a line of the transcript is "
-                                    "missing, repeated or out of order")]
-        previous = seq
+    seqs = list(map(_SEQ, run.events))
+    previous = seqs[-1] if seqs else None
+    if seqs and seqs != list(range(seqs[0], seqs[0] + len(seqs))):  # compared in C; the gap found here
+        for before, seq in pairwise(seqs):
+            if seq != before + 1:
+                return [Finding(link="correlation", ok=False, check="event_order", seqs=(before, seq),
+                                message=f"event seq {seq} follows seq {before}: a line of the transcript is "
+                                        "missing, repeated or out of order")]
     return [Finding(link="correlation", ok=True, check="event_order",
                     message=f"{len(run.events)} events, seq {run.events[0]['seq'] if run.events else 0} "
                             f"to {previous}, each once and in order")]
@@ -87,7 +91,9 @@ def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
     findings: list[Finding] = []
     for event in run.mcp:
         key = (event.get("server"), event.get("connection"))
-        session = sessions.setdefault(key, _Session(*key))
+        session = sessions.get(key)
+        if session is None:  # not setdefault: that would make a _Session for every event
+            session = sessions[key] = _Session(*key)
         problem = _pair(session, event)
         if problem is not None:
             findings.append(problem)
@@ -115,6 +121,10 @@ def _pair(session: _Session, event: dict[str, Any]) -> Finding | None:
     kind = event["kind"]
     message: dict[str, Any] = event["message"] if isinstance(event.get("message"), dict) else {}
     mcp_id = message.get("id")
+    if kind == MCP_RESPONSE and event.get("mcp_id") == mcp_id and mcp_id in session.open:
+        del session.open[mcp_id]  # the common answer, to a request of its session (verify's speed)
+        session.answered += 1
+        return None
     unlike = _unlike_its_event(kind, event, message)
     if unlike is not None:
         return _broken(f"the {kind} event on {session.name} {unlike}", event, mcp_id=event.get("mcp_id"),
@@ -230,8 +240,9 @@ def _call_link(call: CallTrace, facts: RunFacts) -> Finding | None:
     if problem is not None:
         return call_finding(call, "correlation", False, f"{call.call_id}: {problem}", "call_links", request,
                             response, call.first("outcomes"))
-    message = f"{call.call_id} ↔ mcp id {mcp_id} on {where[0]} (connection {where[1]})"
-    return call_finding(call, "correlation", True, message, "call_links", request, response)
+    return call_finding(call, "correlation", True,
+                        lambda: f"{call.call_id} ↔ mcp id {mcp_id} on {where[0]} (connection {where[1]})",
+                        "call_links", request, response)
 
 
 def _link_problem(
@@ -265,27 +276,83 @@ def check_outputs(run: RunRecord, facts: RunFacts) -> list[Finding]:
                 )
             )
     asked: set[str] = set()
+    tally = _Tally()
     for current in run.rounds[1:]:
         previous = run.rounds[current.turn - 2]
         asked.update(call.call_id for call in previous.calls)
-        findings.extend(_outputs_of(current, previous, asked, facts))
+        tally.take(facts.indexed_items(current, FUNCTION_CALL_OUTPUT), asked)
+        findings.extend(_outputs_of(current, previous, tally, asked, facts))
     return findings
 
 
-def _outputs_of(current: ModelRound, previous: ModelRound, asked: set[str], facts: RunFacts) -> list[Finding]:
-    outputs = facts.input_items(current, FUNCTION_CALL_OUTPUT)
-    counts = Counter(str(item.get("call_id")) for item in outputs)
+class _Tally:
+    """The function_call_outputs of a request, counted by call_id. A replayed request's
+    outputs begin with the previous request's very entries (``RunFacts.indexed_items``),
+    so only the ones after those are counted: linear in a replayed run's outputs, not in
+    the square of its turns."""
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[int, dict[str, Any]]] = []
+        self.counts: dict[str, int] = {}
+        self.repeated: set[str] = set()
+        self.unasked: set[str] = set()
+        self.items: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        self._anew()
+
+    def _anew(self) -> None:
+        self.entries = []
+        self.counts = {}  # call_id → its outputs, in the order first seen (a Counter's order)
+        self.repeated = set()
+        self.unasked = set()  # call_ids not asked when first seen (judged again as more are asked)
+        self.items = {}  # call_id → (position, item) of its outputs
+
+    def take(self, entries: list[tuple[int, dict[str, Any]]], asked: set[str]) -> None:
+        """Count the request's ``entries`` (index in input, item) with ``asked`` as of it."""
+        start = len(self.entries)
+        if start > len(entries) or not all(map(operator.is_, self.entries, entries)):  # compared in C
+            self._anew()  # not the previous request's outputs carried on
+            start = 0
+        for position in range(start, len(entries)):
+            item = entries[position][1]
+            call_id = str(item.get("call_id"))
+            count = self.counts[call_id] = self.counts.get(call_id, 0) + 1
+            if count == 1 and call_id not in asked:
+                self.unasked.add(call_id)
+            elif count == 2:
+                self.repeated.add(call_id)
+            self.items.setdefault(call_id, []).append((position, item))
+        self.entries = entries
+
+    def in_order(self, call_ids: set[str]) -> list[str]:
+        """``call_ids`` in the order their outputs were first seen."""
+        rank = {call_id: place for place, call_id in enumerate(self.counts)} if call_ids else {}
+        return sorted(call_ids, key=rank.__getitem__)
+
+    def stray(self, asked: set[str]) -> list[str]:
+        """The call_ids with an output that no response so far asked for, in order."""
+        self.unasked -= asked  # asked stays asked
+        return self.in_order(self.unasked)
+
+    def outputs_for(self, call_ids: Iterable[str]) -> list[dict[str, Any]]:
+        """The outputs for ``call_ids``, in the order of the request's input."""
+        found = [entry for call_id in call_ids for entry in self.items.get(call_id, ())]
+        return [item for _, item in sorted(found, key=itemgetter(0))]
+
+
+def _outputs_of(current: ModelRound, previous: ModelRound, tally: _Tally, asked: set[str],
+                facts: RunFacts) -> list[Finding]:
+    counts = tally.counts
     where = f"request {current.turn}"
     problems = [
-        *((call_id, f"{where} holds {count} function_call_output items for {call_id}: one call, one output")
-          for call_id, count in counts.items() if count > 1),
+        *((call_id, f"{where} holds {counts[call_id]} function_call_output items for {call_id}: one call, "
+                    "one output") for call_id in tally.in_order(tally.repeated)),
         *((call_id, f"{where} holds an output for {call_id}, but no earlier response has a function_call "
-                    "with that call_id") for call_id in counts if call_id not in asked),
+                    "with that call_id") for call_id in tally.stray(asked)),
         *((call.call_id, f"{call.call_id} (response {previous.turn}) has no function_call_output in {where}")
-          for call in previous.calls if counts[call.call_id] == 0),
+          for call in previous.calls if counts.get(call.call_id, 0) == 0),
     ]
     findings = [_round_broken(current, message, call_id) for call_id, message in problems]
-    findings.extend(_swaps(current, previous, outputs, facts))
+    findings.extend(_swaps(current, previous, tally, facts))
     if not findings and previous.calls:
         count = len(previous.calls)
         message = f"{where} answers each of the {count} call(s) of response {previous.turn} once, by call_id"
@@ -294,12 +361,10 @@ def _outputs_of(current: ModelRound, previous: ModelRound, asked: set[str], fact
     return findings
 
 
-def _swaps(
-    current: ModelRound, previous: ModelRound, outputs: list[dict[str, Any]], facts: RunFacts
-) -> list[Finding]:
+def _swaps(current: ModelRound, previous: ModelRound, tally: _Tally, facts: RunFacts) -> list[Finding]:
     calls = {call.call_id: call for call in previous.calls}
     found: list[Finding] = []
-    for item in outputs:
+    for item in tally.outputs_for(calls):  # only these can carry a result of the previous response
         call = calls.get(str(item.get("call_id")))
         other = facts.swapped_with(call, item) if call is not None else None
         if call is not None and other is not None:

@@ -74,8 +74,8 @@ def _call_digest(call: CallTrace, run: RunRecord, facts: RunFacts) -> Finding | 
                        f"tools/call went out {routed.get('server')} listed {tool} as {listed} "
                        f"(seq {listing.seq})")
             return call_finding(call, "routing", False, message, "definition", routed, request)
-    return call_finding(call, "routing", True, f"{call.call_id}: {call.alias} called with the definition "
-                        f"the model was offered ({used})", "definition", routed, request)
+    return call_finding(call, "routing", True, lambda: f"{call.call_id}: {call.alias} called with the "
+                        f"definition the model was offered ({used})", "definition", routed, request)
 
 
 def _finding(ok: bool, message: str, catalog: dict[str, Any]) -> Finding:

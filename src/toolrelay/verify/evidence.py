@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from .record import CallTrace
-from .verdict import Finding
+from .verdict import Finding, Said
 
 __all__ = ["call_finding", "seqs_of"]
 
@@ -17,9 +18,10 @@ def seqs_of(*events: dict[str, Any] | None) -> tuple[int, ...]:
 
 
 def call_finding(
-    call: CallTrace, link: str, ok: bool, message: str, check: str, *events: dict[str, Any] | None
+    call: CallTrace, link: str, ok: bool, message: Said, check: str, *events: dict[str, Any] | None
 ) -> Finding:
-    """A finding about one call, carrying both of its ids and where it lives."""
+    """A finding about one call, carrying both of its ids and where it lives (its seq
+    numbers worked out when first read: most findings are only counted)."""
     requests = call.mcp_requests
     if requests:
         server, mcp_id = requests[0].get("server"), requests[0]["message"].get("id")
@@ -34,5 +36,9 @@ def call_finding(
         mcp_id=mcp_id,
         server=server,
         turn=call.turn,
-        seqs=tuple(sorted([call.response_seq, *[e["seq"] for e in events if e is not None]])),
+        seqs=partial(_call_seqs, call.response_seq, events),
     )
+
+
+def _call_seqs(response_seq: int, events: tuple[dict[str, Any] | None, ...]) -> tuple[int, ...]:
+    return tuple(sorted([response_seq, *[e["seq"] for e in events if e is not None]]))

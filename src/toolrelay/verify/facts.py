@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import bisect
 import operator
+from collections import deque
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 from ..events import MCP_REQUEST, MCP_RESPONSE
@@ -27,8 +29,9 @@ from ..relay.stages.dialects import RESPONSES, known_reader
 from ..relay.stages.parse import FunctionCall, ModelTurn, read_call
 from ..relay.stages.result import CallOutcome
 from .outcomes import MalformedAnswer, expected_item, rebuild_outcome, recorded_exchange
-from .record import CallTrace, ModelRound, RunRecord
+from .record import CallTrace, Event, ModelRound, RunRecord
 from .simple_schema import SimpleSchemas
+from .task_trace import TaskTrace, answer_of, task_of
 
 __all__ = ["Listing", "RunFacts", "stream_events"]
 
@@ -76,6 +79,7 @@ class RunFacts:
         """call_id → every function_call_output for it in a request: (turn, index, item)."""
         self._exchanges: dict[int, Exchange | MalformedAnswer | str | None] = {}
         self._outcomes: dict[int, CallOutcome | None] = {}
+        self._tasks: dict[int, TaskTrace | None] = {}
         self._expected: dict[int, dict[str, Any] | None] = {}
         self._simple = SimpleSchemas()
         self.tag_owners: dict[int, CallTrace | None] = {}
@@ -179,11 +183,23 @@ class RunFacts:
         others = current.calls if current is not None else []
         return next((o for o in others if o is not call and _same_output(item, self.expected(o))), None)
 
+    def task(self, call: CallTrace) -> TaskTrace | None:
+        """The call's ``task_of``, read once (half a dozen checks ask for it)."""
+        key = id(call)
+        if key in self._tasks:
+            return self._tasks[key]
+        found = self._tasks[key] = task_of(call)
+        return found
+
+    def answer(self, call: CallTrace) -> Event | None:
+        """The call's ``call_answer``, from its task read once."""
+        return answer_of(call, self.task(call))
+
     def exchange(self, call: CallTrace) -> Exchange | MalformedAnswer | str | None:
         """The call's recorded exchange (see ``outcomes.recorded_exchange``), read once."""
         key = id(call)
         if key not in self._exchanges:
-            self._exchanges[key] = recorded_exchange(call)
+            self._exchanges[key] = recorded_exchange(call, self.task(call))
         return self._exchanges[key]
 
     def outcome(self, call: CallTrace) -> CallOutcome | None:
@@ -192,7 +208,7 @@ class RunFacts:
             schema, exchange = self.output_schema_of(call), self.exchange(call)
             if schema is not None and self._surely_kept(schema, exchange):
                 schema = None  # a result that keeps the schema is classified as with none
-            self._outcomes[key] = rebuild_outcome(call, exchange, output_schema=schema)
+            self._outcomes[key] = rebuild_outcome(call, exchange, output_schema=schema, trace=self.task(call))
         return self._outcomes[key]
 
     def _surely_kept(self, schema: Any, exchange: Exchange | MalformedAnswer | str | None) -> bool:
@@ -267,11 +283,46 @@ def _typed_items(run: RunRecord) -> dict[int, Typed]:
 def _sent_outputs(
     run: RunRecord, typed: dict[int, Typed]
 ) -> dict[str, list[tuple[int, int, dict[str, Any]]]]:
+    """call_id → (turn, index, item) of every output for it, in turn order. A replayed
+    request's outputs begin with the previous request's very entries: their call_ids are
+    not read again, and their entries are made and filed in C."""
     found: dict[str, list[tuple[int, int, dict[str, Any]]]] = {}
+    previous: list[tuple[int, dict[str, Any]]] = []
+    filed: _Filed | None = None  # the previous request's outputs, each with its call_id's entries
     for current in run.rounds:
-        for index, item in typed.get(id(current.body), {}).get(FUNCTION_CALL_OUTPUT, []):
-            found.setdefault(str(item.get("call_id")), []).append((current.turn, index, item))
+        entries = typed.get(id(current.body), {}).get(FUNCTION_CALL_OUTPUT, [])
+        if previous and len(previous) <= len(entries) and all(map(operator.is_, previous, entries)):
+            filed = filed or _Filed(found, previous)
+            filed.add(found, entries[len(previous):])
+            filed.enter(current.turn)
+        else:  # whole bodies (nothing shared) read as before
+            for index, item in entries:
+                found.setdefault(str(item.get("call_id")), []).append((current.turn, index, item))
+            filed = None
+        previous = entries
     return found
+
+
+class _Filed:
+    """A request's outputs, each with the entries of its call_id (``_sent_outputs``)."""
+
+    def __init__(self, found: dict[str, list[tuple[int, int, dict[str, Any]]]],
+                 entries: list[tuple[int, dict[str, Any]]]) -> None:
+        self.lists = [found[str(item.get("call_id"))] for _, item in entries]
+        self.indexes = [index for index, _ in entries]
+        self.items = [item for _, item in entries]
+
+    def add(self, found: dict[str, list[tuple[int, int, dict[str, Any]]]],
+            entries: list[tuple[int, dict[str, Any]]]) -> None:
+        """The outputs a request adds after those it carries on."""
+        for index, item in entries:
+            self.lists.append(found.setdefault(str(item.get("call_id")), []))
+            self.indexes.append(index)
+            self.items.append(item)
+
+    def enter(self, turn: int) -> None:
+        """Each output's entry for request ``turn``, made and filed in C."""
+        deque(map(list.append, self.lists, zip(repeat(turn), self.indexes, self.items)), maxlen=0)
 
 
 def _listings(mcp: list[dict[str, Any]]) -> dict[str, list[Listing]]:

@@ -16,7 +16,7 @@ from ..relay.stages.feedback import ERROR_PREFIX
 from ..relay.stages.result import CallOutcome
 from .evidence import call_finding
 from .facts import RunFacts
-from .jsonpath import excerpt, first_difference
+from .jsonpath import excerpt, first_difference, json_equal
 from .mcp_side import tagged_for_another
 from .record import CallTrace, RunRecord
 from .verdict import Finding
@@ -61,24 +61,28 @@ def _feedback(call: CallTrace, facts: RunFacts) -> Finding | None:
         return _bad(call, f"{len(call.feedbacks)} feedback events for one call", *call.feedbacks)
     if not call.feedbacks:
         return _bad(call, f"request {sent[0][0]} sends an output for it, but no feedback was recorded")
-    problem = _differs(call.feedbacks[0].get("item"), expected, outcome, "the feedback event")
+    given = call.feedbacks[0].get("item")
+    problem = _differs(given, expected, outcome, "the feedback event")
     if problem is not None:
         return _bad(call, problem, call.feedbacks[0], call.first("mcp_responses"))
-    checked: set[int] = set()
+    checked = {id(given)}  # that very item in a request (format 2 shares it) is render_output's: judged
     for turn, index, item in sent:
         if id(item) in checked:
             continue  # the same item carried on (a delta-recorded transcript shares it): judged once
         checked.add(id(item))
+        if json_equal(item, given):
+            continue  # a copy of the feedback event's item (whole bodies), which is render_output's
         if facts.swapped_with(call, item) is not None:
             continue  # another call's output under this call_id: correlation names it
         problem = _differs(item, expected, outcome, f"request {turn} input[{index}]")
         if problem is not None:
             return _bad(call, problem, call.first("mcp_responses"), _request_event(facts, turn))
+    copies = len(sent)
     return call_finding(
         call,
         "feedback",
         True,
-        _ok_message(outcome, expected, len(sent)) + _refusals_note(call),
+        lambda: _ok_message(outcome, expected, copies) + _refusals_note(call),
         "rendering",
         call.first("mcp_responses"),
         call.feedbacks[0],

@@ -51,25 +51,30 @@ def rounds_said(call: CallTrace) -> str:
 def _retry_problem(number: int, first: dict[str, Any], asked: dict[str, Any], retry: Event,
                    seen: set[str]) -> str | None:
     params, mcp_id = _params(retry), _id(retry)
-    where = f"the retry of round {number} (mcp id {mcp_id})"
-    if repr(mcp_id) in seen:
-        return f"{where} reuses the id of an earlier round: each retry needs a new JSON-RPC id"
+    problem = _retry_fault(number, first, asked, params, repr(mcp_id) in seen)
+    return None if problem is None else f"the retry of round {number} (mcp id {mcp_id}) {problem}"
+
+
+def _retry_fault(number: int, first: dict[str, Any], asked: dict[str, Any], params: dict[str, Any],
+                 reused: bool) -> str | None:
+    """What is wrong with a retry (its words after "the retry of round N"), or None."""
+    if reused:
+        return "reuses the id of an earlier round: each retry needs a new JSON-RPC id"
     same_arguments = json_equal(params.get("arguments"), first.get("arguments"))
     if params.get("name") != first.get("name") or not same_arguments:
-        return f"{where} is not the original request: its tool name or arguments differ"
+        return "is not the original request: its tool name or arguments differ"
     wanted = asked.get("inputRequests")
     wanted_keys = sorted(wanted) if isinstance(wanted, dict) else []
     given = params.get("inputResponses")
     given_keys = sorted(given) if isinstance(given, dict) else []
     if given_keys != wanted_keys:
-        return (f"{where} answers inputResponses {given_keys} but round {number} asked for "
-                f"{wanted_keys}")
+        return f"answers inputResponses {given_keys} but round {number} asked for {wanted_keys}"
     if "requestState" in asked and "requestState" not in params:
-        return f"{where} dropped the requestState round {number} gave"
+        return f"dropped the requestState round {number} gave"
     if "requestState" in asked and params["requestState"] != asked["requestState"]:
-        return f"{where} changed the requestState round {number} gave (it must be echoed unchanged)"
+        return f"changed the requestState round {number} gave (it must be echoed unchanged)"
     if "requestState" not in asked and "requestState" in params:
-        return f"{where} sends a requestState round {number} never gave"
+        return f"sends a requestState round {number} never gave"
     return None
 
 

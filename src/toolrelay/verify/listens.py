@@ -13,6 +13,7 @@ connection sent before it, and belongs to no model call.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import methodcaller
 from typing import Any
 
 from ..events import MCP_NOTIFICATION, MCP_REQUEST, MCP_RESPONSE
@@ -25,6 +26,7 @@ from .verdict import Finding
 __all__ = ["check_listens"]
 
 _CANCELLED = "notifications/cancelled"
+_METHOD = methodcaller("get", "method")
 _TOLERATED_ENDINGS = frozenset({"aborted", "timeout", "error", None})
 Event = dict[str, Any]
 
@@ -41,10 +43,15 @@ class _Listens:
 
 def check_listens(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """correlation: each listen request ended properly, each of its notifications on it."""
+    if not run.of_kind(MCP_NOTIFICATION) and LISTEN not in map(_METHOD, run.of_kind(MCP_REQUEST)):
+        return []  # no listen request and nothing a server notified: nothing to follow (found in C)
     sessions: dict[tuple[Any, Any], _Listens] = {}
     findings: list[Finding] = []
     for event in run.mcp:
-        session = sessions.setdefault((event.get("server"), event.get("connection")), _Listens())
+        key = (event.get("server"), event.get("connection"))
+        session = sessions.get(key)
+        if session is None:  # not setdefault: that would make a _Listens for every event
+            session = sessions[key] = _Listens()
         problem = _follow(session, event)
         if problem is not None:
             findings.append(problem)

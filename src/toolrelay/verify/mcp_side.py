@@ -13,18 +13,19 @@ recorded exchange shows that a server ran the tool.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ..client.host.input_required import input_required
 from ..protocol.mcp import READ_RESOURCE
 from ..relay.stages.optional_nulls import strip_optional_nulls
+from ..relay.stages.result import CallOutcome
 from .evidence import call_finding
 from .facts import RunFacts
 from .input_rounds import chain_problem, rounds_said
 from .jsonpath import excerpt, first_difference, json_equal
 from .outcomes import ANSWERED, NEVER_SENT, MalformedAnswer
 from .record import CallTrace, RunRecord
-from .task_trace import call_answer, task_of
 from .verdict import Finding
 
 __all__ = ["check_routing", "check_server", "tagged_for_another"]
@@ -60,16 +61,10 @@ def _route(call: CallTrace, facts: RunFacts) -> Finding | None:
         return call_finding(
             call, "routing", True, f"{call.alias} → {target} (not sent: {call.status})", "route", routed
         )
-    return call_finding(
-        call,
-        "routing",
-        True,
-        f"{call.alias} → {target}; {request['message'].get('method')} mcp id "
-        f"{request['message'].get('id')} carries the values of the arguments text",
-        "route",
-        routed,
-        request,
-    )
+    message = request["message"]  # the words are made when shown (verdict.Finding)
+    return call_finding(call, "routing", True, lambda: f"{call.alias} → {target}; {message.get('method')} "
+                        f"mcp id {message.get('id')} carries the values of the arguments text", "route",
+                        routed, request)
 
 
 def _not_routed(call: CallTrace, facts: RunFacts) -> Finding | None:
@@ -287,7 +282,7 @@ def _server(call: CallTrace, facts: RunFacts) -> Finding | None:
         return _never_sent(call, status, outcome_event)
     if status in ANSWERED:
         return _answered(call, facts, outcome_event)
-    answer = call_answer(call)  # a task's creation is no answer: its tasks/result is
+    answer = facts.answer(call)  # a task's creation is no answer: its tasks/result is
     if answer is not None:
         return _bad(call, f"recorded as {status}, yet the server answered the tools/call", outcome_event,
                     answer)
@@ -318,7 +313,7 @@ def _bad(call: CallTrace, message: str, *events: dict[str, Any] | None) -> Findi
 
 def _answered(call: CallTrace, facts: RunFacts, outcome_event: dict[str, Any] | None) -> Finding:
     missing = "tools/call request" if not call.mcp_requests else "answer" if not call.mcp_responses else None
-    if missing is None and call_answer(call) is None:
+    if missing is None and facts.answer(call) is None:
         missing = "tasks/result answer"  # run as a task: created, but its result is not recorded
     if missing is not None:
         return _bad(
@@ -347,21 +342,21 @@ def _answered(call: CallTrace, facts: RunFacts, outcome_event: dict[str, Any] | 
             response,
         )
     outcome = facts.outcome(call)
+    asks = outcome is not None and input_required(exchange) is not None
+    trace = facts.task(call)
+    ran = f" as {trace.summary()}" if trace is not None else rounds_said(call)
+    words = partial(_answered_said, request, exchange.mcp_id, ran, outcome, asks)  # made when shown
+    return call_finding(call, "server_check", True, words, "exchange", request, response)
+
+
+def _answered_said(request: dict[str, Any], mcp_id: Any, ran: str, outcome: CallOutcome | None,
+                   asks: bool) -> str:
+    """The words of an answered call's finding (made when shown: verdict.Finding)."""
     said = "?" if outcome is None else _said(outcome.status, outcome.message, outcome.error_code)
-    if outcome is not None and input_required(exchange) is not None:
+    if outcome is not None and asks:
         said = f"input_required still, given up on (protocol error): {excerpt(outcome.message, 80)}"
     where = f"{request.get('server')} (connection {request.get('connection')})"
-    trace = task_of(call)
-    ran = f" as {trace.summary()}" if trace is not None else rounds_said(call)
-    return call_finding(
-        call,
-        "server_check",
-        True,
-        f"{where} answered mcp id {exchange.mcp_id}{ran}: {said}",
-        "exchange",
-        request,
-        response,
-    )
+    return f"{where} answered mcp id {mcp_id}{ran}: {said}"
 
 
 def _said(status: str, message: str, code: int | None) -> str:

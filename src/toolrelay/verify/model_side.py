@@ -183,17 +183,15 @@ def _parse(call: CallTrace, facts: RunFacts) -> Finding | None:
     problem = _parse_problem(call, parsed, facts)
     if problem is not None:
         return call_finding(call, "parse", False, f"{call.call_id}: {problem}", "arguments_text", parsed)
+    return call_finding(call, "parse", True, lambda: _parsed_said(call, parsed), "arguments_text", parsed)
+
+
+def _parsed_said(call: CallTrace, parsed: dict[str, Any]) -> str:
     if parsed.get("error") is not None:
-        message = (
-            f"{call.call_id}: arguments text {excerpt(parsed.get('arguments_text'))} was refused: "
-            f"{parsed.get('error')}"
-        )
-    else:
-        message = (
-            f"{call.call_id}: arguments text {excerpt(parsed.get('arguments_text'))} parsed to "
-            f"{excerpt(parsed.get('arguments'))}"
-        )
-    return call_finding(call, "parse", True, message, "arguments_text", parsed)
+        return (f"{call.call_id}: arguments text {excerpt(parsed.get('arguments_text'))} was refused: "
+                f"{parsed.get('error')}")
+    return (f"{call.call_id}: arguments text {excerpt(parsed.get('arguments_text'))} parsed to "
+            f"{excerpt(parsed.get('arguments'))}")
 
 
 def _parse_problem(call: CallTrace, parsed: dict[str, Any], facts: RunFacts) -> str | None:

@@ -43,7 +43,7 @@ from ..relay.stages.result import (
     Verdict,
 )
 from .record import CallTrace, RunRecord
-from .task_trace import call_answer, task_of
+from .task_trace import TaskTrace, answer_of
 
 __all__ = [
     "ANSWERED", "NEVER_SENT", "MalformedAnswer", "expected_item", "rebuild_outcome", "recorded_exchange",
@@ -73,11 +73,11 @@ class MalformedAnswer:
         return malformed_answer_message(self.server, "tools/call", self.mcp_id, self.reason)
 
 
-def recorded_exchange(call: CallTrace) -> Exchange | MalformedAnswer | str | None:
+def recorded_exchange(call: CallTrace, trace: TaskTrace | None) -> Exchange | MalformedAnswer | str | None:
     """The call's tools/call exchange rebuilt from the recorded messages (or the malformed
-    answer it got); a string says why the recorded answer cannot be its response; None
-    when nothing was answered."""
-    answer_event = call_answer(call)  # a task's: its tasks/result's answer
+    answer it got), given its ``task_of``; a string says why the recorded answer cannot be
+    its response; None when nothing was answered."""
+    answer_event = answer_of(call, trace)  # a task's: its tasks/result's answer
     if not call.mcp_requests or answer_event is None:
         return None
     request = call.mcp_requests[0].get("message")
@@ -95,7 +95,6 @@ def recorded_exchange(call: CallTrace) -> Exchange | MalformedAnswer | str | Non
         return "the recorded answer is a request or notification, not a response"
     method = request.get("method") if isinstance(request.get("method"), str) else "tools/call"
     exchange = Exchange(mcp_id=request.get("id"), method=method, request=request)  # type: ignore[arg-type]
-    trace = task_of(call)
     if trace is not None and trace.extension and isinstance(answer, Response):
         # the task's end answers the tools/call, as the live path reads it (client/ext_tasks.py)
         settled = settled_answer(exchange.mcp_id, response)
@@ -128,16 +127,17 @@ def _failed(call: CallTrace, request: dict[str, Any], mcp_id: Any, verdict: Verd
 
 
 def rebuild_outcome(
-    call: CallTrace, exchange: Exchange | MalformedAnswer | str | None, *, output_schema: Any = None
+    call: CallTrace, exchange: Exchange | MalformedAnswer | str | None, *, output_schema: Any = None,
+    trace: TaskTrace | None = None,
 ) -> CallOutcome | None:
     """The call's outcome as the live path would classify the recorded evidence (its
     ``recorded_exchange``, the tool's ``output_schema`` as last listed before the call), or
     None when the record lacks what it rests on (no outcome; an answered class without an
-    answer)."""
+    answer; ``trace``: the call's ``task_of``, which matters only with an exchange)."""
     request = call.first("mcp_requests") or {}
     if isinstance(exchange, Exchange) and input_required(exchange) is not None:
         return _given_up(call, exchange, request)
-    unsettled = _unsettled_task(call, exchange)
+    unsettled = _unsettled_task(call, exchange, trace)
     if unsettled is not None:
         verdict = Verdict(status="protocol_error", message=unsettled)
         return _failed(call, request, request.get("mcp_id"), verdict)
@@ -166,10 +166,10 @@ def rebuild_outcome(
                        exchange=CallExchange(mcp_id=recorded.get("mcp_id")))
 
 
-def _unsettled_task(call: CallTrace, exchange: Exchange | MalformedAnswer | str | None) -> str | None:
+def _unsettled_task(call: CallTrace, exchange: Exchange | MalformedAnswer | str | None,
+                    trace: TaskTrace | None) -> str | None:
     """For a task that ended failed or cancelled yet whose tasks/result is a plain success:
     the protocol error the live path made of it (``client.tool_tasks.settled_problem``)."""
-    trace = task_of(call) if isinstance(exchange, Exchange) else None
     if trace is None or not isinstance(exchange, Exchange):
         return None
     request = call.mcp_requests[0]

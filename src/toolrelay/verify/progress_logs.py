@@ -12,6 +12,7 @@ its server connection, after its tools/call and before its answer.
 
 from __future__ import annotations
 
+from operator import methodcaller
 from typing import Any
 
 from ..events import MCP_NOTIFICATION, MCP_REQUEST, MCP_RESPONSE
@@ -28,6 +29,7 @@ _PROGRESS = "notifications/progress"
 _LOG = "notifications/message"
 _CANCELLED = "notifications/cancelled"
 Event = dict[str, Any]
+_METHOD = methodcaller("get", "method")
 
 
 def check_progress_and_logs(run: RunRecord, facts: RunFacts) -> list[Finding]:
@@ -40,8 +42,9 @@ def check_progress_and_logs(run: RunRecord, facts: RunFacts) -> list[Finding]:
 
 
 def _progress_pairs(run: RunRecord) -> list[Finding]:
-    pending: dict[tuple[Any, Any, Any], Event] = {}
-    """(server, connection, token) → the tools/call request that sent it, while pending."""
+    if _PROGRESS not in map(_METHOD, run.of_kind(MCP_NOTIFICATION)):
+        return []  # only progress is judged here; the calls' requests matter only to it (found in C)
+    pending = _Pending()
     last: dict[tuple[Any, Any, Any], Any] = {}
     findings: list[Finding] = []
     for event in run.mcp:
@@ -50,16 +53,40 @@ def _progress_pairs(run: RunRecord) -> list[Finding]:
         if kind == MCP_REQUEST and method == _CALL:
             token = _token(event)
             if token is not None:
-                pending[(*session, token)] = event
+                pending.open((*session, token), event)
         elif kind == MCP_RESPONSE and method == _CALL:
-            _close(pending, session, event.get("mcp_id"))
+            pending.close(session, event.get("mcp_id"))
         elif kind == MCP_NOTIFICATION and method == _CANCELLED and event.get("direction") == "out":
-            _close(pending, session, _params(event).get("requestId"))
+            pending.close(session, _params(event).get("requestId"))
         elif kind == MCP_NOTIFICATION and method == _PROGRESS and event.get("direction") == "in":
             problem = _judge_progress(event, pending, last, session)
             if problem is not None:
                 findings.append(problem)
     return findings
+
+
+class _Pending(dict[tuple[Any, Any, Any], Event]):
+    """(server, connection, token) → the tools/call request that sent it, while pending;
+    found again by (server, connection, mcp id) when answered or cancelled (not by
+    walking every pending request: with 16 calls in flight that was most of this check)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.by_id: dict[tuple[Any, Any, Any], list[tuple[Any, Any, Any]]] = {}
+
+    def open(self, key: tuple[Any, Any, Any], request: Event) -> None:
+        self[key] = request
+        self.by_id.setdefault((*key[:2], request.get("mcp_id")), []).append(key)
+
+    def close(self, session: tuple[Any, Any], mcp_id: Any) -> None:
+        """Forget every pending request of ``session`` with ``mcp_id``."""
+        if isinstance(mcp_id, dict | list):  # a requestId no request has (ids are hashable): none
+            _close(self, session, mcp_id)
+            return
+        for key in self.by_id.pop((*session, mcp_id), ()):
+            request = self.get(key)
+            if request is not None and request.get("mcp_id") == mcp_id:
+                del self[key]
 
 
 def _judge_progress(

@@ -12,7 +12,9 @@ Each call that was asked something gets a finding naming what, and how it was an
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from ..client.host.requests import CAP_HINT
@@ -20,12 +22,12 @@ from ..events import MCP_REPLY, MCP_SERVER_REQUEST
 from .evidence import call_finding, seqs_of
 from .facts import RunFacts
 from .record import CallTrace, RunRecord
-from .task_trace import call_answer
 from .verdict import Finding
 
 __all__ = ["check_server_requests", "outside_call"]
 
 _TOLERATED_ENDINGS = frozenset({"aborted", "timeout", "error", None})
+_SEQ = itemgetter("seq")
 
 
 @dataclass(slots=True)
@@ -42,10 +44,13 @@ def check_server_requests(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """correlation: each server request answered once by its id, inside the call it names."""
     sessions: dict[tuple[Any, Any], _Asked] = {}
     findings: list[Finding] = []
-    for event in run.mcp:
-        if event["kind"] not in (MCP_SERVER_REQUEST, MCP_REPLY):
-            continue
-        asked = sessions.setdefault((event.get("server"), event.get("connection")), _Asked())
+    asked_of, replies = run.of_kind(MCP_SERVER_REQUEST), run.of_kind(MCP_REPLY)
+    # the two kinds, in the transcript's order (most runs have none: no walk of every MCP event)
+    for event in heapq.merge(asked_of, replies, key=_SEQ) if replies else asked_of:
+        key = (event.get("server"), event.get("connection"))
+        asked = sessions.get(key)
+        if asked is None:
+            asked = sessions[key] = _Asked()
         problem = _pair(asked, event)
         if problem is not None:
             findings.append(problem)
@@ -60,7 +65,7 @@ def check_server_requests(run: RunRecord, facts: RunFacts) -> list[Finding]:
                                     request))
     answers = {key: reply for asked in sessions.values() for key, reply in asked.replies.items()}
     for call in run.calls:
-        findings.extend(_during(call, answers))
+        findings.extend(_during(call, answers, facts))
     return findings
 
 
@@ -90,12 +95,12 @@ def _pair(asked: _Asked, event: dict[str, Any]) -> Finding | None:
     return None
 
 
-def _during(call: CallTrace, answers: dict[int, dict[str, Any]]) -> list[Finding]:
+def _during(call: CallTrace, answers: dict[int, dict[str, Any]], facts: RunFacts) -> list[Finding]:
     """The call's server requests lie inside its tools/call; one finding says what was asked."""
     asked = [e for e in call.server_requests if e["kind"] == MCP_SERVER_REQUEST]
     if not asked:
         return []
-    request, response = call.first("mcp_requests"), call_answer(call)  # a task's: its tasks/result
+    request, response = call.first("mcp_requests"), facts.answer(call)  # a task's: its tasks/result
     lines: list[str] = []
     for event in asked:
         outside = outside_call(event, request, response)

@@ -24,7 +24,7 @@ from ..protocol.mcp import TERMINAL_TASK_STATUSES
 from ..protocol.tasks_ext import created_ext_task
 from .record import CallTrace, Event, message_of
 
-__all__ = ["TaskTrace", "call_answer", "task_of", "task_summary"]
+__all__ = ["TaskTrace", "answer_of", "call_answer", "task_of", "task_summary"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -119,7 +119,11 @@ def task_of(call: CallTrace) -> TaskTrace | None:
 def call_answer(call: CallTrace) -> Event | None:
     """The answer that ends the call: its tools/call's, or for a task its tasks/result's
     (an extension task's: the tasks/get that showed it ended)."""
-    trace = task_of(call)
+    return answer_of(call, task_of(call))
+
+
+def answer_of(call: CallTrace, trace: TaskTrace | None) -> Event | None:
+    """``call_answer`` given the call's ``task_of`` (``RunFacts.task`` reads it once)."""
     if trace is None:
         return call.first("mcp_responses")
     result = trace.result

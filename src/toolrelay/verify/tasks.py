@@ -12,7 +12,7 @@ from .evidence import call_finding
 from .ext_task_rounds import ext_task_rounds
 from .facts import RunFacts
 from .record import CallTrace, RunRecord, message_of
-from .task_trace import task_of
+from .task_trace import TaskTrace
 from .verdict import Finding
 
 __all__ = ["check_tasks"]
@@ -21,17 +21,16 @@ __all__ = ["check_tasks"]
 def check_tasks(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """correlation: each call's task requests name the task it created (and, for a task of
     the tasks extension, echo its state and answer only what it asked: ext_task_rounds.py)."""
-    found = [f for f in (_task_links(call) for call in run.calls) if f is not None]
+    found = [f for f in (_task_links(call, facts.task(call)) for call in run.calls) if f is not None]
     for call in run.calls:
-        trace = task_of(call)
+        trace = facts.task(call)
         if trace is not None and trace.extension:
             found.append(ext_task_rounds(call, trace))
     return found
 
 
-def _task_links(call: CallTrace) -> Finding | None:
+def _task_links(call: CallTrace, trace: TaskTrace | None) -> Finding | None:
     requests = [e for e in call.task_messages if e["kind"] == "mcp_request"]
-    trace = task_of(call)
     if trace is None:
         if not requests:
             return None

@@ -10,6 +10,7 @@ A run that simply did not finish is not a broken link: it is ``unfinished``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -67,21 +68,76 @@ def link_rank(link: str) -> int:
     return LINKS.index(link) if link in LINKS else len(LINKS)
 
 
-@dataclass(slots=True, kw_only=True)
-class Finding:
-    """One checked fact about one link: holds (``ok``) or contradicts the record."""
+Said = str | Callable[[], str]
+"""A finding's message, or what says it when it is first read (``Finding.message``)."""
+Seqs = tuple[int, ...] | Callable[[], tuple[int, ...]]
+"""A finding's seq numbers, or what works them out when they are first read."""
 
-    link: str
-    ok: bool
-    message: str
-    call_id: str | None = None
-    mcp_id: int | str | None = None
-    server: str | None = None
-    turn: int | None = None
-    seqs: tuple[int, ...] = ()
-    """Transcript seq numbers of the events involved."""
-    check: str = ""
-    """Which invariant produced it (e.g. ``arguments_equal``), for tools that group findings."""
+
+class Finding:
+    """One checked fact about one link: holds (``ok``) or contradicts the record.
+
+    ``message`` and ``seqs`` may be given as functions that make them: a verdict holds a
+    finding for every link of every call (60,000 for 10,000 calls), and most are only
+    counted, never shown, so their words and seq numbers are made when first read."""
+
+    __slots__ = ("_message", "_seqs", "call_id", "check", "link", "mcp_id", "ok", "server", "turn")
+
+    def __init__(self, *, link: str, ok: bool, message: Said, call_id: str | None = None,
+                 mcp_id: int | str | None = None, server: str | None = None, turn: int | None = None,
+                 seqs: Seqs = (), check: str = "") -> None:
+        self.link = link
+        self.ok = ok
+        self._message = message
+        self.call_id = call_id
+        self.mcp_id = mcp_id
+        self.server = server
+        self.turn = turn
+        self._seqs = seqs
+        self.check = check  # which invariant produced it (e.g. ``arguments_equal``), for grouping
+
+    @property
+    def message(self) -> str:
+        said = self._message
+        if not isinstance(said, str):
+            said = self._message = said()
+        return said
+
+    @message.setter
+    def message(self, said: Said) -> None:
+        self._message = said
+
+    @property
+    def seqs(self) -> tuple[int, ...]:
+        """Transcript seq numbers of the events involved."""
+        seqs = self._seqs
+        if not isinstance(seqs, tuple):
+            seqs = self._seqs = seqs()
+        return seqs
+
+    @seqs.setter
+    def seqs(self, seqs: Seqs) -> None:
+        self._seqs = seqs
+
+    def __getstate__(self) -> tuple[object, ...]:
+        return self._fields()  # words and seqs made first: what makes them need not pickle
+
+    def __setstate__(self, state: tuple[object, ...]) -> None:
+        for name, value in zip(_STATE, state, strict=True):
+            setattr(self, name, value)
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.link, self.ok, self.message, self.call_id, self.mcp_id, self.server, self.turn,
+                self.seqs, self.check)
+
+    def __eq__(self, other: object) -> bool:
+        return self._fields() == other._fields() if isinstance(other, Finding) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as the dataclass was)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={value!r}" for name, value in zip(_STATE, self._fields(), strict=True))
+        return f"Finding({shown})"
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -95,6 +151,10 @@ class Finding:
             "turn": self.turn,
             "seqs": list(self.seqs),
         }
+
+
+_STATE: Final = ("link", "ok", "message", "call_id", "mcp_id", "server", "turn", "seqs", "check")
+"""A finding's fields, in the order ``_fields`` gives them (its repr and pickled state)."""
 
 
 @dataclass(slots=True, kw_only=True)
