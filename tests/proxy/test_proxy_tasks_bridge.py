@@ -1,15 +1,17 @@
 """A 2025-11-25 host's own tasks, run by a 2026-07-28 upstream as tasks of the tasks
 extension (SEP-2663), bridged by ``toolrelay proxy`` (``proxy/task_bridge.py``).
 
-The upstream is the official SDK's server carrying the extension as the SEP writes it
-(``sdk_tasks_ext_server.py``: a new ``requestState`` on every task message, a stale one
-refused); the host speaks 2025-11-25 JSON-RPC judged by the SDK's own 2025-11-25 types
-(``task_host.py``). The host is given the proxy's task id, its ``tasks/get`` shows the
-upstream's latest state in 2025 terms, ``tasks/result`` waits for the end and gives the
-result (or error), the task's input request reaches the host during ``tasks/result`` as a
-2025 elicitation naming its task, and ``tasks/cancel`` sends the extension's
-``tasks/cancel`` with the latest ``requestState``. The transcripts verify; tampered
-copies do not.
+The upstream is the official SDK's server carrying the extension as the locked 2026-07-28
+spec writes it (``sdk_tasks_ext_server.py``: ``ttlMs``, ``pollIntervalMs``, no
+``requestState``), or as the older draft did (``--draft``: a new ``requestState`` on every
+task message, a stale one refused; the host is told the same); the host speaks 2025-11-25
+JSON-RPC judged by the SDK's own 2025-11-25 types (``task_host.py``). The host is given
+the proxy's task id, its ``tasks/get`` shows the upstream's latest state in 2025 terms,
+``tasks/result`` waits for the end and gives the result (or error), the task's input
+request reaches the host during ``tasks/result`` as a 2025 elicitation naming its task,
+and ``tasks/cancel`` sends the extension's ``tasks/cancel`` (with the latest
+``requestState``, if the upstream gave one). The transcripts verify; tampered copies do
+not.
 """
 
 from __future__ import annotations
@@ -42,6 +44,14 @@ MODERN = ("--protocol-version", "2026-07-28")
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
     return write_config(tmp_path, {"x": script_entry(SDK_TASKS_EXT_SERVER)})
+
+
+@pytest.fixture(params=["locked", "draft"])
+def either_config(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """The upstream on the locked 2026-07-28 spec, or on the older draft (``ttlSeconds``,
+    ``pollIntervalMilliseconds``, a ``requestState``): the host is told the same either way."""
+    args = ("--draft",) if request.param == "draft" else ()
+    return write_config(tmp_path, {"x": script_entry(SDK_TASKS_EXT_SERVER, *args)})
 
 
 async def _until(host: TaskHost, task_id: str, status: str) -> dict[str, Any]:
@@ -96,9 +106,10 @@ async def _tasks(config: Path, transcript: Path) -> dict[str, Any]:
         await host.close()
 
 
-def test_a_2025_hosts_task_runs_as_a_2026_extension_task_upstream(config: Path, tmp_path: Path) -> None:
+def test_a_2025_hosts_task_runs_as_a_2026_extension_task_upstream(either_config: Path, tmp_path: Path
+                                                                  ) -> None:
     transcript = tmp_path / "proxy.jsonl"
-    seen = asyncio.run(_tasks(config, transcript))
+    seen = asyncio.run(_tasks(either_config, transcript))
     assert seen["capabilities"]["tasks"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
     assert seen["execution"]["x__slow"] == {"taskSupport": "optional"}  # the 2026 server alone decides
     slow, asked = seen["ids"][:2]
@@ -135,7 +146,7 @@ def test_a_2025_hosts_task_runs_as_a_2026_extension_task_upstream(config: Path, 
     assert len(cancels) == 1 and cancels[0]["taskId"] == "ext-task-4"
     states = [(e["message"].get("result") or {}) for e in recorded if e["kind"] == "mcp_response"]
     last_state = [state.get("requestState") for state in states if state.get("taskId") == "ext-task-4"]
-    assert cancels[0]["requestState"] == last_state[-1]  # the latest the upstream gave
+    assert cancels[0].get("requestState") == last_state[-1]  # the latest the upstream gave (if any)
     assert not [m for m in upstream if m["method"] == "tasks/result"]  # no such method in 2026
     updates = [m["params"] for m in upstream if m["method"] == "tasks/update"]
     assert [u["inputResponses"] for u in updates] == [{"name-1": {"action": "accept",
@@ -280,16 +291,18 @@ async def _modern(config: Path, transcript: Path) -> dict[str, Any]:
 
 
 def test_a_2026_07_28_host_that_declares_the_extension_gets_the_proxys_task(
-    config: Path, tmp_path: Path,
+    either_config: Path, tmp_path: Path,
 ) -> None:
     transcript = tmp_path / "proxy.jsonl"
-    seen = asyncio.run(_modern(config, transcript))
+    seen = asyncio.run(_modern(either_config, transcript))
     assert seen["extensions"] == {EXTENSION: {}}
     created = seen["created"]
     assert created["resultType"] == "task" and created["status"] == "working"
     assert created["taskId"].startswith("toolrelay-")
     assert created["requestState"].startswith(created["taskId"])  # the proxy's own, not the upstream's
-    assert created["ttlSeconds"] == 600 and created["pollIntervalMilliseconds"] == 20
+    # the locked spec's names, whichever the upstream spoke
+    assert created["ttlMs"] == 600_000 and created["pollIntervalMs"] == 20
+    assert "ttlSeconds" not in created and "pollIntervalMilliseconds" not in created
     assert seen["slow"]["result"]["content"][0]["text"] == "late"
     asking = seen["asking"]
     assert asking["inputRequests"]["name-1"]["method"] == "elicitation/create"
@@ -541,7 +554,7 @@ def test_a_2026_07_28_hosts_task_runs_as_a_2025_11_25_servers_task(old_config: P
     assert created["taskId"].startswith("toolrelay-") and created["taskId"] != "task-1"
     assert created["requestState"].startswith(created["taskId"])
     # the 2025 task's ttl (ms) and pollInterval, in the extension's terms
-    assert created["ttlSeconds"] == 600 and created["pollIntervalMilliseconds"] == 20
+    assert created["ttlMs"] == 600_000 and created["pollIntervalMs"] == 20
     assert "ttl" not in created and "pollInterval" not in created
     assert seen["counted"]["result"]["content"][0]["text"] == "counted 3 by A"
     asking = seen["asking"]
@@ -575,7 +588,7 @@ def _forge_result(lines: list[dict[str, Any]]) -> None:  # the host told of an e
 
 
 def _forge_ttl(lines: list[dict[str, Any]]) -> None:  # the 2025 ttl (ms) said wrongly in seconds
-    _host_answers(lines, "tools/call", "working")[0]["ttlSeconds"] = 600000
+    _host_answers(lines, "tools/call", "working")[0]["ttlMs"] = 600
 
 
 def _forge_cancelled(lines: list[dict[str, Any]]) -> None:  # told cancelled, yet its upstream cancel refused
@@ -845,7 +858,7 @@ def test_a_2026_07_28_http_host_gets_its_task_of_a_2025_servers(old_config: Path
                                                                     "requestState": endless["requestState"]})
         cancelled = _http_until(client, url, numbers, endless, lambda t: t["status"] == "cancelled")
     assert created["resultType"] == "task" and created["taskId"].startswith("toolrelay-")
-    assert created["ttlSeconds"] == 600 and created["pollIntervalMilliseconds"] == 20
+    assert created["ttlMs"] == 600_000 and created["pollIntervalMs"] == 20
     assert counted["result"]["content"][0]["text"] == "counted 2 by A"
     assert asking["inputRequests"][key]["method"] == "elicitation/create"
     assert "result" in updated
