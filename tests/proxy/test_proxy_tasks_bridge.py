@@ -576,6 +576,24 @@ def test_a_2026_07_28_hosts_task_runs_as_a_2025_11_25_servers_task(old_config: P
     assert "elicitation/create of server a (its id 5000) answered by the host" in checked.stdout
     assert "the 2025 upstream task's state (completed) in the extension's terms" in checked.stdout
     assert "cancelled upstream (the 2025 tasks/cancel), acknowledged" in checked.stdout
+    # as recorded before the spec was locked (the host told the older draft's names), it verifies
+    draft = verify_tampered(transcript, _as_the_older_draft, tmp_path, "--all")
+    assert draft.returncode == 0, draft.stdout
+    assert "the 2025 upstream task's state (completed) in the extension's terms" in draft.stdout
+
+
+def _as_the_older_draft(lines: list[dict[str, Any]]) -> None:
+    """The host's task states in the older draft's names, as the proxy said them then (its
+    answers and the wire alike)."""
+    told = [e["message"]["result"] for e in lines if e["kind"] in ("proxy_host", "proxy_wire")
+            and e["direction"] == "out" and isinstance(e["message"].get("result"), dict)
+            and "ttlMs" in e["message"]["result"]]
+    assert told
+    for state in told:
+        ttl = state.pop("ttlMs")
+        state["ttlSeconds"] = None if ttl is None else ttl / 1000
+        if "pollIntervalMs" in state:
+            state["pollIntervalMilliseconds"] = state.pop("pollIntervalMs")
 
 
 def _host_answers(lines: list[dict[str, Any]], method: str, status: str) -> list[dict[str, Any]]:
