@@ -46,12 +46,15 @@ def config(tmp_path: Path) -> Path:
     return write_config(tmp_path, {"x": script_entry(SDK_TASKS_EXT_SERVER)})
 
 
-@pytest.fixture(params=["locked", "draft"])
-def either_config(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+def _ext_config(tmp_path: Path, draft: bool) -> Path:
     """The upstream on the locked 2026-07-28 spec, or on the older draft (``ttlSeconds``,
     ``pollIntervalMilliseconds``, a ``requestState``): the host is told the same either way."""
-    args = ("--draft",) if request.param == "draft" else ()
-    return write_config(tmp_path, {"x": script_entry(SDK_TASKS_EXT_SERVER, *args)})
+    return write_config(tmp_path, {"x": script_entry(SDK_TASKS_EXT_SERVER, *(("--draft",) if draft else ()))})
+
+
+@pytest.fixture(params=["locked", "draft"])
+def either_config(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    return _ext_config(tmp_path, request.param == "draft")
 
 
 async def _until(host: TaskHost, task_id: str, status: str) -> dict[str, Any]:
@@ -249,10 +252,17 @@ async def _ask(host: TaskHost, method: str, params: dict[str, Any],
     return await host.raw(method, {**params, "_meta": meta})
 
 
-async def _modern_until(host: TaskHost, task: dict[str, Any], status: str, tries: int = 200
+def _named(task: dict[str, Any], echo: bool = True) -> dict[str, Any]:
+    """A 2026-07-28 host's params naming ``task``: with the proxy's ``requestState`` echoed,
+    or (``echo`` False: a host on the locked spec, which has none) its ``taskId`` alone."""
+    named = {"taskId": task["taskId"]}
+    return {**named, "requestState": task["requestState"]} if echo else named
+
+
+async def _modern_until(host: TaskHost, task: dict[str, Any], status: str, tries: int = 200, echo: bool = True
                         ) -> dict[str, Any]:
     for _ in range(tries):
-        asked = {"taskId": task["taskId"], "requestState": task["requestState"]}
+        asked = _named(task, echo)
         got = await _ask(host, "tasks/get", asked)
         task = got["result"]
         if task["status"] == status and (status != "input_required" or task["inputRequests"]):
@@ -261,7 +271,7 @@ async def _modern_until(host: TaskHost, task: dict[str, Any], status: str, tries
     raise AssertionError(f"task {task['taskId']} never became {status}")
 
 
-async def _modern(config: Path, transcript: Path) -> dict[str, Any]:
+async def _modern(config: Path, transcript: Path, echo: bool = True) -> dict[str, Any]:
     host = await _modern_host(config, transcript)
     seen: dict[str, Any] = {}
     try:
@@ -270,18 +280,17 @@ async def _modern(config: Path, transcript: Path) -> dict[str, Any]:
         slow = {"name": "x__slow", "arguments": {"text": "late", "seconds": 0.2}}
         made = await _ask(host, "tools/call", slow)
         seen["created"] = made["result"]
-        seen["slow"] = await _modern_until(host, made["result"], "completed")
+        seen["slow"] = await _modern_until(host, made["result"], "completed", echo=echo)
         asking = (await _ask(host, "tools/call", {"name": "x__ask", "arguments": {}}))["result"]
-        seen["asking"] = await _modern_until(host, asking, "input_required")
+        seen["asking"] = await _modern_until(host, asking, "input_required", echo=echo)
         key = next(iter(seen["asking"]["inputRequests"]))
-        seen["update"] = await _ask(host, "tasks/update", {
-            "taskId": asking["taskId"], "requestState": seen["asking"]["requestState"],
-            "inputResponses": {key: {"action": "accept", "content": {"name": "Hedy"}}}})
-        seen["asked"] = await _modern_until(host, seen["asking"], "completed")
+        answers = {key: {"action": "accept", "content": {"name": "Hedy"}}}
+        update = {**_named(seen["asking"], echo), "inputResponses": answers}
+        seen["update"] = await _ask(host, "tasks/update", update)
+        seen["asked"] = await _modern_until(host, seen["asking"], "completed", echo=echo)
         endless = (await _ask(host, "tools/call", {"name": "x__forever", "arguments": {}}))["result"]
-        seen["cancel"] = await _ask(host, "tasks/cancel", {"taskId": endless["taskId"],
-                                                           "requestState": endless["requestState"]})
-        seen["cancelled"] = await _modern_until(host, endless, "cancelled")
+        seen["cancel"] = await _ask(host, "tasks/cancel", _named(endless, echo))
+        seen["cancelled"] = await _modern_until(host, endless, "cancelled", echo=echo)
         plain = await _ask(host, "tools/call", {"name": "x__plain", "arguments": {"text": "hi"}})
         seen["plain"] = plain["result"]
         seen["unknown"] = await _ask(host, "tasks/get", {"taskId": "ext-task-1"})
@@ -290,11 +299,13 @@ async def _modern(config: Path, transcript: Path) -> dict[str, Any]:
         await host.close()
 
 
-def test_a_2026_07_28_host_that_declares_the_extension_gets_the_proxys_task(
-    either_config: Path, tmp_path: Path,
-) -> None:
+@pytest.mark.parametrize("draft", [False, True], ids=["locked", "draft"])
+def test_a_2026_07_28_host_that_declares_the_extension_gets_the_proxys_task(tmp_path: Path, draft: bool
+                                                                            ) -> None:
+    """On the locked spec both sides send no requestState (the host is served without
+    echoing the proxy's); on the older draft both echo theirs."""
     transcript = tmp_path / "proxy.jsonl"
-    seen = asyncio.run(_modern(either_config, transcript))
+    seen = asyncio.run(_modern(_ext_config(tmp_path, draft), transcript, echo=draft))
     assert seen["extensions"] == {EXTENSION: {}}
     created = seen["created"]
     assert created["resultType"] == "task" and created["status"] == "working"
@@ -318,6 +329,8 @@ def test_a_2026_07_28_host_that_declares_the_extension_gets_the_proxys_task(
         {"name-1": {"action": "accept", "content": {"name": "Hedy"}}}]
     states = {m["params"].get("requestState") for m in upstream if m["method"].startswith("tasks/")}
     assert not [s for s in states if s and s.startswith("toolrelay-")]  # the host's states stay on its leg
+    if not draft:  # the locked spec's upstream gave none, so none went upstream
+        assert states == {None}
     checked = verify(transcript, "--all")
     assert checked.returncode == 0, checked.stdout
     assert "elicitation/create of server x (its id 'name-1') answered by the host" in checked.stdout
