@@ -1,7 +1,9 @@
 """toolrelay's client following tasks of the 2026-07-28 tasks extension
 ``io.modelcontextprotocol/tasks`` (SEP-2663; ``client/ext_tasks.py``), against the official
-SDK's server carrying the extension as written to the SEP (``sdk_tasks_ext_server.py``: it
-refuses a poll that does not echo the latest ``requestState``): the extension is declared
+SDK's server carrying the extension as the locked 2026-07-28 spec says (``ttlMs``,
+``pollIntervalMs``, no ``requestState``: one sent is refused), and as the older draft said
+(``--draft``: ``ttlSeconds``, ``pollIntervalMilliseconds``, a ``requestState`` a poll must
+echo, refused otherwise; its poll interval is honoured): the extension is declared
 in every request, a ``resultType: "task"`` answer is polled with ``tasks/get`` to its end,
 its input requests answered by the host in ``tasks/update``, a failed task's error and a
 cancelled wait (``tasks/cancel``) reported; a 2025-11-25 connection gets plain answers."""
@@ -24,6 +26,9 @@ from toolrelay.errors import RequestTimeout, RpcError
 from toolrelay.events import McpMessage
 
 CONFIG = ServerConfig(name="x", transport="stdio", command=sys.executable, args=(str(SDK_TASKS_EXT_SERVER),))
+DRAFT = ServerConfig(name="x", transport="stdio", command=sys.executable,
+                     args=(str(SDK_TASKS_EXT_SERVER), "--draft"))
+"""The server on the older draft the spec was locked from."""
 EXTENSION = "io.modelcontextprotocol/tasks"
 
 
@@ -38,9 +43,10 @@ def _answers(recorder: Recorder) -> dict[Any, dict[str, Any]]:
 
 
 async def _call(tool: str, arguments: dict[str, Any], log_dir: Path, *, version: str = "2026-07-28",
-                host: Host | None = None, timeout: float | None = None) -> tuple[Any, Recorder]:
+                host: Host | None = None, timeout: float | None = None, config: ServerConfig = CONFIG
+                ) -> tuple[Any, Recorder]:
     recorder = Recorder()
-    async with open_connection(CONFIG, log_dir, recorder, protocol_version=version, host=host) as connection:
+    async with open_connection(config, log_dir, recorder, protocol_version=version, host=host) as connection:
         try:
             got: Any = await connection.call_tool(tool, arguments, call_id="call_1", timeout=timeout)
         except (RequestTimeout, RpcError) as exc:
@@ -48,7 +54,7 @@ async def _call(tool: str, arguments: dict[str, Any], log_dir: Path, *, version:
         return got, recorder
 
 
-def test_a_task_is_polled_to_its_result_echoing_the_latest_request_state(tmp_path: Path) -> None:
+def test_a_task_is_polled_to_its_result_in_the_locked_specs_terms(tmp_path: Path) -> None:
     exchange, recorder = run(_call("slow", {"text": "late hello", "seconds": 0.2}, tmp_path))
     assert exchange.raise_for_error()["content"] == [{"type": "text", "text": "late hello"}]
     call = _sent(recorder, "tools/call")[0]
@@ -59,14 +65,40 @@ def test_a_task_is_polled_to_its_result_echoing_the_latest_request_state(tmp_pat
     assert len(polls) >= 2  # working at least once, then completed
     created = answers[call["id"]]["result"]
     assert created["resultType"] == "task" and created["taskId"] == "ext-task-1"
-    previous = created
+    assert (created["ttlMs"], created["pollIntervalMs"]) == (600_000, 20) and "requestState" not in created
+    for poll in polls:  # the locked spec's params: the task's id alone (no requestState was given)
+        assert set(poll["params"]) == {"taskId", "_meta"} and poll["params"]["taskId"] == "ext-task-1"
+    assert answers[polls[-1]["id"]]["result"]["status"] == "completed"
+    assert all(e.call_id == "call_1" for e in recorder.seen if isinstance(e, McpMessage)
+               and str(e.message.get("method", "")).startswith("tasks/"))
+
+
+def test_on_the_older_draft_each_poll_echoes_the_latest_request_state(tmp_path: Path) -> None:
+    exchange, recorder = run(_call("slow", {"text": "late hello", "seconds": 0.2}, tmp_path, config=DRAFT))
+    assert exchange.raise_for_error()["content"] == [{"type": "text", "text": "late hello"}]
+    call = _sent(recorder, "tools/call")[0]
+    polls, answers = _sent(recorder, "tasks/get"), _answers(recorder)
+    assert len(polls) >= 2
+    previous = answers[call["id"]]["result"]
     for poll in polls:  # each poll echoes the state of the task message before it
-        assert poll["params"]["taskId"] == "ext-task-1"
         assert poll["params"]["requestState"] == previous["requestState"]
         previous = answers[poll["id"]]["result"]
     assert previous["status"] == "completed"
-    assert all(e.call_id == "call_1" for e in recorder.seen if isinstance(e, McpMessage)
-               and str(e.message.get("method", "")).startswith("tasks/"))
+
+
+def test_the_older_drafts_poll_interval_is_honoured(tmp_path: Path) -> None:
+    """``pollIntervalMilliseconds`` 2500, above toolrelay's own 1 s default: the first poll
+    waits for it (a client reading only ``pollIntervalMs`` would poll after 1 s)."""
+    draft_slow_polls = ServerConfig(name="x", transport="stdio", command=sys.executable,
+                                    args=(str(SDK_TASKS_EXT_SERVER), "--draft", "--poll-ms", "2500"))
+    exchange, recorder = run(_call("slow", {"text": "hi", "seconds": 0}, tmp_path, config=draft_slow_polls))
+    assert exchange.raise_for_error()["content"][0]["text"] == "hi"
+    messages = [e for e in recorder.seen if isinstance(e, McpMessage)]
+    call = next(e for e in messages if e.method == "tools/call" and e.direction == "out")
+    created = next(e for e in messages if e.direction == "in" and e.mcp_id == call.mcp_id)
+    assert created.message["result"]["pollIntervalMilliseconds"] == 2500
+    first_poll = next(e for e in messages if e.method == "tasks/get" and e.direction == "out")
+    assert first_poll.time - created.time >= 2.4
 
 
 def test_a_task_asking_for_input_is_answered_by_the_host_in_tasks_update(tmp_path: Path) -> None:
@@ -92,13 +124,18 @@ def test_a_failed_task_gives_its_json_rpc_error(tmp_path: Path) -> None:
     assert (raised.value.code, raised.value.rpc_message) == (-32001, "backend refused the job")
 
 
-def test_a_task_past_the_call_timeout_is_cancelled_with_its_state(tmp_path: Path) -> None:
-    got, recorder = run(_call("forever", {}, tmp_path, timeout=0.5))
+@pytest.mark.parametrize("draft", [False, True], ids=["locked", "draft"])
+def test_a_task_past_the_call_timeout_is_cancelled(tmp_path: Path, draft: bool) -> None:
+    got, recorder = run(_call("forever", {}, tmp_path, timeout=0.5, config=DRAFT if draft else CONFIG))
     assert isinstance(got, RequestTimeout)
     assert str(got) == ("tools/call forever (task ext-task-1) did not end within 0.5 s; toolrelay cancelled "
                         "the task (tasks/cancel)")
     cancel = _sent(recorder, "tasks/cancel")
     assert len(cancel) == 1 and cancel[0]["params"]["taskId"] == "ext-task-1"
+    assert _answers(recorder)[cancel[0]["id"]]["result"]["resultType"] == "complete"
+    if not draft:  # the locked spec's cancel names the task alone
+        assert set(cancel[0]["params"]) == {"taskId", "_meta"}
+        return
     # the latest state answered before the cancel went out (a poll still in flight at the
     # deadline is given up, its answer, if any, read later)
     seen = [e.message for e in recorder.seen if isinstance(e, McpMessage)]
@@ -107,7 +144,6 @@ def test_a_task_past_the_call_timeout_is_cancelled_with_its_state(tmp_path: Path
     answered = [m for m in before if "method" not in m and m.get("id") in polls]
     assert answered, "no poll was answered before the deadline"
     assert cancel[0]["params"]["requestState"] == answered[-1]["result"]["requestState"]
-    assert _answers(recorder)[cancel[0]["id"]]["result"]["resultType"] == "complete"
 
 
 def test_a_plain_tool_and_a_2025_connection_are_not_tasks(tmp_path: Path) -> None:

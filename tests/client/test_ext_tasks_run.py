@@ -133,8 +133,29 @@ def test_explain_names_each_calls_task(transcript: Path, workspace: Path) -> Non
     assert servers[4].endswith("→ cancelled by toolrelay (tasks/cancel)")
 
 
-def test_verify_rejects_a_request_state_not_echoed(transcript: Path, tmp_path: Path) -> None:
+def test_verify_rejects_a_request_state_the_task_never_gave(transcript: Path, tmp_path: Path) -> None:
     events = transcript_events(transcript)
+    polls = [e for e in events if e["kind"] == "mcp_request" and e["method"] == "tasks/get"
+             and e.get("call_id") == "call_offline_0001"]
+    assert "requestState" not in polls[1]["message"]["params"]  # the locked spec's task gives none
+    polls[1]["message"]["params"]["requestState"] = "made-up"
+    verdict = _tampered(events, tmp_path)
+    assert verdict.returncode == 1, verdict.stdout
+    assert (f"call_offline_0001: tasks/get mcp id {polls[1]['mcp_id']} carries requestState 'made-up', "
+            "but the task gave none before it") in verdict.stdout
+
+
+def test_verify_rejects_a_request_state_of_the_older_draft_not_echoed(workspace: Path, tmp_path: Path
+                                                                      ) -> None:
+    servers = {"x": {"command": PYTHON, "args": [str(SDK_TASKS_EXT_SERVER), "--draft"]}}
+    (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    path = tmp_path / "draft.jsonl"
+    proc = toolrelay(["run", "use the tasks", "--config", str(tmp_path / "mcp.json"), "--model", "offline",
+                      "--script", "script.json", "--yes", "--elicit", "defaults", "--quiet", "--call-timeout",
+                      "1", "--protocol-version", "2026-07-28", "--transcript", str(path)], workspace)
+    assert proc.returncode == 0, proc.stderr
+    events = transcript_events(path)
+    assert _tampered(events, tmp_path).returncode == 0  # as recorded, its echoes verify
     polls = [e for e in events if e["kind"] == "mcp_request" and e["method"] == "tasks/get"
              and e.get("call_id") == "call_offline_0001"]
     polls[1]["message"]["params"]["requestState"] = "made-up"

@@ -57,7 +57,7 @@ def text(value: str) -> dict[str, Any]:
 def shown(task: dict[str, Any], modern: bool) -> dict[str, Any]:
     if modern:
         state = {"taskId": task["id"], "status": task["status"], "createdAt": NOW, "lastUpdatedAt": NOW,
-                 "ttlSeconds": 600, "pollIntervalMilliseconds": 20}
+                 "ttlMs": 600_000, "pollIntervalMs": 20}
         return state | ({"result": task["result"]} if task["status"] == "completed" else {})
     return {"taskId": task["id"], "status": task["status"], "createdAt": NOW, "lastUpdatedAt": NOW,
             "ttl": 600000, "pollInterval": 20}

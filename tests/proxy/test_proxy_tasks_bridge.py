@@ -1,15 +1,17 @@
 """A 2025-11-25 host's own tasks, run by a 2026-07-28 upstream as tasks of the tasks
 extension (SEP-2663), bridged by ``toolrelay proxy`` (``proxy/task_bridge.py``).
 
-The upstream is the official SDK's server carrying the extension as the SEP writes it
-(``sdk_tasks_ext_server.py``: a new ``requestState`` on every task message, a stale one
-refused); the host speaks 2025-11-25 JSON-RPC judged by the SDK's own 2025-11-25 types
-(``task_host.py``). The host is given the proxy's task id, its ``tasks/get`` shows the
-upstream's latest state in 2025 terms, ``tasks/result`` waits for the end and gives the
-result (or error), the task's input request reaches the host during ``tasks/result`` as a
-2025 elicitation naming its task, and ``tasks/cancel`` sends the extension's
-``tasks/cancel`` with the latest ``requestState``. The transcripts verify; tampered
-copies do not.
+The upstream is the official SDK's server carrying the extension as the locked 2026-07-28
+spec writes it (``sdk_tasks_ext_server.py``: ``ttlMs``, ``pollIntervalMs``, no
+``requestState``), or as the older draft did (``--draft``: a new ``requestState`` on every
+task message, a stale one refused; the host is told the same); the host speaks 2025-11-25
+JSON-RPC judged by the SDK's own 2025-11-25 types (``task_host.py``). The host is given
+the proxy's task id, its ``tasks/get`` shows the upstream's latest state in 2025 terms,
+``tasks/result`` waits for the end and gives the result (or error), the task's input
+request reaches the host during ``tasks/result`` as a 2025 elicitation naming its task,
+and ``tasks/cancel`` sends the extension's ``tasks/cancel`` (with the latest
+``requestState``, if the upstream gave one). The transcripts verify; tampered copies do
+not.
 """
 
 from __future__ import annotations
@@ -42,6 +44,17 @@ MODERN = ("--protocol-version", "2026-07-28")
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
     return write_config(tmp_path, {"x": script_entry(SDK_TASKS_EXT_SERVER)})
+
+
+def _ext_config(tmp_path: Path, draft: bool) -> Path:
+    """The upstream on the locked 2026-07-28 spec, or on the older draft (``ttlSeconds``,
+    ``pollIntervalMilliseconds``, a ``requestState``): the host is told the same either way."""
+    return write_config(tmp_path, {"x": script_entry(SDK_TASKS_EXT_SERVER, *(("--draft",) if draft else ()))})
+
+
+@pytest.fixture(params=["locked", "draft"])
+def either_config(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    return _ext_config(tmp_path, request.param == "draft")
 
 
 async def _until(host: TaskHost, task_id: str, status: str) -> dict[str, Any]:
@@ -96,9 +109,10 @@ async def _tasks(config: Path, transcript: Path) -> dict[str, Any]:
         await host.close()
 
 
-def test_a_2025_hosts_task_runs_as_a_2026_extension_task_upstream(config: Path, tmp_path: Path) -> None:
+def test_a_2025_hosts_task_runs_as_a_2026_extension_task_upstream(either_config: Path, tmp_path: Path
+                                                                  ) -> None:
     transcript = tmp_path / "proxy.jsonl"
-    seen = asyncio.run(_tasks(config, transcript))
+    seen = asyncio.run(_tasks(either_config, transcript))
     assert seen["capabilities"]["tasks"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
     assert seen["execution"]["x__slow"] == {"taskSupport": "optional"}  # the 2026 server alone decides
     slow, asked = seen["ids"][:2]
@@ -135,7 +149,7 @@ def test_a_2025_hosts_task_runs_as_a_2026_extension_task_upstream(config: Path, 
     assert len(cancels) == 1 and cancels[0]["taskId"] == "ext-task-4"
     states = [(e["message"].get("result") or {}) for e in recorded if e["kind"] == "mcp_response"]
     last_state = [state.get("requestState") for state in states if state.get("taskId") == "ext-task-4"]
-    assert cancels[0]["requestState"] == last_state[-1]  # the latest the upstream gave
+    assert cancels[0].get("requestState") == last_state[-1]  # the latest the upstream gave (if any)
     assert not [m for m in upstream if m["method"] == "tasks/result"]  # no such method in 2026
     updates = [m["params"] for m in upstream if m["method"] == "tasks/update"]
     assert [u["inputResponses"] for u in updates] == [{"name-1": {"action": "accept",
@@ -238,10 +252,17 @@ async def _ask(host: TaskHost, method: str, params: dict[str, Any],
     return await host.raw(method, {**params, "_meta": meta})
 
 
-async def _modern_until(host: TaskHost, task: dict[str, Any], status: str, tries: int = 200
+def _named(task: dict[str, Any], echo: bool = True) -> dict[str, Any]:
+    """A 2026-07-28 host's params naming ``task``: with the proxy's ``requestState`` echoed,
+    or (``echo`` False: a host on the locked spec, which has none) its ``taskId`` alone."""
+    named = {"taskId": task["taskId"]}
+    return {**named, "requestState": task["requestState"]} if echo else named
+
+
+async def _modern_until(host: TaskHost, task: dict[str, Any], status: str, tries: int = 200, echo: bool = True
                         ) -> dict[str, Any]:
     for _ in range(tries):
-        asked = {"taskId": task["taskId"], "requestState": task["requestState"]}
+        asked = _named(task, echo)
         got = await _ask(host, "tasks/get", asked)
         task = got["result"]
         if task["status"] == status and (status != "input_required" or task["inputRequests"]):
@@ -250,7 +271,7 @@ async def _modern_until(host: TaskHost, task: dict[str, Any], status: str, tries
     raise AssertionError(f"task {task['taskId']} never became {status}")
 
 
-async def _modern(config: Path, transcript: Path) -> dict[str, Any]:
+async def _modern(config: Path, transcript: Path, echo: bool = True) -> dict[str, Any]:
     host = await _modern_host(config, transcript)
     seen: dict[str, Any] = {}
     try:
@@ -259,18 +280,17 @@ async def _modern(config: Path, transcript: Path) -> dict[str, Any]:
         slow = {"name": "x__slow", "arguments": {"text": "late", "seconds": 0.2}}
         made = await _ask(host, "tools/call", slow)
         seen["created"] = made["result"]
-        seen["slow"] = await _modern_until(host, made["result"], "completed")
+        seen["slow"] = await _modern_until(host, made["result"], "completed", echo=echo)
         asking = (await _ask(host, "tools/call", {"name": "x__ask", "arguments": {}}))["result"]
-        seen["asking"] = await _modern_until(host, asking, "input_required")
+        seen["asking"] = await _modern_until(host, asking, "input_required", echo=echo)
         key = next(iter(seen["asking"]["inputRequests"]))
-        seen["update"] = await _ask(host, "tasks/update", {
-            "taskId": asking["taskId"], "requestState": seen["asking"]["requestState"],
-            "inputResponses": {key: {"action": "accept", "content": {"name": "Hedy"}}}})
-        seen["asked"] = await _modern_until(host, seen["asking"], "completed")
+        answers = {key: {"action": "accept", "content": {"name": "Hedy"}}}
+        update = {**_named(seen["asking"], echo), "inputResponses": answers}
+        seen["update"] = await _ask(host, "tasks/update", update)
+        seen["asked"] = await _modern_until(host, seen["asking"], "completed", echo=echo)
         endless = (await _ask(host, "tools/call", {"name": "x__forever", "arguments": {}}))["result"]
-        seen["cancel"] = await _ask(host, "tasks/cancel", {"taskId": endless["taskId"],
-                                                           "requestState": endless["requestState"]})
-        seen["cancelled"] = await _modern_until(host, endless, "cancelled")
+        seen["cancel"] = await _ask(host, "tasks/cancel", _named(endless, echo))
+        seen["cancelled"] = await _modern_until(host, endless, "cancelled", echo=echo)
         plain = await _ask(host, "tools/call", {"name": "x__plain", "arguments": {"text": "hi"}})
         seen["plain"] = plain["result"]
         seen["unknown"] = await _ask(host, "tasks/get", {"taskId": "ext-task-1"})
@@ -279,17 +299,21 @@ async def _modern(config: Path, transcript: Path) -> dict[str, Any]:
         await host.close()
 
 
-def test_a_2026_07_28_host_that_declares_the_extension_gets_the_proxys_task(
-    config: Path, tmp_path: Path,
-) -> None:
+@pytest.mark.parametrize("draft", [False, True], ids=["locked", "draft"])
+def test_a_2026_07_28_host_that_declares_the_extension_gets_the_proxys_task(tmp_path: Path, draft: bool
+                                                                            ) -> None:
+    """On the locked spec both sides send no requestState (the host is served without
+    echoing the proxy's); on the older draft both echo theirs."""
     transcript = tmp_path / "proxy.jsonl"
-    seen = asyncio.run(_modern(config, transcript))
+    seen = asyncio.run(_modern(_ext_config(tmp_path, draft), transcript, echo=draft))
     assert seen["extensions"] == {EXTENSION: {}}
     created = seen["created"]
     assert created["resultType"] == "task" and created["status"] == "working"
     assert created["taskId"].startswith("toolrelay-")
     assert created["requestState"].startswith(created["taskId"])  # the proxy's own, not the upstream's
-    assert created["ttlSeconds"] == 600 and created["pollIntervalMilliseconds"] == 20
+    # the locked spec's names, whichever the upstream spoke
+    assert created["ttlMs"] == 600_000 and created["pollIntervalMs"] == 20
+    assert "ttlSeconds" not in created and "pollIntervalMilliseconds" not in created
     assert seen["slow"]["result"]["content"][0]["text"] == "late"
     asking = seen["asking"]
     assert asking["inputRequests"]["name-1"]["method"] == "elicitation/create"
@@ -305,6 +329,8 @@ def test_a_2026_07_28_host_that_declares_the_extension_gets_the_proxys_task(
         {"name-1": {"action": "accept", "content": {"name": "Hedy"}}}]
     states = {m["params"].get("requestState") for m in upstream if m["method"].startswith("tasks/")}
     assert not [s for s in states if s and s.startswith("toolrelay-")]  # the host's states stay on its leg
+    if not draft:  # the locked spec's upstream gave none, so none went upstream
+        assert states == {None}
     checked = verify(transcript, "--all")
     assert checked.returncode == 0, checked.stdout
     assert "elicitation/create of server x (its id 'name-1') answered by the host" in checked.stdout
@@ -541,7 +567,7 @@ def test_a_2026_07_28_hosts_task_runs_as_a_2025_11_25_servers_task(old_config: P
     assert created["taskId"].startswith("toolrelay-") and created["taskId"] != "task-1"
     assert created["requestState"].startswith(created["taskId"])
     # the 2025 task's ttl (ms) and pollInterval, in the extension's terms
-    assert created["ttlSeconds"] == 600 and created["pollIntervalMilliseconds"] == 20
+    assert created["ttlMs"] == 600_000 and created["pollIntervalMs"] == 20
     assert "ttl" not in created and "pollInterval" not in created
     assert seen["counted"]["result"]["content"][0]["text"] == "counted 3 by A"
     asking = seen["asking"]
@@ -563,6 +589,24 @@ def test_a_2026_07_28_hosts_task_runs_as_a_2025_11_25_servers_task(old_config: P
     assert "elicitation/create of server a (its id 5000) answered by the host" in checked.stdout
     assert "the 2025 upstream task's state (completed) in the extension's terms" in checked.stdout
     assert "cancelled upstream (the 2025 tasks/cancel), acknowledged" in checked.stdout
+    # as recorded before the spec was locked (the host told the older draft's names), it verifies
+    draft = verify_tampered(transcript, _as_the_older_draft, tmp_path, "--all")
+    assert draft.returncode == 0, draft.stdout
+    assert "the 2025 upstream task's state (completed) in the extension's terms" in draft.stdout
+
+
+def _as_the_older_draft(lines: list[dict[str, Any]]) -> None:
+    """The host's task states in the older draft's names, as the proxy said them then (its
+    answers and the wire alike)."""
+    told = [e["message"]["result"] for e in lines if e["kind"] in ("proxy_host", "proxy_wire")
+            and e["direction"] == "out" and isinstance(e["message"].get("result"), dict)
+            and "ttlMs" in e["message"]["result"]]
+    assert told
+    for state in told:
+        ttl = state.pop("ttlMs")
+        state["ttlSeconds"] = None if ttl is None else ttl / 1000
+        if "pollIntervalMs" in state:
+            state["pollIntervalMilliseconds"] = state.pop("pollIntervalMs")
 
 
 def _host_answers(lines: list[dict[str, Any]], method: str, status: str) -> list[dict[str, Any]]:
@@ -575,7 +619,7 @@ def _forge_result(lines: list[dict[str, Any]]) -> None:  # the host told of an e
 
 
 def _forge_ttl(lines: list[dict[str, Any]]) -> None:  # the 2025 ttl (ms) said wrongly in seconds
-    _host_answers(lines, "tools/call", "working")[0]["ttlSeconds"] = 600000
+    _host_answers(lines, "tools/call", "working")[0]["ttlMs"] = 600
 
 
 def _forge_cancelled(lines: list[dict[str, Any]]) -> None:  # told cancelled, yet its upstream cancel refused
@@ -845,7 +889,7 @@ def test_a_2026_07_28_http_host_gets_its_task_of_a_2025_servers(old_config: Path
                                                                     "requestState": endless["requestState"]})
         cancelled = _http_until(client, url, numbers, endless, lambda t: t["status"] == "cancelled")
     assert created["resultType"] == "task" and created["taskId"].startswith("toolrelay-")
-    assert created["ttlSeconds"] == 600 and created["pollIntervalMilliseconds"] == 20
+    assert created["ttlMs"] == 600_000 and created["pollIntervalMs"] == 20
     assert counted["result"]["content"][0]["text"] == "counted 2 by A"
     assert asking["inputRequests"][key]["method"] == "elicitation/create"
     assert "result" in updated

@@ -4,14 +4,16 @@
 toolrelay declares the extension in every 2026-07-28 request's capabilities (it can run
 tasks), so the server may answer any ``tools/call`` with ``resultType: "task"``: the server
 alone decides, and the call is otherwise a plain one. toolrelay then polls ``tasks/get``
-at the task's ``pollIntervalMilliseconds`` (within ``MIN_POLL``..``MAX_POLL``) until the
-task ends. While it is ``input_required`` its ``inputRequests`` are answered by the host's
-handlers exactly as an ``input_required`` answer's are (each key once: a key already
-answered is not answered again) and sent back in ``tasks/update``. Every ``tasks/*``
-request echoes the latest ``requestState`` the server gave, and carries none when the
-latest task message had none. ``completed`` gives the task's ``result`` and ``failed`` its
-JSON-RPC ``error`` (``protocol.tasks_ext.settled_answer``): the returned ``Exchange`` is
-the ``tools/call`` request answered by that, so the normal result path judges it. A task
+at the task's ``pollIntervalMs`` (within ``MIN_POLL``..``MAX_POLL``; an older draft's
+``pollIntervalMilliseconds`` is honoured too) until the task ends. While it is
+``input_required`` its ``inputRequests`` are answered by the host's handlers exactly as an
+``input_required`` answer's are (each key once: a key already answered is not answered
+again) and sent back in ``tasks/update``. The locked spec's ``tasks/*`` params are the
+``taskId`` alone (and ``inputResponses``); a ``requestState`` is sent only when the latest
+task message gave one (an older draft's servers do), echoed as given. ``completed`` gives
+the task's ``result`` and ``failed`` its JSON-RPC ``error``
+(``protocol.tasks_ext.settled_answer``): the returned ``Exchange`` is the ``tools/call``
+request answered by that, so the normal result path judges it. A task
 that ends without either (``cancelled`` by the server, or a result that is not one) is a
 malformed answer to the call, a protocol error saying why.
 
@@ -33,7 +35,7 @@ from ..errors import ProtocolError, RequestTimeout, RpcError, ToolrelayError
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject
 from ..protocol.peer import Exchange, Peer, Sent
-from ..protocol.tasks_ext import TASKS_UPDATE, no_result_reason, settled_answer
+from ..protocol.tasks_ext import POLL_MS, TASKS_UPDATE, no_result_reason, settled_answer, with_locked_names
 from .host.input_required import answer_inputs
 from .host.requests import ServerRequests
 from .refusals import malformed_answer_message
@@ -112,7 +114,7 @@ class ExtensionTaskCall:
     async def _follow(self, task: JSONObject) -> Exchange:
         """Poll (answering input) until the task ends; the ``tasks/get`` that showed it ended."""
         self._state = task.get("requestState")
-        status, interval = task.get("status"), poll_seconds(task, DEFAULT_POLL, "pollIntervalMilliseconds")
+        status, interval = task.get("status"), poll_seconds(with_locked_names(task), DEFAULT_POLL, POLL_MS)
         last: Exchange | None = None
         while last is None or status not in m.TERMINAL_TASK_STATUSES:
             if status == "input_required" and last is not None:
@@ -125,7 +127,7 @@ class ExtensionTaskCall:
                 raise ProtocolError(f"server {self.server} answered tasks/get for task {self._task_id} "
                                     f"with error {exc.code}: {exc.rpc_message}") from None
             self._state = state.get("requestState")
-            status, interval = state.get("status"), poll_seconds(state, interval, "pollIntervalMilliseconds")
+            status, interval = state.get("status"), poll_seconds(with_locked_names(state), interval, POLL_MS)
         return last
 
     async def _give_input(self, task: JSONObject) -> None:

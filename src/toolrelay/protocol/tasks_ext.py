@@ -6,10 +6,14 @@ A client declares the extension in a request's per-request capabilities
 becomes a task, answering ``resultType: "task"`` with the task's fields at the top level
 (``CreateTaskResult = Result & Task``). The client polls ``tasks/get`` (a ``DetailedTask``:
 ``inputRequests`` while ``input_required``, ``result`` once ``completed``, ``error`` once
-``failed``), answers input through ``tasks/update`` and may ask ``tasks/cancel``; each of
-them echoes the latest ``requestState`` the server gave. ``tasks/result`` and
-``tasks/list`` are gone. The live client (``client/ext_tasks.py``) and ``verify`` read a
-finished task with the same function, ``settled_answer``.
+``failed``), answers input through ``tasks/update`` and may ask ``tasks/cancel`` (whose
+params are the ``taskId`` alone; toolrelay echoes a ``requestState`` only where the server
+gave one, an older draft's). ``tasks/result`` and ``tasks/list`` are gone. The text
+followed is the locked 2026-07-28 extension spec: a task's ``ttlMs`` (integer ms, null:
+unlimited) and ``pollIntervalMs``; an older draft's ``ttlSeconds`` and
+``pollIntervalMilliseconds`` are still read (``with_locked_names``). The live client
+(``client/ext_tasks.py``) and ``verify`` read a finished task with the same function,
+``settled_answer``.
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ from .passthrough import passed_on
 
 __all__ = [
     "EXTENSION",
+    "POLL_MS",
     "RESULT_TASK",
     "TASKS_UPDATE",
+    "TTL_MS",
     "as_2025_task",
     "as_ext_task",
     "created_ext_task",
@@ -32,6 +38,7 @@ __all__ = [
     "no_result_reason",
     "settled_answer",
     "settled_message",
+    "with_locked_names",
 ]
 
 EXTENSION: Final = "io.modelcontextprotocol/tasks"
@@ -39,6 +46,32 @@ EXTENSION: Final = "io.modelcontextprotocol/tasks"
 RESULT_TASK: Final = "task"
 """The ``resultType`` of a ``CreateTaskResult``."""
 TASKS_UPDATE: Final = "tasks/update"
+TTL_MS: Final = "ttlMs"
+"""A task's time to live in integer milliseconds (null: unlimited)."""
+POLL_MS: Final = "pollIntervalMs"
+"""A task's suggested polling interval in integer milliseconds."""
+_DRAFT_TTL: Final = "ttlSeconds"
+_DRAFT_POLL: Final = "pollIntervalMilliseconds"
+"""The older draft's names (a server on it; transcripts recorded before the spec was locked)."""
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def with_locked_names(task: JSONObject) -> JSONObject:
+    """A task state (``CreateTaskResult``, ``tasks/get`` answer) with the older draft's
+    ``ttlSeconds`` said as ``ttlMs`` and ``pollIntervalMilliseconds`` as ``pollIntervalMs``
+    (a locked name already there wins); a state without them is returned as it is."""
+    if _DRAFT_TTL not in task and _DRAFT_POLL not in task:
+        return task
+    out = {k: v for k, v in task.items() if k not in (_DRAFT_TTL, _DRAFT_POLL)}
+    if TTL_MS not in task and _DRAFT_TTL in task:
+        seconds = task[_DRAFT_TTL]
+        out[TTL_MS] = round(seconds * 1000) if _number(seconds) else None
+    if POLL_MS not in task and _DRAFT_POLL in task:
+        out[POLL_MS] = task[_DRAFT_POLL]
+    return out
 
 
 def extension_declared(capabilities: Any) -> bool:
@@ -101,19 +134,16 @@ _TASK_2025_FIELDS: Final = ("status", "statusMessage", "createdAt", "lastUpdated
 
 def as_ext_task(task: JSONObject, task_id: str) -> JSONObject:
     """A 2025-11-25 ``Task`` (a ``tasks/get`` answer, or a ``CreateTaskResult``'s ``task``)
-    as the extension's task named ``task_id``: ``as_2025_task`` the other way (``ttl`` in
-    ms as ``ttlSeconds``, null kept: unlimited; ``pollInterval`` as
-    ``pollIntervalMilliseconds``)."""
+    as the extension's task named ``task_id``: ``as_2025_task`` the other way (both eras
+    say milliseconds: ``ttl`` as ``ttlMs``, null kept: unlimited; ``pollInterval`` as
+    ``pollIntervalMs``)."""
     out: JSONObject = {"taskId": task_id}
     out.update({name: task[name] for name in _TASK_2025_FIELDS if name in task})
     ttl = task.get("ttl")
-    if isinstance(ttl, (int, float)) and not isinstance(ttl, bool):
-        out["ttlSeconds"] = ttl // 1000 if isinstance(ttl, int) and ttl % 1000 == 0 else ttl / 1000
-    else:
-        out["ttlSeconds"] = None
+    out[TTL_MS] = ttl if _number(ttl) else None
     poll = task.get("pollInterval")
-    if isinstance(poll, (int, float)) and not isinstance(poll, bool):
-        out["pollIntervalMilliseconds"] = poll
+    if _number(poll):
+        out[POLL_MS] = poll
     return out
 
 
@@ -145,14 +175,15 @@ def lost_task_error(server: str, upstream_id: str, error: Any) -> JSONObject:
 def as_2025_task(task: JSONObject, task_id: str) -> JSONObject:
     """An extension task's state (a ``CreateTaskResult`` or ``tasks/get`` answer) as a
     2025-11-25 ``Task`` named ``task_id``: the status names are the same in both eras;
-    ``ttlSeconds`` is said as ``ttl`` in milliseconds (null: unlimited) and
-    ``pollIntervalMilliseconds`` as ``pollInterval``; the rest of the 2026 task (its
-    ``requestState``, ``inputRequests``, ``result``) is not a 2025 task's."""
+    ``ttlMs`` is said as ``ttl`` (null: unlimited) and ``pollIntervalMs`` as
+    ``pollInterval`` (an older draft's names read too: ``with_locked_names``); the rest of
+    the 2026 task (a ``requestState``, its ``inputRequests``, ``result``) is not a 2025 task's."""
+    task = with_locked_names(task)
     out: JSONObject = {"taskId": task_id}
     out.update({name: task[name] for name in _TASK_2025_FIELDS if name in task})
-    ttl = task.get("ttlSeconds")
-    out["ttl"] = ttl * 1000 if isinstance(ttl, (int, float)) and not isinstance(ttl, bool) else None
-    poll = task.get("pollIntervalMilliseconds")
-    if isinstance(poll, (int, float)) and not isinstance(poll, bool):
+    ttl = task.get(TTL_MS)
+    out["ttl"] = ttl if _number(ttl) else None
+    poll = task.get(POLL_MS)
+    if _number(poll):
         out["pollInterval"] = poll
     return out

@@ -13,7 +13,7 @@ from ..client.tool_tasks import created_task
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import JSONObject
 from ..protocol.peer import Exchange
-from ..protocol.tasks_ext import as_2025_task, as_ext_task, ended_ext_task
+from ..protocol.tasks_ext import as_2025_task, as_ext_task, ended_ext_task, with_locked_names
 from ..server.app import ServerSession
 from .host_calls import HostCall
 
@@ -81,10 +81,11 @@ class BridgedTask:
         return (created_task(result) or result).get("status")
 
     def _state(self) -> JSONObject:
-        """The upstream task's latest state in the extension's terms (its own leg's keys off)."""
+        """The upstream task's latest state in the extension's terms (its own leg's keys off; an
+        older draft's names said as the locked spec's)."""
         raw = self.latest.result or {}
         if not self.legacy:
-            return {k: v for k, v in raw.items() if k not in _NOT_PASSED}
+            return {k: v for k, v in with_locked_names(raw).items() if k not in _NOT_PASSED}
         state = as_ext_task(created_task(raw) or raw, self.task_id)
         final = final_of(self)
         ended = {"error": self.lost} if self.lost is not None else final.response if final is not None \

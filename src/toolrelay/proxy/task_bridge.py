@@ -8,7 +8,7 @@ as a plain call declaring the extension (``client/ext_tasks.py`` follows the tas
 
 - when the upstream answers ``resultType: "task"``, the host is given a task of the
   proxy's (``BridgedTask``, never the upstream's id) whose state is the upstream task's
-  latest (``as_2025_task``: the same status names; ``ttlSeconds`` as ``ttl`` in ms);
+  latest (``as_2025_task``: the same status names; ``ttlMs`` as ``ttl``, both in ms);
 - when it answers plainly, that is the host's answer, as a 2025-11-25 server may.
 
 Then, for the host that owns it: ``tasks/get`` is the latest state the proxy's own
@@ -16,14 +16,16 @@ Then, for the host that owns it: ``tasks/get`` is the latest state the proxy's o
 and gives its result (its error for ``failed``) with the related-task meta naming the
 host's id; what the task asks (its ``inputRequests``) is asked of the host as 2025 server
 requests while a ``tasks/result`` waits, naming the host's task, and answered upstream in
-``tasks/update``; ``tasks/cancel`` sends the extension's ``tasks/cancel`` with the latest
-``requestState`` and answers the task ``cancelled``. Each answer is recorded with the
-upstream exchange it rests on (``proxy_route`` decision ``bridged``), so ``verify`` holds
-it to that upstream message (``verify/proxy_tasks.py``).
+``tasks/update``; ``tasks/cancel`` sends the extension's ``tasks/cancel`` (with the latest
+``requestState`` only if the upstream gave one) and answers the task ``cancelled``. Each
+answer is recorded with the upstream exchange it rests on (``proxy_route`` decision
+``bridged``), so ``verify`` holds it to that upstream message (``verify/proxy_tasks.py``).
 
 A 2026-07-28 host that declared the extension in its request's capabilities gets the same
 task in its own era's terms: ``resultType: "task"`` with the proxy's id and a
-``requestState`` of the proxy's (the upstream's stays on the upstream leg); ``tasks/get``
+``requestState`` of the proxy's (toolrelay's extra, which the locked spec's ``Result``
+allows; never required: a host that sends none is served, one naming a state the proxy
+never gave is refused; the upstream's stays on the upstream leg); ``tasks/get``
 is the upstream's latest state, with what the task asks as the proxy's ``inputRequests``
 (under the upstream's keys), answered by the host's ``tasks/update``; ``tasks/cancel`` as
 above; ``tasks/list`` of a 2025 host lists its bridged tasks too (each as its
@@ -36,8 +38,8 @@ A 2026-07-28 host that declared the extension, calling a 2025-11-25 server's tas
 same kind of task (``BridgedTask.legacy``): the proxy creates the 2025 task upstream
 (``params.task``) and follows it itself (``_follow_2025``: ``tasks/get`` at its
 ``pollInterval``, ``tasks/result`` once it ends or needs input); the host's ``tasks/get``
-shows the 2025 state in the extension's terms (``as_ext_task``: ``ttl`` ms as
-``ttlSeconds``, ``pollInterval`` as ``pollIntervalMilliseconds``; its ``tasks/result``'s
+shows the 2025 state in the extension's terms (``as_ext_task``: ``ttl`` as ``ttlMs``,
+``pollInterval`` as ``pollIntervalMs``; its ``tasks/result``'s
 result or error once it ends, ``ended_ext_task``); what the server asks during
 ``tasks/result`` (its related-task meta names the call) is the host's ``inputRequests``,
 answered by its ``tasks/update``; cancelling sends the 2025 ``tasks/cancel``; a task the
@@ -47,9 +49,11 @@ the proxy first answers what the server asks itself (an elicitation ``cancel``, 
 else an error; the server may read nothing else while it waits), then sends
 ``tasks/cancel``: acknowledged, the task is ``cancelled``; refused (the task ended after
 the decline), the host is shown that end; a host's own ``tasks/cancel`` goes the same
-way. No ``notifications/tasks/status`` is sent for
-these tasks (2026-07-28 has none); a 2025 host is sent one for its task whenever a poll of
-the proxy's sees the upstream state's status or message change (``_tell_status``).
+way. A 2026-07-28 host is sent no status pushes for these tasks (the extension's
+``notifications/tasks`` come only on a ``subscriptions/listen`` naming ``taskIds``, which
+the proxy does not serve for tasks: the host polls); a 2025 host is sent
+``notifications/tasks/status`` for its task whenever a poll of the proxy's sees the upstream
+state's status or message change (``_tell_status``).
 """
 
 from __future__ import annotations

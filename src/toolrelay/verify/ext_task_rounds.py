@@ -1,7 +1,8 @@
 """Link 6, correlation, for calls a 2026-07-28 server made tasks of the tasks extension
 (SEP-2663): each ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` toolrelay sent echoes
 the latest ``requestState`` the server gave before it was sent (the ``CreateTaskResult``'s,
-then each answered poll's), and carries none when that message had none; each
+then each answered poll's), and carries none when that message had none (the locked
+2026-07-28 spec's tasks never give one; an older draft's did); each
 ``tasks/update`` answers only input requests a poll showed, each key once.
 """
 
@@ -51,6 +52,9 @@ def _request_problem(call: CallTrace, event: Event, message: dict[str, Any], lat
     params = params if isinstance(params, dict) else {}
     method, mcp_id = event.get("method"), event.get("mcp_id")
     echoed = params.get("requestState", _ABSENT)
+    if echoed != latest and latest == _ABSENT:  # the locked spec's tasks: no requestState to echo
+        return (f"{call.call_id}: {method} mcp id {mcp_id} carries requestState {echoed!r}, but the task "
+                "gave none before it")
     if echoed != latest:
         return (f"{call.call_id}: {method} mcp id {mcp_id} carries requestState {echoed!r}, but the task's "
                 f"latest before it was {latest!r}")

@@ -155,7 +155,7 @@ def _host_problem(ask: Event, replies: list[Event], received: list[Event], answe
                                                                            replies[0].get("message", {})):
         return "what went upstream is not the host's answer"
     host = received[0].get("host")
-    if ask.get("round") is not None:  # a 2026-07-28 host: its answer came in a retry's inputResponses
+    if ask.get("round") is not None or _modern_host(received):  # its answer came in a retry's inputResponses
         retried = [e for e in received if ((e.get("message") or {}).get("params") or {}).get("requestState")
                    == ask.get("round")]
         given = [((e.get("message") or {}).get("params") or {}).get("inputResponses") or {} for e in retried]
@@ -171,6 +171,13 @@ def _host_problem(ask: Event, replies: list[Event], received: list[Event], answe
         if not any(g.get("message") == answer for g in got):
             return "the host's answer recorded is not the one on the wire"
     return None
+
+
+def _modern_host(received: list[Event]) -> bool:
+    """Whether the host call was a 2026-07-28 host's: one that answers in ``inputResponses``,
+    with no ``requestState`` where it keeps none (a bridged task's ``tasks/update`` on the
+    locked spec), so the ask's ``round`` is None."""
+    return bool(received) and received[0].get("protocol_version") in MODERN_VERSIONS
 
 
 def _never_retried(answered: list[Event]) -> str | None:

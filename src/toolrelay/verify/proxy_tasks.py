@@ -29,7 +29,14 @@ from typing import Any, Final, Protocol
 
 from ..protocol.mcp import RELATED_TASK
 from ..protocol.passthrough import passed_on, with_task_id
-from ..protocol.tasks_ext import as_2025_task, as_ext_task, ended_ext_task, lost_task_error, settled_message
+from ..protocol.tasks_ext import (
+    as_2025_task,
+    as_ext_task,
+    ended_ext_task,
+    lost_task_error,
+    settled_message,
+    with_locked_names,
+)
 from ..protocol.versions import MODERN_VERSIONS
 from ..redaction import REDACTED
 from .proxy_answers import Event, Say, Triple, passed_error
@@ -477,10 +484,11 @@ def _unsent(said: Say, received: Event, answer: Event, legs: Legs, task: Event) 
 
 
 def _modern_view(result: Any, task_id: Any) -> Any:
-    """A task state as verify compares it for a 2026-07-28 host: the leg's own keys off."""
+    """A task state as verify compares it for a 2026-07-28 host: the leg's own keys off, an
+    older draft's names as the locked spec's (a server on that draft; a transcript from before)."""
     if not isinstance(result, dict):
         return result
-    return {k: v for k, v in result.items() if k not in _LEG_KEYS} | {"taskId": task_id}
+    return {k: v for k, v in with_locked_names(result).items() if k not in _LEG_KEYS} | {"taskId": task_id}
 
 
 def _cancel_state(said: Say, asked: dict[str, Any], response: Event, legs: Legs, task: Event

@@ -9,10 +9,14 @@ and ``tasks/cancel`` as extension methods, and a ``tools/call`` interceptor that
 per-request capabilities declare the extension (the SEP: a server MUST NOT return one
 otherwise; the server alone decides).
 
-Every task-bearing message carries a new ``requestState`` (``state-N``); a ``tasks/get``
-or ``tasks/update`` that does not echo the latest one is refused -32602 saying so, so a
-client that passes the tests echoes it. ``tasks/update`` and ``tasks/cancel`` are
-acknowledged with an empty result even for an unknown task, as the SEP says.
+By default it speaks the locked 2026-07-28 extension spec: a task shows ``ttlMs`` and
+``pollIntervalMs`` (integer ms) and no ``requestState``, and a ``tasks/*`` request naming
+one (it gave none) is refused -32602. With ``--draft`` it speaks the older draft the
+spec was locked from: ``ttlSeconds`` and ``pollIntervalMilliseconds``, and every
+task-bearing message carries a new ``requestState`` (``state-N``); a ``tasks/get`` or
+``tasks/update`` that does not echo the latest one is refused -32602 saying so.
+``tasks/update`` and ``tasks/cancel`` are acknowledged with an empty result even for an
+unknown task, as the spec says.
 
 Tools (each answered plainly to a client without the extension):
 - ``slow(text, seconds)``: a task ``working`` for ``seconds``, then ``completed`` with text;
@@ -23,7 +27,7 @@ Tools (each answered plainly to a client without the extension):
 - ``abandon()``: a task the server itself ends ``cancelled`` (no result);
 - ``plain(text)``: never a task.
 
-Run:  python sdk_tasks_ext_server.py [--poll-ms N]
+Run:  python sdk_tasks_ext_server.py [--poll-ms N] [--draft]
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ from mcp_types import RequestParams
 TASKS = "io.modelcontextprotocol/tasks"
 CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 POLL_MS = int(sys.argv[sys.argv.index("--poll-ms") + 1]) if "--poll-ms" in sys.argv else 20
+DRAFT = "--draft" in sys.argv
+"""The older draft's task shape (seconds, long names, a requestState to echo)."""
 
 
 class TaskParams(RequestParams):
@@ -54,7 +60,7 @@ def _now() -> str:
 
 
 class Task:
-    """One task: its status, the payload of that status, and its latest requestState."""
+    """One task: its status, the payload of that status, and its latest requestState (the draft's)."""
 
     def __init__(self, number: int) -> None:
         self.task_id = f"ext-task-{number}"
@@ -74,11 +80,14 @@ class Task:
         self.status, self.payload, self.updated = status, payload, _now()
 
     def seen(self, *, result_type: str) -> dict[str, Any]:
-        """The task as a task-bearing message shows it (a new requestState each time)."""
+        """The task as a task-bearing message shows it (on the draft, a new requestState each time)."""
         self.state = self._next_state()
         shown = {"resultType": result_type, "taskId": self.task_id, "status": self.status,
-                 "statusMessage": self.message, "createdAt": self.created, "lastUpdatedAt": self.updated,
-                 "ttlSeconds": 600, "pollIntervalMilliseconds": POLL_MS, "requestState": self.state}
+                 "statusMessage": self.message, "createdAt": self.created, "lastUpdatedAt": self.updated}
+        if DRAFT:
+            shown |= {"ttlSeconds": 600, "pollIntervalMilliseconds": POLL_MS, "requestState": self.state}
+        else:
+            shown |= {"ttlMs": 600_000, "pollIntervalMs": POLL_MS}
         if result_type == "complete":
             shown.update(self.payload)
         return shown
@@ -116,7 +125,10 @@ class TasksExtension(Extension):
 
     def _task(self, params: TaskParams, *, check_state: bool) -> Task | None:
         task = self.tasks.get(params.taskId)
-        if task is not None and check_state and params.requestState != task.state:
+        if not DRAFT and params.requestState is not None:
+            raise MCPError(code=-32602, message=f"requestState {params.requestState!r} was never given "
+                           f"(task {params.taskId})")
+        if DRAFT and task is not None and check_state and params.requestState != task.state:
             raise MCPError(code=-32602, message=f"requestState {params.requestState!r} is not the latest "
                            f"of task {task.task_id} ({task.state!r})")
         return task
