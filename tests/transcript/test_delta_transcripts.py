@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from testkit.transcripts import read_call, replay_run
 from toolrelay.client.config import builtin_file_server
 from toolrelay.errors import UsageError
 from toolrelay.relay.loop import RunLimits
@@ -29,23 +30,13 @@ OLD = Path(__file__).resolve().parent.parent / "data" / "transcripts" / "full_bo
 Event = dict[str, Any]
 
 
-def _read(n: int, **more: Any) -> dict[str, Any]:
-    return {"name": "fs__read_text_file", "arguments": {"path": "notes.txt", "head": n, **more}}
+_read = read_call
 
 
 @pytest.fixture(scope="module")
 def delta_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One real replay-mode run of four turns (two, one and two calls, then the answer)."""
-    root = tmp_path_factory.mktemp("delta-run")
-    (root / "notes.txt").write_text("line 1\nline 2\nline 3\n", encoding="utf-8")
-    turns = [{"calls": [_read(1), _read(2)]}, {"calls": [_read(3)]}, {"calls": [_read(1), _read(3)]},
-             {"message": "Read five times."}]
-    (root / "script.json").write_text(json.dumps({"turns": turns}), encoding="utf-8")
-    options = RunOptions(model="offline", script=root / "script.json", config=[builtin_file_server(root)],
-                         transcript=root / "run.jsonl", stream=False, limits=RunLimits(max_turns=6))
-    result = asyncio.run(run_async("Read notes.txt", options))
-    assert result.status == "completed" and len(result.calls) == 5
-    return root / "run.jsonl"
+    return replay_run(tmp_path_factory.mktemp("delta-run"))
 
 
 def _lines(path: Path) -> list[Event]:

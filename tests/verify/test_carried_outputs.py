@@ -4,16 +4,13 @@ stray output in every request that holds it, exactly as it does for whole bodies
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from toolrelay.client.config import builtin_file_server
-from toolrelay.relay.loop import RunLimits
-from toolrelay.runner import RunOptions, run_async
+from testkit.transcripts import replay_run as five_reads
 from toolrelay.transcript.reader import read_transcript
 from toolrelay.transcript.writer import TranscriptWriter
 from toolrelay.verify import load_run, verify
@@ -21,23 +18,10 @@ from toolrelay.verify import load_run, verify
 Event = dict[str, Any]
 
 
-def _read(n: int) -> dict[str, Any]:
-    return {"name": "fs__read_text_file", "arguments": {"path": "notes.txt", "head": n}}
-
-
 @pytest.fixture(scope="module")
 def replay_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One real replay-mode run: two calls, one, two, then the answer (format 2)."""
-    root = tmp_path_factory.mktemp("carried")
-    (root / "notes.txt").write_text("line 1\nline 2\nline 3\n", encoding="utf-8")
-    turns = [{"calls": [_read(1), _read(2)]}, {"calls": [_read(3)]}, {"calls": [_read(1), _read(3)]},
-             {"message": "Read five times."}]
-    (root / "script.json").write_text(json.dumps({"turns": turns}), encoding="utf-8")
-    options = RunOptions(model="offline", script=root / "script.json", config=[builtin_file_server(root)],
-                         transcript=root / "run.jsonl", stream=False, limits=RunLimits(max_turns=6))
-    result = asyncio.run(run_async("Read notes.txt", options))
-    assert result.status == "completed" and len(result.calls) == 5
-    return root / "run.jsonl"
+    return five_reads(tmp_path_factory.mktemp("carried"))
 
 
 def _tampered(source: Path, target: Path, extra: Event) -> Path:
