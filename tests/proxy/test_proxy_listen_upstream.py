@@ -110,12 +110,26 @@ def test_a_2025_host_is_told_the_updates_a_2026_upstream_tells_on_its_listen_str
     assert routes == [("listened", DAILY)]
     checked = verify(transcript, "--all")
     assert checked.returncode == 0, checked.stdout
-    assert "followed on the upstream's listen request, answered {}" in checked.stdout
+    assert "followed on the upstream's listen request (server a connection 1 id " in checked.stdout
+    assert "names note://daily), " \
+           "answered {}" in checked.stdout
     assert "the stdio host: told 2 resource update(s), each of a resource it subscribed to" in checked.stdout
     renamed = verify_tampered(transcript, _update_renamed, tmp_path)
     assert renamed.returncode == 1, renamed.stdout
     assert "the stdio host: told resources/updated of toolrelay://a/note://weekly, which it had not " \
            "subscribed to" in renamed.stdout
+    unnamed = verify_tampered(transcript, _listens_unnamed, tmp_path)
+    assert unnamed.returncode == 1, unnamed.stdout
+    assert "a listened subscription, yet no listen request to server a named note://daily before the host " \
+           "was answered" in unnamed.stdout
+
+
+def _listens_unnamed(lines: list[dict[str, Any]]) -> None:
+    """As if the proxy had answered the subscription without naming the URI upstream."""
+    for line in lines:
+        message = line.get("message") or {}
+        if line["kind"] == "mcp_request" and message.get("method") == "subscriptions/listen":
+            message["params"]["notifications"].pop("resourceSubscriptions", None)
 
 
 def _update_renamed(lines: list[dict[str, Any]]) -> None:
