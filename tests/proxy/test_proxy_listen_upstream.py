@@ -6,8 +6,9 @@ A 2025-11-25 host (the SDK's client over stdio) subscribes to the proxy's URI of
 its listen request (route ``listened``), and the upstream's update reaches the host with
 the proxy's URI. A 2026-07-28 host listening for that URI hears it too. When the upstream
 crashes and is restarted by the next call, the proxy listens again, and the subscription
-still delivers. The transcript verifies; a copy in which the update's URI was changed, or
-in which it went to a host that had not subscribed, is rejected.
+still delivers. The transcript verifies; a copy in which the update's URI was changed, in
+which it went to a host that had not subscribed, in which no listen request named the URI
+before the host was answered, or in which the restarted server's did not, is rejected.
 """
 
 from __future__ import annotations
@@ -114,6 +115,12 @@ def test_a_2025_host_is_told_the_updates_a_2026_upstream_tells_on_its_listen_str
     assert "names note://daily), " \
            "answered {}" in checked.stdout
     assert "the stdio host: told 2 resource update(s), each of a resource it subscribed to" in checked.stdout
+    assert "server a: 3 subscriptions/listen request(s) over 2 connection(s), each naming every URI named " \
+           "before it (note://daily)" in checked.stdout
+    forgotten = verify_tampered(transcript, _forgotten_on_restart, tmp_path)
+    assert forgotten.returncode == 1, forgotten.stdout
+    assert "server a connection 2: subscriptions/listen id 3 leaves out note://daily, which an earlier one " \
+           "named (no longer followed upstream)" in forgotten.stdout
     renamed = verify_tampered(transcript, _update_renamed, tmp_path)
     assert renamed.returncode == 1, renamed.stdout
     assert "the stdio host: told resources/updated of toolrelay://a/note://weekly, which it had not " \
@@ -122,6 +129,13 @@ def test_a_2025_host_is_told_the_updates_a_2026_upstream_tells_on_its_listen_str
     assert unnamed.returncode == 1, unnamed.stdout
     assert "a listened subscription, yet no listen request to server a named note://daily before the host " \
            "was answered" in unnamed.stdout
+
+
+def _forgotten_on_restart(lines: list[dict[str, Any]]) -> None:
+    """As if the restarted server had been listened to without the URI the host follows."""
+    listen = next(line for line in lines if line["kind"] == "mcp_request" and line.get("connection") == 2
+                  and line["message"].get("method") == "subscriptions/listen")
+    listen["message"]["params"]["notifications"].pop("resourceSubscriptions")
 
 
 def _listens_unnamed(lines: list[dict[str, Any]]) -> None:
