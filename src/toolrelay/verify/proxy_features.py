@@ -13,6 +13,9 @@ id alone), on top of ``host_answered_once``:
   aside and, for ``resources/read``, each content's URI given the server's prefix; a list
   request's answer is every upstream page it asked for (the key's requests of that
   method), each item's URI or prompt name as the offer names it, nothing added or lost;
+- a ``listened`` subscription (a 2026-07-28 upstream, which has no ``resources/subscribe``)
+  sent none, a ``subscriptions/listen`` request to that server naming the upstream's URI
+  went before the host's ``{}`` answer;
 - an ``unknown`` name was sent nowhere and answered with a JSON-RPC error
   (``proxy_legs.py``'s ``decision_kept``).
 """
@@ -69,19 +72,49 @@ def judge_feature(said: Say, received: Event, route: Event, answer: Event, legs:
                           "upstream, answered {}" if ok
                           else "a shared subscription, yet sent upstream or not answered {}", route, answer))
     elif decision == "listened":  # a 2026-07-28 upstream follows it on its listen request instead
-        sent = [e for e in legs.sent_for.get(key, [])
-                if e.get("message", {}).get("method") == "resources/subscribe"]
-        ok = not sent and answer.get("message", {}).get("result") == {}
-        found.append(said("feedback", "passed_on", ok,
-                          "followed on the upstream's listen request, answered {}" if ok
-                          else "a listened subscription, yet sent as resources/subscribe or not answered {}",
-                          route, answer))
+        found.append(_listened(said, route, answer, legs, key))
     else:  # failed: the host was told with a JSON-RPC error
         ok = "error" in answer.get("message", {})
         told = "got a JSON-RPC error" if ok else "was not told"
         found.append(said("feedback", "passed_on", ok,
                           f"the upstream request failed ({route.get('reason')}) and the host {told}",
                           route, answer))
+    return found
+
+
+def _listened(said: Say, route: Event, answer: Event, legs: Legs, key: str) -> Finding:
+    """A subscription a 2026-07-28 upstream follows on its listen request: no
+    ``resources/subscribe`` sent, a listen request to that server naming the URI sent before
+    the host was answered ``{}``."""
+    sent = [e for e in legs.sent_for.get(key, [])
+            if e.get("message", {}).get("method") == "resources/subscribe"]
+    server, uri = route.get("server"), route.get("tool")
+    naming = next((e for e in _listens_naming(legs, server, uri) if e["seq"] < answer["seq"]), None)
+    answered = answer.get("message", {}).get("result") == {}
+    if sent or not answered:
+        return said("feedback", "passed_on", False,
+                    "a listened subscription, yet sent as resources/subscribe or not answered {}",
+                    route, answer)
+    if naming is None:
+        return said("feedback", "passed_on", False,
+                    f"a listened subscription, yet no listen request to server {server} named {uri} before "
+                    "the host was answered", route, answer)
+    return said("feedback", "passed_on", True,
+                f"followed on the upstream's listen request (server {server} connection "
+                f"{naming.get('connection')} id {naming.get('mcp_id')!r} names {uri}), answered {{}}",
+                route, naming, answer)
+
+
+def _listens_naming(legs: Legs, server: Any, uri: Any) -> list[Event]:
+    """The ``subscriptions/listen`` requests sent to ``server`` whose filter names ``uri``."""
+    found = []
+    for (to, _, _), requests in legs.requests.items():
+        for event in requests if to == server else []:
+            message = event.get("message") or {}
+            notifications = (message.get("params") or {}).get("notifications")
+            named = notifications.get("resourceSubscriptions") if isinstance(notifications, dict) else None
+            if message.get("method") == "subscriptions/listen" and isinstance(named, list) and uri in named:
+                found.append(event)
     return found
 
 

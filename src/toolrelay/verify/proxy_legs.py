@@ -30,7 +30,10 @@ pairs its two legs, never the host's call id alone; ids are compared on both leg
 - what 2026-07-28 hosts' listen requests were told (``proxy_listens``): resource updates
   only of the URIs each request named and was granted (``listen_kept``);
 - what 2025 hosts were told of resources (``proxy_subscriptions``): updates only of the
-  URIs each host subscribed to (``updates_subscribed``).
+  URIs each host subscribed to (``updates_subscribed``);
+- what the proxy follows on 2026-07-28 servers' listen requests (``proxy_upstream_listens``):
+  each names every URI an earlier one to that server named, after a restart too
+  (``upstream_listens_kept``).
 
 Resource, prompt and completion requests are judged by ``proxy_features.py`` the same way,
 a host's own tasks (``tasks/*``, the ``tools/call`` that created one, their status
@@ -65,6 +68,7 @@ from .proxy_tasks import (
     judge_statuses,
     judge_task_request,
 )
+from .proxy_upstream_listens import upstream_listen_findings
 from .record import RunRecord
 from .verdict import Finding, Verdict, link_rank
 
@@ -167,6 +171,7 @@ def verify_proxy(run: RunRecord) -> Verdict:
     findings += judge_task_asks(legs.passing, legs.tasks, legs.host_in, legs.host_out, legs.wire_hosts)
     findings += judge_states(legs.host_in, legs.host_out, legs.routes, legs.tasks)
     findings += subscription_findings(run.events)  # and 2025 hosts, of the resources they subscribed to
+    findings += upstream_listen_findings(run.events)  # followed upstream, on 2026-07-28 servers
     findings.sort(key=lambda finding: link_rank(finding.link))
     broken = next((finding for finding in findings if not finding.ok), None)
     if legs.end is None:
