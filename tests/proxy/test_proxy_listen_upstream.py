@@ -125,6 +125,10 @@ def test_a_2025_host_is_told_the_updates_a_2026_upstream_tells_on_its_listen_str
     assert renamed.returncode == 1, renamed.stdout
     assert "the stdio host: told resources/updated of toolrelay://a/note://weekly, which it had not " \
            "subscribed to" in renamed.stdout
+    made_up = verify_tampered(transcript, _upstream_update_dropped, tmp_path)
+    assert made_up.returncode == 1, made_up.stdout
+    assert "the stdio host: told resources/updated of toolrelay://a/note://daily with no update of it from " \
+           "its server before" in made_up.stdout
     unnamed = verify_tampered(transcript, _listens_unnamed, tmp_path)
     assert unnamed.returncode == 1, unnamed.stdout
     assert "a listened subscription, yet no listen request to server a named note://daily before the host " \
@@ -136,6 +140,12 @@ def _forgotten_on_restart(lines: list[dict[str, Any]]) -> None:
     listen = next(line for line in lines if line["kind"] == "mcp_request" and line.get("connection") == 2
                   and line["message"].get("method") == "subscriptions/listen")
     listen["message"]["params"]["notifications"].pop("resourceSubscriptions")
+
+
+def _upstream_update_dropped(lines: list[dict[str, Any]]) -> None:
+    """As if the proxy had told the host of an update its server never sent (the last one)."""
+    told = [line for line in lines if line["kind"] == "mcp_notification" and line.get("method") == UPDATED]
+    lines.remove(told[-1])
 
 
 def _listens_unnamed(lines: list[dict[str, Any]]) -> None:

@@ -9,7 +9,9 @@ with ``resources/subscribe`` and had not left with ``resources/unsubscribe``. A 
 as subscribed from the host's request on (the upstream may tell of a change before the
 proxy answers), unless that request was answered with an error, and as left once the
 unsubscribe is answered. So an update sent to a host that never asked for it (or to the
-other of two hosts) is caught.
+other of two hosts) is caught. And each update rests on one an upstream sent: a host is told
+of a URI no more often than its server told the proxy of it before (the server's URI under
+the prefix the proxy's offer recorded), so an update the proxy made up is caught too.
 """
 
 from __future__ import annotations
@@ -38,13 +40,44 @@ class _Host:
     events: list[Event] = field(default_factory=list)
     wrong: tuple[str, Event] | None = None
     """The first update of a URI the host had not subscribed to, and its event."""
+    heard: dict[str, int] = field(default_factory=dict)
+    """Updates told the host, by URI."""
+    unfounded: tuple[str, Event] | None = None
+    """The first update no upstream update of its URI stands for, and its event."""
+
+
+@dataclass(slots=True)
+class _Upstream:
+    """What the servers told the proxy: updates by the URI hosts see (``prefixes``'s)."""
+
+    prefixes: dict[str, str] = field(default_factory=dict)
+    told: dict[str, int] = field(default_factory=dict)
+    flooded: set[str] = field(default_factory=set)
+    """The prefixes of servers some of whose updates went unrecorded (``mcp_dropped``)."""
+
+    def read(self, event: Event) -> None:
+        kind = event.get("kind")
+        if kind == "proxy_offer":
+            names = event.get("names") or {}
+            self.prefixes = dict(names.get("uri_prefixes") or {}) or self.prefixes
+        elif kind == "mcp_notification" and event.get("method") == UPDATED:
+            uri = ((event.get("message") or {}).get("params") or {}).get("uri")
+            prefix = self.prefixes.get(str(event.get("server")))
+            if isinstance(uri, str) and prefix is not None:
+                self.told[prefix + uri] = self.told.get(prefix + uri, 0) + 1
+        elif kind == "mcp_dropped" and UPDATED in (event.get("methods") or {}):
+            self.flooded.add(self.prefixes.get(str(event.get("server")), ""))  # not all of them recorded
+
+    def stands_for(self, uri: str, times: int) -> bool:
+        """Whether ``times`` updates of ``uri`` rest on the server's (all, or some unrecorded)."""
+        return times <= self.told.get(uri, 0) or any(uri.startswith(p) for p in self.flooded if p)
 
 
 def _id(value: Any) -> str:
     return f"{type(value).__name__}:{value}"
 
 
-def _read(host: _Host, event: Event) -> None:
+def _read(host: _Host, event: Event, upstream: _Upstream) -> None:
     message = event.get("message") or {}
     method, params = message.get("method"), message.get("params") or {}
     uri = params.get("uri") if isinstance(params, dict) else None
@@ -64,14 +97,20 @@ def _read(host: _Host, event: Event) -> None:
         host.events.append(event)
         if uri not in host.subscribed and host.wrong is None:
             host.wrong = (uri, event)
+        host.heard[uri] = host.heard.get(uri, 0) + 1
+        if not upstream.stands_for(uri, host.heard[uri]) and host.unfounded is None:
+            host.unfounded = (uri, event)
 
 
 def subscription_findings(events: Iterable[Event]) -> list[Finding]:
     """One ``updates_subscribed`` finding per host that subscribed to a resource or was told an update."""
     hosts: dict[Any, _Host] = {}
+    upstream = _Upstream()
     for event in events:
         if event.get("kind") == "proxy_wire" and event.get("exchange") is None:  # 2026-07-28 HTTP: no session
-            _read(hosts.setdefault(event.get("host"), _Host()), event)
+            _read(hosts.setdefault(event.get("host"), _Host()), event, upstream)
+        else:
+            upstream.read(event)
     found: list[Finding] = []
     for number, host in hosts.items():
         if not host.events:
@@ -81,6 +120,10 @@ def subscription_findings(events: Iterable[Event]) -> list[Finding]:
             uri, event = host.wrong
             found.append(_said(False, f"{name}: told resources/updated of {uri}, which it had not subscribed "
                                       "to", [*host.events[:1], event]))
+        elif host.unfounded is not None:
+            uri, event = host.unfounded
+            found.append(_said(False, f"{name}: told resources/updated of {uri} with no update of it from "
+                                      "its server before", [event]))
         else:
             found.append(_said(True, f"{name}: told {host.told} resource update(s), each of a resource it "
                                      "subscribed to", host.events))
