@@ -26,6 +26,7 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from testkit.servers import SERVERS
+from toolrelay.protocol.listen import NO_UPDATES
 
 from .proxy_helpers import (
     events,
@@ -129,6 +130,9 @@ def test_a_2025_host_is_told_the_updates_a_2026_upstream_tells_on_its_listen_str
     assert made_up.returncode == 1, made_up.stdout
     assert "the stdio host: told resources/updated of toolrelay://a/note://daily with no update of it from " \
            "its server before" in made_up.stdout
+    excused = verify_tampered(transcript, _said_unfollowable, tmp_path)  # yet its server declares subscribe
+    assert excused.returncode == 1, excused.stdout
+    assert "a listened subscription, yet no listen request to server a named note://daily" in excused.stdout
     unnamed = verify_tampered(transcript, _listens_unnamed, tmp_path)
     assert unnamed.returncode == 1, unnamed.stdout
     assert "a listened subscription, yet no listen request to server a named note://daily before the host " \
@@ -146,6 +150,13 @@ def _upstream_update_dropped(lines: list[dict[str, Any]]) -> None:
     """As if the proxy had told the host of an update its server never sent (the last one)."""
     told = [line for line in lines if line["kind"] == "mcp_notification" and line.get("method") == UPDATED]
     lines.remove(told[-1])
+
+
+def _said_unfollowable(lines: list[dict[str, Any]]) -> None:
+    """As if the proxy had not listened because the server tells no updates (it does)."""
+    _listens_unnamed(lines)
+    route = next(line for line in lines if line["kind"] == "proxy_route" and line["decision"] == "listened")
+    route["reason"] = NO_UPDATES
 
 
 def _listens_unnamed(lines: list[dict[str, Any]]) -> None:

@@ -19,12 +19,18 @@ from typing import Any, Final
 from .jsonrpc import JSONObject
 
 __all__ = [
-    "ACKNOWLEDGED", "LISTEN", "SUBSCRIPTION_ID_KEY", "honoured_filter", "listen_filter", "subscription_id",
+    "ACKNOWLEDGED", "LISTEN", "NO_UPDATES", "SUBSCRIPTION_ID_KEY", "honoured_filter", "listen_filter",
+    "subscription_id",
 ]
 
 LISTEN: Final = "subscriptions/listen"
 ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
 SUBSCRIPTION_ID_KEY: Final = "io.modelcontextprotocol/subscriptionId"
+
+
+NO_UPDATES: Final = "its server does not declare resources.subscribe: it tells no updates to follow"
+"""Why a proxy answers a subscription to such a 2026-07-28 server ``{}`` with nothing listened
+(as that server, asked in 2025 terms, would accept it and tell nothing)."""
 
 
 def listen_filter(capabilities: Mapping[str, Any], resources: Sequence[str]) -> JSONObject:

@@ -34,6 +34,7 @@ from ..errors import RpcError, ToolrelayError
 from ..events import Notice
 from ..protocol import mcp as m
 from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONObject, Notification, Request
+from ..protocol.listen import NO_UPDATES
 from ..protocol.passthrough import passed_on
 from ..protocol.peer import Exchange
 from ..protocol.versions import MODERN_VERSIONS
@@ -210,12 +211,14 @@ class FeatureRelay:
         host_uri = m.require_str(request.params, "uri")
         connection = self.catalog.connections[server]
         if connection.protocol_version in MODERN_VERSIONS:  # no resources/subscribe: its listen filter
-            if request.method == m.SUBSCRIBE_RESOURCE:
+            unfollowed = "" if subscribes(connection) else NO_UPDATES
+            if request.method == m.SUBSCRIBE_RESOURCE and not unfollowed:
                 await connection.watch_resource(uri)
             # an unsubscribe sends nothing: the client has no "unwatch" (a listen filter only
             # grows), so the server's updates of it go on and are dropped here, where no host
             # follows it any more (``followed.py``, ``serve.py``)
-            self.forwarder.route_to(key, request, host_uri, "listened", target=(server, uri))
+            self.forwarder.route_to(key, request, host_uri, "listened", target=(server, uri),
+                                    reason=unfollowed)
             return {}
         return await self._upstream(key, request, server, uri, {**(request.params or {}), "uri": uri})
 

@@ -26,6 +26,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Final, Protocol
 
+from ..protocol.listen import NO_UPDATES
 from ..protocol.mcp import feature_target as host_name
 from ..protocol.passthrough import passed_on
 from .verdict import Finding
@@ -51,6 +52,7 @@ class Legs(Protocol):
     responses: dict[Triple, list[Event]]
     sent_for: dict[str, list[Event]]
     offers: list[Event]
+    ready: dict[str, list[Event]]
 
 
 def judge_feature(said: Say, received: Event, route: Event, answer: Event, legs: Legs, key: str
@@ -95,6 +97,9 @@ def _listened(said: Say, route: Event, answer: Event, legs: Legs, key: str) -> F
         return said("feedback", "passed_on", False,
                     "a listened subscription, yet sent as resources/subscribe or not answered {}",
                     route, answer)
+    if naming is None and route.get("reason") == NO_UPDATES and not _declares_subscribe(legs, server, route):
+        return said("feedback", "passed_on", True, f"server {server} declares no resources.subscribe: "
+                    f"nothing listened for {uri}, answered {{}} (as the server would)", route, answer)
     if naming is None:
         return said("feedback", "passed_on", False,
                     f"a listened subscription, yet no listen request to server {server} named {uri} before "
@@ -103,6 +108,13 @@ def _listened(said: Say, route: Event, answer: Event, legs: Legs, key: str) -> F
                 f"followed on the upstream's listen request (server {server} connection "
                 f"{naming.get('connection')} id {naming.get('mcp_id')!r} names {uri}), answered {{}}",
                 route, naming, answer)
+
+
+def _declares_subscribe(legs: Legs, server: Any, before: Event) -> bool:
+    """Whether ``server``'s latest handshake before ``before`` declared ``resources.subscribe``."""
+    ready = [e for e in legs.ready.get(str(server), []) if e["seq"] < before["seq"]]
+    declared = ((ready[-1].get("capabilities") or {}) if ready else {}).get("resources")
+    return not ready or (isinstance(declared, dict) and declared.get("subscribe") is True)
 
 
 def _listens_naming(legs: Legs, server: Any, uri: Any) -> list[Event]:

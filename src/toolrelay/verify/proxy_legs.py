@@ -114,6 +114,8 @@ class _Legs:
     """The bridged tasks the proxy cancelled upstream itself (``proxy_task_abandoned``)."""
     forgotten: dict[str, Event] = field(default_factory=dict)
     """The tasks the proxy stopped keeping (``proxy_task_forgotten``) by the proxy's task id."""
+    ready: dict[str, list[Event]] = field(default_factory=dict)
+    """Each server's handshakes (``server_ready``), by its name."""
 
 
 def _legs(events: Iterable[Event]) -> _Legs:
@@ -137,6 +139,8 @@ def _legs(events: Iterable[Event]) -> _Legs:
             legs.abandoned.append(event)
         elif kind == "proxy_task_forgotten":
             legs.forgotten[str(event.get("task_id"))] = event
+        elif kind == "server_ready":
+            legs.ready.setdefault(str(event.get("server")), []).append(event)
         elif kind == "proxy_end":
             legs.end = event
         elif kind == "proxy_wire":
