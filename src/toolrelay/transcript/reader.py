@@ -110,6 +110,7 @@ def _events(text: str, source: Path) -> list[dict[str, Any]]:
     return events
 
 
+_REQUEST: Final = ModelRequestEvent.kind
 _SCAN: Final[Callable[[str, int], tuple[Any, int]]] = cast(Any, make_scanner)(json.JSONDecoder())
 """The scanner ``json.loads`` runs (the C one), called on one line after another in place."""
 _LONG: Final = 2 * RECORD_DEPTH
@@ -170,7 +171,7 @@ def _rebuild(events: list[dict[str, Any]], source: Path) -> set[Any]:
             events[index] = event
         if COPIES_FIELD in event:
             _with_copies(event, own, by_seq, source)
-        if event["kind"] == ModelRequestEvent.kind:
+        if event["kind"] == _REQUEST:
             _rebuild_body(event, bodies, unreadable, by_seq, source)
         by_seq[event["seq"]] = event
     return runs
@@ -194,9 +195,8 @@ def _with_message(
     delta = event[MESSAGE_DELTA_FIELD]
     of = delta.get("of") if isinstance(delta, dict) else None
     base = by_seq.get(of) if isinstance(of, int) else None
-    said = f"{source}: event seq {event['seq']} ({event['kind']}) records its message as changes"
     if base is None or not isinstance(base.get("message"), dict):
-        raise UsageError(f"{said} to a message the transcript does not hold before it")
+        raise UsageError(f"{_said(event, source)} to a message the transcript does not hold before it")
     changed = delta.get("set")
     message = base["message"]
     own: set[int] = set()
@@ -208,12 +208,16 @@ def _with_message(
             own.add(id(message))
             apply_in_place(message, changed, own)
     except ValueError as exc:
-        raise UsageError(f"{said} that cannot be applied: {exc}") from None
+        raise UsageError(f"{_said(event, source)} that cannot be applied: {exc}") from None
     field = MESSAGE_DELTA_FIELD  # the message back in its place: the line's fields keep their order
     rebuilt = {("message" if key == field else key): (message if key == field else value)
                for key, value in event.items()}
     own.add(id(rebuilt))
     return rebuilt, own
+
+
+def _said(event: dict[str, Any], source: Path) -> str:
+    return f"{source}: event seq {event['seq']} ({event['kind']}) records its message as changes"
 
 
 def _with_copies(
