@@ -71,9 +71,11 @@ def apply_in_place(root: Any, recorded: list[Any], copied: set[int] | None) -> N
     any other container on a changed path is shared with a base and copied first, and its
     copy added. None: every container in ``root`` is its own (a line as read)."""
     for change in recorded:
-        if type(change) is not list or len(change) != 2 or type(change[0]) is not list or not change[0]:
-            raise ValueError("a change is not a [path, value] pair with a non-empty path")
+        if type(change) is not list or len(change) != 2:
+            raise _not_a_change()
         path, value = change
+        if type(path) is not list or not path:
+            raise _not_a_change()
         parent = root
         if len(path) > 1:
             for step in path[:-1]:  # a transcript has many changes: the steps are checked inline
@@ -83,7 +85,10 @@ def apply_in_place(root: Any, recorded: list[Any], copied: set[int] | None) -> N
                     raise _not_held(path)
                 child = parent[step]
                 if copied is not None and id(child) not in copied:
-                    child = parent[step] = _copy(child)
+                    kind = type(child)
+                    if kind is not dict and kind is not list:
+                        raise ValueError("it changes inside a value that is neither an object nor an array")
+                    child = parent[step] = kind(child)  # a copy: dict(child) or list(child)
                     copied.add(id(child))
                 parent = child
         step = path[-1]
@@ -92,6 +97,10 @@ def apply_in_place(root: Any, recorded: list[Any], copied: set[int] | None) -> N
                 else kind is list and type(step) is int and 0 <= step < len(parent)):
             raise _not_held(path)
         parent[step] = value
+
+
+def _not_a_change() -> ValueError:
+    return ValueError("a change is not a [path, value] pair with a non-empty path")
 
 
 def _copy(value: Any) -> Any:
