@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["apply_changes", "changes", "holds"]
+__all__ = ["apply_changes", "apply_in_place", "changes", "holds"]
 
 Path = list[str | int]
 
@@ -60,25 +60,47 @@ def apply_changes(base: Any, recorded: Any) -> Any:
     if not recorded:
         return base
     root = _copy(base)
-    copied = {id(root)}  # containers made for this value: changed in place, never the base's
+    apply_in_place(root, recorded, {id(root)})
+    return root
+
+
+def apply_in_place(root: Any, recorded: list[Any], copied: set[int] | None) -> None:
+    """Make the ``recorded`` changes in ``root`` itself; ValueError when they are no changes of it.
+
+    ``copied`` holds the ids of the containers that are this value's own (changed in place):
+    any other container on a changed path is shared with a base and copied first, and its
+    copy added. None: every container in ``root`` is its own (a line as read)."""
     for change in recorded:
-        if type(change) is not list or len(change) != 2 or type(change[0]) is not list or not change[0]:
-            raise ValueError("a change is not a [path, value] pair with a non-empty path")
+        if type(change) is not list or len(change) != 2:
+            raise _not_a_change()
         path, value = change
+        if type(path) is not list or not path:
+            raise _not_a_change()
         parent = root
-        for step in path[:-1]:  # a transcript has many changes: the steps are checked inline
-            if not holds(parent, step):
-                raise _not_held(path)
-            child = parent[step]
-            if id(child) not in copied:
-                child = parent[step] = _copy(child)
-                copied.add(id(child))
-            parent = child
+        if len(path) > 1:
+            for step in path[:-1]:  # a transcript has many changes: the steps are checked inline
+                kind = type(parent)
+                if not (type(step) is str and step in parent if kind is dict
+                        else kind is list and type(step) is int and 0 <= step < len(parent)):
+                    raise _not_held(path)
+                child = parent[step]
+                if copied is not None and id(child) not in copied:
+                    kind = type(child)
+                    if kind is not dict and kind is not list:
+                        raise ValueError("it changes inside a value that is neither an object nor an array")
+                    child = parent[step] = kind(child)  # a copy: dict(child) or list(child)
+                    copied.add(id(child))
+                parent = child
         step = path[-1]
-        if not holds(parent, step):  # only what is there is replaced
+        kind = type(parent)
+        if not (type(step) is str and step in parent if kind is dict  # only what is there is replaced
+                else kind is list and type(step) is int and 0 <= step < len(parent)):
             raise _not_held(path)
         parent[step] = value
-    return root
+
+
+def _not_a_change() -> ValueError:
+    return ValueError("a change is not a [path, value] pair with a non-empty path")
 
 
 def _copy(value: Any) -> Any:

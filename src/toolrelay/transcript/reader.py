@@ -30,7 +30,7 @@ from typing import Any, Final, cast
 from ..errors import UsageError
 from ..events import ModelRequestEvent
 from ..protocol.json_depth import RECORD_DEPTH, loads, nested_too_deep
-from .changes import apply_changes
+from .changes import apply_in_place
 from .delta import DELTA_FIELD, apply_delta
 from .shared import COPIES_FIELD, MESSAGE_DELTA_FIELD, resolve
 from .writer import FORMAT, FORMAT_FIELD
@@ -64,10 +64,10 @@ def read_transcript(path: str | Path) -> Transcript:
         text = text[: text.rfind("\n") + 1]
     with paused_gc():
         events = _events(text, source)
-        _rebuild(events, source)
+        runs = _rebuild(events, source)
     if not events:
         raise UsageError(f"{source} holds no transcript events")
-    _same_run(events, source)
+    _same_run(runs, source)
     return Transcript(path=source, events=events, cut_tail=cut_tail)
 
 
@@ -110,6 +110,7 @@ def _events(text: str, source: Path) -> list[dict[str, Any]]:
     return events
 
 
+_REQUEST: Final = ModelRequestEvent.kind
 _SCAN: Final[Callable[[str, int], tuple[Any, int]]] = cast(Any, make_scanner)(json.JSONDecoder())
 """The scanner ``json.loads`` runs (the C one), called on one line after another in place."""
 _LONG: Final = 2 * RECORD_DEPTH
@@ -140,13 +141,15 @@ def _scanned(text: str) -> list[dict[str, Any]] | None:
     return found
 
 
-def _rebuild(events: list[dict[str, Any]], source: Path) -> None:
-    """Every line made whole again (in one pass, in order: a line refers only to earlier ones)."""
+def _rebuild(events: list[dict[str, Any]], source: Path) -> set[Any]:
+    """Every line made whole again (in one pass, in order: a line refers only to earlier ones);
+    the run ids the lines hold (``_same_run``)."""
     bodies: dict[int, dict[str, Any]] = {}
     unreadable: set[int] = set()
     """Requests whose body is no object: verify's envelope check names the first."""
     by_seq: dict[int, dict[str, Any]] = {}
     run: Any = None
+    runs: set[Any] = set()
     compact = False
     """A format 2 line was read: a line without run id has the one before it."""
     for index, event in enumerate(events):
@@ -154,15 +157,24 @@ def _rebuild(events: list[dict[str, Any]], source: Path) -> None:
             compact = _format(event.pop(FORMAT_FIELD), event, source) >= 2
         if "run" in event:
             run = event["run"]
-        elif compact:
-            event["run"] = run
+            if isinstance(run, str | None):  # any other run id is left to verify's envelope check
+                runs.add(run)
+        else:
+            if compact:
+                event["run"] = run
+            if run is None or not compact:  # the run id it has (or that its line says by saying none)
+                runs.add(None)
+        own: set[int] | None = None
+        """The containers of a rebuilt message that are this line's own (None: all are)."""
         if MESSAGE_DELTA_FIELD in event:
-            event = events[index] = _with_message(event, by_seq, source)
+            event, own = _with_message(event, by_seq, source)
+            events[index] = event
         if COPIES_FIELD in event:
-            event = events[index] = _with_copies(event, by_seq, source)
-        if event["kind"] == ModelRequestEvent.kind:
+            _with_copies(event, own, by_seq, source)
+        if event["kind"] == _REQUEST:
             _rebuild_body(event, bodies, unreadable, by_seq, source)
         by_seq[event["seq"]] = event
+    return runs
 
 
 def _format(value: Any, event: dict[str, Any], source: Path) -> int:
@@ -175,37 +187,55 @@ def _format(value: Any, event: dict[str, Any], source: Path) -> int:
     return value
 
 
-def _with_message(event: dict[str, Any], by_seq: dict[int, dict[str, Any]], source: Path) -> dict[str, Any]:
-    """The event with its message rebuilt from the message it is recorded against."""
+def _with_message(
+    event: dict[str, Any], by_seq: dict[int, dict[str, Any]], source: Path,
+) -> tuple[dict[str, Any], set[int]]:
+    """The event with its message rebuilt from the message it is recorded against, and the
+    ids of the containers made for it (the line's own: every other part is the base's)."""
     delta = event[MESSAGE_DELTA_FIELD]
     of = delta.get("of") if isinstance(delta, dict) else None
     base = by_seq.get(of) if isinstance(of, int) else None
-    said = f"{source}: event seq {event['seq']} ({event['kind']}) records its message as changes"
     if base is None or not isinstance(base.get("message"), dict):
-        raise UsageError(f"{said} to a message the transcript does not hold before it")
+        raise UsageError(f"{_said(event, source)} to a message the transcript does not hold before it")
+    changed = delta.get("set")
+    message = base["message"]
+    own: set[int] = set()
     try:
-        message = apply_changes(base["message"], delta.get("set"))
+        if type(changed) is not list:
+            raise ValueError("its changes are not an array")
+        if changed:
+            message = dict(message)
+            own.add(id(message))
+            apply_in_place(message, changed, own)
     except ValueError as exc:
-        raise UsageError(f"{said} that cannot be applied: {exc}") from None
+        raise UsageError(f"{_said(event, source)} that cannot be applied: {exc}") from None
     field = MESSAGE_DELTA_FIELD  # the message back in its place: the line's fields keep their order
-    return {("message" if key == field else key): (message if key == field else value)
-            for key, value in event.items()}
+    rebuilt = {("message" if key == field else key): (message if key == field else value)
+               for key, value in event.items()}
+    own.add(id(rebuilt))
+    return rebuilt, own
 
 
-def _with_copies(event: dict[str, Any], by_seq: dict[int, dict[str, Any]], source: Path) -> dict[str, Any]:
-    """The event with the strings its ``copies`` name put in their places."""
+def _said(event: dict[str, Any], source: Path) -> str:
+    return f"{source}: event seq {event['seq']} ({event['kind']}) records its message as changes"
+
+
+def _with_copies(
+    event: dict[str, Any], own: set[int] | None, by_seq: dict[int, dict[str, Any]], source: Path,
+) -> None:
+    """The strings the event's ``copies`` name put in their places (in the event itself: a
+    container on the way that is not the line's own, ``own``, is copied first)."""
     copies = event.pop(COPIES_FIELD)
     try:
-        if not isinstance(copies, list) or not all(isinstance(c, list) and len(c) == 2 for c in copies):
+        if type(copies) is not list or not all(type(c) is list and len(c) == 2 for c in copies):
             raise ValueError("they are not [path, reference] pairs")
         found = [[path, resolve(by_seq, ref, event)] for path, ref in copies]
-        if not all(isinstance(value, str) for _, value in found):
+        if not all(type(value) is str for _, value in found):
             raise ValueError("a reference names no string")
-        copied: dict[str, Any] = apply_changes(event, found)
+        apply_in_place(event, found, own)
     except ValueError as exc:
         raise UsageError(f"{source}: event seq {event['seq']} ({event['kind']}) copies strings it cannot "
                          f"find: {exc}") from None
-    return copied
 
 
 def _rebuild_body(
@@ -253,9 +283,7 @@ def _event(line: str, number: int, source: Path) -> dict[str, Any]:
     return event
 
 
-def _same_run(events: list[dict[str, Any]], source: Path) -> None:
-    # a run that is not a string is left to verify's envelope check, which names it
-    runs = {run for event in events if isinstance(run := event.get("run"), str | None)}
+def _same_run(runs: set[Any], source: Path) -> None:
     if len(runs) > 1:
         shown = ", ".join(sorted(str(run) for run in runs))
         raise UsageError(f"{source} holds events of more than one run ({shown}); verify one run at a time")

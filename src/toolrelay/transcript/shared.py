@@ -31,7 +31,7 @@ import json
 from typing import Any, Final
 
 from ..events import MCP_ROLES, FeedbackEvent, ModelResponseEvent
-from .changes import changes, holds
+from .changes import changes
 from .delta import wire_bytes_of
 
 __all__ = ["COPIES_FIELD", "MESSAGE_DELTA_FIELD", "ItemSources", "MessageBases", "Shape", "TextSources",
@@ -225,8 +225,10 @@ def resolve(by_seq: dict[int, dict[str, Any]], path: Any, current: dict[str, Any
     value: Any = current if current is not None and current["seq"] == path[0] else by_seq.get(path[0])
     if value is None:
         raise ValueError(f"it refers to seq {path[0]}, which the transcript does not hold before it")
-    for step in path[1:]:
-        if not holds(value, step):
+    for step in path[1:]:  # every copy and reference walks a path: the steps are checked inline
+        kind = type(value)
+        if not (type(step) is str and step in value if kind is dict
+                else kind is list and type(step) is int and 0 <= step < len(value)):
             raise ValueError(f"it refers to {path!r}, which seq {path[0]} does not hold")
         value = value[step]
     return value

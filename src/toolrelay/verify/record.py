@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..events import (
+    DEFAULT_DIALECT,
     MCP_REPLY,
     MCP_REQUEST,
     MCP_RESPONSE,
@@ -333,16 +334,10 @@ class _Indexer:
         (which then walks all of it)."""
         self._handlers.clear()
 
-    def add(self, event: Event) -> None:
-        kind = event["kind"]
-        same = self.record.by_kind.get(kind)
-        if same is None:
-            self.record.by_kind[kind] = [event]
-        else:
-            same.append(event)
-        handler = self._handlers.get(kind)
-        if handler is not None:
-            handler(event)
+    @property
+    def handlers(self) -> dict[str, Callable[[Event], None]]:
+        """Event kind → what indexes an event of it (``index_events`` runs them in order)."""
+        return self._handlers
 
     def _first_of(self, name: str) -> Callable[[Event], None]:
         def keep(event: Event) -> None:
@@ -416,19 +411,25 @@ class _Indexer:
             current.closer = None
 
     def _stream(self, event: Event) -> None:
-        current = self._round(event.get("turn"))
+        turn = event.get("turn")
+        rounds = self.record.rounds
+        last = rounds[-1] if rounds else None
+        # most stream events are of the round before them: found without ``_round``
+        current = last if last is not None and last.turn == turn and type(turn) is int else self._round(turn)
         if current is None:
             return
         current.stream.append(event)
         shown = stream_event(event)
         current.stream_events.append(shown)
-        if dialect_of(event) != RESPONSES.dialect:
+        if event.get("dialect", DEFAULT_DIALECT) != RESPONSES.dialect:
             for index, item in self._closed_by(current, shown):
                 self._streamed_call(current, index, item, event)
             return
-        closed = _closed_call(event, shown)
-        if closed is not None:
-            self._streamed_call(current, *closed, event)
+        data = event.get("data")
+        if type(data) is str and OUTPUT_ITEM_DONE in data:  # most stream events are deltas: not parsed
+            closed = _closed_call(data, shown)
+            if closed is not None:
+                self._streamed_call(current, *closed, event)
 
     def _closed_by(self, current: ModelRound, event: StreamEvent) -> list[tuple[int, dict[str, Any]]]:
         """The calls a stream event of another dialect closes, by its reader's assembler."""
@@ -530,17 +531,17 @@ def _confirm(streamed: CallTrace, index: int, item: dict[str, Any], seq: int) ->
 
 def stream_event(event: Event) -> StreamEvent:
     """A ``model_stream`` record as the assembler's event."""
-    return StreamEvent(index=event["index"] if isinstance(event.get("index"), int) else -1,
-                       event=event.get("event") if isinstance(event.get("event"), str) else None,
-                       data=event["data"] if isinstance(event.get("data"), str) else "")
+    index, name, data = event.get("index"), event.get("event"), event.get("data")
+    return StreamEvent(index=index if isinstance(index, int) else -1,
+                       event=name if isinstance(name, str) else None,
+                       data=data if isinstance(data, str) else "")
 
 
-def _closed_call(event: Event, shown: StreamEvent) -> tuple[int, dict[str, Any]] | None:
-    """(output_index, item) when a stream event (``shown``: as the assembler's) closes a
-    function_call item."""
-    data = event.get("data")
-    if not isinstance(data, str) or OUTPUT_ITEM_DONE not in data or FUNCTION_CALL not in data:
-        return None  # most stream events are deltas: not parsed
+def _closed_call(data: str, shown: StreamEvent) -> tuple[int, dict[str, Any]] | None:
+    """(output_index, item) when a stream event's ``data`` (``shown``: the event as the
+    assembler's) closes a function_call item."""
+    if FUNCTION_CALL not in data:
+        return None
     payload: Any = shown.payload  # parsed once, for the stream checks too
     if payload is None:  # no object, or one nested too deep for the assembler: read as ever
         try:
@@ -566,8 +567,17 @@ def index_events(events: list[Event], source: Path, *, cut_tail: bool = False) -
     record = RunRecord(source=source, events=events, cut_tail=cut_tail)
     record.run_id = next((e.get("run") for e in events if isinstance(e.get("run"), str)), None)
     indexer = _Indexer(record)
-    for event in events:
-        indexer.add(event)
+    by_kind, handlers = record.by_kind, indexer.handlers
+    for event in events:  # ``_Indexer.add``, inline: a large transcript has many events
+        kind = event["kind"]
+        same = by_kind.get(kind)
+        if same is None:
+            by_kind[kind] = [event]
+        else:
+            same.append(event)
+        handler = handlers.get(kind)
+        if handler is not None:
+            handler(event)
     indexer.close()
     for call in record.calls:
         _split_input_rounds(call)
