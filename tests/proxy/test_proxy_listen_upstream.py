@@ -14,16 +14,12 @@ before the host was answered, or in which the restarted server's did not, is rej
 from __future__ import annotations
 
 import contextlib
-import warnings
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Final
 
 import anyio
 import mcp_types as t
-from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp.client import Client
-from mcp.shared.exceptions import MCPDeprecationWarning
 
 from testkit.servers import SERVERS
 from toolrelay.protocol.listen import NO_UPDATES
@@ -37,28 +33,18 @@ from .proxy_helpers import (
     verify_tampered,
     write_config,
 )
+from .update_hosts import UPDATED, UpdateHost, update_host
 
 LISTEN_SERVER = SERVERS / "sdk_listen_server.py"
 DAILY: Final = "toolrelay://a/note://daily"
-UPDATED: Final = "notifications/resources/updated"
 
 
 def _config(folder: Path) -> Path:
     return write_config(folder, {"a": script_entry(LISTEN_SERVER, "stdio")})
 
 
-class Host:
+class Host(UpdateHost):
     """One 2025-11-25 SDK client of the proxy, and the resource updates it was told."""
-
-    def __init__(self, client: Client, updates: MemoryObjectReceiveStream[str]) -> None:
-        self.client = client
-        self.updates = updates
-        self.told: list[str] = []
-
-    async def subscribe(self, uri: str) -> None:
-        with warnings.catch_warnings():  # the SDK warns that 2026-07-28 has none; this is 2025-11-25
-            warnings.simplefilter("ignore", MCPDeprecationWarning)
-            await self.client.subscribe_resource(uri)
 
     async def call(self, tool: str) -> str:
         result = await self.client.call_tool(f"a__{tool}", {})
@@ -68,21 +54,11 @@ class Host:
     async def heard(self) -> str:
         """The next update told (kept in ``told``)."""
         with anyio.fail_after(30):
-            self.told.append(await self.updates.receive())
-        return self.told[-1]
+            return await self.next_update()
 
 
-@contextlib.asynccontextmanager
-async def _host(server: Any) -> AsyncIterator[Host]:
-    send, receive = anyio.create_memory_object_stream[str](100)
-
-    async def on_message(message: Any) -> None:
-        note = getattr(message, "root", message)
-        if getattr(note, "method", None) == UPDATED:
-            await send.send(str(note.params.uri))
-
-    async with send, receive, Client(server, mode="legacy", message_handler=on_message) as client:
-        yield Host(client, receive)
+def _host(server: Any) -> contextlib.AbstractAsyncContextManager[Host]:
+    return update_host(server, Host)
 
 
 async def _subscribe_touch_crash_touch(server: Any) -> tuple[list[str], list[str]]:

@@ -12,17 +12,12 @@ update it never subscribed to is rejected.
 from __future__ import annotations
 
 import contextlib
-import warnings
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import anyio
 import mcp_types as t
-from anyio.streams.memory import MemoryObjectReceiveStream
-from mcp.client import Client
-from mcp.shared.exceptions import MCPDeprecationWarning
 
 from .proxy_helpers import (
     HERE,
@@ -34,31 +29,16 @@ from .proxy_helpers import (
     verify_tampered,
     write_config,
 )
+from .update_hosts import UPDATED, UpdateHost, update_host
 
 TOUCH = HERE / "touch_server.py"
 WATCHED: Final = "toolrelay://a/test://watched-resource"
 STATIC: Final = "toolrelay://a/test://static-text"
 BINARY: Final = "toolrelay://a/test://static-binary"
-UPDATED: Final = "notifications/resources/updated"
 
 
-class Host:
+class Host(UpdateHost):
     """One SDK client of the proxy, and the resource updates it was told, in order."""
-
-    def __init__(self, client: Client, updates: MemoryObjectReceiveStream[str]) -> None:
-        self.client = client
-        self.updates = updates
-        self.told: list[str] = []
-
-    async def subscribe(self, uri: str) -> None:
-        with warnings.catch_warnings():  # the SDK warns that 2026-07-28 has none; this is 2025-11-25
-            warnings.simplefilter("ignore", MCPDeprecationWarning)
-            await self.client.subscribe_resource(uri)
-
-    async def unsubscribe(self, uri: str) -> None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", MCPDeprecationWarning)
-            await self.client.unsubscribe_resource(uri)
 
     async def touch(self, uri: str) -> str:
         """Have the upstream say ``uri`` changed; how many URIs it has subscribers for."""
@@ -70,26 +50,12 @@ class Host:
     async def heard(self, uri: str) -> None:
         """Take the updates told since, up to the next one of ``uri`` (all kept in ``told``)."""
         with anyio.fail_after(15):
-            while (await self._next()) != uri:
+            while (await self.next_update()) != uri:
                 pass
 
-    async def _next(self) -> str:
-        self.told.append(await self.updates.receive())
-        return self.told[-1]
 
-
-@contextlib.asynccontextmanager
-async def _host(server: Any) -> AsyncIterator[Host]:
-    """An SDK client of ``server`` (2025-11-25), hearing the resource updates it is told."""
-    send, receive = anyio.create_memory_object_stream[str](100)
-
-    async def on_message(message: Any) -> None:
-        note = getattr(message, "root", message)
-        if getattr(note, "method", None) == UPDATED:
-            await send.send(str(note.params.uri))
-
-    async with send, receive, Client(server, mode="legacy", message_handler=on_message) as client:
-        yield Host(client, receive)
+def _host(server: Any) -> contextlib.AbstractAsyncContextManager[Host]:
+    return update_host(server, Host)
 
 
 async def _one_host(server: Any) -> tuple[list[str], list[str]]:
