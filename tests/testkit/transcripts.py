@@ -17,13 +17,25 @@ from toolrelay.client.config import builtin_file_server
 from toolrelay.relay.loop import RunLimits
 from toolrelay.runner import RunOptions, run_async
 from toolrelay.transcript.reader import read_transcript
+from toolrelay.transcript.writer import TranscriptWriter
 
-__all__ = ["FIVE_READS", "read_call", "replay_run", "transcript_events"]
+__all__ = ["FIVE_READS", "read_call", "replay_run", "transcript_events", "whole_copy"]
 
 
 def transcript_events(path: Path) -> list[dict[str, Any]]:
     """The events of the transcript at ``path``, bodies whole, none sharing a value."""
     return [copy.deepcopy(event) for event in read_transcript(path).events]
+
+
+def whole_copy(source: Path, target: Path) -> Path:
+    """The transcript at ``source`` written again to ``target`` with every request body whole
+    (``request_bodies="full"``: as transcripts were written before deltas)."""
+    transcript = read_transcript(source)
+    writer = TranscriptWriter(target, transcript.run_id or "run", request_bodies="full")
+    for event in transcript.events:
+        writer.write_record({key: value for key, value in event.items() if key != "run"})
+    writer.close()
+    return target
 
 
 def read_call(n: int, **more: Any) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from testkit.transcripts import read_call, replay_run
+from testkit.transcripts import read_call, replay_run, whole_copy
 from toolrelay.client.config import builtin_file_server
 from toolrelay.errors import UsageError
 from toolrelay.relay.loop import RunLimits
@@ -56,10 +56,7 @@ def _requests(events: list[Event]) -> list[Event]:
 def _full_copy(source: Path, target: Path, *, digests: bool = True) -> Path:
     """The same run with every body whole (``request_bodies="full"``), digests kept or not."""
     events = read_transcript(source).events
-    writer = TranscriptWriter(target, "run", request_bodies="full")
-    for event in events:
-        writer.write_record({k: v for k, v in event.items() if k != "run"})
-    writer.close()
+    whole_copy(source, target)
     if digests:
         whole = _lines(target)
         for event, original in zip(_requests(whole), _requests(events), strict=True):

@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from testkit.transcripts import replay_run as five_reads
-from toolrelay.transcript.reader import read_transcript
-from toolrelay.transcript.writer import TranscriptWriter
+from testkit.transcripts import whole_copy
 from toolrelay.verify import load_run, verify
 
 Event = dict[str, Any]
@@ -30,16 +29,6 @@ def _tampered(source: Path, target: Path, extra: Event) -> Path:
     request = next(e for e in events if e["kind"] == "model_request" and e.get("turn") == 2)
     request["body_delta"]["extend"]["input"].append(extra)
     target.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
-    return target
-
-
-def _whole(source: Path, target: Path) -> Path:
-    """The same events, every request body whole (as transcripts were written before deltas)."""
-    transcript = read_transcript(source)
-    writer = TranscriptWriter(target, transcript.run_id or "run", request_bodies="full")
-    for event in transcript.events:
-        writer.write_record({key: value for key, value in event.items() if key != "run"})
-    writer.close()
     return target
 
 
@@ -64,7 +53,7 @@ def test_an_output_repeated_in_a_delta_is_named_in_each_request_that_carries_it(
     repeated = [(ok, turn) for ok, turn, message in found
                 if f"holds 2 function_call_output items for {first}: one call, one output" in message]
     assert repeated == [(False, 2), (False, 3), (False, 4)], found
-    assert found == _output_findings(_whole(delta, tmp_path / "whole.jsonl"))
+    assert found == _output_findings(whole_copy(delta, tmp_path / "whole.jsonl"))
     broken = verify(load_run(delta)).broken
     assert broken is not None and broken.link == "correlation"
     assert broken.message == f"request 2 holds 2 function_call_output items for {first}: one call, one output"
@@ -78,7 +67,7 @@ def test_a_stray_output_in_a_delta_is_named_in_each_request_that_carries_it(
     found = _output_findings(delta)
     said = "holds an output for call_nobody, but no earlier response has a function_call with that call_id"
     assert [turn for ok, turn, message in found if said in message and not ok] == [2, 3, 4], found
-    assert found == _output_findings(_whole(delta, tmp_path / "whole.jsonl"))
+    assert found == _output_findings(whole_copy(delta, tmp_path / "whole.jsonl"))
 
 
 def test_an_untouched_replayed_run_answers_each_call_once(replay_run: Path) -> None:
