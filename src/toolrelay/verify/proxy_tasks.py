@@ -25,6 +25,7 @@ top of ``host_answered_once``:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any, Final, Protocol
 
 from ..protocol.mcp import RELATED_TASK
@@ -272,6 +273,7 @@ def judge_statuses(statuses: list[Event], legs: Legs) -> list[Finding]:
 # -- bridged tasks: a 2025 host's task, run upstream as a 2026 extension task (task_bridge.py) --
 
 _STATES: Final = frozenset({"tools/call", "tasks/get"})
+_RESULT: Final = frozenset({"tasks/result"})
 _UPDATE: Final = "tasks/update"
 _LEG_KEYS: Final = frozenset({"resultType", "requestState", "inputRequests", "_meta"})
 """A 2026 task state's keys of its own leg (each side has its requestState and input keys)."""
@@ -285,36 +287,37 @@ def _upstream_at(legs: Legs, route: Event) -> tuple[Event | None, Event | None]:
     return requests[0], responses[0]
 
 
-def _result_before(legs: Legs, task: Event, seq: int) -> Event | None:
-    """The answer to the follower's ``tasks/result`` of ``task`` recorded before ``seq``, if any."""
+def _answers_before(legs: Legs, task: Event, seq: int, methods: frozenset[str]
+                    ) -> Iterator[tuple[Event, Event]]:
+    """The follower's upstream requests of ``task`` (its key's) by one of ``methods``, each
+    with an answer recorded before ``seq``."""
     for request in legs.sent_for.get(str(task.get("key")), []):
-        message = request.get("message", {})
-        if message.get("method") != "tasks/result" or \
-                (message.get("params") or {}).get("taskId") != task.get("upstream_task_id"):
+        if request.get("message", {}).get("method") not in methods:
             continue
         triple = (request.get("server"), request.get("connection"), request.get("mcp_id"))
         for response in legs.responses.get(triple, []):
             if response["seq"] < seq:
-                return response
-    return None
+                yield request, response
+
+
+def _result_before(legs: Legs, task: Event, seq: int) -> Event | None:
+    """The answer to the follower's ``tasks/result`` of ``task`` recorded before ``seq``, if any."""
+    return next((response for request, response in _answers_before(legs, task, seq, _RESULT)
+                 if (request["message"].get("params") or {}).get("taskId") == task.get("upstream_task_id")),
+                None)
 
 
 def state_before(legs: Legs, task: Event, seq: int) -> Event | None:
     """The upstream task's latest state recorded before ``seq`` (its CreateTaskResult's, then
     each ``tasks/get`` answer's), as the proxy's follower took them in."""
     latest: Event | None = None
-    for request in legs.sent_for.get(str(task.get("key")), []):
-        if request.get("message", {}).get("method") not in _STATES:
-            continue
-        triple = (request.get("server"), request.get("connection"), request.get("mcp_id"))
-        for response in legs.responses.get(triple, []):
-            result = response.get("message", {}).get("result")
-            made = result.get("task") if isinstance(result, dict) else None  # a 2025 CreateTaskResult's
-            state = made if isinstance(made, dict) else result
-            if response["seq"] < seq and isinstance(state, dict) and \
-                    state.get("taskId") == task.get("upstream_task_id") and \
-                    (latest is None or response["seq"] > latest["seq"]):
-                latest = response
+    for _, response in _answers_before(legs, task, seq, _STATES):
+        result = response.get("message", {}).get("result")
+        made = result.get("task") if isinstance(result, dict) else None  # a 2025 CreateTaskResult's
+        state = made if isinstance(made, dict) else result
+        if isinstance(state, dict) and state.get("taskId") == task.get("upstream_task_id") and \
+                (latest is None or response["seq"] > latest["seq"]):
+            latest = response
     return latest
 
 
