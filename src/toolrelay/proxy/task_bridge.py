@@ -111,6 +111,8 @@ _NOT_FOUND: Final = "Failed to retrieve task: Task not found"
 _HOST_CANCELLED: Final = "its host cancelled it"
 """Why what a 2025 server's task asks is answered by the proxy once its host cancels it."""
 _TASKED: Final = frozenset({"optional", m.TASK_SUPPORT_REQUIRED})
+_CALL_LEFT: Final = "the host cancelled the call or disconnected"
+"""Why a host's ``tools/call`` of a bridged task went unanswered."""
 
 
 class TaskBridge:
@@ -222,8 +224,8 @@ class TaskBridge:
             await asyncio.wait({runner, created}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:  # the host cancelled, or went away: cancelled upstream too
             runner.cancel()
-            forwarder.route(key, request, alias, "cancelled", route=route, reason="the host cancelled the "
-                            "call or disconnected", sent=[(e, connection.number) for e in sent])
+            forwarder.route(key, request, alias, "cancelled", route=route, reason=_CALL_LEFT,
+                            sent=[(e, connection.number) for e in sent])
             raise
         if not created.done():  # the upstream answered plainly: that is the answer
             return self._plain(key, alias, route, request, runner, sent, connection.number)
@@ -245,8 +247,8 @@ class TaskBridge:
             try:
                 await asyncio.wait({runner})
             except asyncio.CancelledError:
-                forwarder.route(key, request, alias, "cancelled", route=route, reason="the host cancelled "
-                                "the call or disconnected", sent=[(first, connection.number)])
+                forwarder.route(key, request, alias, "cancelled", route=route, reason=_CALL_LEFT,
+                                sent=[(first, connection.number)])
                 raise
             self._settled(task)
         forwarder.route(key, request, alias, BRIDGED, route=route, sent=[(first, connection.number)])
