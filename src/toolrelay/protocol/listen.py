@@ -20,7 +20,7 @@ from .jsonrpc import JSONObject
 
 __all__ = [
     "ACKNOWLEDGED", "LISTEN", "NO_UPDATES", "SUBSCRIPTION_ID_KEY", "honoured_filter", "listen_filter",
-    "subscription_id",
+    "named_uris", "subscription_id",
 ]
 
 LISTEN: Final = "subscriptions/listen"
@@ -45,6 +45,13 @@ def listen_filter(capabilities: Mapping[str, Any], resources: Sequence[str]) -> 
     if resources and _declares(capabilities, "resources", "subscribe"):
         wanted["resourceSubscriptions"] = list(dict.fromkeys(resources))
     return wanted
+
+
+def named_uris(notifications: Any) -> list[str]:
+    """The URIs a listen filter (or an acknowledgement's) names in ``resourceSubscriptions``,
+    in order; none when it names none or is not a filter."""
+    found = notifications.get("resourceSubscriptions") if isinstance(notifications, dict) else None
+    return [uri for uri in found if isinstance(uri, str)] if isinstance(found, list) else []
 
 
 def honoured_filter(requested: Mapping[str, Any], offers: Mapping[str, Any]) -> JSONObject:

@@ -26,7 +26,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Final, Protocol
 
-from ..protocol.listen import NO_UPDATES
+from ..protocol.listen import NO_UPDATES, named_uris
 from ..protocol.mcp import feature_target as host_name
 from ..protocol.passthrough import passed_on
 from .verdict import Finding
@@ -123,9 +123,8 @@ def _listens_naming(legs: Legs, server: Any, uri: Any) -> list[Event]:
     for (to, _, _), requests in legs.requests.items():
         for event in requests if to == server else []:
             message = event.get("message") or {}
-            notifications = (message.get("params") or {}).get("notifications")
-            named = notifications.get("resourceSubscriptions") if isinstance(notifications, dict) else None
-            if message.get("method") == "subscriptions/listen" and isinstance(named, list) and uri in named:
+            named = named_uris((message.get("params") or {}).get("notifications"))
+            if message.get("method") == "subscriptions/listen" and uri in named:
                 found.append(event)
     return found
 

@@ -16,14 +16,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ..protocol.listen import ACKNOWLEDGED, LISTEN, subscription_id
+from ..protocol.listen import ACKNOWLEDGED, LISTEN, named_uris, subscription_id
 from .verdict import Finding
 
 __all__ = ["listen_findings"]
 
 Event = dict[str, Any]
 UPDATED: Final = "notifications/resources/updated"
-_URIS: Final = "resourceSubscriptions"
 
 
 @dataclass(slots=True)
@@ -35,8 +34,7 @@ class _Listen:
 
 
 def _uris(notifications: Any) -> set[str]:
-    found = notifications.get(_URIS) if isinstance(notifications, dict) else None
-    return {uri for uri in found if isinstance(uri, str)} if isinstance(found, list) else set()
+    return set(named_uris(notifications))
 
 
 def _gather(events: Iterable[Event]) -> dict[tuple[Any, Any, str], _Listen]:

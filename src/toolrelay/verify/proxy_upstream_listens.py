@@ -13,15 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
-from ..protocol.listen import LISTEN
+from ..protocol.listen import LISTEN, named_uris
 from .verdict import Finding
 
 __all__ = ["upstream_listen_findings"]
 
 Event = dict[str, Any]
-_URIS: Final = "resourceSubscriptions"
 
 
 @dataclass(slots=True)
@@ -35,9 +34,7 @@ class _Server:
 
 
 def _uris(event: Event) -> list[str]:
-    notifications = ((event.get("message") or {}).get("params") or {}).get("notifications")
-    found = notifications.get(_URIS) if isinstance(notifications, dict) else None
-    return [uri for uri in found if isinstance(uri, str)] if isinstance(found, list) else []
+    return named_uris(((event.get("message") or {}).get("params") or {}).get("notifications"))
 
 
 def _read(server: _Server, event: Event) -> None:
