@@ -29,7 +29,6 @@ medians over rounds. Goals (issue 29): ``now`` ≤ 1/10 of ``before``'s size and
 
 from __future__ import annotations
 
-import argparse
 import io
 import os
 import statistics
@@ -40,7 +39,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import CACHE, rotated, run_child, scaled
+from common import CACHE, arg_parser, rotated, run_child, scaled
 from toolrelay.transcript.reader import read_transcript
 from toolrelay.transcript.writer import TranscriptWriter
 
@@ -124,7 +123,7 @@ def rewrite_full(delta: Path, full: Path) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser = arg_parser(__doc__)
     parser.add_argument("--turns", type=int, default=scaled(100, 10))
     parser.add_argument("--calls", type=int, default=scaled(20, 5))
     parser.add_argument("--passes", type=int, default=scaled(3, 1), help="verify passes in each child")

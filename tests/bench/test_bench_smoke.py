@@ -45,6 +45,7 @@ FAKE_RESPONSES_SCRIPT = "../tests/testkit/servers/fake_responses.py"
         ("catalog_startup_bench.py", "--servers"),
         ("proxy_bench.py", "--transcript"),
         ("request_bytes_bench.py", "--no-agents"),
+        ("transcript_bench.py", "--no-before"),
         ("run_all.py", "--only"),
         ("setup_peers.py", "--node"),
         (FAKE_RESPONSES_SCRIPT, "--text"),
