@@ -25,7 +25,8 @@ Ray within 2x of local (issue 15: tasks/s ratio >= 0.5).
     BENCH_QUICK=1 python bench/batch_bench.py     200 tasks, 1 run per runner
     options: --tasks N, -j N, --runs N, --runner NAME (repeatable), --json-out FILE,
              --python PY (the children's interpreter; default the bench venv), --no-compile,
-             --flat-memory N (then one local pass of N tasks: memory flat, goal <= 1.1x)
+             --flat-memory N (then one local pass of N tasks: memory flat, goal <= 1.1x),
+             --out-dir DIR (where the batches write; default /dev/shm if it is a tmpfs)
 
 The bytecode of the toolrelay the children import is written first (``compileall``; the
 tree ``PYTHONPATH`` names, if it does): a tree without it is compiled again at every start
@@ -39,7 +40,6 @@ import asyncio
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -217,8 +217,10 @@ def measured(command: list[str], env: dict[str, str]) -> dict[str, Any]:
 
 def run_toolrelay(python: str, base_url: str, folder: Path, tasks: Path, concurrency: int,
                   engine: str) -> dict[str, Any]:
-    out = folder / f"out-{engine}"
-    shutil.rmtree(out, ignore_errors=True)
+    # a folder of its own per pass, the passes' removed together at the end: on ext4 without a
+    # journal, creating a file skips every inode of its group deleted in the last minutes one by
+    # one, so deleting the previous pass's transcripts just before would slow this one's creates
+    out = Path(tempfile.mkdtemp(prefix=f"out-{engine}-", dir=folder))
     command = [python, "-m", "toolrelay", "batch", str(tasks), "--out", str(out), "--model", "fake-model",
                "--base-url", base_url, "--config", str(folder / "echo.json"), "-j", str(concurrency),
                "--no-stream", "--yes", "--quiet", "--engine", engine]
@@ -274,8 +276,9 @@ def run_all(python: str, args: argparse.Namespace) -> dict[str, list[dict[str, A
     runners = args.runner or list(RUNNERS)
     samples: dict[str, list[dict[str, Any]]] = {name: [] for name in runners}
     process, base_url = endpoint(python)
+    print(f"# the batches write under {args.out_dir or tempfile.gettempdir()}", file=sys.stderr)
     try:
-        with tempfile.TemporaryDirectory(prefix="batch-bench-") as folder:
+        with tempfile.TemporaryDirectory(prefix="batch-bench-", dir=args.out_dir) as folder:
             write_inputs(Path(folder), python, args.tasks)
             for number in range(args.runs):
                 for name in rotated(runners, number):
@@ -300,7 +303,7 @@ def many_tasks_pass(python: str, base_url: str, args: argparse.Namespace) -> dic
     many = argparse.Namespace(**{**vars(args), "tasks": args.flat_memory})
     print(f"# toolrelay-local: {many.tasks} tasks, -j {args.concurrency} (memory)", file=sys.stderr,
           flush=True)
-    with tempfile.TemporaryDirectory(prefix="batch-bench-many-") as folder:
+    with tempfile.TemporaryDirectory(prefix="batch-bench-many-", dir=args.out_dir) as folder:
         write_inputs(Path(folder), python, many.tasks)
         return one_pass("toolrelay-local", python, base_url, Path(folder), many)
 
@@ -347,12 +350,29 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--python", help="the children's interpreter (default: the bench venv)")
     parser.add_argument("--flat-memory", type=int, metavar="N",
                         help="after the passes, one local-engine pass of N tasks (e.g. 10000): its peak RSS")
+    parser.add_argument("--out-dir", default=default_out_dir(),
+                        help="where the passes' folders go (default: /dev/shm if it is a tmpfs, else the "
+                             "temp folder)")
     parser.add_argument("--no-compile", action="store_true",
                         help="do not write the measured toolrelay's bytecode first")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--base-url", help=argparse.SUPPRESS)
     parser.add_argument("--server-cmd", help=argparse.SUPPRESS)
     return parser.parse_args()
+
+
+def default_out_dir() -> str | None:
+    """/dev/shm when it is a tmpfs: the batch's transcripts then cost what toolrelay spends on
+    them, not what the temp folder's filesystem does under other work (here /tmp is ext4
+    without a journal, where a file created among many recently deleted ones costs 0.1-0.8 ms
+    of kernel time instead of ~0.02: bench/README.md, batch section 5). None: the temp folder."""
+    shm = Path("/dev/shm")
+    try:
+        mounts = Path("/proc/mounts").read_text().splitlines()
+    except OSError:
+        return None
+    tmpfs = any(line.split()[1:3] == ["/dev/shm", "tmpfs"] for line in mounts)
+    return str(shm) if tmpfs and os.access(shm, os.W_OK) else None
 
 
 def compile_measured_toolrelay(python: str) -> None:

@@ -144,13 +144,17 @@ def test_the_batch_bench_runs_tiny_and_prints_its_ratios_against_the_goals(tmp_p
     """20 tasks through toolrelay batch's local engine only (the Agents SDK is not in the
     test venv; the Ray runner's start-up costs seconds): the same parent, child and endpoint."""
     out = tmp_path / "batch.jsonl"
+    runs = tmp_path / "runs"
+    runs.mkdir()
     done = subprocess.run(
         [sys.executable, str(BENCH / "batch_bench.py"), "--python", sys.executable, "--tasks", "20",
          "-j", "4", "--runs", "1", "--runner", "toolrelay-local", "--json-out", str(out),
-         "--flat-memory", "60"],
+         "--flat-memory", "60", "--out-dir", str(runs)],
         capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
+    assert f"# the batches write under {runs}" in done.stderr
+    assert list(runs.iterdir()) == []  # every pass's folder removed at the end
     assert "goal toolrelay-local / agents (tasks/s) >= 10: -" in done.stdout
     assert re.search(r"goal toolrelay-local CPU per task \(ms\) <= 2: (met|MISSED) \([\d.]+\)", done.stdout)
     assert re.search(r"goal toolrelay-local peak RSS at 60 tasks <= 1.1x at 20: (met|MISSED) "

@@ -9,9 +9,10 @@ alone, so runners that name the tool differently (toolrelay's ``echo__echo``, th
   * otherwise: a final assistant message, ``Done. The tool returned: <output text>``.
 
 The bodies are toolrelay's own wire shapes (``toolrelay.offline.wire``: the full
-``Response`` object the openai SDK and the Agents SDK parse), served on toolrelay's own
-HTTP server (``toolrelay.httpserver``, keep-alive). It keeps no ledger and runs no request
-checks, so its cost per request is small and the same for every runner.
+``Response`` object the openai SDK and the Agents SDK parse), served over keep-alive
+HTTP/1.1 framed by hand (``Http11``: requests with a Content-Length, as every bench client
+sends them). It keeps no ledger and runs no request checks, so its cost per request is
+small and the same for every runner.
 
 Side endpoints (not OpenAI's): ``GET /_stats`` → ``{"requests": n, "handler_s_total": s,
 "first_request_monotonic": t}`` (its own time, from the end of reading a request to the end
@@ -33,7 +34,6 @@ import os
 import time
 from typing import Any
 
-from toolrelay.httpserver import HttpRequest, HttpResponder, HttpServer
 from toolrelay.offline.wire import function_call_item, message_item, response_object, usage
 
 DEFAULT_TEXT = "hello from the fake model"
@@ -93,45 +93,98 @@ def _output_text(output: Any) -> str:
     return json.dumps(output)
 
 
+MAX_BODY = 64 * 1024 * 1024
+_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 411: "Length Required",
+            413: "Content Too Large"}
+
+
 class Handler:
-    """The HTTP side: routes, the stats side endpoints, and the handler-time record."""
+    """The routes, the stats side endpoints, and the handler-time record."""
 
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
 
-    async def __call__(self, request: HttpRequest, http: HttpResponder) -> None:
-        started = time.perf_counter()  # the body has been read: the handler's own time starts
-        if request.method == "GET":
-            found = request.path.startswith("/_stats")
-            await _send(http, 200 if found else 404, self.endpoint.stats() if found else {})
-        elif request.path.startswith("/_stats/reset"):
+    def __call__(self, method: str, path: str, body: bytes) -> tuple[int, dict[str, Any]]:
+        """The status and JSON payload of one request."""
+        if method == "GET":
+            found = path.startswith("/_stats")
+            return (200, self.endpoint.stats()) if found else (404, {})
+        if path.startswith("/_stats/reset"):
             self.endpoint.reset()
-            await _send(http, 200, {})
-        elif not request.path.rstrip("/").endswith("/responses"):
-            await _send(http, 404, {"error": {"message": "no such route", "type": "invalid_request_error"}})
-        else:
-            if self.endpoint.first_request is None:
-                self.endpoint.first_request = time.monotonic()
-            body = json.loads(request.body or b"{}")
-            if body.get("stream"):
-                await _send(http, 400, {"error": {"message": "stream is not offered by the bench endpoint"}})
+            return 200, {}
+        if not path.split("?", 1)[0].rstrip("/").endswith("/responses"):
+            return 404, {"error": {"message": "no such route", "type": "invalid_request_error"}}
+        if self.endpoint.first_request is None:
+            self.endpoint.first_request = time.monotonic()
+        request = json.loads(body or b"{}")
+        if request.get("stream"):
+            return 400, {"error": {"message": "stream is not offered by the bench endpoint"}}
+        return 200, self.endpoint.answer(request)
+
+
+class Http11(asyncio.Protocol):
+    """One keep-alive HTTP/1.1 connection, requests framed by Content-Length (what every
+    client of the benches sends): a few lines of framing, so the endpoint's own CPU per
+    request stays small beside what the runners under test spend (with h11 it was about a
+    third of a one-call batch task's)."""
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self.buffer = bytearray()
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while self.transport is not None and not self.transport.is_closing():
+            head_end = self.buffer.find(b"\r\n\r\n")
+            if head_end < 0:
                 return
-            await _send(http, 200, self.endpoint.answer(body))
-            self.endpoint.record(time.perf_counter() - started)
+            lines = self.buffer[:head_end].decode("latin-1").split("\r\n")
+            headers = dict(_header(line) for line in lines[1:])
+            method, target, *_ = [*lines[0].split(" "), "", ""]
+            if "chunked" in headers.get("transfer-encoding", ""):
+                return self._reply(411, {"error": {"message": "send a Content-Length"}}, close=True)
+            length = int(headers.get("content-length") or 0)
+            if length > MAX_BODY:
+                return self._reply(413, {"error": {"message": "the body is too large"}}, close=True)
+            if len(self.buffer) < head_end + 4 + length:
+                return
+            body = bytes(self.buffer[head_end + 4:head_end + 4 + length])
+            del self.buffer[:head_end + 4 + length]
+            started = time.perf_counter()  # the body has been read: the handler's own time starts
+            status, payload = self.handler(method, target, body)
+            self._reply(status, payload, close=headers.get("connection", "").lower() == "close")
+            if status == 200 and target.split("?", 1)[0].rstrip("/").endswith("/responses"):
+                self.handler.endpoint.record(time.perf_counter() - started)
+
+    def _reply(self, status: int, payload: dict[str, Any], *, close: bool) -> None:
+        assert self.transport is not None
+        body = json.dumps(payload).encode()
+        ending = "connection: close\r\n\r\n" if close else "\r\n"
+        head = (f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\ncontent-type: application/json\r\n"
+                f"content-length: {len(body)}\r\n{ending}")
+        self.transport.write(head.encode() + body)
+        if close:
+            self.transport.close()
 
 
-async def _send(http: HttpResponder, status: int, payload: dict[str, Any]) -> None:
-    await http.send(status, [("content-type", "application/json")], json.dumps(payload).encode())
+def _header(line: str) -> tuple[str, str]:
+    name, _, value = line.partition(":")
+    return name.strip().lower(), value.strip()
 
 
 async def serve(text: str, max_seconds: float) -> None:
-    server = HttpServer(Handler(Endpoint(text)), max_body_bytes=64 * 1024 * 1024)
-
-    def listening(port: int) -> None:
-        print(f"FAKE_RESPONSES_BASE_URL=http://127.0.0.1:{port}/v1", flush=True)
-
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(server.serve("127.0.0.1", 0, listening), max_seconds)
+    handler = Handler(Endpoint(text))
+    server = await asyncio.get_running_loop().create_server(lambda: Http11(handler), "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    print(f"FAKE_RESPONSES_BASE_URL=http://127.0.0.1:{port}/v1", flush=True)
+    async with server:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(server.serve_forever(), max_seconds)
 
 
 def main() -> None:
