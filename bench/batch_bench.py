@@ -26,7 +26,7 @@ Ray within 2x of local (issue 15: tasks/s ratio >= 0.5).
     options: --tasks N, -j N, --runs N, --runner NAME (repeatable), --json-out FILE,
              --python PY (the children's interpreter; default the bench venv), --no-compile,
              --flat-memory N (then one local pass of N tasks: memory flat, goal <= 1.1x),
-             --out-dir DIR (where the batches write; default /dev/shm if it is a tmpfs)
+             --out-dir DIR (where the batches write; default bench/.cache/batch-out; /dev/shm: tmpfs)
 
 The bytecode of the toolrelay the children import is written first (``compileall``; the
 tree ``PYTHONPATH`` names, if it does): a tree without it is compiled again at every start
@@ -50,6 +50,7 @@ from typing import Any
 
 from common import (
     BENCH_DIR,
+    CACHE,
     TEST_SERVERS,
     append_jsonl,
     arg_parser,
@@ -276,7 +277,7 @@ def run_all(python: str, args: argparse.Namespace) -> dict[str, list[dict[str, A
     runners = args.runner or list(RUNNERS)
     samples: dict[str, list[dict[str, Any]]] = {name: [] for name in runners}
     process, base_url = endpoint(python)
-    print(f"# the batches write under {args.out_dir or tempfile.gettempdir()}", file=sys.stderr)
+    print(f"# the batches write under {args.out_dir}", file=sys.stderr)
     try:
         with tempfile.TemporaryDirectory(prefix="batch-bench-", dir=args.out_dir) as folder:
             write_inputs(Path(folder), python, args.tasks)
@@ -351,8 +352,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--flat-memory", type=int, metavar="N",
                         help="after the passes, one local-engine pass of N tasks (e.g. 10000): its peak RSS")
     parser.add_argument("--out-dir", default=default_out_dir(),
-                        help="where the passes' folders go (default: /dev/shm if it is a tmpfs, else the "
-                             "temp folder)")
+                        help="where the passes' folders go (default: bench/.cache/batch-out, on disk)")
     parser.add_argument("--no-compile", action="store_true",
                         help="do not write the measured toolrelay's bytecode first")
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -361,18 +361,14 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def default_out_dir() -> str | None:
-    """/dev/shm when it is a tmpfs: the batch's transcripts then cost what toolrelay spends on
-    them, not what the temp folder's filesystem does under other work (here /tmp is ext4
-    without a journal, where a file created among many recently deleted ones costs 0.1-0.8 ms
-    of kernel time instead of ~0.02: bench/README.md, batch section 5). None: the temp folder."""
-    shm = Path("/dev/shm")
-    try:
-        mounts = Path("/proc/mounts").read_text().splitlines()
-    except OSError:
-        return None
-    tmpfs = any(line.split()[1:3] == ["/dev/shm", "tmpfs"] for line in mounts)
-    return str(shm) if tmpfs and os.access(shm, os.W_OK) else None
+def default_out_dir() -> str:
+    """bench/.cache/batch-out, on disk as a user's batch writes, but a folder only this bench
+    creates and deletes in: on this VM's ext4 without a journal, a file created among many
+    recently deleted ones (the temp folder, where every test run churns) costs 0.1-0.8 ms of
+    kernel time instead of ~0.02 (bench/README.md, the batch section's fourth pass)."""
+    folder = CACHE / "batch-out"
+    folder.mkdir(parents=True, exist_ok=True)
+    return str(folder)
 
 
 def compile_measured_toolrelay(python: str) -> None:
