@@ -252,6 +252,18 @@ def test_an_api_key_echoed_in_an_event_is_redacted_in_the_records() -> None:
     assert "sk-live-SECRET-1" not in dump and "key [redacted]" in dump
 
 
+@pytest.mark.parametrize("streamed", [True, False], ids=["streamed", "whole"])
+def test_a_key_too_short_to_be_a_secret_leaves_the_answer_as_it_came(streamed: bool) -> None:
+    # api_key "x" (a local endpoint's): the answer's text keeps its x's, a call's arguments too
+    text = "six boxes"
+    body = json.dumps(valid_response(text)).encode()
+    plain = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    answer = whole(stream_events(text)) if streamed else [plain.encode() + body]
+    reply, _, recorder = outcome(serving(answer), api_key="x")
+    assert isinstance(reply, ModelReply), reply
+    assert text in json.dumps(reply.body) and "[redacted]" not in recorder.dump()
+
+
 def test_updates_are_handed_on_in_order_as_they_arrive() -> None:
     updates: list[Update] = []
     reply, _, _ = outcome(serving(whole(stream_events("Hello there"))), updates=updates)

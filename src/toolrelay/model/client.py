@@ -111,7 +111,11 @@ class ResponsesClient:
         self._headers = _request_headers(endpoint)
         self._stream_headers = [(name, value) for name, value in self._headers if name.lower() != "accept"]
         self._stream_headers.append(("Accept", f"{EVENT_STREAM}, application/json"))
-        self._secret = endpoint.api_key.encode() if endpoint.api_key else None
+        key = endpoint.api_key
+        # a key too short to be a secret ("x" for a local endpoint) would blank out its letters
+        # in the answer the loop reads, a call's arguments included (redaction.MIN_SECRET_LENGTH)
+        self._shown_key = key if key and redaction.worth_redacting(key) else None
+        self._secret = self._shown_key.encode() if self._shown_key else None
         self._warned = False
         self._answered = False
         """Whether this URL has answered a 2xx: a later 404 is then never a missing endpoint."""
@@ -218,7 +222,7 @@ class ResponsesClient:
     def _reader(self, turn: int, attempt: int, on_update: OnUpdate | None) -> StreamReader:
         return StreamReader(
             events=self._events, turn=turn, attempt=attempt, on_update=on_update,
-            secret=self.endpoint.api_key, replacement=redaction.REDACTED,
+            secret=self._shown_key, replacement=redaction.REDACTED,
             max_event_bytes=self._max_event_bytes, max_stream_bytes=self._max_stream_bytes,
             assembler=self._assembler(), dialect=self.dialect,
         )
