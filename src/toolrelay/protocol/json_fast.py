@@ -41,6 +41,8 @@ _DIGITS: Final = 19
 """An integer below -2**63 or above 2**64 - 1 has at least so many digits."""
 _LONG_INTEGER: Final = b"1" + b"0" * _DIGITS
 """A run of so many digits where a number may begin, as ``_SHAPES`` shows it."""
+_OPENING_INTEGER: Final = b"0" * _DIGITS
+"""The same run opening the text (nothing before it)."""
 _CHUNK: Final = 1 << 20
 """Bytes translated at a time (a copy that stays in the cache, not one as large as the file)."""
 
@@ -58,7 +60,8 @@ def orjson_value(data: str | bytes | bytearray) -> Any:
             data = data.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate, which orjson refuses anyway
             return UNSURE
-    if _LONG_INTEGER in data.translate(_SHAPES) or _opens_with_digits(data):
+    shapes = data.translate(_SHAPES)
+    if _LONG_INTEGER in shapes or shapes.startswith(_OPENING_INTEGER):
         return UNSURE
     try:
         return orjson.loads(data)
@@ -69,18 +72,15 @@ def orjson_value(data: str | bytes | bytearray) -> Any:
 def integer_runs(data: bytes, end: int) -> list[int]:
     """Where ``data[:end]`` may hold an integer orjson reads as a float: the offset of each
     such run's first digit (in order; a run of 40 digits is named once)."""
-    found = [0] if _opens_with_digits(data[:min(end, _DIGITS)]) else []
+    found: list[int] = []
     width = len(_LONG_INTEGER)
     for start in range(0, end, _CHUNK):
         shapes = data[start:min(start + _CHUNK + width - 1, end)].translate(_SHAPES)
+        if not start and shapes.startswith(_OPENING_INTEGER):
+            found.append(0)
         at = shapes.find(_LONG_INTEGER)
         while 0 <= at < _CHUNK:
             found.append(start + at + 1)
             at = shapes.find(_LONG_INTEGER, at + width)
     return found
 
-
-def _opens_with_digits(data: bytes | bytearray) -> bool:
-    """Whether the text begins with a long run of digits (no byte before it to find it by)."""
-    head = data[:_DIGITS]
-    return len(head) == _DIGITS and head.isdigit()

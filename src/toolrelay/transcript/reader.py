@@ -14,6 +14,11 @@ Likewise (``shared.py``, format 2) a JSON-RPC message recorded as changes to an 
 gets its whole ``message`` back, in its place, a request's referenced input items are the
 items the lines named hold, and a line without ``run`` (every line after the first) gets
 the run id of the line before it. A file of a newer format than this reader's is refused.
+
+Each line is parsed by orjson, whose values are ``json.loads``'s (``json_fast``: a line
+that may hold an integer beyond 64 bits is parsed by ``json.loads``'s scanner). A file
+orjson cannot take line by line (a bad line, a CR, a blank or too deep line) is read as
+text with the stdlib scanner, as it always was, which names the bad line.
 """
 
 from __future__ import annotations
@@ -174,7 +179,7 @@ def _read_text(data: bytes, source: Path) -> tuple[list[dict[str, Any]], bool]:
 
 
 def _events(text: str, source: Path) -> list[dict[str, Any]]:
-    """All lines in one pass of the C scanner (the fast path), or line by line to name a bad one.
+    """All lines in one pass of json's C scanner, or line by line to name a bad one.
 
     The nesting limit is checked line by line, and only on lines long enough to nest that
     deep (``nested_too_deep``): walking every event of a large transcript level by level
