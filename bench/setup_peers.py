@@ -15,6 +15,7 @@ from __future__ import annotations
 import compileall
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 from common import BENCH_DIR, CACHE, arg_parser
@@ -35,7 +36,8 @@ def bench_python() -> Path:
     """The venv's python, created and installed on first use (idempotent, ~1 min once)."""
     python = VENV / "bin" / "python"
     marker = VENV / "bench-specs.txt"
-    wanted = "\n".join([str(REPO), *PEER_SPECS])
+    # toolrelay's own dependencies too: a venv made before one was added (orjson) installs it
+    wanted = "\n".join([str(REPO), *PEER_SPECS, *_toolrelay_dependencies()])
     if python.exists() and marker.exists() and marker.read_text() == wanted:
         return python
     print(f"# setting up {VENV} ({' '.join(PEER_SPECS)})", file=sys.stderr)
@@ -44,6 +46,11 @@ def bench_python() -> Path:
     subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", str(REPO), *PEER_SPECS], check=True)
     marker.write_text(wanted)
     return python
+
+
+def _toolrelay_dependencies() -> list[str]:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return list(project["dependencies"])
 
 
 def compile_toolrelay() -> None:

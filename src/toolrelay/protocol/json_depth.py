@@ -11,10 +11,10 @@ malformed JSON. 512 levels is far above real documents (schemas and tool results
 a few dozen) and far enough below the recursion limit (1,000 frames) for later walks of
 an accepted value.
 
-The cost: nothing for a text shorter than ``2 * MAX_DEPTH`` characters (it cannot nest
-deeper); above, one walk of the decoded value, level by level in C (a few percent of the
-decoding; under 1 % for a file's text, whose brackets sit in one string). The position
-in the error is found only when the limit is exceeded.
+The cost: nothing for a text shorter than ``2 * MAX_DEPTH`` characters or holding fewer
+than ``MAX_DEPTH`` opening brackets (it cannot nest deeper; the brackets are counted in C);
+above, one walk of the decoded value, level by level in C (a few percent of the decoding).
+The position in the error is found only when the limit is exceeded.
 
 The writing side: ``clip_depth`` copies a value with what lies deeper than a limit
 replaced by a note, for a record that must be written whatever it holds.
@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..errors import UsageError
+from . import json_fast
 
 __all__ = ["MAX_DEPTH", "RECORD_DEPTH", "JsonTooDeep", "clip_depth", "load_file", "loads", "nested_too_deep"]
 
@@ -48,9 +49,12 @@ class JsonTooDeep(json.JSONDecodeError):
 
 
 def loads(data: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH, **options: Any) -> Any:
-    """``json.loads(data, **options)``; ``JsonTooDeep`` when nested deeper than ``max_depth``."""
+    """``json.loads(data, **options)``; ``JsonTooDeep`` when nested deeper than ``max_depth``.
+
+    Without options, orjson parses it where its value is sure to be ``json.loads``'s
+    (``json_fast``); anything else, every error included, is ``json.loads``'s own."""
     try:
-        value = json.loads(data, **options)
+        value = json.loads(data, **options) if options else json_fast.loads(data)
     except RecursionError:
         raise _too_deep(data, max_depth) from None
     if nested_too_deep(value, data, max_depth):
@@ -77,8 +81,15 @@ def load_file(path: str | Path, what: str) -> Any:
 
 def nested_too_deep(value: Any, text: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> bool:
     """Whether ``value``, decoded from ``text``, nests deeper than ``max_depth``."""
-    # each level takes an opening and a closing bracket: a short text cannot be too deep
-    return len(text) > 2 * max_depth and _deeper_than(value, max_depth)
+    # each level takes an opening and a closing bracket: a short text cannot be too deep,
+    # nor one with fewer opening brackets than levels (counted in C, strings and all)
+    return len(text) > 2 * max_depth and _openings(text) > max_depth and _deeper_than(value, max_depth)
+
+
+def _openings(text: str | bytes | bytearray) -> int:
+    if isinstance(text, str):
+        return text.count("[") + text.count("{")
+    return text.count(b"[") + text.count(b"{")
 
 
 def _deeper_than(value: Any, max_depth: int) -> bool:

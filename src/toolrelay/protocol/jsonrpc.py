@@ -15,6 +15,7 @@ from typing import Any, Final
 from ..errors import DecodeError
 from .framing import Oversized, find_id
 from .json_depth import MAX_DEPTH, nested_too_deep
+from .json_fast import UNSURE, orjson_value
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -109,7 +110,11 @@ _C_ENCODE: Final = (
 
 
 def _loads(data: bytes | str) -> Any:
-    """``json.loads(data, parse_constant=...)``, same rules, without building a decoder."""
+    """``json.loads(data, parse_constant=...)``, same rules, without building a decoder;
+    by orjson where its value is sure to be the same (it refuses NaN and Infinity too)."""
+    value = orjson_value(data)
+    if value is not UNSURE:
+        return value
     if isinstance(data, str):
         if data.startswith("\ufeff"):
             raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", data, 0)

@@ -15,10 +15,10 @@ it is buffered whole. The whole stream's bound is the reader's (it counts the by
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from . import json_fast
 from .json_depth import nested_too_deep
 
 __all__ = ["DEFAULT_MAX_EVENT_BYTES", "EventTooLarge", "SseParser", "StreamEvent"]
@@ -67,12 +67,9 @@ class StreamEvent:
         return kind if isinstance(kind, str) else self.event
 
 
-_DECODE: Final = json.JSONDecoder().decode  # json.loads without its per-call checks: once per event
-
-
 def _json_object(text: str) -> dict[str, Any] | None:
     try:
-        value = _DECODE(text)
+        value = json_fast.loads(text)  # json.loads's value, by orjson where it is the same
     except (ValueError, RecursionError):  # not JSON, or nested deeper than Python recurses
         return None
     if nested_too_deep(value, text):  # later walks (assembling, verify) must not recurse that deep

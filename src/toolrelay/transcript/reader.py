@@ -14,22 +14,32 @@ Likewise (``shared.py``, format 2) a JSON-RPC message recorded as changes to an 
 gets its whole ``message`` back, in its place, a request's referenced input items are the
 items the lines named hold, and a line without ``run`` (every line after the first) gets
 the run id of the line before it. A file of a newer format than this reader's is refused.
+
+Each line is parsed by orjson, whose values are ``json.loads``'s (``json_fast``: a line
+that may hold an integer beyond 64 bits is parsed by ``json.loads``'s scanner). A file
+orjson cannot take line by line (a bad line, a CR, a blank or too deep line) is read as
+text with the stdlib scanner, as it always was, which names the bad line.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import io
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import compress, count
 from json.scanner import make_scanner
 from pathlib import Path
 from typing import Any, Final, cast
 
+import orjson
+
 from ..errors import UsageError
 from ..events import ModelRequestEvent
 from ..protocol.json_depth import RECORD_DEPTH, loads, nested_too_deep
+from ..protocol.json_fast import integer_runs
 from .changes import apply_in_place
 from .delta import DELTA_FIELD, apply_delta
 from .shared import COPIES_FIELD, MESSAGE_DELTA_FIELD, resolve
@@ -56,14 +66,15 @@ def read_transcript(path: str | Path) -> Transcript:
     """The events of ``path``; raises UsageError when it is not a readable transcript."""
     source = Path(path)
     try:
-        text = source.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        data = source.read_bytes()
+    except OSError as exc:
         raise UsageError(f"cannot read transcript {source}: {_reason(exc)}") from None
-    cut_tail = not text.endswith("\n") and bool(text.strip())  # a complete file ends with a newline
-    if cut_tail:
-        text = text[: text.rfind("\n") + 1]
     with paused_gc():
-        events = _events(text, source)
+        read = _read_fast(data)
+        if read is None:
+            events, cut_tail = _read_text(data, source)
+        else:
+            events, cut_tail = read
         runs = _rebuild(events, source)
     if not events:
         raise UsageError(f"{source} holds no transcript events")
@@ -97,8 +108,78 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
+def _read_fast(data: bytes) -> tuple[list[dict[str, Any]], bool] | None:
+    """The events and ``cut_tail``, each line parsed by orjson (``json_fast``: its values
+    are ``json.loads``'s); None when a line is anything but one event (blank, two values,
+    not JSON, too deep, not UTF-8) or the file holds a CR: ``_read_text`` then reads it as
+    ever, and names a bad line."""
+    if b"\r" in data:  # read as text, a CR ends a line too (universal newlines)
+        return None
+    end = data.rfind(b"\n") + 1
+    cut_tail = 0 < end < len(data)  # a complete file ends with a newline
+    if not end or (cut_tail and not _is_utf8(data[end:])):
+        return None
+    lines = (data[:end] if cut_tail else data).split(b"\n")
+    lines.pop()  # what follows the last newline
+    events: list[dict[str, Any]] = []
+    append, parse = events.append, orjson.loads
+    try:
+        for line in lines:  # _is_event inline, while the value is in the cache
+            event = parse(line)
+            if (type(event) is not dict or type(event.get("kind")) is not str
+                    or not isinstance(event.get("seq"), int)):  # orjson makes no subclasses
+                return None
+            append(event)
+    except orjson.JSONDecodeError:
+        return None
+    if not _long_integers_read(events, lines, data, end):
+        return None
+    for index in compress(count(), map(_LONG.__lt__, map(len, lines))):  # lines that may nest so deep
+        if nested_too_deep(events[index], lines[index], RECORD_DEPTH):
+            return None
+    return events, cut_tail
+
+
+def _long_integers_read(events: list[Any], lines: list[bytes], data: bytes, end: int) -> bool:
+    """The lines that may hold an integer beyond 64 bits (which orjson reads as a float)
+    parsed again by ``json.loads``'s scanner; False when one is not a single value there."""
+    index, counted = 0, 0
+    for offset in integer_runs(data, end):
+        index += data.count(b"\n", counted, offset)
+        counted = offset
+        text = lines[index].decode("utf-8")
+        try:
+            value, stop = _SCAN(text, 0)
+        except (StopIteration, ValueError, RecursionError):
+            return False
+        if stop != len(text) or not _is_event(value):
+            return False
+        events[index] = value
+    return True
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _read_text(data: bytes, source: Path) -> tuple[list[dict[str, Any]], bool]:
+    """The events and ``cut_tail``, the file read as text (as ``Path.read_text`` reads it)."""
+    try:
+        text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").read()
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"cannot read transcript {source}: {_reason(exc)}") from None
+    cut_tail = not text.endswith("\n") and bool(text.strip())  # a complete file ends with a newline
+    if cut_tail:
+        text = text[: text.rfind("\n") + 1]
+    return _events(text, source), cut_tail
+
+
 def _events(text: str, source: Path) -> list[dict[str, Any]]:
-    """All lines in one pass of the C scanner (the fast path), or line by line to name a bad one.
+    """All lines in one pass of json's C scanner, or line by line to name a bad one.
 
     The nesting limit is checked line by line, and only on lines long enough to nest that
     deep (``nested_too_deep``): walking every event of a large transcript level by level

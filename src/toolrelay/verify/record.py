@@ -20,7 +20,6 @@ the response's from then on).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +46,7 @@ from ..events import (
     ServerExitedEvent,
     UserTurnEvent,
 )
-from ..protocol import request_envelope
+from ..protocol import json_fast, request_envelope
 from ..protocol.responses import FUNCTION_CALL, OUTPUT_ITEM_DONE
 from ..protocol.stream import ItemDone, StreamEvent
 from ..relay.stages.alias import namespaced_alias
@@ -545,7 +544,7 @@ def _closed_call(data: str, shown: StreamEvent) -> tuple[int, dict[str, Any]] | 
     payload: Any = shown.payload  # parsed once, for the stream checks too
     if payload is None:  # no object, or one nested too deep for the assembler: read as ever
         try:
-            payload = json.loads(data)
+            payload = json_fast.loads(data)
         except ValueError:
             return None
     if not isinstance(payload, dict) or payload.get("type") != OUTPUT_ITEM_DONE:
