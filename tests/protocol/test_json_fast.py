@@ -109,3 +109,8 @@ def test_a_stream_event_payload_is_json_loads_value() -> None:
     event = StreamEvent(index=0, event=None, data=data)
     assert _same(event.payload, json.loads(data))
     assert StreamEvent(index=0, event=None, data='{"s": "\\ud800"}').payload == {"s": "\ud800"}
+
+
+def test_an_integer_too_long_for_python_is_malformed_json_to_every_caller() -> None:
+    with pytest.raises(json.JSONDecodeError, match="a number too long to read"):
+        json_depth.loads('{"a": ' + "9" * 5000 + "}")

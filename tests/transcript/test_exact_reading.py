@@ -122,3 +122,11 @@ def test_the_nesting_limit_holds_on_both_sides_of_orjson_own(tmp_path: Path, dep
     column = len(head) + RECORD_DEPTH
     said = f"{path}:2 is not a JSON line: nested deeper than {RECORD_DEPTH} levels (column {column})"
     assert _said(path) == said
+
+
+def test_an_integer_too_long_for_python_names_its_line(tmp_path: Path) -> None:
+    # past int_max_str_digits json.loads raises a bare ValueError: a usage error, not a traceback
+    path = _write(tmp_path, "\n".join([HEAD, _line(2, "9" * 5000)]) + "\n")
+    said = _said(path)
+    assert said.startswith(f"{path}:2 is not a JSON line: a number too long to read")
+    assert "4300 digits" in said

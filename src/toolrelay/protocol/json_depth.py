@@ -49,7 +49,8 @@ class JsonTooDeep(json.JSONDecodeError):
 
 
 def loads(data: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH, **options: Any) -> Any:
-    """``json.loads(data, **options)``; ``JsonTooDeep`` when nested deeper than ``max_depth``.
+    """``json.loads(data, **options)``; ``JsonTooDeep`` when nested deeper than ``max_depth``,
+    a ``json.JSONDecodeError`` for an integer longer than Python converts (``int_max_str_digits``).
 
     Without options, orjson parses it where its value is sure to be ``json.loads``'s
     (``json_fast``); anything else, every error included, is ``json.loads``'s own."""
@@ -57,6 +58,10 @@ def loads(data: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH, **option
         value = json.loads(data, **options) if options else json_fast.loads(data)
     except RecursionError:
         raise _too_deep(data, max_depth) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:  # an integer past Python's digit limit: malformed for every caller
+        raise json.JSONDecodeError(f"a number too long to read ({str(exc).split(':')[0]})", "", 0) from None
     if nested_too_deep(value, data, max_depth):
         raise _too_deep(data, max_depth)
     return value

@@ -217,7 +217,7 @@ def _scanned(text: str) -> list[dict[str, Any]] | None:
                 return None
             append(event)
             start = end + 1
-    except (StopIteration, json.JSONDecodeError, RecursionError, IndexError):
+    except (StopIteration, ValueError, RecursionError, IndexError):  # ValueError: JSONDecodeError, a huge int
         return None
     return found
 
