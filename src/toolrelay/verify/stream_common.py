@@ -25,7 +25,7 @@ import re
 from json.encoder import encode_basestring
 from typing import Any, Final
 
-from ..protocol.json_depth import nested_too_deep
+from ..protocol.json_depth import MAX_DEPTH, nested_too_deep
 from ..protocol.responses import (
     FUNCTION_CALL,
     FUNCTION_CALL_ARGUMENTS_DELTA,
@@ -103,7 +103,8 @@ def _calls(current: ModelRound, base: int) -> list[dict[str, Any]] | None:
         if (type(number) is not int or number != base + position or type(index) is not int or index < 0
                 or index in items or type(item) is not dict or item.get("type") != FUNCTION_CALL):
             return None
-        item_id, arguments, call_id, name = (item.get(key) for key in ("id", "arguments", "call_id", "name"))
+        item_id, arguments = item.get("id"), item.get("arguments")
+        call_id, name = item.get("call_id"), item.get("name")
         if (type(item_id) is not str or type(arguments) is not str or type(call_id) is not str
                 or type(name) is not str or not call_id or not name):
             return None  # the assembler fills a part item in from its added one: not this pass's
@@ -148,9 +149,15 @@ def _recorded_text(current: ModelRound, event: dict[str, Any], number: int) -> d
         text = f'{{"type":"{name}","sequence_number":{number},"response":{_EXACT(recorded)}}}'
     except (ValueError, RecursionError):  # NaN, a huge int, or too deep: parsed as ever
         return None
-    if data != text or nested_too_deep({"response": recorded}, data):
+    if data != text or (_brackets(data) > MAX_DEPTH and nested_too_deep({"response": recorded}, data)):
         return None
     return recorded
+
+
+def _brackets(text: str) -> int:
+    """How many arrays and objects a JSON text opens at most (no deeper than that: a cheap
+    bound, so most texts need no walk of their value)."""
+    return text.count("{") + text.count("[")
 
 
 def _has_output(response: dict[str, Any]) -> bool:

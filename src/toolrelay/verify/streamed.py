@@ -23,6 +23,10 @@
   toolrelay's, as long as no output went back for it (the early result belongs to the call
   that ran, never to the one the final response names).
 
+A turn of function calls streamed in the common shape (four events a call, compact JSON)
+is judged in one pass that says what the assembler and the checks above would
+(``stream_common.py``); any other turn, and any fault, is theirs.
+
 Older transcripts have no stream events: nothing here applies to them.
 """
 
