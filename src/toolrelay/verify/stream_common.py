@@ -70,7 +70,8 @@ def common_stream(current: ModelRound) -> Common | None:
     if type(base) is not int:
         return None
     base -= closed[0]  # every event's sequence_number is base + its position
-    if not all(_opening(current, position, base) for position in range(lead)):
+    shell = _shell(current)
+    if not all(_opening(current, position, base, shell) for position in range(lead)):
         return None
     built = _calls(current, base)
     final = _terminal(current, base + last)
@@ -79,11 +80,31 @@ def common_stream(current: ModelRound) -> Common | None:
     return _assembled(current, *final, built)
 
 
-def _opening(current: ModelRound, position: int, base: int) -> bool:
-    """An event before the first item: created, in_progress or queued, numbered on."""
+def _shell(current: ModelRound) -> tuple[dict[str, Any], str] | None:
+    """The response as ``response.created`` and ``.in_progress`` say it (the recorded one,
+    in progress, nothing out yet), and its text; None without a recorded response to say."""
+    recorded = current.answer
+    if recorded is None:
+        return None
+    shell = {**recorded, "status": IN_PROGRESS, "output": [], "usage": None, "completed_at": None}
+    try:
+        return shell, _EXACT(shell)
+    except (ValueError, RecursionError):  # NaN, a huge int, or too deep: parsed as ever
+        return None
+
+
+def _opening(current: ModelRound, position: int, base: int, shell: tuple[dict[str, Any], str] | None) -> bool:
+    """An event before the first item: created, in_progress or queued, numbered on (its
+    data the text of ``shell``, or parsed)."""
+    event, number = current.stream[position], base + position
+    name, data = event.get("event"), event.get("data")
+    if shell is not None and name in RETRY_SAFE_STREAM_EVENTS and type(data) is str:
+        value, text = shell
+        if data == f'{{"type":"{name}","sequence_number":{number},"response":{text}}}':
+            return _brackets(data) <= MAX_DEPTH or not nested_too_deep({"response": value}, data)
     payload = current.shown(position).payload
     return (payload is not None and payload.get("type") in RETRY_SAFE_STREAM_EVENTS
-            and _numbered(payload.get("sequence_number"), base + position))
+            and _numbered(payload.get("sequence_number"), number))
 
 
 def _numbered(said: Any, number: int) -> bool:
