@@ -114,10 +114,10 @@ def _numbered(said: Any, number: int) -> bool:
 def _calls(current: ModelRound, base: int) -> list[dict[str, Any]] | None:
     """Each call's item, in output order, when its four events are the common ones (one loop
     body, no call per check: it runs for every call of a transcript)."""
-    stream, shown = current.stream, current.shown
+    stream, shown = current.stream, current.shown_at  # the indexer made each closing event's
     items: dict[int, dict[str, Any]] = {}
     for position in current.closed_at:
-        done = shown(position).payload
+        done = shown[position].payload
         if done is None:
             return None
         number, index, item = done.get("sequence_number"), done.get("output_index"), done.get("item")
