@@ -147,3 +147,15 @@ def test_a_stream_written_otherwise_is_the_assembler_s_and_holds_the_same(
     stream_said = [s for s in _said(copy) if s[2] == "stream"]
     assert stream_said == [s for s in _said(run_named(RUN)) if s[2] == "stream"]
     assert _said(copy) == _said_by_the_assembler(copy, monkeypatch)
+
+
+def test_an_opening_event_that_is_not_the_recorded_response_is_parsed_and_holds_as_before(
+    run_named: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def reshelled(events: list[Event]) -> None:  # the assembler keeps no created response once completed
+        _rewrite(_of_type(events, "response.created"), lambda p: p["response"].update(model="another"))
+
+    copy = tampered(run_named(RUN), tmp_path / "reshelled.jsonl", reshelled)
+    assert common_stream(load_run(copy).rounds[0]) == ("completed", [])
+    assert verdict_of(copy).ok
+    assert _said(copy) == _said_by_the_assembler(copy, monkeypatch)
