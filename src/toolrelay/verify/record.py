@@ -173,10 +173,13 @@ class ModelRound:
     calls: list[CallTrace] = field(default_factory=list)
     stream: list[Event] = field(default_factory=list)
     """The ``model_stream`` events of the answered attempt, in order (empty: not streamed)."""
-    stream_events: list[StreamEvent] = field(default_factory=list)
-    """Those records as the assembler's events, one each, made as they are indexed: each
-    parses its data once (``StreamEvent.payload``) for the indexer, the assembler and the
-    stream checks alike (``RunFacts.stream_of``)."""
+    shown_at: dict[int, StreamEvent] = field(default_factory=dict)
+    """Position in ``stream`` → that record as the assembler's event, made once, when first
+    asked for (``shown``): the indexer makes those it reads, the rest wait for a check that
+    needs them (the common stream shape needs only the ones the indexer parsed)."""
+    closed_at: list[int] = field(default_factory=list)
+    """The positions in ``stream`` of the events that closed a function_call item (the
+    ``output_item.done`` events the indexer parsed), in order."""
     streamed_calls: dict[str, CallTrace] = field(default_factory=dict)
     """call_id → the call indexed from its stream event, until the response confirms it."""
     _read: tuple[dict[str, Any], ModelTurn | str] | None = None
@@ -186,6 +189,20 @@ class ModelRound:
     closer: Any = None
     """For a stream of another dialect than Responses: its assembler, fed event by event,
     which says when a call's item closed (``_stream``)."""
+
+    def shown(self, position: int) -> StreamEvent:
+        """The stream record at ``position`` as the assembler's event, made once: it parses
+        its data once (``StreamEvent.payload``) for the indexer, the assembler and the stream
+        checks alike."""
+        found = self.shown_at.get(position)
+        if found is None:
+            found = self.shown_at[position] = stream_event(self.stream[position])
+        return found
+
+    @property
+    def stream_events(self) -> list[StreamEvent]:
+        """Every stream record as the assembler's event, in order (``RunFacts.stream_of``)."""
+        return [self.shown(position) for position in range(len(self.stream))]
 
     @property
     def dialect(self) -> object:
@@ -406,7 +423,7 @@ class _Indexer:
             current.request, current.response = event, None
             current.attempts += 1
             current.stream, current.streamed_calls = [], {}
-            current.stream_events = []
+            current.shown_at, current.closed_at = {}, []
             current.closer = None
 
     def _stream(self, event: Event) -> None:
@@ -417,17 +434,18 @@ class _Indexer:
         current = last if last is not None and last.turn == turn and type(turn) is int else self._round(turn)
         if current is None:
             return
-        current.stream.append(event)
-        shown = stream_event(event)
-        current.stream_events.append(shown)
+        stream = current.stream
+        stream.append(event)
         if event.get("dialect", DEFAULT_DIALECT) != RESPONSES.dialect:
-            for index, item in self._closed_by(current, shown):
+            for index, item in self._closed_by(current, current.shown(len(stream) - 1)):
                 self._streamed_call(current, index, item, event)
             return
         data = event.get("data")
-        if type(data) is str and OUTPUT_ITEM_DONE in data:  # most stream events are deltas: not parsed
-            closed = _closed_call(data, shown)
+        # most stream events are deltas: neither parsed nor made the assembler's event here
+        if type(data) is str and OUTPUT_ITEM_DONE in data and FUNCTION_CALL in data:
+            closed = _closed_call(data, current.shown(len(stream) - 1))
             if closed is not None:
+                current.closed_at.append(len(stream) - 1)
                 self._streamed_call(current, *closed, event)
 
     def _closed_by(self, current: ModelRound, event: StreamEvent) -> list[tuple[int, dict[str, Any]]]:
@@ -539,8 +557,6 @@ def stream_event(event: Event) -> StreamEvent:
 def _closed_call(data: str, shown: StreamEvent) -> tuple[int, dict[str, Any]] | None:
     """(output_index, item) when a stream event's ``data`` (``shown``: the event as the
     assembler's) closes a function_call item."""
-    if FUNCTION_CALL not in data:
-        return None
     payload: Any = shown.payload  # parsed once, for the stream checks too
     if payload is None:  # no object, or one nested too deep for the assembler: read as ever
         try:

@@ -23,6 +23,10 @@
   toolrelay's, as long as no output went back for it (the early result belongs to the call
   that ran, never to the one the final response names).
 
+A turn of function calls streamed in the common shape (four events a call, compact JSON)
+is judged in one pass that says what the assembler and the checks above would
+(``stream_common.py``); any other turn, and any fault, is theirs.
+
 Older transcripts have no stream events: nothing here applies to them.
 """
 
@@ -56,6 +60,7 @@ from .facts import RunFacts
 from .jsonpath import excerpt, first_difference, json_equal
 from .record import CallTrace, ModelRound, RunRecord
 from .resource_reads import is_reader
+from .stream_common import common_stream
 from .verdict import ENDPOINT_INCONSISTENCY, Finding
 
 __all__ = ["check_streams", "early_start", "inconsistency"]
@@ -98,21 +103,26 @@ def check_streams(run: RunRecord, facts: RunFacts) -> list[Finding]:
 
 def _stream(current: ModelRound, facts: RunFacts) -> list[Finding]:
     events = current.stream
-    payloads = [event.payload or {} for event in facts.stream_of(current)]  # parsed once, as live
-    broken = (_order(current) or _sequence(events, payloads) or _deltas(events, payloads)
-              or _assembly(current, facts))
+    broken = _order(current)
+    common = common_stream(current) if broken is None else None  # most turns: one pass, few parses
+    if broken is None and common is None:
+        payloads = [event.payload or {} for event in facts.stream_of(current)]  # parsed once, as live
+        broken = _sequence(events, payloads) or _deltas(events, payloads) or _assembly(current, facts)
     if broken is not None:
         message, where = broken
         return [_finding(current, False, message, "stream", *where)]
-    assembled = facts.assembled(current)
+    if common is None:
+        assembled = facts.assembled(current)
+        terminal, differences = assembled.terminal, assembled.differences
+    else:
+        terminal, differences = common
     said = f"{len(events)} stream events, whole and in order; their deltas add up"
     if current.answer is not None:
-        said += f", and they assemble to the recorded response ({assembled.terminal})"
+        said += f", and they assemble to the recorded response ({terminal})"
     else:
-        said += f"; the stream ended {assembled.terminal or 'before its end'} (no response recorded)"
-    if assembled.differences:
-        said += "; its items differ from its final response as the run warned: " + "; ".join(
-            assembled.differences)
+        said += f"; the stream ended {terminal or 'before its end'} (no response recorded)"
+    if differences:
+        said += "; its items differ from its final response as the run warned: " + "; ".join(differences)
     return [_finding(current, True, said, "stream", events[0], events[-1])]
 
 
