@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..relay.stages.feedback import ERROR_PREFIX
-from ..relay.stages.result import CallOutcome
+from ..relay.stages.result import Verdict
 from .evidence import call_finding
 from .facts import RunFacts
 from .jsonpath import excerpt, first_difference, json_equal
@@ -37,7 +37,7 @@ def _feedback(call: CallTrace, facts: RunFacts) -> Finding | None:
         return _bad(call, "an output was given, but no outcome was recorded for the call", *call.feedbacks)
     if tagged_for_another(call, facts) is not None:
         return None  # its MCP exchange is another call's: correlation names the swapped tags
-    outcome, expected = facts.outcome(call), facts.expected(call)
+    outcome, expected = facts.verdict(call), facts.expected(call)
     if outcome is None or expected is None:
         return None  # the claimed answer is missing: server_check names it
     if outcome.status != call.status:
@@ -98,7 +98,7 @@ def _bad(call: CallTrace, message: str, *events: dict[str, Any] | None) -> Findi
     return call_finding(call, "feedback", False, f"{call.call_id}: {message}", "rendering", *events)
 
 
-def _class(outcome: CallOutcome) -> str:
+def _class(outcome: Verdict) -> str:
     if outcome.status == "tool_error":
         return "a tool error (isError: true)"
     if outcome.status == "protocol_error":
@@ -108,7 +108,7 @@ def _class(outcome: CallOutcome) -> str:
     return outcome.status.replace("_", " ")
 
 
-def _differs(actual: Any, expected: dict[str, Any], outcome: CallOutcome, where: str) -> str | None:
+def _differs(actual: Any, expected: dict[str, Any], outcome: Verdict, where: str) -> str | None:
     path = first_difference(expected, actual)
     if path is None:
         return None
@@ -137,7 +137,7 @@ def _refusals_note(call: CallTrace) -> str:
     return f"; it carries the refusal of {refused} duplicate(s) of its call_id" if refused else ""
 
 
-def _ok_message(outcome: CallOutcome, expected: dict[str, Any], copies: int) -> str:
+def _ok_message(outcome: Verdict, expected: dict[str, Any], copies: int) -> str:
     output = expected.get("output")
     size = f"{len(output)} characters" if isinstance(output, str) else f"{len(output or [])} parts"
     sent = f"sent {copies} time(s)" if copies else "not sent to the model (the run ended)"

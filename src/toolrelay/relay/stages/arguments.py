@@ -133,7 +133,7 @@ def parse_arguments(text: str) -> dict[str, Any] | ArgumentError:
     if not isinstance(value, dict):
         message = f"arguments must be a JSON object, got {json_type_name(value)}: {_show(value)}"
         return ArgumentError(kind="not_object", message=message)
-    problem = _unsendable(value)
+    problem = None if _surely_sendable(text) else _unsendable(value)
     if problem is not None:
         return ArgumentError(kind="json", message=f"arguments are not usable: {problem}")
     return value
@@ -149,6 +149,14 @@ def _decode_message(text: str, error: json.JSONDecodeError) -> str:
         f"arguments are not valid JSON: {error.msg}: line {error.lineno} column {error.colno} "
         f"(character {error.pos}), near {_escape_surrogates(excerpt)}"
     )
+
+
+def _surely_sendable(text: str) -> bool:
+    """Whether the value ``text`` parses to surely passes ``_unsendable``, read off the text
+    in C: fewer brackets than the depth limit cannot nest past it, and a string holds a
+    surrogate only if the text has one or a ``\\u`` escape (which could spell one)."""
+    brackets = text.count("{") + text.count("[")
+    return brackets < MAX_ARGUMENT_DEPTH and "\\u" not in text and _SURROGATE.search(text) is None
 
 
 def _unsendable(value: dict[str, Any]) -> str | None:
