@@ -30,41 +30,41 @@ def check_feedback(run: RunRecord, facts: RunFacts) -> list[Finding]:
 
 
 def _feedback(call: CallTrace, facts: RunFacts) -> Finding | None:
-    sent = facts.sent_after(call)
-    if not call.feedbacks and not sent:
+    sent, feedbacks = facts.sent_after(call), call.feedbacks
+    if not feedbacks and not sent:
         return None  # no output yet: unfinished, or not reached
     if not call.outcomes:
-        return _bad(call, "an output was given, but no outcome was recorded for the call", *call.feedbacks)
+        return _bad(call, "an output was given, but no outcome was recorded for the call", *feedbacks)
     if tagged_for_another(call, facts) is not None:
         return None  # its MCP exchange is another call's: correlation names the swapped tags
     outcome, expected = facts.verdict(call), facts.expected(call)
     if outcome is None or expected is None:
         return None  # the claimed answer is missing: server_check names it
-    if outcome.status != call.status:
-        return _bad(
-            call,
-            f"call_outcome records {call.status}, but the recorded answer is {_class(outcome)}",
-            call.first("outcomes"),
-            call.first("mcp_responses"),
-        )
-    recorded = call.outcome or {}
-    for name, value in (("message", outcome.message), ("error_code", outcome.error_code)):
-        if outcome.status != "ok" and recorded.get(name) != value:
-            return _bad(
-                call,
-                f"call_outcome records the {name} {excerpt(recorded.get(name))}, but the recorded answer "
-                f"gives {excerpt(value)}",
-                call.first("outcomes"),
-                call.first("mcp_responses"),
-            )
-    if len(call.feedbacks) > 1:
-        return _bad(call, f"{len(call.feedbacks)} feedback events for one call", *call.feedbacks)
-    if not call.feedbacks:
+    recorded_outcome, answer = call.outcome, call.first("mcp_responses")
+    status = recorded_outcome.get("status") if isinstance(recorded_outcome, dict) else None  # call.status
+    if outcome.status != status:
+        return _bad(call, f"call_outcome records {status}, but the recorded answer is {_class(outcome)}",
+                    call.outcomes[0], answer)
+    recorded = recorded_outcome or {}
+    if outcome.status != "ok":
+        for name, value in (("message", outcome.message), ("error_code", outcome.error_code)):
+            if recorded.get(name) != value:
+                return _bad(
+                    call,
+                    f"call_outcome records the {name} {excerpt(recorded.get(name))}, but the recorded answer "
+                    f"gives {excerpt(value)}",
+                    call.outcomes[0],
+                    answer,
+                )
+    if len(feedbacks) > 1:
+        return _bad(call, f"{len(feedbacks)} feedback events for one call", *feedbacks)
+    if not feedbacks:
         return _bad(call, f"request {sent[0][0]} sends an output for it, but no feedback was recorded")
-    given = call.feedbacks[0].get("item")
-    problem = _differs(given, expected, outcome, "the feedback event")
+    given = feedbacks[0].get("item")
+    same = json_equal(given, expected)
+    problem = None if same else _differs(given, expected, outcome, "the feedback event")
     if problem is not None:
-        return _bad(call, problem, call.feedbacks[0], call.first("mcp_responses"))
+        return _bad(call, problem, feedbacks[0], answer)
     checked = {id(given)}  # that very item in a request (format 2 shares it) is render_output's: judged
     for turn, index, item in sent:
         if id(item) in checked:
@@ -76,7 +76,7 @@ def _feedback(call: CallTrace, facts: RunFacts) -> Finding | None:
             continue  # another call's output under this call_id: correlation names it
         problem = _differs(item, expected, outcome, f"request {turn} input[{index}]")
         if problem is not None:
-            return _bad(call, problem, call.first("mcp_responses"), _request_event(facts, turn))
+            return _bad(call, problem, answer, _request_event(facts, turn))
     copies = len(sent)
     return call_finding(
         call,
@@ -84,8 +84,8 @@ def _feedback(call: CallTrace, facts: RunFacts) -> Finding | None:
         True,
         lambda: _ok_message(outcome, expected, copies) + _refusals_note(call),
         "rendering",
-        call.first("mcp_responses"),
-        call.feedbacks[0],
+        answer,
+        feedbacks[0],
     )
 
 

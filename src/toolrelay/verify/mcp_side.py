@@ -43,7 +43,7 @@ def _route(call: CallTrace, facts: RunFacts) -> Finding | None:
     routed = call.routed[0]
     target = f"{routed.get('server')}/{routed.get('tool')}"
     problem = _route_problem(call, routed, facts)
-    request = call.first("mcp_requests")
+    request = call.mcp_requests[0] if call.mcp_requests else None
     owner = None
     if problem is None and request is not None:
         problem = _request_problem(call, routed, request, facts)
@@ -248,7 +248,7 @@ def _expected_arguments(
     call: CallTrace, routed: dict[str, Any], request: dict[str, Any], facts: RunFacts
 ) -> Any:
     """The parsed value, null-stripped with the original rule when the tool was declared strict."""
-    parsed = call.first("parsed")
+    parsed = call.parsed[0] if call.parsed else None
     if parsed is None or parsed.get("error") is not None:
         return None
     value = parsed.get("arguments")

@@ -200,32 +200,33 @@ def _parse_problem(call: CallTrace, parsed: dict[str, Any], facts: RunFacts) -> 
         return "the live reader finds no such function_call in the response"
     if parsed.get("alias") != function_call.alias:
         return f"call_parsed names {parsed.get('alias')!r}, the model called {function_call.alias!r}"
-    sent = call.item.get("arguments")
-    if not isinstance(sent, str) and parsed.get("error") is None:
+    sent, error = call.item.get("arguments"), parsed.get("error")
+    if not isinstance(sent, str) and error is None:
         return (
             f"the model's arguments is a JSON {json_type_name(sent)}, not JSON text (a string), "
             f"yet call_parsed records text {excerpt(parsed.get('arguments_text'))} parsed without error"
         )
-    if parsed.get("arguments_text") != function_call.arguments_text:
+    text = function_call.arguments_text
+    if parsed.get("arguments_text") != text:
         return (
             f"call_parsed records arguments text {excerpt(parsed.get('arguments_text'))}, the model "
-            f"sent {excerpt(function_call.arguments_text)}"
+            f"sent {excerpt(text)}"
         )
     expected: dict[str, Any] | ArgumentError = (
         ArgumentError(kind="json", message=function_call.problem)
         if function_call.problem
-        else parse_arguments(function_call.arguments_text)
+        else parse_arguments(text)
     )
     if isinstance(expected, ArgumentError):
-        if parsed.get("error") != expected.message:
+        if error != expected.message:
             return (
                 f"the text does not parse ({expected.message}), but call_parsed records "
-                f"{excerpt(parsed.get('arguments'))} (error {parsed.get('error')!r})"
+                f"{excerpt(parsed.get('arguments'))} (error {error!r})"
             )
         return None
-    if parsed.get("error") is not None or not json_equal(parsed.get("arguments"), expected):
+    if error is not None or not json_equal(parsed.get("arguments"), expected):
         return (
             f"the text parses to {excerpt(expected)}, call_parsed records {excerpt(parsed.get('arguments'))}"
-            f" (error {parsed.get('error')!r})"
+            f" (error {error!r})"
         )
     return None
