@@ -26,7 +26,7 @@ from .mcp_side import tagged_for_another
 from .record import CallTrace, ModelRound, RunRecord
 from .verdict import Finding
 
-__all__ = ["check_call_links", "check_event_order", "check_mcp_pairs", "check_outputs"]
+__all__ = ["check_call_links", "check_event_order", "check_mcp_pairs", "check_outputs", "link_of_call"]
 
 _PAIRED_KINDS = frozenset({MCP_REQUEST, MCP_RESPONSE, MCP_SERVER_REQUEST, MCP_REPLY})
 _NAMED_KINDS = frozenset({MCP_REQUEST, MCP_NOTIFICATION, MCP_SERVER_REQUEST})
@@ -232,7 +232,7 @@ def _unanswered(session: _Session, run: RunRecord, ended: dict[str, str | None])
 
 def check_call_links(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """correlation: each call's MCP messages and outcome name the same MCP id."""
-    findings = [f for f in (_call_link(call, facts) for call in run.calls) if f is not None]
+    findings = facts.judged(link_of_call)
     findings.extend(
         Finding(
             link="correlation",
@@ -249,7 +249,8 @@ def check_call_links(run: RunRecord, facts: RunFacts) -> list[Finding]:
     return findings
 
 
-def _call_link(call: CallTrace, facts: RunFacts) -> Finding | None:
+def link_of_call(call: CallTrace, facts: RunFacts) -> Finding | None:
+    """check_call_links' finding about one call."""
     if not call.mcp_requests:
         return None
     request = call.mcp_requests[0]

@@ -20,13 +20,13 @@ from .record import CallTrace, RunRecord
 from .resource_reads import is_reader
 from .verdict import Finding
 
-__all__ = ["check_definitions"]
+__all__ = ["check_definitions", "definition_of_call"]
 
 
 def check_definitions(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """routing: recorded digests match the listed definitions; each call used the one offered."""
     findings = [f for f in (_catalog_digests(catalog, facts) for catalog in run.catalogs) if f is not None]
-    return findings + [f for f in (_call_digest(call, run, facts) for call in run.calls) if f is not None]
+    return findings + facts.judged(definition_of_call)
 
 
 def _catalog_digests(catalog: dict[str, Any], facts: RunFacts) -> Finding | None:
@@ -49,9 +49,10 @@ def _catalog_digests(catalog: dict[str, Any], facts: RunFacts) -> Finding | None
                     catalog)
 
 
-def _call_digest(call: CallTrace, run: RunRecord, facts: RunFacts) -> Finding | None:
+def definition_of_call(call: CallTrace, facts: RunFacts) -> Finding | None:
+    """check_definitions' finding about one call."""
     routed = call.routed[0] if call.routed else None
-    current = run.round(call.turn)
+    current = facts.run.round(call.turn)
     if routed is None or current is None or current.request is None:
         return None
     offered_in = facts.catalog_at(current.request["seq"])

@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 import operator
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any
@@ -43,8 +44,12 @@ from .outcomes import (
 from .record import CallTrace, Event, ModelRound, RunRecord
 from .simple_schema import SimpleSchemas
 from .task_trace import TaskTrace, answer_of, task_of
+from .verdict import Finding
 
-__all__ = ["Listing", "RunFacts", "stream_events"]
+__all__ = ["CallJudge", "Listing", "RunFacts", "stream_events"]
+
+CallJudge = Callable[[CallTrace, "RunFacts"], Finding | None]
+"""A per-call check's step: the finding about one call (None: nothing to say)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -102,6 +107,43 @@ class RunFacts:
         self._simple = SimpleSchemas()
         self.tag_owners: dict[int, CallTrace | None] = {}
         """id(call) → mcp_side.tagged_for_another's answer, asked by three checks."""
+        self._together: tuple[CallJudge, ...] = ()
+        self._judged: dict[CallJudge, list[Finding] | Exception] | None = None
+
+    def judge_together(self, judges: Sequence[CallJudge]) -> None:
+        """Let ``judged`` run ``judges`` (per-call checks' steps, in the checks' order) in one
+        pass over the calls, each call by all of them in turn: the call's events are read
+        from memory once and stay at hand for the next check, where check after check over
+        every call would fetch them again. Every step is a pure function of the record and
+        these cached facts, so the order the calls are judged in changes no finding."""
+        self._together, self._judged = tuple(judges), None
+
+    def judged(self, judge: CallJudge) -> list[Finding]:
+        """``judge``'s findings over the run's calls, in call order (a new list); what it
+        raised (the first, at the call it met it) is raised again, as the check would have."""
+        if judge not in self._together:
+            return [found for found in (judge(call, self) for call in self.run.calls) if found is not None]
+        if self._judged is None:
+            self._judged = self._judge_calls()
+        result = self._judged[judge]
+        if isinstance(result, Exception):
+            raise result
+        return list(result)  # the check's own list, to extend as it likes
+
+    def _judge_calls(self) -> dict[CallJudge, list[Finding] | Exception]:
+        results: dict[CallJudge, list[Finding] | Exception] = {judge: [] for judge in self._together}
+        judges = list(self._together)
+        for call in self.run.calls:
+            for judge in judges:
+                try:
+                    found = judge(call, self)
+                except Exception as exc:  # raised again by ``judged``, where the check runs
+                    results[judge] = exc
+                    judges = [other for other in judges if other is not judge]
+                    continue
+                if found is not None:
+                    results[judge].append(found)  # type: ignore[union-attr]  # an Exception left judges
+        return results
 
     def assembled(self, current: ModelRound) -> Assembled:
         """What the turn's recorded stream events assemble to (the live assembler's view)."""

@@ -21,15 +21,16 @@ from .mcp_side import tagged_for_another
 from .record import CallTrace, RunRecord
 from .verdict import Finding
 
-__all__ = ["check_feedback"]
+__all__ = ["check_feedback", "feedback_of_call"]
 
 
 def check_feedback(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """feedback: each output equals render_output of the recorded answer."""
-    return [f for f in (_feedback(call, facts) for call in run.calls) if f is not None]
+    return facts.judged(feedback_of_call)
 
 
-def _feedback(call: CallTrace, facts: RunFacts) -> Finding | None:
+def feedback_of_call(call: CallTrace, facts: RunFacts) -> Finding | None:
+    """check_feedback's finding about one call."""
     sent, feedbacks = facts.sent_after(call), call.feedbacks
     if not feedbacks and not sent:
         return None  # no output yet: unfinished, or not reached

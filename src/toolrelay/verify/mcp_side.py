@@ -29,15 +29,16 @@ from .record import CallTrace, RunRecord
 from .task_trace import answer_of
 from .verdict import Finding
 
-__all__ = ["check_routing", "check_server", "tagged_for_another"]
+__all__ = ["check_routing", "check_server", "route_of_call", "server_of_call", "tagged_for_another"]
 
 
 def check_routing(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """routing: alias → (server, tool) as declared, arguments unchanged on the way."""
-    return [f for f in (_route(call, facts) for call in run.calls) if f is not None]
+    return facts.judged(route_of_call)
 
 
-def _route(call: CallTrace, facts: RunFacts) -> Finding | None:
+def route_of_call(call: CallTrace, facts: RunFacts) -> Finding | None:
+    """check_routing's finding about one call."""
     if not call.routed:
         return _not_routed(call, facts)
     routed = call.routed[0]
@@ -262,10 +263,11 @@ def _expected_arguments(
 
 def check_server(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """server_check: an execution is claimed only where an exchange was recorded."""
-    return [f for f in (_server(call, facts) for call in run.calls) if f is not None]
+    return facts.judged(server_of_call)
 
 
-def _server(call: CallTrace, facts: RunFacts) -> Finding | None:
+def server_of_call(call: CallTrace, facts: RunFacts) -> Finding | None:
+    """check_server's finding about one call."""
     requests, responses, outcomes = call.mcp_requests, call.mcp_responses, call.outcomes
     outcome_event = outcomes[0] if outcomes else None
     recorded = outcome_event.get("outcome") if outcome_event is not None else None

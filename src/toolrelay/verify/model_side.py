@@ -24,7 +24,7 @@ from .jsonpath import excerpt, json_equal
 from .record import CallTrace, ModelRound, RunRecord, is_2xx
 from .verdict import Finding
 
-__all__ = ["check_answer", "check_parse", "check_rounds"]
+__all__ = ["check_answer", "check_parse", "check_rounds", "parse_of_call"]
 
 _ENDING_STATUSES = frozenset({"failed", "error", "aborted", "timeout", None})
 
@@ -138,7 +138,7 @@ def _answer(end: dict[str, Any], number: int, turn: ModelTurn | None) -> tuple[b
 
 def check_parse(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """parse: every call's arguments text parsed once, verbatim, to the live parser's value."""
-    findings = [_parse(call, facts) for call in run.calls]
+    findings: list[Finding | None] = [*facts.judged(parse_of_call)]
     findings.extend(
         Finding(
             link="parse",
@@ -155,7 +155,8 @@ def check_parse(run: RunRecord, facts: RunFacts) -> list[Finding]:
     return [finding for finding in findings if finding is not None]
 
 
-def _parse(call: CallTrace, facts: RunFacts) -> Finding | None:
+def parse_of_call(call: CallTrace, facts: RunFacts) -> Finding | None:
+    """check_parse's finding about one call."""
     later = call.routed or call.mcp_requests or call.outcomes or call.feedbacks or facts.sent_after(call)
     if not call.parsed:
         if not later:
