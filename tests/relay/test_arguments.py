@@ -142,6 +142,14 @@ def test_what_the_text_cannot_vouch_for_is_walked_and_refused_as_before() -> Non
     assert parse_arguments('{"a": ' + "[" * 62 + "1" + "]" * 62 + "}") is not None  # 63: cannot nest past
 
 
+def test_a_byte_order_mark_before_the_object_is_refused_as_json_loads_refuses_it() -> None:
+    assert parse_error('\ufeff{"path": "a.txt"}').message == (
+        "arguments are not valid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 "
+        '(character 0), near <here>\ufeff{"path": "a.txt"}'
+    )
+    assert parse_arguments('{"path": "\ufeff"}') == {"path": "\ufeff"}  # inside a string it is text
+
+
 def test_a_plain_object_parses_to_an_equal_value() -> None:
     text = '{"path": "/r/a.txt", "head": 20, "opts": {"x": [1, 2.5, null, true]}}'
     assert parse_arguments(text) == {"path": "/r/a.txt", "head": 20, "opts": {"x": [1, 2.5, None, True]}}

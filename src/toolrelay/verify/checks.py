@@ -5,7 +5,9 @@ the seed's order and the first broken link in that order is the verdict's ``brok
 For a demo folder, where files depart from the transcript is reported too, ranked after
 the link checks (which already ran on the files themselves). A run that did not finish
 is not broken: what is missing is listed in ``unfinished``. Time is linear in the
-transcript's size.
+transcript's size; the checks with one finding per call judge the calls together, each
+call by all of them in turn (``CALL_STEPS``), which gives the same findings in the same
+order as each check over every call in turn.
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 
 For each call the outcome is classified again from the recorded answer by the live path's
 own function, and the ``function_call_output`` it must give is rendered again by the one
-rendering (``relay.stages.feedback.render_output``) with the run's recorded budgets. The feedback
+rendering (``relay.stages.feedback.render_output``) with the run's recorded budgets (calls
+whose results are equal by content share that classification and that text: each is
+made once per distinct result, ``RunFacts.verdict`` and ``RunFacts.expected``). The feedback
 event and every copy of the output sent to the model must be exactly that: the same
 result, not re-run, not altered. A failure (``isError``, a JSON-RPC error, a dead channel)
 fed back as a success is named as such.

@@ -115,15 +115,20 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
+_DECODER: Final = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float,
+                                   parse_int=_bounded_int, object_pairs_hook=_unique_keys)
+"""``json.loads`` with these hooks, made once (``loads`` makes a decoder and its scanner
+for every text it is given)."""
+
+
 def parse_arguments(text: str) -> dict[str, Any] | ArgumentError:
     """The model's arguments text as an object, or why it is not one."""
     if not text.strip():
         return ArgumentError(kind="empty", message="arguments are empty: send a JSON object, for example {}")
     try:
-        value = json.loads(
-            text, parse_constant=_refuse_constant, parse_float=_finite_float,
-            parse_int=_bounded_int, object_pairs_hook=_unique_keys,
-        )
+        if text.startswith("\ufeff"):  # as json.loads refuses it
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        value = _DECODER.decode(text)
     except json.JSONDecodeError as error:
         return ArgumentError(kind="json", message=_decode_message(text, error))
     except _Refused as error:
