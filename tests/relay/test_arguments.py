@@ -123,6 +123,33 @@ def test_arguments_nested_too_deeply_are_refused() -> None:
     )
 
 
+def test_what_the_text_cannot_vouch_for_is_walked_and_refused_as_before() -> None:
+    # the walk is skipped only when the text itself shows no surrogate and too few brackets
+    # to nest past the limit: each way past that quick look still meets the walk's refusal
+    surrogate = 'the string "\\ud800" contains an unpaired surrogate (not valid Unicode)'
+    assert parse_error('{"path": "\ud800"}').message == f"arguments are not usable: {surrogate}"
+    assert parse_error('{"path": "\\ud800"}').message == f"arguments are not usable: {surrogate}"
+    assert parse_arguments('{"path": "a\\u0041"}') == {"path": "aA"}  # an escape, walked: sendable
+    brackets = "[" * 70
+    assert parse_arguments('{"text": "' + brackets + '"}') == {"text": brackets}  # in a string: walked
+    assert parse_error('{"a": ' + "[" * 63 + "{" + '"b": 1' + "}" + "]" * 63 + "}").message == (
+        "arguments are not usable: arrays/objects nested deeper than 64 levels"
+    )
+    assert parse_arguments('{"a": ' + "[" * 62 + "{" + '"b": 1' + "}" + "]" * 62 + "}") is not None
+    assert parse_error('{"a": ' + "[" * 63 + "1" + "]" * 63 + "}").message == (  # 64 brackets: walked
+        "arguments are not usable: arrays/objects nested deeper than 64 levels"
+    )
+    assert parse_arguments('{"a": ' + "[" * 62 + "1" + "]" * 62 + "}") is not None  # 63: cannot nest past
+
+
+def test_a_byte_order_mark_before_the_object_is_refused_as_json_loads_refuses_it() -> None:
+    assert parse_error('\ufeff{"path": "a.txt"}').message == (
+        "arguments are not valid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 "
+        '(character 0), near <here>\ufeff{"path": "a.txt"}'
+    )
+    assert parse_arguments('{"path": "\ufeff"}') == {"path": "\ufeff"}  # inside a string it is text
+
+
 def test_a_plain_object_parses_to_an_equal_value() -> None:
     text = '{"path": "/r/a.txt", "head": 20, "opts": {"x": [1, 2.5, null, true]}}'
     assert parse_arguments(text) == {"path": "/r/a.txt", "head": 20, "opts": {"x": [1, 2.5, None, True]}}

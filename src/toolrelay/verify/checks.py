@@ -5,7 +5,9 @@ the seed's order and the first broken link in that order is the verdict's ``brok
 For a demo folder, where files depart from the transcript is reported too, ranked after
 the link checks (which already ran on the files themselves). A run that did not finish
 is not broken: what is missing is listed in ``unfinished``. Time is linear in the
-transcript's size.
+transcript's size; the checks with one finding per call judge the calls together, each
+call by all of them in turn (``CALL_STEPS``), which gives the same findings in the same
+order as each check over every call in turn.
 """
 
 from __future__ import annotations
@@ -21,16 +23,16 @@ from .body_digests import check_body_digests
 from .compaction import check_compaction_records
 from .context import check_answer_order, check_context, check_declarations
 from .conversation import check_user_turn_endings, check_user_turn_places, check_user_turns
-from .correlation import check_call_links, check_event_order, check_mcp_pairs, check_outputs
+from .correlation import check_call_links, check_event_order, check_mcp_pairs, check_outputs, link_of_call
 from .cost import check_cost
-from .definitions import check_definitions
+from .definitions import check_definitions, definition_of_call
 from .direct_call import check_direct_call, direct_status, direct_unfinished, is_direct_call
 from .duplicates import check_duplicates
-from .facts import RunFacts
-from .feedback import check_feedback
+from .facts import CallJudge, RunFacts
+from .feedback import check_feedback, feedback_of_call
 from .listens import check_listens
-from .mcp_side import check_routing, check_server
-from .model_side import check_answer, check_parse, check_rounds
+from .mcp_side import check_routing, check_server, route_of_call, server_of_call
+from .model_side import check_answer, check_parse, check_rounds, parse_of_call
 from .policy_checks import check_policy
 from .progress_logs import check_progress_and_logs
 from .proxy_legs import is_proxy_run, verify_proxy
@@ -87,6 +89,17 @@ DIRECT_CHECKS: Final = (("parse", check_direct_call),
                         *((link, check) for link, check in CHECKS if check is not check_parse))
 """A ``toolrelay call`` transcript's: the call asked for in place of the model's (``direct_call.py``)."""
 
+CALL_STEPS: Final[dict[Check, CallJudge]] = {
+    check_parse: parse_of_call,
+    check_routing: route_of_call,
+    check_definitions: definition_of_call,
+    check_server: server_of_call,
+    check_feedback: feedback_of_call,
+    check_call_links: link_of_call,
+}
+"""The checks whose findings are one per call, with the step that judges one call: run
+together, call by call (``RunFacts.judge_together``)."""
+
 _UNEXPECTED_SHAPE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
 
 
@@ -104,6 +117,7 @@ def _verdict(run: RunRecord, checks: Sequence[tuple[str, Check]] = CHECKS,
              unfinished: Callable[[RunRecord, RunFacts], list[str]] | None = None,
              status: str | None = None) -> Verdict:
     facts = RunFacts(run)
+    facts.judge_together([step for _, check in checks if (step := CALL_STEPS.get(check)) is not None])
     found = [finding for link, check in checks for finding in _run_check(link, check, run, facts)]
     findings = _in_link_order(found)
     agreement = check_agreement(run)

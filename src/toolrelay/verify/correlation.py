@@ -26,7 +26,7 @@ from .mcp_side import tagged_for_another
 from .record import CallTrace, ModelRound, RunRecord
 from .verdict import Finding
 
-__all__ = ["check_call_links", "check_event_order", "check_mcp_pairs", "check_outputs"]
+__all__ = ["check_call_links", "check_event_order", "check_mcp_pairs", "check_outputs", "link_of_call"]
 
 _PAIRED_KINDS = frozenset({MCP_REQUEST, MCP_RESPONSE, MCP_SERVER_REQUEST, MCP_REPLY})
 _NAMED_KINDS = frozenset({MCP_REQUEST, MCP_NOTIFICATION, MCP_SERVER_REQUEST})
@@ -94,6 +94,8 @@ def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
         session = sessions.get(key)
         if session is None:  # not setdefault: that would make a _Session for every event
             session = sessions[key] = _Session(*key)
+        if _paired_plainly(session, event):
+            continue
         problem = _pair(session, event)
         if problem is not None:
             findings.append(problem)
@@ -115,6 +117,30 @@ def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
             )
         )
     return findings
+
+
+def _paired_plainly(session: _Session, event: dict[str, Any]) -> bool:
+    """``_pair`` for the two common events, each as its message says (verify's speed): a
+    JSON-RPC 2.0 request with a new id, an answer to an open request of its session. False:
+    anything else, left to ``_pair``."""
+    message = event.get("message")
+    if type(message) is not dict:
+        return False
+    kind, mcp_id = event["kind"], message.get("id")
+    if event.get("mcp_id") != mcp_id:
+        return False
+    if kind == MCP_RESPONSE:
+        if mcp_id not in session.open:
+            return False
+        del session.open[mcp_id]
+        session.answered += 1
+        return True
+    if (kind != MCP_REQUEST or message.get("jsonrpc") != "2.0" or message.get("method") != event.get("method")
+            or mcp_id in session.seen):
+        return False
+    session.seen.add(mcp_id)
+    session.open[mcp_id] = event
+    return True
 
 
 def _pair(session: _Session, event: dict[str, Any]) -> Finding | None:
@@ -206,7 +232,7 @@ def _unanswered(session: _Session, run: RunRecord, ended: dict[str, str | None])
 
 def check_call_links(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """correlation: each call's MCP messages and outcome name the same MCP id."""
-    findings = [f for f in (_call_link(call, facts) for call in run.calls) if f is not None]
+    findings = facts.judged(link_of_call)
     findings.extend(
         Finding(
             link="correlation",
@@ -223,13 +249,14 @@ def check_call_links(run: RunRecord, facts: RunFacts) -> list[Finding]:
     return findings
 
 
-def _call_link(call: CallTrace, facts: RunFacts) -> Finding | None:
-    request = call.first("mcp_requests")
-    if request is None:
+def link_of_call(call: CallTrace, facts: RunFacts) -> Finding | None:
+    """check_call_links' finding about one call."""
+    if not call.mcp_requests:
         return None
+    request = call.mcp_requests[0]
     mcp_id = request.get("message", {}).get("id")
     where = (request.get("server"), request.get("connection"))
-    response = call.first("mcp_responses")
+    response = call.mcp_responses[0] if call.mcp_responses else None
     owner = tagged_for_another(call, facts)
     problem = (
         f"the tools/call tagged {call.call_id} (mcp id {mcp_id}) carries the arguments of {owner.call_id}: "

@@ -20,13 +20,13 @@ from .record import CallTrace, RunRecord
 from .resource_reads import is_reader
 from .verdict import Finding
 
-__all__ = ["check_definitions"]
+__all__ = ["check_definitions", "definition_of_call"]
 
 
 def check_definitions(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """routing: recorded digests match the listed definitions; each call used the one offered."""
     findings = [f for f in (_catalog_digests(catalog, facts) for catalog in run.catalogs) if f is not None]
-    return findings + [f for f in (_call_digest(call, run, facts) for call in run.calls) if f is not None]
+    return findings + facts.judged(definition_of_call)
 
 
 def _catalog_digests(catalog: dict[str, Any], facts: RunFacts) -> Finding | None:
@@ -49,22 +49,24 @@ def _catalog_digests(catalog: dict[str, Any], facts: RunFacts) -> Finding | None
                     catalog)
 
 
-def _call_digest(call: CallTrace, run: RunRecord, facts: RunFacts) -> Finding | None:
-    routed = call.first("routed")
-    current = run.round(call.turn)
+def definition_of_call(call: CallTrace, facts: RunFacts) -> Finding | None:
+    """check_definitions' finding about one call."""
+    routed = call.routed[0] if call.routed else None
+    current = facts.run.round(call.turn)
     if routed is None or current is None or current.request is None:
         return None
     offered_in = facts.catalog_at(current.request["seq"])
     digests = offered_in.get("digests") if offered_in is not None else None
-    if not isinstance(digests, dict) or (call.alias not in digests and routed.get("digest") is None):
+    alias, used = call.alias, routed.get("digest")
+    if not isinstance(digests, dict) or (alias not in digests and used is None):
         return None  # no digests recorded (an older transcript), or a reader
-    offered, used = digests.get(call.alias), routed.get("digest")
+    offered = digests.get(alias)
     if used != offered:
-        message = (f"{call.call_id}: the model was offered {call.alias} as {offered} (request {call.turn}), "
+        message = (f"{call.call_id}: the model was offered {alias} as {offered} (request {call.turn}), "
                    f"but the call was routed with definition {used}: a definition changed between "
                    "declaration and call")
         return call_finding(call, "routing", False, message, "definition", offered_in, routed)
-    request = call.first("mcp_requests")
+    request = call.mcp_requests[0] if call.mcp_requests else None
     listing = facts.listing_at(routed.get("server"), request["seq"]) if request is not None else None
     tool = routed.get("tool")
     if listing is not None and isinstance(tool, str) and tool in listing.tools:

@@ -22,11 +22,7 @@ def call_finding(
 ) -> Finding:
     """A finding about one call, carrying both of its ids and where it lives (its seq
     numbers worked out when first read: most findings are only counted)."""
-    requests = call.mcp_requests
-    if requests:
-        server, mcp_id = requests[0].get("server"), requests[0]["message"].get("id")
-    else:
-        server, mcp_id = (call.routed[0].get("server") if call.routed else None), None
+    server, mcp_id = call.finding_ids()
     return Finding(
         link=link,
         ok=ok,

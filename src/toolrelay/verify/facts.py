@@ -14,11 +14,14 @@ from __future__ import annotations
 import bisect
 import operator
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any
 
+from ..client.host.input_required import input_required
 from ..events import MCP_REQUEST, MCP_RESPONSE
+from ..protocol.mcp import READ_RESOURCE
 from ..protocol.peer import Exchange
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from ..protocol.stream import Assembled, StreamEvent
@@ -26,14 +29,27 @@ from ..protocol.tool_digest import tool_digest
 from ..relay.stages.additions import ADDITIONAL_TOOLS, offered_by_alias
 from ..relay.stages.deferred import TOOL_SEARCH_OUTPUT, loaded_by_alias
 from ..relay.stages.dialects import RESPONSES, known_reader
+from ..relay.stages.feedback import feedback_item, with_refusals
 from ..relay.stages.parse import FunctionCall, ModelTurn, read_call
-from ..relay.stages.result import CallOutcome
-from .outcomes import MalformedAnswer, expected_item, rebuild_outcome, recorded_exchange
+from ..relay.stages.result import CallOutcome, Verdict
+from .outcomes import (
+    MalformedAnswer,
+    RenderingKey,
+    expected_output,
+    rebuild_outcome,
+    recorded_exchange,
+    rendering_key,
+    result_key,
+)
 from .record import CallTrace, Event, ModelRound, RunRecord
 from .simple_schema import SimpleSchemas
 from .task_trace import TaskTrace, answer_of, task_of
+from .verdict import Finding
 
-__all__ = ["Listing", "RunFacts", "stream_events"]
+__all__ = ["CallJudge", "Listing", "RunFacts", "stream_events"]
+
+CallJudge = Callable[[CallTrace, "RunFacts"], Finding | None]
+"""A per-call check's step: the finding about one call (None: nothing to say)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -71,6 +87,7 @@ class RunFacts:
                 self.turns[current.turn] = read
         self._calls: dict[int, dict[str, FunctionCall]] = {}
         self._declared: dict[int, dict[Any, dict[str, Any]]] = {}
+        self._lists_tools: dict[int, bool] = {}
         self._catalog_seqs = [event["seq"] for event in run.catalogs]
         self.listings = _listings(run.mcp)
         self._listing_seqs = {server: [x.seq for x in found] for server, found in self.listings.items()}
@@ -81,9 +98,52 @@ class RunFacts:
         self._outcomes: dict[int, CallOutcome | None] = {}
         self._tasks: dict[int, TaskTrace | None] = {}
         self._expected: dict[int, dict[str, Any] | None] = {}
+        self._verdicts: dict[int, Verdict | None] = {}
+        self._by_result: dict[tuple[bytes, int], Verdict] = {}
+        """A plain result's verdict by its content and its schema's identity (``verdict``)."""
+        self._renderings: dict[RenderingKey, str] = {}
+        """Each distinct result's rendered text (``expected``): calls that read the same file
+        are given the same output, rendered once."""
         self._simple = SimpleSchemas()
         self.tag_owners: dict[int, CallTrace | None] = {}
         """id(call) → mcp_side.tagged_for_another's answer, asked by three checks."""
+        self._together: tuple[CallJudge, ...] = ()
+        self._judged: dict[CallJudge, list[Finding] | Exception] | None = None
+
+    def judge_together(self, judges: Sequence[CallJudge]) -> None:
+        """Let ``judged`` run ``judges`` (per-call checks' steps, in the checks' order) in one
+        pass over the calls, each call by all of them in turn: the call's events are read
+        from memory once and stay at hand for the next check, where check after check over
+        every call would fetch them again. Every step is a pure function of the record and
+        these cached facts, so the order the calls are judged in changes no finding."""
+        self._together, self._judged = tuple(judges), None
+
+    def judged(self, judge: CallJudge) -> list[Finding]:
+        """``judge``'s findings over the run's calls, in call order (a new list); what it
+        raised (the first, at the call it met it) is raised again, as the check would have."""
+        if judge not in self._together:
+            return [found for found in (judge(call, self) for call in self.run.calls) if found is not None]
+        if self._judged is None:
+            self._judged = self._judge_calls()
+        result = self._judged[judge]
+        if isinstance(result, Exception):
+            raise result
+        return list(result)  # the check's own list, to extend as it likes
+
+    def _judge_calls(self) -> dict[CallJudge, list[Finding] | Exception]:
+        results: dict[CallJudge, list[Finding] | Exception] = {judge: [] for judge in self._together}
+        judges = list(self._together)
+        for call in self.run.calls:
+            for judge in judges:
+                try:
+                    found = judge(call, self)
+                except Exception as exc:  # raised again by ``judged``, where the check runs
+                    results[judge] = exc
+                    judges = [other for other in judges if other is not judge]
+                    continue
+                if found is not None:
+                    results[judge].append(found)  # type: ignore[union-attr]  # an Exception left judges
+        return results
 
     def assembled(self, current: ModelRound) -> Assembled:
         """What the turn's recorded stream events assemble to (the live assembler's view)."""
@@ -126,6 +186,15 @@ class RunFacts:
             items = self.input_items(current, ADDITIONAL_TOOLS) if current is not None else None
             self._declared[turn] = {**loaded, **offered_by_alias(tools, items)}  # declared, added, or loaded
         return self._declared[turn].get(alias) if isinstance(alias, str) else None
+
+    def lists_tools(self, turn: int) -> bool:
+        """Whether turn ``turn``'s request body has a ``tools`` list (read once per turn)."""
+        found = self._lists_tools.get(turn)
+        if found is None:
+            current = self.run.round(turn)
+            found = current is not None and isinstance(current.body.get("tools"), list)
+            self._lists_tools[turn] = found
+        return found
 
     def input_items(self, current: ModelRound, kind: str) -> list[dict[str, Any]]:
         """The items of type ``kind`` in the request's ``input``, in order (what the stages'
@@ -211,6 +280,43 @@ class RunFacts:
             self._outcomes[key] = rebuild_outcome(call, exchange, output_schema=schema, trace=self.task(call))
         return self._outcomes[key]
 
+    def verdict(self, call: CallTrace) -> Verdict | None:
+        """``outcome(call).verdict`` (None when there is no outcome), the class and words the
+        checks judge. A plain result (no task, no chain given up on, no outputSchema it does
+        not surely keep) is classified by its content and its tool's schema alone, so calls
+        with equal results share one verdict, classified once by the live path's function."""
+        key = id(call)
+        if key in self._verdicts:
+            return self._verdicts[key]
+        plain = self._plain_result(call)
+        found = self._by_result.get(plain) if plain is not None else None
+        if found is None:
+            outcome = self.outcome(call)
+            found = outcome.verdict if outcome is not None else None
+            if plain is not None and found is not None and self._kept(call):
+                self._by_result[plain] = found
+        self._verdicts[key] = found
+        return found
+
+    def _plain_result(self, call: CallTrace) -> tuple[bytes, int] | None:
+        """The content of the call's result and the identity of its tool's outputSchema
+        when ``outcome`` classifies the call by those alone (``outcome_from_exchange``:
+        ``exchange_verdict`` reads the result and the schema only), else None."""
+        exchange = self.exchange(call)
+        if type(exchange) is not Exchange or exchange.error is not None or exchange.method == READ_RESOURCE:
+            return None
+        result = exchange.result
+        if type(result) is not dict or self.task(call) is not None or input_required(exchange) is not None:
+            return None  # a task's answer, or a chain given up on: rebuild_outcome's other ways
+        content = result_key(result)
+        return (content, id(self.output_schema_of(call))) if content is not None else None
+
+    def _kept(self, call: CallTrace) -> bool:
+        """Whether the call's result was classified as with no schema (none, or one it surely
+        keeps: ``outcome``), so its verdict holds for every equal result under that schema."""
+        schema = self.output_schema_of(call)
+        return schema is None or self._surely_kept(schema, self.exchange(call))
+
     def _surely_kept(self, schema: Any, exchange: Exchange | MalformedAnswer | str | None) -> bool:
         """Whether the exchange's structuredContent surely keeps ``schema`` (``simple_schema``):
         then the live path's output check finds nothing, so it need not run."""
@@ -223,13 +329,28 @@ class RunFacts:
         """The function_call_output the call must have produced (None if not derivable)."""
         key = id(call)
         if key not in self._expected:
-            outcome = self.outcome(call)
-            refusals = [r for d in call.duplicates if (r := rebuild_outcome(d, None)) is not None]
-            declared = self.declared(call.turn, call.alias)
-            structured = isinstance(declared, dict) and "output_schema" in declared
-            self._expected[key] = (None if outcome is None
-                                   else expected_item(outcome, self.run, refusals, structured=structured))
+            self._expected[key] = self._expected_item(call)
         return self._expected[key]
+
+    def _expected_item(self, call: CallTrace) -> dict[str, Any] | None:
+        verdict = self.verdict(call)
+        refusals = [r for d in call.duplicates if (r := rebuild_outcome(d, None)) is not None]
+        declared = self.declared(call.turn, call.alias)
+        structured = isinstance(declared, dict) and "output_schema" in declared
+        if verdict is None:
+            return None
+        shared = rendering_key(verdict, structured)
+        text = self._renderings.get(shared) if shared is not None else None
+        if text is not None and call.call_id:  # another call's equal result, rendered already
+            return feedback_item(call.call_id, with_refusals(text, refusals))
+        outcome = self.outcome(call)
+        if outcome is None:
+            return None
+        output = expected_output(outcome, self.run, structured=structured)
+        if shared is not None and isinstance(output, str):
+            self._renderings[shared] = output  # a text: immutable, shared by calls' items
+        assert outcome.call_id is not None
+        return feedback_item(outcome.call_id, with_refusals(output, refusals))
 
 
 def stream_events(current: ModelRound) -> list[StreamEvent]:

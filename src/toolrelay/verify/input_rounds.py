@@ -23,16 +23,18 @@ _RETRY_KEYS: Final = ("inputResponses", "requestState")
 
 def chain_problem(call: CallTrace) -> tuple[str, Event | None] | None:
     """Why the call's rounds are no valid chain (and the request that breaks it), or None."""
-    if not call.input_rounds or not call.mcp_requests:
+    rounds = call.input_rounds
+    if not rounds or not call.mcp_requests:
         return None
-    chain = [request for request, _ in call.input_rounds] + [call.mcp_requests[0]]
-    first = _params(chain[0])
-    sent = [key for key in _RETRY_KEYS if key in first]
-    if sent:
-        return (f"its first tools/call (mcp id {_id(chain[0])}) carries {' and '.join(sent)} "
-                "no server asked for"), chain[0]
+    first_request = rounds[0][0]
+    first = _params(first_request)
+    if "inputResponses" in first or "requestState" in first:
+        sent = [key for key in _RETRY_KEYS if key in first]
+        return (f"its first tools/call (mcp id {_id(first_request)}) carries {' and '.join(sent)} "
+                "no server asked for"), first_request
     seen: set[str] = set()
-    for number, ((request, answer), retry) in enumerate(zip(call.input_rounds, chain[1:], strict=True), 1):
+    for number, (request, answer) in enumerate(rounds, 1):
+        retry = rounds[number][0] if number < len(rounds) else call.mcp_requests[0]
         seen.add(repr(_id(request)))
         problem = _retry_problem(number, first, message_of(answer).get("result") or {}, retry, seen)
         if problem is not None:
@@ -50,8 +52,10 @@ def rounds_said(call: CallTrace) -> str:
 
 def _retry_problem(number: int, first: dict[str, Any], asked: dict[str, Any], retry: Event,
                    seen: set[str]) -> str | None:
-    params, mcp_id = _params(retry), _id(retry)
-    problem = _retry_fault(number, first, asked, params, repr(mcp_id) in seen)
+    message = message_of(retry)
+    params, mcp_id = message.get("params"), message.get("id")
+    given = params if isinstance(params, dict) else {}
+    problem = _retry_fault(number, first, asked, given, repr(mcp_id) in seen)
     return None if problem is None else f"the retry of round {number} (mcp id {mcp_id}) {problem}"
 
 
@@ -64,11 +68,12 @@ def _retry_fault(number: int, first: dict[str, Any], asked: dict[str, Any], para
     if params.get("name") != first.get("name") or not same_arguments:
         return "is not the original request: its tool name or arguments differ"
     wanted = asked.get("inputRequests")
-    wanted_keys = sorted(wanted) if isinstance(wanted, dict) else []
     given = params.get("inputResponses")
-    given_keys = sorted(given) if isinstance(given, dict) else []
-    if given_keys != wanted_keys:
-        return f"answers inputResponses {given_keys} but round {number} asked for {wanted_keys}"
+    if not (type(wanted) is dict and type(given) is dict and wanted.keys() == given.keys()):  # common: in C
+        wanted_keys = sorted(wanted) if isinstance(wanted, dict) else []
+        given_keys = sorted(given) if isinstance(given, dict) else []
+        if given_keys != wanted_keys:
+            return f"answers inputResponses {given_keys} but round {number} asked for {wanted_keys}"
     if "requestState" in asked and "requestState" not in params:
         return f"dropped the requestState round {number} gave"
     if "requestState" in asked and params["requestState"] != asked["requestState"]:

@@ -19,30 +19,32 @@ from typing import Any
 from ..client.host.input_required import input_required
 from ..protocol.mcp import READ_RESOURCE
 from ..relay.stages.optional_nulls import strip_optional_nulls
-from ..relay.stages.result import CallOutcome
+from ..relay.stages.result import Verdict
 from .evidence import call_finding
 from .facts import RunFacts
 from .input_rounds import chain_problem, rounds_said
 from .jsonpath import excerpt, first_difference, json_equal
 from .outcomes import ANSWERED, NEVER_SENT, MalformedAnswer
 from .record import CallTrace, RunRecord
+from .task_trace import answer_of
 from .verdict import Finding
 
-__all__ = ["check_routing", "check_server", "tagged_for_another"]
+__all__ = ["check_routing", "check_server", "route_of_call", "server_of_call", "tagged_for_another"]
 
 
 def check_routing(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """routing: alias → (server, tool) as declared, arguments unchanged on the way."""
-    return [f for f in (_route(call, facts) for call in run.calls) if f is not None]
+    return facts.judged(route_of_call)
 
 
-def _route(call: CallTrace, facts: RunFacts) -> Finding | None:
+def route_of_call(call: CallTrace, facts: RunFacts) -> Finding | None:
+    """check_routing's finding about one call."""
     if not call.routed:
         return _not_routed(call, facts)
     routed = call.routed[0]
     target = f"{routed.get('server')}/{routed.get('tool')}"
     problem = _route_problem(call, routed, facts)
-    request = call.first("mcp_requests")
+    request = call.mcp_requests[0] if call.mcp_requests else None
     owner = None
     if problem is None and request is not None:
         problem = _request_problem(call, routed, request, facts)
@@ -107,25 +109,26 @@ def _not_routed(call: CallTrace, facts: RunFacts) -> Finding | None:
 def _route_problem(call: CallTrace, routed: dict[str, Any], facts: RunFacts) -> str | None:
     if len(call.routed) > 1:
         return f"routed {len(call.routed)} times"
-    if routed.get("alias") != call.alias:
-        return f"call_routed names alias {routed.get('alias')!r}, the model called {call.alias!r}"
-    if call.status == "unknown_tool":
+    alias = call.alias
+    if routed.get("alias") != alias:
+        return f"call_routed names alias {routed.get('alias')!r}, the model called {alias!r}"
+    outcome = call.outcome
+    if isinstance(outcome, dict) and outcome.get("status") == "unknown_tool":  # call.status
         return "routed, yet reported as an unknown tool"
     catalog = facts.catalog_at(routed["seq"])
-    declared = catalog.get("routes", {}).get(call.alias) if catalog else None
+    declared = catalog.get("routes", {}).get(alias) if catalog else None
     chosen = [routed.get("server"), routed.get("tool")]
     if catalog is not None and declared != chosen:
         return (
-            f"the declarations route {call.alias} to {_target(declared)}, the call went to {_target(chosen)}"
+            f"the declarations route {alias} to {_target(declared)}, the call went to {_target(chosen)}"
         )
     return (_undeclared(call, facts) or _namespace_problem(call, routed, catalog)
-            or _outcome_names(call, routed))
+            or _outcome_names(alias, outcome, chosen))
 
 
 def _undeclared(call: CallTrace, facts: RunFacts) -> str | None:
     """A call runs only a tool its turn's request declared."""
-    current = facts.run.round(call.turn)
-    if current is None or not isinstance(current.body.get("tools"), list):
+    if not facts.lists_tools(call.turn):
         return None
     if facts.declared(call.turn, call.alias) is not None or call.status == "refused_by_hook":
         return None  # refused before it ran (a tool no search loaded, say): nothing was sent
@@ -146,17 +149,16 @@ def _namespace_problem(call: CallTrace, routed: dict[str, Any], catalog: dict[st
             f"server {routed.get('server')}")
 
 
-def _outcome_names(call: CallTrace, routed: dict[str, Any]) -> str | None:
-    """The call_outcome must name the alias the model called and the route it took."""
-    outcome = call.outcome
+def _outcome_names(alias: Any, outcome: dict[str, Any] | None, chosen: list[Any]) -> str | None:
+    """The call_outcome (``outcome``) must name the alias the model called and the route it
+    took (``chosen``: the routed server and tool)."""
     if outcome is None:
         return None  # no outcome yet: the run stopped first
-    if outcome.get("alias") != call.alias:
-        return f"call_outcome names alias {outcome.get('alias')!r}, the model called {call.alias!r}"
-    said = (outcome.get("server"), outcome.get("tool"))
-    if said != (routed.get("server"), routed.get("tool")):
-        went = _target([routed.get("server"), routed.get("tool")])
-        return f"call_outcome names {_target(list(said))}, the call was routed to {went}"
+    if outcome.get("alias") != alias:
+        return f"call_outcome names alias {outcome.get('alias')!r}, the model called {alias!r}"
+    said = [outcome.get("server"), outcome.get("tool")]
+    if said != chosen:
+        return f"call_outcome names {_target(said)}, the call was routed to {_target(chosen)}"
     return None
 
 
@@ -247,7 +249,7 @@ def _expected_arguments(
     call: CallTrace, routed: dict[str, Any], request: dict[str, Any], facts: RunFacts
 ) -> Any:
     """The parsed value, null-stripped with the original rule when the tool was declared strict."""
-    parsed = call.first("parsed")
+    parsed = call.parsed[0] if call.parsed else None
     if parsed is None or parsed.get("error") is not None:
         return None
     value = parsed.get("arguments")
@@ -261,12 +263,15 @@ def _expected_arguments(
 
 def check_server(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """server_check: an execution is claimed only where an exchange was recorded."""
-    return [f for f in (_server(call, facts) for call in run.calls) if f is not None]
+    return facts.judged(server_of_call)
 
 
-def _server(call: CallTrace, facts: RunFacts) -> Finding | None:
-    requests, responses, status = call.mcp_requests, call.mcp_responses, call.status
-    outcome_event = call.first("outcomes")
+def server_of_call(call: CallTrace, facts: RunFacts) -> Finding | None:
+    """check_server's finding about one call."""
+    requests, responses, outcomes = call.mcp_requests, call.mcp_responses, call.outcomes
+    outcome_event = outcomes[0] if outcomes else None
+    recorded = outcome_event.get("outcome") if outcome_event is not None else None
+    status = recorded.get("status") if isinstance(recorded, dict) else None  # call.status, read once
     if len(requests) > 1:
         ids = ", ".join(str(r.get("message", {}).get("id")) for r in requests)
         return _bad(call, f"tools/call was sent {len(requests)} times (mcp ids {ids}): one call runs once",
@@ -281,7 +286,7 @@ def _server(call: CallTrace, facts: RunFacts) -> Finding | None:
     if status in NEVER_SENT:
         return _never_sent(call, status, outcome_event)
     if status in ANSWERED:
-        return _answered(call, facts, outcome_event)
+        return _answered(call, facts, outcome_event, status)
     answer = facts.answer(call)  # a task's creation is no answer: its tasks/result is
     if answer is not None:
         return _bad(call, f"recorded as {status}, yet the server answered the tools/call", outcome_event,
@@ -311,27 +316,29 @@ def _bad(call: CallTrace, message: str, *events: dict[str, Any] | None) -> Findi
     return call_finding(call, "server_check", False, f"{call.call_id}: {message}", "exchange", *events)
 
 
-def _answered(call: CallTrace, facts: RunFacts, outcome_event: dict[str, Any] | None) -> Finding:
-    missing = "tools/call request" if not call.mcp_requests else "answer" if not call.mcp_responses else None
-    if missing is None and facts.answer(call) is None:
+def _answered(call: CallTrace, facts: RunFacts, outcome_event: dict[str, Any] | None, status: str) -> Finding:
+    requests, responses = call.mcp_requests, call.mcp_responses
+    missing = "tools/call request" if not requests else "answer" if not responses else None
+    trace = facts.task(call)
+    if missing is None and answer_of(call, trace) is None:
         missing = "tasks/result answer"  # run as a task: created, but its result is not recorded
     if missing is not None:
         return _bad(
             call,
-            f"recorded as {call.status}, but no {missing} is recorded for it: nothing shows "
+            f"recorded as {status}, but no {missing} is recorded for it: nothing shows "
             "that a server ran the tool",
             outcome_event,
-            call.first("mcp_requests"),
+            requests[0] if requests else None,
         )
-    request, response = call.mcp_requests[0], call.mcp_responses[0]
+    request, response = requests[0], responses[0]
     exchange = facts.exchange(call)
-    if isinstance(exchange, MalformedAnswer) and call.status == "protocol_error":
+    if isinstance(exchange, MalformedAnswer) and status == "protocol_error":
         where = f"{request.get('server')} (connection {request.get('connection')})"
         said = f"answered mcp id {exchange.mcp_id} with a malformed answer (protocol error)"
         return call_finding(call, "server_check", True, f"{where} {said}: {excerpt(exchange.reason, 80)}",
                             "exchange", request, response)
     if isinstance(exchange, MalformedAnswer):
-        return _bad(call, f"recorded as {call.status}, yet the answer to mcp id {exchange.mcp_id} is not a "
+        return _bad(call, f"recorded as {status}, yet the answer to mcp id {exchange.mcp_id} is not a "
                           f"JSON-RPC response: {exchange.reason}", request, response)
     if isinstance(exchange, str) or exchange is None:
         return _bad(
@@ -341,15 +348,14 @@ def _answered(call: CallTrace, facts: RunFacts, outcome_event: dict[str, Any] | 
             request,
             response,
         )
-    outcome = facts.outcome(call)
+    outcome = facts.verdict(call)
     asks = outcome is not None and input_required(exchange) is not None
-    trace = facts.task(call)
     ran = f" as {trace.summary()}" if trace is not None else rounds_said(call)
     words = partial(_answered_said, request, exchange.mcp_id, ran, outcome, asks)  # made when shown
     return call_finding(call, "server_check", True, words, "exchange", request, response)
 
 
-def _answered_said(request: dict[str, Any], mcp_id: Any, ran: str, outcome: CallOutcome | None,
+def _answered_said(request: dict[str, Any], mcp_id: Any, ran: str, outcome: Verdict | None,
                    asks: bool) -> str:
     """The words of an answered call's finding (made when shown: verdict.Finding)."""
     said = "?" if outcome is None else _said(outcome.status, outcome.message, outcome.error_code)

@@ -24,7 +24,7 @@ from .jsonpath import excerpt, json_equal
 from .record import CallTrace, ModelRound, RunRecord, is_2xx
 from .verdict import Finding
 
-__all__ = ["check_answer", "check_parse", "check_rounds"]
+__all__ = ["check_answer", "check_parse", "check_rounds", "parse_of_call"]
 
 _ENDING_STATUSES = frozenset({"failed", "error", "aborted", "timeout", None})
 
@@ -138,7 +138,7 @@ def _answer(end: dict[str, Any], number: int, turn: ModelTurn | None) -> tuple[b
 
 def check_parse(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """parse: every call's arguments text parsed once, verbatim, to the live parser's value."""
-    findings = [_parse(call, facts) for call in run.calls]
+    findings: list[Finding | None] = [*facts.judged(parse_of_call)]
     findings.extend(
         Finding(
             link="parse",
@@ -155,7 +155,8 @@ def check_parse(run: RunRecord, facts: RunFacts) -> list[Finding]:
     return [finding for finding in findings if finding is not None]
 
 
-def _parse(call: CallTrace, facts: RunFacts) -> Finding | None:
+def parse_of_call(call: CallTrace, facts: RunFacts) -> Finding | None:
+    """check_parse's finding about one call."""
     later = call.routed or call.mcp_requests or call.outcomes or call.feedbacks or facts.sent_after(call)
     if not call.parsed:
         if not later:
@@ -200,32 +201,33 @@ def _parse_problem(call: CallTrace, parsed: dict[str, Any], facts: RunFacts) -> 
         return "the live reader finds no such function_call in the response"
     if parsed.get("alias") != function_call.alias:
         return f"call_parsed names {parsed.get('alias')!r}, the model called {function_call.alias!r}"
-    sent = call.item.get("arguments")
-    if not isinstance(sent, str) and parsed.get("error") is None:
+    sent, error = call.item.get("arguments"), parsed.get("error")
+    if not isinstance(sent, str) and error is None:
         return (
             f"the model's arguments is a JSON {json_type_name(sent)}, not JSON text (a string), "
             f"yet call_parsed records text {excerpt(parsed.get('arguments_text'))} parsed without error"
         )
-    if parsed.get("arguments_text") != function_call.arguments_text:
+    text = function_call.arguments_text
+    if parsed.get("arguments_text") != text:
         return (
             f"call_parsed records arguments text {excerpt(parsed.get('arguments_text'))}, the model "
-            f"sent {excerpt(function_call.arguments_text)}"
+            f"sent {excerpt(text)}"
         )
     expected: dict[str, Any] | ArgumentError = (
         ArgumentError(kind="json", message=function_call.problem)
         if function_call.problem
-        else parse_arguments(function_call.arguments_text)
+        else parse_arguments(text)
     )
     if isinstance(expected, ArgumentError):
-        if parsed.get("error") != expected.message:
+        if error != expected.message:
             return (
                 f"the text does not parse ({expected.message}), but call_parsed records "
-                f"{excerpt(parsed.get('arguments'))} (error {parsed.get('error')!r})"
+                f"{excerpt(parsed.get('arguments'))} (error {error!r})"
             )
         return None
-    if parsed.get("error") is not None or not json_equal(parsed.get("arguments"), expected):
+    if error is not None or not json_equal(parsed.get("arguments"), expected):
         return (
             f"the text parses to {excerpt(expected)}, call_parsed records {excerpt(parsed.get('arguments'))}"
-            f" (error {parsed.get('error')!r})"
+            f" (error {error!r})"
         )
     return None

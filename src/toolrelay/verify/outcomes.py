@@ -14,8 +14,9 @@ rendering (``relay.stages.feedback.render_output``) gives, with the run's record
 
 from __future__ import annotations
 
+import marshal
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from ..client.host.input_required import input_required
 from ..client.refusals import malformed_answer_message
@@ -27,6 +28,7 @@ from ..protocol.tasks_ext import no_result_reason, settled_answer
 from ..relay.stages.feedback import (
     DEFAULT_MEDIA_BUDGET,
     DEFAULT_OUTPUT_BUDGET,
+    FeedbackOutput,
     feedback_item,
     render_output,
     with_refusals,
@@ -46,7 +48,8 @@ from .record import CallTrace, RunRecord
 from .task_trace import TaskTrace, answer_of
 
 __all__ = [
-    "ANSWERED", "NEVER_SENT", "MalformedAnswer", "expected_item", "rebuild_outcome", "recorded_exchange",
+    "ANSWERED", "NEVER_SENT", "MalformedAnswer", "RenderingKey", "expected_item", "expected_output",
+    "rebuild_outcome", "recorded_exchange", "rendering_key", "result_key",
 ]
 
 ANSWERED = frozenset({"ok", "tool_error", "invalid_output", "protocol_error"})
@@ -55,6 +58,8 @@ NEVER_SENT = frozenset(
     {"invalid_arguments", "unknown_tool", "not_approved", "refused_by_hook", "duplicate_call_id"}
 )
 """Classes of calls that must never reach a server."""
+_RENDERED_BY_RESULT: Final = frozenset({"ok", "tool_error"})
+"""Classes whose rendering is the result's alone (the marker is the class's): ``expected_item``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,14 +201,41 @@ def expected_item(
     """The function_call_output the run's own rendering gives for ``outcome``, followed by
     the ``refusals`` of function_calls that reused its call_id (``structured``: the request
     declared its tool with ``output_schema``)."""
+    assert outcome.call_id is not None
+    return feedback_item(outcome.call_id, with_refusals(expected_output(outcome, run, structured=structured),
+                                                        refusals or []))
+
+
+def expected_output(outcome: CallOutcome, run: RunRecord, *, structured: bool = False) -> FeedbackOutput:
+    """``render_output`` of ``outcome`` with the run's recorded budgets."""
     start = run.run_start or {}
     budget, media_budget = start.get("output_budget"), start.get("media_budget")
     multimodal = start.get("multimodal", True)
-    output = render_output(
+    return render_output(
         outcome,
         budget=budget if isinstance(budget, int) else DEFAULT_OUTPUT_BUDGET,
         media_budget=media_budget if isinstance(media_budget, int) else DEFAULT_MEDIA_BUDGET,
         multimodal=multimodal is not False, structured=structured,
     )
-    assert outcome.call_id is not None
-    return feedback_item(outcome.call_id, with_refusals(output, refusals or []))
+
+
+RenderingKey = tuple[str, bool, bytes]
+
+
+def rendering_key(verdict: Verdict, structured: bool) -> RenderingKey | None:
+    """What a success's or a tool error's rendering rests on besides the run's budgets: its
+    class and its result, by content (``render_feedback`` reads nothing else of such an
+    outcome), so calls with the same result can share one rendering; None: render it anew."""
+    status, result = verdict.status, verdict.result
+    key = result_key(result) if status in _RENDERED_BY_RESULT and type(result) is dict else None
+    return (status, structured, key) if key is not None else None
+
+
+def result_key(result: dict[str, Any]) -> bytes | None:
+    """A result by content: version 2 writes no back-references, so equal JSON values give
+    equal bytes (``jsonpath._dump``), and bytes tell true from 1; None for a value no
+    transcript holds (not JSON), which is then judged on its own."""
+    try:
+        return marshal.dumps(result, 2)
+    except ValueError:
+        return None

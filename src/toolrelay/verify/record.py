@@ -132,6 +132,8 @@ class CallTrace:
 
     _alias: tuple[dict[str, Any], Any] | None = field(default=None, compare=False, repr=False)
     """The item ``alias`` was last read from, and what it read (every check asks for it)."""
+    _ids: tuple[Event | None, Any, Any] | None = field(default=None, compare=False, repr=False)
+    """The event ``finding_ids`` last read, and what it read (every finding about the call asks)."""
 
     @property
     def alias(self) -> Any:
@@ -146,6 +148,21 @@ class CallTrace:
             alias = namespaced_alias(namespace, name)
         self._alias = (item, alias)
         return alias
+
+    def finding_ids(self) -> tuple[Any, Any]:
+        """(server, mcp_id) a finding about the call carries: its first tools/call's, else
+        the server it was routed to and no MCP id."""
+        requests, routed = self.mcp_requests, self.routed
+        source = requests[0] if requests else routed[0] if routed else None
+        read = self._ids
+        if read is not None and read[0] is source:
+            return read[1], read[2]
+        if requests:
+            server, mcp_id = requests[0].get("server"), requests[0]["message"].get("id")
+        else:
+            server, mcp_id = (routed[0].get("server") if routed else None), None
+        self._ids = (source, server, mcp_id)
+        return server, mcp_id
 
     @property
     def outcome(self) -> dict[str, Any] | None:

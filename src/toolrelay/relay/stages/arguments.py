@@ -115,15 +115,20 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
+_DECODER: Final = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float,
+                                   parse_int=_bounded_int, object_pairs_hook=_unique_keys)
+"""``json.loads`` with these hooks, made once (``loads`` makes a decoder and its scanner
+for every text it is given)."""
+
+
 def parse_arguments(text: str) -> dict[str, Any] | ArgumentError:
     """The model's arguments text as an object, or why it is not one."""
     if not text.strip():
         return ArgumentError(kind="empty", message="arguments are empty: send a JSON object, for example {}")
     try:
-        value = json.loads(
-            text, parse_constant=_refuse_constant, parse_float=_finite_float,
-            parse_int=_bounded_int, object_pairs_hook=_unique_keys,
-        )
+        if text.startswith("\ufeff"):  # as json.loads refuses it
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        value = _DECODER.decode(text)
     except json.JSONDecodeError as error:
         return ArgumentError(kind="json", message=_decode_message(text, error))
     except _Refused as error:
@@ -133,7 +138,7 @@ def parse_arguments(text: str) -> dict[str, Any] | ArgumentError:
     if not isinstance(value, dict):
         message = f"arguments must be a JSON object, got {json_type_name(value)}: {_show(value)}"
         return ArgumentError(kind="not_object", message=message)
-    problem = _unsendable(value)
+    problem = None if _surely_sendable(text) else _unsendable(value)
     if problem is not None:
         return ArgumentError(kind="json", message=f"arguments are not usable: {problem}")
     return value
@@ -149,6 +154,14 @@ def _decode_message(text: str, error: json.JSONDecodeError) -> str:
         f"arguments are not valid JSON: {error.msg}: line {error.lineno} column {error.colno} "
         f"(character {error.pos}), near {_escape_surrogates(excerpt)}"
     )
+
+
+def _surely_sendable(text: str) -> bool:
+    """Whether the value ``text`` parses to surely passes ``_unsendable``, read off the text
+    in C: fewer brackets than the depth limit cannot nest past it, and a string holds a
+    surrogate only if the text has one or a ``\\u`` escape (which could spell one)."""
+    brackets = text.count("{") + text.count("[")
+    return brackets < MAX_ARGUMENT_DEPTH and "\\u" not in text and _SURROGATE.search(text) is None
 
 
 def _unsendable(value: dict[str, Any]) -> str | None:
