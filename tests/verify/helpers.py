@@ -12,6 +12,7 @@ import asyncio
 import copy
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -154,3 +155,18 @@ def run_cli(
 ) -> subprocess.CompletedProcess[str]:
     """``python -m toolrelay ARGS`` as a real subprocess."""
     return run([sys.executable, "-m", "toolrelay", *args], text=True, cwd=cwd, env=env, timeout=timeout)
+
+
+def edited_copies(
+    source: Path, folder: Path, count: int, rng: random.Random,
+    edit: Callable[[list[Event], random.Random], None],
+) -> Iterator[tuple[int, Path]]:
+    """``count`` copies of the transcript ``source`` in ``folder``, each with one ``edit``
+    made (seeded by ``rng``): the number of each and its path."""
+    original = [json.loads(line) for line in source.read_text().splitlines()]
+    for number in range(count):
+        events = copy.deepcopy(original)
+        edit(events, rng)
+        path = folder / f"edit-{number}.jsonl"
+        path.write_text("".join(json.dumps(event) + "\n" for event in events))
+        yield number, path

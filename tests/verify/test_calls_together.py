@@ -11,7 +11,6 @@ and a check that meets a value it cannot judge still names it as its own finding
 from __future__ import annotations
 
 import copy
-import json
 import random
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from toolrelay.verify.facts import RunFacts
 from toolrelay.verify.record import CallTrace
 from toolrelay.verify.verdict import Finding
 
-from .helpers import Event, model_body, tampered
+from .helpers import Event, edited_copies, model_body, tampered
 
 CALL_KINDS = ("call_parsed", "call_routed", "mcp_request", "mcp_response", "call_outcome", "feedback")
 ODD: list[Any] = [None, 0, 1.5, "", "x", [], {}, True, {"a": 1}, "call_offline_0002"]
@@ -74,13 +73,8 @@ def test_edited_calls_get_the_verdict_of_the_checks_one_by_one(
     name: str, run_named: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rng = random.Random(f"together-{name}")  # seeded: the same edits on every machine
-    original = [json.loads(line) for line in run_named(name).read_text().splitlines()]
     broken = 0
-    for number in range(EDITS):
-        events = copy.deepcopy(original)
-        _edit(events, rng)
-        path = tmp_path / f"edit-{number}.jsonl"
-        path.write_text("".join(json.dumps(event) + "\n" for event in events))
+    for number, path in edited_copies(run_named(name), tmp_path, EDITS, rng, _edit):
         try:
             run = load_run(path)
         except ToolrelayError:

@@ -25,7 +25,7 @@ from toolrelay.verify.explain import walk
 from toolrelay.view.build import build_trace
 from toolrelay.view.render import render_html
 
-from .helpers import Event, find, model_body, tampered, tool_call, verdict_of
+from .helpers import Event, edited_copies, find, model_body, tampered, tool_call, verdict_of
 
 SWEEP_EDITS = 300
 ODD_VALUES: list[Any] = [None, 0, -1, 1.5, "", "x", [], {}, True, [1], {"a": 1}, "call_offline_0001"]
@@ -120,13 +120,8 @@ def test_a_sweep_of_random_edits_never_crashes_verify_explain_or_view(
 ) -> None:
     rng = random.Random(f"toolrelay-{run}")  # seeded: the same edits on every machine
     source = run_named(run)
-    original = [json.loads(line) for line in source.read_text().splitlines()]
     outcomes = {"refused": 0, "broken": 0, "holds": 0}
-    for number in range(SWEEP_EDITS // 3):
-        events = copy.deepcopy(original)
-        _edit(events, rng)
-        path = tmp_path / f"edit-{number}.jsonl"
-        path.write_text("".join(json.dumps(event) + "\n" for event in events))
+    for _, path in edited_copies(source, tmp_path, SWEEP_EDITS // 3, rng, _edit):
         try:
             record = load_run(path)
         except ToolrelayError:
