@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from ..errors import UsageError, os_reason
+from ..protocol import json_fast
 from ..transcript.json_text import text_encoder
 
 __all__ = [
@@ -97,7 +98,7 @@ def read_results(path: Path) -> Iterator[TaskResult]:
             if not text.endswith("\n"):
                 return  # cut by a kill: the task is not finished
             try:
-                record = json.loads(text)
+                record = json_fast.loads(text)
             except json.JSONDecodeError:
                 continue
             if isinstance(record, dict) and isinstance(record.get("id"), str):

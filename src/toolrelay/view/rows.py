@@ -40,6 +40,7 @@ from ..events import (
     ServerStarting,
     UserTurnEvent,
 )
+from ..protocol import json_fast
 from ..protocol import responses as wire
 from ..protocol.chat import DIALECT as CHAT_DIALECT
 from ..protocol.responses import CANCELLED, FAILED, FUNCTION_CALL, FUNCTION_CALL_OUTPUT, INCOMPLETE, MESSAGE
@@ -209,7 +210,7 @@ def _model_stream(record: dict[str, Any]) -> Row:
 def stream_payload(record: dict[str, Any]) -> dict[str, Any]:
     """A ``model_stream`` record's data, parsed ({} when it is not a JSON object)."""
     try:
-        value = json.loads(record["data"]) if isinstance(record.get("data"), str) else None
+        value = json_fast.loads(record["data"]) if isinstance(record.get("data"), str) else None
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
