@@ -107,3 +107,9 @@ def verify_tampered(transcript: Path, tamper: Tamper, folder: Path, *more: str) 
     copied = folder / "tampered.jsonl"
     copied.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return verify(copied, *more)
+
+
+def broken_as(checked: Checked, said: str) -> None:
+    """``toolrelay verify`` (of a tampered copy) exited 1 and said ``said``."""
+    assert checked.returncode == 1, checked.stdout
+    assert said in checked.stdout, checked.stdout

@@ -22,7 +22,16 @@ from toolrelay.verify import verify as check
 from toolrelay.verify.explain import explain
 from toolrelay.view.rows import describe
 
-from .proxy_helpers import HERE, events, proxy_args, script_entry, verify, verify_tampered, write_config
+from .proxy_helpers import (
+    HERE,
+    broken_as,
+    events,
+    proxy_args,
+    script_entry,
+    verify,
+    verify_tampered,
+    write_config,
+)
 from .task_host import TaskHost
 
 QUICK = HERE / "quick_tasks.py"
@@ -153,10 +162,9 @@ def test_a_2026_07_28_hosts_tasks_are_recorded_with_its_era_and_held_to_it(
     def said_2025(lines: list[dict[str, Any]]) -> None:  # the task said to be a 2025 stdio host's
         next(e for e in lines if e["kind"] == "proxy_task")["host_version"] = "2025-11-25"
 
-    tampered = verify_tampered(transcript, said_2025, tmp_path)
-    assert tampered.returncode == 1
-    assert "no task of this host's stands for the upstream task it was answered from (a 2025 host's, and " \
-           "this is a 2026-07-28 host's request)" in tampered.stdout, tampered.stdout
+    broken_as(verify_tampered(transcript, said_2025, tmp_path),
+              "no task of this host's stands for the upstream task it was answered from (a 2025 host's, and "
+              "this is a 2026-07-28 host's request)")
 
     def older(lines: list[dict[str, Any]]) -> None:  # a transcript from before the era was recorded
         for line in lines:
@@ -212,16 +220,14 @@ def test_tasks_forgotten_past_the_cap_are_recorded_and_not_expected_in_the_list(
     def unrecorded(lines: list[dict[str, Any]]) -> None:  # as the proxy recorded it before: not at all
         lines[:] = [e for e in lines if e["kind"] != "proxy_task_forgotten"]
 
-    tampered = verify_tampered(transcript, unrecorded, tmp_path)
-    assert tampered.returncode == 1
-    assert f"left out: ['{seen['first'][0]}', '{seen['first'][1]}']" in tampered.stdout, tampered.stdout
+    broken_as(verify_tampered(transcript, unrecorded, tmp_path),
+              f"left out: ['{seen['first'][0]}', '{seen['first'][1]}']")
 
     def early(lines: list[dict[str, Any]]) -> None:  # a forgetting the proxy had no cause for
         next(e for e in lines if e["kind"] == "proxy_task_forgotten")["kept"] = 5000
 
-    tampered = verify_tampered(transcript, early, tmp_path)
-    assert tampered.returncode == 1
-    assert "the proxy held 2000 tasks then, fewer than the 5000 it keeps" in tampered.stdout, tampered.stdout
+    broken_as(verify_tampered(transcript, early, tmp_path),
+              "the proxy held 2000 tasks then, fewer than the 5000 it keeps")
 
 
 # -- what an upstream asks while no request of the host's about the task is pending ----------
@@ -270,17 +276,15 @@ def test_an_upstream_ask_while_no_host_request_of_the_task_is_pending_is_tagged_
         reply = next(e for e in lines if e["kind"] == "mcp_reply")
         reply["message"]["result"]["content"]["colour"] = "red"
 
-    tampered = verify_tampered(transcript, other_answer, tmp_path)
-    assert tampered.returncode == 1
-    assert "(its id 9000): what went upstream is not the host's answer" in tampered.stdout, tampered.stdout
+    broken_as(verify_tampered(transcript, other_answer, tmp_path),
+              "(its id 9000): what went upstream is not the host's answer")
 
     def other_task(lines: list[dict[str, Any]]) -> None:  # the upstream asked for another task of its own
         asked = next(e for e in lines if e["kind"] == "mcp_server_request")
         asked["message"]["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"] = "q-9"
 
-    tampered = verify_tampered(transcript, other_task, tmp_path)
-    assert tampered.returncode == 1
-    assert "its related-task meta does not name the task's upstream id 'q-1'" in tampered.stdout
+    broken_as(verify_tampered(transcript, other_task, tmp_path),
+              "its related-task meta does not name the task's upstream id 'q-1'")
 
 
 # -- a 2026-07-28 host's requestState: one the proxy never gave for the task is refused ------
@@ -331,18 +335,16 @@ def test_a_requeststate_the_proxy_never_gave_for_the_task_is_refused_and_verifie
                        and (e["message"].get("params") or {}).get("requestState") == seen["forged"])
         refused["message"]["params"]["requestState"] = f"{seen['task']}-state-1"
 
-    tampered = verify_tampered(transcript, given_state, tmp_path)
-    assert tampered.returncode == 1
-    assert f"refused requestState '{seen['task']}-state-1', which the proxy gave" in tampered.stdout
+    broken_as(verify_tampered(transcript, given_state, tmp_path),
+              f"refused requestState '{seen['task']}-state-1', which the proxy gave")
 
     def forged_taken(lines: list[dict[str, Any]]) -> None:  # a request taken with a state never given
         taken = [e for e in lines if e["kind"] == "proxy_host" and e["direction"] == "in"
                  and (e["message"].get("params") or {}).get("requestState") == f"{seen['task']}-state-1"]
         taken[-1]["message"]["params"]["requestState"] = seen["forged"]
 
-    tampered = verify_tampered(transcript, forged_taken, tmp_path)
-    assert tampered.returncode == 1
-    assert f"taken though requestState {seen['forged']!r} was never given" in tampered.stdout, tampered.stdout
+    broken_as(verify_tampered(transcript, forged_taken, tmp_path),
+              f"taken though requestState {seen['forged']!r} was never given")
 
 
 async def _asked_at_once(config: Path, transcript: Path) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from toolrelay.view.rows import describe
 
 from .proxy_helpers import (
     HERE,
+    broken_as,
     events,
     http_proxy,
     script_entry,
@@ -122,25 +123,22 @@ def test_two_servers_that_both_say_task_1_are_told_apart_by_the_proxys_task_ids(
                      and e["method"] == "tasks/result")
         asked["message"]["params"]["taskId"] = b
 
-    swapped = verify_tampered(transcript, swap_task, tmp_path)
-    assert swapped.returncode == 1
-    assert f"tasks/result of task '{b}': it is host None's task b/'task-1'" in swapped.stdout, swapped.stdout
+    broken_as(verify_tampered(transcript, swap_task, tmp_path),
+              f"tasks/result of task '{b}': it is host None's task b/'task-1'")
 
     def other_server(lines: list[dict[str, Any]]) -> None:  # A's task recorded as standing for b's task-1
         next(e for e in lines if e["kind"] == "proxy_task")["server"] = "b"
 
-    moved = verify_tampered(transcript, other_server, tmp_path)
-    assert moved.returncode == 1
-    assert "not the task 'task-1' of this host's the upstream created" in moved.stdout
+    broken_as(verify_tampered(transcript, other_server, tmp_path),
+              "not the task 'task-1' of this host's the upstream created")
 
     def changed_result(lines: list[dict[str, Any]]) -> None:
         answer = next(e for e in lines if e["kind"] == "proxy_host" and e["direction"] == "out"
                       and e["method"] == "tasks/result")
         answer["message"]["result"]["content"][0]["text"] = "counted 99 by A"
 
-    changed = verify_tampered(transcript, changed_result, tmp_path)
-    assert changed.returncode == 1
-    assert "the host's answer differs from the upstream answer it passes on" in changed.stdout
+    broken_as(verify_tampered(transcript, changed_result, tmp_path),
+              "the host's answer differs from the upstream answer it passes on")
 
     def status_elsewhere(lines: list[dict[str, Any]]) -> None:
         next(e for e in lines if e["kind"] == "proxy_task_status")["to_host"] = 2
@@ -151,9 +149,8 @@ def test_two_servers_that_both_say_task_1_are_told_apart_by_the_proxys_task_ids(
     def other_token(lines: list[dict[str, Any]]) -> None:
         next(e for e in lines if e["kind"] == "proxy_relayed")["host"]["progressToken"] = "theirs"
 
-    mistokened = verify_tampered(transcript, other_token, tmp_path)
-    assert mistokened.returncode == 1
-    assert "progress passed on without the host's own token, or altered" in mistokened.stdout
+    broken_as(verify_tampered(transcript, other_token, tmp_path),
+              "progress passed on without the host's own token, or altered")
 
 
 async def _asked_during_a_task(config: Path, transcript: Path) -> tuple[dict[str, Any], str, TaskHost]:
@@ -317,9 +314,8 @@ def test_two_http_hosts_at_once_each_see_only_their_own_tasks(two: Path, tmp_pat
         route.update(decision="forwarded", server="a", connection=task["connection"],
                      tool=task["upstream_task_id"])
 
-    tampered = verify_tampered(transcript, peek_answered, tmp_path)
-    assert tampered.returncode == 1
-    assert f"tasks/get of task '{one}': it is host 1's task a/'task-1'" in tampered.stdout, tampered.stdout
+    broken_as(verify_tampered(transcript, peek_answered, tmp_path),
+              f"tasks/get of task '{one}': it is host 1's task a/'task-1'")
 
 
 async def _lost(config: Path, transcript: Path) -> dict[str, Any]:

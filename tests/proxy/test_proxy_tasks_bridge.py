@@ -33,7 +33,16 @@ from toolrelay.verify import verify as check
 from toolrelay.verify.explain import explain
 from toolrelay.view.rows import describe
 
-from .proxy_helpers import events, http_proxy, proxy_args, script_entry, verify, verify_tampered, write_config
+from .proxy_helpers import (
+    broken_as,
+    events,
+    http_proxy,
+    proxy_args,
+    script_entry,
+    verify,
+    verify_tampered,
+    write_config,
+)
 from .task_host import HttpTaskHost, TaskHost
 
 RELATED = "io.modelcontextprotocol/related-task"
@@ -203,9 +212,7 @@ def test_a_tampered_bridged_task_is_rejected(config: Path, tmp_path: Path, tampe
                         and e["message"]["method"] == "tasks/cancel")
             sent["message"]["params"]["requestState"] = "ext-task-4-state-1"
 
-    tampered = verify_tampered(transcript, forge, tmp_path)
-    assert tampered.returncode == 1, tampered.stdout
-    assert said in tampered.stdout
+    broken_as(verify_tampered(transcript, forge, tmp_path), said)
 
 
 def test_an_http_host_is_asked_for_its_bridged_task_on_the_stream_of_its_tasks_result(
@@ -341,18 +348,16 @@ def test_a_2026_07_28_host_that_declares_the_extension_gets_the_proxys_task(tmp_
                and (e["message"].get("result") or {}).get("status") == "completed"]
         got[0]["message"]["result"]["result"]["content"][0]["text"] = "forged"
 
-    tampered = verify_tampered(transcript, forge, tmp_path)
-    assert tampered.returncode == 1
-    assert "the host's task state is not the upstream task state it rests on" in tampered.stdout
+    broken_as(verify_tampered(transcript, forge, tmp_path),
+              "the host's task state is not the upstream task state it rests on")
 
     def changed_answer(lines: list[dict[str, Any]]) -> None:  # the host's answer, changed on its way up
         sent = next(e for e in lines if e["kind"] == "mcp_request"
                     and e["message"]["method"] == "tasks/update")
         sent["message"]["params"]["inputResponses"]["name-1"]["content"]["name"] = "Mallory"
 
-    tampered = verify_tampered(transcript, changed_answer, tmp_path)
-    assert tampered.returncode == 1
-    assert "input responses ['name-1'] went upstream changed" in tampered.stdout
+    broken_as(verify_tampered(transcript, changed_answer, tmp_path),
+              "input responses ['name-1'] went upstream changed")
 
 
 def _post(client: httpx.Client, url: str, number: int, method: str, params: dict[str, Any]
@@ -449,19 +454,16 @@ def test_a_2025_host_that_never_asks_for_the_result_has_its_task_cancelled_upstr
     assert f"the proxy gave up on task {seen['task']}, its host gave no answer" in explain(run, check(run))
     rows = [describe(event, 0.0).label for event in events(transcript)]
     assert f"task {seen['task']} given up: tasks/cancel to x#1 task ext-task-1" in rows
-    tampered = verify_tampered(transcript, _drop_cancel, tmp_path)
-    assert tampered.returncode == 1, tampered.stdout
-    assert "no upstream tasks/cancel recorded for it" in tampered.stdout
+    broken_as(verify_tampered(transcript, _drop_cancel, tmp_path), "no upstream tasks/cancel recorded for it")
 
     def stale(lines: list[dict[str, Any]]) -> None:  # the cancel echoing an older requestState
         sent = next(e for e in lines if e["kind"] == "mcp_request"
                     and e["message"]["method"] == "tasks/cancel")
         sent["message"]["params"]["requestState"] = "ext-task-1-state-1"
 
-    tampered = verify_tampered(transcript, stale, tmp_path)
-    assert tampered.returncode == 1, tampered.stdout
-    assert "given up (its host gave no answer to its input request within --input-wait 0.5s): the upstream " \
-           "tasks/cancel did not echo the latest requestState ('ext-task-1-state-1'" in tampered.stdout
+    broken_as(verify_tampered(transcript, stale, tmp_path),
+              "given up (its host gave no answer to its input request within --input-wait 0.5s): the "
+              "upstream tasks/cancel did not echo the latest requestState ('ext-task-1-state-1'")
 
 
 async def _never_updates(config: Path, transcript: Path) -> dict[str, Any]:
@@ -489,9 +491,7 @@ def test_a_2026_07_28_host_that_never_answers_its_tasks_input_has_it_cancelled_u
     assert [c["taskId"] for c in _upstream_cancels(transcript)] == ["ext-task-1"]
     checked = verify(transcript, "--all")
     assert checked.returncode == 0, checked.stdout
-    tampered = verify_tampered(transcript, _drop_cancel, tmp_path)
-    assert tampered.returncode == 1, tampered.stdout
-    assert "no upstream tasks/cancel recorded for it" in tampered.stdout
+    broken_as(verify_tampered(transcript, _drop_cancel, tmp_path), "no upstream tasks/cancel recorded for it")
 
 
 @pytest.mark.parametrize("tool", ["x__ask", "x__forever"])
@@ -657,9 +657,7 @@ def test_a_tampered_2025_servers_bridged_task_is_rejected(old_config: Path, tmp_
                                                          said: str) -> None:
     transcript = tmp_path / "proxy.jsonl"
     asyncio.run(_modern_on_2025(old_config, transcript))
-    tampered = verify_tampered(transcript, tamper, tmp_path)
-    assert tampered.returncode == 1
-    assert said in tampered.stdout, tampered.stdout
+    broken_as(verify_tampered(transcript, tamper, tmp_path), said)
 
 
 async def _polled_through_its_end(config: Path, transcript: Path) -> list[dict[str, Any]]:
@@ -957,14 +955,12 @@ def test_a_2025_servers_task_that_ended_as_it_was_made_is_said_completed_with_it
     assert created["result"]["content"][0]["text"] == "counted 0 by A"
     checked = verify(transcript, "--all")
     assert checked.returncode == 0, checked.stdout
-    tampered = verify_tampered(transcript, lambda lines: _host_answers(lines, "tools/call", "completed")[0]
-                               .pop("result"), tmp_path)
-    assert tampered.returncode == 1, tampered.stdout
-    assert "the host was told its task completed without its result" in tampered.stdout
+    broken_as(verify_tampered(transcript, lambda lines: _host_answers(lines, "tools/call", "completed")[0]
+                              .pop("result"), tmp_path),
+              "the host was told its task completed without its result")
 
     def forged(lines: list[dict[str, Any]]) -> None:  # an end the upstream's tasks/result did not give
         _host_answers(lines, "tools/call", "completed")[0]["result"]["content"][0]["text"] = "forged"
 
-    tampered = verify_tampered(transcript, forged, tmp_path)
-    assert tampered.returncode == 1, tampered.stdout
-    assert "the host's task state is not the upstream task state it rests on" in tampered.stdout
+    broken_as(verify_tampered(transcript, forged, tmp_path),
+              "the host's task state is not the upstream task state it rests on")
