@@ -34,6 +34,15 @@ def stream_event(index: int) -> ModelStreamEvent:
     return ModelStreamEvent(turn=1, attempt=1, index=index, event="response.output_text.delta", data=data)
 
 
+async def seconds_until_on_disk(path: Path, kinds: list[str], started: float, what: str) -> float:
+    """Seconds from ``started`` until ``path`` holds events of ``kinds``; fails after 10 s."""
+    deadline = started + 10
+    while on_disk(path) != kinds:
+        assert time.monotonic() < deadline, f"{what} never reached the disk"
+        await asyncio.sleep(FLUSH_INTERVAL / 10)
+    return time.monotonic() - started
+
+
 def writer_on(path: Path, *, grouped: bool = False) -> tuple[EventStream, TranscriptWriter]:
     events = EventStream()
     writer = TranscriptWriter(path, "run-1", grouped=grouped)
@@ -90,11 +99,8 @@ def test_stream_events_reach_the_disk_within_the_flush_interval_when_nothing_fol
         events.emit(stream_event(0))
         started = time.monotonic()
         events.emit(stream_event(1))
-        deadline = started + 10
-        while on_disk(path) != ["model_stream", "model_stream"]:  # a stalled stream: no other event comes
-            assert time.monotonic() < deadline, "the stream events never reached the disk"
-            await asyncio.sleep(FLUSH_INTERVAL / 10)
-        waited = time.monotonic() - started
+        # a stalled stream: no other event comes
+        waited = await seconds_until_on_disk(path, ["model_stream"] * 2, started, "the stream events")
         writer.close()
         return waited
 
@@ -143,11 +149,7 @@ def test_a_grouped_writer_puts_what_came_in_on_disk_within_the_flush_interval(tm
         events, writer = writer_on(path, grouped=True)
         started = time.monotonic()
         events.emit(mcp("mcp_response", "in", 7))  # then nothing: a model that takes its time
-        deadline = started + 10
-        while on_disk(path) != ["mcp_response"]:
-            assert time.monotonic() < deadline, "the answer never reached the disk"
-            await asyncio.sleep(FLUSH_INTERVAL / 10)
-        waited = time.monotonic() - started
+        waited = await seconds_until_on_disk(path, ["mcp_response"], started, "the answer")
         writer.close()
         return waited
 
