@@ -31,7 +31,8 @@ from typing import Any, Final
 from ..errors import UsageError
 from . import json_fast
 
-__all__ = ["MAX_DEPTH", "RECORD_DEPTH", "JsonTooDeep", "clip_depth", "load_file", "loads", "nested_too_deep"]
+__all__ = ["MAX_DEPTH", "RECORD_DEPTH", "JsonTooDeep", "clip_depth", "load_file", "loads", "nested_too_deep",
+           "opening_brackets"]
 
 MAX_DEPTH: Final = 512
 """Nesting allowed in JSON read from outside (arrays and objects count, the top one is 1)."""
@@ -88,10 +89,12 @@ def nested_too_deep(value: Any, text: str | bytes | bytearray, max_depth: int = 
     """Whether ``value``, decoded from ``text``, nests deeper than ``max_depth``."""
     # each level takes an opening and a closing bracket: a short text cannot be too deep,
     # nor one with fewer opening brackets than levels (counted in C, strings and all)
-    return len(text) > 2 * max_depth and _openings(text) > max_depth and _deeper_than(value, max_depth)
+    return len(text) > 2 * max_depth and opening_brackets(text) > max_depth and _deeper_than(value, max_depth)
 
 
-def _openings(text: str | bytes | bytearray) -> int:
+def opening_brackets(text: str | bytes | bytearray) -> int:
+    """How many arrays and objects a JSON text opens at most (counted in C, strings and all):
+    it nests no deeper than that."""
     if isinstance(text, str):
         return text.count("[") + text.count("{")
     return text.count(b"[") + text.count(b"{")

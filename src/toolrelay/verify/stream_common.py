@@ -25,7 +25,7 @@ import re
 from json.encoder import encode_basestring
 from typing import Any, Final
 
-from ..protocol.json_depth import MAX_DEPTH, nested_too_deep
+from ..protocol.json_depth import nested_too_deep
 from ..protocol.responses import (
     FUNCTION_CALL,
     FUNCTION_CALL_ARGUMENTS_DELTA,
@@ -101,7 +101,7 @@ def _opening(current: ModelRound, position: int, base: int, shell: tuple[dict[st
     if shell is not None and name in RETRY_SAFE_STREAM_EVENTS and type(data) is str:
         value, text = shell
         if data == f'{{"type":"{name}","sequence_number":{number},"response":{text}}}':
-            return _brackets(data) <= MAX_DEPTH or not nested_too_deep({"response": value}, data)
+            return not nested_too_deep({"response": value}, data)
     payload = current.shown(position).payload
     return (payload is not None and payload.get("type") in RETRY_SAFE_STREAM_EVENTS
             and _numbered(payload.get("sequence_number"), number))
@@ -170,15 +170,9 @@ def _recorded_text(current: ModelRound, event: dict[str, Any], number: int) -> d
         text = f'{{"type":"{name}","sequence_number":{number},"response":{_EXACT(recorded)}}}'
     except (ValueError, RecursionError):  # NaN, a huge int, or too deep: parsed as ever
         return None
-    if data != text or (_brackets(data) > MAX_DEPTH and nested_too_deep({"response": recorded}, data)):
+    if data != text or nested_too_deep({"response": recorded}, data):
         return None
     return recorded
-
-
-def _brackets(text: str) -> int:
-    """How many arrays and objects a JSON text opens at most (no deeper than that: a cheap
-    bound, so most texts need no walk of their value)."""
-    return text.count("{") + text.count("[")
 
 
 def _has_output(response: dict[str, Any]) -> bool:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from ...protocol.json_depth import opening_brackets
 from .optional_nulls import strip_optional_nulls
 from .quick_check import Check, quick_check
 from .strict import json_type_name
@@ -160,8 +161,8 @@ def _surely_sendable(text: str) -> bool:
     """Whether the value ``text`` parses to surely passes ``_unsendable``, read off the text
     in C: fewer brackets than the depth limit cannot nest past it, and a string holds a
     surrogate only if the text has one or a ``\\u`` escape (which could spell one)."""
-    brackets = text.count("{") + text.count("[")
-    return brackets < MAX_ARGUMENT_DEPTH and "\\u" not in text and _SURROGATE.search(text) is None
+    return (opening_brackets(text) < MAX_ARGUMENT_DEPTH and "\\u" not in text
+            and _SURROGATE.search(text) is None)
 
 
 def _unsendable(value: dict[str, Any]) -> str | None:
