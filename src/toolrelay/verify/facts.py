@@ -46,7 +46,7 @@ from .simple_schema import SimpleSchemas
 from .task_trace import TaskTrace, answer_of, task_of
 from .verdict import Finding
 
-__all__ = ["CallJudge", "Listing", "RunFacts", "stream_events"]
+__all__ = ["CallJudge", "Listing", "RunFacts"]
 
 CallJudge = Callable[[CallTrace, "RunFacts"], Finding | None]
 """A per-call check's step: the finding about one call (None: nothing to say)."""
@@ -157,9 +157,7 @@ class RunFacts:
         """The turn's stream events as the assembler reads them, made once: each parses its
         data once (``StreamEvent.payload``), for the assembler and the stream checks alike."""
         if current.turn not in self._streams:
-            indexed = current.stream_events  # made by the indexer, which parsed some already
-            whole = len(indexed) == len(current.stream)
-            self._streams[current.turn] = indexed if whole else stream_events(current)
+            self._streams[current.turn] = current.stream_events  # the indexer's, some parsed already
         return self._streams[current.turn]
 
     def turn(self, number: int) -> ModelTurn | None:
@@ -351,16 +349,6 @@ class RunFacts:
             self._renderings[shared] = output  # a text: immutable, shared by calls' items
         assert outcome.call_id is not None
         return feedback_item(outcome.call_id, with_refusals(output, refusals))
-
-
-def stream_events(current: ModelRound) -> list[StreamEvent]:
-    """The round's ``model_stream`` records as the assembler's events."""
-    return [
-        StreamEvent(index=event["index"] if isinstance(event.get("index"), int) else -1,
-                    event=event.get("event") if isinstance(event.get("event"), str) else None,
-                    data=event["data"] if isinstance(event.get("data"), str) else "")
-        for event in current.stream
-    ]
 
 
 def _turn_of(entry: tuple[int, int, dict[str, Any]]) -> int:
