@@ -31,6 +31,9 @@ FAILING_SCRIPT: dict[str, Any] = {"turns": [
 
 BIG_TURNS = 10
 BIG_CALLS_PER_TURN = 100
+LONG_TURNS = 12
+WIDE_TEXT = "naïve café 😀 — 𝄞 ünïcödé\n"
+"""Characters beyond the BMP (two UTF-16 units in the page) and accented ones."""
 
 
 @pytest.fixture(scope="session")
@@ -64,6 +67,19 @@ def big_transcript(tmp_path_factory: pytest.TempPathFactory) -> Path:
              for n in range(BIG_CALLS_PER_TURN)]
     script = {"turns": [{"calls": calls} for _ in range(BIG_TURNS)] + [{"message": "read them all"}]}
     return real_run(folder, "read notes.txt a thousand times", script=script, max_turns=BIG_TURNS + 1)
+
+
+@pytest.fixture(scope="session")
+def long_replay_transcript(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Twelve turns of two reads in replay mode: every request carries the whole context
+    so far, and each output holds characters beyond the BMP."""
+    folder = tmp_path_factory.mktemp("long-replay-run")
+    write_notes(folder)
+    (folder / "wide.txt").write_text(WIDE_TEXT * 3, encoding="utf-8")
+    calls = [{"name": "fs__read_text_file", "arguments": {"path": "wide.txt"}},
+             {"name": "fs__read_text_file", "arguments": {"path": "notes.txt", "head": 2}}]
+    script = {"turns": [{"calls": calls} for _ in range(LONG_TURNS)] + [{"message": "read them 😀"}]}
+    return real_run(folder, "read both files again and again", script=script, max_turns=LONG_TURNS + 1)
 
 
 @pytest.fixture(scope="session")

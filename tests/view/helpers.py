@@ -148,3 +148,32 @@ def open_trace(context: Any, html: Path) -> OpenedPage:
 def screenshot(page: Any, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(path), full_page=True)
+
+
+def read_as_the_page_does(data: dict[str, Any]) -> dict[str, Any]:
+    """``trace.js``'s ``withDefaults`` and ``recordText`` in Python: every row, call and
+    stream group with its left-out fields back, every record's text joined again."""
+    data = json.loads(json.dumps(data))
+    defaults = data.pop("defaults")
+
+    def fill(item: dict[str, Any]) -> None:
+        for name, value in defaults[item["type"]].items():
+            item.setdefault(name, [] if isinstance(value, list) else value)
+        for row in item.get("rows", []) if item["type"] != "row" else []:
+            fill(row)
+
+    for group in data["groups"]:
+        for item in group["items"]:
+            fill(item)
+    data["records"] = {int(seq): _joined(data["records"], seq) for seq in data["records"]}
+    return data
+
+
+def _joined(records: dict[str, Any], seq: str) -> str:
+    entry = records[seq]
+    if isinstance(entry, str):
+        return entry
+    base_seq, head, tail, middle = entry
+    base = _joined(records, str(base_seq)).encode("utf-16-le", "surrogatepass")  # JavaScript's units
+    text = base[: 2 * head] + middle.encode("utf-16-le", "surrogatepass") + base[len(base) - 2 * tail:]
+    return text.decode("utf-16-le", "surrogatepass")

@@ -16,7 +16,7 @@ import pytest
 
 from toolrelay.verify import load_run, verify
 
-from .conftest import BIG_CALLS_PER_TURN, BIG_TURNS, EVIL_TEXT
+from .conftest import BIG_CALLS_PER_TURN, BIG_TURNS, EVIL_TEXT, WIDE_TEXT
 from .helpers import (
     ARTIFACTS,
     OpenedPage,
@@ -86,6 +86,22 @@ def test_clicking_an_arrow_shows_that_messages_exact_json(browser: Any, seed_tra
     assert json.loads(opened.page.text_content("#panel-json") or "") == call["message"]
     assert opened.page.text_content("#panel-where") == (
         f" · App → fs · #{call['seq']} · +{call['time'] - events[0]['time']:.3f} s")
+    _assert_clean(opened)
+
+
+def test_a_long_replay_runs_records_join_back_to_their_exact_json(browser: Any, long_replay_transcript: Path,
+                                                                 tmp_path: Path) -> None:
+    """The page holds each request as what changed against the one before it: opened last
+    to first (a cold chain each time) and first to last, every arrow shows its whole
+    message, characters beyond the BMP in place."""
+    opened = _page(browser, long_replay_transcript, tmp_path / "long.html")
+    events = read_events(long_replay_transcript)
+    shown = [e for e in message_events(events) if e["kind"] in ("model_request", "mcp_response")]
+    assert any(WIDE_TEXT.strip() in json.dumps(e.get("message"), ensure_ascii=False) for e in shown)
+    for event in [*reversed(shown), *shown]:
+        expected = event["body"] if event["kind"] == "model_request" else event["message"]
+        assert _panel_json(opened, event["seq"]) == expected, event["seq"]
+        assert opened.page.text_content("#panel-json") == json.dumps(expected, indent=2, ensure_ascii=False)
     _assert_clean(opened)
 
 

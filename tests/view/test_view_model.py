@@ -17,8 +17,8 @@ from toolrelay.view.model import CallGroup, Row, Trace
 from toolrelay.view.render import embed_json, render_html
 from toolrelay.view.rows import describe
 
-from .conftest import BIG_CALLS_PER_TURN, BIG_TURNS
-from .helpers import message_events, read_events
+from .conftest import BIG_CALLS_PER_TURN, BIG_TURNS, LONG_TURNS
+from .helpers import message_events, read_as_the_page_does, read_events
 
 
 def _trace(path: Path, verdict: Verdict | None = None) -> tuple[Trace, list[dict[str, Any]]]:
@@ -179,7 +179,27 @@ def test_the_page_inlines_everything(fixture: str, request: pytest.FixtureReques
 
 def test_the_embedded_data_is_every_field_of_the_trace(failing_transcript: Path) -> None:
     trace, _ = _trace(failing_transcript)
-    assert trace.to_dict() == dataclasses.asdict(trace)  # the same data, without asdict's deep copy
+    whole = dataclasses.asdict(trace)
+    del whole["record_keys"]  # what the page shares records by, not shown
+    assert read_as_the_page_does(trace.to_dict()) == whole  # the same data, without asdict's deep copy
+
+
+def test_a_long_replay_run_embeds_each_record_as_what_changed(long_replay_transcript: Path) -> None:
+    """Each request repeats the context so far: whole, the page's records would grow with
+    the square of the run; shared with the record before them, they stay near the
+    transcript's size, and join back to the exact texts."""
+    trace, events = _trace(long_replay_transcript)
+    data = trace.to_dict()
+    requests = [e["seq"] for e in events if e["kind"] == "model_request"]
+    assert len(requests) == LONG_TURNS + 1
+    assert all(isinstance(data["records"][seq], list) for seq in requests[1:])  # each shared
+    whole = len(embed_json([trace.records[seq] for seq in requests]))
+    assert len(embed_json([data["records"][seq] for seq in requests])) < whole / 5
+    assert len(embed_json(data["records"])) < long_replay_transcript.stat().st_size
+    assert read_as_the_page_does(data)["records"] == trace.records
+    last = next(e for e in reversed(events) if e["kind"] == "model_request")
+    assert json.loads(trace.records[last["seq"]]) == last["body"]
+    assert len(last["body"]["input"]) == 1 + 4 * LONG_TURNS  # the task, then each turn's calls and outputs
 
 
 @pytest.mark.parametrize("junk", ["garbage", None, [1, "two"], {"odd": True}, 7, True])

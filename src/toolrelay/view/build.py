@@ -66,6 +66,7 @@ def build_trace(
         lanes=_lanes(events),
         groups=groups,
         records={int(event.get("seq", 0)): _record_text(event) for event in events},
+        record_keys={int(event.get("seq", 0)): _record_key(event) for event in events},
         verdict=_verdict_note(verdict) if verdict is not None else None,
     )
 
@@ -88,6 +89,18 @@ def _record_text(event: dict[str, Any]) -> str:
     if event.get("kind") == ModelStreamEvent.kind and isinstance(event.get("data"), str):
         return str(event["data"])
     return _json_text(body_of(event))
+
+
+def _record_key(event: dict[str, Any]) -> str:
+    """What the page shares a record's text with: the record before it of the same kind
+    (of the same server and method for a JSON-RPC message, whose kind says its direction; of the same type for
+    a stream event), whose text is most like it."""
+    kind = str(event.get("kind"))
+    if kind in MCP_ROLES:
+        return f"{kind}|{event.get('server')}|{event.get('method')}"
+    if kind == ModelStreamEvent.kind:
+        return f"{kind}|{event.get('event')}"
+    return kind
 
 
 def _json_text(value: Any) -> str:

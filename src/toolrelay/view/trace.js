@@ -3,6 +3,7 @@
 // Recorded text only ever enters the page through textContent, never as markup.
 (() => {
   const data = JSON.parse(document.getElementById("trace-data").textContent);
+  withDefaults(data.groups);
   const laneIndex = new Map(data.lanes.map((lane, index) => [lane.key, index]));
   const laneTitle = new Map(data.lanes.map((lane) => [lane.key, lane.title]));
   const REPLIES = new Set(["model_response", "mcp_response", "mcp_reply", "mcp_unpaired"]);
@@ -13,6 +14,41 @@
   const openers = new Map();   // group key or "group/call_id" → function(open)
   const panel = document.getElementById("panel");
   let selected = null;
+
+  // A row, call or stream group leaves out the fields at their defaults (model.py _plain):
+  // put them back once, so the rest of the script reads every field.
+  function withDefaults(groups) {
+    const fill = (item) => {
+      for (const [name, value] of Object.entries(data.defaults[item.type] || {})) {
+        if (!(name in item)) item[name] = Array.isArray(value) ? [] : value;
+      }
+      if (item.type !== "row") for (const row of item.rows) fill(row);
+    };
+    for (const group of groups) for (const item of group.items) fill(item);
+  }
+
+  // A record is its text whole, or [base seq, head, tail, middle]: the text shares its
+  // first `head` and last `tail` UTF-16 units with the base's text (record_texts.py). A
+  // chain is joined from its nearest known text; every 32nd text on the way is kept, so
+  // opening a late record again, or one near it, walks a short chain.
+  const joined = new Map();
+  function recordText(seq) {
+    const chain = [];
+    let key = String(seq);
+    let entry = data.records[key];
+    while (Array.isArray(entry) && !joined.has(key)) {
+      chain.push([key, entry]);
+      key = String(entry[0]);
+      entry = data.records[key];
+    }
+    let text = joined.has(key) ? joined.get(key) : (typeof entry === "string" ? entry : "");
+    for (let i = chain.length - 1; i >= 0; i -= 1) {
+      const [own, [, head, tail, middle]] = chain[i];
+      text = text.slice(0, head) + middle + text.slice(text.length - tail);
+      if (i === 0 || i % 32 === 0) joined.set(own, text);
+    }
+    return text;
+  }
 
   function el(tag, className, text) {
     const node = document.createElement(tag);
@@ -291,7 +327,7 @@
     document.getElementById("panel-note").textContent = item.message
       ? "The exact message body, as recorded in the transcript:"
       : "The recorded event:";
-    document.getElementById("panel-json").textContent = indentJson(data.records[String(item.seq)] ?? "");
+    document.getElementById("panel-json").textContent = indentJson(recordText(item.seq));
     panel.hidden = false;
     document.body.classList.add("panel-open");
   }
