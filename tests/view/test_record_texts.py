@@ -35,6 +35,18 @@ def test_shared_ends_agree_with_a_character_by_character_walk() -> None:
         assert shared_ends(before, after) == _shared_ends_slowly(before, after), (before, after)
 
 
+def test_long_texts_are_compared_block_by_block_to_the_same_answer() -> None:
+    chance = random.Random(2029)
+    for _ in range(200):
+        before = "".join(chance.choice("ab😀") for _ in range(chance.randint(0, 9000)))
+        cut = chance.randint(0, len(before))
+        keep = chance.randint(cut, len(before))
+        middle = "".join(chance.choice("ab😀") for _ in range(chance.randint(0, 5)))
+        after = before[:cut] + middle + before[keep:]
+        assert shared_ends(before, after) == _shared_ends_slowly(before, after)
+        assert shared_ends(after, before) == _shared_ends_slowly(after, before)
+
+
 @pytest.mark.parametrize(("before", "after", "ends"), [
     ("", "", (0, 0)), ("abc", "abc", (3, 0)), ("abc", "abcd", (3, 0)), ("abcd", "abc", (3, 0)),
     ("xabc", "abc", (0, 3)), ("aXa", "aa", (1, 1)), ("aa", "aXa", (1, 1)),  # never overlapping

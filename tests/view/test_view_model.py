@@ -202,6 +202,29 @@ def test_a_long_replay_run_embeds_each_record_as_what_changed(long_replay_transc
     assert len(last["body"]["input"]) == 1 + 4 * LONG_TURNS  # the task, then each turn's calls and outputs
 
 
+@pytest.mark.parametrize("junk", [2**70, "lone \ud800 surrogate", float("nan")])
+def test_values_the_fast_encoder_refuses_still_make_a_page(junk: Any, failing_transcript: Path) -> None:
+    """orjson writes the page's data; an integer beyond 64 bits or a lone surrogate (a
+    tampered transcript can hold either) takes json's way instead, and a NaN is written
+    as null (json's NaN would stop the page's JSON.parse)."""
+    events = read_events(failing_transcript)
+    for event in events:
+        if event["kind"] in ("mcp_request", "mcp_response"):
+            event["mcp_id"], event["elapsed"] = junk, junk
+    trace = build_trace(events)
+    page = render_html(trace)
+    page.encode("utf-8")  # what write_html writes
+    data = page.partition('id="trace-data">')[2].partition("</script>")[0]
+    drawn = json.loads(data)
+    call = next(row for group in drawn["groups"] for item in group["items"] if item["type"] == "call"
+                for row in item["rows"] if row["kind"] == "mcp_request")
+    if isinstance(junk, float):
+        assert call["elapsed"] is None and "NaN" not in data
+    else:
+        assert json.dumps(junk) in data  # as json writes it, escaped (the page is UTF-8)
+        assert read_as_the_page_does(drawn) == read_as_the_page_does(json.loads(embed_json(trace.to_dict())))
+
+
 @pytest.mark.parametrize("junk", ["garbage", None, [1, "two"], {"odd": True}, 7, True])
 def test_a_transcript_with_fields_of_the_wrong_type_still_draws(junk: Any, failing_transcript: Path) -> None:
     """A tampered transcript must render so the reader can see what is wrong with it."""

@@ -210,38 +210,52 @@ class Trace:
     def rows(self) -> list[Row]:
         return [row for group in self.groups for row in group.rows()]
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON the page embeds: rows without the fields they hold at their defaults
-        (``defaults``: the page puts them back) and each record as what changed against
-        the record before it of its key."""
+    def page_parts(self) -> dict[str, Any]:
+        """The JSON the page embeds, its rows, groups and notes still these dataclasses
+        (``page_value`` makes each plain): rows leave out the fields they hold at their
+        defaults (``defaults``: the page puts them back) and each record is written as what
+        changed against the record before it of its key."""
         return {
             "title": self.title,
-            "run": _plain(self.run),
-            "lanes": _plain(self.lanes),
-            "groups": _plain(self.groups),
+            "run": self.run,
+            "lanes": self.lanes,
+            "groups": self.groups,
             "records": page_records(self.records, self.record_keys),
-            "verdict": _plain(self.verdict),
+            "verdict": self.verdict,
             "defaults": _PAGE_DEFAULTS,
         }
 
+    def to_dict(self) -> dict[str, Any]:
+        """``page_parts`` as plain dicts and lists."""
+        plain: dict[str, Any] = {key: _plain(value) for key, value in self.page_parts().items()}
+        return plain
+
+
+def page_value(value: Any) -> Any:
+    """One of these dataclasses as the page's JSON holds it (for an encoder's ``default``:
+    its fields may be dataclasses again); anything else as text, as ``json.dumps``'s
+    ``default=str`` writes it."""
+    names = _FIELD_NAMES.get(type(value))
+    if names is None:
+        return str(value)
+    defaults = _DEFAULTS.get(type(value))
+    if defaults is None:
+        return {name: getattr(value, name) for name in names}
+    plain: dict[str, Any] = {}
+    for name in names:
+        field_value = getattr(value, name)
+        if name not in defaults or field_value != defaults[name]:
+            plain[name] = field_value
+    return plain
+
 
 def _plain(value: Any) -> Any:
-    """A tree of these dataclasses as JSON-ready dicts and lists. Leaves (strings, numbers,
-    the records' texts) are shared, not copied: ``dataclasses.asdict`` deep-copies every
-    one, which for a run of 200,000 events took longer than building the trace. A row, a
-    call or a stream group leaves out each field at its default: a 10,000-call run has
-    120,000 rows, most of them with no links, no detail, state ok."""
-    names = _FIELD_NAMES.get(type(value))
-    if names is not None:
-        defaults = _DEFAULTS.get(type(value))
-        if defaults is None:
-            return {name: _plain(getattr(value, name)) for name in names}
-        plain: dict[str, Any] = {}
-        for name in names:
-            field_value = getattr(value, name)
-            if name not in defaults or field_value != defaults[name]:
-                plain[name] = _plain(field_value)
-        return plain
+    """A tree of these dataclasses as JSON-ready dicts and lists (``page_value`` at each
+    dataclass). Leaves (strings, numbers, the records' texts) are shared, not copied:
+    ``dataclasses.asdict`` deep-copies every one, which for a run of 200,000 events took
+    longer than building the trace."""
+    if type(value) in _FIELD_NAMES:
+        return {name: _plain(field_value) for name, field_value in page_value(value).items()}
     if isinstance(value, list):
         return [_plain(item) for item in value]
     return value

