@@ -17,6 +17,9 @@ so far), not streamed, and toolrelay's own file server answers every call over s
             ``TranscriptWriter(request_bodies="full")``, every line whole, read by this tree:
             what the format alone buys, with today's checks on both sides.
 
+Each tree also draws its run once (``toolrelay view``'s load, verify, build and render in
+its first child): the page's size and CPU are printed, not a goal.
+
 Each verify is timed in a child process of its own (``run_child``), the median of a few
 passes of that process's CPU time; the rounds alternate the trees, and the table shows the
 medians over rounds. Goals (issue 29): ``now`` ≤ 1/10 of ``before``'s size and its verify
@@ -70,13 +73,22 @@ if mode == "run":  # make the transcript with this tree first
     result = asyncio.run(run_async("Read notes.txt many times", options))
     if result.status != "completed" or len(result.calls) != turns * calls:
         sys.exit(f"the run ended {result.status} with {len(result.calls)} calls: {result.reason}")
+draw = {}
+if mode == "run":  # and draw it once, as toolrelay view does: its page's size and CPU
+    from toolrelay.view.build import build_trace
+    from toolrelay.view.render import render_html
+    started = time.process_time()
+    record = load_run(path)
+    page = render_html(build_trace(record.events, verify(record), source=str(path))).encode("utf-8")
+    draw = {"draw_cpu": time.process_time() - started, "page": len(page)}
+    del record
 times, ok = [], False
 for _ in range(passes):
     started = time.process_time()
     verdict = verify(load_run(path))
     times.append(time.process_time() - started)
     ok = verdict.ok and verdict.finished
-print(json.dumps({"cpu": statistics.median(times), "ok": ok, "size": path.stat().st_size}))
+print(json.dumps({"cpu": statistics.median(times), "ok": ok, "size": path.stat().st_size, **draw}))
 '''
 
 
@@ -151,7 +163,7 @@ def main() -> int:
         for number in range(args.rounds):
             for name in rotated(list(sources), number):
                 record = child(sources[name], ["verify", str(paths[name]), str(args.passes)])
-                cpus[name].append(float(record["cpu"]))  # type: ignore[arg-type]
+                cpus[name].append(float(record["cpu"]))
                 clean = clean and bool(record["ok"])
         sizes = {name: path.stat().st_size for name, path in paths.items()}
     print(f"{'':8} {'size':>10} {'verify CPU':>12}   (median of {args.rounds} rounds × {args.passes} passes; "
@@ -159,6 +171,9 @@ def main() -> int:
     for name in sources:
         print(f"{name:8} {sizes[name] / 1e6:7.2f} MB {statistics.median(cpus[name]):10.3f} s   "
               f"rounds: {', '.join(f'{cpu:.3f}' for cpu in cpus[name])}")
+    for name, record in first.items():
+        print(f"{name:8} draws (toolrelay view, once): a {float(record['page']) / 1e6:.2f} MB page "
+              f"in {float(record['draw_cpu']):.2f} s of CPU")
     now_cpu = statistics.median(cpus["now"])
     print(f"now against whole (same code, format alone): 1/{sizes['whole'] / sizes['now']:.1f} of the size, "
           f"1/{statistics.median(cpus['whole']) / now_cpu:.1f} of the verify time (not a goal)")
