@@ -29,6 +29,7 @@ import io
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import compress
 from json.scanner import make_scanner
 from pathlib import Path
 from typing import Any, Final, cast
@@ -37,7 +38,7 @@ import orjson
 
 from ..errors import UsageError
 from ..events import ModelRequestEvent
-from ..protocol.json_depth import RECORD_DEPTH, loads, nested_too_deep
+from ..protocol.json_depth import RECORD_DEPTH, loads, nested_too_deep, opening_brackets
 from ..protocol.json_fast import integer_runs
 from .changes import apply_in_place
 from .delta import DELTA_FIELD, apply_delta
@@ -127,9 +128,11 @@ def _read_fast(data: bytes, source: Path) -> tuple[list[dict[str, Any]], set[Any
     lines = (data[:end] if cut_tail else data).split(b"\n")
     lines.pop()  # what follows the last newline
     careful = _long_integer_lines(data, end)
+    # the usual file: orjson's values as they come; else each line looked at closer (_parsed)
+    read = _parsed(lines, careful) if careful or _may_nest_too_deep(lines) else map(orjson.loads, lines)
     try:
-        events, runs = _rebuild(_parsed(lines, careful), source)
-    except _NotFast:
+        events, runs = _rebuild(read, source)
+    except (_NotFast, orjson.JSONDecodeError):
         return None
     except UsageError:  # a line that cannot be made whole; but a later one may be no event,
         try:           # and then the file is read as text, which names that line first
@@ -159,6 +162,13 @@ def _parsed(lines: list[bytes], careful: set[int]) -> Iterator[dict[str, Any]]:
         if len(line) > _LONG and nested_too_deep(event, line, RECORD_DEPTH):  # a shorter one cannot be
             raise _NotFast
         yield event
+
+
+def _may_nest_too_deep(lines: list[bytes]) -> bool:
+    """Whether a line may nest deeper than ``RECORD_DEPTH`` (``nested_too_deep``: it is long
+    and opens so many brackets; counted in C, on the long lines only)."""
+    long_lines = compress(lines, map(_LONG.__lt__, map(len, lines)))
+    return any(opening_brackets(line) > RECORD_DEPTH for line in long_lines)
 
 
 def _long_integer_lines(data: bytes, end: int) -> set[int]:
@@ -262,6 +272,9 @@ def _rebuild(read: Iterable[dict[str, Any]], source: Path) -> tuple[list[dict[st
     compact = False
     """A format 2 line was read: a line without run id has the one before it."""
     for event in read:
+        if (type(event) is not dict or type(event.get("kind")) is not str
+                or not isinstance(event.get("seq"), int)):  # a line orjson read (orjson makes no subclasses)
+            raise _NotFast
         if FORMAT_FIELD in event:
             compact = _format(event.pop(FORMAT_FIELD), event, source) >= 2
         if "run" in event:
