@@ -178,3 +178,16 @@ def test_a_rebuilt_message_takes_the_place_of_its_delta_among_the_fields(tmp_pat
                                                                          "_meta": {"progressToken": "b"}}}
     assert list(events[3]) == list(events[2])  # in the place of the message it held already
     assert events[3]["message"] is events[1]["message"]  # no change: the base's, shared
+
+
+def test_a_file_read_line_by_line_closer_is_made_whole_the_same(tmp_path: Path) -> None:
+    """Brackets in a string (a line that may nest too deep, and is not) send every line
+    through the closer look; the deltas are rebuilt as in the usual file."""
+    changes = '[[["id"], 2], [["params", "arguments", "head"], 5]]'
+    long_text = '{"seq": 4, "kind": "notice", "text": "' + "x" * 2000 + '"}'
+    usual = [FORMAT_2, BASE, _delta(3, 2, changes), long_text]
+    closer = [*usual[:3], usual[3].replace("x" * 2000, "[" * 2000)]
+    events = read_transcript(_write(tmp_path, "\n".join(usual) + "\n")).events
+    looked_closer = read_transcript(_write(tmp_path, "\n".join(closer) + "\n")).events
+    assert looked_closer[:3] == events[:3] and looked_closer[3]["text"] == "[" * 2000
+    assert events[2]["message"]["params"]["arguments"] == {"head": 5} and events[2]["run"] == "r"
