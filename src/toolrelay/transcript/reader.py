@@ -18,7 +18,9 @@ the run id of the line before it. A file of a newer format than this reader's is
 Each line is parsed by orjson, whose values are ``json.loads``'s (``json_fast``: a line
 that may hold an integer beyond 64 bits is parsed by ``json.loads``'s scanner). A file
 orjson cannot take line by line (a bad line, a CR, a blank or too deep line) is read as
-text with the stdlib scanner, as it always was, which names the bad line.
+text with the stdlib scanner, as it always was, which names the bad line. Each line is made
+whole as it comes from orjson (one pass); when a line cannot be made whole, every line is
+parsed first, so that a later unreadable line is still the one named.
 """
 
 from __future__ import annotations
