@@ -130,3 +130,64 @@ def test_an_integer_too_long_for_python_names_its_line(tmp_path: Path) -> None:
     said = _said(path)
     assert said.startswith(f"{path}:2 is not a JSON line: a number too long to read")
     assert "4300 digits" in said
+
+
+# Each line is made whole (message deltas, copies, the run id) right after it is parsed, in
+# one pass: a line that cannot be made whole must still not hide a later line that is no
+# JSON (or too deep), which the reading line by line names first, as it always did.
+BASE = ('{"seq": 2, "kind": "mcp_request", "server": "fs", "message": {"jsonrpc": "2.0", "id": 1, '
+        '"params": {"arguments": {"head": 1}, "_meta": {"progressToken": "a"}}}, "call_id": null}')
+
+
+def _delta(seq: int, of: int, changes: str) -> str:
+    return ('{"seq": ' + str(seq) + ', "kind": "mcp_request", "server": "fs", "message_delta": {"of": '
+            + str(of) + ', "set": ' + changes + '}, "call_id": "c", "elapsed": null}')
+
+
+FORMAT_2 = '{"seq": 1, "run": "r", "transcript_format": 2, "kind": "notice", "text": "start"}'
+
+
+def test_a_delta_that_cannot_apply_before_a_line_that_is_no_json_names_the_later_line(tmp_path: Path) -> None:
+    lines = [FORMAT_2, BASE, _delta(3, 9, "[]"), "not json"]
+    path = _write(tmp_path, "\n".join(lines) + "\n")
+    assert _said(path).startswith(f"{path}:4 is not a JSON line: ")
+    deep = '{"seq": 4, "kind": "notice", "deep": ' + "[" * RECORD_DEPTH + "]" * RECORD_DEPTH + "}"
+    path = _write(tmp_path, "\n".join([*lines[:3], deep]) + "\n")
+    assert _said(path).startswith(f"{path}:4 is not a JSON line: nested deeper than {RECORD_DEPTH} levels")
+    path = _write(tmp_path, "\n".join(lines[:3]) + "\n")  # alone, the delta is what is wrong
+    assert _said(path) == (f"{path}: event seq 3 (mcp_request) records its message as changes to a message "
+                           "the transcript does not hold before it")
+
+
+def test_a_long_integer_in_a_message_delta_and_its_base_reads_as_json_loads(tmp_path: Path) -> None:
+    big = "123456789012345678901234567890"
+    lines = [FORMAT_2, BASE.replace('"id": 1', '"id": ' + big),
+             _delta(3, 2, '[[["params", "arguments", "head"], ' + big + "]]")]
+    events = read_transcript(_write(tmp_path, "\n".join(lines) + "\n")).events
+    assert events[2]["message"]["id"] == events[2]["message"]["params"]["arguments"]["head"] == int(big)
+    assert events[1]["message"]["params"]["arguments"]["head"] == 1  # the base is not changed
+
+
+def test_a_rebuilt_message_takes_the_place_of_its_delta_among_the_fields(tmp_path: Path) -> None:
+    changes = '[[["id"], 2], [["params", "_meta", "progressToken"], "b"]]'
+    both = _delta(4, 2, "[]").replace('"message_delta"', '"message": null, "message_delta"')
+    lines = [FORMAT_2, BASE, _delta(3, 2, changes), both]
+    events = read_transcript(_write(tmp_path, "\n".join(lines) + "\n")).events
+    assert list(events[2]) == ["seq", "kind", "server", "message", "call_id", "elapsed", "run"]
+    assert events[2]["message"] == {"jsonrpc": "2.0", "id": 2, "params": {"arguments": {"head": 1},
+                                                                         "_meta": {"progressToken": "b"}}}
+    assert list(events[3]) == list(events[2])  # in the place of the message it held already
+    assert events[3]["message"] is events[1]["message"]  # no change: the base's, shared
+
+
+def test_a_file_read_line_by_line_closer_is_made_whole_the_same(tmp_path: Path) -> None:
+    """Brackets in a string (a line that may nest too deep, and is not) send every line
+    through the closer look; the deltas are rebuilt as in the usual file."""
+    changes = '[[["id"], 2], [["params", "arguments", "head"], 5]]'
+    long_text = '{"seq": 4, "kind": "notice", "text": "' + "x" * 2000 + '"}'
+    usual = [FORMAT_2, BASE, _delta(3, 2, changes), long_text]
+    closer = [*usual[:3], usual[3].replace("x" * 2000, "[" * 2000)]
+    events = read_transcript(_write(tmp_path, "\n".join(usual) + "\n")).events
+    looked_closer = read_transcript(_write(tmp_path, "\n".join(closer) + "\n")).events
+    assert looked_closer[:3] == events[:3] and looked_closer[3]["text"] == "[" * 2000
+    assert events[2]["message"]["params"]["arguments"] == {"head": 5} and events[2]["run"] == "r"

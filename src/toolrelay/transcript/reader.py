@@ -18,7 +18,9 @@ the run id of the line before it. A file of a newer format than this reader's is
 Each line is parsed by orjson, whose values are ``json.loads``'s (``json_fast``: a line
 that may hold an integer beyond 64 bits is parsed by ``json.loads``'s scanner). A file
 orjson cannot take line by line (a bad line, a CR, a blank or too deep line) is read as
-text with the stdlib scanner, as it always was, which names the bad line.
+text with the stdlib scanner, as it always was, which names the bad line. Each line is made
+whole as it comes from orjson (one pass); when a line cannot be made whole, every line is
+parsed first, so that a later unreadable line is still the one named.
 """
 
 from __future__ import annotations
@@ -27,9 +29,9 @@ import contextlib
 import gc
 import io
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import compress, count
+from itertools import compress
 from json.scanner import make_scanner
 from pathlib import Path
 from typing import Any, Final, cast
@@ -38,7 +40,7 @@ import orjson
 
 from ..errors import UsageError
 from ..events import ModelRequestEvent
-from ..protocol.json_depth import RECORD_DEPTH, loads, nested_too_deep
+from ..protocol.json_depth import RECORD_DEPTH, loads, nested_too_deep, opening_brackets
 from ..protocol.json_fast import integer_runs
 from .changes import apply_in_place
 from .delta import DELTA_FIELD, apply_delta
@@ -70,12 +72,12 @@ def read_transcript(path: str | Path) -> Transcript:
     except OSError as exc:
         raise UsageError(f"cannot read transcript {source}: {_reason(exc)}") from None
     with paused_gc():
-        read = _read_fast(data)
+        read = _read_fast(data, source)
         if read is None:
             events, cut_tail = _read_text(data, source)
+            events, runs = _rebuild(events, source)
         else:
-            events, cut_tail = read
-        runs = _rebuild(events, source)
+            events, runs, cut_tail = read
     if not events:
         raise UsageError(f"{source} holds no transcript events")
     _same_run(runs, source)
@@ -108,11 +110,17 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _read_fast(data: bytes) -> tuple[list[dict[str, Any]], bool] | None:
-    """The events and ``cut_tail``, each line parsed by orjson (``json_fast``: its values
-    are ``json.loads``'s); None when a line is anything but one event (blank, two values,
-    not JSON, too deep, not UTF-8) or the file holds a CR: ``_read_text`` then reads it as
-    ever, and names a bad line."""
+class _NotFast(Exception):
+    """A line ``_read_fast`` does not read (``_read_text`` reads the file instead)."""
+
+
+def _read_fast(data: bytes, source: Path) -> tuple[list[dict[str, Any]], set[Any], bool] | None:
+    """The events made whole, their run ids and ``cut_tail``, each line parsed by orjson
+    (``json_fast``: its values are ``json.loads``'s) and made whole right after (while its
+    objects are still in the cache: a second pass over a large transcript's events costs
+    the cache misses of reaching each again); None when a line is anything but one event
+    (blank, two values, not JSON, too deep, not UTF-8) or the file holds a CR:
+    ``_read_text`` then reads it as ever, and names a bad line."""
     if b"\r" in data:  # read as text, a CR ends a line too (universal newlines)
         return None
     end = data.rfind(b"\n") + 1
@@ -121,41 +129,71 @@ def _read_fast(data: bytes) -> tuple[list[dict[str, Any]], bool] | None:
         return None
     lines = (data[:end] if cut_tail else data).split(b"\n")
     lines.pop()  # what follows the last newline
-    events: list[dict[str, Any]] = []
-    append, parse = events.append, orjson.loads
+    careful = _long_integer_lines(data, end)
+    # the usual file: orjson's values as they come; else each line looked at closer (_parsed)
+    read = _parsed(lines, careful) if careful or _may_nest_too_deep(lines) else map(orjson.loads, lines)
     try:
-        for line in lines:  # _is_event inline, while the value is in the cache
-            event = parse(line)
-            if (type(event) is not dict or type(event.get("kind")) is not str
-                    or not isinstance(event.get("seq"), int)):  # orjson makes no subclasses
-                return None
-            append(event)
-    except orjson.JSONDecodeError:
+        events, runs = _rebuild(read, source)
+    except (_NotFast, orjson.JSONDecodeError):
         return None
-    if not _long_integers_read(events, lines, data, end):
-        return None
-    for index in compress(count(), map(_LONG.__lt__, map(len, lines))):  # lines that may nest so deep
-        if nested_too_deep(events[index], lines[index], RECORD_DEPTH):
+    except UsageError:  # a line that cannot be made whole; but a later one may be no event,
+        try:           # and then the file is read as text, which names that line first
+            events = list(_parsed(lines, careful))
+        except _NotFast:
             return None
-    return events, cut_tail
+        _rebuild(events, source)
+        raise
+    return events, runs, cut_tail
 
 
-def _long_integers_read(events: list[Any], lines: list[bytes], data: bytes, end: int) -> bool:
-    """The lines that may hold an integer beyond 64 bits (which orjson reads as a float)
-    parsed again by ``json.loads``'s scanner; False when one is not a single value there."""
+def _parsed(lines: list[bytes], careful: set[int]) -> Iterator[dict[str, Any]]:
+    """Each line's event; ``_NotFast`` at the first line that is none. A line that may hold
+    an integer beyond 64 bits (``careful``, which orjson reads as a float) is parsed again
+    by ``json.loads``'s scanner."""
+    parse = orjson.loads
+    for index, line in enumerate(lines):
+        try:
+            event = parse(line)
+        except orjson.JSONDecodeError:
+            raise _NotFast from None
+        if (type(event) is not dict or type(event.get("kind")) is not str
+                or not isinstance(event.get("seq"), int)):  # orjson makes no subclasses
+            raise _NotFast
+        if careful and index in careful:
+            event = _scanned_line(line)
+        if len(line) > _LONG and nested_too_deep(event, line, RECORD_DEPTH):  # a shorter one cannot be
+            raise _NotFast
+        yield event
+
+
+def _may_nest_too_deep(lines: list[bytes]) -> bool:
+    """Whether a line may nest deeper than ``RECORD_DEPTH`` (``nested_too_deep``: it is long
+    and opens so many brackets; counted in C, on the long lines only)."""
+    long_lines = compress(lines, map(_LONG.__lt__, map(len, lines)))
+    return any(opening_brackets(line) > RECORD_DEPTH for line in long_lines)
+
+
+def _long_integer_lines(data: bytes, end: int) -> set[int]:
+    """The lines of ``data[:end]`` that may hold an integer beyond 64 bits (by number from 0)."""
+    found: set[int] = set()
     index, counted = 0, 0
     for offset in integer_runs(data, end):
         index += data.count(b"\n", counted, offset)
         counted = offset
-        text = lines[index].decode("utf-8")
-        try:
-            value, stop = _SCAN(text, 0)
-        except (StopIteration, ValueError, RecursionError):
-            return False
-        if stop != len(text) or not _is_event(value):
-            return False
-        events[index] = value
-    return True
+        found.add(index)
+    return found
+
+
+def _scanned_line(line: bytes) -> dict[str, Any]:
+    """The event ``json.loads``'s scanner reads in ``line``; ``_NotFast`` when it is not one."""
+    text = line.decode("utf-8")
+    try:
+        value, stop = _SCAN(text, 0)
+    except (StopIteration, ValueError, RecursionError):
+        raise _NotFast from None
+    if stop != len(text) or not _is_event(value):
+        raise _NotFast
+    return cast(dict[str, Any], value)
 
 
 def _is_utf8(data: bytes) -> bool:
@@ -222,9 +260,11 @@ def _scanned(text: str) -> list[dict[str, Any]] | None:
     return found
 
 
-def _rebuild(events: list[dict[str, Any]], source: Path) -> set[Any]:
+def _rebuild(read: Iterable[dict[str, Any]], source: Path) -> tuple[list[dict[str, Any]], set[Any]]:
     """Every line made whole again (in one pass, in order: a line refers only to earlier ones);
     the run ids the lines hold (``_same_run``)."""
+    events: list[dict[str, Any]] = []
+    append = events.append
     bodies: dict[int, dict[str, Any]] = {}
     unreadable: set[int] = set()
     """Requests whose body is no object: verify's envelope check names the first."""
@@ -233,7 +273,10 @@ def _rebuild(events: list[dict[str, Any]], source: Path) -> set[Any]:
     runs: set[Any] = set()
     compact = False
     """A format 2 line was read: a line without run id has the one before it."""
-    for index, event in enumerate(events):
+    for event in read:
+        if (type(event) is not dict or type(event.get("kind")) is not str
+                or not isinstance(event.get("seq"), int)):  # a line orjson read (orjson makes no subclasses)
+            raise _NotFast
         if FORMAT_FIELD in event:
             compact = _format(event.pop(FORMAT_FIELD), event, source) >= 2
         if "run" in event:
@@ -249,13 +292,13 @@ def _rebuild(events: list[dict[str, Any]], source: Path) -> set[Any]:
         """The containers of a rebuilt message that are this line's own (None: all are)."""
         if MESSAGE_DELTA_FIELD in event:
             event, own = _with_message(event, by_seq, source)
-            events[index] = event
         if COPIES_FIELD in event:
             _with_copies(event, own, by_seq, source)
         if event["kind"] == _REQUEST:
             _rebuild_body(event, bodies, unreadable, by_seq, source)
         by_seq[event["seq"]] = event
-    return runs
+        append(event)
+    return events, runs
 
 
 def _format(value: Any, event: dict[str, Any], source: Path) -> int:
@@ -271,8 +314,9 @@ def _format(value: Any, event: dict[str, Any], source: Path) -> int:
 def _with_message(
     event: dict[str, Any], by_seq: dict[int, dict[str, Any]], source: Path,
 ) -> tuple[dict[str, Any], set[int]]:
-    """The event with its message rebuilt from the message it is recorded against, and the
-    ids of the containers made for it (the line's own: every other part is the base's)."""
+    """The event with its message rebuilt (in the event itself) from the message it is
+    recorded against, and the ids of the containers made for it (the line's own: every
+    other part is the base's)."""
     delta = event[MESSAGE_DELTA_FIELD]
     of = delta.get("of") if isinstance(delta, dict) else None
     base = by_seq.get(of) if isinstance(of, int) else None
@@ -290,11 +334,14 @@ def _with_message(
             apply_in_place(message, changed, own)
     except ValueError as exc:
         raise UsageError(f"{_said(event, source)} that cannot be applied: {exc}") from None
-    field = MESSAGE_DELTA_FIELD  # the message back in its place: the line's fields keep their order
-    rebuilt = {("message" if key == field else key): (message if key == field else value)
-               for key, value in event.items()}
-    own.add(id(rebuilt))
-    return rebuilt, own
+    fields = list(event)  # the message back in its place: the line's fields keep their order
+    after = fields[fields.index(MESSAGE_DELTA_FIELD) + 1:]
+    del event[MESSAGE_DELTA_FIELD]
+    event["message"] = message  # at the end (or in its place, if the line holds one already)
+    for key in after:
+        event[key] = event.pop(key)
+    own.add(id(event))
+    return event, own
 
 
 def _said(event: dict[str, Any], source: Path) -> str:
@@ -310,9 +357,12 @@ def _with_copies(
     try:
         if type(copies) is not list or not all(type(c) is list and len(c) == 2 for c in copies):
             raise ValueError("they are not [path, reference] pairs")
-        found = [[path, resolve(by_seq, ref, event)] for path, ref in copies]
-        if not all(type(value) is str for _, value in found):
-            raise ValueError("a reference names no string")
+        found: list[Any] = []
+        for path, ref in copies:
+            found.append([path, resolve(by_seq, ref, event)])
+        for _, value in found:
+            if type(value) is not str:
+                raise ValueError("a reference names no string")
         apply_in_place(event, found, own)
     except ValueError as exc:
         raise UsageError(f"{source}: event seq {event['seq']} ({event['kind']}) copies strings it cannot "
