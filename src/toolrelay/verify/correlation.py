@@ -89,13 +89,31 @@ def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """correlation: MCP ids unique per session, each request answered once by its id."""
     sessions: dict[tuple[Any, Any], _Session] = {}
     findings: list[Finding] = []
+    key: tuple[Any, Any] | None = None
+    session = _Session(None, None)
     for event in run.mcp:
-        key = (event.get("server"), event.get("connection"))
-        session = sessions.get(key)
-        if session is None:  # not setdefault: that would make a _Session for every event
-            session = sessions[key] = _Session(*key)
-        if _paired_plainly(session, event):
-            continue
+        if (event.get("server"), event.get("connection")) != key:  # most events: the last one's session
+            key = (event.get("server"), event.get("connection"))
+            found = sessions.get(key)
+            if found is None:  # not setdefault: that would make a _Session for every event
+                found = sessions[key] = _Session(*key)
+            session = found
+        # the two common events, as their message says, paired here (verify's speed: no call for
+        # each of a run's MCP events): a JSON-RPC 2.0 request with a new id, an answer to an open
+        # request of its session; anything else is _pair's
+        message = event.get("message")
+        if type(message) is dict and event.get("mcp_id") == (mcp_id := message.get("id")):
+            kind = event["kind"]
+            if kind == MCP_RESPONSE:
+                if mcp_id in session.open:
+                    del session.open[mcp_id]
+                    session.answered += 1
+                    continue
+            elif (kind == MCP_REQUEST and message.get("jsonrpc") == "2.0"
+                  and message.get("method") == event.get("method") and mcp_id not in session.seen):
+                session.seen.add(mcp_id)
+                session.open[mcp_id] = event
+                continue
         problem = _pair(session, event)
         if problem is not None:
             findings.append(problem)
@@ -103,9 +121,11 @@ def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
         found = sessions.get((exit_event.get("server"), exit_event.get("connection")))
         if found is not None:
             found.exited = True
-    ended = {c.call_id: c.status for c in run.calls}
+    ended: dict[str, str | None] | None = None  # made only when a request is left open
     for session in sessions.values():
-        findings.extend(_unanswered(session, run, ended))
+        if session.open:
+            ended = ended if ended is not None else {c.call_id: c.status for c in run.calls}
+            findings.extend(_unanswered(session, run, ended))
         findings.append(
             Finding(
                 link="correlation",
@@ -117,30 +137,6 @@ def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
             )
         )
     return findings
-
-
-def _paired_plainly(session: _Session, event: dict[str, Any]) -> bool:
-    """``_pair`` for the two common events, each as its message says (verify's speed): a
-    JSON-RPC 2.0 request with a new id, an answer to an open request of its session. False:
-    anything else, left to ``_pair``."""
-    message = event.get("message")
-    if type(message) is not dict:
-        return False
-    kind, mcp_id = event["kind"], message.get("id")
-    if event.get("mcp_id") != mcp_id:
-        return False
-    if kind == MCP_RESPONSE:
-        if mcp_id not in session.open:
-            return False
-        del session.open[mcp_id]
-        session.answered += 1
-        return True
-    if (kind != MCP_REQUEST or message.get("jsonrpc") != "2.0" or message.get("method") != event.get("method")
-            or mcp_id in session.seen):
-        return False
-    session.seen.add(mcp_id)
-    session.open[mcp_id] = event
-    return True
 
 
 def _pair(session: _Session, event: dict[str, Any]) -> Finding | None:
