@@ -39,6 +39,9 @@ __all__ = ["check_answer_order", "check_context", "check_declarations"]
 
 
 _OUTPUTS = (FUNCTION_CALL_OUTPUT, TOOL_SEARCH_OUTPUT)
+_AFTER_CONTEXT = (*_OUTPUTS, ADDITIONAL_TOOLS)
+"""The item types that may follow the carried context (a tuple: a type of the wrong kind is
+compared, never hashed)."""
 """What may follow the carried context: a call's output, a client search's output."""
 
 
@@ -352,7 +355,7 @@ def _prefix_problem(prefix: list[Any], items: list[Any], carried: int, turn: int
 
 def _tail_problem(tail: list[Any], previous: ModelRound, where: str) -> str | None:
     strays = [item for item in tail
-              if not (isinstance(item, dict) and item.get("type") in (*_OUTPUTS, ADDITIONAL_TOOLS))]
+              if not (isinstance(item, dict) and item.get("type") in _AFTER_CONTEXT)]
     if strays:
         return f"{where} adds {item_label(strays[0])} after the carried context: only outputs may follow it"
     return _order_problem(tail, previous, where)

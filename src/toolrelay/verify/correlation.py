@@ -335,15 +335,19 @@ class _Tally:
         if start > len(entries) or not all(map(operator.is_, self.entries, entries)):  # compared in C
             self._anew()  # not the previous request's outputs carried on
             start = 0
+        counts, items = self.counts, self.items
         for position in range(start, len(entries)):
             item = entries[position][1]
             call_id = str(item.get("call_id"))
-            count = self.counts[call_id] = self.counts.get(call_id, 0) + 1
-            if count == 1 and call_id not in asked:
-                self.unasked.add(call_id)
-            elif count == 2:
+            count = counts[call_id] = counts.get(call_id, 0) + 1
+            if count == 1:
+                items[call_id] = [(position, item)]
+                if call_id not in asked:
+                    self.unasked.add(call_id)
+                continue
+            if count == 2:
                 self.repeated.add(call_id)
-            self.items.setdefault(call_id, []).append((position, item))
+            items[call_id].append((position, item))
         self.entries = entries
 
     def in_order(self, call_ids: set[str]) -> list[str]:
