@@ -18,6 +18,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from ..events import FeedbackEvent
 from ..protocol.mcp import INITIALIZE
 from ..protocol.request_envelope import DISCOVER
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
@@ -34,6 +35,7 @@ from .jsonpath import excerpt, first_difference, item_label
 from .record import ModelRound, RunRecord
 from .resource_reads import is_reader, reader_declaration
 from .verdict import Finding
+from .walked import SEQS_IN_ORDER, kept
 
 __all__ = ["check_answer_order", "check_context", "check_declarations"]
 
@@ -396,12 +398,21 @@ def _chained(current: ModelRound, previous: ModelRound) -> Finding:
     )
 
 
+def _none_after(run: RunRecord, facts: RunFacts, final: dict[str, Any]) -> bool:
+    """Surely no feedback after the answer's request: the record's seqs run in order
+    (check_event_order found, walked.py) and its last feedback event comes before it.
+    False: it may have one, looked for call by call."""
+    feedbacks = run.of_kind(FeedbackEvent.kind)
+    return kept(facts, SEQS_IN_ORDER) is True and (not feedbacks or feedbacks[-1]["seq"] < final["seq"])
+
+
 def check_answer_order(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """next_input: the answer's request was sent after every feedback."""
     if run.status != "completed" or not run.rounds or run.rounds[-1].request is None:
         return []
     final = run.rounds[-1].request
-    late = [e for call in run.calls for e in call.feedbacks if e["seq"] > final["seq"]]
+    late = [] if _none_after(run, facts, final) else [
+        e for call in run.calls for e in call.feedbacks if e["seq"] > final["seq"]]
     if late:
         return [
             _finding(

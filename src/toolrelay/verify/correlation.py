@@ -25,6 +25,7 @@ from .facts import RunFacts
 from .mcp_side import tagged_for_another
 from .record import CallTrace, ModelRound, RunRecord
 from .verdict import Finding
+from .walked import REQUEST_METHODS, SEQS_IN_ORDER, keep
 
 __all__ = ["check_call_links", "check_event_order", "check_mcp_pairs", "check_outputs", "link_of_call"]
 
@@ -74,7 +75,9 @@ def check_event_order(run: RunRecord, facts: RunFacts) -> list[Finding]:
     (every event is written once, in order), so no line was dropped, copied or moved."""
     seqs = list(map(_SEQ, run.events))
     previous = seqs[-1] if seqs else None
-    if seqs and seqs != list(range(seqs[0], seqs[0] + len(seqs))):  # compared in C; the gap found here
+    in_order = not seqs or seqs == list(range(seqs[0], seqs[0] + len(seqs)))  # compared in C
+    keep(facts, SEQS_IN_ORDER, in_order)  # for check_answer_order
+    if not in_order:  # the gap found here
         for before, seq in pairwise(seqs):
             if seq != before + 1:
                 return [Finding(link="correlation", ok=False, check="event_order", seqs=(before, seq),
@@ -91,6 +94,7 @@ def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
     findings: list[Finding] = []
     key: tuple[Any, Any] | None = None
     session = _Session(None, None)
+    methods: set[str] | None = set()  # the requests' methods, kept for check_listens (walked.py)
     for event in run.mcp:
         if (event.get("server"), event.get("connection")) != key:  # most events: the last one's session
             key = (event.get("server"), event.get("connection"))
@@ -110,10 +114,15 @@ def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
                     session.answered += 1
                     continue
             elif (kind == MCP_REQUEST and message.get("jsonrpc") == "2.0"
-                  and message.get("method") == event.get("method") and mcp_id not in session.seen):
+                  and message.get("method") == (method := event.get("method"))
+                  and mcp_id not in session.seen):
                 session.seen.add(mcp_id)
                 session.open[mcp_id] = event
+                if methods is not None:
+                    methods = _with_method(methods, method)
                 continue
+        if methods is not None and event["kind"] == MCP_REQUEST:
+            methods = _with_method(methods, event.get("method"))
         problem = _pair(session, event)
         if problem is not None:
             findings.append(problem)
@@ -121,6 +130,8 @@ def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
         found = sessions.get((exit_event.get("server"), exit_event.get("connection")))
         if found is not None:
             found.exited = True
+    if methods is not None:
+        keep(facts, REQUEST_METHODS, frozenset(methods))
     ended: dict[str, str | None] | None = None  # made only when a request is left open
     for session in sessions.values():
         if session.open:
@@ -137,6 +148,14 @@ def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
             )
         )
     return findings
+
+
+def _with_method(methods: set[str], method: Any) -> set[str] | None:
+    """``methods`` with ``method`` added; None (nothing to keep) for a method not a string."""
+    if type(method) is not str:
+        return None
+    methods.add(method)
+    return methods
 
 
 def _pair(session: _Session, event: dict[str, Any]) -> Finding | None:
