@@ -15,7 +15,6 @@ due). The answer's request comes after every feedback.
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 from ..events import FeedbackEvent
@@ -330,9 +329,10 @@ def _origin(index: int, carried: int, turn: int) -> str:
 
 
 def _prefix_problem(prefix: list[Any], items: list[Any], carried: int, turn: int, where: str) -> str | None:
-    # ``is`` first: a rebuilt body shares the previous request's items (transcript/delta.py),
-    # all of them checked in C at once
-    if len(prefix) <= len(items) and all(map(operator.is_, prefix, items)):
+    # a rebuilt body shares the previous request's items (transcript/delta.py): the list
+    # comparison, in C, takes each very item as equal without looking into it; an item equal
+    # but not the same one is equal for the search below too
+    if len(prefix) <= len(items) and prefix == items[:len(prefix)]:
         return None
     index = next((i for i, item in enumerate(prefix)
                   if i >= len(items) or (items[i] is not item and items[i] != item)), None)
