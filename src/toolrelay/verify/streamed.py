@@ -103,17 +103,17 @@ def _of_calls(current: ModelRound, facts: RunFacts, early: Any) -> list[Finding]
     """The turn's calls that started early, then the ones the endpoint contradicted (one
     walk over its calls for both)."""
     ended = current.response["seq"] if current.response else None
-    started: list[CallTrace] = []
+    started: list[tuple[CallTrace, Event]] = []
     contradicted: list[CallTrace] = []
     for call in current.calls:
-        if call.closed_seq is not None and _started_before(call, ended) is not None:
-            started.append(call)
+        if call.closed_seq is not None and (first := _started_before(call, ended)) is not None:
+            started.append((call, first))  # early_start(call, current)
         if call.final_item is not None or call.dropped:  # inconsistency(call) is not None
             contradicted.append(call)
     if not started and not contradicted:
         return []
     closing = _Closing(current)
-    found = [_early_start(call, current, facts, early, closing) for call in started]
+    found = [_early_start(call, first, current, facts, early, closing) for call, first in started]
     found += [_inconsistent(call, current, facts, closing) for call in contradicted]
     return found
 
@@ -297,22 +297,24 @@ def _started_before(call: CallTrace, ended: Any) -> Event | None:
     return first if ended is None or first["seq"] < ended else None
 
 
-def _early_start(call: CallTrace, current: ModelRound, facts: RunFacts, early: Any,
+def _early_start(call: CallTrace, first: Event, current: ModelRound, facts: RunFacts, early: Any,
                  closing: _Closing) -> Finding:
-    """A call that started before its response was complete: after its item closed, and
-    as the run's policy allows."""
-    first = early_start(call, current)
-    assert first is not None
-    into = _seconds(first, current.request)
-    at = _stream_index(call, current, closing)
-    when = f"{call.call_id} started {into} into the response, at stream event {at}"
+    """A call that started (``first``: its first event) before its response was complete:
+    after its item closed, and as the run's policy allows (words made when first read)."""
     problem = _not_allowed(call, facts, early)
     if problem is not None:
-        return call_finding(call, "model_response", False, f"{when}, {problem}", "early_start", first)
+        said = f"{_when(call, first, current, closing)}, {problem}"
+        return call_finding(call, "model_response", False, said, "early_start", first)
     allowed = "the run allowed early calls of every tool" if early == "all" else (
         "its tool is annotated readOnlyHint, as --early read-only asks")
-    message = f"{when}, as its item closed; {allowed}"
-    return call_finding(call, "model_response", True, message, "early_start", first)
+    return call_finding(call, "model_response", True,
+                        lambda: f"{_when(call, first, current, closing)}, as its item closed; {allowed}",
+                        "early_start", first)
+
+
+def _when(call: CallTrace, first: Event, current: ModelRound, closing: _Closing) -> str:
+    into, at = _seconds(first, current.request), _stream_index(call, current, closing)
+    return f"{call.call_id} started {into} into the response, at stream event {at}"
 
 
 def inconsistency(call: CallTrace) -> str | None:
