@@ -98,3 +98,24 @@ def test_explain_shows_the_call_running_inside_the_stream(tmp_path: Path) -> Non
     assert lines[stream].endswith("ended completed") and " events over " in lines[stream]
     assert lines[stream + 1].startswith("    call_look started at ")
     assert lines[stream + 1].endswith("stream event 5): it ran while the model was still writing")
+
+
+def test_an_early_start_names_the_first_stream_event_of_its_closing_seq(tmp_path: Path) -> None:
+    """The stream event an early start is placed at is the first of the turn's events with
+    its item's closing seq: a line copied over an earlier event's seq is named, not the
+    closing event (and the copied seq breaks the record's order)."""
+    turns = [sse_turn("resp_1", [LOOK, message_item("reading it", "msg_1")], hold_after=0), _answer()]
+    path, _ = held_run(tmp_path, turns)
+    [(_, said)] = _early_findings(path)
+    assert " at stream event 5 of " in said
+
+    def copy_seq(events: list[Event]) -> None:
+        stream = [e for e in events if e["kind"] == "model_stream" and e.get("turn") == 1]
+        closing = next(e for e in stream if e.get("event") == "response.output_item.done")
+        stream[2]["seq"] = closing["seq"]
+
+    copied = tampered(path, tmp_path / "copied.jsonl", copy_seq)
+    verdict = verdict_of(copied)
+    [(_, said)] = _early_findings(copied)
+    assert " at stream event 2 of " in said
+    assert verdict.broken is not None and verdict.broken.check == "event_order"

@@ -198,14 +198,13 @@ class BodyDigests:
                 if grown is not None:
                     hasher = before.after_items.copy()
                     if grown:
-                        joined = b",".join([self._of(item) for item in grown])
-                        hasher.update((b"," if before.count else b"") + joined)
+                        hasher.update((b"," if before.count else b"") + self._joined(grown))
                     fields.append(self._close_list(key, head, value, hasher))
                     continue
             if hasher is None:
                 hasher = resume.copy()
             if isinstance(value, list):
-                hasher.update(head + b"[" + b",".join([self._of(item) for item in value]))
+                hasher.update(head + b"[" + self._joined(value))
                 fields.append(self._close_list(key, head, value, hasher))
             else:
                 hasher.update(head + self._of(value))
@@ -221,6 +220,15 @@ class BodyDigests:
         after_items = hasher.copy()
         hasher.update(b"]")
         return _Field(head, value, len(value), after_items, hasher.copy())
+
+    def _joined(self, items: list[Any]) -> bytes:
+        """The items' bytes joined by commas. Items none of which was serialised before are
+        serialised as one list (its text is theirs joined, in brackets: one encoder call, not
+        one per item; they are not remembered, as new items of a body seldom come again)."""
+        remembered = self._bytes
+        if not remembered.keys().isdisjoint(map(id, items)):  # in C
+            return b",".join([self._of(item) for item in items])
+        return _WIRE_TEXT(items)[1:-1].encode()
 
     def _of(self, value: Any) -> bytes:
         if not isinstance(value, dict | list):

@@ -12,6 +12,7 @@ order as each check over every call in turn.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import Final
 
@@ -100,6 +101,8 @@ CALL_STEPS: Final[dict[Check, CallJudge]] = {
 """The checks whose findings are one per call, with the step that judges one call: run
 together, call by call (``RunFacts.judge_together``)."""
 
+_RANKS: Final = {link: rank for rank, link in enumerate(LINKS)}
+_LINK_OF: Final = operator.attrgetter("link")
 _UNEXPECTED_SHAPE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
 
 
@@ -137,7 +140,14 @@ def _verdict(run: RunRecord, checks: Sequence[tuple[str, Check]] = CHECKS,
 
 def _in_link_order(findings: list[Finding]) -> list[Finding]:
     """The findings sorted by link in the seed's order, each link's in the order found (a
-    stable sort, by buckets: one pass over tens of thousands of findings, no key calls)."""
+    stable sort, by buckets: one pass over tens of thousands of findings, no key calls).
+    The checks run in that order, so their findings mostly come sorted: that is found in C."""
+    try:
+        ranks = list(map(_RANKS.__getitem__, map(_LINK_OF, findings)))
+    except KeyError:  # a link not among the seed's: sorted last, by the buckets
+        ranks = None
+    if ranks is not None and all(map(operator.le, ranks, ranks[1:])):
+        return list(findings)
     buckets: dict[str, list[Finding]] = {link: [] for link in LINKS}
     others: list[Finding] = []  # unknown links sort last (link_rank)
     for finding in findings:
@@ -197,7 +207,7 @@ def unfinished_reasons(run: RunRecord, facts: RunFacts) -> list[str]:
     if not run.calls:  # a finished run's words; a cut one says how far its records go
         reasons.append(no_call_text(run) + (": nothing ran" if run.run_end is not None else ""))
     for call in run.calls:
-        if facts.sent_after(call) or call.dropped:  # a dropped call's output has no place to go
+        if call.dropped or facts.sent_after(call):  # a dropped call's output has no place to go
             continue
         if call.status == "cancelled":
             reasons.append(f"{call.call_id} was cancelled: {(call.outcome or {}).get('message')}")

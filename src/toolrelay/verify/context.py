@@ -15,9 +15,9 @@ due). The answer's request comes after every feedback.
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
+from ..events import FeedbackEvent
 from ..protocol.mcp import INITIALIZE
 from ..protocol.request_envelope import DISCOVER
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
@@ -34,11 +34,15 @@ from .jsonpath import excerpt, first_difference, item_label
 from .record import ModelRound, RunRecord
 from .resource_reads import is_reader, reader_declaration
 from .verdict import Finding
+from .walked import SEQS_IN_ORDER, kept
 
 __all__ = ["check_answer_order", "check_context", "check_declarations"]
 
 
 _OUTPUTS = (FUNCTION_CALL_OUTPUT, TOOL_SEARCH_OUTPUT)
+_AFTER_CONTEXT = (*_OUTPUTS, ADDITIONAL_TOOLS)
+"""The item types that may follow the carried context (a tuple: a type of the wrong kind is
+compared, never hashed)."""
 """What may follow the carried context: a call's output, a client search's output."""
 
 
@@ -325,9 +329,10 @@ def _origin(index: int, carried: int, turn: int) -> str:
 
 
 def _prefix_problem(prefix: list[Any], items: list[Any], carried: int, turn: int, where: str) -> str | None:
-    # ``is`` first: a rebuilt body shares the previous request's items (transcript/delta.py),
-    # all of them checked in C at once
-    if len(prefix) <= len(items) and all(map(operator.is_, prefix, items)):
+    # a rebuilt body shares the previous request's items (transcript/delta.py): the list
+    # comparison, in C, takes each very item as equal without looking into it; an item equal
+    # but not the same one is equal for the search below too
+    if len(prefix) <= len(items) and prefix == items[:len(prefix)]:
         return None
     index = next((i for i, item in enumerate(prefix)
                   if i >= len(items) or (items[i] is not item and items[i] != item)), None)
@@ -352,7 +357,7 @@ def _prefix_problem(prefix: list[Any], items: list[Any], carried: int, turn: int
 
 def _tail_problem(tail: list[Any], previous: ModelRound, where: str) -> str | None:
     strays = [item for item in tail
-              if not (isinstance(item, dict) and item.get("type") in (*_OUTPUTS, ADDITIONAL_TOOLS))]
+              if not (isinstance(item, dict) and item.get("type") in _AFTER_CONTEXT)]
     if strays:
         return f"{where} adds {item_label(strays[0])} after the carried context: only outputs may follow it"
     return _order_problem(tail, previous, where)
@@ -393,12 +398,21 @@ def _chained(current: ModelRound, previous: ModelRound) -> Finding:
     )
 
 
+def _none_after(run: RunRecord, facts: RunFacts, final: dict[str, Any]) -> bool:
+    """Surely no feedback after the answer's request: the record's seqs run in order
+    (check_event_order found, walked.py) and its last feedback event comes before it.
+    False: it may have one, looked for call by call."""
+    feedbacks = run.of_kind(FeedbackEvent.kind)
+    return kept(facts, SEQS_IN_ORDER) is True and (not feedbacks or feedbacks[-1]["seq"] < final["seq"])
+
+
 def check_answer_order(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """next_input: the answer's request was sent after every feedback."""
     if run.status != "completed" or not run.rounds or run.rounds[-1].request is None:
         return []
     final = run.rounds[-1].request
-    late = [e for call in run.calls for e in call.feedbacks if e["seq"] > final["seq"]]
+    late = [] if _none_after(run, facts, final) else [
+        e for call in run.calls for e in call.feedbacks if e["seq"] > final["seq"]]
     if late:
         return [
             _finding(

@@ -25,6 +25,7 @@ from .facts import RunFacts
 from .mcp_side import tagged_for_another
 from .record import CallTrace, ModelRound, RunRecord
 from .verdict import Finding
+from .walked import REQUEST_METHODS, SEQS_IN_ORDER, keep
 
 __all__ = ["check_call_links", "check_event_order", "check_mcp_pairs", "check_outputs", "link_of_call"]
 
@@ -74,7 +75,9 @@ def check_event_order(run: RunRecord, facts: RunFacts) -> list[Finding]:
     (every event is written once, in order), so no line was dropped, copied or moved."""
     seqs = list(map(_SEQ, run.events))
     previous = seqs[-1] if seqs else None
-    if seqs and seqs != list(range(seqs[0], seqs[0] + len(seqs))):  # compared in C; the gap found here
+    in_order = not seqs or seqs == list(range(seqs[0], seqs[0] + len(seqs)))  # compared in C
+    keep(facts, SEQS_IN_ORDER, in_order)  # for check_answer_order
+    if not in_order:  # the gap found here
         for before, seq in pairwise(seqs):
             if seq != before + 1:
                 return [Finding(link="correlation", ok=False, check="event_order", seqs=(before, seq),
@@ -89,13 +92,37 @@ def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """correlation: MCP ids unique per session, each request answered once by its id."""
     sessions: dict[tuple[Any, Any], _Session] = {}
     findings: list[Finding] = []
+    key: tuple[Any, Any] | None = None
+    session = _Session(None, None)
+    methods: set[str] | None = set()  # the requests' methods, kept for check_listens (walked.py)
     for event in run.mcp:
-        key = (event.get("server"), event.get("connection"))
-        session = sessions.get(key)
-        if session is None:  # not setdefault: that would make a _Session for every event
-            session = sessions[key] = _Session(*key)
-        if _paired_plainly(session, event):
-            continue
+        if (event.get("server"), event.get("connection")) != key:  # most events: the last one's session
+            key = (event.get("server"), event.get("connection"))
+            found = sessions.get(key)
+            if found is None:  # not setdefault: that would make a _Session for every event
+                found = sessions[key] = _Session(*key)
+            session = found
+        # the two common events, as their message says, paired here (verify's speed: no call for
+        # each of a run's MCP events): a JSON-RPC 2.0 request with a new id, an answer to an open
+        # request of its session; anything else is _pair's
+        message = event.get("message")
+        if type(message) is dict and event.get("mcp_id") == (mcp_id := message.get("id")):
+            kind = event["kind"]
+            if kind == MCP_RESPONSE:
+                if mcp_id in session.open:
+                    del session.open[mcp_id]
+                    session.answered += 1
+                    continue
+            elif (kind == MCP_REQUEST and message.get("jsonrpc") == "2.0"
+                  and message.get("method") == (method := event.get("method"))
+                  and mcp_id not in session.seen):
+                session.seen.add(mcp_id)
+                session.open[mcp_id] = event
+                if methods is not None:
+                    methods = _with_method(methods, method)
+                continue
+        if methods is not None and event["kind"] == MCP_REQUEST:
+            methods = _with_method(methods, event.get("method"))
         problem = _pair(session, event)
         if problem is not None:
             findings.append(problem)
@@ -103,9 +130,13 @@ def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
         found = sessions.get((exit_event.get("server"), exit_event.get("connection")))
         if found is not None:
             found.exited = True
-    ended = {c.call_id: c.status for c in run.calls}
+    if methods is not None:
+        keep(facts, REQUEST_METHODS, frozenset(methods))
+    ended: dict[str, str | None] | None = None  # made only when a request is left open
     for session in sessions.values():
-        findings.extend(_unanswered(session, run, ended))
+        if session.open:
+            ended = ended if ended is not None else {c.call_id: c.status for c in run.calls}
+            findings.extend(_unanswered(session, run, ended))
         findings.append(
             Finding(
                 link="correlation",
@@ -119,28 +150,12 @@ def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
     return findings
 
 
-def _paired_plainly(session: _Session, event: dict[str, Any]) -> bool:
-    """``_pair`` for the two common events, each as its message says (verify's speed): a
-    JSON-RPC 2.0 request with a new id, an answer to an open request of its session. False:
-    anything else, left to ``_pair``."""
-    message = event.get("message")
-    if type(message) is not dict:
-        return False
-    kind, mcp_id = event["kind"], message.get("id")
-    if event.get("mcp_id") != mcp_id:
-        return False
-    if kind == MCP_RESPONSE:
-        if mcp_id not in session.open:
-            return False
-        del session.open[mcp_id]
-        session.answered += 1
-        return True
-    if (kind != MCP_REQUEST or message.get("jsonrpc") != "2.0" or message.get("method") != event.get("method")
-            or mcp_id in session.seen):
-        return False
-    session.seen.add(mcp_id)
-    session.open[mcp_id] = event
-    return True
+def _with_method(methods: set[str], method: Any) -> set[str] | None:
+    """``methods`` with ``method`` added; None (nothing to keep) for a method not a string."""
+    if type(method) is not str:
+        return None
+    methods.add(method)
+    return methods
 
 
 def _pair(session: _Session, event: dict[str, Any]) -> Finding | None:
@@ -339,15 +354,19 @@ class _Tally:
         if start > len(entries) or not all(map(operator.is_, self.entries, entries)):  # compared in C
             self._anew()  # not the previous request's outputs carried on
             start = 0
+        counts, items = self.counts, self.items
         for position in range(start, len(entries)):
             item = entries[position][1]
             call_id = str(item.get("call_id"))
-            count = self.counts[call_id] = self.counts.get(call_id, 0) + 1
-            if count == 1 and call_id not in asked:
-                self.unasked.add(call_id)
-            elif count == 2:
+            count = counts[call_id] = counts.get(call_id, 0) + 1
+            if count == 1:
+                items[call_id] = [(position, item)]
+                if call_id not in asked:
+                    self.unasked.add(call_id)
+                continue
+            if count == 2:
                 self.repeated.add(call_id)
-            self.items.setdefault(call_id, []).append((position, item))
+            items[call_id].append((position, item))
         self.entries = entries
 
     def in_order(self, call_ids: set[str]) -> list[str]:

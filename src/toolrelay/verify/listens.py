@@ -22,6 +22,7 @@ from .evidence import seqs_of
 from .facts import RunFacts
 from .record import RunRecord
 from .verdict import Finding
+from .walked import REQUEST_METHODS, kept
 
 __all__ = ["check_listens"]
 
@@ -43,8 +44,8 @@ class _Listens:
 
 def check_listens(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """correlation: each listen request ended properly, each of its notifications on it."""
-    if not run.of_kind(MCP_NOTIFICATION) and LISTEN not in map(_METHOD, run.of_kind(MCP_REQUEST)):
-        return []  # no listen request and nothing a server notified: nothing to follow (found in C)
+    if not run.of_kind(MCP_NOTIFICATION) and not _listened(run, facts):
+        return []  # no listen request and nothing a server notified: nothing to follow
     sessions: dict[tuple[Any, Any], _Listens] = {}
     findings: list[Finding] = []
     for event in run.mcp:
@@ -60,6 +61,13 @@ def check_listens(run: RunRecord, facts: RunFacts) -> list[Finding]:
         if session.requests:
             findings.extend(_ends(key, session, crashed, run.status))
     return findings
+
+
+def _listened(run: RunRecord, facts: RunFacts) -> bool:
+    """Whether a listen request is recorded: as check_mcp_pairs' walk found (walked.py), else
+    looked for in C."""
+    methods = kept(facts, REQUEST_METHODS)
+    return LISTEN in methods if methods is not None else LISTEN in map(_METHOD, run.of_kind(MCP_REQUEST))
 
 
 def _follow(session: _Listens, event: Event) -> Finding | None:

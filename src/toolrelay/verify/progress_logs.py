@@ -37,7 +37,8 @@ def check_progress_and_logs(run: RunRecord, facts: RunFacts) -> list[Finding]:
     message attached to a call inside it."""
     findings = _progress_pairs(run)
     for call in run.calls:
-        findings.extend(_during(call))
+        if call.mcp_other:  # most calls: no other MCP message, and nothing to say
+            findings.extend(_during(call))
     return findings
 
 

@@ -33,7 +33,7 @@ Older transcripts have no stream events: nothing here applies to them.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from operator import methodcaller
+from operator import itemgetter, methodcaller
 from typing import Any, Final
 
 from ..protocol.responses import (
@@ -68,6 +68,7 @@ __all__ = ["check_streams", "early_start", "inconsistency"]
 Event = dict[str, Any]
 _INDEX = methodcaller("get", "index")
 _SEQUENCE_NUMBER = methodcaller("get", "sequence_number")
+_SEQ = itemgetter("seq")
 Part = tuple[str, Any, Any]
 """(what, item, index): ``("text", output_index, content_index)``, ``("arguments", 3, None)``."""
 
@@ -94,11 +95,47 @@ def check_streams(run: RunRecord, facts: RunFacts) -> list[Finding]:
     for current in run.rounds:
         if current.stream:
             findings.extend(_stream(current, facts))
-            findings.extend(_early_start(call, current, facts, early) for call in current.calls
-                            if early_start(call, current) is not None)
-            findings.extend(_inconsistent(call, current, facts) for call in current.calls
-                            if inconsistency(call) is not None)
+            findings.extend(_of_calls(current, facts, early))
     return findings
+
+
+def _of_calls(current: ModelRound, facts: RunFacts, early: Any) -> list[Finding]:
+    """The turn's calls that started early, then the ones the endpoint contradicted (one
+    walk over its calls for both)."""
+    ended = current.response["seq"] if current.response else None
+    started: list[tuple[CallTrace, Event]] = []
+    contradicted: list[CallTrace] = []
+    for call in current.calls:
+        if call.closed_seq is not None and (first := _started_before(call, ended)) is not None:
+            started.append((call, first))  # early_start(call, current)
+        if call.final_item is not None or call.dropped:  # inconsistency(call) is not None
+            contradicted.append(call)
+    if not started and not contradicted:
+        return []
+    closing = _Closing(current)
+    found = [_early_start(call, first, current, facts, early, closing) for call, first in started]
+    found += [_inconsistent(call, current, facts, closing) for call in contradicted]
+    return found
+
+
+class _Closing:
+    """The turn's stream event of each seq (the first one, where a seq is repeated), made
+    once for the turn's findings, not looked for in the whole stream for each call."""
+
+    def __init__(self, current: ModelRound) -> None:
+        self._stream = current.stream
+        self._positions: dict[Any, int] | None = None
+
+    def position(self, seq: Any) -> int | None:
+        if self._positions is None:
+            stream = self._stream  # read from the end: the first event of a seq is the one kept
+            backwards = range(len(stream) - 1, -1, -1)
+            self._positions = dict(zip(map(_SEQ, reversed(stream)), backwards, strict=True))
+        return self._positions.get(seq)
+
+    def event(self, seq: Any) -> Event | None:
+        position = self.position(seq)
+        return None if position is None else self._stream[position]
 
 
 def _stream(current: ModelRound, facts: RunFacts) -> list[Finding]:
@@ -247,27 +284,37 @@ def _assembly(current: ModelRound, facts: RunFacts) -> Broken | None:
 def early_start(call: CallTrace, current: ModelRound) -> Event | None:
     """The call's first event when it came before its response was recorded (it started
     while the response was streaming), else None."""
-    first = call.parsed[0] if call.parsed else (call.outcomes[0] if call.outcomes else None)
-    if first is None or call.closed_seq is None:
+    if call.closed_seq is None:
         return None
-    ended = current.response["seq"] if current.response else None
+    return _started_before(call, current.response["seq"] if current.response else None)
+
+
+def _started_before(call: CallTrace, ended: Any) -> Event | None:
+    """The call's first event when it came before seq ``ended`` (or no response was recorded)."""
+    first = call.parsed[0] if call.parsed else (call.outcomes[0] if call.outcomes else None)
+    if first is None:
+        return None
     return first if ended is None or first["seq"] < ended else None
 
 
-def _early_start(call: CallTrace, current: ModelRound, facts: RunFacts, early: Any) -> Finding:
-    """A call that started before its response was complete: after its item closed, and
-    as the run's policy allows."""
-    first = early_start(call, current)
-    assert first is not None
-    into = _seconds(first, current.request)
-    when = f"{call.call_id} started {into} into the response, at stream event {_stream_index(call, current)}"
+def _early_start(call: CallTrace, first: Event, current: ModelRound, facts: RunFacts, early: Any,
+                 closing: _Closing) -> Finding:
+    """A call that started (``first``: its first event) before its response was complete:
+    after its item closed, and as the run's policy allows (words made when first read)."""
     problem = _not_allowed(call, facts, early)
     if problem is not None:
-        return call_finding(call, "model_response", False, f"{when}, {problem}", "early_start", first)
+        said = f"{_when(call, first, current, closing)}, {problem}"
+        return call_finding(call, "model_response", False, said, "early_start", first)
     allowed = "the run allowed early calls of every tool" if early == "all" else (
         "its tool is annotated readOnlyHint, as --early read-only asks")
-    message = f"{when}, as its item closed; {allowed}"
-    return call_finding(call, "model_response", True, message, "early_start", first)
+    return call_finding(call, "model_response", True,
+                        lambda: f"{_when(call, first, current, closing)}, as its item closed; {allowed}",
+                        "early_start", first)
+
+
+def _when(call: CallTrace, first: Event, current: ModelRound, closing: _Closing) -> str:
+    into, at = _seconds(first, current.request), _stream_index(call, current, closing)
+    return f"{call.call_id} started {into} into the response, at stream event {at}"
 
 
 def inconsistency(call: CallTrace) -> str | None:
@@ -289,11 +336,11 @@ def _as_called(item: dict[str, Any]) -> str:
     return f"{item.get('name')} {clip(arguments, 200) if isinstance(arguments, str) else excerpt(arguments)}"
 
 
-def _inconsistent(call: CallTrace, current: ModelRound, facts: RunFacts) -> Finding:
+def _inconsistent(call: CallTrace, current: ModelRound, facts: RunFacts, closing: _Closing) -> Finding:
     """An endpoint inconsistency is recorded, not toolrelay's broken link, unless an output
     went back for the call anyway (the early result then stood in for another call)."""
     said = inconsistency(call)
-    closed = next((e for e in current.stream if e["seq"] == call.closed_seq), None)
+    closed = closing.event(call.closed_seq)
     if call.feedbacks or facts.sent_after(call):
         whose = "the final response's call" if call.final_item is not None else "a call the response drops"
         message = (f"turn {current.turn}: {said}; yet an output went back for {call.call_id}: the result of "
@@ -324,8 +371,8 @@ def _not_allowed(call: CallTrace, facts: RunFacts, early: Any) -> str | None:
     return "yet --early read-only starts only tools annotated readOnlyHint, and this one is not"
 
 
-def _stream_index(call: CallTrace, current: ModelRound) -> str:
-    closed = next((e for e in current.stream if e["seq"] == call.closed_seq), None)
+def _stream_index(call: CallTrace, current: ModelRound, closing: _Closing) -> str:
+    closed = closing.event(call.closed_seq)
     return f"{closed.get('index')} of {len(current.stream)}" if closed else "?"
 
 

@@ -21,11 +21,18 @@ __all__ = ["check_tasks"]
 def check_tasks(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """correlation: each call's task requests name the task it created (and, for a task of
     the tasks extension, echo its state and answer only what it asked: ext_task_rounds.py)."""
-    found = [f for f in (_task_links(call, facts.task(call)) for call in run.calls) if f is not None]
+    found: list[Finding] = []
+    extended: list[tuple[CallTrace, TaskTrace]] = []  # judged after every call's links, as ever
     for call in run.calls:
         trace = facts.task(call)
+        if trace is None and not call.task_messages:
+            continue  # most calls: no task, no task request (what _task_links finds nothing in)
+        linked = _task_links(call, trace)
+        if linked is not None:
+            found.append(linked)
         if trace is not None and trace.extension:
-            found.append(ext_task_rounds(call, trace))
+            extended.append((call, trace))
+    found.extend(ext_task_rounds(call, trace) for call, trace in extended)
     return found
 
 
