@@ -15,13 +15,17 @@ are the steps' own: the same link, check, ids and seq numbers, and their words m
 
 from __future__ import annotations
 
+import json
 import marshal
+import re
+from collections.abc import Callable
 from typing import Any, Final
 
+from ..protocol.json_depth import opening_brackets
 from ..protocol.mcp import READ_RESOURCE
 from ..protocol.request_envelope import INPUT_REQUIRED, RESULT_TYPE
 from ..protocol.tasks_ext import RESULT_TASK
-from ..relay.stages.arguments import parse_arguments
+from ..relay.stages.arguments import MAX_ARGUMENT_DEPTH, parse_arguments
 from ..relay.stages.feedback import feedback_item
 from ..relay.stages.optional_nulls import strip_optional_nulls
 from ..relay.stages.result import Verdict
@@ -47,10 +51,48 @@ _ODD_SHAPE: Final = (TypeError, AttributeError, KeyError, IndexError, ValueError
 """What a value of a shape toolrelay never writes raises (the steps name it: checks.py)."""
 
 
-def _encoded(value: Any) -> bytes:
-    """A JSON value's encoding that tells true from 1 (``jsonpath._dump``): equal bytes,
-    equal values; unequal bytes still ask ``json_equal`` (key order, say)."""
-    return marshal.dumps(value, 2)
+def _writer(item_separator: str, key_separator: str) -> Callable[[Any], str]:
+    """``json.dumps`` with these separators, keeping non-ASCII, refusing NaN: the C encoder
+    itself when it can be made (``JSONEncoder.encode`` makes one for every value)."""
+    encoder = json.JSONEncoder(ensure_ascii=False, check_circular=False, allow_nan=False,
+                               separators=(item_separator, key_separator))
+    make = getattr(json.encoder, "c_make_encoder", None)
+    try:
+        write = make(None, encoder.default, json.encoder.encode_basestring, None, key_separator,
+                     item_separator, False, False, False) if make is not None else None
+    except TypeError:  # another Python's signature: the public way
+        write = None
+    if write is None or "".join(write({"a": [1.5, True, None, "é"]}, 0)) != encoder.encode(
+            {"a": [1.5, True, None, "é"]}):
+        return encoder.encode
+    return lambda value: "".join(write(value, 0))
+
+
+_COMPACT: Final = _writer(",", ":")
+_SPACED: Final = _writer(", ", ": ")
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def _written_as(value: dict[str, Any], text: str) -> bool:
+    """Whether ``text`` is ``value`` as JSON writes it (compact, or with json's spaces): then
+    ``parse_arguments(text)`` gives ``value`` back, or refuses what ``_surely_sendable``
+    would not vouch for, so only such a text is taken for it. Its hooks refuse nothing JSON
+    writes: no NaN or Infinity (``allow_nan``), finite floats written by ``repr``, ints of
+    the digits ``int`` reads back, keys once each (a dict's); a string with a surrogate, a
+    ``\\u`` escape or the depth limit reached is left to the parser."""
+    try:
+        written = _COMPACT(value)
+        if written != text and ": " in text:
+            written = _SPACED(value)
+    except (ValueError, TypeError):
+        return False  # no JSON (a NaN, an int too long to write): the parser says
+    return (written == text and opening_brackets(text) < MAX_ARGUMENT_DEPTH and "\\u" not in text
+            and _SURROGATE.search(text) is None)
+
+
+_dumps: Final = marshal.dumps
+"""``_dumps(value, 2)``: a JSON value's encoding that tells true from 1 (``jsonpath._dump``):
+equal bytes, equal values; unequal bytes still ask ``json_equal`` (key order, say)."""
 
 
 class _Held:
@@ -61,13 +103,10 @@ class _Held:
                  "verdict")
 
     def __init__(self, call: CallTrace, parsed: Event, routed: Event, request: Event, response: Event,
-                 feedback: Event) -> None:
+                 feedback: Event, used: Any, verdict: Verdict, expected: dict[str, Any], copies: int) -> None:
         self.call, self.parsed, self.routed, self.request, self.response, self.feedback = (
             call, parsed, routed, request, response, feedback)
-        self.used: Any = None
-        self.verdict: Verdict | None = None
-        self.expected: dict[str, Any] = {}
-        self.copies = 0
+        self.used, self.verdict, self.expected, self.copies = used, verdict, expected, copies
 
     def parse_said(self) -> str:
         return parsed_said(self.call, self.parsed)
@@ -84,7 +123,6 @@ class _Held:
         return answered_said(request, mcp_id, rounds_said(self.call), self.verdict, False)
 
     def feedback_said(self) -> str:
-        assert self.verdict is not None  # held only with one
         return rendered_said(self.call, self.verdict, self.expected, self.copies)
 
     def link_said(self) -> str:
@@ -171,8 +209,12 @@ class CommonCalls:
         if declaration is None and facts.lists_tools(turn):
             return None  # not declared (a call recorded as answered was no hook's refusal)
         arguments = params.get("arguments")
-        if type(arguments) is not dict or not self._sent_as_parsed(arguments, parsed, declaration, server,
-                                                                    tool, request, encoded):
+        if type(arguments) is not dict:
+            return None
+        if declaration is not None and declaration.get("strict") is True:
+            if not self._sent_as_stripped(arguments, parsed, server, tool, request):
+                return None
+        elif _dumps(arguments, 2) != encoded and not json_equal(arguments, parsed.get("arguments")):
             return None
         owners = facts.tag_owners
         if owners.setdefault(id(call), None) is not None:  # its own arguments went out (route_of_call)
@@ -186,19 +228,19 @@ class CommonCalls:
         if verdict is None or verdict.status != status:
             return None
         # definition_of_call: the definition offered is the one routed and listed
-        held = _Held(call, parsed, routed, request, response, call.feedbacks[0])
-        current = facts.run.round(turn)
-        if current is None or current.request is None:
+        digests = self._offered[turn] if turn in self._offered else self._offered_in(turn)
+        if digests is _UNOFFERED:
             return None
-        digests = self._offered_in(turn, current.request)
-        used = held.used = routed.get("digest")
+        used = routed.get("digest")
         defined = isinstance(digests, dict) and (alias in digests or used is not None)
         if defined and (used != digests.get(alias) or (listed is not None and listed != used)):
             return None
         # feedback_of_call and link_of_call
-        if not self._fed_back(held, verdict, recorded, declaration) or not _linked(message, request, response,
-                                                                                   answer, recorded):
+        feedback = call.feedbacks[0]
+        fed = self._fed_back(call, feedback, verdict, recorded, declaration)
+        if fed is None or not _linked(message, request, response, answer, recorded):
             return None
+        held = _Held(call, parsed, routed, request, response, feedback, used, verdict, *fed)
         mcp_id = message.get("id")
         route_seqs, exchange_seqs = held.route_seqs, held.exchange_seqs
         return (
@@ -225,30 +267,30 @@ class CommonCalls:
         if (parsed.get("error") is not None or not isinstance(call.item.get("arguments"), str)
                 or parsed.get("arguments_text") != text):
             return None
-        expected = self._parses[text] if text in self._parses else self._parsed(text)
         value = parsed.get("arguments")
-        if expected is None or type(value) is not dict:
+        if type(value) is not dict:
             return None
-        encoded = _encoded(value)
-        if encoded != expected[1] and not json_equal(value, expected[0]):
+        encoded = _dumps(value, 2)
+        if _written_as(value, text):
+            return encoded  # the live parser reads that text back as that value
+        expected = self._parses[text] if text in self._parses else self._parsed(text)
+        if expected is None or (encoded != expected[1] and not json_equal(value, expected[0])):
             return None
         return encoded
 
     def _parsed(self, text: str) -> tuple[dict[str, Any], bytes] | None:
         """``parse_arguments(text)`` and its encoding, once per distinct text (None: refused)."""
         value = parse_arguments(text)
-        found = self._parses[text] = (value, _encoded(value)) if isinstance(value, dict) else None
+        found = self._parses[text] = (value, _dumps(value, 2)) if isinstance(value, dict) else None
         return found
 
-    def _sent_as_parsed(self, arguments: dict[str, Any], parsed: dict[str, Any], declaration: Any,
-                        server: Any, tool: Any, request: dict[str, Any], encoded: bytes) -> bool:
-        """Whether the tools/call's ``arguments`` are the parsed ones (``encoded``), null-stripped
-        by the tool's rule when it was declared strict (``_expected_arguments``)."""
-        if declaration is not None and declaration.get("strict") is True:
-            rule = self.facts.rule_of(server, tool, request["seq"])
-            if rule is not None:
-                return json_equal(arguments, strip_optional_nulls(parsed.get("arguments"), rule))
-        return _encoded(arguments) == encoded or json_equal(arguments, parsed.get("arguments"))
+    def _sent_as_stripped(self, arguments: dict[str, Any], parsed: dict[str, Any], server: Any, tool: Any,
+                          request: dict[str, Any]) -> bool:
+        """Whether the tools/call's ``arguments`` are the parsed ones null-stripped by the
+        rule of the tool, declared strict (``_expected_arguments``)."""
+        rule = self.facts.rule_of(server, tool, request["seq"])
+        value = parsed.get("arguments")
+        return json_equal(arguments, strip_optional_nulls(value, rule) if rule is not None else value)
 
     def _listed_as(self, listing: Listing | None, tool: Any) -> tuple[Any, str | None]:
         """The tool's outputSchema in ``listing`` (``output_schema_of``) and its digest (None:
@@ -264,12 +306,16 @@ class CommonCalls:
             found = self._listed[key] = (entry.get("outputSchema"), listing.digest(tool))
         return found
 
-    def _offered_in(self, turn: int, request: Event) -> Any:
-        """The digests the turn's request offered its tools with (its declarations')."""
-        if turn in self._offered:
-            return self._offered[turn]
-        offered_in = self.facts.catalog_at(request["seq"])
-        found = self._offered[turn] = offered_in.get("digests") if offered_in is not None else None
+    def _offered_in(self, turn: int) -> Any:
+        """The digests the turn's request offered its tools with (its declarations'; _UNOFFERED:
+        no request recorded, which ``definition_of_call`` says nothing of)."""
+        current = self.facts.run.round(turn)
+        if current is None or current.request is None:
+            found: Any = _UNOFFERED
+        else:
+            offered_in = self.facts.catalog_at(current.request["seq"])
+            found = offered_in.get("digests") if offered_in is not None else None
+        self._offered[turn] = found
         return found
 
     def _verdict(self, call: CallTrace, params: dict[str, Any], answer: dict[str, Any], schema: Any
@@ -287,29 +333,29 @@ class CommonCalls:
         content = result_key(result)
         return self.facts.plain_verdict(call, (content, id(schema))) if content is not None else None
 
-    def _fed_back(self, held: _Held, verdict: Verdict, recorded: dict[str, Any], declaration: Any) -> bool:
-        """Whether ``feedback_of_call`` finds the feedback event and every copy sent the
-        rendering of the call's result (``held`` is given what its finding says)."""
-        facts, call = self.facts, held.call
+    def _fed_back(self, call: CallTrace, feedback: Event, verdict: Verdict, recorded: dict[str, Any],
+                  declaration: Any) -> tuple[dict[str, Any], int] | None:
+        """The expected output and the number of copies sent, when ``feedback_of_call`` finds
+        the feedback event and every copy sent the rendering of the call's result."""
+        facts = self.facts
         if recorded.get("status") != "ok" and (recorded.get("message") != verdict.message
                                                or recorded.get("error_code") != verdict.error_code):
-            return False
+            return None
         structured = isinstance(declaration, dict) and "output_schema" in declaration
         expected = self._expected(call, verdict, structured)
         if expected is None:
-            return False
-        given = held.feedback.get("item")
+            return None
+        given = feedback.get("item")
         text = type(expected.get("output")) is str  # then == is json_equal: every value a string
         if type(given) is not dict or not (given == expected if text else json_equal(given, expected)):
-            return False
+            return None
         sent = facts.sent_after(call)
         for entry in sent:
             item = entry[2]
             if item is not given and not (item == given if text else json_equal(item, given)):
-                return False
+                return None
         facts.hold(call, verdict, expected)
-        held.verdict, held.expected, held.copies = verdict, expected, len(sent)
-        return True
+        return expected, len(sent)
 
     def _expected(self, call: CallTrace, verdict: Verdict, structured: bool) -> dict[str, Any] | None:
         """``RunFacts.expected(call)``: of a success or tool error equal to one rendered
@@ -336,10 +382,10 @@ def _chain_holds(rounds: list[tuple[Event, Event]], last: dict[str, Any], params
     if type(first) is not dict or "inputResponses" in first or "requestState" in first:
         return False
     name, first_arguments = first.get("name"), first.get("arguments")
-    if type(first_arguments) is not dict or (_encoded(first_arguments) != encoded
+    if type(first_arguments) is not dict or (_dumps(first_arguments, 2) != encoded
                                              and not json_equal(first_arguments, params.get("arguments"))):
         return False
-    seen = {repr(first_message.get("id"))}
+    seen = [first_message.get("id")]  # by ==: a 1 taken for a true declines, never passes
     for number, (_, answer) in enumerate(rounds, 1):
         retry = rounds[number][0].get("message") if number < len(rounds) else last
         asked = answer.get("message")
@@ -347,9 +393,10 @@ def _chain_holds(rounds: list[tuple[Event, Event]], last: dict[str, Any], params
         if type(retry) is not dict or type(asked) is not dict:
             return False
         given = retry.get("params")
-        if type(given) is not dict or given.get("name") != name or repr(retry.get("id")) in seen:
+        retry_id = retry.get("id")
+        if type(given) is not dict or given.get("name") != name or retry_id in seen:
             return False
-        seen.add(repr(retry.get("id")))
+        seen.append(retry_id)
         if given is not params and not json_equal(given.get("arguments"), first_arguments):
             return False
         wanted, answered = asked.get("inputRequests"), given.get("inputResponses")
@@ -362,6 +409,7 @@ def _chain_holds(rounds: list[tuple[Event, Event]], last: dict[str, Any], params
 
 
 _ABSENT: Final = object()
+_UNOFFERED: Final = object()
 
 
 def _linked(message: dict[str, Any], request: Event, response: Event, answer: dict[str, Any],
