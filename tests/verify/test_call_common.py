@@ -23,9 +23,11 @@ import pytest
 
 from conftest import PYTHON
 from toolrelay.errors import ToolrelayError
+from toolrelay.relay.stages.arguments import parse_arguments
 from toolrelay.verify import load_run, verify
-from toolrelay.verify.call_common import CommonCalls
+from toolrelay.verify.call_common import CommonCalls, _written_as
 from toolrelay.verify.facts import RunFacts
+from toolrelay.verify.jsonpath import json_equal
 
 from .helpers import Event, edited_copies, iter_events, run_cli, tampered
 
@@ -238,3 +240,25 @@ def test_a_tampered_common_call_is_named_by_its_step(
     assert named, broken
     ending = ENDINGS.get(change.__name__)
     assert ending is None or named[0].endswith(ending), named
+
+
+WRITTEN: list[tuple[str, bool]] = [
+    ('{"path":"notes.txt","head":3}', True),
+    ('{"path": "notes.txt", "head": 3}', True),  # json's own spacing
+    ('{"n":1.5,"big":12345678901234567890,"t":true,"f":false,"z":null,"l":[1,{"é":"ü"}]}', True),
+    ('{"head":3,"path":"notes.txt"}', False),  # another key order: the parser reads it
+    ('{"path":"notes.txt" ,"head":3}', False),
+    ('{"path":"notes\\u002etxt","head":3}', False),  # an escape could spell a surrogate
+    ('{"path":"notes.txt","head":3.0}', False),
+    ('{"path":"x","path":"notes.txt","head":3}', False),  # a key twice: the parser refuses it
+    ('{"a":' + "[" * 70 + "]" * 70 + "}", False),  # past the depth limit: the parser refuses it
+]
+
+
+@pytest.mark.parametrize(("text", "taken"), WRITTEN)
+def test_a_text_is_taken_for_its_value_only_as_json_writes_it(text: str, taken: bool) -> None:
+    value = {"path": "notes.txt", "head": 3} if "notes" in text else json.loads(text)
+    parsed = parse_arguments(text)
+    assert _written_as(value, text) is taken
+    if taken:  # what the live parser gives for that text, true told from 1
+        assert isinstance(parsed, dict) and json_equal(parsed, value)
