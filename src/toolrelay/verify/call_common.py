@@ -37,7 +37,7 @@ from .input_rounds import rounds_said
 from .jsonpath import json_equal
 from .mcp_side import answered_said, route_of_call, routed_said, server_of_call
 from .model_side import parse_of_call, parsed_said
-from .outcomes import ANSWERED, rendering_key, result_key
+from .outcomes import ANSWERED, rendering_key
 from .record import CallTrace, Event
 from .verdict import Finding
 
@@ -238,7 +238,13 @@ class CommonCalls:
         # feedback_of_call and link_of_call
         feedback = call.feedbacks[0]
         fed = self._fed_back(call, feedback, verdict, recorded, declaration)
-        if fed is None or not _linked(message, request, response, answer, recorded):
+        if fed is None:
+            return None
+        # link_of_call: the outcome and the answer name the tools/call's ids
+        ids = (message.get("id"), server, request.get("connection"))
+        named = recorded.get("mcp_id")
+        if (named is not None and (named, recorded.get("server"), recorded.get("connection")) != ids) or (
+                answer.get("id"), response.get("server"), response.get("connection")) != ids:
             return None
         held = _Held(call, parsed, routed, request, response, feedback, used, verdict, *fed)
         mcp_id = message.get("id")
@@ -330,8 +336,11 @@ class CommonCalls:
         if (answer.get("jsonrpc") != "2.0" or answer.get("method") is not None or "error" in answer
                 or (type(answer_id) is not int and type(answer_id) is not str)):
             return None  # not a JSON-RPC response (``recorded_exchange``: classify)
-        content = result_key(result)
-        return self.facts.plain_verdict(call, (content, id(schema))) if content is not None else None
+        try:
+            content = _dumps(result, 2)  # result_key, here without a call
+        except ValueError:
+            return None  # no JSON value: judged on its own
+        return self.facts.plain_verdict(call, (content, id(schema)))
 
     def _fed_back(self, call: CallTrace, feedback: Event, verdict: Verdict, recorded: dict[str, Any],
                   declaration: Any) -> tuple[dict[str, Any], int] | None:
@@ -410,12 +419,3 @@ def _chain_holds(rounds: list[tuple[Event, Event]], last: dict[str, Any], params
 
 _ABSENT: Final = object()
 _UNOFFERED: Final = object()
-
-
-def _linked(message: dict[str, Any], request: Event, response: Event, answer: dict[str, Any],
-            recorded: dict[str, Any]) -> bool:
-    """Whether ``link_of_call`` finds the outcome and the answer naming the tools/call's ids."""
-    ids = (message.get("id"), request.get("server"), request.get("connection"))
-    named = (recorded.get("mcp_id"), recorded.get("server"), recorded.get("connection"))
-    return (named[0] is None or named == ids) and (
-        answer.get("id"), response.get("server"), response.get("connection")) == ids

@@ -161,8 +161,8 @@ class RunFacts:
         for call in self.run.calls:
             shaped = common.findings(call) if common is not None else None
             if shaped is not None:
-                for place, into in zip(places, lists, strict=True):
-                    held = shaped[place]
+                for into, held in zip(lists, shaped if places is None else [shaped[p] for p in places],
+                                      strict=True):
                     if held is not None:
                         into.append(held)  # type: ignore[union-attr]  # no Exception yet: common is on
                 continue
@@ -178,15 +178,17 @@ class RunFacts:
                     results[judge].append(found)  # type: ignore[union-attr]  # an Exception left judges
         return results
 
-    def _common_calls(self, judges: list[CallJudge]) -> tuple[CommonShape | None, list[int]]:
+    def _common_calls(self, judges: list[CallJudge]) -> tuple[CommonShape | None, list[int] | None]:
         """The common-shape judge for ``judges``, with the place of each judge's finding in
-        its findings; None when it is off or not for all of these."""
+        its findings (None: the judges are its steps, in order); None when it is off or not
+        for all of these."""
         if self.common_judge is None or not self.common_shape:
-            return None, []
+            return None, None
         common = self.common_judge(self)
         if not all(judge in common.steps for judge in judges):
-            return None, []
-        return common, [common.steps.index(judge) for judge in judges]
+            return None, None
+        places = [common.steps.index(judge) for judge in judges]
+        return common, None if places == list(range(len(common.steps))) else places
 
     def assembled(self, current: ModelRound) -> Assembled:
         """What the turn's recorded stream events assemble to (the live assembler's view)."""
