@@ -5,7 +5,8 @@ tool, one tools/call (perhaps after input_required rounds) answered once with a 
 result (no task), one outcome, one feedback event, and the output the rendering of that
 result. ``CommonCalls.findings`` recognises that shape and makes the six steps' findings
 (parse, routing, definition, server, feedback, call links) from what they all read, read
-once: the arguments compared by one encoding of each, equal arguments texts parsed once,
+once: the arguments compared by one encoding of each, a text that is its parsed value as
+JSON writes it not parsed again (``_written_as``; any other parsed once per distinct text),
 equal results rendered once (by content, never by call_id). Anything else, a value
 missing, of another type or different, is handed back (None): the steps judge that call
 as before, so every broken link is named by them, in their words. The findings made here
@@ -47,8 +48,9 @@ __all__ = ["CommonCalls"]
 Six = tuple[Finding, Finding, Finding | None, Finding, Finding, Finding]
 """One call's findings by the ``STEPS`` (no definition finding: no digests recorded)."""
 
-_ODD_SHAPE: Final = (TypeError, AttributeError, KeyError, IndexError, ValueError)
-"""What a value of a shape toolrelay never writes raises (the steps name it: checks.py)."""
+_ODD_SHAPE: Final = (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError)
+"""What a value of a shape toolrelay never writes raises (the steps name it: checks.py),
+or one nested too deep to compare here."""
 
 
 def _writer(item_separator: str, key_separator: str) -> Callable[[Any], str]:
@@ -84,8 +86,8 @@ def _written_as(value: dict[str, Any], text: str) -> bool:
         written = _COMPACT(value)
         if written != text and ": " in text:
             written = _SPACED(value)
-    except (ValueError, TypeError):
-        return False  # no JSON (a NaN, an int too long to write): the parser says
+    except (ValueError, TypeError, RecursionError):
+        return False  # no JSON (a NaN, an int too long to write), or too deep: the parser says
     return (written == text and opening_brackets(text) < MAX_ARGUMENT_DEPTH and "\\u" not in text
             and _SURROGATE.search(text) is None)
 
