@@ -21,6 +21,7 @@ from ..transcript.reader import paused_gc
 from .agreement import check_agreement
 from .attachments import STREAMED, no_call_text
 from .body_digests import check_body_digests
+from .call_common import CommonCalls
 from .compaction import check_compaction_records
 from .context import check_answer_order, check_context, check_declarations
 from .conversation import check_user_turn_endings, check_user_turn_places, check_user_turns
@@ -103,6 +104,7 @@ together, call by call (``RunFacts.judge_together``)."""
 
 _RANKS: Final = {link: rank for rank, link in enumerate(LINKS)}
 _LINK_OF: Final = operator.attrgetter("link")
+RunFacts.common_judge = CommonCalls  # the calls of the common shape judged at once (call_common.py)
 _UNEXPECTED_SHAPE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
 
 

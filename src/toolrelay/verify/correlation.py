@@ -282,9 +282,14 @@ def link_of_call(call: CallTrace, facts: RunFacts) -> Finding | None:
     if problem is not None:
         return call_finding(call, "correlation", False, f"{call.call_id}: {problem}", "call_links", request,
                             response, call.first("outcomes"))
-    return call_finding(call, "correlation", True,
-                        lambda: f"{call.call_id} ↔ mcp id {mcp_id} on {where[0]} (connection {where[1]})",
-                        "call_links", request, response)
+    return call_finding(call, "correlation", True, lambda: linked_said(call, mcp_id, where), "call_links",
+                        request, response)
+
+
+def linked_said(call: CallTrace, mcp_id: Any, where: tuple[Any, Any]) -> str:
+    """The words of the finding that the call's tools/call (``mcp_id`` on ``where``: its
+    server and connection) and its answer carry its ids."""
+    return f"{call.call_id} ↔ mcp id {mcp_id} on {where[0]} (connection {where[1]})"
 
 
 def _link_problem(

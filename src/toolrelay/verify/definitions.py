@@ -20,7 +20,7 @@ from .record import CallTrace, RunRecord
 from .resource_reads import is_reader
 from .verdict import Finding
 
-__all__ = ["check_definitions", "definition_of_call"]
+__all__ = ["check_definitions", "defined_said", "definition_of_call"]
 
 
 def check_definitions(run: RunRecord, facts: RunFacts) -> list[Finding]:
@@ -76,8 +76,14 @@ def definition_of_call(call: CallTrace, facts: RunFacts) -> Finding | None:
                        f"tools/call went out {routed.get('server')} listed {tool} as {listed} "
                        f"(seq {listing.seq})")
             return call_finding(call, "routing", False, message, "definition", routed, request)
-    return call_finding(call, "routing", True, lambda: f"{call.call_id}: {call.alias} called with the "
-                        f"definition the model was offered ({used})", "definition", routed, request)
+    return call_finding(call, "routing", True, lambda: defined_said(call, used), "definition", routed,
+                        request)
+
+
+def defined_said(call: CallTrace, used: Any) -> str:
+    """The words of the finding that the call ran the definition (digest ``used``) the model
+    was offered."""
+    return f"{call.call_id}: {call.alias} called with the definition the model was offered ({used})"
 
 
 def _finding(ok: bool, message: str, catalog: dict[str, Any]) -> Finding:

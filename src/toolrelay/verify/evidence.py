@@ -23,17 +23,9 @@ def call_finding(
     """A finding about one call, carrying both of its ids and where it lives (its seq
     numbers worked out when first read: most findings are only counted)."""
     server, mcp_id = call.finding_ids()
-    return Finding(
-        link=link,
-        ok=ok,
-        message=message,
-        check=check,
-        call_id=call.call_id,
-        mcp_id=mcp_id,
-        server=server,
-        turn=call.turn,
-        seqs=partial(_call_seqs, call.response_seq, events),
-    )
+    # in Finding's order: link, ok, message, call_id, mcp_id, server, turn, seqs, check
+    return Finding(link, ok, message, call.call_id, mcp_id, server, call.turn,
+                   partial(_call_seqs, call.response_seq, events), check)
 
 
 def _call_seqs(response_seq: int, events: tuple[dict[str, Any] | None, ...]) -> tuple[int, ...]:

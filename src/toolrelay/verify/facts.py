@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 from ..client.host.input_required import input_required
 from ..events import MCP_REQUEST, MCP_RESPONSE
@@ -46,10 +46,22 @@ from .simple_schema import SimpleSchemas
 from .task_trace import TaskTrace, answer_of, task_of
 from .verdict import Finding
 
-__all__ = ["CallJudge", "Listing", "RunFacts"]
+__all__ = ["CallJudge", "CommonShape", "Listing", "RunFacts"]
 
 CallJudge = Callable[[CallTrace, "RunFacts"], Finding | None]
 """A per-call check's step: the finding about one call (None: nothing to say)."""
+
+
+class CommonShape(Protocol):
+    """What judges the calls of a common shape by several steps at once (``call_common``)."""
+
+    steps: tuple[CallJudge, ...]
+    """The steps it judges for, in the order of its findings."""
+
+    def __init__(self, facts: RunFacts) -> None: ...
+
+    def findings(self, call: CallTrace) -> Sequence[Finding | None] | None:
+        """The call's finding by each of ``steps`` (None: the steps are to judge it)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -72,6 +84,15 @@ class Listing:
 
 class RunFacts:
     """Lazily computed, cached views of one RunRecord."""
+
+    common_judge: ClassVar[type[CommonShape] | None] = None
+    """What ``judge_together`` makes to judge the calls of the common shape at once:
+    ``call_common.CommonCalls``, set by ``checks`` (it imports the steps, which import this
+    module)."""
+    common_shape: ClassVar[bool] = True
+    """Whether ``judge_together`` gives a call of the common shape the findings of
+    ``common_judge`` (the steps judge the rest); off: the steps judge every call (the tests
+    compare the two)."""
 
     def __init__(self, run: RunRecord) -> None:
         self.run = run
@@ -115,7 +136,9 @@ class RunFacts:
         pass over the calls, each call by all of them in turn: the call's events are read
         from memory once and stay at hand for the next check, where check after check over
         every call would fetch them again. Every step is a pure function of the record and
-        these cached facts, so the order the calls are judged in changes no finding."""
+        these cached facts, so the order the calls are judged in changes no finding. A call
+        of the common shape gets the findings of ``common_judge`` (made for these facts, when
+        it judges for all of ``judges`` and ``common_shape`` is on) instead."""
         self._together, self._judged = tuple(judges), None
 
     def judged(self, judge: CallJudge) -> list[Finding]:
@@ -133,17 +156,39 @@ class RunFacts:
     def _judge_calls(self) -> dict[CallJudge, list[Finding] | Exception]:
         results: dict[CallJudge, list[Finding] | Exception] = {judge: [] for judge in self._together}
         judges = list(self._together)
+        common, places = self._common_calls(judges)
+        lists = [results[judge] for judge in judges]
         for call in self.run.calls:
+            shaped = common.findings(call) if common is not None else None
+            if shaped is not None:
+                for into, held in zip(lists, shaped if places is None else [shaped[p] for p in places],
+                                      strict=True):
+                    if held is not None:
+                        into.append(held)  # type: ignore[union-attr]  # no Exception yet: common is on
+                continue
             for judge in judges:
                 try:
                     found = judge(call, self)
                 except Exception as exc:  # raised again by ``judged``, where the check runs
                     results[judge] = exc
                     judges = [other for other in judges if other is not judge]
+                    common = None  # its findings are for every step
                     continue
                 if found is not None:
                     results[judge].append(found)  # type: ignore[union-attr]  # an Exception left judges
         return results
+
+    def _common_calls(self, judges: list[CallJudge]) -> tuple[CommonShape | None, list[int] | None]:
+        """The common-shape judge for ``judges``, with the place of each judge's finding in
+        its findings (None: the judges are its steps, in order); None when it is off or not
+        for all of these."""
+        if self.common_judge is None or not self.common_shape:
+            return None, None
+        common = self.common_judge(self)
+        if not all(judge in common.steps for judge in judges):
+            return None, None
+        places = [common.steps.index(judge) for judge in judges]
+        return common, None if places == list(range(len(common.steps))) else places
 
     def assembled(self, current: ModelRound) -> Assembled:
         """What the turn's recorded stream events assemble to (the live assembler's view)."""
@@ -295,6 +340,20 @@ class RunFacts:
                 self._by_result[plain] = found
         self._verdicts[key] = found
         return found
+
+    def plain_verdict(self, call: CallTrace, plain: tuple[bytes, int]) -> Verdict | None:
+        """``verdict(call)`` for a call whose ``_plain_result`` its caller found ``plain``."""
+        found = self._by_result.get(plain)
+        if found is None:
+            return self.verdict(call)
+        self._verdicts[id(call)] = found
+        return found
+
+    def hold(self, call: CallTrace, verdict: Verdict, expected: dict[str, Any]) -> None:
+        """Keep what ``call_common`` found of a call of the common shape (no task: it
+        classified a plain result) as ``task``, ``verdict`` and ``expected`` would."""
+        key = id(call)
+        self._tasks[key], self._verdicts[key], self._expected[key] = None, verdict, expected
 
     def _plain_result(self, call: CallTrace) -> tuple[bytes, int] | None:
         """The content of the call's result and the identity of its tool's outputSchema

@@ -23,7 +23,7 @@ from .mcp_side import tagged_for_another
 from .record import CallTrace, RunRecord
 from .verdict import Finding
 
-__all__ = ["check_feedback", "feedback_of_call"]
+__all__ = ["check_feedback", "feedback_of_call", "rendered_said"]
 
 
 def check_feedback(run: RunRecord, facts: RunFacts) -> list[Finding]:
@@ -81,15 +81,14 @@ def feedback_of_call(call: CallTrace, facts: RunFacts) -> Finding | None:
         if problem is not None:
             return _bad(call, problem, answer, _request_event(facts, turn))
     copies = len(sent)
-    return call_finding(
-        call,
-        "feedback",
-        True,
-        lambda: _ok_message(outcome, expected, copies) + _refusals_note(call),
-        "rendering",
-        answer,
-        feedbacks[0],
-    )
+    return call_finding(call, "feedback", True, lambda: rendered_said(call, outcome, expected, copies),
+                        "rendering", answer, feedbacks[0])
+
+
+def rendered_said(call: CallTrace, outcome: Verdict, expected: dict[str, Any], copies: int) -> str:
+    """The words of the finding that the output (and its ``copies`` in requests) is what
+    render_output gives."""
+    return _ok_message(outcome, expected, copies) + _refusals_note(call)
 
 
 def _request_event(facts: RunFacts, turn: int) -> dict[str, Any] | None:

@@ -29,7 +29,10 @@ from .record import CallTrace, RunRecord
 from .task_trace import answer_of
 from .verdict import Finding
 
-__all__ = ["check_routing", "check_server", "route_of_call", "server_of_call", "tagged_for_another"]
+__all__ = [
+    "answered_said", "check_routing", "check_server", "route_of_call", "routed_said", "server_of_call",
+    "tagged_for_another",
+]
 
 
 def check_routing(run: RunRecord, facts: RunFacts) -> list[Finding]:
@@ -64,9 +67,15 @@ def route_of_call(call: CallTrace, facts: RunFacts) -> Finding | None:
             call, "routing", True, f"{call.alias} → {target} (not sent: {call.status})", "route", routed
         )
     message = request["message"]  # the words are made when shown (verdict.Finding)
-    return call_finding(call, "routing", True, lambda: f"{call.alias} → {target}; {message.get('method')} "
-                        f"mcp id {message.get('id')} carries the values of the arguments text", "route",
-                        routed, request)
+    return call_finding(call, "routing", True, lambda: routed_said(call, routed, message), "route", routed,
+                        request)
+
+
+def routed_said(call: CallTrace, routed: dict[str, Any], message: dict[str, Any]) -> str:
+    """The words of the finding that the call went where its alias routes (``message``: its
+    tools/call), with its own arguments."""
+    return (f"{call.alias} → {routed.get('server')}/{routed.get('tool')}; {message.get('method')} mcp id "
+            f"{message.get('id')} carries the values of the arguments text")
 
 
 def _not_routed(call: CallTrace, facts: RunFacts) -> Finding | None:
@@ -351,13 +360,14 @@ def _answered(call: CallTrace, facts: RunFacts, outcome_event: dict[str, Any] | 
     outcome = facts.verdict(call)
     asks = outcome is not None and input_required(exchange) is not None
     ran = f" as {trace.summary()}" if trace is not None else rounds_said(call)
-    words = partial(_answered_said, request, exchange.mcp_id, ran, outcome, asks)  # made when shown
+    words = partial(answered_said, request, exchange.mcp_id, ran, outcome, asks)  # made when shown
     return call_finding(call, "server_check", True, words, "exchange", request, response)
 
 
-def _answered_said(request: dict[str, Any], mcp_id: Any, ran: str, outcome: Verdict | None,
-                   asks: bool) -> str:
-    """The words of an answered call's finding (made when shown: verdict.Finding)."""
+def answered_said(request: dict[str, Any], mcp_id: Any, ran: str, outcome: Verdict | None,
+                  asks: bool) -> str:
+    """The words of an answered call's finding (made when shown: verdict.Finding; ``ran``:
+    how, after what)."""
     said = "?" if outcome is None else _said(outcome.status, outcome.message, outcome.error_code)
     if outcome is not None and asks:
         said = f"input_required still, given up on (protocol error): {excerpt(outcome.message, 80)}"

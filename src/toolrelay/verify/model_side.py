@@ -24,7 +24,7 @@ from .jsonpath import excerpt, json_equal
 from .record import CallTrace, ModelRound, RunRecord, is_2xx
 from .verdict import Finding
 
-__all__ = ["check_answer", "check_parse", "check_rounds", "parse_of_call"]
+__all__ = ["check_answer", "check_parse", "check_rounds", "parse_of_call", "parsed_said"]
 
 _ENDING_STATUSES = frozenset({"failed", "error", "aborted", "timeout", None})
 
@@ -184,10 +184,11 @@ def parse_of_call(call: CallTrace, facts: RunFacts) -> Finding | None:
     problem = _parse_problem(call, parsed, facts)
     if problem is not None:
         return call_finding(call, "parse", False, f"{call.call_id}: {problem}", "arguments_text", parsed)
-    return call_finding(call, "parse", True, lambda: _parsed_said(call, parsed), "arguments_text", parsed)
+    return call_finding(call, "parse", True, lambda: parsed_said(call, parsed), "arguments_text", parsed)
 
 
-def _parsed_said(call: CallTrace, parsed: dict[str, Any]) -> str:
+def parsed_said(call: CallTrace, parsed: dict[str, Any]) -> str:
+    """The words of the finding that the call's arguments text was parsed as recorded."""
     if parsed.get("error") is not None:
         return (f"{call.call_id}: arguments text {excerpt(parsed.get('arguments_text'))} was refused: "
                 f"{parsed.get('error')}")

@@ -1,0 +1,423 @@
+"""The common shape of a call, judged by the six per-call steps at once (``RunFacts.judge_together``).
+
+Most calls of a run look alike: parsed once without error, routed once to a declared
+tool, one tools/call (perhaps after input_required rounds) answered once with a plain
+result (no task), one outcome, one feedback event, and the output the rendering of that
+result. ``CommonCalls.findings`` recognises that shape and makes the six steps' findings
+(parse, routing, definition, server, feedback, call links) from what they all read, read
+once: the arguments compared by one encoding of each, a text that is its parsed value as
+JSON writes it not parsed again (``_written_as``; any other parsed once per distinct text),
+equal results rendered once (by content, never by call_id). Anything else, a value
+missing, of another type or different, is handed back (None): the steps judge that call
+as before, so every broken link is named by them, in their words. The findings made here
+are the steps' own: the same link, check, ids and seq numbers, and their words made
+(when first read) by the steps' own ``*_said`` functions.
+"""
+
+from __future__ import annotations
+
+import json
+import marshal
+import re
+from collections.abc import Callable
+from typing import Any, Final
+
+from ..protocol.json_depth import opening_brackets
+from ..protocol.mcp import READ_RESOURCE
+from ..protocol.request_envelope import INPUT_REQUIRED, RESULT_TYPE
+from ..protocol.tasks_ext import RESULT_TASK
+from ..relay.stages.arguments import MAX_ARGUMENT_DEPTH, parse_arguments
+from ..relay.stages.feedback import feedback_item
+from ..relay.stages.optional_nulls import strip_optional_nulls
+from ..relay.stages.result import Verdict
+from .correlation import link_of_call, linked_said
+from .definitions import defined_said, definition_of_call
+from .facts import CallJudge, Listing, RunFacts
+from .feedback import feedback_of_call, rendered_said
+from .input_rounds import rounds_said
+from .jsonpath import json_equal
+from .mcp_side import answered_said, route_of_call, routed_said, server_of_call
+from .model_side import parse_of_call, parsed_said
+from .outcomes import ANSWERED, rendering_key
+from .record import CallTrace, Event
+from .verdict import Finding
+
+__all__ = ["CommonCalls"]
+
+
+Six = tuple[Finding, Finding, Finding | None, Finding, Finding, Finding]
+"""One call's findings by the ``STEPS`` (no definition finding: no digests recorded)."""
+
+_ODD_SHAPE: Final = (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError)
+"""What a value of a shape toolrelay never writes raises (the steps name it: checks.py),
+or one nested too deep to compare here."""
+
+
+def _writer(item_separator: str, key_separator: str) -> Callable[[Any], str]:
+    """``json.dumps`` with these separators, keeping non-ASCII, refusing NaN: the C encoder
+    itself when it can be made (``JSONEncoder.encode`` makes one for every value)."""
+    encoder = json.JSONEncoder(ensure_ascii=False, check_circular=False, allow_nan=False,
+                               separators=(item_separator, key_separator))
+    make = getattr(json.encoder, "c_make_encoder", None)
+    try:
+        write = make(None, encoder.default, json.encoder.encode_basestring, None, key_separator,
+                     item_separator, False, False, False) if make is not None else None
+    except TypeError:  # another Python's signature: the public way
+        write = None
+    if write is None or "".join(write({"a": [1.5, True, None, "é"]}, 0)) != encoder.encode(
+            {"a": [1.5, True, None, "é"]}):
+        return encoder.encode
+    return lambda value: "".join(write(value, 0))
+
+
+_COMPACT: Final = _writer(",", ":")
+_SPACED: Final = _writer(", ", ": ")
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def _written_as(value: dict[str, Any], text: str) -> bool:
+    """Whether ``text`` is ``value`` as JSON writes it (compact, or with json's spaces): then
+    ``parse_arguments(text)`` gives ``value`` back, or refuses what ``_surely_sendable``
+    would not vouch for, so only such a text is taken for it. Its hooks refuse nothing JSON
+    writes: no NaN or Infinity (``allow_nan``), finite floats written by ``repr``, ints of
+    the digits ``int`` reads back, keys once each (a dict's); a string with a surrogate, a
+    ``\\u`` escape or the depth limit reached is left to the parser."""
+    try:
+        written = _COMPACT(value)
+        if written != text and ": " in text:
+            written = _SPACED(value)
+    except (ValueError, TypeError, RecursionError):
+        return False  # no JSON (a NaN, an int too long to write), or too deep: the parser says
+    return (written == text and opening_brackets(text) < MAX_ARGUMENT_DEPTH and "\\u" not in text
+            and _SURROGATE.search(text) is None)
+
+
+_dumps: Final = marshal.dumps
+"""``_dumps(value, 2)``: a JSON value's encoding that tells true from 1 (``jsonpath._dump``):
+equal bytes, equal values; unequal bytes still ask ``json_equal`` (key order, say)."""
+
+
+class _Held:
+    """What one call's held findings rest on: their words and seq numbers are made from it
+    when first read (``verdict.Finding``; most are only counted), as the steps make them."""
+
+    __slots__ = ("call", "copies", "expected", "feedback", "parsed", "request", "response", "routed", "used",
+                 "verdict")
+
+    def __init__(self, call: CallTrace, parsed: Event, routed: Event, request: Event, response: Event,
+                 feedback: Event, used: Any, verdict: Verdict, expected: dict[str, Any], copies: int) -> None:
+        self.call, self.parsed, self.routed, self.request, self.response, self.feedback = (
+            call, parsed, routed, request, response, feedback)
+        self.used, self.verdict, self.expected, self.copies = used, verdict, expected, copies
+
+    def parse_said(self) -> str:
+        return parsed_said(self.call, self.parsed)
+
+    def route_said(self) -> str:
+        return routed_said(self.call, self.routed, self.request["message"])
+
+    def definition_said(self) -> str:
+        return defined_said(self.call, self.used)
+
+    def server_said(self) -> str:
+        request = self.request
+        mcp_id = request["message"].get("id")
+        return answered_said(request, mcp_id, rounds_said(self.call), self.verdict, False)
+
+    def feedback_said(self) -> str:
+        return rendered_said(self.call, self.verdict, self.expected, self.copies)
+
+    def link_said(self) -> str:
+        request = self.request
+        return linked_said(self.call, request["message"].get("id"), (request.get("server"),
+                                                                      request.get("connection")))
+
+    def parse_seqs(self) -> tuple[int, ...]:
+        return tuple(sorted((self.call.response_seq, self.parsed["seq"])))
+
+    def route_seqs(self) -> tuple[int, ...]:  # the definition finding's too
+        return tuple(sorted((self.call.response_seq, self.routed["seq"], self.request["seq"])))
+
+    def exchange_seqs(self) -> tuple[int, ...]:  # the call-link finding's too
+        return tuple(sorted((self.call.response_seq, self.request["seq"], self.response["seq"])))
+
+    def feedback_seqs(self) -> tuple[int, ...]:
+        return tuple(sorted((self.call.response_seq, self.response["seq"], self.feedback["seq"])))
+
+
+class CommonCalls:
+    """The common-shape findings of one run's calls, with what equal calls share."""
+
+    steps: tuple[CallJudge, ...] = (
+        parse_of_call, route_of_call, definition_of_call, server_of_call, feedback_of_call, link_of_call,
+    )
+    """The steps whose findings ``findings`` gives, in its order."""
+
+    def __init__(self, facts: RunFacts) -> None:
+        self.facts = facts
+        self._parses: dict[str, tuple[dict[str, Any], bytes] | None] = {}
+        """An arguments text → what the live parser makes of it (an object) and its encoding."""
+        self._offered: dict[int, Any] = {}
+        """A turn → the digests its request was offered with (``definition_of_call``)."""
+        self._listed: dict[tuple[int, str], tuple[Any, str]] = {}
+        """(id of a listing, tool) → the tool's outputSchema there and its digest."""
+        self._rendered: dict[tuple[int, bool], str | None] = {}
+        """(id of a verdict, structured) → the output text it renders to (None: rendered per
+        call, not by content alone)."""
+
+    def findings(self, call: CallTrace) -> Six | None:
+        """The call's findings by the ``STEPS``, each the one its step gives, when the call has
+        the common shape; None: the steps are to judge it."""
+        try:
+            return self._findings(call)
+        except _ODD_SHAPE:  # a value in a shape toolrelay never writes: the steps name it
+            return None
+
+    def _findings(self, call: CallTrace) -> Six | None:  # one long pass: each value read once
+        facts = self.facts
+        parsed_events, routed_events, requests, responses = (call.parsed, call.routed, call.mcp_requests,
+                                                             call.mcp_responses)
+        call_id, turn = call.call_id, call.turn
+        if (len(parsed_events) != 1 or len(routed_events) != 1 or len(requests) != 1 or len(responses) != 1
+                or len(call.outcomes) != 1 or len(call.feedbacks) != 1 or call.duplicates
+                or call.final_item is not None or call.dropped or type(call_id) is not str or not call_id):
+            return None
+        parsed, routed, request, response = parsed_events[0], routed_events[0], requests[0], responses[0]
+        recorded = call.outcomes[0].get("outcome")
+        message, answer = request.get("message"), response.get("message")
+        if type(recorded) is not dict or type(message) is not dict or type(answer) is not dict:
+            return None
+        status = recorded.get("status")
+        if status not in ANSWERED:
+            return None
+        # parse_of_call: the text parsed once, to the live parser's value
+        encoded = self._parse_holds(call, parsed)
+        if encoded is None:
+            return None
+        # route_of_call: routed as declared, the routed tool called with the parsed arguments
+        alias = call.alias
+        server, tool = routed.get("server"), routed.get("tool")
+        chosen = [server, tool]
+        params = message.get("params")
+        if (routed.get("alias") != alias or recorded.get("alias") != alias or type(params) is not dict
+                or [recorded.get("server"), recorded.get("tool")] != chosen or request.get("server") != server
+                or message.get("method") == READ_RESOURCE or params.get("name") != tool
+                or isinstance(call.item.get("namespace"), str)):
+            return None
+        catalog = facts.catalog_at(routed["seq"])
+        if catalog is not None and (catalog.get("routes", {}).get(alias) if catalog else None) != chosen:
+            return None
+        declaration = facts.declared(turn, alias)
+        if declaration is None and facts.lists_tools(turn):
+            return None  # not declared (a call recorded as answered was no hook's refusal)
+        arguments = params.get("arguments")
+        if type(arguments) is not dict:
+            return None
+        if declaration is not None and declaration.get("strict") is True:
+            if not self._sent_as_stripped(arguments, parsed, server, tool, request):
+                return None
+        elif _dumps(arguments, 2) != encoded and not json_equal(arguments, parsed.get("arguments")):
+            return None
+        owners = facts.tag_owners
+        if owners.setdefault(id(call), None) is not None:  # its own arguments went out (route_of_call)
+            return None
+        # server_of_call: one tools/call (its input_required rounds a valid chain), a plain result
+        if call.input_rounds and not _chain_holds(call.input_rounds, message, params, encoded):
+            return None
+        listing = facts.listing_at(server, request["seq"])
+        schema, listed = self._listed_as(listing, tool)
+        verdict = self._verdict(call, params, answer, schema)
+        if verdict is None or verdict.status != status:
+            return None
+        # definition_of_call: the definition offered is the one routed and listed
+        digests = self._offered[turn] if turn in self._offered else self._offered_in(turn)
+        if digests is _UNOFFERED:
+            return None
+        used = routed.get("digest")
+        defined = isinstance(digests, dict) and (alias in digests or used is not None)
+        if defined and (used != digests.get(alias) or (listed is not None and listed != used)):
+            return None
+        # feedback_of_call and link_of_call
+        feedback = call.feedbacks[0]
+        fed = self._fed_back(call, feedback, verdict, recorded, declaration)
+        if fed is None:
+            return None
+        # link_of_call: the outcome and the answer name the tools/call's ids
+        ids = (message.get("id"), server, request.get("connection"))
+        named = recorded.get("mcp_id")
+        if (named is not None and (named, recorded.get("server"), recorded.get("connection")) != ids) or (
+                answer.get("id"), response.get("server"), response.get("connection")) != ids:
+            return None
+        held = _Held(call, parsed, routed, request, response, feedback, used, verdict, *fed)
+        mcp_id = message.get("id")
+        route_seqs, exchange_seqs = held.route_seqs, held.exchange_seqs
+        return (
+            Finding("parse", True, held.parse_said, call_id, mcp_id, server, turn, held.parse_seqs,
+                    "arguments_text"),
+            Finding("routing", True, held.route_said, call_id, mcp_id, server, turn, route_seqs, "route"),
+            Finding("routing", True, held.definition_said, call_id, mcp_id, server, turn, route_seqs,
+                    "definition") if defined else None,
+            Finding("server_check", True, held.server_said, call_id, mcp_id, server, turn, exchange_seqs,
+                    "exchange"),
+            Finding("feedback", True, held.feedback_said, call_id, mcp_id, server, turn, held.feedback_seqs,
+                    "rendering"),
+            Finding("correlation", True, held.link_said, call_id, mcp_id, server, turn, exchange_seqs,
+                    "call_links"),
+        )
+
+    def _parse_holds(self, call: CallTrace, parsed: dict[str, Any]) -> bytes | None:
+        """The parsed arguments' encoding when ``parse_of_call`` finds them the live parser's
+        value of the model's text, else None."""
+        function_call = self.facts.function_call(call)
+        if function_call is None or function_call.problem or parsed.get("alias") != function_call.alias:
+            return None
+        text = function_call.arguments_text
+        if (parsed.get("error") is not None or not isinstance(call.item.get("arguments"), str)
+                or parsed.get("arguments_text") != text):
+            return None
+        value = parsed.get("arguments")
+        if type(value) is not dict:
+            return None
+        encoded = _dumps(value, 2)
+        if _written_as(value, text):
+            return encoded  # the live parser reads that text back as that value
+        expected = self._parses[text] if text in self._parses else self._parsed(text)
+        if expected is None or (encoded != expected[1] and not json_equal(value, expected[0])):
+            return None
+        return encoded
+
+    def _parsed(self, text: str) -> tuple[dict[str, Any], bytes] | None:
+        """``parse_arguments(text)`` and its encoding, once per distinct text (None: refused)."""
+        value = parse_arguments(text)
+        found = self._parses[text] = (value, _dumps(value, 2)) if isinstance(value, dict) else None
+        return found
+
+    def _sent_as_stripped(self, arguments: dict[str, Any], parsed: dict[str, Any], server: Any, tool: Any,
+                          request: dict[str, Any]) -> bool:
+        """Whether the tools/call's ``arguments`` are the parsed ones null-stripped by the
+        rule of the tool, declared strict (``_expected_arguments``)."""
+        rule = self.facts.rule_of(server, tool, request["seq"])
+        value = parsed.get("arguments")
+        return json_equal(arguments, strip_optional_nulls(value, rule) if rule is not None else value)
+
+    def _listed_as(self, listing: Listing | None, tool: Any) -> tuple[Any, str | None]:
+        """The tool's outputSchema in ``listing`` (``output_schema_of``) and its digest (None:
+        not listed there)."""
+        if listing is None or not isinstance(tool, str):
+            return None, None
+        key = (id(listing), tool)  # a listing RunFacts holds for the run: its id is not reused
+        found = self._listed.get(key)
+        if found is None:
+            entry = listing.tools.get(tool)
+            if entry is None:
+                return None, None
+            found = self._listed[key] = (entry.get("outputSchema"), listing.digest(tool))
+        return found
+
+    def _offered_in(self, turn: int) -> Any:
+        """The digests the turn's request offered its tools with (its declarations'; _UNOFFERED:
+        no request recorded, which ``definition_of_call`` says nothing of)."""
+        current = self.facts.run.round(turn)
+        if current is None or current.request is None:
+            found: Any = _UNOFFERED
+        else:
+            offered_in = self.facts.catalog_at(current.request["seq"])
+            found = offered_in.get("digests") if offered_in is not None else None
+        self._offered[turn] = found
+        return found
+
+    def _verdict(self, call: CallTrace, params: dict[str, Any], answer: dict[str, Any], schema: Any
+                 ) -> Verdict | None:
+        """The call's verdict (``RunFacts.verdict``) when its recorded answer is a plain result
+        (a JSON-RPC response, no task, no input asked for), else None."""
+        result = answer.get("result")
+        answer_id = answer.get("id")
+        if (type(result) is not dict or result.get(RESULT_TYPE) in (RESULT_TASK, INPUT_REQUIRED)
+                or isinstance(params.get("task"), dict)):
+            return None  # a task's, or a chain given up on
+        if (answer.get("jsonrpc") != "2.0" or answer.get("method") is not None or "error" in answer
+                or (type(answer_id) is not int and type(answer_id) is not str)):
+            return None  # not a JSON-RPC response (``recorded_exchange``: classify)
+        try:
+            content = _dumps(result, 2)  # result_key, here without a call
+        except ValueError:
+            return None  # no JSON value: judged on its own
+        return self.facts.plain_verdict(call, (content, id(schema)))
+
+    def _fed_back(self, call: CallTrace, feedback: Event, verdict: Verdict, recorded: dict[str, Any],
+                  declaration: Any) -> tuple[dict[str, Any], int] | None:
+        """The expected output and the number of copies sent, when ``feedback_of_call`` finds
+        the feedback event and every copy sent the rendering of the call's result."""
+        facts = self.facts
+        if recorded.get("status") != "ok" and (recorded.get("message") != verdict.message
+                                               or recorded.get("error_code") != verdict.error_code):
+            return None
+        structured = isinstance(declaration, dict) and "output_schema" in declaration
+        expected = self._expected(call, verdict, structured)
+        if expected is None:
+            return None
+        given = feedback.get("item")
+        text = type(expected.get("output")) is str  # then == is json_equal: every value a string
+        if type(given) is not dict or not (given == expected if text else json_equal(given, expected)):
+            return None
+        sent = facts.sent_after(call)
+        for entry in sent:
+            item = entry[2]
+            if item is not given and not (item == given if text else json_equal(item, given)):
+                return None
+        facts.hold(call, verdict, expected)
+        return expected, len(sent)
+
+    def _expected(self, call: CallTrace, verdict: Verdict, structured: bool) -> dict[str, Any] | None:
+        """``RunFacts.expected(call)``: of a success or tool error equal to one rendered
+        already, made from that text (``_expected_item``), else by ``expected`` itself."""
+        key = (id(verdict), structured)  # a verdict RunFacts holds for the run: its id is not reused
+        if key not in self._rendered:
+            expected = self.facts.expected(call)
+            output = expected.get("output") if expected is not None else None
+            shared = rendering_key(verdict, structured) is not None and isinstance(output, str)
+            self._rendered[key] = output if shared and isinstance(output, str) else None
+            return expected
+        text = self._rendered[key]
+        return self.facts.expected(call) if text is None else feedback_item(call.call_id, text)
+
+
+def _chain_holds(rounds: list[tuple[Event, Event]], last: dict[str, Any], params: dict[str, Any],
+                 encoded: bytes) -> bool:
+    """Whether ``chain_problem`` finds the input_required rounds one valid chain ending in
+    the call's tools/call (``last``, its ``params``, sent with the parsed arguments: ``encoded``)."""
+    first_message = rounds[0][0].get("message")
+    if type(first_message) is not dict:
+        return False
+    first = first_message.get("params")
+    if type(first) is not dict or "inputResponses" in first or "requestState" in first:
+        return False
+    name, first_arguments = first.get("name"), first.get("arguments")
+    if type(first_arguments) is not dict or (_dumps(first_arguments, 2) != encoded
+                                             and not json_equal(first_arguments, params.get("arguments"))):
+        return False
+    seen = [first_message.get("id")]  # by ==: a 1 taken for a true declines, never passes
+    for number, (_, answer) in enumerate(rounds, 1):
+        retry = rounds[number][0].get("message") if number < len(rounds) else last
+        asked = answer.get("message")
+        asked = asked.get("result") if type(asked) is dict else None
+        if type(retry) is not dict or type(asked) is not dict:
+            return False
+        given = retry.get("params")
+        retry_id = retry.get("id")
+        if type(given) is not dict or given.get("name") != name or retry_id in seen:
+            return False
+        seen.append(retry_id)
+        if given is not params and not json_equal(given.get("arguments"), first_arguments):
+            return False
+        wanted, answered = asked.get("inputRequests"), given.get("inputResponses")
+        if not (type(wanted) is dict and type(answered) is dict and wanted.keys() == answered.keys()):
+            return False
+        if ("requestState" in asked or "requestState" in given) and asked.get(
+                "requestState", _ABSENT) != given.get("requestState", _ABSENT):
+            return False  # given, and not echoed unchanged
+    return True
+
+
+_ABSENT: Final = object()
+_UNOFFERED: Final = object()
