@@ -27,7 +27,7 @@ from typing import Any, Final
 from .. import events as event_classes
 from ..errors import UsageError
 
-__all__ = ["check_envelopes"]
+__all__ = ["EnvelopeTest", "check_envelopes", "envelope_test"]
 
 Rule = dict[str, tuple[type, ...] | None]
 """field → the JSON types it may hold (None: any value, but present)."""
@@ -45,6 +45,8 @@ _OUTCOME_FIELDS: Final[Rule] = {
     "mcp_id": (int, str, type(None)),
     "connection": (int, type(None)),
 }
+_JSON_TYPES: Final[frozenset[type]] = frozenset({dict, list, str, int, float, bool, type(None)})
+"""Every Python type a JSON value decodes to (a field of any type holds one of them)."""
 _JSON_NAMES: Final = {
     dict: "an object", list: "an array", str: "a string", int: "an integer", float: "a number",
     bool: "true or false", type(None): "null",
@@ -67,6 +69,35 @@ def check_envelopes(events: Iterable[dict[str, Any]], source: Path) -> None:
                 f"{source}: event seq {event['seq']} ({kind}) {problem}; toolrelay never writes "
                 "that, so this transcript cannot be checked"
             )
+
+
+EnvelopeTest = tuple[Callable[[dict[str, Any]], tuple[Any, ...]], frozenset[tuple[type, ...]]]
+"""(fields, shapes): an event's envelope is as toolrelay writes it when the exact types of
+``fields(event)`` are one of ``shapes``; ``fields`` raises LookupError or TypeError (a
+missing field, an outcome that is no object) where it is not."""
+
+
+@cache
+def envelope_test(kind: str) -> EnvelopeTest:
+    """The envelope of ``kind`` for a loop that checks each event as it reads it (the
+    indexer's): it holds only for events ``check_envelopes`` lets through unchanged on its
+    fast path (a call outcome's ``outcome`` with it), so an event it does not hold
+    for is handed to ``check_envelopes`` with every event after it (which says why, or
+    fills in the defaults of an older transcript)."""
+    fields = _rules().get(kind, _RUN_ONLY)
+    allowed: list[frozenset[type]] = [
+        _exact_types(types_) if types_ is not None else _JSON_TYPES for types_ in fields.values()
+    ]
+    read = _getter(list(fields))
+    if kind != _OUTCOME_KIND:
+        return read, frozenset(itertools.product(*allowed))
+    read_outcome = _getter(list(_OUTCOME_FIELDS))
+    allowed += [_exact_types(types_) for types_ in _OUTCOME_FIELDS.values() if types_ is not None]
+
+    def read_both(event: dict[str, Any]) -> tuple[Any, ...]:
+        return read(event) + read_outcome(event["outcome"])
+
+    return read_both, frozenset(itertools.product(*allowed))
 
 
 @dataclass(frozen=True, slots=True)
