@@ -76,6 +76,7 @@ _CALL_EVENT_LISTS = {
 CALL_METHODS: Final = ("tools/call", "resources/read")
 """The requests that carry a model's call: a tool's, or the ``--expose-resources`` reader's
 (a tuple: a recorded method of the wrong type is compared, never hashed)."""
+_RESPONSES: Final = RESPONSES.dialect
 REFUSED_DUPLICATE: Final = "duplicate_call_id"
 """The outcome status of a function_call refused for reusing a call_id of its response."""
 
@@ -358,7 +359,7 @@ class _Indexer:
             **{kind: self._call_event_handler(name) for kind, name in _CALL_EVENT_LISTS.items()},
             ModelRequestEvent.kind: self._request,
             ModelResponseEvent.kind: self._response,
-            ModelStreamEvent.kind: self._stream,
+            ModelStreamEvent.kind: self._stream_handler(),
             CatalogReady.kind: record.catalogs.append,
             RunStartEvent.kind: self._first_of("run_start"),
             RunEndEvent.kind: self._first_of("run_end"),
@@ -472,27 +473,34 @@ class _Indexer:
             current.shown_at, current.closed_at = {}, []
             current.closer = None
 
-    def _stream(self, event: Event) -> None:
-        turn = event.get("turn")
-        rounds = self.record.rounds
-        last = rounds[-1] if rounds else None
-        # most stream events are of the round before them: found without ``_round``
-        current = last if last is not None and last.turn == turn and type(turn) is int else self._round(turn)
-        if current is None:
-            return
-        stream = current.stream
-        stream.append(event)
-        if event.get("dialect", DEFAULT_DIALECT) != RESPONSES.dialect:
-            for index, item in self._closed_by(current, current.shown(len(stream) - 1)):
-                self._streamed_call(current, index, item, event)
-            return
-        data = event.get("data")
-        # most stream events are deltas: neither parsed nor made the assembler's event here
-        if type(data) is str and OUTPUT_ITEM_DONE in data and FUNCTION_CALL in data:
-            closed = _closed_call(data, current.shown(len(stream) - 1))
-            if closed is not None:
-                current.closed_at.append(len(stream) - 1)
-                self._streamed_call(current, *closed, event)
+    def _stream_handler(self) -> Callable[[Event], None]:
+        """What indexes a ``model_stream`` event: into its round's stream, and, when it closes
+        a function_call item, that call (from then on the call's events are its)."""
+        rounds, round_of, streamed_call = self.record.rounds, self._round, self._streamed_call
+
+        def index(event: Event) -> None:
+            turn = event.get("turn")
+            # most stream events are of the round before them: found without ``_round``
+            current = rounds[-1] if rounds else None
+            if current is None or current.turn != turn or type(turn) is not int:
+                current = round_of(turn)
+                if current is None:
+                    return
+            stream = current.stream
+            stream.append(event)
+            if event.get("dialect", DEFAULT_DIALECT) != _RESPONSES:
+                for index, item in self._closed_by(current, current.shown(len(stream) - 1)):
+                    streamed_call(current, index, item, event)
+                return
+            data = event.get("data")
+            # most stream events are deltas: neither parsed nor made the assembler's event here
+            if type(data) is str and OUTPUT_ITEM_DONE in data and FUNCTION_CALL in data:
+                closed = _closed_call(data, current.shown(len(stream) - 1))
+                if closed is not None:
+                    current.closed_at.append(len(stream) - 1)
+                    streamed_call(current, *closed, event)
+
+        return index
 
     def _closed_by(self, current: ModelRound, event: StreamEvent) -> list[tuple[int, dict[str, Any]]]:
         """The calls a stream event of another dialect closes, by its reader's assembler."""
@@ -652,19 +660,20 @@ def index_events(
 def _index_checked(events: list[Event], indexer: _Indexer) -> int:
     """Index events whose envelopes hold, in order; the position of the first one whose
     envelope ``envelope_test`` does not hold for (``len(events)``: none)."""
-    tests: dict[str, tuple[Callable[[Event], tuple[Any, ...]], frozenset[tuple[type, ...]],
-                           Callable[[Event], None], Callable[[Event], None] | None]] = {}
-    for position, event in enumerate(events):  # inline: a large transcript has many events
+    Handle = Callable[[Event], None]
+    tests: dict[str, tuple[Callable[[Event], bool], Handle, Handle | None]] = {}
+    for event in events:  # inline: a large transcript has many events
         kind = event["kind"]
-        test = tests.get(kind)
-        if test is None:
-            test = tests[kind] = (*envelope_test(kind), *indexer.steps(kind))
-        fields, shapes, keep, handle = test
         try:
-            if tuple(map(type, fields(event))) not in shapes:
-                return position
+            holds, keep, handle = tests[kind]
+        except KeyError:  # the kind's first event
+            holds, keep, handle = tests[kind] = (envelope_test(kind), *indexer.steps(kind))
+        try:
+            held = holds(event)
         except (LookupError, TypeError):  # a field missing, an outcome that is no object
-            return position
+            held = False
+        if not held:
+            return next(position for position, each in enumerate(events) if each is event)
         keep(event)
         if handle is not None:
             handle(event)
@@ -677,13 +686,23 @@ def _split_input_rounds(call: CallTrace) -> None:
     requests, responses = call.mcp_requests, call.mcp_responses
     while len(requests) > 1:
         request = requests[0]
-        mcp_id = message_of(request).get("id")
-        response = next((r for r in responses if message_of(r).get("id") == mcp_id), None)
-        if response is None or not asks_for_input(response):
+        mcp_id = _message_id(request)
+        for response in responses:  # its answer: the first with its id
+            if _message_id(response) == mcp_id:
+                break
+        else:
+            return
+        if not asks_for_input(response):
             return
         del requests[0]
         responses.remove(response)
         call.input_rounds.append((request, response))
+
+
+def _message_id(event: Event) -> Any:
+    """``message_of(event).get("id")``, in one call (every tools/call of a chain asks it)."""
+    message = event.get("message")
+    return message.get("id") if isinstance(message, dict) else None
 
 
 def asks_for_input(response: Event) -> bool:

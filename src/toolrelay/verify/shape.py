@@ -45,8 +45,6 @@ _OUTCOME_FIELDS: Final[Rule] = {
     "mcp_id": (int, str, type(None)),
     "connection": (int, type(None)),
 }
-_JSON_TYPES: Final[frozenset[type]] = frozenset({dict, list, str, int, float, bool, type(None)})
-"""Every Python type a JSON value decodes to (a field of any type holds one of them)."""
 _JSON_NAMES: Final = {
     dict: "an object", list: "an array", str: "a string", int: "an integer", float: "a number",
     bool: "true or false", type(None): "null",
@@ -71,33 +69,43 @@ def check_envelopes(events: Iterable[dict[str, Any]], source: Path) -> None:
             )
 
 
-EnvelopeTest = tuple[Callable[[dict[str, Any]], tuple[Any, ...]], frozenset[tuple[type, ...]]]
-"""(fields, shapes): an event's envelope is as toolrelay writes it when the exact types of
-``fields(event)`` are one of ``shapes``; ``fields`` raises LookupError or TypeError (a
-missing field, an outcome that is no object) where it is not."""
+EnvelopeTest = Callable[[dict[str, Any]], bool]
+"""Whether an event's envelope is as toolrelay writes it (raises LookupError or TypeError
+where a field it reads is missing or inside something that is no object)."""
 
 
 @cache
 def envelope_test(kind: str) -> EnvelopeTest:
     """The envelope of ``kind`` for a loop that checks each event as it reads it (the
     indexer's): it holds only for events ``check_envelopes`` lets through unchanged on its
-    fast path (a call outcome's ``outcome`` with it), so an event it does not hold
-    for is handed to ``check_envelopes`` with every event after it (which says why, or
-    fills in the defaults of an older transcript)."""
+    fast path (a call outcome's ``outcome`` with it), so an event it does not hold for is
+    handed to ``check_envelopes`` with every event after it (which says why, or fills in
+    the defaults of an older transcript).
+
+    Made as one expression, ``type(event["server"]) is str and ...``, compiled: CPython runs
+    ``type(x)`` written out in a few instructions, where ``map(type, ...)`` makes it a call
+    with an argument tuple for each field, and a large transcript has a million fields. The
+    source holds only the field names of toolrelay's own event classes (as literals) and
+    names of types."""
     fields = _rules().get(kind, _RUN_ONLY)
-    allowed: list[frozenset[type]] = [
-        _exact_types(types_) if types_ is not None else _JSON_TYPES for types_ in fields.values()
-    ]
-    read = _getter(list(fields))
-    if kind != _OUTCOME_KIND:
-        return read, frozenset(itertools.product(*allowed))
-    read_outcome = _getter(list(_OUTCOME_FIELDS))
-    allowed += [_exact_types(types_) for types_ in _OUTCOME_FIELDS.values() if types_ is not None]
+    namespace: dict[str, Any] = {}
+    terms = [_type_term("event", name, allowed, namespace) for name, allowed in fields.items()]
+    if kind == _OUTCOME_KIND:  # after the term that makes sure its ``outcome`` is an object
+        terms += [_type_term("event['outcome']", name, allowed, namespace)
+                  for name, allowed in _OUTCOME_FIELDS.items()]
+    test: EnvelopeTest = eval(f"lambda event: {' and '.join(terms)}", namespace)
+    return test
 
-    def read_both(event: dict[str, Any]) -> tuple[Any, ...]:
-        return read(event) + read_outcome(event["outcome"])
 
-    return read_both, frozenset(itertools.product(*allowed))
+def _type_term(record: str, name: str, allowed: tuple[type, ...] | None, namespace: dict[str, Any]) -> str:
+    """The test of ``record``'s field ``name`` in ``envelope_test``'s expression: its exact
+    type one of ``allowed`` (None: the field present), the types put in ``namespace``."""
+    if allowed is None:
+        return f"{name!r} in {record}"
+    exact = _exact_types(allowed)
+    slot = f"_allowed_{len(namespace)}"
+    namespace[slot] = next(iter(exact)) if len(exact) == 1 else exact
+    return f"type({record}[{name!r}]) {'is' if len(exact) == 1 else 'in'} {slot}"
 
 
 @dataclass(frozen=True, slots=True)
