@@ -22,10 +22,12 @@ import pytest
 from toolrelay.errors import ToolrelayError, UsageError
 from toolrelay.verify import load_run, verify
 from toolrelay.verify.explain import walk
+from toolrelay.verify.record import index_events
+from toolrelay.verify.shape import check_envelopes, envelope_test
 from toolrelay.view.build import build_trace
 from toolrelay.view.render import render_html
 
-from .helpers import Event, edited_copies, find, model_body, tampered, tool_call, verdict_of
+from .helpers import Event, edited_copies, find, model_body, read_events, tampered, tool_call, verdict_of
 
 SWEEP_EDITS = 300
 ODD_VALUES: list[Any] = [None, 0, -1, 1.5, "", "x", [], {}, True, [1], {"a": 1}, "call_offline_0001"]
@@ -149,3 +151,122 @@ def test_a_transcript_from_before_a_field_was_added_still_verifies(seed_run: Pat
     assert "media_budget" not in copy_path.read_text() and '"cut"' not in copy_path.read_text()
     verdict = verdict_of(copy_path)
     assert verdict.ok and verdict.finished, verdict.broken
+
+
+# -- the envelopes checked in the indexing pass (``index_events(checked=True)``) ------------
+
+
+def _record_of(events: list[Event], source: Path, *, fast: bool) -> Any:
+    """The run indexed from ``events`` (a copy) with its envelopes checked in the indexing
+    pass (``fast``) or, as before it, by ``check_envelopes`` first."""
+    events = copy.deepcopy(events)
+    if fast:
+        return index_events(events, source, checked=True)
+    check_envelopes(events, source)
+    return index_events(events, source)
+
+
+def _shape_of(record: Any) -> list[Any]:
+    """What the indexer made, by seq numbers: each call's events, the orphans, each round's."""
+    def seqs(events: list[Event]) -> list[int]:
+        return [e["seq"] for e in events]
+    return [
+        [(c.call_id, c.turn, c.index, c.response_seq, c.closed_seq, seqs(c.parsed), seqs(c.routed),
+          seqs(c.mcp_requests), seqs(c.mcp_responses), [(a["seq"], b["seq"]) for a, b in c.input_rounds],
+          seqs(c.server_requests), seqs(c.task_messages), seqs(c.mcp_other), seqs(c.outcomes),
+          seqs(c.feedbacks), len(c.duplicates)) for c in record.calls],
+        seqs(record.orphans), seqs(record.mcp), {kind: seqs(same) for kind, same in record.by_kind.items()},
+        [(r.turn, r.attempts, seqs(r.stream), r.closed_at) for r in record.rounds],
+    ]
+
+
+@pytest.mark.parametrize(
+    "run", ["seed_run", "chain_run", "parallel_run", "streamed_parallel_run", "errors_run"]
+)
+def test_the_envelopes_checked_while_indexing_give_the_record_and_verdict_checked_first(
+    run: str, run_named: Any, tmp_path: Path
+) -> None:
+    events = read_events(run_named(run))
+    older = copy.deepcopy(events)  # an event mid-run from before a field was added: the slow path from there
+    next(e for e in older[len(older) // 2:] if e["kind"] == "feedback").pop("cut")
+    for which in (events, older):
+        fast, checked = _record_of(which, tmp_path, fast=True), _record_of(which, tmp_path, fast=False)
+        assert _shape_of(fast) == _shape_of(checked)
+        assert verify(fast).to_dict() == verify(checked).to_dict()
+        assert verify(fast).ok, verify(fast).broken
+
+
+@pytest.mark.parametrize(
+    ("kind", "change", "said"),
+    [
+        ("call_outcome", lambda e: e["outcome"].update(mcp_id=[1]),
+         "has an array as 'outcome.mcp_id', not an integer or a string or null"),
+        ("call_outcome", lambda e: e.update(outcome="ok"), "has a string as 'outcome', not an object"),
+        ("mcp_response", lambda e: e.update(elapsed="slow"),
+         "has a string as 'elapsed', not a number or null"),
+        ("model_stream", lambda e: e.pop("data"), "has no 'data' field"),
+        ("feedback", lambda e: e.update(call_id=None), "has null as 'call_id', not a string"),
+    ],
+    ids=["outcome-id-array", "outcome-string", "elapsed-string", "stream-no-data", "feedback-null-id"],
+)
+def test_an_envelope_late_in_the_run_is_refused_naming_its_event(
+    run_named: Any, tmp_path: Path, kind: str, change: Any, said: str
+) -> None:
+    # the last event of its kind: every event before it went through the indexing pass's test
+    def last(events: list[Event]) -> None:
+        change([e for e in events if e["kind"] == kind][-1])
+
+    copy_path = tampered(run_named("streamed_parallel_run"), tmp_path / "t.jsonl", last)
+    seq = [e for e in read_events(copy_path) if e["kind"] == kind][-1]["seq"]
+    assert _refusal(copy_path) == (
+        f"{copy_path}: event seq {seq} ({kind}) {said}; toolrelay never writes that, so this "
+        "transcript cannot be checked"
+    )
+
+
+def test_events_written_by_hand_without_run_ids_load_and_are_checked_as_before(
+    seed_run: Path, tmp_path: Path
+) -> None:
+    # no run id on any event (written by hand): the indexing pass's test holds for none, so
+    # check_envelopes judges every event; a bad envelope late in the run is still refused
+    def hand_written(events: list[Event]) -> None:
+        for event in events:
+            event.pop("run", None)
+
+    def and_bad_later(events: list[Event]) -> None:
+        hand_written(events)
+        [e for e in events if e["kind"] == "call_routed"][-1]["server"] = 7
+
+    hand = tampered(seed_run, tmp_path / "hand.jsonl", hand_written)
+    assert verdict_of(hand).to_dict() == verify(_record_of(read_events(hand), hand, fast=False)).to_dict()
+    bad = tampered(seed_run, tmp_path / "bad.jsonl", and_bad_later)
+    seq = [e for e in read_events(bad) if e["kind"] == "call_routed"][-1]["seq"]
+    assert f"event seq {seq} (call_routed) has an integer as 'server', not a string;" in _refusal(bad)
+
+
+def test_envelope_test_holds_only_for_events_check_envelopes_lets_through_unchanged(seed_run: Path) -> None:
+    events = read_events(seed_run)
+    assert all(envelope_test(e["kind"])(e) for e in events)  # what toolrelay writes takes the fast test
+    tried = 0
+    for event in events:
+        edits = [(event, name) for name in event if name not in ("seq", "kind")]
+        if isinstance(event.get("outcome"), dict):
+            edits += [(event["outcome"], name) for name in event["outcome"]]
+        for record, name in edits:
+            for value in [*ODD_VALUES, None.__class__]:  # the class: a field removed
+                edited = copy.deepcopy(event)
+                target = edited["outcome"] if record is not event else edited
+                if value is None.__class__:
+                    del target[name]
+                else:
+                    target[name] = value
+                try:
+                    held = envelope_test(edited["kind"])(edited)
+                except (LookupError, TypeError):
+                    held = False
+                if held:
+                    before = copy.deepcopy(edited)
+                    check_envelopes([edited], seed_run)  # raises where toolrelay never writes it
+                    assert edited == before, (name, value)
+                tried += 1
+    assert tried > 1000

@@ -38,8 +38,7 @@ def load_run(path: str | Path) -> RunRecord:
         raise UsageError(f"{source}: no such transcript file or demo folder")
     transcript = read_transcript(source)
     with paused_gc():  # indexing makes many small objects over a large, acyclic record
-        check_envelopes(transcript.events, source)
-        return index_events(transcript.events, source, cut_tail=transcript.cut_tail)
+        return index_events(transcript.events, source, cut_tail=transcript.cut_tail, checked=True)
 
 
 def _load_folder(folder: Path, *, with_streamed: bool = True) -> RunRecord:
@@ -50,7 +49,7 @@ def _load_folder(folder: Path, *, with_streamed: bool = True) -> RunRecord:
             "next to its message files (toolrelay demo --out DIR writes both)"
         )
     transcript = read_transcript(transcript_path)
-    check_envelopes(transcript.events, transcript_path)
+    check_envelopes(transcript.events, transcript_path)  # before the files are put in place
     run = index_events(transcript.events, folder, cut_tail=transcript.cut_tail)
     files = {p.name: _read_json(p) for p in sorted(folder.glob("*.json"))}
     differences: list[tuple[str, str, int | None]] = []

@@ -20,8 +20,10 @@ the response's from then on).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Final
 
@@ -53,6 +55,7 @@ from ..relay.stages.alias import namespaced_alias
 from ..relay.stages.dialects import RESPONSES, dialect_of, known_reader, reader_for
 from ..relay.stages.direct_call import DirectCall
 from ..relay.stages.parse import ModelTurn
+from .shape import check_envelopes, envelope_test
 
 __all__ = [
     "CALL_METHODS", "REFUSED_DUPLICATE", "CallTrace", "ModelRound", "RunRecord", "asks_for_input",
@@ -73,6 +76,7 @@ _CALL_EVENT_LISTS = {
 CALL_METHODS: Final = ("tools/call", "resources/read")
 """The requests that carry a model's call: a tool's, or the ``--expose-resources`` reader's
 (a tuple: a recorded method of the wrong type is compared, never hashed)."""
+_RESPONSES: Final = RESPONSES.dialect
 REFUSED_DUPLICATE: Final = "duplicate_call_id"
 """The outcome status of a function_call refused for reusing a call_id of its response."""
 
@@ -347,11 +351,15 @@ class _Indexer:
         self.latest: dict[str, CallTrace] = {}
         self._responded: set[tuple[int, str]] = set()  # (response seq, call_id) of each call indexed
         self._handlers: dict[str, Callable[[Event], None]] = {
-            **dict.fromkeys(MCP_ROLES, self._mcp),
+            **{kind: self._mcp_handler("mcp_other") for kind in MCP_ROLES},
+            MCP_REQUEST: self._mcp_handler("mcp_requests", by_method=True),
+            MCP_RESPONSE: self._mcp_handler("mcp_responses", by_method=True),
+            MCP_SERVER_REQUEST: self._mcp_handler("server_requests"),
+            MCP_REPLY: self._mcp_handler("server_requests"),
             **{kind: self._call_event_handler(name) for kind, name in _CALL_EVENT_LISTS.items()},
             ModelRequestEvent.kind: self._request,
             ModelResponseEvent.kind: self._response,
-            ModelStreamEvent.kind: self._stream,
+            ModelStreamEvent.kind: self._stream_handler(),
             CatalogReady.kind: record.catalogs.append,
             RunStartEvent.kind: self._first_of("run_start"),
             RunEndEvent.kind: self._first_of("run_end"),
@@ -360,17 +368,25 @@ class _Indexer:
             UserTurnEvent.kind: self._user_turn,
             DirectCall.kind: self._direct_call,
         }
+        self._steps: dict[str, tuple[Callable[[Event], None], Callable[[Event], None] | None]] = {}
 
     def close(self) -> None:
         """Let go of the handlers: each holds the indexer, which holds the record, so left
         in place they make a cycle that keeps a dropped record alive until a full collection
         (which then walks all of it)."""
         self._handlers.clear()
+        self._steps.clear()
 
-    @property
-    def handlers(self) -> dict[str, Callable[[Event], None]]:
-        """Event kind → what indexes an event of it (``index_events`` runs them in order)."""
-        return self._handlers
+    def steps(self, kind: str) -> tuple[Callable[[Event], None], Callable[[Event], None] | None]:
+        """What an event of ``kind`` is given to: its list in ``by_kind`` (made here, on the
+        kind's first event, so ``by_kind`` is in the order kinds first appear) and its
+        handler (None: a kind kept only in ``by_kind``)."""
+        found = self._steps.get(kind)
+        if found is None:
+            same: list[Event] = []
+            self.record.by_kind[kind] = same
+            found = self._steps[kind] = (same.append, self._handlers.get(kind))
+        return found
 
     def _first_of(self, name: str) -> Callable[[Event], None]:
         def keep(event: Event) -> None:
@@ -424,7 +440,21 @@ class _Indexer:
         self.record.run_end = None
 
     def _call_event_handler(self, name: str) -> Callable[[Event], None]:
-        return lambda event: self._call_event(event, name)
+        """What attaches an event of a ``_CALL_EVENT_LISTS`` kind to the call its call_id
+        names (the latest one with it), into the list ``name``."""
+        latest, orphans, of_call = self.latest, self.record.orphans, attrgetter(name)
+        outcomes = name == "outcomes"
+
+        def attach(event: Event) -> None:
+            call = latest.get(event.get("call_id"))  # type: ignore[arg-type]
+            if call is None:
+                orphans.append(event)
+                return
+            if outcomes and call.duplicates and _is_refusal(event):
+                call = next((d for d in call.duplicates if not d.outcomes), call)
+            of_call(call).append(event)
+
+        return attach
 
     def _round(self, turn: Any) -> ModelRound | None:
         if not isinstance(turn, int) or turn < 1:
@@ -443,27 +473,34 @@ class _Indexer:
             current.shown_at, current.closed_at = {}, []
             current.closer = None
 
-    def _stream(self, event: Event) -> None:
-        turn = event.get("turn")
-        rounds = self.record.rounds
-        last = rounds[-1] if rounds else None
-        # most stream events are of the round before them: found without ``_round``
-        current = last if last is not None and last.turn == turn and type(turn) is int else self._round(turn)
-        if current is None:
-            return
-        stream = current.stream
-        stream.append(event)
-        if event.get("dialect", DEFAULT_DIALECT) != RESPONSES.dialect:
-            for index, item in self._closed_by(current, current.shown(len(stream) - 1)):
-                self._streamed_call(current, index, item, event)
-            return
-        data = event.get("data")
-        # most stream events are deltas: neither parsed nor made the assembler's event here
-        if type(data) is str and OUTPUT_ITEM_DONE in data and FUNCTION_CALL in data:
-            closed = _closed_call(data, current.shown(len(stream) - 1))
-            if closed is not None:
-                current.closed_at.append(len(stream) - 1)
-                self._streamed_call(current, *closed, event)
+    def _stream_handler(self) -> Callable[[Event], None]:
+        """What indexes a ``model_stream`` event: into its round's stream, and, when it closes
+        a function_call item, that call (from then on the call's events are its)."""
+        rounds, round_of, streamed_call = self.record.rounds, self._round, self._streamed_call
+
+        def index(event: Event) -> None:
+            turn = event.get("turn")
+            # most stream events are of the round before them: found without ``_round``
+            current = rounds[-1] if rounds else None
+            if current is None or current.turn != turn or type(turn) is not int:
+                current = round_of(turn)
+                if current is None:
+                    return
+            stream = current.stream
+            stream.append(event)
+            if event.get("dialect", DEFAULT_DIALECT) != _RESPONSES:
+                for index, item in self._closed_by(current, current.shown(len(stream) - 1)):
+                    streamed_call(current, index, item, event)
+                return
+            data = event.get("data")
+            # most stream events are deltas: neither parsed nor made the assembler's event here
+            if type(data) is str and OUTPUT_ITEM_DONE in data and FUNCTION_CALL in data:
+                closed = _closed_call(data, current.shown(len(stream) - 1))
+                if closed is not None:
+                    current.closed_at.append(len(stream) - 1)
+                    streamed_call(current, *closed, event)
+
+        return index
 
     def _closed_by(self, current: ModelRound, event: StreamEvent) -> list[tuple[int, dict[str, Any]]]:
         """The calls a stream event of another dialect closes, by its reader's assembler."""
@@ -523,33 +560,30 @@ class _Indexer:
         self.record.calls.append(call)
         self.latest[call_id] = call
 
-    def _call_event(self, event: Event, name: str) -> None:
-        call = self.latest.get(event.get("call_id"))  # type: ignore[arg-type]
-        if call is None:
-            self.record.orphans.append(event)
-            return
-        if call.duplicates and name == "outcomes" and _is_refusal(event):
-            call = next((d for d in call.duplicates if not d.outcomes), call)
-        getattr(call, name).append(event)
+    def _mcp_handler(self, call_list: str, *, by_method: bool = False) -> Callable[[Event], None]:
+        """What indexes an MCP message event of one kind: into ``mcp``, and into the list
+        ``call_list`` of the call its call_id names; ``by_method`` (tools/call requests and
+        answers): only a tools/call or resources/read, a ``tasks/`` method into
+        ``task_messages``, any other into ``mcp_other``."""
+        mcp, latest, orphans = self.record.mcp, self.latest, self.record.orphans
+        of_call = attrgetter(call_list)
 
-    def _mcp(self, event: Event) -> None:
-        self.record.mcp.append(event)
-        call_id = event.get("call_id")
-        if not isinstance(call_id, str):
-            return
-        call = self.latest.get(call_id)
-        if call is None:
-            self.record.orphans.append(event)
-        elif event["kind"] == MCP_REQUEST and event.get("method") in CALL_METHODS:
-            call.mcp_requests.append(event)
-        elif event["kind"] == MCP_RESPONSE and event.get("method") in CALL_METHODS:
-            call.mcp_responses.append(event)
-        elif event["kind"] in (MCP_SERVER_REQUEST, MCP_REPLY):
-            call.server_requests.append(event)
-        elif event["kind"] in (MCP_REQUEST, MCP_RESPONSE) and str(event.get("method")).startswith("tasks/"):
-            call.task_messages.append(event)
-        else:
-            call.mcp_other.append(event)
+        def index(event: Event) -> None:
+            mcp.append(event)
+            call_id = event.get("call_id")
+            if not isinstance(call_id, str):
+                return
+            call = latest.get(call_id)
+            if call is None:
+                orphans.append(event)
+            elif not by_method or (method := event.get("method")) in CALL_METHODS:
+                of_call(call).append(event)
+            elif str(method).startswith("tasks/"):
+                call.task_messages.append(event)
+            else:
+                call.mcp_other.append(event)
+
+        return index
 
 
 def _confirm(streamed: CallTrace, index: int, item: dict[str, Any], seq: int) -> None:
@@ -594,40 +628,81 @@ def _is_refusal(event: Event) -> bool:
     return isinstance(outcome, dict) and outcome.get("status") == REFUSED_DUPLICATE
 
 
-def index_events(events: list[Event], source: Path, *, cut_tail: bool = False) -> RunRecord:
-    """Index ``events`` (a transcript's lines, in order) in one pass."""
+def index_events(
+    events: list[Event], source: Path, *, cut_tail: bool = False, checked: bool = False
+) -> RunRecord:
+    """Index ``events`` (a transcript's lines, in order) in one pass. ``checked``: check
+    each event's envelope in the same pass (``shape.envelope_test``); from the first one
+    not as toolrelay writes it, ``check_envelopes`` judges the rest (it raises UsageError,
+    or fills in an older transcript's defaults) before they are indexed."""
     record = RunRecord(source=source, events=events, cut_tail=cut_tail)
     record.run_id = next((e.get("run") for e in events if isinstance(e.get("run"), str)), None)
     indexer = _Indexer(record)
-    by_kind, handlers = record.by_kind, indexer.handlers
-    for event in events:  # ``_Indexer.add``, inline: a large transcript has many events
-        kind = event["kind"]
-        same = by_kind.get(kind)
-        if same is None:
-            by_kind[kind] = [event]
-        else:
-            same.append(event)
-        handler = handlers.get(kind)
-        if handler is not None:
-            handler(event)
+    start = _index_checked(events, indexer) if checked else 0
+    if start < len(events):
+        rest = itertools.islice(events, start, None)
+        if checked:
+            check_envelopes(rest, source)
+            rest = itertools.islice(events, start, None)
+        steps = indexer.steps
+        for event in rest:
+            keep, handle = steps(event["kind"])
+            keep(event)
+            if handle is not None:
+                handle(event)
     indexer.close()
     for call in record.calls:
-        _split_input_rounds(call)
+        if len(call.mcp_requests) > 1:
+            _split_input_rounds(call)
     return record
+
+
+def _index_checked(events: list[Event], indexer: _Indexer) -> int:
+    """Index events whose envelopes hold, in order; the position of the first one whose
+    envelope ``envelope_test`` does not hold for (``len(events)``: none)."""
+    Handle = Callable[[Event], None]
+    tests: dict[str, tuple[Callable[[Event], bool], Handle, Handle | None]] = {}
+    for event in events:  # inline: a large transcript has many events
+        kind = event["kind"]
+        try:
+            holds, keep, handle = tests[kind]
+        except KeyError:  # the kind's first event
+            holds, keep, handle = tests[kind] = (envelope_test(kind), *indexer.steps(kind))
+        try:
+            held = holds(event)
+        except (LookupError, TypeError):  # a field missing, an outcome that is no object
+            held = False
+        if not held:
+            return next(position for position, each in enumerate(events) if each is event)
+        keep(event)
+        if handle is not None:
+            handle(event)
+    return len(events)
 
 
 def _split_input_rounds(call: CallTrace) -> None:
     """Move the leading tools/call rounds answered ``input_required`` (and retried) out of
     ``mcp_requests``/``mcp_responses`` into ``input_rounds``: the last one is the call's."""
-    while len(call.mcp_requests) > 1:
-        request = call.mcp_requests[0]
-        mcp_id = message_of(request).get("id")
-        response = next((r for r in call.mcp_responses if message_of(r).get("id") == mcp_id), None)
-        if response is None or not asks_for_input(response):
+    requests, responses = call.mcp_requests, call.mcp_responses
+    while len(requests) > 1:
+        request = requests[0]
+        mcp_id = _message_id(request)
+        for response in responses:  # its answer: the first with its id
+            if _message_id(response) == mcp_id:
+                break
+        else:
             return
-        call.mcp_requests.pop(0)
-        call.mcp_responses.remove(response)
+        if not asks_for_input(response):
+            return
+        del requests[0]
+        responses.remove(response)
         call.input_rounds.append((request, response))
+
+
+def _message_id(event: Event) -> Any:
+    """``message_of(event).get("id")``, in one call (every tools/call of a chain asks it)."""
+    message = event.get("message")
+    return message.get("id") if isinstance(message, dict) else None
 
 
 def asks_for_input(response: Event) -> bool:

@@ -27,7 +27,7 @@ from typing import Any, Final
 from .. import events as event_classes
 from ..errors import UsageError
 
-__all__ = ["check_envelopes"]
+__all__ = ["EnvelopeTest", "check_envelopes", "envelope_test"]
 
 Rule = dict[str, tuple[type, ...] | None]
 """field → the JSON types it may hold (None: any value, but present)."""
@@ -67,6 +67,45 @@ def check_envelopes(events: Iterable[dict[str, Any]], source: Path) -> None:
                 f"{source}: event seq {event['seq']} ({kind}) {problem}; toolrelay never writes "
                 "that, so this transcript cannot be checked"
             )
+
+
+EnvelopeTest = Callable[[dict[str, Any]], bool]
+"""Whether an event's envelope is as toolrelay writes it (raises LookupError or TypeError
+where a field it reads is missing or inside something that is no object)."""
+
+
+@cache
+def envelope_test(kind: str) -> EnvelopeTest:
+    """The envelope of ``kind`` for a loop that checks each event as it reads it (the
+    indexer's): it holds only for events ``check_envelopes`` lets through unchanged on its
+    fast path (a call outcome's ``outcome`` with it), so an event it does not hold for is
+    handed to ``check_envelopes`` with every event after it (which says why, or fills in
+    the defaults of an older transcript).
+
+    Made as one expression, ``type(event["server"]) is str and ...``, compiled: CPython runs
+    ``type(x)`` written out in a few instructions, where ``map(type, ...)`` makes it a call
+    with an argument tuple for each field, and a large transcript has a million fields. The
+    source holds only the field names of toolrelay's own event classes (as literals) and
+    names of types."""
+    fields = _rules().get(kind, _RUN_ONLY)
+    namespace: dict[str, Any] = {}
+    terms = [_type_term("event", name, allowed, namespace) for name, allowed in fields.items()]
+    if kind == _OUTCOME_KIND:  # after the term that makes sure its ``outcome`` is an object
+        terms += [_type_term("event['outcome']", name, allowed, namespace)
+                  for name, allowed in _OUTCOME_FIELDS.items()]
+    test: EnvelopeTest = eval(f"lambda event: {' and '.join(terms)}", namespace)
+    return test
+
+
+def _type_term(record: str, name: str, allowed: tuple[type, ...] | None, namespace: dict[str, Any]) -> str:
+    """The test of ``record``'s field ``name`` in ``envelope_test``'s expression: its exact
+    type one of ``allowed`` (None: the field present), the types put in ``namespace``."""
+    if allowed is None:
+        return f"{name!r} in {record}"
+    exact = _exact_types(allowed)
+    slot = f"_allowed_{len(namespace)}"
+    namespace[slot] = next(iter(exact)) if len(exact) == 1 else exact
+    return f"type({record}[{name!r}]) {'is' if len(exact) == 1 else 'in'} {slot}"
 
 
 @dataclass(frozen=True, slots=True)
