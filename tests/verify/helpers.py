@@ -170,3 +170,48 @@ def edited_copies(
         path = folder / f"edit-{number}.jsonl"
         path.write_text("".join(json.dumps(event) + "\n" for event in events))
         yield number, path
+
+
+def odd_edit(kinds: tuple[str, ...], odd: list[Any]) -> Callable[[list[Event], random.Random], None]:
+    """An ``edited_copies`` edit: a value inside one event of ``kinds`` (picked by the
+    seeded ``rng``) replaced with one of ``odd``, or removed from its object."""
+
+    def edit(events: list[Event], rng: random.Random) -> None:
+        event = rng.choice([e for e in events if e["kind"] in kinds])
+        path = rng.choice(_paths(event)[1:])
+        parent: Any = event
+        for key in path[:-1]:
+            parent = parent[key]
+        if isinstance(parent, dict) and rng.random() < 0.3:
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = copy.deepcopy(rng.choice(odd))
+
+    return edit
+
+
+def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [path]
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found += _paths(item, (*path, key))
+    return found
+
+
+def modern_files_run(folder: Path, files: dict[str, str], task: str, script: dict[str, Any]) -> Path:
+    """``toolrelay run TASK`` for real against toolrelay's own file server pinned to
+    2026-07-28 over stdio (each tools/call answered input_required for the roots, then
+    retried), ``files`` in its root; the transcript."""
+    root = folder / "root"
+    root.mkdir()
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+    server = {"command": sys.executable, "args": ["-m", "toolrelay", "files", str(root)],
+              "toolrelay": {"roots": [str(root)]}}
+    config = {"mcpServers": {"files": server}}
+    (folder / "mcp.json").write_text(json.dumps(config), encoding="utf-8")
+    (folder / "script.json").write_text(json.dumps(script), encoding="utf-8")
+    proc = run_cli("run", task, "--config", "mcp.json", "--model", "offline", "--script", "script.json",
+                   "--protocol-version", "2026-07-28", "--quiet", "--transcript", "run.jsonl", cwd=folder)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return folder / "run.jsonl"

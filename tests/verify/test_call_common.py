@@ -12,7 +12,6 @@ words.
 
 from __future__ import annotations
 
-import copy
 import json
 import random
 from collections.abc import Callable
@@ -21,7 +20,6 @@ from typing import Any
 
 import pytest
 
-from conftest import PYTHON
 from toolrelay.errors import ToolrelayError
 from toolrelay.relay.stages.arguments import parse_arguments
 from toolrelay.verify import load_run, verify
@@ -29,7 +27,7 @@ from toolrelay.verify.call_common import CommonCalls, _written_as
 from toolrelay.verify.facts import RunFacts
 from toolrelay.verify.jsonpath import json_equal
 
-from .helpers import Event, edited_copies, iter_events, run_cli, tampered
+from .helpers import Event, edited_copies, iter_events, modern_files_run, odd_edit, tampered
 
 EDITS = 60
 CALL_KINDS = ("call_parsed", "call_routed", "mcp_request", "mcp_response", "call_outcome", "feedback",
@@ -46,18 +44,8 @@ def modern_reads(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Seven reads from toolrelay's own file server pinned to 2026-07-28 (stdio): each
     tools/call is answered input_required (the roots), then retried and answered."""
     folder = tmp_path_factory.mktemp("modern_reads")
-    root = folder / "root"
-    root.mkdir()
-    (root / "notes.txt").write_text("".join(f"line {n}\n" for n in range(1, 11)), encoding="utf-8")
-    config = {"mcpServers": {"files": {"command": PYTHON, "args": ["-m", "toolrelay", "files", str(root)],
-                                       "toolrelay": {"roots": [str(root)]}}}}
-    (folder / "mcp.json").write_text(json.dumps(config), encoding="utf-8")
-    (folder / "script.json").write_text(json.dumps(READS), encoding="utf-8")
-    proc = run_cli("run", "read notes.txt", "--config", "mcp.json", "--model", "offline",
-                   "--script", "script.json", "--protocol-version", "2026-07-28",
-                   "--quiet", "--transcript", "run.jsonl", cwd=folder)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return folder / "run.jsonl"
+    notes = "".join(f"line {n}\n" for n in range(1, 11))
+    return modern_files_run(folder, {"notes.txt": notes}, "read notes.txt", READS)
 
 
 def _common_off(run: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
@@ -109,27 +97,8 @@ def test_a_duplicate_and_the_call_it_repeats_go_to_the_steps(run_named: Any) -> 
     assert _shaped(run) == [False, True]  # the first "dup" carries its repeat's refusal
 
 
-def _edit(events: list[Event], rng: random.Random) -> None:
-    """A value inside one of a call's events (or the declarations) replaced or removed."""
-    event = rng.choice([e for e in events if e["kind"] in CALL_KINDS])
-    paths: list[tuple[Any, ...]] = []
-
-    def walk(value: Any, path: tuple[Any, ...]) -> None:
-        paths.append(path)
-        items = (value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list)
-                 else ())
-        for key, item in items:
-            walk(item, (*path, key))
-
-    walk(event, ())
-    path = rng.choice(paths[1:])
-    parent: Any = event
-    for key in path[:-1]:
-        parent = parent[key]
-    if isinstance(parent, dict) and rng.random() < 0.3:
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = copy.deepcopy(rng.choice(ODD))
+_edit = odd_edit(CALL_KINDS, ODD)
+"""A value inside one of a call's events (or the declarations) replaced or removed."""
 
 
 @pytest.mark.parametrize("name", ["modern_reads", "chain_run"])

@@ -10,7 +10,6 @@ and a check that meets a value it cannot judge still names it as its own finding
 
 from __future__ import annotations
 
-import copy
 import random
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from toolrelay.verify.facts import RunFacts
 from toolrelay.verify.record import CallTrace
 from toolrelay.verify.verdict import Finding
 
-from .helpers import Event, edited_copies, model_body, tampered
+from .helpers import Event, edited_copies, model_body, odd_edit, tampered
 
 CALL_KINDS = ("call_parsed", "call_routed", "mcp_request", "mcp_response", "call_outcome", "feedback")
 ODD: list[Any] = [None, 0, 1.5, "", "x", [], {}, True, {"a": 1}, "call_offline_0002"]
@@ -37,25 +36,8 @@ def _one_by_one(run: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         return verify(run).to_dict()
 
 
-def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [path]
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, item in items:
-        found += _paths(item, (*path, key))
-    return found
-
-
-def _edit(events: list[Event], rng: random.Random) -> None:
-    """A value inside one of a call's events replaced with an odd one, or removed."""
-    event = rng.choice([e for e in events if e["kind"] in CALL_KINDS])
-    path = rng.choice(_paths(event)[1:])
-    parent: Any = event
-    for key in path[:-1]:
-        parent = parent[key]
-    if isinstance(parent, dict) and rng.random() < 0.3:
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = copy.deepcopy(rng.choice(ODD))
+_edit = odd_edit(CALL_KINDS, ODD)
+"""A value inside one of a call's events replaced with an odd one, or removed."""
 
 
 @pytest.mark.parametrize("name", ["many_calls_run", "errors_run", "chain_run", "duplicate_call_id_run"])

@@ -17,7 +17,7 @@ from testkit.mcp_http import files_http_process
 from testkit.servers import MODERN_INPUT_SERVER, SDK_MRTR_SERVER
 from toolrelay.client.host.input_required import MAX_ROUNDS
 
-from .helpers import Event, broken_link, run_cli, tampered
+from .helpers import Event, broken_link, modern_files_run, run_cli, tampered
 
 SCRIPT = {"turns": [{"calls": [{"name": "files__read_text_file", "arguments": {"path": "a.txt"}}]},
                     {"message": "Done."}]}
@@ -25,19 +25,7 @@ SCRIPT = {"turns": [{"calls": [{"name": "files__read_text_file", "arguments": {"
 
 @pytest.fixture(scope="module")
 def modern_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("modern")
-    root = folder / "root"
-    root.mkdir()
-    (root / "a.txt").write_text("alpha\n", encoding="utf-8")
-    config = {"mcpServers": {"files": {"command": PYTHON, "args": ["-m", "toolrelay", "files", str(root)],
-                                       "toolrelay": {"roots": [str(root)]}}}}
-    (folder / "mcp.json").write_text(json.dumps(config), encoding="utf-8")
-    (folder / "script.json").write_text(json.dumps(SCRIPT), encoding="utf-8")
-    proc = run_cli("run", "read a.txt", "--config", "mcp.json", "--model", "offline",
-                   "--script", "script.json", "--protocol-version", "2026-07-28",
-                   "--quiet", "--transcript", "run.jsonl", cwd=folder)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return folder / "run.jsonl"
+    return modern_files_run(tmp_path_factory.mktemp("modern"), {"a.txt": "alpha\n"}, "read a.txt", SCRIPT)
 
 
 def calls(events: list[Event], kind: str) -> list[Event]:
