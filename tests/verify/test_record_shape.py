@@ -23,7 +23,7 @@ from toolrelay.errors import ToolrelayError, UsageError
 from toolrelay.verify import load_run, verify
 from toolrelay.verify.explain import walk
 from toolrelay.verify.record import index_events
-from toolrelay.verify.shape import check_envelopes, envelope_test
+from toolrelay.verify.shape import check_envelopes, envelope_problem, envelope_test
 from toolrelay.view.build import build_trace
 from toolrelay.view.render import render_html
 
@@ -244,7 +244,7 @@ def test_events_written_by_hand_without_run_ids_load_and_are_checked_as_before(
     assert f"event seq {seq} (call_routed) has an integer as 'server', not a string;" in _refusal(bad)
 
 
-def test_envelope_test_holds_only_for_events_check_envelopes_lets_through_unchanged(seed_run: Path) -> None:
+def test_envelope_test_holds_only_for_events_the_slow_check_lets_through_unchanged(seed_run: Path) -> None:
     events = read_events(seed_run)
     assert all(envelope_test(e["kind"])(e) for e in events)  # what toolrelay writes takes the fast test
     tried = 0
@@ -266,7 +266,8 @@ def test_envelope_test_holds_only_for_events_check_envelopes_lets_through_unchan
                     held = False
                 if held:
                     before = copy.deepcopy(edited)
-                    check_envelopes([edited], seed_run)  # raises where toolrelay never writes it
-                    assert edited == before, (name, value)
+                    assert envelope_problem(edited) is None, (name, value)  # field by field
+                    kept = {key: edited[key] for key in before}
+                    assert kept == before, (name, value)  # nothing it holds changed
                 tried += 1
     assert tried > 1000

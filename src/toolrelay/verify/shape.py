@@ -14,12 +14,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
-import itertools
-import operator
 import types
 import typing
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Final
@@ -27,7 +24,7 @@ from typing import Any, Final
 from .. import events as event_classes
 from ..errors import UsageError
 
-__all__ = ["EnvelopeTest", "check_envelopes", "envelope_test"]
+__all__ = ["EnvelopeTest", "check_envelopes", "envelope_problem", "envelope_test"]
 
 Rule = dict[str, tuple[type, ...] | None]
 """field → the JSON types it may hold (None: any value, but present)."""
@@ -53,20 +50,28 @@ _JSON_NAMES: Final = {
 
 def check_envelopes(events: Iterable[dict[str, Any]], source: Path) -> None:
     """Raise UsageError for the first event whose envelope is not what toolrelay writes."""
-    rules, fast = _rules(), _fast_rules()
     for event in events:
         kind = event["kind"]  # the reader already made sure of seq (int) and kind (str)
-        rule = fast.get(kind) or _fast_run_only()  # a kind verify does not read: its run id only
-        if rule.holds(event) and (kind != _OUTCOME_KIND or _fast_outcome().holds(event["outcome"])):
-            continue  # the fast path: a large transcript has many events
-        _fill_defaults(event, _defaults().get(kind, {}))
-        problem = _problem(event, rules.get(kind, _RUN_ONLY))
-        problem = problem or (_outcome_problem(event) if kind == _OUTCOME_KIND else None)
+        try:
+            if envelope_test(kind)(event):
+                continue  # the fast path: a large transcript has many events
+        except (LookupError, TypeError):  # a field missing (or no run id): the slow path says which
+            pass
+        problem = envelope_problem(event)
         if problem is not None:
             raise UsageError(
                 f"{source}: event seq {event['seq']} ({kind}) {problem}; toolrelay never writes "
                 "that, so this transcript cannot be checked"
             )
+
+
+def envelope_problem(event: dict[str, Any]) -> str | None:
+    """What is wrong with the event's envelope, field by field (None: nothing), the fields
+    a later version added and an older transcript lacks given their defaults first."""
+    kind = event["kind"]
+    _fill_defaults(event, _defaults().get(kind, {}))
+    problem = _problem(event, _rules().get(kind, _RUN_ONLY))
+    return problem or (_outcome_problem(event) if kind == _OUTCOME_KIND else None)
 
 
 EnvelopeTest = Callable[[dict[str, Any]], bool]
@@ -76,11 +81,11 @@ where a field it reads is missing or inside something that is no object)."""
 
 @cache
 def envelope_test(kind: str) -> EnvelopeTest:
-    """The envelope of ``kind`` for a loop that checks each event as it reads it (the
-    indexer's): it holds only for events ``check_envelopes`` lets through unchanged on its
-    fast path (a call outcome's ``outcome`` with it), so an event it does not hold for is
-    handed to ``check_envelopes`` with every event after it (which says why, or fills in
-    the defaults of an older transcript).
+    """The envelope of ``kind`` as one quick test (``check_envelopes``' fast path, and the
+    indexer's, which checks each event as it reads it): it holds only for events in which
+    ``envelope_problem`` finds nothing and fills in nothing (a call outcome's ``outcome``
+    with them), so an event it does not hold for is handed to ``envelope_problem`` (which
+    says why, or fills in the defaults of an older transcript).
 
     Made as one expression, ``type(event["server"]) is str and ...``, compiled: CPython runs
     ``type(x)`` written out in a few instructions, where ``map(type, ...)`` makes it a call
@@ -106,59 +111,6 @@ def _type_term(record: str, name: str, allowed: tuple[type, ...] | None, namespa
     slot = f"_allowed_{len(namespace)}"
     namespace[slot] = next(iter(exact)) if len(exact) == 1 else exact
     return f"type({record}[{name!r}]) {'is' if len(exact) == 1 else 'in'} {slot}"
-
-
-@dataclass(frozen=True, slots=True)
-class _FastRule:
-    """One kind's envelope as C-level operations: the typed fields' exact Python types as
-    one tuple, looked up among every allowed combination; fields of any type only present."""
-
-    typed: Callable[[dict[str, Any]], Any]
-    combinations: frozenset[tuple[type, ...]]
-    untyped: Callable[[dict[str, Any]], Any] | None
-
-    def holds(self, event: dict[str, Any]) -> bool:
-        try:
-            found = self.typed(event)
-            if self.untyped is not None:
-                self.untyped(event)
-        except KeyError:
-            return False  # a missing field (or no run id): the slow path says which
-        return tuple(map(type, found)) in self.combinations
-
-
-@cache
-def _fast_rules() -> dict[str, _FastRule]:
-    return {kind: _fast(fields) for kind, fields in _rules().items()}
-
-
-@cache
-def _fast_run_only() -> _FastRule:
-    return _fast(_RUN_ONLY)
-
-
-@cache
-def _fast_outcome() -> _FastRule:
-    return _fast(_OUTCOME_FIELDS)
-
-
-def _fast(fields: Rule) -> _FastRule:
-    typed = [(name, allowed) for name, allowed in fields.items() if allowed is not None]
-    untyped = [name for name, allowed in fields.items() if allowed is None]
-    exact = [_exact_types(allowed) for _, allowed in typed]
-    return _FastRule(
-        typed=_getter([name for name, _ in typed]),
-        combinations=frozenset(itertools.product(*exact)),
-        untyped=_getter(untyped) if untyped else None,
-    )
-
-
-def _getter(names: list[str]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
-    """The values of ``names`` as a tuple (``itemgetter`` returns a bare value for one name)."""
-    if len(names) == 1:
-        only = names[0]
-        return lambda record: (record[only],)
-    return operator.itemgetter(*names)
 
 
 def _problem(record: dict[str, Any], fields: Rule, where: str = "") -> str | None:
