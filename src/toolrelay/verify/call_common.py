@@ -30,6 +30,7 @@ from ..relay.stages.arguments import MAX_ARGUMENT_DEPTH, parse_arguments
 from ..relay.stages.feedback import feedback_item
 from ..relay.stages.optional_nulls import strip_optional_nulls
 from ..relay.stages.result import Verdict
+from ..transcript.json_text import text_encoder
 from .correlation import link_of_call, linked_said
 from .definitions import defined_said, definition_of_call
 from .facts import CallJudge, Listing, RunFacts
@@ -38,7 +39,7 @@ from .input_rounds import rounds_said
 from .jsonpath import json_equal
 from .mcp_side import answered_said, route_of_call, routed_said, server_of_call
 from .model_side import parse_of_call, parsed_said
-from .outcomes import ANSWERED, rendering_key
+from .outcomes import ANSWERED, rendering_key, result_key
 from .record import CallTrace, Event
 from .verdict import Finding
 
@@ -54,20 +55,10 @@ or one nested too deep to compare here."""
 
 
 def _writer(item_separator: str, key_separator: str) -> Callable[[Any], str]:
-    """``json.dumps`` with these separators, keeping non-ASCII, refusing NaN: the C encoder
-    itself when it can be made (``JSONEncoder.encode`` makes one for every value)."""
-    encoder = json.JSONEncoder(ensure_ascii=False, check_circular=False, allow_nan=False,
-                               separators=(item_separator, key_separator))
-    make = getattr(json.encoder, "c_make_encoder", None)
-    try:
-        write = make(None, encoder.default, json.encoder.encode_basestring, None, key_separator,
-                     item_separator, False, False, False) if make is not None else None
-    except TypeError:  # another Python's signature: the public way
-        write = None
-    if write is None or "".join(write({"a": [1.5, True, None, "é"]}, 0)) != encoder.encode(
-            {"a": [1.5, True, None, "é"]}):
-        return encoder.encode
-    return lambda value: "".join(write(value, 0))
+    """``json.dumps`` with these separators, keeping non-ASCII, refusing NaN (its C encoder
+    made once: ``json_text.text_encoder``)."""
+    return text_encoder(json.JSONEncoder(ensure_ascii=False, check_circular=False, allow_nan=False,
+                                         separators=(item_separator, key_separator)))
 
 
 _COMPACT: Final = _writer(",", ":")
@@ -338,9 +329,8 @@ class CommonCalls:
         if (answer.get("jsonrpc") != "2.0" or answer.get("method") is not None or "error" in answer
                 or (type(answer_id) is not int and type(answer_id) is not str)):
             return None  # not a JSON-RPC response (``recorded_exchange``: classify)
-        try:
-            content = _dumps(result, 2)  # result_key, here without a call
-        except ValueError:
+        content = result_key(result)
+        if content is None:
             return None  # no JSON value: judged on its own
         return self.facts.plain_verdict(call, (content, id(schema)))
 
