@@ -32,7 +32,8 @@ UNJUDGEABLE = "the record cannot be checked here"
 
 def _one_by_one(run: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     with monkeypatch.context() as patched:
-        patched.setattr(RunFacts, "judge_together", lambda facts, steps: None)  # each check over all calls
+        # each check over all calls
+        patched.setattr(RunFacts, "judge_together", lambda facts, steps, common=None: None)
         return verify(run).to_dict()
 
 

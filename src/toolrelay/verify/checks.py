@@ -104,7 +104,6 @@ together, call by call (``RunFacts.judge_together``)."""
 
 _RANKS: Final = {link: rank for rank, link in enumerate(LINKS)}
 _LINK_OF: Final = operator.attrgetter("link")
-RunFacts.common_judge = CommonCalls  # the calls of the common shape judged at once (call_common.py)
 _UNEXPECTED_SHAPE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
 
 
@@ -122,7 +121,8 @@ def _verdict(run: RunRecord, checks: Sequence[tuple[str, Check]] = CHECKS,
              unfinished: Callable[[RunRecord, RunFacts], list[str]] | None = None,
              status: str | None = None) -> Verdict:
     facts = RunFacts(run)
-    facts.judge_together([step for _, check in checks if (step := CALL_STEPS.get(check)) is not None])
+    facts.judge_together([step for _, check in checks if (step := CALL_STEPS.get(check)) is not None],
+                         common=CommonCalls)  # the calls of the common shape judged at once
     found = [finding for link, check in checks for finding in _run_check(link, check, run, facts)]
     findings = _in_link_order(found)
     agreement = check_agreement(run)

@@ -85,13 +85,9 @@ class Listing:
 class RunFacts:
     """Lazily computed, cached views of one RunRecord."""
 
-    common_judge: ClassVar[type[CommonShape] | None] = None
-    """What ``judge_together`` makes to judge the calls of the common shape at once:
-    ``call_common.CommonCalls``, set by ``checks`` (it imports the steps, which import this
-    module)."""
     common_shape: ClassVar[bool] = True
-    """Whether ``judge_together`` gives a call of the common shape the findings of
-    ``common_judge`` (the steps judge the rest); off: the steps judge every call (the tests
+    """Whether ``judge_together`` gives a call of the common shape the findings of its
+    ``common`` judge (the steps judge the rest); off: the steps judge every call (the tests
     compare the two)."""
 
     def __init__(self, run: RunRecord) -> None:
@@ -129,17 +125,22 @@ class RunFacts:
         self.tag_owners: dict[int, CallTrace | None] = {}
         """id(call) → mcp_side.tagged_for_another's answer, asked by three checks."""
         self._together: tuple[CallJudge, ...] = ()
+        self._common_judge: type[CommonShape] | None = None
         self._judged: dict[CallJudge, list[Finding] | Exception] | None = None
+        self.walked: dict[str, Any] = {}
+        """What one check's walk found, kept for a later check of this verify (``walked.py``)."""
 
-    def judge_together(self, judges: Sequence[CallJudge]) -> None:
+    def judge_together(self, judges: Sequence[CallJudge],
+                       common: type[CommonShape] | None = None) -> None:
         """Let ``judged`` run ``judges`` (per-call checks' steps, in the checks' order) in one
         pass over the calls, each call by all of them in turn: the call's events are read
         from memory once and stay at hand for the next check, where check after check over
         every call would fetch them again. Every step is a pure function of the record and
         these cached facts, so the order the calls are judged in changes no finding. A call
-        of the common shape gets the findings of ``common_judge`` (made for these facts, when
-        it judges for all of ``judges`` and ``common_shape`` is on) instead."""
-        self._together, self._judged = tuple(judges), None
+        of the common shape gets the findings of ``common`` (``call_common.CommonCalls``, which
+        imports the steps, made for these facts, when it judges for all of ``judges`` and
+        ``common_shape`` is on) instead."""
+        self._together, self._common_judge, self._judged = tuple(judges), common, None
 
     def judged(self, judge: CallJudge) -> list[Finding]:
         """``judge``'s findings over the run's calls, in call order (a new list); what it
@@ -182,9 +183,9 @@ class RunFacts:
         """The common-shape judge for ``judges``, with the place of each judge's finding in
         its findings (None: the judges are its steps, in order); None when it is off or not
         for all of these."""
-        if self.common_judge is None or not self.common_shape:
+        if self._common_judge is None or not self.common_shape:
             return None, None
-        common = self.common_judge(self)
+        common = self._common_judge(self)
         if not all(judge in common.steps for judge in judges):
             return None, None
         places = [common.steps.index(judge) for judge in judges]

@@ -2,14 +2,13 @@
 would walk them again only to learn it (each walk over a large record costs a memory
 fetch per event, whatever little it reads).
 
-Kept per ``RunFacts``, i.e. for one ``verify``'s checks over one record, never longer:
-a check run on its own (or first) finds it out for itself, as it always did.
+Kept in ``RunFacts.walked``, i.e. for one ``verify``'s checks over one record, never
+longer: a check run on its own (or first) finds it out for itself, as it always did.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
-from weakref import WeakKeyDictionary
 
 from .facts import RunFacts
 
@@ -22,14 +21,10 @@ SEQS_IN_ORDER: Final = "seqs_in_order"
 """True when every event's seq is one more than the one before, in the record's order
 (``check_event_order``)."""
 
-_KEPT: WeakKeyDictionary[RunFacts, dict[str, Any]] = WeakKeyDictionary()
-
-
 def keep(facts: RunFacts, name: str, value: Any) -> None:
-    _KEPT.setdefault(facts, {})[name] = value
+    facts.walked[name] = value
 
 
 def kept(facts: RunFacts, name: str) -> Any:
     """What a check kept under ``name`` for this verify, or None."""
-    found = _KEPT.get(facts)
-    return None if found is None else found.get(name)
+    return facts.walked.get(name)
