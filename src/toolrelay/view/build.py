@@ -93,8 +93,8 @@ def _record_text(event: dict[str, Any]) -> str:
 
 def _record_key(event: dict[str, Any]) -> str:
     """What the page shares a record's text with: the record before it of the same kind
-    (of the same server and method for a JSON-RPC message, whose kind says its direction; of the same type for
-    a stream event), whose text is most like it."""
+    (of the same server and method for a JSON-RPC message, whose kind says its direction;
+    of the same type for a stream event), whose text is most like it."""
     kind = str(event.get("kind"))
     if kind in MCP_ROLES:
         return f"{kind}|{event.get('server')}|{event.get('method')}"

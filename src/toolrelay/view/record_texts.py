@@ -4,7 +4,7 @@ A long run's records repeat themselves: in replay mode every model request carri
 whole context so far, and a server's messages differ from each other in an id and an
 argument. Embedded whole, 100 turns of 20 calls made a 75 MB page from a 6 MB transcript.
 So each text is written as what changed against the previous text of its *key* (the
-record's kind, and for a JSON-RPC message its server, direction and method): the
+record's kind, and more for some: ``build._record_key``): the
 characters they share at the head and at the tail, and the middle between; the page
 joins them back, character for character, when the panel opens (``trace.js``
 ``recordText``). Lengths are counted in UTF-16 code units, as JavaScript counts them.

@@ -15,7 +15,7 @@
   const panel = document.getElementById("panel");
   let selected = null;
 
-  // A row, call or stream group leaves out the fields at their defaults (model.py _plain):
+  // A row, call or stream group leaves out the fields at their defaults (model.py page_value):
   // put them back once, so the rest of the script reads every field.
   function withDefaults(groups) {
     const fill = (item) => {
