@@ -172,12 +172,12 @@ def edited_copies(
         yield number, path
 
 
-def odd_edit(kinds: tuple[str, ...], odd: list[Any]) -> Callable[[list[Event], random.Random], None]:
-    """An ``edited_copies`` edit: a value inside one event of ``kinds`` (picked by the
-    seeded ``rng``) replaced with one of ``odd``, or removed from its object."""
+def odd_edit(kinds: tuple[str, ...] | None, odd: list[Any]) -> Callable[[list[Event], random.Random], None]:
+    """An ``edited_copies`` edit: a value inside one event of ``kinds`` (None: of any kind;
+    picked by the seeded ``rng``) replaced with one of ``odd``, or removed from its object."""
 
     def edit(events: list[Event], rng: random.Random) -> None:
-        event = rng.choice([e for e in events if e["kind"] in kinds])
+        event = rng.choice(events if kinds is None else [e for e in events if e["kind"] in kinds])
         path = rng.choice(_paths(event)[1:])
         parent: Any = event
         for key in path[:-1]:

@@ -27,7 +27,17 @@ from toolrelay.verify.shape import check_envelopes, envelope_problem, envelope_t
 from toolrelay.view.build import build_trace
 from toolrelay.view.render import render_html
 
-from .helpers import Event, edited_copies, find, model_body, read_events, tampered, tool_call, verdict_of
+from .helpers import (
+    Event,
+    edited_copies,
+    find,
+    model_body,
+    odd_edit,
+    read_events,
+    tampered,
+    tool_call,
+    verdict_of,
+)
 
 SWEEP_EDITS = 300
 ODD_VALUES: list[Any] = [None, 0, -1, 1.5, "", "x", [], {}, True, [1], {"a": 1}, "call_offline_0001"]
@@ -91,29 +101,13 @@ def test_odd_evidence_breaks_a_link_and_still_explains_and_renders(seed_run: Pat
     assert "<html" in render_html(build_trace(run.events, verdict, source=str(copy_path)))
 
 
-def _nodes(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [path]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found += _nodes(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found += _nodes(item, (*path, index))
-    return found
+_edit_once = odd_edit(None, ODD_VALUES)
 
 
 def _edit(events: list[Event], rng: random.Random) -> None:
     """One to three random edits anywhere in the record: a value replaced or removed."""
     for _ in range(rng.randint(1, 3)):
-        event = rng.choice(events)
-        path = rng.choice(_nodes(event)[1:])
-        parent = event
-        for key in path[:-1]:
-            parent = parent[key]
-        if isinstance(parent, dict) and rng.random() < 0.3:
-            del parent[path[-1]]
-        else:
-            parent[path[-1]] = copy.deepcopy(rng.choice(ODD_VALUES))
+        _edit_once(events, rng)
 
 
 @pytest.mark.parametrize("run", ["seed_run", "parallel_run", "errors_run"])
