@@ -156,8 +156,7 @@ def _parsed(lines: list[bytes], careful: set[int]) -> Iterator[dict[str, Any]]:
             event = parse(line)
         except orjson.JSONDecodeError:
             raise _NotFast from None
-        if (type(event) is not dict or type(event.get("kind")) is not str
-                or not isinstance(event.get("seq"), int)):  # orjson makes no subclasses
+        if not _is_event(event):
             raise _NotFast
         if careful and index in careful:
             event = _scanned_line(line)
