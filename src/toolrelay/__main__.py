@@ -1,7 +1,5 @@
 """``python -m toolrelay`` is the ``toolrelay`` command."""
 
-import sys
+from .cli.main import command
 
-from .cli.main import main
-
-sys.exit(main())
+command()

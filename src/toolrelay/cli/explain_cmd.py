@@ -12,6 +12,7 @@ import sys
 
 from ..verify import load_run, verify
 from ..verify.explain import COMPACT_AFTER, explain
+from .process_exit import keep_until_exit
 
 __all__ = ["configure", "run"]
 
@@ -35,5 +36,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     record = load_run(args.path)
     verdict = verify(record)
+    keep_until_exit(record, verdict)  # freed by the process's end, not one by one (process_exit)
     sys.stdout.write(explain(record, verdict, expand_all=args.all))
     return 0 if verdict.ok else 1

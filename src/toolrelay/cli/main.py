@@ -26,11 +26,12 @@ from collections.abc import Sequence
 from typing import Any, NoReturn, Protocol
 
 from ..errors import ToolrelayError
+from . import process_exit
 from .closed_stdout import EXIT_STDOUT_CLOSED, StdoutClosed, silence
 from .help_layout import lay_out
 from .usage_errors import short_usage, unrecognized
 
-__all__ = ["EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TRANSPORT", "EXIT_USAGE", "main"]
+__all__ = ["EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TRANSPORT", "EXIT_USAGE", "command", "main"]
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -113,6 +114,13 @@ def build_parser(verb: str | None) -> argparse.ArgumentParser:
             _load(name).configure(command)
             lay_out(name, command)
     return parser
+
+
+def command() -> NoReturn:
+    """The ``toolrelay`` process: ``main`` on the command line's arguments, then its exit
+    (``process_exit``: a reading verb's large values are not freed one by one first)."""
+    process_exit.arm()
+    process_exit.end_process(main())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,6 +13,7 @@ import json
 import sys
 
 from ..verify import LINKS, Finding, Verdict, load_run, verify
+from .process_exit import keep_until_exit
 
 __all__ = ["configure", "run"]
 
@@ -43,6 +44,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     record = load_run(args.path)
     verdict = verify(record)
+    keep_until_exit(record, verdict)  # freed by the process's end, not one by one (process_exit)
     if args.otel is not None:
         from ..verify.otel_trace import check_trace, read_spans, with_trace
 

@@ -21,6 +21,7 @@ from ..verify import Verdict, load_run, verify
 from ..view.build import build_trace
 from ..view.model import Trace
 from ..view.render import write_html
+from .process_exit import keep_until_exit
 
 __all__ = ["configure", "default_output", "run"]
 
@@ -51,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     record = load_run(source)
     verdict = verify(record)
     trace = build_trace(record.events, verdict, source=str(source))
+    keep_until_exit(record, verdict, trace)  # freed by the process's end, not one by one (process_exit)
     output = Path(args.output) if args.output else default_output(source)
     write_html(trace, output)
     _report(trace, verdict, output)
