@@ -100,13 +100,16 @@ def time_command(path: Path, passes: int) -> float:
     imports, load and verify, the report, and the exit (which frees nothing: cli/process_exit.py)."""
     cpus = []
     for _ in range(passes):
-        before = os.times()
+        before = _children_cpu()
         subprocess.run([sys.executable, "-m", "toolrelay", "verify", str(path)], check=False,
                        stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(HERE.parent / "src")})
-        after = os.times()
-        user, system = after.children_user - before.children_user, after.children_system - before.children_system
-        cpus.append(user + system)
+        cpus.append(_children_cpu() - before)
     return statistics.median(cpus)
+
+
+def _children_cpu() -> float:
+    times = os.times()
+    return times.children_user + times.children_system
 
 
 def main() -> int:
