@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["apply_changes", "apply_in_place", "changes", "holds"]
+__all__ = ["apply_changes", "apply_in_place", "changed_copy", "changes", "holds"]
 
 Path = list[str | int]
 
@@ -62,6 +62,27 @@ def apply_changes(base: Any, recorded: Any) -> Any:
     root = _copy(base)
     apply_in_place(root, recorded, {id(root)})
     return root
+
+
+def changed_copy(base: dict[str, Any], recorded: list[Any]) -> tuple[dict[str, Any], set[int] | None]:
+    """A copy of the object ``base`` with the ``recorded`` changes made, and the ids of the
+    containers copied for it (None when only the top one was: every change is of a field);
+    ValueError when they are no changes of it. Every other part is shared with ``base``."""
+    root = dict(base)
+    # a field replaced needs no record of copies; the first deeper change and those after it do
+    for index, change in enumerate(recorded):
+        if type(change) is not list or len(change) != 2:
+            raise _not_a_change()
+        path, value = change
+        if type(path) is not list or len(path) != 1:
+            copied = {id(root)}
+            apply_in_place(root, recorded[index:], copied)
+            return root, copied
+        step = path[0]
+        if type(step) is not str or step not in root:
+            raise _not_held(path)
+        root[step] = value
+    return root, None
 
 
 def apply_in_place(root: Any, recorded: list[Any], copied: set[int] | None) -> None:

@@ -31,7 +31,7 @@ import io
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import compress
+from itertools import repeat
 from json.scanner import make_scanner
 from pathlib import Path
 from typing import Any, Final, cast
@@ -40,9 +40,9 @@ import orjson
 
 from ..errors import UsageError
 from ..events import ModelRequestEvent
-from ..protocol.json_depth import RECORD_DEPTH, loads, nested_too_deep, opening_brackets
+from ..protocol.json_depth import RECORD_DEPTH, loads, nested_too_deep
 from ..protocol.json_fast import integer_runs
-from .changes import apply_in_place
+from .changes import apply_in_place, changed_copy
 from .delta import DELTA_FIELD, apply_delta
 from .shared import COPIES_FIELD, MESSAGE_DELTA_FIELD, resolve
 from .writer import FORMAT, FORMAT_FIELD
@@ -75,7 +75,7 @@ def read_transcript(path: str | Path) -> Transcript:
         read = _read_fast(data, source)
         if read is None:
             events, cut_tail = _read_text(data, source)
-            events, runs = _rebuild(events, source)
+            events, runs = _rebuild(zip(repeat(b""), events, strict=False), source)
         else:
             events, runs, cut_tail = read
     if not events:
@@ -130,8 +130,12 @@ def _read_fast(data: bytes, source: Path) -> tuple[list[dict[str, Any]], set[Any
     lines = (data[:end] if cut_tail else data).split(b"\n")
     lines.pop()  # what follows the last newline
     careful = _long_integer_lines(data, end)
-    # the usual file: orjson's values as they come; else each line looked at closer (_parsed)
-    read = _parsed(lines, careful) if careful or _may_nest_too_deep(lines) else map(orjson.loads, lines)
+    # the usual file: orjson's values as they come, a long line's depth asked in _rebuild's
+    # loop; a file that may hold a long integer: each line looked at closer (_parsed)
+    if careful:
+        read = zip(repeat(b""), _parsed(lines, careful), strict=False)
+    else:
+        read = zip(lines, map(orjson.loads, lines), strict=True)
     try:
         events, runs = _rebuild(read, source)
     except (_NotFast, orjson.JSONDecodeError):
@@ -141,7 +145,7 @@ def _read_fast(data: bytes, source: Path) -> tuple[list[dict[str, Any]], set[Any
             events = list(_parsed(lines, careful))
         except _NotFast:
             return None
-        _rebuild(events, source)
+        _rebuild(zip(repeat(b""), events, strict=False), source)
         raise
     return events, runs, cut_tail
 
@@ -163,13 +167,6 @@ def _parsed(lines: list[bytes], careful: set[int]) -> Iterator[dict[str, Any]]:
         if len(line) > _LONG and nested_too_deep(event, line, RECORD_DEPTH):  # a shorter one cannot be
             raise _NotFast
         yield event
-
-
-def _may_nest_too_deep(lines: list[bytes]) -> bool:
-    """Whether a line may nest deeper than ``RECORD_DEPTH`` (``nested_too_deep``: it is long
-    and opens so many brackets; counted in C, on the long lines only)."""
-    long_lines = compress(lines, map(_LONG.__lt__, map(len, lines)))
-    return any(opening_brackets(line) > RECORD_DEPTH for line in long_lines)
 
 
 def _long_integer_lines(data: bytes, end: int) -> set[int]:
@@ -259,9 +256,12 @@ def _scanned(text: str) -> list[dict[str, Any]] | None:
     return found
 
 
-def _rebuild(read: Iterable[dict[str, Any]], source: Path) -> tuple[list[dict[str, Any]], set[Any]]:
+def _rebuild(
+    read: Iterable[tuple[bytes, dict[str, Any]]], source: Path,
+) -> tuple[list[dict[str, Any]], set[Any]]:
     """Every line made whole again (in one pass, in order: a line refers only to earlier ones);
-    the run ids the lines hold (``_same_run``)."""
+    the run ids the lines hold (``_same_run``). ``read`` pairs each event with its line, whose
+    nesting is asked here when it is long (``nested_too_deep``; b"": asked already)."""
     events: list[dict[str, Any]] = []
     append = events.append
     bodies: dict[int, dict[str, Any]] = {}
@@ -272,12 +272,22 @@ def _rebuild(read: Iterable[dict[str, Any]], source: Path) -> tuple[list[dict[st
     runs: set[Any] = set()
     compact = False
     """A format 2 line was read: a line without run id has the one before it."""
-    for event in read:
-        if (type(event) is not dict or type(event.get("kind")) is not str
-                or not isinstance(event.get("seq"), int)):  # a line orjson read (orjson makes no subclasses)
+    last = _LastReference()
+    for line, event in read:
+        if type(event) is not dict:  # a line orjson read (orjson makes no subclasses)
+            raise _NotFast
+        kind, seq = event.get("kind"), event.get("seq")
+        if type(kind) is not str or (type(seq) is not int and not isinstance(seq, int)):
+            raise _NotFast
+        if len(line) > _LONG and nested_too_deep(event, line, RECORD_DEPTH):  # a shorter one cannot be
             raise _NotFast
         if FORMAT_FIELD in event:
             compact = _format(event.pop(FORMAT_FIELD), event, source) >= 2
+        own: set[int] | None = None
+        """The containers of a rebuilt message that are this line's own (None: all are)."""
+        copies: Any = _ABSENT
+        if MESSAGE_DELTA_FIELD in event:
+            own, copies = _with_message(event, by_seq, source)
         if "run" in event:
             run = event["run"]
             if isinstance(run, str | None):  # any other run id is left to verify's envelope check
@@ -287,17 +297,19 @@ def _rebuild(read: Iterable[dict[str, Any]], source: Path) -> tuple[list[dict[st
                 event["run"] = run
             if run is None or not compact:  # the run id it has (or that its line says by saying none)
                 runs.add(None)
-        own: set[int] | None = None
-        """The containers of a rebuilt message that are this line's own (None: all are)."""
-        if MESSAGE_DELTA_FIELD in event:
-            event, own = _with_message(event, by_seq, source)
-        if COPIES_FIELD in event:
-            _with_copies(event, own, by_seq, source)
-        if event["kind"] == _REQUEST:
+        if copies is not _ABSENT or COPIES_FIELD in event:
+            copies = event.pop(COPIES_FIELD) if copies is _ABSENT else copies
+            _with_copies(event, copies, own, by_seq, last, source)
+            kind, seq = event["kind"], event["seq"]  # a copy may have replaced either
+        if kind == _REQUEST:
             _rebuild_body(event, bodies, unreadable, by_seq, source)
-        by_seq[event["seq"]] = event
+        by_seq[seq] = event
         append(event)
     return events, runs
+
+
+_ABSENT: Final[Any] = object()
+"""No ``copies`` taken out of the line yet."""
 
 
 def _format(value: Any, event: dict[str, Any], source: Path) -> int:
@@ -312,35 +324,56 @@ def _format(value: Any, event: dict[str, Any], source: Path) -> int:
 
 def _with_message(
     event: dict[str, Any], by_seq: dict[int, dict[str, Any]], source: Path,
-) -> tuple[dict[str, Any], set[int]]:
-    """The event with its message rebuilt (in the event itself) from the message it is
-    recorded against, and the ids of the containers made for it (the line's own: every
-    other part is the base's)."""
+) -> tuple[set[int] | None, Any]:
+    """The event's message rebuilt (in the event itself) from the message it is recorded
+    against; the ids of the containers made for it (the line's own: every other part is the
+    base's; None when the line has no ``copies``, which alone asks), and the line's ``copies``
+    when they followed the delta (taken out of the line; else ``_ABSENT``)."""
     delta = event[MESSAGE_DELTA_FIELD]
-    of = delta.get("of") if isinstance(delta, dict) else None
+    of = delta.get("of") if type(delta) is dict else None
     base = by_seq.get(of) if isinstance(of, int) else None
-    if base is None or not isinstance(base.get("message"), dict):
+    message = base.get("message") if base is not None else None
+    if type(message) is not dict:
         raise UsageError(f"{_said(event, source)} to a message the transcript does not hold before it")
     changed = delta.get("set")
-    message = base["message"]
-    own: set[int] = set()
-    try:
-        if type(changed) is not list:
-            raise ValueError("its changes are not an array")
-        if changed:
-            message = dict(message)
-            own.add(id(message))
-            apply_in_place(message, changed, own)
-    except ValueError as exc:
-        raise UsageError(f"{_said(event, source)} that cannot be applied: {exc}") from None
-    fields = list(event)  # the message back in its place: the line's fields keep their order
-    after = fields[fields.index(MESSAGE_DELTA_FIELD) + 1:]
-    del event[MESSAGE_DELTA_FIELD]
-    event["message"] = message  # at the end (or in its place, if the line holds one already)
-    for key in after:
-        event[key] = event.pop(key)
+    if type(changed) is not list:
+        raise UsageError(f"{_said(event, source)} that cannot be applied: its changes are not an array")
+    own: set[int] | None = None
+    if changed:
+        try:
+            message, own = changed_copy(message, changed)
+        except ValueError as exc:
+            raise UsageError(f"{_said(event, source)} that cannot be applied: {exc}") from None
+    copies = _put_message(event, message)
+    if copies is _ABSENT and COPIES_FIELD not in event:
+        return None, _ABSENT
+    own = {id(message)} if own is None else own
     own.add(id(event))
-    return event, own
+    if not changed:
+        own.discard(id(message))  # the base's own message, shared: a copy changes a copy of it
+    return own, copies
+
+
+def _put_message(event: dict[str, Any], message: dict[str, Any]) -> Any:
+    """``message`` in the place of the event's delta (the line's fields keep their order: the
+    ones after it are taken off the end and put back); the line's ``copies`` when they were
+    among those (not put back: they are applied and dropped), else ``_ABSENT``."""
+    after: list[tuple[str, Any]] = []
+    copies: Any = _ABSENT
+    holds_message = False
+    key, value = event.popitem()
+    while key != MESSAGE_DELTA_FIELD:
+        if key == COPIES_FIELD:
+            copies = value
+        else:
+            holds_message = holds_message or key == "message"
+            after.append((key, value))
+        key, value = event.popitem()
+    if not holds_message:
+        event["message"] = message  # at the end (or in its place, if the line holds one before)
+    for key, value in reversed(after):
+        event[key] = message if key == "message" else value
+    return copies
 
 
 def _said(event: dict[str, Any], source: Path) -> str:
@@ -348,24 +381,56 @@ def _said(event: dict[str, Any], source: Path) -> str:
 
 
 def _with_copies(
-    event: dict[str, Any], own: set[int] | None, by_seq: dict[int, dict[str, Any]], source: Path,
+    event: dict[str, Any], copies: Any, own: set[int] | None, by_seq: dict[int, dict[str, Any]],
+    last: _LastReference, source: Path,
 ) -> None:
-    """The strings the event's ``copies`` name put in their places (in the event itself: a
+    """The strings ``copies`` (the event's) name put in their places (in the event itself: a
     container on the way that is not the line's own, ``own``, is copied first)."""
-    copies = event.pop(COPIES_FIELD)
     try:
-        if type(copies) is not list or not all(type(c) is list and len(c) == 2 for c in copies):
+        if type(copies) is not list:
             raise ValueError("they are not [path, reference] pairs")
+        for pair in copies:
+            if type(pair) is not list or len(pair) != 2:
+                raise ValueError("they are not [path, reference] pairs")
         found: list[Any] = []
+        strings = True
         for path, ref in copies:
-            found.append([path, resolve(by_seq, ref, event)])
-        for _, value in found:
-            if type(value) is not str:
-                raise ValueError("a reference names no string")
+            value = last.value if last.names(ref, by_seq, event) else last.resolve(ref, by_seq, event)
+            strings = strings and type(value) is str
+            found.append([path, value])
+        if not strings:
+            raise ValueError("a reference names no string")
         apply_in_place(event, found, own)
     except ValueError as exc:
         raise UsageError(f"{source}: event seq {event['seq']} ({event['kind']}) copies strings it cannot "
                          f"find: {exc}") from None
+
+
+class _LastReference:
+    """The copy reference resolved last, and what it named: most copies name the string the
+    one before named (a file read again), found again by comparing the references (in C)."""
+
+    __slots__ = ("line", "ref", "steps", "value")
+
+    def __init__(self) -> None:
+        self.ref: Any = None
+        self.steps: list[type] = []
+        """The type of each of its steps: ``==`` takes 0 for False and 1 for 1.0, a step does not."""
+        self.line: dict[str, Any] | None = None
+        self.value: Any = None
+
+    def names(self, ref: Any, by_seq: dict[int, dict[str, Any]], current: dict[str, Any]) -> bool:
+        """Whether ``ref`` names what the last one did: the same steps (of the same types) in the
+        same earlier line (a later line of the same seq is another; the current one may change)."""
+        return (ref == self.ref and list(map(type, ref)) == self.steps and ref[0] != current["seq"]
+                and by_seq.get(ref[0]) is self.line)
+
+    def resolve(self, ref: Any, by_seq: dict[int, dict[str, Any]], current: dict[str, Any]) -> Any:
+        """What ``ref`` names (``shared.resolve``), kept as the last when it is in an earlier line."""
+        value = resolve(by_seq, ref, current)
+        if ref[0] != current["seq"]:  # a line already read is never changed again
+            self.ref, self.steps, self.line, self.value = ref, list(map(type, ref)), by_seq.get(ref[0]), value
+        return value
 
 
 def _rebuild_body(
