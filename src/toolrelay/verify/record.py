@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from ..events import (
     DEFAULT_DIALECT,
@@ -346,6 +346,10 @@ class RunRecord:
 class _Indexer:
     """The single pass that builds a RunRecord."""
 
+    split_while_indexing: ClassVar[bool] = True
+    """Whether a call's input rounds are moved as its events are indexed (else all once the
+    pass is over, as after a resume; the same record either way)."""
+
     def __init__(self, record: RunRecord) -> None:
         self.record = record
         self.latest: dict[str, CallTrace] = {}
@@ -369,6 +373,10 @@ class _Indexer:
             DirectCall.kind: self._direct_call,
         }
         self._steps: dict[str, tuple[Callable[[Event], None], Callable[[Event], None] | None]] = {}
+        self._split: list[tuple[CallTrace, int]] | None = [] if self.split_while_indexing else None
+        """Each input round moved while indexing (the call, where its answer stood in
+        ``mcp_responses``), so ``_resumed`` can put them back; None: no longer moved here
+        (after a resume: ``index_events`` moves them when the pass is over)."""
 
     def close(self) -> None:
         """Let go of the handlers: each holds the indexer, which holds the record, so left
@@ -400,6 +408,7 @@ class _Indexer:
         left unanswered by the stop is set apart (retried or not, the resumed run says), and
         the calls of a response never recorded whole are no longer the run's."""
         record = self.record
+        self._unsplit()  # what follows reads each call's exchange as it was recorded
         record.resumes.append(event)
         record.run_end = None
         for call in record.calls:
@@ -421,6 +430,15 @@ class _Indexer:
                 for call in gone:
                     self.latest.pop(call.call_id, None)
                 current.streamed_calls = {}
+
+    def _unsplit(self) -> None:
+        """Put each input round moved while indexing back where it was, in reverse order,
+        and move none from now on."""
+        moved, self._split = self._split, None
+        for call, answered_at in reversed(moved or ()):
+            request, response = call.input_rounds.pop()
+            call.mcp_requests.insert(0, request)
+            call.mcp_responses.insert(answered_at, response)
 
     def _direct_call(self, event: Event) -> None:
         """``toolrelay call``'s record: the one call of the transcript, made without a model
@@ -576,8 +594,13 @@ class _Indexer:
             call = latest.get(call_id)
             if call is None:
                 orphans.append(event)
-            elif not by_method or (method := event.get("method")) in CALL_METHODS:
+            elif not by_method:
                 of_call(call).append(event)
+            elif (method := event.get("method")) in CALL_METHODS:
+                of_call(call).append(event)
+                # a retried tools/call: its input round moved now, while its events are in the cache
+                if len(call.mcp_requests) > 1 and (moved := self._split) is not None:
+                    _split_input_rounds(call, moved)
             elif str(method).startswith("tasks/"):
                 call.task_messages.append(event)
             else:
@@ -651,7 +674,7 @@ def index_events(
             if handle is not None:
                 handle(event)
     indexer.close()
-    for call in record.calls:
+    for call in record.calls:  # moved while indexing but after a resume (``_unsplit``): moved here
         if len(call.mcp_requests) > 1:
             _split_input_rounds(call)
     return record
@@ -680,23 +703,32 @@ def _index_checked(events: list[Event], indexer: _Indexer) -> int:
     return len(events)
 
 
-def _split_input_rounds(call: CallTrace) -> None:
+def _split_input_rounds(call: CallTrace, moved: list[tuple[CallTrace, int]] | None = None) -> None:
     """Move the leading tools/call rounds answered ``input_required`` (and retried) out of
-    ``mcp_requests``/``mcp_responses`` into ``input_rounds``: the last one is the call's."""
+    ``mcp_requests``/``mcp_responses`` into ``input_rounds``: the last one is the call's.
+
+    Run as each tools/call event of the call is indexed (``moved``: where each moved one's
+    answer stood, kept), it moves what it would move once they all are: the lists only
+    grow at their ends, so the first request, and the first answer with its id, stay what
+    they are; and it moves nothing more once indexed."""
     requests, responses = call.mcp_requests, call.mcp_responses
     while len(requests) > 1:
         request = requests[0]
         mcp_id = _message_id(request)
+        answered_at = 0
         for response in responses:  # its answer: the first with its id
             if _message_id(response) == mcp_id:
                 break
+            answered_at += 1
         else:
             return
         if not asks_for_input(response):
             return
         del requests[0]
-        responses.remove(response)
+        del responses[answered_at]
         call.input_rounds.append((request, response))
+        if moved is not None:
+            moved.append((call, answered_at))
 
 
 def _message_id(event: Event) -> Any:
