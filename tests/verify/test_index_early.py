@@ -9,6 +9,7 @@ events; and the verdict the same."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import pytest
 
 from toolrelay.transcript.reader import read_transcript
 from toolrelay.verify import load_run, verify
-from toolrelay.verify.record import CallTrace, RunRecord, _Indexer, index_events
+from toolrelay.verify.record import CallTrace, RunRecord, _Indexer, _traced, index_events
 
 from .helpers import Event, modern_files_run, odd_edit
 
@@ -102,3 +103,16 @@ def test_edited_mcp_events_give_the_record_of_the_pass_without_early_moves(
         assert early == late, f"edit {number}"
         differed += early != _both(events, monkeypatch)[0]
     assert differed >= 10  # some edits changed what was indexed (ids, methods, call_ids, rounds)
+
+
+@pytest.mark.parametrize("closed_seq", [None, 12])
+def test_a_call_made_by_the_indexer_is_the_dataclass_made_one(closed_seq: int | None) -> None:
+    item = {"type": "function_call", "call_id": "c1", "name": "t", "arguments": "{}"}
+    made = _traced("c1", 2, 3, item, 11, closed_seq)
+    declared = CallTrace(call_id="c1", turn=2, index=3, item=item, response_seq=11, closed_seq=closed_seq)
+    for each in dataclasses.fields(CallTrace):  # every field set (a new one without a default fails here)
+        assert getattr(made, each.name) == getattr(declared, each.name), each.name
+    lists = [getattr(made, each.name) for each in dataclasses.fields(CallTrace)
+             if isinstance(getattr(made, each.name), list)]
+    assert len({id(each) for each in lists}) == len(lists) == 12  # a list of its own for each
+    assert made == declared and made.item is item
