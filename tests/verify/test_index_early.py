@@ -19,6 +19,7 @@ import pytest
 from toolrelay.transcript.reader import read_transcript
 from toolrelay.verify import load_run, verify
 from toolrelay.verify.record import CallTrace, RunRecord, _Indexer, _traced, index_events
+from toolrelay.verify.shape import envelope_step, envelope_test
 
 from .helpers import Event, modern_files_run, odd_edit
 
@@ -116,3 +117,38 @@ def test_a_call_made_by_the_indexer_is_the_dataclass_made_one(closed_seq: int | 
              if isinstance(getattr(made, each.name), list)]
     assert len({id(each) for each in lists}) == len(lists) == 12  # a list of its own for each
     assert made == declared and made.item is item
+
+
+def test_the_indexer_step_holds_where_the_envelope_test_holds(modern_reads: Path) -> None:
+    """``envelope_step`` (test, keep and handle in one call) says what ``envelope_test`` says
+    of each event, edited or not, and gives the event on only where it held."""
+    events = read_transcript(modern_reads).events
+    rng, edit = random.Random(6), odd_edit(None, ODD)
+    held = refused = 0
+    for _ in range(40):
+        edited = copy.deepcopy(events)
+        edit(edited, rng)
+        for event in edited:
+            if type(event.get("kind")) is not str:
+                continue  # the reader refuses such a line before anything is indexed
+            kept: list[Event] = []
+            handled: list[Event] = []
+            step = envelope_step(event["kind"], kept.append, handled.append)
+            try:
+                expected = envelope_test(event["kind"])(event)
+            except (LookupError, TypeError):
+                expected = False
+            assert step(event) is expected
+            assert kept == handled == ([event] if expected else [])
+            held, refused = held + expected, refused + (not expected)
+    assert held and refused
+
+
+def test_what_a_handler_raises_is_not_taken_for_an_envelope_that_does_not_hold() -> None:
+    def handle(event: Event) -> None:
+        raise KeyError("the handler's")
+
+    step = envelope_step("call_routed", [].append, handle)
+    with pytest.raises(KeyError, match="the handler's"):
+        step({"run": None, "call_id": "c1", "alias": "a", "server": "s", "tool": "t"})
+    assert step({"run": None, "call_id": "c1", "alias": "a", "server": "s"}) is False  # no tool

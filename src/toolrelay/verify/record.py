@@ -55,7 +55,7 @@ from ..relay.stages.alias import namespaced_alias
 from ..relay.stages.dialects import RESPONSES, dialect_of, known_reader, reader_for
 from ..relay.stages.direct_call import DirectCall
 from ..relay.stages.parse import ModelTurn
-from .shape import check_envelopes, envelope_test
+from .shape import check_envelopes, envelope_step
 
 __all__ = [
     "CALL_METHODS", "REFUSED_DUPLICATE", "CallTrace", "ModelRound", "RunRecord", "asks_for_input",
@@ -617,6 +617,7 @@ class _Indexer:
         ``task_messages``, any other into ``mcp_other``."""
         mcp, latest, orphans = self.record.mcp, self.latest, self.record.orphans
         of_call = attrgetter(call_list)
+        requests = call_list == "mcp_requests"
 
         def index(event: Event) -> None:
             mcp.append(event)
@@ -629,7 +630,7 @@ class _Indexer:
             elif not by_method:
                 of_call(call).append(event)
             elif (method := event.get("method")) in CALL_METHODS:
-                of_call(call).append(event)
+                (call.mcp_requests if requests else call.mcp_responses).append(event)
                 # a retried tools/call: its input round moved now, while its events are in the cache
                 if len(call.mcp_requests) > 1 and (moved := self._split) is not None:
                     _split_input_rounds(call, moved)
@@ -715,23 +716,15 @@ def index_events(
 def _index_checked(events: list[Event], indexer: _Indexer) -> int:
     """Index events whose envelopes hold, in order; the position of the first one whose
     envelope ``envelope_test`` does not hold for (``len(events)``: none)."""
-    Handle = Callable[[Event], None]
-    tests: dict[str, tuple[Callable[[Event], bool], Handle, Handle | None]] = {}
+    steps: dict[str, Callable[[Event], bool]] = {}
     for event in events:  # inline: a large transcript has many events
         kind = event["kind"]
         try:
-            holds, keep, handle = tests[kind]
+            step = steps[kind]
         except KeyError:  # the kind's first event
-            holds, keep, handle = tests[kind] = (envelope_test(kind), *indexer.steps(kind))
-        try:
-            held = holds(event)
-        except (LookupError, TypeError):  # a field missing, an outcome that is no object
-            held = False
-        if not held:
+            step = steps[kind] = envelope_step(kind, *indexer.steps(kind))
+        if not step(event):  # tested, kept and handled in one call: one for each event
             return next(position for position, each in enumerate(events) if each is event)
-        keep(event)
-        if handle is not None:
-            handle(event)
     return len(events)
 
 
