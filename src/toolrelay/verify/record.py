@@ -466,6 +466,12 @@ class _Indexer:
                     self.latest.pop(call.call_id, None)
                 current.streamed_calls = {}
 
+    @property
+    def split_after(self) -> bool:
+        """Whether the input rounds are left to be moved once the pass is over (else each
+        was moved as its call's tools/call events were indexed, each of them: none is left)."""
+        return self._split is None
+
     def _unsplit(self) -> None:
         """Put each input round moved while indexing back where it was, in reverse order,
         and move none from now on."""
@@ -548,9 +554,11 @@ class _Indexer:
             data = event.get("data")
             # most stream events are deltas: neither parsed nor made the assembler's event here
             if type(data) is str and OUTPUT_ITEM_DONE in data and FUNCTION_CALL in data:
-                closed = _closed_call(data, current.shown(len(stream) - 1))
+                position = len(stream) - 1  # a new one: not in ``shown_at`` yet (``ModelRound.shown``)
+                shown = current.shown_at[position] = stream_event(event)
+                closed = _closed_call(data, shown)
                 if closed is not None:
-                    current.closed_at.append(len(stream) - 1)
+                    current.closed_at.append(position)
                     streamed_call(current, *closed, event)
 
         return index
@@ -707,9 +715,10 @@ def index_events(
             if handle is not None:
                 handle(event)
     indexer.close()
-    for call in record.calls:  # moved while indexing but after a resume (``_unsplit``): moved here
-        if len(call.mcp_requests) > 1:
-            _split_input_rounds(call)
+    if indexer.split_after:
+        for call in record.calls:
+            if len(call.mcp_requests) > 1:
+                _split_input_rounds(call)
     return record
 
 

@@ -129,22 +129,29 @@ def _envelope_expression(kind: str) -> tuple[str, dict[str, Any]]:
     names of types it uses."""
     fields = _rules().get(kind, _RUN_ONLY)
     namespace: dict[str, Any] = {}
-    terms = [_type_term("event", name, allowed, namespace) for name, allowed in fields.items()]
-    if kind == _OUTCOME_KIND:  # after the term that makes sure its ``outcome`` is an object
-        terms += [_type_term("event['outcome']", name, allowed, namespace)
+    outcome = kind == _OUTCOME_KIND
+    terms = [_type_term("event", name, allowed, namespace, bound=outcome and name == "outcome")
+             for name, allowed in fields.items()]
+    if outcome:  # after the term that makes sure its ``outcome`` is an object (and names it)
+        terms += [_type_term("outcome", name, allowed, namespace)
                   for name, allowed in _OUTCOME_FIELDS.items()]
     return " and ".join(terms), namespace
 
 
-def _type_term(record: str, name: str, allowed: tuple[type, ...] | None, namespace: dict[str, Any]) -> str:
+def _type_term(
+    record: str, name: str, allowed: tuple[type, ...] | None, namespace: dict[str, Any], *,
+    bound: bool = False,
+) -> str:
     """The test of ``record``'s field ``name`` in ``envelope_test``'s expression: its exact
-    type one of ``allowed`` (None: the field present), the types put in ``namespace``."""
+    type one of ``allowed`` (None: the field present), the types put in ``namespace``;
+    ``bound``: the value named ``name`` for the terms after it (read once, not for each)."""
     if allowed is None:
         return f"{name!r} in {record}"
     exact = _exact_types(allowed)
     slot = f"_allowed_{len(namespace)}"
     namespace[slot] = next(iter(exact)) if len(exact) == 1 else exact
-    return f"type({record}[{name!r}]) {'is' if len(exact) == 1 else 'in'} {slot}"
+    value = f"({name} := {record}[{name!r}])" if bound else f"{record}[{name!r}]"
+    return f"type({value}) {'is' if len(exact) == 1 else 'in'} {slot}"
 
 
 def _problem(record: dict[str, Any], fields: Rule, where: str = "") -> str | None:
