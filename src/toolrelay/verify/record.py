@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from ..events import (
     DEFAULT_DIALECT,
@@ -55,7 +55,7 @@ from ..relay.stages.alias import namespaced_alias
 from ..relay.stages.dialects import RESPONSES, dialect_of, known_reader, reader_for
 from ..relay.stages.direct_call import DirectCall
 from ..relay.stages.parse import ModelTurn
-from .shape import check_envelopes, envelope_test
+from .shape import check_envelopes, envelope_step
 
 __all__ = [
     "CALL_METHODS", "REFUSED_DUPLICATE", "CallTrace", "ModelRound", "RunRecord", "asks_for_input",
@@ -181,6 +181,41 @@ class CallTrace:
     def first(self, name: str) -> Event | None:
         events: list[Event] = getattr(self, name)
         return events[0] if events else None
+
+
+def _traced(call_id: str, turn: int, index: int, item: dict[str, Any], response_seq: int,
+            closed_seq: int | None = None) -> CallTrace:
+    """``CallTrace(call_id=..., ...)`` with every other field its default, made in a third of
+    the time (each list a literal, not a call of its factory: the indexer makes one for each
+    call of a run). ``tests/verify/test_index_early.py`` holds it to the class's fields."""
+    call = _new_trace(CallTrace)
+    call.call_id = call_id
+    call.turn = turn
+    call.index = index
+    call.item = item
+    call.response_seq = response_seq
+    call.closed_seq = closed_seq
+    call.parsed = []
+    call.routed = []
+    call.mcp_requests = []
+    call.mcp_responses = []
+    call.input_rounds = []
+    call.server_requests = []
+    call.task_messages = []
+    call.mcp_other = []
+    call.outcomes = []
+    call.feedbacks = []
+    call.duplicates = []
+    call.stopped = []
+    call.duplicate_of = None
+    call.final_item = None
+    call.dropped = False
+    call._alias = None
+    call._ids = None
+    return call
+
+
+_new_trace: Final = object.__new__
 
 
 @dataclass(slots=True, kw_only=True)
@@ -346,6 +381,10 @@ class RunRecord:
 class _Indexer:
     """The single pass that builds a RunRecord."""
 
+    split_while_indexing: ClassVar[bool] = True
+    """Whether a call's input rounds are moved as its events are indexed (else all once the
+    pass is over, as after a resume; the same record either way)."""
+
     def __init__(self, record: RunRecord) -> None:
         self.record = record
         self.latest: dict[str, CallTrace] = {}
@@ -369,6 +408,10 @@ class _Indexer:
             DirectCall.kind: self._direct_call,
         }
         self._steps: dict[str, tuple[Callable[[Event], None], Callable[[Event], None] | None]] = {}
+        self._split: list[tuple[CallTrace, int]] | None = [] if self.split_while_indexing else None
+        """Each input round moved while indexing (the call, where its answer stood in
+        ``mcp_responses``), so ``_resumed`` can put them back; None: no longer moved here
+        (after a resume: ``index_events`` moves them when the pass is over)."""
 
     def close(self) -> None:
         """Let go of the handlers: each holds the indexer, which holds the record, so left
@@ -400,6 +443,7 @@ class _Indexer:
         left unanswered by the stop is set apart (retried or not, the resumed run says), and
         the calls of a response never recorded whole are no longer the run's."""
         record = self.record
+        self._unsplit()  # what follows reads each call's exchange as it was recorded
         record.resumes.append(event)
         record.run_end = None
         for call in record.calls:
@@ -422,6 +466,21 @@ class _Indexer:
                     self.latest.pop(call.call_id, None)
                 current.streamed_calls = {}
 
+    @property
+    def split_after(self) -> bool:
+        """Whether the input rounds are left to be moved once the pass is over (else each
+        was moved as its call's tools/call events were indexed, each of them: none is left)."""
+        return self._split is None
+
+    def _unsplit(self) -> None:
+        """Put each input round moved while indexing back where it was, in reverse order,
+        and move none from now on."""
+        moved, self._split = self._split, None
+        for call, answered_at in reversed(moved or ()):
+            request, response = call.input_rounds.pop()
+            call.mcp_requests.insert(0, request)
+            call.mcp_responses.insert(answered_at, response)
+
     def _direct_call(self, event: Event) -> None:
         """``toolrelay call``'s record: the one call of the transcript, made without a model
         (turn 0: no model turn; its item is what was asked for)."""
@@ -430,7 +489,7 @@ class _Indexer:
             return
         item = {"type": FUNCTION_CALL, "call_id": call_id, "name": event.get("alias"),
                 "arguments": event.get("arguments_text")}
-        call = CallTrace(call_id=call_id, turn=0, index=0, item=item, response_seq=event["seq"])
+        call = _traced(call_id, 0, 0, item, event["seq"])
         self.record.calls.append(call)
         self.latest[call_id] = call
 
@@ -495,9 +554,11 @@ class _Indexer:
             data = event.get("data")
             # most stream events are deltas: neither parsed nor made the assembler's event here
             if type(data) is str and OUTPUT_ITEM_DONE in data and FUNCTION_CALL in data:
-                closed = _closed_call(data, current.shown(len(stream) - 1))
+                position = len(stream) - 1  # a new one: not in ``shown_at`` yet (``ModelRound.shown``)
+                shown = current.shown_at[position] = stream_event(event)
+                closed = _closed_call(data, shown)
                 if closed is not None:
-                    current.closed_at.append(len(stream) - 1)
+                    current.closed_at.append(position)
                     streamed_call(current, *closed, event)
 
         return index
@@ -516,8 +577,7 @@ class _Indexer:
     def _streamed_call(self, current: ModelRound, index: int, item: dict[str, Any], event: Event) -> None:
         call_id = item.get("call_id")
         if isinstance(call_id, str) and call_id not in current.streamed_calls:
-            call = CallTrace(call_id=call_id, turn=current.turn, index=index, item=item,
-                             response_seq=event["seq"], closed_seq=event["seq"])
+            call = _traced(call_id, current.turn, index, item, event["seq"], event["seq"])
             current.streamed_calls[call_id] = call
             current.calls.append(call)
             self.record.calls.append(call)
@@ -546,9 +606,7 @@ class _Indexer:
         call_id = item.get("call_id")
         if not isinstance(call_id, str):
             return  # a function_call without a call_id: the model_response check reports it
-        call = CallTrace(
-            call_id=call_id, turn=current.turn, index=index, item=item, response_seq=event["seq"]
-        )
+        call = _traced(call_id, current.turn, index, item, event["seq"])
         first = self.latest.get(call_id)
         if (call.response_seq, call_id) in self._responded and first is not None:
             call.duplicate_of = first
@@ -567,6 +625,7 @@ class _Indexer:
         ``task_messages``, any other into ``mcp_other``."""
         mcp, latest, orphans = self.record.mcp, self.latest, self.record.orphans
         of_call = attrgetter(call_list)
+        requests = call_list == "mcp_requests"
 
         def index(event: Event) -> None:
             mcp.append(event)
@@ -576,8 +635,13 @@ class _Indexer:
             call = latest.get(call_id)
             if call is None:
                 orphans.append(event)
-            elif not by_method or (method := event.get("method")) in CALL_METHODS:
+            elif not by_method:
                 of_call(call).append(event)
+            elif (method := event.get("method")) in CALL_METHODS:
+                (call.mcp_requests if requests else call.mcp_responses).append(event)
+                # a retried tools/call: its input round moved now, while its events are in the cache
+                if len(call.mcp_requests) > 1 and (moved := self._split) is not None:
+                    _split_input_rounds(call, moved)
             elif str(method).startswith("tasks/"):
                 call.task_messages.append(event)
             else:
@@ -651,52 +715,54 @@ def index_events(
             if handle is not None:
                 handle(event)
     indexer.close()
-    for call in record.calls:
-        if len(call.mcp_requests) > 1:
-            _split_input_rounds(call)
+    if indexer.split_after:
+        for call in record.calls:
+            if len(call.mcp_requests) > 1:
+                _split_input_rounds(call)
     return record
 
 
 def _index_checked(events: list[Event], indexer: _Indexer) -> int:
     """Index events whose envelopes hold, in order; the position of the first one whose
     envelope ``envelope_test`` does not hold for (``len(events)``: none)."""
-    Handle = Callable[[Event], None]
-    tests: dict[str, tuple[Callable[[Event], bool], Handle, Handle | None]] = {}
+    steps: dict[str, Callable[[Event], bool]] = {}
     for event in events:  # inline: a large transcript has many events
         kind = event["kind"]
         try:
-            holds, keep, handle = tests[kind]
+            step = steps[kind]
         except KeyError:  # the kind's first event
-            holds, keep, handle = tests[kind] = (envelope_test(kind), *indexer.steps(kind))
-        try:
-            held = holds(event)
-        except (LookupError, TypeError):  # a field missing, an outcome that is no object
-            held = False
-        if not held:
+            step = steps[kind] = envelope_step(kind, *indexer.steps(kind))
+        if not step(event):  # tested, kept and handled in one call: one for each event
             return next(position for position, each in enumerate(events) if each is event)
-        keep(event)
-        if handle is not None:
-            handle(event)
     return len(events)
 
 
-def _split_input_rounds(call: CallTrace) -> None:
+def _split_input_rounds(call: CallTrace, moved: list[tuple[CallTrace, int]] | None = None) -> None:
     """Move the leading tools/call rounds answered ``input_required`` (and retried) out of
-    ``mcp_requests``/``mcp_responses`` into ``input_rounds``: the last one is the call's."""
+    ``mcp_requests``/``mcp_responses`` into ``input_rounds``: the last one is the call's.
+
+    Run as each tools/call event of the call is indexed (``moved``: where each moved one's
+    answer stood, kept), it moves what it would move once they all are: the lists only
+    grow at their ends, so the first request, and the first answer with its id, stay what
+    they are; and it moves nothing more once indexed."""
     requests, responses = call.mcp_requests, call.mcp_responses
     while len(requests) > 1:
         request = requests[0]
         mcp_id = _message_id(request)
+        answered_at = 0
         for response in responses:  # its answer: the first with its id
             if _message_id(response) == mcp_id:
                 break
+            answered_at += 1
         else:
             return
         if not asks_for_input(response):
             return
         del requests[0]
-        responses.remove(response)
+        del responses[answered_at]
         call.input_rounds.append((request, response))
+        if moved is not None:
+            moved.append((call, answered_at))
 
 
 def _message_id(event: Event) -> Any:

@@ -24,7 +24,7 @@ from typing import Any, Final
 from .. import events as event_classes
 from ..errors import UsageError
 
-__all__ = ["EnvelopeTest", "check_envelopes", "envelope_problem", "envelope_test"]
+__all__ = ["EnvelopeTest", "check_envelopes", "envelope_problem", "envelope_step", "envelope_test"]
 
 Rule = dict[str, tuple[type, ...] | None]
 """field → the JSON types it may hold (None: any value, but present)."""
@@ -92,25 +92,66 @@ def envelope_test(kind: str) -> EnvelopeTest:
     with an argument tuple for each field, and a large transcript has a million fields. The
     source holds only the field names of toolrelay's own event classes (as literals) and
     names of types."""
-    fields = _rules().get(kind, _RUN_ONLY)
-    namespace: dict[str, Any] = {}
-    terms = [_type_term("event", name, allowed, namespace) for name, allowed in fields.items()]
-    if kind == _OUTCOME_KIND:  # after the term that makes sure its ``outcome`` is an object
-        terms += [_type_term("event['outcome']", name, allowed, namespace)
-                  for name, allowed in _OUTCOME_FIELDS.items()]
-    test: EnvelopeTest = eval(f"lambda event: {' and '.join(terms)}", namespace)
+    expression, namespace = _envelope_expression(kind)
+    test: EnvelopeTest = eval(f"lambda event: {expression}", namespace)
     return test
 
 
-def _type_term(record: str, name: str, allowed: tuple[type, ...] | None, namespace: dict[str, Any]) -> str:
+Step = Callable[[dict[str, Any]], None]
+
+
+def envelope_step(kind: str, keep: Step, handle: Step | None) -> EnvelopeTest:
+    """``envelope_test(kind)`` and, when it holds, ``keep`` and ``handle`` given the event,
+    in one call (the indexer's step for each event of ``kind``): whether it held. Where a
+    field it reads is missing, or inside something that is no object, it did not hold
+    (nothing is given the event); what ``keep`` and ``handle`` raise is theirs."""
+    code, types_named = _step_code(kind, handle is not None)
+    step: EnvelopeTest = types.FunctionType(code, {**types_named, "keep": keep, "handle": handle})
+    return step
+
+
+@cache
+def _step_code(kind: str, handled: bool) -> tuple[types.CodeType, dict[str, Any]]:
+    """``envelope_step``'s function for ``kind``, compiled once (each indexing pass gives it
+    its own ``keep`` and ``handle``), and the types its expression names."""
+    expression, namespace = _envelope_expression(kind)
+    source = (f"def step(event):\n    try:\n        if not ({expression}):\n            return False\n"
+              "    except (LookupError, TypeError):\n        return False\n    keep(event)\n"
+              + ("    handle(event)\n" if handled else "") + "    return True\n")
+    made: dict[str, Any] = dict(namespace)
+    exec(compile(source, f"<envelope step of {kind}>", "exec"), made)
+    code: types.CodeType = made["step"].__code__
+    return code, {"__builtins__": made["__builtins__"], **namespace}
+
+
+def _envelope_expression(kind: str) -> tuple[str, dict[str, Any]]:
+    """The envelope of ``kind`` as one expression of ``event`` (``envelope_test``), and the
+    names of types it uses."""
+    fields = _rules().get(kind, _RUN_ONLY)
+    namespace: dict[str, Any] = {}
+    outcome = kind == _OUTCOME_KIND
+    terms = [_type_term("event", name, allowed, namespace, bound=outcome and name == "outcome")
+             for name, allowed in fields.items()]
+    if outcome:  # after the term that makes sure its ``outcome`` is an object (and names it)
+        terms += [_type_term("outcome", name, allowed, namespace)
+                  for name, allowed in _OUTCOME_FIELDS.items()]
+    return " and ".join(terms), namespace
+
+
+def _type_term(
+    record: str, name: str, allowed: tuple[type, ...] | None, namespace: dict[str, Any], *,
+    bound: bool = False,
+) -> str:
     """The test of ``record``'s field ``name`` in ``envelope_test``'s expression: its exact
-    type one of ``allowed`` (None: the field present), the types put in ``namespace``."""
+    type one of ``allowed`` (None: the field present), the types put in ``namespace``;
+    ``bound``: the value named ``name`` for the terms after it (read once, not for each)."""
     if allowed is None:
         return f"{name!r} in {record}"
     exact = _exact_types(allowed)
     slot = f"_allowed_{len(namespace)}"
     namespace[slot] = next(iter(exact)) if len(exact) == 1 else exact
-    return f"type({record}[{name!r}]) {'is' if len(exact) == 1 else 'in'} {slot}"
+    value = f"({name} := {record}[{name!r}])" if bound else f"{record}[{name!r}]"
+    return f"type({value}) {'is' if len(exact) == 1 else 'in'} {slot}"
 
 
 def _problem(record: dict[str, Any], fields: Rule, where: str = "") -> str | None:
