@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import pairwise
 from operator import itemgetter
-from typing import Any
+from typing import Any, Final
 
 from ..events import MCP_NOTIFICATION, MCP_REPLY, MCP_REQUEST, MCP_RESPONSE, MCP_SERVER_REQUEST, CallParsed
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
@@ -34,6 +34,8 @@ _NAMED_KINDS = frozenset({MCP_REQUEST, MCP_NOTIFICATION, MCP_SERVER_REQUEST})
 """Kinds whose message carries the method the event records."""
 _TOLERATED_ENDINGS = frozenset({"aborted", "timeout", "error", None})
 _SEQ = itemgetter("seq")
+_NO_SESSION: Final = object()
+"""The server and connection before the first MCP event (no event's: they are JSON values)."""
 
 
 @dataclass(slots=True)
@@ -92,16 +94,19 @@ def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """correlation: MCP ids unique per session, each request answered once by its id."""
     sessions: dict[tuple[Any, Any], _Session] = {}
     findings: list[Finding] = []
-    key: tuple[Any, Any] | None = None
+    server: Any = _NO_SESSION
+    connection: Any = _NO_SESSION
     session = _Session(None, None)
+    opened, seen = session.open, session.seen  # the session's, at hand for the common events
     methods: set[str] | None = set()  # the requests' methods, kept for check_listens (walked.py)
     for event in run.mcp:
-        if (event.get("server"), event.get("connection")) != key:  # most events: the last one's session
-            key = (event.get("server"), event.get("connection"))
-            found = sessions.get(key)
+        if event.get("server") != server or event.get("connection") != connection:  # most: the last one's
+            server, connection = event.get("server"), event.get("connection")
+            found = sessions.get((server, connection))
             if found is None:  # not setdefault: that would make a _Session for every event
-                found = sessions[key] = _Session(*key)
+                found = sessions[(server, connection)] = _Session(server, connection)
             session = found
+            opened, seen = session.open, session.seen
         # the two common events, as their message says, paired here (verify's speed: no call for
         # each of a run's MCP events): a JSON-RPC 2.0 request with a new id, an answer to an open
         # request of its session; anything else is _pair's
@@ -109,17 +114,19 @@ def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
         if type(message) is dict and event.get("mcp_id") == (mcp_id := message.get("id")):
             kind = event["kind"]
             if kind == MCP_RESPONSE:
-                if mcp_id in session.open:
-                    del session.open[mcp_id]
+                if opened.pop(mcp_id, None) is not None:
                     session.answered += 1
                     continue
             elif (kind == MCP_REQUEST and message.get("jsonrpc") == "2.0"
                   and message.get("method") == (method := event.get("method"))
-                  and mcp_id not in session.seen):
-                session.seen.add(mcp_id)
-                session.open[mcp_id] = event
+                  and mcp_id not in seen):
+                seen.add(mcp_id)
+                opened[mcp_id] = event
                 if methods is not None:
-                    methods = _with_method(methods, method)
+                    if type(method) is str:
+                        methods.add(method)
+                    else:
+                        methods = None  # nothing to keep (_with_method)
                 continue
         if methods is not None and event["kind"] == MCP_REQUEST:
             methods = _with_method(methods, event.get("method"))

@@ -69,6 +69,7 @@ Event = dict[str, Any]
 _INDEX = methodcaller("get", "index")
 _SEQUENCE_NUMBER = methodcaller("get", "sequence_number")
 _SEQ = itemgetter("seq")
+_INDEX_ATTEMPT = itemgetter("index", "attempt")
 Part = tuple[str, Any, Any]
 """(what, item, index): ``("text", output_index, content_index)``, ``("arguments", 3, None)``."""
 
@@ -106,8 +107,11 @@ def _of_calls(current: ModelRound, facts: RunFacts, early: Any) -> list[Finding]
     started: list[tuple[CallTrace, Event]] = []
     contradicted: list[CallTrace] = []
     for call in current.calls:
-        if call.closed_seq is not None and (first := _started_before(call, ended)) is not None:
-            started.append((call, first))  # early_start(call, current)
+        if call.closed_seq is not None:  # early_start(call, current), inline: it runs for every call
+            parsed = call.parsed
+            first = parsed[0] if parsed else (call.outcomes[0] if call.outcomes else None)
+            if first is not None and (ended is None or first["seq"] < ended):
+                started.append((call, first))
         if call.final_item is not None or call.dropped:  # inconsistency(call) is not None
             contradicted.append(call)
     if not started and not contradicted:
@@ -176,8 +180,7 @@ def _order(current: ModelRound) -> Broken | None:
     """Each event of the answered attempt once, in order, and as many as the response says."""
     attempt = current.request.get("attempt", 1) if current.request else 1
     stream = current.stream
-    whole = (type(attempt) is int and list(map(_INDEX, stream)) == list(range(len(stream)))
-             and list(map(methodcaller("get", "attempt", attempt), stream)).count(attempt) == len(stream))
+    whole = type(attempt) is int and _whole(stream, attempt)
     previous: Event | None = None
     for position, event in enumerate(() if whole else stream):  # compared in C; the fault found here
         if event.get("index") != position:
@@ -193,6 +196,17 @@ def _order(current: ModelRound) -> Broken | None:
         return (f"the response records {count} stream events, the transcript holds {len(current.stream)}: "
                 "events are missing or added", (current.stream[-1],))
     return None
+
+
+def _whole(stream: list[Event], attempt: int) -> bool:
+    """Whether the events' indexes run 0, 1, 2, … and each is of ``attempt`` (one walk over
+    them, in C: each event is fetched from memory once)."""
+    try:
+        indexes, attempts = zip(*map(_INDEX_ATTEMPT, stream), strict=True)
+    except (KeyError, ValueError):  # an event without one of them (or no event): read one by one
+        return (list(map(_INDEX, stream)) == list(range(len(stream)))
+                and list(map(methodcaller("get", "attempt", attempt), stream)).count(attempt) == len(stream))
+    return list(indexes) == list(range(len(stream))) and attempts.count(attempt) == len(stream)
 
 
 def _sequence(events: list[Event], payloads: list[dict[str, Any]]) -> Broken | None:
