@@ -424,8 +424,13 @@ def _swaps(current: ModelRound, previous: ModelRound, tally: _Tally, facts: RunF
     found: list[Finding] = []
     for item in tally.outputs_for(calls):  # only these can carry a result of the previous response
         call = calls.get(str(item.get("call_id")))
-        other = facts.swapped_with(call, item) if call is not None else None
-        if call is not None and other is not None:
+        if call is None:
+            continue
+        expected = facts.expected(call)  # swapped_with's first test, inline: most outputs are their call's
+        if expected is not None and item.get("output") == expected.get("output"):
+            continue
+        other = facts.swapped_with(call, item)
+        if other is not None:
             found.append(
                 _round_broken(
                     current,
