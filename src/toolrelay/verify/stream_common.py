@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 from json.encoder import encode_basestring
+from operator import itemgetter
 from typing import Any, Final
 
 from ..protocol.json_depth import nested_too_deep
@@ -43,7 +44,7 @@ from ..relay.stages.dialects import RESPONSES, known_reader
 from .jsonpath import json_equal
 from .record import ModelRound
 
-__all__ = ["Common", "common_stream"]
+__all__ = ["Common", "Fields", "common_stream", "stream_fields"]
 
 Common = tuple[str, list[str]]
 """What the assembler says of a stream of the common shape: its terminal status and the
@@ -57,13 +58,29 @@ _PADDING: Final = re.compile(r'"obfuscation":"[^"\\\x00-\x1f]*"\}')
 _ADDED, _DELTA, _ARGUED = (f'{{"type":"{kind}","sequence_number":' for kind in (
     OUTPUT_ITEM_ADDED, FUNCTION_CALL_ARGUMENTS_DELTA, FUNCTION_CALL_ARGUMENTS_DONE))
 """How each event of a call before its ``output_item.done`` begins."""
+_FIELDS: Final = itemgetter("index", "attempt", "data")
 _ITEM_KEYS: Final = ["id", "type", "status", "arguments", "call_id", "name"]
 """A function_call item's keys as the API and the stand-in write them, in order."""
 
 
-def common_stream(current: ModelRound) -> Common | None:
+Fields = tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]]
+"""Each stream record's ``index``, ``attempt`` and ``data``, in order."""
+
+
+def stream_fields(stream: list[dict[str, Any]]) -> Fields | None:
+    """The records' fields, read in one walk (in C: a turn's records are fetched from memory
+    once, for the order check and this pass alike); None when one lacks one of them."""
+    try:
+        indexes, attempts, data = zip(*map(_FIELDS, stream), strict=True)
+    except (KeyError, ValueError):  # a field missing; or no record at all
+        return None
+    return indexes, attempts, data
+
+
+def common_stream(current: ModelRound, fields: Fields | None = None) -> Common | None:
     """The terminal status and differences of a stream of the common shape that holds
-    (numbered on, adding up, assembling to the recorded response); None: any other stream."""
+    (numbered on, adding up, assembling to the recorded response); None: any other stream.
+    ``fields``: the stream's ``stream_fields``, when read already."""
     stream, closed = current.stream, current.closed_at
     if not closed or (known_reader(current.dialect) or RESPONSES) is not RESPONSES:
         return None  # no call closed in a Responses stream; or a turn another dialect's assembler reads
@@ -78,7 +95,8 @@ def common_stream(current: ModelRound) -> Common | None:
     shell = _shell(current)
     if not all(_opening(current, position, base, shell) for position in range(lead)):
         return None
-    built = _calls(current, base)
+    data = fields[2] if fields is not None else tuple(event.get("data") for event in stream)
+    built = _calls(current, base, data)
     if built is None:
         return None
     final = _terminal(current, base + last, *built)
@@ -128,10 +146,11 @@ Built = tuple[list[dict[str, Any]], list[str] | None]
 one is the six strings the API writes (None: some other item)."""
 
 
-def _calls(current: ModelRound, base: int) -> Built | None:
+def _calls(current: ModelRound, base: int, data: tuple[Any, ...]) -> Built | None:
     """Each call's item, in output order, when its four events are the common ones (one loop
-    body, no call per check: it runs for every call of a transcript); with their texts."""
-    stream, shown = current.stream, current.shown_at  # the indexer made each closing event's
+    body, no call per check: it runs for every call of a transcript); with their texts.
+    ``data``: each stream record's data."""
+    shown = current.shown_at  # the indexer made each closing event's
     items: dict[int, dict[str, Any]] = {}
     texts: dict[int, str] | None = {}
     for position in current.closed_at:
@@ -154,9 +173,9 @@ def _calls(current: ModelRound, base: int) -> Built | None:
                  f'"type":"{FUNCTION_CALL}","status":"{IN_PROGRESS}","arguments":"",'
                  f'"call_id":{call_id},"name":{name}}}}}')
         argued = f'{_ARGUED}{number - 1}{where},"arguments":{arguments}}}'
-        if stream[position - 3].get("data") != added or stream[position - 1].get("data") != argued:
+        if data[position - 3] != added or data[position - 1] != argued:
             return None
-        delta, start = stream[position - 2].get("data"), f'{_DELTA}{number - 2}{where},"delta":{arguments},'
+        delta, start = data[position - 2], f'{_DELTA}{number - 2}{where},"delta":{arguments},'
         if type(delta) is not str or not delta.startswith(start) or not _PADDING.fullmatch(delta, len(start)):
             return None
         items[index] = item

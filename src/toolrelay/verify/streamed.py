@@ -60,7 +60,7 @@ from .facts import RunFacts
 from .jsonpath import excerpt, first_difference, json_equal
 from .record import CallTrace, ModelRound, RunRecord
 from .resource_reads import is_reader
-from .stream_common import common_stream
+from .stream_common import Fields, common_stream, stream_fields
 from .verdict import ENDPOINT_INCONSISTENCY, Finding
 
 __all__ = ["check_streams", "early_start", "inconsistency"]
@@ -69,7 +69,6 @@ Event = dict[str, Any]
 _INDEX = methodcaller("get", "index")
 _SEQUENCE_NUMBER = methodcaller("get", "sequence_number")
 _SEQ = itemgetter("seq")
-_INDEX_ATTEMPT = itemgetter("index", "attempt")
 Part = tuple[str, Any, Any]
 """(what, item, index): ``("text", output_index, content_index)``, ``("arguments", 3, None)``."""
 
@@ -144,8 +143,9 @@ class _Closing:
 
 def _stream(current: ModelRound, facts: RunFacts) -> list[Finding]:
     events = current.stream
-    broken = _order(current)
-    common = common_stream(current) if broken is None else None  # most turns: one pass, few parses
+    fields = stream_fields(events)  # the records read once, for both
+    broken = _order(current, fields)
+    common = common_stream(current, fields) if broken is None else None  # most turns: one pass, few parses
     if broken is None and common is None:
         payloads = [event.payload or {} for event in facts.stream_of(current)]  # parsed once, as live
         broken = _sequence(events, payloads) or _deltas(events, payloads) or _assembly(current, facts)
@@ -176,11 +176,12 @@ Broken = tuple[str, tuple[Event | None, ...]]
 """What is wrong, and the events it rests on."""
 
 
-def _order(current: ModelRound) -> Broken | None:
-    """Each event of the answered attempt once, in order, and as many as the response says."""
+def _order(current: ModelRound, fields: Fields | None) -> Broken | None:
+    """Each event of the answered attempt once, in order, and as many as the response says
+    (``fields``: the stream's ``stream_fields``)."""
     attempt = current.request.get("attempt", 1) if current.request else 1
     stream = current.stream
-    whole = type(attempt) is int and _whole(stream, attempt)
+    whole = type(attempt) is int and _whole(stream, attempt, fields)
     previous: Event | None = None
     for position, event in enumerate(() if whole else stream):  # compared in C; the fault found here
         if event.get("index") != position:
@@ -198,14 +199,12 @@ def _order(current: ModelRound) -> Broken | None:
     return None
 
 
-def _whole(stream: list[Event], attempt: int) -> bool:
-    """Whether the events' indexes run 0, 1, 2, … and each is of ``attempt`` (one walk over
-    them, in C: each event is fetched from memory once)."""
-    try:
-        indexes, attempts = zip(*map(_INDEX_ATTEMPT, stream), strict=True)
-    except (KeyError, ValueError):  # an event without one of them (or no event): read one by one
+def _whole(stream: list[Event], attempt: int, fields: Fields | None) -> bool:
+    """Whether the events' indexes run 0, 1, 2, … and each is of ``attempt`` (compared in C)."""
+    if fields is None:  # an event without one of them (or no event): read one by one
         return (list(map(_INDEX, stream)) == list(range(len(stream)))
                 and list(map(methodcaller("get", "attempt", attempt), stream)).count(attempt) == len(stream))
+    indexes, attempts, _ = fields
     return list(indexes) == list(range(len(stream))) and attempts.count(attempt) == len(stream)
 
 

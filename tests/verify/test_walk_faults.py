@@ -1,0 +1,100 @@
+"""Faults met by the checks' quicker walks (``check_mcp_pairs``' session at hand, the stream
+records' fields read once, the policy refusals looked for in C first): each still breaks
+its link, in the check's own words, when it is the only thing changed in a real run."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .helpers import Event, broken_link, find, iter_events, tampered, verdict_of
+
+Mutation = Callable[[list[Event]], None]
+
+
+def _renumber(events: list[Event]) -> None:
+    for seq, event in enumerate(events, 1):
+        event["seq"] = seq
+
+
+def _tool_call(events: list[Event]) -> Event:
+    return find(events, "mcp_request", method="tools/call")
+
+
+def request_id_used_twice(events: list[Event]) -> None:
+    """A copy of the tools/call request (and of its answer) sent again under the same id."""
+    request = _tool_call(events)
+    answer = next(e for e in iter_events(events, "mcp_response", method="tools/call")
+                  if e["mcp_id"] == request["mcp_id"])
+    at = events.index(answer) + 1
+    events[at:at] = [copy.deepcopy(request), copy.deepcopy(answer)]
+    _renumber(events)
+
+
+def answered_twice(events: list[Event]) -> None:
+    request = _tool_call(events)
+    answer = next(e for e in iter_events(events, "mcp_response", method="tools/call")
+                  if e["mcp_id"] == request["mcp_id"])
+    events.insert(events.index(answer) + 1, copy.deepcopy(answer))
+    _renumber(events)
+
+
+def answer_on_another_connection(events: list[Event]) -> None:
+    """The tools/call's answer recorded on a connection that asked nothing."""
+    request = _tool_call(events)
+    answer = next(e for e in iter_events(events, "mcp_response", method="tools/call")
+                  if e["mcp_id"] == request["mcp_id"])
+    answer["connection"] = 7
+
+
+def refused_by_policy_without_one(events: list[Event]) -> None:
+    find(events, "call_outcome")["outcome"]["refused_by"] = "policy"
+
+
+def stream_event_of_another_attempt(events: list[Event]) -> None:
+    stream = [e for e in events if e["kind"] == "model_stream" and e["turn"] == 1]
+    stream[1]["attempt"] = 2
+
+
+CASES: list[tuple[str, Mutation, str, str]] = [
+    ("seed_run", request_id_used_twice, "correlation",
+     "mcp id 4 is used twice on fs (connection 1): ids must be unique in a session"),
+    ("seed_run", answered_twice, "correlation",
+     "the response with mcp id 4 on fs (connection 1) answers an id already answered"),
+    ("seed_run", answer_on_another_connection, "correlation",
+     "the response with mcp id 4 on fs (connection 7) answers no request"),
+    ("seed_run", refused_by_policy_without_one, "routing",
+     "call_offline_0001 (fs__read_text_file): its outcome says the policy refused it, but no policy is "
+     "recorded"),
+    ("streamed_errors_run", stream_event_of_another_attempt, "model_response",
+     "turn 1: stream event 1 belongs to attempt 2, not 1"),
+]
+
+
+@pytest.mark.parametrize(("run", "mutation", "link", "message"), CASES, ids=[c[1].__name__ for c in CASES])
+def test_a_fault_met_by_a_quicker_walk_breaks_its_link(
+    run: str, mutation: Mutation, link: str, message: str, run_named: Any, tmp_path: Path
+) -> None:
+    copy_path = tampered(run_named(run), tmp_path / "tampered.jsonl", mutation)
+    said = [(f.link, f.message) for f in verdict_of(copy_path).findings if not f.ok]
+    assert any(on == link and message in text for on, text in said), json.dumps(said, indent=1)
+    assert broken_link(copy_path)[0] is not None
+
+
+def test_a_second_session_is_paired_on_its_own(run_named: Any, tmp_path: Path) -> None:
+    """The tools/call and its answer moved to another connection together: both sessions hold."""
+    def moved(events: list[Event]) -> None:
+        request = _tool_call(events)
+        answer = next(e for e in iter_events(events, "mcp_response", method="tools/call")
+                      if e["mcp_id"] == request["mcp_id"])
+        request["connection"] = answer["connection"] = 7
+
+    copy_path = tampered(run_named("seed_run"), tmp_path / "moved.jsonl", moved)
+    said = [f.message for f in verdict_of(copy_path).findings if f.check == "mcp_pairs"]
+    assert "fs (connection 7): 1 request id(s), unique; 1 answered by their own id" in said, said
+    assert all(f.ok for f in verdict_of(copy_path).findings if f.check == "mcp_pairs")
