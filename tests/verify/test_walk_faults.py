@@ -98,3 +98,45 @@ def test_a_second_session_is_paired_on_its_own(run_named: Any, tmp_path: Path) -
     said = [f.message for f in verdict_of(copy_path).findings if f.check == "mcp_pairs"]
     assert "fs (connection 7): 1 request id(s), unique; 1 answered by their own id" in said, said
     assert all(f.ok for f in verdict_of(copy_path).findings if f.check == "mcp_pairs")
+
+
+def _mcp_said(run: Any, facts: Any) -> list[tuple[Any, ...]]:
+    from toolrelay.verify.correlation import check_mcp_pairs
+
+    return [(f.ok, f.message, f.mcp_id, f.server, f.seqs) for f in check_mcp_pairs(run, facts)]
+
+
+def test_the_walk_kept_with_the_listings_is_the_one_the_check_makes(run_named: Any, tmp_path: Path) -> None:
+    from toolrelay.verify import load_run
+    from toolrelay.verify.facts import RunFacts
+    from toolrelay.verify.walked import MCP_WALK
+
+    def faults(events: list[Event]) -> None:
+        request_id_used_twice(events)
+        answer_on_another_connection(events)
+
+    run = load_run(tampered(run_named("seed_run"), tmp_path / "faults.jsonl", faults))
+    kept = RunFacts(run)
+    assert MCP_WALK in kept.walked and kept.listings  # made together
+    alone = RunFacts(run)
+    del alone.walked[MCP_WALK]
+    said = _mcp_said(run, kept)
+    assert said == _mcp_said(run, alone) == _mcp_said(run, kept)  # the kept walk is read, not used up
+    assert [ok for ok, *_ in said].count(False) == 2
+
+
+def test_a_message_id_the_walk_cannot_take_is_said_as_before(run_named: Any, tmp_path: Path) -> None:
+    """An id no dict can hold: the walk leaves it to the check, which says the record cannot be checked."""
+    def listed_id(events: list[Event]) -> None:  # a cancellation naming no id a set can hold
+        request = _tool_call(events)
+        cancel = {**copy.deepcopy(request), "kind": "mcp_notification", "mcp_id": None,
+                  "method": "notifications/cancelled",
+                  "message": {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                              "params": {"requestId": [4]}}}
+        events.insert(events.index(request) + 1, cancel)
+        _renumber(events)
+
+    copy_path = tampered(run_named("seed_run"), tmp_path / "listed_id.jsonl", listed_id)
+    said = [f.message for f in verdict_of(copy_path).findings if f.check == "mcp_pairs"]
+    assert said == ["the record cannot be checked here: it holds a value in a shape toolrelay never writes "
+                    "(TypeError: unhashable type: 'list')"], said

@@ -13,63 +13,24 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from itertools import pairwise
 from operator import itemgetter
-from typing import Any, Final
+from typing import Any
 
-from ..events import MCP_NOTIFICATION, MCP_REPLY, MCP_REQUEST, MCP_RESPONSE, MCP_SERVER_REQUEST, CallParsed
+from ..events import CallParsed
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from .evidence import call_finding, seqs_of
 from .facts import RunFacts
+from .mcp_pairs import Session, broken_pair, walk_mcp
 from .mcp_side import tagged_for_another
 from .record import CallTrace, ModelRound, RunRecord
 from .verdict import Finding
-from .walked import REQUEST_METHODS, SEQS_IN_ORDER, keep
+from .walked import MCP_WALK, REQUEST_METHODS, SEQS_IN_ORDER, keep, kept
 
 __all__ = ["check_call_links", "check_event_order", "check_mcp_pairs", "check_outputs", "link_of_call"]
 
-_PAIRED_KINDS = frozenset({MCP_REQUEST, MCP_RESPONSE, MCP_SERVER_REQUEST, MCP_REPLY})
-_NAMED_KINDS = frozenset({MCP_REQUEST, MCP_NOTIFICATION, MCP_SERVER_REQUEST})
-"""Kinds whose message carries the method the event records."""
 _TOLERATED_ENDINGS = frozenset({"aborted", "timeout", "error", None})
 _SEQ = itemgetter("seq")
-_NO_SESSION: Final = object()
-"""The server and connection before the first MCP event (no event's: they are JSON values)."""
-
-
-@dataclass(slots=True)
-class _Session:
-    server: Any
-    connection: Any
-    open: dict[Any, dict[str, Any]] = field(default_factory=dict)
-    seen: set[Any] = field(default_factory=set)
-    answered: int = 0
-    cancelled: set[Any] = field(default_factory=set)
-    exited: bool = False
-
-    @property
-    def name(self) -> str:
-        return f"{self.server} (connection {self.connection})"
-
-
-def _broken(
-    message: str,
-    *events: dict[str, Any] | None,
-    mcp_id: Any = None,
-    server: Any = None,
-    call_id: str | None = None,
-) -> Finding:
-    return Finding(
-        link="correlation",
-        ok=False,
-        check="mcp_pairs",
-        message=message,
-        mcp_id=mcp_id,
-        server=server,
-        call_id=call_id,
-        seqs=seqs_of(*events),
-    )
 
 
 def check_event_order(run: RunRecord, facts: RunFacts) -> list[Finding]:
@@ -92,47 +53,8 @@ def check_event_order(run: RunRecord, facts: RunFacts) -> list[Finding]:
 
 def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """correlation: MCP ids unique per session, each request answered once by its id."""
-    sessions: dict[tuple[Any, Any], _Session] = {}
-    findings: list[Finding] = []
-    server: Any = _NO_SESSION
-    connection: Any = _NO_SESSION
-    session = _Session(None, None)
-    opened, seen = session.open, session.seen  # the session's, at hand for the common events
-    methods: set[str] | None = set()  # the requests' methods, kept for check_listens (walked.py)
-    for event in run.mcp:
-        if event.get("server") != server or event.get("connection") != connection:  # most: the last one's
-            server, connection = event.get("server"), event.get("connection")
-            found = sessions.get((server, connection))
-            if found is None:  # not setdefault: that would make a _Session for every event
-                found = sessions[(server, connection)] = _Session(server, connection)
-            session = found
-            opened, seen = session.open, session.seen
-        # the two common events, as their message says, paired here (verify's speed: no call for
-        # each of a run's MCP events): a JSON-RPC 2.0 request with a new id, an answer to an open
-        # request of its session; anything else is _pair's
-        message = event.get("message")
-        if type(message) is dict and event.get("mcp_id") == (mcp_id := message.get("id")):
-            kind = event["kind"]
-            if kind == MCP_RESPONSE:
-                if opened.pop(mcp_id, None) is not None:
-                    session.answered += 1
-                    continue
-            elif (kind == MCP_REQUEST and message.get("jsonrpc") == "2.0"
-                  and message.get("method") == (method := event.get("method"))
-                  and mcp_id not in seen):
-                seen.add(mcp_id)
-                opened[mcp_id] = event
-                if methods is not None:
-                    if type(method) is str:
-                        methods.add(method)
-                    else:
-                        methods = None  # nothing to keep (_with_method)
-                continue
-        if methods is not None and event["kind"] == MCP_REQUEST:
-            methods = _with_method(methods, event.get("method"))
-        problem = _pair(session, event)
-        if problem is not None:
-            findings.append(problem)
+    walk = kept(facts, MCP_WALK) or walk_mcp(run.mcp)  # walked with the listings, most often (facts)
+    sessions, findings, methods = walk.sessions, list(walk.findings), walk.methods
     for exit_event in run.exits:
         found = sessions.get((exit_event.get("server"), exit_event.get("connection")))
         if found is not None:
@@ -157,76 +79,7 @@ def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
     return findings
 
 
-def _with_method(methods: set[str], method: Any) -> set[str] | None:
-    """``methods`` with ``method`` added; None (nothing to keep) for a method not a string."""
-    if type(method) is not str:
-        return None
-    methods.add(method)
-    return methods
-
-
-def _pair(session: _Session, event: dict[str, Any]) -> Finding | None:
-    kind = event["kind"]
-    message: dict[str, Any] = event["message"] if isinstance(event.get("message"), dict) else {}
-    mcp_id = message.get("id")
-    if kind == MCP_RESPONSE and event.get("mcp_id") == mcp_id and mcp_id in session.open:
-        del session.open[mcp_id]  # the common answer, to a request of its session (verify's speed)
-        session.answered += 1
-        return None
-    unlike = _unlike_its_event(kind, event, message)
-    if unlike is not None:
-        return _broken(f"the {kind} event on {session.name} {unlike}", event, mcp_id=event.get("mcp_id"),
-                       server=session.server)
-    if kind in _PAIRED_KINDS and event.get("mcp_id") != mcp_id:
-        return _broken(
-            f"the {kind} event on {session.name} records mcp id {event.get('mcp_id')}, its message "
-            f"has id {mcp_id}",
-            event,
-            mcp_id=mcp_id,
-            server=session.server,
-        )
-    if kind == MCP_REQUEST:
-        if mcp_id in session.seen:
-            return _broken(
-                f"mcp id {mcp_id} is used twice on {session.name}: ids must be unique in a session",
-                event,
-                mcp_id=mcp_id,
-                server=session.server,
-            )
-        session.seen.add(mcp_id)
-        session.open[mcp_id] = event
-    elif kind == MCP_RESPONSE:
-        request = session.open.pop(mcp_id, None)
-        if request is None:
-            why = "answers an id already answered" if mcp_id in session.seen else "answers no request"
-            return _broken(
-                f"the response with mcp id {mcp_id} on {session.name} {why}",
-                event,
-                mcp_id=mcp_id,
-                server=session.server,
-                call_id=event.get("call_id"),
-            )
-        session.answered += 1
-    elif kind == MCP_NOTIFICATION and message.get("method") == "notifications/cancelled":
-        params = message.get("params")
-        if isinstance(params, dict):
-            session.cancelled.add(params.get("requestId"))
-    return None
-
-
-def _unlike_its_event(kind: str, event: dict[str, Any], message: dict[str, Any]) -> str | None:
-    """How the recorded message departs from the event that records it, if it does."""
-    # An answer to our request is recorded as the server sent it, malformed or not: whether
-    # it is a JSON-RPC response is judged (and tied to the call's outcome) at server_check.
-    if message.get("jsonrpc") != "2.0" and kind != MCP_RESPONSE:
-        return (f"(mcp id {event.get('mcp_id')}) holds a message that is not JSON-RPC 2.0 "
-                f"(jsonrpc: {message.get('jsonrpc')!r})")
-    if kind in _NAMED_KINDS and message.get("method") != event.get("method"):
-        return f"records method {event.get('method')}, its message has method {message.get('method')!r}"
-    return None
-
-
-def _unanswered(session: _Session, run: RunRecord, ended: dict[str, str | None]) -> list[Finding]:
+def _unanswered(session: Session, run: RunRecord, ended: dict[str, str | None]) -> list[Finding]:
     found: list[Finding] = []
     resumed = run.resumes[-1]["seq"] if run.resumes else 0
     for mcp_id, request in session.open.items():
@@ -240,7 +93,7 @@ def _unanswered(session: _Session, run: RunRecord, ended: dict[str, str | None])
         ):
             continue
         found.append(
-            _broken(
+            broken_pair(
                 f"{request.get('method')} mcp id {mcp_id} on {session.name} was never answered, "
                 "yet the run ended normally",
                 request,

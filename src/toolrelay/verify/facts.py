@@ -32,6 +32,7 @@ from ..relay.stages.dialects import RESPONSES, known_reader
 from ..relay.stages.feedback import feedback_item, with_refusals
 from ..relay.stages.parse import FunctionCall, ModelTurn, read_call
 from ..relay.stages.result import CallOutcome, Verdict
+from .mcp_pairs import LISTED, MCP_WALK, walk_mcp
 from .outcomes import (
     MalformedAnswer,
     RenderingKey,
@@ -106,7 +107,9 @@ class RunFacts:
         self._declared: dict[int, dict[Any, dict[str, Any]]] = {}
         self._lists_tools: dict[int, bool] = {}
         self._catalog_seqs = [event["seq"] for event in run.catalogs]
-        self.listings = _listings(run.mcp)
+        self.walked: dict[str, Any] = {}
+        """What one check's walk found, kept for a later check of this verify (``walked.py``)."""
+        self.listings = _listings(run.mcp, self.walked)
         self._listing_seqs = {server: [x.seq for x in found] for server, found in self.listings.items()}
         self._typed = _typed_items(run)
         self.sent = _sent_outputs(run, self._typed)
@@ -127,8 +130,6 @@ class RunFacts:
         self._together: tuple[CallJudge, ...] = ()
         self._common_judge: type[CommonShape] | None = None
         self._judged: dict[CallJudge, list[Finding] | Exception] | None = None
-        self.walked: dict[str, Any] = {}
-        """What one check's walk found, kept for a later check of this verify (``walked.py``)."""
 
     def judge_together(self, judges: Sequence[CallJudge],
                        common: type[CommonShape] | None = None) -> None:
@@ -419,6 +420,9 @@ def _same_output(item: dict[str, Any], expected: dict[str, Any] | None) -> bool:
     return expected is not None and item.get("output") == expected.get("output")
 
 
+_UNEXPECTED_SHAPE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
+"""What ``checks._run_check`` turns into a finding: the walk leaves it to the check."""
+
 Typed = dict[str, list[tuple[int, dict[str, Any]]]]
 """An input's items by their type: (index, item), in order."""
 
@@ -494,12 +498,21 @@ class _Filed:
         deque(map(list.append, self.lists, zip(repeat(turn), self.indexes, self.items)), maxlen=0)
 
 
-def _listings(mcp: list[dict[str, Any]]) -> dict[str, list[Listing]]:
-    """Every server's tools/list answers grouped into complete listings (pages joined)."""
+def _listings(mcp: list[dict[str, Any]], walked: dict[str, Any]) -> dict[str, list[Listing]]:
+    """Every server's tools/list answers grouped into complete listings (pages joined).
+    Their events are picked out by the walk that pairs the MCP events, kept in ``walked``
+    for check_mcp_pairs (``mcp_pairs.py``: one walk over them, not two); when that walk
+    meets a value it cannot take, the check meets it again, and here every event is read."""
+    try:
+        walk = walk_mcp(mcp)
+    except _UNEXPECTED_SHAPE:
+        listed = mcp
+    else:
+        walked[MCP_WALK], listed = walk, walk.listed
     first_page: dict[tuple[Any, Any, Any], bool] = {}
     found: dict[str, list[Listing]] = {}
-    for event in mcp:
-        if event.get("method") != "tools/list":
+    for event in listed:
+        if event.get("method") != LISTED:
             continue
         message = event.get("message") or {}
         key = (event.get("server"), event.get("connection"), event.get("mcp_id"))  # envelope: hashable
