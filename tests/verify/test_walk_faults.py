@@ -140,3 +140,28 @@ def test_a_message_id_the_walk_cannot_take_is_said_as_before(run_named: Any, tmp
     said = [f.message for f in verdict_of(copy_path).findings if f.check == "mcp_pairs"]
     assert said == ["the record cannot be checked here: it holds a value in a shape toolrelay never writes "
                     "(TypeError: unhashable type: 'list')"], said
+
+
+def test_a_call_id_used_in_two_turns_is_named(run_named: Any, tmp_path: Path) -> None:
+    """Turn 2's call given turn 1's call_id everywhere: the call_ids, found unique in C in most
+    runs, are grouped again and the one used twice named."""
+    def reused(events: list[Event]) -> None:
+        for at, event in enumerate(events):
+            events[at] = json.loads(json.dumps(event).replace("call_offline_0002", "call_offline_0001"))
+
+    copy_path = tampered(run_named("chain_run"), tmp_path / "reused.jsonl", reused)
+    said = [f.message for f in verdict_of(copy_path).findings if f.check == "call_ids"]
+    assert said == ["call_id call_offline_0001 is used by 2 function_calls (turns 1, 2)"], said
+
+
+def test_an_output_without_a_call_id_is_counted_one_by_one(run_named: Any, tmp_path: Path) -> None:
+    def nameless(events: list[Event]) -> None:
+        request = find(events, "model_request", turn=2)
+        output = next(item for item in request["body"]["input"] if item.get("type") == "function_call_output")
+        del output["call_id"]
+
+    copy_path = tampered(run_named("chain_run"), tmp_path / "nameless.jsonl", nameless)
+    said = [f.message for f in verdict_of(copy_path).findings if f.check == "call_outputs" and not f.ok]
+    stray = ("request 2 holds an output for None, but no earlier response has a function_call with that "
+             "call_id")
+    assert stray in said, said

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable
-from itertools import pairwise
-from operator import itemgetter
-from typing import Any
+from itertools import filterfalse, pairwise, repeat
+from operator import attrgetter, itemgetter
+from typing import Any, Final
 
 from ..events import CallParsed
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
@@ -31,6 +31,9 @@ __all__ = ["check_call_links", "check_event_order", "check_mcp_pairs", "check_ou
 
 _TOLERATED_ENDINGS = frozenset({"aborted", "timeout", "error", None})
 _SEQ = itemgetter("seq")
+_CALL_ID: Final = attrgetter("call_id")
+_CALL_ID_OF: Final = itemgetter("call_id")
+_SECOND: Final = itemgetter(1)
 
 
 def check_event_order(run: RunRecord, facts: RunFacts) -> list[Finding]:
@@ -170,8 +173,9 @@ def _link_problem(
 def check_outputs(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """correlation: each call_id unique, answered once in the next request, no stray outputs."""
     findings: list[Finding] = []
-    for call_id, calls in run.calls_by_id().items():
-        if len(calls) > 1:
+    call_ids = list(map(_CALL_ID, run.calls))
+    for call_id, calls in (run.calls_by_id().items() if len(set(call_ids)) < len(call_ids) else ()):
+        if len(calls) > 1:  # (each call_id once, as in most runs: found in C)
             turns = ", ".join(str(c.turn) for c in calls)
             findings.append(
                 call_finding(
@@ -186,7 +190,7 @@ def check_outputs(run: RunRecord, facts: RunFacts) -> list[Finding]:
     tally = _Tally()
     for current in run.rounds[1:]:
         previous = run.rounds[current.turn - 2]
-        asked.update(call.call_id for call in previous.calls)
+        asked.update(map(_CALL_ID, previous.calls))
         tally.take(facts.indexed_items(current, FUNCTION_CALL_OUTPUT), asked)
         findings.extend(_outputs_of(current, previous, tally, asked, facts))
     return findings
@@ -219,6 +223,9 @@ class _Tally:
         if start > len(entries) or not all(map(operator.is_, self.entries, entries)):  # compared in C
             self._anew()  # not the previous request's outputs carried on
             start = 0
+        if self._fresh(entries, start, asked):
+            self.entries = entries
+            return
         counts, items = self.counts, self.items
         for position in range(start, len(entries)):
             item = entries[position][1]
@@ -233,6 +240,25 @@ class _Tally:
                 self.repeated.add(call_id)
             items[call_id].append((position, item))
         self.entries = entries
+
+    def _fresh(self, entries: list[tuple[int, dict[str, Any]]], start: int, asked: set[str]) -> bool:
+        """Count the entries from ``start`` on in C when each names a call_id (a string) of its
+        own, not counted yet (the common request: one output per call); False: nothing done."""
+        new = entries[start:]
+        try:
+            outputs = list(map(_SECOND, new))
+            call_ids = list(map(_CALL_ID_OF, outputs))
+        except (KeyError, TypeError):  # an output without a call_id, or no object: one by one
+            return False
+        if (set(map(type, call_ids)) - {str} or len(set(call_ids)) < len(call_ids)
+                or not self.counts.keys().isdisjoint(call_ids)):
+            return False
+        self.counts.update(zip(call_ids, repeat(1), strict=False))
+        positions = range(start, len(entries))
+        entries_of = map(list, zip(zip(positions, outputs, strict=True)))  # each [(position, item)]
+        self.items.update(zip(call_ids, entries_of, strict=True))
+        self.unasked.update(filterfalse(asked.__contains__, call_ids))
+        return True
 
     def in_order(self, call_ids: set[str]) -> list[str]:
         """``call_ids`` in the order their outputs were first seen."""
@@ -273,7 +299,7 @@ def _outputs_of(current: ModelRound, previous: ModelRound, tally: _Tally, asked:
 
 
 def _swaps(current: ModelRound, previous: ModelRound, tally: _Tally, facts: RunFacts) -> list[Finding]:
-    calls = {call.call_id: call for call in previous.calls}
+    calls = dict(zip(map(_CALL_ID, previous.calls), previous.calls, strict=True))  # a call_id's last wins
     found: list[Finding] = []
     for item in tally.outputs_for(calls):  # only these can carry a result of the previous response
         call = calls.get(str(item.get("call_id")))
