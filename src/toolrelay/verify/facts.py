@@ -12,12 +12,13 @@ the declarations in force at any point and each server's tool rules (its latest
 from __future__ import annotations
 
 import bisect
+import itertools
 import operator
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Final, Protocol
 
 from ..client.host.input_required import input_required
 from ..events import MCP_REQUEST, MCP_RESPONSE
@@ -424,6 +425,7 @@ _UNEXPECTED_SHAPE = (TypeError, AttributeError, KeyError, IndexError, ValueError
 """What ``checks._run_check`` turns into a finding: the walk leaves it to the check."""
 
 Typed = dict[str, list[tuple[int, dict[str, Any]]]]
+_TYPE_OF: Final = operator.itemgetter("type")
 """An input's items by their type: (index, item), in order."""
 
 
@@ -443,14 +445,33 @@ def _typed_items(run: RunRecord) -> dict[int, Typed]:
             continue
         shared = len(previous) <= len(items) and all(map(operator.is_, previous, items))  # in C
         typed = {kind: list(entries) for kind, entries in typed.items()} if shared else {}
-        for index in range(len(previous) if shared else 0, len(items)):
-            item = items[index]
-            kind = item.get("type") if isinstance(item, dict) else None
-            if isinstance(kind, str):
-                typed.setdefault(kind, []).append((index, item))
+        start = len(previous) if shared else 0
+        if not _typed_in_c(typed, items, start):
+            for index in range(start, len(items)):
+                item = items[index]
+                kind = item.get("type") if isinstance(item, dict) else None
+                if isinstance(kind, str):
+                    typed.setdefault(kind, []).append((index, item))
         found[id(current.body)] = typed
         previous = items
     return found
+
+
+def _typed_in_c(typed: Typed, items: list[Any], start: int) -> bool:
+    """``items`` from ``start`` on filed into ``typed`` by type, in C, when each is an object
+    with a string type (a request's new items: mostly one or two types); False: nothing done."""
+    new = items[start:]
+    try:
+        kinds = list(map(_TYPE_OF, new))
+    except (KeyError, TypeError):  # an item without a type, or no object: one by one
+        return False
+    if set(map(type, kinds)) - {str} or set(map(type, new)) - {dict}:
+        return False
+    for kind in dict.fromkeys(kinds):  # in the order the types first come, as setdefault files them
+        of_kind = map(operator.eq, kinds, repeat(kind))
+        indexed = zip(range(start, len(items)), new, strict=True)
+        typed.setdefault(kind, []).extend(itertools.compress(indexed, of_kind))
+    return True
 
 
 def _sent_outputs(
@@ -468,12 +489,30 @@ def _sent_outputs(
             filed = filed or _Filed(found, previous)
             filed.add(found, entries[len(previous):])
             filed.enter(current.turn)
-        else:  # whole bodies (nothing shared) read as before
-            for index, item in entries:
-                found.setdefault(str(item.get("call_id")), []).append((current.turn, index, item))
+        else:  # whole bodies, or chained (nothing shared): each output filed anew
+            if not _filed_in_c(found, entries, current.turn):
+                for index, item in entries:
+                    found.setdefault(str(item.get("call_id")), []).append((current.turn, index, item))
             filed = None
         previous = entries
     return found
+
+
+def _filed_in_c(found: dict[str, list[tuple[int, int, dict[str, Any]]]],
+                entries: list[tuple[int, dict[str, Any]]], turn: int) -> bool:
+    """A request's outputs filed in C when each names a call_id (a string) of its own that
+    no earlier request's output named (a chained run's: one output per call); False: nothing
+    done."""
+    try:
+        call_ids = [item["call_id"] for _, item in entries]
+    except (KeyError, TypeError):
+        return False
+    if (set(map(type, call_ids)) - {str} or len(set(call_ids)) < len(call_ids)
+            or not found.keys().isdisjoint(call_ids)):
+        return False
+    indexes, items = [index for index, _ in entries], [item for _, item in entries]
+    found.update(zip(call_ids, map(list, zip(zip(repeat(turn), indexes, items, strict=False))), strict=True))
+    return True
 
 
 class _Filed:
