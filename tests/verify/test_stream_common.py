@@ -99,7 +99,7 @@ def _said(path: Path) -> list[tuple[Any, ...]]:
 def _said_by_the_assembler(path: Path, monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
     """The findings with the one pass turned off: every stream judged by the assembler's path."""
     with monkeypatch.context() as patched:
-        patched.setattr(streamed, "common_stream", lambda current: None)
+        patched.setattr(streamed, "common_stream", lambda current, fields: None)
         return _said(path)
 
 

@@ -12,6 +12,7 @@ order as each check over every call in turn.
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections.abc import Callable, Sequence
 from typing import Final
@@ -104,6 +105,7 @@ together, call by call (``RunFacts.judge_together``)."""
 
 _RANKS: Final = {link: rank for rank, link in enumerate(LINKS)}
 _LINK_OF: Final = operator.attrgetter("link")
+_OK: Final = operator.attrgetter("ok")
 _UNEXPECTED_SHAPE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
 
 
@@ -189,7 +191,7 @@ def _run_check(link: str, check: Check, run: RunRecord, facts: RunFacts) -> list
 
 
 def _first_broken(findings: list[Finding]) -> Finding | None:
-    broken = [finding for finding in findings if not finding.ok]
+    broken = list(itertools.filterfalse(_OK, findings))  # in C: a verdict has tens of thousands
     return min(broken, key=lambda finding: link_rank(finding.link)) if broken else None
 
 
@@ -208,8 +210,10 @@ def unfinished_reasons(run: RunRecord, facts: RunFacts) -> list[str]:
         reasons.append("the run " + ending_line(str(run.status), count, str(run.run_end.get("reason") or "")))
     if not run.calls:  # a finished run's words; a cut one says how far its records go
         reasons.append(no_call_text(run) + (": nothing ran" if run.run_end is not None else ""))
+    sent = facts.sent  # each call_id's outputs in turn order: sent_after's test, inline (every call)
     for call in run.calls:
-        if call.dropped or facts.sent_after(call):  # a dropped call's output has no place to go
+        entries = sent.get(call.call_id)
+        if call.dropped or (entries and entries[-1][0] > call.turn):  # a dropped call's output has no place
             continue
         if call.status == "cancelled":
             reasons.append(f"{call.call_id} was cancelled: {(call.outcome or {}).get('message')}")

@@ -13,61 +13,27 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from itertools import pairwise
-from operator import itemgetter
-from typing import Any
+from itertools import filterfalse, pairwise, repeat
+from operator import attrgetter, itemgetter
+from typing import Any, Final
 
-from ..events import MCP_NOTIFICATION, MCP_REPLY, MCP_REQUEST, MCP_RESPONSE, MCP_SERVER_REQUEST, CallParsed
+from ..events import CallParsed
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from .evidence import call_finding, seqs_of
 from .facts import RunFacts
+from .mcp_pairs import Session, broken_pair, walk_mcp
 from .mcp_side import tagged_for_another
 from .record import CallTrace, ModelRound, RunRecord
 from .verdict import Finding
-from .walked import REQUEST_METHODS, SEQS_IN_ORDER, keep
+from .walked import MCP_WALK, REQUEST_METHODS, SEQS_IN_ORDER, keep, kept
 
 __all__ = ["check_call_links", "check_event_order", "check_mcp_pairs", "check_outputs", "link_of_call"]
 
-_PAIRED_KINDS = frozenset({MCP_REQUEST, MCP_RESPONSE, MCP_SERVER_REQUEST, MCP_REPLY})
-_NAMED_KINDS = frozenset({MCP_REQUEST, MCP_NOTIFICATION, MCP_SERVER_REQUEST})
-"""Kinds whose message carries the method the event records."""
 _TOLERATED_ENDINGS = frozenset({"aborted", "timeout", "error", None})
 _SEQ = itemgetter("seq")
-
-
-@dataclass(slots=True)
-class _Session:
-    server: Any
-    connection: Any
-    open: dict[Any, dict[str, Any]] = field(default_factory=dict)
-    seen: set[Any] = field(default_factory=set)
-    answered: int = 0
-    cancelled: set[Any] = field(default_factory=set)
-    exited: bool = False
-
-    @property
-    def name(self) -> str:
-        return f"{self.server} (connection {self.connection})"
-
-
-def _broken(
-    message: str,
-    *events: dict[str, Any] | None,
-    mcp_id: Any = None,
-    server: Any = None,
-    call_id: str | None = None,
-) -> Finding:
-    return Finding(
-        link="correlation",
-        ok=False,
-        check="mcp_pairs",
-        message=message,
-        mcp_id=mcp_id,
-        server=server,
-        call_id=call_id,
-        seqs=seqs_of(*events),
-    )
+_CALL_ID: Final = attrgetter("call_id")
+_CALL_ID_OF: Final = itemgetter("call_id")
+_SECOND: Final = itemgetter(1)
 
 
 def check_event_order(run: RunRecord, facts: RunFacts) -> list[Finding]:
@@ -75,7 +41,7 @@ def check_event_order(run: RunRecord, facts: RunFacts) -> list[Finding]:
     (every event is written once, in order), so no line was dropped, copied or moved."""
     seqs = list(map(_SEQ, run.events))
     previous = seqs[-1] if seqs else None
-    in_order = not seqs or seqs == list(range(seqs[0], seqs[0] + len(seqs)))  # compared in C
+    in_order = not seqs or all(map(operator.eq, seqs, range(seqs[0], seqs[0] + len(seqs))))  # in C, no list
     keep(facts, SEQS_IN_ORDER, in_order)  # for check_answer_order
     if not in_order:  # the gap found here
         for before, seq in pairwise(seqs):
@@ -90,42 +56,8 @@ def check_event_order(run: RunRecord, facts: RunFacts) -> list[Finding]:
 
 def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """correlation: MCP ids unique per session, each request answered once by its id."""
-    sessions: dict[tuple[Any, Any], _Session] = {}
-    findings: list[Finding] = []
-    key: tuple[Any, Any] | None = None
-    session = _Session(None, None)
-    methods: set[str] | None = set()  # the requests' methods, kept for check_listens (walked.py)
-    for event in run.mcp:
-        if (event.get("server"), event.get("connection")) != key:  # most events: the last one's session
-            key = (event.get("server"), event.get("connection"))
-            found = sessions.get(key)
-            if found is None:  # not setdefault: that would make a _Session for every event
-                found = sessions[key] = _Session(*key)
-            session = found
-        # the two common events, as their message says, paired here (verify's speed: no call for
-        # each of a run's MCP events): a JSON-RPC 2.0 request with a new id, an answer to an open
-        # request of its session; anything else is _pair's
-        message = event.get("message")
-        if type(message) is dict and event.get("mcp_id") == (mcp_id := message.get("id")):
-            kind = event["kind"]
-            if kind == MCP_RESPONSE:
-                if mcp_id in session.open:
-                    del session.open[mcp_id]
-                    session.answered += 1
-                    continue
-            elif (kind == MCP_REQUEST and message.get("jsonrpc") == "2.0"
-                  and message.get("method") == (method := event.get("method"))
-                  and mcp_id not in session.seen):
-                session.seen.add(mcp_id)
-                session.open[mcp_id] = event
-                if methods is not None:
-                    methods = _with_method(methods, method)
-                continue
-        if methods is not None and event["kind"] == MCP_REQUEST:
-            methods = _with_method(methods, event.get("method"))
-        problem = _pair(session, event)
-        if problem is not None:
-            findings.append(problem)
+    walk = kept(facts, MCP_WALK) or walk_mcp(run.mcp)  # walked with the listings, most often (facts)
+    sessions, findings, methods = walk.sessions, list(walk.findings), walk.methods
     for exit_event in run.exits:
         found = sessions.get((exit_event.get("server"), exit_event.get("connection")))
         if found is not None:
@@ -150,76 +82,7 @@ def check_mcp_pairs(run: RunRecord, facts: RunFacts) -> list[Finding]:
     return findings
 
 
-def _with_method(methods: set[str], method: Any) -> set[str] | None:
-    """``methods`` with ``method`` added; None (nothing to keep) for a method not a string."""
-    if type(method) is not str:
-        return None
-    methods.add(method)
-    return methods
-
-
-def _pair(session: _Session, event: dict[str, Any]) -> Finding | None:
-    kind = event["kind"]
-    message: dict[str, Any] = event["message"] if isinstance(event.get("message"), dict) else {}
-    mcp_id = message.get("id")
-    if kind == MCP_RESPONSE and event.get("mcp_id") == mcp_id and mcp_id in session.open:
-        del session.open[mcp_id]  # the common answer, to a request of its session (verify's speed)
-        session.answered += 1
-        return None
-    unlike = _unlike_its_event(kind, event, message)
-    if unlike is not None:
-        return _broken(f"the {kind} event on {session.name} {unlike}", event, mcp_id=event.get("mcp_id"),
-                       server=session.server)
-    if kind in _PAIRED_KINDS and event.get("mcp_id") != mcp_id:
-        return _broken(
-            f"the {kind} event on {session.name} records mcp id {event.get('mcp_id')}, its message "
-            f"has id {mcp_id}",
-            event,
-            mcp_id=mcp_id,
-            server=session.server,
-        )
-    if kind == MCP_REQUEST:
-        if mcp_id in session.seen:
-            return _broken(
-                f"mcp id {mcp_id} is used twice on {session.name}: ids must be unique in a session",
-                event,
-                mcp_id=mcp_id,
-                server=session.server,
-            )
-        session.seen.add(mcp_id)
-        session.open[mcp_id] = event
-    elif kind == MCP_RESPONSE:
-        request = session.open.pop(mcp_id, None)
-        if request is None:
-            why = "answers an id already answered" if mcp_id in session.seen else "answers no request"
-            return _broken(
-                f"the response with mcp id {mcp_id} on {session.name} {why}",
-                event,
-                mcp_id=mcp_id,
-                server=session.server,
-                call_id=event.get("call_id"),
-            )
-        session.answered += 1
-    elif kind == MCP_NOTIFICATION and message.get("method") == "notifications/cancelled":
-        params = message.get("params")
-        if isinstance(params, dict):
-            session.cancelled.add(params.get("requestId"))
-    return None
-
-
-def _unlike_its_event(kind: str, event: dict[str, Any], message: dict[str, Any]) -> str | None:
-    """How the recorded message departs from the event that records it, if it does."""
-    # An answer to our request is recorded as the server sent it, malformed or not: whether
-    # it is a JSON-RPC response is judged (and tied to the call's outcome) at server_check.
-    if message.get("jsonrpc") != "2.0" and kind != MCP_RESPONSE:
-        return (f"(mcp id {event.get('mcp_id')}) holds a message that is not JSON-RPC 2.0 "
-                f"(jsonrpc: {message.get('jsonrpc')!r})")
-    if kind in _NAMED_KINDS and message.get("method") != event.get("method"):
-        return f"records method {event.get('method')}, its message has method {message.get('method')!r}"
-    return None
-
-
-def _unanswered(session: _Session, run: RunRecord, ended: dict[str, str | None]) -> list[Finding]:
+def _unanswered(session: Session, run: RunRecord, ended: dict[str, str | None]) -> list[Finding]:
     found: list[Finding] = []
     resumed = run.resumes[-1]["seq"] if run.resumes else 0
     for mcp_id, request in session.open.items():
@@ -233,7 +96,7 @@ def _unanswered(session: _Session, run: RunRecord, ended: dict[str, str | None])
         ):
             continue
         found.append(
-            _broken(
+            broken_pair(
                 f"{request.get('method')} mcp id {mcp_id} on {session.name} was never answered, "
                 "yet the run ended normally",
                 request,
@@ -310,8 +173,9 @@ def _link_problem(
 def check_outputs(run: RunRecord, facts: RunFacts) -> list[Finding]:
     """correlation: each call_id unique, answered once in the next request, no stray outputs."""
     findings: list[Finding] = []
-    for call_id, calls in run.calls_by_id().items():
-        if len(calls) > 1:
+    call_ids = list(map(_CALL_ID, run.calls))
+    for call_id, calls in (run.calls_by_id().items() if len(set(call_ids)) < len(call_ids) else ()):
+        if len(calls) > 1:  # (each call_id once, as in most runs: found in C)
             turns = ", ".join(str(c.turn) for c in calls)
             findings.append(
                 call_finding(
@@ -326,7 +190,7 @@ def check_outputs(run: RunRecord, facts: RunFacts) -> list[Finding]:
     tally = _Tally()
     for current in run.rounds[1:]:
         previous = run.rounds[current.turn - 2]
-        asked.update(call.call_id for call in previous.calls)
+        asked.update(map(_CALL_ID, previous.calls))
         tally.take(facts.indexed_items(current, FUNCTION_CALL_OUTPUT), asked)
         findings.extend(_outputs_of(current, previous, tally, asked, facts))
     return findings
@@ -359,6 +223,9 @@ class _Tally:
         if start > len(entries) or not all(map(operator.is_, self.entries, entries)):  # compared in C
             self._anew()  # not the previous request's outputs carried on
             start = 0
+        if self._fresh(entries, start, asked):
+            self.entries = entries
+            return
         counts, items = self.counts, self.items
         for position in range(start, len(entries)):
             item = entries[position][1]
@@ -373,6 +240,25 @@ class _Tally:
                 self.repeated.add(call_id)
             items[call_id].append((position, item))
         self.entries = entries
+
+    def _fresh(self, entries: list[tuple[int, dict[str, Any]]], start: int, asked: set[str]) -> bool:
+        """Count the entries from ``start`` on in C when each names a call_id (a string) of its
+        own, not counted yet (the common request: one output per call); False: nothing done."""
+        new = entries[start:]
+        try:
+            outputs = list(map(_SECOND, new))
+            call_ids = list(map(_CALL_ID_OF, outputs))
+        except (KeyError, TypeError):  # an output without a call_id, or no object: one by one
+            return False
+        if (set(map(type, call_ids)) - {str} or len(set(call_ids)) < len(call_ids)
+                or not self.counts.keys().isdisjoint(call_ids)):
+            return False
+        self.counts.update(zip(call_ids, repeat(1), strict=False))
+        positions = range(start, len(entries))
+        entries_of = map(list, zip(zip(positions, outputs, strict=True)))  # each [(position, item)]
+        self.items.update(zip(call_ids, entries_of, strict=True))
+        self.unasked.update(filterfalse(asked.__contains__, call_ids))
+        return True
 
     def in_order(self, call_ids: set[str]) -> list[str]:
         """``call_ids`` in the order their outputs were first seen."""
@@ -413,12 +299,17 @@ def _outputs_of(current: ModelRound, previous: ModelRound, tally: _Tally, asked:
 
 
 def _swaps(current: ModelRound, previous: ModelRound, tally: _Tally, facts: RunFacts) -> list[Finding]:
-    calls = {call.call_id: call for call in previous.calls}
+    calls = dict(zip(map(_CALL_ID, previous.calls), previous.calls, strict=True))  # a call_id's last wins
     found: list[Finding] = []
     for item in tally.outputs_for(calls):  # only these can carry a result of the previous response
         call = calls.get(str(item.get("call_id")))
-        other = facts.swapped_with(call, item) if call is not None else None
-        if call is not None and other is not None:
+        if call is None:
+            continue
+        expected = facts.expected(call)  # swapped_with's first test, inline: most outputs are their call's
+        if expected is not None and item.get("output") == expected.get("output"):
+            continue
+        other = facts.swapped_with(call, item)
+        if other is not None:
             found.append(
                 _round_broken(
                     current,

@@ -12,12 +12,13 @@ the declarations in force at any point and each server's tool rules (its latest
 from __future__ import annotations
 
 import bisect
+import itertools
 import operator
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Final, Protocol
 
 from ..client.host.input_required import input_required
 from ..events import MCP_REQUEST, MCP_RESPONSE
@@ -32,6 +33,7 @@ from ..relay.stages.dialects import RESPONSES, known_reader
 from ..relay.stages.feedback import feedback_item, with_refusals
 from ..relay.stages.parse import FunctionCall, ModelTurn, read_call
 from ..relay.stages.result import CallOutcome, Verdict
+from .mcp_pairs import LISTED, MCP_WALK, walk_mcp
 from .outcomes import (
     MalformedAnswer,
     RenderingKey,
@@ -106,7 +108,9 @@ class RunFacts:
         self._declared: dict[int, dict[Any, dict[str, Any]]] = {}
         self._lists_tools: dict[int, bool] = {}
         self._catalog_seqs = [event["seq"] for event in run.catalogs]
-        self.listings = _listings(run.mcp)
+        self.walked: dict[str, Any] = {}
+        """What one check's walk found, kept for a later check of this verify (``walked.py``)."""
+        self.listings = _listings(run.mcp, self.walked)
         self._listing_seqs = {server: [x.seq for x in found] for server, found in self.listings.items()}
         self._typed = _typed_items(run)
         self.sent = _sent_outputs(run, self._typed)
@@ -127,8 +131,6 @@ class RunFacts:
         self._together: tuple[CallJudge, ...] = ()
         self._common_judge: type[CommonShape] | None = None
         self._judged: dict[CallJudge, list[Finding] | Exception] | None = None
-        self.walked: dict[str, Any] = {}
-        """What one check's walk found, kept for a later check of this verify (``walked.py``)."""
 
     def judge_together(self, judges: Sequence[CallJudge],
                        common: type[CommonShape] | None = None) -> None:
@@ -419,7 +421,11 @@ def _same_output(item: dict[str, Any], expected: dict[str, Any] | None) -> bool:
     return expected is not None and item.get("output") == expected.get("output")
 
 
+_UNEXPECTED_SHAPE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
+"""What ``checks._run_check`` turns into a finding: the walk leaves it to the check."""
+
 Typed = dict[str, list[tuple[int, dict[str, Any]]]]
+_TYPE_OF: Final = operator.itemgetter("type")
 """An input's items by their type: (index, item), in order."""
 
 
@@ -439,14 +445,33 @@ def _typed_items(run: RunRecord) -> dict[int, Typed]:
             continue
         shared = len(previous) <= len(items) and all(map(operator.is_, previous, items))  # in C
         typed = {kind: list(entries) for kind, entries in typed.items()} if shared else {}
-        for index in range(len(previous) if shared else 0, len(items)):
-            item = items[index]
-            kind = item.get("type") if isinstance(item, dict) else None
-            if isinstance(kind, str):
-                typed.setdefault(kind, []).append((index, item))
+        start = len(previous) if shared else 0
+        if not _typed_in_c(typed, items, start):
+            for index in range(start, len(items)):
+                item = items[index]
+                kind = item.get("type") if isinstance(item, dict) else None
+                if isinstance(kind, str):
+                    typed.setdefault(kind, []).append((index, item))
         found[id(current.body)] = typed
         previous = items
     return found
+
+
+def _typed_in_c(typed: Typed, items: list[Any], start: int) -> bool:
+    """``items`` from ``start`` on filed into ``typed`` by type, in C, when each is an object
+    with a string type (a request's new items: mostly one or two types); False: nothing done."""
+    new = items[start:]
+    try:
+        kinds = list(map(_TYPE_OF, new))
+    except (KeyError, TypeError):  # an item without a type, or no object: one by one
+        return False
+    if set(map(type, kinds)) - {str} or set(map(type, new)) - {dict}:
+        return False
+    for kind in dict.fromkeys(kinds):  # in the order the types first come, as setdefault files them
+        of_kind = map(operator.eq, kinds, repeat(kind))
+        indexed = zip(range(start, len(items)), new, strict=True)
+        typed.setdefault(kind, []).extend(itertools.compress(indexed, of_kind))
+    return True
 
 
 def _sent_outputs(
@@ -464,12 +489,30 @@ def _sent_outputs(
             filed = filed or _Filed(found, previous)
             filed.add(found, entries[len(previous):])
             filed.enter(current.turn)
-        else:  # whole bodies (nothing shared) read as before
-            for index, item in entries:
-                found.setdefault(str(item.get("call_id")), []).append((current.turn, index, item))
+        else:  # whole bodies, or chained (nothing shared): each output filed anew
+            if not _filed_in_c(found, entries, current.turn):
+                for index, item in entries:
+                    found.setdefault(str(item.get("call_id")), []).append((current.turn, index, item))
             filed = None
         previous = entries
     return found
+
+
+def _filed_in_c(found: dict[str, list[tuple[int, int, dict[str, Any]]]],
+                entries: list[tuple[int, dict[str, Any]]], turn: int) -> bool:
+    """A request's outputs filed in C when each names a call_id (a string) of its own that
+    no earlier request's output named (a chained run's: one output per call); False: nothing
+    done."""
+    try:
+        call_ids = [item["call_id"] for _, item in entries]
+    except (KeyError, TypeError):
+        return False
+    if (set(map(type, call_ids)) - {str} or len(set(call_ids)) < len(call_ids)
+            or not found.keys().isdisjoint(call_ids)):
+        return False
+    indexes, items = [index for index, _ in entries], [item for _, item in entries]
+    found.update(zip(call_ids, map(list, zip(zip(repeat(turn), indexes, items, strict=False))), strict=True))
+    return True
 
 
 class _Filed:
@@ -494,12 +537,21 @@ class _Filed:
         deque(map(list.append, self.lists, zip(repeat(turn), self.indexes, self.items)), maxlen=0)
 
 
-def _listings(mcp: list[dict[str, Any]]) -> dict[str, list[Listing]]:
-    """Every server's tools/list answers grouped into complete listings (pages joined)."""
+def _listings(mcp: list[dict[str, Any]], walked: dict[str, Any]) -> dict[str, list[Listing]]:
+    """Every server's tools/list answers grouped into complete listings (pages joined).
+    Their events are picked out by the walk that pairs the MCP events, kept in ``walked``
+    for check_mcp_pairs (``mcp_pairs.py``: one walk over them, not two); when that walk
+    meets a value it cannot take, the check meets it again, and here every event is read."""
+    try:
+        walk = walk_mcp(mcp)
+    except _UNEXPECTED_SHAPE:
+        listed = mcp
+    else:
+        walked[MCP_WALK], listed = walk, walk.listed
     first_page: dict[tuple[Any, Any, Any], bool] = {}
     found: dict[str, list[Listing]] = {}
-    for event in mcp:
-        if event.get("method") != "tools/list":
+    for event in listed:
+        if event.get("method") != LISTED:
             continue
         message = event.get("message") or {}
         key = (event.get("server"), event.get("connection"), event.get("mcp_id"))  # envelope: hashable

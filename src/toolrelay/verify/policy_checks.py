@@ -22,9 +22,11 @@ without a policy are not judged here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from operator import itemgetter, methodcaller
+from typing import Any, Final
 
 from ..errors import UsageError
+from ..events import CallOutcomeEvent
 from ..protocol import json_depth
 from ..relay.stages.policy_rules import (
     DEFAULT,
@@ -49,6 +51,8 @@ from .verdict import Finding
 __all__ = ["check_policy", "decision_of", "policy_note"]
 
 _LINK = "routing"
+_OUTCOME: Final = itemgetter("outcome")
+_REFUSED_BY: Final = methodcaller("get", "refused_by")
 
 
 def check_policy(run: RunRecord, facts: RunFacts) -> list[Finding]:
@@ -59,6 +63,8 @@ def check_policy(run: RunRecord, facts: RunFacts) -> list[Finding]:
             first = decisions[0]
             return [_general(False, f"a policy decision is recorded (seq {first['seq']}) but no policy: "
                              "the rules it was taken by are gone from the record", first)]
+        if not _any_says_policy_refused(run):
+            return []
         return [_unfounded_refusal(call, "no policy is recorded") for call in run.calls
                 if _says_policy_refused(call)]
     read = _read_policy(policies[0])
@@ -235,6 +241,16 @@ def _denied(call: CallTrace, where: str, decision: dict[str, Any], routed: dict[
         return call_finding(call, _LINK, False, message, "policy", decision, call.first("outcomes"))
     said = f"{where}: refused, {decision.get('said')}"
     return call_finding(call, _LINK, True, said, "policy", decision, routed)
+
+
+def _any_says_policy_refused(run: RunRecord) -> bool:
+    """Whether any call outcome event says the policy refused its call (read in C: each
+    call's first outcome is one of them, and most runs have none)."""
+    try:
+        said = list(map(_REFUSED_BY, map(_OUTCOME, run.of_kind(CallOutcomeEvent.kind))))
+    except (KeyError, TypeError, AttributeError):  # not as toolrelay writes it: every call asked
+        return True
+    return REFUSED_BY_POLICY in said
 
 
 def _says_policy_refused(call: CallTrace) -> bool:

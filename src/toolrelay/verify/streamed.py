@@ -60,7 +60,7 @@ from .facts import RunFacts
 from .jsonpath import excerpt, first_difference, json_equal
 from .record import CallTrace, ModelRound, RunRecord
 from .resource_reads import is_reader
-from .stream_common import common_stream
+from .stream_common import Fields, common_stream, stream_fields
 from .verdict import ENDPOINT_INCONSISTENCY, Finding
 
 __all__ = ["check_streams", "early_start", "inconsistency"]
@@ -106,8 +106,11 @@ def _of_calls(current: ModelRound, facts: RunFacts, early: Any) -> list[Finding]
     started: list[tuple[CallTrace, Event]] = []
     contradicted: list[CallTrace] = []
     for call in current.calls:
-        if call.closed_seq is not None and (first := _started_before(call, ended)) is not None:
-            started.append((call, first))  # early_start(call, current)
+        if call.closed_seq is not None:  # early_start(call, current), inline: it runs for every call
+            parsed = call.parsed
+            first = parsed[0] if parsed else (call.outcomes[0] if call.outcomes else None)
+            if first is not None and (ended is None or first["seq"] < ended):
+                started.append((call, first))
         if call.final_item is not None or call.dropped:  # inconsistency(call) is not None
             contradicted.append(call)
     if not started and not contradicted:
@@ -140,8 +143,9 @@ class _Closing:
 
 def _stream(current: ModelRound, facts: RunFacts) -> list[Finding]:
     events = current.stream
-    broken = _order(current)
-    common = common_stream(current) if broken is None else None  # most turns: one pass, few parses
+    fields = stream_fields(events)  # the records read once, for both
+    broken = _order(current, fields)
+    common = common_stream(current, fields) if broken is None else None  # most turns: one pass, few parses
     if broken is None and common is None:
         payloads = [event.payload or {} for event in facts.stream_of(current)]  # parsed once, as live
         broken = _sequence(events, payloads) or _deltas(events, payloads) or _assembly(current, facts)
@@ -172,12 +176,12 @@ Broken = tuple[str, tuple[Event | None, ...]]
 """What is wrong, and the events it rests on."""
 
 
-def _order(current: ModelRound) -> Broken | None:
-    """Each event of the answered attempt once, in order, and as many as the response says."""
+def _order(current: ModelRound, fields: Fields | None) -> Broken | None:
+    """Each event of the answered attempt once, in order, and as many as the response says
+    (``fields``: the stream's ``stream_fields``)."""
     attempt = current.request.get("attempt", 1) if current.request else 1
     stream = current.stream
-    whole = (type(attempt) is int and list(map(_INDEX, stream)) == list(range(len(stream)))
-             and list(map(methodcaller("get", "attempt", attempt), stream)).count(attempt) == len(stream))
+    whole = type(attempt) is int and _whole(stream, attempt, fields)
     previous: Event | None = None
     for position, event in enumerate(() if whole else stream):  # compared in C; the fault found here
         if event.get("index") != position:
@@ -193,6 +197,15 @@ def _order(current: ModelRound) -> Broken | None:
         return (f"the response records {count} stream events, the transcript holds {len(current.stream)}: "
                 "events are missing or added", (current.stream[-1],))
     return None
+
+
+def _whole(stream: list[Event], attempt: int, fields: Fields | None) -> bool:
+    """Whether the events' indexes run 0, 1, 2, … and each is of ``attempt`` (compared in C)."""
+    if fields is None:  # an event without one of them (or no event): read one by one
+        return (list(map(_INDEX, stream)) == list(range(len(stream)))
+                and list(map(methodcaller("get", "attempt", attempt), stream)).count(attempt) == len(stream))
+    indexes, attempts, _ = fields
+    return list(indexes) == list(range(len(stream))) and attempts.count(attempt) == len(stream)
 
 
 def _sequence(events: list[Event], payloads: list[dict[str, Any]]) -> Broken | None:

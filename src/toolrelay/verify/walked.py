@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Any, Final
 
 from .facts import RunFacts
+from .mcp_pairs import MCP_WALK
 
-__all__ = ["REQUEST_METHODS", "SEQS_IN_ORDER", "keep", "kept"]
+__all__ = ["MCP_WALK", "REQUEST_METHODS", "SEQS_IN_ORDER", "keep", "kept"]
 
 REQUEST_METHODS: Final = "request_methods"
 """The methods of the run's mcp_request events (a frozenset of str), from ``check_mcp_pairs``;
