@@ -224,11 +224,11 @@ class CommonCalls:
                 or call.final_item is not None or call.dropped or type(call_id) is not str or not call_id):
             return None
         parsed, routed, request, response = parsed_events[0], routed_events[0], requests[0], responses[0]
-        recorded = call.outcomes[0].get("outcome")
-        message, answer = request.get("message"), response.get("message")
+        recorded = call.outcomes[0]["outcome"]
+        message, answer = request["message"], response["message"]
         if type(recorded) is not dict or type(message) is not dict or type(answer) is not dict:
             return None
-        status = recorded.get("status")
+        status = recorded["status"]
         if status not in ANSWERED:
             return None
         at = self._turns.get(turn) or self._turn_at(turn)
@@ -238,12 +238,12 @@ class CommonCalls:
             return None
         # route_of_call: routed as declared, the routed tool called with the parsed arguments
         alias = call.alias
-        server, tool = routed.get("server"), routed.get("tool")
-        params = message.get("params")
-        if (routed.get("alias") != alias or recorded.get("alias") != alias or type(params) is not dict
-                or type(server) is not str or type(alias) is not str or recorded.get("server") != server
-                or recorded.get("tool") != tool or request.get("server") != server
-                or message.get("method") == READ_RESOURCE or params.get("name") != tool
+        server, tool = routed["server"], routed["tool"]
+        params = message["params"]
+        if (routed["alias"] != alias or recorded["alias"] != alias or type(params) is not dict
+                or type(server) is not str or type(alias) is not str or recorded["server"] != server
+                or recorded["tool"] != tool or request["server"] != server
+                or message["method"] == READ_RESOURCE or params["name"] != tool
                 or isinstance(call.item.get("namespace"), str)):
             return None  # (a server or alias of another type: the steps say)
         seq, catalog_span = routed["seq"], self._catalog
@@ -256,7 +256,7 @@ class CommonCalls:
         declaration = at.declared.get(alias)
         if declaration is None and at.lists_tools:
             return None  # not declared (a call recorded as answered was no hook's refusal)
-        arguments = params.get("arguments")
+        arguments = params["arguments"]
         if type(arguments) is not dict:
             return None
         if declaration is not None and declaration.get("strict") is True:
@@ -288,11 +288,11 @@ class CommonCalls:
         if fed is None:
             return None
         # link_of_call: the outcome and the answer name the tools/call's ids
-        mcp_id = message.get("id")
-        ids = (mcp_id, server, request.get("connection"))
+        mcp_id = message["id"]
+        ids = (mcp_id, server, request["connection"])
         named = recorded.get("mcp_id")
         if (named is not None and (named, recorded.get("server"), recorded.get("connection")) != ids) or (
-                answer.get("id"), response.get("server"), response.get("connection")) != ids:
+                answer["id"], response["server"], response["connection"]) != ids:
             return None
         held = _Held(call, parsed, routed, request, response, feedback, used, verdict, *fed)
         return (
@@ -314,13 +314,13 @@ class CommonCalls:
         """The parsed arguments' encoding when ``parse_of_call`` finds them the live parser's
         value of the model's text (``function_call``: the live reader's view of the call),
         else None."""
-        if function_call is None or function_call.problem or parsed.get("alias") != function_call.alias:
+        if function_call is None or function_call.problem or parsed["alias"] != function_call.alias:
             return None
         text = function_call.arguments_text
-        if (parsed.get("error") is not None or not isinstance(call.item.get("arguments"), str)
-                or parsed.get("arguments_text") != text):
+        if (parsed["error"] is not None or not isinstance(call.item["arguments"], str)
+                or parsed["arguments_text"] != text):
             return None
-        value = parsed.get("arguments")
+        value = parsed["arguments"]
         if type(value) is not dict:
             return None
         encoded = _dumps(value, 2)
@@ -367,12 +367,12 @@ class CommonCalls:
                  ) -> Verdict | None:
         """The call's verdict (``RunFacts.verdict``) when its recorded answer is a plain result
         (a JSON-RPC response, no task, no input asked for), else None."""
-        result = answer.get("result")
-        answer_id = answer.get("id")
+        result = answer["result"]
+        answer_id = answer["id"]
         if (type(result) is not dict or result.get(RESULT_TYPE) in (RESULT_TASK, INPUT_REQUIRED)
                 or isinstance(params.get("task"), dict)):
             return None  # a task's, or a chain given up on
-        if (answer.get("jsonrpc") != "2.0" or answer.get("method") is not None or "error" in answer
+        if (answer["jsonrpc"] != "2.0" or answer.get("method") is not None or "error" in answer
                 or (type(answer_id) is not int and type(answer_id) is not str)):
             return None  # not a JSON-RPC response (``recorded_exchange``: classify)
         content = result_key(result)
@@ -393,8 +393,8 @@ class CommonCalls:
         expected = self._expected(call, verdict, structured)
         if expected is None:
             return None
-        given = feedback.get("item")
-        text = type(expected.get("output")) is str  # then == is json_equal: every value a string
+        given = feedback["item"]
+        text = type(expected["output"]) is str  # then == is json_equal: every value a string
         if type(given) is not dict or not (given == expected if text else json_equal(given, expected)):
             return None
         entries = facts.sent.get(call.call_id)
@@ -466,14 +466,14 @@ def _retried_once(answer: Event, first: dict[str, Any], name: Any, last: dict[st
                   params: dict[str, Any]) -> bool:
     """``_chain_holds``' loop for one round (the common chain): its answer asked for inputs,
     and the call's own tools/call (``last``) is its retry with each of them given."""
-    asked = answer.get("message")
-    asked = asked.get("result") if type(asked) is dict else None
-    if type(asked) is not dict or params.get("name") != name:
+    asked = answer["message"]
+    asked = asked["result"] if type(asked) is dict else None
+    if type(asked) is not dict or params["name"] != name:
         return False
-    first_id, retry_id = first.get("id"), last.get("id")
+    first_id, retry_id = first["id"], last["id"]
     if retry_id is first_id or retry_id == first_id:  # ``in seen``: by ==, a 1 taken for a true declines
         return False
-    wanted, answered = asked.get("inputRequests"), params.get("inputResponses")
+    wanted, answered = asked["inputRequests"], params["inputResponses"]
     if not (type(wanted) is dict and type(answered) is dict and wanted.keys() == answered.keys()):
         return False
     return not (("requestState" in asked or "requestState" in params)
