@@ -94,16 +94,13 @@ equal bytes, equal values; unequal bytes still ask ``json_equal`` (key order, sa
 
 class _Held(Grounds):
     """What one call's held findings rest on: their words and seq numbers are made from it
-    when first read (``verdict.Finding``; most are only counted), as the steps make them."""
+    when first read (``verdict.Finding``; most are only counted), as the steps make them.
+    The call's events are its one of each kind (the common shape)."""
 
-    __slots__ = ("call", "copies", "expected", "feedback", "parsed", "request", "response", "routed", "used",
-                 "verdict")
+    __slots__ = ("call", "copies", "expected", "verdict")
 
-    def __init__(self, call: CallTrace, parsed: Event, routed: Event, request: Event, response: Event,
-                 feedback: Event, used: Any, verdict: Verdict, expected: dict[str, Any], copies: int) -> None:
-        self.call, self.parsed, self.routed, self.request, self.response, self.feedback = (
-            call, parsed, routed, request, response, feedback)
-        self.used, self.verdict, self.expected, self.copies = used, verdict, expected, copies
+    def __init__(self, call: CallTrace, verdict: Verdict, expected: dict[str, Any], copies: int) -> None:
+        self.call, self.verdict, self.expected, self.copies = call, verdict, expected, copies
 
     def said(self, check: str) -> str:
         return _SAID[check](self)
@@ -112,16 +109,17 @@ class _Held(Grounds):
         return _SEQS[check](self)
 
     def parse_said(self) -> str:
-        return parsed_said(self.call, self.parsed)
+        return parsed_said(self.call, self.call.parsed[0])
 
     def route_said(self) -> str:
-        return routed_said(self.call, self.routed, self.request["message"])
+        call = self.call
+        return routed_said(call, call.routed[0], call.mcp_requests[0]["message"])
 
     def definition_said(self) -> str:
-        return defined_said(self.call, self.used)
+        return defined_said(self.call, self.call.routed[0].get("digest"))
 
     def server_said(self) -> str:
-        request = self.request
+        request = self.call.mcp_requests[0]
         mcp_id = request["message"].get("id")
         return answered_said(request, mcp_id, rounds_said(self.call), self.verdict, False)
 
@@ -129,21 +127,25 @@ class _Held(Grounds):
         return rendered_said(self.call, self.verdict, self.expected, self.copies)
 
     def link_said(self) -> str:
-        request = self.request
+        request = self.call.mcp_requests[0]
         return linked_said(self.call, request["message"].get("id"), (request.get("server"),
                                                                       request.get("connection")))
 
     def parse_seqs(self) -> tuple[int, ...]:
-        return tuple(sorted((self.call.response_seq, self.parsed["seq"])))
+        call = self.call
+        return tuple(sorted((call.response_seq, call.parsed[0]["seq"])))
 
     def route_seqs(self) -> tuple[int, ...]:  # the definition finding's too
-        return tuple(sorted((self.call.response_seq, self.routed["seq"], self.request["seq"])))
+        call = self.call
+        return tuple(sorted((call.response_seq, call.routed[0]["seq"], call.mcp_requests[0]["seq"])))
 
     def exchange_seqs(self) -> tuple[int, ...]:  # the call-link finding's too
-        return tuple(sorted((self.call.response_seq, self.request["seq"], self.response["seq"])))
+        call = self.call
+        return tuple(sorted((call.response_seq, call.mcp_requests[0]["seq"], call.mcp_responses[0]["seq"])))
 
     def feedback_seqs(self) -> tuple[int, ...]:
-        return tuple(sorted((self.call.response_seq, self.response["seq"], self.feedback["seq"])))
+        call = self.call
+        return tuple(sorted((call.response_seq, call.mcp_responses[0]["seq"], call.feedbacks[0]["seq"])))
 
 
 _SAID: Final[dict[str, Callable[[_Held], str]]] = {
@@ -216,15 +218,14 @@ class CommonCalls:
 
     def _findings(self, call: CallTrace) -> Six | None:  # one long pass: each value read once
         facts = self.facts
-        parsed_events, routed_events, requests, responses = (call.parsed, call.routed, call.mcp_requests,
-                                                             call.mcp_responses)
+        # one event of each kind (another count raises ValueError: the steps judge the call)
+        (parsed,), (routed,), (request,), (response,), (outcome,), (feedback,) = (
+            call.parsed, call.routed, call.mcp_requests, call.mcp_responses, call.outcomes, call.feedbacks)
         call_id, turn = call.call_id, call.turn
-        if (len(parsed_events) != 1 or len(routed_events) != 1 or len(requests) != 1 or len(responses) != 1
-                or len(call.outcomes) != 1 or len(call.feedbacks) != 1 or call.duplicates
-                or call.final_item is not None or call.dropped or type(call_id) is not str or not call_id):
+        if (call.duplicates or call.final_item is not None or call.dropped or type(call_id) is not str
+                or not call_id):
             return None
-        parsed, routed, request, response = parsed_events[0], routed_events[0], requests[0], responses[0]
-        recorded = call.outcomes[0]["outcome"]
+        recorded = outcome["outcome"]
         message, answer = request["message"], response["message"]
         if type(recorded) is not dict or type(message) is not dict or type(answer) is not dict:
             return None
@@ -283,7 +284,6 @@ class CommonCalls:
         if defined and (used != digests.get(alias) or (listed is not None and listed != used)):
             return None
         # feedback_of_call and link_of_call
-        feedback = call.feedbacks[0]
         fed = self._fed_back(call, feedback, verdict, recorded, declaration)
         if fed is None:
             return None
@@ -294,7 +294,7 @@ class CommonCalls:
         if (named is not None and (named, recorded.get("server"), recorded.get("connection")) != ids) or (
                 answer["id"], response["server"], response["connection"]) != ids:
             return None
-        held = _Held(call, parsed, routed, request, response, feedback, used, verdict, *fed)
+        held = _Held(call, verdict, *fed)
         return (
             Finding("parse", True, held, call_id, mcp_id, server, turn, held, "arguments_text"),
             Finding("routing", True, held, call_id, mcp_id, server, turn, held, "route"),
@@ -413,13 +413,13 @@ class CommonCalls:
         """``RunFacts.expected(call)``: of a success or tool error equal to one rendered
         already, made from that text (``_expected_item``), else by ``expected`` itself."""
         key = (id(verdict), structured)  # a verdict RunFacts holds for the run: its id is not reused
-        if key not in self._rendered:
+        text = self._rendered.get(key, _UNRENDERED)
+        if text is _UNRENDERED:
             expected = self.facts.expected(call)
             output = expected.get("output") if expected is not None else None
             shared = rendering_key(verdict, structured) is not None and isinstance(output, str)
             self._rendered[key] = output if shared and isinstance(output, str) else None
             return expected
-        text = self._rendered[key]
         return self.facts.expected(call) if text is None else feedback_item(call.call_id, text)
 
 
@@ -481,4 +481,7 @@ def _retried_once(answer: Event, first: dict[str, Any], name: Any, last: dict[st
 
 
 _ABSENT: Final = object()
+_UNRENDERED: Final = "\0 not rendered yet"
+"""``CommonCalls._rendered``'s answer for a verdict not rendered yet (a text no rendering is: its
+identity is asked)."""
 _UNOFFERED: Final = object()
