@@ -13,6 +13,7 @@ words.
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import random
 from collections.abc import Callable
@@ -240,11 +241,11 @@ def test_a_span_of_seqs_has_one_latest_event_before_each(seqs: list[int]) -> Non
     ``lo < s <= hi`` of the span given for a seq, the latest event before ``s`` is the one
     given (what bisect finds for ``s``; of seqs out of order, the span is that seq alone)."""
     found = [f"event at {seq}" for seq in seqs]
-    increasing = all(a < b for a, b in zip(seqs, seqs[1:], strict=False))
-    for seq in range(0, 25):
+    increasing = all(a < b for a, b in itertools.pairwise(seqs))
+    for seq in range(25):
         item, lo, hi = _span(seqs, found, seq, increasing)
         assert lo < seq <= hi
-        for other in range(0, 25):
+        for other in range(25):
             if lo < other <= hi:
                 index = bisect.bisect_left(seqs, other) - 1
                 assert item == (found[index] if index >= 0 else None), (seq, other)
