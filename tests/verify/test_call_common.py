@@ -12,6 +12,8 @@ words.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import random
 from collections.abc import Callable
@@ -24,7 +26,7 @@ from toolrelay.errors import ToolrelayError
 from toolrelay.relay.stages.arguments import parse_arguments
 from toolrelay.verify import load_run, verify
 from toolrelay.verify.call_common import CommonCalls, _written_as
-from toolrelay.verify.facts import RunFacts
+from toolrelay.verify.facts import RunFacts, _span
 from toolrelay.verify.jsonpath import json_equal
 
 from .helpers import Event, edited_copies, iter_events, modern_files_run, odd_edit, tampered
@@ -231,3 +233,19 @@ def test_a_text_is_taken_for_its_value_only_as_json_writes_it(text: str, taken: 
     assert _written_as(value, text) is taken
     if taken:  # what the live parser gives for that text, true told from 1
         assert isinstance(parsed, dict) and json_equal(parsed, value)
+
+
+@pytest.mark.parametrize("seqs", [[], [5], [3, 8, 20], [3, 8, 8, 20], [9, 4, 12]])
+def test_a_span_of_seqs_has_one_latest_event_before_each(seqs: list[int]) -> None:
+    """What ``CommonCalls`` keeps the declarations and a server's listing by: for every seq
+    ``lo < s <= hi`` of the span given for a seq, the latest event before ``s`` is the one
+    given (what bisect finds for ``s``; of seqs out of order, the span is that seq alone)."""
+    found = [f"event at {seq}" for seq in seqs]
+    increasing = all(a < b for a, b in itertools.pairwise(seqs))
+    for seq in range(25):
+        item, lo, hi = _span(seqs, found, seq, increasing)
+        assert lo < seq <= hi
+        for other in range(25):
+            if lo < other <= hi:
+                index = bisect.bisect_left(seqs, other) - 1
+                assert item == (found[index] if index >= 0 else None), (seq, other)

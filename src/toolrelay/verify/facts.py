@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import math
 import operator
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any, ClassVar, Final, Protocol
+from typing import Any, ClassVar, Final, Protocol, TypeVar
 
 from ..client.host.input_required import input_required
 from ..events import MCP_REQUEST, MCP_RESPONSE
@@ -48,7 +49,7 @@ from .simple_schema import SimpleSchemas
 from .task_trace import TaskTrace, answer_of, task_of
 from .verdict import Finding
 
-__all__ = ["CallJudge", "CommonShape", "Listing", "RunFacts"]
+__all__ = ["CallJudge", "CommonShape", "Listing", "RunFacts", "Span"]
 
 CallJudge = Callable[[CallTrace, "RunFacts"], Finding | None]
 """A per-call check's step: the finding about one call (None: nothing to say)."""
@@ -108,6 +109,7 @@ class RunFacts:
         self._declared: dict[int, dict[Any, dict[str, Any]]] = {}
         self._lists_tools: dict[int, bool] = {}
         self._catalog_seqs = [event["seq"] for event in run.catalogs]
+        self._catalogs_sorted = _increasing(self._catalog_seqs)
         self.walked: dict[str, Any] = {}
         """What one check's walk found, kept for a later check of this verify (``walked.py``)."""
         self.listings = _listings(run.mcp, self.walked)
@@ -120,7 +122,7 @@ class RunFacts:
         self._tasks: dict[int, TaskTrace | None] = {}
         self._expected: dict[int, dict[str, Any] | None] = {}
         self._verdicts: dict[int, Verdict | None] = {}
-        self._by_result: dict[tuple[bytes, int], Verdict] = {}
+        self.by_result: dict[tuple[bytes, int], Verdict] = {}
         """A plain result's verdict by its content and its schema's identity (``verdict``)."""
         self._renderings: dict[RenderingKey, str] = {}
         """Each distinct result's rendered text (``expected``): calls that read the same file
@@ -218,20 +220,31 @@ class RunFacts:
         if call.final_item is not None or call.dropped:
             started = read_call(call.item, call.index)
             return started if isinstance(started, FunctionCall) else None
-        if call.turn not in self._calls:
-            turn = self.turn(call.turn)
-            self._calls[call.turn] = {c.call_id: c for c in turn.calls} if turn is not None else {}
-        return self._calls[call.turn].get(call.call_id)
+        return self.turn_calls(call.turn).get(call.call_id)
+
+    def turn_calls(self, turn: int) -> dict[str, FunctionCall]:
+        """call_id → the live reader's view of each call of turn ``turn``'s response (made once)."""
+        found = self._calls.get(turn)
+        if found is None:
+            read = self.turn(turn)
+            found = self._calls[turn] = {c.call_id: c for c in read.calls} if read is not None else {}
+        return found
 
     def declared(self, turn: int, alias: Any) -> dict[str, Any] | None:
         """The tools entry the model was offered as ``alias`` in turn ``turn``'s request."""
-        if turn not in self._declared:
+        return self.declarations(turn).get(alias) if isinstance(alias, str) else None
+
+    def declarations(self, turn: int) -> dict[Any, dict[str, Any]]:
+        """alias → the tools entry turn ``turn``'s request offered it as (declared, added, or
+        loaded by a search), made once per turn."""
+        found = self._declared.get(turn)
+        if found is None:
             current = self.run.round(turn)
             tools = current.body.get("tools") if current is not None else None
             loaded = loaded_by_alias(self.input_items(current, TOOL_SEARCH_OUTPUT)) if current else {}
             items = self.input_items(current, ADDITIONAL_TOOLS) if current is not None else None
-            self._declared[turn] = {**loaded, **offered_by_alias(tools, items)}  # declared, added, or loaded
-        return self._declared[turn].get(alias) if isinstance(alias, str) else None
+            found = self._declared[turn] = {**loaded, **offered_by_alias(tools, items)}
+        return found
 
     def lists_tools(self, turn: int) -> bool:
         """Whether turn ``turn``'s request body has a ``tools`` list (read once per turn)."""
@@ -256,12 +269,21 @@ class RunFacts:
         index = bisect.bisect_left(self._catalog_seqs, seq) - 1
         return self.run.catalogs[index] if index >= 0 else None
 
+    def catalog_span(self, seq: int) -> Span[dict[str, Any] | None]:
+        """``catalog_at(seq)`` with the seqs it is in force for: each ``s`` with ``lo < s <= hi``."""
+        return _span(self._catalog_seqs, self.run.catalogs, seq, self._catalogs_sorted)
+
     def listing_at(self, server: Any, seq: int) -> Listing | None:
         if not isinstance(server, str):
             return None
         seqs = self._listing_seqs.get(server, [])
         index = bisect.bisect_left(seqs, seq) - 1
         return self.listings[server][index] if index >= 0 else None
+
+    def listing_span(self, server: str, seq: int) -> Span[Listing | None]:
+        """``listing_at(server, seq)`` with the seqs it is the answer for (``catalog_span``)."""
+        seqs = self._listing_seqs.get(server, [])
+        return _span(seqs, self.listings.get(server, []), seq, _increasing(seqs))
 
     def rule_of(self, server: Any, tool: Any, seq: int) -> dict[str, Any] | None:
         """The inputSchema ``server`` listed for ``tool`` before ``seq``."""
@@ -335,21 +357,13 @@ class RunFacts:
         if key in self._verdicts:
             return self._verdicts[key]
         plain = self._plain_result(call)
-        found = self._by_result.get(plain) if plain is not None else None
+        found = self.by_result.get(plain) if plain is not None else None
         if found is None:
             outcome = self.outcome(call)
             found = outcome.verdict if outcome is not None else None
             if plain is not None and found is not None and self._kept(call):
-                self._by_result[plain] = found
+                self.by_result[plain] = found
         self._verdicts[key] = found
-        return found
-
-    def plain_verdict(self, call: CallTrace, plain: tuple[bytes, int]) -> Verdict | None:
-        """``verdict(call)`` for a call whose ``_plain_result`` its caller found ``plain``."""
-        found = self._by_result.get(plain)
-        if found is None:
-            return self.verdict(call)
-        self._verdicts[id(call)] = found
         return found
 
     def hold(self, call: CallTrace, verdict: Verdict, expected: dict[str, Any]) -> None:
@@ -415,6 +429,26 @@ class RunFacts:
 
 def _turn_of(entry: tuple[int, int, dict[str, Any]]) -> int:
     return entry[0]
+
+
+_T = TypeVar("_T")
+Span = tuple[_T, float, float]
+"""What ``bisect`` finds for a seq, and the seqs ``lo < s <= hi`` it finds the same for."""
+
+
+def _increasing(seqs: list[int]) -> bool:
+    return all(map(operator.lt, seqs, seqs[1:]))  # in C
+
+
+def _span(seqs: list[int], found: Sequence[_T], seq: int, increasing: bool) -> Span[_T | None]:
+    """The last of ``found`` whose seq (in ``seqs``) is before ``seq``, with the span of seqs
+    it is the last for (of seqs out of order: ``seq`` alone, as bisect reads them)."""
+    index = bisect.bisect_left(seqs, seq) - 1
+    item = found[index] if index >= 0 else None
+    if not increasing:
+        return item, seq - 1, seq
+    after = seqs[index] if index >= 0 else -math.inf
+    return item, after, seqs[index + 1] if index + 1 < len(seqs) else math.inf
 
 
 def _same_output(item: dict[str, Any], expected: dict[str, Any] | None) -> bool:

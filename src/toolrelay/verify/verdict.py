@@ -14,7 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
-__all__ = ["ENDPOINT_INCONSISTENCY", "LINKS", "LINK_TITLES", "NEXT_STEP", "Finding", "Verdict", "link_rank"]
+__all__ = [
+    "ENDPOINT_INCONSISTENCY", "LINKS", "LINK_TITLES", "NEXT_STEP", "Finding", "Grounds", "Verdict",
+    "link_rank",
+]
 
 LINKS: Final = (
     "model_response",
@@ -68,18 +71,35 @@ def link_rank(link: str) -> int:
     return LINKS.index(link) if link in LINKS else len(LINKS)
 
 
-Said = str | Callable[[], str]
+class Grounds:
+    """What several findings make their words and seq numbers from when first read, each
+    finding by its ``check``: one object for all the findings about a call, where a function
+    for each finding's words and one for its seqs would be two objects per finding."""
+
+    __slots__ = ()
+
+    def said(self, check: str) -> str:
+        """The words of the finding made by ``check``."""
+        raise NotImplementedError
+
+    def seqs_of(self, check: str) -> tuple[int, ...]:
+        """The seq numbers of the finding made by ``check``."""
+        raise NotImplementedError
+
+
+Said = str | Callable[[], str] | Grounds
 """A finding's message, or what says it when it is first read (``Finding.message``)."""
-Seqs = tuple[int, ...] | Callable[[], tuple[int, ...]]
+Seqs = tuple[int, ...] | Callable[[], tuple[int, ...]] | Grounds
 """A finding's seq numbers, or what works them out when they are first read."""
 
 
 class Finding:
     """One checked fact about one link: holds (``ok``) or contradicts the record.
 
-    ``message`` and ``seqs`` may be given as functions that make them: a verdict holds a
-    finding for every link of every call (60,000 for 10,000 calls), and most are only
-    counted, never shown, so their words and seq numbers are made when first read. Its
+    ``message`` and ``seqs`` may be given as functions that make them, or as the ``Grounds``
+    they are made from: a verdict holds a finding for every link of every call (60,000 for
+    10,000 calls), and most are only counted, never shown, so their words and seq numbers
+    are made when first read. Its
     fields may be given in order (``evidence.call_finding`` does: by keyword, a finding
     takes twice as long to make)."""
 
@@ -102,7 +122,7 @@ class Finding:
     def message(self) -> str:
         said = self._message
         if not isinstance(said, str):
-            said = self._message = said()
+            said = self._message = said.said(self.check) if isinstance(said, Grounds) else said()
         return said
 
     @message.setter
@@ -114,7 +134,7 @@ class Finding:
         """Transcript seq numbers of the events involved."""
         seqs = self._seqs
         if not isinstance(seqs, tuple):
-            seqs = self._seqs = seqs()
+            seqs = self._seqs = seqs.seqs_of(self.check) if isinstance(seqs, Grounds) else seqs()
         return seqs
 
     @seqs.setter
