@@ -229,6 +229,8 @@ _REQUEST: Final = ModelRequestEvent.kind
 _SCAN: Final[Callable[[str, int], tuple[Any, int]]] = cast(Any, make_scanner)(json.JSONDecoder())
 """The scanner ``json.loads`` runs (the C one), called on one line after another in place."""
 _LONG: Final = 2 * RECORD_DEPTH
+_MESSAGE_FIELD: Final = "message"
+"""An MCP event's JSON-RPC message (the event's field, not a Responses item type)."""
 """A line shorter than this cannot nest too deep (``nested_too_deep``)."""
 
 
@@ -366,13 +368,13 @@ def _put_message(event: dict[str, Any], message: dict[str, Any]) -> Any:
         if key == COPIES_FIELD:
             copies = value
         else:
-            holds_message = holds_message or key == "message"
+            holds_message = holds_message or key == _MESSAGE_FIELD
             after.append((key, value))
         key, value = event.popitem()
     if not holds_message:
         event["message"] = message  # at the end (or in its place, if the line holds one before)
     for key, value in reversed(after):
-        event[key] = message if key == "message" else value
+        event[key] = message if key == _MESSAGE_FIELD else value
     return copies
 
 
