@@ -133,6 +133,21 @@ def model_body(events: list[Event], kind: str, turn: int) -> Any:
     return list(iter_events(events, kind, turn=turn))[-1]["body"]
 
 
+def findings_said(path: Path) -> list[tuple[Any, ...]]:
+    """What verify says of the transcript ``path``, finding by finding (ids, words, seqs)."""
+    return [(f.link, f.ok, f.check, f.turn, f.call_id, f.message, f.seqs) for f in verdict_of(path).findings]
+
+
+def said_by_the_assembler(path: Path, monkeypatch: Any) -> list[tuple[Any, ...]]:
+    """``findings_said`` with the streams' one pass turned off: every stream judged by the
+    assembler's path (``streamed.common_stream``)."""
+    from toolrelay.verify import streamed
+
+    with monkeypatch.context() as patched:
+        patched.setattr(streamed, "common_stream", lambda current, fields: None)
+        return findings_said(path)
+
+
 def verdict_of(path: Path) -> Verdict:
     return verify(load_run(path))
 

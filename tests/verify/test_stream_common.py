@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from toolrelay.verify import load_run, streamed
+from toolrelay.verify import load_run
 from toolrelay.verify.facts import RunFacts
 from toolrelay.verify.stream_common import common_stream
 
-from .helpers import Event, broken_link, tampered, verdict_of
+from .helpers import Event, broken_link, findings_said, said_by_the_assembler, tampered, verdict_of
 
 Mutation = Callable[[list[Event]], None]
 RUN = "streamed_errors_run"
@@ -92,17 +92,6 @@ CASES: list[tuple[Mutation, str]] = [
 """Each tampering of a call stream in the common shape, and the start of what verify says."""
 
 
-def _said(path: Path) -> list[tuple[Any, ...]]:
-    return [(f.link, f.ok, f.check, f.turn, f.call_id, f.message, f.seqs) for f in verdict_of(path).findings]
-
-
-def _said_by_the_assembler(path: Path, monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
-    """The findings with the one pass turned off: every stream judged by the assembler's path."""
-    with monkeypatch.context() as patched:
-        patched.setattr(streamed, "common_stream", lambda current, fields: None)
-        return _said(path)
-
-
 def test_the_common_shape_is_judged_in_one_pass_as_the_assembler_judges_it(run_named: Any) -> None:
     run = load_run(run_named(RUN))
     calls_turn = run.rounds[0]
@@ -120,7 +109,7 @@ def test_a_tampered_call_stream_is_caught_as_the_assembler_catches_it(
     assert common_stream(load_run(copy).rounds[0]) is None
     link, said = broken_link(copy)
     assert link == "model_response" and re.match(message, said), said
-    assert _said(copy) == _said_by_the_assembler(copy, monkeypatch)
+    assert findings_said(copy) == said_by_the_assembler(copy, monkeypatch)
 
 
 def test_another_padding_is_still_the_common_shape(run_named: Any, tmp_path: Path) -> None:
@@ -144,9 +133,9 @@ def test_a_stream_written_otherwise_is_the_assembler_s_and_holds_the_same(
     copy = tampered(run_named(RUN), tmp_path / "spaced.jsonl", spaced)
     assert common_stream(load_run(copy).rounds[0]) is None
     assert verdict_of(copy).ok
-    stream_said = [s for s in _said(copy) if s[2] == "stream"]
-    assert stream_said == [s for s in _said(run_named(RUN)) if s[2] == "stream"]
-    assert _said(copy) == _said_by_the_assembler(copy, monkeypatch)
+    stream_said = [s for s in findings_said(copy) if s[2] == "stream"]
+    assert stream_said == [s for s in findings_said(run_named(RUN)) if s[2] == "stream"]
+    assert findings_said(copy) == said_by_the_assembler(copy, monkeypatch)
 
 
 def test_an_opening_event_that_is_not_the_recorded_response_is_parsed_and_holds_as_before(
@@ -158,4 +147,4 @@ def test_an_opening_event_that_is_not_the_recorded_response_is_parsed_and_holds_
     copy = tampered(run_named(RUN), tmp_path / "reshelled.jsonl", reshelled)
     assert common_stream(load_run(copy).rounds[0]) == ("completed", [])
     assert verdict_of(copy).ok
-    assert _said(copy) == _said_by_the_assembler(copy, monkeypatch)
+    assert findings_said(copy) == said_by_the_assembler(copy, monkeypatch)

@@ -19,10 +19,17 @@ from typing import Any
 
 import pytest
 
-from toolrelay.verify import load_run, stream_common, streamed
+from toolrelay.verify import load_run, stream_common
 from toolrelay.verify.stream_common import common_stream
 
-from .helpers import Event, broken_link, model_body, tampered, verdict_of
+from .helpers import (
+    Event,
+    broken_link,
+    findings_said,
+    model_body,
+    said_by_the_assembler,
+    tampered,
+)
 
 Mutation = Callable[[list[Event]], None]
 RUN = "streamed_errors_run"
@@ -94,16 +101,6 @@ AGREEING: list[Mutation] = [keys_reordered, key_added, status_other, items_reord
 """Items the recorded response and the terminal event both write otherwise than the API."""
 
 
-def _said(path: Path) -> list[tuple[Any, ...]]:
-    return [(f.link, f.ok, f.check, f.turn, f.call_id, f.message, f.seqs) for f in verdict_of(path).findings]
-
-
-def _said_by_the_assembler(path: Path, monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
-    with monkeypatch.context() as patched:
-        patched.setattr(streamed, "common_stream", lambda current, fields: None)
-        return _said(path)
-
-
 def _made_of_items(path: Path, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """For each turn's common_stream: whether the terminal text was made of the items' texts."""
     made: list[bool] = []
@@ -132,7 +129,7 @@ def test_the_untouched_run_s_terminal_text_is_made_of_its_items(
     built = stream_common._calls(current, base, tuple(event["data"] for event in current.stream))
     assert built is not None and built[1] is not None
     assert stream_common._with_items(current.answer, *built) == stream_common._EXACT(current.answer)
-    assert _said(path) == _said_by_the_assembler(path, monkeypatch)
+    assert findings_said(path) == said_by_the_assembler(path, monkeypatch)
 
 
 @pytest.mark.parametrize(("mutation", "message"), BROKEN, ids=[m.__name__ for m, _ in BROKEN])
@@ -144,7 +141,7 @@ def test_a_terminal_item_changed_breaks_the_link_as_the_assembler_says(
     assert common_stream(load_run(copy).rounds[0]) is None
     link, said = broken_link(copy)
     assert link == "model_response" and re.match(message, said), said
-    assert _said(copy) == _said_by_the_assembler(copy, monkeypatch)
+    assert findings_said(copy) == said_by_the_assembler(copy, monkeypatch)
 
 
 @pytest.mark.parametrize("mutation", AGREEING, ids=[m.__name__ for m in AGREEING])
@@ -153,4 +150,4 @@ def test_items_written_otherwise_are_encoded_whole_and_judged_as_the_assembler_j
 ) -> None:
     copy = tampered(run_named(RUN), tmp_path / "otherwise.jsonl", mutation)
     assert _made_of_items(copy, monkeypatch) == [False]
-    assert _said(copy) == _said_by_the_assembler(copy, monkeypatch)
+    assert findings_said(copy) == said_by_the_assembler(copy, monkeypatch)
