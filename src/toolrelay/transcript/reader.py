@@ -44,7 +44,7 @@ from ..protocol.json_depth import RECORD_DEPTH, loads, nested_too_deep
 from ..protocol.json_fast import integer_runs
 from .changes import apply_in_place, changed_copy
 from .delta import DELTA_FIELD, apply_delta
-from .shared import COPIES_FIELD, MESSAGE_DELTA_FIELD, resolve
+from .shared import COPIES_FIELD, MESSAGE_DELTA_FIELD, MESSAGE_FIELD, resolve
 from .writer import FORMAT, FORMAT_FIELD
 
 __all__ = ["Transcript", "paused_gc", "read_transcript"]
@@ -229,8 +229,6 @@ _REQUEST: Final = ModelRequestEvent.kind
 _SCAN: Final[Callable[[str, int], tuple[Any, int]]] = cast(Any, make_scanner)(json.JSONDecoder())
 """The scanner ``json.loads`` runs (the C one), called on one line after another in place."""
 _LONG: Final = 2 * RECORD_DEPTH
-_MESSAGE_FIELD: Final = "message"
-"""An MCP event's JSON-RPC message (the event's field, not a Responses item type)."""
 """A line shorter than this cannot nest too deep (``nested_too_deep``)."""
 
 
@@ -334,7 +332,7 @@ def _with_message(
     delta = event[MESSAGE_DELTA_FIELD]
     of = delta.get("of") if type(delta) is dict else None
     base = by_seq.get(of) if isinstance(of, int) else None
-    message = base.get("message") if base is not None else None
+    message = base.get(MESSAGE_FIELD) if base is not None else None
     if type(message) is not dict:
         raise UsageError(f"{_said(event, source)} to a message the transcript does not hold before it")
     changed = delta.get("set")
@@ -368,13 +366,13 @@ def _put_message(event: dict[str, Any], message: dict[str, Any]) -> Any:
         if key == COPIES_FIELD:
             copies = value
         else:
-            holds_message = holds_message or key == _MESSAGE_FIELD
+            holds_message = holds_message or key == MESSAGE_FIELD
             after.append((key, value))
         key, value = event.popitem()
     if not holds_message:
-        event["message"] = message  # at the end (or in its place, if the line holds one before)
+        event[MESSAGE_FIELD] = message  # at the end (or in its place, if the line holds one before)
     for key, value in reversed(after):
-        event[key] = message if key == _MESSAGE_FIELD else value
+        event[key] = message if key == MESSAGE_FIELD else value
     return copies
 
 

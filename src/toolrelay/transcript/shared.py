@@ -34,10 +34,10 @@ from ..events import MCP_ROLES, FeedbackEvent, ModelResponseEvent
 from .changes import changes
 from .delta import wire_bytes_of
 
-__all__ = ["COPIES_FIELD", "MESSAGE_DELTA_FIELD", "ItemSources", "MessageBases", "Shape", "TextSources",
-           "message_shape", "resolve"]
+__all__ = ["COPIES_FIELD", "MESSAGE_DELTA_FIELD", "MESSAGE_FIELD", "ItemSources", "MessageBases", "Shape",
+           "TextSources", "message_shape", "resolve"]
 
-_MESSAGE_KEY: Final = "message"
+MESSAGE_FIELD: Final = "message"
 """The key of an MCP record's message (the record's, not a Responses item type)."""
 
 MESSAGE_DELTA_FIELD: Final = "message_delta"
@@ -70,11 +70,11 @@ class MessageBases:
         base = self._bases.get(shape) if shape is not None else None
         if base is None:
             return None
-        found = changes(base.message, line[_MESSAGE_KEY])
+        found = changes(base.message, line[MESSAGE_FIELD])
         if len(found) > MAX_CHANGES:
             return None
         delta = {"of": base.seq, "set": found}
-        return dict((MESSAGE_DELTA_FIELD, delta) if key == _MESSAGE_KEY else (key, value)
+        return dict((MESSAGE_DELTA_FIELD, delta) if key == MESSAGE_FIELD else (key, value)
                     for key, value in line.items())
 
     def remember(self, line: dict[str, Any], shape: Shape | None, text: str) -> None:
@@ -97,7 +97,7 @@ class _Base:
     @property
     def message(self) -> Any:
         if self._text is not None:
-            self._message, self._text = json.loads(self._text)[_MESSAGE_KEY], None
+            self._message, self._text = json.loads(self._text)[MESSAGE_FIELD], None
         return self._message
 
 
@@ -151,7 +151,7 @@ class TextSources:
 
 def message_shape(line: dict[str, Any]) -> Shape | None:
     """The shape of the MCP message ``line`` records; None for a line that records none."""
-    message = line.get(_MESSAGE_KEY)
+    message = line.get(MESSAGE_FIELD)
     if line["kind"] not in MCP_ROLES or not isinstance(message, dict):
         return None
     fields = tuple((key, tuple(value) if isinstance(value, dict) else None) for key, value in message.items())
