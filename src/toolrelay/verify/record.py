@@ -625,7 +625,6 @@ class _Indexer:
         ``task_messages``, any other into ``mcp_other``."""
         mcp, latest, orphans = self.record.mcp, self.latest, self.record.orphans
         of_call = attrgetter(call_list)
-        requests = call_list == "mcp_requests"
 
         def index(event: Event) -> None:
             mcp.append(event)
@@ -638,7 +637,7 @@ class _Indexer:
             elif not by_method:
                 of_call(call).append(event)
             elif (method := event.get("method")) in CALL_METHODS:
-                (call.mcp_requests if requests else call.mcp_responses).append(event)
+                of_call(call).append(event)
                 # a retried tools/call: its input round moved now, while its events are in the cache
                 if len(call.mcp_requests) > 1 and (moved := self._split) is not None:
                     _split_input_rounds(call, moved)
