@@ -210,10 +210,8 @@ def unfinished_reasons(run: RunRecord, facts: RunFacts) -> list[str]:
         reasons.append("the run " + ending_line(str(run.status), count, str(run.run_end.get("reason") or "")))
     if not run.calls:  # a finished run's words; a cut one says how far its records go
         reasons.append(no_call_text(run) + (": nothing ran" if run.run_end is not None else ""))
-    sent = facts.sent  # each call_id's outputs in turn order: sent_after's test, inline (every call)
     for call in run.calls:
-        entries = sent.get(call.call_id)
-        if call.dropped or (entries and entries[-1][0] > call.turn):  # a dropped call's output has no place
+        if call.dropped or facts.fed_back(call):  # a dropped call's output has no place to go
             continue
         if call.status == "cancelled":
             reasons.append(f"{call.call_id} was cancelled: {(call.outcome or {}).get('message')}")

@@ -303,6 +303,12 @@ class RunFacts:
         entry = listing.tools.get(tool) if listing is not None and isinstance(tool, str) else None
         return entry.get("outputSchema") if entry is not None else None
 
+    def fed_back(self, call: CallTrace) -> bool:
+        """Whether ``sent_after(call)`` holds anything: its last output is in a later turn's
+        request (``sent`` keeps each call_id's outputs in turn order)."""
+        entries = self.sent.get(call.call_id)
+        return entries is not None and len(entries) > 0 and entries[-1][0] > call.turn
+
     def sent_after(self, call: CallTrace) -> list[tuple[int, int, dict[str, Any]]]:
         """The call's outputs in requests after its response (turn, index in input, item)."""
         entries = self.sent.get(call.call_id)
