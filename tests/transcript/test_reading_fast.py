@@ -153,3 +153,43 @@ def test_a_rebuilt_message_takes_its_deltas_place_wherever_the_other_fields_stan
     assert events[2]["message"] == {"jsonrpc": "2.0", "id": 2, "params": {"arguments": {"head": 5},
                                                                          "_meta": {"progressToken": token}}}
     assert events[1]["message"] == BASE["message"]  # the base is not changed
+
+
+def _plain_lines(count: int) -> list[dict[str, Any]]:
+    """Lines of many lengths, one far longer than the others (a chunk may end inside any)."""
+    lines: list[dict[str, Any]] = [{"seq": 1, "run": "r", "kind": "notice", "text": "start"}]
+    for seq in range(2, count + 2):
+        lines.append({"seq": seq, "run": "r", "kind": "notice", "text": "é" * (seq * 7 % 50)})
+    lines.insert(count // 2, {"seq": 0, "run": "r", "kind": "notice", "text": "x" * 5000})
+    return lines
+
+
+@pytest.mark.parametrize("chunk", [1, 13, 64, 4096, 1 << 20])
+def test_the_lines_read_a_chunk_at_a_time_are_the_lines_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """Chunks of any size, one shorter than a line, one holding the whole file: each line
+    read is the line written, a long one whole, none lost or split at a chunk's end (by the
+    fast path itself: the text path, which would read them too, is not asked)."""
+    lines = _plain_lines(300)
+    path = _write(tmp_path / "t.jsonl", lines)
+    monkeypatch.setattr(reader, "_CHUNK", chunk)
+    monkeypatch.setattr(reader, "_read_text", None)
+    assert read_transcript(path).events == lines
+
+
+@pytest.mark.parametrize("chunk", [13, 1 << 20])
+def test_a_bad_line_in_a_later_chunk_is_named_and_a_cut_tail_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    monkeypatch.setattr(reader, "_CHUNK", chunk)
+    lines = _plain_lines(200)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(json.dumps(line) + "\n" for line in lines) + '{"seq": 999, "kin', encoding="utf-8")
+    read = read_transcript(cut)
+    assert read.cut_tail and read.events == lines
+    texts = [json.dumps(line) for line in lines]
+    texts[150] = texts[150][:-1]  # line 151 loses its closing brace
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(text + "\n" for text in texts), encoding="utf-8")
+    assert _said(bad).startswith(f"{bad}:151 is not a JSON line: ")
