@@ -170,10 +170,11 @@ def test_the_lines_read_a_chunk_at_a_time_are_the_lines_written(
 ) -> None:
     """Chunks of any size, one shorter than a line, one holding the whole file: each line
     read is the line written, a long one whole, none lost or split at a chunk's end (by the
-    fast path itself: the text path, which would read them too, is not asked)."""
+    streamed path itself: the whole file's paths, which would read them too, are not asked)."""
     lines = _plain_lines(300)
     path = _write(tmp_path / "t.jsonl", lines)
     monkeypatch.setattr(reader, "_CHUNK", chunk)
+    monkeypatch.setattr(reader, "_read_fast", None)
     monkeypatch.setattr(reader, "_read_text", None)
     assert read_transcript(path).events == lines
 
@@ -186,8 +187,9 @@ def test_a_bad_line_in_a_later_chunk_is_named_and_a_cut_tail_dropped(
     lines = _plain_lines(200)
     cut = tmp_path / "cut.jsonl"
     cut.write_text("".join(json.dumps(line) + "\n" for line in lines) + '{"seq": 999, "kin', encoding="utf-8")
-    read = read_transcript(cut)
-    assert read.cut_tail and read.events == lines
+    read = reader._read_streamed(cut)  # the cut tail spans two chunks of 13 bytes
+    assert read is not None and read[2] and read[0] == lines
+    assert read_transcript(cut).events == lines
     texts = [json.dumps(line) for line in lines]
     texts[150] = texts[150][:-1]  # line 151 loses its closing brace
     bad = tmp_path / "bad.jsonl"

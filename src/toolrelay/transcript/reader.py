@@ -20,7 +20,9 @@ that may hold an integer beyond 64 bits is parsed by ``json.loads``'s scanner). 
 orjson cannot take line by line (a bad line, a CR, a blank or too deep line) is read as
 text with the stdlib scanner, as it always was, which names the bad line. Each line is made
 whole as it comes from orjson (one pass); when a line cannot be made whole, every line is
-parsed first, so that a later unreadable line is still the one named.
+parsed first, so that a later unreadable line is still the one named. The usual file is read
+a block of about a megabyte at a time (never whole: its lines, their events); any other is
+then read whole, by the paths above.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 from itertools import chain, repeat
 from json.scanner import make_scanner
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, BinaryIO, Final, cast
 
 import orjson
 
@@ -67,12 +69,14 @@ class Transcript:
 def read_transcript(path: str | Path) -> Transcript:
     """The events of ``path``; raises UsageError when it is not a readable transcript."""
     source = Path(path)
-    try:
-        data = source.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read transcript {source}: {_reason(exc)}") from None
     with paused_gc():
-        read = _read_fast(data, source)
+        try:
+            read = _read_streamed(source)
+            data = source.read_bytes() if read is None else b""
+        except OSError as exc:
+            raise UsageError(f"cannot read transcript {source}: {_reason(exc)}") from None
+        if read is None:
+            read = _read_fast(data, source)
         if read is None:
             events, cut_tail = _read_text(data, source)
             events, runs = _rebuild(zip(repeat(b""), events, strict=False), source)
@@ -114,6 +118,50 @@ class _NotFast(Exception):
     """A line ``_read_fast`` does not read (``_read_text`` reads the file instead)."""
 
 
+def _read_streamed(source: Path) -> tuple[list[dict[str, Any]], set[Any], bool] | None:
+    """``_read_fast``'s answer for the usual file (a line that may hold a long integer, a bad
+    one or a CR is none: None), the file read ``_CHUNK`` bytes at a time: its lines are parsed
+    and made whole one block after another, so no copy of the whole file is made (nor split),
+    and a block's memory is reused by the next (a copy of a 50 MB file cost 12,000 fresh
+    pages, a page fault each). None sends the file to ``_read_fast``, which reads it whole
+    and says what is wrong with it."""
+    tail: list[bytes] = []
+    """What follows the last newline read: the start of a line (or, at the end, a cut tail)."""
+    with source.open("rb") as file:
+        try:
+            events, runs = _rebuild(chain.from_iterable(_blocks(file, tail)), source)
+        except (_NotFast, orjson.JSONDecodeError, UsageError):
+            return None
+    cut = b"".join(tail)
+    if not events or not _is_utf8(cut):
+        return None
+    return events, runs, bool(cut)
+
+
+def _blocks(file: BinaryIO, tail: list[bytes]) -> Iterator[Iterator[tuple[bytes, dict[str, Any]]]]:
+    """The lines of each block of ``file`` that end in it, paired with their events (parsed
+    by orjson as they are reached); ``tail`` keeps what follows the last newline."""
+    read = file.read
+    while block := read(_CHUNK):
+        if b"\r" in block:  # read as text, a CR ends a line too (universal newlines)
+            raise _NotFast
+        end = block.rfind(b"\n") + 1
+        if not end:  # a line longer than a block
+            tail.append(block)
+            continue
+        if tail:
+            tail.append(block)
+            block = b"".join(tail)
+            end += len(block) - len(tail[-1])
+            tail.clear()
+        if end < len(block):
+            tail.append(block[end:])
+        if _long_integer_lines(block, end):  # parsed with closer care by _read_fast
+            raise _NotFast
+        lines = _lines(block, end)
+        yield zip(lines, map(orjson.loads, lines), strict=True)
+
+
 def _read_fast(data: bytes, source: Path) -> tuple[list[dict[str, Any]], set[Any], bool] | None:
     """The events made whole, their run ids and ``cut_tail``, each line parsed by orjson
     (``json_fast``: its values are ``json.loads``'s) and made whole right after (while its
@@ -127,23 +175,21 @@ def _read_fast(data: bytes, source: Path) -> tuple[list[dict[str, Any]], set[Any
     cut_tail = 0 < end < len(data)  # a complete file ends with a newline
     if not end or (cut_tail and not _is_utf8(data[end:])):
         return None
+    lines = _lines(data, end)
     careful = _long_integer_lines(data, end)
-    # the usual file: orjson's values as they come, a chunk of lines at a time, a long line's
-    # depth asked in _rebuild's loop; a file that may hold a long integer: each line looked at
-    # closer (_parsed)
-    read: Iterable[tuple[bytes, dict[str, Any]]]
+    # orjson's values as they come, a long line's depth asked in _rebuild's loop; a file that
+    # may hold a long integer: each line looked at closer (_parsed)
     if careful:
-        read = zip(repeat(b""), _parsed(_lines(data, end), careful), strict=False)
+        read = zip(repeat(b""), _parsed(lines, careful), strict=False)
     else:
-        read = chain.from_iterable(zip(lines, map(orjson.loads, lines), strict=True)
-                                   for lines in _chunks(data, end))
+        read = zip(lines, map(orjson.loads, lines), strict=True)
     try:
         events, runs = _rebuild(read, source)
     except (_NotFast, orjson.JSONDecodeError):
         return None
     except UsageError:  # a line that cannot be made whole; but a later one may be no event,
         try:           # and then the file is read as text, which names that line first
-            events = list(_parsed(_lines(data, end), careful))
+            events = list(_parsed(lines, careful))
         except _NotFast:
             return None
         _rebuild(zip(repeat(b""), events, strict=False), source)
@@ -156,21 +202,6 @@ def _lines(data: bytes, end: int) -> list[bytes]:
     lines = data[:end].split(b"\n") if end < len(data) else data.split(b"\n")
     lines.pop()  # what follows the last newline
     return lines
-
-
-def _chunks(data: bytes, end: int) -> Iterator[list[bytes]]:
-    """``_lines(data, end)`` a list at a time, each of the lines in about ``_CHUNK`` bytes: the
-    lines of one chunk are freed before the next is split, so their copy of the file stays in
-    the cache and reuses one chunk's memory (a copy of the whole file at once cost 12,000 fresh
-    pages, a page fault each, on a 50 MB transcript)."""
-    start = 0
-    while start < end:
-        window = min(start + _CHUNK, end)
-        stop = data.rfind(b"\n", start, window) + 1
-        if not stop:  # a line longer than a chunk: the chunk ends with it
-            stop = data.find(b"\n", window - 1) + 1
-        yield data[start:stop - 1].split(b"\n")
-        start = stop
 
 
 def _parsed(lines: list[bytes], careful: set[int]) -> Iterator[dict[str, Any]]:
@@ -254,7 +285,7 @@ _SCAN: Final[Callable[[str, int], tuple[Any, int]]] = cast(Any, make_scanner)(js
 _LONG: Final = 2 * RECORD_DEPTH
 """A line shorter than this cannot nest too deep (``nested_too_deep``)."""
 _CHUNK: Final = 1 << 20
-"""The bytes of lines ``_chunks`` splits at a time (about a million: a copy that stays in the cache)."""
+"""The bytes ``_read_streamed`` reads at a time (about a million: a block that stays in the cache)."""
 
 
 def _scanned(text: str) -> list[dict[str, Any]] | None:
