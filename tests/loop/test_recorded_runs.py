@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
@@ -262,3 +263,62 @@ def test_a_final_response_that_drops_a_started_call_is_reported_and_its_output_n
             f"capitals__get_capital {call['arguments']}, and the final response drops it") in explained
     assert json.dumps(found["message"])[1:-1] in drawn
     _fed_back_anyway_is_broken(tmp_path, call["call_id"], "as a call the response drops")
+
+
+ESCAPES = {
+    "event-type": (b'"type":"response.output_item.done"', b'"type":"response.output_item.d\\u006fne"'),
+    "item-type": (b'"type":"function_call"', b'"type":"function\\u005fcall"'),
+}
+"""Two spellings of one JSON text: the function_call's ``output_item.done`` with a letter of
+its type, or of its item's, written as a ``\\u`` escape (the same parsed value)."""
+_TIME: Final = re.compile(r"\b\d+\.\d\d s\b")
+"""A duration a finding quotes (how long after the response a call started): two runs differ."""
+
+
+def _spelled(raw: bytes, old: bytes, new: bytes) -> bytes:
+    """The recording with ``old`` written as ``new`` in its function_call's ``output_item.done``."""
+    blocks = events_of(raw)
+    closing = b'"type":"response.output_item.done","item":{"id":"fc_'
+    [at] = [n for n, block in enumerate(blocks) if closing in block]
+    assert blocks[at].count(old) == 1
+    blocks[at] = blocks[at].replace(old, new)
+    return b"".join(blocks)
+
+
+def _judged(verdict: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each finding, its quoted durations masked."""
+    return [{**found, "message": _TIME.sub("T s", found["message"])} for found in verdict["findings"]]
+
+
+@pytest.fixture(scope="module")
+def plain_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
+    """The GPT-5.5 recording run as recorded: what it printed, and what verify says of it."""
+    folder = tmp_path_factory.mktemp("plain")
+    proc, endpoint = _run(folder, recorded(GPT55, rename=RENAMED))
+    assert proc.returncode == 0 and endpoint.held, proc.stderr
+    return proc.stdout, _verify(folder)
+
+
+@pytest.mark.parametrize("escape", ESCAPES)
+def test_a_call_item_closed_in_escaped_json_runs_early_and_verifies_as_the_plain_spelling(
+    tmp_path: Path, escape: str, plain_run: tuple[str, dict[str, Any]]
+) -> None:
+    """The run starts the call as its item closes, however the JSON spells it; verify links
+    the call's events to that item (before the fix, the indexer's substring test passed the
+    escaped event by: its parse, routing and outcome were orphans of no model response)."""
+    old, new = ESCAPES[escape]
+    first = _spelled(recorded(GPT55, rename=RENAMED), old, new)
+    proc, endpoint = _run(tmp_path, first)
+    printed, plain_verdict = plain_run
+    assert proc.returncode == 0 and endpoint.held, proc.stderr  # started before response.completed
+    assert proc.stdout == printed
+    records = _records(tmp_path)
+    [closing] = [r for r in records if r["kind"] == "model_stream" and new.decode() in r["data"]]
+    [outcome] = [r["outcome"] for r in records if r["kind"] == "call_outcome"]
+    assert outcome["status"] == "ok" and outcome["call_id"] in closing["data"]
+
+    verdict = _verify(tmp_path)
+    assert verdict["ok"] and verdict["finished"], verdict
+    assert _judged(verdict) == _judged(plain_verdict)
+    [early] = [f for f in verdict["findings"] if f["check"] == "early_start"]
+    assert early["ok"] and f"at stream event {closing['index']} of 33, as its item closed" in early["message"]

@@ -148,3 +148,25 @@ def test_an_opening_event_that_is_not_the_recorded_response_is_parsed_and_holds_
     assert common_stream(load_run(copy).rounds[0]) == ("completed", [])
     assert verdict_of(copy).ok
     assert findings_said(copy) == said_by_the_assembler(copy, monkeypatch)
+
+
+@pytest.mark.parametrize(("plain", "escaped"), [
+    ('"type":"response.output_item.done"', '"type":"response.output_item.d\\u006fne"'),
+    ('"type":"function_call"', '"type":"function\\u005Fcall"'),  # upper-case hex: the same
+], ids=["event-type", "item-type"])
+def test_a_closing_event_spelled_with_an_escape_links_its_call_as_the_plain_spelling(
+    plain: str, escaped: str, run_named: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each call's ``output_item.done`` with a letter written as a ``\\u`` escape: the same
+    value, so the same verdict, finding for finding, in the one pass (the indexer parsed
+    the closing events: their texts are not compared) as in the assembler's."""
+    def spelled(events: list[Event]) -> None:
+        for event in _turn_stream(events):
+            if event["event"] == "response.output_item.done":
+                assert plain in event["data"]
+                event["data"] = event["data"].replace(plain, escaped, 1)
+
+    copy = tampered(run_named(RUN), tmp_path / "escaped.jsonl", spelled)
+    assert common_stream(load_run(copy).rounds[0]) == ("completed", [])
+    assert findings_said(copy) == findings_said(run_named(RUN))
+    assert findings_said(copy) == said_by_the_assembler(copy, monkeypatch)

@@ -77,6 +77,10 @@ CALL_METHODS: Final = ("tools/call", "resources/read")
 """The requests that carry a model's call: a tool's, or the ``--expose-resources`` reader's
 (a tuple: a recorded method of the wrong type is compared, never hashed)."""
 _RESPONSES: Final = RESPONSES.dialect
+_ASCII_ESCAPE: Final = "\\u00"
+"""How a JSON text may spell a character of ``OUTPUT_ITEM_DONE`` or ``FUNCTION_CALL`` other
+than as itself: each is ASCII without a short escape (``\\n``, ``\\"``...), so only as
+``\\u00XX``. A stream event's data holding neither this nor both strings closes no call."""
 REFUSED_DUPLICATE: Final = "duplicate_call_id"
 """The outcome status of a function_call refused for reusing a call_id of its response."""
 
@@ -553,7 +557,9 @@ class _Indexer:
                 return
             data = event.get("data")
             # most stream events are deltas: neither parsed nor made the assembler's event here
-            if type(data) is str and OUTPUT_ITEM_DONE in data and FUNCTION_CALL in data:
+            # (but an event that may spell the two strings otherwise is: ``_ASCII_ESCAPE``)
+            if type(data) is str and ((OUTPUT_ITEM_DONE in data and FUNCTION_CALL in data)
+                                      or _ASCII_ESCAPE in data):
                 position = len(stream) - 1  # a new one: not in ``shown_at`` yet (``ModelRound.shown``)
                 shown = current.shown_at[position] = stream_event(event)
                 closed = _closed_call(data, shown)
