@@ -170,3 +170,22 @@ def test_a_closing_event_spelled_with_an_escape_links_its_call_as_the_plain_spel
     assert common_stream(load_run(copy).rounds[0]) == ("completed", [])
     assert findings_said(copy) == findings_said(run_named(RUN))
     assert findings_said(copy) == said_by_the_assembler(copy, monkeypatch)
+
+
+@pytest.mark.parametrize("left_out", ["name", "call_id"])
+@pytest.mark.parametrize("nth", [0, 1])
+def test_a_closed_item_the_assembler_completes_is_the_assembler_s_and_holds_as_the_whole_one(
+    left_out: str, nth: int, run_named: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call's ``output_item.done`` without its name or call_id (some proxies): the stream's
+    reader takes the added item's, so the round is the assembler's from that event on, and
+    the verdict is the one of the whole item, finding for finding."""
+    def left(events: list[Event]) -> None:
+        _rewrite(_of_type(events, "response.output_item.done", nth), lambda p: p["item"].pop(left_out))
+
+    copy = tampered(run_named(RUN), tmp_path / "left_out.jsonl", left)
+    run, whole = load_run(copy), load_run(run_named(RUN))
+    assert common_stream(run.rounds[0]) is None
+    assert [call.closed_seq for call in run.calls] == [call.closed_seq for call in whole.calls]
+    assert findings_said(copy) == findings_said(run_named(RUN))
+    assert findings_said(copy) == said_by_the_assembler(copy, monkeypatch)
