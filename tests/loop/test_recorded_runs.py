@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
@@ -262,3 +263,75 @@ def test_a_final_response_that_drops_a_started_call_is_reported_and_its_output_n
             f"capitals__get_capital {call['arguments']}, and the final response drops it") in explained
     assert json.dumps(found["message"])[1:-1] in drawn
     _fed_back_anyway_is_broken(tmp_path, call["call_id"], "as a call the response drops")
+
+
+SAME_CALL = {
+    "escaped-event-type": (b'"type":"response.output_item.done"',
+                           b'"type":"response.output_item.d\\u006fne"'),
+    "escaped-item-type": (b'"type":"function_call"', b'"type":"function\\u005fcall"'),
+    "type-of-the-event-field": (b'"type":"response.output_item.done",', b""),
+    "call-id-of-the-added-item": (b',"call_id":"call_LabG58Uhrq9kZvR52BYKjToD"', b""),
+    "name-of-the-added-item": (b',"name":"capitals__get_capital"', b""),
+    "arguments-of-the-deltas": (b'"arguments":"{\\"country\\":\\"PotatoLand\\"}"',
+                                b'"arguments":{"country":"PotatoLand"}'),
+    "index-of-the-item-id": (b',"output_index":2', b""),
+}
+"""The function_call's ``output_item.done`` said otherwise, the same call to the stream's
+reader: a letter of its type, or of its item's, written as a ``\\u`` escape (the same
+parsed value); no type in its data (the ``event:`` field's is taken); its item without a
+call_id, or a name (the added item's is taken), with arguments that are no JSON text (the
+deltas' are taken), or without its output_index (the item's id finds it)."""
+_TIME: Final = re.compile(r"\b\d+\.\d\d s\b")
+"""A duration a finding quotes (how long after the response a call started): two runs differ."""
+
+
+def _said_otherwise(raw: bytes, old: bytes, new: bytes) -> bytes:
+    """The recording with ``old`` written as ``new`` in its function_call's ``output_item.done``."""
+    blocks = events_of(raw)
+    closing = b'"type":"response.output_item.done","item":{"id":"fc_'
+    [at] = [n for n, block in enumerate(blocks) if closing in block]
+    assert blocks[at].count(old) == 1
+    blocks[at] = blocks[at].replace(old, new)
+    return b"".join(blocks)
+
+
+def _judged(verdict: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each finding, its quoted durations masked."""
+    return [{**found, "message": _TIME.sub("T s", found["message"])} for found in verdict["findings"]]
+
+
+@pytest.fixture(scope="module")
+def plain_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
+    """The GPT-5.5 recording run as recorded: what it printed, and what verify says of it."""
+    folder = tmp_path_factory.mktemp("plain")
+    proc, endpoint = _run(folder, recorded(GPT55, rename=RENAMED))
+    assert proc.returncode == 0 and endpoint.held, proc.stderr
+    return proc.stdout, _verify(folder)
+
+
+@pytest.mark.parametrize("change", SAME_CALL)
+def test_a_call_item_closed_as_the_same_call_said_otherwise_runs_early_and_verifies_as_recorded(
+    tmp_path: Path, change: str, plain_run: tuple[str, dict[str, Any]]
+) -> None:
+    """The run starts the call as its item closes, however its event says it; verify links
+    the call's events to that item as the stream's reader completed it (the indexer read the
+    raw text and item: it passed an escaped or untyped event by, leaving the call's parse,
+    routing and outcome orphans of no model response, and took a call without a call_id for
+    none, one without its name or JSON text for another call than the final response's)."""
+    old, new = SAME_CALL[change]
+    proc, endpoint = _run(tmp_path, _said_otherwise(recorded(GPT55, rename=RENAMED), old, new))
+    printed, plain_verdict = plain_run
+    assert proc.returncode == 0 and endpoint.held, proc.stderr  # started before response.completed
+    assert proc.stdout == printed
+    records = _records(tmp_path)
+    [closing] = [r for r in records if r["kind"] == "model_stream"
+                 and r["event"] == "response.output_item.done" and '"id":"fc_' in r["data"]]
+    assert old.decode() not in closing["data"]  # recorded as received
+    [outcome] = [r["outcome"] for r in records if r["kind"] == "call_outcome"]
+    assert (outcome["status"], outcome["call_id"]) == ("ok", "call_LabG58Uhrq9kZvR52BYKjToD")
+
+    verdict = _verify(tmp_path)
+    assert verdict["ok"] and verdict["finished"], verdict
+    assert _judged(verdict) == _judged(plain_verdict)
+    [early] = [f for f in verdict["findings"] if f["check"] == "early_start"]
+    assert early["ok"] and f"at stream event {closing['index']} of 33, as its item closed" in early["message"]

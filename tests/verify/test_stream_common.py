@@ -148,3 +148,44 @@ def test_an_opening_event_that_is_not_the_recorded_response_is_parsed_and_holds_
     assert common_stream(load_run(copy).rounds[0]) == ("completed", [])
     assert verdict_of(copy).ok
     assert findings_said(copy) == said_by_the_assembler(copy, monkeypatch)
+
+
+@pytest.mark.parametrize(("plain", "escaped"), [
+    ('"type":"response.output_item.done"', '"type":"response.output_item.d\\u006fne"'),
+    ('"type":"function_call"', '"type":"function\\u005Fcall"'),  # upper-case hex: the same
+], ids=["event-type", "item-type"])
+def test_a_closing_event_spelled_with_an_escape_links_its_call_as_the_plain_spelling(
+    plain: str, escaped: str, run_named: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each call's ``output_item.done`` with a letter written as a ``\\u`` escape: the same
+    value, so the same verdict, finding for finding, in the one pass (the indexer parsed
+    the closing events: their texts are not compared) as in the assembler's."""
+    def spelled(events: list[Event]) -> None:
+        for event in _turn_stream(events):
+            if event["event"] == "response.output_item.done":
+                assert plain in event["data"]
+                event["data"] = event["data"].replace(plain, escaped, 1)
+
+    copy = tampered(run_named(RUN), tmp_path / "escaped.jsonl", spelled)
+    assert common_stream(load_run(copy).rounds[0]) == ("completed", [])
+    assert findings_said(copy) == findings_said(run_named(RUN))
+    assert findings_said(copy) == said_by_the_assembler(copy, monkeypatch)
+
+
+@pytest.mark.parametrize("left_out", ["name", "call_id"])
+@pytest.mark.parametrize("nth", [0, 1])
+def test_a_closed_item_the_assembler_completes_is_the_assembler_s_and_holds_as_the_whole_one(
+    left_out: str, nth: int, run_named: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call's ``output_item.done`` without its name or call_id (some proxies): the stream's
+    reader takes the added item's, so the round is the assembler's from that event on, and
+    the verdict is the one of the whole item, finding for finding."""
+    def left(events: list[Event]) -> None:
+        _rewrite(_of_type(events, "response.output_item.done", nth), lambda p: p["item"].pop(left_out))
+
+    copy = tampered(run_named(RUN), tmp_path / "left_out.jsonl", left)
+    run, whole = load_run(copy), load_run(run_named(RUN))
+    assert common_stream(run.rounds[0]) is None
+    assert [call.closed_seq for call in run.calls] == [call.closed_seq for call in whole.calls]
+    assert findings_said(copy) == findings_said(run_named(RUN))
+    assert findings_said(copy) == said_by_the_assembler(copy, monkeypatch)

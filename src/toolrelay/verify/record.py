@@ -77,6 +77,10 @@ CALL_METHODS: Final = ("tools/call", "resources/read")
 """The requests that carry a model's call: a tool's, or the ``--expose-resources`` reader's
 (a tuple: a recorded method of the wrong type is compared, never hashed)."""
 _RESPONSES: Final = RESPONSES.dialect
+_ASCII_ESCAPE: Final = "\\u00"
+"""How a JSON text may spell a character of ``OUTPUT_ITEM_DONE`` or ``FUNCTION_CALL`` other
+than as itself: each is ASCII without a short escape (``\\n``, ``\\"``...), so only as
+``\\u00XX``. A stream event's data holding neither this nor both strings closes no call."""
 REFUSED_DUPLICATE: Final = "duplicate_call_id"
 """The outcome status of a function_call refused for reusing a call_id of its response."""
 
@@ -243,8 +247,9 @@ class ModelRound:
     _view: tuple[dict[str, Any], dict[str, Any]] | None = None
     """The request body last read, and its reading in the Responses vocabulary (``body``)."""
     closer: Any = None
-    """For a stream of another dialect than Responses: its assembler, fed event by event,
-    which says when a call's item closed (``_stream``)."""
+    """For a stream of another dialect than Responses, or a Responses one from an event whose
+    call item the assembler completes (``_whole_call``): its assembler, fed event by event,
+    which says when a call's item closed (``_stream_handler``)."""
 
     def shown(self, position: int) -> StreamEvent:
         """The stream record at ``position`` as the assembler's event, made once: it parses
@@ -547,24 +552,40 @@ class _Indexer:
                     return
             stream = current.stream
             stream.append(event)
-            if event.get("dialect", DEFAULT_DIALECT) != _RESPONSES:
+            if current.closer is not None or event.get("dialect", DEFAULT_DIALECT) != _RESPONSES:
                 for index, item in self._closed_by(current, current.shown(len(stream) - 1)):
                     streamed_call(current, index, item, event)
                 return
             data = event.get("data")
             # most stream events are deltas: neither parsed nor made the assembler's event here
-            if type(data) is str and OUTPUT_ITEM_DONE in data and FUNCTION_CALL in data:
+            # (but one that may spell the two strings otherwise is, ``_ASCII_ESCAPE``, or whose
+            # data may have no type of its own: the assembler takes the event field's then)
+            if type(data) is str and ((OUTPUT_ITEM_DONE in data and FUNCTION_CALL in data)
+                                      or _ASCII_ESCAPE in data or event.get("event") == OUTPUT_ITEM_DONE):
                 position = len(stream) - 1  # a new one: not in ``shown_at`` yet (``ModelRound.shown``)
                 shown = current.shown_at[position] = stream_event(event)
                 closed = _closed_call(data, shown)
-                if closed is not None:
-                    current.closed_at.append(position)
-                    streamed_call(current, *closed, event)
+                if closed is None:
+                    return
+                if not _whole_call(*closed):  # the assembler completes it from the events before
+                    self._assembled_from_here(current, event)
+                    return
+                current.closed_at.append(position)
+                streamed_call(current, *closed, event)
 
         return index
 
+    def _assembled_from_here(self, current: ModelRound, event: Event) -> None:
+        """The round's stream read by the assembler from now on, as another dialect's is: fed
+        every event so far (the calls they closed are indexed already), the last one's calls."""
+        for position in range(len(current.stream) - 1):
+            self._closed_by(current, current.shown(position))
+        for index, item in self._closed_by(current, current.shown(len(current.stream) - 1)):
+            self._streamed_call(current, index, item, event)
+
     def _closed_by(self, current: ModelRound, event: StreamEvent) -> list[tuple[int, dict[str, Any]]]:
-        """The calls a stream event of another dialect closes, by its reader's assembler."""
+        """The calls a stream event closes, by its reader's assembler: another dialect's, or a
+        Responses one's from the event whose item the assembler completes (``_whole_call``)."""
         if current.closer is None:
             reader = known_reader(dialect_of(current.stream[-1]))
             if reader is None:
@@ -677,13 +698,24 @@ def _closed_call(data: str, shown: StreamEvent) -> tuple[int, dict[str, Any]] | 
             payload = json_fast.loads(data)
         except ValueError:
             return None
-    if not isinstance(payload, dict) or payload.get("type") != OUTPUT_ITEM_DONE:
+    if not isinstance(payload, dict):
+        return None
+    kind = payload.get("type")  # the assembler's: the data's, else the event field's
+    if (kind if isinstance(kind, str) else shown.event) != OUTPUT_ITEM_DONE:
         return None
     item = payload.get("item")
     if not isinstance(item, dict) or item.get("type") != FUNCTION_CALL:
         return None
     index = payload.get("output_index")
-    return (index if isinstance(index, int) else 0), item
+    return (index if isinstance(index, int) else -1), item
+
+
+def _whole_call(index: int, item: dict[str, Any]) -> bool:
+    """Whether the assembler takes a closed function_call item as it is (``build_item``): it
+    fills a name or call_id left out (falsy) from the added item, arguments that are no
+    string from the deltas, and finds an item without an ``output_index`` by its id."""
+    return (type(index) is int and index >= 0 and bool(item.get("name")) and bool(item.get("call_id"))
+            and isinstance(item.get("arguments"), str))
 
 
 def _is_refusal(event: Event) -> bool:
