@@ -32,6 +32,7 @@ from .direct_call_rows import direct_call_summary
 from .era_rows import mark_fallbacks
 from .layout import arrange, plan_expansion
 from .model import Lane, LinkNote, Row, RunSummary, Trace, VerdictNote
+from .paused_gc import paused_gc
 from .rows import clip, describe, seconds, server_lane, whole
 from .task_rows import compact_tasks
 
@@ -52,6 +53,11 @@ def build_trace(
     events: Sequence[dict[str, Any]], verdict: Verdict | None = None, *, source: str = ""
 ) -> Trace:
     """The diagram of ``events`` (a transcript's lines, in order)."""
+    with paused_gc():  # a row or more for each event: see paused_gc
+        return _build(events, verdict, source)
+
+
+def _build(events: Sequence[dict[str, Any]], verdict: Verdict | None, source: str) -> Trace:
     origin = (seconds(events[0].get("time")) or 0.0) if events else 0.0
     rows = [describe(event, origin) for event in events]
     mark_fallbacks(rows, events)

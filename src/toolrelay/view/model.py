@@ -9,7 +9,9 @@ event they draw, so a verify finding (which names seqs) lands on exactly those r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
+from operator import attrgetter
 from typing import Any, Final, Literal
 
 from .record_texts import page_records
@@ -234,19 +236,19 @@ class Trace:
 def page_value(value: Any) -> Any:
     """One of these dataclasses as the page's JSON holds it (for an encoder's ``default``:
     its fields may be dataclasses again); anything else as text, as ``json.dumps``'s
-    ``default=str`` writes it."""
-    names = _FIELD_NAMES.get(type(value))
-    if names is None:
+    ``default=str`` writes it. Called once a row, badge and group (340,000 times for a
+    10,000-call run): the fields are read at once (``attrgetter``), each beside the
+    default it is left out at."""
+    cls = type(value)
+    getter = _GETTERS.get(cls)
+    if getter is None:
         return str(value)
-    defaults = _DEFAULTS.get(type(value))
-    if defaults is None:
-        return {name: getattr(value, name) for name in names}
-    plain: dict[str, Any] = {}
-    for name in names:
-        field_value = getattr(value, name)
-        if name not in defaults or field_value != defaults[name]:
-            plain[name] = field_value
-    return plain
+    names, field_values = _FIELD_NAMES[cls], getter(value)
+    left_out_at = _LEFT_OUT_AT.get(cls)
+    if left_out_at is None:
+        return dict(zip(names, field_values, strict=True))
+    kept = zip(names, field_values, left_out_at, strict=True)
+    return {name: field_value for name, field_value, default in kept if field_value != default}
 
 
 def _plain(value: Any) -> Any:
@@ -280,6 +282,15 @@ _FIELD_NAMES: dict[type, tuple[str, ...]] = {
     for cls in (Lane, Badge, LinkNote, Row, CallGroup, StreamGroup, Group, VerdictNote, RunSummary)
 }
 _DEFAULTS: dict[type, dict[str, Any]] = {cls: _defaults(cls) for cls in (Row, CallGroup, StreamGroup)}
+_GETTERS: dict[type, Callable[[Any], tuple[Any, ...]]] = {
+    cls: attrgetter(*names) for cls, names in _FIELD_NAMES.items()
+}
+_KEPT: Final = object()
+"""The "default" of a field that is always written: no value equals it."""
+_LEFT_OUT_AT: dict[type, tuple[Any, ...]] = {
+    cls: tuple(defaults.get(name, _KEPT) for name in _FIELD_NAMES[cls]) for cls, defaults in _DEFAULTS.items()
+}
+"""By class, each field's value at which the page leaves it out (``_DEFAULTS``), in field order."""
 _PAGE_DEFAULTS: Final = {"row": _DEFAULTS[Row], "call": _DEFAULTS[CallGroup],
                          "stream": _DEFAULTS[StreamGroup]}
 """By a record's ``type``: the values the page gives the fields a record leaves out."""

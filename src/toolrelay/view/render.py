@@ -24,6 +24,7 @@ import orjson
 
 from ..errors import UsageError, os_reason
 from .model import Trace, page_value
+from .paused_gc import paused_gc
 
 __all__ = ["embed_json", "embed_trace", "render_html", "write_html"]
 
@@ -44,16 +45,26 @@ def embed_json(value: Any) -> str:
 
 
 def embed_trace(trace: Trace) -> str:
-    """The trace's page data (``Trace.page_parts``) as ``embed_json`` writes it, encoded by
-    orjson (10,000 calls: 0.7 s, where json.dumps of the plain tree took 5 s). What orjson
-    cannot write (an integer beyond 64 bits, a lone surrogate a tampered transcript can
-    hold) goes the slow way; a NaN it writes as null, which the page can read."""
+    """The trace's page data (``Trace.page_parts``) as ``embed_json`` writes it."""
+    return _embedded_trace(trace).decode("utf-8")
+
+
+def _embedded_trace(trace: Trace) -> bytes:
+    """``embed_trace``'s text as UTF-8, encoded by orjson (10,000 calls: 0.7 s, where
+    json.dumps of the plain tree took 5 s) and kept as bytes: the page is written as such,
+    and a 74 MB text holding one non-ASCII character is 148 MB or more as a str, copied by
+    each escape. What orjson cannot write (an integer beyond 64 bits, a lone surrogate a
+    tampered transcript can hold) goes the slow way; a NaN it writes as null, which the
+    page can read."""
     try:
-        text = orjson.dumps(trace.page_parts(), default=page_value,
-                            option=orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_NON_STR_KEYS).decode("utf-8")
+        with paused_gc():  # a page record, and a dict passed to orjson, for each event
+            data = orjson.dumps(trace.page_parts(), default=page_value,
+                                option=orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_NON_STR_KEYS)
     except TypeError:  # orjson.JSONEncodeError is one
-        return embed_json(trace.to_dict())
-    return _inert(text)
+        return embed_json(trace.to_dict()).encode("utf-8")
+    for character, escape in _JSON_ESCAPES.items():  # orjson wrote no lone surrogate: it refuses them
+        data = data.replace(character.encode("utf-8"), escape.encode("ascii"))
+    return data
 
 
 def _inert(text: str) -> str:
@@ -75,26 +86,35 @@ def _csp_hash(source: str) -> str:
 
 def render_html(trace: Trace) -> str:
     """The whole page for ``trace``."""
+    return _page(trace).decode("utf-8")
+
+
+def _page(trace: Trace) -> bytes:
+    """``render_html``'s page as UTF-8 (what ``write_html`` writes)."""
     css, script = _asset("trace.css"), _asset("trace.js")
     policy = (
         f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(css)}; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
     values = {
-        "title": html.escape(trace.title),
-        "csp": html.escape(policy, quote=False),  # the policy holds no double quote
-        "css": css,
-        "script": script,
-        "data": embed_trace(trace),
+        "title": html.escape(trace.title).encode("utf-8"),
+        "csp": html.escape(policy, quote=False).encode("utf-8"),  # the policy holds no double quote
+        "css": css.encode("utf-8"),
+        "script": script.encode("utf-8"),
+        "data": _embedded_trace(trace),
     }
-    # One pass: text put in by one placeholder is never searched for another.
-    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], _asset("trace.html"))
+    # One pass: text put in by one placeholder is never searched for another. The template
+    # split at its placeholders alternates text and a placeholder's name.
+    pieces = _PLACEHOLDER.split(_asset("trace.html"))
+    page = [piece.encode("utf-8") for piece in pieces]
+    page[1::2] = [values[name] for name in pieces[1::2]]
+    return b"".join(page)
 
 
 def write_html(trace: Trace, path: Path) -> None:
     """Write the page; an unwritable path is a UsageError naming it."""
     try:
-        path.write_text(render_html(trace), encoding="utf-8")
+        path.write_bytes(_page(trace))
     except BrokenPipeError:
         raise  # `-o /dev/stdout | head`: the reader went away, the path is writable
     except OSError as exc:
