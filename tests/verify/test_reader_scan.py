@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from toolrelay.errors import UsageError
-from toolrelay.transcript.reader import paused_gc, read_transcript
+from toolrelay.gc_pause import paused_gc
+from toolrelay.transcript.reader import read_transcript
 from toolrelay.verify import RunRecord, load_run, verify
 
 

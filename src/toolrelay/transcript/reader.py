@@ -27,8 +27,6 @@ then read whole, by the paths above.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import io
 import json
 from collections.abc import Callable, Iterable, Iterator
@@ -42,6 +40,7 @@ import orjson
 
 from ..errors import UsageError
 from ..events import ModelRequestEvent
+from ..gc_pause import paused_gc
 from ..protocol.json_depth import RECORD_DEPTH, loads, nested_too_deep
 from ..protocol.json_fast import integer_runs
 from .changes import apply_in_place, changed_copy
@@ -49,7 +48,7 @@ from .delta import DELTA_FIELD, apply_delta
 from .shared import COPIES_FIELD, MESSAGE_DELTA_FIELD, MESSAGE_FIELD, resolve
 from .writer import FORMAT, FORMAT_FIELD
 
-__all__ = ["Transcript", "paused_gc", "read_transcript"]
+__all__ = ["Transcript", "read_transcript"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -86,32 +85,6 @@ def read_transcript(path: str | Path) -> Transcript:
         raise UsageError(f"{source} holds no transcript events")
     _same_run(runs, source)
     return Transcript(path=source, events=events, cut_tail=cut_tail)
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """No cyclic garbage collection while building or walking a large, acyclic record.
-
-    Parsing a big transcript makes millions of containers; each automatic collection
-    would walk all of them again (the cost grows with the heap, not with the work).
-    JSON values hold no cycles, so nothing is lost; collection resumes afterwards.
-
-    On resuming, everything tracked is moved to the oldest generation (``freeze`` then
-    ``unfreeze``, two list splices): otherwise the first young collection after the pause
-    walks every container the pause let pile up in the youngest generation, millions for a
-    large transcript (measured: 0.2-0.3 s on a 50 MB one), only to promote them. Nothing is
-    kept from collection: the oldest generation is still collected in full collections.
-    A process that froze objects itself keeps them frozen (nothing is moved then)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            if not gc.get_freeze_count():
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
 
 
 class _NotFast(Exception):

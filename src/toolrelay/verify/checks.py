@@ -17,8 +17,8 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Final
 
+from ..gc_pause import paused_gc
 from ..relay.stages.endings import ending_line
-from ..transcript.reader import paused_gc
 from .agreement import check_agreement
 from .attachments import STREAMED, no_call_text
 from .body_digests import check_body_digests

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..gc_pause import paused_gc
 from ..protocol.json_depth import RECORD_DEPTH, loads
-from ..transcript.reader import paused_gc, read_transcript
+from ..transcript.reader import read_transcript
 from . import attachments
 from .jsonpath import first_difference
 from .record import RunRecord, index_events

@@ -8,7 +8,7 @@ the setup, the turns and the call frames, ``render`` writes the page (``trace.ht
 ``trace.css`` and ``trace.js`` inlined, the data as inert JSON).
 
 Layering: view/ draws what verify/ found and imports only verify/, relay/'s feedback
-markers, events and errors; never client/, model/, server/, files/, the offline stand-in,
+markers, events, errors and gc_pause; never client/, model/, server/, files/, the offline stand-in,
 runner, cli/ or transcript/ (verify/ loads the run).
 """
 

@@ -24,6 +24,7 @@ from ..events import (
     RunStartEvent,
     ServerReady,
 )
+from ..gc_pause import paused_gc
 from ..relay.stages.cost import cost_text
 from ..relay.stages.direct_call import DirectCall
 from ..relay.stages.usage import usage_text
@@ -32,7 +33,6 @@ from .direct_call_rows import direct_call_summary
 from .era_rows import mark_fallbacks
 from .layout import arrange, plan_expansion
 from .model import Lane, LinkNote, Row, RunSummary, Trace, VerdictNote
-from .paused_gc import paused_gc
 from .rows import clip, describe, seconds, server_lane, whole
 from .task_rows import compact_tasks
 

@@ -23,8 +23,8 @@ from typing import Any, Final
 import orjson
 
 from ..errors import UsageError, os_reason
+from ..gc_pause import paused_gc
 from .model import Trace, page_value
-from .paused_gc import paused_gc
 
 __all__ = ["embed_json", "embed_trace", "render_html", "write_html"]
 
