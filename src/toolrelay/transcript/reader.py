@@ -88,7 +88,8 @@ def read_transcript(path: str | Path) -> Transcript:
 
 
 class _NotFast(Exception):
-    """A line ``_read_fast`` does not read (``_read_text`` reads the file instead)."""
+    """A line the fast paths (``_read_streamed``, ``_read_fast``) do not read (``_read_text``
+    reads the file instead)."""
 
 
 def _read_streamed(source: Path) -> tuple[list[dict[str, Any]], set[Any], bool] | None:

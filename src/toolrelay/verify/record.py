@@ -714,7 +714,7 @@ def _whole_call(index: int, item: dict[str, Any]) -> bool:
     """Whether the assembler takes a closed function_call item as it is (``build_item``): it
     fills a name or call_id left out (falsy) from the added item, arguments that are no
     string from the deltas, and finds an item without an ``output_index`` by its id."""
-    return (type(index) is int and index >= 0 and bool(item.get("name")) and bool(item.get("call_id"))
+    return (index >= 0 and bool(item.get("name")) and bool(item.get("call_id"))  # -1: no output_index
             and isinstance(item.get("arguments"), str))
 
 

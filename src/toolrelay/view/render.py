@@ -37,6 +37,9 @@ tampered transcript can hold, written in the page as the escape it was read from
 _JSON_ESCAPES: Final = {
     "<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029",
 }
+_JSON_BYTE_ESCAPES: Final = tuple((character.encode("utf-8"), escape.encode("ascii"))
+                                  for character, escape in _JSON_ESCAPES.items())
+"""``_JSON_ESCAPES`` for a page kept as UTF-8 bytes (``_embedded_trace``)."""
 
 
 def embed_json(value: Any) -> str:
@@ -62,8 +65,8 @@ def _embedded_trace(trace: Trace) -> bytes:
                                 option=orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_NON_STR_KEYS)
     except TypeError:  # orjson.JSONEncodeError is one
         return embed_json(trace.to_dict()).encode("utf-8")
-    for character, escape in _JSON_ESCAPES.items():  # orjson wrote no lone surrogate: it refuses them
-        data = data.replace(character.encode("utf-8"), escape.encode("ascii"))
+    for character, escape in _JSON_BYTE_ESCAPES:  # as _inert; orjson wrote no lone surrogate: it refuses them
+        data = data.replace(character, escape)
     return data
 
 
