@@ -21,7 +21,7 @@ from testkit.processes import spawned
 from testkit.servers import TASK_SERVER
 from testkit.transcripts import transcript_events
 from toolrelay.client.config import ServerConfig
-from toolrelay.client.tool_tasks import settled_problem, tasks_unavailable
+from toolrelay.client.task_rules import settled_problem, tasks_unavailable
 from toolrelay.events import MCP_REQUEST, MCP_RESPONSE, McpMessage
 from toolrelay.protocol.peer import Exchange
 from toolrelay.view.build import build_trace

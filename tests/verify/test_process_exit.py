@@ -97,3 +97,20 @@ def test_main_inside_a_process_keeps_nothing(transcript: Path, capsys: pytest.Ca
     assert main(["verify", str(transcript)]) == 0
     assert "ok: " in capsys.readouterr().out
     assert process_exit._kept == []
+
+
+EVENT_LOOP_MODULES = ("asyncio", "ssl", "socket", "concurrent.futures")
+"""What only a live run needs: importing them is ~40 ms of every short ``verify``."""
+
+
+@pytest.mark.parametrize("verb", [["verify"], ["explain"], ["view", "-o", "run.html"]])
+def test_reading_a_run_back_imports_no_event_loop(verb: list[str], transcript: Path, tmp_path: Path) -> None:
+    """``toolrelay verify`` / ``explain`` / ``view`` only read a file: their start-up is the
+    most of a short transcript's time, so they import none of the live run's I/O machinery."""
+    probe = ("import sys\nfrom toolrelay.cli.main import main\n"
+             f"code = main({[*verb, str(transcript)]!r})\n"
+             f"print(code, [m for m in {EVENT_LOOP_MODULES!r} if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env=BUFFERED)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "0 []"

@@ -12,9 +12,9 @@ is stopped first.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
+import sys
 from typing import Final, NoReturn, TextIO
 
 __all__ = ["EXIT_STDOUT_CLOSED", "StdoutClosed", "reader_gone", "silence", "write_or_stop"]
@@ -44,7 +44,12 @@ def reader_gone(stream: TextIO) -> None:
     when one runs (never inside the code that was writing, which would be left half done),
     else at once."""
     silence(stream)
+    # no event loop runs where asyncio was never imported (a verb that needs none: verify,
+    # explain, view), and those verbs should not pay for importing it
+    asyncio = sys.modules.get("asyncio")
     try:
+        if asyncio is None:
+            raise RuntimeError("no running event loop")
         loop = asyncio.get_running_loop()
     except RuntimeError:
         raise StdoutClosed from None

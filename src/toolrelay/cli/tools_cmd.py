@@ -18,7 +18,7 @@ import sys
 import textwrap
 from typing import Any
 
-from ..client.tool_tasks import task_required
+from ..client.task_rules import task_required
 from ..events import EventStream
 from ..relay.catalog import Catalog
 from ..relay.stages.declare import DeclarationReport

@@ -36,9 +36,10 @@ from ..errors import (
 )
 from ..events import EventStream, Notice, ServerReady, ServerStarting
 from ..protocol import mcp as m
+from ..protocol.exchange import Exchange, Sent
 from ..protocol.jsonrpc import JSONObject, Notification, RequestId
 from ..protocol.param_headers import header_marks
-from ..protocol.peer import Exchange, MaxTimeExceeded, Sent
+from ..protocol.peer import MaxTimeExceeded
 from ..protocol.request_envelope import LOG_LEVEL_KEY
 from ..protocol.tasks_ext import created_ext_task
 from ..protocol.versions import DEFAULT_VERSION, MODERN_VERSIONS, accept_server_version
@@ -50,7 +51,8 @@ from .host import Host, ServerRequests, roots_from_paths
 from .host.input_required import follow_input_required
 from .link import Link
 from .server_logs import DEFAULT_SHOWN_LEVEL, SET_LEVEL
-from .tool_tasks import ToolTaskCall, task_required_names, tasks_unavailable
+from .task_rules import task_required_names, tasks_unavailable
+from .tool_tasks import ToolTaskCall
 from .transport import ClientTransport
 from .transport_registry import transport_kind
 

@@ -33,13 +33,15 @@ from typing import Any
 
 from ..errors import ProtocolError, RequestTimeout, RpcError, ToolrelayError
 from ..protocol import mcp as m
+from ..protocol.exchange import Exchange, Sent
 from ..protocol.jsonrpc import JSONObject
-from ..protocol.peer import Exchange, Peer, Sent
+from ..protocol.peer import Peer
 from ..protocol.tasks_ext import POLL_MS, TASKS_UPDATE, no_result_reason, settled_answer, with_locked_names
 from .host.input_required import answer_inputs
 from .host.requests import ServerRequests
 from .refusals import malformed_answer_message
-from .tool_tasks import CANCEL_WAIT, DEFAULT_POLL, late_reason, poll_seconds, time_left
+from .task_rules import CANCEL_WAIT, DEFAULT_POLL, poll_seconds
+from .tool_tasks import late_reason, time_left
 
 __all__ = ["ExtensionTaskCall"]
 

@@ -1,11 +1,17 @@
-"""How toolrelay words an answer it refuses: too large (the stdio and HTTP paths), or not
-a JSON-RPC response (the connection, and ``verify`` re-reading a recorded one)."""
+"""How toolrelay words an answer it refuses: too large (the stdio and HTTP paths), not a
+JSON-RPC response (the connection, and ``verify`` re-reading a recorded one), or a sampling
+request past the per-call cap (the host, and ``verify`` counting them)."""
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..protocol.jsonrpc import RequestId, id_text
 
-__all__ = ["malformed_answer_message", "size_text", "too_large_message"]
+__all__ = ["CAP_HINT", "malformed_answer_message", "size_text", "too_large_message"]
+
+CAP_HINT: Final = "(--max-sampling-per-call or the config's maxSamplingPerCall raises the cap)"
+"""How toolrelay's refusal of a sampling request past the per-call cap ends (``verify`` counts them)."""
 
 
 def malformed_answer_message(server: str, method: str, mcp_id: RequestId, reason: str) -> str:

@@ -18,9 +18,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import ToolrelayError
+from ..protocol.exchange import Exchange
 from ..protocol.jsonrpc import JSONObject, Notification
 from ..protocol.listen import LISTEN, listen_filter, subscription_id
-from ..protocol.peer import Exchange, Peer
+from ..protocol.peer import Peer
 
 __all__ = ["Listener"]
 

@@ -16,11 +16,12 @@ import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import MaxTimeExceeded, RequestTimeout, RpcError, ToolrelayError, TransportError
 from . import jsonrpc
+from .exchange import Exchange, Sent
 from .jsonrpc import (
     ErrorResponse,
     JSONObject,
@@ -49,42 +50,6 @@ class Tracer(Protocol):
         the attempt; every other message is told before it is sent)."""
 
     def received(self, message: Message, tag: Any, elapsed: float | None) -> None: ...
-
-
-@dataclass(slots=True)
-class Exchange:
-    """One request and its answer, exactly as they crossed the wire."""
-
-    mcp_id: RequestId
-    method: str
-    request: JSONObject
-    response: JSONObject | None = None
-    result: JSONObject | None = None
-    error: ErrorResponse | None = None
-    started: float = field(default_factory=time.monotonic)
-    elapsed: float = 0.0
-
-    def settle(self, message: Response | ErrorResponse) -> None:
-        """Record the answer. The live peer and ``verify`` (replaying a transcript) both
-        use this one function, so a recorded exchange is read exactly as it was live."""
-        self.response = message.raw
-        if isinstance(message, Response):
-            self.result = message.result
-        else:
-            self.error = message
-
-    def raise_for_error(self) -> JSONObject:
-        """The result, or RpcError for an error response."""
-        if self.error is not None:
-            raise RpcError(self.error.code, self.error.message, self.error.data)
-        assert self.result is not None
-        return self.result
-
-
-Sent = Callable[[Exchange], None]
-"""Told a request once it is on the wire (``Peer.call``'s ``on_sent``). A cancellation
-carries no value, so this is how a caller cancelled mid-request learns which request it
-abandoned (its id, for the record)."""
 
 
 @dataclass(slots=True)

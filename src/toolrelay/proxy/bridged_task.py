@@ -9,10 +9,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ..client.tool_tasks import created_task
+from ..client.task_rules import created_task
 from ..protocol import mcp as m
+from ..protocol.exchange import Exchange
 from ..protocol.jsonrpc import JSONObject
-from ..protocol.peer import Exchange
 from ..protocol.tasks_ext import as_2025_task, as_ext_task, ended_ext_task, with_locked_names
 from ..server.app import ServerSession
 from .host_calls import HostCall

@@ -33,10 +33,10 @@ from ..client.offers import offers, subscribes
 from ..errors import RpcError, ToolrelayError
 from ..events import Notice
 from ..protocol import mcp as m
+from ..protocol.exchange import Exchange
 from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONObject, Notification, Request
 from ..protocol.listen import NO_UPDATES
 from ..protocol.passthrough import passed_on
-from ..protocol.peer import Exchange
 from ..protocol.versions import MODERN_VERSIONS
 from ..redaction import redact
 from ..relay.catalog import Catalog

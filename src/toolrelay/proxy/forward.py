@@ -22,9 +22,9 @@ from typing import Any, Final
 from ..errors import RpcError, ToolrelayError
 from ..events import EventStream
 from ..protocol import jsonrpc
+from ..protocol.exchange import Exchange
 from ..protocol.jsonrpc import INVALID_PARAMS, JSONObject, Request
 from ..protocol.passthrough import ENVELOPE_PREFIX, passed_on
-from ..protocol.peer import Exchange
 from ..redaction import redact
 from ..relay.catalog import Catalog
 from ..relay.stages.context import CallContext, CallHook

@@ -67,12 +67,12 @@ from collections.abc import Awaitable, Coroutine, Mapping
 from typing import Any, Final
 
 from ..client.connection import Connection
-from ..client.tool_tasks import CANCEL_WAIT, DEFAULT_POLL, TASK_TTL_MS, created_task, poll_seconds
+from ..client.task_rules import CANCEL_WAIT, DEFAULT_POLL, TASK_TTL_MS, created_task, poll_seconds
 from ..errors import RpcError, ToolrelayError, TransportError
 from ..protocol import mcp as m
+from ..protocol.exchange import Exchange, Sent
 from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONObject, Request
 from ..protocol.passthrough import passed_on
-from ..protocol.peer import Exchange, Sent
 from ..protocol.tasks_ext import (
     EXTENSION,
     RESULT_TASK,

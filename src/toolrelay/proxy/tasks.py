@@ -46,9 +46,10 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..client.connection import Connection
-from ..client.tool_tasks import TASKS_VERSION, created_task
+from ..client.task_rules import TASKS_VERSION, created_task
 from ..errors import RpcError, ToolrelayError, TransportError
 from ..protocol import mcp as m
+from ..protocol.exchange import Exchange
 from ..protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -59,7 +60,6 @@ from ..protocol.jsonrpc import (
     RequestId,
 )
 from ..protocol.passthrough import passed_on, with_task_id
-from ..protocol.peer import Exchange
 from ..redaction import redact
 from ..relay.catalog import Catalog
 from ..relay.stages.route import Route

@@ -15,7 +15,7 @@ from ..errors import (
     ProtocolError,
     TransportError,
 )
-from ..protocol.peer import Exchange, Sent
+from ..protocol.exchange import Exchange, Sent
 from .stages.context import CallContext
 from .stages.outcomes import failed_outcome, outcome_from_exchange, routed
 from .stages.parse import FunctionCall

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from ..events import CallOutcomeEvent, CallParsed, CallRouted, EventStream
-from ..protocol.peer import Exchange
+from ..protocol.exchange import Exchange
 from .call import ToolCaller, call_tool
 from .call_hooks import after_call, before_call
 from .resource_tool import ResourceReader, read_for_call

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from ..client.config import ServerConfig
-from ..client.tool_tasks import task_required
+from ..client.task_rules import task_required
 from ..errors import UsageError
 from ..protocol.param_headers import annotation_problem
 from ..protocol.versions import MODERN_VERSIONS

@@ -24,7 +24,7 @@ from ..client.offers import list_resource_templates, list_resources, offers
 from ..errors import ProtocolError, ToolrelayError, TransportError
 from ..events import EventStream, Notice
 from ..protocol import mcp as m
-from ..protocol.peer import Exchange
+from ..protocol.exchange import Exchange
 from .stages.context import CallContext
 from .stages.outcomes import failed_outcome, routed
 from .stages.parse import FunctionCall

@@ -45,8 +45,7 @@ from ..protocol.json_depth import RECORD_DEPTH, loads, nested_too_deep
 from ..protocol.json_fast import integer_runs
 from .changes import apply_in_place, changed_copy
 from .delta import DELTA_FIELD, apply_delta
-from .shared import COPIES_FIELD, MESSAGE_DELTA_FIELD, MESSAGE_FIELD, resolve
-from .writer import FORMAT, FORMAT_FIELD
+from .shared import COPIES_FIELD, FORMAT, FORMAT_FIELD, MESSAGE_DELTA_FIELD, MESSAGE_FIELD, resolve
 
 __all__ = ["Transcript", "read_transcript"]
 

@@ -34,8 +34,13 @@ from ..events import MCP_ROLES, FeedbackEvent, ModelResponseEvent
 from .changes import changes
 from .delta import wire_bytes_of
 
-__all__ = ["COPIES_FIELD", "MESSAGE_DELTA_FIELD", "MESSAGE_FIELD", "ItemSources", "MessageBases", "Shape",
-           "TextSources", "message_shape", "resolve"]
+__all__ = ["COPIES_FIELD", "FORMAT", "FORMAT_FIELD", "MESSAGE_DELTA_FIELD", "MESSAGE_FIELD", "ItemSources",
+           "MessageBases", "Shape", "TextSources", "message_shape", "resolve"]
+
+FORMAT: Final = 2
+"""The line shape written: 2 adds message deltas, input item references and the run id on
+the first line only; 1 (no ``transcript_format``) is every line whole but request bodies."""
+FORMAT_FIELD: Final = "transcript_format"
 
 MESSAGE_FIELD: Final = "message"
 """The key of an MCP record's message (the record's, not a Responses item type)."""

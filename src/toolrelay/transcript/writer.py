@@ -62,17 +62,12 @@ from ..protocol.json_depth import MAX_DEPTH, clip_depth
 from ..redaction import redact, remembered_secrets, worth_redacting
 from .delta import DELTA_FIELD, DIGEST_FIELD, body_delta, wire_bytes, wire_digest
 from .json_text import text_encoder
-from .shared import ItemSources, MessageBases, Shape, TextSources, message_shape
+from .shared import FORMAT, FORMAT_FIELD, ItemSources, MessageBases, Shape, TextSources, message_shape
 
-__all__ = ["FLUSH_INTERVAL", "FORMAT", "FORMAT_FIELD", "HELD", "RequestBodies", "TranscriptWriter",
-           "WriterState"]
+__all__ = ["FLUSH_INTERVAL", "HELD", "RequestBodies", "TranscriptWriter", "WriterState"]
 
 RequestBodies = Literal["delta", "full"]
 
-FORMAT: Final = 2
-"""The line shape written: 2 adds message deltas, input item references and the run id on
-the first line only; 1 (no ``transcript_format``) is every line whole but request bodies."""
-FORMAT_FIELD: Final = "transcript_format"
 FLUSH_INTERVAL: Final = 0.05
 """Seconds a stream event may wait in the buffer for others to be flushed with it."""
 # Fields that hold free text which could carry a credential (never message bodies).

@@ -21,10 +21,9 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any, ClassVar, Final, Protocol, TypeVar
 
-from ..client.host.input_required import input_required
 from ..events import MCP_REQUEST, MCP_RESPONSE
+from ..protocol.exchange import Exchange, input_required
 from ..protocol.mcp import READ_RESOURCE
-from ..protocol.peer import Exchange
 from ..protocol.responses import FUNCTION_CALL_OUTPUT
 from ..protocol.stream import Assembled, StreamEvent
 from ..protocol.tool_digest import tool_digest

@@ -16,7 +16,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from ..client.host.input_required import input_required
+from ..protocol.exchange import input_required
 from ..protocol.mcp import READ_RESOURCE
 from ..relay.stages.optional_nulls import strip_optional_nulls
 from ..relay.stages.result import Verdict

@@ -18,12 +18,11 @@ import marshal
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
-from ..client.host.input_required import input_required
 from ..client.refusals import malformed_answer_message
-from ..client.tool_tasks import settled_problem
+from ..client.task_rules import settled_problem
+from ..protocol.exchange import Exchange, input_required
 from ..protocol.jsonrpc import DecodeError, ErrorResponse, RequestId, Response, classify
 from ..protocol.mcp import READ_RESOURCE
-from ..protocol.peer import Exchange
 from ..protocol.tasks_ext import no_result_reason, settled_answer
 from ..relay.stages.feedback import (
     DEFAULT_MEDIA_BUDGET,

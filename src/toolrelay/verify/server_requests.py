@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
-from ..client.host.requests import CAP_HINT
+from ..client.refusals import CAP_HINT
 from ..events import MCP_REPLY, MCP_SERVER_REQUEST
 from .evidence import call_finding, seqs_of
 from .facts import RunFacts

@@ -18,9 +18,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from ...errors import ProtocolError, RpcError
-from ...protocol import request_envelope
+from ...protocol.exchange import Exchange, input_required
 from ...protocol.jsonrpc import JSONObject, Request
-from ...protocol.peer import Exchange
 from .requests import ServerRequests
 
 __all__ = ["INPUT_METHODS", "MAX_ROUNDS", "answer_inputs", "follow_input_required", "input_required"]
@@ -34,15 +33,6 @@ RETRY_KEYS: Final = ("inputResponses", "requestState")
 
 Send = Callable[[JSONObject], Awaitable[Exchange]]
 """Sends the request with these params (a new id each time), returns its exchange."""
-
-
-def input_required(exchange: Exchange) -> JSONObject | None:
-    """The exchange's result when it is ``input_required``, else None."""
-    result = exchange.result
-    kind = result.get(request_envelope.RESULT_TYPE) if isinstance(result, dict) else None
-    if kind == request_envelope.INPUT_REQUIRED:
-        return result
-    return None
 
 
 async def follow_input_required(

@@ -20,13 +20,14 @@ from typing import Any, Final
 from ...errors import RpcError, SamplingRefused
 from ...protocol import mcp as m
 from ...protocol.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, JSONObject, Request, RequestId
+from ..refusals import CAP_HINT
 from .capabilities import Offers, client_capabilities, offers_of
 from .elicitation import ElicitationRequest, Elicitor, declining, parse_elicitation
 from .roots import Root, list_roots_result
 from .sampling import Sampler, SamplingApprover, SamplingRequest, check_sampling_result, parse_sampling
 from .tasks import ClientTasks
 
-__all__ = ["CAP_HINT", "DEFAULT_MAX_SAMPLING_PER_CALL", "Host", "ServerRequests"]
+__all__ = ["DEFAULT_MAX_SAMPLING_PER_CALL", "Host", "ServerRequests"]
 
 log = logging.getLogger("toolrelay.client")
 
@@ -35,8 +36,6 @@ Notify = Callable[[str, str], None]
 Hold = Callable[[RequestId], Callable[[], None]]
 """(our request's MCP id) → release: that call's clock stands still from now until release
 is called (it waits on the user or the model, not its fault)."""
-CAP_HINT: Final = "(--max-sampling-per-call or the config's maxSamplingPerCall raises the cap)"
-"""How toolrelay's refusal of a sampling request past the per-call cap ends (``verify`` counts them)."""
 DEFAULT_MAX_SAMPLING_PER_CALL: Final = 32
 
 RootsAsker = Callable[[str | None, RequestId | None], Awaitable[JSONObject | None]]

@@ -19,7 +19,7 @@ from ...errors import (
     ServerExited,
     TransportError,
 )
-from ...protocol.peer import Exchange
+from ...protocol.exchange import Exchange
 from .output_check import output_problem
 from .parse import FunctionCall
 from .result import CallExchange, CallOutcome, CallRoute, Verdict

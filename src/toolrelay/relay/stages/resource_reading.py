@@ -12,7 +12,7 @@ import binascii
 from typing import Any, Final
 
 from ...protocol import mcp as m
-from ...protocol.peer import Exchange
+from ...protocol.exchange import Exchange
 from .alias import MAX_ALIAS_LENGTH, SEPARATOR, server_prefix
 from .parse import FunctionCall
 from .result import CallExchange, CallOutcome, CallRoute, Verdict
