@@ -5,7 +5,8 @@ stand-in model follows a script of 100 turns of 100 ``fs__read_text_file`` calls
 chain mode (previous_response_id), and toolrelay's own file server answers every call
 over stdio. Then ``load_run`` + ``verify`` are timed (the median of a few passes, in
 this process) and compared with the target: under 1 s, linear in the transcript's size;
-``toolrelay verify`` as a whole process is timed too (start-up and exit included). The
+``toolrelay verify`` as a whole process is timed too (start-up and exit included), and
+``toolrelay explain`` (with and without ``--all``) beside it, without a target. The
 target is judged on the process's CPU time, because the wall time on a shared machine
 includes waiting for a CPU (the wall time is printed too, with the load average).
 
@@ -95,13 +96,13 @@ def time_verify(path: Path, passes: int) -> tuple[float, float, int, bool]:
     return statistics.median(walls), statistics.median(cpus), findings, ok
 
 
-def time_command(path: Path, passes: int) -> float:
-    """Median CPU time (user + system) of the whole ``toolrelay verify PATH`` process: start-up and
+def time_command(path: Path, passes: int, verb: tuple[str, ...] = ("verify",)) -> float:
+    """Median CPU time (user + system) of the whole ``toolrelay VERB PATH`` process: start-up and
     imports, load and verify, the report, and the exit (which frees nothing: cli/process_exit.py)."""
     cpus = []
     for _ in range(passes):
         before = _children_cpu()
-        subprocess.run([sys.executable, "-m", "toolrelay", "verify", str(path)], check=False,
+        subprocess.run([sys.executable, "-m", "toolrelay", *verb, str(path)], check=False,
                        stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(HERE.parent / "src")})
         cpus.append(_children_cpu() - before)
     return statistics.median(cpus)
@@ -133,6 +134,9 @@ def main() -> int:
     )
     command_cpu = time_command(path, args.passes)
     print(f"toolrelay verify as a whole process (median of {args.passes}): {command_cpu:.2f} s CPU")
+    for verb in (("explain",), ("explain", "--all")):  # no target: a long run's chain must stay cheap to read
+        print(f"toolrelay {' '.join(verb)} as a whole process (median of {min(args.passes, 3)}): "
+              f"{time_command(path, min(args.passes, 3), verb):.2f} s CPU")
     load = os.getloadavg()[0]
     if load > (os.cpu_count() or 1):
         print(

@@ -83,7 +83,7 @@ def _place_problem(run: RunRecord, event: Event, number: int, start: Event | Non
         return "comes before the conversation began (no run_start before it)"
     if event.get("number") != number:
         return f"is numbered {event.get('number')!r}, but it is user turn {number} of the conversation"
-    ends = [e for e in run.events if e["kind"] == RunEndEvent.kind and start["seq"] < e["seq"] < seq]
+    ends = [e for e in run.of_kind(RunEndEvent.kind) if start["seq"] < e["seq"] < seq]
     if not ends:
         return f"starts before user turn {number - 1} ended (no run_end after seq {start['seq']})"
     asked = max((r.turn for r in run.rounds if r.request is not None and r.request["seq"] < seq), default=0)
@@ -101,7 +101,7 @@ def check_user_turn_endings(run: RunRecord, facts: RunFacts) -> list[Finding]:
     response's text as its answer, and the usage so far."""
     findings: list[Finding] = []
     for event in _user_turns(run):
-        before = [e for e in run.events if e["kind"] == RunEndEvent.kind and e["seq"] < event["seq"]]
+        before = [e for e in run.of_kind(RunEndEvent.kind) if e["seq"] < event["seq"]]
         if before:
             findings.extend(_ending(run, facts, before[-1], event))
     return findings

@@ -12,7 +12,7 @@ one line per call and expand only the broken ones. ``walk`` is the short walk
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -85,12 +85,13 @@ def explain(run: RunRecord, verdict: Verdict, *, expand_all: bool = False) -> st
     index = _Index.of(verdict.findings)
     lines = _header(run)
     lines += _general(index.general)
+    spans = _Spans(run)
     for current in run.rounds:
-        lines += _turn(current, run, facts, index, expand_all)
+        lines += _turn(current, run, facts, index, spans, expand_all)
     if is_direct_call(run):  # toolrelay call --transcript: its one call, the links a call has without a model
         for call in run.calls:
             stages = [stage for stage in _stages(call, run, facts, index) if stage[0] in _DIRECT_LINKS]
-            lines += ["", *_call_block(call, stages, run.events)]
+            lines += ["", *_call_block(call, stages, spans)]
     lines += _footer(run, verdict)
     return "\n".join(lines) + "\n"
 
@@ -128,7 +129,9 @@ def _general(findings: list[Finding]) -> list[str]:
     ]
 
 
-def _turn(current: ModelRound, run: RunRecord, facts: RunFacts, index: _Index, expand_all: bool) -> list[str]:
+def _turn(
+    current: ModelRound, run: RunRecord, facts: RunFacts, index: _Index, spans: _Spans, expand_all: bool
+) -> list[str]:
     body, answer = current.body, current.answer or {}
     previous = run.round(current.turn - 1)
     # this request's context findings show at the previous turn's calls, when it has any
@@ -161,7 +164,7 @@ def _turn(current: ModelRound, run: RunRecord, facts: RunFacts, index: _Index, e
         if compact and all(state != "broken" for _, state, _, _ in stages):
             lines.append(_call_line(call, stages))
         else:
-            lines += _call_block(call, stages, run.events)
+            lines += _call_block(call, stages, spans)
     return lines
 
 
@@ -230,11 +233,13 @@ def _stream_lines(current: ModelRound) -> list[str]:
     last = current.stream[-1]
     ending = _stream_ending(current)
     lines = [f"  stream_{current.turn}: {len(current.stream)} events over {_offset(last, start)}, {ending}"]
+    # a turn's calls are many: each looks its event up (the first of a seq, as a walk finds it)
+    by_seq = {event["seq"]: event for event in reversed(current.stream)}
     for call in current.calls:
         first = call.parsed[0] if call.parsed else None
         if first is None:
             continue
-        closed = next((e for e in current.stream if e["seq"] == call.closed_seq), None)
+        closed = by_seq.get(call.closed_seq) if call.closed_seq is not None else None
         if early_start(call, current) is not None and closed is not None:
             when = (f"during the stream (its item closed at {_offset(closed, start)}, stream event "
                     f"{closed.get('index')}): it ran while the model was still writing")
@@ -407,14 +412,19 @@ def _call_line(call: CallTrace, stages: list[tuple[str, str, str, Finding | None
     return f"  [{reached}/7 ok] {call.call_id} {call.alias} · {mcp} · {call.status or 'no outcome'}"
 
 
-def _span_of(call: CallTrace, events: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    """The ``call_span`` record of ``call`` in a traced run: its call_id and alias, after
-    the response that asked for it (the first such)."""
-    for event in events:
-        if (event.get("kind") == "call_span" and event.get("call_id") == call.call_id
-                and event.get("alias") == call.alias and _whole_seq(event) > call.response_seq):
-            return event
-    return None
+class _Spans:
+    """The ``call_span`` records of a traced run, by call_id and alias (a run's calls are
+    many: each finds its own without walking every event)."""
+
+    def __init__(self, run: RunRecord) -> None:
+        self._by_call: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+        for event in run.of_kind("call_span"):
+            self._by_call.setdefault((event.get("call_id"), event.get("alias")), []).append(event)
+
+    def of(self, call: CallTrace) -> dict[str, Any] | None:
+        """``call``'s span: its call_id and alias, after the response that asked for it (the first such)."""
+        found = self._by_call.get((call.call_id, call.alias), ())
+        return next((event for event in found if _whole_seq(event) > call.response_seq), None)
 
 
 def _whole_seq(event: dict[str, Any]) -> int:
@@ -423,13 +433,13 @@ def _whole_seq(event: dict[str, Any]) -> int:
 
 
 def _call_block(call: CallTrace, stages: list[tuple[str, str, str, Finding | None]],
-                run_events: Sequence[dict[str, Any]] = ()) -> list[str]:
+                spans: _Spans) -> list[str]:
     lines = [f"  call {call.call_id}"]
     for number, (link, state, value, broken) in enumerate(stages, 1):
         lines.append(f"    {number} {LINK_TITLES[link]:<17} {_MARK[state]:<6} {value}")
         if broken is not None:
             lines += _problem(broken, "        ")
-    span = _span_of(call, run_events)
+    span = spans.of(call)
     if span is not None:  # a traced run: where the call is in the trace (verify --otel holds them together)
         lines.append(f"    · span {span.get('span_id')} in trace {span.get('trace_id')}")
     for duplicate in call.duplicates:  # the same call_id again in this response: refused, not run

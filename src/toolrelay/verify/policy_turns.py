@@ -34,7 +34,7 @@ def check_turns(run: RunRecord, rules: tuple[PolicyRule, ...], facts: RunFacts) 
     """One finding per request of a run whose rules have phases (none without phases)."""
     if not has_phases(rules):
         return []
-    recorded = [event for event in run.events if event.get("kind") == PolicyTurn.kind]
+    recorded = run.of_kind(PolicyTurn.kind)
     findings = []
     for current in run.rounds:
         if current.request is None:
@@ -48,7 +48,7 @@ def check_turns(run: RunRecord, rules: tuple[PolicyRule, ...], facts: RunFacts) 
 def turn_note(run: RunRecord, turn: int) -> str | None:
     """``policy: turn 1 hides fs__read_text_file (rule #1 in turn 1); 4 tool(s) allowed`` for
     a turn whose recorded ``policy_turn`` hides tools (None otherwise)."""
-    turns = [e for e in run.events if e.get("kind") == PolicyTurn.kind and e.get("turn") == turn]
+    turns = [e for e in run.of_kind(PolicyTurn.kind) if e.get("turn") == turn]
     event = turns[-1] if turns else None
     hidden = [h for h in (event or {}).get("hidden") or [] if isinstance(h, dict)]
     if event is None or not hidden:

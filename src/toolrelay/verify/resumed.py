@@ -16,8 +16,8 @@ def check_resumes(run: RunRecord, facts: RunFacts) -> list[Finding]:
     findings: list[Finding] = []
     for event in run.resumes:
         seq, turn = event["seq"], event.get("turn")
-        asked = max((e["turn"] for e in run.events if e["seq"] < seq and e["kind"] == ModelRequestEvent.kind
-                     and isinstance(e.get("turn"), int)), default=0)
+        asked = max((e["turn"] for e in run.of_kind(ModelRequestEvent.kind)
+                     if e["seq"] < seq and isinstance(e.get("turn"), int)), default=0)
         problem = None
         if run.run_start is None or run.run_start["seq"] > seq:
             problem = "comes before the run began (no run_start before it)"
