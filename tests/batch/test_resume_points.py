@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from batch_helpers import ledger_config, ledger_runs
@@ -98,3 +99,47 @@ def test_a_chained_run_resumes_from_every_point(tmp_path: Path, stream: bool) ->
         seen = resume_after_each_line(tmp_path, run, ledger, step=3 if stream else 1)
     assert "completed" in seen and "uncertain" in seen
 
+
+
+def _resumed_once(tmp_path: Path) -> tuple[Path, list[dict[str, Any]]]:
+    """A task stopped after its first response's feedback, resumed: its transcript and events."""
+    ledger = tmp_path / "ledger.jsonl"
+    (tmp_path / "script.json").write_text(json.dumps(SCRIPT))
+    run = RunOptions(model="offline", script=tmp_path / "script.json", config=ledger_config(tmp_path, ledger),
+                     approve=approve_all)
+    (full,) = toolrelay.batch(TASK, BatchOptions(out=tmp_path / "full", run=run))
+    assert full.completed
+    lines = (tmp_path / "full" / "transcripts" / "x.jsonl").read_text().splitlines(keepends=True)
+    cut = max(n for n, line in enumerate(lines) if json.loads(line)["kind"] == "feedback") + 1
+    transcript = tmp_path / "cut" / "transcripts" / "x.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text("".join(lines[:cut]))
+    (result,) = toolrelay.batch(TASK, BatchOptions(out=tmp_path / "cut", run=run))
+    assert result.status == "completed", result
+    return transcript, [json.loads(line) for line in transcript.read_text().splitlines()]
+
+
+def _with_resume(transcript: Path, events: list[dict[str, Any]], **changed: Any) -> Path:
+    edited = transcript.with_name("edited.jsonl")
+    edited.write_text("".join(json.dumps({**e, **changed} if e["kind"] == "run_resumed" else e) + "\n"
+                              for e in events))
+    return edited
+
+
+def test_where_a_run_went_on_is_judged(tmp_path: Path) -> None:
+    """verify names the turn a resumed run went on at, and rejects a resume record that says
+    it went on past the turns the run had reached, or before the run began."""
+    transcript, events = _resumed_once(tmp_path)
+    [resumed] = [e for e in events if e["kind"] == "run_resumed"]
+    seq, turn = resumed["seq"], resumed["turn"]
+    asked = max(e["turn"] for e in events if e["kind"] == "model_request" and e["seq"] < seq)
+    [held] = [f for f in verify(load_run(transcript)).findings if f.check == "resumes"]
+    assert held.ok and held.message.startswith(f"the run was stopped and went on at turn {turn} (seq {seq})")
+
+    too_far = verify(load_run(_with_resume(transcript, events, turn=asked + 2)))
+    assert [f.message for f in too_far.broken_findings() if f.check == "resumes"] == [
+        f"run_resumed at seq {seq} goes on at turn {asked + 2}, but the run had asked turn {asked} at most"]
+    before = min(e["seq"] for e in events if e["kind"] == "run_start") - 1
+    early = verify(load_run(_with_resume(transcript, events, seq=before)))
+    said = [f.message for f in early.broken_findings() if f.check == "resumes"]
+    assert said == [f"run_resumed at seq {before} comes before the run began (no run_start before it)"], said
