@@ -89,12 +89,22 @@ def cut_after_first_outcome(transcript: Path) -> None:
     transcript.write_text("".join(lines[:first + 1]), encoding="utf-8")
 
 
-def test_a_resumed_task_links_to_the_interrupted_attempt(batch_folder: Path) -> None:
+SPELLED = {"as-written": '"call_span"', "with-an-escape": '"call_sp\\u0061n"'}
+"""How the interrupted attempt's transcript spells the kind of its ``call_span`` records: as
+toolrelay writes it, or with a JSON escape (the same record to any JSON reader)."""
+
+
+@pytest.mark.parametrize("spelled", SPELLED)
+def test_a_resumed_task_links_to_the_interrupted_attempt(batch_folder: Path, spelled: str) -> None:
     assert batch(batch_folder, "first.jsonl").returncode == 0
     transcript = batch_folder / "out" / "transcripts" / "t2.jsonl"
     first_calls = [json.loads(line) for line in transcript.read_text().splitlines()
                    if json.loads(line)["kind"] == "call_span"]
     cut_after_first_outcome(transcript)
+    written = transcript.read_text(encoding="utf-8")
+    assert written.count('"kind": "call_span"') == 1  # the first call's: the cut kept it
+    spelled_so = written.replace('"kind": "call_span"', f'"kind": {SPELLED[spelled]}')
+    transcript.write_text(spelled_so, encoding="utf-8")
     results = batch_folder / "out" / "results.jsonl"
     results.write_text("".join(line + "\n" for line in results.read_text().splitlines()
                                if json.loads(line)["id"] != "t2"), encoding="utf-8")

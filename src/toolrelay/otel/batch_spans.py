@@ -43,6 +43,10 @@ LINK_KIND: Final = "toolrelay.link"
 """On a task's link: ``batch`` (the batch span), ``resumed_from`` (the interrupted attempt)."""
 _MOST_LINKS: Final = 32
 """A resumed task links to at most this many spans of its earlier attempts (the last ones)."""
+_CALL_SPAN: Final = '"call_span"'
+_ESCAPE: Final = "\\u"
+"""How a JSON line may spell a character of ``_CALL_SPAN`` other than as itself (as ``\\u0061``:
+each is ASCII without a short escape): a line holding neither is no ``call_span`` record."""
 
 
 class BatchTrace:
@@ -162,8 +166,8 @@ def _call_spans(path: Path) -> Iterator[dict[str, Any]]:
     except (OSError, UnicodeDecodeError):
         return
     for line in lines:
-        if '"call_span"' not in line:
-            continue
+        if _CALL_SPAN not in line and _ESCAPE not in line:
+            continue  # no call_span record: its kind is spelled so, or with an escape
         try:
             record = json.loads(line)
         except ValueError:
