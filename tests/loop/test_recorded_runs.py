@@ -56,14 +56,19 @@ def _items(raw: bytes, event_type: str, item_type: str) -> list[dict[str, Any]]:
     return [p["item"] for p in _payloads(raw) if p["type"] == event_type and p["item"]["type"] == item_type]
 
 
-def _run(tmp_path: Path, first: bytes) -> tuple[subprocess.CompletedProcess[str], ReplayEndpoint]:
+def _run(
+    tmp_path: Path, first: bytes, *, hold: bool = True
+) -> tuple[subprocess.CompletedProcess[str], ReplayEndpoint]:
+    """``toolrelay run`` against ``first`` then the recorded answer; ``hold``: the first answer's
+    last event waits for the tools/call (a stream whose call cannot start early sends it at once)."""
     called = tmp_path / "called"
     config = {"mcpServers": {"capitals": {"command": sys.executable,
                                           "args": [str(CAPITAL_SERVER), "--touch", str(called)]}}}
     (tmp_path / "mcp.json").write_text(json.dumps(config))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AZURE_OPENAI_"))}
     task = "What is the capital of PotatoLand?"
-    with ReplayEndpoint(first, recorded(ANSWER, rename=RENAMED), hold_first_until=called) as endpoint:
+    held = called if hold else None
+    with ReplayEndpoint(first, recorded(ANSWER, rename=RENAMED), hold_first_until=held) as endpoint:
         proc = subprocess.run(
             [sys.executable, "-m", "toolrelay", "run", task, "--model", "gpt-5.5",
              "--base-url", endpoint.base_url, "--config", "mcp.json", "--transcript", "t.jsonl"],
@@ -335,3 +340,213 @@ def test_a_call_item_closed_as_the_same_call_said_otherwise_runs_early_and_verif
     assert _judged(verdict) == _judged(plain_verdict)
     [early] = [f for f in verdict["findings"] if f["check"] == "early_start"]
     assert early["ok"] and f"at stream event {closing['index']} of 33, as its item closed" in early["message"]
+
+
+CLOSING: Final = b'"type":"response.output_item.done","item":{"id":"fc_'
+"""How the recording's function_call ``output_item.done`` begins."""
+LATE: Final = {
+    "the-same-call": (b"", b""),
+    "another-tool": (b'"name":"capitals__get_capital"', b'"name":"capitals__final_result"'),
+    "another-call-id": (b'"call_id":"call_LabG58', b'"call_id":"call_OTHER'),
+}
+"""The function_call item of an ``output_item.done`` sent after the terminal event: as the
+final response has it, or saying another tool, or another call_id (``old``, ``new``)."""
+ENDED = "arrived after the response ended"
+
+
+def _closing_last(raw: bytes, terminal: bytes | None = None) -> bytes:
+    """The recording with its function_call's ``output_item.done`` sent after the terminal
+    event (``terminal``: another one in its place), each numbered on: that event is the only
+    fault of the stream."""
+    blocks = events_of(raw)
+    [at] = [n for n, block in enumerate(blocks) if CLOSING in block]
+    closing = blocks.pop(at)
+    number = int(json.loads(closing.split(b"data: ")[1])["sequence_number"])
+    ending = blocks[-1] if terminal is None else terminal
+    blocks[-1] = re.sub(rb'"sequence_number":\d+', f'"sequence_number":{number}'.encode(), ending, count=1)
+    closing = re.sub(rb'"sequence_number":\d+', f'"sequence_number":{number + 1}'.encode(), closing, count=1)
+    return b"".join([*blocks, closing])
+
+
+def _turn_one(records: list[dict[str, Any]]) -> tuple[int, dict[str, Any]]:
+    """The seq of turn 1's model_response, and its stream's last event."""
+    response = next(r["seq"] for r in records if r["kind"] == "model_response" and r["turn"] == 1)
+    last = [r for r in records if r["kind"] == "model_stream" and r["turn"] == 1][-1]
+    return response, last
+
+
+@pytest.fixture(scope="module")
+def late_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """What verify says of the run whose call item closed after response.completed, as the
+    final response has it (the live reader ran the call after the response, from that)."""
+    folder = tmp_path_factory.mktemp("late")
+    proc, _ = _run(folder, _closing_last(recorded(GPT55, rename=RENAMED)), hold=False)
+    assert proc.returncode == 0, proc.stderr
+    return _verify(folder)
+
+
+@pytest.mark.parametrize("change", LATE)
+def test_a_call_item_closed_after_the_response_ended_runs_as_the_response_says_and_verifies_so(
+    tmp_path: Path, change: str, late_run: dict[str, Any]
+) -> None:
+    """The function_call's ``output_item.done`` comes after ``response.completed``: the stream's
+    reader reports it and closes no item on it, so the call starts from the final response (not
+    early), as that names it, and its output goes back. verify judges the run the same whatever
+    the late item says: it used to take it for a call the stream closed, and then blamed the run
+    for a call the endpoint dropped (one never asked of toolrelay) or for routing another tool's
+    call, and for feeding back the result of an early start that never was."""
+    old, new = LATE[change]
+    first = _closing_last(recorded(GPT55, rename=RENAMED))
+    if old:
+        first = _said_otherwise(first, old, new)
+    proc, endpoint = _run(tmp_path, first, hold=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.endswith(FINAL_TEXT + "\n")
+    assert (f"! the model endpoint's answer to turn 1: its stream was out of order: event 32 "
+            f"(response.output_item.done): response.output_item.done {ENDED} (completed)\n") in proc.stderr
+    assert len(endpoint.bodies) == 2
+    records = _records(tmp_path)
+    response, last = _turn_one(records)
+    assert last["event"] == "response.output_item.done" and new.decode() in last["data"]  # recorded as sent
+    [parsed] = [r for r in records if r["kind"] == "call_parsed"]
+    assert parsed["seq"] > response  # not early: after the response, from its item
+    assert _tools_calls(records) == [{"name": "get_capital", "arguments": {"country": "PotatoLand"},
+                                      "_meta": {"progressToken": "call_LabG58Uhrq9kZvR52BYKjToD-1"}}]
+    [fed] = [r["item"] for r in records if r["kind"] == "feedback"]
+    assert fed == {"type": "function_call_output", "call_id": "call_LabG58Uhrq9kZvR52BYKjToD",
+                   "output": "Potato City"}
+
+    verdict = _verify(tmp_path)
+    assert verdict["ok"] and verdict["finished"], verdict
+    assert _judged(verdict) == _judged(late_run)
+    checks = {f["check"] for f in verdict["findings"]}
+    assert "early_start" not in checks and "endpoint_inconsistency" not in checks
+    assert "call_OTHER" not in json.dumps(verdict)
+    explained, _ = _shown(tmp_path)
+    assert "call_LabG58Uhrq9kZvR52BYKjToD started at " in explained and ", after the response\n" in explained
+    assert "contradicted" not in explained
+
+
+TERMINAL: Final = {
+    "its-type-escaped": (b'"type":"response.completed",', b'"type":"response.c\\u006fmpleted",'),
+    "the-type-of-its-event-field": (b'"type":"response.completed",', b""),
+}
+"""``response.completed`` said otherwise, the same event to the stream's reader: a letter of
+its type written as a ``\\u`` escape, or no type in its data (the ``event:`` field's is taken)."""
+
+
+@pytest.mark.parametrize("spelled", TERMINAL)
+def test_a_call_item_closed_after_the_response_ended_however_the_end_is_spelled(
+    tmp_path: Path, spelled: str, late_run: dict[str, Any]
+) -> None:
+    """The same late item under another call_id, after a terminal event the reader reads as
+    such whatever its spelling: the run and verify's verdict are those of the plain late item."""
+    old, new = TERMINAL[spelled]
+    raw = recorded(GPT55, rename=RENAMED)
+    terminal = events_of(raw)[-1]
+    assert terminal.count(old) == 1
+    first = _closing_last(raw, terminal.replace(old, new))
+    first = _said_otherwise(first, *LATE["another-call-id"][:2])
+    proc, endpoint = _run(tmp_path, first, hold=False)
+    assert proc.returncode == 0, proc.stderr
+    assert f"response.output_item.done {ENDED} (completed)" in proc.stderr
+    assert [p["name"] for p in _tools_calls(_records(tmp_path))] == ["get_capital"]
+    assert len(endpoint.bodies) == 2
+
+    verdict = _verify(tmp_path)
+    assert verdict["ok"] and verdict["finished"], verdict
+    assert _judged(verdict) == _judged(late_run)
+
+
+def test_a_call_item_only_closed_after_the_response_ended_is_no_call(tmp_path: Path) -> None:
+    """The final response holds no function_call, and the stream closes one only after it: the
+    stream's reader closes no item then, so the run answers with the response's message and no
+    tool runs. verify finds no call either (it used to index one from the late item, and record
+    the endpoint as dropping a call that had started)."""
+    without_call = with_final_output(recorded(GPT55, rename=RENAMED), _final_call("dropped"))
+    proc, endpoint = _run(tmp_path, _closing_last(without_call), hold=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "I\u2019ll check the capital lookup tool for \u201cPotatoLand.\u201d\n"
+    assert f"response.output_item.done {ENDED} (completed)" in proc.stderr
+    assert len(endpoint.bodies) == 1 and not _tools_calls(_records(tmp_path))
+
+    verdict = _verify(tmp_path)
+    assert verdict["ok"] and not verdict["finished"], verdict
+    assert verdict["unfinished"] == ["the model made no tool call: nothing ran"]
+    assert not [f for f in verdict["findings"] if f.get("call_id")]
+    explained, _ = _shown(tmp_path)
+    assert "(completed): 0 function_call(s)" in explained and "call_LabG58" not in explained
+
+
+def test_a_call_item_closed_after_an_error_event_runs_nothing_and_verifies_as_a_failed_turn(
+    tmp_path: Path,
+) -> None:
+    """An ``error`` event ends the stream; the function_call's ``output_item.done`` comes after
+    it. The run ends with the failed response (exit 1), no tool runs; verify agrees (it did
+    before too: the call it indexed from the late item had no events, as now the response's)."""
+    error = (b'event: error\ndata: {"type":"error","sequence_number":0,"code":"server_error",'
+             b'"message":"boom","param":null}\n\n')
+    proc, endpoint = _run(tmp_path, _closing_last(recorded(GPT55, rename=RENAMED), error), hold=False)
+    assert proc.returncode == 1, proc.stderr
+    assert "run ended after 1 turn with a failed response: boom (server_error)" in proc.stderr
+    assert f"response.output_item.done {ENDED} (error)" in proc.stderr
+    assert len(endpoint.bodies) == 1 and not _tools_calls(_records(tmp_path))
+
+    verdict = _verify(tmp_path)
+    assert verdict["ok"] and not verdict["finished"], verdict
+    failed = "the run ended after 1 turn with a failed response: boom (server_error)"
+    assert verdict["unfinished"][0] == failed
+    assert not [f for f in verdict["findings"]
+                if not f["ok"] or f["check"] in ("early_start", "endpoint_inconsistency")]
+
+
+DEEP: Final = {
+    "the-same-call": (600, b"", b""),
+    "another-tool": (600, b'"name":"capitals__get_capital"', b'"name":"capitals__final_result"'),
+    "another-call-id": (600, b'"call_id":"call_LabG58', b'"call_id":"call_OTHER'),
+    "deeper-than-python-recurses": (5000, b"", b""),
+}
+"""The function_call's ``output_item.done`` with an array nested ``depth`` deep in its item
+(deeper than the 512 levels the stream's reader reads), and its item otherwise as the final
+response has it, or saying another tool, or another call_id."""
+
+
+def _unnumbered(raw: bytes) -> bytes:
+    """The recording without ``sequence_number``s, as local servers send it."""
+    return re.sub(rb',"sequence_number":\d+|"sequence_number":\d+,', b"", raw)
+
+
+@pytest.mark.parametrize("change", DEEP)
+def test_a_call_item_nested_deeper_than_the_reader_reads_closes_nothing_and_verifies_so(
+    tmp_path: Path, change: str, late_run: dict[str, Any]
+) -> None:
+    """The stream's reader refuses data nested deeper than 512 levels (``its data is not a JSON
+    object``), so the call's item does not close on it: the call starts from the final response,
+    as that names it. verify reads the event as the reader does: it used to parse it anyway and
+    blame the run as for a late item, or, deeper than Python recurses, stop with a traceback."""
+    depth, old, new = DEEP[change]
+    first = _unnumbered(recorded(GPT55, rename=RENAMED))
+    if old:
+        first = _said_otherwise(first, old, new)
+    deep = b'"deep":' + b"[" * depth + b"]" * depth + b","
+    first = _said_otherwise(first, b'"item":{"id":"fc_', b'"item":{' + deep + b'"id":"fc_')
+    proc, endpoint = _run(tmp_path, first, hold=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.endswith(FINAL_TEXT + "\n")
+    assert ("! the model endpoint's answer to turn 1: its stream was out of order: event 31 "
+            "(response.output_item.done): its data is not a JSON object\n") in proc.stderr
+    records = _records(tmp_path)
+    response, _ = _turn_one(records)
+    [parsed] = [r for r in records if r["kind"] == "call_parsed"]
+    assert parsed["seq"] > response and parsed["alias"] == "capitals__get_capital"
+    assert [p["name"] for p in _tools_calls(records)] == ["get_capital"]
+    assert len(endpoint.bodies) == 2
+
+    verdict = _verify(tmp_path)
+    assert verdict["ok"] and verdict["finished"], verdict
+    checks = {f["check"] for f in verdict["findings"]}
+    assert "early_start" not in checks and "endpoint_inconsistency" not in checks
+    assert "call_OTHER" not in json.dumps(verdict)
+    assert next(f["message"] for f in verdict["findings"] if f["check"] == "stream") == (
+        "turn 1: 33 stream events, whole and in order; their deltas add up, and they assemble to the "
+        "recorded response (completed)")

@@ -15,12 +15,15 @@ A streamed turn's ``model_stream`` events are kept with its round. A call may st
 while its response is still streaming (as its ``output_item.done`` arrives), so its
 events can come before the ``model_response``: the call is indexed from that stream
 event already, and the response, when it comes, confirms it (its item and position are
-the response's from then on).
+the response's from then on). An item closes as the live assembler closes it: never by an
+event after the stream's terminal (or ``error``) event, nor by data it cannot read as a JSON
+object (nested too deep): the live reader reports such an event, and starts no call from it.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -48,8 +51,8 @@ from ..events import (
     ServerExitedEvent,
     UserTurnEvent,
 )
-from ..protocol import json_fast, request_envelope
-from ..protocol.responses import FUNCTION_CALL, OUTPUT_ITEM_DONE
+from ..protocol import request_envelope
+from ..protocol.responses import FUNCTION_CALL, OUTPUT_ITEM_DONE, STREAM_ERROR, TERMINAL_STATUS
 from ..protocol.stream import ItemDone, StreamEvent
 from ..relay.stages.alias import namespaced_alias
 from ..relay.stages.dialects import RESPONSES, dialect_of, known_reader, reader_for
@@ -81,6 +84,15 @@ _ASCII_ESCAPE: Final = "\\u00"
 """How a JSON text may spell a character of ``OUTPUT_ITEM_DONE`` or ``FUNCTION_CALL`` other
 than as itself: each is ASCII without a short escape (``\\n``, ``\\"``...), so only as
 ``\\u00XX``. A stream event's data holding neither this nor both strings closes no call."""
+_ENDINGS: Final = frozenset({*TERMINAL_STATUS, STREAM_ERROR})
+"""The types of the events that end a stream: the live assembler closes no item after one."""
+_COMPLETED, _INCOMPLETE, _FAILED = (f'{kind.removeprefix("response")}"' for kind in TERMINAL_STATUS)
+"""How a terminal event's data without ``\\u00XX`` escapes ends its type (``.completed"``: each
+type is ASCII without a short escape, as ``_ASCII_ESCAPE`` says); an ``error`` event's type is
+``_ERROR_TYPE``. Data holding none of these, whose event field names no ``_ENDINGS`` type (the
+assembler takes it when the data says no type), ends no stream."""
+_ERROR_TYPE: Final = re.compile(r'"error"\s*[^\s:]')
+"""``"error"`` as a value (a key is followed by its colon: every response says ``"error":``)."""
 REFUSED_DUPLICATE: Final = "duplicate_call_id"
 """The outcome status of a function_call refused for reusing a call_id of its response."""
 
@@ -246,6 +258,12 @@ class ModelRound:
     """The answer this round last read, and what its reader made of it (``read``)."""
     _view: tuple[dict[str, Any], dict[str, Any]] | None = None
     """The request body last read, and its reading in the Responses vocabulary (``body``)."""
+    may_end: list[int] = field(default_factory=list)
+    """Positions in ``stream`` of the events that may be its terminal one (``_COMPLETED``...),
+    not read yet: read when an item closes after them (``_has_ended``), which is rare."""
+    ended: bool = False
+    """A terminal event (``response.completed``, ``.incomplete``, ``.failed``) or an ``error``
+    event was read in the stream: the live assembler closes no item after it."""
     closer: Any = None
     """For a stream of another dialect than Responses, or a Responses one from an event whose
     call item the assembler completes (``_whole_call``): its assembler, fed event by event,
@@ -535,6 +553,7 @@ class _Indexer:
             current.attempts += 1
             current.stream, current.streamed_calls = [], {}
             current.shown_at, current.closed_at = {}, []
+            current.may_end, current.ended = [], False
             current.closer = None
 
     def _stream_handler(self) -> Callable[[Event], None]:
@@ -557,21 +576,32 @@ class _Indexer:
                     streamed_call(current, index, item, event)
                 return
             data = event.get("data")
+            if current.ended or type(data) is not str:
+                return  # after the end the assembler closes nothing; nor from data that is no text
             # most stream events are deltas: neither parsed nor made the assembler's event here
             # (but one that may spell the two strings otherwise is, ``_ASCII_ESCAPE``, or whose
             # data may have no type of its own: the assembler takes the event field's then)
-            if type(data) is str and ((OUTPUT_ITEM_DONE in data and FUNCTION_CALL in data)
-                                      or _ASCII_ESCAPE in data or event.get("event") == OUTPUT_ITEM_DONE):
+            name = event.get("event")
+            if ((OUTPUT_ITEM_DONE in data and FUNCTION_CALL in data) or _ASCII_ESCAPE in data
+                    or name == OUTPUT_ITEM_DONE):
                 position = len(stream) - 1  # a new one: not in ``shown_at`` yet (``ModelRound.shown``)
                 shown = current.shown_at[position] = stream_event(event)
-                closed = _closed_call(data, shown)
+                closed = _closed_call(shown)
                 if closed is None:
+                    current.ended = _ends(shown)
+                    return
+                if _has_ended(current):  # the live reader says it came after the end, and runs nothing
                     return
                 if not _whole_call(*closed):  # the assembler completes it from the events before
                     self._assembled_from_here(current, event)
                     return
                 current.closed_at.append(position)
                 streamed_call(current, *closed, event)
+            # an event that may end the stream (``_COMPLETED``...; inline: it runs for every event)
+            # is read only if an item closes after it (``_has_ended``): in most streams none does
+            elif (_COMPLETED in data or _INCOMPLETE in data or _FAILED in data or name in _ENDINGS
+                  or ('"error"' in data and _ERROR_TYPE.search(data) is not None)):
+                current.may_end.append(len(stream) - 1)
 
         return index
 
@@ -689,16 +719,10 @@ def stream_event(event: Event) -> StreamEvent:
                        data=data if isinstance(data, str) else "")
 
 
-def _closed_call(data: str, shown: StreamEvent) -> tuple[int, dict[str, Any]] | None:
-    """(output_index, item) when a stream event's ``data`` (``shown``: the event as the
-    assembler's) closes a function_call item."""
-    payload: Any = shown.payload  # parsed once, for the stream checks too
-    if payload is None:  # no object, or one nested too deep for the assembler: read as ever
-        try:
-            payload = json_fast.loads(data)
-        except ValueError:
-            return None
-    if not isinstance(payload, dict):
+def _closed_call(shown: StreamEvent) -> tuple[int, dict[str, Any]] | None:
+    """(output_index, item) when a stream event (as the assembler's) closes a function_call item."""
+    payload = shown.payload  # parsed once, for the stream checks too
+    if payload is None:  # no object, or one nested too deep: the assembler reports it, and closes nothing
         return None
     kind = payload.get("type")  # the assembler's: the data's, else the event field's
     if (kind if isinstance(kind, str) else shown.event) != OUTPUT_ITEM_DONE:
@@ -708,6 +732,20 @@ def _closed_call(data: str, shown: StreamEvent) -> tuple[int, dict[str, Any]] | 
         return None
     index = payload.get("output_index")
     return (index if isinstance(index, int) else -1), item
+
+
+def _ends(shown: StreamEvent) -> bool:
+    """Whether the assembler reads a stream event as one that ends the stream."""
+    return shown.payload is not None and shown.type in _ENDINGS
+
+
+def _has_ended(current: ModelRound) -> bool:
+    """Whether the round's stream so far holds an event that ends it (each one that may is read
+    once, when an item closes after it)."""
+    if not current.ended and current.may_end:
+        current.ended = any(_ends(current.shown(position)) for position in current.may_end)
+        current.may_end = []
+    return current.ended
 
 
 def _whole_call(index: int, item: dict[str, Any]) -> bool:
