@@ -430,9 +430,11 @@ def test_a_call_item_closed_after_the_response_ended_runs_as_the_response_says_a
 TERMINAL: Final = {
     "its-type-escaped": (b'"type":"response.completed",', b'"type":"response.c\\u006fmpleted",'),
     "the-type-of-its-event-field": (b'"type":"response.completed",', b""),
+    "no-event-field": (b"event: response.completed\n", b""),
 }
 """``response.completed`` said otherwise, the same event to the stream's reader: a letter of
-its type written as a ``\\u`` escape, or no type in its data (the ``event:`` field's is taken)."""
+its type written as a ``\\u`` escape, no type in its data (the ``event:`` field's is taken),
+or no ``event:`` field (its data's type is)."""
 
 
 @pytest.mark.parametrize("spelled", TERMINAL)
@@ -478,15 +480,18 @@ def test_a_call_item_only_closed_after_the_response_ended_is_no_call(tmp_path: P
     assert "(completed): 0 function_call(s)" in explained and "call_LabG58" not in explained
 
 
+@pytest.mark.parametrize("field", [b"event: error\n", b""], ids=["event-field", "no-event-field"])
 def test_a_call_item_closed_after_an_error_event_runs_nothing_and_verifies_as_a_failed_turn(
-    tmp_path: Path,
+    tmp_path: Path, field: bytes
 ) -> None:
-    """An ``error`` event ends the stream; the function_call's ``output_item.done`` comes after
-    it. The run ends with the failed response (exit 1), no tool runs; verify agrees (it did
-    before too: the call it indexed from the late item had no events, as now the response's)."""
-    error = (b'event: error\ndata: {"type":"error","sequence_number":0,"code":"server_error",'
+    """An ``error`` event ends the stream (named so by its ``event:`` field and its data, or by
+    its data alone); the function_call's ``output_item.done`` comes after it. The run ends with
+    the failed response (exit 1), no tool runs; verify agrees (it did before too: the call it
+    indexed from the late item had no events, as now the response's)."""
+    error = (field + b'data: {"type":"error","sequence_number":0,"code":"server_error",'
              b'"message":"boom","param":null}\n\n')
-    proc, endpoint = _run(tmp_path, _closing_last(recorded(GPT55, rename=RENAMED), error), hold=False)
+    first = _said_otherwise(_closing_last(recorded(GPT55, rename=RENAMED), error), *LATE["another-call-id"])
+    proc, endpoint = _run(tmp_path, first, hold=False)
     assert proc.returncode == 1, proc.stderr
     assert "run ended after 1 turn with a failed response: boom (server_error)" in proc.stderr
     assert f"response.output_item.done {ENDED} (error)" in proc.stderr
@@ -498,6 +503,7 @@ def test_a_call_item_closed_after_an_error_event_runs_nothing_and_verifies_as_a_
     assert verdict["unfinished"][0] == failed
     assert not [f for f in verdict["findings"]
                 if not f["ok"] or f["check"] in ("early_start", "endpoint_inconsistency")]
+    assert "call_OTHER" not in json.dumps(verdict)  # the late item's: no call of the run
 
 
 DEEP: Final = {
