@@ -348,9 +348,12 @@ LATE: Final = {
     "the-same-call": (b"", b""),
     "another-tool": (b'"name":"capitals__get_capital"', b'"name":"capitals__final_result"'),
     "another-call-id": (b'"call_id":"call_LabG58', b'"call_id":"call_OTHER'),
+    "other-arguments": (b'"arguments":"{\\"country\\":\\"PotatoLand\\"}"',
+                        b'"arguments":"{\\"country\\":\\"Atlantis\\"}"'),
 }
 """The function_call item of an ``output_item.done`` sent after the terminal event: as the
-final response has it, or saying another tool, or another call_id (``old``, ``new``)."""
+final response has it, or saying another tool, another call_id, or other arguments than its
+deltas added up to (``old``, ``new``)."""
 ENDED = "arrived after the response ended"
 
 

@@ -62,7 +62,7 @@ from .shape import check_envelopes, envelope_step
 
 __all__ = [
     "CALL_METHODS", "REFUSED_DUPLICATE", "CallTrace", "ModelRound", "RunRecord", "asks_for_input",
-    "index_events", "is_2xx", "message_of",
+    "ends_stream", "index_events", "is_2xx", "message_of",
 ]
 
 Event = dict[str, Any]
@@ -588,7 +588,7 @@ class _Indexer:
                 shown = current.shown_at[position] = stream_event(event)
                 closed = _closed_call(shown)
                 if closed is None:
-                    current.ended = _ends(shown)
+                    current.ended = ends_stream(shown)
                     return
                 if _has_ended(current):  # the live reader says it came after the end, and runs nothing
                     return
@@ -734,8 +734,9 @@ def _closed_call(shown: StreamEvent) -> tuple[int, dict[str, Any]] | None:
     return (index if isinstance(index, int) else -1), item
 
 
-def _ends(shown: StreamEvent) -> bool:
-    """Whether the assembler reads a stream event as one that ends the stream."""
+def ends_stream(shown: StreamEvent) -> bool:
+    """Whether the assembler reads a stream event as one that ends the stream (it reads
+    nothing after it: later events are faults it reports, closing no item, adding no text)."""
     return shown.payload is not None and shown.type in _ENDINGS
 
 
@@ -743,7 +744,7 @@ def _has_ended(current: ModelRound) -> bool:
     """Whether the round's stream so far holds an event that ends it (each one that may is read
     once, when an item closes after it)."""
     if not current.ended and current.may_end:
-        current.ended = any(_ends(current.shown(position)) for position in current.may_end)
+        current.ended = any(ends_stream(current.shown(position)) for position in current.may_end)
         current.may_end = []
     return current.ended
 

@@ -58,7 +58,7 @@ from ..relay.stages.result import status_words
 from .evidence import call_finding, seqs_of
 from .facts import RunFacts
 from .jsonpath import excerpt, first_difference, json_equal
-from .record import CallTrace, ModelRound, RunRecord
+from .record import CallTrace, ModelRound, RunRecord, ends_stream
 from .resource_reads import is_reader
 from .stream_common import Fields, common_stream, stream_fields
 from .verdict import ENDPOINT_INCONSISTENCY, Finding
@@ -147,8 +147,12 @@ def _stream(current: ModelRound, facts: RunFacts) -> list[Finding]:
     broken = _order(current, fields)
     common = common_stream(current, fields) if broken is None else None  # most turns: one pass, few parses
     if broken is None and common is None:
-        payloads = [event.payload or {} for event in facts.stream_of(current)]  # parsed once, as live
-        broken = _sequence(events, payloads) or _deltas(events, payloads) or _assembly(current, facts)
+        shown = facts.stream_of(current)
+        payloads = [event.payload or {} for event in shown]  # parsed once, as live
+        read = next((n + 1 for n, event in enumerate(shown) if ends_stream(event)), len(shown))
+        # the texts the assembler adds up end with the stream: a later event is a fault it reported
+        broken = (_sequence(events, payloads) or _deltas(events[:read], payloads[:read])
+                  or _assembly(current, facts))
     if broken is not None:
         message, where = broken
         return [_finding(current, False, message, "stream", *where)]
