@@ -18,6 +18,7 @@ from test_otel_cli import attributes, points_in, spans_in
 
 from conftest import CACHE, require_or_skip
 from testkit.ray_setup import ensure_ray
+from toolrelay.otel.batch_spans import attempt_links
 from toolrelay.verify import load_run
 from toolrelay.verify.otel_trace import check_trace
 
@@ -117,6 +118,17 @@ def test_a_resumed_task_links_to_the_interrupted_attempt(batch_folder: Path, spe
         (first_calls[0]["trace_id"], first_calls[0]["span_id"])]  # the call the cut transcript kept
     first_spans = {span["spanId"] for span in spans_in(batch_folder / "first.jsonl")}
     assert resumed[0]["spanId"] in first_spans  # a span the first attempt really exported
+
+
+def test_a_line_nested_too_deep_for_python_is_passed_by_on_resume(tmp_path: Path) -> None:
+    """An earlier attempt's transcript holding a line nested deeper than Python's JSON reader
+    recurses (a hand-edited file): the resume links the spans of the lines it can read."""
+    span = {"kind": "call_span", "trace_id": "ab" * 16, "span_id": "cd" * 8, "call_id": "c1"}
+    deep = '{"kind": "call_span", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(deep + "\n" + json.dumps(span) + "\n", encoding="utf-8")
+    [link] = attempt_links(transcript)
+    assert (link.context.trace_id, link.context.span_id) == (int("ab" * 16, 16), int("cd" * 8, 16))
 
 
 def test_batch_help_names_the_trace_options(tmp_path: Path) -> None:

@@ -170,7 +170,7 @@ def _call_spans(path: Path) -> Iterator[dict[str, Any]]:
             continue  # no call_span record: its kind is spelled so, or with an escape
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # a bad line, or one nested deeper than Python recurses
             continue
         if isinstance(record, dict) and record.get("kind") == "call_span":
             yield record
