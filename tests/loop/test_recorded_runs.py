@@ -425,6 +425,9 @@ def test_a_call_item_closed_after_the_response_ended_runs_as_the_response_says_a
     checks = {f["check"] for f in verdict["findings"]}
     assert "early_start" not in checks and "endpoint_inconsistency" not in checks
     assert "call_OTHER" not in json.dumps(verdict)
+    stream = next(f["message"] for f in verdict["findings"] if f["check"] == "stream" and f["turn"] == 1)
+    assert f"the run reported event 32 (response.output_item.done): response.output_item.done {ENDED} " \
+        "(completed); their deltas add up" in stream  # what the run warned of, not a stream without fault
     explained, _ = _shown(tmp_path)
     assert "call_LabG58Uhrq9kZvR52BYKjToD started at " in explained and ", after the response\n" in explained
     assert "contradicted" not in explained
@@ -557,5 +560,6 @@ def test_a_call_item_nested_deeper_than_the_reader_reads_closes_nothing_and_veri
     assert "early_start" not in checks and "endpoint_inconsistency" not in checks
     assert "call_OTHER" not in json.dumps(verdict)
     assert next(f["message"] for f in verdict["findings"] if f["check"] == "stream") == (
-        "turn 1: 33 stream events, whole and in order; their deltas add up, and they assemble to the "
-        "recorded response (completed)")
+        "turn 1: 33 stream events, whole and in order; the run reported event 31 "
+        "(response.output_item.done): its data is not a JSON object; their deltas add up, and they "
+        "assemble to the recorded response (completed)")

@@ -156,12 +156,16 @@ def _stream(current: ModelRound, facts: RunFacts) -> list[Finding]:
     if broken is not None:
         message, where = broken
         return [_finding(current, False, message, "stream", *where)]
+    problems: list[str] = []
     if common is None:
         assembled = facts.assembled(current)
-        terminal, differences = assembled.terminal, assembled.differences
+        terminal, differences, problems = assembled.terminal, assembled.differences, assembled.problems
     else:
-        terminal, differences = common
-    said = f"{len(events)} stream events, whole and in order; their deltas add up"
+        terminal, differences = common  # a stream of the common shape has no fault to report
+    said = f"{len(events)} stream events, whole and in order"
+    if problems:  # faults of the endpoint's the live reader reported and read past, as the run did
+        said += "; the run reported " + "; ".join(problems)
+    said += "; their deltas add up"
     if current.answer is not None:
         said += f", and they assemble to the recorded response ({terminal})"
     else:
