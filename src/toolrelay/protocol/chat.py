@@ -34,6 +34,7 @@ message for (reasoning is dropped: chat replays no reasoning).
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Final
 
 from .chat_tool_media import media_message, restore, split_output
@@ -217,15 +218,25 @@ def _chat_choice(choice: Any) -> Any:
 # -- the request, chat → Responses (the stand-in's and verify's reading) ----------------------
 
 
-def responses_request(chat: dict[str, Any]) -> dict[str, Any]:
-    """The Responses request body a chat request says (the inverse of ``chat_request``)."""
+def responses_request(
+    chat: dict[str, Any], after: tuple[dict[str, Any], dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The Responses request body a chat request says (the inverse of ``chat_request``).
+
+    ``after``: the chat body of the request before it, and the Responses body this function
+    made of it. A replayed run's request repeats the messages before it (the transcript
+    reader gives back those very objects): their items are then taken from that body, and
+    only the messages after them are read (a long run is read in linear time, not in the
+    square of its turns; the items are those a whole reading makes, shared)."""
     body: dict[str, Any] = {"model": chat.get("model")}
     messages = chat.get("messages")
     messages = list(messages) if isinstance(messages, list) else []
     if messages and isinstance(messages[0], dict) and messages[0].get("role") == "system" \
             and isinstance(messages[0].get("content"), str):
         body["instructions"] = messages.pop(0)["content"]
-    body["input"] = input_items(messages)
+    body["input"] = _items_after(chat, after)
+    if body["input"] is None:
+        body["input"] = input_items(messages)
     renamed = {value: key for key, value in _RENAMED.items()}
     for key, value in chat.items():
         if key in ("model", "messages", "stream_options") or (key == "logprobs" and "top_logprobs" in chat):
@@ -239,6 +250,28 @@ def responses_request(chat: dict[str, Any]) -> dict[str, Any]:
         else:
             body[renamed.get(key, key)] = value
     return body
+
+
+def _items_after(chat: dict[str, Any], after: tuple[dict[str, Any], dict[str, Any]] | None) -> Any:
+    """``chat``'s input items from the request before it (``responses_request``'s ``after``),
+    when its messages are that one's very messages and more; None: read them all.
+
+    The messages after those must begin with an assistant message: reading one ends what the
+    tool messages before it could still be given (``restore``: a media message after them),
+    so the items after it are the same whether the messages before it are read again or not."""
+    if after is None:
+        return None
+    said, made = after[0].get("messages"), after[1].get("input")
+    messages = chat.get("messages")
+    if not (isinstance(said, list) and isinstance(messages, list) and isinstance(made, list)
+            and len(said) <= len(messages) and all(map(operator.is_, said, messages))):  # compared in C
+        return None
+    new = messages[len(said):]
+    if new and not (isinstance(new[0], dict) and new[0].get("role") == "assistant"):
+        return None
+    if not said and new:  # nothing shared: a system message among the new ones is read as ever
+        return None
+    return [*made, *input_items(new)]
 
 
 def input_items(messages: list[Any]) -> list[dict[str, Any]]:

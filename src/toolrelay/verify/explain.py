@@ -56,6 +56,25 @@ class _Index:
     by_call: dict[tuple[str, str], list[Finding]] = field(default_factory=dict)
     by_turn: dict[tuple[int, str], list[Finding]] = field(default_factory=dict)
     general: list[Finding] = field(default_factory=list)
+    tool_messages: dict[int, dict[str, int]] = field(default_factory=dict)
+    """By request turn: where each tool message is in its ``messages`` (the first of a
+    tool_call_id), read once per request (``tool_message``)."""
+
+    def tool_message(self, call: CallTrace, run: RunRecord, turn: int) -> int | None:
+        """Where the tool message answering ``call`` is in request ``turn``'s ``messages``
+        (a replayed run's messages grow with it: read once, not once per call)."""
+        positions = self.tool_messages.get(turn)
+        if positions is None:
+            later = run.round(turn)
+            messages = _list(later.raw_body.get("messages")) if later is not None else []
+            positions = self.tool_messages[turn] = {}
+            for position, message in enumerate(messages):
+                if not isinstance(message, dict) or message.get("role") != "tool":
+                    continue
+                said = message.get("tool_call_id")
+                if isinstance(said, str):  # a call's id is a string: nothing else is its
+                    positions.setdefault(said, position)
+        return positions.get(call.call_id)
 
     @classmethod
     def of(cls, findings: Iterable[Finding]) -> _Index:
@@ -216,14 +235,6 @@ def _tool_call_index(call: CallTrace, current: ModelRound | None) -> int:
                if isinstance(item, dict) and item.get("type") == FUNCTION_CALL)
 
 
-def _tool_message(call: CallTrace, run: RunRecord, turn: int) -> int | None:
-    """Where the tool message answering ``call`` is in request ``turn``'s ``messages``."""
-    later = run.round(turn)
-    messages = _list(later.raw_body.get("messages")) if later is not None else []
-    return next((position for position, message in enumerate(messages) if isinstance(message, dict)
-                 and message.get("role") == "tool" and message.get("tool_call_id") == call.call_id), None)
-
-
 def _stream_lines(current: ModelRound) -> list[str]:
     """When the streamed response's events came, and when each of its calls started: a call
     started during the stream ran while the model was still writing."""
@@ -274,7 +285,7 @@ def _stages(
     call: CallTrace, run: RunRecord, facts: RunFacts, index: _Index
 ) -> list[tuple[str, str, str, Finding | None]]:
     """(link, state, recorded values, broken finding) for each of the seven links."""
-    values = _values(call, run, facts)
+    values = _values(call, run, facts, index)
     stages = []
     for link in LINKS:
         found = list(index.by_call.get((call.call_id, link), []))
@@ -287,7 +298,7 @@ def _stages(
     return stages
 
 
-def _values(call: CallTrace, run: RunRecord, facts: RunFacts) -> dict[str, str]:
+def _values(call: CallTrace, run: RunRecord, facts: RunFacts, index: _Index) -> dict[str, str]:
     parsed, routed = call.first("parsed"), call.first("routed")
     request, response = call.first("mcp_requests"), call.first("mcp_responses")
     feedback = call.first("feedbacks")
@@ -324,18 +335,18 @@ def _values(call: CallTrace, run: RunRecord, facts: RunFacts) -> dict[str, str]:
         ),
     }
     if _is_chat(current):
-        values.update(_chat_values(call, run, current, sent, mcp_id, contradicted))
+        values.update(_chat_values(call, run, current, sent, mcp_id, contradicted, index))
     return values
 
 
 def _chat_values(call: CallTrace, run: RunRecord, current: ModelRound | None, sent: list[Any], mcp_id: Any,
-                 contradicted: bool) -> dict[str, str]:
+                 contradicted: bool, index: _Index) -> dict[str, str]:
     """The chat dialect's names for the same values: tool_calls[i], the tool message."""
     response_id = (current.answer or {}).get("id") if current else None
     where = "its stream chunks; the final completion contradicts it" if contradicted else (
         f"of {response_id}")
     feedback = call.first("feedbacks")
-    position = _tool_message(call, run, sent[0][0]) if sent else None
+    position = index.tool_message(call, run, sent[0][0]) if sent else None
     carried = (f"; tool message in request {sent[0][0]} messages[{position}]" if sent
                else "; no tool message sent")
     values = {

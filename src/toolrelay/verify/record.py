@@ -258,6 +258,9 @@ class ModelRound:
     """The answer this round last read, and what its reader made of it (``read``)."""
     _view: tuple[dict[str, Any], dict[str, Any]] | None = None
     """The request body last read, and its reading in the Responses vocabulary (``body``)."""
+    before: ModelRound | None = field(default=None, repr=False, compare=False)
+    """The round of the turn before (None: the first): a replayed request's reading starts
+    from that one's (``_view_before``)."""
     may_end: list[int] = field(default_factory=list)
     """Positions in ``stream`` of the events that may be its terminal one (``_COMPLETED``...),
     not read yet: read when an item closes after them (``_has_ended``), which is rare."""
@@ -312,8 +315,18 @@ class ModelRound:
             return body
         if self._view is None or self._view[0] is not body:
             reader = known_reader(dialect_of(self.request))
-            self._view = (body, reader.request(body) if reader is not None else body)
+            self._view = (body, reader.request(body, self._view_before()) if reader is not None else body)
         return self._view[1]
+
+    def _view_before(self) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """The round before's request body and its reading, when read already (rounds are read
+        in order, mostly) and of this one's dialect: what a replayed request repeats of it."""
+        before = self.before
+        view = before._view if before is not None else None
+        if before is None or view is None or view[0] is not before.raw_body \
+                or dialect_of(before.request) != dialect_of(self.request):
+            return None
+        return view
 
     @property
     def raw_body(self) -> dict[str, Any]:
@@ -543,7 +556,7 @@ class _Indexer:
             return None
         rounds = self.record.rounds
         while len(rounds) < turn:
-            rounds.append(ModelRound(turn=len(rounds) + 1))
+            rounds.append(ModelRound(turn=len(rounds) + 1, before=rounds[-1] if rounds else None))
         return rounds[turn - 1]
 
     def _request(self, event: Event) -> None:

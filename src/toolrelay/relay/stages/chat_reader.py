@@ -43,8 +43,10 @@ class ChatReader:
     def assembler(self) -> ChatStreamAssembler:
         return ChatStreamAssembler()
 
-    def request(self, body: dict[str, Any]) -> dict[str, Any]:
-        return chat.responses_request(body)
+    def request(
+        self, body: dict[str, Any], after: tuple[dict[str, Any], dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        return chat.responses_request(body, after)
 
 
 CHAT = ChatReader()

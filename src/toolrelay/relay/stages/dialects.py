@@ -70,8 +70,12 @@ class DialectReader(Protocol):
         """A fresh assembler of the dialect's streams, fed event by event."""
         ...
 
-    def request(self, body: dict[str, Any]) -> dict[str, Any]:
-        """A recorded request body of the dialect in the loop's (Responses) vocabulary."""
+    def request(
+        self, body: dict[str, Any], after: tuple[dict[str, Any], dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        """A recorded request body of the dialect in the loop's (Responses) vocabulary;
+        ``after``: the run's request body before it and what this gave of it (a reader may
+        take what the two share from there, instead of reading it again)."""
         ...
 
 
@@ -103,7 +107,9 @@ class ResponsesReader:
     def assembler(self) -> StreamAssembling:
         return StreamAssembler()
 
-    def request(self, body: dict[str, Any]) -> dict[str, Any]:
+    def request(
+        self, body: dict[str, Any], after: tuple[dict[str, Any], dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
         return body
 
 
