@@ -9,7 +9,6 @@ cost more than everything else together).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -33,7 +32,7 @@ from .direct_call_rows import direct_call_summary
 from .era_rows import mark_fallbacks
 from .layout import arrange, plan_expansion
 from .model import Lane, LinkNote, Row, RunSummary, Trace, VerdictNote
-from .rows import clip, describe, seconds, server_lane, whole
+from .rows import clip, compact, describe, seconds, server_lane, whole
 from .task_rows import compact_tasks
 
 __all__ = ["body_of", "build_trace"]
@@ -94,7 +93,7 @@ def _record_text(event: dict[str, Any]) -> str:
     it was received; anything else is encoded."""
     if event.get("kind") == ModelStreamEvent.kind and isinstance(event.get("data"), str):
         return str(event["data"])
-    return _json_text(body_of(event))
+    return compact(body_of(event))
 
 
 def _record_key(event: dict[str, Any]) -> str:
@@ -107,10 +106,6 @@ def _record_key(event: dict[str, Any]) -> str:
     if kind == ModelStreamEvent.kind:
         return f"{kind}|{event.get('event')}"
     return kind
-
-
-def _json_text(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def _lanes(events: Sequence[dict[str, Any]]) -> list[Lane]:

@@ -43,6 +43,8 @@ def page_records(records: Mapping[int, str], keys: Mapping[int, Hashable]) -> di
         head, tail = shared_ends(base, text)
         if head + tail < SHARED_AT_LEAST:
             page[seq] = text
+        elif text.isascii():  # a character a unit
+            page[seq] = [base_seq, head, tail, text[head:len(text) - tail]]
         else:
             page[seq] = [base_seq, _units(text[:head]), _units(text[len(text) - tail:]),
                          text[head:len(text) - tail]]
@@ -73,9 +75,10 @@ def _shared(first: bytes, second: bytes, order: Literal["big", "little"], width:
     their start (``big``) or from their end (``little``): whole blocks skipped while they
     match (a slice compare each), then the first block that differs XOR-ed."""
     size, skipped = len(first), 0
-    while size - skipped > _BLOCK and _block(first, skipped, order) == _block(second, skipped, order):
-        skipped += _BLOCK
-    first, second = _block(first, skipped, order), _block(second, skipped, order)
+    if size > _BLOCK:  # most records are shorter: one block, already whole
+        while size - skipped > _BLOCK and _block(first, skipped, order) == _block(second, skipped, order):
+            skipped += _BLOCK
+        first, second = _block(first, skipped, order), _block(second, skipped, order)
     difference = int.from_bytes(first, order) ^ int.from_bytes(second, order)
     characters = (skipped + len(first)) * 8 // width
     return characters - 1 - (difference.bit_length() - 1) // width if difference else characters

@@ -52,6 +52,7 @@ from ..relay.stages.namespaces import function_tools_by_alias
 from ..relay.stages.parse import ModelTurn
 from ..relay.stages.result import status_words
 from ..relay.stages.usage import usage_text
+from ..transcript.json_text import text_encoder
 from ..verify.record import CALL_METHODS
 from .auth_rows import AUTH_DESCRIBERS
 from .chat_chunks import chunk_label
@@ -74,6 +75,7 @@ __all__ = [
 
 MESSAGE_KINDS: Final = MCP_ROLES | {ModelRequestEvent.kind, ModelResponseEvent.kind, ModelStreamEvent.kind}
 """The kinds drawn as arrows: exactly the recorded wire messages (a stream's events too)."""
+_COMPACT: Final = text_encoder(json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str))
 _LABEL_CHARS: Final = 120
 _DETAIL_CHARS: Final = 240
 
@@ -98,12 +100,18 @@ def describe(record: dict[str, Any], origin: float) -> Row:
 def clip(text: str, limit: int) -> str:
     """One line of at most ``limit`` characters (the side panel shows the full record)."""
     head = text[: limit * 4]  # enough to fill the line; a tool's output can be megabytes
-    flat = " ⏎ ".join(part for part in head.strip().splitlines() if part.strip())
+    if head.isprintable():  # most texts: no line break, no whitespace but spaces, one line as it is
+        flat = head.strip()
+    else:
+        flat = " ⏎ ".join(part for part in head.strip().splitlines() if part.strip())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    """``json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)``, by an
+    encoder made once (``json.dumps`` makes one a call: a third of the cost of the side
+    panel's 80,000 record texts of a 10,000-call run)."""
+    return _COMPACT(value)
 
 
 def _base(record: dict[str, Any], **fields: Any) -> Row:
