@@ -43,6 +43,8 @@ def mark_fallbacks(rows: Sequence[Row], events: Sequence[dict[str, Any]]) -> Non
     if not modern:
         return
     for row, event in zip(rows, events, strict=True):
+        if event.get("method") != "initialize":  # _fallback_note's first test, before the lookup
+            continue
         version = modern.get((event.get("server"), event.get("connection")))
         if version is None or event.get("kind") not in (MCP_REQUEST, MCP_RESPONSE):
             continue

@@ -5,9 +5,9 @@ is drawn as every MCP exchange is (``rows._mcp``), its call badge the same key."
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final
 
+from .compact_json import compact
 from .model import Badge, Row, RowState
 
 __all__ = ["HOST_LANE", "PROXY_DESCRIBERS"]
@@ -47,10 +47,10 @@ def _wire(record: dict[str, Any]) -> Row:
     message = _object(record.get("message"))
     incoming = record.get("direction") == "in"
     if "method" in message:
-        label, detail = f"wire: {message.get('method')}", _json(message.get("params"))
+        label, detail = f"wire: {message.get('method')}", compact(message.get("params"))
     else:
         answered = message.get("result", message.get("error"))
-        label, detail = f"wire: answer to id {message.get('id')}", _json(answered)
+        label, detail = f"wire: answer to id {message.get('id')}", compact(answered)
     badges = [Badge(kind="mcp", text=f"host id {message['id']}")] if message.get("id") is not None else []
     badges += _exchange(record)
     return Row(seq=int(record.get("seq", 0)), kind="proxy_wire", stage="host",
@@ -65,8 +65,8 @@ def _request_text(message: dict[str, Any]) -> tuple[str, str, RowState]:
         named = params.get("uri") or params.get("name") or _object(params.get("ref")).get("name") \
             or _object(params.get("ref")).get("uri") or ""
         shown = {k: v for k, v in params.items() if k != "_meta"}
-        return f"host: {method} {named}".rstrip(), _json(shown), "ok"
-    return f"host: tools/call {params.get('name')}", "arguments " + _json(params.get("arguments")), "ok"
+        return f"host: {method} {named}".rstrip(), compact(shown), "ok"
+    return f"host: tools/call {params.get('name')}", "arguments " + compact(params.get("arguments")), "ok"
 
 
 def _answer_text(message: dict[str, Any]) -> tuple[str, str, RowState]:
@@ -75,7 +75,7 @@ def _answer_text(message: dict[str, Any]) -> tuple[str, str, RowState]:
         return f"to host: error {error.get('code', '?')}", str(error.get("message", "")), "failed"
     result = _object(message.get("result"))
     failed = result.get("isError") is True
-    return ("to host: tool error" if failed else "to host: result"), _json(result.get("content", result)), \
+    return ("to host: tool error" if failed else "to host: result"), compact(result.get("content", result)), \
         ("warn" if failed else "ok")
 
 
@@ -126,14 +126,14 @@ def _ask(record: dict[str, Any]) -> Row:
                target=HOST_LANE if by_host else "app",
                label=f"{record.get('server')} asks {record.get('method')} → "
                      + (f"the host: {outcome}" if by_host else f"the proxy: {outcome}"),
-               detail=str(record.get("reason") or _json(_object(record.get("host_answer")).get("result"))),
+               detail=str(record.get("reason") or compact(_object(record.get("host_answer")).get("result"))),
                badges=badges, state=state, message=by_host, call_id=str(record.get("key")))
 
 
 def _relayed(record: dict[str, Any]) -> Row:
     token = record.get("upstream_token")
     detail = (f"token {token!r} → {record.get('host_token')!r}" if token is not None
-              else _json(record.get("host")))
+              else compact(record.get("host")))
     return Row(seq=int(record.get("seq", 0)), kind="proxy_relayed", stage="notify", source="app",
                target=HOST_LANE, label=f"to host: {record.get('method')} (from {record.get('server')})",
                detail=detail, badges=_badges(record) if record.get("key") else [], message=True,
@@ -163,7 +163,7 @@ def _task_status(record: dict[str, Any]) -> Row:
     return Row(seq=int(record.get("seq", 0)), kind="proxy_task_status", stage="notify", source="app",
                target=HOST_LANE, label=f"to host: task {record.get('task_id')} {status} (from "
                                        f"{record.get('server')}'s {upstream})",
-               detail=_json(record.get("host")), message=True)
+               detail=compact(record.get("host")), message=True)
 
 
 def _task_abandoned(record: dict[str, Any]) -> Row:
@@ -181,10 +181,6 @@ def _object(value: Any) -> dict[str, Any]:
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 PROXY_DESCRIBERS: Final = {

@@ -52,10 +52,10 @@ from ..relay.stages.namespaces import function_tools_by_alias
 from ..relay.stages.parse import ModelTurn
 from ..relay.stages.result import status_words
 from ..relay.stages.usage import usage_text
-from ..transcript.json_text import text_encoder
 from ..verify.record import CALL_METHODS
 from .auth_rows import AUTH_DESCRIBERS
 from .chat_chunks import chunk_label
+from .compact_json import compact
 from .compaction_rows import COMPACTION_DESCRIBERS, starts_from_compaction
 from .direct_call_rows import DIRECT_CALL_DESCRIBERS
 from .listen_rows import listen_text
@@ -75,7 +75,6 @@ __all__ = [
 
 MESSAGE_KINDS: Final = MCP_ROLES | {ModelRequestEvent.kind, ModelResponseEvent.kind, ModelStreamEvent.kind}
 """The kinds drawn as arrows: exactly the recorded wire messages (a stream's events too)."""
-_COMPACT: Final = text_encoder(json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str))
 _LABEL_CHARS: Final = 120
 _DETAIL_CHARS: Final = 240
 
@@ -101,17 +100,12 @@ def clip(text: str, limit: int) -> str:
     """One line of at most ``limit`` characters (the side panel shows the full record)."""
     head = text[: limit * 4]  # enough to fill the line; a tool's output can be megabytes
     if head.isprintable():  # most texts: no line break, no whitespace but spaces, one line as it is
-        flat = head.strip()
-    else:
-        flat = " ⏎ ".join(part for part in head.strip().splitlines() if part.strip())
+        return _cut(head.strip(), limit)
+    return _cut(" ⏎ ".join(filter(str.strip, head.strip().splitlines())), limit)  # the lines not blank
+
+
+def _cut(flat: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def compact(value: Any) -> str:
-    """``json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)``, by an
-    encoder made once (``json.dumps`` makes one a call: a third of the cost of the side
-    panel's 80,000 record texts of a 10,000-call run)."""
-    return _COMPACT(value)
 
 
 def _base(record: dict[str, Any], **fields: Any) -> Row:
@@ -325,9 +319,10 @@ def _mcp_text(record: dict[str, Any], message: dict[str, Any]) -> tuple[str, str
     if kind == MCP_SERVER_REQUEST:
         return asked_text(method, _mapping(params))
     if method == "tools/call" and isinstance(params, dict):
-        arguments = "arguments " + compact(params.get("arguments"))
-        first: tuple[str, str, RowState] = (f"tools/call {params.get('name')}", arguments, "ok")
-        return retry_text(params.get("name"), params) or first
+        retried = retry_text(params.get("name"), params)
+        if retried is not None:
+            return retried
+        return f"tools/call {params.get('name')}", "arguments " + compact(params.get("arguments")), "ok"
     reported = reported_text(method, _mapping(params), record.get("call_id")) or listen_text(method, message)
     if reported is not None:
         return reported

@@ -12,16 +12,12 @@ In 2026-07-28 a server asks inside its answer instead: a tools/call answered
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from .compact_json import compact
 from .model import RowState
 
 __all__ = ["asked_text", "input_required_text", "reply_text", "retry_text"]
-
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def _quote(text: str) -> str:
@@ -50,13 +46,13 @@ def asked_text(method: str, params: dict[str, Any]) -> tuple[str, str, RowState]
         mode = str(params.get("mode") or "form")
         shown = f" {params.get('url')}" if mode == "url" else ""
         return f"{method} · {mode}{tasked}", _quote(str(params.get("message") or "")) + shown, "ok"
-    return method or "request", _compact(params) if params else "", "ok"
+    return method or "request", compact(params) if params else "", "ok"
 
 
 def reply_text(result: dict[str, Any]) -> tuple[str, str, RowState]:
     """toolrelay's answer to a server's request, read by its shape (a reply names no method)."""
     if isinstance(result.get("action"), str):
-        content = f" {_compact(result['content'])}" if "content" in result else ""
+        content = f" {compact(result['content'])}" if "content" in result else ""
         state: RowState = "ok" if result["action"] == "accept" else "warn"
         return f"reply · {result['action']}", content.strip(), state
     if "model" in result and "content" in result:
@@ -66,7 +62,7 @@ def reply_text(result: dict[str, Any]) -> tuple[str, str, RowState]:
         return f"reply · {len(uris)} root(s)", ", ".join(uris), "ok"
     if isinstance(result.get("task"), dict):
         return f"reply · task {result['task'].get('status')}", str(result["task"].get("taskId", "")), "ok"
-    return "reply", _compact(result), "ok"
+    return "reply", compact(result), "ok"
 
 
 def input_required_text(result: dict[str, Any]) -> tuple[str, str, RowState] | None:
@@ -86,4 +82,4 @@ def retry_text(name: Any, params: dict[str, Any]) -> tuple[str, str, RowState] |
     answered = params.get("inputResponses")
     if not isinstance(answered, dict):
         return None
-    return f"tools/call {name} · retry", "inputResponses " + _compact(answered), "ok"
+    return f"tools/call {name} · retry", "inputResponses " + compact(answered), "ok"
