@@ -1,8 +1,11 @@
 """The view's fast paths give exactly what the slow ones give: a row's one-line text
-(``rows.clip``) and a record's JSON text (``rows.compact``, as ``json.dumps`` writes it)."""
+(``rows.clip``), a record's JSON text (``rows.compact``, as ``json.dumps`` writes it), a
+row as the page's JSON holds it (``model.page_value``), the page's data escaped in pieces
+(``render._escaped_pieces``) and a stream group's text, read once from its events."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import sys
@@ -11,6 +14,18 @@ from typing import Any
 
 import pytest
 
+from toolrelay.view import render
+from toolrelay.view.build import build_trace
+from toolrelay.view.model import (
+    _PAGE_DEFAULTS,
+    Badge,
+    CallGroup,
+    Lane,
+    LinkNote,
+    Row,
+    StreamGroup,
+    page_value,
+)
 from toolrelay.view.rows import clip, compact
 
 _PIECES = ["a", "é", "😀", " ", "  ", "\t", "\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1f", "\x85",
@@ -68,3 +83,89 @@ class _Shown:
 ])
 def test_compact_writes_what_json_dumps_writes(value: Any) -> None:
     assert compact(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _page_value_slowly(value: Any) -> Any:
+    """``page_value`` before its fast path: each field compared with its default, one by one,
+    and every dataclass inside made plain by the encoder's call back (here: recursively)."""
+    if not dataclasses.is_dataclass(value) or isinstance(value, type):
+        return value
+    defaults = _PAGE_DEFAULTS.get(getattr(value, "type", ""), {})
+    page = {}
+    for item in dataclasses.fields(value):
+        if item.metadata.get("page", True):
+            field_value = getattr(value, item.name)
+            if item.name not in defaults or field_value != defaults[item.name]:
+                page[item.name] = field_value
+    return {name: [_page_value_slowly(entry) for entry in field_value] if isinstance(field_value, list)
+            else _page_value_slowly(field_value) for name, field_value in page.items()}
+
+
+def _plainly(value: Any) -> Any:
+    """A page value with the dataclasses still in it (a row's links) made plain the fast way."""
+    if isinstance(value, dict):
+        return {name: _plainly(item) for name, item in value.items()}
+    if isinstance(value, list):
+        return [_plainly(item) for item in value]
+    return _plainly(page_value(value)) if dataclasses.is_dataclass(value) else value
+
+
+@pytest.mark.parametrize("row", [
+    Row(seq=1, kind="k", stage="s", source="app", target="app", label="only what is always written"),
+    Row(seq=2, kind="k", stage="s", source="app", target="model", label="l", detail="d", at=1.5,
+        badges=[Badge(kind="call", text="c1"), Badge(kind="mcp", text="id 4")], elapsed=0.0, state="failed",
+        message=True, call_id="c1", links=[LinkNote(link="x", message="y", ok=False)], during="inside",
+        streamed="not on the page"),
+    Row(seq=3, kind="k", stage="s", source="a", target="b", label="", detail="", badges=[], state="ok"),
+])
+def test_page_value_writes_a_row_as_its_fields_left_out_at_their_defaults(row: Row) -> None:
+    fast, slow = _plainly(page_value(row)), _page_value_slowly(row)
+    assert fast == slow and list(fast) == list(slow)  # the same keys in the same order
+    assert "streamed" not in fast
+
+
+@pytest.mark.parametrize("value", [
+    CallGroup(call_id="c1"), CallGroup(call_id="c2", alias="read", mcp_id=7, expanded=False, rows=[
+        Row(seq=9, kind="k", stage="s", source="a", target="b", label="l",
+            badges=[Badge(kind="k", text="t")])]),
+    StreamGroup(key="s1", text="writing", during=""), Badge(kind="call", text="c"),
+    Lane(key="user", title="User"), LinkNote(link="l", message="m", ok=True),
+])
+def test_page_value_writes_every_other_class_as_before(value: Any) -> None:
+    fast, slow = _plainly(page_value(value)), _page_value_slowly(value)
+    assert fast == slow and list(fast) == list(slow)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 5, 7, 64])
+def test_the_data_escaped_in_pieces_is_the_data_escaped_at_once(size: int, monkeypatch: Any) -> None:
+    """Pieces of any size, cut anywhere a character may be: never inside one (é is two
+    bytes, ⏎ and the line separator three, 😀 four), so every escape is made."""
+    chance = random.Random(size)
+    text = "".join(chance.choice(["a", "<", ">", "&", "é", "\u2028", "\u2029", "⏎", "😀", "\\u003c"])
+                   for _ in range(2000))
+    monkeypatch.setattr(render, "_ESCAPED_AT_ONCE", size)
+    pieces = list(render._escaped_pieces(text.encode("utf-8")))
+    assert b"".join(pieces).decode("utf-8") == render._inert(text)
+    assert all(piece.decode("utf-8") for piece in pieces)  # each piece whole characters
+
+
+def test_a_stream_groups_line_is_the_text_its_events_carry() -> None:
+    """Responses output_text deltas and a chat chunk's content, read once, when the row is made."""
+    def event(seq: int, data: Any, **more: Any) -> dict[str, Any]:
+        return {"seq": seq, "time": seq / 10, "kind": "model_stream", "index": seq, "data": json.dumps(data),
+                **more}
+
+    events = [
+        {"seq": 1, "time": 0.0, "kind": "run_start", "task": "t", "model": "m"},
+        {"seq": 2, "time": 0.1, "kind": "model_request", "turn": 1, "body": {}},
+        event(3, {"type": "response.output_text.delta", "delta": "Hel"}),
+        event(4, {"type": "response.function_call_arguments.delta", "delta": "{not text}"}),
+        event(5, {"type": "response.output_text.delta", "delta": "lo\n"}),
+        event(6, {"choices": [{"delta": {"content": "wor"}}]}, dialect="chat_completions"),
+        event(7, {"choices": [{"delta": {"content": "ld"}}]}),  # a chunk's content in any dialect
+        event(8, {"type": "response.output_text.delta", "delta": 5}),  # not text: nothing
+        event(9, "not an object"),
+    ]
+    streams = [item for group in build_trace(events).groups for item in group.items
+               if isinstance(item, StreamGroup)]
+    assert [segment.text for segment in streams] == ["Hello ⏎ world"]

@@ -31,13 +31,11 @@ from ..events import (
     RunStartEvent,
     UserTurnEvent,
 )
-from ..protocol.responses import OUTPUT_TEXT_DELTA
 from ..relay.stages.direct_call import DirectCall, DirectCallEnd
 from ..verify.record import CALL_METHODS
-from .chat_chunks import chunk_text
 from .direct_call_rows import ending_words
 from .model import CallGroup, Group, Row, RowState, StreamGroup
-from .rows import clip, outcome_words, stream_payload
+from .rows import clip, outcome_words
 
 __all__ = ["CALLS_OPEN", "ROW_BUDGET", "arrange", "plan_expansion"]
 
@@ -144,11 +142,8 @@ def _place_stream(sections: _Sections, row: Row, record: dict[str, Any]) -> None
         last = StreamGroup(key=f"{group.key}/stream-{row.seq}")
         group.items.append(last)
     last.rows.append(row)
-    payload = stream_payload(record)
-    if payload.get("type") == OUTPUT_TEXT_DELTA and isinstance(payload.get("delta"), str):
-        sections.texts.setdefault(last.key, []).append(payload["delta"])
-    elif chunk_text(payload) is not None:  # a chat chunk's text
-        sections.texts.setdefault(last.key, []).append(str(chunk_text(payload)))
+    if row.streamed is not None:  # an output_text delta, a chat chunk's content
+        sections.texts.setdefault(last.key, []).append(row.streamed)
 
 
 def _note_call_facts(call: CallGroup, record: dict[str, Any]) -> None:

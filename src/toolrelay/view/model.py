@@ -10,7 +10,7 @@ event they draw, so a verify finding (which names seqs) lands on exactly those r
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, Field, dataclass, field, fields
 from operator import attrgetter
 from typing import Any, Final, Literal
 
@@ -33,6 +33,10 @@ __all__ = [
 RowState = Literal["ok", "failed", "warn", "expected"]
 """``expected``: a refusal that is part of a healthy run (the fallback ``initialize``
 beside the era probe): drawn dimmed, never counted as a failure."""
+
+
+_NOT_ON_PAGE: Final = {"page": False}
+"""A field's metadata: the page's JSON leaves it out (``_page_fields``)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -86,6 +90,9 @@ class Row:
     during: str = ""
     """Where the row sits in a streamed model response's span: ``start`` (its request),
     ``inside`` (while it streamed), ``end`` (its response), or "" (outside any)."""
+    streamed: str | None = field(default=None, repr=False, compare=False, metadata=_NOT_ON_PAGE)
+    """A stream event's text piece (``rows.stream_text``), for its stream group's line; not
+    on the page, which has the event's record: kept so the event is parsed once."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -274,7 +281,7 @@ def _defaults(cls: type) -> dict[str, Any]:
     """The fields of ``cls`` a page record may leave out: those with a default (``type``,
     which tells the page what a record is, always stays)."""
     found: dict[str, Any] = {}
-    for item in fields(cls):
+    for item in _page_fields(cls):
         if item.name == "type":
             continue
         if item.default is not MISSING:
@@ -284,8 +291,12 @@ def _defaults(cls: type) -> dict[str, Any]:
     return found
 
 
+def _page_fields(cls: type) -> list[Field[Any]]:
+    return [item for item in fields(cls) if item.metadata.get("page", True)]
+
+
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {
-    cls: tuple(f.name for f in fields(cls))
+    cls: tuple(f.name for f in _page_fields(cls))
     for cls in (Lane, Badge, LinkNote, Row, CallGroup, StreamGroup, Group, VerdictNote, RunSummary)
 }
 _DEFAULTS: dict[type, dict[str, Any]] = {cls: _defaults(cls) for cls in (Row, CallGroup, StreamGroup)}

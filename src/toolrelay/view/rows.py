@@ -54,7 +54,7 @@ from ..relay.stages.result import status_words
 from ..relay.stages.usage import usage_text
 from ..verify.record import CALL_METHODS
 from .auth_rows import AUTH_DESCRIBERS
-from .chat_chunks import chunk_label
+from .chat_chunks import chunk_label, chunk_text
 from .compact_json import compact
 from .compaction_rows import COMPACTION_DESCRIBERS, starts_from_compaction
 from .direct_call_rows import DIRECT_CALL_DESCRIBERS
@@ -70,7 +70,7 @@ from .task_rows import task_text
 
 __all__ = [
     "MESSAGE_KINDS", "clip", "compact", "describe", "outcome_words", "seconds", "server_lane",
-    "stream_payload", "whole",
+    "stream_payload", "stream_text", "whole",
 ]
 
 MESSAGE_KINDS: Final = MCP_ROLES | {ModelRequestEvent.kind, ModelResponseEvent.kind, ModelStreamEvent.kind}
@@ -185,12 +185,13 @@ def _read_answer(record: dict[str, Any]) -> ModelTurn | UnknownDialect | None:
 def _model_stream(record: dict[str, Any]) -> Row:
     """One server-sent event: Model → App, named by its type, with what it carries."""
     payload = stream_payload(record)
+    streamed = stream_text(payload)
     if dialect_of(record) == CHAT_DIALECT:
         said = chunk_label(record.get("data"), payload)
         return _base(record, stage="stream", source="model", target="app", label=said.label,
                      detail=said.detail,
                      badges=[Badge(kind="event", text=f"event {record.get('index', '?')}")],
-                     state="failed" if said.failed else "ok", message=True)
+                     state="failed" if said.failed else "ok", message=True, streamed=streamed)
     kind = str(payload.get("type") or record.get("event") or "event")
     item = payload.get("item") if isinstance(payload.get("item"), dict) else None
     if isinstance(payload.get("delta"), str):
@@ -206,7 +207,7 @@ def _model_stream(record: dict[str, Any]) -> Row:
     state: RowState = "failed" if failed else "warn" if kind == wire.RESPONSE_INCOMPLETE else "ok"
     return _base(record, stage="stream", source="model", target="app", label=kind.removeprefix("response."),
                  detail=detail, badges=[Badge(kind="event", text=f"event {record.get('index', '?')}")],
-                 state=state, message=True)
+                 state=state, message=True, streamed=streamed)
 
 
 def stream_payload(record: dict[str, Any]) -> dict[str, Any]:
@@ -216,6 +217,14 @@ def stream_payload(record: dict[str, Any]) -> dict[str, Any]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def stream_text(payload: dict[str, Any]) -> str | None:
+    """The text a stream event carries (what the model was writing): an ``output_text``
+    delta, or a chat chunk's content; None when it carries none."""
+    if payload.get("type") == wire.OUTPUT_TEXT_DELTA and isinstance(payload.get("delta"), str):
+        return str(payload["delta"])
+    return chunk_text(payload)
 
 
 def _response_state(http_state: RowState, status: Any) -> RowState:
