@@ -64,11 +64,12 @@ def _build(events: Sequence[dict[str, Any]], verdict: Verdict | None, source: st
         _attach_findings(rows, [*verdict.broken_findings(), *verdict.inconsistencies()])
     groups = arrange(compact_tasks(rows, events))  # a task's repeated polls: one row each status
     plan_expansion(groups)
-    run = _summary(events, rows, source)
+    kinds = {row.kind for row in rows}  # the kinds recorded (a row's is its event's, as text)
+    run = _summary(events, rows, kinds, source)
     return Trace(
         title=f"toolrelay trace · {clip(run.task, 60) or run.run_id or source}",
         run=run,
-        lanes=_lanes(events),
+        lanes=_lanes(events, kinds),
         groups=groups,
         records={int(event.get("seq", 0)): _record_text(event) for event in events},
         record_keys={int(event.get("seq", 0)): _record_key(event) for event in events},
@@ -108,15 +109,15 @@ def _record_key(event: dict[str, Any]) -> str:
     return kind
 
 
-def _lanes(events: Sequence[dict[str, Any]]) -> list[Lane]:
+def _lanes(events: Sequence[dict[str, Any]], kinds: set[str]) -> list[Lane]:
     """User · App · Model · one lane per MCP server (in order of first appearance)."""
     start = next((e for e in events if e.get("kind") == RunStartEvent.kind), {})
     lanes = [
         Lane(key="user", title="User", note="task and answer"),
         Lane(key="app", title="App", note="toolrelay · MCP client"),
     ]
-    direct = any(e.get("kind") == DirectCall.kind for e in events)
-    if any(e.get("kind") == "proxy_start" for e in events):  # toolrelay proxy: a host, no user
+    direct = DirectCall.kind in kinds
+    if "proxy_start" in kinds:  # toolrelay proxy: a host, no user
         lanes[:2] = [Lane(key="user", title="Host", note="the MCP host"),
                      Lane(key="app", title="Proxy", note="toolrelay proxy")]
     if direct:  # toolrelay call: the command and its outcome, no model
@@ -135,12 +136,12 @@ def _lanes(events: Sequence[dict[str, Any]]) -> list[Lane]:
     return lanes
 
 
-def _summary(events: Sequence[dict[str, Any]], rows: list[Row], source: str) -> RunSummary:
+def _summary(events: Sequence[dict[str, Any]], rows: list[Row], kinds: set[str], source: str) -> RunSummary:
     start = next((e for e in events if e.get("kind") == RunStartEvent.kind), {})
     end: dict[str, Any] = next((e for e in reversed(events) if e.get("kind") == RunEndEvent.kind), {})
     outcomes = [e.get("outcome") for e in events if e.get("kind") == CallOutcomeEvent.kind]
-    times = [t for t in (seconds(e.get("time")) for e in events) if t is not None]
-    direct = direct_call_summary(events)
+    times = [t for t in map(seconds, [e.get("time") for e in events]) if t is not None]
+    direct = direct_call_summary(events) if DirectCall.kind in kinds else None  # None without one
     if direct is not None:
         start = {**start, "task": direct[0]}
         end = {**end, "status": direct[1], "reason": direct[2]}

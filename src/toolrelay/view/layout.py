@@ -205,7 +205,8 @@ def _summarise(group: Group, texts: dict[str, list[str]]) -> None:
     for segment in streams:
         _summarise_stream(segment, texts.get(segment.key, []))
     events = sum(len(segment.rows) for segment in streams)
-    arrows = sum(1 for row in group.rows() if row.message) - events
+    rows = group.rows()
+    arrows = sum(1 for row in rows if row.message) - events
     failed = sum(1 for call in calls if call.state == "failed")
     parts = [f"{arrows} message{'s' if arrows != 1 else ''}"]
     if events:
@@ -215,8 +216,8 @@ def _summarise(group: Group, texts: dict[str, list[str]]) -> None:
     if failed:
         parts.append(f"{failed} failed")
     group.summary = " · ".join(parts)
-    group.state = _worst(row.state for row in group.rows())
-    group.broken = any(not note.ok for row in group.rows() for note in row.links)
+    group.state = _worst(row.state for row in rows)
+    group.broken = any(not note.ok for row in rows for note in row.links)
 
 
 def _summarise_stream(segment: StreamGroup, deltas: list[str]) -> None:

@@ -551,6 +551,8 @@ def _quote(text: str) -> str:
 
 def seconds(value: Any) -> float | None:
     """A time or duration field, or None when a (tampered) record holds something else."""
+    if type(value) is float:  # nearly always (300,000 a 10,000-call run): a fifth of the tests below
+        return value
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 

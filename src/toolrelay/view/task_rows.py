@@ -89,14 +89,16 @@ def compact_tasks(
     dropped: set[int] = set()
     pending: dict[str, Row] = {}  # a poll's request row, until its answer says whether it folds
     for row, event in zip(rows, events, strict=True):
-        task = tasks.get(row.call_id) if row.call_id is not None else None
-        message = _mapping(event.get("message"))
-        if row.label == "task created" and row.call_id is not None:
-            created = _created(message.get("result"))
+        if row.call_id is None:  # most rows of a run without tasks: nothing to look at
+            continue
+        task = tasks.get(row.call_id)
+        if row.label == "task created":
+            result = _mapping(event.get("message")).get("result")
+            created = _created(result)
             tasks[row.call_id] = _Task(row, str(created.get("taskId")), [created.get("status")],
-                                       extension=created_ext_task(message.get("result")) is not None)
+                                       extension=created_ext_task(result) is not None)
         elif task is not None and event.get("method") == "tasks/get":
-            _poll(task, row, event, message, pending, dropped)
+            _poll(task, row, event, _mapping(event.get("message")), pending, dropped)
         elif task is not None and event.get("method") == "tasks/cancel":
             task.cancelled = True
         elif task is not None and event.get("method") == "tasks/result" and event.get("kind") == MCP_RESPONSE:
