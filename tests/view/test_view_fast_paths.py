@@ -12,6 +12,7 @@ import sys
 from decimal import Decimal
 from typing import Any
 
+import orjson
 import pytest
 
 from toolrelay.view import render
@@ -20,10 +21,13 @@ from toolrelay.view.model import (
     _PAGE_DEFAULTS,
     Badge,
     CallGroup,
+    Group,
     Lane,
     LinkNote,
     Row,
+    RunSummary,
     StreamGroup,
+    Trace,
     page_value,
 )
 from toolrelay.view.rows import clip, compact
@@ -169,3 +173,25 @@ def test_a_stream_groups_line_is_the_text_its_events_carry() -> None:
     streams = [item for group in build_trace(events).groups for item in group.items
                if isinstance(item, StreamGroup)]
     assert [segment.text for segment in streams] == ["Hello ⏎ world"]
+
+
+def test_badges_written_by_orjson_are_the_plain_badges() -> None:
+    """The encoder writes a row's badges as dataclasses of its own: the very bytes of the
+    badges made plain (every field, in order), escapes and all."""
+    row = Row(seq=1, kind="k", stage="s", source="a", target="b", label="l", badges=[
+        Badge(kind="call", text="c<1>&"), Badge(kind="mcp", text="id 4 é 😀 \u2028"),
+        Badge(kind="", text="\"\\\n")])
+    assert orjson.dumps(render._written_badges(row.badges)) == orjson.dumps(page_value(row)["badges"])
+    assert render.embed_trace(_trace_of([row])) == render.embed_json(_trace_of([row]).to_dict())
+
+
+def test_a_lone_surrogate_in_a_badge_still_makes_the_page() -> None:
+    """orjson refuses it in the badges too: the page's data takes json's way, as for any field."""
+    row = Row(seq=1, kind="k", stage="s", source="a", target="b", label="l",
+              badges=[Badge(kind="call", text="lone \ud800")])
+    assert "lone \\ud800" in render.embed_trace(_trace_of([row]))
+
+
+def _trace_of(rows: list[Row]) -> Trace:
+    return Trace(title="t", run=RunSummary(source="s"), lanes=[], records={},
+                 groups=[Group(key="setup", kind="setup", title="Setup", items=list(rows))])

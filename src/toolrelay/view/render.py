@@ -26,7 +26,7 @@ import orjson
 
 from ..errors import UsageError, os_reason
 from ..gc_pause import paused_gc
-from .model import Trace, page_value
+from .model import Badge, Trace, page_value
 
 __all__ = ["embed_json", "embed_trace", "render_html", "write_html"]
 
@@ -65,11 +65,22 @@ def _embedded_trace(trace: Trace) -> Iterator[bytes]:
     hold) goes the slow way; a NaN it writes as null, which the page can read."""
     try:
         with paused_gc():  # a page record, and a dict passed to orjson, for each event
-            data = orjson.dumps(trace.page_parts(), default=page_value,
+            data = orjson.dumps(trace.page_parts(), default=_encoded_value,
                                 option=orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_NON_STR_KEYS)
     except TypeError:  # orjson.JSONEncodeError is one
         return iter([embed_json(trace.to_dict()).encode("utf-8")])
     return _escaped_pieces(data)
+
+
+def _encoded_value(value: Any) -> Any:
+    """``page_value`` for orjson, a row's badges written by orjson at once."""
+    return page_value(value, badges=_written_badges)
+
+
+def _written_badges(badges: list[Badge]) -> orjson.Fragment:
+    """A row's badges as JSON, written by orjson as a dataclass of its own: every field, in
+    order, as ``page_value`` would (a badge leaves none out), in one call (t10k: -0.1 s)."""
+    return orjson.Fragment(orjson.dumps(badges))
 
 
 def _escaped_pieces(data: bytes) -> Iterator[bytes]:
