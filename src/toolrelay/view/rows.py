@@ -99,12 +99,9 @@ def describe(record: dict[str, Any], origin: float) -> Row:
 def clip(text: str, limit: int) -> str:
     """One line of at most ``limit`` characters (the side panel shows the full record)."""
     head = text[: limit * 4]  # enough to fill the line; a tool's output can be megabytes
-    if head.isprintable():  # most texts: no line break, no whitespace but spaces, one line as it is
-        return _cut(head.strip(), limit)
-    return _cut(" ⏎ ".join(filter(str.strip, head.strip().splitlines())), limit)  # the lines not blank
-
-
-def _cut(flat: str, limit: int) -> str:
+    # Most texts are printable: no line break, no whitespace but spaces; one line as they are.
+    # Any other: its lines that are not blank, joined.
+    flat = head.strip() if head.isprintable() else " ⏎ ".join(filter(str.strip, head.strip().splitlines()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
