@@ -139,7 +139,8 @@ def _page(trace: Trace) -> Iterator[bytes]:
         "data": _embedded_trace(trace),
     }
     # One pass: text put in by one placeholder is never searched for another. The template
-    # split at its placeholders alternates text and a placeholder's name.
+    # split at its placeholders alternates text and a placeholder's name (each there once:
+    # the data's pieces can be taken once).
     pieces = _PLACEHOLDER.split(_asset("trace.html"))
     page: list[Iterable[bytes]] = [[piece.encode("utf-8")] for piece in pieces]
     page[1::2] = [values[name] for name in pieces[1::2]]
