@@ -66,13 +66,18 @@ def _build(events: Sequence[dict[str, Any]], verdict: Verdict | None, source: st
     plan_expansion(groups)
     kinds = {row.kind for row in rows}  # the kinds recorded (a row's is its event's, as text)
     run = _summary(events, rows, kinds, source)
+    records: dict[int, str] = {}
+    record_keys: dict[int, str] = {}
+    for event in events:  # one pass for both (a duplicated seq: the last one's, in either)
+        seq = int(event.get("seq", 0))
+        records[seq], record_keys[seq] = _record_text(event), _record_key(event)
     return Trace(
         title=f"toolrelay trace · {clip(run.task, 60) or run.run_id or source}",
         run=run,
         lanes=_lanes(events, kinds),
         groups=groups,
-        records={int(event.get("seq", 0)): _record_text(event) for event in events},
-        record_keys={int(event.get("seq", 0)): _record_key(event) for event in events},
+        records=records,
+        record_keys=record_keys,
         verdict=_verdict_note(verdict) if verdict is not None else None,
     )
 
