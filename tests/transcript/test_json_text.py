@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolrelay.transcript.json_text import text_encoder
+from toolrelay.protocol.json_text import text_encoder
 
 LINES = json.JSONEncoder(ensure_ascii=False, default=str)
 """The transcript writer's options (a line)."""

@@ -22,7 +22,7 @@ from typing import IO, Any, Final
 
 from ..errors import UsageError, os_reason
 from ..protocol import json_fast
-from ..transcript.json_text import text_encoder
+from ..protocol.json_text import text_encoder
 
 __all__ = [
     "RESULTS_FILE", "TRANSCRIPTS", "ResultsFile", "TaskResult", "cut_back_to_whole_lines", "read_results",

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .json_text import text_encoder
+from ..protocol.json_text import text_encoder
 
 __all__ = ["DELTA_FIELD", "DIGEST_FIELD", "BodyDigests", "Lookup", "apply_delta", "body_delta", "wire_bytes",
            "wire_bytes_of", "wire_digest"]

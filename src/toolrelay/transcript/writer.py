@@ -59,9 +59,9 @@ from ..events import (
     RunStartEvent,
 )
 from ..protocol.json_depth import MAX_DEPTH, clip_depth
+from ..protocol.json_text import text_encoder
 from ..redaction import redact, remembered_secrets, worth_redacting
 from .delta import DELTA_FIELD, DIGEST_FIELD, body_delta, wire_bytes, wire_digest
-from .json_text import text_encoder
 from .shared import FORMAT, FORMAT_FIELD, ItemSources, MessageBases, Shape, TextSources, message_shape
 
 __all__ = ["FLUSH_INTERVAL", "HELD", "RequestBodies", "TranscriptWriter", "WriterState"]

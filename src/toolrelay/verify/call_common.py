@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from ..protocol.json_depth import opening_brackets
+from ..protocol.json_text import text_encoder
 from ..protocol.mcp import READ_RESOURCE
 from ..protocol.request_envelope import INPUT_REQUIRED, RESULT_TYPE
 from ..protocol.tasks_ext import RESULT_TASK
@@ -32,7 +33,6 @@ from ..relay.stages.feedback import feedback_item
 from ..relay.stages.optional_nulls import strip_optional_nulls
 from ..relay.stages.parse import FunctionCall
 from ..relay.stages.result import Verdict
-from ..transcript.json_text import text_encoder
 from .correlation import link_of_call, linked_said
 from .definitions import defined_said, definition_of_call
 from .facts import CallJudge, Listing, RunFacts, Span
