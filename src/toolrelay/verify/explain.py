@@ -37,7 +37,7 @@ from .proxy_explain import explain_proxy
 from .proxy_legs import is_proxy_run
 from .record import CallTrace, ModelRound, RunRecord
 from .searches import search_lines
-from .streamed import early_start, inconsistency
+from .streamed import StreamBySeq, early_start, inconsistency
 from .task_trace import task_of
 from .verdict import LINK_TITLES, LINKS, NEXT_STEP, Finding, Verdict, link_rank
 
@@ -244,13 +244,12 @@ def _stream_lines(current: ModelRound) -> list[str]:
     last = current.stream[-1]
     ending = _stream_ending(current)
     lines = [f"  stream_{current.turn}: {len(current.stream)} events over {_offset(last, start)}, {ending}"]
-    # a turn's calls are many: each looks its event up (the first of a seq, as a walk finds it)
-    by_seq = {event["seq"]: event for event in reversed(current.stream)}
+    closing = StreamBySeq(current)  # a turn's calls are many: each looks its event up
     for call in current.calls:
         first = call.parsed[0] if call.parsed else None
         if first is None:
             continue
-        closed = by_seq.get(call.closed_seq) if call.closed_seq is not None else None
+        closed = closing.event(call.closed_seq)
         if early_start(call, current) is not None and closed is not None:
             when = (f"during the stream (its item closed at {_offset(closed, start)}, stream event "
                     f"{closed.get('index')}): it ran while the model was still writing")

@@ -63,7 +63,7 @@ from .resource_reads import is_reader
 from .stream_common import Fields, common_stream, stream_fields
 from .verdict import ENDPOINT_INCONSISTENCY, Finding
 
-__all__ = ["check_streams", "early_start", "inconsistency"]
+__all__ = ["StreamBySeq", "check_streams", "early_start", "inconsistency"]
 
 Event = dict[str, Any]
 _INDEX = methodcaller("get", "index")
@@ -115,15 +115,16 @@ def _of_calls(current: ModelRound, facts: RunFacts, early: Any) -> list[Finding]
             contradicted.append(call)
     if not started and not contradicted:
         return []
-    closing = _Closing(current)
+    closing = StreamBySeq(current)
     found = [_early_start(call, first, current, facts, early, closing) for call, first in started]
     found += [_inconsistent(call, current, facts, closing) for call in contradicted]
     return found
 
 
-class _Closing:
+class StreamBySeq:
     """The turn's stream event of each seq (the first one, where a seq is repeated), made
-    once for the turn's findings, not looked for in the whole stream for each call."""
+    once for the turn's findings (and ``explain``'s lines), not looked for in the whole
+    stream for each call."""
 
     def __init__(self, current: ModelRound) -> None:
         self._stream = current.stream
@@ -319,7 +320,7 @@ def _started_before(call: CallTrace, ended: Any) -> Event | None:
 
 
 def _early_start(call: CallTrace, first: Event, current: ModelRound, facts: RunFacts, early: Any,
-                 closing: _Closing) -> Finding:
+                 closing: StreamBySeq) -> Finding:
     """A call that started (``first``: its first event) before its response was complete:
     after its item closed, and as the run's policy allows (words made when first read)."""
     problem = _not_allowed(call, facts, early)
@@ -333,7 +334,7 @@ def _early_start(call: CallTrace, first: Event, current: ModelRound, facts: RunF
                         "early_start", first)
 
 
-def _when(call: CallTrace, first: Event, current: ModelRound, closing: _Closing) -> str:
+def _when(call: CallTrace, first: Event, current: ModelRound, closing: StreamBySeq) -> str:
     into, at = _seconds(first, current.request), _stream_index(call, current, closing)
     return f"{call.call_id} started {into} into the response, at stream event {at}"
 
@@ -357,7 +358,7 @@ def _as_called(item: dict[str, Any]) -> str:
     return f"{item.get('name')} {clip(arguments, 200) if isinstance(arguments, str) else excerpt(arguments)}"
 
 
-def _inconsistent(call: CallTrace, current: ModelRound, facts: RunFacts, closing: _Closing) -> Finding:
+def _inconsistent(call: CallTrace, current: ModelRound, facts: RunFacts, closing: StreamBySeq) -> Finding:
     """An endpoint inconsistency is recorded, not toolrelay's broken link, unless an output
     went back for the call anyway (the early result then stood in for another call)."""
     said = inconsistency(call)
@@ -392,7 +393,7 @@ def _not_allowed(call: CallTrace, facts: RunFacts, early: Any) -> str | None:
     return "yet --early read-only starts only tools annotated readOnlyHint, and this one is not"
 
 
-def _stream_index(call: CallTrace, current: ModelRound, closing: _Closing) -> str:
+def _stream_index(call: CallTrace, current: ModelRound, closing: StreamBySeq) -> str:
     closed = closing.event(call.closed_seq)
     return f"{closed.get('index')} of {len(current.stream)}" if closed else "?"
 
