@@ -48,11 +48,11 @@ def reader_gone(stream: TextIO) -> None:
     # explain, view), and those verbs should not pay for importing it
     asyncio = sys.modules.get("asyncio")
     try:
-        if asyncio is None:
-            raise RuntimeError("no running event loop")
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        raise StdoutClosed from None
+        loop = asyncio.get_running_loop() if asyncio is not None else None
+    except RuntimeError:  # none runs
+        loop = None
+    if loop is None:
+        raise StdoutClosed
     loop.call_soon(_stop)
 
 

@@ -234,9 +234,8 @@ def responses_request(
     if messages and isinstance(messages[0], dict) and messages[0].get("role") == "system" \
             and isinstance(messages[0].get("content"), str):
         body["instructions"] = messages.pop(0)["content"]
-    body["input"] = _items_after(chat, after)
-    if body["input"] is None:
-        body["input"] = input_items(messages)
+    items = _items_after(chat, after)
+    body["input"] = input_items(messages) if items is None else items
     renamed = {value: key for key, value in _RENAMED.items()}
     for key, value in chat.items():
         if key in ("model", "messages", "stream_options") or (key == "logprobs" and "top_logprobs" in chat):
@@ -252,7 +251,9 @@ def responses_request(
     return body
 
 
-def _items_after(chat: dict[str, Any], after: tuple[dict[str, Any], dict[str, Any]] | None) -> Any:
+def _items_after(
+    chat: dict[str, Any], after: tuple[dict[str, Any], dict[str, Any]] | None
+) -> list[Any] | None:
     """``chat``'s input items from the request before it (``responses_request``'s ``after``),
     when its messages are that one's very messages and more; None: read them all.
 

@@ -737,8 +737,7 @@ def _closed_call(shown: StreamEvent) -> tuple[int, dict[str, Any]] | None:
     payload = shown.payload  # parsed once, for the stream checks too
     if payload is None:  # no object, or one nested too deep: the assembler reports it, and closes nothing
         return None
-    kind = payload.get("type")  # the assembler's: the data's, else the event field's
-    if (kind if isinstance(kind, str) else shown.event) != OUTPUT_ITEM_DONE:
+    if shown.type != OUTPUT_ITEM_DONE:  # the assembler's: the data's type, else the event field's
         return None
     item = payload.get("item")
     if not isinstance(item, dict) or item.get("type") != FUNCTION_CALL:
