@@ -23,7 +23,7 @@ from testkit.transcripts import transcript_events
 from toolrelay.client.config import ServerConfig
 from toolrelay.client.task_rules import settled_problem, tasks_unavailable
 from toolrelay.events import MCP_REQUEST, MCP_RESPONSE, McpMessage
-from toolrelay.protocol.peer import Exchange
+from toolrelay.protocol.exchange import Exchange
 from toolrelay.view.build import build_trace
 
 SCRIPT = {

@@ -16,8 +16,9 @@ import pytest
 
 from toolrelay.errors import RequestTimeout, RpcError, TransportError
 from toolrelay.protocol import jsonrpc
+from toolrelay.protocol.exchange import Exchange
 from toolrelay.protocol.jsonrpc import JSONObject, Message, Request
-from toolrelay.protocol.peer import Exchange, Peer
+from toolrelay.protocol.peer import Peer
 
 
 class Wire:

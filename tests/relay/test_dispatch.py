@@ -13,7 +13,7 @@ import pytest
 from toolrelay.errors import RequestTimeout, ServerExited
 from toolrelay.events import Event, EventStream
 from toolrelay.protocol import jsonrpc
-from toolrelay.protocol.peer import Exchange, Sent
+from toolrelay.protocol.exchange import Exchange, Sent
 from toolrelay.relay.dispatch import DispatchTable, dispatch
 from toolrelay.relay.stages.arguments import ArgumentChecker
 from toolrelay.relay.stages.consent import approve_all, refusing

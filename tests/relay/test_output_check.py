@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from toolrelay.protocol import jsonrpc
-from toolrelay.protocol.peer import Exchange
+from toolrelay.protocol.exchange import Exchange
 from toolrelay.relay.stages.feedback import render_output
 from toolrelay.relay.stages.outcomes import outcome_from_exchange
 from toolrelay.relay.stages.output_check import output_problem

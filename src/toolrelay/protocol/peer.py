@@ -32,7 +32,7 @@ from .jsonrpc import (
     Response,
 )
 
-__all__ = ["Exchange", "MaxTimeExceeded", "Peer", "RequestHandler", "Sent", "Tracer"]
+__all__ = ["MaxTimeExceeded", "Peer", "RequestHandler", "Tracer"]
 
 log = logging.getLogger("toolrelay.protocol")
 

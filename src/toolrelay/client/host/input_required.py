@@ -22,7 +22,7 @@ from ...protocol.exchange import Exchange, input_required
 from ...protocol.jsonrpc import JSONObject, Request
 from .requests import ServerRequests
 
-__all__ = ["INPUT_METHODS", "MAX_ROUNDS", "answer_inputs", "follow_input_required", "input_required"]
+__all__ = ["INPUT_METHODS", "MAX_ROUNDS", "answer_inputs", "follow_input_required"]
 
 MAX_ROUNDS: Final = 10
 """Retries of one request before toolrelay gives up (the official SDKs' default)."""
